@@ -1,0 +1,30 @@
+# Finds TLE's dependencies: Debian 12 packages (see scripts/setup.sh) and, optionally, the CUDA toolkit.
+
+if(TLE_BUILD_COMPILER)
+  find_package(LLVM 19 REQUIRED CONFIG HINTS /usr/lib/llvm-19/lib/cmake/llvm)
+  message(STATUS "LLVM ${LLVM_PACKAGE_VERSION} from ${LLVM_DIR}")
+  find_package(antlr4-runtime REQUIRED CONFIG)
+  find_program(ANTLR4_TOOL antlr4 REQUIRED)
+  find_package(Java COMPONENTS Runtime REQUIRED)
+  find_package(CLI11 REQUIRED CONFIG)
+  find_program(FILECHECK FileCheck HINTS ${LLVM_TOOLS_BINARY_DIR})
+endif()
+find_package(fmt REQUIRED CONFIG)
+find_package(nlohmann_json 3 REQUIRED CONFIG)
+if(TLE_BUILD_TESTS)
+  find_package(Catch2 2 REQUIRED CONFIG)
+endif()
+
+# The CUDA toolkit is optional: without it tlec still emits PTX and the runtime still builds
+# (it loads the driver with dlopen and declares the driver API itself).
+find_package(CUDAToolkit QUIET)
+if(CUDAToolkit_FOUND)
+  set(TLE_HAVE_CUDA_TOOLKIT ON)
+  get_filename_component(_cuda_root "${CUDAToolkit_BIN_DIR}" DIRECTORY)
+  find_file(TLE_LIBDEVICE libdevice.10.bc HINTS "${_cuda_root}/nvvm/libdevice" NO_DEFAULT_PATH)
+  find_program(TLE_PTXAS ptxas HINTS "${CUDAToolkit_BIN_DIR}" NO_DEFAULT_PATH)
+  message(STATUS "CUDA toolkit ${CUDAToolkit_VERSION}: ptxas=${TLE_PTXAS} libdevice=${TLE_LIBDEVICE}")
+else()
+  set(TLE_HAVE_CUDA_TOOLKIT OFF)
+  message(STATUS "CUDA toolkit not found: tlec will emit PTX but not cubins")
+endif()

@@ -1,0 +1,40 @@
+// The self-describing cubin: how tlec records kernel metadata inside the module it emits, and
+// how libtle_rt reads it back. This header is the contract between the two; it depends on nothing.
+#pragma once
+
+namespace tle::metadata {
+
+/// Name of the module-scope `.global` byte array (NUL-terminated UTF-8 JSON) that every module
+/// emitted by tlec carries. The runtime reads it with cuModuleGetGlobal + cuMemcpyDtoH.
+inline constexpr const char *kSymbol = "__tle_metadata";
+
+/// Value of the "format" key.
+inline constexpr const char *kFormat = "tle-module";
+
+/// Current value of the "version" key. Readers reject larger versions.
+inline constexpr int kVersion = 1;
+
+// The JSON document:
+// {
+//   "format": "tle-module", "version": 1,
+//   "target": "sm_90a",                      // the architecture the module was compiled for
+//   "compiler": "tlec 0.1.0",
+//   "kernels": [{
+//     "name": "softmax_kernel",              // the entry symbol
+//     "num_warps": 4,                        // block size is 32 * num_warps threads (x only)
+//     "block": [128, 1, 1],
+//     "shared_bytes": 1024,                  // dynamic shared memory to pass at launch
+//     "cluster": [1, 1, 1], "cooperative": false,
+//     "params": [                            // runtime parameters in ABI order
+//       {"name": "y_ptr", "type": "*fp32", "divisibility": 16},
+//       {"name": "n", "type": "i32", "divisibility": 1}
+//     ],
+//     "constexprs": {"BLOCK": 1024}          // values the kernel was specialised with
+//   }]
+// }
+// Parameter type spellings follow Triton's AOT signature: a leading '*' for a global pointer,
+// then one of i1 i8 i16 i32 i64 u8 u16 u32 u64 fp16 bf16 fp32 fp64. Scalars are passed by
+// value with their natural size (i1 as one byte); pointers as 8-byte device addresses.
+// "divisibility" (bytes for pointers, value for integers) is a promise the caller must keep.
+
+} // namespace tle::metadata
