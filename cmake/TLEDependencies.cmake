@@ -1,7 +1,7 @@
 # Finds TLE's dependencies: Debian 12 packages (see scripts/setup.sh) and, optionally, the CUDA toolkit.
 
 if(TLE_BUILD_COMPILER)
-  find_package(LLVM 19 REQUIRED CONFIG HINTS /usr/lib/llvm-19/lib/cmake/llvm)
+  find_package(LLVM 19.1 REQUIRED CONFIG HINTS /usr/lib/llvm-19/lib/cmake/llvm)
   message(STATUS "LLVM ${LLVM_PACKAGE_VERSION} from ${LLVM_DIR}")
   find_package(antlr4-runtime REQUIRED CONFIG)
   find_program(ANTLR4_TOOL antlr4 REQUIRED)
