@@ -1,0 +1,588 @@
+// libtle_rt C++ API: load tlec-emitted (self-describing) cubins through the CUDA driver and launch their kernels.
+//
+// The runtime depends only on libc, libdl and libstdc++: the CUDA driver (libcuda.so.1) is opened
+// with dlopen the first time a device is touched, so programs linked against libtle_rt start on
+// machines without a GPU and fail with a tle::rt::Error naming the cause. See docs/runtime.md.
+//
+// Typical use:
+//   tle::rt::Device dev(0);
+//   tle::rt::Module mod = tle::rt::Module::fromFile(dev, "softmax.sm_90a.cubin");
+//   tle::rt::Kernel k = mod.kernel("softmax_kernel");
+//   tle::rt::Stream stream(dev);
+//   k.launch(grid, stream, out, in, int32_t(stride), int32_t(stride), int32_t(rows), int32_t(cols));
+//
+// Thread-safety: the lazy driver initialisation is guarded by std::call_once; every call that
+// needs a CUDA context makes the device's primary context current on the calling thread first.
+// Distinct objects may be used from distinct threads; one object must not be used concurrently
+// from several threads unless its documentation says so.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+/// Marks the declarations libtle_rt exports (everything else in the library is hidden).
+#define TLE_RT_API __attribute__((visibility("default")))
+
+namespace tle::rt {
+
+// ------------------------------------------------------------------------------------------------
+// Errors
+// ------------------------------------------------------------------------------------------------
+
+/// Base class of every exception libtle_rt throws. what() is a complete, user-readable sentence.
+class TLE_RT_API Error : public std::runtime_error {
+public:
+  /// Creates an error with message `message`.
+  explicit Error(const std::string &message);
+};
+
+/// The CUDA driver cannot be used: libcuda.so.1 cannot be loaded, lacks a required entry point,
+/// or cuInit fails (e.g. no device). Programs that can run without a GPU catch this one.
+class TLE_RT_API NoDriverError : public Error {
+public:
+  /// Creates an error with message `message`.
+  explicit NoDriverError(const std::string &message);
+};
+
+/// A CUDA driver call failed. what() reads "<call> failed: <CUresult name> (<CUresult string>)",
+/// followed by any detail (e.g. the JIT error log of a PTX module).
+class TLE_RT_API DriverError : public Error {
+public:
+  /// Creates an error for driver call `call` that returned CUresult `result`.
+  DriverError(std::string call, int result, const std::string &message);
+  /// The name of the failing driver entry point, e.g. "cuModuleLoadDataEx".
+  const std::string &call() const { return call_; }
+  /// The CUresult value the call returned (see cuda.h; e.g. 200 = CUDA_ERROR_INVALID_IMAGE).
+  int result() const { return result_; }
+
+private:
+  std::string call_;
+  int result_;
+};
+
+/// The `__tle_metadata` document of a module is missing, malformed, of an unknown format, or of
+/// a newer version than this libtle_rt reads.
+class TLE_RT_API MetadataError : public Error {
+public:
+  /// Creates an error with message `message`.
+  explicit MetadataError(const std::string &message);
+};
+
+/// A launch was refused before reaching the driver: wrong argument count, an argument whose C++
+/// type does not match the parameter type, a broken divisibility promise, a bad grid.
+class TLE_RT_API ArgumentError : public Error {
+public:
+  /// Creates an error with message `message`.
+  explicit ArgumentError(const std::string &message);
+};
+
+// ------------------------------------------------------------------------------------------------
+// Kernel metadata (the contract is include/tle/Runtime/Metadata.h)
+// ------------------------------------------------------------------------------------------------
+
+/// The element kind of a parameter or argument type.
+enum class ScalarKind : uint8_t {
+  Bool,    ///< i1 (passed as one byte)
+  Int,     ///< i8 i16 i32 i64
+  UInt,    ///< u8 u16 u32 u64
+  Float,   ///< fp16 fp32 fp64
+  BFloat,  ///< bf16
+};
+
+/// A kernel parameter type in Triton's AOT spelling: "*fp32" (global pointer to fp32), "i32",
+/// "fp32", "i1", ... Pointers are passed as 8-byte device addresses, scalars by value with their
+/// natural size (i1 as one byte).
+struct TLE_RT_API ParamType {
+  bool pointer = false;             ///< true for "*T"; kind/bits then describe T
+  ScalarKind kind = ScalarKind::Int;
+  unsigned bits = 32;               ///< 1, 8, 16, 32 or 64
+
+  /// Parses a spelling such as "*fp32", "i32", "bf16". Throws MetadataError on anything else.
+  static ParamType parse(std::string_view spelling);
+  /// The scalar (element) spelling, e.g. "fp32" for both "fp32" and "*fp32".
+  std::string elementName() const;
+  /// The full spelling, e.g. "*fp32".
+  std::string str() const;
+  /// Number of bytes the argument occupies in the launch parameter buffer (8 for pointers).
+  size_t argBytes() const;
+  /// The C++ type a scalar argument of this type must have, e.g. "float", "int32_t", or for a
+  /// pointer "tle::rt::DeviceBuffer or tle::rt::DevicePtr".
+  std::string cppName() const;
+
+  friend bool operator==(const ParamType &a, const ParamType &b) {
+    return a.pointer == b.pointer && a.kind == b.kind && a.bits == b.bits;
+  }
+  friend bool operator!=(const ParamType &a, const ParamType &b) { return !(a == b); }
+};
+
+/// One runtime parameter of a kernel, in ABI order.
+struct ParamInfo {
+  std::string name;         ///< the source-level parameter name
+  ParamType type;
+  /// The caller's promise: for pointers the address is a multiple of this many bytes, for
+  /// integers the value is a multiple of it. 1 = no promise. Checked at every launch.
+  int64_t divisibility = 1;
+};
+
+/// Everything needed to launch one kernel, as recorded by tlec in `__tle_metadata`.
+struct TLE_RT_API KernelInfo {
+  std::string name;                          ///< entry symbol
+  int numWarps = 4;                          ///< block = 32 * numWarps threads (x only)
+  std::array<unsigned, 3> block{128, 1, 1};  ///< threads per block
+  unsigned sharedBytes = 0;                  ///< dynamic shared memory per block, bytes
+  std::array<unsigned, 3> cluster{1, 1, 1};  ///< thread-block cluster dims (sm_90+)
+  bool cooperative = false;                  ///< needs a cooperative launch
+  std::vector<ParamInfo> params;             ///< runtime parameters in ABI order
+  /// Values the kernel was specialised with, each as its JSON text ("1024", "true", "\"x\"").
+  std::map<std::string, std::string> constexprs;
+  std::string target;                        ///< the module's target, e.g. "sm_90a"
+
+  /// The integer value of constexpr `name`, or nullopt when absent or not an integer.
+  std::optional<int64_t> constexprInt(std::string_view name) const;
+  /// The parameter types as a Triton signature fragment, e.g. "*fp32:16, i32:16, i32".
+  std::string signature() const;
+  /// Threads per block (block[0] * block[1] * block[2]).
+  unsigned threadsPerBlock() const { return block[0] * block[1] * block[2]; }
+};
+
+/// The whole `__tle_metadata` document of a module.
+struct TLE_RT_API ModuleInfo {
+  std::string format;              ///< always "tle-module"
+  int version = 0;                 ///< <= tle::metadata::kVersion
+  std::string target;              ///< e.g. "sm_90a"
+  std::string compiler;            ///< e.g. "tlec 0.1.0" (may be empty)
+  std::vector<KernelInfo> kernels; ///< every kernel of the module
+  std::string json;                ///< the document as read
+
+  /// The kernel called `name`, or nullptr.
+  const KernelInfo *find(std::string_view name) const;
+};
+
+/// Parses and validates a `__tle_metadata` JSON document (see Metadata.h): checks the format
+/// string, rejects versions newer than tle::metadata::kVersion, validates every kernel (name,
+/// num_warps in 1..32, block consistent with num_warps, parameter names and type spellings,
+/// divisibility >= 1). Unknown keys are ignored. Throws MetadataError naming the offending key,
+/// e.g. "invalid __tle_metadata: kernels[0].params[2].type: unknown type 'f32'".
+TLE_RT_API ModuleInfo parseModuleMetadata(std::string_view json);
+
+// ------------------------------------------------------------------------------------------------
+// Argument types and checks
+// ------------------------------------------------------------------------------------------------
+
+/// An IEEE binary16 scalar argument (for "fp16" parameters), stored as its bit pattern.
+struct TLE_RT_API Half {
+  uint16_t bits = 0;
+  /// Rounds `value` to the nearest binary16 (ties to even; overflow gives infinity).
+  static Half fromFloat(float value);
+  /// The exact float value.
+  float toFloat() const;
+};
+
+/// A bfloat16 scalar argument (for "bf16" parameters), stored as its bit pattern.
+struct TLE_RT_API BFloat16 {
+  uint16_t bits = 0;
+  /// Rounds `value` to the nearest bfloat16 (ties to even).
+  static BFloat16 fromFloat(float value);
+  /// The exact float value.
+  float toFloat() const;
+};
+
+/// A raw device address (a CUdeviceptr) to pass for a pointer parameter. Wrap raw addresses
+/// in this type: a bare uint64_t is a u64 scalar and is refused for pointer parameters.
+struct DevicePtr {
+  uint64_t address = 0;
+};
+
+/// What a C++ launch argument is, for checking against a ParamType.
+struct ArgDesc {
+  bool pointer = false;              ///< DeviceBuffer or DevicePtr
+  ScalarKind kind = ScalarKind::Int;
+  unsigned bits = 0;
+  const char *cppType = "";          ///< the C++ spelling, for messages
+};
+
+class DeviceBuffer;
+
+/// The ArgDesc of C++ argument type T: bool -> i1, intN_t -> iN, uintN_t -> uN, float -> fp32,
+/// double -> fp64, Half -> fp16, BFloat16 -> bf16, DeviceBuffer / DevicePtr -> pointer.
+/// Host pointers are a compile-time error.
+template <class T> constexpr ArgDesc argDescOf() {
+  using U = std::remove_cv_t<std::remove_reference_t<T>>;
+  static_assert(!std::is_pointer_v<U>,
+                "tle::rt: pass device memory (tle::rt::DeviceBuffer or tle::rt::DevicePtr), not "
+                "a host pointer, for pointer parameters");
+  if constexpr (std::is_same_v<U, DeviceBuffer>) {
+    return {true, ScalarKind::Int, 64, "tle::rt::DeviceBuffer"};
+  } else if constexpr (std::is_same_v<U, DevicePtr>) {
+    return {true, ScalarKind::Int, 64, "tle::rt::DevicePtr"};
+  } else if constexpr (std::is_same_v<U, bool>) {
+    return {false, ScalarKind::Bool, 1, "bool"};
+  } else if constexpr (std::is_same_v<U, Half>) {
+    return {false, ScalarKind::Float, 16, "tle::rt::Half"};
+  } else if constexpr (std::is_same_v<U, BFloat16>) {
+    return {false, ScalarKind::BFloat, 16, "tle::rt::BFloat16"};
+  } else if constexpr (std::is_same_v<U, float>) {
+    return {false, ScalarKind::Float, 32, "float"};
+  } else if constexpr (std::is_same_v<U, double>) {
+    return {false, ScalarKind::Float, 64, "double"};
+  } else if constexpr (std::is_integral_v<U>) {
+    constexpr bool s = std::is_signed_v<U>;
+    constexpr unsigned b = 8 * sizeof(U);
+    constexpr const char *names[2][4] = {{"uint8_t", "uint16_t", "uint32_t", "uint64_t"},
+                                         {"int8_t", "int16_t", "int32_t", "int64_t"}};
+    constexpr int idx = b == 8 ? 0 : b == 16 ? 1 : b == 32 ? 2 : 3;
+    return {false, s ? ScalarKind::Int : ScalarKind::UInt, b, names[s ? 1 : 0][idx]};
+  } else {
+    static_assert(sizeof(U) == 0,
+                  "tle::rt: unsupported launch argument type; use DeviceBuffer, DevicePtr, bool, "
+                  "(u)intN_t, float, double, Half or BFloat16");
+    return {};
+  }
+}
+
+/// The type spelling of an argument, e.g. "i32" for int32_t, "pointer" for DeviceBuffer.
+TLE_RT_API std::string argTypeName(const ArgDesc &arg);
+
+/// Throws ArgumentError unless `given` equals the number of runtime parameters of `kernel`:
+/// "softmax_kernel expects 6 arguments (output_ptr, ...) but was given 5".
+TLE_RT_API void checkArgCount(const KernelInfo &kernel, size_t given);
+
+/// Throws ArgumentError unless argument `index` (0-based) may be passed for that parameter:
+/// pointer parameters take pointers; scalar parameters take exactly the C++ type of their kind
+/// and width (fp32 takes float, not double; i32 takes int32_t, not int64_t or uint32_t). The
+/// message names the kernel, the parameter and both types.
+TLE_RT_API void checkArgType(const KernelInfo &kernel, size_t index, const ArgDesc &given);
+
+/// Throws ArgumentError unless the argument bytes at `value` (argBytes() of the parameter type)
+/// keep the parameter's divisibility promise (pointer address or integer value multiple of it).
+TLE_RT_API void checkArgValue(const KernelInfo &kernel, size_t index, const void *value);
+
+// ------------------------------------------------------------------------------------------------
+// Devices, streams, events, memory
+// ------------------------------------------------------------------------------------------------
+
+namespace detail {
+struct DeviceState;
+struct ModuleState;
+struct StreamState;
+} // namespace detail
+
+/// True when the CUDA driver loads and at least one device is present; otherwise false with the
+/// reason (the NoDriverError message, or "no CUDA device") in `*reason` when non-null.
+TLE_RT_API bool gpuAvailable(std::string *reason = nullptr);
+
+/// The CUDA version the driver supports (cuDriverGetVersion), e.g. 13000. Throws NoDriverError.
+TLE_RT_API int driverVersion();
+
+/// A CUDA device and its primary context (retained while any object refers to it). Copies are
+/// cheap and share the context.
+class TLE_RT_API Device {
+public:
+  /// The number of CUDA devices. Throws NoDriverError when the driver cannot be used.
+  static int count();
+  /// Opens device `ordinal` and retains its primary context. Throws NoDriverError, or Error
+  /// when the ordinal is out of range.
+  explicit Device(int ordinal = 0);
+
+  /// The device ordinal.
+  int ordinal() const;
+  /// The marketing name, e.g. "NVIDIA H200".
+  const std::string &name() const;
+  /// Compute capability major version (9 on Hopper).
+  int computeMajor() const;
+  /// Compute capability minor version.
+  int computeMinor() const;
+  /// The number of streaming multiprocessors.
+  int smCount() const;
+  /// Global memory, bytes.
+  size_t totalMemoryBytes() const;
+  /// L2 cache size, bytes.
+  size_t l2CacheBytes() const;
+  /// The largest dynamic + static shared memory one block may opt in to, bytes.
+  size_t maxSharedBytesPerBlockOptin() const;
+  /// The architecture name tlec uses for this device: "sm_90a" for 9.0, else "sm_<major><minor>".
+  std::string arch() const;
+  /// Waits for all work on the device's primary context (cuCtxSynchronize).
+  void synchronize() const;
+  /// Makes the primary context current on the calling thread (cuCtxSetCurrent) if it is not.
+  void makeCurrent() const;
+  /// The primary context (a CUcontext).
+  void *context() const;
+
+  friend bool operator==(const Device &a, const Device &b) { return a.state_ == b.state_; }
+  friend bool operator!=(const Device &a, const Device &b) { return !(a == b); }
+
+private:
+  friend class Stream;
+  friend class Event;
+  friend class DeviceBuffer;
+  friend class Module;
+  friend class Kernel;
+  explicit Device(std::shared_ptr<detail::DeviceState> state) : state_(std::move(state)) {}
+  std::shared_ptr<detail::DeviceState> state_;
+};
+
+/// A CUDA stream of one device. Owning streams are created with CU_STREAM_DEFAULT flags, so they
+/// synchronise with the legacy default stream (and thus with DeviceBuffer's blocking copies).
+class TLE_RT_API Stream {
+public:
+  /// Creates a new stream on `device` (cuStreamCreate).
+  explicit Stream(const Device &device);
+  /// Wraps an existing CUstream `handle` of `device` without owning it (nullptr = the legacy
+  /// default stream). The caller keeps it alive while the wrapper is used.
+  static Stream wrap(const Device &device, void *handle);
+  ~Stream();
+  Stream(Stream &&) noexcept;
+  Stream &operator=(Stream &&) noexcept;
+  Stream(const Stream &) = delete;
+  Stream &operator=(const Stream &) = delete;
+
+  /// Waits until all work queued on the stream has finished (cuStreamSynchronize).
+  void synchronize();
+  /// The CUstream handle (nullptr for the legacy default stream).
+  void *handle() const;
+  /// The device the stream belongs to.
+  const Device &device() const { return device_; }
+
+private:
+  Stream(const Device &device, void *handle, bool owned);
+  Device device_;
+  void *handle_ = nullptr;
+  bool owned_ = false;
+};
+
+/// A CUDA event for timing work on a stream (created with CU_EVENT_DEFAULT, so timing works).
+class TLE_RT_API Event {
+public:
+  /// Creates an event on `device`.
+  explicit Event(const Device &device);
+  ~Event();
+  Event(Event &&) noexcept;
+  Event &operator=(Event &&) noexcept;
+  Event(const Event &) = delete;
+  Event &operator=(const Event &) = delete;
+
+  /// Records the event on `stream` (cuEventRecord).
+  void record(Stream &stream);
+  /// Waits until the event has completed (cuEventSynchronize).
+  void synchronize();
+  /// Milliseconds between two recorded events (cuEventElapsedTime); waits for `end` first.
+  /// Resolution is about half a microsecond.
+  static float elapsedMs(const Event &start, const Event &end);
+  /// The CUevent handle.
+  void *handle() const { return handle_; }
+
+private:
+  Device device_;
+  void *handle_ = nullptr;
+};
+
+/// Device memory allocated with cuMemAlloc (256-byte aligned), freed on destruction. Move-only.
+/// The blocking copies below use the legacy default stream: they wait for prior work on
+/// streams created by Stream(Device) and finish before returning.
+class TLE_RT_API DeviceBuffer {
+public:
+  /// An empty buffer (address 0, size 0).
+  DeviceBuffer() = default;
+  /// Allocates `bytes` bytes on `device` (no allocation, address 0, when bytes == 0).
+  DeviceBuffer(const Device &device, size_t bytes);
+  /// Allocates a buffer holding a copy of `host`.
+  template <class T> static DeviceBuffer fromHost(const Device &device, const std::vector<T> &host) {
+    static_assert(std::is_trivially_copyable_v<T>, "DeviceBuffer holds trivially copyable data");
+    DeviceBuffer b(device, host.size() * sizeof(T));
+    b.copyFromHost(host.data(), host.size() * sizeof(T));
+    return b;
+  }
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer &&) noexcept;
+  DeviceBuffer &operator=(DeviceBuffer &&) noexcept;
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+
+  /// Size in bytes.
+  size_t bytes() const { return bytes_; }
+  /// The device address of byte 0 (a CUdeviceptr).
+  uint64_t address() const { return address_; }
+  /// A pointer argument for byte `byteOffset` of the buffer. Throws ArgumentError past the end.
+  DevicePtr ptr(size_t byteOffset = 0) const;
+  /// The ordinal of the owning device, -1 for an empty buffer.
+  int deviceOrdinal() const;
+
+  /// Copies `bytes` bytes from host `src` to the buffer at `dstOffset` (blocking).
+  void copyFromHost(const void *src, size_t bytes, size_t dstOffset = 0);
+  /// Copies `bytes` bytes from the buffer at `srcOffset` to host `dst` (blocking).
+  void copyToHost(void *dst, size_t bytes, size_t srcOffset = 0) const;
+  /// Copies `bytes` bytes from `src` at `srcOffset` to this buffer at `dstOffset` (blocking).
+  void copyFromDevice(const DeviceBuffer &src, size_t bytes, size_t dstOffset = 0,
+                      size_t srcOffset = 0);
+  /// Queues a device-to-device copy on `stream` (cuMemcpyDtoDAsync).
+  void copyFromDeviceAsync(const DeviceBuffer &src, size_t bytes, Stream &stream,
+                           size_t dstOffset = 0, size_t srcOffset = 0);
+  /// Sets every byte to `value` (blocking, cuMemsetD8).
+  void fillBytes(uint8_t value);
+  /// Sets every 32-bit word to `value` (blocking, cuMemsetD32); bytes() must be a multiple of 4.
+  void fill32(uint32_t value);
+  /// Queues a memset of every byte to `value` on `stream` (cuMemsetD8Async).
+  void fillBytesAsync(uint8_t value, Stream &stream);
+  /// Queues a memset of every 32-bit word on `stream` (cuMemsetD32Async).
+  void fill32Async(uint32_t value, Stream &stream);
+
+  /// Copies `host` into the start of the buffer (blocking). Throws Error when it does not fit.
+  template <class T> void copyFromHost(const std::vector<T> &host) {
+    static_assert(std::is_trivially_copyable_v<T>, "DeviceBuffer holds trivially copyable data");
+    copyFromHost(host.data(), host.size() * sizeof(T));
+  }
+  /// Fills `host` (host.size() elements) from the start of the buffer (blocking).
+  template <class T> void copyToHost(std::vector<T> &host) const {
+    static_assert(std::is_trivially_copyable_v<T>, "DeviceBuffer holds trivially copyable data");
+    copyToHost(host.data(), host.size() * sizeof(T));
+  }
+  /// The whole buffer as bytes() / sizeof(T) elements (blocking).
+  template <class T> std::vector<T> toHost() const {
+    std::vector<T> host(bytes_ / sizeof(T));
+    copyToHost(host);
+    return host;
+  }
+
+private:
+  void release() noexcept;
+  std::shared_ptr<detail::DeviceState> device_;
+  uint64_t address_ = 0;
+  size_t bytes_ = 0;
+};
+
+// ------------------------------------------------------------------------------------------------
+// Modules and kernels
+// ------------------------------------------------------------------------------------------------
+
+/// A launch grid in blocks (CTAs): x up to 2^31-1, y and z up to 65535, each at least 1.
+struct Grid {
+  unsigned x = 1, y = 1, z = 1;
+  Grid() = default;
+  /// A one-dimensional grid; implicit so that `k.launch(128, stream, ...)` works.
+  Grid(unsigned x_) : x(x_) {}
+  /// A 2-D or 3-D grid.
+  Grid(unsigned x_, unsigned y_, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+};
+
+class Kernel;
+
+/// A loaded CUDA module (cuModuleLoadDataEx) and its parsed `__tle_metadata`. Copies share the
+/// module, which is unloaded when the last Module or Kernel referring to it goes away.
+class TLE_RT_API Module {
+public:
+  /// Loads a cubin, fatbin or PTX file (chosen by content: ELF or fatbin magic, else PTX text).
+  /// Throws Error when the file cannot be read, DriverError when the driver rejects it (with the
+  /// JIT log for PTX), MetadataError when it carries a malformed `__tle_metadata`.
+  static Module fromFile(const Device &device, const std::string &path);
+  /// Loads a cubin or fatbin image of `size` bytes. `label` names it in messages.
+  static Module fromImage(const Device &device, const void *image, size_t size,
+                          std::string label = "<memory image>");
+  /// JIT-compiles and loads PTX text; a failure's DriverError message ends with the JIT log.
+  static Module fromPtx(const Device &device, std::string_view ptx,
+                        std::string label = "<ptx text>");
+
+  /// True when the module carries a `__tle_metadata` document.
+  bool hasMetadata() const;
+  /// The parsed metadata. Throws MetadataError when the module has none.
+  const ModuleInfo &info() const;
+  /// The kernel `name`, described by the module's metadata. Throws MetadataError when the module
+  /// has no metadata or does not describe `name` (the message lists the kernels it has), and
+  /// DriverError when the entry symbol is missing. Sets the dynamic shared memory limit
+  /// (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) when sharedBytes exceeds 48 KiB.
+  Kernel kernel(std::string_view name) const;
+  /// The kernel `name` described by the caller instead (for modules not built by tlec).
+  Kernel kernel(std::string_view name, KernelInfo info) const;
+  /// The name given at load time (the path for fromFile).
+  const std::string &label() const;
+  /// The JIT info log of the load (empty for cubins).
+  const std::string &jitLog() const;
+  /// The device the module is loaded on.
+  const Device &device() const;
+
+private:
+  explicit Module(std::shared_ptr<detail::ModuleState> state) : state_(std::move(state)) {}
+  static Module load(const Device &device, const void *data, std::string label, bool isPtx);
+  std::shared_ptr<detail::ModuleState> state_;
+};
+
+/// One kernel of a loaded module, with the KernelInfo used to check and launch it. Copyable;
+/// keeps its module loaded.
+class TLE_RT_API Kernel {
+public:
+  /// The metadata the kernel is launched with.
+  const KernelInfo &info() const { return info_; }
+  /// The device the kernel's module is loaded on.
+  const Device &device() const;
+
+  /// Checks and launches the kernel on `stream`: the argument count and each argument's C++ type
+  /// against the parameter types (see checkArgType), DeviceBuffer arguments' device, the
+  /// divisibility promises and the grid; then launches with block = info().block and
+  /// info().sharedBytes of dynamic shared memory (cuLaunchKernel, or cuLaunchKernelEx when the
+  /// kernel needs a cluster or a cooperative launch). Throws ArgumentError or DriverError.
+  /// The launch is asynchronous; execution errors surface at the next synchronising call.
+  template <class... Args> void launch(Grid grid, Stream &stream, Args &&...args) const {
+    constexpr size_t n = sizeof...(Args);
+    checkArgCount(info_, n);
+    std::array<uint64_t, n ? n : 1> slots{};
+    std::array<void *, n ? n : 1> ptrs{};
+    size_t i = 0;
+    (pack(i++, slots.data(), ptrs.data(), args), ...);
+    launchChecked(grid, stream, ptrs.data(), n);
+  }
+
+  /// Launches with pre-packed arguments: `args[i]` points to the value of parameter i (the
+  /// parameter's argBytes() are read). Checks the count, the divisibility promises and the grid,
+  /// not the C++ types.
+  void launchRaw(Grid grid, Stream &stream, void **args, size_t numArgs) const;
+
+  /// Registers per thread (CU_FUNC_ATTRIBUTE_NUM_REGS).
+  int numRegisters() const;
+  /// The largest block the kernel can be launched with (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK).
+  int maxThreadsPerBlock() const;
+  /// Static shared memory, bytes (CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES).
+  int staticSharedBytes() const;
+  /// Local (spill) memory per thread, bytes (CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES).
+  int localBytes() const;
+  /// The CUfunction handle.
+  void *function() const { return function_; }
+
+private:
+  friend class Module;
+  Kernel(std::shared_ptr<detail::ModuleState> module, void *function, KernelInfo info)
+      : module_(std::move(module)), function_(function), info_(std::move(info)) {}
+
+  template <class T> void pack(size_t i, uint64_t *slots, void **ptrs, const T &arg) const {
+    constexpr ArgDesc desc = argDescOf<T>();
+    checkArgType(info_, i, desc);
+    using U = std::remove_cv_t<std::remove_reference_t<T>>;
+    if constexpr (std::is_same_v<U, DeviceBuffer>) {
+      checkBuffer(i, arg);
+      slots[i] = arg.address();
+    } else if constexpr (std::is_same_v<U, DevicePtr>) {
+      slots[i] = arg.address;
+    } else {
+      std::memcpy(&slots[i], &arg, sizeof(U));
+    }
+    ptrs[i] = &slots[i];
+  }
+  void checkBuffer(size_t index, const DeviceBuffer &buffer) const;
+  void launchChecked(Grid grid, Stream &stream, void **args, size_t numArgs) const;
+  int attribute(int attr) const;
+
+  std::shared_ptr<detail::ModuleState> module_;
+  void *function_ = nullptr;
+  KernelInfo info_;
+};
+
+} // namespace tle::rt

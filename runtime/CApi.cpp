@@ -1,0 +1,166 @@
+// The C ABI (tle_rt.h) over the C++ runtime: handles wrap C++ objects, exceptions become status codes.
+#include "tle/Runtime/tle_rt.h"
+
+#include "tle/Runtime/Runtime.h"
+
+#include <cstring>
+#include <map>
+#include <mutex>
+
+using namespace tle::rt;
+
+struct tle_rt_module_st {
+  Module module;
+};
+
+struct tle_rt_kernel_st {
+  Kernel kernel;
+  std::vector<std::string> typeNames;
+};
+
+namespace {
+
+thread_local std::string lastError;
+
+tle_rt_status fail(tle_rt_status status, const char *message) {
+  lastError = message;
+  return status;
+}
+
+// Runs `body`, mapping each exception type to its status.
+template <class F> tle_rt_status guarded(F &&body) {
+  try {
+    body();
+    return TLE_RT_SUCCESS;
+  } catch (const NoDriverError &e) {
+    return fail(TLE_RT_ERROR_NO_DRIVER, e.what());
+  } catch (const DriverError &e) {
+    return fail(TLE_RT_ERROR_DRIVER, e.what());
+  } catch (const MetadataError &e) {
+    return fail(TLE_RT_ERROR_METADATA, e.what());
+  } catch (const ArgumentError &e) {
+    return fail(TLE_RT_ERROR_INVALID_ARGUMENT, e.what());
+  } catch (const std::exception &e) {
+    return fail(TLE_RT_ERROR_OTHER, e.what());
+  } catch (...) {
+    return fail(TLE_RT_ERROR_OTHER, "libtle_rt: unknown exception");
+  }
+}
+
+// The C API keeps one Device (and so one retained primary context) per ordinal for the process.
+Device &deviceFor(int ordinal) {
+  static std::mutex mutex;
+  static std::map<int, Device> devices;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = devices.find(ordinal);
+  if (it == devices.end())
+    it = devices.emplace(ordinal, Device(ordinal)).first;
+  return it->second;
+}
+
+bool hasBinaryMagic(const void *data, size_t size) {
+  static const unsigned char elf[4] = {0x7f, 'E', 'L', 'F'};
+  static const unsigned char fatbin[4] = {0x50, 0xed, 0x55, 0xba};
+  return size >= 4 && (std::memcmp(data, elf, 4) == 0 || std::memcmp(data, fatbin, 4) == 0);
+}
+
+} // namespace
+
+extern "C" {
+
+const char *tle_rt_last_error(void) { return lastError.c_str(); }
+
+tle_rt_status tle_rt_device_count(int *count) {
+  if (!count)
+    return fail(TLE_RT_ERROR_INVALID_ARGUMENT, "tle_rt_device_count: count is NULL");
+  return guarded([&] { *count = Device::count(); });
+}
+
+tle_rt_status tle_rt_device_synchronize(int device) {
+  return guarded([&] { deviceFor(device).synchronize(); });
+}
+
+tle_rt_status tle_rt_device_context(int device, void **context) {
+  if (!context)
+    return fail(TLE_RT_ERROR_INVALID_ARGUMENT, "tle_rt_device_context: context is NULL");
+  return guarded([&] { *context = deviceFor(device).context(); });
+}
+
+tle_rt_status tle_rt_module_load_file(int device, const char *path, tle_rt_module *out) {
+  if (!path || !out)
+    return fail(TLE_RT_ERROR_INVALID_ARGUMENT, "tle_rt_module_load_file: path or out is NULL");
+  *out = nullptr;
+  return guarded([&] { *out = new tle_rt_module_st{Module::fromFile(deviceFor(device), path)}; });
+}
+
+tle_rt_status tle_rt_module_load_data(int device, const void *data, size_t size, tle_rt_module *out) {
+  if (!data || !out)
+    return fail(TLE_RT_ERROR_INVALID_ARGUMENT, "tle_rt_module_load_data: data or out is NULL");
+  *out = nullptr;
+  return guarded([&] {
+    Device &d = deviceFor(device);
+    if (hasBinaryMagic(data, size))
+      *out = new tle_rt_module_st{Module::fromImage(d, data, size)};
+    else
+      *out = new tle_rt_module_st{Module::fromPtx(d, static_cast<const char *>(data))};
+  });
+}
+
+void tle_rt_module_unload(tle_rt_module module) { delete module; }
+
+const char *tle_rt_module_metadata(tle_rt_module module) {
+  if (!module || !module->module.hasMetadata())
+    return nullptr;
+  return module->module.info().json.c_str();
+}
+
+tle_rt_status tle_rt_module_get_kernel(tle_rt_module module, const char *name, tle_rt_kernel *out) {
+  if (!module || !name || !out)
+    return fail(TLE_RT_ERROR_INVALID_ARGUMENT, "tle_rt_module_get_kernel: module, name or out is NULL");
+  *out = nullptr;
+  return guarded([&] {
+    Kernel k = module->module.kernel(name);
+    std::vector<std::string> types;
+    for (const ParamInfo &p : k.info().params)
+      types.push_back(p.type.str());
+    *out = new tle_rt_kernel_st{std::move(k), std::move(types)};
+  });
+}
+
+void tle_rt_kernel_release(tle_rt_kernel kernel) { delete kernel; }
+
+size_t tle_rt_kernel_num_params(tle_rt_kernel kernel) {
+  return kernel ? kernel->kernel.info().params.size() : 0;
+}
+
+const char *tle_rt_kernel_param_name(tle_rt_kernel kernel, size_t index) {
+  if (!kernel || index >= kernel->kernel.info().params.size())
+    return nullptr;
+  return kernel->kernel.info().params[index].name.c_str();
+}
+
+const char *tle_rt_kernel_param_type(tle_rt_kernel kernel, size_t index) {
+  if (!kernel || index >= kernel->typeNames.size())
+    return nullptr;
+  return kernel->typeNames[index].c_str();
+}
+
+unsigned tle_rt_kernel_block_threads(tle_rt_kernel kernel) {
+  return kernel ? kernel->kernel.info().threadsPerBlock() : 0;
+}
+
+unsigned tle_rt_kernel_shared_bytes(tle_rt_kernel kernel) {
+  return kernel ? kernel->kernel.info().sharedBytes : 0;
+}
+
+tle_rt_status tle_rt_launch(tle_rt_kernel kernel, unsigned grid_x, unsigned grid_y, unsigned grid_z,
+                            void *stream, void **args, size_t num_args) {
+  if (!kernel)
+    return fail(TLE_RT_ERROR_INVALID_ARGUMENT, "tle_rt_launch: kernel is NULL");
+  return guarded([&] {
+    Stream s = Stream::wrap(kernel->kernel.device(), stream);
+    kernel->kernel.launchRaw(Grid(grid_x, grid_y, grid_z), s, args, num_args);
+  });
+}
+
+} // extern "C"

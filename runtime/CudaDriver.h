@@ -1,0 +1,159 @@
+// The subset of the CUDA driver API libtle_rt uses, declared here and resolved from libcuda.so.1 at run time.
+//
+// Types, enum values and function signatures follow cuda.h of CUDA 12.x and 13.0 (the driver
+// ABI is stable across them). Entry points that cuda.h maps to versioned names (cuMemAlloc ->
+// cuMemAlloc_v2, ...) are resolved by their versioned export names, listed in CudaDriver.cpp.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace tle::rt::cu {
+
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+struct CUctx_st;
+struct CUmod_st;
+struct CUfunc_st;
+struct CUstream_st;
+struct CUevent_st;
+using CUcontext = CUctx_st *;
+using CUmodule = CUmod_st *;
+using CUfunction = CUfunc_st *;
+using CUstream = CUstream_st *;
+using CUevent = CUevent_st *;
+
+// CUresult values referred to by name.
+enum : int {
+  CUDA_SUCCESS = 0,
+  CUDA_ERROR_INVALID_VALUE = 1,
+  CUDA_ERROR_NO_DEVICE = 100,
+  CUDA_ERROR_INVALID_IMAGE = 200,
+  CUDA_ERROR_NO_BINARY_FOR_GPU = 209,
+  CUDA_ERROR_NOT_FOUND = 500,
+};
+
+// CUdevice_attribute
+enum : int {
+  CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+  CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+  CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
+};
+
+// CUfunction_attribute
+enum : int {
+  CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
+  CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
+  CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3,
+  CU_FUNC_ATTRIBUTE_NUM_REGS = 4,
+  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+};
+
+// CUjit_option
+enum : int {
+  CU_JIT_INFO_LOG_BUFFER = 3,
+  CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
+  CU_JIT_ERROR_LOG_BUFFER = 5,
+  CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+  CU_JIT_LOG_VERBOSE = 12,
+};
+
+// Stream and event creation flags.
+enum : unsigned { CU_STREAM_DEFAULT = 0, CU_EVENT_DEFAULT = 0 };
+
+// CUlaunchAttributeID
+enum : int { CU_LAUNCH_ATTRIBUTE_COOPERATIVE = 2, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4 };
+
+/// CUlaunchAttributeValue: a 64-byte union; only the members libtle_rt sets are spelled out.
+union CUlaunchAttributeValue {
+  char pad[64];
+  int cooperative;
+  struct {
+    unsigned x, y, z;
+  } clusterDim;
+};
+
+/// CUlaunchAttribute: the id, padded to 8 bytes, then the value.
+struct CUlaunchAttribute {
+  int id;
+  char pad[8 - sizeof(int)];
+  CUlaunchAttributeValue value;
+};
+
+/// CUlaunchConfig (cuLaunchKernelEx).
+struct CUlaunchConfig {
+  unsigned gridDimX, gridDimY, gridDimZ;
+  unsigned blockDimX, blockDimY, blockDimZ;
+  unsigned sharedMemBytes;
+  CUstream hStream;
+  CUlaunchAttribute *attrs;
+  unsigned numAttrs;
+};
+
+/// The resolved driver entry points. Members named after the cuda.h API name they implement.
+struct Api {
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuDriverGetVersion)(int *);
+  CUresult (*cuGetErrorName)(CUresult, const char **);
+  CUresult (*cuGetErrorString)(CUresult, const char **);
+  CUresult (*cuDeviceGetCount)(int *);
+  CUresult (*cuDeviceGet)(CUdevice *, int);
+  CUresult (*cuDeviceGetName)(char *, int, CUdevice);
+  CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice);
+  CUresult (*cuDeviceTotalMem)(size_t *, CUdevice);                     // _v2
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);                      // _v2
+  CUresult (*cuCtxGetCurrent)(CUcontext *);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuCtxSynchronize)();
+  CUresult (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *, void **);
+  CUresult (*cuModuleUnload)(CUmodule);
+  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuModuleGetGlobal)(CUdeviceptr *, size_t *, CUmodule, const char *); // _v2
+  CUresult (*cuFuncGetAttribute)(int *, int, CUfunction);
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, CUstream, void **, void **);
+  CUresult (*cuLaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **, void **); // optional
+  CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);                        // _v2
+  CUresult (*cuMemFree)(CUdeviceptr);                                   // _v2
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);          // _v2
+  CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);                // _v2
+  CUresult (*cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);           // _v2
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream); // _v2
+  CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t);           // _v2
+  CUresult (*cuMemsetD32)(CUdeviceptr, unsigned, size_t);               // _v2
+  CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+  CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream);
+  CUresult (*cuStreamCreate)(CUstream *, unsigned);
+  CUresult (*cuStreamDestroy)(CUstream);                                // _v2
+  CUresult (*cuStreamSynchronize)(CUstream);
+  CUresult (*cuEventCreate)(CUevent *, unsigned);
+  CUresult (*cuEventDestroy)(CUevent);                                  // _v2
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent); // _v2 where the driver has it
+};
+
+/// The driver entry points, loading libcuda.so.1 (or $TLE_RT_CUDA_DRIVER) and calling cuInit(0)
+/// on first use, once per process. Throws NoDriverError with the cause (the same one on every
+/// call) when that fails.
+const Api &api();
+
+/// "CUDA_ERROR_INVALID_IMAGE (device kernel image is invalid)" for `result`.
+std::string describe(CUresult result);
+
+/// Throws DriverError "<call> failed: <describe(result)>" followed by `detail` when non-empty.
+[[noreturn]] void fail(std::string_view call, CUresult result, std::string_view detail = {});
+
+/// Throws via fail() unless `result` is CUDA_SUCCESS.
+inline void check(CUresult result, std::string_view call) {
+  if (result != CUDA_SUCCESS)
+    fail(call, result);
+}
+
+} // namespace tle::rt::cu
