@@ -1,0 +1,37 @@
+// The compilation pipeline behind `tlec`: source file to tokens, AST, tile IR, gpu-stage IR,
+// LLVM IR, PTX or cubin. The pipeline is one readable function (Compiler.cpp).
+#pragma once
+
+#include <iosfwd>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace tle::driver {
+
+/// The stages `--emit` can stop at (DESIGN.md §3).
+enum class Emit { Tokens, Ast, Tile, Gpu, LLVM, PTX, Cubin };
+
+/// Parses an --emit value ("tokens", "ast", "tile", "gpu", "llvm", "ptx", "cubin").
+std::optional<Emit> parseEmit(const std::string &s);
+/// The stage an output file's extension implies (.tokens .ast .tir .gpu.tir .ll .ptx .cubin).
+std::optional<Emit> emitForPath(const std::string &path);
+
+struct CompileOptions {
+  std::string input;                  ///< the .tle / .py file
+  std::string output;                 ///< "-" or empty: standard output (not for cubin)
+  Emit emit = Emit::Cubin;
+  std::string kernel;                 ///< -n
+  std::optional<std::string> signature; ///< -s
+  std::map<std::string, std::string> defines; ///< -D
+  int numWarps = 4;                   ///< -w
+  std::string arch = "sm_90a";        ///< --arch: sm_80 or sm_90a
+  std::string ptxas;                  ///< --ptxas: path override (else $TLE_PTXAS, the CUDA toolkit)
+};
+
+/// Runs the pipeline. Diagnostics go to `err`; output to `options.output` (or `out`).
+/// Returns the process exit status: 0 on success, 1 on a user error (bad source, signature,
+/// options, missing CUDA toolkit for a cubin), never crashing on bad input.
+int compile(const CompileOptions &options, std::ostream &out, std::ostream &err);
+
+} // namespace tle::driver

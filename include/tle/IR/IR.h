@@ -1,0 +1,212 @@
+// The tile IR: SSA values, ops with typed results, structured regions, and the semantics of
+// every op (this header is the one place they are written down).
+//
+// A kernel is a Function whose body is a Block. Ops hold operands (Value*), own their result
+// Values and their regions (each region is one Block whose arguments are the region's entry
+// values). Control flow is structured: `for` holds its body; `yield` ends a region.
+//
+// Scalars are uniform across the program instance (CTA); tiles are distributed over its
+// threads by a Layout, which the gpu stage attaches to every tile value.
+#pragma once
+
+#include "tle/IR/Layout.h"
+#include "tle/IR/Types.h"
+#include "tle/Support/Diagnostics.h"
+
+#include <list>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tle::ir {
+
+class Op;
+class Block;
+
+
+/// Op kinds. Unless stated otherwise, elementwise ops take operands of one identical type
+/// (a scalar, or tiles of one shape: Sema inserts splat/broadcast/cast) and produce that type.
+enum class OpKind {
+  // --- Constants and program geometry
+  Constant,    ///< () -> scalar. Integer value in `ival` (two's complement, truncated to the
+               ///< dtype), float value in `fval`.
+  Splat,       ///< (scalar s) -> tile of s's type: every element is s (tt.splat).
+  ProgramId,   ///< () -> i32: the CTA index along grid axis `axis` (0..2) (ctaid).
+  NumPrograms, ///< () -> i32: the grid size along axis `axis` (nctaid).
+  Arange,      ///< () -> tile<(end-start) x i32> holding start, start+1, ... (`ival`=start,
+               ///< `ival2`=end; end-start is a power of two).
+  // --- Elementwise binary arithmetic
+  Add, Sub, Mul, ///< Integer ops wrap (two's complement); float ops round to nearest.
+  FDiv,        ///< Float division. fp32: approximate `div.full.f32` (~2 ulp, Triton's `/`);
+               ///< fp64: `div.rn.f64`; fp16/bf16 are computed in fp32 and rounded.
+  IDiv,        ///< Integer division truncating toward zero (C semantics; Triton's `//`).
+  IRem,        ///< Integer remainder with the sign of the dividend (C `%`).
+  FRem,        ///< Float remainder, C fmod.
+  And, Or, Xor, ///< Bitwise, on integers (and i1).
+  Shl,         ///< Left shift; amount >= bit width gives an undefined value.
+  Shr,         ///< Right shift: arithmetic for signed types, logical for unsigned.
+  Max, Min,    ///< Floats: NaN-ignoring maxnum/minnum (Triton's default propagate_nan=NONE);
+               ///< integers: signed or unsigned by dtype.
+  Cmp,         ///< (a, b) -> i1 of a's shape; predicate in `pred`; floats compare ordered
+               ///< except `!=` (unordered, true for NaN), integers by their signedness.
+  Select,      ///< (i1 cond, a, b) -> a's type: cond ? a : b elementwise (tl.where).
+  // --- Elementwise unary
+  Neg,         ///< -x (fneg for floats, 0 - x for integers).
+  Not,         ///< Bitwise complement ~x on integers (logical not on i1).
+  Exp,         ///< e^x, fp32 as `ex2.approx.f32(x * log2 e)` (Triton's tl.exp); fp32/fp64 only.
+  Exp2,        ///< 2^x, fp32 `ex2.approx.f32`.
+  Log,         ///< natural log, fp32 `lg2.approx.f32(x) * ln 2`.
+  Log2,        ///< log2, fp32 `lg2.approx.f32`.
+  Sqrt,        ///< square root, IEEE round-to-nearest (`sqrt.rn`).
+  Rsqrt,       ///< 1/sqrt(x), fp32 `rsqrt.approx.f32`.
+  Abs,         ///< |x| (floats clear the sign bit; signed ints; unsigned unchanged).
+  Cast,        ///< Value conversion to the result's dtype (tl.cast / .to): float<->float
+               ///< rounds to nearest even, float->int truncates toward zero, int->int
+               ///< sign- or zero-extends by the source's signedness or truncates, to i1 is != 0.
+  Bitcast,     ///< Reinterpret bits as the result's dtype (same bit width).
+  // --- Memory
+  AddPtr,      ///< (ptr p, integer offset) -> ptr: p + offset * sizeof(pointee) (tt.addptr);
+               ///< the offset is signed (unsigned offsets are zero-extended).
+  Load,        ///< (ptr [, i1 mask [, other]]) -> pointee: masked-off lanes read nothing and
+               ///< yield `other`, or zero when there is no other (TLE defines this).
+  Store,       ///< (ptr, value [, i1 mask]) -> (): masked-off lanes write nothing.
+  // --- Shape
+  ExpandDims,  ///< (tile or scalar) -> tile with a size-1 dim inserted at `axis`.
+  Broadcast,   ///< (tile) -> tile of the result shape; every size-1 dim of the operand is
+               ///< stretched (operand and result have equal rank).
+  Reduce,      ///< (tile) -> tile without dim `axis` (or a scalar when the operand has rank
+               ///< 1): combine `reduceKind` (Sum adds in the operand dtype; Max/Min as Max/Min).
+  ConvertLayout, ///< (tile) -> the same tile in another layout (gpu stage only).
+  // --- Control flow
+  For,         ///< (lb, ub, step, init...) -> (final...): runs the body for iv = lb, lb+step,
+               ///< ... while iv < ub (step must be positive). The body block's arguments are
+               ///< (iv, iter...); it ends with Yield of the next iter values.
+  Yield,       ///< Terminates a region, passing its operands to the parent op.
+  Return,      ///< Terminates the function body.
+};
+
+const char *name(OpKind k);
+bool isElementwise(OpKind k);
+
+enum class CmpPred { Eq, Ne, Lt, Le, Gt, Ge };
+const char *name(CmpPred p);
+enum class ReduceKind { Sum, Max, Min };
+const char *name(ReduceKind k);
+
+/// An SSA value: an op result or a block argument.
+class Value {
+public:
+  Type type;
+  Op *def = nullptr;        ///< defining op, null for block arguments
+  Block *owner = nullptr;   ///< block whose argument this is, null for op results
+  unsigned index = 0;       ///< result or argument number
+  std::string nameHint;     ///< source variable name, for printing
+  const Layout *layout = nullptr; ///< gpu stage: how the tile is spread over threads
+
+  explicit Value(Type t) : type(std::move(t)) {}
+};
+
+/// One basic block of a structured region.
+class Block {
+public:
+  std::vector<std::unique_ptr<Value>> args;
+  std::list<std::unique_ptr<Op>> ops;
+  Op *parent = nullptr; ///< op owning this region, null for the function body
+
+  Value *addArg(Type t, std::string hint = "");
+  Op *terminator() const { return ops.empty() ? nullptr : ops.back().get(); }
+};
+
+/// An operation.
+class Op {
+public:
+  OpKind kind;
+  SourceLoc loc;
+  std::vector<Value *> operands;
+  std::vector<std::unique_ptr<Value>> results;
+  std::vector<std::unique_ptr<Block>> regions;
+  Block *parent = nullptr;
+
+  // Attributes (which ones are meaningful depends on the kind; see OpKind).
+  int64_t ival = 0, ival2 = 0;
+  double fval = 0.0;
+  int axis = 0;
+  CmpPred pred = CmpPred::Eq;
+  ReduceKind reduceKind = ReduceKind::Sum;
+
+  Op(OpKind k, SourceLoc l) : kind(k), loc(l) {}
+  Value *result(unsigned i = 0) const { return results[i].get(); }
+  Value *addResult(Type t);
+};
+
+/// A kernel runtime parameter (constexpr parameters are folded away by specialisation).
+struct Param {
+  std::string name;
+  ScalarType type;
+  /// Divisibility promise from the signature (`:16`): for pointers in bytes, for integers of
+  /// the value. 1 when absent.
+  int64_t divisibility = 1;
+  SourceLoc loc;
+};
+
+/// A specialised kernel.
+class Function {
+public:
+  std::string name;
+  std::vector<Param> params;
+  Block body; ///< args correspond one-to-one to params
+  int numWarps = 4;
+  /// Constexpr parameter values the kernel was specialised with, as source text.
+  std::vector<std::pair<std::string, std::string>> constexprs;
+  /// Bytes of dynamic shared memory the gpu stage needs (set by codegen).
+  int64_t sharedBytes = 0;
+  /// Layouts referenced by values of this function (owned here).
+  std::vector<std::unique_ptr<Layout>> layouts;
+};
+
+/// Creates ops at an insertion point (the end of a block, or before an op).
+class Builder {
+public:
+  explicit Builder(Block *b) : block_(b), before_(b->ops.end()) {}
+  void setInsertionPointToEnd(Block *b) { block_ = b; before_ = b->ops.end(); }
+  /// Insert before `it` (an iterator into b->ops).
+  void setInsertionPoint(Block *b, std::list<std::unique_ptr<Op>>::iterator it) { block_ = b; before_ = it; }
+  Block *block() const { return block_; }
+
+  /// Creates an op with the given result types and operands and inserts it.
+  Op *create(OpKind k, SourceLoc loc, std::vector<Value *> operands, std::vector<Type> resultTypes);
+
+  Value *constInt(SourceLoc loc, DType t, int64_t v);
+  Value *constFloat(SourceLoc loc, DType t, double v);
+  Value *splat(SourceLoc loc, Value *s, const std::vector<int64_t> &shape);
+  Value *binary(OpKind k, SourceLoc loc, Value *a, Value *b);
+  Value *unary(OpKind k, SourceLoc loc, Value *a);
+  Value *cmp(SourceLoc loc, CmpPred p, Value *a, Value *b);
+  Value *select(SourceLoc loc, Value *c, Value *a, Value *b);
+  Value *cast(SourceLoc loc, Value *v, ScalarType to);
+
+private:
+  Block *block_;
+  std::list<std::unique_ptr<Op>>::iterator before_;
+};
+
+/// Checks structural invariants (operand types and shapes per OpKind, terminators, dominance
+/// of operands within structured regions). Returns an empty string when valid, else the first
+/// problem found (an internal error: user errors are caught by Sema).
+std::string verify(const Function &f);
+
+/// Prints the function in the tile IR text form (deterministic value numbering).
+/// With `withLayouts`, tile types carry their layout (the gpu stage).
+void print(std::ostream &os, const Function &f, bool withLayouts = false);
+
+/// Calls `fn` for every op of `b` and of nested regions, in order (pre-order).
+template <typename F> void walk(Block &b, F &&fn) {
+  for (auto &op : b.ops) {
+    fn(*op);
+    for (auto &r : op->regions)
+      walk(*r, fn);
+  }
+}
+
+} // namespace tle::ir

@@ -1,0 +1,69 @@
+// Layouts: which register, lane and warp of a CTA holds each element of a tile.
+//
+// One representation for every layout (DESIGN.md §3, the "linear layouts" approach): a linear
+// map over GF(2) from the bits of (register, lane, warp) to element coordinates. Bit i of the
+// register index contributes basis `reg[i]` (a coordinate vector); the element held is the XOR
+// of the bases of the set bits. A zero basis means replication: that bit does not change the
+// element (e.g. more lanes than elements, or a reduced dimension).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tle::ir {
+
+struct Layout {
+  using Basis = std::vector<int64_t>; ///< one coordinate per tile dim
+  std::vector<int64_t> shape;
+  std::vector<Basis> reg;  ///< log2(#registers) bases
+  std::vector<Basis> lane; ///< 5 bases (32 lanes)
+  std::vector<Basis> warp; ///< log2(num_warps) bases
+
+  unsigned rank() const { return static_cast<unsigned>(shape.size()); }
+  int numRegs() const { return 1 << reg.size(); }
+  int numWarps() const { return 1 << warp.size(); }
+  /// Coordinate contributed by register index `r` alone (XOR of its bit bases).
+  Basis regCoord(int r) const;
+  bool operator==(const Layout &o) const {
+    return shape == o.shape && reg == o.reg && lane == o.lane && warp == o.warp;
+  }
+  bool operator!=(const Layout &o) const { return !(*this == o); }
+  /// "#linear<[1024] reg=[[1],[2],[512]] lane=[...] warp=[...]>".
+  std::string str() const;
+};
+
+/// Triton's default blocked layout for `shape` over `numWarps` warps: each thread holds
+/// 16 / elemBytes contiguous elements along the last dim (capped by the dim), lanes then warps
+/// fill the last dim first, then earlier dims; leftover extent becomes more registers, leftover
+/// lanes/warps replicate.
+Layout blockedLayout(const std::vector<int64_t> &shape, int numWarps, unsigned elemBytes);
+
+/// The layout of the result of reducing dim `axis` of a tile in `l`: register bases along
+/// `axis` are dropped, lane/warp bases along it become zero (the result is replicated over
+/// them), and the coordinate is removed.
+Layout sliceLayout(const Layout &l, unsigned axis);
+
+/// The layout of expand_dims(x, axis) for x in `l`: a zero coordinate inserted at `axis`.
+Layout expandDimsLayout(const Layout &l, unsigned axis);
+
+/// The inverse of expandDimsLayout for a size-1 dim: drops coordinate `axis` (all bases must
+/// be zero there).
+Layout squeezeLayout(const Layout &l, unsigned axis);
+
+/// The layout a broadcast operand of shape `operandShape` (size-1 dims where the result is
+/// larger) must have for the broadcast to be free: `result` with every basis's coordinate
+/// along a stretched dim set to zero.
+Layout broadcastOperandLayout(const Layout &result, const std::vector<int64_t> &operandShape);
+
+/// If every thread holds, in `src`, all the elements it holds in `dst` (same lane and warp
+/// bases, register bases of dst found among src's), returns for each dst register the src
+/// register holding the same element: the conversion is then free. Otherwise nullopt.
+std::optional<std::vector<int>> registerMap(const Layout &src, const Layout &dst);
+
+/// Number of leading registers holding consecutive elements along `dim` (a power of two):
+/// the largest k such that reg[i] = 2^i along dim (zero elsewhere) for i < log2(k).
+int contiguousRegisters(const Layout &l, unsigned dim);
+
+} // namespace tle::ir

@@ -1,0 +1,68 @@
+// Tile IR types: scalar dtypes (Triton's names), global pointers, and tiles (blocks) of them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tle::ir {
+
+/// Element types, spelled as in Triton's signature strings (i1, i8, ..., fp32, bf16).
+/// `Ptr` is a pointer into global memory; its pointee is kept in ScalarType::pointee.
+enum class DType : uint8_t { Invalid, I1, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64, Ptr };
+
+bool isInteger(DType t);  ///< i1..i64 and u8..u64 (i1 counts as an integer: Triton's bool).
+bool isSigned(DType t);   ///< i8..i64 (i1 is unsigned in Triton's promotion rules).
+bool isUnsigned(DType t); ///< i1, u8..u64.
+bool isFloat(DType t);    ///< fp16, bf16, fp32, fp64.
+unsigned bitWidth(DType t); ///< bits of one element; pointers are 64.
+/// Bytes of one element in memory: i1 is stored as one byte, pointers take 8.
+unsigned storageBytes(DType t);
+/// Triton's spelling ("fp32", "i32", "u8", "bf16"); "ptr" for a pointer.
+const char *name(DType t);
+/// Parses Triton's spelling (also the aliases "B" for i1 and "u1" for i1); nullopt if unknown.
+std::optional<DType> parseDType(std::string_view s);
+/// The integer dtype of `bits` width and signedness, e.g. (32, true) -> I32.
+DType intDType(unsigned bits, bool isSigned);
+
+/// A scalar type: a dtype, or a global pointer to a dtype.
+struct ScalarType {
+  DType dtype = DType::Invalid;
+  DType pointee = DType::Invalid; ///< set only when dtype == Ptr
+  bool isPointer() const { return dtype == DType::Ptr; }
+  static ScalarType ptrTo(DType d) { return {DType::Ptr, d}; }
+  bool operator==(const ScalarType &o) const { return dtype == o.dtype && pointee == o.pointee; }
+  bool operator!=(const ScalarType &o) const { return !(*this == o); }
+  /// "fp32", "*fp16".
+  std::string str() const;
+};
+
+/// A value type: a scalar (empty shape) or a tile of `shape` (every dim a power of two,
+/// at most 2^20 elements in total; dims of size 1 are allowed).
+struct Type {
+  ScalarType elem;
+  std::vector<int64_t> shape;
+
+  Type() = default;
+  Type(ScalarType e, std::vector<int64_t> s = {}) : elem(e), shape(std::move(s)) {}
+  static Type scalar(DType d) { return Type(ScalarType{d}); }
+
+  bool isTile() const { return !shape.empty(); }
+  bool isScalar() const { return shape.empty(); }
+  unsigned rank() const { return static_cast<unsigned>(shape.size()); }
+  int64_t numElements() const;
+  DType dtype() const { return elem.dtype; }
+  /// The same shape with another element type.
+  Type withElem(ScalarType e) const { return Type(e, shape); }
+  bool operator==(const Type &o) const { return elem == o.elem && shape == o.shape; }
+  bool operator!=(const Type &o) const { return !(*this == o); }
+  /// "fp32", "tile<1024xfp32>", "tile<64x64x*fp16>".
+  std::string str() const;
+};
+
+/// Largest number of elements a tile may hold (Triton's TRITON_MAX_TENSOR_NUMEL).
+inline constexpr int64_t kMaxTileElements = int64_t(1) << 20;
+
+} // namespace tle::ir

@@ -1,0 +1,43 @@
+// Specialisation: a kernel of a parsed module plus a signature becomes a tile IR Function,
+// with constexprs folded, @jit helpers inlined, types and shapes known.
+#pragma once
+
+#include "tle/AST/AST.h"
+#include "tle/IR/IR.h"
+#include "tle/Support/Diagnostics.h"
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tle::sema {
+
+/// One entry of Triton's AOT signature string, e.g. `*fp32:16`, `i32`, `i32:1`, `1024`.
+struct SignatureEntry {
+  enum class Kind { Runtime, Constexpr } kind = Kind::Runtime;
+  ir::ScalarType type;        ///< Runtime: the parameter type
+  int64_t divisibility = 1;   ///< Runtime: the `:16` hint (bytes for pointers, value for ints)
+  bool specializedToOne = false; ///< Runtime integer with `:1`: the value is the constant 1
+  std::string constexprText;  ///< Constexpr: the literal as written (int, float, True/False, dtype)
+};
+
+/// Parses a comma-separated signature ("*fp32:16, *fp32:16, i32, 1024"). Errors are reported
+/// as command-line errors naming the offending entry; returns nullopt after reporting.
+std::optional<std::vector<SignatureEntry>> parseSignature(const std::string &text, DiagnosticEngine &diags);
+
+/// What to specialise.
+struct SpecializeOptions {
+  std::string kernel;                 ///< -n; empty: the module's only @jit kernel
+  std::optional<std::string> signature; ///< -s; absent: parameter annotations are used
+  std::map<std::string, std::string> defines; ///< -D NAME=VALUE (constexpr parameters)
+  int numWarps = 4;                   ///< -w (a power of two, 1..32)
+};
+
+/// Specialises a kernel of `module`. User errors are reported through `diags` (located at the
+/// offending source) and end in CompileAborted.
+std::unique_ptr<ir::Function> specialize(const ast::Module &module, const SpecializeOptions &opts,
+                                         DiagnosticEngine &diags);
+
+} // namespace tle::sema

@@ -1,0 +1,42 @@
+// The NVPTX target: gpu-stage tile IR to LLVM IR (per-thread code), PTX through LLVM's NVPTX
+// backend after the O3 pipeline, and cubin through ptxas.
+#pragma once
+
+#include "tle/IR/IR.h"
+#include "tle/Support/Diagnostics.h"
+
+#include <memory>
+#include <string>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+} // namespace llvm
+
+namespace tle::nvptx {
+
+/// Supported targets: "sm_80" (PTX ISA 7.0+, Ampere) and "sm_90a" (Hopper with the
+/// architecture-specific features: wgmma, setmaxnreg).
+bool isSupportedArch(const std::string &arch);
+
+/// Lowers a gpu-stage function (every tile value has a layout; see Transforms/LayoutAssignment.h)
+/// to an LLVM module for nvptx64-nvidia-cuda: one `ptx_kernel` function whose block size
+/// (32 * num_warps) is declared through `!nvvm.annotations` (reqntidx/maxntidx) so PTX carries
+/// `.reqntid`, plus the `__tle_metadata` global (tle/Runtime/Metadata.h). Sets
+/// `f.sharedBytes`. User-visible resource errors are reported through `diags`.
+std::unique_ptr<llvm::Module> emitLLVM(ir::Function &f, llvm::LLVMContext &ctx, const std::string &arch,
+                                       DiagnosticEngine &diags);
+
+/// Runs LLVM's O3 pipeline on `m` and the NVPTX backend; returns the PTX text.
+std::string emitPTX(llvm::Module &m, const std::string &arch);
+
+/// Assembles PTX into a cubin with ptxas (`ptxasPath`, else $TLE_PTXAS, else the toolkit found
+/// at build time, else $CUDA_HOME/bin/ptxas, /usr/local/cuda/bin/ptxas, or ptxas on PATH).
+/// Returns false with `error` set (including ptxas's own log) on failure or when no ptxas exists.
+bool assembleCubin(const std::string &ptx, const std::string &arch, const std::string &ptxasPath,
+                   std::string &cubin, std::string &error);
+
+/// The JSON metadata document for `f` (format in tle/Runtime/Metadata.h).
+std::string metadataJSON(const ir::Function &f, const std::string &arch);
+
+} // namespace tle::nvptx

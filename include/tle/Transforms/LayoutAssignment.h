@@ -1,0 +1,24 @@
+// Layout assignment: gives every tile value of a function a Layout (tle/IR/Layout.h) and makes
+// every layout change explicit as a convert_layout op — the step from the `tile` stage to the
+// `gpu` stage.
+#pragma once
+
+#include "tle/IR/IR.h"
+
+namespace tle::transforms {
+
+/// Statistics of one run, for reports and tests.
+struct LayoutAssignmentStats {
+  unsigned tiles = 0;       ///< tile values given a layout
+  unsigned conversions = 0; ///< convert_layout ops inserted (each one costs shared memory traffic)
+};
+
+/// Assigns layouts. Anchors are global memory accesses, which take the blocked layout that
+/// gives each thread 16-byte vectors of the accessed dtype; layouts flow backward from uses to
+/// definitions (elementwise ops, expand_dims, broadcast, loop-carried values), so that index
+/// arithmetic is built directly in the layout its load or store needs. Reductions produce
+/// sliced layouts of their operand. Where two requirements meet and registers cannot simply be
+/// renumbered (tle::ir::registerMap), a convert_layout is inserted.
+LayoutAssignmentStats assignLayouts(ir::Function &f);
+
+} // namespace tle::transforms

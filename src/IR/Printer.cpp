@@ -1,0 +1,150 @@
+// The tile IR text form.
+#include "tle/IR/IR.h"
+#include "tle/IR/Layout.h"
+
+#include <cmath>
+#include <map>
+#include <ostream>
+#include <sstream>
+
+namespace tle::ir {
+
+namespace {
+
+class Printer {
+public:
+  Printer(std::ostream &os, bool layouts) : os_(os), layouts_(layouts) {}
+
+  void function(const Function &f) {
+    os_ << "func @" << f.name << "(";
+    for (size_t i = 0; i < f.params.size(); ++i) {
+      if (i)
+        os_ << ", ";
+      os_ << ref(f.body.args[i].get()) << ": " << f.params[i].type.str();
+      if (f.params[i].divisibility > 1)
+        os_ << " {divisibility = " << f.params[i].divisibility << "}";
+    }
+    os_ << ") attributes {num_warps = " << f.numWarps;
+    if (f.sharedBytes)
+      os_ << ", shared_bytes = " << f.sharedBytes;
+    for (auto &[k, v] : f.constexprs)
+      os_ << ", " << k << " = " << v;
+    os_ << "} {\n";
+    block(f.body, 1);
+    os_ << "}\n";
+  }
+
+private:
+  std::ostream &os_;
+  bool layouts_;
+  std::map<const Value *, unsigned> ids_;
+  std::map<const Layout *, unsigned> layoutIds_;
+
+  std::string ref(const Value *v) {
+    auto it = ids_.find(v);
+    if (it == ids_.end())
+      it = ids_.emplace(v, static_cast<unsigned>(ids_.size())).first;
+    std::string s = "%";
+    if (!v->nameHint.empty())
+      s += v->nameHint + ".";
+    return s + std::to_string(it->second);
+  }
+
+  std::string type(const Value *v) {
+    std::string s = v->type.str();
+    if (layouts_ && v->layout) {
+      s.pop_back();
+      s += ", " + v->layout->str() + ">";
+    }
+    return s;
+  }
+
+  void indent(int n) {
+    for (int i = 0; i < n; ++i)
+      os_ << "  ";
+  }
+
+  static std::string floatText(double d) {
+    if (std::isinf(d))
+      return d > 0 ? "inf" : "-inf";
+    if (std::isnan(d))
+      return "nan";
+    std::ostringstream s;
+    s.precision(17);
+    s << d;
+    std::string t = s.str();
+    if (t.find_first_of(".e") == std::string::npos)
+      t += ".0";
+    return t;
+  }
+
+  void block(const Block &b, int depth) {
+    for (auto &op : b.ops)
+      opLine(*op, depth);
+  }
+
+  void opLine(const Op &op, int depth) {
+    indent(depth);
+    for (size_t i = 0; i < op.results.size(); ++i)
+      os_ << (i ? ", " : "") << ref(op.result(i));
+    if (!op.results.empty())
+      os_ << " = ";
+    os_ << name(op.kind);
+    switch (op.kind) {
+    case OpKind::Constant:
+      os_ << " " << (isFloat(op.result()->type.dtype()) ? floatText(op.fval) : std::to_string(op.ival));
+      break;
+    case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::ExpandDims:
+      os_ << " axis=" << op.axis;
+      break;
+    case OpKind::Arange:
+      os_ << " " << op.ival << ", " << op.ival2;
+      break;
+    case OpKind::Cmp:
+      os_ << " " << name(op.pred);
+      break;
+    case OpKind::Reduce:
+      os_ << " " << name(op.reduceKind) << " axis=" << op.axis;
+      break;
+    default:
+      break;
+    }
+    if (op.kind == OpKind::For) {
+      const Block &body = *op.regions[0];
+      os_ << " " << ref(body.args[0].get()) << " = " << ref(op.operands[0]) << " to " << ref(op.operands[1])
+          << " step " << ref(op.operands[2]);
+      if (op.operands.size() > 3) {
+        os_ << " iter(";
+        for (size_t i = 3; i < op.operands.size(); ++i)
+          os_ << (i > 3 ? ", " : "") << ref(body.args[i - 2].get()) << " = " << ref(op.operands[i]);
+        os_ << ")";
+      }
+      os_ << " : " << type(body.args[0].get());
+      for (auto &r : op.results)
+        os_ << ", " << type(r.get());
+      os_ << " {\n";
+      block(body, depth + 1);
+      indent(depth);
+      os_ << "}\n";
+      return;
+    }
+    for (size_t i = 0; i < op.operands.size(); ++i)
+      os_ << (i ? ", " : " ") << ref(op.operands[i]);
+    if (!op.operands.empty() || !op.results.empty())
+      os_ << " :";
+    for (size_t i = 0; i < op.operands.size(); ++i)
+      os_ << (i ? ", " : " ") << type(op.operands[i]);
+    if (!op.results.empty()) {
+      os_ << (op.operands.empty() ? " " : " -> ");
+      for (size_t i = 0; i < op.results.size(); ++i)
+        os_ << (i ? ", " : "") << type(op.result(i));
+    }
+    os_ << "\n";
+  }
+};
+
+} // namespace
+
+void print(std::ostream &os, const Function &f, bool withLayouts) { Printer(os, withLayouts).function(f); }
+
+} // namespace tle::ir

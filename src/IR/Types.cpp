@@ -1,0 +1,104 @@
+// Tile IR types.
+#include "tle/IR/Types.h"
+
+namespace tle::ir {
+
+bool isInteger(DType t) {
+  switch (t) {
+  case DType::I1: case DType::I8: case DType::I16: case DType::I32: case DType::I64:
+  case DType::U8: case DType::U16: case DType::U32: case DType::U64:
+    return true;
+  default:
+    return false;
+  }
+}
+
+bool isSigned(DType t) {
+  return t == DType::I8 || t == DType::I16 || t == DType::I32 || t == DType::I64;
+}
+
+bool isUnsigned(DType t) { return isInteger(t) && !isSigned(t); }
+
+bool isFloat(DType t) { return t == DType::F16 || t == DType::BF16 || t == DType::F32 || t == DType::F64; }
+
+unsigned bitWidth(DType t) {
+  switch (t) {
+  case DType::I1: return 1;
+  case DType::I8: case DType::U8: return 8;
+  case DType::I16: case DType::U16: case DType::F16: case DType::BF16: return 16;
+  case DType::I32: case DType::U32: case DType::F32: return 32;
+  case DType::I64: case DType::U64: case DType::F64: case DType::Ptr: return 64;
+  case DType::Invalid: return 0;
+  }
+  return 0;
+}
+
+unsigned storageBytes(DType t) { return t == DType::I1 ? 1 : bitWidth(t) / 8; }
+
+const char *name(DType t) {
+  switch (t) {
+  case DType::I1: return "i1";
+  case DType::I8: return "i8";
+  case DType::I16: return "i16";
+  case DType::I32: return "i32";
+  case DType::I64: return "i64";
+  case DType::U8: return "u8";
+  case DType::U16: return "u16";
+  case DType::U32: return "u32";
+  case DType::U64: return "u64";
+  case DType::F16: return "fp16";
+  case DType::BF16: return "bf16";
+  case DType::F32: return "fp32";
+  case DType::F64: return "fp64";
+  case DType::Ptr: return "ptr";
+  case DType::Invalid: return "<invalid>";
+  }
+  return "<invalid>";
+}
+
+std::optional<DType> parseDType(std::string_view s) {
+  static const std::pair<const char *, DType> table[] = {
+      {"i1", DType::I1},   {"u1", DType::I1},   {"B", DType::I1},     {"i8", DType::I8},
+      {"i16", DType::I16}, {"i32", DType::I32}, {"i64", DType::I64},  {"u8", DType::U8},
+      {"u16", DType::U16}, {"u32", DType::U32}, {"u64", DType::U64},  {"fp16", DType::F16},
+      {"bf16", DType::BF16}, {"fp32", DType::F32}, {"fp64", DType::F64}};
+  for (auto &[n, d] : table)
+    if (s == n)
+      return d;
+  return std::nullopt;
+}
+
+DType intDType(unsigned bits, bool sgn) {
+  switch (bits) {
+  case 1: return DType::I1;
+  case 8: return sgn ? DType::I8 : DType::U8;
+  case 16: return sgn ? DType::I16 : DType::U16;
+  case 32: return sgn ? DType::I32 : DType::U32;
+  case 64: return sgn ? DType::I64 : DType::U64;
+  default: return DType::Invalid;
+  }
+}
+
+std::string ScalarType::str() const {
+  if (isPointer())
+    return std::string("*") + name(pointee);
+  return name(dtype);
+}
+
+int64_t Type::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+std::string Type::str() const {
+  if (isScalar())
+    return elem.str();
+  std::string s = "tile<";
+  for (int64_t d : shape)
+    s += std::to_string(d) + "x";
+  return s + elem.str() + ">";
+}
+
+} // namespace tle::ir

@@ -1,0 +1,518 @@
+// The `tl.*`, `triton.*` and Python builtin functions a kernel can call, with Triton 3.6's
+// argument rules and located errors.
+#include "Sema.h"
+
+#include <cmath>
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+
+namespace tle::sema {
+
+using ir::DType;
+
+namespace {
+
+/// Binds call arguments to a parameter list (positional, then keyword), Python-style.
+class Binder {
+public:
+  Binder(Specializer &s, const std::string &fname, CallArgs &args, std::vector<std::string> params,
+         size_t required)
+      : S(s), name(fname), a(args), names(std::move(params)), vals(names.size()), set(names.size(), false) {
+    if (a.pos.size() > names.size())
+      S.fail(a.loc, name + "() takes at most " + std::to_string(names.size()) + " arguments but " +
+                        std::to_string(a.pos.size()) + " were given");
+    for (size_t i = 0; i < a.pos.size(); ++i) {
+      vals[i] = a.pos[i];
+      set[i] = true;
+    }
+    for (auto &[k, v] : a.kw) {
+      size_t i = index(k);
+      if (i == names.size())
+        S.fail(v.loc, name + "() got an unexpected keyword argument '" + k + "'");
+      if (set[i])
+        S.fail(v.loc, name + "() got multiple values for argument '" + k + "'");
+      vals[i] = v;
+      set[i] = true;
+    }
+    for (size_t i = 0; i < required; ++i)
+      if (!set[i])
+        S.fail(a.loc, name + "() missing required argument '" + names[i] + "'");
+  }
+  bool has(const std::string &k) const { return set[index(k)] && vals[index(k)].val.kind != SVal::Kind::None; }
+  const Arg &get(const std::string &k) const { return vals[index(k)]; }
+  SourceLoc loc(const std::string &k) const { return set[index(k)] ? vals[index(k)].loc : a.loc; }
+
+  int64_t constInt(const std::string &k, int64_t dflt) const {
+    if (!has(k))
+      return dflt;
+    const SVal &v = get(k).val;
+    if (v.kind != SVal::Kind::Int && v.kind != SVal::Kind::Bool)
+      S.fail(get(k).loc, name + "() argument '" + k + "' must be a compile-time integer, got " + v.describe());
+    return v.i;
+  }
+  ir::Value *tensor(const std::string &k) const {
+    const Arg &x = get(k);
+    if (!x.val.isTensor() && !x.val.isNumber())
+      S.fail(x.loc, name + "() argument '" + k + "' must be a tensor or a number, got " + x.val.describe());
+    return S.toTensor(x.val, x.loc);
+  }
+  ir::ScalarType dtype(const std::string &k) const {
+    const Arg &x = get(k);
+    if (x.val.kind != SVal::Kind::DType)
+      S.fail(x.loc, name + "() argument '" + k + "' must be a dtype (e.g. tl.float32), got " + x.val.describe());
+    return x.val.dtype;
+  }
+
+private:
+  size_t index(const std::string &k) const {
+    for (size_t i = 0; i < names.size(); ++i)
+      if (names[i] == k)
+        return i;
+    return names.size();
+  }
+  Specializer &S;
+  std::string name;
+  CallArgs &a;
+  std::vector<std::string> names;
+  std::vector<Arg> vals;
+  std::vector<bool> set;
+};
+
+bool isPow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+
+/// Python floor division (constexpr semantics).
+int64_t floorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0)))
+    --q;
+  return q;
+}
+
+} // namespace
+
+namespace {
+
+std::vector<int64_t> shapeArg(Specializer &S, const Arg &a, const std::string &fname) {
+  std::vector<int64_t> shape;
+  if (a.val.kind == SVal::Kind::Int) {
+    shape.push_back(a.val.i);
+  } else if (a.val.kind == SVal::Kind::Tuple) {
+    for (auto &e : a.val.elts) {
+      if (e.kind != SVal::Kind::Int)
+        S.fail(a.loc, fname + "() shape must hold compile-time integers, got " + e.describe());
+      shape.push_back(e.i);
+    }
+  } else {
+    S.fail(a.loc, fname + "() shape must be a list of compile-time integers, got " + a.val.describe());
+  }
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (!isPow2(d))
+      S.fail(a.loc, fname + "() shape dims must be powers of two, got " + std::to_string(d));
+    n *= d;
+  }
+  if (n > ir::kMaxTileElements)
+    S.fail(a.loc, fname + "() tile of " + std::to_string(n) + " elements exceeds the limit of " +
+                      std::to_string(ir::kMaxTileElements));
+  return shape;
+}
+
+} // namespace
+
+SVal Specializer::callMethod(const SVal &m, CallArgs &args) {
+  const SVal &self = m.elts[0];
+  if (m.s == "to") {
+    Binder p(*this, "to", args, {"dtype", "fp_downcast_rounding", "bitcast"}, 1);
+    ir::ScalarType t = p.dtype("dtype");
+    if (p.has("bitcast") && p.get("bitcast").val.i) {
+      if (ir::bitWidth(t.dtype) != ir::bitWidth(self.v->type.dtype()))
+        fail(p.loc("dtype"), "bitcast between types of different widths: " + self.v->type.elem.str() + " and " + t.str());
+      return SVal::tensor(b->create(ir::OpKind::Bitcast, args.loc, {self.v}, {self.v->type.withElem(t)})->result());
+    }
+    return SVal::tensor(castTo(self.v, t, args.loc));
+  }
+  fail(args.loc, "method '" + m.s + "' is not supported");
+}
+
+SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
+  SourceLoc loc = args.loc;
+  // --- Python builtins
+  if (name == "float" || name == "int" || name == "bool") {
+    Binder p(*this, name, args, {"x"}, 1);
+    const SVal &x = p.get("x").val;
+    if (name == "float") {
+      if (x.kind == SVal::Kind::Str) {
+        std::string s = x.s;
+        for (auto &c : s)
+          c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        if (s == "inf" || s == "+inf" || s == "infinity")
+          return SVal::real(std::numeric_limits<double>::infinity());
+        if (s == "-inf" || s == "-infinity")
+          return SVal::real(-std::numeric_limits<double>::infinity());
+        if (s == "nan")
+          return SVal::real(std::numeric_limits<double>::quiet_NaN());
+        try {
+          return SVal::real(std::stod(x.s));
+        } catch (...) {
+          fail(p.loc("x"), "could not convert string to float: '" + x.s + "'");
+        }
+      }
+      if (x.isNumber())
+        return SVal::real(x.kind == SVal::Kind::Float ? x.f : double(x.i));
+    } else if (x.isNumber()) {
+      if (name == "bool")
+        return SVal::boolean(truthy(x, p.loc("x")));
+      return SVal::integer(x.kind == SVal::Kind::Float ? int64_t(x.f) : x.i);
+    }
+    fail(p.loc("x"), name + "() of " + x.describe() + " is not supported in a kernel (only compile-time numbers)");
+  }
+  if (name == "min" || name == "max") {
+    if (args.pos.empty())
+      fail(loc, name + "() expects at least one argument");
+    SVal best = args.pos[0].val;
+    for (auto &a : args.pos) {
+      if (!a.val.isNumber())
+        fail(a.loc, name + "() on runtime values is not supported; use tl." + (name == "min" ? "minimum" : "maximum"));
+      double x = a.val.kind == SVal::Kind::Float ? a.val.f : double(a.val.i);
+      double y = best.kind == SVal::Kind::Float ? best.f : double(best.i);
+      if (name == "min" ? x < y : x > y)
+        best = a.val;
+    }
+    return best;
+  }
+  if (name == "len") {
+    Binder p(*this, name, args, {"x"}, 1);
+    const SVal &x = p.get("x").val;
+    if (x.kind == SVal::Kind::Tuple)
+      return SVal::integer(int64_t(x.elts.size()));
+    if (x.isTensor() && x.v->type.isTile())
+      return SVal::integer(x.v->type.shape[0]);
+    fail(p.loc("x"), "len() of " + x.describe());
+  }
+  if (name == "abs") {
+    Binder p(*this, name, args, {"x"}, 1);
+    const SVal &x = p.get("x").val;
+    if (x.kind == SVal::Kind::Float)
+      return SVal::real(std::fabs(x.f));
+    if (x.isNumber())
+      return SVal::integer(x.i < 0 ? -x.i : x.i);
+    return SVal::tensor(b->unary(ir::OpKind::Abs, loc, p.tensor("x")));
+  }
+  if (name == "range")
+    fail(loc, "range() can only be used as the iterable of a 'for' loop");
+  if (name == "print" || name == "isinstance")
+    fail(loc, name + "() is not supported in a kernel yet");
+
+  // --- triton.* helpers
+  if (name == "triton.cdiv" || name == "tl.cdiv") {
+    Binder p(*this, "cdiv", args, {"x", "div"}, 2);
+    SVal x = p.get("x").val, d = p.get("div").val;
+    if (x.isNumber() && d.isNumber()) {
+      if (d.i == 0)
+        fail(p.loc("div"), "cdiv() division by zero");
+      return SVal::integer(floorDiv(x.i + d.i - 1, d.i));
+    }
+    SVal sum = binary(ast::BinaryOp::Add, x, d, loc, p.loc("x"), p.loc("div"));
+    SVal m1 = binary(ast::BinaryOp::Sub, sum, SVal::integer(1), loc, loc, loc);
+    return binary(ast::BinaryOp::FloorDiv, m1, d, loc, loc, p.loc("div"));
+  }
+  if (name == "triton.next_power_of_2") {
+    Binder p(*this, "next_power_of_2", args, {"n"}, 1);
+    int64_t n = p.constInt("n", 0);
+    int64_t r = 1;
+    while (r < n)
+      r <<= 1;
+    return SVal::integer(r);
+  }
+  if (name == "tl.constexpr") {
+    Binder p(*this, "constexpr", args, {"value"}, 1);
+    const SVal &v = p.get("value").val;
+    if (!v.isConstexpr())
+      fail(p.loc("value"), "tl.constexpr() of a runtime value");
+    return v;
+  }
+  if (name == "tl.pointer_type") {
+    Binder p(*this, "pointer_type", args, {"element_ty", "address_space", "const"}, 1);
+    ir::ScalarType t = p.dtype("element_ty");
+    if (t.isPointer())
+      fail(p.loc("element_ty"), "pointers to pointers are not supported");
+    return SVal::dtypeOf(ir::ScalarType::ptrTo(t.dtype));
+  }
+  if (name == "tl.static_assert") {
+    Binder p(*this, "static_assert", args, {"cond", "msg"}, 1);
+    if (!truthy(p.get("cond").val, p.loc("cond")))
+      fail(loc, "static assertion failed" + (p.has("msg") ? ": " + p.get("msg").val.s : std::string()));
+    return SVal::none();
+  }
+  if (name == "tl.multiple_of" || name == "tl.max_contiguous") {
+    Binder p(*this, name.substr(3), args, {"input", "values"}, 2);
+    return p.get("input").val; // hints are not used by this version's axis analysis
+  }
+
+  // --- Program geometry
+  if (name == "tl.program_id" || name == "tl.num_programs") {
+    Binder p(*this, name.substr(3), args, {"axis"}, 0);
+    int64_t axis = p.constInt("axis", 0);
+    if (axis < 0 || axis > 2)
+      fail(p.loc("axis"), name.substr(3) + "() axis must be 0, 1 or 2, got " + std::to_string(axis));
+    ir::Op *op = b->create(name == "tl.program_id" ? ir::OpKind::ProgramId : ir::OpKind::NumPrograms, loc, {},
+                           {ir::Type::scalar(DType::I32)});
+    op->axis = static_cast<int>(axis);
+    return SVal::tensor(op->result());
+  }
+  if (name == "tl.arange") {
+    Binder p(*this, "arange", args, {"start", "end"}, 2);
+    int64_t start = p.constInt("start", 0), end = p.constInt("end", 0);
+    int64_t n = end - start;
+    if (n <= 0)
+      fail(loc, "arange() needs end > start, got arange(" + std::to_string(start) + ", " + std::to_string(end) + ")");
+    if (!isPow2(n))
+      fail(loc, "arange() range length must be a power of two, got " + std::to_string(n) + " (end - start = " +
+                    std::to_string(end) + " - " + std::to_string(start) + ")");
+    if (n > ir::kMaxTileElements)
+      fail(loc, "arange() of " + std::to_string(n) + " elements exceeds the tile limit of " +
+                    std::to_string(ir::kMaxTileElements));
+    if (start < std::numeric_limits<int32_t>::min() || end > int64_t(std::numeric_limits<int32_t>::max()) + 1)
+      fail(loc, "arange() bounds must fit in int32");
+    ir::Op *op = b->create(ir::OpKind::Arange, loc, {}, {ir::Type(ir::ScalarType{DType::I32}, {n})});
+    op->ival = start;
+    op->ival2 = end;
+    return SVal::tensor(op->result());
+  }
+  if (name == "tl.zeros" || name == "tl.full") {
+    bool full = name == "tl.full";
+    Binder p(*this, name.substr(3), args, full ? std::vector<std::string>{"shape", "value", "dtype"}
+                                               : std::vector<std::string>{"shape", "dtype"},
+             full ? 3 : 2);
+    auto shape = shapeArg(*this, p.get("shape"), name.substr(3));
+    ir::ScalarType t = p.dtype("dtype");
+    if (t.isPointer())
+      fail(p.loc("dtype"), name.substr(3) + "() of a pointer dtype is not supported");
+    SVal v = full ? p.get("value").val : SVal::integer(0);
+    if (full && !v.isNumber())
+      fail(p.loc("value"), "full() value must be a compile-time number, got " + v.describe());
+    ir::Value *s = toTensorOfType(v, t.dtype, loc);
+    return SVal::tensor(b->splat(loc, s, shape));
+  }
+  if (name == "tl.zeros_like") {
+    Binder p(*this, "zeros_like", args, {"input"}, 1);
+    ir::Value *in = p.tensor("input");
+    ir::Value *z = toTensorOfType(SVal::integer(0), in->type.dtype(), loc);
+    return SVal::tensor(in->type.isTile() ? b->splat(loc, z, in->type.shape) : z);
+  }
+
+  // --- Memory
+  if (name == "tl.load") {
+    Binder p(*this, "load", args,
+             {"pointer", "mask", "other", "boundary_check", "padding_option", "cache_modifier", "eviction_policy",
+              "volatile"},
+             1);
+    const Arg &pa = p.get("pointer");
+    if (!pa.val.isTensor() || !pa.val.v->type.elem.isPointer())
+      fail(pa.loc, "load() pointer must be a pointer or a tile of pointers, got " + pa.val.describe());
+    if (p.has("boundary_check"))
+      fail(p.loc("boundary_check"), "load() boundary_check needs a block pointer (tl.make_block_ptr), not supported yet");
+    ir::Value *ptr = pa.val.v;
+    std::vector<ir::Value *> ops = {ptr};
+    if (p.has("mask")) {
+      ir::Value *mask = p.tensor("mask");
+      if (mask->type.dtype() != DType::I1)
+        fail(p.loc("mask"), "load() mask must be a boolean (i1) tensor, got " + mask->type.str());
+      broadcastPair(ptr, mask, p.loc("mask"));
+      ops = {ptr, mask};
+      if (p.has("other")) {
+        const Arg &o = p.get("other");
+        ir::Value *other = toTensorOfType(o.val, ptr->type.elem.pointee, o.loc);
+        other = broadcastTo(other, ptr->type.shape, o.loc);
+        ops.push_back(other);
+      }
+    } else if (p.has("other")) {
+      fail(p.loc("other"), "load() 'other' needs a 'mask'");
+    }
+    ir::Op *op = b->create(ir::OpKind::Load, loc, ops, {ptr->type.withElem(ir::ScalarType{ptr->type.elem.pointee})});
+    return SVal::tensor(op->result());
+  }
+  if (name == "tl.store") {
+    Binder p(*this, "store", args, {"pointer", "value", "mask", "boundary_check", "cache_modifier", "eviction_policy"}, 2);
+    const Arg &pa = p.get("pointer");
+    if (!pa.val.isTensor() || !pa.val.v->type.elem.isPointer())
+      fail(pa.loc, "store() pointer must be a pointer or a tile of pointers, got " + pa.val.describe());
+    ir::Value *ptr = pa.val.v;
+    const Arg &va = p.get("value");
+    if (!va.val.isTensor() && !va.val.isNumber())
+      fail(va.loc, "store() value must be a tensor or a number, got " + va.val.describe());
+    ir::Value *val = toTensor(va.val, va.loc);
+    ir::ScalarType elem{ptr->type.elem.pointee};
+    if (val->type.elem.isPointer())
+      fail(va.loc, "cannot store a value of type " + val->type.str() + " through a pointer to " + elem.str());
+    if (val->type.isTile() && ptr->type.isScalar())
+      fail(va.loc, "cannot store a tile (" + val->type.str() + ") through a single pointer (" + ptr->type.str() + ")");
+    if (val->type.isTile() && val->type.shape != ptr->type.shape) {
+      // The value must broadcast to the pointer's shape.
+      ir::Value *pp = ptr, *vv = val;
+      broadcastPair(pp, vv, va.loc);
+      if (pp->type.shape != ptr->type.shape)
+        fail(va.loc, "store() value of shape " + val->type.str() + " does not fit the pointer tile " + ptr->type.str());
+      val = vv;
+    }
+    val = castTo(val, elem, va.loc);
+    val = broadcastTo(val, ptr->type.shape, va.loc);
+    std::vector<ir::Value *> ops = {ptr, val};
+    if (p.has("mask")) {
+      ir::Value *mask = p.tensor("mask");
+      if (mask->type.dtype() != DType::I1)
+        fail(p.loc("mask"), "store() mask must be a boolean (i1) tensor, got " + mask->type.str());
+      if (mask->type.shape != ptr->type.shape) {
+        if (mask->type.isTile() && ptr->type.isScalar())
+          fail(p.loc("mask"), "store() mask is a tile but the pointer is a scalar");
+        mask = broadcastTo(mask, ptr->type.shape, p.loc("mask"));
+      }
+      ops.push_back(mask);
+    }
+    b->create(ir::OpKind::Store, loc, ops, {});
+    return SVal::none();
+  }
+
+  // --- Elementwise
+  if (name == "tl.where") {
+    Binder p(*this, "where", args, {"condition", "x", "y"}, 3);
+    ir::Value *c = p.tensor("condition");
+    if (c->type.dtype() != DType::I1) {
+      ir::Value *zero = toTensorOfType(SVal::integer(0), c->type.dtype(), loc);
+      ir::Value *cc = c;
+      broadcastPair(cc, zero, loc);
+      c = b->cmp(loc, ir::CmpPred::Ne, cc, zero);
+    }
+    // x and y are promoted like a binary operation (computation_type_impl), via a dummy add
+    // type computation: reuse binary() rules by computing the type of x + y.
+    const Arg &xa = p.get("x"), &ya = p.get("y");
+    DType tx = xa.val.isTensor() ? xa.val.v->type.dtype() : literalType(xa.val, xa.loc);
+    DType ty = ya.val.isTensor() ? ya.val.v->type.dtype() : literalType(ya.val, ya.loc);
+    DType t;
+    if (xa.val.isTensor() && xa.val.v->type.elem.isPointer()) {
+      t = DType::Ptr;
+    } else if (xa.val.isTensor() != ya.val.isTensor()) {
+      DType tensorT = xa.val.isTensor() ? tx : ty, scalarT = xa.val.isTensor() ? ty : tx;
+      auto rank = [](DType d) { return d == DType::I1 ? 0 : ir::isUnsigned(d) ? 1 : ir::isSigned(d) ? 2 : 3; };
+      t = rank(scalarT) <= rank(tensorT) ? tensorT : scalarT;
+    } else if (ir::isFloat(tx) || ir::isFloat(ty)) {
+      t = (tx == DType::F64 || ty == DType::F64) ? DType::F64
+          : (tx == DType::F32 || ty == DType::F32 || tx != ty) ? DType::F32 : tx;
+      if ((tx == DType::F16 && !ir::isFloat(ty)) || (ty == DType::F16 && !ir::isFloat(tx)))
+        t = DType::F16;
+    } else {
+      t = integerPromote(tx, ty);
+    }
+    ir::Value *x = t == DType::Ptr ? xa.val.v : toTensorOfType(xa.val, t, xa.loc);
+    ir::Value *y = t == DType::Ptr ? ya.val.v : toTensorOfType(ya.val, t, ya.loc);
+    if (t == DType::Ptr && (!ya.val.isTensor() || ya.val.v->type.elem != x->type.elem))
+      fail(ya.loc, "where() operands must both be pointers of the same type");
+    broadcastPair(x, y, loc);
+    broadcastPair(c, x, loc);
+    broadcastPair(c, y, loc);
+    return SVal::tensor(b->select(loc, c, x, y));
+  }
+  static const std::map<std::string, ir::OpKind> math = {
+      {"tl.exp", ir::OpKind::Exp},   {"tl.exp2", ir::OpKind::Exp2}, {"tl.log", ir::OpKind::Log},
+      {"tl.log2", ir::OpKind::Log2}, {"tl.sqrt", ir::OpKind::Sqrt}, {"tl.sqrt_rn", ir::OpKind::Sqrt},
+      {"tl.rsqrt", ir::OpKind::Rsqrt}};
+  if (auto it = math.find(name); it != math.end()) {
+    Binder p(*this, name.substr(3), args, {"x"}, 1);
+    const Arg &xa = p.get("x");
+    ir::Value *x = xa.val.isNumber() ? toTensorOfType(xa.val, DType::F32, xa.loc) : p.tensor("x");
+    DType t = x->type.dtype();
+    if (t != DType::F32 && t != DType::F64)
+      fail(xa.loc, name + "() expects fp32 or fp64, got " + ir::name(t) + " (cast with .to(tl.float32) first)");
+    if (t == DType::F64 && it->second != ir::OpKind::Sqrt)
+      fail(xa.loc, name + "() on fp64 needs libdevice, which this version does not link yet");
+    return SVal::tensor(b->unary(it->second, loc, x));
+  }
+  if (name == "tl.abs") {
+    Binder p(*this, "abs", args, {"x"}, 1);
+    return SVal::tensor(b->unary(ir::OpKind::Abs, loc, p.tensor("x")));
+  }
+  if (name == "tl.fdiv" || name == "tl.div_rn") {
+    Binder p(*this, name.substr(3), args, {"x", "y", "ieee_rounding"}, 2);
+    return binary(ast::BinaryOp::Div, p.get("x").val, p.get("y").val, loc, p.loc("x"), p.loc("y"));
+  }
+  if (name == "tl.maximum" || name == "tl.minimum") {
+    Binder p(*this, name.substr(3), args, {"x", "y", "propagate_nan"}, 2);
+    // Promote like addition, then take max/min.
+    SVal sum = binary(ast::BinaryOp::Add, p.get("x").val, p.get("y").val, loc, p.loc("x"), p.loc("y"));
+    ir::Op *add = sum.v->def;
+    ir::Value *x = add->operands[0], *y = add->operands[1];
+    add->kind = name == "tl.maximum" ? ir::OpKind::Max : ir::OpKind::Min;
+    (void)x;
+    (void)y;
+    return sum;
+  }
+  if (name == "tl.cast") {
+    Binder p(*this, "cast", args, {"input", "dtype", "fp_downcast_rounding", "bitcast"}, 2);
+    ir::Value *x = p.tensor("input");
+    ir::ScalarType t = p.dtype("dtype");
+    if (p.has("bitcast") && p.get("bitcast").val.i) {
+      if (ir::bitWidth(t.dtype) != ir::bitWidth(x->type.dtype()))
+        fail(p.loc("dtype"), "bitcast between types of different widths");
+      return SVal::tensor(b->create(ir::OpKind::Bitcast, loc, {x}, {x->type.withElem(t)})->result());
+    }
+    return SVal::tensor(castTo(x, t, loc));
+  }
+
+  // --- Shapes
+  if (name == "tl.expand_dims") {
+    Binder p(*this, "expand_dims", args, {"input", "axis"}, 2);
+    return SVal::tensor(expandDims(p.tensor("input"), static_cast<int>(p.constInt("axis", 0)), p.loc("axis")));
+  }
+  if (name == "tl.broadcast_to") {
+    Binder p(*this, "broadcast_to", args, {"input", "shape"}, 2);
+    return SVal::tensor(broadcastTo(p.tensor("input"), shapeArg(*this, p.get("shape"), "broadcast_to"), loc));
+  }
+
+  // --- Reductions
+  if (name == "tl.sum" || name == "tl.max" || name == "tl.min") {
+    Binder p(*this, name.substr(3), args, {"input", "axis", "keep_dims", "dtype", "return_indices", "return_indices_tie_break_left", "propagate_nan"}, 1);
+    ir::Value *x = p.tensor("input");
+    if (!x->type.isTile())
+      fail(p.loc("input"), name.substr(3) + "() expects a tile, got " + x->type.str());
+    if (p.has("return_indices") && p.get("return_indices").val.i)
+      fail(p.loc("return_indices"), "return_indices is not supported yet");
+    ir::ReduceKind k = name == "tl.sum" ? ir::ReduceKind::Sum : name == "tl.max" ? ir::ReduceKind::Max : ir::ReduceKind::Min;
+    if (k == ir::ReduceKind::Sum) {
+      if (p.has("dtype")) {
+        x = castTo(x, p.dtype("dtype"), loc);
+      } else {
+        DType t = x->type.dtype();
+        // Triton: sums of narrow integers accumulate in 32 bits.
+        if (ir::isInteger(t) && ir::bitWidth(t) < 32)
+          x = castTo(x, ir::ScalarType{ir::isSigned(t) ? DType::I32 : DType::U32}, loc);
+      }
+    }
+    bool keep = p.has("keep_dims") && truthy(p.get("keep_dims").val, p.loc("keep_dims"));
+    std::vector<int> axes;
+    int rank = static_cast<int>(x->type.rank());
+    if (!p.has("axis")) {
+      for (int a = rank - 1; a >= 0; --a)
+        axes.push_back(a);
+    } else {
+      int64_t a = p.constInt("axis", 0);
+      if (a < -rank || a >= rank)
+        fail(p.loc("axis"), name.substr(3) + "() axis " + std::to_string(a) + " is out of range for " + x->type.str());
+      axes.push_back(static_cast<int>(a < 0 ? a + rank : a));
+    }
+    for (int a : axes)
+      x = reduce(x, a, k, loc);
+    if (keep) {
+      std::sort(axes.begin(), axes.end());
+      for (int a : axes)
+        x = expandDims(x, a, loc);
+    }
+    return SVal::tensor(x);
+  }
+  if (name == "tl.range" || name == "tl.static_range")
+    fail(loc, name + "() can only be used as the iterable of a 'for' loop");
+  fail(loc, "'" + name + "' is not supported yet");
+}
+
+} // namespace tle::sema

@@ -1,0 +1,797 @@
+// Expression evaluation during specialisation: constexpr folding with Python semantics, and
+// tile IR for runtime values with Triton 3.6's promotion, broadcasting and literal typing.
+#include "Sema.h"
+
+#include <llvm/Support/Casting.h>
+
+#include <cmath>
+#include <limits>
+#include <set>
+#include <sstream>
+
+using llvm::dyn_cast;
+using llvm::isa;
+
+namespace tle::sema {
+
+using ir::DType;
+
+std::string SVal::describe() const {
+  switch (kind) {
+  case Kind::None: return "None";
+  case Kind::Int: return "int " + std::to_string(i);
+  case Kind::Float: {
+    std::ostringstream s;
+    s << "float " << f;
+    return s.str();
+  }
+  case Kind::Bool: return i ? "True" : "False";
+  case Kind::Str: return "str '" + s + "'";
+  case Kind::DType: return "dtype " + dtype.str();
+  case Kind::Tensor: return v->type.str();
+  case Kind::Module: return "module '" + s + "'";
+  case Kind::Builtin: return "function '" + s + "'";
+  case Kind::JitFn: return "@jit function '" + fn->name + "'";
+  case Kind::Tuple: {
+    std::string r = "tuple(";
+    for (size_t k = 0; k < elts.size(); ++k)
+      r += (k ? ", " : "") + elts[k].describe();
+    return r + ")";
+  }
+  case Kind::Method: return "method '" + s + "'";
+  case Kind::Slice: return "slice";
+  }
+  return "?";
+}
+
+ir::DType integerPromote(DType a, DType b) {
+  if (a == b)
+    return a;
+  unsigned wa = ir::bitWidth(a), wb = ir::bitWidth(b);
+  bool sa = ir::isSigned(a), sb = ir::isSigned(b);
+  if (sa == sb)
+    return wa >= wb ? a : b;
+  DType u = sa ? b : a, s = sa ? a : b;
+  return ir::bitWidth(u) >= ir::bitWidth(s) ? u : s;
+}
+
+namespace {
+
+const std::set<std::string> kTlFunctions = {
+    "program_id", "num_programs", "arange", "zeros", "zeros_like", "full", "load", "store", "where", "exp",
+    "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "abs", "maximum", "minimum", "sum", "max", "min",
+    "cast", "cdiv", "expand_dims", "broadcast_to", "range", "static_range", "constexpr", "pointer_type",
+    "multiple_of", "max_contiguous", "static_assert", "fdiv", "div_rn"};
+
+std::optional<ir::ScalarType> tlDType(const std::string &n) {
+  static const std::pair<const char *, DType> table[] = {
+      {"int1", DType::I1},      {"int8", DType::I8},       {"int16", DType::I16},   {"int32", DType::I32},
+      {"int64", DType::I64},    {"uint8", DType::U8},      {"uint16", DType::U16},  {"uint32", DType::U32},
+      {"uint64", DType::U64},   {"float16", DType::F16},   {"bfloat16", DType::BF16}, {"float32", DType::F32},
+      {"float64", DType::F64},  {"bool", DType::I1}};
+  for (auto &[name, d] : table)
+    if (n == name)
+      return ir::ScalarType{d};
+  return std::nullopt;
+}
+
+/// Kind order of Triton's scalar rule: bool < uint < int < float.
+int kindRank(DType t) {
+  if (t == DType::I1)
+    return 0;
+  if (ir::isUnsigned(t))
+    return 1;
+  if (ir::isSigned(t))
+    return 2;
+  return 3;
+}
+
+int64_t floorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0)))
+    --q;
+  return q;
+}
+
+int64_t pyMod(int64_t a, int64_t b) {
+  int64_t r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0)))
+    r += b;
+  return r;
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Names and attributes
+
+SVal Specializer::lookup(const std::string &name, SourceLoc loc, Env &env) {
+  if (auto it = env.find(name); it != env.end())
+    return it->second;
+  if (auto it = globals.find(name); it != globals.end())
+    return it->second;
+  static const std::set<std::string> builtins = {"range", "min", "max", "float", "int", "bool", "len", "abs", "print",
+                                                 "isinstance"};
+  if (builtins.count(name))
+    return SVal::builtin(name);
+  fail(loc, "unknown name '" + name + "'");
+}
+
+SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc loc) {
+  if (base.kind == SVal::Kind::Module) {
+    const std::string &m = base.s;
+    if (m == "triton") {
+      if (attr == "language")
+        return SVal::module("triton.language");
+      if (attr == "cdiv" || attr == "next_power_of_2" || attr == "jit" || attr == "autotune" ||
+          attr == "heuristics" || attr == "Config" || attr == "constexpr")
+        return SVal::builtin(attr == "constexpr" ? "tl.constexpr" : "triton." + attr);
+      return SVal::module(m + "." + attr);
+    }
+    if (m == "triton.language" || m == "triton.language.math" || m == "triton.language.core") {
+      if (auto d = tlDType(attr))
+        return SVal::dtypeOf(*d);
+      if (attr == "math" || attr == "core" || attr == "extra")
+        return SVal::module("triton.language." + attr);
+      if (kTlFunctions.count(attr))
+        return SVal::builtin("tl." + attr);
+      fail(loc, "'" + attr + "' is not a function of triton.language that TLE supports");
+    }
+    return SVal::module(m + "." + attr);
+  }
+  if (base.isTensor()) {
+    if (attr == "dtype")
+      return SVal::dtypeOf(base.v->type.elem);
+    if (attr == "shape") {
+      std::vector<SVal> dims;
+      for (int64_t d : base.v->type.shape)
+        dims.push_back(SVal::integer(d));
+      return SVal::tuple(dims);
+    }
+    if (attr == "to" || attr == "__add__") {
+      SVal m;
+      m.kind = SVal::Kind::Method;
+      m.s = attr;
+      m.elts = {base};
+      return m;
+    }
+    fail(loc, base.describe() + " has no attribute '" + attr + "'");
+  }
+  if (base.kind == SVal::Kind::DType) {
+    if (attr == "element_ty") {
+      if (!base.dtype.isPointer())
+        fail(loc, "dtype " + base.dtype.str() + " is not a pointer type and has no element_ty");
+      return SVal::dtypeOf(ir::ScalarType{base.dtype.pointee});
+    }
+    if (attr == "primitive_bitwidth")
+      return SVal::integer(ir::bitWidth(base.dtype.dtype));
+    fail(loc, "dtype has no attribute '" + attr + "'");
+  }
+  fail(loc, base.describe() + " has no attribute '" + attr + "'");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tensors
+
+ir::DType Specializer::literalType(const SVal &v, SourceLoc loc) {
+  switch (v.kind) {
+  case SVal::Kind::Bool:
+    return DType::I1;
+  case SVal::Kind::Int:
+    if (v.i >= std::numeric_limits<int32_t>::min() && v.i <= std::numeric_limits<int32_t>::max())
+      return DType::I32;
+    if (v.i >= 0 && v.i <= int64_t(std::numeric_limits<uint32_t>::max()))
+      return DType::U32;
+    return DType::I64;
+  case SVal::Kind::Float: {
+    double a = std::fabs(v.f);
+    if (a == 0 || std::isinf(a) || std::isnan(a) ||
+        (a >= double(std::numeric_limits<float>::min()) && a <= double(std::numeric_limits<float>::max())))
+      return DType::F32;
+    return DType::F64;
+  }
+  default:
+    fail(loc, "expected a number or a tensor, got " + v.describe());
+  }
+}
+
+ir::Value *Specializer::toTensorOfType(const SVal &v, DType t, SourceLoc loc) {
+  if (v.isTensor())
+    return castTo(v.v, ir::ScalarType{t}, loc);
+  if (!b)
+    fail(loc, "not a compile-time value");
+  if (!v.isNumber())
+    fail(loc, "expected a number or a tensor, got " + v.describe());
+  if (ir::isFloat(t))
+    return b->constFloat(loc, t, v.kind == SVal::Kind::Float ? v.f : double(v.i));
+  if (v.kind == SVal::Kind::Float)
+    return b->constInt(loc, t, static_cast<int64_t>(v.f));
+  return b->constInt(loc, t, t == DType::I1 ? (v.i != 0) : v.i);
+}
+
+ir::Value *Specializer::toTensor(const SVal &v, SourceLoc loc) {
+  if (v.isTensor())
+    return v.v;
+  return toTensorOfType(v, literalType(v, loc), loc);
+}
+
+ir::Value *Specializer::castTo(ir::Value *v, ir::ScalarType t, SourceLoc loc) {
+  if (v->type.elem == t)
+    return v;
+  if (v->type.elem.isPointer() || t.isPointer()) {
+    if (v->type.elem.isPointer() && t.isPointer())
+      return b->create(ir::OpKind::Bitcast, loc, {v}, {v->type.withElem(t)})->result();
+    fail(loc, "cannot convert " + v->type.str() + " to " + t.str());
+  }
+  return b->cast(loc, v, t);
+}
+
+ir::Value *Specializer::expandDims(ir::Value *v, int axis, SourceLoc loc) {
+  int rank = static_cast<int>(v->type.rank());
+  if (axis < 0)
+    axis += rank + 1;
+  if (axis < 0 || axis > rank)
+    fail(loc, "expand_dims axis out of range for " + v->type.str());
+  auto shape = v->type.shape;
+  shape.insert(shape.begin() + axis, 1);
+  ir::Op *op = b->create(ir::OpKind::ExpandDims, loc, {v}, {ir::Type(v->type.elem, shape)});
+  op->axis = axis;
+  return op->result();
+}
+
+ir::Value *Specializer::broadcastTo(ir::Value *v, const std::vector<int64_t> &shape, SourceLoc loc) {
+  if (v->type.shape == shape)
+    return v;
+  if (v->type.isScalar())
+    return b->splat(loc, v, shape);
+  if (v->type.rank() > shape.size())
+    fail(loc, "cannot broadcast " + v->type.str() + " to a lower-rank shape");
+  while (v->type.rank() < shape.size())
+    v = expandDims(v, 0, loc);
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (v->type.shape[d] != shape[d] && v->type.shape[d] != 1)
+      fail(loc, "cannot broadcast " + v->type.str() + " to shape " + ir::Type(v->type.elem, shape).str());
+  return b->create(ir::OpKind::Broadcast, loc, {v}, {ir::Type(v->type.elem, shape)})->result();
+}
+
+void Specializer::broadcastPair(ir::Value *&x, ir::Value *&y, SourceLoc loc) {
+  if (x->type.shape == y->type.shape)
+    return;
+  if (x->type.isScalar()) {
+    x = b->splat(loc, x, y->type.shape);
+    return;
+  }
+  if (y->type.isScalar()) {
+    y = b->splat(loc, y, x->type.shape);
+    return;
+  }
+  auto sx = x->type.shape, sy = y->type.shape;
+  size_t rank = std::max(sx.size(), sy.size());
+  sx.insert(sx.begin(), rank - sx.size(), 1);
+  sy.insert(sy.begin(), rank - sy.size(), 1);
+  std::vector<int64_t> out(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    if (sx[d] != sy[d] && sx[d] != 1 && sy[d] != 1)
+      fail(loc, "incompatible shapes for broadcasting: " + x->type.str() + " and " + y->type.str() + " (dim " +
+                    std::to_string(d) + ": " + std::to_string(sx[d]) + " vs " + std::to_string(sy[d]) + ")");
+    out[d] = std::max(sx[d], sy[d]);
+  }
+  x = broadcastTo(x, out, loc);
+  y = broadcastTo(y, out, loc);
+}
+
+ir::Value *Specializer::reduce(ir::Value *v, int axis, ir::ReduceKind k, SourceLoc loc) {
+  auto shape = v->type.shape;
+  shape.erase(shape.begin() + axis);
+  ir::Op *op = b->create(ir::OpKind::Reduce, loc, {v}, {ir::Type(v->type.elem, shape)});
+  op->axis = axis;
+  op->reduceKind = k;
+  return op->result();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operators
+
+bool Specializer::truthy(const SVal &v, SourceLoc loc) {
+  switch (v.kind) {
+  case SVal::Kind::None: return false;
+  case SVal::Kind::Int: case SVal::Kind::Bool: return v.i != 0;
+  case SVal::Kind::Float: return v.f != 0;
+  case SVal::Kind::Str: return !v.s.empty();
+  case SVal::Kind::Tuple: return !v.elts.empty();
+  case SVal::Kind::Tensor:
+    fail(loc, "a runtime value (" + v.describe() + ") cannot be used where a compile-time condition is required");
+  default:
+    return true;
+  }
+}
+
+namespace {
+
+SVal foldBinary(Specializer &S, ast::BinaryOp op, const SVal &a, const SVal &b, SourceLoc loc) {
+  bool isFloat = a.kind == SVal::Kind::Float || b.kind == SVal::Kind::Float;
+  double fa = a.kind == SVal::Kind::Float ? a.f : double(a.i);
+  double fb = b.kind == SVal::Kind::Float ? b.f : double(b.i);
+  int64_t ia = a.i, ib = b.i;
+  using O = ast::BinaryOp;
+  auto zeroDiv = [&]() { S.fail(loc, "division by zero in a compile-time expression"); };
+  switch (op) {
+  case O::Add: return isFloat ? SVal::real(fa + fb) : SVal::integer(ia + ib);
+  case O::Sub: return isFloat ? SVal::real(fa - fb) : SVal::integer(ia - ib);
+  case O::Mul: return isFloat ? SVal::real(fa * fb) : SVal::integer(ia * ib);
+  case O::Div:
+    if (fb == 0)
+      zeroDiv();
+    return SVal::real(fa / fb);
+  case O::FloorDiv:
+    if (fb == 0)
+      zeroDiv();
+    return isFloat ? SVal::real(std::floor(fa / fb)) : SVal::integer(floorDiv(ia, ib));
+  case O::Mod:
+    if (fb == 0)
+      zeroDiv();
+    if (isFloat) {
+      double r = std::fmod(fa, fb);
+      if (r != 0 && ((r < 0) != (fb < 0)))
+        r += fb;
+      return SVal::real(r);
+    }
+    return SVal::integer(pyMod(ia, ib));
+  case O::Pow:
+    if (!isFloat && ib >= 0) {
+      int64_t r = 1;
+      for (int64_t k = 0; k < ib; ++k)
+        r *= ia;
+      return SVal::integer(r);
+    }
+    return SVal::real(std::pow(fa, fb));
+  default:
+    break;
+  }
+  if (isFloat)
+    S.fail(loc, std::string("unsupported operand types for '") + ast::spelling(op) + "': " + a.describe() + " and " +
+                    b.describe());
+  switch (op) {
+  case O::Shl: return SVal::integer(ia << ib);
+  case O::Shr: return SVal::integer(ia >> ib);
+  case O::BitAnd: return a.kind == SVal::Kind::Bool && b.kind == SVal::Kind::Bool ? SVal::boolean(ia & ib) : SVal::integer(ia & ib);
+  case O::BitOr: return a.kind == SVal::Kind::Bool && b.kind == SVal::Kind::Bool ? SVal::boolean(ia | ib) : SVal::integer(ia | ib);
+  case O::BitXor: return SVal::integer(ia ^ ib);
+  default:
+    S.fail(loc, std::string("operator '") + ast::spelling(op) + "' is not supported on compile-time values");
+  }
+}
+
+} // namespace
+
+SVal Specializer::binary(ast::BinaryOp op, const SVal &a, const SVal &bv, SourceLoc loc, SourceLoc la, SourceLoc lb) {
+  using O = ast::BinaryOp;
+  if (a.isNumber() && bv.isNumber())
+    return foldBinary(*this, op, a, bv, loc);
+  if (a.kind == SVal::Kind::Tuple && bv.kind == SVal::Kind::Tuple && op == O::Add) {
+    auto e = a.elts;
+    e.insert(e.end(), bv.elts.begin(), bv.elts.end());
+    return SVal::tuple(e);
+  }
+  if (!(a.isTensor() || a.isNumber()) || !(bv.isTensor() || bv.isNumber()))
+    fail(loc, std::string("unsupported operand types for '") + ast::spelling(op) + "': " + a.describe() + " and " +
+                  bv.describe());
+  if (op == O::MatMul)
+    fail(loc, "'@' is not supported yet: use tl.dot");
+  if (op == O::Pow)
+    fail(loc, "'**' on runtime values is not supported");
+
+  // Pointer arithmetic.
+  bool aPtr = a.isTensor() && a.v->type.elem.isPointer();
+  bool bPtr = bv.isTensor() && bv.v->type.elem.isPointer();
+  if (aPtr || bPtr) {
+    if (aPtr && bPtr)
+      fail(loc, std::string("'") + ast::spelling(op) + "' between two pointers is not supported");
+    if (!(op == O::Add || (op == O::Sub && aPtr)))
+      fail(loc, std::string("operator '") + ast::spelling(op) + "' is not defined for pointers (only ptr + int and ptr - int)");
+    const SVal &p = aPtr ? a : bv;
+    const SVal &o = aPtr ? bv : a;
+    SourceLoc lo = aPtr ? lb : la;
+    ir::Value *off = toTensor(o, lo);
+    if (!ir::isInteger(off->type.dtype()))
+      fail(lo, "pointer offset must be an integer, got " + off->type.str());
+    if (op == O::Sub)
+      off = b->unary(ir::OpKind::Neg, loc, off);
+    if (ir::isUnsigned(off->type.dtype()) && ir::bitWidth(off->type.dtype()) < 64)
+      off = castTo(off, ir::ScalarType{DType::I64}, loc);
+    ir::Value *pv = p.v;
+    broadcastPair(pv, off, loc);
+    return SVal::tensor(b->create(ir::OpKind::AddPtr, loc, {pv, off}, {pv->type})->result());
+  }
+
+  // Result dtype (semantic.computation_type_impl with the scalar-kind rule).
+  bool divOrMod = op == O::Div || op == O::Mod;
+  DType ta = a.isTensor() ? a.v->type.dtype() : literalType(a, la);
+  DType tb = bv.isTensor() ? bv.v->type.dtype() : literalType(bv, lb);
+  DType t;
+  auto tensorOp = [&](DType x, DType y) -> DType {
+    if (x == DType::F64 || y == DType::F64) return DType::F64;
+    if (x == DType::F32 || y == DType::F32) return DType::F32;
+    if (x == DType::F16 || y == DType::F16) return (divOrMod || x == DType::BF16 || y == DType::BF16) ? DType::F32 : DType::F16;
+    if (x == DType::BF16 || y == DType::BF16) return (divOrMod || x != y) ? DType::F32 : DType::BF16;
+    if ((op == O::Div || op == O::Mod || op == O::FloorDiv) && ir::isSigned(x) != ir::isSigned(y) && x != DType::I1 && y != DType::I1)
+      fail(loc, std::string("'") + ast::spelling(op) + "' between " + ir::name(x) + " and " + ir::name(y) +
+                    " (mixed signedness) is not allowed; cast one operand first");
+    return integerPromote(x, y);
+  };
+  if (a.isTensor() != bv.isTensor()) {
+    DType tensorT = a.isTensor() ? ta : tb, scalarT = a.isTensor() ? tb : ta;
+    t = kindRank(scalarT) <= kindRank(tensorT) ? tensorT : scalarT;
+    if (divOrMod && (t == DType::F16 || t == DType::BF16))
+      t = DType::F32;
+    const SVal &lit = a.isTensor() ? bv : a;
+    if (lit.kind == SVal::Kind::Int && lit.i < 0 && ir::isUnsigned(t) && t != DType::I1)
+      fail(a.isTensor() ? lb : la, "negative constant " + std::to_string(lit.i) + " combined with unsigned type " + ir::name(t));
+  } else {
+    t = tensorOp(ta, tb);
+  }
+  if (op == O::Div) {
+    if (ir::isInteger(t))
+      t = DType::F32;
+  }
+  if (op == O::FloorDiv && ir::isFloat(t))
+    fail(loc, "'//' on floating-point values is not supported (Triton defines it for integers only)");
+  bool bitwise = op == O::BitAnd || op == O::BitOr || op == O::BitXor || op == O::Shl || op == O::Shr;
+  if (bitwise && !ir::isInteger(t))
+    fail(loc, std::string("operator '") + ast::spelling(op) + "' needs integer or boolean operands, got " + ir::name(ta) +
+                  " and " + ir::name(tb));
+
+  ir::Value *x = toTensorOfType(a, t, la);
+  ir::Value *y = toTensorOfType(bv, t, lb);
+  broadcastPair(x, y, loc);
+  ir::OpKind k;
+  bool fl = ir::isFloat(t);
+  switch (op) {
+  case O::Add: k = ir::OpKind::Add; break;
+  case O::Sub: k = ir::OpKind::Sub; break;
+  case O::Mul: k = ir::OpKind::Mul; break;
+  case O::Div: k = ir::OpKind::FDiv; break;
+  case O::FloorDiv: k = ir::OpKind::IDiv; break;
+  case O::Mod: k = fl ? ir::OpKind::FRem : ir::OpKind::IRem; break;
+  case O::BitAnd: k = ir::OpKind::And; break;
+  case O::BitOr: k = ir::OpKind::Or; break;
+  case O::BitXor: k = ir::OpKind::Xor; break;
+  case O::Shl: k = ir::OpKind::Shl; break;
+  case O::Shr: k = ir::OpKind::Shr; break;
+  default: fail(loc, "unsupported operator");
+  }
+  return SVal::tensor(b->binary(k, loc, x, y));
+}
+
+SVal Specializer::compare(ast::CompareOp op, const SVal &a, const SVal &bv, SourceLoc loc) {
+  using C = ast::CompareOp;
+  if (op == C::Is || op == C::IsNot) {
+    if (!a.isConstexpr() || !bv.isConstexpr())
+      fail(loc, "'is' is only supported between compile-time values");
+    bool same = a.kind == bv.kind && a.i == bv.i && a.f == bv.f && a.s == bv.s && a.dtype == bv.dtype;
+    return SVal::boolean(op == C::Is ? same : !same);
+  }
+  if (op == C::In || op == C::NotIn)
+    fail(loc, "'in' is not supported in a kernel");
+  if (a.isConstexpr() && bv.isConstexpr()) {
+    if (a.kind == SVal::Kind::DType && bv.kind == SVal::Kind::DType) {
+      if (op != C::Eq && op != C::Ne)
+        fail(loc, "dtypes can only be compared with == and !=");
+      return SVal::boolean((a.dtype == bv.dtype) == (op == C::Eq));
+    }
+    if (a.kind == SVal::Kind::Str && bv.kind == SVal::Kind::Str && (op == C::Eq || op == C::Ne))
+      return SVal::boolean((a.s == bv.s) == (op == C::Eq));
+    if (a.kind == SVal::Kind::None || bv.kind == SVal::Kind::None) {
+      if (op != C::Eq && op != C::Ne)
+        fail(loc, "None can only be compared with == and !=");
+      return SVal::boolean((a.kind == bv.kind) == (op == C::Eq));
+    }
+    if (!a.isNumber() || !bv.isNumber())
+      fail(loc, "cannot compare " + a.describe() + " with " + bv.describe());
+    double x = a.kind == SVal::Kind::Float ? a.f : double(a.i), y = bv.kind == SVal::Kind::Float ? bv.f : double(bv.i);
+    bool r = false;
+    switch (op) {
+    case C::Lt: r = x < y; break;
+    case C::Le: r = x <= y; break;
+    case C::Gt: r = x > y; break;
+    case C::Ge: r = x >= y; break;
+    case C::Eq: r = x == y; break;
+    case C::Ne: r = x != y; break;
+    default: break;
+    }
+    return SVal::boolean(r);
+  }
+  // Runtime comparison: operands promoted as for arithmetic.
+  SVal lhs = a, rhs = bv;
+  if (!(lhs.isTensor() || lhs.isNumber()) || !(rhs.isTensor() || rhs.isNumber()))
+    fail(loc, "cannot compare " + a.describe() + " with " + bv.describe());
+  DType ta = lhs.isTensor() ? lhs.v->type.dtype() : literalType(lhs, loc);
+  DType tb = rhs.isTensor() ? rhs.v->type.dtype() : literalType(rhs, loc);
+  DType t;
+  if (lhs.isTensor() != rhs.isTensor()) {
+    DType tensorT = lhs.isTensor() ? ta : tb, scalarT = lhs.isTensor() ? tb : ta;
+    t = kindRank(scalarT) <= kindRank(tensorT) ? tensorT : scalarT;
+  } else if (ta == DType::Ptr || tb == DType::Ptr) {
+    if (ta != tb)
+      fail(loc, "cannot compare a pointer with a non-pointer");
+    t = DType::Ptr;
+  } else if (ir::isFloat(ta) || ir::isFloat(tb)) {
+    if (ta == DType::F64 || tb == DType::F64) t = DType::F64;
+    else if (ta == DType::F32 || tb == DType::F32 || ta != tb) t = DType::F32;
+    else t = ta;
+  } else {
+    t = integerPromote(ta, tb);
+  }
+  ir::Value *x = t == DType::Ptr ? lhs.v : toTensorOfType(lhs, t, loc);
+  ir::Value *y = t == DType::Ptr ? rhs.v : toTensorOfType(rhs, t, loc);
+  broadcastPair(x, y, loc);
+  ir::CmpPred p;
+  switch (op) {
+  case C::Lt: p = ir::CmpPred::Lt; break;
+  case C::Le: p = ir::CmpPred::Le; break;
+  case C::Gt: p = ir::CmpPred::Gt; break;
+  case C::Ge: p = ir::CmpPred::Ge; break;
+  case C::Eq: p = ir::CmpPred::Eq; break;
+  default: p = ir::CmpPred::Ne; break;
+  }
+  return SVal::tensor(b->cmp(loc, p, x, y));
+}
+
+SVal Specializer::unary(ast::UnaryOp op, const SVal &a, SourceLoc loc) {
+  using U = ast::UnaryOp;
+  if (a.isConstexpr()) {
+    switch (op) {
+    case U::Not: return SVal::boolean(!truthy(a, loc));
+    case U::Pos:
+      if (!a.isNumber()) break;
+      return a;
+    case U::Neg:
+      if (a.kind == SVal::Kind::Float) return SVal::real(-a.f);
+      if (a.isNumber()) return SVal::integer(-a.i);
+      break;
+    case U::Invert:
+      if (a.kind == SVal::Kind::Int || a.kind == SVal::Kind::Bool) return SVal::integer(~a.i);
+      break;
+    }
+    fail(loc, std::string("bad operand for unary '") + ast::spelling(op) + "': " + a.describe());
+  }
+  if (!a.isTensor())
+    fail(loc, std::string("bad operand for unary '") + ast::spelling(op) + "': " + a.describe());
+  ir::Value *v = a.v;
+  DType t = v->type.dtype();
+  switch (op) {
+  case U::Pos:
+    return a;
+  case U::Neg:
+    if (v->type.elem.isPointer())
+      fail(loc, "cannot negate a pointer");
+    return SVal::tensor(b->unary(ir::OpKind::Neg, loc, v));
+  case U::Invert:
+    if (!ir::isInteger(t))
+      fail(loc, "'~' needs an integer operand, got " + v->type.str());
+    return SVal::tensor(b->unary(ir::OpKind::Not, loc, v));
+  case U::Not: {
+    if (t != DType::I1) {
+      ir::Value *zero = toTensorOfType(SVal::integer(0), t, loc);
+      ir::Value *vv = v;
+      broadcastPair(vv, zero, loc);
+      v = b->cmp(loc, ir::CmpPred::Ne, vv, zero);
+    }
+    return SVal::tensor(b->unary(ir::OpKind::Not, loc, v));
+  }
+  }
+  fail(loc, "unsupported unary operator");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Subscripts: x[None, :], x[:, None], tuple indexing with constants
+
+SVal Specializer::subscript(const ast::SubscriptExpr *e, Env &env) {
+  SVal base = eval(e->base, env);
+  if (base.kind == SVal::Kind::Tuple) {
+    if (e->indices.size() != 1)
+      fail(e->loc(), "tuple index must be a single integer");
+    SVal idx = eval(e->indices[0], env);
+    if (idx.kind != SVal::Kind::Int)
+      fail(e->indices[0]->loc(), "tuple index must be a compile-time integer, got " + idx.describe());
+    int64_t i = idx.i < 0 ? idx.i + int64_t(base.elts.size()) : idx.i;
+    if (i < 0 || i >= int64_t(base.elts.size()))
+      fail(e->indices[0]->loc(), "tuple index " + std::to_string(idx.i) + " out of range");
+    return base.elts[i];
+  }
+  if (!base.isTensor())
+    fail(e->loc(), base.describe() + " is not subscriptable");
+  ir::Value *v = base.v;
+  // Each ':' keeps a dim; each None inserts one.
+  unsigned dim = 0;
+  unsigned colons = 0;
+  for (const ast::Expr *idx : e->indices) {
+    if (isa<ast::NoneLit>(idx)) {
+      v = expandDims(v, static_cast<int>(dim), idx->loc());
+      ++dim;
+      continue;
+    }
+    if (auto *sl = dyn_cast<ast::SliceExpr>(idx)) {
+      if (sl->lower || sl->upper || sl->step)
+        fail(idx->loc(), "only ':' and None are supported as tile indices (use tle.extract_tile for slicing)");
+      ++dim;
+      ++colons;
+      continue;
+    }
+    fail(idx->loc(), "only ':' and None are supported as tile indices");
+  }
+  if (colons > base.v->type.rank())
+    fail(e->loc(), "too many indices for " + base.v->type.str() + ": " + std::to_string(colons) + " ':' for rank " +
+                       std::to_string(base.v->type.rank()));
+  return SVal::tensor(v);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Expressions
+
+SVal Specializer::eval(const ast::Expr *e, Env &env) {
+  switch (e->kind()) {
+  case ast::Node::Kind::Name:
+    return lookup(dyn_cast<ast::NameExpr>(e)->name, e->loc(), env);
+  case ast::Node::Kind::IntLit:
+    return SVal::integer(dyn_cast<ast::IntLit>(e)->value);
+  case ast::Node::Kind::FloatLit:
+    return SVal::real(dyn_cast<ast::FloatLit>(e)->value);
+  case ast::Node::Kind::BoolLit:
+    return SVal::boolean(dyn_cast<ast::BoolLit>(e)->value);
+  case ast::Node::Kind::NoneLit:
+    return SVal::none();
+  case ast::Node::Kind::StringLit:
+    return SVal::str(dyn_cast<ast::StringLit>(e)->value);
+  case ast::Node::Kind::Attribute: {
+    auto *a = dyn_cast<ast::AttributeExpr>(e);
+    return attribute(eval(a->base, env), a->attr, a->loc());
+  }
+  case ast::Node::Kind::Call:
+    return call(dyn_cast<ast::CallExpr>(e), env);
+  case ast::Node::Kind::Subscript:
+    return subscript(dyn_cast<ast::SubscriptExpr>(e), env);
+  case ast::Node::Kind::Binary: {
+    auto *bin = dyn_cast<ast::BinaryExpr>(e);
+    SVal l = eval(bin->lhs, env);
+    SVal r = eval(bin->rhs, env);
+    return binary(bin->op, l, r, bin->loc(), bin->lhs->loc(), bin->rhs->loc());
+  }
+  case ast::Node::Kind::Unary: {
+    auto *u = dyn_cast<ast::UnaryExpr>(e);
+    return unary(u->op, eval(u->operand, env), u->loc());
+  }
+  case ast::Node::Kind::Compare: {
+    auto *c = dyn_cast<ast::CompareExpr>(e);
+    SVal lhs = eval(c->operands[0], env);
+    SVal result;
+    for (size_t k = 0; k < c->ops.size(); ++k) {
+      SVal rhs = eval(c->operands[k + 1], env);
+      SourceLoc l = k < c->opLocs.size() ? c->opLocs[k] : c->loc();
+      SVal r = compare(c->ops[k], lhs, rhs, l);
+      if (k == 0) {
+        result = r;
+      } else {
+        if (!result.isConstexpr() || !r.isConstexpr())
+          fail(l, "chained comparisons of runtime values are not supported; combine them with '&'");
+        result = SVal::boolean(truthy(result, l) && truthy(r, l));
+      }
+      lhs = rhs;
+    }
+    return result;
+  }
+  case ast::Node::Kind::BoolOp: {
+    auto *bo = dyn_cast<ast::BoolOpExpr>(e);
+    SVal cur;
+    for (size_t k = 0; k < bo->values.size(); ++k) {
+      cur = eval(bo->values[k], env);
+      if (!cur.isConstexpr())
+        fail(bo->values[k]->loc(), std::string("'") + (bo->isAnd ? "and" : "or") +
+                                       "' needs compile-time operands; use '" + (bo->isAnd ? "&" : "|") +
+                                       "' on runtime values");
+      bool t = truthy(cur, bo->values[k]->loc());
+      if (bo->isAnd ? !t : t)
+        return cur;
+    }
+    return cur;
+  }
+  case ast::Node::Kind::IfExp: {
+    auto *ie = dyn_cast<ast::IfExpExpr>(e);
+    SVal c = eval(ie->cond, env);
+    if (!c.isConstexpr())
+      fail(ie->cond->loc(), "a conditional expression on a runtime value is not supported yet; use tl.where");
+    return truthy(c, ie->cond->loc()) ? eval(ie->thenExpr, env) : eval(ie->elseExpr, env);
+  }
+  case ast::Node::Kind::Tuple: case ast::Node::Kind::List: {
+    const auto &elts = isa<ast::TupleExpr>(e) ? dyn_cast<ast::TupleExpr>(e)->elts : dyn_cast<ast::ListExpr>(e)->elts;
+    std::vector<SVal> vals;
+    for (auto *x : elts)
+      vals.push_back(eval(x, env));
+    return SVal::tuple(vals);
+  }
+  case ast::Node::Kind::Slice:
+    fail(e->loc(), "a slice is only allowed inside a subscript");
+  case ast::Node::Kind::Lambda:
+    fail(e->loc(), "lambda is not supported in a kernel");
+  case ast::Node::Kind::Starred:
+    fail(e->loc(), "'*' unpacking is not supported in a kernel");
+  case ast::Node::Kind::OtherExpr:
+    fail(e->loc(), dyn_cast<ast::OtherExpr>(e)->what + " is not supported in a kernel");
+  default:
+    fail(e->loc(), "expression not supported in a kernel");
+  }
+}
+
+SVal Specializer::call(const ast::CallExpr *e, Env &env) {
+  SVal callee = eval(e->callee, env);
+  CallArgs args;
+  args.loc = e->loc();
+  for (auto *a : e->args) {
+    if (isa<ast::StarredExpr>(a))
+      fail(a->loc(), "'*' unpacking in calls is not supported in a kernel");
+    args.pos.push_back({a->loc(), eval(a, env)});
+  }
+  for (auto &k : e->keywords) {
+    if (k.name.empty())
+      fail(k.loc, "'**' unpacking in calls is not supported in a kernel");
+    args.kw.push_back({k.name, {k.value->loc(), eval(k.value, env)}});
+  }
+  switch (callee.kind) {
+  case SVal::Kind::Builtin:
+    return callBuiltin(callee.s, args);
+  case SVal::Kind::Method:
+    return callMethod(callee, args);
+  case SVal::Kind::JitFn:
+    return callJit(callee.fn, args);
+  case SVal::Kind::Module:
+    fail(e->callee->loc(), "'" + callee.s + "' is not available in a kernel");
+  default:
+    fail(e->callee->loc(), callee.describe() + " is not callable");
+  }
+}
+
+SVal Specializer::callJit(const ast::FunctionDef *f, CallArgs &args) {
+  for (auto *c : callStack)
+    if (c == f)
+      fail(args.loc, "recursive call of @jit function '" + f->name + "' is not supported");
+  Env local;
+  std::vector<bool> bound(f->params.size(), false);
+  if (args.pos.size() > f->params.size())
+    fail(args.loc, "'" + f->name + "' takes " + std::to_string(f->params.size()) + " arguments but " +
+                       std::to_string(args.pos.size()) + " were given");
+  for (size_t i = 0; i < args.pos.size(); ++i) {
+    local[f->params[i].name] = args.pos[i].val;
+    bound[i] = true;
+  }
+  for (auto &[name, a] : args.kw) {
+    size_t i = 0;
+    while (i < f->params.size() && f->params[i].name != name)
+      ++i;
+    if (i == f->params.size())
+      fail(a.loc, "'" + f->name + "' has no parameter named '" + name + "'");
+    if (bound[i])
+      fail(a.loc, "argument '" + name + "' given twice");
+    local[name] = a.val;
+    bound[i] = true;
+  }
+  for (size_t i = 0; i < f->params.size(); ++i) {
+    if (bound[i])
+      continue;
+    if (!f->params[i].defaultValue)
+      fail(args.loc, "missing argument '" + f->params[i].name + "' in call to '" + f->name + "'");
+    Env empty;
+    local[f->params[i].name] = eval(f->params[i].defaultValue, empty);
+  }
+  callStack.push_back(f);
+  size_t before = returnValues.size();
+  int savedDepth = loopDepth;
+  loopDepth = 0;
+  execBlock(f->body, local);
+  loopDepth = savedDepth;
+  callStack.pop_back();
+  SVal r = returnValues.size() > before ? returnValues.back() : SVal::none();
+  returnValues.resize(before);
+  return r;
+}
+
+} // namespace tle::sema

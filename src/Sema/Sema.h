@@ -1,0 +1,129 @@
+// Internal to Sema: the compile-time interpreter that walks a kernel's AST and builds tile IR.
+#pragma once
+
+#include "tle/AST/AST.h"
+#include "tle/IR/IR.h"
+#include "tle/Sema/Specialize.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tle::sema {
+
+/// A value during specialisation: a compile-time (constexpr) Python value, an IR value
+/// (a runtime scalar or tile), or a name of the language (module, builtin, @jit function).
+struct SVal {
+  enum class Kind { None, Int, Float, Bool, Str, DType, Tensor, Module, Builtin, JitFn, Tuple, Method, Slice };
+  Kind kind = Kind::None;
+  int64_t i = 0;
+  double f = 0;
+  std::string s;               ///< Str text; Module path; Builtin / Method name
+  ir::ScalarType dtype;        ///< DType
+  ir::Value *v = nullptr;      ///< Tensor; Method's receiver
+  const ast::FunctionDef *fn = nullptr; ///< JitFn
+  std::vector<SVal> elts;      ///< Tuple; Method's receiver value in elts[0]
+
+  static SVal none() { return {}; }
+  static SVal integer(int64_t x) { SVal r; r.kind = Kind::Int; r.i = x; return r; }
+  static SVal real(double x) { SVal r; r.kind = Kind::Float; r.f = x; return r; }
+  static SVal boolean(bool x) { SVal r; r.kind = Kind::Bool; r.i = x; return r; }
+  static SVal str(std::string x) { SVal r; r.kind = Kind::Str; r.s = std::move(x); return r; }
+  static SVal dtypeOf(ir::ScalarType t) { SVal r; r.kind = Kind::DType; r.dtype = t; return r; }
+  static SVal tensor(ir::Value *x) { SVal r; r.kind = Kind::Tensor; r.v = x; return r; }
+  static SVal module(std::string p) { SVal r; r.kind = Kind::Module; r.s = std::move(p); return r; }
+  static SVal builtin(std::string n) { SVal r; r.kind = Kind::Builtin; r.s = std::move(n); return r; }
+  static SVal tuple(std::vector<SVal> e) { SVal r; r.kind = Kind::Tuple; r.elts = std::move(e); return r; }
+
+  bool isConstexpr() const {
+    return kind == Kind::None || kind == Kind::Int || kind == Kind::Float || kind == Kind::Bool ||
+           kind == Kind::Str || kind == Kind::DType || (kind == Kind::Tuple && allConst());
+  }
+  bool isNumber() const { return kind == Kind::Int || kind == Kind::Float || kind == Kind::Bool; }
+  bool isTensor() const { return kind == Kind::Tensor; }
+  bool allConst() const {
+    for (auto &e : elts)
+      if (!e.isConstexpr())
+        return false;
+    return true;
+  }
+  /// Python-ish description for diagnostics: "int 4", "tile<1024xfp32>", "module 'tl'".
+  std::string describe() const;
+};
+
+using Env = std::map<std::string, SVal>;
+
+/// A positional or keyword argument after evaluation.
+struct Arg {
+  SourceLoc loc;
+  SVal val;
+};
+struct CallArgs {
+  SourceLoc loc; ///< the call
+  std::vector<Arg> pos;
+  std::vector<std::pair<std::string, Arg>> kw;
+};
+
+class Specializer {
+public:
+  Specializer(const ast::Module &m, const SpecializeOptions &o, DiagnosticEngine &d);
+  std::unique_ptr<ir::Function> run();
+
+  // --- Diagnostics
+  [[noreturn]] void fail(SourceLoc loc, const std::string &msg) { diags.fatal(loc, msg); }
+
+  // --- Statements (Specialize.cpp)
+  /// Executes a block; returns true when a `return` was executed.
+  bool execBlock(const ast::Block &b, Env &env);
+  bool execStmt(const ast::Stmt *s, Env &env);
+  void execFor(const ast::ForStmt *s, Env &env);
+  void assign(const ast::Expr *target, const SVal &v, Env &env, SourceLoc loc);
+
+  // --- Expressions (Expressions.cpp)
+  SVal eval(const ast::Expr *e, Env &env);
+  SVal lookup(const std::string &name, SourceLoc loc, Env &env);
+  SVal attribute(const SVal &base, const std::string &attr, SourceLoc loc);
+  SVal binary(ast::BinaryOp op, const SVal &a, const SVal &b, SourceLoc loc, SourceLoc la, SourceLoc lb);
+  SVal compare(ast::CompareOp op, const SVal &a, const SVal &b, SourceLoc loc);
+  SVal unary(ast::UnaryOp op, const SVal &a, SourceLoc loc);
+  SVal subscript(const ast::SubscriptExpr *e, Env &env);
+  SVal call(const ast::CallExpr *e, Env &env);
+  SVal callJit(const ast::FunctionDef *fn, CallArgs &args);
+  bool truthy(const SVal &v, SourceLoc loc);
+
+  // --- Tensors and types (Expressions.cpp)
+  /// Materialises a constexpr number as an IR scalar with Triton's literal typing.
+  ir::Value *toTensor(const SVal &v, SourceLoc loc);
+  ir::Value *toTensorOfType(const SVal &v, ir::DType t, SourceLoc loc);
+  /// The literal type Triton gives a Python number (i32, u32, i64, u64, fp32, fp64, i1).
+  ir::DType literalType(const SVal &v, SourceLoc loc);
+  ir::Value *broadcastTo(ir::Value *v, const std::vector<int64_t> &shape, SourceLoc loc);
+  /// Broadcasts two values to a common shape (NumPy rules); errors name both shapes.
+  void broadcastPair(ir::Value *&a, ir::Value *&b, SourceLoc loc);
+  ir::Value *castTo(ir::Value *v, ir::ScalarType t, SourceLoc loc);
+  ir::Value *expandDims(ir::Value *v, int axis, SourceLoc loc);
+  ir::Value *reduce(ir::Value *v, int axis, ir::ReduceKind k, SourceLoc loc);
+
+  // --- Builtins (Builtins.cpp)
+  SVal callBuiltin(const std::string &name, CallArgs &args);
+  SVal callMethod(const SVal &method, CallArgs &args);
+
+  // State
+  const ast::Module &mod;
+  const SpecializeOptions &opts;
+  DiagnosticEngine &diags;
+  std::unique_ptr<ir::Function> fn;
+  std::unique_ptr<ir::Builder> b;
+  Env globals;
+  std::map<std::string, const ast::FunctionDef *> jitFns;
+  std::vector<const ast::FunctionDef *> callStack;
+  int loopDepth = 0;
+  /// Set while inlining a helper: its return value.
+  std::vector<SVal> returnValues;
+};
+
+/// Integer promotion of two integer dtypes (Triton's integer_promote_impl).
+ir::DType integerPromote(ir::DType a, ir::DType b);
+
+} // namespace tle::sema

@@ -1,0 +1,612 @@
+// Specialisation entry point: module scan, kernel selection, parameter binding, statements.
+#include "Sema.h"
+
+#include <llvm/Support/Casting.h>
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+using llvm::dyn_cast;
+using llvm::isa;
+
+namespace tle::sema {
+
+namespace {
+
+std::string trim(std::string s) {
+  auto ws = [](unsigned char c) { return std::isspace(c) != 0; };
+  while (!s.empty() && ws(s.back()))
+    s.pop_back();
+  size_t i = 0;
+  while (i < s.size() && ws(s[i]))
+    ++i;
+  return s.substr(i);
+}
+
+/// Parses a constexpr literal from the command line: int, float, True/False, or a dtype name.
+std::optional<SVal> parseConstexprText(const std::string &t) {
+  if (t == "True" || t == "true")
+    return SVal::boolean(true);
+  if (t == "False" || t == "false")
+    return SVal::boolean(false);
+  if (t == "None")
+    return SVal::none();
+  if (auto d = ir::parseDType(t))
+    return SVal::dtypeOf(ir::ScalarType{*d});
+  if (t.empty())
+    return std::nullopt;
+  try {
+    size_t pos = 0;
+    long long v = std::stoll(t, &pos, 0);
+    if (pos == t.size())
+      return SVal::integer(v);
+    double d = std::stod(t, &pos);
+    if (pos == t.size())
+      return SVal::real(d);
+  } catch (...) {
+  }
+  return std::nullopt;
+}
+
+bool isJitDecorator(const ast::Expr *d) {
+  if (auto *c = dyn_cast<ast::CallExpr>(d))
+    d = c->callee;
+  if (auto *a = dyn_cast<ast::AttributeExpr>(d))
+    return a->attr == "jit";
+  if (auto *n = dyn_cast<ast::NameExpr>(d))
+    return n->name == "jit";
+  return false;
+}
+
+} // namespace
+
+std::optional<std::vector<SignatureEntry>> parseSignature(const std::string &text, DiagnosticEngine &diags) {
+  std::vector<SignatureEntry> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string item = trim(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    start = comma == std::string::npos ? text.size() + 1 : comma + 1;
+    if (item.empty()) {
+      if (comma == std::string::npos && !out.empty())
+        break; // trailing comma
+      diags.error({}, "empty entry in signature '" + text + "'");
+      return std::nullopt;
+    }
+    SignatureEntry e;
+    std::string ty = item, hint;
+    if (auto colon = item.find(':'); colon != std::string::npos) {
+      ty = trim(item.substr(0, colon));
+      hint = trim(item.substr(colon + 1));
+    }
+    bool ptr = !ty.empty() && ty[0] == '*';
+    std::string base = ptr ? ty.substr(1) : ty;
+    if (ptr && !base.empty() && base[0] == 'k') // *kfp32: const pointer
+      base = base.substr(1);
+    auto dt = ir::parseDType(base);
+    if (!dt && !ptr && hint.empty()) {
+      auto c = parseConstexprText(item);
+      if (!c || c->kind == SVal::Kind::DType) {
+        diags.error({}, "signature entry '" + item + "' is neither a type (e.g. *fp32:16, i32) nor a constexpr literal");
+        return std::nullopt;
+      }
+      e.kind = SignatureEntry::Kind::Constexpr;
+      e.constexprText = item;
+      out.push_back(e);
+      continue;
+    }
+    if (!dt) {
+      diags.error({}, "unknown type '" + base + "' in signature entry '" + item +
+                          "' (expected one of i1 i8 i16 i32 i64 u8 u16 u32 u64 fp16 bf16 fp32 fp64)");
+      return std::nullopt;
+    }
+    e.type = ptr ? ir::ScalarType::ptrTo(*dt) : ir::ScalarType{*dt};
+    if (!hint.empty()) {
+      if (hint == "16") {
+        e.divisibility = 16;
+      } else if (hint == "1" && !ptr && ir::isInteger(*dt)) {
+        e.specializedToOne = true;
+      } else {
+        diags.error({}, "unsupported hint ':" + hint + "' in signature entry '" + item +
+                            "' (':16' for divisibility, ':1' for an integer equal to 1)");
+        return std::nullopt;
+      }
+    }
+    out.push_back(e);
+  }
+  return out;
+}
+
+Specializer::Specializer(const ast::Module &m, const SpecializeOptions &o, DiagnosticEngine &d)
+    : mod(m), opts(o), diags(d) {}
+
+std::unique_ptr<ir::Function> Specializer::run() {
+  // Module scan: imports, @jit functions, module-level constants.
+  globals["triton"] = SVal::module("triton");
+  for (const ast::Stmt *s : mod.body) {
+    if (auto *imp = dyn_cast<ast::ImportStmt>(s)) {
+      for (auto &a : imp->names) {
+        if (!a.asname.empty())
+          globals[a.asname] = SVal::module(a.name);
+        else
+          globals[a.name.substr(0, a.name.find('.'))] = SVal::module(a.name.substr(0, a.name.find('.')));
+      }
+    } else if (auto *imp = dyn_cast<ast::ImportFromStmt>(s)) {
+      // `from triton.language import float32` binds the attribute; `from triton import
+      // language as tl` binds the submodule.
+      for (auto &a : imp->names) {
+        if (a.name == "*")
+          continue;
+        globals[a.asname.empty() ? a.name : a.asname] = attribute(SVal::module(imp->module), a.name, a.loc);
+      }
+    } else if (auto *fd = dyn_cast<ast::FunctionDef>(s)) {
+      bool jit = std::any_of(fd->decorators.begin(), fd->decorators.end(), isJitDecorator);
+      if (jit) {
+        jitFns[fd->name] = fd;
+        SVal f;
+        f.kind = SVal::Kind::JitFn;
+        f.fn = fd;
+        globals[fd->name] = f;
+      }
+    }
+  }
+  // Module-level constants: evaluated in order; ones that are not compile-time values are
+  // skipped (host code), and are an error only if a kernel reads them.
+  for (const ast::Stmt *s : mod.body) {
+    auto *as = dyn_cast<ast::AssignStmt>(s);
+    if (!as || as->targets.size() != 1 || !isa<ast::NameExpr>(as->targets[0]))
+      continue;
+    DiagnosticEngine quiet(diags.sources());
+    std::ostringstream sink;
+    quiet.setStream(sink);
+    try {
+      Specializer probe(mod, opts, quiet);
+      probe.globals = globals;
+      Env env;
+      SVal v = probe.eval(as->value, env);
+      if (v.isConstexpr())
+        globals[dyn_cast<ast::NameExpr>(as->targets[0])->name] = v;
+    } catch (CompileAborted &) {
+    }
+  }
+
+  // Kernel selection.
+  const ast::FunctionDef *kernel = nullptr;
+  if (!opts.kernel.empty()) {
+    auto it = jitFns.find(opts.kernel);
+    if (it == jitFns.end()) {
+      std::string names;
+      for (auto &[n, f] : jitFns)
+        names += (names.empty() ? "" : ", ") + n;
+      fail({mod.file, 0, 0}, "no @triton.jit kernel named '" + opts.kernel + "'" +
+                                 (names.empty() ? " (the file defines none)" : " (kernels: " + names + ")"));
+    }
+    kernel = it->second;
+  } else if (jitFns.size() == 1) {
+    kernel = jitFns.begin()->second;
+  } else if (jitFns.empty()) {
+    fail({mod.file, 0, 0}, "no @triton.jit or @tle.jit kernel in this file");
+  } else {
+    // Prefer the one function no other @jit function calls: pick the last defined.
+    std::string names;
+    for (auto &[n, f] : jitFns)
+      names += (names.empty() ? "" : ", ") + n;
+    fail({mod.file, 0, 0}, "several @jit functions (" + names + "); choose the kernel with -n/--kernel");
+  }
+
+  fn = std::make_unique<ir::Function>();
+  fn->name = kernel->name;
+  fn->numWarps = opts.numWarps;
+  b = std::make_unique<ir::Builder>(&fn->body);
+
+  // Parameter binding.
+  std::optional<std::vector<SignatureEntry>> sig;
+  if (opts.signature) {
+    sig = parseSignature(*opts.signature, diags);
+    if (!sig)
+      throw CompileAborted();
+    if (sig->size() != kernel->params.size())
+      fail(kernel->loc(), "signature has " + std::to_string(sig->size()) + " entries but kernel '" + kernel->name +
+                            "' has " + std::to_string(kernel->params.size()) + " parameters");
+  }
+  std::set<std::string> usedDefines;
+  Env env;
+  for (size_t i = 0; i < kernel->params.size(); ++i) {
+    const ast::Param &p = kernel->params[i];
+    if (p.star)
+      fail(p.loc, "kernel parameters cannot be *args or **kwargs");
+    // A -D value always wins for that name.
+    auto def = opts.defines.find(p.name);
+    bool annotatedConstexpr = false;
+    if (p.annotation) {
+      Env empty;
+      SVal ann = eval(p.annotation, empty);
+      if (ann.kind == SVal::Kind::Builtin && ann.s == "tl.constexpr")
+        annotatedConstexpr = true;
+    }
+    auto bindConst = [&](const std::string &text, const char *from) {
+      auto c = parseConstexprText(text);
+      if (!c)
+        fail(p.loc, std::string("cannot parse value '") + text + "' " + from + " for constexpr parameter '" + p.name +
+                        "' (expected an integer, a float, True/False or a dtype name)");
+      env[p.name] = *c;
+      fn->constexprs.push_back({p.name, text});
+    };
+    if (def != opts.defines.end()) {
+      usedDefines.insert(p.name);
+      if (sig && (*sig)[i].kind == SignatureEntry::Kind::Runtime)
+        fail(p.loc, "parameter '" + p.name + "' is given by -D but the signature makes it a runtime parameter");
+      bindConst(def->second, "from -D");
+      continue;
+    }
+    if (sig) {
+      const SignatureEntry &e = (*sig)[i];
+      if (e.kind == SignatureEntry::Kind::Constexpr) {
+        bindConst(e.constexprText, "from the signature");
+        continue;
+      }
+      if (annotatedConstexpr)
+        fail(p.loc, "parameter '" + p.name + "' is annotated tl.constexpr but the signature gives it the runtime type " +
+                        e.type.str());
+      if (e.specializedToOne) {
+        env[p.name] = SVal::integer(1);
+        fn->constexprs.push_back({p.name, "1"});
+        continue;
+      }
+      ir::Param param{p.name, e.type, e.divisibility, p.loc};
+      fn->params.push_back(param);
+      env[p.name] = SVal::tensor(fn->body.addArg(ir::Type(e.type), p.name));
+      continue;
+    }
+    // No signature: the annotation decides.
+    if (annotatedConstexpr) {
+      if (p.defaultValue) {
+        Env empty;
+        SVal v = eval(p.defaultValue, empty);
+        if (!v.isConstexpr())
+          fail(p.defaultValue->loc(), "default value of constexpr parameter '" + p.name + "' is not a compile-time value");
+        env[p.name] = v;
+        fn->constexprs.push_back({p.name, v.describe()});
+        continue;
+      }
+      fail(p.loc, "constexpr parameter '" + p.name + "' has no value: pass -D " + p.name + "=VALUE or a signature with -s");
+    }
+    if (!p.annotation)
+      fail(p.loc, "parameter '" + p.name + "' has no type: annotate it (e.g. '" + p.name +
+                      ": tl.pointer_type(tl.float32)') or pass a signature with -s");
+    Env empty;
+    SVal ann = eval(p.annotation, empty);
+    ir::ScalarType t;
+    if (ann.kind == SVal::Kind::DType) {
+      t = ann.dtype;
+    } else if (ann.kind == SVal::Kind::Str) {
+      auto parsed = parseSignature(ann.s, diags);
+      if (!parsed || parsed->size() != 1 || (*parsed)[0].kind != SignatureEntry::Kind::Runtime)
+        fail(p.annotation->loc(), "annotation '" + ann.s + "' is not a parameter type");
+      t = (*parsed)[0].type;
+      fn->params.push_back({p.name, t, (*parsed)[0].divisibility, p.loc});
+      env[p.name] = SVal::tensor(fn->body.addArg(ir::Type(t), p.name));
+      continue;
+    } else {
+      fail(p.annotation->loc(), "annotation of parameter '" + p.name + "' is not a type (got " + ann.describe() + ")");
+    }
+    fn->params.push_back({p.name, t, 1, p.loc});
+    env[p.name] = SVal::tensor(fn->body.addArg(ir::Type(t), p.name));
+  }
+  for (auto &[k, v] : opts.defines)
+    if (!usedDefines.count(k))
+      fail({}, "-D " + k + "=" + v + ": kernel '" + kernel->name + "' has no parameter named '" + k + "'");
+
+  callStack.push_back(kernel);
+  execBlock(kernel->body, env);
+  callStack.pop_back();
+  b->setInsertionPointToEnd(&fn->body);
+  b->create(ir::OpKind::Return, kernel->loc(), {}, {});
+  return std::move(fn);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statements
+
+bool Specializer::execBlock(const ast::Block &blk, Env &env) {
+  for (const ast::Stmt *s : blk)
+    if (execStmt(s, env))
+      return true;
+  return false;
+}
+
+void Specializer::assign(const ast::Expr *target, const SVal &v, Env &env, SourceLoc loc) {
+  if (auto *n = dyn_cast<ast::NameExpr>(target)) {
+    SVal val = v;
+    if (val.isTensor() && val.v->nameHint.empty() && val.v->def)
+      val.v->nameHint = n->name;
+    env[n->name] = val;
+    return;
+  }
+  if (isa<ast::TupleExpr>(target) || isa<ast::ListExpr>(target)) {
+    const auto &elts = isa<ast::TupleExpr>(target) ? dyn_cast<ast::TupleExpr>(target)->elts
+                                                   : dyn_cast<ast::ListExpr>(target)->elts;
+    if (v.kind != SVal::Kind::Tuple)
+      fail(target->loc(), "cannot unpack " + v.describe() + " into " + std::to_string(elts.size()) + " names");
+    if (v.elts.size() != elts.size())
+      fail(target->loc(), "cannot unpack " + std::to_string(v.elts.size()) + " values into " +
+                              std::to_string(elts.size()) + " names");
+    for (size_t i = 0; i < elts.size(); ++i)
+      assign(elts[i], v.elts[i], env, loc);
+    return;
+  }
+  if (isa<ast::SubscriptExpr>(target))
+    fail(target->loc(), "assignment to a subscript is not supported: tiles are immutable values");
+  if (isa<ast::AttributeExpr>(target))
+    fail(target->loc(), "assignment to an attribute is not supported in a kernel");
+  fail(target->loc(), "cannot assign to this expression");
+}
+
+bool Specializer::execStmt(const ast::Stmt *s, Env &env) {
+  switch (s->kind()) {
+  case ast::Node::Kind::ExprStmt: {
+    auto *es = dyn_cast<ast::ExprStmt>(s);
+    if (isa<ast::StringLit>(es->value)) // docstring
+      return false;
+    eval(es->value, env);
+    return false;
+  }
+  case ast::Node::Kind::Assign: {
+    auto *as = dyn_cast<ast::AssignStmt>(s);
+    SVal v = eval(as->value, env);
+    for (const ast::Expr *t : as->targets)
+      assign(t, v, env, s->loc());
+    return false;
+  }
+  case ast::Node::Kind::AugAssign: {
+    auto *as = dyn_cast<ast::AugAssignStmt>(s);
+    SVal cur = eval(as->target, env);
+    SVal rhs = eval(as->value, env);
+    assign(as->target, binary(as->op, cur, rhs, as->loc(), as->target->loc(), as->value->loc()), env, s->loc());
+    return false;
+  }
+  case ast::Node::Kind::AnnAssign: {
+    auto *as = dyn_cast<ast::AnnAssignStmt>(s);
+    if (!as->value)
+      return false;
+    SVal v = eval(as->value, env);
+    SVal ann = eval(as->annotation, env);
+    if (ann.kind == SVal::Kind::Builtin && ann.s == "tl.constexpr" && !v.isConstexpr())
+      fail(as->value->loc(), "value of a tl.constexpr variable must be a compile-time constant, got " + v.describe());
+    assign(as->target, v, env, s->loc());
+    return false;
+  }
+  case ast::Node::Kind::Pass:
+    return false;
+  case ast::Node::Kind::Return: {
+    auto *r = dyn_cast<ast::ReturnStmt>(s);
+    if (loopDepth > 0)
+      fail(s->loc(), "'return' inside a loop is not supported");
+    SVal v = r->value ? eval(r->value, env) : SVal::none();
+    if (callStack.size() == 1 && v.kind != SVal::Kind::None)
+      fail(s->loc(), "a kernel cannot return a value");
+    returnValues.push_back(v);
+    return true;
+  }
+  case ast::Node::Kind::If: {
+    auto *is = dyn_cast<ast::IfStmt>(s);
+    SVal c = eval(is->cond, env);
+    if (!c.isConstexpr())
+      fail(is->cond->loc(), "'if' on a runtime value is not supported yet: the condition must be a compile-time constant");
+    return truthy(c, is->cond->loc()) ? execBlock(is->body, env) : execBlock(is->orelse, env);
+  }
+  case ast::Node::Kind::For:
+    execFor(dyn_cast<ast::ForStmt>(s), env);
+    return false;
+  case ast::Node::Kind::Assert: {
+    auto *as = dyn_cast<ast::AssertStmt>(s);
+    SVal c = eval(as->test, env);
+    if (!c.isConstexpr())
+      fail(as->loc(), "'assert' on a runtime value is not supported yet (use a compile-time condition)");
+    if (!truthy(c, as->test->loc())) {
+      std::string msg = "static assertion failed";
+      if (as->msg) {
+        SVal m = eval(as->msg, env);
+        if (m.kind == SVal::Kind::Str)
+          msg += ": " + m.s;
+      }
+      fail(as->loc(), msg);
+    }
+    return false;
+  }
+  case ast::Node::Kind::While:
+    fail(s->loc(), "'while' loops are not supported yet");
+  case ast::Node::Kind::Break:
+  case ast::Node::Kind::Continue:
+    fail(s->loc(), std::string("'") + (isa<ast::BreakStmt>(s) ? "break" : "continue") + "' is not supported yet");
+  case ast::Node::Kind::FunctionDef:
+    fail(s->loc(), "nested function definitions are not supported in a kernel");
+  case ast::Node::Kind::Import:
+  case ast::Node::Kind::ImportFrom:
+    fail(s->loc(), "imports must be at module level, not inside a kernel");
+  case ast::Node::Kind::OtherStmt:
+    fail(s->loc(), dyn_cast<ast::OtherStmt>(s)->what + " is not supported in a kernel");
+  default:
+    fail(s->loc(), "statement not supported in a kernel");
+  }
+}
+
+namespace {
+
+/// Names assigned anywhere in `blk` (targets of assignments, augmented assignments and loops).
+void collectAssigned(const ast::Block &blk, std::set<std::string> &out);
+
+void collectTargets(const ast::Expr *t, std::set<std::string> &out) {
+  if (auto *n = dyn_cast<ast::NameExpr>(t))
+    out.insert(n->name);
+  else if (auto *tu = dyn_cast<ast::TupleExpr>(t))
+    for (auto *e : tu->elts)
+      collectTargets(e, out);
+  else if (auto *l = dyn_cast<ast::ListExpr>(t))
+    for (auto *e : l->elts)
+      collectTargets(e, out);
+}
+
+void collectAssigned(const ast::Block &blk, std::set<std::string> &out) {
+  for (const ast::Stmt *s : blk) {
+    if (auto *a = dyn_cast<ast::AssignStmt>(s))
+      for (auto *t : a->targets)
+        collectTargets(t, out);
+    else if (auto *a = dyn_cast<ast::AugAssignStmt>(s))
+      collectTargets(a->target, out);
+    else if (auto *a = dyn_cast<ast::AnnAssignStmt>(s))
+      collectTargets(a->target, out);
+    else if (auto *f = dyn_cast<ast::ForStmt>(s)) {
+      collectTargets(f->target, out);
+      collectAssigned(f->body, out);
+    } else if (auto *i = dyn_cast<ast::IfStmt>(s)) {
+      collectAssigned(i->body, out);
+      collectAssigned(i->orelse, out);
+    } else if (auto *w = dyn_cast<ast::WhileStmt>(s))
+      collectAssigned(w->body, out);
+  }
+}
+
+} // namespace
+
+void Specializer::execFor(const ast::ForStmt *s, Env &env) {
+  if (!s->orelse.empty())
+    fail(s->loc(), "'for ... else' is not supported");
+  auto *callExpr = dyn_cast<ast::CallExpr>(s->iter);
+  if (!callExpr)
+    fail(s->iter->loc(), "a kernel 'for' loop must iterate over range(...), tl.range(...) or tl.static_range(...)");
+  SVal callee = eval(callExpr->callee, env);
+  std::string kind = callee.kind == SVal::Kind::Builtin ? callee.s : "";
+  if (kind != "range" && kind != "tl.range" && kind != "tl.static_range")
+    fail(s->iter->loc(), "a kernel 'for' loop must iterate over range(...), tl.range(...) or tl.static_range(...)");
+  CallArgs args;
+  args.loc = callExpr->loc();
+  for (auto *a : callExpr->args)
+    args.pos.push_back({a->loc(), eval(a, env)});
+  for (auto &k : callExpr->keywords) {
+    static const std::set<std::string> accepted = {"num_stages", "loop_unroll_factor", "warp_specialize",
+                                                   "flatten", "disallow_acc_multi_buffer", "disable_licm"};
+    if (kind == "tl.range" && accepted.count(k.name)) {
+      eval(k.value, env);
+      continue;
+    }
+    fail(k.loc, "unexpected keyword argument '" + k.name + "' to " + kind + "()");
+  }
+  if (args.pos.empty() || args.pos.size() > 3)
+    fail(args.loc, kind + "() takes 1 to 3 positional arguments, got " + std::to_string(args.pos.size()));
+  Arg lb{args.loc, SVal::integer(0)}, ub, step{args.loc, SVal::integer(1)};
+  if (args.pos.size() == 1) {
+    ub = args.pos[0];
+  } else {
+    lb = args.pos[0];
+    ub = args.pos[1];
+    if (args.pos.size() == 3)
+      step = args.pos[2];
+  }
+  for (const Arg *a : {&lb, &ub, &step}) {
+    bool ok = a->val.kind == SVal::Kind::Int || a->val.kind == SVal::Kind::Bool ||
+              (a->val.isTensor() && a->val.v->type.isScalar() && ir::isInteger(a->val.v->type.dtype()));
+    if (!ok)
+      fail(a->loc, kind + "() bounds must be integer scalars, got " + a->val.describe());
+  }
+
+  // static_range, or range over constexprs with a constexpr trip count: unrolled / folded.
+  bool allConst = lb.val.isConstexpr() && ub.val.isConstexpr() && step.val.isConstexpr();
+  if (kind == "tl.static_range") {
+    if (!allConst)
+      fail(args.loc, "tl.static_range() bounds must be compile-time constants");
+    if (step.val.i == 0)
+      fail(step.loc, "range() step must not be zero");
+    for (int64_t i = lb.val.i; step.val.i > 0 ? i < ub.val.i : i > ub.val.i; i += step.val.i) {
+      assign(s->target, SVal::integer(i), env, s->loc());
+      ++loopDepth;
+      execBlock(s->body, env);
+      --loopDepth;
+    }
+    return;
+  }
+  if (allConst && step.val.i == 0)
+    fail(step.loc, "range() step must not be zero");
+  if (step.val.isConstexpr() && step.val.i < 0)
+    fail(step.loc, "a negative range() step is not supported yet");
+  if (!isa<ast::NameExpr>(s->target))
+    fail(s->target->loc(), "the loop variable must be a single name");
+
+  // Bounds as IR scalars of the promoted integer type.
+  ir::DType ivType = ir::DType::I32;
+  for (const Arg *a : {&lb, &ub, &step}) {
+    ir::DType t = a->val.isTensor() ? a->val.v->type.dtype() : literalType(a->val, a->loc);
+    ivType = integerPromote(ivType, t);
+  }
+  ir::Value *lbv = toTensorOfType(lb.val, ivType, lb.loc);
+  ir::Value *ubv = toTensorOfType(ub.val, ivType, ub.loc);
+  ir::Value *stepv = toTensorOfType(step.val, ivType, step.loc);
+
+  // Loop-carried values: names bound to runtime values before the loop and assigned inside.
+  std::set<std::string> assigned;
+  collectAssigned(s->body, assigned);
+  std::vector<std::string> carried;
+  std::vector<ir::Value *> inits;
+  for (auto &n : assigned) {
+    auto it = env.find(n);
+    if (it != env.end() && it->second.isTensor()) {
+      carried.push_back(n);
+      inits.push_back(it->second.v);
+    }
+  }
+  std::vector<ir::Value *> operands = {lbv, ubv, stepv};
+  operands.insert(operands.end(), inits.begin(), inits.end());
+  std::vector<ir::Type> resultTypes;
+  for (auto *v : inits)
+    resultTypes.push_back(v->type);
+  ir::Op *forOp = b->create(ir::OpKind::For, s->loc(), operands, resultTypes);
+  forOp->regions.push_back(std::make_unique<ir::Block>());
+  ir::Block *body = forOp->regions[0].get();
+  body->parent = forOp;
+  std::string ivName = dyn_cast<ast::NameExpr>(s->target)->name;
+  ir::Value *iv = body->addArg(ir::Type::scalar(ivType), ivName);
+  Env inner = env;
+  inner[ivName] = SVal::tensor(iv);
+  for (size_t i = 0; i < carried.size(); ++i)
+    inner[carried[i]] = SVal::tensor(body->addArg(inits[i]->type, carried[i]));
+
+  ir::Builder *outer = b.release();
+  b = std::make_unique<ir::Builder>(body);
+  ++loopDepth;
+  execBlock(s->body, inner);
+  --loopDepth;
+  std::vector<ir::Value *> yields;
+  for (size_t i = 0; i < carried.size(); ++i) {
+    const SVal &after = inner[carried[i]];
+    if (!after.isTensor() || after.v->type != inits[i]->type)
+      fail(s->loc(), "loop-carried variable '" + carried[i] + "' is " + inits[i]->type.str() +
+                         " before the loop but " + after.describe() + " at the end of its body; it must keep its type");
+    yields.push_back(after.v);
+  }
+  // Constexpr variables may not be changed by the loop body.
+  for (auto &n : assigned) {
+    auto it = env.find(n);
+    if (it == env.end() || it->second.isTensor())
+      continue;
+    auto jt = inner.find(n);
+    if (jt != inner.end() && jt->second.isTensor())
+      fail(s->loc(), "variable '" + n + "' holds the compile-time constant " + it->second.describe() +
+                         " before the loop but a runtime value inside it; initialise it with a tensor "
+                         "(e.g. tl.zeros or tl.full) before the loop");
+  }
+  b->create(ir::OpKind::Yield, s->loc(), yields, {});
+  b.reset(outer);
+  for (size_t i = 0; i < carried.size(); ++i) {
+    forOp->result(i)->nameHint = carried[i];
+    env[carried[i]] = SVal::tensor(forOp->result(i));
+  }
+}
+
+std::unique_ptr<ir::Function> specialize(const ast::Module &module, const SpecializeOptions &opts,
+                                         DiagnosticEngine &diags) {
+  Specializer s(module, opts, diags);
+  return s.run();
+}
+
+} // namespace tle::sema

@@ -1,0 +1,222 @@
+// The NVPTX target driver: module set-up (annotations, metadata), O3 + NVPTX codegen to PTX,
+// and ptxas for cubins.
+#include "tle/Target/NVPTX/NVPTXBackend.h"
+#include "tle/Runtime/Metadata.h"
+#include "Emitter.h"
+
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/Program.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Target/TargetOptions.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <mutex>
+
+namespace tle::nvptx {
+
+namespace {
+
+const char *kTriple = "nvptx64-nvidia-cuda";
+
+void initNVPTX() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+}
+
+/// PTX ISA version features: sm_90a needs PTX 8.0, sm_80 PTX 7.0.
+const char *ptxFeatures(const std::string &arch) { return arch == "sm_90a" ? "+ptx80" : "+ptx70"; }
+
+std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const std::string &arch) {
+  initNVPTX();
+  std::string err;
+  const llvm::Target *t = llvm::TargetRegistry::lookupTarget(kTriple, err);
+  if (!t)
+    return nullptr;
+  llvm::TargetOptions opts;
+  return std::unique_ptr<llvm::TargetMachine>(t->createTargetMachine(kTriple, arch, ptxFeatures(arch), opts,
+                                                                     std::nullopt, std::nullopt,
+                                                                     llvm::CodeGenOptLevel::Aggressive));
+}
+
+void annotate(llvm::Module &m, llvm::Function *k, const char *key, int value) {
+  llvm::LLVMContext &ctx = m.getContext();
+  llvm::Metadata *md[] = {llvm::ValueAsMetadata::get(k), llvm::MDString::get(ctx, key),
+                          llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), value))};
+  m.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx, md));
+}
+
+} // namespace
+
+bool isSupportedArch(const std::string &arch) { return arch == "sm_80" || arch == "sm_90a"; }
+
+std::string metadataJSON(const ir::Function &f, const std::string &arch) {
+  nlohmann::ordered_json k;
+  k["name"] = f.name;
+  k["num_warps"] = f.numWarps;
+  k["block"] = {32 * f.numWarps, 1, 1};
+  k["shared_bytes"] = f.sharedBytes;
+  k["cluster"] = {1, 1, 1};
+  k["cooperative"] = false;
+  nlohmann::ordered_json params = nlohmann::ordered_json::array();
+  for (auto &p : f.params)
+    params.push_back({{"name", p.name}, {"type", p.type.str()}, {"divisibility", p.divisibility}});
+  k["params"] = params;
+  nlohmann::ordered_json ce = nlohmann::ordered_json::object();
+  for (auto &[n, v] : f.constexprs)
+    ce[n] = v;
+  k["constexprs"] = ce;
+  nlohmann::ordered_json doc;
+  doc["format"] = metadata::kFormat;
+  doc["version"] = metadata::kVersion;
+  doc["target"] = arch;
+  doc["compiler"] = std::string("tlec ") + TLE_VERSION_STRING;
+  doc["kernels"] = nlohmann::ordered_json::array({k});
+  return doc.dump();
+}
+
+std::unique_ptr<llvm::Module> emitLLVM(ir::Function &f, llvm::LLVMContext &ctx, const std::string &arch,
+                                       DiagnosticEngine &diags) {
+  auto m = std::make_unique<llvm::Module>(f.name, ctx);
+  m->setTargetTriple(kTriple);
+  if (auto tm = makeTargetMachine(arch))
+    m->setDataLayout(tm->createDataLayout());
+  Emitter e(f, *m, diags);
+  llvm::Function *k = e.run();
+  int threads = 32 * f.numWarps;
+  annotate(*m, k, "kernel", 1);
+  annotate(*m, k, "maxntidx", threads);
+  annotate(*m, k, "reqntidx", threads);
+  // Resource checks that must be compile-time errors, not launch failures.
+  constexpr int64_t kMaxShared = 227 * 1024; // sm_90 opt-in limit per block (sm_80: 163 KiB)
+  int64_t limit = arch == "sm_80" ? 163 * 1024 : kMaxShared;
+  if (f.sharedBytes > limit)
+    diags.fatal({}, "kernel '" + f.name + "' needs " + std::to_string(f.sharedBytes) +
+                        " bytes of shared memory, more than the " + std::to_string(limit) + " bytes " + arch +
+                        " allows per block");
+  // Self-description: the metadata document as a NUL-terminated .global byte array.
+  std::string json = metadataJSON(f, arch);
+  auto *init = llvm::ConstantDataArray::getString(ctx, json, /*AddNull=*/true);
+  auto *g = new llvm::GlobalVariable(*m, init->getType(), true, llvm::GlobalValue::ExternalLinkage, init,
+                                     metadata::kSymbol, nullptr, llvm::GlobalValue::NotThreadLocal, 1);
+  g->setAlignment(llvm::Align(1));
+  std::string err;
+  llvm::raw_string_ostream es(err);
+  if (llvm::verifyModule(*m, &es)) {
+    es.flush();
+    diags.fatal({}, "internal error: invalid LLVM IR for kernel '" + f.name + "': " + err);
+  }
+  return m;
+}
+
+std::string emitPTX(llvm::Module &m, const std::string &arch) {
+  auto tm = makeTargetMachine(arch);
+  m.setDataLayout(tm->createDataLayout());
+  {
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PassBuilder pb(tm.get());
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+    mpm.run(m, mam);
+  }
+  llvm::SmallString<0> out;
+  llvm::raw_svector_ostream os(out);
+  llvm::legacy::PassManager pm;
+  tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile);
+  pm.run(m);
+  return std::string(out.str());
+}
+
+namespace {
+
+std::string findPtxas(const std::string &override) {
+  if (!override.empty())
+    return override;
+  if (const char *env = std::getenv("TLE_PTXAS"); env && *env)
+    return env;
+#ifdef TLE_DEFAULT_PTXAS
+  if (llvm::sys::fs::can_execute(TLE_DEFAULT_PTXAS))
+    return TLE_DEFAULT_PTXAS;
+#endif
+  if (const char *home = std::getenv("CUDA_HOME"); home && *home) {
+    std::string p = std::string(home) + "/bin/ptxas";
+    if (llvm::sys::fs::can_execute(p))
+      return p;
+  }
+  if (llvm::sys::fs::can_execute("/usr/local/cuda/bin/ptxas"))
+    return "/usr/local/cuda/bin/ptxas";
+  if (auto p = llvm::sys::findProgramByName("ptxas"))
+    return *p;
+  return "";
+}
+
+} // namespace
+
+bool assembleCubin(const std::string &ptx, const std::string &arch, const std::string &ptxasPath, std::string &cubin,
+                   std::string &error) {
+  std::string ptxas = findPtxas(ptxasPath);
+  if (ptxas.empty()) {
+    error = "cannot produce a cubin: ptxas from the CUDA toolkit was not found (set TLE_PTXAS or CUDA_HOME, "
+            "or use --emit=ptx / an .ptx output)";
+    return false;
+  }
+  llvm::SmallString<128> in, out, log;
+  int fd = -1;
+  if (llvm::sys::fs::createTemporaryFile("tle", "ptx", fd, in) || llvm::sys::fs::createTemporaryFile("tle", "cubin", out) ||
+      llvm::sys::fs::createTemporaryFile("tle", "log", log)) {
+    error = "cannot create temporary files for ptxas";
+    return false;
+  }
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << ptx;
+  }
+  std::string archFlag = "-arch=" + arch;
+  std::vector<llvm::StringRef> argv = {ptxas, archFlag, "-O3", "-o", out, in};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log), llvm::StringRef(log)};
+  std::string execErr;
+  int rc = llvm::sys::ExecuteAndWait(ptxas, argv, std::nullopt, redirects, 0, 0, &execErr);
+  auto logText = llvm::MemoryBuffer::getFile(log);
+  std::string logStr = logText ? std::string((*logText)->getBuffer()) : "";
+  bool ok = rc == 0;
+  if (ok) {
+    auto buf = llvm::MemoryBuffer::getFile(out, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+    if (!buf) {
+      ok = false;
+      error = "ptxas produced no output";
+    } else {
+      cubin.assign((*buf)->getBufferStart(), (*buf)->getBufferSize());
+    }
+  } else {
+    error = "ptxas failed (" + ptxas + " " + archFlag + ")" + (execErr.empty() ? "" : ": " + execErr) +
+            (logStr.empty() ? "" : ":\n" + logStr);
+  }
+  llvm::sys::fs::remove(in);
+  llvm::sys::fs::remove(out);
+  llvm::sys::fs::remove(log);
+  return ok;
+}
+
+} // namespace tle::nvptx

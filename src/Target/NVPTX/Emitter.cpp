@@ -1,0 +1,561 @@
+// Per-thread LLVM IR for gpu-stage tile IR: geometry, elementwise ops, loops, reductions and
+// layout conversions. Global memory accesses are in MemoryOps.cpp.
+#include "Emitter.h"
+
+#include <llvm/IR/InlineAsm.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
+#include <llvm/Support/MathExtras.h>
+
+#include <cassert>
+#include <cmath>
+
+namespace tle::nvptx {
+
+using ir::DType;
+using ir::OpKind;
+
+Emitter::Emitter(ir::Function &fn, llvm::Module &mod, DiagnosticEngine &d)
+    : f(fn), m(mod), ctx(mod.getContext()), diags(d), B(mod.getContext()), axis(fn) {}
+
+llvm::Type *Emitter::llvmType(ir::ScalarType t) {
+  switch (t.dtype) {
+  case DType::I1: return B.getInt1Ty();
+  case DType::I8: case DType::U8: return B.getInt8Ty();
+  case DType::I16: case DType::U16: return B.getInt16Ty();
+  case DType::I32: case DType::U32: return B.getInt32Ty();
+  case DType::I64: case DType::U64: return B.getInt64Ty();
+  case DType::F16: return B.getHalfTy();
+  case DType::BF16: return B.getBFloatTy();
+  case DType::F32: return B.getFloatTy();
+  case DType::F64: return B.getDoubleTy();
+  case DType::Ptr: return llvm::PointerType::get(ctx, 1);
+  case DType::Invalid: break;
+  }
+  assert(false && "invalid dtype");
+  return nullptr;
+}
+
+llvm::Type *Emitter::storageType(ir::ScalarType t) {
+  return t.dtype == DType::I1 ? B.getInt8Ty() : llvmType(t);
+}
+
+llvm::Value *Emitter::declareIntrinsicCall(unsigned id, llvm::ArrayRef<llvm::Type *> tys,
+                                           llvm::ArrayRef<llvm::Value *> args) {
+  llvm::Function *fn = llvm::Intrinsic::getDeclaration(&m, static_cast<llvm::Intrinsic::ID>(id), tys);
+  return B.CreateCall(fn, args);
+}
+
+llvm::Function *Emitter::run() {
+  std::vector<llvm::Type *> params;
+  for (auto &p : f.params)
+    params.push_back(p.type.dtype == DType::I1 ? B.getInt8Ty() : llvmType(p.type));
+  auto *fty = llvm::FunctionType::get(B.getVoidTy(), params, false);
+  kernel_ = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, f.name, m);
+  kernel_->setCallingConv(llvm::CallingConv::PTX_Kernel);
+  for (size_t i = 0; i < f.params.size(); ++i)
+    kernel_->getArg(i)->setName(f.params[i].name);
+
+  entry_ = llvm::BasicBlock::Create(ctx, "entry", kernel_);
+  auto *body = llvm::BasicBlock::Create(ctx, "body", kernel_);
+  B.SetInsertPoint(entry_);
+  tid_ = declareIntrinsicCall(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, {}, {});
+  lane_ = B.CreateAnd(tid_, 31, "lane");
+  warp_ = B.CreateLShr(tid_, 5, "warp");
+  for (size_t i = 0; i < f.params.size(); ++i) {
+    llvm::Value *a = kernel_->getArg(i);
+    if (f.params[i].type.dtype == DType::I1)
+      a = B.CreateICmpNE(a, B.getInt8(0));
+    vals_[f.body.args[i].get()] = {a};
+  }
+  B.CreateBr(body);
+  B.SetInsertPoint(body);
+  emitBlock(f.body);
+  B.CreateRetVoid();
+
+  if (sharedBytes_ > 0 && smem_)
+    smem_->setAlignment(llvm::Align(16));
+  f.sharedBytes = sharedBytes_;
+  return kernel_;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Geometry
+
+const std::vector<llvm::Value *> &Emitter::laneWarpCoord(const ir::Layout &l) {
+  // Cached by the layout's text: layouts are value types, often rebuilt.
+  std::string key = l.str();
+  auto it = coordCache_.find(key);
+  if (it != coordCache_.end())
+    return it->second;
+  llvm::IRBuilder<> E(entry_->getTerminator());
+  std::vector<llvm::Value *> c(l.rank(), E.getInt32(0));
+  auto addBits = [&](const std::vector<ir::Layout::Basis> &bases, llvm::Value *id) {
+    for (size_t i = 0; i < bases.size(); ++i) {
+      llvm::Value *bit = nullptr;
+      for (unsigned d = 0; d < l.rank(); ++d) {
+        if (bases[i][d] == 0)
+          continue;
+        if (!bit)
+          bit = E.CreateAnd(E.CreateLShr(id, i), 1);
+        c[d] = E.CreateXor(c[d], E.CreateMul(bit, E.getInt32(static_cast<uint32_t>(bases[i][d]))));
+      }
+    }
+  };
+  addBits(l.lane, lane_);
+  addBits(l.warp, warp_);
+  return coordCache_.emplace(key, c).first->second;
+}
+
+std::vector<llvm::Value *> Emitter::coord(const ir::Layout &l, int r) {
+  const auto &lw = laneWarpCoord(l);
+  ir::Layout::Basis rc = l.regCoord(r);
+  std::vector<llvm::Value *> c(l.rank());
+  for (unsigned d = 0; d < l.rank(); ++d)
+    c[d] = rc[d] ? B.CreateXor(lw[d], B.getInt32(static_cast<uint32_t>(rc[d]))) : lw[d];
+  return c;
+}
+
+llvm::Value *Emitter::linearize(const std::vector<llvm::Value *> &c, const std::vector<int64_t> &shape) {
+  llvm::Value *idx = B.getInt32(0);
+  for (size_t d = 0; d < shape.size(); ++d)
+    idx = B.CreateAdd(B.CreateMul(idx, B.getInt32(static_cast<uint32_t>(shape[d]))), c[d]);
+  return idx;
+}
+
+llvm::Value *Emitter::ownerPredicate(const ir::Layout &l) {
+  llvm::Value *pred = B.getTrue();
+  auto zeroBits = [&](const std::vector<ir::Layout::Basis> &bases, llvm::Value *id) {
+    uint32_t mask = 0;
+    for (size_t i = 0; i < bases.size(); ++i)
+      if (std::all_of(bases[i].begin(), bases[i].end(), [](int64_t x) { return x == 0; }))
+        mask |= 1u << i;
+    if (mask)
+      pred = B.CreateAnd(pred, B.CreateICmpEQ(B.CreateAnd(id, mask), B.getInt32(0)));
+  };
+  zeroBits(l.lane, lane_);
+  zeroBits(l.warp, warp_);
+  return pred;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values
+
+std::vector<llvm::Value *> &Emitter::regs(const ir::Value *v) {
+  auto it = vals_.find(v);
+  assert(it != vals_.end() && "value used before emission");
+  return it->second;
+}
+
+llvm::Value *Emitter::scalar(const ir::Value *v) { return regs(v)[0]; }
+
+std::vector<llvm::Value *> Emitter::regsIn(const ir::Value *v, const ir::Layout &l) {
+  if (v->type.isScalar())
+    return std::vector<llvm::Value *>(l.numRegs(), scalar(v));
+  const auto &r = regs(v);
+  if (*v->layout == l)
+    return r;
+  auto map = ir::registerMap(*v->layout, l);
+  assert(map && "operand layout not compatible; layout assignment should have converted it");
+  std::vector<llvm::Value *> out(l.numRegs());
+  for (int i = 0; i < l.numRegs(); ++i)
+    out[i] = r[(*map)[i]];
+  return out;
+}
+
+llvm::Value *Emitter::smemPtr(llvm::Value *byteOffset) {
+  if (!smem_) {
+    auto *ty = llvm::ArrayType::get(B.getInt8Ty(), 0);
+    smem_ = new llvm::GlobalVariable(m, ty, false, llvm::GlobalValue::ExternalLinkage, nullptr, "__tle_smem",
+                                     nullptr, llvm::GlobalValue::NotThreadLocal, 3);
+    smem_->setAlignment(llvm::Align(16));
+  }
+  return B.CreateGEP(B.getInt8Ty(), smem_, byteOffset);
+}
+
+void Emitter::barrier() { declareIntrinsicCall(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
+
+// ---------------------------------------------------------------------------------------------
+// Ops
+
+void Emitter::emitBlock(const ir::Block &b) {
+  for (auto &op : b.ops)
+    emitOp(*op);
+}
+
+void Emitter::emitOp(const ir::Op &op) {
+  switch (op.kind) {
+  case OpKind::Return: case OpKind::Yield:
+    return;
+  case OpKind::For:
+    return emitFor(op);
+  case OpKind::Load:
+    return emitLoad(op);
+  case OpKind::Store:
+    return emitStore(op);
+  case OpKind::Reduce:
+    return emitReduce(op);
+  case OpKind::ConvertLayout:
+    return emitConvert(op);
+  case OpKind::Constant: {
+    ir::ScalarType t = op.result()->type.elem;
+    llvm::Type *ty = llvmType(t);
+    llvm::Value *c = ir::isFloat(t.dtype) ? llvm::ConstantFP::get(ty, op.fval)
+                                          : llvm::ConstantInt::get(ty, static_cast<uint64_t>(op.ival), ir::isSigned(t.dtype));
+    vals_[op.result()] = {c};
+    return;
+  }
+  case OpKind::ProgramId: case OpKind::NumPrograms: {
+    static const unsigned ids[2][3] = {
+        {llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y,
+         llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z},
+        {llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x, llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_y,
+         llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_z}};
+    vals_[op.result()] = {declareIntrinsicCall(ids[op.kind == OpKind::NumPrograms][op.axis], {}, {})};
+    return;
+  }
+  case OpKind::Arange: {
+    const ir::Layout &l = *op.result()->layout;
+    std::vector<llvm::Value *> out;
+    for (int r = 0; r < l.numRegs(); ++r)
+      out.push_back(B.CreateAdd(coord(l, r)[0], B.getInt32(static_cast<uint32_t>(op.ival))));
+    vals_[op.result()] = out;
+    return;
+  }
+  case OpKind::Splat: {
+    vals_[op.result()] = std::vector<llvm::Value *>(op.result()->layout->numRegs(), scalar(op.operands[0]));
+    return;
+  }
+  case OpKind::ExpandDims: {
+    const ir::Value *in = op.operands[0];
+    const ir::Layout &l = *op.result()->layout;
+    if (in->type.isScalar())
+      vals_[op.result()] = std::vector<llvm::Value *>(l.numRegs(), scalar(in));
+    else
+      vals_[op.result()] = regsIn(in, ir::squeezeLayout(l, op.axis));
+    return;
+  }
+  case OpKind::Broadcast: {
+    const ir::Layout &l = *op.result()->layout;
+    vals_[op.result()] = regsIn(op.operands[0], ir::broadcastOperandLayout(l, op.operands[0]->type.shape));
+    return;
+  }
+  default:
+    break;
+  }
+  assert(ir::isElementwise(op.kind) && "unhandled op");
+  const ir::Value *r = op.result();
+  if (r->type.isScalar()) {
+    std::vector<llvm::Value *> in;
+    for (auto *v : op.operands)
+      in.push_back(scalar(v));
+    vals_[r] = {elementwise(op, in)};
+    return;
+  }
+  const ir::Layout &l = *r->layout;
+  std::vector<std::vector<llvm::Value *>> ins;
+  for (auto *v : op.operands)
+    ins.push_back(regsIn(v, l));
+  std::vector<llvm::Value *> out(l.numRegs());
+  for (int i = 0; i < l.numRegs(); ++i) {
+    std::vector<llvm::Value *> in;
+    for (auto &x : ins)
+      in.push_back(x[i]);
+    out[i] = elementwise(op, in);
+  }
+  vals_[r] = out;
+}
+
+llvm::Value *Emitter::elementwise(const ir::Op &op, const std::vector<llvm::Value *> &in) {
+  DType t = op.operands[0]->type.dtype();
+  bool fl = ir::isFloat(t), sg = ir::isSigned(t);
+  llvm::Value *a = in[0], *b = in.size() > 1 ? in[1] : nullptr;
+  auto viaF32 = [&](auto fn) -> llvm::Value * {
+    if (t == DType::F32)
+      return fn(a, b);
+    llvm::Value *x = B.CreateFPExt(a, B.getFloatTy());
+    llvm::Value *y = b ? B.CreateFPExt(b, B.getFloatTy()) : nullptr;
+    return B.CreateFPTrunc(fn(x, y), a->getType());
+  };
+  switch (op.kind) {
+  case OpKind::Add: return fl ? B.CreateFAdd(a, b) : B.CreateAdd(a, b);
+  case OpKind::Sub: return fl ? B.CreateFSub(a, b) : B.CreateSub(a, b);
+  case OpKind::Mul: return fl ? B.CreateFMul(a, b) : B.CreateMul(a, b);
+  case OpKind::FDiv:
+    if (t == DType::F64)
+      return B.CreateFDiv(a, b);
+    return viaF32([&](llvm::Value *x, llvm::Value *y) -> llvm::Value * {
+      // Triton's fp32 '/': div.full.f32 (approximate, ~2 ulp).
+      auto *fty = llvm::FunctionType::get(B.getFloatTy(), {B.getFloatTy(), B.getFloatTy()}, false);
+      auto *asmv = llvm::InlineAsm::get(fty, "div.full.f32 $0, $1, $2;", "=f,f,f", false);
+      return B.CreateCall(fty, asmv, {x, y});
+    });
+  case OpKind::IDiv: return sg ? B.CreateSDiv(a, b) : B.CreateUDiv(a, b);
+  case OpKind::IRem: return sg ? B.CreateSRem(a, b) : B.CreateURem(a, b);
+  case OpKind::FRem: return B.CreateFRem(a, b);
+  case OpKind::And: return B.CreateAnd(a, b);
+  case OpKind::Or: return B.CreateOr(a, b);
+  case OpKind::Xor: return B.CreateXor(a, b);
+  case OpKind::Shl: return B.CreateShl(a, b);
+  case OpKind::Shr: return sg ? B.CreateAShr(a, b) : B.CreateLShr(a, b);
+  case OpKind::Max: case OpKind::Min:
+    return combine(op.kind == OpKind::Max ? ir::ReduceKind::Max : ir::ReduceKind::Min, t, a, b);
+  case OpKind::Cmp: {
+    if (fl) {
+      llvm::CmpInst::Predicate p;
+      switch (op.pred) {
+      case ir::CmpPred::Eq: p = llvm::CmpInst::FCMP_OEQ; break;
+      case ir::CmpPred::Ne: p = llvm::CmpInst::FCMP_UNE; break;
+      case ir::CmpPred::Lt: p = llvm::CmpInst::FCMP_OLT; break;
+      case ir::CmpPred::Le: p = llvm::CmpInst::FCMP_OLE; break;
+      case ir::CmpPred::Gt: p = llvm::CmpInst::FCMP_OGT; break;
+      default: p = llvm::CmpInst::FCMP_OGE; break;
+      }
+      return B.CreateFCmp(p, a, b);
+    }
+    llvm::CmpInst::Predicate p;
+    switch (op.pred) {
+    case ir::CmpPred::Eq: p = llvm::CmpInst::ICMP_EQ; break;
+    case ir::CmpPred::Ne: p = llvm::CmpInst::ICMP_NE; break;
+    case ir::CmpPred::Lt: p = sg ? llvm::CmpInst::ICMP_SLT : llvm::CmpInst::ICMP_ULT; break;
+    case ir::CmpPred::Le: p = sg ? llvm::CmpInst::ICMP_SLE : llvm::CmpInst::ICMP_ULE; break;
+    case ir::CmpPred::Gt: p = sg ? llvm::CmpInst::ICMP_SGT : llvm::CmpInst::ICMP_UGT; break;
+    default: p = sg ? llvm::CmpInst::ICMP_SGE : llvm::CmpInst::ICMP_UGE; break;
+    }
+    return B.CreateICmp(p, a, b);
+  }
+  case OpKind::Select: return B.CreateSelect(in[0], in[1], in[2]);
+  case OpKind::Neg: return fl ? B.CreateFNeg(a) : B.CreateNeg(a);
+  case OpKind::Not: return B.CreateNot(a);
+  case OpKind::Exp: case OpKind::Exp2:
+    if (t != DType::F32)
+      break;
+    return declareIntrinsicCall(llvm::Intrinsic::nvvm_ex2_approx_f, {},
+                                {op.kind == OpKind::Exp ? B.CreateFMul(a, llvm::ConstantFP::get(a->getType(), M_LOG2E)) : a});
+  case OpKind::Log: case OpKind::Log2: {
+    if (t != DType::F32)
+      break;
+    llvm::Value *l2 = declareIntrinsicCall(llvm::Intrinsic::nvvm_lg2_approx_f, {}, {a});
+    return op.kind == OpKind::Log ? B.CreateFMul(l2, llvm::ConstantFP::get(a->getType(), M_LN2)) : l2;
+  }
+  case OpKind::Sqrt: return declareIntrinsicCall(llvm::Intrinsic::sqrt, {a->getType()}, {a});
+  case OpKind::Rsqrt:
+    if (t != DType::F32)
+      break;
+    return declareIntrinsicCall(llvm::Intrinsic::nvvm_rsqrt_approx_f, {}, {a});
+  case OpKind::Abs:
+    if (fl)
+      return declareIntrinsicCall(llvm::Intrinsic::fabs, {a->getType()}, {a});
+    if (!sg)
+      return a;
+    return declareIntrinsicCall(llvm::Intrinsic::abs, {a->getType()}, {a, B.getFalse()});
+  case OpKind::Cast: {
+    DType to = op.result()->type.dtype();
+    llvm::Type *ty = llvmType(op.result()->type.elem);
+    if (to == DType::I1)
+      return fl ? B.CreateFCmpUNE(a, llvm::ConstantFP::get(a->getType(), 0.0))
+                : B.CreateICmpNE(a, llvm::ConstantInt::get(a->getType(), 0));
+    if (fl && ir::isFloat(to))
+      return ir::bitWidth(to) > ir::bitWidth(t) || (t == DType::F16 && to == DType::BF16) ||
+                     (t == DType::BF16 && to == DType::F16)
+                 ? (ir::bitWidth(to) == ir::bitWidth(t) ? B.CreateFPTrunc(B.CreateFPExt(a, B.getFloatTy()), ty)
+                                                        : B.CreateFPExt(a, ty))
+                 : B.CreateFPTrunc(a, ty);
+    if (fl)
+      return ir::isSigned(to) ? B.CreateFPToSI(a, ty) : B.CreateFPToUI(a, ty);
+    if (ir::isFloat(to))
+      return sg ? B.CreateSIToFP(a, ty) : B.CreateUIToFP(a, ty);
+    return B.CreateIntCast(a, ty, sg);
+  }
+  case OpKind::Bitcast:
+    return B.CreateBitCast(a, llvmType(op.result()->type.elem));
+  case OpKind::AddPtr: {
+    ir::ScalarType pointee{op.operands[0]->type.elem.pointee};
+    llvm::Value *off = b;
+    if (off->getType()->getIntegerBitWidth() < 32)
+      off = B.CreateSExt(off, B.getInt32Ty());
+    return B.CreateGEP(storageType(pointee), a, off);
+  }
+  default:
+    break;
+  }
+  diags.fatal(op.loc, std::string("'") + ir::name(op.kind) + "' on " + ir::name(t) + " is not supported by the NVPTX backend yet");
+}
+
+llvm::Value *Emitter::combine(ir::ReduceKind k, DType t, llvm::Value *a, llvm::Value *b) {
+  bool fl = ir::isFloat(t), sg = ir::isSigned(t);
+  switch (k) {
+  case ir::ReduceKind::Sum:
+    return fl ? B.CreateFAdd(a, b) : B.CreateAdd(a, b);
+  case ir::ReduceKind::Max:
+    if (fl)
+      return declareIntrinsicCall(llvm::Intrinsic::maxnum, {a->getType()}, {a, b});
+    return declareIntrinsicCall(sg ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, {a->getType()}, {a, b});
+  case ir::ReduceKind::Min:
+    if (fl)
+      return declareIntrinsicCall(llvm::Intrinsic::minnum, {a->getType()}, {a, b});
+    return declareIntrinsicCall(sg ? llvm::Intrinsic::smin : llvm::Intrinsic::umin, {a->getType()}, {a, b});
+  }
+  return nullptr;
+}
+
+llvm::Value *Emitter::shuffleXor(llvm::Value *v, int laneMask) {
+  llvm::Type *ty = v->getType();
+  unsigned bits = ty->getPrimitiveSizeInBits();
+  auto shfl32 = [&](llvm::Value *x) {
+    return declareIntrinsicCall(llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, {},
+                                {B.getInt32(0xffffffffu), x, B.getInt32(laneMask), B.getInt32(0x1f)});
+  };
+  if (bits == 64) {
+    llvm::Value *i = B.CreateBitCast(v, B.getInt64Ty());
+    llvm::Value *lo = shfl32(B.CreateTrunc(i, B.getInt32Ty()));
+    llvm::Value *hi = shfl32(B.CreateTrunc(B.CreateLShr(i, 32), B.getInt32Ty()));
+    llvm::Value *r = B.CreateOr(B.CreateZExt(lo, B.getInt64Ty()), B.CreateShl(B.CreateZExt(hi, B.getInt64Ty()), 32));
+    return B.CreateBitCast(r, ty);
+  }
+  llvm::Type *ity = B.getIntNTy(bits);
+  llvm::Value *i = ty->isIntegerTy() ? v : B.CreateBitCast(v, ity);
+  llvm::Value *r = shfl32(bits == 32 ? i : B.CreateZExt(i, B.getInt32Ty()));
+  if (bits != 32)
+    r = B.CreateTrunc(r, ity);
+  return ty->isIntegerTy() ? r : B.CreateBitCast(r, ty);
+}
+
+void Emitter::emitFor(const ir::Op &op) {
+  const ir::Block &body = *op.regions[0];
+  llvm::Value *lb = scalar(op.operands[0]), *ub = scalar(op.operands[1]), *step = scalar(op.operands[2]);
+  bool sg = ir::isSigned(op.operands[0]->type.dtype());
+  llvm::BasicBlock *pre = B.GetInsertBlock();
+  auto *header = llvm::BasicBlock::Create(ctx, "for.header", kernel_);
+  auto *loop = llvm::BasicBlock::Create(ctx, "for.body", kernel_);
+  auto *exit = llvm::BasicBlock::Create(ctx, "for.exit", kernel_);
+  B.CreateBr(header);
+  B.SetInsertPoint(header);
+  llvm::PHINode *iv = B.CreatePHI(lb->getType(), 2, "iv");
+  iv->addIncoming(lb, pre);
+  vals_[body.args[0].get()] = {iv};
+  std::vector<std::vector<llvm::PHINode *>> phis;
+  for (size_t i = 3; i < op.operands.size(); ++i) {
+    const auto &init = regs(op.operands[i]);
+    std::vector<llvm::PHINode *> ps;
+    std::vector<llvm::Value *> asVals;
+    for (llvm::Value *x : init) {
+      llvm::PHINode *p = B.CreatePHI(x->getType(), 2);
+      p->addIncoming(x, pre);
+      ps.push_back(p);
+      asVals.push_back(p);
+    }
+    phis.push_back(ps);
+    vals_[body.args[i - 2].get()] = asVals;
+    vals_[op.result(static_cast<unsigned>(i - 3))] = asVals;
+  }
+  B.CreateCondBr(sg ? B.CreateICmpSLT(iv, ub) : B.CreateICmpULT(iv, ub), loop, exit);
+  B.SetInsertPoint(loop);
+  emitBlock(body);
+  const ir::Op *yield = body.terminator();
+  llvm::BasicBlock *latch = B.GetInsertBlock();
+  for (size_t i = 0; i < phis.size(); ++i) {
+    const ir::Value *y = yield->operands[i];
+    std::vector<llvm::Value *> next =
+        y->type.isScalar() ? std::vector<llvm::Value *>{scalar(y)} : regsIn(y, *op.result(static_cast<unsigned>(i))->layout);
+    for (size_t k = 0; k < phis[i].size(); ++k)
+      phis[i][k]->addIncoming(next[k], latch);
+  }
+  iv->addIncoming(B.CreateAdd(iv, step, "iv.next"), latch);
+  B.CreateBr(header);
+  B.SetInsertPoint(exit);
+}
+
+void Emitter::emitReduce(const ir::Op &op) {
+  const ir::Value *in = op.operands[0];
+  const ir::Layout &L = *in->layout;
+  unsigned axisDim = static_cast<unsigned>(op.axis);
+  DType t = in->type.dtype();
+  const auto &src = regs(in);
+  ir::Layout S = ir::sliceLayout(L, axisDim);
+  // 1. Within each thread: registers that differ only along the axis.
+  std::vector<int> keptBits;
+  for (size_t i = 0; i < L.reg.size(); ++i)
+    if (L.reg[i][axisDim] == 0)
+      keptBits.push_back(static_cast<int>(i));
+  std::vector<llvm::Value *> acc(S.numRegs(), nullptr);
+  for (int r = 0; r < L.numRegs(); ++r) {
+    int j = 0;
+    for (size_t k = 0; k < keptBits.size(); ++k)
+      if (r & (1 << keptBits[k]))
+        j |= 1 << k;
+    acc[j] = acc[j] ? combine(op.reduceKind, t, acc[j], src[r]) : src[r];
+  }
+  // 2. Across lanes: butterfly over the lane bits that move along the axis.
+  for (size_t i = 0; i < L.lane.size(); ++i)
+    if (L.lane[i][axisDim] != 0)
+      for (auto &a : acc)
+        a = combine(op.reduceKind, t, a, shuffleXor(a, 1 << i));
+  // 3. Across warps: through shared memory.
+  std::vector<int> warpBits;
+  for (size_t i = 0; i < L.warp.size(); ++i)
+    if (L.warp[i][axisDim] != 0)
+      warpBits.push_back(static_cast<int>(i));
+  if (!warpBits.empty()) {
+    int W = 1 << warpBits.size();
+    unsigned eb = ir::storageBytes(t);
+    int64_t outElems = 1;
+    for (int64_t d : S.shape)
+      outElems *= d;
+    reserveShared(outElems * W * eb);
+    llvm::Value *wa = B.getInt32(0);
+    for (size_t k = 0; k < warpBits.size(); ++k)
+      wa = B.CreateOr(wa, B.CreateShl(B.CreateAnd(B.CreateLShr(warp_, warpBits[k]), 1), k));
+    llvm::Type *ety = llvmType(in->type.elem);
+    std::vector<llvm::Value *> slots(acc.size());
+    for (size_t j = 0; j < acc.size(); ++j)
+      slots[j] = S.rank() ? linearize(coord(S, static_cast<int>(j)), S.shape) : B.getInt32(0);
+    barrier();
+    for (size_t j = 0; j < acc.size(); ++j) {
+      llvm::Value *idx = B.CreateAdd(B.CreateMul(slots[j], B.getInt32(W)), wa);
+      B.CreateStore(acc[j], smemPtr(B.CreateMul(idx, B.getInt32(eb))));
+    }
+    barrier();
+    for (size_t j = 0; j < acc.size(); ++j) {
+      llvm::Value *r = nullptr;
+      for (int w = 0; w < W; ++w) {
+        llvm::Value *idx = B.CreateAdd(B.CreateMul(slots[j], B.getInt32(W)), B.getInt32(w));
+        llvm::Value *v = B.CreateLoad(ety, smemPtr(B.CreateMul(idx, B.getInt32(eb))));
+        r = r ? combine(op.reduceKind, t, r, v) : v;
+      }
+      acc[j] = r;
+    }
+  }
+  vals_[op.result()] = acc;
+}
+
+void Emitter::emitConvert(const ir::Op &op) {
+  const ir::Value *in = op.operands[0];
+  const ir::Layout &A = *in->layout, &D = *op.result()->layout;
+  if (auto map = ir::registerMap(A, D)) {
+    vals_[op.result()] = regsIn(in, D);
+    return;
+  }
+  ir::ScalarType et = in->type.elem;
+  unsigned eb = ir::storageBytes(et.dtype);
+  llvm::Type *sty = storageType(et);
+  reserveShared(in->type.numElements() * eb);
+  const auto &src = regs(in);
+  barrier();
+  for (int r = 0; r < A.numRegs(); ++r) {
+    llvm::Value *v = src[r];
+    if (et.dtype == DType::I1)
+      v = B.CreateZExt(v, B.getInt8Ty());
+    B.CreateStore(v, smemPtr(B.CreateMul(linearize(coord(A, r), in->type.shape), B.getInt32(eb))));
+  }
+  barrier();
+  std::vector<llvm::Value *> out;
+  for (int r = 0; r < D.numRegs(); ++r) {
+    llvm::Value *v = B.CreateLoad(sty, smemPtr(B.CreateMul(linearize(coord(D, r), in->type.shape), B.getInt32(eb))));
+    if (et.dtype == DType::I1)
+      v = B.CreateICmpNE(v, B.getInt8(0));
+    out.push_back(v);
+  }
+  vals_[op.result()] = out;
+}
+
+} // namespace tle::nvptx

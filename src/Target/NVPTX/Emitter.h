@@ -1,0 +1,85 @@
+// Internal to the NVPTX target: per-thread LLVM IR emission state for one kernel.
+#pragma once
+
+#include "tle/IR/IR.h"
+#include "tle/IR/Layout.h"
+#include "tle/Support/Diagnostics.h"
+#include "tle/Transforms/AxisInfo.h"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include <map>
+#include <vector>
+
+namespace tle::nvptx {
+
+/// Emits the body of one kernel. A scalar IR value becomes one LLVM value (the same in every
+/// thread); a tile becomes one LLVM value per register of its layout.
+class Emitter {
+public:
+  Emitter(ir::Function &f, llvm::Module &m, DiagnosticEngine &diags);
+  llvm::Function *run();
+
+  // Types
+  llvm::Type *llvmType(ir::ScalarType t);
+  llvm::Type *storageType(ir::ScalarType t); ///< i1 is stored as i8
+
+  // Thread geometry, computed once in the entry block.
+  llvm::Value *laneId() const { return lane_; }
+  llvm::Value *warpId() const { return warp_; }
+  /// The coordinate along each dim contributed by this thread's lane and warp in `l`.
+  const std::vector<llvm::Value *> &laneWarpCoord(const ir::Layout &l);
+  /// Full coordinate of register `r` of `l` in this thread.
+  std::vector<llvm::Value *> coord(const ir::Layout &l, int r);
+  /// Row-major linear index of a coordinate in `shape`.
+  llvm::Value *linearize(const std::vector<llvm::Value *> &c, const std::vector<int64_t> &shape);
+
+  // Values
+  std::vector<llvm::Value *> &regs(const ir::Value *v);
+  llvm::Value *scalar(const ir::Value *v);
+  /// v's registers as seen in layout `l` (free renumbering; see ir::registerMap).
+  std::vector<llvm::Value *> regsIn(const ir::Value *v, const ir::Layout &l);
+
+  // Shared memory: one dynamic buffer; every use is barrier, write, barrier, read.
+  llvm::Value *smemPtr(llvm::Value *byteOffset);
+  void reserveShared(int64_t bytes) { sharedBytes_ = std::max(sharedBytes_, bytes); }
+  void barrier();
+
+  // Ops
+  void emitBlock(const ir::Block &b);
+  void emitOp(const ir::Op &op);
+  void emitFor(const ir::Op &op);
+  void emitLoad(const ir::Op &op);
+  void emitStore(const ir::Op &op);
+  void emitReduce(const ir::Op &op);
+  void emitConvert(const ir::Op &op);
+  llvm::Value *elementwise(const ir::Op &op, const std::vector<llvm::Value *> &in);
+  llvm::Value *combine(ir::ReduceKind k, ir::DType t, llvm::Value *a, llvm::Value *b);
+  llvm::Value *shuffleXor(llvm::Value *v, int laneMask);
+  /// Predicate that is true in exactly one thread among those holding the same element of
+  /// `l` (lane and warp bits with a zero basis must be 0).
+  llvm::Value *ownerPredicate(const ir::Layout &l);
+  /// Vector width (elements) for a global access through pointer tile `ptr` with `mask`.
+  int vectorWidth(const ir::Value *ptr, const ir::Value *mask);
+
+  llvm::Value *declareIntrinsicCall(unsigned id, llvm::ArrayRef<llvm::Type *> tys, llvm::ArrayRef<llvm::Value *> args);
+
+  ir::Function &f;
+  llvm::Module &m;
+  llvm::LLVMContext &ctx;
+  DiagnosticEngine &diags;
+  llvm::IRBuilder<> B;
+  transforms::AxisInfoAnalysis axis;
+
+private:
+  llvm::Function *kernel_ = nullptr;
+  llvm::BasicBlock *entry_ = nullptr;
+  llvm::Value *tid_ = nullptr, *lane_ = nullptr, *warp_ = nullptr;
+  llvm::GlobalVariable *smem_ = nullptr;
+  int64_t sharedBytes_ = 0;
+  std::map<const ir::Value *, std::vector<llvm::Value *>> vals_;
+  std::map<std::string, std::vector<llvm::Value *>> coordCache_;
+};
+
+} // namespace tle::nvptx

@@ -1,0 +1,209 @@
+// Global loads and stores: vectorised (up to 16 bytes per thread) where axis info proves
+// contiguity and alignment, predicated by the mask, as `ld.global` / `st.global` inline asm
+// (PTX ISA §9.7.9.8 ld, §9.7.9.10 st).
+#include "Emitter.h"
+
+#include <llvm/IR/InlineAsm.h>
+
+#include <algorithm>
+
+namespace tle::nvptx {
+
+using ir::DType;
+
+int Emitter::vectorWidth(const ir::Value *ptr, const ir::Value *mask) {
+  if (ptr->type.isScalar())
+    return 1;
+  const ir::Layout &l = *ptr->layout;
+  unsigned last = l.rank() - 1;
+  unsigned eb = ir::storageBytes(ptr->type.elem.pointee);
+  const transforms::AxisInfo &pi = axis.get(ptr);
+  int64_t vec = ir::contiguousRegisters(l, last);
+  vec = std::min<int64_t>(vec, pi.contiguity[last]);
+  vec = std::min<int64_t>(vec, std::max<int64_t>(1, pi.divisibility[last] / eb));
+  vec = std::min<int64_t>(vec, std::max<unsigned>(1, 16 / eb));
+  if (mask)
+    vec = std::min<int64_t>(vec, axis.get(mask).constancy[last]);
+  return static_cast<int>(std::max<int64_t>(1, vec));
+}
+
+namespace {
+
+/// How `vec` elements of `eb` bytes travel: as `words` registers of `wordBits` bits.
+struct Packing {
+  int words;
+  int wordBits;
+  const char *ptxType() const { return wordBits == 32 ? "b32" : wordBits == 16 ? "b16" : "b8"; }
+  const char *constraint() const { return wordBits == 32 ? "r" : "h"; }
+};
+
+Packing packing(int vec, unsigned eb) {
+  int bytes = vec * static_cast<int>(eb);
+  if (bytes >= 4)
+    return {bytes / 4, 32};
+  return {1, bytes * 8};
+}
+
+std::string vecSuffix(int words) { return words == 1 ? "" : ".v" + std::to_string(words); }
+
+} // namespace
+
+void Emitter::emitLoad(const ir::Op &op) {
+  const ir::Value *ptr = op.operands[0];
+  const ir::Value *mask = op.operands.size() > 1 ? op.operands[1] : nullptr;
+  const ir::Value *other = op.operands.size() > 2 ? op.operands[2] : nullptr;
+  ir::ScalarType et = op.result()->type.elem;
+  unsigned eb = ir::storageBytes(et.dtype);
+  bool tile = ptr->type.isTile();
+  const ir::Layout *l = tile ? op.result()->layout : nullptr;
+  int n = tile ? l->numRegs() : 1;
+  std::vector<llvm::Value *> P = tile ? regsIn(ptr, *l) : std::vector<llvm::Value *>{scalar(ptr)};
+  std::vector<llvm::Value *> M, O;
+  if (mask)
+    M = tile ? regsIn(mask, *l) : std::vector<llvm::Value *>{scalar(mask)};
+  if (other)
+    O = tile ? regsIn(other, *l) : std::vector<llvm::Value *>{scalar(other)};
+  int vec = vectorWidth(ptr, mask);
+  Packing pk = packing(vec, eb);
+  llvm::Type *wordTy = B.getIntNTy(pk.wordBits == 8 ? 16 : pk.wordBits);
+  llvm::Type *sty = storageType(et);
+
+  std::vector<llvm::Value *> out(n);
+  for (int g = 0; g < n; g += vec) {
+    // ld.global[.vN].bW {d...}, [addr]; with a predicate when masked (lanes that do not load
+    // keep the zeros the asm writes first).
+    std::string text;
+    std::string cons;
+    for (int w = 0; w < pk.words; ++w) {
+      cons += std::string(w ? "," : "") + "=" + pk.constraint();
+      if (mask)
+        text += "mov." + std::string(pk.wordBits == 32 ? "b32" : "b16") + " $" + std::to_string(w) + ", 0;\n\t";
+    }
+    cons += ",l";
+    std::string regsList;
+    for (int w = 0; w < pk.words; ++w)
+      regsList += (w ? ", $" : "$") + std::to_string(w);
+    if (pk.words > 1)
+      regsList = "{" + regsList + "}";
+    std::string pred;
+    if (mask) {
+      cons += ",b";
+      pred = "@$" + std::to_string(pk.words + 1) + " ";
+    }
+    text += pred + "ld.global" + vecSuffix(pk.words) + "." + (pk.wordBits == 8 ? "u8" : pk.ptxType()) + " " +
+            regsList + ", [ $" + std::to_string(pk.words) + " + 0 ];";
+    std::vector<llvm::Type *> rtys(pk.words, wordTy);
+    llvm::Type *retTy = pk.words == 1 ? wordTy : static_cast<llvm::Type *>(llvm::StructType::get(ctx, rtys));
+    std::vector<llvm::Type *> argTys = {B.getInt64Ty()};
+    std::vector<llvm::Value *> args = {B.CreatePtrToInt(P[g], B.getInt64Ty())};
+    if (mask) {
+      argTys.push_back(B.getInt1Ty());
+      args.push_back(M[g]);
+    }
+    auto *fty = llvm::FunctionType::get(retTy, argTys, false);
+    auto *asmv = llvm::InlineAsm::get(fty, text, cons, /*hasSideEffects=*/true);
+    llvm::Value *res = B.CreateCall(fty, asmv, args);
+    // Unpack words into elements.
+    std::vector<llvm::Value *> elems;
+    if (pk.wordBits == 32) {
+      llvm::Value *v = llvm::UndefValue::get(llvm::FixedVectorType::get(B.getInt32Ty(), pk.words));
+      for (int w = 0; w < pk.words; ++w)
+        v = B.CreateInsertElement(v, pk.words == 1 ? res : B.CreateExtractValue(res, w), w);
+      llvm::Value *asElems = B.CreateBitCast(v, llvm::FixedVectorType::get(sty, vec));
+      for (int k = 0; k < vec; ++k)
+        elems.push_back(B.CreateExtractElement(asElems, k));
+    } else if (pk.wordBits == 16) {
+      llvm::Value *asElems = B.CreateBitCast(res, llvm::FixedVectorType::get(sty, vec));
+      for (int k = 0; k < vec; ++k)
+        elems.push_back(B.CreateExtractElement(asElems, k));
+    } else {
+      elems.push_back(B.CreateTrunc(res, B.getInt8Ty()));
+    }
+    for (int k = 0; k < vec; ++k) {
+      llvm::Value *e = elems[k];
+      if (et.dtype == DType::I1)
+        e = B.CreateICmpNE(e, B.getInt8(0));
+      if (other)
+        e = B.CreateSelect(M[g + k], e, O[g + k]);
+      out[g + k] = e;
+    }
+  }
+  vals_[op.result()] = out;
+}
+
+void Emitter::emitStore(const ir::Op &op) {
+  const ir::Value *ptr = op.operands[0];
+  const ir::Value *val = op.operands[1];
+  const ir::Value *mask = op.operands.size() > 2 ? op.operands[2] : nullptr;
+  ir::ScalarType et = val->type.elem;
+  unsigned eb = ir::storageBytes(et.dtype);
+  bool tile = ptr->type.isTile();
+  const ir::Layout *l = tile ? ptr->layout : nullptr;
+  int n = tile ? l->numRegs() : 1;
+  std::vector<llvm::Value *> P = tile ? regs(ptr) : std::vector<llvm::Value *>{scalar(ptr)};
+  std::vector<llvm::Value *> V = tile ? regsIn(val, *l) : std::vector<llvm::Value *>{scalar(val)};
+  std::vector<llvm::Value *> M;
+  if (mask)
+    M = tile ? regsIn(mask, *l) : std::vector<llvm::Value *>{scalar(mask)};
+  // Only one thread writes each element: replicated lanes/warps (and, for scalars, every
+  // thread but the first) are predicated off.
+  llvm::Value *owner = tile ? ownerPredicate(*l) : B.CreateICmpEQ(B.CreateOr(laneId(), B.CreateShl(warpId(), 5)), B.getInt32(0));
+  int vec = vectorWidth(ptr, mask);
+  Packing pk = packing(vec, eb);
+  llvm::Type *wordTy = B.getIntNTy(pk.wordBits == 8 ? 16 : pk.wordBits);
+  llvm::Type *sty = storageType(et);
+  // Registers whose bit has a zero basis duplicate a lower register: skip them.
+  int dupMask = 0;
+  if (tile)
+    for (size_t i = 0; i < l->reg.size(); ++i)
+      if (std::all_of(l->reg[i].begin(), l->reg[i].end(), [](int64_t x) { return x == 0; }))
+        dupMask |= 1 << i;
+  for (int g = 0; g < n; g += vec) {
+    if (g & dupMask)
+      continue;
+    std::vector<llvm::Value *> elems;
+    for (int k = 0; k < vec; ++k) {
+      llvm::Value *e = V[g + k];
+      if (et.dtype == DType::I1)
+        e = B.CreateZExt(e, B.getInt8Ty());
+      elems.push_back(e);
+    }
+    std::vector<llvm::Value *> words;
+    if (pk.wordBits == 8) {
+      words.push_back(B.CreateZExt(elems[0], B.getInt16Ty()));
+    } else {
+      llvm::Value *v = llvm::UndefValue::get(llvm::FixedVectorType::get(sty, vec));
+      for (int k = 0; k < vec; ++k)
+        v = B.CreateInsertElement(v, elems[k], k);
+      if (pk.wordBits == 16) {
+        words.push_back(B.CreateBitCast(v, wordTy));
+      } else {
+        llvm::Value *w = B.CreateBitCast(v, llvm::FixedVectorType::get(B.getInt32Ty(), pk.words));
+        for (int i = 0; i < pk.words; ++i)
+          words.push_back(B.CreateExtractElement(w, i));
+      }
+    }
+    llvm::Value *pred = owner;
+    if (mask)
+      pred = B.CreateAnd(pred, M[g]);
+    std::string regsList;
+    for (int w = 0; w < pk.words; ++w)
+      regsList += (w ? ", $" : "$") + std::to_string(w + 2);
+    if (pk.words > 1)
+      regsList = "{" + regsList + "}";
+    std::string text = "@$1 st.global" + vecSuffix(pk.words) + "." + (pk.wordBits == 8 ? "u8" : pk.ptxType()) +
+                       " [ $0 + 0 ], " + regsList + ";";
+    std::string cons = "l,b";
+    std::vector<llvm::Type *> argTys = {B.getInt64Ty(), B.getInt1Ty()};
+    std::vector<llvm::Value *> args = {B.CreatePtrToInt(P[g], B.getInt64Ty()), pred};
+    for (auto *w : words) {
+      cons += std::string(",") + pk.constraint();
+      argTys.push_back(w->getType());
+      args.push_back(w);
+    }
+    auto *fty = llvm::FunctionType::get(B.getVoidTy(), argTys, false);
+    B.CreateCall(fty, llvm::InlineAsm::get(fty, text, cons, /*hasSideEffects=*/true), args);
+  }
+}
+
+} // namespace tle::nvptx

@@ -1,0 +1,190 @@
+// Axis info analysis (contiguity, divisibility, constancy).
+#include "tle/Transforms/AxisInfo.h"
+
+#include <algorithm>
+
+namespace tle::transforms {
+
+using ir::OpKind;
+
+namespace {
+
+constexpr int64_t kMaxDiv = int64_t(1) << 30;
+
+int64_t pow2Divisor(int64_t v) {
+  if (v == 0)
+    return kMaxDiv;
+  int64_t d = 1;
+  while ((v & 1) == 0 && d < kMaxDiv) {
+    v >>= 1;
+    d <<= 1;
+  }
+  return d;
+}
+
+int64_t gcd2(int64_t a, int64_t b) { return std::min(a, b); } // powers of two
+int64_t mulSat(int64_t a, int64_t b) { return std::min(kMaxDiv, a * b); }
+
+size_t dims(const ir::Type &t) { return t.isScalar() ? 1 : t.rank(); }
+
+} // namespace
+
+AxisInfoAnalysis::AxisInfoAnalysis(const ir::Function &f) {
+  for (size_t i = 0; i < f.params.size(); ++i) {
+    AxisInfo a = unknown(f.body.args[i]->type);
+    a.divisibility[0] = std::max<int64_t>(1, f.params[i].divisibility);
+    info_[f.body.args[i].get()] = a;
+  }
+  visit(f.body);
+}
+
+AxisInfo AxisInfoAnalysis::unknown(const ir::Type &t) const {
+  size_t n = dims(t);
+  return AxisInfo{std::vector<int64_t>(n, 1), std::vector<int64_t>(n, 1), std::vector<int64_t>(n, 1)};
+}
+
+const AxisInfo &AxisInfoAnalysis::get(const ir::Value *v) const {
+  auto it = info_.find(v);
+  if (it != info_.end())
+    return it->second;
+  // Conservative default, sized for the value.
+  static thread_local AxisInfo tmp;
+  tmp = unknown(v->type);
+  return tmp;
+}
+
+void AxisInfoAnalysis::visit(const ir::Block &b) {
+  for (auto &op : b.ops)
+    visit(*op);
+}
+
+void AxisInfoAnalysis::visit(const ir::Op &op) {
+  if (op.results.empty() && op.regions.empty())
+    return;
+  if (op.kind == OpKind::For) {
+    const ir::Block &body = *op.regions[0];
+    AxisInfo iv = unknown(body.args[0]->type);
+    iv.divisibility[0] = gcd2(get(op.operands[0]).divisibility[0], get(op.operands[2]).divisibility[0]);
+    info_[body.args[0].get()] = iv;
+    for (size_t i = 1; i < body.args.size(); ++i)
+      info_[body.args[i].get()] = unknown(body.args[i]->type);
+    visit(body);
+    for (auto &r : op.results)
+      info_[r.get()] = unknown(r->type);
+    return;
+  }
+  const ir::Value *res = op.result();
+  const ir::Type &t = res->type;
+  AxisInfo a = unknown(t);
+  size_t n = dims(t);
+  auto in = [&](unsigned i) -> const AxisInfo & { return get(op.operands[i]); };
+  switch (op.kind) {
+  case OpKind::Constant:
+    if (ir::isInteger(t.dtype()))
+      a.divisibility[0] = pow2Divisor(op.ival);
+    break;
+  case OpKind::Splat:
+    for (size_t d = 0; d < n; ++d) {
+      a.constancy[d] = t.shape[d];
+      a.divisibility[d] = in(0).divisibility[0];
+    }
+    break;
+  case OpKind::Arange:
+    a.contiguity[0] = op.ival2 - op.ival;
+    a.divisibility[0] = pow2Divisor(op.ival);
+    break;
+  case OpKind::ExpandDims: {
+    const AxisInfo &x = in(0);
+    if (op.operands[0]->type.isScalar()) {
+      for (size_t d = 0; d < n; ++d)
+        a.divisibility[d] = x.divisibility[0];
+      break;
+    }
+    a = x;
+    int64_t minDiv = *std::min_element(x.divisibility.begin(), x.divisibility.end());
+    a.contiguity.insert(a.contiguity.begin() + op.axis, 1);
+    a.divisibility.insert(a.divisibility.begin() + op.axis, minDiv);
+    a.constancy.insert(a.constancy.begin() + op.axis, 1);
+    break;
+  }
+  case OpKind::Broadcast: {
+    const AxisInfo &x = in(0);
+    const auto &src = op.operands[0]->type.shape;
+    for (size_t d = 0; d < n; ++d) {
+      bool stretched = src[d] == 1 && t.shape[d] != 1;
+      a.contiguity[d] = stretched ? 1 : x.contiguity[d];
+      a.divisibility[d] = x.divisibility[d];
+      a.constancy[d] = stretched ? t.shape[d] : x.constancy[d];
+    }
+    break;
+  }
+  case OpKind::ConvertLayout:
+    a = in(0);
+    break;
+  case OpKind::Add: case OpKind::Sub: case OpKind::AddPtr: {
+    if (op.kind != OpKind::AddPtr && !ir::isInteger(t.dtype()))
+      break;
+    const AxisInfo &x = in(0), &y = in(1);
+    int64_t scale = op.kind == OpKind::AddPtr ? ir::storageBytes(t.elem.pointee) : 1;
+    for (size_t d = 0; d < n; ++d) {
+      int64_t c = std::max(gcd2(x.contiguity[d], y.constancy[d]),
+                           op.kind == OpKind::Sub ? 1 : gcd2(x.constancy[d], y.contiguity[d]));
+      a.contiguity[d] = c;
+      a.divisibility[d] = gcd2(x.divisibility[d], mulSat(y.divisibility[d], scale));
+      a.constancy[d] = gcd2(x.constancy[d], y.constancy[d]);
+    }
+    break;
+  }
+  case OpKind::Mul: {
+    if (!ir::isInteger(t.dtype()))
+      break;
+    const AxisInfo &x = in(0), &y = in(1);
+    for (size_t d = 0; d < n; ++d) {
+      // An element of a contiguous run other than its first is not a multiple of the run's
+      // divisibility, so after multiplication only per-element facts survive.
+      int64_t dx = x.contiguity[d] > 1 ? 1 : x.divisibility[d];
+      int64_t dy = y.contiguity[d] > 1 ? 1 : y.divisibility[d];
+      a.divisibility[d] = mulSat(dx, dy);
+      a.constancy[d] = gcd2(x.constancy[d], y.constancy[d]);
+    }
+    break;
+  }
+  case OpKind::Cmp: case OpKind::And: case OpKind::Or: case OpKind::Xor: case OpKind::Select:
+  case OpKind::Max: case OpKind::Min: {
+    for (size_t d = 0; d < n; ++d) {
+      int64_t c = kMaxDiv;
+      for (size_t i = 0; i < op.operands.size(); ++i)
+        c = gcd2(c, in(i).constancy[d]);
+      // `contiguous < constant` is constant on aligned blocks of the smaller divisibility.
+      if (op.kind == OpKind::Cmp && op.operands.size() == 2) {
+        const AxisInfo &x = in(0), &y = in(1);
+        if (x.contiguity[d] > 1 && y.constancy[d] >= x.contiguity[d])
+          c = std::max(c, gcd2(x.contiguity[d], gcd2(x.divisibility[d], y.divisibility[d])));
+        if (y.contiguity[d] > 1 && x.constancy[d] >= y.contiguity[d])
+          c = std::max(c, gcd2(y.contiguity[d], gcd2(x.divisibility[d], y.divisibility[d])));
+      }
+      a.constancy[d] = std::max<int64_t>(1, c);
+    }
+    break;
+  }
+  case OpKind::Cast:
+    if (ir::isInteger(t.dtype()) && ir::isInteger(op.operands[0]->type.dtype()) &&
+        ir::bitWidth(t.dtype()) >= ir::bitWidth(op.operands[0]->type.dtype()))
+      a = in(0);
+    else
+      for (size_t d = 0; d < n; ++d)
+        a.constancy[d] = in(0).constancy[d];
+    break;
+  case OpKind::Neg: case OpKind::Not: case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2:
+  case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Abs: case OpKind::Bitcast: case OpKind::FDiv:
+  case OpKind::FRem:
+    for (size_t d = 0; d < n && d < in(0).constancy.size(); ++d)
+      a.constancy[d] = in(0).constancy[d];
+    break;
+  default:
+    break;
+  }
+  info_[res] = a;
+}
+
+} // namespace tle::transforms

@@ -1,0 +1,225 @@
+// Layout assignment: backward propagation of wanted layouts, then a forward pass that fixes
+// each value's layout and inserts convert_layout where requirements conflict.
+#include "tle/Transforms/LayoutAssignment.h"
+#include "tle/IR/Layout.h"
+
+#include <cassert>
+#include <map>
+
+namespace tle::transforms {
+
+using ir::Layout;
+using ir::OpKind;
+
+namespace {
+
+class Assigner {
+public:
+  explicit Assigner(ir::Function &f) : f_(f) {}
+
+  LayoutAssignmentStats run() {
+    backward(f_.body);
+    forward(f_.body);
+    return stats_;
+  }
+
+private:
+  ir::Function &f_;
+  std::map<const ir::Value *, Layout> want_;
+  LayoutAssignmentStats stats_;
+
+  Layout defaultFor(const ir::Type &t, unsigned elemBytes = 4) const {
+    return ir::blockedLayout(t.shape, f_.numWarps, elemBytes);
+  }
+
+  void wish(const ir::Value *v, const Layout &l) {
+    if (v->type.isTile() && !want_.count(v))
+      want_[v] = l;
+  }
+
+  // ---- Backward: uses before definitions.
+  void backward(ir::Block &b) {
+    for (auto it = b.ops.rbegin(); it != b.ops.rend(); ++it)
+      backward(**it);
+  }
+
+  void backward(ir::Op &op) {
+    switch (op.kind) {
+    case OpKind::Store: {
+      const ir::Value *ptr = op.operands[0];
+      if (ptr->type.isTile()) {
+        Layout l = want_.count(ptr) ? want_[ptr] : defaultFor(ptr->type, ir::storageBytes(ptr->type.elem.pointee));
+        for (ir::Value *v : op.operands)
+          wish(v, l);
+      }
+      return;
+    }
+    case OpKind::Load: {
+      const ir::Value *r = op.result();
+      if (r->type.isTile()) {
+        wish(r, defaultFor(r->type, ir::storageBytes(r->type.dtype())));
+        for (ir::Value *v : op.operands)
+          wish(v, want_[r]);
+      }
+      return;
+    }
+    case OpKind::For: {
+      ir::Block &body = *op.regions[0];
+      ir::Op *yield = body.terminator();
+      for (size_t i = 0; i < op.results.size(); ++i) {
+        const ir::Value *r = op.result(i);
+        if (!r->type.isTile())
+          continue;
+        wish(r, defaultFor(r->type));
+        wish(yield->operands[i], want_[r]);
+        wish(body.args[i + 1].get(), want_[r]);
+      }
+      backward(body);
+      for (size_t i = 0; i < op.results.size(); ++i)
+        if (op.result(i)->type.isTile())
+          wish(op.operands[3 + i], want_[op.result(i)]);
+      return;
+    }
+    case OpKind::Reduce:
+      if (op.operands[0]->type.isTile())
+        wish(op.operands[0], defaultFor(op.operands[0]->type));
+      return;
+    default:
+      break;
+    }
+    if (op.results.size() != 1 || !op.result()->type.isTile())
+      return;
+    const ir::Value *r = op.result();
+    wish(r, defaultFor(r->type));
+    const Layout &l = want_[r];
+    switch (op.kind) {
+    case OpKind::ExpandDims:
+      if (op.operands[0]->type.isTile())
+        wish(op.operands[0], ir::squeezeLayout(l, op.axis));
+      break;
+    case OpKind::Broadcast:
+      wish(op.operands[0], ir::broadcastOperandLayout(l, op.operands[0]->type.shape));
+      break;
+    case OpKind::ConvertLayout:
+      break;
+    default:
+      if (ir::isElementwise(op.kind))
+        for (ir::Value *v : op.operands)
+          wish(v, l);
+      break;
+    }
+  }
+
+  // ---- Forward: definitions before uses.
+  const Layout *intern(const Layout &l) {
+    for (auto &p : f_.layouts)
+      if (*p == l)
+        return p.get();
+    f_.layouts.push_back(std::make_unique<Layout>(l));
+    return f_.layouts.back().get();
+  }
+
+  void setLayout(ir::Value *v, const Layout &l) {
+    v->layout = intern(l);
+    ++stats_.tiles;
+  }
+
+  Layout wanted(const ir::Value *v) {
+    auto it = want_.find(v);
+    return it != want_.end() ? it->second : defaultFor(v->type);
+  }
+
+  static bool compatible(const Layout &src, const Layout &dst) {
+    return src == dst || ir::registerMap(src, dst).has_value();
+  }
+
+  /// Makes operand `i` of `op` available in layout `l`, inserting a convert_layout before `op`.
+  void require(ir::Block &b, std::list<std::unique_ptr<ir::Op>>::iterator at, ir::Op &op, unsigned i, const Layout &l) {
+    ir::Value *v = op.operands[i];
+    if (!v->type.isTile())
+      return;
+    assert(v->layout && "operand without a layout");
+    if (compatible(*v->layout, l))
+      return;
+    ir::Builder bld(&b);
+    bld.setInsertionPoint(&b, at);
+    ir::Op *cvt = bld.create(OpKind::ConvertLayout, op.loc, {v}, {v->type});
+    cvt->result()->nameHint = v->nameHint;
+    setLayout(cvt->result(), l);
+    op.operands[i] = cvt->result();
+    ++stats_.conversions;
+  }
+
+  void forward(ir::Block &b) {
+    for (auto it = b.ops.begin(); it != b.ops.end(); ++it)
+      forward(b, it, **it);
+  }
+
+  void forward(ir::Block &b, std::list<std::unique_ptr<ir::Op>>::iterator at, ir::Op &op) {
+    switch (op.kind) {
+    case OpKind::For: {
+      ir::Block &body = *op.regions[0];
+      for (size_t i = 0; i < op.results.size(); ++i) {
+        ir::Value *init = op.operands[3 + i];
+        if (!init->type.isTile())
+          continue;
+        setLayout(body.args[i + 1].get(), *init->layout);
+        setLayout(op.result(i), *init->layout);
+      }
+      forward(body);
+      ir::Op *yield = body.terminator();
+      auto yit = std::prev(body.ops.end());
+      for (size_t i = 0; i < op.results.size(); ++i)
+        if (op.result(i)->type.isTile())
+          require(body, yit, *yield, static_cast<unsigned>(i), *op.result(i)->layout);
+      return;
+    }
+    case OpKind::Store: {
+      if (!op.operands[0]->type.isTile())
+        return;
+      const Layout l = *op.operands[0]->layout;
+      for (unsigned i = 1; i < op.operands.size(); ++i)
+        require(b, at, op, i, l);
+      return;
+    }
+    case OpKind::Yield: case OpKind::Return:
+      return;
+    default:
+      break;
+    }
+    if (op.results.size() != 1 || !op.result()->type.isTile())
+      return;
+    ir::Value *r = op.result();
+    switch (op.kind) {
+    case OpKind::ExpandDims:
+      if (op.operands[0]->type.isTile())
+        setLayout(r, ir::expandDimsLayout(*op.operands[0]->layout, op.axis));
+      else
+        setLayout(r, wanted(r));
+      return;
+    case OpKind::Broadcast: {
+      Layout l = wanted(r);
+      require(b, at, op, 0, ir::broadcastOperandLayout(l, op.operands[0]->type.shape));
+      setLayout(r, l);
+      return;
+    }
+    case OpKind::Reduce:
+      setLayout(r, ir::sliceLayout(*op.operands[0]->layout, op.axis));
+      return;
+    case OpKind::ConvertLayout:
+      return; // created here with its layout
+    default:
+      break;
+    }
+    Layout l = wanted(r);
+    setLayout(r, l);
+    for (unsigned i = 0; i < op.operands.size(); ++i)
+      require(b, at, op, i, l);
+  }
+};
+
+} // namespace
+
+LayoutAssignmentStats assignLayouts(ir::Function &f) { return Assigner(f).run(); }
+
+} // namespace tle::transforms

@@ -1,0 +1,56 @@
+// tlec: the TLE compiler command line.
+#include "tle/Driver/Compiler.h"
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+int main(int argc, char **argv) {
+  using namespace tle::driver;
+  CLI::App app{"tlec: compile TLE / Triton kernels (Python syntax) to tile IR, LLVM IR, PTX or cubin", "tlec"};
+  app.set_version_flag("--version", std::string("tlec ") + TLE_VERSION);
+  CompileOptions o;
+  std::string emit;
+  std::vector<std::string> defines;
+  app.add_option("input", o.input, "kernel source (.tle or a Triton .py file)")->required();
+  app.add_option("-o,--output", o.output, "output file ('-' for standard output); its extension picks the stage "
+                                          "(.tokens .ast .tir .gpu.tir .ll .ptx .cubin) unless --emit is given");
+  app.add_option("--emit", emit, "stage to emit: tokens, ast, tile, gpu, llvm, ptx, cubin")
+      ->check(CLI::IsMember({"tokens", "ast", "tile", "gpu", "llvm", "ptx", "cubin"}));
+  app.add_option("-n,--kernel", o.kernel, "kernel to compile (default: the file's only @jit kernel)");
+  app.add_option("-s,--signature", o.signature,
+                 "Triton AOT signature, one entry per parameter: '*fp32:16, *fp32:16, i32, 1024' "
+                 "(types, ':16' divisibility hints, ':1' for an integer equal to 1, literals for constexprs)");
+  app.add_option("-D", defines, "constexpr parameter value, NAME=VALUE (repeatable)");
+  app.add_option("-w,--num-warps", o.numWarps, "warps per program (power of two, 1-32; default 4)");
+  app.add_option("--arch", o.arch, "target architecture: sm_80 or sm_90a (default sm_90a)");
+  app.add_option("--ptxas", o.ptxas, "ptxas to use for cubins (default: $TLE_PTXAS, then the CUDA toolkit)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 1;
+  }
+  for (auto &d : defines) {
+    auto eq = d.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      std::cerr << "tlec: error: -D expects NAME=VALUE, got '" << d << "'\n";
+      return 1;
+    }
+    o.defines[d.substr(0, eq)] = d.substr(eq + 1);
+  }
+  if (!emit.empty()) {
+    o.emit = *parseEmit(emit);
+  } else if (!o.output.empty() && o.output != "-") {
+    auto e = emitForPath(o.output);
+    if (!e) {
+      std::cerr << "tlec: error: cannot tell the output kind from '" << o.output
+                << "': use an extension (.tokens .ast .tir .gpu.tir .ll .ptx .cubin) or --emit\n";
+      return 1;
+    }
+    o.emit = *e;
+  } else {
+    o.emit = Emit::PTX;
+  }
+  return compile(o, std::cout, std::cerr);
+}
