@@ -16,6 +16,14 @@ public:
   Printer(std::ostream &os, bool layouts) : os_(os), layouts_(layouts) {}
 
   void function(const Function &f) {
+    if (layouts_) {
+      // Layouts are printed once, as aliases, and referred to by name in types.
+      for (auto &l : f.layouts) {
+        std::string n = "#L" + std::to_string(layoutIds_.size());
+        layoutIds_[l.get()] = static_cast<unsigned>(layoutIds_.size());
+        os_ << n << " = " << l->str() << "\n";
+      }
+    }
     os_ << "func @" << f.name << "(";
     for (size_t i = 0; i < f.params.size(); ++i) {
       if (i)
@@ -54,7 +62,8 @@ private:
     std::string s = v->type.str();
     if (layouts_ && v->layout) {
       s.pop_back();
-      s += ", " + v->layout->str() + ">";
+      auto it = layoutIds_.find(v->layout);
+      s += ", " + (it != layoutIds_.end() ? "#L" + std::to_string(it->second) : v->layout->str()) + ">";
     }
     return s;
   }

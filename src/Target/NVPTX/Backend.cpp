@@ -100,7 +100,6 @@ std::unique_ptr<llvm::Module> emitLLVM(ir::Function &f, llvm::LLVMContext &ctx, 
   llvm::Function *k = e.run();
   int threads = 32 * f.numWarps;
   annotate(*m, k, "kernel", 1);
-  annotate(*m, k, "maxntidx", threads);
   annotate(*m, k, "reqntidx", threads);
   // Resource checks that must be compile-time errors, not launch failures.
   constexpr int64_t kMaxShared = 227 * 1024; // sm_90 opt-in limit per block (sm_80: 163 KiB)

@@ -1,0 +1,111 @@
+// Unit tests of the layout algebra (tle/IR/Layout.h): blocked layouts, slicing, expand_dims,
+// broadcast operands, register maps and vector widths.
+#include "tle/IR/Layout.h"
+
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <set>
+
+using namespace tle::ir;
+
+namespace {
+
+/// Every (register, lane, warp) triple's element; checks that the layout covers each element
+/// of its shape and returns how many times each is held.
+std::map<std::vector<int64_t>, int> holders(const Layout &l) {
+  std::map<std::vector<int64_t>, int> count;
+  for (int r = 0; r < l.numRegs(); ++r)
+    for (int lane = 0; lane < 32; ++lane)
+      for (int w = 0; w < l.numWarps(); ++w) {
+        Layout::Basis c = l.regCoord(r);
+        for (size_t i = 0; i < l.lane.size(); ++i)
+          if (lane & (1 << i))
+            for (size_t d = 0; d < c.size(); ++d)
+              c[d] ^= l.lane[i][d];
+        for (size_t i = 0; i < l.warp.size(); ++i)
+          if (w & (1 << i))
+            for (size_t d = 0; d < c.size(); ++d)
+              c[d] ^= l.warp[i][d];
+        ++count[c];
+      }
+  return count;
+}
+
+} // namespace
+
+TEST_CASE("blocked 1-D layout gives each thread 16-byte vectors", "[layout]") {
+  Layout l = blockedLayout({1024}, 4, 4);
+  CHECK(l.reg == std::vector<Layout::Basis>{{1}, {2}, {512}});
+  CHECK(l.lane == std::vector<Layout::Basis>{{4}, {8}, {16}, {32}, {64}});
+  CHECK(l.warp == std::vector<Layout::Basis>{{128}, {256}});
+  CHECK(contiguousRegisters(l, 0) == 4);
+  auto h = holders(l);
+  CHECK(h.size() == 1024);
+  for (auto &[c, n] : h)
+    CHECK(n == 1);
+}
+
+TEST_CASE("fp16 tiles get 8 elements per vector", "[layout]") {
+  Layout l = blockedLayout({4096}, 8, 2);
+  CHECK(contiguousRegisters(l, 0) == 8);
+  CHECK(l.numRegs() == 16);
+}
+
+TEST_CASE("small tiles replicate over lanes and warps", "[layout]") {
+  Layout l = blockedLayout({16}, 4, 4);
+  // 4 registers x 4 lanes cover 16 elements; the other lane bits and both warp bits replicate.
+  auto h = holders(l);
+  CHECK(h.size() == 16);
+  for (auto &[c, n] : h)
+    CHECK(n == 8 * 4); // 8 replicating lanes x 4 warps
+}
+
+TEST_CASE("2-D blocked layout fills the last dim first, warps along rows", "[layout]") {
+  Layout l = blockedLayout({64, 64}, 4, 4);
+  CHECK(l.reg[0] == Layout::Basis{0, 1});
+  CHECK(l.reg[1] == Layout::Basis{0, 2});
+  CHECK(l.lane[0] == Layout::Basis{0, 4});
+  CHECK(l.lane[4] == Layout::Basis{1, 0});
+  CHECK(l.warp[0] == Layout::Basis{2, 0});
+  CHECK(holders(l).size() == 64 * 64);
+}
+
+TEST_CASE("slicing drops registers along the axis and replicates lanes/warps", "[layout]") {
+  Layout l = blockedLayout({64, 64}, 4, 4);
+  Layout rows = sliceLayout(l, 1); // reduce along columns: one value per row
+  CHECK(rows.shape == std::vector<int64_t>{64});
+  auto h = holders(rows);
+  CHECK(h.size() == 64);
+  // 16 lanes share a row in the parent, so every row value is held by 16 threads.
+  for (auto &[c, n] : h)
+    CHECK(n == 16);
+  Layout scalar = sliceLayout(blockedLayout({1024}, 4, 4), 0);
+  CHECK(scalar.shape.empty());
+  CHECK(scalar.numRegs() == 1);
+}
+
+TEST_CASE("expand_dims then broadcast is free for a sliced layout", "[layout]") {
+  Layout parent = blockedLayout({32, 128}, 4, 4);
+  Layout cols = sliceLayout(parent, 0);             // [128]
+  Layout expanded = expandDimsLayout(cols, 0);      // [1, 128]
+  Layout needed = broadcastOperandLayout(parent, {1, 128});
+  auto map = registerMap(expanded, needed);
+  REQUIRE(map.has_value());
+  CHECK(static_cast<int>(map->size()) == parent.numRegs());
+  // Register r of the broadcast result holds column regCoord(r)[1]: the source register must
+  // hold the same column.
+  for (int r = 0; r < parent.numRegs(); ++r)
+    CHECK(expanded.regCoord((*map)[r])[1] == parent.regCoord(r)[1]);
+  CHECK(squeezeLayout(expanded, 0) == cols);
+}
+
+TEST_CASE("registerMap refuses layouts that distribute elements differently", "[layout]") {
+  Layout a = blockedLayout({1024}, 4, 4);
+  Layout b = blockedLayout({1024}, 4, 2); // 8-element vectors: other lanes hold other elements
+  CHECK_FALSE(registerMap(a, b).has_value());
+  auto id = registerMap(a, a);
+  REQUIRE(id.has_value());
+  for (int r = 0; r < a.numRegs(); ++r)
+    CHECK((*id)[r] == r);
+}
