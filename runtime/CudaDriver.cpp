@@ -107,11 +107,13 @@ void load(Loaded &out) {
   out.ok = true;
 }
 
+// Never destroyed: objects released during static destruction (e.g. a global Device) still call
+// into the driver through it.
 Loaded &loaded() {
-  static Loaded state;
+  static Loaded *state = new Loaded;
   static std::once_flag once;
-  std::call_once(once, [] { load(state); });
-  return state;
+  std::call_once(once, [] { load(*state); });
+  return *state;
 }
 
 } // namespace

@@ -104,8 +104,8 @@ enum class ScalarKind : uint8_t {
 /// natural size (i1 as one byte).
 struct TLE_RT_API ParamType {
   bool pointer = false;             ///< true for "*T"; kind/bits then describe T
-  ScalarKind kind = ScalarKind::Int;
-  unsigned bits = 32;               ///< 1, 8, 16, 32 or 64
+  ScalarKind kind = ScalarKind::Int; ///< the (element) kind
+  unsigned bits = 32;               ///< the (element) width: 1, 8, 16, 32 or 64
 
   /// Parses a spelling such as "*fp32", "i32", "bf16". Throws MetadataError on anything else.
   static ParamType parse(std::string_view spelling);
@@ -119,9 +119,11 @@ struct TLE_RT_API ParamType {
   /// pointer "tle::rt::DeviceBuffer or tle::rt::DevicePtr".
   std::string cppName() const;
 
+  /// Same spelling.
   friend bool operator==(const ParamType &a, const ParamType &b) {
     return a.pointer == b.pointer && a.kind == b.kind && a.bits == b.bits;
   }
+  /// Different spelling.
   friend bool operator!=(const ParamType &a, const ParamType &b) { return !(a == b); }
 };
 
@@ -181,7 +183,7 @@ TLE_RT_API ModuleInfo parseModuleMetadata(std::string_view json);
 
 /// An IEEE binary16 scalar argument (for "fp16" parameters), stored as its bit pattern.
 struct TLE_RT_API Half {
-  uint16_t bits = 0;
+  uint16_t bits = 0; ///< the binary16 bit pattern
   /// Rounds `value` to the nearest binary16 (ties to even; overflow gives infinity).
   static Half fromFloat(float value);
   /// The exact float value.
@@ -190,7 +192,7 @@ struct TLE_RT_API Half {
 
 /// A bfloat16 scalar argument (for "bf16" parameters), stored as its bit pattern.
 struct TLE_RT_API BFloat16 {
-  uint16_t bits = 0;
+  uint16_t bits = 0; ///< the bfloat16 bit pattern (the top half of a float)
   /// Rounds `value` to the nearest bfloat16 (ties to even).
   static BFloat16 fromFloat(float value);
   /// The exact float value.
@@ -200,14 +202,14 @@ struct TLE_RT_API BFloat16 {
 /// A raw device address (a CUdeviceptr) to pass for a pointer parameter. Wrap raw addresses
 /// in this type: a bare uint64_t is a u64 scalar and is refused for pointer parameters.
 struct DevicePtr {
-  uint64_t address = 0;
+  uint64_t address = 0; ///< the CUdeviceptr value
 };
 
 /// What a C++ launch argument is, for checking against a ParamType.
 struct ArgDesc {
   bool pointer = false;              ///< DeviceBuffer or DevicePtr
-  ScalarKind kind = ScalarKind::Int;
-  unsigned bits = 0;
+  ScalarKind kind = ScalarKind::Int; ///< scalar kind (unused for pointers)
+  unsigned bits = 0;                 ///< scalar width in bits
   const char *cppType = "";          ///< the C++ spelling, for messages
 };
 
@@ -319,7 +321,9 @@ public:
   /// The primary context (a CUcontext).
   void *context() const;
 
+  /// The same device (and so the same primary context).
   friend bool operator==(const Device &a, const Device &b) { return a.state_ == b.state_; }
+  /// Different devices.
   friend bool operator!=(const Device &a, const Device &b) { return !(a == b); }
 
 private:
@@ -341,8 +345,11 @@ public:
   /// Wraps an existing CUstream `handle` of `device` without owning it (nullptr = the legacy
   /// default stream). The caller keeps it alive while the wrapper is used.
   static Stream wrap(const Device &device, void *handle);
+  /// Destroys the stream if owned (without waiting for its work; the driver finishes it).
   ~Stream();
+  /// Moves the stream; the source becomes the legacy default stream, not owned.
   Stream(Stream &&) noexcept;
+  /// Destroys the current stream if owned, then moves.
   Stream &operator=(Stream &&) noexcept;
   Stream(const Stream &) = delete;
   Stream &operator=(const Stream &) = delete;
@@ -366,8 +373,11 @@ class TLE_RT_API Event {
 public:
   /// Creates an event on `device`.
   explicit Event(const Device &device);
+  /// Destroys the event.
   ~Event();
+  /// Moves the event; the source becomes empty.
   Event(Event &&) noexcept;
+  /// Destroys the current event, then moves.
   Event &operator=(Event &&) noexcept;
   Event(const Event &) = delete;
   Event &operator=(const Event &) = delete;
@@ -403,8 +413,11 @@ public:
     b.copyFromHost(host.data(), host.size() * sizeof(T));
     return b;
   }
+  /// Frees the memory (cuMemFree, which synchronises with work still pending on the device).
   ~DeviceBuffer();
+  /// Moves the allocation; the source becomes empty.
   DeviceBuffer(DeviceBuffer &&) noexcept;
+  /// Frees the current allocation, then moves.
   DeviceBuffer &operator=(DeviceBuffer &&) noexcept;
   DeviceBuffer(const DeviceBuffer &) = delete;
   DeviceBuffer &operator=(const DeviceBuffer &) = delete;
@@ -467,7 +480,8 @@ private:
 
 /// A launch grid in blocks (CTAs): x up to 2^31-1, y and z up to 65535, each at least 1.
 struct Grid {
-  unsigned x = 1, y = 1, z = 1;
+  unsigned x = 1, y = 1, z = 1; ///< blocks per dimension
+  /// A single block.
   Grid() = default;
   /// A one-dimensional grid; implicit so that `k.launch(128, stream, ...)` works.
   Grid(unsigned x_) : x(x_) {}
