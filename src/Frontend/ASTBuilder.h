@@ -1,0 +1,22 @@
+// Private to the frontend: turns an ANTLR parse tree of a Python module into the TLE AST.
+#pragma once
+
+#include "tle/AST/AST.h"
+#include "tle/Support/Diagnostics.h"
+
+#include "TLEParser.h"
+
+namespace tle::frontend {
+
+/// Walks a complete (error-free) parse tree and builds the AST in `ctx`. Constructs the AST
+/// does not model become OtherStmt / OtherExpr. Reports the first semantic-syntax error
+/// (invalid assignment target, integer literal out of range, misplaced parameters, bad
+/// escapes, expressions nested too deeply, ...) through `diags` and throws CompileAborted.
+ast::Module buildModule(uint32_t file, grammar::TLEParser::File_inputContext *tree, ast::ASTContext &ctx,
+                        DiagnosticEngine &diags);
+
+/// The deepest expression nesting the builder accepts (keeps recursive consumers of the AST
+/// within a small stack).
+constexpr unsigned kMaxExprDepth = 1000;
+
+} // namespace tle::frontend

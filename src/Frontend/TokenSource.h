@@ -1,0 +1,84 @@
+// Private to the frontend: the indentation-aware Python token source over the generated lexer.
+#pragma once
+
+#include "tle/Support/Diagnostics.h"
+
+#include "TLELexer.h"
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tle::frontend {
+
+/// Limits that keep the recursive-descent parser and everything after it off the stack's edge.
+/// (Python itself stops at 200 nested brackets and 100 indentation levels.)
+constexpr size_t kMaxBracketDepth = 200;
+constexpr size_t kMaxIndentDepth = 100;
+
+/// The first lexical error of a file. After it the token source yields only EOF, so that the
+/// parser either stops at an earlier syntax error or runs into that EOF.
+struct LexError {
+  bool set = false;
+  SourceLoc loc;
+  std::string message;
+};
+
+/// Wraps the raw ANTLR lexer and produces the token stream the parser expects:
+///  - NEWLINE only at the end of a logical line (not inside (), [], {}, not for blank or
+///    comment-only lines); one synthetic NEWLINE before EOF when the last line has none;
+///  - INDENT / DEDENT when the indentation of a logical line grows / shrinks (tabs advance to
+///    the next multiple of 8; a tab/space mix whose meaning depends on the tab size is an
+///    error, as in Python); every open block is closed with DEDENTs at EOF;
+///  - located errors for unindents that match no outer level, unterminated strings,
+///    unbalanced or too deeply nested brackets, and characters that start no token.
+class IndentingTokenSource : public antlr4::TokenSource {
+public:
+  IndentingTokenSource(uint32_t file, const SourceManager &sm, antlr4::CharStream *input);
+
+  std::unique_ptr<antlr4::Token> nextToken() override;
+  size_t getLine() const override { return lexer_.getLine(); }
+  size_t getCharPositionInLine() override { return lexer_.getCharPositionInLine(); }
+  antlr4::CharStream *getInputStream() override { return lexer_.getInputStream(); }
+  std::string getSourceName() override { return lexer_.getSourceName(); }
+  antlr4::TokenFactory<antlr4::CommonToken> *getTokenFactory() override { return lexer_.getTokenFactory(); }
+
+  /// The first lexical error, if any.
+  const LexError &error() const { return error_; }
+  /// The vocabulary of the raw lexer (token names for dumps and messages).
+  const antlr4::dfa::Vocabulary &vocabulary() const { return lexer_.getVocabulary(); }
+
+private:
+  struct Bracket {
+    char ch;
+    SourceLoc loc;
+  };
+
+  SourceLoc locOf(const antlr4::Token &t) const;
+  std::unique_ptr<antlr4::Token> synthetic(size_t type, const antlr4::Token &at, const std::string &text);
+  void fail(SourceLoc loc, std::string message);
+  /// Emits INDENT/DEDENT (into pending_) for a logical line whose first token is `t`.
+  void handleIndentation(const antlr4::Token &t);
+  /// Checks bracket balance for `t` and updates the bracket stack.
+  void trackBrackets(const antlr4::Token &t);
+  void checkString(const antlr4::Token &t);
+  std::string describeBadChar(const antlr4::Token &t) const;
+
+  uint32_t file_;
+  const SourceManager &sm_;
+  grammar::TLELexer lexer_;
+  std::deque<std::unique_ptr<antlr4::Token>> pending_;
+  std::vector<unsigned> indents_{0};    // columns with tab size 8
+  std::vector<unsigned> altIndents_{0}; // columns with tab size 1 (to detect tab/space mixes)
+  std::vector<Bracket> brackets_;
+  bool atLineStart_ = true;
+  bool done_ = false;
+  LexError error_;
+};
+
+/// Checks that `text` is valid UTF-8 (ANTLR's input stream needs it); on failure reports the
+/// first bad byte through `diags` and throws CompileAborted.
+void checkUtf8(uint32_t file, const std::string &text, DiagnosticEngine &diags);
+
+} // namespace tle::frontend
