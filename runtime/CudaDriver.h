@@ -69,7 +69,7 @@ enum : unsigned { CU_STREAM_DEFAULT = 0, CU_EVENT_DEFAULT = 0 };
 enum : int { CU_LAUNCH_ATTRIBUTE_COOPERATIVE = 2, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4 };
 
 /// CUlaunchAttributeValue: a 64-byte union; only the members libtle_rt sets are spelled out.
-union CUlaunchAttributeValue {
+union alignas(8) CUlaunchAttributeValue {
   char pad[64];
   int cooperative;
   struct {
@@ -84,6 +84,8 @@ struct CUlaunchAttribute {
   CUlaunchAttributeValue value;
 };
 
+static_assert(sizeof(CUlaunchAttribute) == 72, "CUlaunchAttribute layout follows cuda.h");
+
 /// CUlaunchConfig (cuLaunchKernelEx).
 struct CUlaunchConfig {
   unsigned gridDimX, gridDimY, gridDimZ;
@@ -93,6 +95,7 @@ struct CUlaunchConfig {
   CUlaunchAttribute *attrs;
   unsigned numAttrs;
 };
+static_assert(sizeof(CUlaunchConfig) == 56, "CUlaunchConfig layout follows cuda.h");
 
 /// The resolved driver entry points. Members named after the cuda.h API name they implement.
 struct Api {

@@ -54,6 +54,10 @@ TEST_CASE("without a driver, devices and modules throw NoDriverError", "[nodrive
   CHECK_THAT(reason, StartsWith(expectedPrefix()));
 }
 
+extern "C" int tle_rt_c_header_check(void);
+
+TEST_CASE("tle_rt.h compiles as C and links", "[capi]") { CHECK(tle_rt_c_header_check() == 16); }
+
 TEST_CASE("without a driver, the C ABI reports TLE_RT_ERROR_NO_DRIVER", "[nodriver][default-driver]") {
   if (driverLoads()) {
     WARN("the CUDA driver " << driverName() << " loads here: the no-driver path is not exercised");

@@ -1,0 +1,25 @@
+/* Checks that tle_rt.h is valid C (C11, -pedantic) and that its declarations can be used from C code. */
+#include "tle/Runtime/tle_rt.h"
+
+/* Returns the number of C ABI entry points referenced through typed function pointers (16). */
+int tle_rt_c_header_check(void) {
+  const char *(*last_error)(void) = tle_rt_last_error;
+  tle_rt_status (*device_count)(int *) = tle_rt_device_count;
+  tle_rt_status (*device_synchronize)(int) = tle_rt_device_synchronize;
+  tle_rt_status (*device_context)(int, void **) = tle_rt_device_context;
+  tle_rt_status (*load_file)(int, const char *, tle_rt_module *) = tle_rt_module_load_file;
+  tle_rt_status (*load_data)(int, const void *, size_t, tle_rt_module *) = tle_rt_module_load_data;
+  void (*unload)(tle_rt_module) = tle_rt_module_unload;
+  const char *(*metadata)(tle_rt_module) = tle_rt_module_metadata;
+  tle_rt_status (*get_kernel)(tle_rt_module, const char *, tle_rt_kernel *) = tle_rt_module_get_kernel;
+  void (*release)(tle_rt_kernel) = tle_rt_kernel_release;
+  size_t (*num_params)(tle_rt_kernel) = tle_rt_kernel_num_params;
+  const char *(*param_name)(tle_rt_kernel, size_t) = tle_rt_kernel_param_name;
+  const char *(*param_type)(tle_rt_kernel, size_t) = tle_rt_kernel_param_type;
+  unsigned (*block_threads)(tle_rt_kernel) = tle_rt_kernel_block_threads;
+  unsigned (*shared_bytes)(tle_rt_kernel) = tle_rt_kernel_shared_bytes;
+  tle_rt_status (*launch)(tle_rt_kernel, unsigned, unsigned, unsigned, void *, void **, size_t) = tle_rt_launch;
+  return !!last_error + !!device_count + !!device_synchronize + !!device_context + !!load_file +
+         !!load_data + !!unload + !!metadata + !!get_kernel + !!release + !!num_params +
+         !!param_name + !!param_type + !!block_threads + !!shared_bytes + !!launch;
+}
