@@ -78,8 +78,13 @@ std::string metadataJSON(const ir::Function &f, const std::string &arch) {
     params.push_back({{"name", p.name}, {"type", p.type.str()}, {"divisibility", p.divisibility}});
   k["params"] = params;
   nlohmann::ordered_json ce = nlohmann::ordered_json::object();
-  for (auto &[n, v] : f.constexprs)
-    ce[n] = v;
+  for (auto &[n, v] : f.constexprs) {
+    // Numbers and booleans as JSON values; anything else (a dtype name) as its text.
+    nlohmann::ordered_json parsed = nlohmann::ordered_json::parse(v, nullptr, /*allow_exceptions=*/false);
+    if (v == "True" || v == "False")
+      parsed = v == "True";
+    ce[n] = parsed.is_number() || parsed.is_boolean() ? parsed : nlohmann::ordered_json(v);
+  }
   k["constexprs"] = ce;
   nlohmann::ordered_json doc;
   doc["format"] = metadata::kFormat;
