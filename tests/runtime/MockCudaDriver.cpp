@@ -1,0 +1,437 @@
+// A fake libcuda for tests without a GPU: host memory, PTX-text "modules", recorded launches and two emulated kernels.
+//
+// Loaded by libtle_rt through TLE_RT_CUDA_DRIVER. It exports the versioned entry points libtle_rt
+// resolves, with the signatures of cuda.h (CUDA 12/13), and behaves like one compute capability
+// 9.0 device with 132 SMs. Device memory is host memory (CUdeviceptr = host address). A "module"
+// is PTX text: `.entry NAME(` declares a function (its `.param .u64/.u32/.f32/...` list gives the
+// parameter sizes), `__tle_metadata[N] = {b0, b1, ...}` a global. Text containing the word
+// "bogus" fails to "JIT" with CUDA_ERROR_INVALID_PTX and an error log; a line
+// `__tle_metadata_text = {...}` gives the metadata as plain text (tests/runtime/mock_modules/).
+// Launches are recorded (see mock_last_launch); `scale_kernel` (out[i] = alpha * in[i]),
+// `smem_kernel` (out[t] = (t + 1) % 128) and the examples' kernels (add_kernel, softmax_kernel,
+// layer_norm_fwd, with float arithmetic as the .tle sources spell it) are executed on the host.
+#include "CudaDriver.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+using namespace tle::rt::cu;
+
+namespace {
+
+struct MockFunction {
+  std::string name;
+  std::vector<size_t> paramSizes;
+  int maxDynamicShared = 48 * 1024;
+};
+
+struct MockModule {
+  std::map<std::string, MockFunction> functions;
+  std::vector<unsigned char> metadata;
+  bool hasMetadata = false;
+};
+
+struct CtxTag {
+  int device;
+};
+CtxTag primaryCtx{0};
+thread_local CUcontext current = nullptr;
+std::mutex mutex;
+
+} // namespace
+
+/// What the last launch looked like; read by the mock tests through mock_last_launch().
+struct MockLaunch {
+  char function[128];
+  unsigned grid[3], block[3], shared;
+  void *stream;
+  unsigned numArgs;
+  unsigned char args[16][8];
+  unsigned cluster[3];
+  int cooperative;
+  int viaEx;
+  int launches;
+};
+static MockLaunch lastLaunch;
+static int lastSetSharedAttr = -1;
+
+static std::vector<size_t> parseParams(const std::string &text, size_t open) {
+  std::vector<size_t> sizes;
+  size_t close = text.find(')', open);
+  std::string list = text.substr(open, close - open);
+  size_t pos = 0;
+  while ((pos = list.find(".param", pos)) != std::string::npos) {
+    pos += 6;
+    size_t dot = list.find('.', pos);
+    std::string ty = list.substr(dot + 1, 3);
+    size_t bits = std::atoi(ty.c_str() + 1);
+    sizes.push_back(bits ? bits / 8 : 8);
+  }
+  return sizes;
+}
+
+static MockModule *parseModule(const std::string &text) {
+  auto m = new MockModule;
+  size_t pos = 0;
+  while ((pos = text.find(".entry ", pos)) != std::string::npos) {
+    pos += 7;
+    size_t open = text.find('(', pos);
+    MockFunction f;
+    f.name = text.substr(pos, open - pos);
+    f.paramSizes = parseParams(text, open + 1);
+    m->functions[f.name] = f;
+  }
+  size_t mdText = text.find("__tle_metadata_text = ");
+  size_t md = text.find("__tle_metadata[");
+  if (mdText != std::string::npos) {
+    size_t begin = mdText + 22, end = text.find('\n', begin);
+    std::string json = text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+    m->metadata.assign(json.begin(), json.end());
+    m->metadata.push_back(0);
+    m->hasMetadata = true;
+  } else if (md != std::string::npos) {
+    size_t brace = text.find('{', md), end = text.find('}', brace);
+    std::string list = text.substr(brace + 1, end - brace - 1);
+    char *p = list.data();
+    while (*p) {
+      char *next = nullptr;
+      long v = std::strtol(p, &next, 10);
+      if (next == p) {
+        ++p;
+        continue;
+      }
+      m->metadata.push_back((unsigned char)v);
+      p = next;
+    }
+    m->hasMetadata = true;
+  }
+  return m;
+}
+
+template <class T> static T arg(void **args, int i) {
+  T v;
+  std::memcpy(&v, args[i], sizeof(T));
+  return v;
+}
+
+static void runEmulated(const MockFunction &f, unsigned gx, unsigned bx, void **args) {
+  if (f.name == "add_kernel") { // BLOCK = 1024
+    auto x = arg<const float *>(args, 0), y = arg<const float *>(args, 1);
+    auto z = arg<float *>(args, 2);
+    int n = arg<int>(args, 3);
+    for (long i = 0; i < long(gx) * 1024; ++i)
+      if (i < n)
+        z[i] = x[i] + y[i];
+  } else if (f.name == "softmax_kernel") {
+    auto out = arg<float *>(args, 0);
+    auto in = arg<const float *>(args, 1);
+    int inStride = arg<int>(args, 2), outStride = arg<int>(args, 3), rows = arg<int>(args, 4),
+        cols = arg<int>(args, 5);
+    for (unsigned pid = 0; pid < gx; ++pid)
+      for (long r = pid; r < rows; r += gx) {
+        const float *row = in + r * inStride;
+        float m = -INFINITY, sum = 0;
+        for (int c = 0; c < cols; ++c)
+          m = std::fmax(m, row[c]);
+        for (int c = 0; c < cols; ++c)
+          sum += std::exp(row[c] - m);
+        for (int c = 0; c < cols; ++c)
+          out[r * outStride + c] = std::exp(row[c] - m) / sum;
+      }
+  } else if (f.name == "layer_norm_fwd") {
+    auto X = arg<const float *>(args, 0), W = arg<const float *>(args, 2), B = arg<const float *>(args, 3);
+    auto Y = arg<float *>(args, 1), Mean = arg<float *>(args, 4), Rstd = arg<float *>(args, 5);
+    int stride = arg<int>(args, 6), N = arg<int>(args, 7);
+    float eps = arg<float>(args, 8);
+    for (unsigned row = 0; row < gx; ++row) {
+      const float *x = X + long(row) * stride;
+      float mean = 0, var = 0;
+      for (int c = 0; c < N; ++c)
+        mean += x[c];
+      mean /= float(N);
+      for (int c = 0; c < N; ++c)
+        var += (x[c] - mean) * (x[c] - mean);
+      var /= float(N);
+      float rstd = 1.0f / std::sqrt(var + eps);
+      Mean[row] = mean;
+      Rstd[row] = rstd;
+      for (int c = 0; c < N; ++c)
+        Y[long(row) * stride + c] = (x[c] - mean) * rstd * W[c] + B[c];
+    }
+  } else if (f.name == "scale_kernel") {
+    float *out, *in;
+    int n;
+    float alpha;
+    std::memcpy(&out, args[0], 8);
+    std::memcpy(&in, args[1], 8);
+    std::memcpy(&n, args[2], 4);
+    std::memcpy(&alpha, args[3], 4);
+    for (unsigned i = 0; i < gx * bx; ++i)
+      if (int(i) < n)
+        out[i] = in[i] * alpha;
+  } else if (f.name == "smem_kernel") {
+    int *out;
+    std::memcpy(&out, args[0], 8);
+    for (int t = 0; t < 128; ++t)
+      out[t] = (t + 1) % 128;
+  }
+}
+
+static CUresult doLaunch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                         unsigned by, unsigned bz, unsigned shared, CUstream stream, void **args) {
+  auto *f = reinterpret_cast<MockFunction *>(fn);
+  if (!current)
+    return 201; // CUDA_ERROR_INVALID_CONTEXT
+  if (int(shared) > f->maxDynamicShared || gx == 0 || bx * by * bz > 1024)
+    return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::snprintf(lastLaunch.function, sizeof(lastLaunch.function), "%s", f->name.c_str());
+  lastLaunch.grid[0] = gx, lastLaunch.grid[1] = gy, lastLaunch.grid[2] = gz;
+  lastLaunch.block[0] = bx, lastLaunch.block[1] = by, lastLaunch.block[2] = bz;
+  lastLaunch.shared = shared;
+  lastLaunch.stream = stream;
+  lastLaunch.numArgs = unsigned(f->paramSizes.size());
+  std::memset(lastLaunch.args, 0, sizeof(lastLaunch.args));
+  for (size_t i = 0; i < f->paramSizes.size() && i < 16; ++i)
+    std::memcpy(lastLaunch.args[i], args[i], f->paramSizes[i]);
+  lastLaunch.cluster[0] = lastLaunch.cluster[1] = lastLaunch.cluster[2] = 1;
+  lastLaunch.cooperative = 0;
+  lastLaunch.viaEx = 0;
+  ++lastLaunch.launches;
+  runEmulated(*f, gx, bx, args);
+  return CUDA_SUCCESS;
+}
+
+extern "C" {
+
+__attribute__((visibility("default"))) const MockLaunch *mock_last_launch() { return &lastLaunch; }
+__attribute__((visibility("default"))) int mock_last_set_shared_attr() { return lastSetSharedAttr; }
+
+CUresult cuInit(unsigned) { return CUDA_SUCCESS; }
+CUresult cuDriverGetVersion(int *v) {
+  *v = 13000;
+  return CUDA_SUCCESS;
+}
+CUresult cuGetErrorName(CUresult r, const char **s) {
+  static const std::map<int, const char *> names = {
+      {0, "CUDA_SUCCESS"},           {1, "CUDA_ERROR_INVALID_VALUE"},
+      {101, "CUDA_ERROR_INVALID_DEVICE"}, {201, "CUDA_ERROR_INVALID_CONTEXT"},
+      {218, "CUDA_ERROR_INVALID_PTX"},    {500, "CUDA_ERROR_NOT_FOUND"}};
+  auto it = names.find(r);
+  *s = it == names.end() ? nullptr : it->second;
+  return it == names.end() ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+CUresult cuGetErrorString(CUresult r, const char **s) {
+  static const std::map<int, const char *> texts = {
+      {0, "no error"},        {1, "invalid argument"}, {101, "invalid device ordinal"},
+      {201, "invalid device context"}, {218, "a PTX JIT compilation failed"},
+      {500, "named symbol not found"}};
+  auto it = texts.find(r);
+  *s = it == texts.end() ? nullptr : it->second;
+  return it == texts.end() ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+CUresult cuDeviceGetCount(int *n) {
+  *n = 1;
+  return CUDA_SUCCESS;
+}
+CUresult cuDeviceGet(CUdevice *d, int ordinal) {
+  if (ordinal != 0)
+    return 101;
+  *d = 0;
+  return CUDA_SUCCESS;
+}
+CUresult cuDeviceGetName(char *name, int len, CUdevice) {
+  std::snprintf(name, size_t(len), "Mock GPU");
+  return CUDA_SUCCESS;
+}
+CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice) {
+  switch (attr) {
+  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+    *v = 132;
+    break;
+  case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE:
+    *v = 50 << 20;
+    break;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+    *v = 9;
+    break;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+    *v = 0;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
+    *v = 232448;
+    break;
+  default:
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
+CUresult cuDeviceTotalMem_v2(size_t *b, CUdevice) {
+  *b = size_t(141) << 30;
+  return CUDA_SUCCESS;
+}
+CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice) {
+  *c = reinterpret_cast<CUcontext>(&primaryCtx);
+  return CUDA_SUCCESS;
+}
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice) { return CUDA_SUCCESS; }
+CUresult cuCtxGetCurrent(CUcontext *c) {
+  *c = current;
+  return CUDA_SUCCESS;
+}
+CUresult cuCtxSetCurrent(CUcontext c) {
+  current = c;
+  return CUDA_SUCCESS;
+}
+CUresult cuCtxSynchronize() { return current ? CUDA_SUCCESS : 201; }
+
+CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned n, int *opts, void **vals) {
+  if (!current)
+    return 201;
+  std::string text(static_cast<const char *>(image));
+  if (text.find("bogus") != std::string::npos) {
+    for (unsigned i = 0; i < n; ++i)
+      if (opts[i] == CU_JIT_ERROR_LOG_BUFFER) {
+        size_t cap = 0;
+        for (unsigned j = 0; j < n; ++j)
+          if (opts[j] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+            cap = reinterpret_cast<uintptr_t>(vals[j]);
+        std::snprintf(static_cast<char *>(vals[i]), cap, "mock ptxas: error: unknown instruction 'bogus'");
+      }
+    return 218;
+  }
+  *mod = reinterpret_cast<CUmodule>(parseModule(text));
+  return CUDA_SUCCESS;
+}
+CUresult cuModuleUnload(CUmodule m) {
+  delete reinterpret_cast<MockModule *>(m);
+  return CUDA_SUCCESS;
+}
+CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
+  auto *mm = reinterpret_cast<MockModule *>(m);
+  auto it = mm->functions.find(name);
+  if (it == mm->functions.end())
+    return CUDA_ERROR_NOT_FOUND;
+  *f = reinterpret_cast<CUfunction>(&it->second);
+  return CUDA_SUCCESS;
+}
+CUresult cuModuleGetGlobal_v2(CUdeviceptr *p, size_t *bytes, CUmodule m, const char *name) {
+  auto *mm = reinterpret_cast<MockModule *>(m);
+  if (std::strcmp(name, "__tle_metadata") != 0 || !mm->hasMetadata)
+    return CUDA_ERROR_NOT_FOUND;
+  *p = reinterpret_cast<CUdeviceptr>(mm->metadata.data());
+  *bytes = mm->metadata.size();
+  return CUDA_SUCCESS;
+}
+CUresult cuFuncGetAttribute(int *v, int attr, CUfunction) {
+  switch (attr) {
+  case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+    *v = 1024;
+    break;
+  case CU_FUNC_ATTRIBUTE_NUM_REGS:
+    *v = 32;
+    break;
+  default:
+    *v = 0;
+  }
+  return CUDA_SUCCESS;
+}
+CUresult cuFuncSetAttribute(CUfunction f, int attr, int value) {
+  if (attr != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES || value > 232448)
+    return CUDA_ERROR_INVALID_VALUE;
+  reinterpret_cast<MockFunction *>(f)->maxDynamicShared = value;
+  lastSetSharedAttr = value;
+  return CUDA_SUCCESS;
+}
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned shared, CUstream s, void **args, void **extra) {
+  if (extra)
+    return CUDA_ERROR_INVALID_VALUE;
+  return doLaunch(f, gx, gy, gz, bx, by, bz, shared, s, args);
+}
+CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **args, void **) {
+  CUresult r = doLaunch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
+                        c->blockDimZ, c->sharedMemBytes, c->hStream, args);
+  if (r)
+    return r;
+  lastLaunch.viaEx = 1;
+  for (unsigned i = 0; i < c->numAttrs; ++i) {
+    if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+      lastLaunch.cluster[0] = c->attrs[i].value.clusterDim.x;
+      lastLaunch.cluster[1] = c->attrs[i].value.clusterDim.y;
+      lastLaunch.cluster[2] = c->attrs[i].value.clusterDim.z;
+    } else if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE) {
+      lastLaunch.cooperative = c->attrs[i].value.cooperative;
+    }
+  }
+  return CUDA_SUCCESS;
+}
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
+  if (!current)
+    return 201;
+  void *m = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  *p = reinterpret_cast<CUdeviceptr>(m);
+  return m ? CUDA_SUCCESS : 2;
+}
+CUresult cuMemFree_v2(CUdeviceptr p) {
+  std::free(reinterpret_cast<void *>(p));
+  return CUDA_SUCCESS;
+}
+CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) {
+  std::memcpy(reinterpret_cast<void *>(d), s, n);
+  return CUDA_SUCCESS;
+}
+CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) {
+  std::memcpy(d, reinterpret_cast<const void *>(s), n);
+  return CUDA_SUCCESS;
+}
+CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) {
+  std::memmove(reinterpret_cast<void *>(d), reinterpret_cast<const void *>(s), n);
+  return CUDA_SUCCESS;
+}
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream) {
+  return cuMemcpyDtoD_v2(d, s, n);
+}
+CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) {
+  std::memset(reinterpret_cast<void *>(d), v, n);
+  return CUDA_SUCCESS;
+}
+CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned v, size_t n) {
+  auto *p = reinterpret_cast<unsigned *>(d);
+  for (size_t i = 0; i < n; ++i)
+    p[i] = v;
+  return CUDA_SUCCESS;
+}
+CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream) { return cuMemsetD8_v2(d, v, n); }
+CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, CUstream) { return cuMemsetD32_v2(d, v, n); }
+CUresult cuStreamCreate(CUstream *s, unsigned) {
+  *s = reinterpret_cast<CUstream>(new int(0));
+  return CUDA_SUCCESS;
+}
+CUresult cuStreamDestroy_v2(CUstream s) {
+  delete reinterpret_cast<int *>(s);
+  return CUDA_SUCCESS;
+}
+CUresult cuStreamSynchronize(CUstream) { return CUDA_SUCCESS; }
+CUresult cuEventCreate(CUevent *e, unsigned) {
+  *e = reinterpret_cast<CUevent>(new int(0));
+  return CUDA_SUCCESS;
+}
+CUresult cuEventDestroy_v2(CUevent e) {
+  delete reinterpret_cast<int *>(e);
+  return CUDA_SUCCESS;
+}
+CUresult cuEventRecord(CUevent, CUstream) { return CUDA_SUCCESS; }
+CUresult cuEventSynchronize(CUevent) { return CUDA_SUCCESS; }
+CUresult cuEventElapsedTime_v2(float *ms, CUevent, CUevent) {
+  *ms = 0.001f;
+  return CUDA_SUCCESS;
+}
+
+} // extern "C"

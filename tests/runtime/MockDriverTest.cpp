@@ -1,0 +1,345 @@
+// Tests of the whole runtime (devices, modules, metadata read-back, launches, C ABI) against the fake libcuda.
+#include "tle/Runtime/Runtime.h"
+#include "tle/Runtime/tle_rt.h"
+
+#include <catch2/catch.hpp>
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+using namespace tle::rt;
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+
+extern std::string mockDriverPath;
+
+namespace {
+
+// Mirrors MockLaunch in MockCudaDriver.cpp.
+struct MockLaunch {
+  char function[128];
+  unsigned grid[3], block[3], shared;
+  void *stream;
+  unsigned numArgs;
+  unsigned char args[16][8];
+  unsigned cluster[3];
+  int cooperative;
+  int viaEx;
+  int launches;
+};
+
+const MockLaunch &lastLaunch() {
+  void *h = dlopen(mockDriverPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  REQUIRE(h);
+  auto fn = reinterpret_cast<const MockLaunch *(*)()>(dlsym(h, "mock_last_launch"));
+  REQUIRE(fn);
+  return *fn();
+}
+
+int lastSharedAttr() {
+  void *h = dlopen(mockDriverPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  auto fn = reinterpret_cast<int (*)()>(dlsym(h, "mock_last_set_shared_attr"));
+  return fn();
+}
+
+template <class T> T argAs(const MockLaunch &l, size_t i) {
+  T v;
+  std::memcpy(&v, l.args[i], sizeof(T));
+  return v;
+}
+
+std::string metadataGlobal(const std::string &json, bool nul = true) {
+  std::string s = "__tle_metadata[" + std::to_string(json.size() + nul) + "] = {";
+  for (unsigned char c : json)
+    s += std::to_string(unsigned(c)) + ", ";
+  return s + (nul ? "0" : "") + "};\n";
+}
+
+const char *kKernels = R"ptx(
+.visible .entry scale_kernel(.param .u64 out, .param .u64 in, .param .u32 n, .param .f32 alpha) { ret; }
+.visible .entry smem_kernel(.param .u64 out) { ret; }
+.visible .entry cluster_kernel(.param .u64 out, .param .u8 flag, .param .u16 h) { ret; }
+)ptx";
+
+std::string metadata(const std::string &extraKernels = "", int version = 1) {
+  return R"({"format": "tle-module", "version": )" + std::to_string(version) +
+         R"(, "target": "sm_90a", "compiler": "mock", "kernels": [
+    {"name": "scale_kernel", "num_warps": 4, "params": [
+      {"name": "out", "type": "*fp32", "divisibility": 16}, {"name": "in", "type": "*fp32", "divisibility": 16},
+      {"name": "n", "type": "i32"}, {"name": "alpha", "type": "fp32"}], "constexprs": {"BLOCK": 128}},
+    {"name": "smem_kernel", "num_warps": 4, "shared_bytes": 98304, "params": [{"name": "out", "type": "*i32"}]},
+    {"name": "cluster_kernel", "num_warps": 8, "cluster": [2, 1, 1], "params": [
+      {"name": "out", "type": "*fp32"}, {"name": "flag", "type": "i1"}, {"name": "h", "type": "fp16"}]})" +
+         extraKernels + "]}";
+}
+
+std::string modulePtx(const std::string &json, bool nul = true) {
+  return ".version 8.0\n.target sm_90a\n.address_size 64\n" + metadataGlobal(json, nul) + kKernels;
+}
+
+} // namespace
+
+TEST_CASE("mock: device properties and availability", "[mock]") {
+  std::string reason;
+  CHECK(gpuAvailable(&reason));
+  CHECK(Device::count() == 1);
+  CHECK(driverVersion() == 13000);
+  Device dev(0);
+  CHECK(dev.name() == "Mock GPU");
+  CHECK(dev.computeMajor() == 9);
+  CHECK(dev.computeMinor() == 0);
+  CHECK(dev.arch() == "sm_90a");
+  CHECK(dev.smCount() == 132);
+  CHECK(dev.l2CacheBytes() == size_t(50) << 20);
+  CHECK(dev.maxSharedBytesPerBlockOptin() == 232448);
+  CHECK(dev == Device(0));
+  CHECK_THROWS_WITH(Device(1), Contains("device ordinal 1 is out of range (1 CUDA device)"));
+  CHECK_NOTHROW(dev.synchronize());
+}
+
+TEST_CASE("mock: metadata is read back and typed launches pack arguments", "[mock]") {
+  Device dev(0);
+  Module mod = Module::fromPtx(dev, modulePtx(metadata()), "mock.ptx");
+  REQUIRE(mod.hasMetadata());
+  CHECK(mod.info().compiler == "mock");
+  CHECK(mod.info().kernels.size() == 3);
+  CHECK(mod.label() == "mock.ptx");
+  Kernel k = mod.kernel("scale_kernel");
+  CHECK(k.info().block == std::array<unsigned, 3>{128, 1, 1});
+  CHECK(k.info().constexprInt("BLOCK") == 128);
+  CHECK(k.numRegisters() == 32);
+  CHECK(k.device() == dev);
+
+  std::vector<float> in(300);
+  for (size_t i = 0; i < in.size(); ++i)
+    in[i] = float(i);
+  DeviceBuffer din = DeviceBuffer::fromHost(dev, in);
+  DeviceBuffer dout(dev, in.size() * 4);
+  dout.fillBytes(0);
+  Stream stream(dev);
+  k.launch(Grid(3), stream, dout, din, int32_t(300), 2.5f);
+  const MockLaunch &l = lastLaunch();
+  CHECK(std::string(l.function) == "scale_kernel");
+  CHECK(l.grid[0] == 3);
+  CHECK(l.grid[1] == 1);
+  CHECK(l.block[0] == 128);
+  CHECK(l.shared == 0);
+  CHECK(l.stream == stream.handle());
+  CHECK(l.viaEx == 0);
+  CHECK(argAs<uint64_t>(l, 0) == dout.address());
+  CHECK(argAs<uint64_t>(l, 1) == din.address());
+  CHECK(argAs<int32_t>(l, 2) == 300);
+  CHECK(argAs<float>(l, 3) == 2.5f);
+  stream.synchronize();
+  std::vector<float> out = dout.toHost<float>();
+  CHECK(out[299] == 299 * 2.5f);
+
+  // DevicePtr arguments, offsets and refused launches.
+  k.launch(1, stream, dout.ptr(16), DevicePtr{din.address()}, int32_t(1), 1.0f);
+  CHECK(argAs<uint64_t>(lastLaunch(), 0) == dout.address() + 16);
+  int before = lastLaunch().launches;
+  CHECK_THROWS_AS(k.launch(1, stream, dout, din, int64_t(1), 1.0f), ArgumentError);
+  CHECK_THROWS_AS(k.launch(1, stream, dout, din, int32_t(1), 1.0), ArgumentError);
+  CHECK_THROWS_AS(k.launch(1, stream, dout, din, int32_t(1)), ArgumentError);
+  CHECK_THROWS_WITH(k.launch(1, stream, dout.ptr(8), din, int32_t(1), 1.0f), Contains("divisible by 16"));
+  CHECK_THROWS_WITH(k.launch(Grid(1, 70000), stream, dout, din, int32_t(1), 1.0f),
+                    Contains("grid (1, 70000, 1) is invalid"));
+  CHECK(lastLaunch().launches == before);
+
+  // Raw launches.
+  uint64_t po = dout.address(), pi = din.address();
+  int32_t n = 5;
+  float a = -1.0f;
+  void *args[] = {&po, &pi, &n, &a};
+  k.launchRaw(1, stream, args, 4);
+  CHECK(argAs<int32_t>(lastLaunch(), 2) == 5);
+  CHECK_THROWS_WITH(k.launchRaw(1, stream, args, 3), Contains("expects 4 arguments"));
+  void *nullArgs[] = {&po, nullptr, &n, &a};
+  CHECK_THROWS_WITH(k.launchRaw(1, stream, nullArgs, 4), Contains("argument 1 ('in') is a null pointer"));
+}
+
+TEST_CASE("mock: large dynamic shared memory and cluster launches", "[mock]") {
+  Device dev(0);
+  Module mod = Module::fromPtx(dev, modulePtx(metadata()), "mock.ptx");
+  Stream stream(dev);
+  Kernel smem = mod.kernel("smem_kernel");
+  CHECK(lastSharedAttr() == 98304);
+  DeviceBuffer out(dev, 512);
+  smem.launch(1, stream, out);
+  CHECK(lastLaunch().shared == 98304);
+  CHECK(out.toHost<int32_t>()[5] == 6);
+
+  Kernel cl = mod.kernel("cluster_kernel");
+  cl.launch(Grid(4, 2), stream, out, true, Half::fromFloat(1.0f));
+  const MockLaunch &l = lastLaunch();
+  CHECK(l.viaEx == 1);
+  CHECK(l.cluster[0] == 2);
+  CHECK(l.cluster[1] == 1);
+  CHECK(l.block[0] == 256);
+  CHECK(l.grid[1] == 2);
+  CHECK(l.args[1][0] == 1);
+  CHECK(argAs<uint16_t>(l, 2) == 0x3c00);
+  CHECK_THROWS_WITH(cl.launch(3, stream, out, true, Half::fromFloat(1.0f)),
+                    Contains("grid (3, 1, 1) is not a multiple of the cluster (2, 1, 1)"));
+}
+
+TEST_CASE("mock: module and metadata failures are named", "[mock]") {
+  Device dev(0);
+  // The driver rejects the module: call, CUresult name and string, JIT log.
+  try {
+    Module::fromPtx(dev, ".version 8.0\n.target sm_90a\nbogus;\n", "bad.ptx");
+    FAIL("no exception");
+  } catch (const DriverError &e) {
+    CHECK(e.call() == "cuModuleLoadDataEx");
+    CHECK(e.result() == 218);
+    CHECK_THAT(e.what(), StartsWith("cuModuleLoadDataEx failed: CUDA_ERROR_INVALID_PTX (a PTX JIT "
+                                    "compilation failed): loading bad.ptx\nJIT error log:\nmock ptxas: "
+                                    "error: unknown instruction 'bogus'"));
+  }
+  // Metadata names a kernel the module lacks.
+  std::string ghost = R"(, {"name": "ghost_kernel", "num_warps": 1, "params": []})";
+  Module m = Module::fromPtx(dev, modulePtx(metadata(ghost)), "ghost.ptx");
+  try {
+    m.kernel("ghost_kernel");
+    FAIL("no exception");
+  } catch (const DriverError &e) {
+    CHECK(e.call() == "cuModuleGetFunction");
+    CHECK_THAT(e.what(), StartsWith("cuModuleGetFunction(ghost_kernel) failed: CUDA_ERROR_NOT_FOUND "
+                                    "(named symbol not found): in ghost.ptx"));
+  }
+  CHECK_THROWS_WITH(m.kernel("nope"),
+                    Contains("ghost.ptx: no kernel 'nope' in the module's metadata (it has: scale_kernel, "
+                             "smem_kernel, cluster_kernel, ghost_kernel)"));
+  // Newer metadata, malformed metadata, no NUL.
+  CHECK_THROWS_WITH(Module::fromPtx(dev, modulePtx(metadata("", 2)), "v2.ptx"),
+                    StartsWith("v2.ptx: __tle_metadata version 2 is newer than this libtle_rt reads"));
+  CHECK_THROWS_AS(Module::fromPtx(dev, modulePtx("{oops"), "bad.ptx"), MetadataError);
+  CHECK_THROWS_WITH(Module::fromPtx(dev, modulePtx("{oops"), "bad.ptx"),
+                    StartsWith("bad.ptx: invalid __tle_metadata: not valid JSON"));
+  CHECK_THROWS_WITH(Module::fromPtx(dev, modulePtx(metadata(), false), "nonul.ptx"),
+                    Contains("nonul.ptx: __tle_metadata"));
+  // No metadata at all: loads, but kernel(name) needs a caller-supplied KernelInfo.
+  Module plain = Module::fromPtx(dev, std::string(".version 8.0\n") + kKernels, "plain.ptx");
+  CHECK_FALSE(plain.hasMetadata());
+  CHECK_THROWS_AS(plain.kernel("scale_kernel"), MetadataError);
+  CHECK_THROWS_WITH(plain.info(), Contains("plain.ptx: the module has no __tle_metadata (was it compiled by tlec?)"));
+  KernelInfo info = m.info().kernels[0];
+  Kernel k = plain.kernel("scale_kernel", info);
+  Stream s(dev);
+  DeviceBuffer b(dev, 1024);
+  k.launch(1, s, b, b, int32_t(0), 0.0f);
+  CHECK(std::string(lastLaunch().function) == "scale_kernel");
+  // Too much shared memory for the device is refused when the kernel is created.
+  KernelInfo huge = info;
+  huge.sharedBytes = 300000;
+  CHECK_THROWS_WITH(plain.kernel("scale_kernel", huge), Contains("needs 300000 bytes of dynamic"));
+}
+
+TEST_CASE("mock: files and images", "[mock]") {
+  Device dev(0);
+  CHECK_THROWS_WITH(Module::fromFile(dev, "/nonexistent/softmax.cubin"),
+                    StartsWith("libtle_rt: cannot open module file '/nonexistent/softmax.cubin'"));
+  char tmpl[] = "/tmp/tle-mock-module-XXXXXX";
+  int fd = mkstemp(tmpl);
+  REQUIRE(fd >= 0);
+  close(fd);
+  std::string path = tmpl;
+  {
+    std::ofstream f(path);
+    f << modulePtx(metadata());
+  }
+  Module m = Module::fromFile(dev, path);
+  CHECK(m.label() == path);
+  CHECK(m.info().kernels.at(0).name == "scale_kernel");
+  std::remove(path.c_str());
+  CHECK_THROWS_AS(Module::fromImage(dev, "not an elf", 10), ArgumentError);
+}
+
+TEST_CASE("mock: device buffers", "[mock]") {
+  Device dev(0);
+  std::vector<int32_t> v = {1, 2, 3, 4, 5, 6, 7, 8};
+  DeviceBuffer a = DeviceBuffer::fromHost(dev, v);
+  CHECK(a.bytes() == 32);
+  CHECK(a.address() % 256 == 0);
+  CHECK(a.deviceOrdinal() == 0);
+  CHECK(a.toHost<int32_t>() == v);
+  DeviceBuffer b(dev, 32);
+  b.copyFromDevice(a, 16, 16, 0);
+  b.copyFromDevice(a, 16, 0, 16);
+  CHECK(b.toHost<int32_t>() == std::vector<int32_t>{5, 6, 7, 8, 1, 2, 3, 4});
+  b.fill32(7);
+  CHECK(b.toHost<int32_t>()[7] == 7);
+  CHECK_THROWS_AS(b.copyFromHost(v.data(), 36), ArgumentError);
+  CHECK_THROWS_AS(b.ptr(33), ArgumentError);
+  DeviceBuffer moved = std::move(b);
+  CHECK(b.bytes() == 0);
+  CHECK(moved.bytes() == 32);
+  DeviceBuffer empty(dev, 0);
+  CHECK(empty.address() == 0);
+  CHECK(DeviceBuffer().deviceOrdinal() == -1);
+}
+
+TEST_CASE("mock: launches from another thread make the context current there", "[mock]") {
+  Device dev(0);
+  Module mod = Module::fromPtx(dev, modulePtx(metadata()), "mock.ptx");
+  Kernel k = mod.kernel("scale_kernel");
+  DeviceBuffer b(dev, 512);
+  std::string error;
+  std::thread t([&] {
+    try {
+      Stream s(dev);
+      k.launch(1, s, b, b, int32_t(1), 1.0f);
+      s.synchronize();
+      Event e0(dev), e1(dev);
+      e0.record(s);
+      e1.record(s);
+      CHECK(Event::elapsedMs(e0, e1) >= 0);
+    } catch (const std::exception &e) {
+      error = e.what();
+    }
+  });
+  t.join();
+  CHECK(error == "");
+}
+
+TEST_CASE("mock: the C ABI", "[mock]") {
+  std::string ptx = modulePtx(metadata());
+  tle_rt_module m = nullptr;
+  REQUIRE(tle_rt_module_load_data(0, ptx.c_str(), ptx.size() + 1, &m) == TLE_RT_SUCCESS);
+  CHECK_THAT(std::string(tle_rt_module_metadata(m)), StartsWith("{\"format\": \"tle-module\""));
+  tle_rt_kernel k = nullptr;
+  CHECK(tle_rt_module_get_kernel(m, "missing", &k) == TLE_RT_ERROR_METADATA);
+  CHECK_THAT(std::string(tle_rt_last_error()), Contains("no kernel 'missing'"));
+  REQUIRE(tle_rt_module_get_kernel(m, "scale_kernel", &k) == TLE_RT_SUCCESS);
+  tle_rt_module_unload(m); // the kernel keeps the module loaded
+  CHECK(tle_rt_kernel_num_params(k) == 4);
+  CHECK(std::string(tle_rt_kernel_param_name(k, 3)) == "alpha");
+  CHECK(std::string(tle_rt_kernel_param_type(k, 0)) == "*fp32");
+  CHECK(tle_rt_kernel_param_type(k, 4) == nullptr);
+  CHECK(tle_rt_kernel_block_threads(k) == 128);
+  CHECK(tle_rt_kernel_shared_bytes(k) == 0);
+  Device dev(0);
+  DeviceBuffer b(dev, 512);
+  uint64_t p = b.address();
+  int32_t n = 7;
+  float a = 1.5f;
+  void *args[] = {&p, &p, &n, &a};
+  CHECK(tle_rt_launch(k, 2, 1, 1, nullptr, args, 4) == TLE_RT_SUCCESS);
+  CHECK(argAs<int32_t>(lastLaunch(), 2) == 7);
+  CHECK(lastLaunch().grid[0] == 2);
+  CHECK(tle_rt_launch(k, 0, 1, 1, nullptr, args, 4) == TLE_RT_ERROR_INVALID_ARGUMENT);
+  CHECK_THAT(std::string(tle_rt_last_error()), Contains("grid (0, 1, 1) is invalid"));
+  void *ctx = nullptr;
+  CHECK(tle_rt_device_context(0, &ctx) == TLE_RT_SUCCESS);
+  CHECK(ctx == dev.context());
+  CHECK(tle_rt_device_synchronize(0) == TLE_RT_SUCCESS);
+  CHECK(tle_rt_device_synchronize(3) == TLE_RT_ERROR_OTHER);
+  tle_rt_kernel_release(k);
+  tle_rt_module mf = nullptr;
+  CHECK(tle_rt_module_load_file(0, "/nonexistent.cubin", &mf) == TLE_RT_ERROR_OTHER);
+  CHECK(mf == nullptr);
+}

@@ -1,0 +1,20 @@
+// Catch2 entry point for the mock-driver tests: points libtle_rt at the fake libcuda next to this executable.
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+/// The fake driver's path (set before any libtle_rt call).
+std::string mockDriverPath;
+
+int main(int argc, char **argv) {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  std::string exe = n > 0 ? std::string(buf, size_t(n)) : std::string(argv[0]);
+  mockDriverPath = exe.substr(0, exe.rfind('/')) + "/libtle-mock-cuda.so";
+  setenv("TLE_RT_CUDA_DRIVER", mockDriverPath.c_str(), 1);
+  return Catch::Session().run(argc, argv);
+}
