@@ -23,15 +23,10 @@ void xorInto(Layout::Basis &acc, const Layout::Basis &b) {
 std::string basesStr(const std::vector<Layout::Basis> &bs) {
   std::string s = "[";
   for (size_t i = 0; i < bs.size(); ++i) {
-    if (i)
-      s += ",";
-    s += "[";
-    for (size_t j = 0; j < bs[i].size(); ++j) {
-      if (j)
-        s += ",";
-      s += std::to_string(bs[i][j]);
-    }
-    s += "]";
+    s += i ? ",(" : "(";
+    for (size_t j = 0; j < bs[i].size(); ++j)
+      s += (j ? "," : "") + std::to_string(bs[i][j]);
+    s += ")";
   }
   return s + "]";
 }

@@ -30,7 +30,8 @@ struct Layout {
     return shape == o.shape && reg == o.reg && lane == o.lane && warp == o.warp;
   }
   bool operator!=(const Layout &o) const { return !(*this == o); }
-  /// "#linear<[1024] reg=[[1],[2],[512]] lane=[...] warp=[...]>".
+  /// "#linear<[1024] reg=[(1),(2),(512)] lane=[(4),...] warp=[(128),(256)]>": each basis as a
+  /// coordinate tuple, in bit order.
   std::string str() const;
 };
 
