@@ -109,6 +109,10 @@ static MockModule *parseModule(const std::string &text) {
       m->metadata.push_back((unsigned char)v);
       p = next;
     }
+    // As in PTX, a partial initializer leaves the rest of the array zero.
+    size_t declared = std::strtoul(text.c_str() + md + 15, nullptr, 10);
+    if (declared > m->metadata.size())
+      m->metadata.resize(declared, 0);
     m->hasMetadata = true;
   }
   return m;
