@@ -722,6 +722,24 @@ SVal Specializer::eval(const ast::Expr *e, Env &env) {
   }
 }
 
+SourceLoc startLoc(const ast::Expr *e) {
+  if (auto *b = dyn_cast<ast::BinaryExpr>(e))
+    return startLoc(b->lhs);
+  if (auto *c = dyn_cast<ast::CompareExpr>(e))
+    return startLoc(c->operands[0]);
+  if (auto *a = dyn_cast<ast::AttributeExpr>(e))
+    return startLoc(a->base);
+  if (auto *c = dyn_cast<ast::CallExpr>(e))
+    return startLoc(c->callee);
+  if (auto *s = dyn_cast<ast::SubscriptExpr>(e))
+    return startLoc(s->base);
+  if (auto *b = dyn_cast<ast::BoolOpExpr>(e))
+    return startLoc(b->values[0]);
+  if (auto *i = dyn_cast<ast::IfExpExpr>(e))
+    return startLoc(i->thenExpr);
+  return e->loc();
+}
+
 SVal Specializer::call(const ast::CallExpr *e, Env &env) {
   SVal callee = eval(e->callee, env);
   CallArgs args;
@@ -729,12 +747,12 @@ SVal Specializer::call(const ast::CallExpr *e, Env &env) {
   for (auto *a : e->args) {
     if (isa<ast::StarredExpr>(a))
       fail(a->loc(), "'*' unpacking in calls is not supported in a kernel");
-    args.pos.push_back({a->loc(), eval(a, env)});
+    args.pos.push_back({startLoc(a), eval(a, env)});
   }
   for (auto &k : e->keywords) {
     if (k.name.empty())
       fail(k.loc, "'**' unpacking in calls is not supported in a kernel");
-    args.kw.push_back({k.name, {k.value->loc(), eval(k.value, env)}});
+    args.kw.push_back({k.name, {startLoc(k.value), eval(k.value, env)}});
   }
   switch (callee.kind) {
   case SVal::Kind::Builtin:

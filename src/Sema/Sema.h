@@ -123,6 +123,9 @@ public:
   std::vector<SVal> returnValues;
 };
 
+/// Where an expression starts (its leftmost token), for carets under whole arguments.
+SourceLoc startLoc(const ast::Expr *e);
+
 /// Integer promotion of two integer dtypes (Triton's integer_promote_impl).
 ir::DType integerPromote(ir::DType a, ir::DType b);
 

@@ -206,9 +206,28 @@ std::unique_ptr<ir::Function> Specializer::run() {
     sig = parseSignature(*opts.signature, diags);
     if (!sig)
       throw CompileAborted();
-    if (sig->size() != kernel->params.size())
+    // The signature lists every parameter, or every parameter that -D does not give.
+    size_t defined = 0;
+    for (auto &p : kernel->params)
+      defined += opts.defines.count(p.name);
+    if (sig->size() == kernel->params.size() - defined && defined > 0) {
+      std::vector<SignatureEntry> full;
+      size_t next = 0;
+      for (auto &p : kernel->params) {
+        if (opts.defines.count(p.name)) {
+          SignatureEntry e;
+          e.kind = SignatureEntry::Kind::Constexpr;
+          full.push_back(e);
+        } else {
+          full.push_back((*sig)[next++]);
+        }
+      }
+      sig = full;
+    } else if (sig->size() != kernel->params.size()) {
       fail(kernel->loc(), "signature has " + std::to_string(sig->size()) + " entries but kernel '" + kernel->name +
-                            "' has " + std::to_string(kernel->params.size()) + " parameters");
+                            "' has " + std::to_string(kernel->params.size()) + " parameters" +
+                            (defined ? " (" + std::to_string(defined) + " given by -D)" : ""));
+    }
   }
   std::set<std::string> usedDefines;
   Env env;
@@ -483,7 +502,7 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
   CallArgs args;
   args.loc = callExpr->loc();
   for (auto *a : callExpr->args)
-    args.pos.push_back({a->loc(), eval(a, env)});
+    args.pos.push_back({startLoc(a), eval(a, env)});
   for (auto &k : callExpr->keywords) {
     static const std::set<std::string> accepted = {"num_stages", "loop_unroll_factor", "warp_specialize",
                                                    "flatten", "disallow_acc_multi_buffer", "disable_licm"};
