@@ -4,6 +4,7 @@
 #include "tle/IR/IR.h"
 #include "tle/Sema/Specialize.h"
 #include "tle/Target/NVPTX/NVPTXBackend.h"
+#include "tle/Transforms/Canonicalize.h"
 #include "tle/Transforms/LayoutAssignment.h"
 
 #include <llvm/IR/LLVMContext.h>
@@ -102,6 +103,7 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
     so.defines = o.defines;
     so.numWarps = o.numWarps;
     std::unique_ptr<ir::Function> fn = sema::specialize(mod, so, diags);
+    transforms::canonicalize(*fn);
     if (std::string v = ir::verify(*fn); !v.empty()) {
       diags.error({}, "internal error: invalid tile IR after specialisation: " + v);
       return 2;

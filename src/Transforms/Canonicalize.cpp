@@ -1,0 +1,124 @@
+// Common-subexpression and dead-code elimination on the tile IR.
+#include "tle/Transforms/Canonicalize.h"
+
+#include <map>
+#include <set>
+#include <tuple>
+#include <vector>
+
+namespace tle::transforms {
+
+using ir::OpKind;
+
+namespace {
+
+bool isPure(const ir::Op &op) {
+  switch (op.kind) {
+  case OpKind::Load: case OpKind::Store: case OpKind::For: case OpKind::Yield: case OpKind::Return:
+    return false;
+  default:
+    return op.regions.empty() && !op.results.empty();
+  }
+}
+
+using Key = std::tuple<int, std::vector<const ir::Value *>, int64_t, int64_t, double, int, int, int, std::string>;
+
+Key keyOf(const ir::Op &op) {
+  std::string types;
+  for (auto &r : op.results)
+    types += r->type.str() + ";";
+  // Compare doubles bitwise through their value; NaN constants never match each other, which
+  // only loses an optimisation.
+  std::vector<const ir::Value *> operands(op.operands.begin(), op.operands.end());
+  return Key(static_cast<int>(op.kind), operands, op.ival, op.ival2, op.fval, op.axis, static_cast<int>(op.pred),
+             static_cast<int>(op.reduceKind), types);
+}
+
+class Canonicalizer {
+public:
+  CanonicalizeStats stats;
+
+  void cse(ir::Block &b, std::vector<std::map<Key, ir::Op *>> &scopes) {
+    scopes.emplace_back();
+    for (auto &opPtr : b.ops) {
+      ir::Op &op = *opPtr;
+      for (auto &v : op.operands) {
+        auto it = replaced_.find(v);
+        if (it != replaced_.end())
+          v = it->second;
+      }
+      for (auto &r : op.regions)
+        cse(*r, scopes);
+      if (!isPure(op))
+        continue;
+      Key k = keyOf(op);
+      ir::Op *prior = nullptr;
+      for (auto s = scopes.rbegin(); s != scopes.rend() && !prior; ++s) {
+        auto it = s->find(k);
+        if (it != s->end())
+          prior = it->second;
+      }
+      if (!prior) {
+        scopes.back()[k] = &op;
+        continue;
+      }
+      for (size_t i = 0; i < op.results.size(); ++i)
+        replaced_[op.result(static_cast<unsigned>(i))] = prior->result(static_cast<unsigned>(i));
+      ++stats.cseRemoved;
+    }
+    scopes.pop_back();
+  }
+
+  void countUses(const ir::Block &b, std::map<const ir::Value *, unsigned> &uses) {
+    for (auto &op : b.ops) {
+      for (auto *v : op->operands)
+        ++uses[v];
+      for (auto &r : op->regions)
+        countUses(*r, uses);
+    }
+  }
+
+  /// Removes dead ops bottom-up; returns whether anything was removed.
+  bool dce(ir::Block &b, std::map<const ir::Value *, unsigned> &uses) {
+    bool changed = false;
+    for (auto it = b.ops.end(); it != b.ops.begin();) {
+      --it;
+      ir::Op &op = **it;
+      for (auto &r : op.regions)
+        changed |= dce(*r, uses);
+      bool removable = (isPure(op) || op.kind == OpKind::Load) && !op.results.empty();
+      for (auto &r : op.results)
+        removable = removable && uses[r.get()] == 0;
+      if (!removable)
+        continue;
+      for (auto *v : op.operands)
+        --uses[v];
+      it = b.ops.erase(it);
+      ++stats.dceRemoved;
+      changed = true;
+    }
+    return changed;
+  }
+
+  void run(ir::Function &f) {
+    std::vector<std::map<Key, ir::Op *>> scopes;
+    cse(f.body, scopes);
+    std::map<const ir::Value *, unsigned> uses;
+    countUses(f.body, uses);
+    while (dce(f.body, uses)) {
+    }
+  }
+
+private:
+  std::map<const ir::Value *, ir::Value *> replaced_;
+};
+
+} // namespace
+
+CanonicalizeStats canonicalize(ir::Function &f) {
+  Canonicalizer c;
+  c.run(f);
+  return c.stats;
+}
+
+} // namespace tle::transforms
