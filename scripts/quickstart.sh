@@ -26,20 +26,21 @@ fi
 PTXAS="$(sed -n 's/^TLE_PTXAS:[A-Z]*=//p' "$BUILD_DIR/CMakeCache.txt" 2>/dev/null | head -n 1)"
 
 # Target the local GPU's architecture when the driver can tell us (an sm_80 cubin does not run on sm_90).
-ARCH_ARGS=()
+# The GPU test program finds the module as <example>.<arch>.cubin.
+ARCH=sm_90a
 if command -v nvidia-smi >/dev/null 2>&1; then
   CC="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' ' || true)"
   case "$CC" in
-    9.*) ARCH_ARGS=(--arch sm_90a) ;;
-    8.*) ARCH_ARGS=(--arch sm_80) ;;
+    8.*) ARCH=sm_80 ;;
   esac
 fi
+ARCH_ARGS=(--arch "$ARCH")
 
 if [[ -z "$PTXAS" || "$PTXAS" == *NOTFOUND || ! -x "$PTXAS" ]]; then
   say "compiling examples/softmax.tle to PTX"
   (cd "$ROOT" && "$TLEC" examples/softmax.tle -s "$SIGNATURE" -w 4 ${ARCH_ARGS[@]+"${ARCH_ARGS[@]}"} \
-                 -o "$OUT_DIR/softmax.ptx")
-  say "wrote $OUT_DIR/softmax.ptx"
+                 -o "$OUT_DIR/softmax.$ARCH.ptx")
+  say "wrote $OUT_DIR/softmax.$ARCH.ptx"
   say "no CUDA toolkit (ptxas) was found, and a cubin needs the CUDA toolkit: install it (or set"
   say "CUDAToolkit_ROOT) and run this script again to build a cubin and run it. Stopping here."
   exit 0
@@ -47,8 +48,8 @@ fi
 
 say "compiling examples/softmax.tle to a cubin"
 (cd "$ROOT" && "$TLEC" examples/softmax.tle -s "$SIGNATURE" -w 4 ${ARCH_ARGS[@]+"${ARCH_ARGS[@]}"} \
-               -o "$OUT_DIR/softmax.cubin")
-say "wrote $OUT_DIR/softmax.cubin"
+               -o "$OUT_DIR/softmax.$ARCH.cubin")
+say "wrote $OUT_DIR/softmax.$ARCH.cubin"
 
 if [[ ! -x "$GPU_TESTS" ]]; then
   say "$GPU_TESTS was not built; cannot run the kernel." >&2
@@ -61,7 +62,7 @@ status=0
 case "$status" in
   0)  say "softmax ran on the GPU and matched the reference." ;;
   77) say "no GPU or CUDA driver is present on this machine, so the kernel cannot run here."
-      say "The cubin was built: $OUT_DIR/softmax.cubin" ;;
+      say "The cubin was built: $OUT_DIR/softmax.$ARCH.cubin" ;;
   *)  say "the GPU test failed (exit status $status)." >&2
       exit "$status" ;;
 esac
