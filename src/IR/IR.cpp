@@ -50,6 +50,9 @@ const char *name(OpKind k) {
   case OpKind::Reduce: return "reduce";
   case OpKind::ConvertLayout: return "convert_layout";
   case OpKind::For: return "for";
+  case OpKind::If: return "if";
+  case OpKind::While: return "while";
+  case OpKind::Condition: return "condition";
   case OpKind::Yield: return "yield";
   case OpKind::Return: return "return";
   }
@@ -269,6 +272,36 @@ struct Verifier {
       for (size_t i = 0; i < niter; ++i)
         if (term->operands[i]->type != op.operands[3 + i]->type || op.result(i)->type != op.operands[3 + i]->type)
           return fail(op, "iter value " + std::to_string(i) + " changes type");
+      return true;
+    }
+    case OpKind::If: {
+      if (op.operands.size() != 1 || op.operands[0]->type != Type::scalar(DType::I1) || op.regions.size() != 2)
+        return fail(op, "expects an i1 scalar condition and two regions");
+      for (auto &r : op.regions) {
+        Op *term = r->terminator();
+        if (!term || term->kind != OpKind::Yield || term->operands.size() != op.results.size())
+          return fail(op, "each region must end with a yield of every result");
+        for (size_t i = 0; i < op.results.size(); ++i)
+          if (term->operands[i]->type != op.result(static_cast<unsigned>(i))->type)
+            return fail(op, "yielded value " + std::to_string(i) + " has the wrong type");
+      }
+      return true;
+    }
+    case OpKind::While: {
+      if (op.regions.size() != 2)
+        return fail(op, "expects before and after regions");
+      const Block &before = *op.regions[0], &after = *op.regions[1];
+      Op *cond = before.terminator();
+      Op *yield = after.terminator();
+      if (!cond || cond->kind != OpKind::Condition || !yield || yield->kind != OpKind::Yield)
+        return fail(op, "before must end with condition, after with yield");
+      if (before.args.size() != op.operands.size() || yield->operands.size() != op.operands.size())
+        return fail(op, "carried values do not match");
+      if (cond->operands.size() != op.results.size() + 1 || after.args.size() != op.results.size())
+        return fail(op, "forwarded values do not match");
+      for (size_t i = 0; i < op.operands.size(); ++i)
+        if (yield->operands[i]->type != op.operands[i]->type || before.args[i]->type != op.operands[i]->type)
+          return fail(op, "carried value " + std::to_string(i) + " changes type");
       return true;
     }
     default:

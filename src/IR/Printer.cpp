@@ -137,6 +137,38 @@ private:
       os_ << "}\n";
       return;
     }
+    if (op.kind == OpKind::If || op.kind == OpKind::While) {
+      if (op.kind == OpKind::If) {
+        os_ << " " << ref(op.operands[0]);
+      } else {
+        os_ << " (";
+        for (size_t i = 0; i < op.operands.size(); ++i)
+          os_ << (i ? ", " : "") << ref(op.regions[0]->args[i].get()) << " = " << ref(op.operands[i]);
+        os_ << ")";
+      }
+      if (!op.results.empty()) {
+        os_ << " ->";
+        for (size_t i = 0; i < op.results.size(); ++i)
+          os_ << (i ? ", " : " ") << type(op.result(static_cast<unsigned>(i)));
+      }
+      os_ << " {\n";
+      for (size_t r = 0; r < op.regions.size(); ++r) {
+        if (r) {
+          indent(depth);
+          os_ << (op.kind == OpKind::If ? "} else {\n" : "} do");
+          if (op.kind == OpKind::While) {
+            os_ << " (";
+            for (size_t i = 0; i < op.regions[1]->args.size(); ++i)
+              os_ << (i ? ", " : "") << ref(op.regions[1]->args[i].get());
+            os_ << ") {\n";
+          }
+        }
+        block(*op.regions[r], depth + 1);
+      }
+      indent(depth);
+      os_ << "}\n";
+      return;
+    }
     for (size_t i = 0; i < op.operands.size(); ++i)
       os_ << (i ? ", " : " ") << ref(op.operands[i]);
     if (!op.operands.empty() || !op.results.empty())

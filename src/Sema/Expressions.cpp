@@ -114,6 +114,9 @@ SVal Specializer::lookup(const std::string &name, SourceLoc loc, Env &env) {
                                                  "isinstance"};
   if (builtins.count(name))
     return SVal::builtin(name);
+  if (auto it = onlyOneBranch_.find(name); it != onlyOneBranch_.end())
+    fail(loc, "'" + name + "' is assigned on only one path of the runtime 'if' at line " +
+                  std::to_string(it->second.line) + ", so it has no value here; assign it before the 'if' or in both branches");
   fail(loc, "unknown name '" + name + "'");
 }
 
@@ -699,7 +702,7 @@ SVal Specializer::eval(const ast::Expr *e, Env &env) {
     auto *ie = dyn_cast<ast::IfExpExpr>(e);
     SVal c = eval(ie->cond, env);
     if (!c.isConstexpr())
-      fail(ie->cond->loc(), "a conditional expression on a runtime value is not supported yet; use tl.where");
+      return runtimeIfExp(ie, c, env);
     return truthy(c, ie->cond->loc()) ? eval(ie->thenExpr, env) : eval(ie->elseExpr, env);
   }
   case ast::Node::Kind::Tuple: case ast::Node::Kind::List: {

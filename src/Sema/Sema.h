@@ -78,6 +78,14 @@ public:
   bool execBlock(const ast::Block &b, Env &env);
   bool execStmt(const ast::Stmt *s, Env &env);
   void execFor(const ast::ForStmt *s, Env &env);
+  void execWhile(const ast::WhileStmt *s, Env &env);
+  void execRuntimeIf(const ast::IfStmt *s, const SVal &cond, Env &env);
+  SVal runtimeIfExp(const ast::IfExpExpr *e, const SVal &cond, Env &env);
+  /// The i1 scalar a runtime condition denotes (integers compare != 0).
+  ir::Value *conditionValue(const SVal &c, SourceLoc loc);
+  /// Ends both regions of `ifOp` with yields of the values that differ and adds the results.
+  std::vector<SVal> mergeBranches(ir::Op *ifOp, const std::vector<std::string> &names, std::vector<SVal> thenVals,
+                                  std::vector<SVal> elseVals, SourceLoc loc, const char *what);
   void assign(const ast::Expr *target, const SVal &v, Env &env, SourceLoc loc);
 
   // --- Expressions (Expressions.cpp)
@@ -119,6 +127,9 @@ public:
   std::map<std::string, const ast::FunctionDef *> jitFns;
   std::vector<const ast::FunctionDef *> callStack;
   int loopDepth = 0;
+  int runtimeIfDepth = 0;
+  /// Names bound on only one path of a runtime if (for a precise "unknown name" message).
+  std::map<std::string, SourceLoc> onlyOneBranch_;
   /// Set while inlining a helper: its return value.
   std::vector<SVal> returnValues;
 };

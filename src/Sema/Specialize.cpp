@@ -411,8 +411,10 @@ bool Specializer::execStmt(const ast::Stmt *s, Env &env) {
   case ast::Node::Kind::If: {
     auto *is = dyn_cast<ast::IfStmt>(s);
     SVal c = eval(is->cond, env);
-    if (!c.isConstexpr())
-      fail(is->cond->loc(), "'if' on a runtime value is not supported yet: the condition must be a compile-time constant");
+    if (!c.isConstexpr()) {
+      execRuntimeIf(is, c, env);
+      return false;
+    }
     return truthy(c, is->cond->loc()) ? execBlock(is->body, env) : execBlock(is->orelse, env);
   }
   case ast::Node::Kind::For:
@@ -435,7 +437,8 @@ bool Specializer::execStmt(const ast::Stmt *s, Env &env) {
     return false;
   }
   case ast::Node::Kind::While:
-    fail(s->loc(), "'while' loops are not supported yet");
+    execWhile(dyn_cast<ast::WhileStmt>(s), env);
+    return false;
   case ast::Node::Kind::Break:
   case ast::Node::Kind::Continue:
     fail(s->loc(), std::string("'") + (isa<ast::BreakStmt>(s) ? "break" : "continue") + "' is not supported yet");
@@ -619,6 +622,207 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
   for (size_t i = 0; i < carried.size(); ++i) {
     forOp->result(i)->nameHint = carried[i];
     env[carried[i]] = SVal::tensor(forOp->result(i));
+  }
+}
+
+ir::Value *Specializer::conditionValue(const SVal &c, SourceLoc loc) {
+  if (!c.isTensor())
+    fail(loc, "condition must be a boolean or integer scalar, got " + c.describe());
+  ir::Value *v = c.v;
+  if (v->type.isTile()) {
+    if (v->type.numElements() != 1)
+      fail(loc, "condition must be a scalar, got " + v->type.str());
+    while (v->type.isTile())
+      v = reduce(v, 0, ir::ReduceKind::Max, loc);
+  }
+  if (v->type.elem.isPointer())
+    fail(loc, "condition must be a boolean or integer scalar, got " + v->type.str());
+  if (v->type.dtype() != ir::DType::I1) {
+    ir::Value *zero = toTensorOfType(SVal::integer(0), v->type.dtype(), loc);
+    v = b->cmp(loc, ir::CmpPred::Ne, v, zero);
+  }
+  return v;
+}
+
+std::vector<SVal> Specializer::mergeBranches(ir::Op *ifOp, const std::vector<std::string> &names,
+                                             std::vector<SVal> thenVals, std::vector<SVal> elseVals, SourceLoc loc,
+                                             const char *what) {
+  // Values that agree as compile-time constants stay constants; the rest become results.
+  std::vector<SVal> merged(names.size());
+  std::vector<size_t> resultIdx;
+  std::vector<ir::Value *> yields[2];
+  for (size_t i = 0; i < names.size(); ++i) {
+    SVal &t = thenVals[i], &e = elseVals[i];
+    if (t.isConstexpr() && e.isConstexpr() && t.describe() == e.describe()) {
+      merged[i] = t;
+      continue;
+    }
+    if (!(t.isTensor() || t.isNumber()) || !(e.isTensor() || e.isNumber()))
+      fail(loc, "'" + names[i] + "' is " + t.describe() + " in one branch and " + e.describe() +
+                    " in the other; only tensors and numbers can be merged after a runtime " + what);
+    ir::Value *tv, *ev;
+    b->setInsertionPoint(ifOp->regions[0].get(), ifOp->regions[0]->ops.end());
+    if (t.isTensor() && e.isTensor()) {
+      tv = t.v;
+      ev = e.v;
+    } else if (t.isTensor()) {
+      tv = t.v;
+      b->setInsertionPoint(ifOp->regions[1].get(), ifOp->regions[1]->ops.end());
+      ev = toTensorOfType(e, tv->type.dtype(), loc);
+      ev = broadcastTo(ev, tv->type.shape, loc);
+    } else if (e.isTensor()) {
+      ev = e.v;
+      tv = toTensorOfType(t, ev->type.dtype(), loc);
+      tv = broadcastTo(tv, ev->type.shape, loc);
+    } else {
+      ir::DType ty = literalType(t, loc);
+      ir::DType ey = literalType(e, loc);
+      ir::DType common = ty == ey ? ty : (ir::isFloat(ty) || ir::isFloat(ey)) ? ir::DType::F32 : integerPromote(ty, ey);
+      tv = toTensorOfType(t, common, loc);
+      b->setInsertionPoint(ifOp->regions[1].get(), ifOp->regions[1]->ops.end());
+      ev = toTensorOfType(e, common, loc);
+    }
+    if (tv->type != ev->type)
+      fail(loc, "'" + names[i] + "' is " + tv->type.str() + " in one branch and " + ev->type.str() +
+                    " in the other; both branches of a runtime " + what + " must give it the same type");
+    yields[0].push_back(tv);
+    yields[1].push_back(ev);
+    resultIdx.push_back(i);
+  }
+  for (int r = 0; r < 2; ++r) {
+    b->setInsertionPoint(ifOp->regions[r].get(), ifOp->regions[r]->ops.end());
+    b->create(ir::OpKind::Yield, loc, yields[r], {});
+  }
+  for (size_t k = 0; k < resultIdx.size(); ++k) {
+    ir::Value *res = ifOp->addResult(yields[0][k]->type);
+    if (names[resultIdx[k]].front() != '<')
+      res->nameHint = names[resultIdx[k]];
+    merged[resultIdx[k]] = SVal::tensor(res);
+  }
+  return merged;
+}
+
+void Specializer::execRuntimeIf(const ast::IfStmt *s, const SVal &c, Env &env) {
+  ir::Value *cond = conditionValue(c, s->cond->loc());
+  ir::Op *ifOp = b->create(ir::OpKind::If, s->loc(), {cond}, {});
+  Env branchEnv[2] = {env, env};
+  const ast::Block *blocks[2] = {&s->body, &s->orelse};
+  ir::Builder *outer = b.release();
+  for (int r = 0; r < 2; ++r) {
+    ifOp->regions.push_back(std::make_unique<ir::Block>());
+    ifOp->regions[r]->parent = ifOp;
+    b = std::make_unique<ir::Builder>(ifOp->regions[r].get());
+    ++runtimeIfDepth;
+    bool returned = execBlock(*blocks[r], branchEnv[r]);
+    --runtimeIfDepth;
+    if (returned)
+      fail(s->loc(), "'return' inside an 'if' on a runtime condition is not supported yet");
+  }
+  // Names visible after the if: assigned in a branch and bound on both paths.
+  std::set<std::string> assigned;
+  collectAssigned(s->body, assigned);
+  collectAssigned(s->orelse, assigned);
+  std::vector<std::string> names;
+  std::vector<SVal> tv, ev;
+  for (auto &n : assigned) {
+    auto t = branchEnv[0].find(n), e = branchEnv[1].find(n);
+    if (t == branchEnv[0].end() || e == branchEnv[1].end()) {
+      env.erase(n);
+      onlyOneBranch_[n] = s->loc();
+      continue;
+    }
+    names.push_back(n);
+    tv.push_back(t->second);
+    ev.push_back(e->second);
+  }
+  std::vector<SVal> merged = mergeBranches(ifOp, names, tv, ev, s->loc(), "'if'");
+  b.reset(outer);
+  for (size_t i = 0; i < names.size(); ++i)
+    env[names[i]] = merged[i];
+}
+
+SVal Specializer::runtimeIfExp(const ast::IfExpExpr *e, const SVal &c, Env &env) {
+  ir::Value *cond = conditionValue(c, e->cond->loc());
+  ir::Op *ifOp = b->create(ir::OpKind::If, e->loc(), {cond}, {});
+  ir::Builder *outer = b.release();
+  SVal vals[2];
+  const ast::Expr *exprs[2] = {e->thenExpr, e->elseExpr};
+  for (int r = 0; r < 2; ++r) {
+    ifOp->regions.push_back(std::make_unique<ir::Block>());
+    ifOp->regions[r]->parent = ifOp;
+    b = std::make_unique<ir::Builder>(ifOp->regions[r].get());
+    vals[r] = eval(exprs[r], env);
+  }
+  std::vector<SVal> merged = mergeBranches(ifOp, {"<conditional expression>"}, {vals[0]}, {vals[1]}, e->loc(),
+                                           "conditional expression");
+  b.reset(outer);
+  return merged[0];
+}
+
+void Specializer::execWhile(const ast::WhileStmt *s, Env &env) {
+  if (!s->orelse.empty())
+    fail(s->loc(), "'while ... else' is not supported");
+  std::set<std::string> assigned;
+  collectAssigned(s->body, assigned);
+  std::vector<std::string> carried;
+  std::vector<ir::Value *> inits;
+  for (auto &n : assigned) {
+    auto it = env.find(n);
+    if (it != env.end() && it->second.isTensor()) {
+      carried.push_back(n);
+      inits.push_back(it->second.v);
+    }
+  }
+  ir::Op *w = b->create(ir::OpKind::While, s->loc(), inits, {});
+  for (int r = 0; r < 2; ++r) {
+    w->regions.push_back(std::make_unique<ir::Block>());
+    w->regions[r]->parent = w;
+  }
+  ir::Builder *outer = b.release();
+  // Before: the condition, on the carried values.
+  Env before = env;
+  for (size_t i = 0; i < carried.size(); ++i)
+    before[carried[i]] = SVal::tensor(w->regions[0]->addArg(inits[i]->type, carried[i]));
+  b = std::make_unique<ir::Builder>(w->regions[0].get());
+  SVal c = eval(s->cond, before);
+  if (c.isConstexpr() && !truthy(c, s->cond->loc()))
+    c = SVal::boolean(false);
+  ir::Value *cond = c.isConstexpr() ? toTensorOfType(c, ir::DType::I1, s->cond->loc()) : conditionValue(c, s->cond->loc());
+  std::vector<ir::Value *> fwd = {cond};
+  for (auto &a : w->regions[0]->args)
+    fwd.push_back(a.get());
+  b->create(ir::OpKind::Condition, s->cond->loc(), fwd, {});
+  // After: the body.
+  Env after = env;
+  for (size_t i = 0; i < carried.size(); ++i)
+    after[carried[i]] = SVal::tensor(w->regions[1]->addArg(inits[i]->type, carried[i]));
+  b = std::make_unique<ir::Builder>(w->regions[1].get());
+  ++loopDepth;
+  execBlock(s->body, after);
+  --loopDepth;
+  std::vector<ir::Value *> yields;
+  for (size_t i = 0; i < carried.size(); ++i) {
+    const SVal &v = after[carried[i]];
+    if (!v.isTensor() || v.v->type != inits[i]->type)
+      fail(s->loc(), "loop-carried variable '" + carried[i] + "' is " + inits[i]->type.str() +
+                         " before the loop but " + v.describe() + " at the end of its body; it must keep its type");
+    yields.push_back(v.v);
+  }
+  for (auto &n : assigned) {
+    auto it = env.find(n);
+    if (it == env.end() || it->second.isTensor())
+      continue;
+    auto jt = after.find(n);
+    if (jt != after.end() && jt->second.isTensor())
+      fail(s->loc(), "variable '" + n + "' holds the compile-time constant " + it->second.describe() +
+                         " before the loop but a runtime value inside it; initialise it with a tensor before the loop");
+  }
+  b->create(ir::OpKind::Yield, s->loc(), yields, {});
+  b.reset(outer);
+  for (size_t i = 0; i < carried.size(); ++i) {
+    ir::Value *r = w->addResult(inits[i]->type);
+    r->nameHint = carried[i];
+    env[carried[i]] = SVal::tensor(r);
   }
 }
 

@@ -73,6 +73,18 @@ void AxisInfoAnalysis::visit(const ir::Op &op) {
       info_[r.get()] = unknown(r->type);
     return;
   }
+  if (op.kind == OpKind::If || op.kind == OpKind::While) {
+    for (auto &reg : op.regions) {
+      for (auto &a : reg->args)
+        info_[a.get()] = unknown(a->type);
+      visit(*reg);
+    }
+    for (auto &r : op.results)
+      info_[r.get()] = unknown(r->type);
+    return;
+  }
+  if (op.results.empty())
+    return;
   const ir::Value *res = op.result();
   const ir::Type &t = res->type;
   AxisInfo a = unknown(t);

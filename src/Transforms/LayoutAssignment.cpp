@@ -84,6 +84,39 @@ private:
       if (op.operands[0]->type.isTile())
         wish(op.operands[0], defaultFor(op.operands[0]->type));
       return;
+    case OpKind::If: {
+      for (size_t i = 0; i < op.results.size(); ++i) {
+        const ir::Value *r = op.result(static_cast<unsigned>(i));
+        if (!r->type.isTile())
+          continue;
+        wish(r, defaultFor(r->type));
+        for (auto &reg : op.regions)
+          wish(reg->terminator()->operands[i], want_[r]);
+      }
+      for (auto &reg : op.regions)
+        backward(*reg);
+      return;
+    }
+    case OpKind::While: {
+      ir::Block &before = *op.regions[0], &after = *op.regions[1];
+      for (size_t i = 0; i < op.results.size(); ++i) {
+        const ir::Value *r = op.result(static_cast<unsigned>(i));
+        if (!r->type.isTile())
+          continue;
+        wish(r, defaultFor(r->type));
+        const Layout l = want_[r];
+        wish(before.args[i].get(), l);
+        wish(after.args[i].get(), l);
+        wish(after.terminator()->operands[i], l);
+        wish(before.terminator()->operands[i + 1], l);
+      }
+      backward(after);
+      backward(before);
+      for (size_t i = 0; i < op.results.size(); ++i)
+        if (op.result(static_cast<unsigned>(i))->type.isTile())
+          wish(op.operands[i], want_[op.result(static_cast<unsigned>(i))]);
+      return;
+    }
     default:
       break;
     }
@@ -174,6 +207,42 @@ private:
           require(body, yit, *yield, static_cast<unsigned>(i), *op.result(i)->layout);
       return;
     }
+    case OpKind::If: {
+      for (auto &reg : op.regions)
+        forward(*reg);
+      for (size_t i = 0; i < op.results.size(); ++i) {
+        ir::Value *r = op.result(static_cast<unsigned>(i));
+        if (!r->type.isTile())
+          continue;
+        setLayout(r, *op.regions[0]->terminator()->operands[i]->layout);
+        ir::Block &other = *op.regions[1];
+        require(other, std::prev(other.ops.end()), *other.terminator(), static_cast<unsigned>(i), *r->layout);
+      }
+      return;
+    }
+    case OpKind::While: {
+      ir::Block &before = *op.regions[0], &after = *op.regions[1];
+      for (size_t i = 0; i < op.operands.size(); ++i) {
+        ir::Value *init = op.operands[i];
+        if (!init->type.isTile())
+          continue;
+        setLayout(before.args[i].get(), *init->layout);
+        setLayout(after.args[i].get(), *init->layout);
+        setLayout(op.result(static_cast<unsigned>(i)), *init->layout);
+      }
+      forward(before);
+      forward(after);
+      for (size_t i = 0; i < op.operands.size(); ++i) {
+        if (!op.operands[i]->type.isTile())
+          continue;
+        const Layout &l = *op.operands[i]->layout;
+        require(before, std::prev(before.ops.end()), *before.terminator(), static_cast<unsigned>(i + 1), l);
+        require(after, std::prev(after.ops.end()), *after.terminator(), static_cast<unsigned>(i), l);
+      }
+      return;
+    }
+    case OpKind::Condition:
+      return;
     case OpKind::Store: {
       if (!op.operands[0]->type.isTile())
         return;

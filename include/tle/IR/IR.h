@@ -82,6 +82,13 @@ enum class OpKind {
   For,         ///< (lb, ub, step, init...) -> (final...): runs the body for iv = lb, lb+step,
                ///< ... while iv < ub (step must be positive). The body block's arguments are
                ///< (iv, iter...); it ends with Yield of the next iter values.
+  If,          ///< (i1 scalar cond) -> (results...): two regions, `then` and `else`, each
+               ///< ending with a Yield of one value per result (same types); runs one of them.
+  While,       ///< (init...) -> (results...): region 0 ("before") takes the carried values as
+               ///< arguments and ends with Condition(cond, forwarded...); when cond is true,
+               ///< region 1 ("after") runs with the forwarded values as arguments and yields the
+               ///< next carried values; when false the forwarded values are the results.
+  Condition,   ///< (i1 scalar cond, forwarded...) -> (): terminates a While's "before" region.
   Yield,       ///< Terminates a region, passing its operands to the parent op.
   Return,      ///< Terminates the function body.
 };

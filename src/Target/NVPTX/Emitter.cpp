@@ -184,10 +184,14 @@ void Emitter::emitBlock(const ir::Block &b) {
 
 void Emitter::emitOp(const ir::Op &op) {
   switch (op.kind) {
-  case OpKind::Return: case OpKind::Yield:
+  case OpKind::Return: case OpKind::Yield: case OpKind::Condition:
     return;
   case OpKind::For:
     return emitFor(op);
+  case OpKind::If:
+    return emitIf(op);
+  case OpKind::While:
+    return emitWhile(op);
   case OpKind::Load:
     return emitLoad(op);
   case OpKind::Store:
@@ -461,6 +465,86 @@ void Emitter::emitFor(const ir::Op &op) {
       phis[i][k]->addIncoming(next[k], latch);
   }
   iv->addIncoming(B.CreateAdd(iv, step, "iv.next"), latch);
+  B.CreateBr(header);
+  B.SetInsertPoint(exit);
+}
+
+std::vector<llvm::Value *> Emitter::regsLike(const ir::Value *v, const ir::Value *like) {
+  if (like->type.isScalar())
+    return {scalar(v)};
+  return regsIn(v, *like->layout);
+}
+
+void Emitter::emitIf(const ir::Op &op) {
+  llvm::Value *cond = scalar(op.operands[0]);
+  auto *thenB = llvm::BasicBlock::Create(ctx, "if.then", kernel_);
+  auto *elseB = llvm::BasicBlock::Create(ctx, "if.else", kernel_);
+  auto *merge = llvm::BasicBlock::Create(ctx, "if.end", kernel_);
+  B.CreateCondBr(cond, thenB, elseB);
+  std::vector<std::vector<llvm::Value *>> outs[2];
+  llvm::BasicBlock *ends[2];
+  llvm::BasicBlock *starts[2] = {thenB, elseB};
+  for (int r = 0; r < 2; ++r) {
+    B.SetInsertPoint(starts[r]);
+    emitBlock(*op.regions[r]);
+    const ir::Op *yield = op.regions[r]->terminator();
+    for (size_t i = 0; i < op.results.size(); ++i)
+      outs[r].push_back(regsLike(yield->operands[i], op.result(static_cast<unsigned>(i))));
+    ends[r] = B.GetInsertBlock();
+    B.CreateBr(merge);
+  }
+  B.SetInsertPoint(merge);
+  for (size_t i = 0; i < op.results.size(); ++i) {
+    std::vector<llvm::Value *> vs;
+    for (size_t k = 0; k < outs[0][i].size(); ++k) {
+      llvm::PHINode *p = B.CreatePHI(outs[0][i][k]->getType(), 2);
+      p->addIncoming(outs[0][i][k], ends[0]);
+      p->addIncoming(outs[1][i][k], ends[1]);
+      vs.push_back(p);
+    }
+    vals_[op.result(static_cast<unsigned>(i))] = vs;
+  }
+}
+
+void Emitter::emitWhile(const ir::Op &op) {
+  const ir::Block &before = *op.regions[0], &after = *op.regions[1];
+  llvm::BasicBlock *pre = B.GetInsertBlock();
+  auto *header = llvm::BasicBlock::Create(ctx, "while.cond", kernel_);
+  auto *body = llvm::BasicBlock::Create(ctx, "while.body", kernel_);
+  auto *exit = llvm::BasicBlock::Create(ctx, "while.end", kernel_);
+  B.CreateBr(header);
+  B.SetInsertPoint(header);
+  std::vector<std::vector<llvm::PHINode *>> phis;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    std::vector<llvm::Value *> init = regsLike(op.operands[i], before.args[i].get());
+    std::vector<llvm::PHINode *> ps;
+    std::vector<llvm::Value *> asVals;
+    for (llvm::Value *x : init) {
+      llvm::PHINode *p = B.CreatePHI(x->getType(), 2);
+      p->addIncoming(x, pre);
+      ps.push_back(p);
+      asVals.push_back(p);
+    }
+    phis.push_back(ps);
+    vals_[before.args[i].get()] = asVals;
+  }
+  emitBlock(before);
+  const ir::Op *cond = before.terminator();
+  for (size_t i = 0; i < op.results.size(); ++i) {
+    auto fwd = regsLike(cond->operands[i + 1], op.result(static_cast<unsigned>(i)));
+    vals_[op.result(static_cast<unsigned>(i))] = fwd;
+    vals_[after.args[i].get()] = fwd;
+  }
+  B.CreateCondBr(scalar(cond->operands[0]), body, exit);
+  B.SetInsertPoint(body);
+  emitBlock(after);
+  const ir::Op *yield = after.terminator();
+  llvm::BasicBlock *latch = B.GetInsertBlock();
+  for (size_t i = 0; i < phis.size(); ++i) {
+    auto next = regsLike(yield->operands[i], before.args[i].get());
+    for (size_t k = 0; k < phis[i].size(); ++k)
+      phis[i][k]->addIncoming(next[k], latch);
+  }
   B.CreateBr(header);
   B.SetInsertPoint(exit);
 }

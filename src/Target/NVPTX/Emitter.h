@@ -50,6 +50,10 @@ public:
   void emitBlock(const ir::Block &b);
   void emitOp(const ir::Op &op);
   void emitFor(const ir::Op &op);
+  void emitIf(const ir::Op &op);
+  void emitWhile(const ir::Op &op);
+  /// The registers of `v` as a region result in layout `like` (a scalar has one).
+  std::vector<llvm::Value *> regsLike(const ir::Value *v, const ir::Value *like);
   void emitLoad(const ir::Op &op);
   void emitStore(const ir::Op &op);
   void emitReduce(const ir::Op &op);
