@@ -11,6 +11,9 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -42,7 +45,65 @@ std::optional<Emit> emitForPath(const std::string &path) {
   return std::nullopt;
 }
 
+const std::vector<std::string> &passNames() {
+  static const std::vector<std::string> names = {"specialize", "canonicalize", "assign-layouts", "emit-llvm",
+                                                 "llvm-codegen", "ptxas"};
+  return names;
+}
+
 namespace {
+
+/// Runs passes with --print-after / --print-after-all / --time-passes and verifies the tile IR
+/// after each tile-IR pass (a failure there is an internal error).
+class PassRunner {
+public:
+  PassRunner(const CompileOptions &o, std::ostream &err) : o_(o), err_(err) {}
+  ~PassRunner() {
+    if (!o_.timePasses || times_.empty())
+      return;
+    double total = 0;
+    for (auto &[n, t] : times_)
+      total += t;
+    err_ << "===-------------------------------------------------------------------------===\n"
+         << "  tlec pass execution timing report (wall time)\n"
+         << "===-------------------------------------------------------------------------===\n";
+    char line[128];
+    for (auto &[n, t] : times_) {
+      std::snprintf(line, sizeof line, "  %10.3f ms  %5.1f%%  %s\n", t * 1e3, total > 0 ? 100.0 * t / total : 0.0, n.c_str());
+      err_ << line;
+    }
+    std::snprintf(line, sizeof line, "  %10.3f ms  100.0%%  total\n", total * 1e3);
+    err_ << line;
+  }
+
+  /// Times `body`; for tile-IR passes (`fn` non-null) verifies and prints the IR afterwards.
+  /// Returns false after an internal verification error.
+  template <typename F>
+  bool run(const std::string &name, const std::unique_ptr<ir::Function> *fnSlot, bool layouts, F &&body) {
+    auto t0 = std::chrono::steady_clock::now();
+    body();
+    times_.push_back({name, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()});
+    if (!fnSlot || !*fnSlot)
+      return true;
+    ir::Function *fn = fnSlot->get();
+    if (std::string v = ir::verify(*fn); !v.empty()) {
+      err_ << "tlec: error: internal error: invalid tile IR after " << name << ": " << v << "\n";
+      return false;
+    }
+    bool print = o_.printAfterAll ||
+                 std::find(o_.printAfter.begin(), o_.printAfter.end(), name) != o_.printAfter.end();
+    if (print) {
+      err_ << "// ----- IR after " << name << " ----- //\n";
+      ir::print(err_, *fn, layouts);
+    }
+    return true;
+  }
+
+private:
+  const CompileOptions &o_;
+  std::ostream &err_;
+  std::vector<std::pair<std::string, double>> times_;
+};
 
 /// Writes `text` to the output file, or to `out` for "-" / empty.
 bool writeOutput(const CompileOptions &o, const std::string &text, std::ostream &out, DiagnosticEngine &diags) {
@@ -102,25 +163,21 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
     so.signature = o.signature;
     so.defines = o.defines;
     so.numWarps = o.numWarps;
-    std::unique_ptr<ir::Function> fn = sema::specialize(mod, so, diags);
-    transforms::canonicalize(*fn);
-    if (std::string v = ir::verify(*fn); !v.empty()) {
-      diags.error({}, "internal error: invalid tile IR after specialisation: " + v);
+    PassRunner passes(o, err);
+    std::unique_ptr<ir::Function> fn;
+    if (!passes.run("specialize", &fn, false, [&] { fn = sema::specialize(mod, so, diags); }) ||
+        !passes.run("canonicalize", &fn, false, [&] { transforms::canonicalize(*fn); }))
       return 2;
-    }
     if (o.emit == Emit::Tile) {
       std::ostringstream s;
       ir::print(s, *fn);
       return writeOutput(o, s.str(), out, diags) ? 0 : 1;
     }
-
-    transforms::assignLayouts(*fn);
-    if (std::string v = ir::verify(*fn); !v.empty()) {
-      diags.error({}, "internal error: invalid tile IR after layout assignment: " + v);
+    if (!passes.run("assign-layouts", &fn, true, [&] { transforms::assignLayouts(*fn); }))
       return 2;
-    }
     llvm::LLVMContext ctx;
-    std::unique_ptr<llvm::Module> m = nvptx::emitLLVM(*fn, ctx, o.arch, diags);
+    std::unique_ptr<llvm::Module> m;
+    passes.run("emit-llvm", nullptr, false, [&] { m = nvptx::emitLLVM(*fn, ctx, o.arch, diags); });
     if (o.emit == Emit::Gpu) {
       std::ostringstream s;
       ir::print(s, *fn, /*withLayouts=*/true);
@@ -133,11 +190,14 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       os.flush();
       return writeOutput(o, text, out, diags) ? 0 : 1;
     }
-    std::string ptx = nvptx::emitPTX(*m, o.arch);
+    std::string ptx;
+    passes.run("llvm-codegen", nullptr, false, [&] { ptx = nvptx::emitPTX(*m, o.arch); });
     if (o.emit == Emit::PTX)
       return writeOutput(o, ptx, out, diags) ? 0 : 1;
     std::string cubin, error;
-    if (!nvptx::assembleCubin(ptx, o.arch, o.ptxas, cubin, error)) {
+    bool assembled = false;
+    passes.run("ptxas", nullptr, false, [&] { assembled = nvptx::assembleCubin(ptx, o.arch, o.ptxas, cubin, error); });
+    if (!assembled) {
       diags.error({}, error);
       return 1;
     }

@@ -24,6 +24,11 @@ int main(int argc, char **argv) {
   app.add_option("-D", defines, "constexpr parameter value, NAME=VALUE (repeatable)");
   app.add_option("-w,--num-warps", o.numWarps, "warps per program (power of two, 1-32; default 4)");
   app.add_option("--arch", o.arch, "target architecture: sm_80 or sm_90a (default sm_90a)");
+  app.add_option("--print-after", o.printAfter, "print the IR (on stderr) after the named pass, repeatable: "
+                                                "specialize, canonicalize, assign-layouts")
+      ->delimiter(',');
+  app.add_flag("--print-after-all", o.printAfterAll, "print the tile IR after every tile-IR pass");
+  app.add_flag("--time-passes", o.timePasses, "report the wall time of every pipeline step on stderr");
   app.add_option("--ptxas", o.ptxas, "ptxas to use for cubins (default: $TLE_PTXAS, then the CUDA toolkit)");
   try {
     app.parse(argc, argv);

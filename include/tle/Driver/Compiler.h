@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tle::driver {
 
@@ -27,7 +28,13 @@ struct CompileOptions {
   int numWarps = 4;                   ///< -w
   std::string arch = "sm_90a";        ///< --arch: sm_80 or sm_90a
   std::string ptxas;                  ///< --ptxas: path override (else $TLE_PTXAS, the CUDA toolkit)
+  std::vector<std::string> printAfter; ///< --print-after=PASS: print the IR after these passes
+  bool printAfterAll = false;         ///< --print-after-all
+  bool timePasses = false;            ///< --time-passes: report wall time per pass on `err`
 };
+
+/// The passes of the pipeline, in order, as --print-after names them.
+const std::vector<std::string> &passNames();
 
 /// Runs the pipeline. Diagnostics go to `err`; output to `options.output` (or `out`).
 /// Returns the process exit status: 0 on success, 1 on a user error (bad source, signature,
