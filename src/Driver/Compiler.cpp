@@ -2,6 +2,7 @@
 #include "tle/Driver/Compiler.h"
 #include "tle/Frontend/Parser.h"
 #include "tle/IR/IR.h"
+#include "tle/IR/Parser.h"
 #include "tle/Sema/Specialize.h"
 #include "tle/Target/NVPTX/NVPTXBackend.h"
 #include "tle/Transforms/Canonicalize.h"
@@ -141,6 +142,10 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
     }
     std::string ioErr;
     uint32_t file = sm.loadFile(o.input, ioErr);
+    if (file && o.fromTile && o.emit == Emit::Tokens) {
+      diags.error({}, "--emit=tokens needs Python source, not tile IR");
+      return 1;
+    }
     if (!file) {
       diags.error({}, ioErr);
       return 1;
@@ -150,30 +155,56 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       frontend::dumpTokens(file, s, diags);
       return writeOutput(o, s.str(), out, diags) ? 0 : 1;
     }
-    ast::ASTContext actx;
-    ast::Module mod = frontend::parseModule(file, actx, diags);
-    if (o.emit == Emit::Ast) {
-      std::ostringstream s;
-      ast::printModule(s, mod);
-      return writeOutput(o, s.str(), out, diags) ? 0 : 1;
-    }
-
-    sema::SpecializeOptions so;
-    so.kernel = o.kernel;
-    so.signature = o.signature;
-    so.defines = o.defines;
-    so.numWarps = o.numWarps;
     PassRunner passes(o, err);
     std::unique_ptr<ir::Function> fn;
-    if (!passes.run("specialize", &fn, false, [&] { fn = sema::specialize(mod, so, diags); }) ||
-        !passes.run("canonicalize", &fn, false, [&] { transforms::canonicalize(*fn); }))
-      return 2;
-    if (o.emit == Emit::Tile) {
+    if (o.fromTile) {
+      if (o.emit == Emit::Ast) {
+        diags.error({}, "--emit=ast needs Python source, not tile IR");
+        return 1;
+      }
+      fn = ir::parseFunction(file, diags);
+      if (std::string v = ir::verify(*fn); !v.empty())
+        diags.fatal({file, 0, 0}, "invalid tile IR: " + v);
+    } else {
+      ast::ASTContext actx;
+      ast::Module mod = frontend::parseModule(file, actx, diags);
+      if (o.emit == Emit::Ast) {
+        std::ostringstream s;
+        ast::printModule(s, mod);
+        return writeOutput(o, s.str(), out, diags) ? 0 : 1;
+      }
+      sema::SpecializeOptions so;
+      so.kernel = o.kernel;
+      so.signature = o.signature;
+      so.defines = o.defines;
+      so.numWarps = o.numWarps;
+      if (!passes.run("specialize", &fn, false, [&] { fn = sema::specialize(mod, so, diags); }))
+        return 2;
+    }
+    // Tile-IR passes: the pipeline's, or the ones --pass names.
+    std::vector<std::string> order = o.passes;
+    bool explicitPasses = !order.empty();
+    if (!explicitPasses)
+      order = {"canonicalize", "assign-layouts"};
+    for (const std::string &p : order) {
+      if (p != "canonicalize" && p != "assign-layouts") {
+        diags.error({}, "unknown pass '" + p + "' (tile-IR passes: canonicalize, assign-layouts)");
+        return 1;
+      }
+      if (!explicitPasses && p == "assign-layouts" && o.emit == Emit::Tile)
+        break;
+      bool ok = p == "canonicalize" ? passes.run(p, &fn, false, [&] { transforms::canonicalize(*fn); })
+                                    : passes.run(p, &fn, true, [&] { transforms::assignLayouts(*fn); });
+      if (!ok)
+        return 2;
+    }
+    bool hasLayouts = !fn->layouts.empty();
+    if (o.emit == Emit::Tile || (o.emit == Emit::Gpu && explicitPasses)) {
       std::ostringstream s;
-      ir::print(s, *fn);
+      ir::print(s, *fn, hasLayouts);
       return writeOutput(o, s.str(), out, diags) ? 0 : 1;
     }
-    if (!passes.run("assign-layouts", &fn, true, [&] { transforms::assignLayouts(*fn); }))
+    if (!hasLayouts && !passes.run("assign-layouts", &fn, true, [&] { transforms::assignLayouts(*fn); }))
       return 2;
     llvm::LLVMContext ctx;
     std::unique_ptr<llvm::Module> m;

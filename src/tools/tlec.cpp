@@ -24,6 +24,12 @@ int main(int argc, char **argv) {
   app.add_option("-D", defines, "constexpr parameter value, NAME=VALUE (repeatable)");
   app.add_option("-w,--num-warps", o.numWarps, "warps per program (power of two, 1-32; default 4)");
   app.add_option("--arch", o.arch, "target architecture: sm_80 or sm_90a (default sm_90a)");
+  std::string from;
+  app.add_option("--from", from, "input kind: python (default) or tile (tile IR text; the default for .tir inputs)")
+      ->check(CLI::IsMember({"python", "tile"}));
+  app.add_option("--pass", o.passes, "run only these tile-IR passes, in order (canonicalize, assign-layouts); "
+                                     "repeatable or comma-separated")
+      ->delimiter(',');
   app.add_option("--print-after", o.printAfter, "print the IR (on stderr) after the named pass, repeatable: "
                                                 "specialize, canonicalize, assign-layouts")
       ->delimiter(',');
@@ -44,6 +50,10 @@ int main(int argc, char **argv) {
     }
     o.defines[d.substr(0, eq)] = d.substr(eq + 1);
   }
+  auto endsWith = [](const std::string &s, const std::string &suf) {
+    return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
+  };
+  o.fromTile = from == "tile" || (from.empty() && endsWith(o.input, ".tir"));
   if (!emit.empty()) {
     o.emit = *parseEmit(emit);
   } else if (!o.output.empty() && o.output != "-") {

@@ -28,6 +28,11 @@ struct CompileOptions {
   int numWarps = 4;                   ///< -w
   std::string arch = "sm_90a";        ///< --arch: sm_80 or sm_90a
   std::string ptxas;                  ///< --ptxas: path override (else $TLE_PTXAS, the CUDA toolkit)
+  /// --from=tile: the input is tile IR text (default for .tir inputs), not Python source.
+  bool fromTile = false;
+  /// --pass=NAME (repeatable): run only these tile-IR passes, in order, instead of the
+  /// pipeline's (canonicalize, assign-layouts).
+  std::vector<std::string> passes;
   std::vector<std::string> printAfter; ///< --print-after=PASS: print the IR after these passes
   bool printAfterAll = false;         ///< --print-after-all
   bool timePasses = false;            ///< --time-passes: report wall time per pass on `err`

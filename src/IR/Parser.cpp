@@ -1,0 +1,495 @@
+// Parser for the tile IR text form written by ir::print (without layouts), so that passes can
+// be tested on hand-written IR (`tlec --from=tile x.tir --pass=NAME --emit=tile`).
+#include "tle/IR/Parser.h"
+
+#include <cctype>
+#include <cstdlib>
+#include <map>
+
+namespace tle::ir {
+
+namespace {
+
+struct Tok {
+  enum Kind { Ident, Value, Number, Punct, Arrow, End } kind = End;
+  std::string text;
+  SourceLoc loc;
+};
+
+class Lexer {
+public:
+  Lexer(const std::string &text, uint32_t file) : s_(text), file_(file) {}
+
+  Tok next() {
+    skipSpace();
+    Tok t;
+    t.loc = {file_, line_, col_};
+    if (i_ >= s_.size())
+      return t;
+    char c = s_[i_];
+    if (c == '-' && i_ + 1 < s_.size() && s_[i_ + 1] == '>') {
+      advance(2);
+      t.kind = Tok::Arrow;
+      t.text = "->";
+      return t;
+    }
+    if (c == '%') {
+      size_t st = i_;
+      advance(1);
+      while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '_' || s_[i_] == '.'))
+        advance(1);
+      t.kind = Tok::Value;
+      t.text = s_.substr(st, i_ - st);
+      return t;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c)) || ((c == '-' || c == '+') && i_ + 1 < s_.size() &&
+                                                        (std::isdigit(static_cast<unsigned char>(s_[i_ + 1])) || s_[i_ + 1] == 'i'))) {
+      size_t st = i_;
+      advance(1);
+      while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '.' ||
+                                ((s_[i_] == '-' || s_[i_] == '+') && (s_[i_ - 1] == 'e' || s_[i_ - 1] == 'E'))))
+        advance(1);
+      t.kind = Tok::Number;
+      t.text = s_.substr(st, i_ - st);
+      return t;
+    }
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '@' || c == '*') {
+      size_t st = i_;
+      advance(1);
+      while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '_'))
+        advance(1);
+      t.kind = Tok::Ident;
+      t.text = s_.substr(st, i_ - st);
+      return t;
+    }
+    advance(1);
+    t.kind = Tok::Punct;
+    t.text = std::string(1, c);
+    return t;
+  }
+
+private:
+  void advance(size_t n) {
+    for (size_t k = 0; k < n && i_ < s_.size(); ++k, ++i_) {
+      if (s_[i_] == '\n') {
+        ++line_;
+        col_ = 1;
+      } else {
+        ++col_;
+      }
+    }
+  }
+  void skipSpace() {
+    for (;;) {
+      while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_])))
+        advance(1);
+      if (i_ + 1 < s_.size() && s_[i_] == '/' && s_[i_ + 1] == '/') {
+        while (i_ < s_.size() && s_[i_] != '\n')
+          advance(1);
+        continue;
+      }
+      if (i_ < s_.size() && s_[i_] == '#') {
+        while (i_ < s_.size() && s_[i_] != '\n')
+          advance(1);
+        continue;
+      }
+      return;
+    }
+  }
+  const std::string &s_;
+  uint32_t file_;
+  size_t i_ = 0;
+  uint32_t line_ = 1, col_ = 1;
+};
+
+class Parser {
+public:
+  Parser(const std::string &text, uint32_t file, DiagnosticEngine &d) : lex_(text, file), diags_(d) { tok_ = lex_.next(); }
+
+  std::unique_ptr<Function> function() {
+    auto f = std::make_unique<Function>();
+    expectIdent("func");
+    if (tok_.kind != Tok::Ident || tok_.text[0] != '@')
+      fail("expected '@name' after 'func'");
+    f->name = tok_.text.substr(1);
+    bump();
+    expect("(");
+    while (!is(")")) {
+      Tok v = expectValue();
+      expect(":");
+      Type t = type();
+      if (t.isTile())
+        fail("kernel parameters are scalars or pointers");
+      Param p{hintOf(v.text), t.elem, 1, v.loc};
+      if (accept("{")) {
+        expectIdent("divisibility");
+        expect("=");
+        p.divisibility = number();
+        expect("}");
+      }
+      f->params.push_back(p);
+      define(v, f->body.addArg(t, p.name));
+      if (!accept(","))
+        break;
+    }
+    expect(")");
+    if (tok_.kind == Tok::Ident && tok_.text == "attributes") {
+      bump();
+      expect("{");
+      while (!is("}")) {
+        std::string key = expectIdentAny();
+        expect("=");
+        std::string val = tok_.text;
+        bump();
+        if (key == "num_warps")
+          f->numWarps = std::atoi(val.c_str());
+        else if (key == "shared_bytes")
+          f->sharedBytes = std::atoll(val.c_str());
+        else
+          f->constexprs.push_back({key, val});
+        if (!accept(","))
+          break;
+      }
+      expect("}");
+    }
+    expect("{");
+    block(f->body);
+    expect("}");
+    if (tok_.kind != Tok::End)
+      fail("unexpected text after the function");
+    return f;
+  }
+
+private:
+  Lexer lex_;
+  DiagnosticEngine &diags_;
+  Tok tok_;
+  std::map<std::string, Value *> values_;
+
+  [[noreturn]] void fail(const std::string &msg) { diags_.fatal(tok_.loc, msg); }
+  void bump() { tok_ = lex_.next(); }
+  bool is(const char *p) const { return tok_.kind == Tok::Punct && tok_.text == p; }
+  bool accept(const char *p) {
+    if (!is(p))
+      return false;
+    bump();
+    return true;
+  }
+  void expect(const char *p) {
+    if (!accept(p))
+      fail(std::string("expected '") + p + "', found '" + tok_.text + "'");
+  }
+  void expectIdent(const char *w) {
+    if (tok_.kind != Tok::Ident || tok_.text != w)
+      fail(std::string("expected '") + w + "', found '" + tok_.text + "'");
+    bump();
+  }
+  std::string expectIdentAny() {
+    if (tok_.kind != Tok::Ident)
+      fail("expected a name, found '" + tok_.text + "'");
+    std::string s = tok_.text;
+    bump();
+    return s;
+  }
+  Tok expectValue() {
+    if (tok_.kind != Tok::Value)
+      fail("expected a %value, found '" + tok_.text + "'");
+    Tok t = tok_;
+    bump();
+    return t;
+  }
+  int64_t number() {
+    if (tok_.kind != Tok::Number)
+      fail("expected a number, found '" + tok_.text + "'");
+    int64_t v = std::strtoll(tok_.text.c_str(), nullptr, 10);
+    bump();
+    return v;
+  }
+  static std::string hintOf(const std::string &v) {
+    auto dot = v.rfind('.');
+    return dot == std::string::npos ? "" : v.substr(1, dot - 1);
+  }
+  void define(const Tok &t, Value *v) {
+    if (values_.count(t.text))
+      diags_.fatal(t.loc, "value '" + t.text + "' is defined twice");
+    values_[t.text] = v;
+    v->nameHint = hintOf(t.text);
+  }
+  Value *use() {
+    Tok t = expectValue();
+    auto it = values_.find(t.text);
+    if (it == values_.end())
+      diags_.fatal(t.loc, "use of undefined value '" + t.text + "'");
+    return it->second;
+  }
+  ScalarType scalarType() {
+    if (tok_.kind != Tok::Ident)
+      fail("expected a type, found '" + tok_.text + "'");
+    std::string t = tok_.text;
+    bool ptr = t[0] == '*';
+    if (ptr)
+      t = t.substr(1);
+    auto d = parseDType(t);
+    if (!d)
+      fail("unknown type '" + tok_.text + "'");
+    bump();
+    return ptr ? ScalarType::ptrTo(*d) : ScalarType{*d};
+  }
+  Type type() {
+    if (tok_.kind == Tok::Ident && tok_.text == "tile") {
+      bump();
+      expect("<");
+      std::vector<int64_t> shape;
+      // dims are "NxNx...xTYPE": the lexer gives "1024xfp32" as one number token, or
+      // "64x" pieces; split on 'x'.
+      std::string acc;
+      while (!is(">")) {
+        acc += tok_.text;
+        bump();
+        if (tok_.kind == Tok::End)
+          fail("unterminated tile type");
+      }
+      bump();
+      size_t pos = 0;
+      for (;;) {
+        size_t x = acc.find('x', pos);
+        if (x == std::string::npos || !std::isdigit(static_cast<unsigned char>(acc[pos])))
+          break;
+        shape.push_back(std::atoll(acc.substr(pos, x - pos).c_str()));
+        pos = x + 1;
+      }
+      std::string elem = acc.substr(pos);
+      bool ptr = !elem.empty() && elem[0] == '*';
+      auto d = parseDType(ptr ? elem.substr(1) : elem);
+      if (!d || shape.empty())
+        fail("bad tile type 'tile<" + acc + ">'");
+      return Type(ptr ? ScalarType::ptrTo(*d) : ScalarType{*d}, shape);
+    }
+    return Type(scalarType());
+  }
+  std::vector<Type> typeList() {
+    std::vector<Type> ts = {type()};
+    while (accept(","))
+      ts.push_back(type());
+    return ts;
+  }
+
+  void block(Block &b) {
+    while (!is("}") && tok_.kind != Tok::End)
+      op(b);
+  }
+
+  void op(Block &b) {
+    std::vector<Tok> results;
+    while (tok_.kind == Tok::Value) {
+      results.push_back(tok_);
+      bump();
+      if (!accept(","))
+        break;
+    }
+    if (!results.empty())
+      expect("=");
+    SourceLoc loc = tok_.loc;
+    std::string name = expectIdentAny();
+    static const std::map<std::string, OpKind> kinds = [] {
+      std::map<std::string, OpKind> m;
+      for (int k = 0; k <= static_cast<int>(OpKind::Return); ++k)
+        m[ir::name(static_cast<OpKind>(k))] = static_cast<OpKind>(k);
+      return m;
+    }();
+    auto kit = kinds.find(name);
+    if (kit == kinds.end())
+      diags_.fatal(loc, "unknown op '" + name + "'");
+    auto o = std::make_unique<Op>(kit->second, loc);
+    o->parent = &b;
+    Op *op = o.get();
+    b.ops.push_back(std::move(o));
+    switch (op->kind) {
+    case OpKind::For: return forOp(*op, results);
+    case OpKind::If: return ifOp(*op, results);
+    case OpKind::While: return whileOp(*op, results);
+    case OpKind::Constant: {
+      std::string v = tok_.text;
+      bump();
+      expect(":");
+      Type t = type();
+      if (isFloat(t.dtype()))
+        op->fval = v == "inf" ? 1.0 / 0.0 : v == "-inf" ? -1.0 / 0.0 : v == "nan" ? 0.0 / 0.0 : std::strtod(v.c_str(), nullptr);
+      else
+        op->ival = std::strtoll(v.c_str(), nullptr, 10);
+      finish(*op, results, {t});
+      return;
+    }
+    case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::ExpandDims:
+      expectIdent("axis");
+      expect("=");
+      op->axis = static_cast<int>(number());
+      break;
+    case OpKind::Arange:
+      op->ival = number();
+      expect(",");
+      op->ival2 = number();
+      break;
+    case OpKind::Cmp: {
+      std::string p = expectIdentAny();
+      static const std::map<std::string, CmpPred> preds = {{"eq", CmpPred::Eq}, {"ne", CmpPred::Ne}, {"lt", CmpPred::Lt},
+                                                          {"le", CmpPred::Le}, {"gt", CmpPred::Gt}, {"ge", CmpPred::Ge}};
+      if (!preds.count(p))
+        fail("unknown comparison '" + p + "'");
+      op->pred = preds.at(p);
+      break;
+    }
+    case OpKind::Reduce: {
+      std::string k = expectIdentAny();
+      op->reduceKind = k == "sum" ? ReduceKind::Sum : k == "max" ? ReduceKind::Max : k == "min" ? ReduceKind::Min
+                                                                                      : (fail("unknown reduction '" + k + "'"), ReduceKind::Sum);
+      expectIdent("axis");
+      expect("=");
+      op->axis = static_cast<int>(number());
+      break;
+    }
+    default:
+      break;
+    }
+    while (tok_.kind == Tok::Value) {
+      op->operands.push_back(use());
+      if (!accept(","))
+        break;
+    }
+    std::vector<Type> resultTypes;
+    if (accept(":")) {
+      if (!op->operands.empty()) {
+        std::vector<Type> ots = typeList();
+        if (ots.size() != op->operands.size())
+          fail("expected " + std::to_string(op->operands.size()) + " operand types");
+        for (size_t i = 0; i < ots.size(); ++i)
+          if (ots[i] != op->operands[i]->type)
+            fail("operand " + std::to_string(i) + " has type " + op->operands[i]->type.str() + ", not " + ots[i].str());
+        if (tok_.kind == Tok::Arrow) {
+          bump();
+          resultTypes = typeList();
+        }
+      } else {
+        resultTypes = typeList();
+      }
+    }
+    finish(*op, results, resultTypes);
+  }
+
+  void finish(Op &op, const std::vector<Tok> &results, const std::vector<Type> &types) {
+    if (results.size() != types.size())
+      diags_.fatal(op.loc, "'" + std::string(name(op.kind)) + "' defines " + std::to_string(results.size()) +
+                               " values but has " + std::to_string(types.size()) + " result types");
+    for (size_t i = 0; i < results.size(); ++i)
+      define(results[i], op.addResult(types[i]));
+  }
+
+  Block *region(Op &op) {
+    op.regions.push_back(std::make_unique<Block>());
+    op.regions.back()->parent = &op;
+    return op.regions.back().get();
+  }
+
+  void forOp(Op &op, const std::vector<Tok> &results) {
+    Block *body = region(op);
+    Tok iv = expectValue();
+    expect("=");
+    op.operands.push_back(use());
+    expectIdent("to");
+    op.operands.push_back(use());
+    expectIdent("step");
+    op.operands.push_back(use());
+    std::vector<Tok> iters;
+    if (tok_.kind == Tok::Ident && tok_.text == "iter") {
+      bump();
+      expect("(");
+      while (!is(")")) {
+        iters.push_back(expectValue());
+        expect("=");
+        op.operands.push_back(use());
+        if (!accept(","))
+          break;
+      }
+      expect(")");
+    }
+    expect(":");
+    std::vector<Type> ts = typeList();
+    if (ts.size() != iters.size() + 1)
+      fail("expected the induction variable type and one type per iter value");
+    define(iv, body->addArg(ts[0]));
+    for (size_t i = 0; i < iters.size(); ++i)
+      define(iters[i], body->addArg(ts[i + 1]));
+    expect("{");
+    block(*body);
+    expect("}");
+    finish(op, results, std::vector<Type>(ts.begin() + 1, ts.end()));
+  }
+
+  void ifOp(Op &op, const std::vector<Tok> &results) {
+    op.operands.push_back(use());
+    std::vector<Type> ts;
+    if (tok_.kind == Tok::Arrow) {
+      bump();
+      ts = typeList();
+    }
+    expect("{");
+    block(*region(op));
+    expect("}");
+    expectIdent("else");
+    expect("{");
+    block(*region(op));
+    expect("}");
+    finish(op, results, ts);
+  }
+
+  void whileOp(Op &op, const std::vector<Tok> &results) {
+    Block *before = region(op);
+    Block *after = region(op);
+    expect("(");
+    std::vector<Tok> args;
+    while (!is(")")) {
+      args.push_back(expectValue());
+      expect("=");
+      op.operands.push_back(use());
+      if (!accept(","))
+        break;
+    }
+    expect(")");
+    std::vector<Type> ts;
+    if (tok_.kind == Tok::Arrow) {
+      bump();
+      ts = typeList();
+    }
+    for (size_t i = 0; i < args.size(); ++i)
+      define(args[i], before->addArg(op.operands[i]->type));
+    expect("{");
+    block(*before);
+    expect("}");
+    expectIdent("do");
+    expect("(");
+    std::vector<Tok> afterArgs;
+    while (!is(")")) {
+      afterArgs.push_back(expectValue());
+      if (!accept(","))
+        break;
+    }
+    expect(")");
+    if (afterArgs.size() != ts.size())
+      fail("the 'do' region takes one argument per result");
+    for (size_t i = 0; i < afterArgs.size(); ++i)
+      define(afterArgs[i], after->addArg(ts[i]));
+    expect("{");
+    block(*after);
+    expect("}");
+    finish(op, results, ts);
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Function> parseFunction(uint32_t file, DiagnosticEngine &diags) {
+  Parser p(diags.sources().text(file), file, diags);
+  return p.function();
+}
+
+} // namespace tle::ir
