@@ -7,10 +7,12 @@
 // diagnostics. Keeping that logic in C++ keeps this file free of target-language actions.
 lexer grammar TLELexer;
 
-tokens { INDENT, DEDENT }
+// Synthetic tokens made by the token source: block structure, and the soft keywords `match`
+// and `case` where they start a match statement / case block (elsewhere they lex as NAME).
+tokens { INDENT, DEDENT, MATCH, CASE }
 
 // ---------------------------------------------------------------------------------------------
-// Keywords (Python 3.7+; `match`, `case`, `type` and `_` are soft keywords and lex as NAME).
+// Keywords (Python 3.7+; the soft keywords `match`, `case`, `type` and `_` lex as NAME).
 
 FALSE    : 'False';
 NONE     : 'None';

@@ -140,15 +140,15 @@ with_item
   : test ( AS expr )?
   ;
 
-// Python 3.10 structural pattern matching. `match` and `case` are soft keywords (they lex as
-// NAME), recognised here by a predicate on the token text. Patterns are parsed as the
-// expressions they resemble; the AST keeps the whole statement as an OtherStmt.
+// Python 3.10 structural pattern matching. `match` and `case` are soft keywords: the token source
+// turns them into MATCH / CASE only where they start a match statement or a case block. Patterns
+// are parsed as the expressions they resemble; the AST keeps the statement as an OtherStmt.
 match_stmt
-  : {_input->LT(1)->getText() == "match"}? NAME testlist_star_expr COLON NEWLINE INDENT case_block+ DEDENT
+  : MATCH testlist_star_expr COLON NEWLINE INDENT case_block+ DEDENT
   ;
 
 case_block
-  : {_input->LT(1)->getText() == "case"}? NAME pattern ( COMMA pattern )* COMMA? ( IF namedexpr_test )? COLON block
+  : CASE pattern ( COMMA pattern )* COMMA? ( IF namedexpr_test )? COLON block
   ;
 
 pattern

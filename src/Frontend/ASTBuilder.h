@@ -15,8 +15,4 @@ namespace tle::frontend {
 ast::Module buildModule(uint32_t file, grammar::TLEParser::File_inputContext *tree, ast::ASTContext &ctx,
                         DiagnosticEngine &diags);
 
-/// The deepest expression nesting the builder accepts (keeps recursive consumers of the AST
-/// within a small stack).
-constexpr unsigned kMaxExprDepth = 1000;
-
 } // namespace tle::frontend

@@ -110,11 +110,37 @@ private:
     switch (t->getType()) {
     case TLEParser::IF: case TLEParser::ELIF: case TLEParser::ELSE: case TLEParser::WHILE:
     case TLEParser::FOR: case TLEParser::TRY: case TLEParser::EXCEPT: case TLEParser::FINALLY:
-    case TLEParser::WITH: case TLEParser::DEF: case TLEParser::CLASS:
+    case TLEParser::WITH: case TLEParser::DEF: case TLEParser::CLASS: case TLEParser::MATCH: case TLEParser::CASE:
       return t->getText();
     default:
       return {};
     }
+  }
+
+  static bool startsOperand(size_t t) {
+    return t == TLEParser::NAME || t == TLEParser::STRING || t == TLEParser::DECIMAL_INTEGER ||
+           t == TLEParser::HEX_INTEGER || t == TLEParser::OCT_INTEGER || t == TLEParser::BIN_INTEGER ||
+           t == TLEParser::FLOAT_NUMBER || t == TLEParser::IMAG_NUMBER || t == TLEParser::NONE ||
+           t == TLEParser::TRUE || t == TLEParser::FALSE || t == TLEParser::OPEN_PAREN ||
+           t == TLEParser::OPEN_BRACK || t == TLEParser::OPEN_BRACE;
+  }
+
+  static bool endsOperand(size_t t) {
+    return t == TLEParser::NAME || t == TLEParser::STRING || t == TLEParser::DECIMAL_INTEGER ||
+           t == TLEParser::HEX_INTEGER || t == TLEParser::OCT_INTEGER || t == TLEParser::BIN_INTEGER ||
+           t == TLEParser::FLOAT_NUMBER || t == TLEParser::IMAG_NUMBER || t == TLEParser::NONE ||
+           t == TLEParser::TRUE || t == TLEParser::FALSE || t == TLEParser::CLOSE_PAREN ||
+           t == TLEParser::CLOSE_BRACK || t == TLEParser::CLOSE_BRACE;
+  }
+
+  /// True when the parser is inside a call, subscript or display (where items take commas).
+  static bool insideBrackets(antlr4::ParserRuleContext *ctx) {
+    for (; ctx; ctx = dynamic_cast<antlr4::ParserRuleContext *>(ctx->parent))
+      if (dynamic_cast<TLEParser::CallTrailerContext *>(ctx) || dynamic_cast<TLEParser::SubscriptTrailerContext *>(ctx) ||
+          dynamic_cast<TLEParser::ParenAtomContext *>(ctx) || dynamic_cast<TLEParser::ListAtomContext *>(ctx) ||
+          dynamic_cast<TLEParser::BraceAtomContext *>(ctx) || dynamic_cast<TLEParser::TypedargslistContext *>(ctx))
+        return true;
+    return false;
   }
 
   static std::string headerDescription(const std::string &kw) {
@@ -165,6 +191,9 @@ private:
       if (prev != TLEParser::NEWLINE && prev != TLEParser::INDENT && prev != TLEParser::DEDENT)
         return "expected 'else' after 'if' expression";
     }
+    if (startsOperand(type) && bad->getTokenIndex() > 0 &&
+        endsOperand(ts->get(bad->getTokenIndex() - 1)->getType()) && insideBrackets(p->getContext()))
+      return "unexpected " + describeToken(bad) + "; perhaps a ',' is missing before it";
     if (expected.size() == 1 && !expected.contains(size_t(TLEParser::NEWLINE)))
       return "expected " + describeExpected(p->getVocabulary(), expected.getMinElement()) + ", found " +
              describeToken(bad);

@@ -91,6 +91,8 @@ void IndentingTokenSource::handleIndentation(const Token &t) {
       return fail(loc, "inconsistent use of tabs and spaces in indentation");
     if (indents_.size() > kMaxIndentDepth)
       return fail(loc, "too many levels of indentation (the limit is " + std::to_string(kMaxIndentDepth) + ")");
+    if (matchHeader_)
+      caseLevels_.push_back(col);
     indents_.push_back(col);
     altIndents_.push_back(alt);
     pending_.push_back(synthetic(TLELexer::INDENT, t, ""));
@@ -101,6 +103,8 @@ void IndentingTokenSource::handleIndentation(const Token &t) {
     altIndents_.pop_back();
     pending_.push_back(synthetic(TLELexer::DEDENT, t, ""));
   }
+  while (!caseLevels_.empty() && caseLevels_.back() > col)
+    caseLevels_.pop_back();
   if (col != indents_.back())
     return fail(loc, "unindent does not match any outer indentation level");
   if (alt != altIndents_.back())
@@ -147,6 +151,47 @@ void IndentingTokenSource::checkString(const Token &t) {
   size_t next = lexer_.getInputStream()->LA(1);
   if (next == static_cast<size_t>(static_cast<unsigned char>(text[q])))
     fail(locOf(t), "unterminated triple-quoted string literal");
+}
+
+bool IndentingTokenSource::lineEndsWithColon(const Token &t) {
+  antlr4::CharStream *input = lexer_.getInputStream();
+  size_t saved = input->index();
+  input->seek(t.getStopIndex() + 1);
+  TLELexer probe(input);
+  probe.removeErrorListeners();
+  size_t depth = 0, last = 0, count = 0;
+  while (true) {
+    std::unique_ptr<Token> k = probe.nextToken();
+    size_t type = k->getType();
+    if (type == Token::EOF || type == TLELexer::ERROR_CHAR || type == TLELexer::UNTERMINATED_STRING ||
+        (type == TLELexer::NEWLINE && depth == 0))
+      break;
+    if (type == TLELexer::NEWLINE)
+      continue;
+    if (type == TLELexer::OPEN_PAREN || type == TLELexer::OPEN_BRACK || type == TLELexer::OPEN_BRACE)
+      ++depth;
+    if ((type == TLELexer::CLOSE_PAREN || type == TLELexer::CLOSE_BRACK || type == TLELexer::CLOSE_BRACE) && depth)
+      --depth;
+    last = type;
+    ++count;
+  }
+  input->seek(saved);
+  return count >= 2 && last == TLELexer::COLON;
+}
+
+void IndentingTokenSource::softKeyword(Token &t) {
+  bool header = false;
+  if (t.getType() == TLELexer::NAME) {
+    std::string text = t.getText();
+    auto *common = dynamic_cast<antlr4::CommonToken *>(&t);
+    if (common && text == "match" && lineEndsWithColon(t)) {
+      common->setType(TLELexer::MATCH);
+      header = true;
+    } else if (common && text == "case" && !caseLevels_.empty() && caseLevels_.back() == indents_.back()) {
+      common->setType(TLELexer::CASE);
+    }
+  }
+  matchHeader_ = header;
 }
 
 std::unique_ptr<Token> IndentingTokenSource::nextToken() {
@@ -208,6 +253,7 @@ std::unique_ptr<Token> IndentingTokenSource::nextToken() {
     }
     if (atLineStart_) {
       handleIndentation(*t);
+      softKeyword(*t);
       atLineStart_ = false;
     }
     trackBrackets(*t);

@@ -31,6 +31,8 @@ struct LexError {
 ///  - INDENT / DEDENT when the indentation of a logical line grows / shrinks (tabs advance to
 ///    the next multiple of 8; a tab/space mix whose meaning depends on the tab size is an
 ///    error, as in Python); every open block is closed with DEDENTs at EOF;
+///  - MATCH / CASE for the soft keywords where they start a match statement (a logical line
+///    `match ...:`) or a case block (a line `case ...` directly inside a match statement);
 ///  - located errors for unindents that match no outer level, unterminated strings,
 ///    unbalanced or too deeply nested brackets, and characters that start no token.
 class IndentingTokenSource : public antlr4::TokenSource {
@@ -63,6 +65,11 @@ private:
   /// Checks bracket balance for `t` and updates the bracket stack.
   void trackBrackets(const antlr4::Token &t);
   void checkString(const antlr4::Token &t);
+  /// Turns a NAME `match` / `case` that starts a logical line into MATCH / CASE when it starts
+  /// a match statement / case block.
+  void softKeyword(antlr4::Token &t);
+  /// True when the logical line after token `t` ends with ':' (scanned with a second lexer).
+  bool lineEndsWithColon(const antlr4::Token &t);
   std::string describeBadChar(const antlr4::Token &t) const;
 
   uint32_t file_;
@@ -72,6 +79,8 @@ private:
   std::vector<unsigned> indents_{0};    // columns with tab size 8
   std::vector<unsigned> altIndents_{0}; // columns with tab size 1 (to detect tab/space mixes)
   std::vector<Bracket> brackets_;
+  std::vector<unsigned> caseLevels_; // indentation of the case blocks of open match statements
+  bool matchHeader_ = false;         // the previous logical line was `match ...:`
   bool atLineStart_ = true;
   bool done_ = false;
   LexError error_;

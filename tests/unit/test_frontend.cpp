@@ -743,6 +743,26 @@ if __name__ == "__main__":
   CHECK(kernel->body.size() == 4);
 }
 
+TEST_CASE("frontend: match and case are soft keywords", "[frontend]") {
+  std::unique_ptr<Parsed> p;
+  const Module &m = parseOk(p, "match = case = 1\n"
+                               "match(x).case[0]: int = 2\n"
+                               "match x, y:\n"
+                               "    case (1, 2) | [3, *_] if x > y:\n"
+                               "        match = 3\n"
+                               "    case Point(x=0) as pt: pass\n"
+                               "case(match)\n");
+  REQUIRE(m.body.size() == 4);
+  CHECK(cast<AssignStmt>(m.body[0])->targets.size() == 2);
+  CHECK(isa<AnnAssignStmt>(m.body[1]));
+  CHECK(cast<OtherStmt>(m.body[2])->what == "match statement");
+  CHECK(isa<CallExpr>(cast<ExprStmt>(m.body[3])->value));
+  CHECK(tokens("match x:\n case 1: pass\n").substr(0, 31) == "1:1 MATCH 'match'\n1:7 NAME 'x'\n");
+  CHECK(tokens("match x:\n case 1: pass\n").find("2:2 CASE 'case'\n") != std::string::npos);
+  CHECK(firstLine(parseError("match x:\ncase 1: pass\n")) ==
+        "test.tle:2:1: error: expected an indented block after 'match' statement on line 1");
+}
+
 TEST_CASE("frontend: layout rules", "[frontend]") {
   std::unique_ptr<Parsed> p;
   // Comments, blank lines, backslash continuation, implicit joining, tabs, CRLF, no final newline.
@@ -815,7 +835,10 @@ TEST_CASE("frontend: syntax errors", "[frontend][diagnostics]") {
   CHECK(firstLine(parseError("x = \n")) == "test.tle:1:5: error: expected an expression, found end of line");
   CHECK(firstLine(parseError("x = 1 +\n")) == "test.tle:1:8: error: expected an expression, found end of line");
   CHECK(firstLine(parseError("x = 1 if c\n")) == "test.tle:1:7: error: expected 'else' after 'if' expression");
-  CHECK(firstLine(parseError("f(a b)\n")) == "test.tle:1:5: error: unexpected 'b'");
+  CHECK(firstLine(parseError("f(a b)\n")) == "test.tle:1:5: error: unexpected 'b'; perhaps a ',' is missing before it");
+  CHECK(firstLine(parseError("x = [1, 2 3]\n")) ==
+        "test.tle:1:11: error: unexpected '3'; perhaps a ',' is missing before it");
+  CHECK(firstLine(parseError("x = y z\n")) == "test.tle:1:7: error: unexpected 'z'");
   CHECK(firstLine(parseError("import\n")) == "test.tle:1:7: error: expected a name, found end of line");
   CHECK(firstLine(parseError("return return\n")) == "test.tle:1:8: error: unexpected 'return'");
   CHECK(firstLine(parseError("class A:\n")) ==
