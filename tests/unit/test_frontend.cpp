@@ -917,7 +917,8 @@ TEST_CASE("frontend: never crashes on garbage", "[frontend][diagnostics]") {
       "def ", "f", "(", ")", ":", "\n", "    ", "\t", "x", " = ", "1", "+", "*", "**", "[", "]", "{", "}", ",",
       "if ", "else", "elif ", "for ", " in ", "while ", "return ", "'", "\"", "\"\"\"", "#", "\\", "\\\n", "@",
       "lambda ", "not ", "is ", ".", "...", "None", "0x", "1e", "_", "->", ":=", "\0", "\xff", "é", "import ",
-      "from ", "class ", "try", "except", "with ", "as ", "yield", "await ", "async ", "pass", "(", ")", ";"};
+      "from ", "class ", "try", "except", "with ", "as ", "yield", "await ", "async ", "pass", "(", ")", ";",
+      "match ", "case ", "\n  "};
   std::mt19937 rng(1234);
   int parsed = 0, failed = 0;
   for (int iter = 0; iter < 3000; ++iter) {
