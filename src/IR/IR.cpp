@@ -49,6 +49,7 @@ const char *name(OpKind k) {
   case OpKind::Broadcast: return "broadcast";
   case OpKind::Reduce: return "reduce";
   case OpKind::ConvertLayout: return "convert_layout";
+  case OpKind::Dot: return "dot";
   case OpKind::For: return "for";
   case OpKind::If: return "if";
   case OpKind::While: return "while";
@@ -272,6 +273,15 @@ struct Verifier {
       for (size_t i = 0; i < niter; ++i)
         if (term->operands[i]->type != op.operands[3 + i]->type || op.result(i)->type != op.operands[3 + i]->type)
           return fail(op, "iter value " + std::to_string(i) + " changes type");
+      return true;
+    }
+    case OpKind::Dot: {
+      if (op.operands.size() != 3)
+        return fail(op, "expects a, b and acc");
+      const Type &a = op.operands[0]->type, &b = op.operands[1]->type, &c = op.operands[2]->type;
+      if (a.rank() != 2 || b.rank() != 2 || c.rank() != 2 || a.shape[1] != b.shape[0] || c.shape[0] != a.shape[0] ||
+          c.shape[1] != b.shape[1] || a.elem != b.elem || op.result()->type != c)
+        return fail(op, "shapes or types do not form acc[M,N] + a[M,K] @ b[K,N]");
       return true;
     }
     case OpKind::If: {

@@ -175,6 +175,115 @@ std::optional<std::vector<int>> registerMap(const Layout &src, const Layout &dst
   return map;
 }
 
+std::pair<int, int> mmaWarps(int64_t M, int64_t N, int numWarps) {
+  int wm = 1;
+  while (wm < numWarps && 16 * wm * 2 <= M)
+    wm *= 2;
+  int wn = 1;
+  while (wm * wn < numWarps && 8 * wn * 2 <= N)
+    wn *= 2;
+  return {wm, wn};
+}
+
+namespace {
+
+/// Adds bases of `per`-element steps along `dim` (coordinate d of a rank-2 basis) until
+/// `extent` is covered starting from `covered`.
+void repeat(std::vector<Layout::Basis> &into, int dim, int64_t covered, int64_t extent) {
+  for (int64_t c = covered; c < extent; c *= 2) {
+    Layout::Basis b{0, 0};
+    b[dim] = c;
+    into.push_back(b);
+  }
+}
+
+/// Warp bases for an mma layout: wm bits along M (16 rows each) then wn bits along N (8 columns
+/// each), with M or N bases replaced by zero in operand layouts that do not span that dim; extra
+/// warps replicate.
+std::vector<Layout::Basis> mmaWarpBases(int wm, int wn, int numWarps, bool keepM, bool keepN, int mDim, int nDim) {
+  std::vector<Layout::Basis> w;
+  for (int c = 1; c < wm; c *= 2) {
+    Layout::Basis b{0, 0};
+    if (keepM)
+      b[mDim] = 16 * c;
+    w.push_back(b);
+  }
+  for (int c = 1; c < wn; c *= 2) {
+    Layout::Basis b{0, 0};
+    if (keepN)
+      b[nDim] = 8 * c;
+    w.push_back(b);
+  }
+  for (int c = wm * wn; c < numWarps; c *= 2)
+    w.push_back({0, 0});
+  return w;
+}
+
+} // namespace
+
+Layout mmaAccLayout(int64_t M, int64_t N, int numWarps) {
+  auto [wm, wn] = mmaWarps(M, N, numWarps);
+  Layout l;
+  l.shape = {M, N};
+  l.reg = {{0, 1}, {8, 0}};
+  l.lane = {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}};
+  l.warp = mmaWarpBases(wm, wn, numWarps, true, true, 0, 1);
+  repeat(l.reg, 1, 8 * wn, N);
+  repeat(l.reg, 0, 16 * wm, M);
+  return l;
+}
+
+Layout mmaOperandLayout(int opIdx, MmaKind kind, int64_t M, int64_t N, int64_t K, int numWarps) {
+  auto [wm, wn] = mmaWarps(M, N, numWarps);
+  Layout l;
+  if (opIdx == 0) { // A [M, K]
+    l.shape = {M, K};
+    if (kind == MmaKind::F16) {
+      l.reg = {{0, 1}, {8, 0}, {0, 8}};
+      l.lane = {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}};
+    } else {
+      l.reg = {{8, 0}, {0, 4}};
+      l.lane = {{0, 1}, {0, 2}, {1, 0}, {2, 0}, {4, 0}};
+    }
+    l.warp = mmaWarpBases(wm, wn, numWarps, true, false, 0, 1);
+    repeat(l.reg, 1, kind == MmaKind::F16 ? 16 : 8, K);
+    repeat(l.reg, 0, 16 * wm, M);
+  } else { // B [K, N]
+    l.shape = {K, N};
+    if (kind == MmaKind::F16) {
+      l.reg = {{1, 0}, {8, 0}};
+      l.lane = {{2, 0}, {4, 0}, {0, 1}, {0, 2}, {0, 4}};
+    } else {
+      l.reg = {{4, 0}};
+      l.lane = {{1, 0}, {2, 0}, {0, 1}, {0, 2}, {0, 4}};
+    }
+    l.warp = mmaWarpBases(wm, wn, numWarps, false, true, 1, 1);
+    repeat(l.reg, 0, kind == MmaKind::F16 ? 16 : 8, K);
+    repeat(l.reg, 1, 8 * wn, N);
+  }
+  return l;
+}
+
+Layout fmaOperandLayout(int opIdx, const Layout &acc, int64_t K) {
+  // Keep the accumulator's distribution of M (A) or N (B); zero the other dim's bases.
+  int keep = opIdx == 0 ? 0 : 1;
+  auto project = [&](const Layout::Basis &b) {
+    Layout::Basis r{0, 0};
+    r[keep] = b[keep]; // A keeps M at dim 0, B keeps N at dim 1: the same index as in acc
+    return r;
+  };
+  Layout l;
+  l.shape = opIdx == 0 ? std::vector<int64_t>{acc.shape[0], K} : std::vector<int64_t>{K, acc.shape[1]};
+  for (auto &b : acc.reg)
+    l.reg.push_back(project(b));
+  for (auto &b : acc.lane)
+    l.lane.push_back(project(b));
+  for (auto &b : acc.warp)
+    l.warp.push_back(project(b));
+  repeat(l.reg, opIdx == 0 ? 1 : 0, 1, K);
+  return l;
+}
+
 int contiguousRegisters(const Layout &l, unsigned dim) {
   int k = 0;
   for (size_t i = 0; i < l.reg.size(); ++i) {

@@ -339,6 +339,11 @@ private:
       op->pred = preds.at(p);
       break;
     }
+    case OpKind::Dot: {
+      std::string pr = expectIdentAny();
+      op->ival = pr == "ieee" ? 2 : pr == "tf32x3" ? 1 : pr == "tf32" ? 0 : (fail("unknown dot precision '" + pr + "'"), 0);
+      break;
+    }
     case OpKind::Reduce: {
       std::string k = expectIdentAny();
       op->reduceKind = k == "sum" ? ReduceKind::Sum : k == "max" ? ReduceKind::Max : k == "min" ? ReduceKind::Min

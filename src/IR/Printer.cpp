@@ -115,6 +115,9 @@ private:
     case OpKind::Reduce:
       os_ << " " << name(op.reduceKind) << " axis=" << op.axis;
       break;
+    case OpKind::Dot:
+      os_ << " " << (op.ival == 2 ? "ieee" : op.ival == 1 ? "tf32x3" : "tf32");
+      break;
     default:
       break;
     }

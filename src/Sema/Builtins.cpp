@@ -171,10 +171,25 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
   if (name == "min" || name == "max") {
     if (args.pos.empty())
       fail(loc, name + "() expects at least one argument");
+    bool runtime = false;
+    for (auto &a : args.pos) {
+      if (!a.val.isNumber() && !a.val.isTensor())
+        fail(a.loc, name + "() of " + a.val.describe() + " is not supported in a kernel");
+      runtime |= a.val.isTensor();
+    }
+    if (runtime) {
+      // On runtime values Python's min/max mean tl.minimum/tl.maximum, folded left to right.
+      SVal best = args.pos[0].val;
+      for (size_t i = 1; i < args.pos.size(); ++i) {
+        CallArgs pair;
+        pair.loc = loc;
+        pair.pos = {{args.pos[0].loc, best}, args.pos[i]};
+        best = callBuiltin(name == "min" ? "tl.minimum" : "tl.maximum", pair);
+      }
+      return best;
+    }
     SVal best = args.pos[0].val;
     for (auto &a : args.pos) {
-      if (!a.val.isNumber())
-        fail(a.loc, name + "() on runtime values is not supported; use tl." + (name == "min" ? "minimum" : "maximum"));
       double x = a.val.kind == SVal::Kind::Float ? a.val.f : double(a.val.i);
       double y = best.kind == SVal::Kind::Float ? best.f : double(best.i);
       if (name == "min" ? x < y : x > y)
@@ -468,6 +483,77 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
   if (name == "tl.broadcast_to") {
     Binder p(*this, "broadcast_to", args, {"input", "shape"}, 2);
     return SVal::tensor(broadcastTo(p.tensor("input"), shapeArg(*this, p.get("shape"), "broadcast_to"), loc));
+  }
+
+  // --- Matrix product
+  if (name == "tl.dot") {
+    Binder p(*this, "dot", args, {"input", "other", "acc", "input_precision", "allow_tf32", "max_num_imprecise_acc",
+                                  "out_dtype"},
+             2);
+    ir::Value *a = p.tensor("input"), *bm = p.tensor("other");
+    if (a->type.rank() != 2 || bm->type.rank() != 2)
+      fail(loc, "dot() expects two 2-D tiles, got " + a->type.str() + " and " + bm->type.str() +
+                    " (batched 3-D dot is not supported yet)");
+    int64_t M = a->type.shape[0], K = a->type.shape[1], K2 = bm->type.shape[0], N = bm->type.shape[1];
+    if (K != K2)
+      fail(loc, "dot() inner dimensions differ: " + a->type.str() + " @ " + bm->type.str());
+    if (M < 16 || N < 16 || K < 16)
+      fail(loc, "dot() needs every dimension to be at least 16 (Triton's rule), got M=" + std::to_string(M) +
+                    ", N=" + std::to_string(N) + ", K=" + std::to_string(K));
+    DType ta = a->type.dtype(), tb = bm->type.dtype();
+    if (ta != tb) {
+      if (ir::isFloat(ta) && ir::isFloat(tb)) {
+        DType t = ir::bitWidth(ta) >= ir::bitWidth(tb) ? ta : tb;
+        a = castTo(a, ir::ScalarType{t}, loc);
+        bm = castTo(bm, ir::ScalarType{t}, loc);
+      } else {
+        fail(loc, std::string("dot() operands must have the same dtype, got ") + ir::name(ta) + " and " + ir::name(tb));
+      }
+    }
+    DType in = a->type.dtype();
+    DType out = ir::isInteger(in) ? DType::I32 : in == DType::F64 ? DType::F64 : DType::F32;
+    if (p.has("out_dtype")) {
+      DType req = p.dtype("out_dtype").dtype;
+      if (!(req == out || (req == DType::F16 && in == DType::F16)))
+        fail(p.loc("out_dtype"), std::string("dot() out_dtype ") + ir::name(req) + " is not supported for " + ir::name(in) +
+                                     " inputs (use " + ir::name(out) + ")");
+    }
+    int64_t precision = 0;
+    std::string prec = "tf32";
+    if (p.has("input_precision")) {
+      const Arg &ip = p.get("input_precision");
+      if (ip.val.kind != SVal::Kind::Str)
+        fail(ip.loc, "dot() input_precision must be a string: \"tf32\", \"tf32x3\" or \"ieee\"");
+      prec = ip.val.s;
+    } else if (p.has("allow_tf32") && !truthy(p.get("allow_tf32").val, p.loc("allow_tf32"))) {
+      prec = "ieee";
+    }
+    if (prec == "tf32")
+      precision = 0;
+    else if (prec == "tf32x3")
+      fail(p.loc("input_precision"), "dot() input_precision \"tf32x3\" is not supported yet (use \"tf32\" or \"ieee\")");
+    else if (prec == "ieee")
+      precision = 2;
+    else
+      fail(p.loc("input_precision"), "dot() input_precision must be \"tf32\", \"tf32x3\" or \"ieee\", got \"" + prec + "\"");
+    ir::Value *acc;
+    if (p.has("acc")) {
+      acc = p.tensor("acc");
+      if (acc->type.shape != std::vector<int64_t>{M, N})
+        fail(p.loc("acc"), "dot() acc must be a [" + std::to_string(M) + ", " + std::to_string(N) + "] tile, got " +
+                               acc->type.str());
+      if (acc->type.dtype() != out)
+        fail(p.loc("acc"), std::string("dot() acc must be ") + ir::name(out) + " for " + ir::name(in) + " inputs, got " +
+                               acc->type.str());
+    } else {
+      acc = b->splat(loc, toTensorOfType(SVal::integer(0), out, loc), {M, N});
+    }
+    ir::Op *op = b->create(ir::OpKind::Dot, loc, {a, bm, acc}, {acc->type});
+    op->ival = precision;
+    ir::Value *r = op->result();
+    if (p.has("out_dtype") && p.dtype("out_dtype").dtype != out)
+      r = castTo(r, p.dtype("out_dtype"), loc);
+    return SVal::tensor(r);
   }
 
   // --- Reductions

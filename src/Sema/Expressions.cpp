@@ -61,7 +61,7 @@ const std::set<std::string> kTlFunctions = {
     "program_id", "num_programs", "arange", "zeros", "zeros_like", "full", "load", "store", "where", "exp",
     "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "abs", "maximum", "minimum", "sum", "max", "min",
     "cast", "cdiv", "expand_dims", "broadcast_to", "range", "static_range", "constexpr", "pointer_type",
-    "multiple_of", "max_contiguous", "static_assert", "fdiv", "div_rn"};
+    "multiple_of", "max_contiguous", "static_assert", "fdiv", "div_rn", "dot"};
 
 std::optional<ir::ScalarType> tlDType(const std::string &n) {
   static const std::pair<const char *, DType> table[] = {

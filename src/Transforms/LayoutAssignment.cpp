@@ -2,9 +2,12 @@
 // each value's layout and inserts convert_layout where requirements conflict.
 #include "tle/Transforms/LayoutAssignment.h"
 #include "tle/IR/Layout.h"
+#include "tle/Transforms/DotLowering.h"
 
 #include <cassert>
 #include <map>
+#include <set>
+#include <optional>
 
 namespace tle::transforms {
 
@@ -26,15 +29,24 @@ public:
 private:
   ir::Function &f_;
   std::map<const ir::Value *, Layout> want_;
+  std::set<const ir::Value *> strong_;
   LayoutAssignmentStats stats_;
 
   Layout defaultFor(const ir::Type &t, unsigned elemBytes = 4) const {
     return ir::blockedLayout(t.shape, f_.numWarps, elemBytes);
   }
 
-  void wish(const ir::Value *v, const Layout &l) {
-    if (v->type.isTile() && !want_.count(v))
+  /// Records that `v` should have layout `l`. The first wish wins, except that a strong wish
+  /// (from a memory access or a dot: an anchor) overrides a weak one (a default, or one
+  /// propagated from a weak wish).
+  void wish(const ir::Value *v, const Layout &l, bool strong = false) {
+    if (!v->type.isTile())
+      return;
+    if (!want_.count(v) || (strong && !strong_.count(v))) {
       want_[v] = l;
+      if (strong)
+        strong_.insert(v);
+    }
   }
 
   // ---- Backward: uses before definitions.
@@ -48,42 +60,74 @@ private:
     case OpKind::Store: {
       const ir::Value *ptr = op.operands[0];
       if (ptr->type.isTile()) {
-        Layout l = want_.count(ptr) ? want_[ptr] : defaultFor(ptr->type, ir::storageBytes(ptr->type.elem.pointee));
+        Layout l = strong_.count(ptr) ? want_[ptr] : defaultFor(ptr->type, ir::storageBytes(ptr->type.elem.pointee));
         for (ir::Value *v : op.operands)
-          wish(v, l);
+          wish(v, l, true);
       }
       return;
     }
     case OpKind::Load: {
       const ir::Value *r = op.result();
       if (r->type.isTile()) {
-        wish(r, defaultFor(r->type, ir::storageBytes(r->type.dtype())));
+        wish(r, defaultFor(r->type, ir::storageBytes(r->type.dtype())), true);
         for (ir::Value *v : op.operands)
-          wish(v, want_[r]);
+          wish(v, want_[r], true);
       }
       return;
     }
     case OpKind::For: {
+      // A loop-carried value takes the layout its uses inside the body want (a load through a
+      // carried pointer tile, a dot on a carried accumulator), so that it is not converted on
+      // every iteration: a first walk over the body discovers those wishes, the second one
+      // builds the body around them.
       ir::Block &body = *op.regions[0];
       ir::Op *yield = body.terminator();
+      auto saved = want_;
+      auto savedStrong = strong_;
+      backward(body);
+      std::vector<std::optional<Layout>> carried(op.results.size());
       for (size_t i = 0; i < op.results.size(); ++i) {
-        const ir::Value *r = op.result(i);
+        const ir::Value *r = op.result(static_cast<unsigned>(i));
         if (!r->type.isTile())
           continue;
-        wish(r, defaultFor(r->type));
-        wish(yield->operands[i], want_[r]);
-        wish(body.args[i + 1].get(), want_[r]);
+        const ir::Value *candidates[] = {body.args[i + 1].get(), yield->operands[i], r};
+        for (const ir::Value *v : candidates)
+          if (!carried[i] && want_.count(v))
+            carried[i] = want_[v];
+        if (!carried[i])
+          carried[i] = defaultFor(r->type);
+      }
+      want_ = std::move(saved);
+      strong_ = std::move(savedStrong);
+      for (size_t i = 0; i < op.results.size(); ++i) {
+        if (!carried[i])
+          continue;
+        for (const ir::Value *v : {static_cast<const ir::Value *>(op.result(static_cast<unsigned>(i))),
+                                   static_cast<const ir::Value *>(body.args[i + 1].get()),
+                                   static_cast<const ir::Value *>(yield->operands[i])}) {
+          want_[v] = *carried[i];
+          strong_.insert(v);
+        }
       }
       backward(body);
       for (size_t i = 0; i < op.results.size(); ++i)
-        if (op.result(i)->type.isTile())
-          wish(op.operands[3 + i], want_[op.result(i)]);
+        if (carried[i])
+          wish(op.operands[3 + i], *carried[i], true);
       return;
     }
     case OpKind::Reduce:
       if (op.operands[0]->type.isTile())
         wish(op.operands[0], defaultFor(op.operands[0]->type));
       return;
+    case OpKind::Dot: {
+      // The accumulator layout is fixed by the instruction; it flows back into loop-carried
+      // accumulators. Operands are loaded in their own (coalesced) layouts and converted.
+      DotPlan plan = planDot(op, f_.numWarps);
+      want_[op.result()] = plan.acc;
+      strong_.insert(op.result());
+      wish(op.operands[2], plan.acc, true);
+      return;
+    }
     case OpKind::If: {
       for (size_t i = 0; i < op.results.size(); ++i) {
         const ir::Value *r = op.result(static_cast<unsigned>(i));
@@ -124,21 +168,22 @@ private:
       return;
     const ir::Value *r = op.result();
     wish(r, defaultFor(r->type));
-    const Layout &l = want_[r];
+    const Layout l = want_[r];
+    bool strong = strong_.count(r) > 0;
     switch (op.kind) {
     case OpKind::ExpandDims:
       if (op.operands[0]->type.isTile())
-        wish(op.operands[0], ir::squeezeLayout(l, op.axis));
+        wish(op.operands[0], ir::squeezeLayout(l, op.axis), strong);
       break;
     case OpKind::Broadcast:
-      wish(op.operands[0], ir::broadcastOperandLayout(l, op.operands[0]->type.shape));
+      wish(op.operands[0], ir::broadcastOperandLayout(l, op.operands[0]->type.shape), strong);
       break;
     case OpKind::ConvertLayout:
       break;
     default:
       if (ir::isElementwise(op.kind))
         for (ir::Value *v : op.operands)
-          wish(v, l);
+          wish(v, l, strong);
       break;
     }
   }
@@ -174,6 +219,14 @@ private:
     assert(v->layout && "operand without a layout");
     if (compatible(*v->layout, l))
       return;
+    // Cheap index arithmetic is recomputed in the layout the use needs rather than moved
+    // through shared memory (arange, splat, expand_dims, broadcast and elementwise ops on them).
+    int budget = kRematerializeBudget;
+    if (rematerializable(v, budget)) {
+      op.operands[i] = rematerialize(b, at, v, l);
+      ++stats_.rematerialized;
+      return;
+    }
     ir::Builder bld(&b);
     bld.setInsertionPoint(&b, at);
     ir::Op *cvt = bld.create(OpKind::ConvertLayout, op.loc, {v}, {v->type});
@@ -181,6 +234,66 @@ private:
     setLayout(cvt->result(), l);
     op.operands[i] = cvt->result();
     ++stats_.conversions;
+  }
+
+  static constexpr int kRematerializeBudget = 12;
+
+  /// Whether `v` can be recomputed from scalars with at most `budget` cheap ops.
+  bool rematerializable(const ir::Value *v, int &budget) const {
+    if (!v->type.isTile())
+      return true;
+    const ir::Op *d = v->def;
+    if (!d || --budget < 0)
+      return false;
+    switch (d->kind) {
+    case OpKind::Arange: case OpKind::Splat:
+      return true;
+    case OpKind::ExpandDims: case OpKind::Broadcast: case OpKind::ConvertLayout:
+      return rematerializable(d->operands[0], budget);
+    default:
+      if (!ir::isElementwise(d->kind) || d->kind == OpKind::Exp || d->kind == OpKind::Log || d->kind == OpKind::Sqrt ||
+          d->kind == OpKind::FDiv)
+        return false;
+      for (const ir::Value *o : d->operands)
+        if (!rematerializable(o, budget))
+          return false;
+      return true;
+    }
+  }
+
+  /// Clones the computation of `v` before `at`, producing it in layout `l`.
+  ir::Value *rematerialize(ir::Block &b, std::list<std::unique_ptr<ir::Op>>::iterator at, ir::Value *v, const Layout &l) {
+    if (!v->type.isTile())
+      return v;
+    if (v->layout && compatible(*v->layout, l))
+      return v;
+    const ir::Op *d = v->def;
+    if (d->kind == OpKind::ConvertLayout)
+      return rematerialize(b, at, d->operands[0], l);
+    std::vector<ir::Value *> ops;
+    for (size_t k = 0; k < d->operands.size(); ++k) {
+      ir::Value *o = d->operands[k];
+      if (!o->type.isTile()) {
+        ops.push_back(o);
+        continue;
+      }
+      Layout need = d->kind == OpKind::ExpandDims  ? ir::squeezeLayout(l, d->axis)
+                    : d->kind == OpKind::Broadcast ? ir::broadcastOperandLayout(l, o->type.shape)
+                                                   : l;
+      ops.push_back(rematerialize(b, at, o, need));
+    }
+    ir::Builder bld(&b);
+    bld.setInsertionPoint(&b, at);
+    ir::Op *c = bld.create(d->kind, d->loc, ops, {v->type});
+    c->ival = d->ival;
+    c->ival2 = d->ival2;
+    c->fval = d->fval;
+    c->axis = d->axis;
+    c->pred = d->pred;
+    c->reduceKind = d->reduceKind;
+    c->result()->nameHint = v->nameHint;
+    setLayout(c->result(), l);
+    return c->result();
   }
 
   void forward(ir::Block &b) {
@@ -196,8 +309,10 @@ private:
         ir::Value *init = op.operands[3 + i];
         if (!init->type.isTile())
           continue;
-        setLayout(body.args[i + 1].get(), *init->layout);
-        setLayout(op.result(i), *init->layout);
+        Layout l = wanted(op.result(static_cast<unsigned>(i)));
+        require(b, at, op, static_cast<unsigned>(3 + i), l);
+        setLayout(body.args[i + 1].get(), l);
+        setLayout(op.result(static_cast<unsigned>(i)), l);
       }
       forward(body);
       ir::Op *yield = body.terminator();
@@ -275,6 +390,18 @@ private:
     case OpKind::Reduce:
       setLayout(r, ir::sliceLayout(*op.operands[0]->layout, op.axis));
       return;
+    case OpKind::Dot: {
+      DotPlan plan = planDot(op, f_.numWarps);
+      // mma.sync operands are staged through shared memory by the dot itself (fragments are
+      // read just before each instruction); FMA operands are converted here.
+      if (plan.kind == DotPlan::Kind::Fma) {
+        require(b, at, op, 0, plan.a);
+        require(b, at, op, 1, plan.b);
+      }
+      require(b, at, op, 2, plan.acc);
+      setLayout(r, plan.acc);
+      return;
+    }
     case OpKind::ConvertLayout:
       return; // created here with its layout
     default:

@@ -78,6 +78,10 @@ enum class OpKind {
   Reduce,      ///< (tile) -> tile without dim `axis` (or a scalar when the operand has rank
                ///< 1): combine `reduceKind` (Sum adds in the operand dtype; Max/Min as Max/Min).
   ConvertLayout, ///< (tile) -> the same tile in another layout (gpu stage only).
+  Dot,         ///< (a [M,K], b [K,N], acc [M,N]) -> [M,N] of acc's dtype: acc + a @ b (tl.dot).
+               ///< a and b share a dtype; fp16/bf16 products accumulate in fp32; fp32 inputs
+               ///< use TF32 (`ival` = DotPrecision::TF32, Triton's default) or IEEE fp32 FMA
+               ///< (DotPrecision::IEEE); integers accumulate in int32. M, N, K >= 16.
   // --- Control flow
   For,         ///< (lb, ub, step, init...) -> (final...): runs the body for iv = lb, lb+step,
                ///< ... while iv < ub (step must be positive). The body block's arguments are
@@ -99,6 +103,8 @@ bool isElementwise(OpKind k);
 enum class CmpPred { Eq, Ne, Lt, Le, Gt, Ge };
 const char *name(CmpPred p);
 enum class ReduceKind { Sum, Max, Min };
+/// Precision of an fp32 tl.dot (Triton's input_precision), stored in Op::ival.
+enum class DotPrecision : int64_t { TF32 = 0, TF32x3 = 1, IEEE = 2 };
 const char *name(ReduceKind k);
 
 /// An SSA value: an op result or a block argument.

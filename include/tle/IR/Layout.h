@@ -63,6 +63,28 @@ Layout broadcastOperandLayout(const Layout &result, const std::vector<int64_t> &
 /// register holding the same element: the conversion is then free. Otherwise nullopt.
 std::optional<std::vector<int>> registerMap(const Layout &src, const Layout &dst);
 
+/// Which mma.sync shape a tl.dot uses (PTX ISA §9.7.14.5, "Matrix fragments for mma.m16n8k*").
+enum class MmaKind { F16 /* m16n8k16, fp16/bf16 */, TF32 /* m16n8k8 */ };
+
+/// Warps of a CTA along M and N for an [M, N] mma.sync accumulator (warps go to M first,
+/// 16 rows each, then to N, 8 columns each; warps beyond that replicate).
+std::pair<int, int> mmaWarps(int64_t M, int64_t N, int numWarps);
+
+/// The accumulator layout of mma.sync m16n8 for an [M, N] tile (fp32/int32 elements): register
+/// bits (0,1) and (8,0) inside one instruction's fragment, lanes (0,2),(0,4),(1,0),(2,0),(4,0),
+/// warps along M then N, then repetitions along N then M as more registers.
+Layout mmaAccLayout(int64_t M, int64_t N, int numWarps);
+
+/// The layout of operand `opIdx` (0: A [M,K], 1: B [K,N]) of mma.sync for an [M, N] accumulator
+/// over `numWarps`: the instruction's fragment bits first, then K repetitions, then M (A) or N
+/// (B) repetitions; warps that split the other dimension replicate the operand.
+Layout mmaOperandLayout(int opIdx, MmaKind kind, int64_t M, int64_t N, int64_t K, int numWarps);
+
+/// FMA dot operand layouts for an accumulator in `acc`: operand A [M,K] holds, in each thread,
+/// the rows of the thread's accumulator elements with all of K in registers (register index
+/// = accumulator register | k << log2(#acc registers)); operand B [K,N] likewise for columns.
+Layout fmaOperandLayout(int opIdx, const Layout &acc, int64_t K);
+
 /// Number of leading registers holding consecutive elements along `dim` (a power of two):
 /// the largest k such that reg[i] = 2^i along dim (zero elsewhere) for i < log2(k).
 int contiguousRegisters(const Layout &l, unsigned dim);

@@ -11,6 +11,7 @@ namespace tle::transforms {
 struct LayoutAssignmentStats {
   unsigned tiles = 0;       ///< tile values given a layout
   unsigned conversions = 0; ///< convert_layout ops inserted (each one costs shared memory traffic)
+  unsigned rematerialized = 0; ///< operands recomputed in the needed layout instead of converted
 };
 
 /// Assigns layouts. Anchors are global memory accesses, which take the blocked layout that
@@ -18,7 +19,9 @@ struct LayoutAssignmentStats {
 /// definitions (elementwise ops, expand_dims, broadcast, loop-carried values), so that index
 /// arithmetic is built directly in the layout its load or store needs. Reductions produce
 /// sliced layouts of their operand. Where two requirements meet and registers cannot simply be
-/// renumbered (tle::ir::registerMap), a convert_layout is inserted.
+/// renumbered (tle::ir::registerMap), cheap index arithmetic (arange, splat, expand_dims,
+/// broadcast and cheap elementwise ops, up to a small budget) is recomputed in the needed
+/// layout; anything else gets a convert_layout.
 LayoutAssignmentStats assignLayouts(ir::Function &f);
 
 } // namespace tle::transforms

@@ -106,6 +106,9 @@ std::unique_ptr<llvm::Module> emitLLVM(ir::Function &f, llvm::LLVMContext &ctx, 
   int threads = 32 * f.numWarps;
   annotate(*m, k, "kernel", 1);
   annotate(*m, k, "reqntidx", threads);
+  // Without a minimum-CTAs hint ptxas budgets registers for the most CTAs per SM that the block
+  // size allows (32 registers at 128 threads) and spills heavily; one CTA lets it use up to 255.
+  annotate(*m, k, "minctasm", 1);
   // Resource checks that must be compile-time errors, not launch failures.
   constexpr int64_t kMaxShared = 227 * 1024; // sm_90 opt-in limit per block (sm_80: 163 KiB)
   int64_t limit = arch == "sm_80" ? 163 * 1024 : kMaxShared;

@@ -109,9 +109,24 @@ const std::vector<llvm::Value *> &Emitter::laneWarpCoord(const ir::Layout &l) {
 std::vector<llvm::Value *> Emitter::coord(const ir::Layout &l, int r) {
   const auto &lw = laneWarpCoord(l);
   ir::Layout::Basis rc = l.regCoord(r);
+  // When register bits and lane/warp bits never overlap in a coordinate (blocked and mma
+  // layouts), XOR is addition: emit `add` so that addresses fold into base + immediate.
+  bool disjoint = true;
+  for (unsigned d = 0; d < l.rank() && disjoint; ++d) {
+    int64_t regBits = 0, threadBits = 0;
+    for (auto &b : l.reg)
+      regBits |= b[d];
+    for (auto &b : l.lane)
+      threadBits |= b[d];
+    for (auto &b : l.warp)
+      threadBits |= b[d];
+    disjoint = (regBits & threadBits) == 0;
+  }
   std::vector<llvm::Value *> c(l.rank());
-  for (unsigned d = 0; d < l.rank(); ++d)
-    c[d] = rc[d] ? B.CreateXor(lw[d], B.getInt32(static_cast<uint32_t>(rc[d]))) : lw[d];
+  for (unsigned d = 0; d < l.rank(); ++d) {
+    llvm::Value *k = B.getInt32(static_cast<uint32_t>(rc[d]));
+    c[d] = !rc[d] ? lw[d] : disjoint ? B.CreateAdd(lw[d], k, "", /*HasNUW=*/true, /*HasNSW=*/true) : B.CreateXor(lw[d], k);
+  }
   return c;
 }
 
@@ -200,6 +215,8 @@ void Emitter::emitOp(const ir::Op &op) {
     return emitReduce(op);
   case OpKind::ConvertLayout:
     return emitConvert(op);
+  case OpKind::Dot:
+    return emitDot(op);
   case OpKind::Constant: {
     ir::ScalarType t = op.result()->type.elem;
     llvm::Type *ty = llvmType(t);

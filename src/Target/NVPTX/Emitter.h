@@ -58,6 +58,7 @@ public:
   void emitStore(const ir::Op &op);
   void emitReduce(const ir::Op &op);
   void emitConvert(const ir::Op &op);
+  void emitDot(const ir::Op &op);
   llvm::Value *elementwise(const ir::Op &op, const std::vector<llvm::Value *> &in);
   llvm::Value *combine(ir::ReduceKind k, ir::DType t, llvm::Value *a, llvm::Value *b);
   llvm::Value *shuffleXor(llvm::Value *v, int laneMask);
