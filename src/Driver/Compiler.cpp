@@ -193,9 +193,13 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       }
       if (!explicitPasses && p == "assign-layouts" && o.emit == Emit::Tile)
         break;
-      bool ok = p == "canonicalize" ? passes.run(p, &fn, false, [&] { transforms::canonicalize(*fn); })
+      bool ok = p == "canonicalize" ? passes.run(p, &fn, !fn->layouts.empty(), [&] { transforms::canonicalize(*fn); })
                                     : passes.run(p, &fn, true, [&] { transforms::assignLayouts(*fn); });
       if (!ok)
+        return 2;
+      // Layout assignment leaves index arithmetic it recomputed elsewhere unused.
+      if (!explicitPasses && p == "assign-layouts" &&
+          !passes.run("canonicalize", &fn, true, [&] { transforms::canonicalize(*fn); }))
         return 2;
     }
     bool hasLayouts = !fn->layouts.empty();

@@ -26,7 +26,7 @@ using Key = std::tuple<int, std::vector<const ir::Value *>, int64_t, int64_t, do
 Key keyOf(const ir::Op &op) {
   std::string types;
   for (auto &r : op.results)
-    types += r->type.str() + ";";
+    types += r->type.str() + (r->layout ? r->layout->str() : std::string()) + ";";
   // Compare doubles bitwise through their value; NaN constants never match each other, which
   // only loses an optimisation.
   std::vector<const ir::Value *> operands(op.operands.begin(), op.operands.end());
