@@ -242,4 +242,36 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
   }
 }
 
+std::unique_ptr<ir::Function> compileToTile(uint32_t file, const CompileOptions &o, DiagnosticEngine &diags) {
+  try {
+    std::unique_ptr<ir::Function> fn;
+    if (o.fromTile) {
+      fn = ir::parseFunction(file, diags);
+    } else {
+      ast::ASTContext actx;
+      ast::Module mod = frontend::parseModule(file, actx, diags);
+      sema::SpecializeOptions so;
+      so.kernel = o.kernel;
+      so.signature = o.signature;
+      so.defines = o.defines;
+      so.numWarps = o.numWarps;
+      fn = sema::specialize(mod, so, diags);
+    }
+    if (!fn || diags.numErrors())
+      return nullptr;
+    if (std::string v = ir::verify(*fn); !v.empty()) {
+      diags.error({}, "invalid tile IR: " + v);
+      return nullptr;
+    }
+    transforms::canonicalize(*fn);
+    if (std::string v = ir::verify(*fn); !v.empty()) {
+      diags.error({}, "internal error: invalid tile IR after canonicalize: " + v);
+      return nullptr;
+    }
+    return fn;
+  } catch (CompileAborted &) {
+    return nullptr;
+  }
+}
+
 } // namespace tle::driver

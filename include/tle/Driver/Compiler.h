@@ -2,11 +2,20 @@
 // LLVM IR, PTX or cubin. The pipeline is one readable function (Compiler.cpp).
 #pragma once
 
+#include <cstdint>
 #include <iosfwd>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+namespace tle {
+class DiagnosticEngine;
+namespace ir {
+class Function;
+}
+} // namespace tle
 
 namespace tle::driver {
 
@@ -45,5 +54,11 @@ const std::vector<std::string> &passNames();
 /// Returns the process exit status: 0 on success, 1 on a user error (bad source, signature,
 /// options, missing CUDA toolkit for a cubin), never crashing on bad input.
 int compile(const CompileOptions &options, std::ostream &out, std::ostream &err);
+
+/// Runs the pipeline up to the `tile` stage on `file` (registered in the source manager of
+/// `diags`): parse and specialise (or read tile IR when options.fromTile), canonicalise, verify.
+/// This is the input of the CPU target (tle/Target/CPU/CPUBackend.h). Returns nullptr after
+/// reporting errors through `diags`; never throws CompileAborted.
+std::unique_ptr<ir::Function> compileToTile(uint32_t file, const CompileOptions &options, DiagnosticEngine &diags);
 
 } // namespace tle::driver

@@ -1,0 +1,333 @@
+// Per-element semantics of the tile IR on the host: arithmetic, comparisons, casts with
+// bit-exact fp16/bf16 rounding, integer division without traps, clamped shifts, math.
+#include "Lowering.h"
+
+#include "tle/Target/CPU/HostArray.h"
+
+#include <llvm/IR/Intrinsics.h>
+
+namespace tle::cpu::detail {
+
+using ir::DType;
+using ir::OpKind;
+
+namespace {
+bool isSmallFloat(DType t) { return t == DType::F16 || t == DType::BF16; }
+} // namespace
+
+llvm::Value *Lowering::intrinsic(unsigned id, llvm::ArrayRef<llvm::Type *> tys, llvm::ArrayRef<llvm::Value *> args) {
+  llvm::Function *fn = llvm::Intrinsic::getDeclaration(&m_, static_cast<llvm::Intrinsic::ID>(id), tys);
+  return B.CreateCall(fn, args);
+}
+
+llvm::Value *Lowering::constant(ir::ScalarType t, int64_t ival, double fval) {
+  switch (t.dtype) {
+  case DType::F32: case DType::F64:
+    return llvm::ConstantFP::get(regType(t), fval);
+  case DType::F16:
+    return B.getInt16(halfFromDouble(fval));
+  case DType::BF16:
+    return B.getInt16(bf16FromDouble(fval));
+  case DType::I1:
+    return B.getInt1(ival & 1);
+  case DType::Ptr:
+    return llvm::Constant::getNullValue(B.getPtrTy());
+  default: {
+    unsigned w = ir::bitWidth(t.dtype);
+    uint64_t v = static_cast<uint64_t>(ival);
+    if (w < 64)
+      v &= (uint64_t(1) << w) - 1;
+    return llvm::ConstantInt::get(regType(t), v);
+  }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 16-bit floats are kept as their bit patterns (i16) and computed in fp32. The conversions are
+// integer code (no libcalls, no dependence on F16C/AVX512-BF16), exact and vectorisable.
+
+llvm::Value *Lowering::toF32(llvm::Value *v, DType t) {
+  if (t == DType::BF16)
+    return B.CreateBitCast(B.CreateShl(B.CreateZExt(v, B.getInt32Ty()), 16), B.getFloatTy());
+  if (t != DType::F16)
+    return v;
+  llvm::Value *x = B.CreateZExt(v, B.getInt32Ty());
+  llvm::Value *sign = B.CreateShl(B.CreateAnd(x, 0x8000), 16);
+  llvm::Value *em = B.CreateAnd(x, 0x7FFF);
+  llvm::Value *shifted = B.CreateShl(em, 13);
+  llvm::Value *normal = B.CreateAdd(shifted, B.getInt32(0x38000000));    // rebias 15 -> 127
+  llvm::Value *infNan = B.CreateAdd(shifted, B.getInt32(0x70000000));    // exponent 31 -> 255
+  llvm::Value *sub = B.CreateBitCast(                                    // m * 2^-24, exact
+      B.CreateFMul(B.CreateUIToFP(em, B.getFloatTy()), llvm::ConstantFP::get(B.getFloatTy(), 0x1p-24)),
+      B.getInt32Ty());
+  llvm::Value *bits = B.CreateSelect(B.CreateICmpULT(em, B.getInt32(0x400)), sub,
+                                     B.CreateSelect(B.CreateICmpUGE(em, B.getInt32(0x7C00)), infNan, normal));
+  return B.CreateBitCast(B.CreateOr(bits, sign), B.getFloatTy());
+}
+
+llvm::Value *Lowering::fromF32(llvm::Value *f, DType t) {
+  if (!isSmallFloat(t))
+    return f;
+  llvm::Value *b = B.CreateBitCast(f, B.getInt32Ty());
+  llvm::Value *a = B.CreateAnd(b, 0x7FFFFFFF);
+  llvm::Value *isNan = B.CreateICmpUGT(a, B.getInt32(0x7F800000));
+  if (t == DType::BF16) {
+    // Round to nearest even on the top 16 bits; overflow carries into infinity.
+    llvm::Value *bias = B.CreateAdd(B.getInt32(0x7FFF), B.CreateAnd(B.CreateLShr(b, 16), 1));
+    llvm::Value *r = B.CreateLShr(B.CreateAdd(b, bias), 16);
+    llvm::Value *nan = B.CreateOr(B.CreateLShr(b, 16), 0x40);
+    return B.CreateTrunc(B.CreateSelect(isNan, nan, r), B.getInt16Ty());
+  }
+  llvm::Value *sign = B.CreateAnd(B.CreateLShr(b, 16), 0x8000);
+  // Normal results: rebias the exponent and round the 13 dropped mantissa bits to nearest even.
+  llvm::Value *r = B.CreateSub(a, B.getInt32(0x38000000));
+  r = B.CreateAdd(r, B.CreateAdd(B.getInt32(0xFFF), B.CreateAnd(B.CreateLShr(r, 13), 1)));
+  llvm::Value *normal = B.CreateLShr(r, 13);
+  // Subnormal results (|x| < 2^-14): adding 0.5 leaves the value in units of 2^-24, rounded
+  // to nearest even by the FPU, in the low mantissa bits.
+  llvm::Value *s = B.CreateFAdd(B.CreateBitCast(a, B.getFloatTy()), llvm::ConstantFP::get(B.getFloatTy(), 0.5));
+  llvm::Value *subnormal = B.CreateSub(B.CreateBitCast(s, B.getInt32Ty()), B.getInt32(0x3F000000));
+  llvm::Value *v = B.CreateSelect(B.CreateICmpUGE(a, B.getInt32(0x38800000)), normal, subnormal);
+  v = B.CreateSelect(B.CreateICmpUGE(a, B.getInt32(0x477FF000)), B.getInt32(0x7C00), v); // >= 65520: inf
+  v = B.CreateSelect(isNan, B.getInt32(0x7E00), v);
+  return B.CreateTrunc(B.CreateOr(v, sign), B.getInt16Ty());
+}
+
+llvm::Value *Lowering::f64ToF32Odd(llvm::Value *d) {
+  // Round to odd: truncate toward zero and set the last bit when inexact. A second rounding
+  // to nearest even into a format with at least 2 fewer bits is then correctly rounded.
+  llvm::Value *t = B.CreateFPTrunc(d, B.getFloatTy());
+  llvm::Value *back = B.CreateFPExt(t, B.getDoubleTy());
+  llvm::Value *inexact = B.CreateFCmpONE(back, d);
+  llvm::Value *bigger = B.CreateFCmpOGT(intrinsic(llvm::Intrinsic::fabs, {B.getDoubleTy()}, {back}),
+                                        intrinsic(llvm::Intrinsic::fabs, {B.getDoubleTy()}, {d}));
+  llvm::Value *tb = B.CreateBitCast(t, B.getInt32Ty());
+  tb = B.CreateSelect(B.CreateAnd(inexact, bigger), B.CreateSub(tb, B.getInt32(1)), tb);
+  tb = B.CreateSelect(inexact, B.CreateOr(tb, 1), tb);
+  return B.CreateBitCast(tb, B.getFloatTy());
+}
+
+llvm::Value *Lowering::intToSmallFloat(llvm::Value *v, bool sg, DType to) {
+  // Integer -> fp32 rounded to odd (keep 24 significant bits, OR the dropped ones into the
+  // last), then fp32 -> fp16/bf16 to nearest even: one correct rounding.
+  llvm::Type *i64 = B.getInt64Ty();
+  llvm::Value *x = sg ? B.CreateSExt(v, i64) : B.CreateZExt(v, i64);
+  llvm::Value *neg = sg ? B.CreateICmpSLT(x, B.getInt64(0)) : B.getFalse();
+  llvm::Value *a = B.CreateSelect(neg, B.CreateNeg(x), x);
+  llvm::Value *nb = B.CreateSub(B.getInt64(64), intrinsic(llvm::Intrinsic::ctlz, {i64}, {a, B.getFalse()}));
+  llvm::Value *s = B.CreateSelect(B.CreateICmpUGT(nb, B.getInt64(24)), B.CreateSub(nb, B.getInt64(24)), B.getInt64(0));
+  llvm::Value *t = B.CreateLShr(a, s);
+  llvm::Value *low = B.CreateAnd(a, B.CreateSub(B.CreateShl(B.getInt64(1), s), B.getInt64(1)));
+  t = B.CreateOr(t, B.CreateZExt(B.CreateICmpNE(low, B.getInt64(0)), i64));
+  llvm::Value *fl = B.CreateUIToFP(t, B.getFloatTy());
+  llvm::Value *scale =
+      B.CreateBitCast(B.CreateShl(B.CreateAdd(B.CreateTrunc(s, B.getInt32Ty()), B.getInt32(127)), 23), B.getFloatTy());
+  fl = B.CreateFMul(fl, scale);
+  fl = B.CreateSelect(neg, B.CreateFNeg(fl), fl);
+  return fromF32(fl, to);
+}
+
+llvm::Value *Lowering::cast(llvm::Value *v, ir::ScalarType fromT, ir::ScalarType toT) {
+  DType from = fromT.dtype, to = toT.dtype;
+  if (fromT == toT)
+    return v;
+  llvm::Type *ty = regType(toT);
+  if (from == DType::Ptr || to == DType::Ptr) {
+    if (from == DType::Ptr && to == DType::Ptr)
+      return v;
+    if (to == DType::I1)
+      return B.CreateIsNotNull(v);
+    return from == DType::Ptr ? B.CreatePtrToInt(v, ty) : B.CreateIntToPtr(B.CreateZExtOrTrunc(v, B.getInt64Ty()), ty);
+  }
+  bool fromFloat = ir::isFloat(from), toFloat = ir::isFloat(to);
+  if (to == DType::I1) {
+    if (fromFloat) {
+      llvm::Value *x = from == DType::F64 ? v : toF32(v, from);
+      return B.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0));
+    }
+    return B.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+  }
+  if (fromFloat && toFloat) {
+    if (from == DType::F64) {
+      llvm::Value *f = B.CreateFPTrunc(v, B.getFloatTy());
+      return to == DType::F32 ? f : fromF32(f64ToF32Odd(v), to);
+    }
+    llvm::Value *x = toF32(v, from); // exact
+    if (to == DType::F64)
+      return B.CreateFPExt(x, B.getDoubleTy());
+    return fromF32(x, to);
+  }
+  if (fromFloat) {
+    // Saturating, NaN -> 0 (as PTX cvt.rzi does), so out-of-range values are defined.
+    llvm::Value *x = from == DType::F64 ? v : toF32(v, from);
+    return intrinsic(ir::isSigned(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat,
+                     {ty, x->getType()}, {x});
+  }
+  bool sg = ir::isSigned(from);
+  if (toFloat) {
+    if (isSmallFloat(to))
+      return intToSmallFloat(v, sg, to);
+    return sg ? B.CreateSIToFP(v, ty) : B.CreateUIToFP(v, ty);
+  }
+  return B.CreateIntCast(v, ty, sg);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+llvm::Value *Lowering::intDivRem(bool rem, bool sg, llvm::Value *a, llvm::Value *b) {
+  // Division by zero yields 0 (TLE defines it; the host must not trap), and INT_MIN / -1 wraps
+  // to INT_MIN with remainder 0 (x86 would trap on it).
+  llvm::Type *ty = a->getType();
+  llvm::Value *zero = llvm::ConstantInt::get(ty, 0), *one = llvm::ConstantInt::get(ty, 1);
+  llvm::Value *isZero = B.CreateICmpEQ(b, zero);
+  if (!sg) {
+    llvm::Value *safe = B.CreateSelect(isZero, one, b);
+    return B.CreateSelect(isZero, zero, rem ? B.CreateURem(a, safe) : B.CreateUDiv(a, safe));
+  }
+  llvm::Value *isM1 = B.CreateICmpEQ(b, llvm::ConstantInt::getSigned(ty, -1));
+  llvm::Value *safe = B.CreateSelect(B.CreateOr(isZero, isM1), one, b);
+  if (rem)
+    return B.CreateSelect(B.CreateOr(isZero, isM1), zero, B.CreateSRem(a, safe));
+  return B.CreateSelect(isZero, zero, B.CreateSelect(isM1, B.CreateNeg(a), B.CreateSDiv(a, safe)));
+}
+
+llvm::Value *Lowering::shift(OpKind k, bool sg, llvm::Value *a, llvm::Value *b) {
+  // Amounts >= the bit width (as unsigned) clamp like PTX shl/shr: 0, or the sign for shr.s.
+  llvm::Type *ty = a->getType();
+  unsigned w = ty->getIntegerBitWidth();
+  llvm::Value *big = B.CreateICmpUGE(b, llvm::ConstantInt::get(ty, w));
+  llvm::Value *amt = B.CreateSelect(big, llvm::ConstantInt::get(ty, w - 1), b);
+  if (k == OpKind::Shl)
+    return B.CreateSelect(big, llvm::ConstantInt::get(ty, 0), B.CreateShl(a, amt));
+  if (sg)
+    return B.CreateAShr(a, amt);
+  return B.CreateSelect(big, llvm::ConstantInt::get(ty, 0), B.CreateLShr(a, amt));
+}
+
+llvm::Value *Lowering::floatUnary(OpKind k, llvm::Value *x) {
+  llvm::Type *ty = x->getType();
+  switch (k) {
+  case OpKind::Exp: return intrinsic(llvm::Intrinsic::exp, {ty}, {x});
+  case OpKind::Exp2: return intrinsic(llvm::Intrinsic::exp2, {ty}, {x});
+  case OpKind::Log: return intrinsic(llvm::Intrinsic::log, {ty}, {x});
+  case OpKind::Log2: return intrinsic(llvm::Intrinsic::log2, {ty}, {x});
+  case OpKind::Sqrt: return intrinsic(llvm::Intrinsic::sqrt, {ty}, {x});
+  case OpKind::Rsqrt:
+    return B.CreateFDiv(llvm::ConstantFP::get(ty, 1.0), intrinsic(llvm::Intrinsic::sqrt, {ty}, {x}));
+  default: return nullptr;
+  }
+}
+
+llvm::Value *Lowering::combine(ir::ReduceKind k, DType t, llvm::Value *a, llvm::Value *b) {
+  bool fl = ir::isFloat(t), sg = ir::isSigned(t);
+  if (fl) {
+    llvm::Value *x = toF32(a, t), *y = toF32(b, t);
+    llvm::Value *r = k == ir::ReduceKind::Sum   ? B.CreateFAdd(x, y)
+                     : k == ir::ReduceKind::Max ? intrinsic(llvm::Intrinsic::maxnum, {x->getType()}, {x, y})
+                                                : intrinsic(llvm::Intrinsic::minnum, {x->getType()}, {x, y});
+    return fromF32(r, t);
+  }
+  if (t == DType::Ptr)
+    return nullptr;
+  switch (k) {
+  case ir::ReduceKind::Sum: return B.CreateAdd(a, b);
+  case ir::ReduceKind::Max: return intrinsic(sg ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, {a->getType()}, {a, b});
+  case ir::ReduceKind::Min: return intrinsic(sg ? llvm::Intrinsic::smin : llvm::Intrinsic::umin, {a->getType()}, {a, b});
+  }
+  return nullptr;
+}
+
+llvm::Value *Lowering::apply(const ir::Op &op, const std::vector<llvm::Value *> &in) {
+  const ir::Value *first = op.kind == OpKind::Select ? op.operands[1] : op.operands[0];
+  DType t = first->type.dtype();
+  bool fl = ir::isFloat(t), sg = ir::isSigned(t), isInt = ir::isInteger(t);
+  llvm::Value *a = in[0], *b = in.size() > 1 ? in[1] : nullptr;
+  auto f32 = [&](auto fn) -> llvm::Value * { return fromF32(fn(toF32(a, t), b ? toF32(b, t) : nullptr), t); };
+  switch (op.kind) {
+  case OpKind::Add:
+    if (fl) return f32([&](llvm::Value *x, llvm::Value *y) { return B.CreateFAdd(x, y); });
+    return isInt ? B.CreateAdd(a, b) : nullptr;
+  case OpKind::Sub:
+    if (fl) return f32([&](llvm::Value *x, llvm::Value *y) { return B.CreateFSub(x, y); });
+    return isInt ? B.CreateSub(a, b) : nullptr;
+  case OpKind::Mul:
+    if (fl) return f32([&](llvm::Value *x, llvm::Value *y) { return B.CreateFMul(x, y); });
+    return isInt ? B.CreateMul(a, b) : nullptr;
+  case OpKind::FDiv:
+    if (!fl) return nullptr;
+    return f32([&](llvm::Value *x, llvm::Value *y) { return B.CreateFDiv(x, y); });
+  case OpKind::FRem:
+    if (!fl) return nullptr;
+    return f32([&](llvm::Value *x, llvm::Value *y) { return B.CreateFRem(x, y); });
+  case OpKind::IDiv: case OpKind::IRem:
+    return isInt ? intDivRem(op.kind == OpKind::IRem, sg, a, b) : nullptr;
+  case OpKind::And: return isInt ? B.CreateAnd(a, b) : nullptr;
+  case OpKind::Or: return isInt ? B.CreateOr(a, b) : nullptr;
+  case OpKind::Xor: return isInt ? B.CreateXor(a, b) : nullptr;
+  case OpKind::Shl: case OpKind::Shr:
+    return isInt ? shift(op.kind, sg, a, b) : nullptr;
+  case OpKind::Max: case OpKind::Min:
+    return combine(op.kind == OpKind::Max ? ir::ReduceKind::Max : ir::ReduceKind::Min, t, a, b);
+  case OpKind::Cmp: {
+    if (fl) {
+      llvm::Value *x = toF32(a, t), *y = toF32(b, t);
+      switch (op.pred) {
+      case ir::CmpPred::Eq: return B.CreateFCmpOEQ(x, y);
+      case ir::CmpPred::Ne: return B.CreateFCmpUNE(x, y);
+      case ir::CmpPred::Lt: return B.CreateFCmpOLT(x, y);
+      case ir::CmpPred::Le: return B.CreateFCmpOLE(x, y);
+      case ir::CmpPred::Gt: return B.CreateFCmpOGT(x, y);
+      case ir::CmpPred::Ge: return B.CreateFCmpOGE(x, y);
+      }
+      return nullptr;
+    }
+    switch (op.pred) {
+    case ir::CmpPred::Eq: return B.CreateICmpEQ(a, b);
+    case ir::CmpPred::Ne: return B.CreateICmpNE(a, b);
+    case ir::CmpPred::Lt: return sg ? B.CreateICmpSLT(a, b) : B.CreateICmpULT(a, b);
+    case ir::CmpPred::Le: return sg ? B.CreateICmpSLE(a, b) : B.CreateICmpULE(a, b);
+    case ir::CmpPred::Gt: return sg ? B.CreateICmpSGT(a, b) : B.CreateICmpUGT(a, b);
+    case ir::CmpPred::Ge: return sg ? B.CreateICmpSGE(a, b) : B.CreateICmpUGE(a, b);
+    }
+    return nullptr;
+  }
+  case OpKind::Select:
+    return B.CreateSelect(in[0], in[1], in[2]);
+  case OpKind::Neg:
+    if (isSmallFloat(t)) return B.CreateXor(a, 0x8000);
+    if (fl) return B.CreateFNeg(a);
+    return isInt ? B.CreateNeg(a) : nullptr;
+  case OpKind::Not:
+    return isInt ? B.CreateNot(a) : nullptr;
+  case OpKind::Abs:
+    if (isSmallFloat(t)) return B.CreateAnd(a, 0x7FFF);
+    if (fl) return intrinsic(llvm::Intrinsic::fabs, {a->getType()}, {a});
+    if (!isInt) return nullptr;
+    return sg ? intrinsic(llvm::Intrinsic::abs, {a->getType()}, {a, B.getFalse()}) : a;
+  case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt:
+  case OpKind::Rsqrt:
+    if (!fl) return nullptr;
+    return fromF32(floatUnary(op.kind, toF32(a, t)), t);
+  case OpKind::Cast:
+    return cast(a, op.operands[0]->type.elem, op.result()->type.elem);
+  case OpKind::Bitcast: {
+    llvm::Type *to = regType(op.result()->type.elem);
+    if (a->getType() == to) return a;
+    if (a->getType()->isPointerTy()) return B.CreatePtrToInt(a, to);
+    if (to->isPointerTy()) return B.CreateIntToPtr(a, to);
+    if (a->getType()->getPrimitiveSizeInBits() != to->getPrimitiveSizeInBits()) return nullptr;
+    return B.CreateBitCast(a, to);
+  }
+  case OpKind::AddPtr: {
+    if (!op.operands[0]->type.elem.isPointer()) return nullptr;
+    ir::ScalarType pointee{op.operands[0]->type.elem.pointee};
+    DType ot = op.operands[1]->type.dtype();
+    llvm::Value *off = B.CreateIntCast(b, B.getInt64Ty(), ir::isSigned(ot));
+    return B.CreateGEP(memType(pointee), a, off);
+  }
+  default:
+    return nullptr;
+  }
+}
+
+} // namespace tle::cpu::detail

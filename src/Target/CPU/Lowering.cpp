@@ -1,0 +1,712 @@
+// Tile IR -> host LLVM IR for the CPU target: the kernel function and its entry, tile storage,
+// loops over elements, global memory accesses, reductions and structured control flow.
+#include "Lowering.h"
+
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <algorithm>
+#include <cassert>
+
+namespace tle::cpu::detail {
+
+using ir::DType;
+using ir::OpKind;
+
+namespace {
+/// Tiles up to this size live on the stack (where LLVM can keep small ones in registers);
+/// larger ones, and everything past kMaxStackTotal, in the per-thread heap frame.
+constexpr uint64_t kMaxStackBuffer = 4096;
+constexpr uint64_t kMaxStackTotal = 64 * 1024;
+constexpr uint64_t kBufferAlign = 64;
+} // namespace
+
+Lowering::Lowering(const ir::Function &f, llvm::Module &m, DiagnosticEngine &diags, const CompileOptions &options,
+                   std::vector<Site> &sites)
+    : f_(f), m_(m), ctx_(m.getContext()), diags_(diags), opts_(options), sites_(sites), B(m.getContext()) {}
+
+// ---------------------------------------------------------------------------------------------
+// Types and storage
+
+llvm::Type *Lowering::regType(ir::ScalarType t) {
+  switch (t.dtype) {
+  case DType::I1: return B.getInt1Ty();
+  case DType::I8: case DType::U8: return B.getInt8Ty();
+  case DType::I16: case DType::U16: case DType::F16: case DType::BF16: return B.getInt16Ty();
+  case DType::I32: case DType::U32: return B.getInt32Ty();
+  case DType::I64: case DType::U64: return B.getInt64Ty();
+  case DType::F32: return B.getFloatTy();
+  case DType::F64: return B.getDoubleTy();
+  case DType::Ptr: return B.getPtrTy();
+  case DType::Invalid: break;
+  }
+  assert(false && "invalid dtype");
+  return B.getInt8Ty();
+}
+
+llvm::Type *Lowering::memType(ir::ScalarType t) { return t.dtype == DType::I1 ? B.getInt8Ty() : regType(t); }
+
+llvm::Value *Lowering::loadMem(llvm::Value *base, llvm::Value *index, ir::ScalarType t) {
+  llvm::Type *mt = memType(t);
+  llvm::Value *p = B.CreateInBoundsGEP(mt, base, index);
+  llvm::Value *v = B.CreateAlignedLoad(mt, p, llvm::Align(ir::storageBytes(t.dtype)));
+  return t.dtype == DType::I1 ? B.CreateICmpNE(v, B.getInt8(0)) : v;
+}
+
+void Lowering::storeMem(llvm::Value *base, llvm::Value *index, llvm::Value *v, ir::ScalarType t) {
+  llvm::Type *mt = memType(t);
+  llvm::Value *p = B.CreateInBoundsGEP(mt, base, index);
+  if (t.dtype == DType::I1)
+    v = B.CreateZExt(v, B.getInt8Ty());
+  B.CreateAlignedStore(v, p, llvm::Align(ir::storageBytes(t.dtype)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values
+
+llvm::Value *Lowering::scalar(const ir::Value *v) {
+  auto it = scalars_.find(v);
+  assert(it != scalars_.end() && "scalar used before its definition was emitted");
+  return it != scalars_.end() ? it->second : llvm::PoisonValue::get(regType(v->type.elem));
+}
+
+llvm::Value *Lowering::buffer(const ir::Value *v) {
+  auto it = plan_.bufferOf.find(v);
+  assert(it != plan_.bufferOf.end() && "tile value without a buffer");
+  return buffers_[it->second];
+}
+
+llvm::Value *Lowering::linear(const Index &idx, const std::vector<int64_t> &shape) {
+  llvm::Value *lin = idx.empty() ? B.getInt64(0) : idx[0];
+  for (size_t d = 1; d < idx.size(); ++d)
+    lin = B.CreateAdd(B.CreateMul(lin, B.getInt64(static_cast<uint64_t>(shape[d]))), idx[d]);
+  return lin;
+}
+
+llvm::Value *Lowering::elem(const ir::Value *v, const Index &idx) {
+  if (v->type.isScalar())
+    return scalar(v);
+  auto b = plan_.bufferOf.find(v);
+  if (b != plan_.bufferOf.end())
+    return loadMem(buffers_[b->second], linear(idx, v->type.shape), v->type.elem);
+  auto key = std::make_pair(v, idx);
+  auto it = memo_.find(key);
+  if (it != memo_.end())
+    return it->second;
+  llvm::Value *r = compute(*v->def, idx);
+  memo_[key] = r;
+  return r;
+}
+
+llvm::Value *Lowering::compute(const ir::Op &op, const Index &idx) {
+  const ir::Value *res = op.result();
+  switch (op.kind) {
+  case OpKind::Splat:
+    return scalar(op.operands[0]);
+  case OpKind::Arange:
+    return B.CreateAdd(B.CreateTrunc(idx[0], B.getInt32Ty()), B.getInt32(static_cast<uint32_t>(op.ival)));
+  case OpKind::ExpandDims: {
+    const ir::Value *in = op.operands[0];
+    if (in->type.isScalar())
+      return scalar(in);
+    Index j = idx;
+    j.erase(j.begin() + op.axis);
+    return elem(in, j);
+  }
+  case OpKind::Broadcast: {
+    const ir::Value *in = op.operands[0];
+    Index j(idx.size());
+    for (size_t d = 0; d < idx.size(); ++d)
+      j[d] = in->type.shape[d] == 1 && res->type.shape[d] != 1 ? B.getInt64(0) : idx[d];
+    return elem(in, j);
+  }
+  case OpKind::ConvertLayout:
+    return elem(op.operands[0], idx);
+  default:
+    break;
+  }
+  std::vector<llvm::Value *> in;
+  for (const ir::Value *o : op.operands)
+    in.push_back(elem(o, idx));
+  if (llvm::Value *r = apply(op, in))
+    return r;
+  unsupported(op);
+  return llvm::PoisonValue::get(regType(res->type.elem));
+}
+
+void Lowering::forEach(const std::vector<int64_t> &shape, const std::function<void(const Index &)> &body) {
+  struct Loop {
+    llvm::PHINode *iv;
+    llvm::BasicBlock *head;
+    int64_t n;
+  };
+  std::vector<Loop> loops;
+  Index idx(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) {
+      idx[d] = B.getInt64(0);
+      continue;
+    }
+    llvm::BasicBlock *pre = B.GetInsertBlock();
+    llvm::BasicBlock *head = llvm::BasicBlock::Create(ctx_, "tile.loop", kernel_);
+    B.CreateBr(head);
+    B.SetInsertPoint(head);
+    llvm::PHINode *iv = B.CreatePHI(B.getInt64Ty(), 2, "i" + std::to_string(d));
+    iv->addIncoming(B.getInt64(0), pre);
+    idx[d] = iv;
+    loops.push_back({iv, head, shape[d]});
+  }
+  memo_.clear();
+  body(idx);
+  memo_.clear();
+  for (auto l = loops.rbegin(); l != loops.rend(); ++l) {
+    llvm::BasicBlock *latch = B.GetInsertBlock();
+    llvm::Value *next = B.CreateAdd(l->iv, B.getInt64(1));
+    l->iv->addIncoming(next, latch);
+    llvm::BasicBlock *exit = llvm::BasicBlock::Create(ctx_, "tile.loop.end", kernel_);
+    B.CreateCondBr(B.CreateICmpULT(next, B.getInt64(static_cast<uint64_t>(l->n))), l->head, exit);
+    B.SetInsertPoint(exit);
+  }
+}
+
+void Lowering::writeTile(llvm::Value *dst, const ir::Value *v) {
+  forEach(v->type.shape, [&](const Index &i) { storeMem(dst, linear(i, v->type.shape), elem(v, i), v->type.elem); });
+}
+
+void Lowering::copyTile(llvm::Value *dst, llvm::Value *src, const ir::Type &t) {
+  uint64_t bytes = static_cast<uint64_t>(t.numElements()) * ir::storageBytes(t.elem.dtype);
+  B.CreateMemCpy(dst, llvm::Align(kBufferAlign), src, llvm::Align(kBufferAlign), bytes);
+}
+
+void Lowering::ifThen(llvm::Value *cond, const std::function<void()> &then) {
+  memo_.clear();
+  auto *thenBB = llvm::BasicBlock::Create(ctx_, "then", kernel_);
+  auto *join = llvm::BasicBlock::Create(ctx_, "join", kernel_);
+  B.CreateCondBr(cond, thenBB, join);
+  B.SetInsertPoint(thenBB);
+  then();
+  B.CreateBr(join);
+  B.SetInsertPoint(join);
+  memo_.clear();
+}
+
+int Lowering::addSite(const std::string &what, SourceLoc loc) {
+  std::string where;
+  if (loc.valid() && loc.file)
+    where = diags_.sources().path(loc.file) + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.col);
+  sites_.push_back({what, where});
+  return static_cast<int>(sites_.size() - 1);
+}
+
+bool Lowering::unsupported(const ir::Op &op, const std::string &why) {
+  if (!failed_) {
+    diags_.error(op.loc, std::string("'") + ir::name(op.kind) + "' " +
+                             (op.operands.empty() ? "" : "on " + op.operands[0]->type.str() + " ") +
+                             "is not supported on the cpu target" + (why.empty() ? "" : ": " + why));
+  }
+  failed_ = true;
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kernel function and entry
+
+bool Lowering::run(std::string &entryName) {
+  plan_ = planBuffers(f_);
+  std::vector<llvm::Type *> params;
+  for (auto &p : f_.params)
+    params.push_back(p.type.dtype == DType::I1 ? B.getInt8Ty() : regType(p.type));
+  for (int i = 0; i < 6; ++i)
+    params.push_back(B.getInt32Ty());
+  auto *fty = llvm::FunctionType::get(B.getVoidTy(), params, false);
+  kernel_ = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, f_.name, m_);
+  kernel_->addFnAttr(llvm::Attribute::NoUnwind);
+  static const char *geo[6] = {"pid_x", "pid_y", "pid_z", "nprog_x", "nprog_y", "nprog_z"};
+  size_t np = f_.params.size();
+  for (size_t i = 0; i < np; ++i)
+    kernel_->getArg(static_cast<unsigned>(i))->setName(f_.params[i].name);
+  for (unsigned i = 0; i < 6; ++i) {
+    kernel_->getArg(static_cast<unsigned>(np) + i)->setName(geo[i]);
+    (i < 3 ? pid_[i] : nprog_[i - 3]) = kernel_->getArg(static_cast<unsigned>(np) + i);
+  }
+  checkFn_ = m_.getOrInsertFunction(
+      kCheckFn, llvm::FunctionType::get(B.getInt32Ty(),
+                                        {B.getPtrTy(), B.getInt64Ty(), B.getInt32Ty(), B.getInt32Ty(),
+                                         B.getInt32Ty(), B.getInt32Ty()},
+                                        false));
+  failFn_ = m_.getOrInsertFunction(
+      kFailFn, llvm::FunctionType::get(B.getVoidTy(), {B.getInt32Ty(), B.getInt64Ty()}, false));
+
+  entry_ = llvm::BasicBlock::Create(ctx_, "entry", kernel_);
+  B.SetInsertPoint(entry_);
+  // Tile storage: small buffers on the stack, the rest in the thread's heap frame.
+  uint64_t stackTotal = 0, frameBytes = 0;
+  std::vector<std::pair<size_t, uint64_t>> heap; // buffer, frame offset
+  buffers_.assign(plan_.bufferBytes.size(), nullptr);
+  for (size_t i = 0; i < plan_.bufferBytes.size(); ++i) {
+    uint64_t bytes = std::max<uint64_t>(plan_.bufferBytes[i], 1);
+    if (bytes <= kMaxStackBuffer && stackTotal + bytes <= kMaxStackTotal) {
+      auto *a = B.CreateAlloca(llvm::ArrayType::get(B.getInt8Ty(), bytes), nullptr, "tile" + std::to_string(i));
+      a->setAlignment(llvm::Align(kBufferAlign));
+      buffers_[i] = a;
+      stackTotal += bytes;
+    } else {
+      heap.push_back({i, frameBytes});
+      frameBytes += (bytes + kBufferAlign - 1) / kBufferAlign * kBufferAlign;
+    }
+  }
+  if (frameBytes) {
+    auto frameFn = m_.getOrInsertFunction(kFrameFn, llvm::FunctionType::get(B.getPtrTy(), {B.getInt64Ty()}, false));
+    llvm::Value *frame = B.CreateCall(frameFn, {B.getInt64(frameBytes)}, "frame");
+    auto *ok = llvm::BasicBlock::Create(ctx_, "frame.ok", kernel_);
+    auto *fail = llvm::BasicBlock::Create(ctx_, "frame.fail", kernel_);
+    B.CreateCondBr(B.CreateIsNotNull(frame), ok, fail);
+    B.SetInsertPoint(fail);
+    B.CreateRetVoid();
+    B.SetInsertPoint(ok);
+    for (auto [i, off] : heap)
+      buffers_[i] = B.CreateInBoundsGEP(B.getInt8Ty(), frame, B.getInt64(off), "tile" + std::to_string(i));
+  }
+  for (size_t i = 0; i < np; ++i) {
+    llvm::Value *a = kernel_->getArg(static_cast<unsigned>(i));
+    if (f_.params[i].type.dtype == DType::I1)
+      a = B.CreateICmpNE(a, B.getInt8(0));
+    scalars_[f_.body.args[i].get()] = a;
+  }
+  if (!emitBlock(f_.body))
+    return false;
+  B.CreateRetVoid();
+
+  // The entry: parameters from an array of 8-byte slots (little-endian, low bytes first).
+  std::vector<llvm::Type *> eparams{B.getPtrTy()};
+  for (int i = 0; i < 6; ++i)
+    eparams.push_back(B.getInt32Ty());
+  entryName = "__tle_cpu_entry_" + f_.name;
+  auto *entry = llvm::Function::Create(llvm::FunctionType::get(B.getVoidTy(), eparams, false),
+                                       llvm::GlobalValue::ExternalLinkage, entryName, m_);
+  entry->addFnAttr(llvm::Attribute::NoUnwind);
+  B.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", entry));
+  std::vector<llvm::Value *> args;
+  for (size_t i = 0; i < np; ++i) {
+    llvm::Value *slot = B.CreateConstInBoundsGEP1_64(B.getInt64Ty(), entry->getArg(0), i);
+    args.push_back(B.CreateAlignedLoad(params[i], slot, llvm::Align(8), f_.params[i].name));
+  }
+  for (unsigned i = 0; i < 6; ++i)
+    args.push_back(entry->getArg(i + 1));
+  B.CreateCall(kernel_, args);
+  B.CreateRetVoid();
+
+  std::string err;
+  llvm::raw_string_ostream os(err);
+  if (llvm::verifyFunction(*kernel_, &os) || llvm::verifyFunction(*entry, &os)) {
+    diags_.error({}, "internal error: the cpu target produced invalid LLVM IR for '" + f_.name + "': " + os.str());
+    return false;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ops
+
+bool Lowering::emitBlock(const ir::Block &b) {
+  for (auto &op : b.ops)
+    if (!emitOp(*op) || failed_)
+      return false;
+  return true;
+}
+
+bool Lowering::emitOp(const ir::Op &op) {
+  memo_.clear();
+  switch (op.kind) {
+  case OpKind::Return: case OpKind::Yield: case OpKind::Condition:
+    return true;
+  case OpKind::For:
+    return emitFor(op);
+  case OpKind::If:
+    return emitIf(op);
+  case OpKind::While:
+    return emitWhile(op);
+  case OpKind::Load:
+    emitLoad(op);
+    return true;
+  case OpKind::Store:
+    emitStore(op);
+    return true;
+  case OpKind::Reduce:
+    emitReduce(op);
+    return true;
+  case OpKind::Constant:
+    scalars_[op.result()] = constant(op.result()->type.elem, op.ival, op.fval);
+    return true;
+  case OpKind::ProgramId: case OpKind::NumPrograms:
+    if (op.axis < 0 || op.axis > 2)
+      return unsupported(op, "axis must be 0, 1 or 2");
+    scalars_[op.result()] = op.kind == OpKind::ProgramId ? pid_[op.axis] : nprog_[op.axis];
+    return true;
+  default:
+    break;
+  }
+  bool lazyKind = ir::isElementwise(op.kind) || op.kind == OpKind::Splat || op.kind == OpKind::Arange ||
+                  op.kind == OpKind::ExpandDims || op.kind == OpKind::Broadcast || op.kind == OpKind::ConvertLayout;
+  if (!lazyKind || op.results.size() != 1 || !op.regions.empty())
+    return unsupported(op);
+  const ir::Value *r = op.result();
+  if (r->type.isScalar()) {
+    std::vector<llvm::Value *> in;
+    for (const ir::Value *o : op.operands)
+      in.push_back(scalar(o));
+    llvm::Value *v = ir::isElementwise(op.kind) ? apply(op, in) : nullptr;
+    if (!v)
+      return unsupported(op);
+    scalars_[r] = v;
+    return true;
+  }
+  if (plan_.isLazy(r))
+    return true;
+  llvm::Value *dst = buffer(r);
+  forEach(r->type.shape, [&](const Index &i) { storeMem(dst, linear(i, r->type.shape), compute(op, i), r->type.elem); });
+  return !failed_;
+}
+
+llvm::Value *Lowering::globalLoad(llvm::Value *p, ir::ScalarType t, int site) {
+  auto plain = [&]() {
+    llvm::Type *mt = memType(t);
+    llvm::Value *v = B.CreateAlignedLoad(mt, p, llvm::Align(ir::storageBytes(t.dtype)));
+    return t.dtype == DType::I1 ? B.CreateICmpNE(v, B.getInt8(0)) : v;
+  };
+  if (!opts_.checkBounds)
+    return plain();
+  llvm::Value *ok = B.CreateCall(checkFn_, {p, B.getInt64(ir::storageBytes(t.dtype)), B.getInt32(site), pid_[0],
+                                            pid_[1], pid_[2]});
+  llvm::BasicBlock *pre = B.GetInsertBlock();
+  auto *ld = llvm::BasicBlock::Create(ctx_, "checked.load", kernel_);
+  auto *join = llvm::BasicBlock::Create(ctx_, "checked.join", kernel_);
+  B.CreateCondBr(B.CreateICmpNE(ok, B.getInt32(0)), ld, join);
+  B.SetInsertPoint(ld);
+  llvm::Value *v = plain();
+  B.CreateBr(join);
+  B.SetInsertPoint(join);
+  llvm::PHINode *phi = B.CreatePHI(regType(t), 2);
+  phi->addIncoming(llvm::Constant::getNullValue(regType(t)), pre);
+  phi->addIncoming(v, ld);
+  return phi;
+}
+
+void Lowering::globalStore(llvm::Value *p, llvm::Value *v, ir::ScalarType t, int site) {
+  auto plain = [&]() {
+    llvm::Value *x = t.dtype == DType::I1 ? B.CreateZExt(v, B.getInt8Ty()) : v;
+    B.CreateAlignedStore(x, p, llvm::Align(ir::storageBytes(t.dtype)));
+  };
+  if (!opts_.checkBounds)
+    return plain();
+  llvm::Value *ok = B.CreateCall(checkFn_, {p, B.getInt64(ir::storageBytes(t.dtype)), B.getInt32(site), pid_[0],
+                                            pid_[1], pid_[2]});
+  ifThen(B.CreateICmpNE(ok, B.getInt32(0)), plain);
+}
+
+void Lowering::emitLoad(const ir::Op &op) {
+  const ir::Value *ptr = op.operands[0];
+  const ir::Value *mask = op.operands.size() > 1 ? op.operands[1] : nullptr;
+  const ir::Value *other = op.operands.size() > 2 ? op.operands[2] : nullptr;
+  const ir::Value *r = op.result();
+  ir::ScalarType t = r->type.elem;
+  int site = addSite("load", op.loc);
+  // Operands are evaluated before branching so that every element value dominates its uses.
+  auto one = [&](const Index &i) -> llvm::Value * {
+    llvm::Value *p = elem(ptr, i);
+    if (!mask)
+      return globalLoad(p, t, site);
+    llvm::Value *m = elem(mask, i);
+    llvm::Value *o = other ? elem(other, i) : llvm::Constant::getNullValue(regType(t));
+    llvm::BasicBlock *pre = B.GetInsertBlock();
+    auto *ld = llvm::BasicBlock::Create(ctx_, "masked.load", kernel_);
+    auto *join = llvm::BasicBlock::Create(ctx_, "masked.join", kernel_);
+    B.CreateCondBr(m, ld, join);
+    B.SetInsertPoint(ld);
+    llvm::Value *v = globalLoad(p, t, site);
+    llvm::BasicBlock *ldEnd = B.GetInsertBlock();
+    B.CreateBr(join);
+    B.SetInsertPoint(join);
+    llvm::PHINode *phi = B.CreatePHI(regType(t), 2);
+    phi->addIncoming(o, pre);
+    phi->addIncoming(v, ldEnd);
+    return phi;
+  };
+  if (r->type.isScalar()) {
+    scalars_[r] = one({});
+    return;
+  }
+  llvm::Value *dst = buffer(r);
+  forEach(r->type.shape, [&](const Index &i) { storeMem(dst, linear(i, r->type.shape), one(i), t); });
+}
+
+void Lowering::emitStore(const ir::Op &op) {
+  const ir::Value *ptr = op.operands[0], *val = op.operands[1];
+  const ir::Value *mask = op.operands.size() > 2 ? op.operands[2] : nullptr;
+  ir::ScalarType t = val->type.elem;
+  int site = addSite("store", op.loc);
+  auto one = [&](const Index &i) {
+    llvm::Value *p = elem(ptr, i);
+    llvm::Value *v = elem(val, i);
+    if (!mask)
+      return globalStore(p, v, t, site);
+    ifThen(elem(mask, i), [&] { globalStore(p, v, t, site); });
+  };
+  if (ptr->type.isScalar())
+    return one({});
+  forEach(ptr->type.shape, one);
+}
+
+void Lowering::emitReduce(const ir::Op &op) {
+  const ir::Value *in = op.operands[0];
+  const ir::Value *r = op.result();
+  const auto &S = in->type.shape;
+  size_t axis = static_cast<size_t>(op.axis);
+  DType t = in->type.dtype();
+  int64_t A = S[axis];
+  if (r->type.isScalar()) {
+    // Rank 1: a sequential accumulation in index order, through a stack slot LLVM promotes.
+    llvm::IRBuilder<> E(entry_, entry_->begin());
+    llvm::AllocaInst *slot = E.CreateAlloca(regType(in->type.elem), nullptr, "acc");
+    B.CreateStore(elem(in, {B.getInt64(0)}), slot);
+    if (A > 1)
+      forEach({A - 1}, [&](const Index &j) {
+        llvm::Value *x = elem(in, {B.CreateAdd(j[0], B.getInt64(1))});
+        B.CreateStore(combine(op.reduceKind, t, B.CreateLoad(slot->getAllocatedType(), slot), x), slot);
+      });
+    scalars_[r] = B.CreateLoad(slot->getAllocatedType(), slot);
+    return;
+  }
+  // Rank > 1: out[o, k] = in[o, 0, k], then out[o, k] = combine(out[o, k], in[o, j, k]) for
+  // j = 1 .. A-1 with k innermost, so every output element is combined in index order and the
+  // loop over k vectorises.
+  llvm::Value *dst = buffer(r);
+  const auto &R = r->type.shape;
+  std::vector<int64_t> outer(S.begin(), S.begin() + static_cast<long>(axis));
+  std::vector<int64_t> inner(S.begin() + static_cast<long>(axis) + 1, S.end());
+  auto split = [&](const Index &i, llvm::Value *j) {
+    Index src(i.begin(), i.begin() + static_cast<long>(axis));
+    src.push_back(j);
+    src.insert(src.end(), i.begin() + static_cast<long>(axis), i.end());
+    return src;
+  };
+  forEach(R, [&](const Index &i) { storeMem(dst, linear(i, R), elem(in, split(i, B.getInt64(0))), in->type.elem); });
+  if (A == 1)
+    return;
+  std::vector<int64_t> loopShape = outer;
+  loopShape.push_back(A - 1);
+  loopShape.insert(loopShape.end(), inner.begin(), inner.end());
+  forEach(loopShape, [&](const Index &l) {
+    Index o(l.begin(), l.begin() + static_cast<long>(axis));
+    o.insert(o.end(), l.begin() + static_cast<long>(axis) + 1, l.end());
+    llvm::Value *j = B.CreateAdd(l[axis], B.getInt64(1));
+    llvm::Value *lin = linear(o, R);
+    llvm::Value *acc = loadMem(dst, lin, in->type.elem);
+    storeMem(dst, lin, combine(op.reduceKind, t, acc, elem(in, split(o, j))), in->type.elem);
+  });
+}
+
+std::vector<llvm::Value *> Lowering::emitYield(const ir::Op &term, const std::vector<const ir::Value *> &yielded,
+                                               const std::vector<const ir::Value *> &dest) {
+  // Temporaries first (they read carried buffers that are about to change), then the direct
+  // writes, then the temporaries' copies.
+  const std::vector<int> &how = plan_.yieldTemps.at(&term);
+  size_t n = dest.size();
+  std::vector<llvm::Value *> next(n, nullptr);
+  for (size_t i = 0; i < n; ++i)
+    if (dest[i]->type.isTile() && how[i] >= 0)
+      writeTile(buffers_[static_cast<size_t>(how[i])], yielded[i]);
+  for (size_t i = 0; i < n; ++i)
+    if (dest[i]->type.isTile() && how[i] == -1)
+      writeTile(buffer(dest[i]), yielded[i]);
+  for (size_t i = 0; i < n; ++i)
+    if (dest[i]->type.isTile() && how[i] >= 0)
+      copyTile(buffer(dest[i]), buffers_[static_cast<size_t>(how[i])], dest[i]->type);
+  for (size_t i = 0; i < n; ++i)
+    if (dest[i]->type.isScalar())
+      next[i] = scalar(yielded[i]);
+  return next;
+}
+
+namespace {
+std::vector<const ir::Value *> valuesOf(const std::vector<std::unique_ptr<ir::Value>> &v, size_t from = 0) {
+  std::vector<const ir::Value *> out;
+  for (size_t i = from; i < v.size(); ++i)
+    out.push_back(v[i].get());
+  return out;
+}
+std::vector<const ir::Value *> operandsOf(const ir::Op &op, size_t from = 0) {
+  return std::vector<const ir::Value *>(op.operands.begin() + static_cast<long>(from), op.operands.end());
+}
+} // namespace
+
+bool Lowering::emitIf(const ir::Op &op) {
+  llvm::Value *cond = scalar(op.operands[0]);
+  auto *thenB = llvm::BasicBlock::Create(ctx_, "if.then", kernel_);
+  auto *elseB = llvm::BasicBlock::Create(ctx_, "if.else", kernel_);
+  auto *merge = llvm::BasicBlock::Create(ctx_, "if.end", kernel_);
+  B.CreateCondBr(cond, thenB, elseB);
+  std::vector<const ir::Value *> dest = valuesOf(op.results);
+  std::vector<llvm::Value *> outs[2];
+  llvm::BasicBlock *ends[2];
+  llvm::BasicBlock *starts[2] = {thenB, elseB};
+  for (int r = 0; r < 2; ++r) {
+    B.SetInsertPoint(starts[r]);
+    memo_.clear();
+    if (!emitBlock(*op.regions[static_cast<size_t>(r)]))
+      return false;
+    const ir::Op &yield = *op.regions[static_cast<size_t>(r)]->terminator();
+    outs[r] = emitYield(yield, operandsOf(yield), dest);
+    ends[r] = B.GetInsertBlock();
+    B.CreateBr(merge);
+  }
+  B.SetInsertPoint(merge);
+  memo_.clear();
+  for (size_t i = 0; i < dest.size(); ++i) {
+    if (!outs[0][i])
+      continue;
+    llvm::PHINode *p = B.CreatePHI(outs[0][i]->getType(), 2);
+    p->addIncoming(outs[0][i], ends[0]);
+    p->addIncoming(outs[1][i], ends[1]);
+    scalars_[dest[i]] = p;
+  }
+  return true;
+}
+
+bool Lowering::emitWhile(const ir::Op &op) {
+  const ir::Block &before = *op.regions[0], &after = *op.regions[1];
+  std::vector<const ir::Value *> bargs = valuesOf(before.args), aargs = valuesOf(after.args);
+  std::vector<llvm::Value *> init(bargs.size(), nullptr);
+  for (size_t i = 0; i < bargs.size(); ++i) {
+    if (bargs[i]->type.isTile())
+      writeTile(buffer(bargs[i]), op.operands[i]);
+    else
+      init[i] = scalar(op.operands[i]);
+  }
+  llvm::BasicBlock *pre = B.GetInsertBlock();
+  auto *header = llvm::BasicBlock::Create(ctx_, "while.before", kernel_);
+  auto *body = llvm::BasicBlock::Create(ctx_, "while.after", kernel_);
+  auto *exit = llvm::BasicBlock::Create(ctx_, "while.end", kernel_);
+  B.CreateBr(header);
+  B.SetInsertPoint(header);
+  memo_.clear();
+  std::vector<llvm::PHINode *> phis(bargs.size(), nullptr);
+  for (size_t i = 0; i < bargs.size(); ++i) {
+    if (!init[i])
+      continue;
+    phis[i] = B.CreatePHI(init[i]->getType(), 2);
+    phis[i]->addIncoming(init[i], pre);
+    scalars_[bargs[i]] = phis[i];
+  }
+  if (!emitBlock(before))
+    return false;
+  const ir::Op &cond = *before.terminator();
+  std::vector<const ir::Value *> results = valuesOf(op.results);
+  std::vector<llvm::Value *> fwd = emitYield(cond, operandsOf(cond, 1), results);
+  for (size_t i = 0; i < results.size(); ++i)
+    if (fwd[i])
+      scalars_[results[i]] = scalars_[aargs[i]] = fwd[i];
+  B.CreateCondBr(scalar(cond.operands[0]), body, exit);
+
+  B.SetInsertPoint(body);
+  memo_.clear();
+  if (!emitBlock(after))
+    return false;
+  const ir::Op &yield = *after.terminator();
+  std::vector<llvm::Value *> next = emitYield(yield, operandsOf(yield), bargs);
+  llvm::BasicBlock *latch = B.GetInsertBlock();
+  for (size_t i = 0; i < bargs.size(); ++i)
+    if (phis[i])
+      phis[i]->addIncoming(next[i], latch);
+  B.CreateBr(header);
+  B.SetInsertPoint(exit);
+  memo_.clear();
+  return true;
+}
+
+bool Lowering::emitFor(const ir::Op &op) {
+  const ir::Block &body = *op.regions[0];
+  DType ivt = op.operands[0]->type.dtype();
+  bool sg = ir::isSigned(ivt);
+  llvm::Type *ity = regType(op.operands[0]->type.elem);
+  auto asIv = [&](const ir::Value *v) {
+    return B.CreateIntCast(scalar(v), ity, ir::isSigned(v->type.dtype()));
+  };
+  llvm::Value *lb = scalar(op.operands[0]), *ub = asIv(op.operands[1]), *step = asIv(op.operands[2]);
+  size_t n = op.results.size();
+  std::vector<const ir::Value *> dest;
+  std::vector<llvm::Value *> init(n, nullptr);
+  for (size_t i = 0; i < n; ++i) {
+    const ir::Value *r = op.result(static_cast<unsigned>(i));
+    dest.push_back(r);
+    if (r->type.isTile())
+      writeTile(buffer(r), op.operands[3 + i]);
+    else
+      init[i] = scalar(op.operands[3 + i]);
+  }
+  int site = addSite("for loop", op.loc);
+  auto *failBB = llvm::BasicBlock::Create(ctx_, "for.badstep", kernel_);
+  auto *guard = llvm::BasicBlock::Create(ctx_, "for.guard", kernel_);
+  auto *loop = llvm::BasicBlock::Create(ctx_, "for.body", kernel_);
+  auto *exit = llvm::BasicBlock::Create(ctx_, "for.exit", kernel_);
+  llvm::Value *bad = sg ? B.CreateICmpSLE(step, llvm::ConstantInt::get(ity, 0))
+                        : B.CreateICmpEQ(step, llvm::ConstantInt::get(ity, 0));
+  B.CreateCondBr(bad, failBB, guard);
+  B.SetInsertPoint(failBB);
+  B.CreateCall(failFn_, {B.getInt32(site), B.CreateIntCast(step, B.getInt64Ty(), sg)});
+  B.CreateBr(exit);
+  B.SetInsertPoint(guard);
+  B.CreateCondBr(sg ? B.CreateICmpSLT(lb, ub) : B.CreateICmpULT(lb, ub), loop, exit);
+
+  B.SetInsertPoint(loop);
+  llvm::PHINode *iv = B.CreatePHI(ity, 2, "iv");
+  iv->addIncoming(lb, guard);
+  scalars_[body.args[0].get()] = iv;
+  std::vector<llvm::PHINode *> phis(n, nullptr);
+  for (size_t i = 0; i < n; ++i) {
+    if (!init[i])
+      continue;
+    phis[i] = B.CreatePHI(init[i]->getType(), 2);
+    phis[i]->addIncoming(init[i], guard);
+    scalars_[body.args[i + 1].get()] = phis[i];
+  }
+  if (!emitBlock(body))
+    return false;
+  std::vector<llvm::Value *> next = emitYield(*body.terminator(), operandsOf(*body.terminator()), dest);
+  llvm::Value *sum = intrinsic(sg ? llvm::Intrinsic::sadd_with_overflow : llvm::Intrinsic::uadd_with_overflow,
+                               {ity}, {iv, step});
+  llvm::Value *ivNext = B.CreateExtractValue(sum, 0);
+  llvm::Value *ovf = B.CreateExtractValue(sum, 1);
+  llvm::Value *more = B.CreateAnd(B.CreateNot(ovf), sg ? B.CreateICmpSLT(ivNext, ub) : B.CreateICmpULT(ivNext, ub));
+  llvm::BasicBlock *latch = B.GetInsertBlock();
+  iv->addIncoming(ivNext, latch);
+  for (size_t i = 0; i < n; ++i)
+    if (phis[i])
+      phis[i]->addIncoming(next[i], latch);
+  B.CreateCondBr(more, loop, exit);
+
+  B.SetInsertPoint(exit);
+  for (size_t i = 0; i < n; ++i) {
+    if (!init[i])
+      continue;
+    llvm::PHINode *res = B.CreatePHI(init[i]->getType(), 3);
+    res->addIncoming(init[i], failBB);
+    res->addIncoming(init[i], guard);
+    res->addIncoming(next[i], latch);
+    scalars_[op.result(static_cast<unsigned>(i))] = res;
+  }
+  memo_.clear();
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+bool lower(const ir::Function &f, llvm::LLVMContext &ctx, DiagnosticEngine &diags, const CompileOptions &options,
+           Lowered &out) {
+  out.module = std::make_unique<llvm::Module>(f.name, ctx);
+  Lowering l(f, *out.module, diags, options, out.sites);
+  return l.run(out.entryName);
+}
+
+} // namespace tle::cpu::detail

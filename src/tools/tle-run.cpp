@@ -1,0 +1,413 @@
+// tle-run: compiles a kernel and runs it once on host arrays (CPU target, ORC JIT) or on the GPU
+// (through libtle_rt), with arguments from .npy files, generators or numbers; saves outputs.
+#include "tle/Driver/Compiler.h"
+#include "tle/IR/IR.h"
+#include "tle/Runtime/Runtime.h"
+#include "tle/Support/Diagnostics.h"
+#include "tle/Target/CPU/CPUBackend.h"
+#include "tle/Target/CPU/HostArray.h"
+
+#include <CLI/CLI.hpp>
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <sstream>
+
+using namespace tle;
+
+namespace {
+
+/// A user error: reported as "tle-run: error: <message>", exit status 1.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Options {
+  std::string input;
+  driver::CompileOptions compile;
+  std::vector<std::string> defines, args, saves, prints;
+  std::string grid = "1";
+  std::string target = "cpu";
+  uint64_t seed = 0;
+  unsigned threads = 0;
+  bool checkBounds = false;
+  bool quiet = false;
+  std::string dumpIR;
+};
+
+/// NAME=VALUE, split at the first '='.
+std::pair<std::string, std::string> splitAssign(const std::string &s, const char *what) {
+  size_t eq = s.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw UsageError(std::string(what) + " expects NAME=VALUE, got '" + s + "'");
+  return {s.substr(0, eq), s.substr(eq + 1)};
+}
+
+cpu::Grid parseGrid(const std::string &s) {
+  std::vector<uint32_t> dims;
+  std::stringstream ss(s);
+  std::string tok;
+  while (std::getline(ss, tok, ',')) {
+    char *end = nullptr;
+    errno = 0;
+    long long v = std::strtoll(tok.c_str(), &end, 10);
+    if (tok.empty() || *end || errno || v < 1 || v > 0x7fffffffLL)
+      throw UsageError("--grid expects X[,Y[,Z]] with positive integers, got '" + s + "'");
+    dims.push_back(static_cast<uint32_t>(v));
+  }
+  if (dims.empty() || dims.size() > 3)
+    throw UsageError("--grid expects X[,Y[,Z]] with positive integers, got '" + s + "'");
+  dims.resize(3, 1);
+  return {dims[0], dims[1], dims[2]};
+}
+
+/// A scalar argument's bits from its text, range-checked against `t`.
+uint64_t parseScalar(const std::string &text, ir::DType t, const std::string &param) {
+  auto bad = [&](const std::string &why) {
+    return UsageError("bad value '" + text + "' for scalar parameter '" + param + "' (" + ir::name(t) + "): " + why);
+  };
+  if (t == ir::DType::I1) {
+    if (text == "1" || text == "true" || text == "True")
+      return 1;
+    if (text == "0" || text == "false" || text == "False")
+      return 0;
+    throw bad("expected true, false, 1 or 0");
+  }
+  char *end = nullptr;
+  errno = 0;
+  if (ir::isFloat(t)) {
+    double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end)
+      throw bad("expected a number");
+    switch (t) {
+    case ir::DType::F16: return cpu::halfFromDouble(v);
+    case ir::DType::BF16: return cpu::bf16FromDouble(v);
+    case ir::DType::F32: {
+      float f = static_cast<float>(v);
+      uint32_t b;
+      std::memcpy(&b, &f, 4);
+      return b;
+    }
+    default: {
+      uint64_t b;
+      std::memcpy(&b, &v, 8);
+      return b;
+    }
+    }
+  }
+  if (text.empty() || text.find_first_of(".eE") != std::string::npos)
+    throw bad("expected an integer");
+  unsigned w = ir::bitWidth(t);
+  if (ir::isSigned(t)) {
+    long long v = std::strtoll(text.c_str(), &end, 0);
+    long long lo = w == 64 ? std::numeric_limits<long long>::min() : -(1LL << (w - 1));
+    long long hi = w == 64 ? std::numeric_limits<long long>::max() : (1LL << (w - 1)) - 1;
+    if (*end || errno || v < lo || v > hi)
+      throw bad("expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    return static_cast<uint64_t>(v) & (w == 64 ? ~0ULL : (1ULL << w) - 1);
+  }
+  if (text[0] == '-')
+    throw bad("expected a non-negative integer");
+  unsigned long long v = std::strtoull(text.c_str(), &end, 0);
+  unsigned long long hi = w == 64 ? ~0ULL : (1ULL << w) - 1;
+  if (*end || errno || v > hi)
+    throw bad("expected an integer in [0, " + std::to_string(hi) + "]");
+  return v;
+}
+
+/// The array for pointer parameter `p` from a generator spec or a .npy path.
+cpu::HostArray loadArray(const std::string &spec, const ir::Param &p, uint64_t seed) {
+  ir::DType pointee = p.type.pointee;
+  try {
+    if (auto a = cpu::makeArray(spec, pointee, seed))
+      return std::move(*a);
+  } catch (const cpu::Error &e) {
+    throw UsageError("--arg " + p.name + ": " + e.what());
+  }
+  bool looksNumeric = !spec.empty() && (std::isdigit(static_cast<unsigned char>(spec[0])) || spec[0] == '-') &&
+                      spec.find(".npy") == std::string::npos && access(spec.c_str(), F_OK) != 0;
+  if (looksNumeric)
+    throw UsageError("pointer parameter '" + p.name + "' (" + p.type.str() + ") needs an array: a .npy file or " +
+                     "a generator such as zeros:" + ir::name(pointee) + ":1024, got '" + spec + "'");
+  cpu::HostArray a;
+  try {
+    a = cpu::readNpy(spec);
+  } catch (const cpu::Error &e) {
+    throw UsageError(std::string("--arg ") + p.name + ": " + e.what());
+  }
+  if (a.dtype() == pointee)
+    return a;
+  if (pointee == ir::DType::BF16 && (a.dtype() == ir::DType::U16 || a.dtype() == ir::DType::I16)) {
+    a.reinterpret(ir::DType::BF16); // NumPy has no bf16: its bits travel as uint16
+    return a;
+  }
+  throw UsageError("'" + spec + "' holds " + ir::name(a.dtype()) + " elements (" + cpu::npyDescr(a.dtype()) +
+                   ") but '" + p.name + "' points to " + ir::name(pointee) + " (" + cpu::npyDescr(pointee) +
+                   "); convert the array first, e.g. numpy's a.astype(...)");
+}
+
+/// One runtime argument as tle-run holds it.
+struct Arg {
+  bool isArray = false;
+  cpu::HostArray array;
+  uint64_t bits = 0;
+};
+
+/// Compiles with the tlec pipeline into a temporary cubin and returns its bytes.
+std::string compileCubin(const Options &o, const std::string &arch) {
+  driver::CompileOptions co = o.compile;
+  co.emit = driver::Emit::Cubin;
+  co.arch = arch;
+  const char *tmpdir = std::getenv("TMPDIR");
+  std::string path = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/tle-run-XXXXXX";
+  int fd = mkstemp(path.data());
+  if (fd < 0)
+    throw UsageError("cannot create a temporary file for the cubin: " + std::string(std::strerror(errno)));
+  close(fd);
+  co.output = path;
+  int rc = driver::compile(co, std::cout, std::cerr);
+  std::ifstream in(path, std::ios::binary);
+  std::string cubin((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  unlink(path.c_str());
+  if (rc != 0)
+    throw UsageError("compiling the kernel for the GPU failed");
+  return cubin;
+}
+
+double runGpu(const Options &o, const ir::Function &fn, const cpu::Grid &grid, std::vector<Arg> &args) {
+  std::string reason;
+  if (!rt::gpuAvailable(&reason))
+    throw UsageError("--target gpu needs a CUDA GPU, but none is usable here: " + reason +
+                     " (use --target cpu to run on the host)");
+  rt::Device dev(0);
+  std::string cubin = compileCubin(o, dev.arch());
+  rt::Module mod = rt::Module::fromImage(dev, cubin.data(), cubin.size(), o.input);
+  rt::Kernel k = mod.kernel(fn.name);
+  std::vector<rt::DeviceBuffer> bufs(args.size());
+  std::vector<uint64_t> slots(args.size());
+  std::vector<void *> ptrs(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].isArray) {
+      bufs[i] = rt::DeviceBuffer(dev, args[i].array.bytes());
+      if (args[i].array.bytes())
+        bufs[i].copyFromHost(args[i].array.data(), args[i].array.bytes());
+      slots[i] = bufs[i].address();
+    } else {
+      slots[i] = args[i].bits;
+    }
+    ptrs[i] = &slots[i];
+  }
+  rt::Stream stream(dev);
+  auto t0 = std::chrono::steady_clock::now();
+  k.launchRaw(rt::Grid(grid.x, grid.y, grid.z), stream, ptrs.data(), ptrs.size());
+  stream.synchronize();
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i].isArray && args[i].array.bytes())
+      bufs[i].copyToHost(args[i].array.data(), args[i].array.bytes());
+  return ms;
+}
+
+double runCpu(const Options &o, const ir::Function &fn, DiagnosticEngine &diags, const cpu::Grid &grid,
+              std::vector<Arg> &args) {
+  cpu::CompileOptions co;
+  co.checkBounds = o.checkBounds;
+  co.keepIR = !o.dumpIR.empty();
+  std::unique_ptr<cpu::Kernel> k = cpu::Kernel::compile(fn, diags, co);
+  if (!k)
+    throw UsageError("compiling the kernel for the cpu failed");
+  if (!o.dumpIR.empty()) {
+    std::ofstream out(o.dumpIR);
+    out << k->llvmIR();
+    if (!out)
+      throw UsageError("cannot write '" + o.dumpIR + "'");
+  }
+  std::vector<cpu::ArgValue> values;
+  for (size_t i = 0; i < args.size(); ++i)
+    values.push_back(args[i].isArray ? cpu::ArgValue::ptr(args[i].array.data(), args[i].array.bytes())
+                                     : cpu::ArgValue::scalarBits(fn.params[i].type.dtype, args[i].bits));
+  cpu::RunOptions ro;
+  ro.threads = o.threads;
+  auto t0 = std::chrono::steady_clock::now();
+  k->run(grid, values, ro);
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void printArray(const std::string &name, const cpu::HostArray &a) {
+  constexpr size_t kMax = 1000;
+  std::cout << name << ": " << a.describe() << " = [";
+  size_t n = std::min(a.numElements(), kMax);
+  for (size_t i = 0; i < n; ++i)
+    std::cout << (i ? ", " : "") << a.str(i);
+  if (a.numElements() > kMax)
+    std::cout << ", ... (" << a.numElements() - kMax << " more)";
+  std::cout << "]\n";
+}
+
+int run(const Options &o) {
+  if (o.target != "cpu" && o.target != "gpu")
+    throw UsageError("--target must be cpu or gpu, got '" + o.target + "'");
+  if (o.checkBounds && o.target != "cpu")
+    throw UsageError("--check-bounds works with --target cpu only");
+  cpu::Grid grid = parseGrid(o.grid);
+
+  SourceManager sm;
+  DiagnosticEngine diags(sm);
+  std::string ioErr;
+  uint32_t file = sm.loadFile(o.input, ioErr);
+  if (!file)
+    throw UsageError(ioErr);
+  std::unique_ptr<ir::Function> fn = driver::compileToTile(file, o.compile, diags);
+  if (!fn)
+    return 1;
+
+  // Arguments, by parameter name.
+  std::map<std::string, std::string> given;
+  for (const std::string &a : o.args) {
+    auto [name, spec] = splitAssign(a, "--arg");
+    if (given.count(name))
+      throw UsageError("--arg " + name + " is given twice");
+    given[name] = spec;
+  }
+  std::string paramList;
+  for (auto &p : fn->params)
+    paramList += (paramList.empty() ? "" : ", ") + p.name + " (" + p.type.str() + ")";
+  for (auto &[name, spec] : given) {
+    bool known = false;
+    for (auto &p : fn->params)
+      known = known || p.name == name;
+    if (known)
+      continue;
+    for (auto &[cname, value] : fn->constexprs)
+      if (cname == name)
+        throw UsageError("'" + name + "' is a constexpr parameter (specialised to " + value +
+                         "): set it with -D " + name + "=VALUE or in the signature, not --arg");
+    throw UsageError("kernel '" + fn->name + "' has no parameter '" + name + "'; its runtime parameters are: " +
+                     paramList);
+  }
+  std::string missing;
+  for (auto &p : fn->params)
+    if (!given.count(p.name))
+      missing += (missing.empty() ? "" : ", ") + p.name + " (" + p.type.str() + ")";
+  if (!missing.empty())
+    throw UsageError("missing --arg for: " + missing +
+                     "; pointers take a .npy file or zeros:/ones:/rand:/full:V: generators, scalars a number");
+  std::vector<Arg> args(fn->params.size());
+  for (size_t i = 0; i < fn->params.size(); ++i) {
+    const ir::Param &p = fn->params[i];
+    const std::string &spec = given[p.name];
+    if (p.type.isPointer()) {
+      args[i].isArray = true;
+      args[i].array = loadArray(spec, p, o.seed + i);
+    } else {
+      if (spec.find(':') != std::string::npos || spec.find(".npy") != std::string::npos)
+        throw UsageError("scalar parameter '" + p.name + "' (" + p.type.str() + ") takes a number, got '" + spec + "'");
+      args[i].bits = parseScalar(spec, p.type.dtype, p.name);
+    }
+  }
+  auto arrayArg = [&](const std::string &name, const char *opt) -> cpu::HostArray & {
+    for (size_t i = 0; i < fn->params.size(); ++i)
+      if (fn->params[i].name == name) {
+        if (!args[i].isArray)
+          throw UsageError(std::string(opt) + " " + name + ": '" + name + "' is a scalar, not an array");
+        return args[i].array;
+      }
+    throw UsageError(std::string(opt) + ": kernel '" + fn->name + "' has no pointer parameter '" + name +
+                     "'; its runtime parameters are: " + paramList);
+  };
+  std::vector<std::pair<std::string, std::string>> saves;
+  for (const std::string &s : o.saves) {
+    auto sv = splitAssign(s, "--save");
+    arrayArg(sv.first, "--save");
+    saves.push_back(sv);
+  }
+  for (const std::string &name : o.prints)
+    arrayArg(name, "--print");
+
+  double ms = 0;
+  try {
+    ms = o.target == "cpu" ? runCpu(o, *fn, diags, grid, args) : runGpu(o, *fn, grid, args);
+  } catch (const cpu::Error &e) {
+    throw UsageError(e.what());
+  } catch (const rt::Error &e) {
+    throw UsageError(e.what());
+  }
+  for (auto &[name, path] : saves) {
+    try {
+      cpu::writeNpy(path, arrayArg(name, "--save"));
+    } catch (const cpu::Error &e) {
+      throw UsageError(e.what());
+    }
+  }
+  for (const std::string &name : o.prints)
+    printArray(name, arrayArg(name, "--print"));
+  if (!o.quiet) {
+    char line[256];
+    std::snprintf(line, sizeof line, "%s: ran %u x %u x %u programs on the %s in %.3f ms\n", fn->name.c_str(), grid.x,
+                  grid.y, grid.z, o.target.c_str(), ms);
+    std::cerr << line;
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"tle-run: compile a TLE / Triton kernel and run it on the CPU (ORC JIT) or the GPU, with "
+               "arguments from .npy files, generated arrays or numbers",
+               "tle-run"};
+  app.set_version_flag("--version", std::string("tle-run ") + TLE_VERSION);
+  Options o;
+  app.add_option("input", o.input, "kernel source (.tle, Triton .py, or tile IR .tir)")->required();
+  app.add_option("-n,--kernel", o.compile.kernel, "kernel to run (default: the file's only @jit kernel)");
+  app.add_option("-s,--signature", o.compile.signature,
+                 "Triton AOT signature, e.g. '*fp32:16, *fp32:16, i32, 1024' (default: the annotations)");
+  app.add_option("-D", o.defines, "constexpr parameter value, NAME=VALUE (repeatable)");
+  app.add_option("-w,--num-warps", o.compile.numWarps, "warps per program for the GPU (default 4)");
+  app.add_option("--grid", o.grid, "programs to run: X[,Y[,Z]] (default 1)");
+  app.add_option("--arg", o.args,
+                 "NAME=SPEC for each runtime parameter (repeatable). Pointers: a .npy file, "
+                 "zeros:[DTYPE:]SHAPE, ones:[DTYPE:]SHAPE, rand:[DTYPE:]SHAPE or full:VALUE:[DTYPE:]SHAPE "
+                 "(SHAPE like 4096 or 128x1024); scalars: a number (true/false for i1)");
+  app.add_option("--save", o.saves, "NAME=FILE.npy: write pointer argument NAME after the run (repeatable)");
+  app.add_option("--print", o.prints, "NAME: print pointer argument NAME after the run (repeatable)");
+  app.add_option("--target", o.target, "cpu (default; ORC JIT on this machine) or gpu (CUDA, through libtle_rt)");
+  app.add_option("--seed", o.seed, "seed for rand: arrays (default 0; argument i uses seed + i)");
+  app.add_option("--threads", o.threads, "cpu worker threads (default: one per hardware thread)");
+  app.add_flag("--check-bounds", o.checkBounds,
+               "cpu: check every global access against the argument arrays; report the first one outside "
+               "them instead of crashing");
+  app.add_flag("-q,--quiet", o.quiet, "do not print the timing line");
+  app.add_option("--dump-llvm", o.dumpIR, "cpu: write the kernel's optimised host LLVM IR to this file");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 1;
+  }
+  try {
+    for (auto &d : o.defines) {
+      auto [name, value] = splitAssign(d, "-D");
+      o.compile.defines[name] = value;
+    }
+    o.compile.input = o.input;
+    o.compile.fromTile = o.input.size() > 4 && o.input.compare(o.input.size() - 4, 4, ".tir") == 0;
+    return run(o);
+  } catch (const UsageError &e) {
+    std::cerr << "tle-run: error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception &e) {
+    std::cerr << "tle-run: error: " << e.what() << "\n";
+    return 1;
+  }
+}
