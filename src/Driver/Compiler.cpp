@@ -1,5 +1,6 @@
 // The compilation pipeline: parse, specialise, verify, assign layouts, emit LLVM IR, PTX, cubin.
 #include "tle/Driver/Compiler.h"
+#include "tle/Driver/LaunchFacts.h"
 #include "tle/Frontend/Parser.h"
 #include "tle/IR/IR.h"
 #include "tle/IR/Parser.h"
@@ -140,6 +141,10 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       diags.error({}, "a cubin is binary: give an output file with -o");
       return 1;
     }
+    if ((!o.emitHeader.empty() || !o.emitHeaderC.empty()) && o.emit != Emit::Cubin && o.emit != Emit::PTX) {
+      diags.error({}, "--emit-header and --emit-header-c need a cubin or PTX output (-o FILE.cubin or FILE.ptx)");
+      return 1;
+    }
     std::string ioErr;
     uint32_t file = sm.loadFile(o.input, ioErr);
     if (file && o.fromTile && o.emit == Emit::Tokens) {
@@ -157,6 +162,7 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
     }
     PassRunner passes(o, err);
     std::unique_ptr<ir::Function> fn;
+    LaunchFacts launch; // -g, -ns and `:1` parameters, for the metadata and launchers
     if (o.fromTile) {
       if (o.emit == Emit::Ast) {
         diags.error({}, "--emit=ast needs Python source, not tile IR");
@@ -165,6 +171,7 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       fn = ir::parseFunction(file, diags);
       if (std::string v = ir::verify(*fn); !v.empty())
         diags.fatal({file, 0, 0}, "invalid tile IR: " + v);
+      launch = collectLaunchFacts(o, nullptr, *fn, sm, diags);
     } else {
       ast::ASTContext actx;
       ast::Module mod = frontend::parseModule(file, actx, diags);
@@ -180,6 +187,7 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       so.numWarps = o.numWarps;
       if (!passes.run("specialize", &fn, false, [&] { fn = sema::specialize(mod, so, diags); }))
         return 2;
+      launch = collectLaunchFacts(o, &mod, *fn, sm, diags);
     }
     // Tile-IR passes: the pipeline's, or the ones --pass names.
     std::vector<std::string> order = o.passes;
@@ -213,6 +221,7 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
     llvm::LLVMContext ctx;
     std::unique_ptr<llvm::Module> m;
     passes.run("emit-llvm", nullptr, false, [&] { m = nvptx::emitLLVM(*fn, ctx, o.arch, diags); });
+    recordLaunchFacts(*m, launch);
     if (o.emit == Emit::Gpu) {
       std::ostringstream s;
       ir::print(s, *fn, /*withLayouts=*/true);
@@ -228,7 +237,7 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
     std::string ptx;
     passes.run("llvm-codegen", nullptr, false, [&] { ptx = nvptx::emitPTX(*m, o.arch); });
     if (o.emit == Emit::PTX)
-      return writeOutput(o, ptx, out, diags) ? 0 : 1;
+      return writeOutput(o, ptx, out, diags) && writeLaunchHeaders(o, ptx, diags) ? 0 : 1;
     std::string cubin, error;
     bool assembled = false;
     passes.run("ptxas", nullptr, false, [&] { assembled = nvptx::assembleCubin(ptx, o.arch, o.ptxas, cubin, error); });
@@ -236,7 +245,7 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       diags.error({}, error);
       return 1;
     }
-    return writeOutput(o, cubin, out, diags) ? 0 : 1;
+    return writeOutput(o, cubin, out, diags) && writeLaunchHeaders(o, cubin, diags) ? 0 : 1;
   } catch (CompileAborted &) {
     return 1;
   }

@@ -4,6 +4,8 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <string>
+#include <vector>
 
 int main(int argc, char **argv) {
   using namespace tle::driver;
@@ -36,8 +38,29 @@ int main(int argc, char **argv) {
   app.add_flag("--print-after-all", o.printAfterAll, "print the tile IR after every tile-IR pass");
   app.add_flag("--time-passes", o.timePasses, "report the wall time of every pipeline step on stderr");
   app.add_option("--ptxas", o.ptxas, "ptxas to use for cubins (default: $TLE_PTXAS, then the CUDA toolkit)");
+  // Ahead-of-time options, spelled as Triton's AOT compiler spells them (docs/aot.md).
+  int numStages = -1;
+  app.add_option("-g,--grid", o.grid, "launch grid over parameter names and constexprs, e.g. 'cdiv(n, 1024), 1, 1' "
+                                     "(+ - * // %, cdiv, min, max); recorded in the metadata and used by launchers");
+  app.add_option("--num-stages", numStages, "-ns: software-pipelining stages (recorded in the metadata; not used yet)")
+      ->check(CLI::Range(1, 16));
+  app.add_option("--emit-header", o.emitHeader, "also write a typed C++ launcher header (needs a .cubin or .ptx output)");
+  app.add_option("--emit-header-c", o.emitHeaderC, "also write a C launcher header (needs a .cubin or .ptx output)");
+  app.add_option("--out-name", o.launcherName, "-on: the launcher's function name (default: the kernel's name)");
+  // Triton's two-letter single-dash options.
+  std::vector<std::string> args(argv, argv + argc);
+  for (std::string &a : args) {
+    for (auto [from, to] : {std::pair<const char *, const char *>{"-ns", "--num-stages"}, {"-on", "--out-name"}}) {
+      std::string f = from;
+      if (a == f || a.rfind(f + "=", 0) == 0)
+        a = to + a.substr(f.size());
+    }
+  }
+  std::vector<char *> argp;
+  for (std::string &a : args)
+    argp.push_back(a.data());
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(argp.size()), argp.data());
   } catch (const CLI::ParseError &e) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : 1;
@@ -50,6 +73,8 @@ int main(int argc, char **argv) {
     }
     o.defines[d.substr(0, eq)] = d.substr(eq + 1);
   }
+  if (numStages > 0)
+    o.numStages = numStages;
   auto endsWith = [](const std::string &s, const std::string &suf) {
     return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
   };

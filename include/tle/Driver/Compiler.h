@@ -45,6 +45,13 @@ struct CompileOptions {
   std::vector<std::string> printAfter; ///< --print-after=PASS: print the IR after these passes
   bool printAfterAll = false;         ///< --print-after-all
   bool timePasses = false;            ///< --time-passes: report wall time per pass on `err`
+  /// -g: launch grid, Triton AOT style ("cdiv(n, 1024), 1, 1") over the kernel's integer
+  /// parameters and constexprs (tle/Driver/GridExpr.h); checked, and recorded in the metadata.
+  std::string grid;
+  std::optional<int> numStages;       ///< -ns/--num-stages: recorded in the metadata (no pipelining yet)
+  std::string emitHeader;             ///< --emit-header=PATH: typed C++ launcher (cubin or PTX output)
+  std::string emitHeaderC;            ///< --emit-header-c=PATH: C launcher (cubin or PTX output)
+  std::string launcherName;           ///< -on/--out-name: the launcher's name (default: the kernel's)
 };
 
 /// The passes of the pipeline, in order, as --print-after names them.

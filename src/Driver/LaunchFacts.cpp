@@ -1,0 +1,211 @@
+// Launch facts: -ns, checked -g expressions and `:1` parameters, recorded in __tle_metadata; the
+// launcher headers tlec writes next to a cubin or PTX output.
+#include "tle/Driver/LaunchFacts.h"
+#include "tle/AST/AST.h"
+#include "tle/Driver/GridExpr.h"
+#include "tle/Driver/Launcher.h"
+#include "tle/IR/IR.h"
+#include "tle/Runtime/Metadata.h"
+#include "tle/Sema/Specialize.h"
+
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/GlobalVariable.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/Casting.h>
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace tle::driver {
+
+namespace {
+
+/// The kernel's parameter names in declaration order, from the module's @jit function `name`.
+std::vector<std::string> declaredParams(const ast::Module &module, const std::string &name) {
+  for (const ast::Stmt *s : module.body)
+    if (auto *f = llvm::dyn_cast<ast::FunctionDef>(s); f && f->name == name) {
+      std::vector<std::string> out;
+      for (const ast::Param &p : f->params)
+        out.push_back(p.name);
+      return out;
+    }
+  return {};
+}
+
+/// The parameters `:1` hints specialised away, with their positions among the launcher arguments.
+std::vector<LaunchFacts::EqualToOne> equalToOneParams(const CompileOptions &o, const ast::Module &module,
+                                                      const ir::Function &fn, DiagnosticEngine &diags) {
+  std::vector<LaunchFacts::EqualToOne> out;
+  if (!o.signature)
+    return out;
+  std::vector<std::string> names = declaredParams(module, fn.name);
+  SourceManager quietSm;
+  DiagnosticEngine quiet(quietSm); // the signature was checked (and reported) by specialisation
+  std::ostringstream sink;
+  quiet.setStream(sink);
+  auto sig = sema::parseSignature(*o.signature, quiet);
+  if (!sig || names.empty())
+    return out;
+  // The signature lists every parameter, or every parameter -D does not give (as Specialize).
+  bool skipDefined = sig->size() != names.size();
+  std::set<std::string> runtime;
+  for (const ir::Param &p : fn.params)
+    runtime.insert(p.name);
+  size_t entry = 0, index = 0;
+  for (const std::string &n : names) {
+    bool defined = o.defines.count(n) > 0;
+    if (skipDefined && defined)
+      continue;
+    if (entry >= sig->size())
+      break;
+    const sema::SignatureEntry &e = (*sig)[entry++];
+    if (defined)
+      continue;
+    if (runtime.count(n)) {
+      ++index;
+      continue;
+    }
+    if (e.kind == sema::SignatureEntry::Kind::Runtime && e.specializedToOne)
+      out.push_back({n, e.type.str(), index++});
+  }
+  return out;
+}
+
+/// Checks the -g text against the kernel and splits it into three dimensions.
+std::vector<std::string> checkedGrid(const CompileOptions &o, const ir::Function &fn,
+                                     const std::vector<LaunchFacts::EqualToOne> &ones, SourceManager &sm,
+                                     DiagnosticEngine &diags) {
+  uint32_t file = sm.addFile("-g", o.grid);
+  auto fail = [&](const GridError &e) {
+    diags.fatal({file, 1, static_cast<uint32_t>(e.column + 1)}, e.message);
+  };
+  GridError err;
+  auto grid = parseGrid(o.grid, &err);
+  if (!grid)
+    fail(err);
+  std::map<std::string, GridBinding> names;
+  std::map<std::string, std::string> unusable;
+  std::string usable;
+  auto use = [&](const std::string &n, GridBinding b) {
+    names[n] = b;
+    usable += (usable.empty() ? "" : ", ") + n;
+  };
+  for (const ir::Param &p : fn.params) {
+    if (!p.type.isPointer() && ir::isInteger(p.type.dtype) && p.type.dtype != ir::DType::I1)
+      use(p.name, {false, 0, ""});
+    else
+      unusable[p.name] = "parameter '" + p.name + "' has type " + p.type.str();
+  }
+  for (auto &one : ones)
+    use(one.name, {true, 1, ""});
+  for (auto &[n, v] : fn.constexprs) {
+    if (names.count(n))
+      continue;
+    bool isInt = !v.empty() && v.find_first_not_of("-0123456789") == std::string::npos && v != "-";
+    if (isInt)
+      use(n, {true, std::stoll(v), ""});
+    else if (v == "True" || v == "False")
+      use(n, {true, v == "True", ""});
+    else
+      unusable[n] = "constexpr '" + n + "' is " + v + ", not an integer";
+  }
+  if (auto bad = checkGridNames(*grid, names, usable, unusable))
+    fail(*bad);
+  return {grid->dimText(0), grid->dimText(1), grid->dimText(2)};
+}
+
+bool writeFile(const std::string &path, const std::string &text, DiagnosticEngine &diags) {
+  std::ofstream f(path, std::ios::binary);
+  if (f)
+    f << text;
+  if (!f) {
+    diags.error({}, "cannot write '" + path + "'");
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+LaunchFacts collectLaunchFacts(const CompileOptions &o, const ast::Module *module, const ir::Function &fn,
+                               SourceManager &sm, DiagnosticEngine &diags) {
+  LaunchFacts f;
+  f.numStages = o.numStages;
+  if (module)
+    f.equalToOne = equalToOneParams(o, *module, fn, diags);
+  if (!o.grid.empty())
+    f.grid = checkedGrid(o, fn, f.equalToOne, sm, diags);
+  return f;
+}
+
+void recordLaunchFacts(llvm::Module &m, const LaunchFacts &facts) {
+  if (facts.empty())
+    return;
+  llvm::GlobalVariable *g = m.getGlobalVariable(metadata::kSymbol);
+  if (!g || !g->hasInitializer())
+    return;
+  auto *init = llvm::dyn_cast<llvm::ConstantDataSequential>(g->getInitializer());
+  if (!init || !init->isString())
+    return;
+  std::string text = init->getAsString().str();
+  text = text.substr(0, text.find('\0'));
+  auto doc = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object() || !doc["kernels"].is_array() || doc["kernels"].empty())
+    return;
+  nlohmann::ordered_json &k = doc["kernels"][0];
+  if (facts.numStages)
+    k["num_stages"] = *facts.numStages;
+  if (!facts.grid.empty())
+    k["grid"] = facts.grid;
+  if (!facts.equalToOne.empty()) {
+    nlohmann::ordered_json ones = nlohmann::ordered_json::array();
+    for (auto &e : facts.equalToOne)
+      ones.push_back({{"name", e.name}, {"type", e.type}, {"index", e.index}});
+    k["equal_to_1"] = ones;
+  }
+  auto *data = llvm::ConstantDataArray::getString(m.getContext(), doc.dump(), /*AddNull=*/true);
+  auto *fresh = new llvm::GlobalVariable(m, data->getType(), g->isConstant(), g->getLinkage(), data, "", nullptr,
+                                         g->getThreadLocalMode(), g->getAddressSpace());
+  fresh->setAlignment(g->getAlign());
+  fresh->takeName(g);
+  if (!g->use_empty())
+    g->replaceAllUsesWith(fresh);
+  g->eraseFromParent();
+}
+
+bool writeLaunchHeaders(const CompileOptions &o, const std::string &image, DiagnosticEngine &diags) {
+  if (o.emitHeader.empty() && o.emitHeaderC.empty())
+    return true;
+  LaunchImage img;
+  img.bytes = image;
+  img.origin = o.output;
+  std::string json, error;
+  LaunchSpec spec;
+  if (!readImageMetadata(image, json, img.ptx, error) || !specFromMetadata(json, std::move(img), spec, error)) {
+    diags.error({}, "cannot write a launcher: " + error);
+    return false;
+  }
+  for (int lang = 0; lang < 2; ++lang) {
+    const std::string &path = lang == 0 ? o.emitHeader : o.emitHeaderC;
+    if (path.empty())
+      continue;
+    LauncherOptions lo;
+    lo.name = o.launcherName;
+    lo.language = lang == 0 ? LauncherLanguage::Cxx : LauncherLanguage::C;
+    lo.generator = std::string("tlec ") + TLE_VERSION;
+    LauncherFiles files;
+    std::vector<std::string> warnings;
+    if (!generateLauncher({spec}, lo, files, error, warnings)) {
+      diags.error({}, error);
+      return false;
+    }
+    if (!writeFile(path, files.header, diags))
+      return false;
+  }
+  return true;
+}
+
+} // namespace tle::driver

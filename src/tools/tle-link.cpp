@@ -1,0 +1,99 @@
+// tle-link: links specialisations of a kernel (tlec cubin / PTX modules) into one typed launcher or dispatcher.
+#include "tle/Driver/Launcher.h"
+
+#include <CLI/CLI.hpp>
+
+#include <fstream>
+#include <iostream>
+
+namespace {
+
+int fail(const std::string &message) {
+  std::cerr << "tle-link: error: " << message << "\n";
+  return 1;
+}
+
+bool writeFile(const std::string &path, const std::string &text) {
+  std::ofstream f(path, std::ios::binary);
+  if (f)
+    f << text;
+  return static_cast<bool>(f);
+}
+
+std::string baseName(const std::string &path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  using namespace tle::driver;
+  CLI::App app{"tle-link: link specialisations of one kernel (cubin or PTX modules written by tlec, for one or "
+               "more targets) into a typed launcher; several specialisations get a dispatcher that launches the "
+               "first one whose requirements the arguments meet",
+               "tle-link"};
+  app.set_version_flag("--version", std::string("tle-link ") + TLE_VERSION);
+  std::vector<std::string> inputs;
+  std::string header, source, cHeader, cSource, name;
+  app.add_option("modules", inputs, "tlec modules (.cubin or .ptx); the same specialisation for several targets "
+                                    "is one specialisation; order = dispatch order")
+      ->required();
+  app.add_option("-o,--output", header, "C++ launcher header to write");
+  app.add_option("--source", source, "also write the C++ definitions to this file (the header then only declares)");
+  app.add_option("--c-header", cHeader, "C launcher header to write");
+  app.add_option("--c-source", cSource, "also write the C definitions to this file (the C header then only declares)");
+  app.add_option("-n,--name", name, "launcher function name (default: the kernel's name)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 1;
+  }
+  if (header.empty() && cHeader.empty())
+    return fail("nothing to write: give -o HEADER (C++) and/or --c-header HEADER (C)");
+  if (!source.empty() && header.empty())
+    return fail("--source needs -o HEADER");
+  if (!cSource.empty() && cHeader.empty())
+    return fail("--c-source needs --c-header HEADER");
+  if (!name.empty() && !isValidLauncherName(name))
+    return fail("'" + name + "' cannot name a launcher: use a C identifier that is not a keyword");
+
+  std::vector<LaunchSpec> specs;
+  std::string error;
+  for (const std::string &in : inputs) {
+    LaunchSpec spec;
+    if (!readSpecFile(in, spec, error))
+      return fail(error);
+    specs.push_back(std::move(spec));
+  }
+  if (!groupSpecs(specs, error))
+    return fail(error);
+
+  bool warned = false;
+  for (int lang = 0; lang < 2; ++lang) {
+    const std::string &h = lang == 0 ? header : cHeader;
+    const std::string &s = lang == 0 ? source : cSource;
+    if (h.empty())
+      continue;
+    LauncherOptions o;
+    o.name = name;
+    o.language = lang == 0 ? LauncherLanguage::Cxx : LauncherLanguage::C;
+    o.split = !s.empty();
+    o.headerInclude = baseName(h); // the source sits next to its header
+    o.generator = std::string("tle-link ") + TLE_VERSION;
+    LauncherFiles files;
+    std::vector<std::string> warnings;
+    if (!generateLauncher(specs, o, files, error, warnings))
+      return fail(error);
+    if (!warned)
+      for (auto &w : warnings)
+        std::cerr << "tle-link: warning: " << w << "\n";
+    warned = true;
+    if (!writeFile(h, files.header))
+      return fail("cannot write '" + h + "'");
+    if (!s.empty() && !writeFile(s, files.source))
+      return fail("cannot write '" + s + "'");
+  }
+  return 0;
+}
