@@ -408,6 +408,12 @@ private:
       break;
     }
     Layout l = wanted(r);
+    // A narrowing cast of a value whose layout differs from the one its users want is done in
+    // the operand's layout: the conversion then moves the narrower type (e.g. an fp32 dot
+    // accumulator stored as fp16).
+    if (op.kind == OpKind::Cast && op.operands[0]->type.isTile() && !compatible(*op.operands[0]->layout, l) &&
+        ir::bitWidth(r->type.dtype()) < ir::bitWidth(op.operands[0]->type.dtype()))
+      l = *op.operands[0]->layout;
     setLayout(r, l);
     for (unsigned i = 0; i < op.operands.size(); ++i)
       require(b, at, op, i, l);

@@ -64,60 +64,107 @@ void Emitter::emitDot(const ir::Op &op) {
   auto bIdx = [&](int64_t n, int64_t k, int i) { return i | (k << bIntra) | (n << (bIntra + log2i(repK))); };
   auto cIdx = [&](int64_t m, int64_t n, int i) { return i | (n << 2) | (m << (2 + log2i(repN))); };
 
-  // Stage A as [M][K + pad] and B transposed as [N][K + pad] in shared memory: fragment pairs
-  // along K are then adjacent, and the 16-byte row padding makes the fragment reads of a warp
-  // (8 rows x 4 words) hit 32 distinct banks.
+  // Stage A as [M][K + pad] in shared memory. fp16/bf16 keep B as [K][N + pad] and read both
+  // operands with ldmatrix (B with .trans); tf32 stores B transposed as [N][K + pad] and reads
+  // 32-bit fragments one by one. The 16-byte row padding makes a warp's fragment reads (8 rows
+  // of 16 bytes per ldmatrix phase, or 8 rows x 4 words) hit 32 distinct banks.
   unsigned eb = ir::storageBytes(in);
-  int64_t ld = K + 16 / eb; // row length in elements
-  int64_t bytesA = M * ld * eb, bytesB = N * ld * eb;
+  int64_t ldA = K + 16 / eb;                  // A row length in elements
+  int64_t ldB = f16 ? N + 16 / eb : K + 16 / eb; // B row length ([K][N] or [N][K])
+  int64_t bytesA = M * ldA * eb, bytesB = (f16 ? K : N) * ldB * eb;
   reserveShared(bytesA + bytesB);
   llvm::Type *ety = llvmType(op.operands[0]->type.elem);
   const ir::Layout &la = *op.operands[0]->layout, &lb = *op.operands[1]->layout;
   const auto &ra = regs(op.operands[0]), &rb = regs(op.operands[1]);
   barrier();
-  auto stageOffset = [&](llvm::Value *row, llvm::Value *col, int64_t base) {
+  auto offsetIn = [&](int64_t ld, llvm::Value *row, llvm::Value *col, int64_t base) {
     llvm::Value *e = B.CreateAdd(B.CreateMul(row, B.getInt32(static_cast<uint32_t>(ld))), col);
     return B.CreateAdd(B.CreateMul(e, B.getInt32(eb)), B.getInt32(static_cast<uint32_t>(base)));
   };
-  {
-    // A: contiguous registers along K become one vector store.
-    int vec = std::min<int>(ir::contiguousRegisters(la, 1), std::max(1u, 16 / eb));
-    for (int r = 0; r < la.numRegs(); r += vec) {
-      std::vector<llvm::Value *> c = coord(la, r);
+  // Stores a tile held in `l` (registers `r`) row-major with row length `ld`, turning registers
+  // contiguous along the last dim into one vector store.
+  auto stage = [&](const ir::Layout &l, const std::vector<llvm::Value *> &r, int64_t ld, int64_t base) {
+    int vec = std::min<int>(ir::contiguousRegisters(l, 1), std::max(1u, 16 / eb));
+    for (int i = 0; i < l.numRegs(); i += vec) {
+      std::vector<llvm::Value *> c = coord(l, i);
       llvm::Value *v = llvm::UndefValue::get(llvm::FixedVectorType::get(ety, vec));
       for (int k = 0; k < vec; ++k)
-        v = B.CreateInsertElement(v, ra[r + k], uint64_t(k));
-      B.CreateAlignedStore(v, smemPtr(stageOffset(c[0], c[1], 0)), llvm::Align(vec * eb));
+        v = B.CreateInsertElement(v, r[i + k], uint64_t(k));
+      B.CreateAlignedStore(v, smemPtr(offsetIn(ld, c[0], c[1], base)), llvm::Align(vec * eb));
+    }
+  };
+  stage(la, ra, ldA, 0);
+  if (f16) {
+    stage(lb, rb, ldB, bytesA);
+  } else {
+    for (int r = 0; r < lb.numRegs(); ++r) {
+      std::vector<llvm::Value *> c = coord(lb, r); // (k, n)
+      B.CreateAlignedStore(rb[r], smemPtr(offsetIn(ldB, c[1], c[0], bytesA)), llvm::Align(eb));
     }
   }
-  for (int r = 0; r < lb.numRegs(); ++r) {
-    std::vector<llvm::Value *> c = coord(lb, r); // (k, n)
-    B.CreateAlignedStore(rb[r], smemPtr(stageOffset(c[1], c[0], bytesA)), llvm::Align(eb));
-  }
   barrier();
-  // Fragment element (row, k) of A / (k, n) of B for operand register `idx`; with fp16/bf16 a
-  // pair of registers adjacent along K is one 32-bit word. The address is a per-thread base
-  // (lane and warp bits, computed once) plus a constant (register bits), which the backend
-  // folds into the ld.shared addressing mode instead of keeping one register per fragment.
-  llvm::Type *wordTy = f16 ? static_cast<llvm::Type *>(B.getInt32Ty()) : ety;
+  auto smemAddr32 = [&](llvm::Value *byteOffset) { return B.CreatePtrToInt(smemPtr(byteOffset), B.getInt32Ty()); };
+  // The warp's own origin in an operand layout (the coordinate its warp bits select).
+  auto warpOrigin = [&](const ir::Layout &l, int dim) {
+    llvm::Value *c = B.getInt32(0);
+    for (size_t i = 0; i < l.warp.size(); ++i)
+      if (l.warp[i][dim])
+        c = B.CreateOr(c, B.CreateMul(B.CreateAnd(B.CreateLShr(warpId(), i), 1), B.getInt32(static_cast<uint32_t>(l.warp[i][dim]))));
+    return c;
+  };
+  llvm::Type *i32t = B.getInt32Ty();
+  auto ldmatrix = [&](int count, bool trans, llvm::Value *addr) {
+    std::vector<llvm::Type *> tys(count, i32t);
+    llvm::Type *ret = count == 1 ? i32t : static_cast<llvm::Type *>(llvm::StructType::get(ctx, tys));
+    auto *ft = llvm::FunctionType::get(ret, {i32t}, false);
+    std::string regsList;
+    for (int i = 0; i < count; ++i)
+      regsList += (i ? ", $" : "$") + std::to_string(i);
+    std::string t = "ldmatrix.sync.aligned.m8n8.x" + std::to_string(count) + (trans ? ".trans" : "") +
+                    ".shared.b16 {" + regsList + "}, [$" + std::to_string(count) + "];";
+    std::string cons;
+    for (int i = 0; i < count; ++i)
+      cons += "=r,";
+    llvm::Value *res = B.CreateCall(ft, llvm::InlineAsm::get(ft, t, cons + "r", /*hasSideEffects=*/true), {addr});
+    std::vector<llvm::Value *> out;
+    for (int i = 0; i < count; ++i)
+      out.push_back(count == 1 ? res : B.CreateExtractValue(res, i));
+    return out;
+  };
+  // ldmatrix row addresses: lane l supplies row (l % 8) of matrix (l / 8).
+  llvm::Value *lane = laneId();
+  llvm::Value *quad = B.CreateLShr(lane, 3), *row8 = B.CreateAnd(lane, 7);
+  llvm::Value *aRow = nullptr, *aCol = nullptr, *bRow = nullptr, *bColSel = nullptr;
+  if (f16) {
+    // A (16x16 at m0,k0): matrices (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15), (8-15, 8-15).
+    aRow = B.CreateAdd(B.CreateAdd(warpOrigin(plan.a, 0), row8), B.CreateShl(B.CreateAnd(quad, 1), 3));
+    aCol = B.CreateShl(B.CreateLShr(quad, 1), 3);
+    // B (k16 x n8 blocks at k0): matrices (k 0-7, block j), (k 8-15, block j), then block j+1.
+    bRow = B.CreateAdd(row8, B.CreateShl(B.CreateAnd(quad, 1), 3));
+    bColSel = B.CreateLShr(quad, 1);
+  }
+  llvm::Value *bOriginN = f16 ? warpOrigin(plan.b, 1) : nullptr;
+  // Fragment element (row, k) of A / (k, n) of B for operand register `idx` (tf32 path). The
+  // address is a per-thread base (lane and warp bits, computed once) plus a constant (register
+  // bits) written into the ld.shared instruction.
   std::map<std::string, llvm::Value *> threadBase;
-  auto fragment = [&](const ir::Layout &l, int idx, bool transposed, int64_t base) -> llvm::Value * {
+  auto fragment = [&](const ir::Layout &l, int idx, bool transposed, int64_t ld, int64_t base) -> llvm::Value * {
     const auto &lw = laneWarpCoord(l);
     ir::Layout::Basis rc = l.regCoord(idx);
     int row = transposed ? 1 : 0, col = transposed ? 0 : 1;
     std::string key = l.str() + (transposed ? "T" : "N");
     llvm::Value *&tb = threadBase[key];
-    if (!tb) // 32-bit shared-window address of this thread's fragment origin
-      tb = B.CreatePtrToInt(smemPtr(stageOffset(lw[row], lw[col], base)), B.getInt32Ty());
+    if (!tb)
+      tb = smemAddr32(offsetIn(ld, lw[row], lw[col], base));
     int64_t constOff = (rc[row] * ld + rc[col]) * eb;
-    auto *fty = llvm::FunctionType::get(wordTy, {B.getInt32Ty()}, false);
-    std::string text = std::string("ld.shared.") + (f16 ? "b32" : "f32") + " $0, [$1+" + std::to_string(constOff) + "];";
-    return B.CreateCall(fty, llvm::InlineAsm::get(fty, text, f16 ? "=r,r" : "=f,r", /*hasSideEffects=*/true), {tb});
+    auto *ft = llvm::FunctionType::get(ety, {i32t}, false);
+    std::string t = "ld.shared.f32 $0, [$1+" + std::to_string(constOff) + "];";
+    return B.CreateCall(ft, llvm::InlineAsm::get(ft, t, "=f,r", /*hasSideEffects=*/true), {tb});
   };
-  auto loadA = [&](int idx) { return fragment(plan.a, idx, false, 0); };
-  auto loadB = [&](int idx) { return fragment(plan.b, idx, true, bytesA); };
+  auto loadA = [&](int idx) { return fragment(plan.a, idx, false, ldA, 0); };
+  auto loadB = [&](int idx) { return fragment(plan.b, idx, true, ldB, bytesA); };
 
-  llvm::Type *i32 = B.getInt32Ty();
+  llvm::Type *i32 = i32t;
   auto tf32 = [&](llvm::Value *x) {
     auto *fty = llvm::FunctionType::get(i32, {B.getFloatTy()}, false);
     return B.CreateCall(fty, llvm::InlineAsm::get(fty, "cvt.rna.tf32.f32 $0, $1;", "=r,f", false), {x});
@@ -135,13 +182,34 @@ void Emitter::emitDot(const ir::Op &op) {
   // operands are live next to the accumulators.
   for (int64_t k = 0; k < repK; ++k) {
     std::vector<std::array<llvm::Value *, 2>> bw(repN);
-    for (int64_t n = 0; n < repN; ++n)
-      for (int j = 0; j < 2; ++j)
-        bw[n][j] = f16 ? loadB(bIdx(n, k, 2 * j)) : tf32(loadB(bIdx(n, k, j)));
+    if (f16) {
+      for (int64_t n = 0; n < repN; n += 2) {
+        int count = n + 1 < repN ? 4 : 2;
+        // Lanes 16-31 address block n+1 (ignored by .x2).
+        llvm::Value *blk = B.CreateAdd(B.getInt32(static_cast<uint32_t>(n)), count == 4 ? bColSel : B.getInt32(0));
+        llvm::Value *col = B.CreateAdd(bOriginN, B.CreateMul(blk, B.getInt32(static_cast<uint32_t>(8 * wn))));
+        llvm::Value *rowK = B.CreateAdd(bRow, B.getInt32(static_cast<uint32_t>(k * 16)));
+        auto r = ldmatrix(count, true, smemAddr32(offsetIn(ldB, rowK, col, bytesA)));
+        bw[n] = {r[0], r[1]};
+        if (count == 4)
+          bw[n + 1] = {r[2], r[3]};
+      }
+    } else {
+      for (int64_t n = 0; n < repN; ++n)
+        for (int j = 0; j < 2; ++j)
+          bw[n][j] = tf32(loadB(bIdx(n, k, j)));
+    }
     for (int64_t m = 0; m < repM; ++m) {
       std::array<llvm::Value *, 4> aw;
-      for (int j = 0; j < 4; ++j)
-        aw[j] = f16 ? loadA(aIdx(m, k, 2 * j)) : tf32(loadA(aIdx(m, k, j)));
+      if (f16) {
+        llvm::Value *rowM = B.CreateAdd(aRow, B.getInt32(static_cast<uint32_t>(m * 16 * wm)));
+        llvm::Value *colK = B.CreateAdd(aCol, B.getInt32(static_cast<uint32_t>(k * 16)));
+        auto r = ldmatrix(4, false, smemAddr32(offsetIn(ldA, rowM, colK, 0)));
+        aw = {r[0], r[1], r[2], r[3]};
+      } else {
+        for (int j = 0; j < 4; ++j)
+          aw[j] = tf32(loadA(aIdx(m, k, j)));
+      }
       for (int64_t n = 0; n < repN; ++n) {
         llvm::Value *res = B.CreateCall(fty, mma, {aw[0], aw[1], aw[2], aw[3], bw[n][0], bw[n][1], C[cIdx(m, n, 0)],
                                                     C[cIdx(m, n, 1)], C[cIdx(m, n, 2)], C[cIdx(m, n, 3)]});
