@@ -50,6 +50,12 @@ const char *name(OpKind k) {
   case OpKind::Reduce: return "reduce";
   case OpKind::ConvertLayout: return "convert_layout";
   case OpKind::Dot: return "dot";
+  case OpKind::Permute: return "permute";
+  case OpKind::Reshape: return "reshape";
+  case OpKind::Cat: return "cat";
+  case OpKind::Join: return "join";
+  case OpKind::Split: return "split";
+  case OpKind::Scan: return "scan";
   case OpKind::For: return "for";
   case OpKind::If: return "if";
   case OpKind::While: return "while";
@@ -91,6 +97,7 @@ const char *name(ReduceKind k) {
   case ReduceKind::Sum: return "sum";
   case ReduceKind::Max: return "max";
   case ReduceKind::Min: return "min";
+  case ReduceKind::Prod: return "prod";
   }
   return "?";
 }
@@ -275,6 +282,25 @@ struct Verifier {
           return fail(op, "iter value " + std::to_string(i) + " changes type");
       return true;
     }
+    case OpKind::Permute: {
+      const Type &in = op.operands[0]->type;
+      if (op.ints.size() != in.rank())
+        return fail(op, "order must name every dim");
+      std::vector<bool> seen(in.rank(), false);
+      for (size_t i = 0; i < op.ints.size(); ++i) {
+        if (op.ints[i] < 0 || op.ints[i] >= int64_t(in.rank()) || seen[op.ints[i]])
+          return fail(op, "order is not a permutation");
+        seen[op.ints[i]] = true;
+        if (op.result()->type.shape[i] != in.shape[op.ints[i]])
+          return fail(op, "result shape does not match the order");
+      }
+      return true;
+    }
+    case OpKind::Reshape:
+      if (op.result()->type.numElements() != op.operands[0]->type.numElements() ||
+          op.result()->type.elem != op.operands[0]->type.elem)
+        return fail(op, "reshape must keep the element count and type");
+      return true;
     case OpKind::Dot: {
       if (op.operands.size() != 3)
         return fail(op, "expects a, b and acc");

@@ -175,6 +175,24 @@ std::optional<std::vector<int>> registerMap(const Layout &src, const Layout &dst
   return map;
 }
 
+Layout permuteLayout(const Layout &l, const std::vector<int64_t> &order) {
+  Layout r;
+  for (int64_t d : order)
+    r.shape.push_back(l.shape[d]);
+  auto perm = [&](const std::vector<Layout::Basis> &in, std::vector<Layout::Basis> &out) {
+    for (auto &b : in) {
+      Layout::Basis p;
+      for (int64_t d : order)
+        p.push_back(b[d]);
+      out.push_back(p);
+    }
+  };
+  perm(l.reg, r.reg);
+  perm(l.lane, r.lane);
+  perm(l.warp, r.warp);
+  return r;
+}
+
 std::pair<int, int> mmaWarps(int64_t M, int64_t N, int numWarps) {
   int wm = 1;
   while (wm < numWarps && 16 * wm * 2 <= M)

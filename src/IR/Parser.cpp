@@ -339,7 +339,34 @@ private:
       op->pred = preds.at(p);
       break;
     }
+    case OpKind::Permute: {
+      expectIdent("order");
+      expect("=");
+      expect("[");
+      while (!is("]")) {
+        op->ints.push_back(number());
+        if (!accept(","))
+          break;
+      }
+      expect("]");
+      break;
+    }
+    case OpKind::Scan: {
+      std::string k = expectIdentAny();
+      op->reduceKind = k == "sum" ? ReduceKind::Sum : k == "max" ? ReduceKind::Max : k == "min" ? ReduceKind::Min
+                       : k == "prod" ? ReduceKind::Prod : (fail("unknown scan '" + k + "'"), ReduceKind::Sum);
+      expectIdent("axis");
+      expect("=");
+      op->axis = static_cast<int>(number());
+      if (tok_.kind == Tok::Ident && tok_.text == "reverse") {
+        bump();
+        op->ival = 1;
+      }
+      break;
+    }
     case OpKind::Dot: {
+      if (tok_.kind != Tok::Ident)
+        break; // fp16/bf16/int dots print no precision
       std::string pr = expectIdentAny();
       op->ival = pr == "ieee" ? 2 : pr == "tf32x3" ? 1 : pr == "tf32" ? 0 : (fail("unknown dot precision '" + pr + "'"), 0);
       break;

@@ -116,7 +116,18 @@ private:
       os_ << " " << name(op.reduceKind) << " axis=" << op.axis;
       break;
     case OpKind::Dot:
-      os_ << " " << (op.ival == 2 ? "ieee" : op.ival == 1 ? "tf32x3" : "tf32");
+      if (op.operands[0]->type.dtype() == DType::F32)
+        os_ << " " << (op.ival == 2 ? "ieee" : op.ival == 1 ? "tf32x3" : "tf32");
+      break;
+    case OpKind::Permute: {
+      os_ << " order=[";
+      for (size_t i = 0; i < op.ints.size(); ++i)
+        os_ << (i ? "," : "") << op.ints[i];
+      os_ << "]";
+      break;
+    }
+    case OpKind::Scan:
+      os_ << " " << name(op.reduceKind) << " axis=" << op.axis << (op.ival ? " reverse" : "");
       break;
     default:
       break;

@@ -133,7 +133,10 @@ SVal Specializer::callMethod(const SVal &m, CallArgs &args) {
     }
     return SVal::tensor(castTo(self.v, t, args.loc));
   }
-  fail(args.loc, "method '" + m.s + "' is not supported");
+  // Other tensor methods are the tl functions with the tensor as first argument.
+  CallArgs withSelf = args;
+  withSelf.pos.insert(withSelf.pos.begin(), Arg{args.loc, self});
+  return callBuiltin("tl." + m.s, withSelf);
 }
 
 SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
@@ -483,6 +486,132 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
   if (name == "tl.broadcast_to") {
     Binder p(*this, "broadcast_to", args, {"input", "shape"}, 2);
     return SVal::tensor(broadcastTo(p.tensor("input"), shapeArg(*this, p.get("shape"), "broadcast_to"), loc));
+  }
+
+  // --- Shape manipulation
+  if (name == "tl.trans" || name == "tl.permute") {
+    if (args.pos.empty())
+      fail(loc, name.substr(3) + "() expects a tile");
+    ir::Value *x = toTensor(args.pos[0].val, args.pos[0].loc);
+    if (!x->type.isTile())
+      fail(args.pos[0].loc, name.substr(3) + "() expects a tile, got " + x->type.str());
+    int rank = static_cast<int>(x->type.rank());
+    std::vector<int64_t> order;
+    std::vector<Arg> dims(args.pos.begin() + 1, args.pos.end());
+    for (auto &[k, v] : args.kw) {
+      if (k != "dims")
+        fail(v.loc, name.substr(3) + "() got an unexpected keyword argument '" + k + "'");
+      dims.push_back(v);
+    }
+    if (dims.size() == 1 && dims[0].val.kind == SVal::Kind::Tuple) {
+      for (auto &e : dims[0].val.elts)
+        order.push_back(e.kind == SVal::Kind::Int ? e.i : -1);
+    } else {
+      for (auto &d : dims)
+        order.push_back(d.val.kind == SVal::Kind::Int ? d.val.i : -1);
+    }
+    if (order.empty()) {
+      if (name == "tl.permute")
+        fail(loc, "permute() needs the new order of the dims");
+      if (rank != 2)
+        fail(loc, "trans() without dims needs a 2-D tile, got " + x->type.str());
+      order = {1, 0};
+    }
+    std::vector<int64_t> shape;
+    std::vector<bool> seen(rank, false);
+    for (int64_t d : order) {
+      if (d < 0 || d >= rank || seen[d])
+        fail(loc, name.substr(3) + "() order must be a permutation of 0.." + std::to_string(rank - 1));
+      seen[d] = true;
+      shape.push_back(x->type.shape[d]);
+    }
+    if (order.size() != size_t(rank))
+      fail(loc, name.substr(3) + "() order must name all " + std::to_string(rank) + " dims");
+    ir::Op *op = b->create(ir::OpKind::Permute, loc, {x}, {ir::Type(x->type.elem, shape)});
+    op->ints = order;
+    return SVal::tensor(op->result());
+  }
+  if (name == "tl.reshape" || name == "tl.view") {
+    if (args.pos.empty())
+      fail(loc, name.substr(3) + "() expects a tile and a shape");
+    ir::Value *x = toTensor(args.pos[0].val, args.pos[0].loc);
+    std::vector<Arg> dims(args.pos.begin() + 1, args.pos.end());
+    for (auto &[k, v] : args.kw) {
+      if (k == "shape")
+        dims.push_back(v);
+      else if (k != "can_reorder")
+        fail(v.loc, name.substr(3) + "() got an unexpected keyword argument '" + k + "'");
+    }
+    std::vector<int64_t> shape;
+    if (dims.size() == 1 && dims[0].val.kind == SVal::Kind::Tuple)
+      shape = shapeArg(*this, dims[0], name.substr(3));
+    else
+      for (auto &d : dims)
+        shape.push_back(shapeArg(*this, d, name.substr(3))[0]);
+    ir::Type t(x->type.elem, shape);
+    if (t.numElements() != x->type.numElements())
+      fail(loc, name.substr(3) + "() cannot change the number of elements: " + x->type.str() + " to " + t.str());
+    if (shape == x->type.shape)
+      return SVal::tensor(x);
+    return SVal::tensor(b->create(ir::OpKind::Reshape, loc, {x}, {t})->result());
+  }
+  if (name == "tl.cat" || name == "tl.join") {
+    Binder p(*this, name.substr(3), args, name == "tl.cat" ? std::vector<std::string>{"input", "other", "can_reorder"}
+                                                           : std::vector<std::string>{"a", "b"},
+             2);
+    ir::Value *x = toTensor(args.pos.size() > 0 ? args.pos[0].val : p.get(name == "tl.cat" ? "input" : "a").val, loc);
+    ir::Value *y = toTensor(args.pos.size() > 1 ? args.pos[1].val : p.get(name == "tl.cat" ? "other" : "b").val, loc);
+    if (x->type.elem != y->type.elem)
+      fail(loc, name.substr(3) + "() operands must have the same dtype, got " + x->type.str() + " and " + y->type.str());
+    if (name == "tl.cat") {
+      if (!x->type.isTile() || x->type.shape != y->type.shape)
+        fail(loc, "cat() needs two tiles of the same shape, got " + x->type.str() + " and " + y->type.str());
+      auto shape = x->type.shape;
+      shape[0] *= 2;
+      return SVal::tensor(b->create(ir::OpKind::Cat, loc, {x, y}, {ir::Type(x->type.elem, shape)})->result());
+    }
+    broadcastPair(x, y, loc);
+    auto shape = x->type.shape;
+    shape.push_back(2);
+    return SVal::tensor(b->create(ir::OpKind::Join, loc, {x, y}, {ir::Type(x->type.elem, shape)})->result());
+  }
+  if (name == "tl.split") {
+    Binder p(*this, "split", args, {"a"}, 1);
+    ir::Value *x = p.tensor("a");
+    if (!x->type.isTile() || x->type.shape.back() != 2)
+      fail(p.loc("a"), "split() needs a tile whose last dim is 2, got " + x->type.str());
+    auto shape = x->type.shape;
+    shape.pop_back();
+    ir::Type t(x->type.elem, shape);
+    if (shape.empty())
+      fail(p.loc("a"), "split() of a 2-element tile into scalars is not supported yet");
+    ir::Op *op = b->create(ir::OpKind::Split, loc, {x}, {t, t});
+    return SVal::tuple({SVal::tensor(op->result(0)), SVal::tensor(op->result(1))});
+  }
+  if (name == "tl.cumsum" || name == "tl.cumprod") {
+    Binder p(*this, name.substr(3), args, {"input", "axis", "reverse", "dtype"}, 1);
+    ir::Value *x = p.tensor("input");
+    if (!x->type.isTile())
+      fail(p.loc("input"), name.substr(3) + "() expects a tile, got " + x->type.str());
+    int rank = static_cast<int>(x->type.rank());
+    int64_t axis = p.constInt("axis", 0);
+    if (axis < -rank || axis >= rank)
+      fail(p.loc("axis"), name.substr(3) + "() axis " + std::to_string(axis) + " is out of range for " + x->type.str());
+    if (p.has("dtype")) {
+      x = castTo(x, p.dtype("dtype"), loc);
+    } else {
+      DType t = x->type.dtype();
+      // Triton: bf16 scans run in fp32, narrow integers in 32 bits.
+      if (t == DType::BF16)
+        x = castTo(x, ir::ScalarType{DType::F32}, loc);
+      else if (ir::isInteger(t) && ir::bitWidth(t) < 32)
+        x = castTo(x, ir::ScalarType{ir::isSigned(t) ? DType::I32 : DType::U32}, loc);
+    }
+    ir::Op *op = b->create(ir::OpKind::Scan, loc, {x}, {x->type});
+    op->axis = static_cast<int>(axis < 0 ? axis + rank : axis);
+    op->reduceKind = name == "tl.cumsum" ? ir::ReduceKind::Sum : ir::ReduceKind::Prod;
+    op->ival = p.has("reverse") && truthy(p.get("reverse").val, p.loc("reverse")) ? 1 : 0;
+    return SVal::tensor(op->result());
   }
 
   // --- Matrix product

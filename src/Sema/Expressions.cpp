@@ -61,7 +61,8 @@ const std::set<std::string> kTlFunctions = {
     "program_id", "num_programs", "arange", "zeros", "zeros_like", "full", "load", "store", "where", "exp",
     "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "abs", "maximum", "minimum", "sum", "max", "min",
     "cast", "cdiv", "expand_dims", "broadcast_to", "range", "static_range", "constexpr", "pointer_type",
-    "multiple_of", "max_contiguous", "static_assert", "fdiv", "div_rn", "dot"};
+    "multiple_of", "max_contiguous", "static_assert", "fdiv", "div_rn", "dot", "trans", "permute", "reshape",
+    "view", "cat", "join", "split", "cumsum", "cumprod"};
 
 std::optional<ir::ScalarType> tlDType(const std::string &n) {
   static const std::pair<const char *, DType> table[] = {
@@ -151,7 +152,9 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
         dims.push_back(SVal::integer(d));
       return SVal::tuple(dims);
     }
-    if (attr == "to" || attr == "__add__") {
+    static const std::set<std::string> methods = {"to", "reshape", "view", "trans", "permute", "split", "sum", "max",
+                                                  "min", "expand_dims", "broadcast_to", "cumsum", "cumprod"};
+    if (methods.count(attr)) {
       SVal m;
       m.kind = SVal::Kind::Method;
       m.s = attr;

@@ -119,6 +119,17 @@ private:
       if (op.operands[0]->type.isTile())
         wish(op.operands[0], defaultFor(op.operands[0]->type));
       return;
+    case OpKind::Split:
+      for (auto &r : op.results)
+        wish(r.get(), defaultFor(r->type));
+      wish(op.operands[0], defaultFor(op.operands[0]->type));
+      return;
+    case OpKind::Reshape: case OpKind::Cat: case OpKind::Join:
+      // These move data through shared memory themselves: operands keep their own layouts.
+      wish(op.result(), defaultFor(op.result()->type));
+      for (ir::Value *v : op.operands)
+        wish(v, defaultFor(v->type));
+      return;
     case OpKind::Dot: {
       // The accumulator layout is fixed by the instruction; it flows back into loop-carried
       // accumulators. Operands are loaded in their own (coalesced) layouts and converted.
@@ -177,6 +188,16 @@ private:
       break;
     case OpKind::Broadcast:
       wish(op.operands[0], ir::broadcastOperandLayout(l, op.operands[0]->type.shape), strong);
+      break;
+    case OpKind::Permute: {
+      std::vector<int64_t> inverse(op.ints.size());
+      for (size_t i = 0; i < op.ints.size(); ++i)
+        inverse[op.ints[i]] = static_cast<int64_t>(i);
+      wish(op.operands[0], ir::permuteLayout(l, inverse), strong);
+      break;
+    }
+    case OpKind::Scan:
+      wish(op.operands[0], l, strong);
       break;
     case OpKind::ConvertLayout:
       break;
@@ -358,6 +379,10 @@ private:
     }
     case OpKind::Condition:
       return;
+    case OpKind::Split:
+      for (auto &res : op.results)
+        setLayout(res.get(), wanted(res.get()));
+      return;
     case OpKind::Store: {
       if (!op.operands[0]->type.isTile())
         return;
@@ -389,6 +414,15 @@ private:
     }
     case OpKind::Reduce:
       setLayout(r, ir::sliceLayout(*op.operands[0]->layout, op.axis));
+      return;
+    case OpKind::Permute:
+      setLayout(r, ir::permuteLayout(*op.operands[0]->layout, op.ints));
+      return;
+    case OpKind::Scan:
+      setLayout(r, *op.operands[0]->layout);
+      return;
+    case OpKind::Reshape: case OpKind::Cat: case OpKind::Join:
+      setLayout(r, wanted(r));
       return;
     case OpKind::Dot: {
       DotPlan plan = planDot(op, f_.numWarps);

@@ -78,6 +78,16 @@ enum class OpKind {
   Reduce,      ///< (tile) -> tile without dim `axis` (or a scalar when the operand has rank
                ///< 1): combine `reduceKind` (Sum adds in the operand dtype; Max/Min as Max/Min).
   ConvertLayout, ///< (tile) -> the same tile in another layout (gpu stage only).
+  Permute,     ///< (tile) -> tile with dims reordered: result dim i is operand dim `ints[i]`
+               ///< (tl.trans, tl.permute).
+  Reshape,     ///< (tile) -> tile of the result shape with the same elements in row-major
+               ///< order (tl.reshape, tl.view).
+  Cat,         ///< (a, b) -> a and b (same shape) concatenated along dim 0 (tl.cat).
+  Join,        ///< (a, b) -> tile of shape a.shape + [2]: result[..., 0] = a, [..., 1] = b.
+  Split,       ///< (x with last dim 2) -> (x[..., 0], x[..., 1]).
+  Scan,        ///< (tile) -> same shape: inclusive prefix combine (`reduceKind`) along `axis`,
+               ///< from the end when `ival` is 1 (tl.cumsum, tl.cumprod; sums in the operand
+               ///< dtype, products as Mul).
   Dot,         ///< (a [M,K], b [K,N], acc [M,N]) -> [M,N] of acc's dtype: acc + a @ b (tl.dot).
                ///< a and b share a dtype; fp16/bf16 products accumulate in fp32; fp32 inputs
                ///< use TF32 (`ival` = DotPrecision::TF32, Triton's default) or IEEE fp32 FMA
@@ -102,7 +112,7 @@ bool isElementwise(OpKind k);
 
 enum class CmpPred { Eq, Ne, Lt, Le, Gt, Ge };
 const char *name(CmpPred p);
-enum class ReduceKind { Sum, Max, Min };
+enum class ReduceKind { Sum, Max, Min, Prod };
 /// Precision of an fp32 tl.dot (Triton's input_precision), stored in Op::ival.
 enum class DotPrecision : int64_t { TF32 = 0, TF32x3 = 1, IEEE = 2 };
 const char *name(ReduceKind k);
@@ -146,6 +156,7 @@ public:
   double fval = 0.0;
   int axis = 0;
   CmpPred pred = CmpPred::Eq;
+  std::vector<int64_t> ints; ///< list attribute (Permute's order)
   ReduceKind reduceKind = ReduceKind::Sum;
 
   Op(OpKind k, SourceLoc l) : kind(k), loc(l) {}

@@ -63,6 +63,10 @@ Layout broadcastOperandLayout(const Layout &result, const std::vector<int64_t> &
 /// register holding the same element: the conversion is then free. Otherwise nullopt.
 std::optional<std::vector<int>> registerMap(const Layout &src, const Layout &dst);
 
+/// The layout of permute(x, order) for x in `l`: result dim i is operand dim order[i]; every
+/// register, lane and warp keeps its element (a transposition moves no data).
+Layout permuteLayout(const Layout &l, const std::vector<int64_t> &order);
+
 /// Which mma.sync shape a tl.dot uses (PTX ISA §9.7.14.5, "Matrix fragments for mma.m16n8k*").
 enum class MmaKind { F16 /* m16n8k16, fp16/bf16 */, TF32 /* m16n8k8 */ };
 

@@ -217,6 +217,10 @@ void Emitter::emitOp(const ir::Op &op) {
     return emitConvert(op);
   case OpKind::Dot:
     return emitDot(op);
+  case OpKind::Permute: case OpKind::Reshape: case OpKind::Cat: case OpKind::Join: case OpKind::Split:
+    return emitShapeOp(op);
+  case OpKind::Scan:
+    return emitScan(op);
   case OpKind::Constant: {
     ir::ScalarType t = op.result()->type.elem;
     llvm::Type *ty = llvmType(t);
@@ -415,6 +419,8 @@ llvm::Value *Emitter::combine(ir::ReduceKind k, DType t, llvm::Value *a, llvm::V
     if (fl)
       return declareIntrinsicCall(llvm::Intrinsic::minnum, {a->getType()}, {a, b});
     return declareIntrinsicCall(sg ? llvm::Intrinsic::smin : llvm::Intrinsic::umin, {a->getType()}, {a, b});
+  case ir::ReduceKind::Prod:
+    return fl ? B.CreateFMul(a, b) : B.CreateMul(a, b);
   }
   return nullptr;
 }

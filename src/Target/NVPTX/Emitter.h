@@ -59,6 +59,13 @@ public:
   void emitReduce(const ir::Op &op);
   void emitConvert(const ir::Op &op);
   void emitDot(const ir::Op &op);
+  void emitShapeOp(const ir::Op &op);
+  void emitScan(const ir::Op &op);
+  /// Stores every element of tile `v` to shared memory at index linear(coord) * scale + offset
+  /// (elements, row-major). Callers put barriers around it.
+  void storeToShared(const ir::Value *v, int64_t scale, int64_t offset);
+  /// Loads `result`'s registers from shared memory at linear(coord) * scale + offset.
+  std::vector<llvm::Value *> loadFromShared(const ir::Value *result, int64_t scale, int64_t offset);
   llvm::Value *elementwise(const ir::Op &op, const std::vector<llvm::Value *> &in);
   llvm::Value *combine(ir::ReduceKind k, ir::DType t, llvm::Value *a, llvm::Value *b);
   llvm::Value *shuffleXor(llvm::Value *v, int laneMask);

@@ -1,0 +1,107 @@
+"""Runs the kernels of shape_scan.tle on the GPU with tle-run and checks them against NumPy.
+Usage: python3 check_ops.py TLE_RUN [WORKDIR]; prints one PASS/FAIL line per case and
+'N passed, M failed'; exits 1 on failure."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+TLE_RUN = sys.argv[1]
+WORK = sys.argv[2] if len(sys.argv) > 2 else "/tmp/tle-ops"
+SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shape_scan.tle")
+os.makedirs(WORK, exist_ok=True)
+rng = np.random.default_rng(7)
+results = []
+
+
+def run(kernel, sig, args, saves, warps=4):
+    cmd = [TLE_RUN, SRC, "-n", kernel, "-s", sig, "-w", str(warps), "--target", "gpu", "-q"]
+    for name, arr in args.items():
+        path = os.path.join(WORK, f"{kernel}_{name}.npy")
+        np.save(path, arr)
+        cmd += ["--arg", f"{name}={path}"]
+    out = {}
+    for name in saves:
+        path = os.path.join(WORK, f"{kernel}_{name}_out.npy")
+        cmd += ["--save", f"{name}={path}"]
+        out[name] = path
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(p.stderr.strip() or p.stdout.strip())
+    return {k: np.load(v) for k, v in out.items()}
+
+
+def case(name, fn):
+    try:
+        ok, detail = fn()
+    except Exception as e:  # noqa: BLE001 - report and continue
+        ok, detail = False, str(e)
+    results.append(ok)
+    print(f"{'PASS' if ok else 'FAIL'}  {name}  {detail}")
+
+
+def close(got, want, rtol=1e-5, atol=1e-6):
+    err = float(np.max(np.abs(got.astype(np.float64) - want.astype(np.float64)))) if got.size else 0.0
+    return bool(np.allclose(got, want, rtol=rtol, atol=atol)), f"max_abs={err:.3e}"
+
+
+def t_trans(warps):
+    x = rng.standard_normal((32, 64)).astype(np.float32)
+    o = run("trans2d", "*fp32:16, *fp32:16, 32, 64", {"x_ptr": x, "y_ptr": np.full((64, 32), np.nan, np.float32)},
+            ["y_ptr"], warps)
+    return close(o["y_ptr"], x.T)
+
+
+def t_permute():
+    x = rng.standard_normal((4, 8, 16)).astype(np.float32)
+    o = run("permute3d", "*fp32:16, *fp32:16, 4, 8, 16", {"x_ptr": x, "y_ptr": np.full((16, 4, 8), np.nan, np.float32)},
+            ["y_ptr"])
+    return close(o["y_ptr"], np.transpose(x, (2, 0, 1)))
+
+
+def t_reshape():
+    x = rng.standard_normal(32 * 64).astype(np.float32)
+    o = run("reshape2d", "*fp32:16, *fp32:16, 32, 64", {"x_ptr": x, "y_ptr": np.full((64, 32), np.nan, np.float32)},
+            ["y_ptr"])
+    return close(o["y_ptr"], x.reshape(64, 32) * 2)
+
+
+def t_cat_join_split():
+    a = rng.standard_normal(64).astype(np.float32)
+    b = rng.standard_normal(64).astype(np.float32)
+    nan = lambda *s: np.full(s, np.nan, np.float32)  # noqa: E731
+    o = run("cat_join_split", "*fp32:16, *fp32:16, *fp32:16, *fp32:16, *fp32:16, *fp32:16, 64",
+            {"a_ptr": a, "b_ptr": b, "cat_ptr": nan(128), "join_ptr": nan(64, 2), "s0_ptr": nan(64), "s1_ptr": nan(64)},
+            ["cat_ptr", "join_ptr", "s0_ptr", "s1_ptr"])
+    oks = [close(o["cat_ptr"], np.concatenate([a, b]))[0], close(o["join_ptr"], np.stack([a, b], -1))[0],
+           close(o["s0_ptr"], a * 3)[0], close(o["s1_ptr"], b * 3)[0]]
+    return all(oks), f"cat/join/split/split = {oks}"
+
+
+def t_scans(warps):
+    x = (rng.standard_normal(1024) * 0.5 + 1.0).astype(np.float32)
+    m = rng.integers(-100, 100, size=(16, 128)).astype(np.int32)
+    nan = np.full(1024, np.nan, np.float32)
+    o = run("scans", "*fp32:16, *fp32:16, *fp32:16, *fp32:16, *i32:16, *i32:16, 1024, 16, 128",
+            {"x_ptr": x, "y_ptr": nan, "z_ptr": nan, "w_ptr": nan, "i_ptr": m, "o_ptr": np.zeros_like(m)},
+            ["y_ptr", "z_ptr", "w_ptr", "o_ptr"], warps)
+    x64 = x.astype(np.float64)
+    small = np.where(np.arange(1024) < 16, x64, 1.0)
+    oks = [close(o["y_ptr"], np.cumsum(x64), rtol=1e-4, atol=1e-3)[0],
+           close(o["z_ptr"], np.cumsum(x64[::-1])[::-1], rtol=1e-4, atol=1e-3)[0],
+           close(o["w_ptr"], np.cumprod(small), rtol=1e-4)[0],
+           bool(np.array_equal(o["o_ptr"], np.cumsum(m, axis=1, dtype=np.int64).astype(np.int32)))]
+    return all(oks), f"cumsum/reverse/cumprod/int-axis1 = {oks}"
+
+
+for w in (1, 4, 8):
+    case(f"trans 32x64 num_warps={w}", lambda: t_trans(w))
+case("permute (2,0,1) 4x8x16", t_permute)
+case("reshape 2048 -> 64x32", t_reshape)
+case("cat / join / split", t_cat_join_split)
+for w in (1, 4):
+    case(f"cumsum, reverse cumsum, cumprod, int cumsum axis 1, num_warps={w}", lambda: t_scans(w))
+passed = sum(results)
+print(f"{passed} passed, {len(results) - passed} failed")
+sys.exit(0 if passed == len(results) else 1)
