@@ -33,6 +33,8 @@ def tool(name):
 config.substitutions.append((tool("FileCheck"), config.filecheck))
 config.substitutions.append((tool("not"), config.not_tool))
 config.substitutions.append(("%tlec", config.tlec))
+# tle-link is built next to tlec (src/CMakeLists.txt).
+config.substitutions.append(("%tle-link", '"%s"' % os.path.join(os.path.dirname(config.tlec), "tle-link")))
 config.substitutions.append(("%exit1", '"%s" "%s"' % (python, exit1)))
 config.substitutions.append(("%python", '"%s"' % python))
 
