@@ -45,6 +45,8 @@ const char *name(OpKind k) {
   case OpKind::AddPtr: return "addptr";
   case OpKind::Load: return "load";
   case OpKind::Store: return "store";
+  case OpKind::AtomicRMW: return "atomic_rmw";
+  case OpKind::AtomicCAS: return "atomic_cas";
   case OpKind::ExpandDims: return "expand_dims";
   case OpKind::Broadcast: return "broadcast";
   case OpKind::Reduce: return "reduce";
@@ -64,6 +66,19 @@ const char *name(OpKind k) {
   case OpKind::Return: return "return";
   }
   return "?";
+}
+
+const char *name(AtomicKind k) {
+  static const char *n[] = {"add", "max", "min", "and", "or", "xor", "xchg"};
+  return n[static_cast<int>(k)];
+}
+const char *name(MemSem s) {
+  static const char *n[] = {"relaxed", "acquire", "release", "acq_rel"};
+  return n[static_cast<int>(s)];
+}
+const char *name(MemScope s) {
+  static const char *n[] = {"gpu", "cta", "sys"};
+  return n[static_cast<int>(s)];
 }
 
 bool isElementwise(OpKind k) {

@@ -351,6 +351,20 @@ private:
       expect("]");
       break;
     }
+    case OpKind::AtomicRMW: case OpKind::AtomicCAS: {
+      auto pick = [&](const std::vector<std::string> &names, const char *what) -> int64_t {
+        std::string w = expectIdentAny();
+        for (size_t i = 0; i < names.size(); ++i)
+          if (names[i] == w)
+            return static_cast<int64_t>(i);
+        fail(std::string("unknown atomic ") + what + " '" + w + "'");
+      };
+      if (op->kind == OpKind::AtomicRMW)
+        op->ival = pick({"add", "max", "min", "and", "or", "xor", "xchg"}, "operation");
+      op->ival2 = pick({"relaxed", "acquire", "release", "acq_rel"}, "ordering");
+      op->axis = static_cast<int>(pick({"gpu", "cta", "sys"}, "scope"));
+      break;
+    }
     case OpKind::Scan: {
       std::string k = expectIdentAny();
       op->reduceKind = k == "sum" ? ReduceKind::Sum : k == "max" ? ReduceKind::Max : k == "min" ? ReduceKind::Min

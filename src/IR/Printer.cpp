@@ -126,6 +126,13 @@ private:
       os_ << "]";
       break;
     }
+    case OpKind::AtomicRMW:
+      os_ << " " << name(static_cast<AtomicKind>(op.ival)) << " " << name(static_cast<MemSem>(op.ival2)) << " "
+          << name(static_cast<MemScope>(op.axis));
+      break;
+    case OpKind::AtomicCAS:
+      os_ << " " << name(static_cast<MemSem>(op.ival2)) << " " << name(static_cast<MemScope>(op.axis));
+      break;
     case OpKind::Scan:
       os_ << " " << name(op.reduceKind) << " axis=" << op.axis << (op.ival ? " reverse" : "");
       break;

@@ -62,7 +62,8 @@ const std::set<std::string> kTlFunctions = {
     "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "abs", "maximum", "minimum", "sum", "max", "min",
     "cast", "cdiv", "expand_dims", "broadcast_to", "range", "static_range", "constexpr", "pointer_type",
     "multiple_of", "max_contiguous", "static_assert", "fdiv", "div_rn", "dot", "trans", "permute", "reshape",
-    "view", "cat", "join", "split", "cumsum", "cumprod"};
+    "view", "cat", "join", "split", "cumsum", "cumprod", "atomic_add", "atomic_max", "atomic_min", "atomic_and",
+    "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cas"};
 
 std::optional<ir::ScalarType> tlDType(const std::string &n) {
   static const std::pair<const char *, DType> table[] = {

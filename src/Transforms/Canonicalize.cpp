@@ -15,6 +15,7 @@ namespace {
 bool isPure(const ir::Op &op) {
   switch (op.kind) {
   case OpKind::Load: case OpKind::Store: case OpKind::For: case OpKind::Yield: case OpKind::Return:
+  case OpKind::AtomicRMW: case OpKind::AtomicCAS:
     return false;
   default:
     return op.regions.empty() && !op.results.empty();

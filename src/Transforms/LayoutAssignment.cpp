@@ -66,7 +66,7 @@ private:
       }
       return;
     }
-    case OpKind::Load: {
+    case OpKind::Load: case OpKind::AtomicRMW: case OpKind::AtomicCAS: {
       const ir::Value *r = op.result();
       if (r->type.isTile()) {
         wish(r, defaultFor(r->type, ir::storageBytes(r->type.dtype())), true);

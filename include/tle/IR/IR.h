@@ -71,6 +71,12 @@ enum class OpKind {
   Load,        ///< (ptr [, i1 mask [, other]]) -> pointee: masked-off lanes read nothing and
                ///< yield `other`, or zero when there is no other (TLE defines this).
   Store,       ///< (ptr, value [, i1 mask]) -> (): masked-off lanes write nothing.
+  AtomicRMW,   ///< (ptr, value [, i1 mask]) -> old values: per element, atomically
+               ///< *ptr = *ptr OP value (`ival` = AtomicKind) with memory order `ival2`
+               ///< (MemSem) and scope `axis` (MemScope); masked-off elements do nothing and
+               ///< yield zero. Every element of a tile is one atomic, even when two elements
+               ///< address the same location. fp32/fp64 max/min use integer atomics on the bits.
+  AtomicCAS,   ///< (ptr, cmp, value) -> old: per element, if *ptr == cmp then *ptr = value.
   // --- Shape
   ExpandDims,  ///< (tile or scalar) -> tile with a size-1 dim inserted at `axis`.
   Broadcast,   ///< (tile) -> tile of the result shape; every size-1 dim of the operand is
@@ -113,6 +119,15 @@ bool isElementwise(OpKind k);
 enum class CmpPred { Eq, Ne, Lt, Le, Gt, Ge };
 const char *name(CmpPred p);
 enum class ReduceKind { Sum, Max, Min, Prod };
+/// Read-modify-write operations of AtomicRMW (tl.atomic_*), stored in Op::ival.
+enum class AtomicKind : int64_t { Add, Max, Min, And, Or, Xor, Xchg };
+const char *name(AtomicKind k);
+/// Memory ordering of atomics (Triton's `sem`), stored in Op::ival2; PTX ISA §8.6.
+enum class MemSem : int64_t { Relaxed, Acquire, Release, AcqRel };
+const char *name(MemSem s);
+/// Scope of atomics (Triton's `scope`), stored in Op::axis.
+enum class MemScope : int { Gpu, Cta, Sys };
+const char *name(MemScope s);
 /// Precision of an fp32 tl.dot (Triton's input_precision), stored in Op::ival.
 enum class DotPrecision : int64_t { TF32 = 0, TF32x3 = 1, IEEE = 2 };
 const char *name(ReduceKind k);

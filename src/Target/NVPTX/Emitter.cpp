@@ -55,6 +55,10 @@ llvm::Function *Emitter::run() {
   for (size_t i = 0; i < f.params.size(); ++i)
     kernel_->getArg(i)->setName(f.params[i].name);
 
+  ir::walk(f.body, [&](ir::Op &op) {
+    for (const ir::Value *v : op.operands)
+      used_.insert(v);
+  });
   entry_ = llvm::BasicBlock::Create(ctx, "entry", kernel_);
   auto *body = llvm::BasicBlock::Create(ctx, "body", kernel_);
   B.SetInsertPoint(entry_);
@@ -221,6 +225,8 @@ void Emitter::emitOp(const ir::Op &op) {
     return emitShapeOp(op);
   case OpKind::Scan:
     return emitScan(op);
+  case OpKind::AtomicRMW: case OpKind::AtomicCAS:
+    return emitAtomic(op);
   case OpKind::Constant: {
     ir::ScalarType t = op.result()->type.elem;
     llvm::Type *ty = llvmType(t);

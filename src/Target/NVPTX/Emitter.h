@@ -10,6 +10,7 @@
 #include <llvm/IR/Module.h>
 
 #include <map>
+#include <set>
 #include <vector>
 
 namespace tle::nvptx {
@@ -61,6 +62,7 @@ public:
   void emitDot(const ir::Op &op);
   void emitShapeOp(const ir::Op &op);
   void emitScan(const ir::Op &op);
+  void emitAtomic(const ir::Op &op);
   /// Stores every element of tile `v` to shared memory at index linear(coord) * scale + offset
   /// (elements, row-major). Callers put barriers around it.
   void storeToShared(const ir::Value *v, int64_t scale, int64_t offset);
@@ -92,6 +94,7 @@ private:
   int64_t sharedBytes_ = 0;
   std::map<const ir::Value *, std::vector<llvm::Value *>> vals_;
   std::map<std::string, std::vector<llvm::Value *>> coordCache_;
+  std::set<const ir::Value *> used_; ///< values some op reads
 };
 
 } // namespace tle::nvptx

@@ -15,8 +15,10 @@ rng = np.random.default_rng(7)
 results = []
 
 
-def run(kernel, sig, args, saves, warps=4):
-    cmd = [TLE_RUN, SRC, "-n", kernel, "-s", sig, "-w", str(warps), "--target", "gpu", "-q"]
+def run(kernel, sig, args, saves, warps=4, grid_override=None, src=None):
+    cmd = [TLE_RUN, src or SRC, "-n", kernel, "-s", sig, "-w", str(warps), "--target", "gpu", "-q"]
+    if grid_override:
+        cmd += ["--grid", str(grid_override)]
     for name, arr in args.items():
         path = os.path.join(WORK, f"{kernel}_{name}.npy")
         np.save(path, arr)
@@ -95,6 +97,49 @@ def t_scans(warps):
     return all(oks), f"cumsum/reverse/cumprod/int-axis1 = {oks}"
 
 
+ATOMICS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "atomics.tle")
+
+
+def t_hist():
+    n = 5000
+    idx = rng.integers(0, 37, size=n).astype(np.int32)
+    o = run("hist", "*i32:16, *i32:16, *i32:16, i32, 256", {"idx_ptr": idx, "bins_ptr": np.zeros(37, np.int32),
+            "old_ptr": np.full(n, -1, np.int32), "n": n}, ["bins_ptr", "old_ptr"], grid_override=(n + 255) // 256,
+            src=ATOMICS)
+    want = np.bincount(idx, minlength=37).astype(np.int32)
+    # Every old value is distinct per bin and together they are 0..count-1.
+    olds_ok = all(sorted(o["old_ptr"][idx == b].tolist()) == list(range(want[b])) for b in range(37))
+    return bool(np.array_equal(o["bins_ptr"], want)) and olds_ok, f"bins_equal={np.array_equal(o['bins_ptr'], want)} olds_ok={olds_ok}"
+
+
+def t_fminmax():
+    n = 3000
+    x = rng.standard_normal(n).astype(np.float32) * 10
+    o = run("fminmax", "*fp32:16, *fp32:16, *fp32:16, *fp32:16, i32, 128",
+            {"x_ptr": x, "mx_ptr": np.full(4, -np.inf, np.float32), "mn_ptr": np.full(4, np.inf, np.float32),
+             "fsum_ptr": np.zeros(1, np.float32), "n": n}, ["mx_ptr", "mn_ptr", "fsum_ptr"],
+            grid_override=(n + 127) // 128, src=ATOMICS)
+    mx = np.array([x[i::4].max() for i in range(4)], np.float32)
+    mn = np.array([x[i::4].min() for i in range(4)], np.float32)
+    ok = np.array_equal(o["mx_ptr"], mx) and np.array_equal(o["mn_ptr"], mn) and \
+        abs(float(o["fsum_ptr"][0]) - float(x.astype(np.float64).sum())) < 1e-2
+    return bool(ok), f"max={o['mx_ptr']} want={mx} sum={o['fsum_ptr'][0]:.4f} want={x.astype(np.float64).sum():.4f}"
+
+
+def t_cas():
+    progs = 64
+    o = run("cas_xchg", "*i32:16, *i32:16, 4", {"lock_ptr": np.zeros(3, np.int32), "out_ptr": np.full(progs, -1, np.int32)},
+            ["out_ptr", "lock_ptr"], grid_override=progs, src=ATOMICS)
+    won = o["out_ptr"]
+    # Exactly one program saw 0; all others saw the winner's pid + 1.
+    winners = np.flatnonzero(won == 0)
+    ok = len(winners) == 1 and np.all(won[won != 0] == winners[0] + 1) and o["lock_ptr"][0] == winners[0] + 1
+    return bool(ok), f"winners={winners.tolist()} lock={o['lock_ptr'].tolist()}"
+
+
+case("atomic_add histogram with duplicate indices, old values", t_hist)
+case("atomic_max/min fp32 (negative values), scalar atomic_add of a reduction", t_fminmax)
+case("atomic_cas elects one program, atomic_xchg", t_cas)
 for w in (1, 4, 8):
     case(f"trans 32x64 num_warps={w}", lambda: t_trans(w))
 case("permute (2,0,1) 4x8x16", t_permute)
