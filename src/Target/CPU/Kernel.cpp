@@ -29,7 +29,7 @@ std::string ArgValue::str() const {
   if (kind == Kind::Pointer) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "pointer %p", pointer);
-    return std::string(buf) + (bytes ? " (" + std::to_string(bytes) + " bytes)" : "");
+    return std::string(buf) + (sized ? " (" + std::to_string(bytes) + " bytes)" : "");
   }
   return std::string(ir::name(dtype)) + " scalar";
 }
@@ -336,9 +336,9 @@ void Kernel::run(const Grid &grid, const std::vector<ArgValue> &args, const RunO
       if (p.divisibility > 1 && addr % static_cast<uint64_t>(p.divisibility))
         throw Error(which + ": the signature promises " + std::to_string(p.divisibility) +
                     "-byte alignment but the address is not a multiple of it");
-      if (k.checkBounds && a.bytes == 0)
+      if (k.checkBounds && !a.sized)
         throw Error(which + ": bounds checking needs the size of every pointer argument; this one has none");
-      if (a.bytes)
+      if (a.sized && a.bytes)
         state.buffers.push_back({addr, addr + a.bytes, i});
       slots[i] = addr;
       continue;

@@ -38,19 +38,27 @@ struct ArgValue {
   Kind kind = Kind::Scalar;
   /// Pointer: the host address of element 0 of the buffer.
   void *pointer = nullptr;
-  /// Pointer: the buffer's size in bytes; 0 = unknown. Bounds checking needs every size.
+  /// Pointer: the buffer's size in bytes, when `sized`. Bounds checking needs every size.
   size_t bytes = 0;
+  /// Pointer: whether `bytes` is known.
+  bool sized = false;
   /// Scalar: the value's dtype; it must equal the parameter's (no implicit conversions).
   ir::DType dtype = ir::DType::Invalid;
   /// Scalar: the value's bits, zero-extended (i1: 0 or 1; fp16/bf16: the 16-bit pattern).
   uint64_t bits = 0;
 
-  /// A pointer argument for `bytes` bytes of host memory at `p` (bytes = 0: size unknown).
-  static ArgValue ptr(void *p, size_t bytes = 0) {
+  /// A pointer argument for host memory at `p` of unknown size.
+  static ArgValue ptr(void *p) {
     ArgValue a;
     a.kind = Kind::Pointer;
     a.pointer = p;
+    return a;
+  }
+  /// A pointer argument for `bytes` bytes of host memory at `p`.
+  static ArgValue ptr(void *p, size_t bytes) {
+    ArgValue a = ptr(p);
     a.bytes = bytes;
+    a.sized = true;
     return a;
   }
   /// A pointer argument for the elements of `v` (its size is known, so it can be bounds-checked).
