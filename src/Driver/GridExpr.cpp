@@ -183,7 +183,10 @@ private:
       ++pos_;
     std::string digits = s_.substr(at, pos_ - at);
     if (pos_ < s_.size() && s_[pos_] == '.') {
-      err("'" + digits + ".' is not an integer: grid expressions are integer-valued", at);
+      size_t end = pos_ + 1;
+      while (end < s_.size() && std::isalnum(static_cast<unsigned char>(s_[end])))
+        ++end;
+      err("'" + s_.substr(at, end - at) + "' is not an integer: grid expressions are integer-valued", at);
       return nullptr;
     }
     int64_t v = 0;

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -167,7 +168,9 @@ bool specFromMetadata(const std::string &text, LaunchImage image, LaunchSpec &sp
     }
     if (k.contains("constexprs"))
       for (auto it = k.at("constexprs").begin(); it != k.at("constexprs").end(); ++it)
-        spec.constexprs.push_back({it.key(), it.value().dump()});
+        if (!std::any_of(spec.args.begin(), spec.args.end(),
+                         [&](const LaunchArg &a) { return a.equalToOne && a.name == it.key(); }))
+          spec.constexprs.push_back({it.key(), it.value().dump()}); // `:1` parameters are arguments
     if (k.contains("grid")) {
       for (const json &g : k.at("grid"))
         spec.grid.push_back(g.get<std::string>());

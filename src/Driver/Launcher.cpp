@@ -273,7 +273,7 @@ struct Generator {
       else if (t == "i1")
         v = "tle_launcher_arg_unsigned(" + idents[a] + ")";
       else
-        v = "tle_launcher_arg_other()";
+        v = "tle_launcher_arg_float(" + idents[a] + ")";
       s += v + ", ";
     }
     return s + (cxx ? "tle_launcher_arg{}" : "tle_launcher_arg_other()"); // sentinel: never empty

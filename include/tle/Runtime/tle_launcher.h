@@ -158,6 +158,12 @@ static inline tle_launcher_arg tle_launcher_arg_other(void) {
   return a;
 }
 
+/** A floating-point argument `value` (its value never decides the dispatch). */
+static inline tle_launcher_arg tle_launcher_arg_float(double value) {
+  (void)value;
+  return tle_launcher_arg_other();
+}
+
 /** 1 when `arg` meets `req`, else 0. A requirement on a floating-point argument is never met. */
 static inline int tle_launcher_meets(const tle_launcher_requirement *req, const tle_launcher_arg *arg) {
   if (req->kind == TLE_LAUNCHER_ANY)
