@@ -40,6 +40,8 @@ const char *name(OpKind k) {
   case OpKind::Sqrt: return "sqrt";
   case OpKind::Rsqrt: return "rsqrt";
   case OpKind::Abs: return "abs";
+  case OpKind::ExternCall: return "extern_call";
+  case OpKind::Fma: return "fma";
   case OpKind::Cast: return "cast";
   case OpKind::Bitcast: return "bitcast";
   case OpKind::AddPtr: return "addptr";
@@ -88,7 +90,7 @@ bool isElementwise(OpKind k) {
   case OpKind::Shl: case OpKind::Shr: case OpKind::Max: case OpKind::Min: case OpKind::Cmp:
   case OpKind::Select: case OpKind::Neg: case OpKind::Not: case OpKind::Exp: case OpKind::Exp2:
   case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Abs:
-  case OpKind::Cast: case OpKind::Bitcast: case OpKind::AddPtr:
+  case OpKind::Cast: case OpKind::Bitcast: case OpKind::AddPtr: case OpKind::ExternCall: case OpKind::Fma:
     return true;
   default:
     return false;

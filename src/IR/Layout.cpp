@@ -11,10 +11,6 @@ namespace {
 
 Layout::Basis zeroBasis(unsigned rank) { return Layout::Basis(rank, 0); }
 
-bool isZero(const Layout::Basis &b) {
-  return std::all_of(b.begin(), b.end(), [](int64_t x) { return x == 0; });
-}
-
 void xorInto(Layout::Basis &acc, const Layout::Basis &b) {
   for (size_t i = 0; i < acc.size(); ++i)
     acc[i] ^= b[i];

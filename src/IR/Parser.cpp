@@ -351,6 +351,19 @@ private:
       expect("]");
       break;
     }
+    case OpKind::FDiv: case OpKind::Cast:
+      if (tok_.kind == Tok::Ident && (tok_.text == "rn" || tok_.text == "rtz")) {
+        op->ival = 1;
+        bump();
+      }
+      break;
+    case OpKind::ExternCall: {
+      // "symbol": the lexer gives the quote as punctuation and the name as an identifier.
+      expect("\"");
+      op->sym = expectIdentAny();
+      expect("\"");
+      break;
+    }
     case OpKind::AtomicRMW: case OpKind::AtomicCAS: {
       auto pick = [&](const std::vector<std::string> &names, const char *what) -> int64_t {
         std::string w = expectIdentAny();

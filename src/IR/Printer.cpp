@@ -126,6 +126,17 @@ private:
       os_ << "]";
       break;
     }
+    case OpKind::FDiv:
+      if (op.ival)
+        os_ << " rn";
+      break;
+    case OpKind::Cast:
+      if (op.ival)
+        os_ << " rtz";
+      break;
+    case OpKind::ExternCall:
+      os_ << " \"" << op.sym << "\"";
+      break;
     case OpKind::AtomicRMW:
       os_ << " " << name(static_cast<AtomicKind>(op.ival)) << " " << name(static_cast<MemSem>(op.ival2)) << " "
           << name(static_cast<MemScope>(op.axis));

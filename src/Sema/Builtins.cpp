@@ -121,6 +121,20 @@ std::vector<int64_t> shapeArg(Specializer &S, const Arg &a, const std::string &f
 
 } // namespace
 
+ir::Value *Specializer::castWithRounding(ir::Value *v, ir::ScalarType t, const Arg *rounding, SourceLoc loc) {
+  ir::Value *r = castTo(v, t, loc);
+  if (!rounding || rounding->val.kind == SVal::Kind::None)
+    return r;
+  if (rounding->val.kind != SVal::Kind::Str || (rounding->val.s != "rtne" && rounding->val.s != "rtz"))
+    fail(rounding->loc, "fp_downcast_rounding must be \"rtne\" or \"rtz\"");
+  bool narrowing = ir::isFloat(v->type.dtype()) && ir::isFloat(t.dtype) && ir::bitWidth(t.dtype) < ir::bitWidth(v->type.dtype());
+  if (!narrowing)
+    fail(rounding->loc, "fp_downcast_rounding applies only to float-to-narrower-float casts");
+  if (rounding->val.s == "rtz" && r->def && r->def->kind == ir::OpKind::Cast)
+    r->def->ival = 1; // round toward zero
+  return r;
+}
+
 SVal Specializer::callMethod(const SVal &m, CallArgs &args) {
   const SVal &self = m.elts[0];
   if (m.s == "to") {
@@ -131,7 +145,7 @@ SVal Specializer::callMethod(const SVal &m, CallArgs &args) {
         fail(p.loc("dtype"), "bitcast between types of different widths: " + self.v->type.elem.str() + " and " + t.str());
       return SVal::tensor(b->create(ir::OpKind::Bitcast, args.loc, {self.v}, {self.v->type.withElem(t)})->result());
     }
-    return SVal::tensor(castTo(self.v, t, args.loc));
+    return SVal::tensor(castWithRounding(self.v, t, p.has("fp_downcast_rounding") ? &p.get("fp_downcast_rounding") : nullptr, args.loc));
   }
   // Other tensor methods are the tl functions with the tensor as first argument.
   CallArgs withSelf = args;
@@ -309,8 +323,13 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
     if (t.isPointer())
       fail(p.loc("dtype"), name.substr(3) + "() of a pointer dtype is not supported");
     SVal v = full ? p.get("value").val : SVal::integer(0);
+    if (full && v.isTensor()) {
+      if (!v.v->type.isScalar())
+        fail(p.loc("value"), "full() value must be a scalar, got " + v.describe());
+      return SVal::tensor(b->splat(loc, castTo(v.v, t, loc), shape));
+    }
     if (full && !v.isNumber())
-      fail(p.loc("value"), "full() value must be a compile-time number, got " + v.describe());
+      fail(p.loc("value"), "full() value must be a number or a scalar, got " + v.describe());
     ir::Value *s = toTensorOfType(v, t.dtype, loc);
     return SVal::tensor(b->splat(loc, s, shape));
   }
@@ -509,6 +528,83 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
     broadcastPair(c, y, loc);
     return SVal::tensor(b->select(loc, c, x, y));
   }
+  // libdevice-backed math (`tl.sin`, `tl.math.tanh`, `libdevice.X` from triton.language.extra):
+  // fp32 calls __nv_Xf, fp64 __nv_X. Functions Triton restricts to fp32/fp64 reject other types.
+  static const std::map<std::string, int> libdeviceArity = {
+      {"sin", 1}, {"cos", 1}, {"tan", 1}, {"asin", 1}, {"acos", 1}, {"atan", 1}, {"sinh", 1}, {"cosh", 1},
+      {"tanh", 1}, {"asinh", 1}, {"acosh", 1}, {"atanh", 1}, {"erf", 1}, {"erfc", 1}, {"floor", 1},
+      {"ceil", 1}, {"trunc", 1}, {"round", 1}, {"rint", 1}, {"log1p", 1}, {"expm1", 1}, {"log10", 1},
+      {"exp10", 1}, {"cbrt", 1}, {"lgamma", 1}, {"tgamma", 1}, {"pow", 2}, {"atan2", 2}, {"fmod", 2},
+      {"hypot", 2}, {"copysign", 2}, {"exp", 1}, {"log", 1}, {"exp2", 1}, {"log2", 1}, {"rsqrt", 1},
+      {"sqrt", 1}, {"isnan", 1}, {"isinf", 1}, {"signbit", 1}};
+  auto libdeviceCall = [&](const std::string &fn, CallArgs &a) -> SVal {
+    int arity = libdeviceArity.at(fn);
+    if (int(a.pos.size()) != arity || !a.kw.empty())
+      fail(loc, fn + "() takes " + std::to_string(arity) + " positional argument" + (arity > 1 ? "s" : ""));
+    std::vector<ir::Value *> xs;
+    for (auto &x : a.pos)
+      xs.push_back(x.val.isNumber() ? toTensorOfType(x.val, DType::F32, x.loc) : toTensor(x.val, x.loc));
+    DType t = xs[0]->type.dtype();
+    for (auto *&x : xs) {
+      if (x->type.dtype() != t)
+        x = castTo(x, ir::ScalarType{t}, loc);
+    }
+    for (size_t i = 1; i < xs.size(); ++i)
+      broadcastPair(xs[0], xs[i], loc);
+    for (size_t i = 1; i < xs.size(); ++i)
+      broadcastPair(xs[0], xs[i], loc);
+    if (t != DType::F32 && t != DType::F64)
+      fail(a.pos[0].loc, fn + "() expects fp32 or fp64, got " + ir::name(t) + " (cast with .to(tl.float32) first)");
+    bool predicate = fn == "isnan" || fn == "isinf" || fn == "signbit";
+    std::string sym = "__nv_" + fn + (t == DType::F32 ? "f" : "");
+    if (predicate) // __nv_isnanf etc. return int
+      sym = "__nv_" + fn + (t == DType::F32 ? "f" : "d");
+    ir::Type rt = predicate ? xs[0]->type.withElem(ir::ScalarType{DType::I32}) : xs[0]->type;
+    ir::Op *op = b->create(ir::OpKind::ExternCall, loc, xs, {rt});
+    op->sym = sym;
+    ir::Value *r = op->result();
+    if (predicate) {
+      ir::Value *zero = toTensorOfType(SVal::integer(0), DType::I32, loc);
+      ir::Value *rr = r;
+      broadcastPair(rr, zero, loc);
+      r = b->cmp(loc, ir::CmpPred::Ne, rr, zero);
+    }
+    return SVal::tensor(r);
+  };
+  if (name.rfind("libdevice.", 0) == 0) {
+    std::string fn = name.substr(10);
+    if (!libdeviceArity.count(fn))
+      fail(loc, "libdevice." + fn + " is not available in TLE yet");
+    return libdeviceCall(fn, args);
+  }
+  if (name.rfind("tl.", 0) == 0 && libdeviceArity.count(name.substr(3)) &&
+      (name == "tl.sin" || name == "tl.cos" || name == "tl.floor" || name == "tl.ceil" || name == "tl.erf" ||
+       name == "tl.tanh" || name == "tl.log1p" || name == "tl.pow" || name == "tl.trunc" || name == "tl.atan2"))
+    return libdeviceCall(name.substr(3), args);
+  if (name == "tl.fma") {
+    Binder p(*this, "fma", args, {"x", "y", "z"}, 3);
+    ir::Value *x = p.tensor("x"), *y = p.tensor("y"), *z = p.tensor("z");
+    DType t = x->type.dtype();
+    if (!ir::isFloat(t))
+      fail(p.loc("x"), "fma() expects floating-point operands, got " + x->type.str());
+    y = castTo(y, ir::ScalarType{t}, loc);
+    z = castTo(z, ir::ScalarType{t}, loc);
+    broadcastPair(x, y, loc);
+    broadcastPair(x, z, loc);
+    broadcastPair(y, z, loc);
+    return SVal::tensor(b->create(ir::OpKind::Fma, loc, {x, y, z}, {x->type})->result());
+  }
+  if (name == "tl.sigmoid") {
+    Binder p(*this, "sigmoid", args, {"x"}, 1);
+    ir::Value *x = p.tensor("x");
+    if (x->type.dtype() != DType::F32 && x->type.dtype() != DType::F64)
+      fail(p.loc("x"), "sigmoid() expects fp32 or fp64, got " + x->type.str());
+    SVal e = libdeviceArity.count("exp") && x->type.dtype() == DType::F64
+                 ? libdeviceCall("exp", *new CallArgs{loc, {{loc, unary(ast::UnaryOp::Neg, SVal::tensor(x), loc)}}, {}})
+                 : SVal::tensor(b->unary(ir::OpKind::Exp, loc, unary(ast::UnaryOp::Neg, SVal::tensor(x), loc).v));
+    SVal den = binary(ast::BinaryOp::Add, SVal::real(1.0), e, loc, loc, loc);
+    return binary(ast::BinaryOp::Div, SVal::real(1.0), den, loc, loc, loc);
+  }
   static const std::map<std::string, ir::OpKind> math = {
       {"tl.exp", ir::OpKind::Exp},   {"tl.exp2", ir::OpKind::Exp2}, {"tl.log", ir::OpKind::Log},
       {"tl.log2", ir::OpKind::Log2}, {"tl.sqrt", ir::OpKind::Sqrt}, {"tl.sqrt_rn", ir::OpKind::Sqrt},
@@ -520,8 +616,10 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
     DType t = x->type.dtype();
     if (t != DType::F32 && t != DType::F64)
       fail(xa.loc, name + "() expects fp32 or fp64, got " + ir::name(t) + " (cast with .to(tl.float32) first)");
-    if (t == DType::F64 && it->second != ir::OpKind::Sqrt)
-      fail(xa.loc, name + "() on fp64 needs libdevice, which this version does not link yet");
+    if (t == DType::F64 && it->second != ir::OpKind::Sqrt) {
+      CallArgs one{loc, {{xa.loc, SVal::tensor(x)}}, {}};
+      return libdeviceCall(name.substr(3), one);
+    }
     return SVal::tensor(b->unary(it->second, loc, x));
   }
   if (name == "tl.abs") {
@@ -530,7 +628,12 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
   }
   if (name == "tl.fdiv" || name == "tl.div_rn") {
     Binder p(*this, name.substr(3), args, {"x", "y", "ieee_rounding"}, 2);
-    return binary(ast::BinaryOp::Div, p.get("x").val, p.get("y").val, loc, p.loc("x"), p.loc("y"));
+    SVal q = binary(ast::BinaryOp::Div, p.get("x").val, p.get("y").val, loc, p.loc("x"), p.loc("y"));
+    // div_rn, and fdiv with ieee_rounding=True, round correctly (div.rn) instead of div.full.
+    bool ieee = name == "tl.div_rn" || (p.has("ieee_rounding") && truthy(p.get("ieee_rounding").val, p.loc("ieee_rounding")));
+    if (ieee && q.isTensor() && q.v->def && q.v->def->kind == ir::OpKind::FDiv)
+      q.v->def->ival = 1;
+    return q;
   }
   if (name == "tl.maximum" || name == "tl.minimum") {
     Binder p(*this, name.substr(3), args, {"x", "y", "propagate_nan"}, 2);
@@ -552,7 +655,7 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
         fail(p.loc("dtype"), "bitcast between types of different widths");
       return SVal::tensor(b->create(ir::OpKind::Bitcast, loc, {x}, {x->type.withElem(t)})->result());
     }
-    return SVal::tensor(castTo(x, t, loc));
+    return SVal::tensor(castWithRounding(x, t, p.has("fp_downcast_rounding") ? &p.get("fp_downcast_rounding") : nullptr, loc));
   }
 
   // --- Shapes
@@ -771,6 +874,10 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
     if (p.has("return_indices") && p.get("return_indices").val.i)
       fail(p.loc("return_indices"), "return_indices is not supported yet");
     ir::ReduceKind k = name == "tl.sum" ? ir::ReduceKind::Sum : name == "tl.max" ? ir::ReduceKind::Max : ir::ReduceKind::Min;
+    if (k != ir::ReduceKind::Sum && ir::bitWidth(x->type.dtype()) < 32) {
+      // Triton's max/min reduce sub-32-bit floats in fp32 and sub-32-bit integers in int32.
+      x = castTo(x, ir::ScalarType{ir::isFloat(x->type.dtype()) ? DType::F32 : DType::I32}, loc);
+    }
     if (k == ir::ReduceKind::Sum) {
       if (p.has("dtype")) {
         x = castTo(x, p.dtype("dtype"), loc);

@@ -63,7 +63,8 @@ const std::set<std::string> kTlFunctions = {
     "cast", "cdiv", "expand_dims", "broadcast_to", "range", "static_range", "constexpr", "pointer_type",
     "multiple_of", "max_contiguous", "static_assert", "fdiv", "div_rn", "dot", "trans", "permute", "reshape",
     "view", "cat", "join", "split", "cumsum", "cumprod", "atomic_add", "atomic_max", "atomic_min", "atomic_and",
-    "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cas"};
+    "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cas", "sin", "cos", "floor", "ceil", "erf", "tanh", "log1p",
+    "pow", "trunc", "atan2", "fma", "sigmoid"};
 
 std::optional<ir::ScalarType> tlDType(const std::string &n) {
   static const std::pair<const char *, DType> table[] = {
@@ -142,6 +143,14 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
         return SVal::builtin("tl." + attr);
       fail(loc, "'" + attr + "' is not a function of triton.language that TLE supports");
     }
+    // triton.language.extra[.cuda].libdevice: the libdevice wrappers.
+    if (m == "triton.language.extra" || m == "triton.language.extra.cuda") {
+      if (attr == "libdevice")
+        return SVal::module("libdevice");
+      return SVal::module(m + "." + attr);
+    }
+    if (m == "libdevice" || m == "triton.language.extra.libdevice" || m == "triton.language.extra.cuda.libdevice")
+      return SVal::builtin("libdevice." + attr);
     return SVal::module(m + "." + attr);
   }
   if (base.isTensor()) {

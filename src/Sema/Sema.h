@@ -6,6 +6,7 @@
 #include "tle/Sema/Specialize.h"
 
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -81,6 +82,9 @@ public:
   void execWhile(const ast::WhileStmt *s, Env &env);
   void execRuntimeIf(const ast::IfStmt *s, const SVal &cond, Env &env);
   SVal runtimeIfExp(const ast::IfExpExpr *e, const SVal &cond, Env &env);
+  /// Turns the Python numbers among `assigned` (names a loop body assigns) into runtime values,
+  /// so that they can be carried by the loop.
+  void materializeCarriedNumbers(const std::set<std::string> &assigned, Env &env, SourceLoc loc);
   /// The i1 scalar a runtime condition denotes (integers compare != 0).
   ir::Value *conditionValue(const SVal &c, SourceLoc loc);
   /// Ends both regions of `ifOp` with yields of the values that differ and adds the results.
@@ -110,6 +114,8 @@ public:
   /// Broadcasts two values to a common shape (NumPy rules); errors name both shapes.
   void broadcastPair(ir::Value *&a, ir::Value *&b, SourceLoc loc);
   ir::Value *castTo(ir::Value *v, ir::ScalarType t, SourceLoc loc);
+  /// castTo with Triton's fp_downcast_rounding ("rtne" default, or "rtz": Cast's ival = 1).
+  ir::Value *castWithRounding(ir::Value *v, ir::ScalarType t, const Arg *rounding, SourceLoc loc);
   ir::Value *expandDims(ir::Value *v, int axis, SourceLoc loc);
   ir::Value *reduce(ir::Value *v, int axis, ir::ReduceKind k, SourceLoc loc);
 

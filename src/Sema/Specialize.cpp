@@ -566,8 +566,11 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
   ir::Value *stepv = toTensorOfType(step.val, ivType, step.loc);
 
   // Loop-carried values: names bound to runtime values before the loop and assigned inside.
+  // A Python number assigned in the body becomes a runtime value first (Triton does the same:
+  // `count = 0` then `count += x` in the loop).
   std::set<std::string> assigned;
   collectAssigned(s->body, assigned);
+  materializeCarriedNumbers(assigned, env, s->loc());
   std::vector<std::string> carried;
   std::vector<ir::Value *> inits;
   for (auto &n : assigned) {
@@ -622,6 +625,14 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
   for (size_t i = 0; i < carried.size(); ++i) {
     forOp->result(i)->nameHint = carried[i];
     env[carried[i]] = SVal::tensor(forOp->result(i));
+  }
+}
+
+void Specializer::materializeCarriedNumbers(const std::set<std::string> &assigned, Env &env, SourceLoc loc) {
+  for (auto &n : assigned) {
+    auto it = env.find(n);
+    if (it != env.end() && it->second.isNumber())
+      it->second = SVal::tensor(toTensor(it->second, loc));
   }
 }
 
@@ -764,6 +775,7 @@ void Specializer::execWhile(const ast::WhileStmt *s, Env &env) {
     fail(s->loc(), "'while ... else' is not supported");
   std::set<std::string> assigned;
   collectAssigned(s->body, assigned);
+  materializeCarriedNumbers(assigned, env, s->loc());
   std::vector<std::string> carried;
   std::vector<ir::Value *> inits;
   for (auto &n : assigned) {

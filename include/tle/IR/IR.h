@@ -38,8 +38,9 @@ enum class OpKind {
                ///< `ival2`=end; end-start is a power of two).
   // --- Elementwise binary arithmetic
   Add, Sub, Mul, ///< Integer ops wrap (two's complement); float ops round to nearest.
-  FDiv,        ///< Float division. fp32: approximate `div.full.f32` (~2 ulp, Triton's `/`);
-               ///< fp64: `div.rn.f64`; fp16/bf16 are computed in fp32 and rounded.
+  FDiv,        ///< Float division. fp32: approximate `div.full.f32` (~2 ulp, Triton's `/`), or
+               ///< correctly rounded `div.rn` when `ival` is 1 (tl.div_rn); fp64: `div.rn.f64`;
+               ///< fp16/bf16 are computed in fp32 and rounded.
   IDiv,        ///< Integer division truncating toward zero (C semantics; Triton's `//`).
   IRem,        ///< Integer remainder with the sign of the dividend (C `%`).
   FRem,        ///< Float remainder, C fmod.
@@ -61,9 +62,13 @@ enum class OpKind {
   Sqrt,        ///< square root, IEEE round-to-nearest (`sqrt.rn`).
   Rsqrt,       ///< 1/sqrt(x), fp32 `rsqrt.approx.f32`.
   Abs,         ///< |x| (floats clear the sign bit; signed ints; unsigned unchanged).
+  ExternCall,  ///< (x...) -> result type: the pure elementwise device function `sym` (a libdevice
+               ///< `__nv_*` function) applied to each element; operands share the result's shape.
+  Fma,         ///< (a, b, c) -> a * b + c with one rounding (floats).
   Cast,        ///< Value conversion to the result's dtype (tl.cast / .to): float<->float
                ///< rounds to nearest even, float->int truncates toward zero, int->int
                ///< sign- or zero-extends by the source's signedness or truncates, to i1 is != 0.
+               ///< A narrowing float cast rounds toward zero when `ival` is 1.
   Bitcast,     ///< Reinterpret bits as the result's dtype (same bit width).
   // --- Memory
   AddPtr,      ///< (ptr p, integer offset) -> ptr: p + offset * sizeof(pointee) (tt.addptr);
@@ -172,6 +177,7 @@ public:
   int axis = 0;
   CmpPred pred = CmpPred::Eq;
   std::vector<int64_t> ints; ///< list attribute (Permute's order)
+  std::string sym;           ///< symbol attribute (ExternCall's function)
   ReduceKind reduceKind = ReduceKind::Sum;
 
   Op(OpKind k, SourceLoc l) : kind(k), loc(l) {}

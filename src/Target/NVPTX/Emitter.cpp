@@ -314,6 +314,8 @@ llvm::Value *Emitter::elementwise(const ir::Op &op, const std::vector<llvm::Valu
   case OpKind::FDiv:
     if (t == DType::F64)
       return B.CreateFDiv(a, b);
+    if (op.ival) // correctly rounded: LLVM's fdiv lowers to div.rn
+      return viaF32([&](llvm::Value *x, llvm::Value *y) -> llvm::Value * { return B.CreateFDiv(x, y); });
     return viaF32([&](llvm::Value *x, llvm::Value *y) -> llvm::Value * {
       // Triton's fp32 '/': div.full.f32 (approximate, ~2 ulp).
       auto *fty = llvm::FunctionType::get(B.getFloatTy(), {B.getFloatTy(), B.getFloatTy()}, false);
@@ -385,6 +387,17 @@ llvm::Value *Emitter::elementwise(const ir::Op &op, const std::vector<llvm::Valu
     if (to == DType::I1)
       return fl ? B.CreateFCmpUNE(a, llvm::ConstantFP::get(a->getType(), 0.0))
                 : B.CreateICmpNE(a, llvm::ConstantInt::get(a->getType(), 0));
+    if (fl && ir::isFloat(to) && op.ival && ir::bitWidth(to) < ir::bitWidth(t)) {
+      // Round toward zero: cvt.rz (PTX ISA §9.7.9.21).
+      llvm::Value *x = t == DType::F64 && to != DType::F32 ? B.CreateFPTrunc(a, B.getFloatTy()) : a;
+      std::string src = x->getType()->isDoubleTy() ? "f64" : "f32";
+      std::string dst = to == DType::F32 ? "f32" : to == DType::F16 ? "f16" : "bf16";
+      bool half = to != DType::F32;
+      auto *fty = llvm::FunctionType::get(half ? static_cast<llvm::Type *>(B.getInt16Ty()) : ty, {x->getType()}, false);
+      std::string cons = std::string(half ? "=h," : "=f,") + (src == "f64" ? "d" : "f");
+      llvm::Value *r = B.CreateCall(fty, llvm::InlineAsm::get(fty, "cvt.rz." + dst + "." + src + " $0, $1;", cons, false), {x});
+      return half ? B.CreateBitCast(r, ty) : r;
+    }
     if (fl && ir::isFloat(to))
       return ir::bitWidth(to) > ir::bitWidth(t) || (t == DType::F16 && to == DType::BF16) ||
                      (t == DType::BF16 && to == DType::F16)
