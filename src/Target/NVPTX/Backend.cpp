@@ -8,6 +8,9 @@
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
+#include <llvm/IRReader/IRReader.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/Support/SourceMgr.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/FileSystem.h>
@@ -61,6 +64,53 @@ void annotate(llvm::Module &m, llvm::Function *k, const char *key, int value) {
   m.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx, md));
 }
 
+std::string findLibdevice() {
+  if (const char *env = std::getenv("TLE_LIBDEVICE"); env && *env)
+    return env;
+#ifdef TLE_DEFAULT_LIBDEVICE
+  if (llvm::sys::fs::exists(TLE_DEFAULT_LIBDEVICE))
+    return TLE_DEFAULT_LIBDEVICE;
+#endif
+  const char *homes[] = {std::getenv("CUDA_HOME"), "/usr/local/cuda"};
+  for (const char *home : homes) {
+    if (!home || !*home)
+      continue;
+    std::string p = std::string(home) + "/nvvm/libdevice/libdevice.10.bc";
+    if (llvm::sys::fs::exists(p))
+      return p;
+  }
+  return "";
+}
+
+void linkLibdevice(llvm::Module &m, DiagnosticEngine &diags) {
+  std::string path = findLibdevice();
+  std::string first;
+  for (llvm::Function &fn : m)
+    if (fn.isDeclaration() && fn.getName().starts_with("__nv_")) {
+      first = fn.getName().str();
+      break;
+    }
+  if (path.empty())
+    diags.fatal({}, "the kernel calls " + first + ", which comes from libdevice (CUDA toolkit), but libdevice.10.bc was "
+                    "not found: set TLE_LIBDEVICE or CUDA_HOME");
+  llvm::SMDiagnostic err;
+  std::unique_ptr<llvm::Module> lib = llvm::parseIRFile(path, err, m.getContext());
+  if (!lib)
+    diags.fatal({}, "cannot read libdevice '" + path + "': " + err.getMessage().str());
+  lib->setTargetTriple(m.getTargetTriple());
+  lib->setDataLayout(m.getDataLayout());
+  if (llvm::Linker::linkModules(m, std::move(lib), llvm::Linker::Flags::LinkOnlyNeeded))
+    diags.fatal({}, "linking libdevice '" + path + "' failed");
+  for (llvm::Function &fn : m)
+    if (!fn.isDeclaration() && fn.getCallingConv() != llvm::CallingConv::PTX_Kernel)
+      fn.setLinkage(llvm::GlobalValue::InternalLinkage);
+  for (llvm::GlobalVariable &g : m.globals())
+    if (g.getName() != metadata::kSymbol && !g.isDeclaration() && g.getAddressSpace() != 3)
+      g.setLinkage(llvm::GlobalValue::InternalLinkage);
+  // libdevice's __nvvm_reflect("__CUDA_FTZ") reads this flag: no flush-to-zero.
+  m.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(0));
+}
+
 } // namespace
 
 bool isSupportedArch(const std::string &arch) { return arch == "sm_80" || arch == "sm_90a"; }
@@ -109,6 +159,13 @@ std::unique_ptr<llvm::Module> emitLLVM(ir::Function &f, llvm::LLVMContext &ctx, 
   // Without a minimum-CTAs hint ptxas budgets registers for the most CTAs per SM that the block
   // size allows (32 registers at 128 threads) and spills heavily; one CTA lets it use up to 255.
   annotate(*m, k, "minctasm", 1);
+  // libdevice: functions the kernel calls (`__nv_*`) are linked in and made internal, so that
+  // the O3 pipeline (NVVMReflect first) inlines and specialises them.
+  bool needsLibdevice = false;
+  for (llvm::Function &fn : *m)
+    needsLibdevice |= fn.isDeclaration() && fn.getName().starts_with("__nv_");
+  if (needsLibdevice)
+    linkLibdevice(*m, diags);
   // Resource checks that must be compile-time errors, not launch failures.
   constexpr int64_t kMaxShared = 227 * 1024; // sm_90 opt-in limit per block (sm_80: 163 KiB)
   int64_t limit = arch == "sm_80" ? 163 * 1024 : kMaxShared;

@@ -412,6 +412,19 @@ llvm::Value *Emitter::elementwise(const ir::Op &op, const std::vector<llvm::Valu
   }
   case OpKind::Bitcast:
     return B.CreateBitCast(a, llvmType(op.result()->type.elem));
+  case OpKind::Fma:
+    return declareIntrinsicCall(llvm::Intrinsic::fma, {a->getType()}, {in[0], in[1], in[2]});
+  case OpKind::ExternCall: {
+    // A libdevice function, linked into the module before optimisation (Backend.cpp).
+    std::vector<llvm::Type *> tys;
+    for (llvm::Value *x : in)
+      tys.push_back(x->getType());
+    auto *fty = llvm::FunctionType::get(llvmType(op.result()->type.elem), tys, false);
+    llvm::FunctionCallee callee = m.getOrInsertFunction(op.sym, fty);
+    if (auto *fn = llvm::dyn_cast<llvm::Function>(callee.getCallee()))
+      fn->setDoesNotAccessMemory();
+    return B.CreateCall(callee, in);
+  }
   case OpKind::AddPtr: {
     ir::ScalarType pointee{op.operands[0]->type.elem.pointee};
     llvm::Value *off = b;

@@ -137,6 +137,32 @@ def t_cas():
     return bool(ok), f"winners={winners.tolist()} lock={o['lock_ptr'].tolist()}"
 
 
+MATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "math.tle")
+
+
+def t_math32():
+    import math
+    x = (rng.standard_normal(256) * 2).astype(np.float32)
+    names = ["sin_ptr", "tanh_ptr", "erf_ptr", "pow_ptr", "sig_ptr", "fma_ptr", "floor_ptr"]
+    args = {"x_ptr": x}
+    args.update({n: np.full(256, np.nan, np.float32) for n in names})
+    o = run("math32", "*fp32:16, " + ", ".join(["*fp32:16"] * 7) + ", 256", args, names, src=MATH)
+    x64 = x.astype(np.float64)
+    want = {"sin_ptr": np.sin(x64), "tanh_ptr": np.tanh(x64), "erf_ptr": np.array([math.erf(v) for v in x64]),
+            "pow_ptr": np.abs(x64) ** 1.5, "sig_ptr": 1 / (1 + np.exp(-x64)), "fma_ptr": x64 * x64 + 1,
+            "floor_ptr": np.floor(x64)}
+    bad = [n for n in names if not np.allclose(o[n], want[n], rtol=2e-6, atol=2e-6)]
+    return not bad, f"mismatches={bad}"
+
+
+def t_math64():
+    d = rng.standard_normal(128)
+    o = run("math64", "*fp64:16, *fp64:16, 128", {"d_ptr": d, "e_ptr": np.full(128, np.nan)}, ["e_ptr"], src=MATH)
+    return close(o["e_ptr"], np.exp(d) + np.log(np.abs(d) + 1) + np.sqrt(np.abs(d)), rtol=1e-14, atol=1e-14)
+
+
+case("libdevice fp32: sin, tanh, erf, pow, sigmoid, fma, floor", t_math32)
+case("libdevice fp64: exp, log, sqrt", t_math64)
 case("atomic_add histogram with duplicate indices, old values", t_hist)
 case("atomic_max/min fp32 (negative values), scalar atomic_add of a reduction", t_fminmax)
 case("atomic_cas elects one program, atomic_xchg", t_cas)
