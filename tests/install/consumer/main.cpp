@@ -1,13 +1,16 @@
 // tle-consumer: runs the launchers tle_add_kernels generated for examples/vector_add.tle (C++ and C) and checks the results.
 //
-// Usage: tle-consumer [--ptx-only]   (--ptx-only: only the PTX dispatcher `add`, for the fake driver)
+// Usage: tle-consumer [--ptx-only]   (--ptx-only: only the PTX dispatcher `add`, single-threaded,
+//                                     for the fake driver)
 // Exit status: 0 pass, 1 fail, 77 no GPU (after the checks that need none).
 #include "add.h"        // dispatcher over two specialisations (PTX)
 #include "vector_add.h" // add_kernel from the example's `# Compile:` line
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 extern "C" int consumer_c_add(int device, uint64_t x, uint64_t y, uint64_t z, int32_t n);
@@ -76,6 +79,38 @@ int main(int argc, char **argv) {
     } catch (const Error &e) {
       check(false, std::string("unexpected error: ") + e.what());
     }
+  }
+  // Concurrent first launches: 8 threads, each with its own stream and buffers, race to load the
+  // dispatcher's kernels (unloaded first) and then launch 50 times each.
+  if (!ptxOnly) {
+    add_unload();
+    std::atomic<int> wrong{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 8; ++t)
+      threads.emplace_back([&, t] {
+        try {
+          Stream s(dev);
+          int n = 1000 + 512 * t; // t even: a multiple of 16 (spec 0); odd: spec 1
+          std::vector<float> hx(n), hy(n);
+          for (int i = 0; i < n; ++i) {
+            hx[i] = float(i);
+            hy[i] = 2.0f * float(i);
+          }
+          DeviceBuffer x = DeviceBuffer::fromHost(dev, hx), y = DeviceBuffer::fromHost(dev, hy), z(dev, n * 4);
+          for (int it = 0; it < 50; ++it) {
+            z.fillBytes(0);
+            add(s, x, y, z, n);
+            s.synchronize();
+            wrong += !sumIsRight(z, n);
+          }
+        } catch (const Error &e) {
+          std::printf("thread %d: %s\n", t, e.what());
+          ++wrong;
+        }
+      });
+    for (auto &th : threads)
+      th.join();
+    check(wrong == 0, "8 threads x 50 launches through the dispatcher after add_unload(), results checked");
   }
   // A broken promise is an exception naming the launcher and the argument, not a launch.
   try {
