@@ -221,16 +221,20 @@ llvm::Value *Lowering::floatUnary(OpKind k, llvm::Value *x) {
 llvm::Value *Lowering::combine(ir::ReduceKind k, DType t, llvm::Value *a, llvm::Value *b) {
   bool fl = ir::isFloat(t), sg = ir::isSigned(t);
   if (fl) {
-    llvm::Value *x = toF32(a, t), *y = toF32(b, t);
-    llvm::Value *r = k == ir::ReduceKind::Sum   ? B.CreateFAdd(x, y)
-                     : k == ir::ReduceKind::Max ? intrinsic(llvm::Intrinsic::maxnum, {x->getType()}, {x, y})
-                                                : intrinsic(llvm::Intrinsic::minnum, {x->getType()}, {x, y});
-    return fromF32(r, t);
+    llvm::Value *x = toF32(a, t), *y = toF32(b, t), *r = nullptr;
+    switch (k) {
+    case ir::ReduceKind::Sum: r = B.CreateFAdd(x, y); break;
+    case ir::ReduceKind::Prod: r = B.CreateFMul(x, y); break;
+    case ir::ReduceKind::Max: r = intrinsic(llvm::Intrinsic::maxnum, {x->getType()}, {x, y}); break;
+    case ir::ReduceKind::Min: r = intrinsic(llvm::Intrinsic::minnum, {x->getType()}, {x, y}); break;
+    }
+    return r ? fromF32(r, t) : nullptr;
   }
   if (t == DType::Ptr)
     return nullptr;
   switch (k) {
   case ir::ReduceKind::Sum: return B.CreateAdd(a, b);
+  case ir::ReduceKind::Prod: return B.CreateMul(a, b);
   case ir::ReduceKind::Max: return intrinsic(sg ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, {a->getType()}, {a, b});
   case ir::ReduceKind::Min: return intrinsic(sg ? llvm::Intrinsic::smin : llvm::Intrinsic::umin, {a->getType()}, {a, b});
   }

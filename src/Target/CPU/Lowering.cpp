@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <optional>
 
 namespace tle::cpu::detail {
 
@@ -94,13 +95,13 @@ llvm::Value *Lowering::elem(const ir::Value *v, const Index &idx) {
   auto it = memo_.find(key);
   if (it != memo_.end())
     return it->second;
-  llvm::Value *r = compute(*v->def, idx);
+  llvm::Value *r = compute(v, idx);
   memo_[key] = r;
   return r;
 }
 
-llvm::Value *Lowering::compute(const ir::Op &op, const Index &idx) {
-  const ir::Value *res = op.result();
+llvm::Value *Lowering::compute(const ir::Value *res, const Index &idx) {
+  const ir::Op &op = *res->def;
   switch (op.kind) {
   case OpKind::Splat:
     return scalar(op.operands[0]);
@@ -123,6 +124,45 @@ llvm::Value *Lowering::compute(const ir::Op &op, const Index &idx) {
   }
   case OpKind::ConvertLayout:
     return elem(op.operands[0], idx);
+  case OpKind::Permute: {
+    // Result dim i is operand dim ints[i].
+    Index j(idx.size());
+    for (size_t i = 0; i < idx.size() && i < op.ints.size(); ++i)
+      j[static_cast<size_t>(op.ints[i])] = idx[i];
+    return elem(op.operands[0], j);
+  }
+  case OpKind::Reshape: {
+    // The same row-major position in the operand's shape.
+    const auto &shape = op.operands[0]->type.shape;
+    llvm::Value *lin = linear(idx, res->type.shape);
+    Index j(shape.size());
+    for (size_t d = shape.size(); d-- > 0;) {
+      auto n = static_cast<uint64_t>(shape[d]);
+      j[d] = d == 0 ? lin : B.CreateURem(lin, B.getInt64(n));
+      if (d)
+        lin = B.CreateUDiv(lin, B.getInt64(n));
+    }
+    return elem(op.operands[0], j);
+  }
+  case OpKind::Cat: {
+    // Dim 0 of a, then of b; both operands are read at an index clamped into range.
+    auto n0 = static_cast<uint64_t>(op.operands[0]->type.shape[0]);
+    llvm::Value *first = B.CreateICmpULT(idx[0], B.getInt64(n0));
+    Index ia = idx, ib = idx;
+    ia[0] = B.CreateSelect(first, idx[0], B.getInt64(n0 - 1));
+    ib[0] = B.CreateSelect(first, B.getInt64(0), B.CreateSub(idx[0], B.getInt64(n0)));
+    return B.CreateSelect(first, elem(op.operands[0], ia), elem(op.operands[1], ib));
+  }
+  case OpKind::Join: {
+    Index base(idx.begin(), idx.end() - 1);
+    return B.CreateSelect(B.CreateICmpEQ(idx.back(), B.getInt64(0)), elem(op.operands[0], base),
+                          elem(op.operands[1], base));
+  }
+  case OpKind::Split: {
+    Index j = idx;
+    j.push_back(B.getInt64(res->index));
+    return elem(op.operands[0], j);
+  }
   default:
     break;
   }
@@ -335,7 +375,15 @@ bool Lowering::emitOp(const ir::Op &op) {
     return true;
   case OpKind::Reduce:
     emitReduce(op);
-    return true;
+    return !failed_;
+  case OpKind::Scan:
+    emitScan(op);
+    return !failed_;
+  case OpKind::Dot:
+    emitDot(op);
+    return !failed_;
+  case OpKind::AtomicRMW: case OpKind::AtomicCAS:
+    return emitAtomic(op);
   case OpKind::Constant:
     scalars_[op.result()] = constant(op.result()->type.elem, op.ival, op.fval);
     return true;
@@ -347,25 +395,37 @@ bool Lowering::emitOp(const ir::Op &op) {
   default:
     break;
   }
-  bool lazyKind = ir::isElementwise(op.kind) || op.kind == OpKind::Splat || op.kind == OpKind::Arange ||
-                  op.kind == OpKind::ExpandDims || op.kind == OpKind::Broadcast || op.kind == OpKind::ConvertLayout;
-  if (!lazyKind || op.results.size() != 1 || !op.regions.empty())
+  bool lazyKind = ir::isElementwise(op.kind);
+  switch (op.kind) {
+  case OpKind::Splat: case OpKind::Arange: case OpKind::ExpandDims: case OpKind::Broadcast:
+  case OpKind::ConvertLayout: case OpKind::Permute: case OpKind::Reshape: case OpKind::Cat: case OpKind::Join:
+  case OpKind::Split:
+    lazyKind = true;
+    break;
+  default:
+    break;
+  }
+  if (!lazyKind || op.results.empty() || !op.regions.empty())
     return unsupported(op);
-  const ir::Value *r = op.result();
-  if (r->type.isScalar()) {
+  if (op.results.size() == 1 && op.result()->type.isScalar()) {
     std::vector<llvm::Value *> in;
     for (const ir::Value *o : op.operands)
       in.push_back(scalar(o));
     llvm::Value *v = ir::isElementwise(op.kind) ? apply(op, in) : nullptr;
     if (!v)
       return unsupported(op);
-    scalars_[r] = v;
+    scalars_[op.result()] = v;
     return true;
   }
-  if (plan_.isLazy(r))
-    return true;
-  llvm::Value *dst = buffer(r);
-  forEach(r->type.shape, [&](const Index &i) { storeMem(dst, linear(i, r->type.shape), compute(op, i), r->type.elem); });
+  for (auto &res : op.results) {
+    const ir::Value *r = res.get();
+    if (r->type.isScalar())
+      return unsupported(op);
+    if (plan_.isLazy(r))
+      continue;
+    llvm::Value *dst = buffer(r);
+    forEach(r->type.shape, [&](const Index &i) { storeMem(dst, linear(i, r->type.shape), compute(r, i), r->type.elem); });
+  }
   return !failed_;
 }
 
@@ -505,6 +565,224 @@ void Lowering::emitReduce(const ir::Op &op) {
     llvm::Value *acc = loadMem(dst, lin, in->type.elem);
     storeMem(dst, lin, combine(op.reduceKind, t, acc, elem(in, split(o, j))), in->type.elem);
   });
+}
+
+void Lowering::emitScan(const ir::Op &op) {
+  // Inclusive scan in index order: out[j] = out[j-1] (+) in[j] (forward) or
+  // out[j] = in[j] (+) out[j+1] (reverse), with the dims after the axis innermost.
+  const ir::Value *in = op.operands[0];
+  const ir::Value *r = op.result();
+  const auto &S = in->type.shape;
+  size_t axis = static_cast<size_t>(op.axis);
+  int64_t A = S[axis];
+  bool reverse = op.ival != 0;
+  DType t = in->type.dtype();
+  llvm::Value *dst = buffer(r);
+  std::vector<int64_t> around = S;
+  around.erase(around.begin() + static_cast<long>(axis));
+  auto at = [&](const Index &i, llvm::Value *j) {
+    Index full(i.begin(), i.begin() + static_cast<long>(axis));
+    full.push_back(j);
+    full.insert(full.end(), i.begin() + static_cast<long>(axis), i.end());
+    return full;
+  };
+  llvm::Value *first = B.getInt64(reverse ? static_cast<uint64_t>(A - 1) : 0);
+  forEach(around, [&](const Index &i) {
+    Index p = at(i, first);
+    storeMem(dst, linear(p, S), elem(in, p), in->type.elem);
+  });
+  if (A == 1)
+    return;
+  std::vector<int64_t> loopShape = S;
+  loopShape[axis] = A - 1;
+  forEach(loopShape, [&](const Index &l) {
+    Index j = l;
+    Index prev = l;
+    if (reverse) {
+      j[axis] = B.CreateSub(B.getInt64(static_cast<uint64_t>(A - 2)), l[axis]);
+      prev[axis] = B.CreateAdd(j[axis], B.getInt64(1));
+    } else {
+      j[axis] = B.CreateAdd(l[axis], B.getInt64(1));
+      prev[axis] = l[axis];
+    }
+    llvm::Value *x = elem(in, j);
+    llvm::Value *acc = loadMem(dst, linear(prev, S), in->type.elem);
+    llvm::Value *v = reverse ? combine(op.reduceKind, t, x, acc) : combine(op.reduceKind, t, acc, x);
+    storeMem(dst, linear(j, S), v, in->type.elem);
+  });
+}
+
+void Lowering::emitDot(const ir::Op &op) {
+  // out = acc + a @ b, each output element accumulated over k in index order with fused
+  // multiply-adds: in fp32 for fp16/bf16 (and fp32 TF32, whose inputs are first rounded to TF32
+  // like cvt.rna.tf32.f32), in fp64 for fp64, in the accumulator's integer type for integers.
+  const ir::Value *a = op.operands[0], *b = op.operands[1], *acc = op.operands[2];
+  const ir::Value *r = op.result();
+  DType in = a->type.dtype(), out = r->type.dtype();
+  int64_t M = a->type.shape[0], K = a->type.shape[1], N = b->type.shape[1];
+  bool fl = ir::isFloat(out);
+  bool small = out == DType::F16 || out == DType::BF16;
+  llvm::Type *accTy = fl ? (out == DType::F64 ? B.getDoubleTy() : B.getFloatTy()) : regType(r->type.elem);
+  bool tf32 = in == DType::F32 && op.ival == static_cast<int64_t>(ir::DotPrecision::TF32);
+  auto widen = [&](llvm::Value *v) -> llvm::Value * {
+    if (!fl)
+      return B.CreateIntCast(v, accTy, ir::isSigned(in));
+    llvm::Value *x = in == DType::F64 ? v : toF32(v, in);
+    if (tf32) {
+      llvm::Value *bits = B.CreateBitCast(x, B.getInt32Ty());
+      llvm::Value *special = B.CreateICmpEQ(B.CreateAnd(bits, 0x7F800000), B.getInt32(0x7F800000));
+      llvm::Value *rounded = B.CreateAnd(B.CreateAdd(bits, B.getInt32(0x1000)), B.getInt32(0xFFFFE000));
+      x = B.CreateBitCast(B.CreateSelect(special, bits, rounded), B.getFloatTy());
+    }
+    return x->getType() == accTy ? x : B.CreateFPExt(x, accTy);
+  };
+  auto fma = [&](llvm::Value *x, llvm::Value *y, llvm::Value *z) -> llvm::Value * {
+    return fl ? intrinsic(llvm::Intrinsic::fma, {accTy}, {x, y, z}) : B.CreateAdd(z, B.CreateMul(x, y));
+  };
+  auto accIn = [&](llvm::Value *v) -> llvm::Value * {
+    if (!fl)
+      return v;
+    return small ? toF32(v, out) : v;
+  };
+  llvm::Value *dst = buffer(r);
+  if (small) {
+    // 16-bit accumulators: accumulate each element in fp32 in a register, round once.
+    llvm::IRBuilder<> E(entry_, entry_->begin());
+    llvm::AllocaInst *slot = E.CreateAlloca(accTy, nullptr, "dot.acc");
+    forEach({M, N}, [&](const Index &mn) {
+      B.CreateStore(accIn(elem(acc, mn)), slot);
+      forEach({K}, [&](const Index &k) {
+        llvm::Value *x = widen(elem(a, {mn[0], k[0]})), *y = widen(elem(b, {k[0], mn[1]}));
+        B.CreateStore(fma(x, y, B.CreateLoad(accTy, slot)), slot);
+      });
+      storeMem(dst, linear(mn, {M, N}), fromF32(B.CreateLoad(accTy, slot), out), r->type.elem);
+    });
+    return;
+  }
+  forEach({M, N}, [&](const Index &mn) { storeMem(dst, linear(mn, {M, N}), elem(acc, mn), r->type.elem); });
+  forEach({M, K, N}, [&](const Index &mkn) {
+    Index mn{mkn[0], mkn[2]};
+    llvm::Value *lin = linear(mn, {M, N});
+    llvm::Value *x = widen(elem(a, {mkn[0], mkn[1]})), *y = widen(elem(b, {mkn[1], mkn[2]}));
+    llvm::Value *z = loadMem(dst, lin, r->type.elem);
+    storeMem(dst, lin, fma(x, y, z), r->type.elem);
+  });
+}
+
+namespace {
+llvm::AtomicOrdering ordering(int64_t sem) {
+  switch (static_cast<ir::MemSem>(sem)) {
+  case ir::MemSem::Relaxed: return llvm::AtomicOrdering::Monotonic;
+  case ir::MemSem::Acquire: return llvm::AtomicOrdering::Acquire;
+  case ir::MemSem::Release: return llvm::AtomicOrdering::Release;
+  case ir::MemSem::AcqRel: return llvm::AtomicOrdering::AcquireRelease;
+  }
+  return llvm::AtomicOrdering::SequentiallyConsistent;
+}
+} // namespace
+
+llvm::Value *Lowering::atomicRMW(const ir::Op &op, llvm::Value *p, llvm::Value *v, llvm::Value *cmp, ir::ScalarType t) {
+  llvm::AtomicOrdering ord = ordering(op.ival2);
+  llvm::AtomicOrdering failOrd = ord == llvm::AtomicOrdering::AcquireRelease || ord == llvm::AtomicOrdering::Acquire
+                                     ? llvm::AtomicOrdering::Acquire
+                                     : llvm::AtomicOrdering::Monotonic;
+  DType dt = t.dtype;
+  if (dt == DType::I1 || dt == DType::Ptr || dt == DType::Invalid)
+    return nullptr;
+  llvm::Align align(ir::storageBytes(dt));
+  llvm::Type *ity = B.getIntNTy(ir::bitWidth(dt));
+  auto bits = [&](llvm::Value *x) { return x->getType() == ity ? x : B.CreateBitCast(x, ity); };
+  auto fromBits = [&](llvm::Value *x) { return regType(t) == ity ? x : B.CreateBitCast(x, regType(t)); };
+  if (cmp) {
+    llvm::Value *pair = B.CreateAtomicCmpXchg(p, bits(cmp), bits(v), align, ord, failOrd);
+    return fromBits(B.CreateExtractValue(pair, 0));
+  }
+  auto kind = static_cast<ir::AtomicKind>(op.ival);
+  bool fl = ir::isFloat(dt), sg = ir::isSigned(dt);
+  using RMW = llvm::AtomicRMWInst::BinOp;
+  std::optional<RMW> rmw;
+  switch (kind) {
+  case ir::AtomicKind::Add: rmw = fl ? RMW::FAdd : RMW::Add; break;
+  case ir::AtomicKind::Max: rmw = fl ? RMW::FMax : sg ? RMW::Max : RMW::UMax; break;
+  case ir::AtomicKind::Min: rmw = fl ? RMW::FMin : sg ? RMW::Min : RMW::UMin; break;
+  case ir::AtomicKind::And: rmw = fl ? std::optional<RMW>() : RMW::And; break;
+  case ir::AtomicKind::Or: rmw = fl ? std::optional<RMW>() : RMW::Or; break;
+  case ir::AtomicKind::Xor: rmw = fl ? std::optional<RMW>() : RMW::Xor; break;
+  case ir::AtomicKind::Xchg: return fromBits(B.CreateAtomicRMW(RMW::Xchg, p, bits(v), align, ord));
+  }
+  if (!rmw)
+    return nullptr;
+  if (dt != DType::F16 && dt != DType::BF16)
+    return B.CreateAtomicRMW(*rmw, p, v, align, ord);
+  // fp16 / bf16 (kept as bits): a compare-and-swap loop computing in fp32.
+  ir::ReduceKind rk = kind == ir::AtomicKind::Add ? ir::ReduceKind::Sum
+                      : kind == ir::AtomicKind::Max ? ir::ReduceKind::Max
+                                                    : ir::ReduceKind::Min;
+  llvm::BasicBlock *pre = B.GetInsertBlock();
+  llvm::LoadInst *init = B.CreateAlignedLoad(ity, p, align);
+  init->setAtomic(llvm::AtomicOrdering::Monotonic);
+  auto *loop = llvm::BasicBlock::Create(ctx_, "atomic.cas", kernel_);
+  auto *done = llvm::BasicBlock::Create(ctx_, "atomic.done", kernel_);
+  B.CreateBr(loop);
+  B.SetInsertPoint(loop);
+  llvm::PHINode *old = B.CreatePHI(ity, 2);
+  old->addIncoming(init, pre);
+  llvm::Value *next = combine(rk, dt, old, v);
+  llvm::Value *pair = B.CreateAtomicCmpXchg(p, old, next, align, ord, failOrd);
+  old->addIncoming(B.CreateExtractValue(pair, 0), loop);
+  B.CreateCondBr(B.CreateExtractValue(pair, 1), done, loop);
+  B.SetInsertPoint(done);
+  return old;
+}
+
+bool Lowering::emitAtomic(const ir::Op &op) {
+  bool cas = op.kind == OpKind::AtomicCAS;
+  const ir::Value *ptr = op.operands[0];
+  const ir::Value *val = op.operands[cas ? 2 : 1];
+  const ir::Value *cmp = cas ? op.operands[1] : nullptr;
+  const ir::Value *mask = !cas && op.operands.size() > 2 ? op.operands[2] : nullptr;
+  const ir::Value *r = op.result();
+  ir::ScalarType t = r->type.elem;
+  int site = addSite("atomic", op.loc);
+  bool ok = true;
+  // One element: masked off (or out of bounds under checking) it does nothing and yields zero.
+  auto one = [&](const Index &i) -> llvm::Value * {
+    llvm::Value *p = elem(ptr, i), *v = elem(val, i);
+    llvm::Value *c = cmp ? elem(cmp, i) : nullptr;
+    llvm::Value *go = mask ? elem(mask, i) : B.getTrue();
+    if (opts_.checkBounds) {
+      llvm::Value *inBounds = B.CreateCall(checkFn_, {p, B.getInt64(ir::storageBytes(t.dtype)), B.getInt32(site),
+                                                      pid_[0], pid_[1], pid_[2]});
+      go = B.CreateAnd(go, B.CreateICmpNE(inBounds, B.getInt32(0)));
+    }
+    llvm::BasicBlock *pre = B.GetInsertBlock();
+    auto *doIt = llvm::BasicBlock::Create(ctx_, "atomic", kernel_);
+    auto *join = llvm::BasicBlock::Create(ctx_, "atomic.join", kernel_);
+    B.CreateCondBr(go, doIt, join);
+    B.SetInsertPoint(doIt);
+    llvm::Value *old = atomicRMW(op, p, v, c, t);
+    if (!old) {
+      ok = false;
+      old = llvm::Constant::getNullValue(regType(t));
+    }
+    llvm::BasicBlock *end = B.GetInsertBlock();
+    B.CreateBr(join);
+    B.SetInsertPoint(join);
+    llvm::PHINode *phi = B.CreatePHI(regType(t), 2);
+    phi->addIncoming(llvm::Constant::getNullValue(regType(t)), pre);
+    phi->addIncoming(old, end);
+    return phi;
+  };
+  if (r->type.isScalar()) {
+    scalars_[r] = one({});
+  } else {
+    llvm::Value *dst = buffer(r);
+    forEach(r->type.shape, [&](const Index &i) { storeMem(dst, linear(i, r->type.shape), one(i), t); });
+  }
+  if (!ok)
+    return unsupported(op, std::string("atomic ") + ir::name(static_cast<ir::AtomicKind>(op.ival)) + " on " +
+                               ir::name(t.dtype));
+  return !failed_;
 }
 
 std::vector<llvm::Value *> Lowering::emitYield(const ir::Op &term, const std::vector<const ir::Value *> &yielded,

@@ -103,8 +103,8 @@ private:
   llvm::Value *buffer(const ir::Value *v);
   /// The element of `v` at `idx` (v's shape); scalars are returned as they are.
   llvm::Value *elem(const ir::Value *v, const Index &idx);
-  /// The element of a lazy-capable op's result at `idx`, computed from its operands.
-  llvm::Value *compute(const ir::Op &op, const Index &idx);
+  /// The element at `idx` of `v`, the result of a lazy-capable op, computed from its operands.
+  llvm::Value *compute(const ir::Value *v, const Index &idx);
   llvm::Value *linear(const Index &idx, const std::vector<int64_t> &shape);
   /// Emits a loop nest over `shape` (innermost = last dim) and `body` in its innermost block.
   void forEach(const std::vector<int64_t> &shape, const std::function<void(const Index &)> &body);
@@ -118,6 +118,12 @@ private:
   void emitLoad(const ir::Op &op);
   void emitStore(const ir::Op &op);
   void emitReduce(const ir::Op &op);
+  void emitScan(const ir::Op &op);
+  void emitDot(const ir::Op &op);
+  bool emitAtomic(const ir::Op &op);
+  /// One atomic read-modify-write (or compare-and-swap when `cmp` is set) at `p`; returns the
+  /// old value (register type); nullptr when the dtype / kind pair is not supported.
+  llvm::Value *atomicRMW(const ir::Op &op, llvm::Value *p, llvm::Value *v, llvm::Value *cmp, ir::ScalarType t);
   bool emitFor(const ir::Op &op);
   bool emitIf(const ir::Op &op);
   bool emitWhile(const ir::Op &op);

@@ -14,11 +14,18 @@ using ir::OpKind;
 bool lazyCapable(OpKind k) {
   switch (k) {
   case OpKind::Splat: case OpKind::Arange: case OpKind::ExpandDims: case OpKind::Broadcast:
-  case OpKind::ConvertLayout:
+  case OpKind::ConvertLayout: case OpKind::Permute: case OpKind::Reshape: case OpKind::Cat: case OpKind::Join:
+  case OpKind::Split:
     return true;
   default:
     return ir::isElementwise(k);
   }
+}
+
+/// Shape ops whose result element i reads operand element i (the same row-major position).
+bool keepsLinearIndex(OpKind k) {
+  return k == OpKind::ExpandDims || k == OpKind::ConvertLayout || k == OpKind::Reshape || ir::isElementwise(k) ||
+         k == OpKind::Splat || k == OpKind::Arange;
 }
 
 /// Ops too costly to recompute for every consumer (divisions and library calls).
@@ -64,7 +71,8 @@ private:
     for (auto &op : b.ops) {
       for (const ir::Value *v : op->operands) {
         Uses &u = uses_[v];
-        ++u.count;
+        // tl.dot reads every operand element several times: count it as a shared use.
+        u.count += op->kind == OpKind::Dot ? 2 : 1;
         u.maxDepth = std::max(u.maxDepth, depth);
       }
       for (auto &r : op->regions)
@@ -150,7 +158,7 @@ private:
       const ir::Value *v = res.get();
       if (!v->type.isTile())
         continue;
-      if (!lazyCapable(op.kind) || op.results.size() != 1 || !stayLazy(op, v, depth))
+      if (!lazyCapable(op.kind) || !stayLazy(op, v, depth))
         plan.bufferOf[v] = newBuffer(v->type);
     }
   }
@@ -160,7 +168,7 @@ private:
     Cost c;
     bool isCast16 = op.kind == OpKind::Cast &&
                     (ir::bitWidth(v->type.dtype()) == 16 || ir::bitWidth(op.operands[0]->type.dtype()) == 16);
-    if (op.kind == OpKind::Arange)
+    if (op.kind == OpKind::Arange || op.kind == OpKind::Reshape || op.kind == OpKind::Cat || op.kind == OpKind::Join)
       c.ops = 1;
     else if (ir::isElementwise(op.kind))
       c.ops = isCast16 ? 3 : 1;
@@ -197,7 +205,7 @@ private:
       return;
     }
     const ir::Op &op = *v->def;
-    bool id = identity && op.kind != OpKind::Broadcast;
+    bool id = identity && keepsLinearIndex(op.kind);
     for (const ir::Value *o : op.operands)
       reads(o, id, out);
   }
