@@ -20,6 +20,9 @@ def run(kernel, sig, args, saves, warps=4, grid_override=None, src=None):
     if grid_override:
         cmd += ["--grid", str(grid_override)]
     for name, arr in args.items():
+        if isinstance(arr, (int, float)):
+            cmd += ["--arg", f"{name}={arr}"]
+            continue
         path = os.path.join(WORK, f"{kernel}_{name}.npy")
         np.save(path, arr)
         cmd += ["--arg", f"{name}={path}"]
