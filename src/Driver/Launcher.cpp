@@ -98,6 +98,30 @@ std::string byteList(const LaunchImage &img) {
   return out + "\n";
 }
 
+/// `text` as a doc comment wrapped at 100 columns: `/// ...` lines (C++) or a `/** ... */` block (C).
+std::string docComment(const std::string &text, bool cxx) {
+  const std::string lead = cxx ? "/// " : " * ";
+  std::vector<std::string> lines(1);
+  std::istringstream words(text);
+  for (std::string w; words >> w;) {
+    if (!lines.back().empty() && lead.size() + lines.back().size() + 1 + w.size() > 100)
+      lines.emplace_back();
+    lines.back() += (lines.back().empty() ? "" : " ") + w;
+  }
+  std::string out;
+  if (cxx) {
+    for (auto &l : lines)
+      out += lead + l + "\n";
+    return out;
+  }
+  if (lines.size() == 1 && lines[0].size() + 7 <= 100)
+    return "/** " + lines[0] + " */\n";
+  out = "/**\n";
+  for (auto &l : lines)
+    out += lead + l + "\n";
+  return out + " */\n";
+}
+
 struct Generator {
   const std::vector<LaunchSpec> &specs;
   const LauncherOptions &o;
@@ -328,13 +352,17 @@ struct Generator {
     h << "#ifndef " << guard << "\n#define " << guard << "\n\n#include \"tle/Runtime/Launcher.h\"\n\n#include <cstdint>\n\n";
     auto declPair = [&](const std::string &fn, const std::string &what, size_t specForGrid, bool any) {
       if (computedGrid) {
-        h << "/// Launches " << what << " on `stream` with the grid (" << (any ? "of the chosen specialisation" : gridText(specForGrid))
-          << "), computed from the arguments; a grid with a zero dimension launches nothing. Throws tle::rt::ArgumentError\n"
-          << "/// when an argument breaks a requirement or the grid is invalid, and what tle::rt::Kernel::launch throws.\n";
+        h << docComment("Launches " + what + " on `stream` with the grid (" +
+                            (any ? "of the chosen specialisation" : gridText(specForGrid)) +
+                            ") computed from the arguments; a zero dimension launches nothing. Throws "
+                            "tle::rt::ArgumentError when an argument breaks a requirement or the grid is invalid, "
+                            "and what tle::rt::Kernel::launch throws.",
+                        true);
         h << "void " << fn << "(" << params(false) << ");\n";
       }
-      h << "/// Launches " << what << " on `stream` with an explicit `grid` (a zero dimension launches nothing).\n"
-        << "/// Throws as the launch with a computed grid.\n";
+      h << docComment("Launches " + what + " on `stream` with an explicit `grid` (a zero dimension launches "
+                      "nothing). Throws as the launch with a computed grid.",
+                      true);
       h << "void " << fn << "(" << params(true) << ");\n";
     };
     if (dispatch) {
@@ -347,12 +375,15 @@ struct Generator {
       declPair(specFn(i), dispatch ? "specialisation " + std::to_string(i) + " of " + kernelName : kernelName, i, false);
       h << "\n";
     }
-    h << "/// The index of the specialisation " << name << " launches for these arguments, or -1 when none accepts them\n"
-      << "/// (needs no GPU).\n";
+    h << docComment("The index of the specialisation " + name +
+                        " launches for these arguments, or -1 when none accepts them (needs no GPU).",
+                    true);
     h << "int " << name << "_select(" << argParams() << ");\n\n";
     h << "/// Loads the kernel" << (dispatch ? "s" : "") << " on `device` now instead of at the first launch.\n";
     h << "void " << name << "_load(const tle::rt::Device &device);\n\n";
-    h << "/// Releases the loaded kernel" << (dispatch ? "s" : "") << "; not while other threads launch through them.\n";
+    h << docComment(std::string("Releases the loaded kernel") + (dispatch ? "s" : "") +
+                        "; not while other threads launch through them.",
+                    true);
     h << "void " << name << "_unload();\n\n";
     h << "#endif // " << guard << "\n";
     return h.str();
@@ -467,10 +498,13 @@ struct Generator {
       << "#include <stdbool.h>\n#include <stdint.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
     auto declPair = [&](const std::string &fn, const std::string &what) {
       if (computedGrid) {
-        h << "/** Launches " << what << " with the grid computed from the arguments (a zero dimension launches nothing). */\n";
+        h << docComment("Launches " + what + " with the grid computed from the arguments (a zero dimension "
+                                             "launches nothing).",
+                        false);
         h << "tle_rt_status " << fn << "(" << params(false) << ");\n";
       }
-      h << "/** Launches " << what << " on grid (grid_x, grid_y, grid_z) (a zero dimension launches nothing). */\n";
+      h << docComment("Launches " + what + " on grid (grid_x, grid_y, grid_z) (a zero dimension launches nothing).",
+                      false);
       h << "tle_rt_status " << fn << "_grid(" << params(true) << ");\n";
     };
     if (dispatch) {
@@ -481,11 +515,16 @@ struct Generator {
       declPair(specFn(i), dispatch ? "specialisation " + std::to_string(i) + " of " + kernelName : kernelName);
       h << "\n";
     }
-    h << "/** The index of the specialisation " << name << " launches for these arguments, or -1 (needs no GPU). */\n";
+    h << docComment("The index of the specialisation " + name + " launches for these arguments, or -1 (needs no GPU).",
+                    false);
     h << "int " << name << "_select(" << argParams() << ");\n\n";
-    h << "/** Loads the kernel" << (dispatch ? "s" : "") << " on device `device` now instead of at the first launch. */\n";
+    h << docComment(std::string("Loads the kernel") + (dispatch ? "s" : "") +
+                        " on device `device` now instead of at the first launch.",
+                    false);
     h << "tle_rt_status " << name << "_load(int device);\n\n";
-    h << "/** Releases the loaded kernel" << (dispatch ? "s" : "") << "; not while other threads launch through them. */\n";
+    h << docComment(std::string("Releases the loaded kernel") + (dispatch ? "s" : "") +
+                        "; not while other threads launch through them.",
+                    false);
     h << "void " << name << "_unload(void);\n\n";
     h << "#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n\n#endif /* " << guard << " */\n";
     return h.str();
