@@ -19,49 +19,6 @@ namespace {
 
 const char *kHeader = "import triton\nimport triton.language as tl\n\n@triton.jit\n";
 
-/// A 16-bit binary float format: value of each bit pattern from its fields.
-struct Format16 {
-  int expBits, manBits;
-  double value(uint16_t h) const {
-    int e = (h >> manBits) & ((1 << expBits) - 1), m = h & ((1 << manBits) - 1);
-    int bias = (1 << (expBits - 1)) - 1;
-    double v = e == 0 ? std::ldexp(m, 1 - bias - manBits) : std::ldexp((1 << manBits) + m, e - bias - manBits);
-    return (h & 0x8000) ? -v : v;
-  }
-  uint16_t inf() const { return static_cast<uint16_t>(((1 << expBits) - 1) << manBits); }
-  /// Round to nearest, ties to even, by searching the sorted positive finite values.
-  uint16_t round(double x) const {
-    uint16_t sign = std::signbit(x) ? 0x8000 : 0;
-    double a = std::fabs(x);
-    uint16_t maxFinite = static_cast<uint16_t>(inf() - 1);
-    // Largest pattern with value <= a (patterns are ordered like their values).
-    uint16_t lo = 0, hi = maxFinite;
-    if (a >= value(maxFinite)) {
-      lo = maxFinite;
-    } else {
-      while (lo < hi) {
-        uint16_t mid = static_cast<uint16_t>((lo + hi + 1) / 2);
-        if (value(mid) <= a)
-          lo = mid;
-        else
-          hi = static_cast<uint16_t>(mid - 1);
-      }
-    }
-    double below = value(lo);
-    // The next value up; past the largest finite value the next "value" is 2^(emax+1) (infinity).
-    double above = lo == maxFinite ? std::ldexp(1.0, (1 << (expBits - 1))) : value(static_cast<uint16_t>(lo + 1));
-    uint16_t r;
-    if (2 * a < below + above)
-      r = lo;
-    else if (2 * a > below + above)
-      r = static_cast<uint16_t>(lo + 1);
-    else
-      r = (lo & 1) ? static_cast<uint16_t>(lo + 1) : lo;
-    return static_cast<uint16_t>(r | sign);
-  }
-};
-const Format16 kHalf{5, 10}, kBF16{8, 7};
-
 float floatBits(uint32_t b) {
   float f;
   std::memcpy(&f, &b, 4);

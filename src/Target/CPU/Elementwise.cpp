@@ -2,9 +2,12 @@
 // bit-exact fp16/bf16 rounding, integer division without traps, clamped shifts, math.
 #include "Lowering.h"
 
+#include "HostMath.h"
 #include "tle/Target/CPU/HostArray.h"
 
 #include <llvm/IR/Intrinsics.h>
+
+#include <map>
 
 namespace tle::cpu::detail {
 
@@ -107,6 +110,36 @@ llvm::Value *Lowering::f64ToF32Odd(llvm::Value *d) {
   return B.CreateBitCast(tb, B.getFloatTy());
 }
 
+llvm::Value *Lowering::fromF32TowardZero(llvm::Value *f, DType t) {
+  if (!isSmallFloat(t))
+    return f;
+  llvm::Value *b = B.CreateBitCast(f, B.getInt32Ty());
+  llvm::Value *a = B.CreateAnd(b, 0x7FFFFFFF);
+  llvm::Value *isNan = B.CreateICmpUGT(a, B.getInt32(0x7F800000));
+  if (t == DType::BF16) {
+    llvm::Value *hi = B.CreateLShr(b, 16);
+    return B.CreateTrunc(B.CreateSelect(isNan, B.CreateOr(hi, 0x40), hi), B.getInt16Ty());
+  }
+  llvm::Value *sign = B.CreateAnd(B.CreateLShr(b, 16), 0x8000);
+  llvm::Value *normal = B.CreateLShr(B.CreateSub(a, B.getInt32(0x38000000)), 13);
+  llvm::Value *subnormal = intrinsic(llvm::Intrinsic::fptoui_sat, {B.getInt32Ty(), B.getFloatTy()},
+                                     {B.CreateFMul(B.CreateBitCast(a, B.getFloatTy()),
+                                                   llvm::ConstantFP::get(B.getFloatTy(), 0x1p24))});
+  llvm::Value *v = B.CreateSelect(B.CreateICmpUGE(a, B.getInt32(0x38800000)), normal, subnormal);
+  v = B.CreateSelect(B.CreateICmpUGE(a, B.getInt32(0x477FE000)), B.getInt32(0x7BFF), v); // > max: max
+  v = B.CreateSelect(B.CreateICmpEQ(a, B.getInt32(0x7F800000)), B.getInt32(0x7C00), v);
+  v = B.CreateSelect(isNan, B.getInt32(0x7E00), v);
+  return B.CreateTrunc(B.CreateOr(v, sign), B.getInt16Ty());
+}
+
+llvm::Value *Lowering::f64ToF32TowardZero(llvm::Value *d) {
+  llvm::Value *t = B.CreateFPTrunc(d, B.getFloatTy());
+  llvm::Value *bigger = B.CreateFCmpOGT(intrinsic(llvm::Intrinsic::fabs, {B.getDoubleTy()}, {B.CreateFPExt(t, B.getDoubleTy())}),
+                                        intrinsic(llvm::Intrinsic::fabs, {B.getDoubleTy()}, {d}));
+  llvm::Value *tb = B.CreateBitCast(t, B.getInt32Ty());
+  return B.CreateBitCast(B.CreateSelect(bigger, B.CreateSub(tb, B.getInt32(1)), tb), B.getFloatTy());
+}
+
 llvm::Value *Lowering::intToSmallFloat(llvm::Value *v, bool sg, DType to) {
   // Integer -> fp32 rounded to odd (keep 24 significant bits, OR the dropped ones into the
   // last), then fp32 -> fp16/bf16 to nearest even: one correct rounding.
@@ -127,7 +160,7 @@ llvm::Value *Lowering::intToSmallFloat(llvm::Value *v, bool sg, DType to) {
   return fromF32(fl, to);
 }
 
-llvm::Value *Lowering::cast(llvm::Value *v, ir::ScalarType fromT, ir::ScalarType toT) {
+llvm::Value *Lowering::cast(llvm::Value *v, ir::ScalarType fromT, ir::ScalarType toT, bool towardZero) {
   DType from = fromT.dtype, to = toT.dtype;
   if (fromT == toT)
     return v;
@@ -146,6 +179,10 @@ llvm::Value *Lowering::cast(llvm::Value *v, ir::ScalarType fromT, ir::ScalarType
       return B.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0));
     }
     return B.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+  }
+  if (fromFloat && toFloat && towardZero && ir::bitWidth(to) <= ir::bitWidth(from)) {
+    llvm::Value *x = from == DType::F64 ? f64ToF32TowardZero(v) : toF32(v, from); // exact, or truncated
+    return to == DType::F32 ? x : fromF32TowardZero(x, to);
   }
   if (fromFloat && toFloat) {
     if (from == DType::F64) {
@@ -241,6 +278,73 @@ llvm::Value *Lowering::combine(ir::ReduceKind k, DType t, llvm::Value *a, llvm::
   return nullptr;
 }
 
+llvm::Value *Lowering::fma(DType t, llvm::Value *a, llvm::Value *b, llvm::Value *c) {
+  if (!isSmallFloat(t))
+    return intrinsic(llvm::Intrinsic::fma, {a->getType()}, {a, b, c});
+  // fp16 / bf16: the product is exact in fp64; TwoSum gives the exact error of the sum, which
+  // turns the fp64 result into round-to-odd; two more round-to-odd / nearest-even steps then
+  // give the correctly rounded 16-bit result.
+  llvm::Type *d = B.getDoubleTy();
+  auto up = [&](llvm::Value *v) { return B.CreateFPExt(toF32(v, t), d); };
+  llvm::Value *p = B.CreateFMul(up(a), up(b)), *z = up(c);
+  llvm::Value *sum = B.CreateFAdd(p, z);
+  llvm::Value *bb = B.CreateFSub(sum, p);
+  llvm::Value *err = B.CreateFAdd(B.CreateFSub(p, B.CreateFSub(sum, bb)), B.CreateFSub(z, bb));
+  llvm::Value *sb = B.CreateBitCast(sum, B.getInt64Ty());
+  llvm::Value *inexact = B.CreateFCmpONE(err, llvm::ConstantFP::get(d, 0.0));
+  llvm::Value *opposite = B.CreateICmpSLT(B.CreateXor(sb, B.CreateBitCast(err, B.getInt64Ty())), B.getInt64(0));
+  sb = B.CreateSelect(B.CreateAnd(inexact, opposite), B.CreateSub(sb, B.getInt64(1)), sb);
+  sb = B.CreateSelect(inexact, B.CreateOr(sb, 1), sb);
+  return fromF32(f64ToF32Odd(B.CreateBitCast(sb, d)), t);
+}
+
+llvm::Value *Lowering::externCall(const ir::Op &op, const std::vector<llvm::Value *> &in) {
+  // libdevice names: __nv_<fn>f on fp32, __nv_<fn> on fp64; predicates __nv_is...f/d -> i32.
+  if (op.sym.rfind("__nv_", 0) != 0 || in.empty())
+    return nullptr;
+  std::string fn = op.sym.substr(5);
+  DType t = op.operands[0]->type.dtype();
+  if (t != DType::F32 && t != DType::F64)
+    return nullptr;
+  llvm::Type *ty = in[0]->getType();
+  // The function name without its type suffix: "f" on fp32, "d" on the fp64 predicates.
+  std::string base = fn;
+  bool predicate64 = fn == "isnand" || fn == "isinfd" || fn == "signbitd";
+  if ((t == DType::F32 && !base.empty() && base.back() == 'f') || (t == DType::F64 && predicate64))
+    base.pop_back();
+  llvm::Value *a = in[0], *b = in.size() > 1 ? in[1] : nullptr;
+  auto i32 = [&](llvm::Value *c) { return B.CreateZExt(c, B.getInt32Ty()); };
+  if (base == "isnan") return i32(B.CreateFCmpUNO(a, a));
+  if (base == "isinf")
+    return i32(B.CreateFCmpOEQ(intrinsic(llvm::Intrinsic::fabs, {ty}, {a}), llvm::ConstantFP::getInfinity(ty)));
+  if (base == "signbit")
+    return i32(B.CreateICmpSLT(B.CreateBitCast(a, B.getIntNTy(ty->getPrimitiveSizeInBits())),
+                               llvm::ConstantInt::get(B.getIntNTy(ty->getPrimitiveSizeInBits()), 0)));
+  static const std::map<std::string, unsigned> unary = {
+      {"floor", llvm::Intrinsic::floor}, {"ceil", llvm::Intrinsic::ceil},   {"trunc", llvm::Intrinsic::trunc},
+      {"round", llvm::Intrinsic::round}, {"rint", llvm::Intrinsic::rint},   {"sqrt", llvm::Intrinsic::sqrt},
+      {"exp", llvm::Intrinsic::exp},     {"log", llvm::Intrinsic::log},     {"exp2", llvm::Intrinsic::exp2},
+      {"log2", llvm::Intrinsic::log2}};
+  if (auto it = unary.find(base); it != unary.end() && !b)
+    return intrinsic(it->second, {ty}, {a});
+  if (base == "rsqrt" && !b)
+    return B.CreateFDiv(llvm::ConstantFP::get(ty, 1.0), intrinsic(llvm::Intrinsic::sqrt, {ty}, {a}));
+  if (base == "copysign" && b)
+    return intrinsic(llvm::Intrinsic::copysign, {ty}, {a, b});
+  if (base == "fmod" && b)
+    return B.CreateFRem(a, b);
+  const HostMathFn *h = hostMathFunction(fn);
+  if (!h || h->arity != in.size() || h->isDouble != (t == DType::F64))
+    return nullptr;
+  std::vector<llvm::Type *> params(in.size(), ty);
+  llvm::FunctionCallee callee = m_.getOrInsertFunction(h->symbol, llvm::FunctionType::get(ty, params, false));
+  if (auto *f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+    f->setDoesNotThrow();
+    f->setOnlyAccessesInaccessibleMemory();
+  }
+  return B.CreateCall(callee, in);
+}
+
 llvm::Value *Lowering::apply(const ir::Op &op, const std::vector<llvm::Value *> &in) {
   const ir::Value *first = op.kind == OpKind::Select ? op.operands[1] : op.operands[0];
   DType t = first->type.dtype();
@@ -313,7 +417,11 @@ llvm::Value *Lowering::apply(const ir::Op &op, const std::vector<llvm::Value *> 
     if (!fl) return nullptr;
     return fromF32(floatUnary(op.kind, toF32(a, t)), t);
   case OpKind::Cast:
-    return cast(a, op.operands[0]->type.elem, op.result()->type.elem);
+    return cast(a, op.operands[0]->type.elem, op.result()->type.elem, op.ival == 1);
+  case OpKind::Fma:
+    return fl ? fma(t, in[0], in[1], in[2]) : nullptr;
+  case OpKind::ExternCall:
+    return externCall(op, in);
   case OpKind::Bitcast: {
     llvm::Type *to = regType(op.result()->type.elem);
     if (a->getType() == to) return a;

@@ -1,5 +1,6 @@
 // CPU kernels: O2 over the lowered module, ORC LLJIT compilation, argument checks, the runtime
 // helpers generated code calls (tile frame, bounds checks, failures) and the grid's thread pool.
+#include "HostMath.h"
 #include "Lowering.h"
 
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
@@ -284,6 +285,11 @@ std::unique_ptr<Kernel> Kernel::compile(const ir::Function &f, DiagnosticEngine 
   syms[mangle("memcpy")] = symbolFor(&::memcpy);
   syms[mangle("memmove")] = symbolFor(&::memmove);
   syms[mangle("memset")] = symbolFor(&::memset);
+  syms[mangle("fmaf")] = symbolFor(static_cast<float (*)(float, float, float)>(&::fmaf));
+  syms[mangle("fma")] = symbolFor(static_cast<double (*)(double, double, double)>(&::fma));
+  for (const detail::HostMathFn &h : detail::hostMathFunctions())
+    syms[mangle(h.symbol)] = {llvm::orc::ExecutorAddr::fromPtr(h.address),
+                              llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
   if (auto e = jd.define(llvm::orc::absoluteSymbols(std::move(syms))))
     return fail("binding runtime helpers", std::move(e));
   auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess((*jit)->getDataLayout().getGlobalPrefix());

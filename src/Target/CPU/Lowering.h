@@ -143,8 +143,9 @@ public:
   /// The element result of elementwise op `op` applied to `in` (register values); nullptr when
   /// the op / dtype pair is not supported.
   llvm::Value *apply(const ir::Op &op, const std::vector<llvm::Value *> &in);
-  /// Value conversion (ir::OpKind::Cast semantics).
-  llvm::Value *cast(llvm::Value *v, ir::ScalarType from, ir::ScalarType to);
+  /// Value conversion (ir::OpKind::Cast semantics); `towardZero` makes narrowing float
+  /// conversions round toward zero (fp_downcast_rounding="rtz") instead of to nearest even.
+  llvm::Value *cast(llvm::Value *v, ir::ScalarType from, ir::ScalarType to, bool towardZero = false);
   /// Reduction / max / min combine in dtype `t`.
   llvm::Value *combine(ir::ReduceKind k, ir::DType t, llvm::Value *a, llvm::Value *b);
   /// A constant of type `t` (16-bit floats rounded to nearest even).
@@ -153,7 +154,11 @@ public:
 private:
   llvm::Value *toF32(llvm::Value *v, ir::DType t);
   llvm::Value *fromF32(llvm::Value *f, ir::DType t);
+  llvm::Value *fromF32TowardZero(llvm::Value *f, ir::DType t);
   llvm::Value *f64ToF32Odd(llvm::Value *d);
+  llvm::Value *f64ToF32TowardZero(llvm::Value *d);
+  llvm::Value *externCall(const ir::Op &op, const std::vector<llvm::Value *> &in);
+  llvm::Value *fma(ir::DType t, llvm::Value *a, llvm::Value *b, llvm::Value *c);
   llvm::Value *intToSmallFloat(llvm::Value *v, bool isSigned, ir::DType to);
   llvm::Value *intDivRem(bool rem, bool isSigned, llvm::Value *a, llvm::Value *b);
   llvm::Value *shift(ir::OpKind k, bool isSigned, llvm::Value *a, llvm::Value *b);
