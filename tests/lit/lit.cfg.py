@@ -35,6 +35,8 @@ config.substitutions.append((tool("not"), config.not_tool))
 config.substitutions.append(("%tlec", config.tlec))
 # tle-link is built next to tlec (src/CMakeLists.txt).
 config.substitutions.append(("%tle-link", '"%s"' % os.path.join(os.path.dirname(config.tlec), "tle-link")))
+# tle-run (CPU target and GPU runner) is built next to tlec too.
+config.substitutions.append(("%tle-run", '"%s"' % os.path.join(os.path.dirname(config.tlec), "tle-run")))
 config.substitutions.append(("%exit1", '"%s" "%s"' % (python, exit1)))
 config.substitutions.append(("%python", '"%s"' % python))
 
