@@ -30,6 +30,7 @@ Key keyOf(const ir::Op &op) {
     types += r->type.str() + (r->layout ? r->layout->str() : std::string()) + ";";
   for (int64_t i : op.ints)
     types += "," + std::to_string(i);
+  types += op.sym;
   // Compare doubles bitwise through their value; NaN constants never match each other, which
   // only loses an optimisation.
   std::vector<const ir::Value *> operands(op.operands.begin(), op.operands.end());
