@@ -5,6 +5,7 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
+#include <cmath>
 #include <vector>
 
 using namespace tle;
@@ -156,4 +157,22 @@ TEST_CASE("cpu: emitLLVM gives the kernel the GPU ABI plus program id and grid s
   REQUIRE(k->getArg(4)->getName() == "pid_x");
   REQUIRE(k->getArg(9)->getName() == "nprog_z");
   REQUIRE(m->getFunction("__tle_cpu_entry_add_kernel"));
+}
+
+TEST_CASE("cpu: a kernel named like a C library function does not capture LLVM's calls", "[cpu][errors]") {
+  std::string src = R"(import triton
+import triton.language as tl
+
+@triton.jit
+def expf(x_ptr, o_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(o_ptr + offs, tl.exp(tl.load(x_ptr + offs)))
+)";
+  Compiled k = compileSource(src, "*fp32, *fp32, 4");
+  TLE_REQUIRE_COMPILED(k);
+  REQUIRE(k->name() == "expf");
+  std::vector<float> x{0.f, 1.f, -1.f, 2.f}, o(4);
+  k->run({1}, {ArgValue::ptr(x), ArgValue::ptr(o)});
+  for (size_t i = 0; i < 4; ++i)
+    REQUIRE(o[i] == std::exp(x[i]));
 }

@@ -3,6 +3,7 @@
 #include "HostMath.h"
 
 #include <cmath>
+#include <cstring>
 #include <map>
 
 namespace tle::cpu::detail {
@@ -76,11 +77,42 @@ const HostMathFn *hostMathFunction(const std::string &fn) {
   return it == table().end() ? nullptr : &it->second;
 }
 
-std::vector<HostMathFn> hostMathFunctions() {
-  std::vector<HostMathFn> all;
-  for (auto &[name, fn] : table())
-    all.push_back(fn);
+const std::vector<HostSymbol> &hostSymbols() {
+  static const std::vector<HostSymbol> all = [] {
+    std::vector<HostSymbol> v = {
+        {"expf", addr(static_cast<F1>(::expf))},       {"exp2f", addr(static_cast<F1>(::exp2f))},
+        {"logf", addr(static_cast<F1>(::logf))},       {"log2f", addr(static_cast<F1>(::log2f))},
+        {"sqrtf", addr(static_cast<F1>(::sqrtf))},     {"fmodf", addr(static_cast<F2>(::fmodf))},
+        {"exp", addr(static_cast<D1>(::exp))},         {"exp2", addr(static_cast<D1>(::exp2))},
+        {"log", addr(static_cast<D1>(::log))},         {"log2", addr(static_cast<D1>(::log2))},
+        {"sqrt", addr(static_cast<D1>(::sqrt))},       {"fmod", addr(static_cast<D2>(::fmod))},
+        {"ldexpf", addr(static_cast<float (*)(float, int)>(::ldexpf))},
+        {"ldexp", addr(static_cast<double (*)(double, int)>(::ldexp))},
+        {"fmaf", addr(static_cast<float (*)(float, float, float)>(::fmaf))},
+        {"fma", addr(static_cast<double (*)(double, double, double)>(::fma))},
+        {"memcpy", addr(&::memcpy)},                   {"memmove", addr(&::memmove)},
+        {"memset", addr(&::memset)}};
+    for (auto &[name, fn] : table())
+      v.push_back({fn.symbol, fn.address});
+    return v;
+  }();
   return all;
+}
+
+bool isHostSymbol(const std::string &name) {
+  if (name.rfind("__tle_", 0) == 0)
+    return true;
+  for (const HostSymbol &h : hostSymbols())
+    if (h.name == name)
+      return true;
+  // Other C library names LLVM may call for intrinsics (rounding, powers, trigonometry).
+  static const char *more[] = {"floorf", "floor", "ceilf", "ceil", "truncf", "trunc", "roundf", "round", "rintf",
+                               "rint", "powf", "pow", "sinf", "sin", "cosf", "cos", "exp10f", "exp10", "log10f",
+                               "log10", "copysignf", "copysign", "fminf", "fmin", "fmaxf", "fmax"};
+  for (const char *m : more)
+    if (name == m)
+      return true;
+  return false;
 }
 
 } // namespace tle::cpu::detail

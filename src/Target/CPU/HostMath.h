@@ -18,7 +18,18 @@ struct HostMathFn {
 /// or nullptr when there is none (the lowering then handles it inline or rejects it).
 const HostMathFn *hostMathFunction(const std::string &fn);
 
-/// Every host math function, for binding.
-std::vector<HostMathFn> hostMathFunctions();
+/// A host function bound into the JIT under `name`.
+struct HostSymbol {
+  std::string name;
+  void *address = nullptr;
+};
+
+/// Every host function generated code may call: the libdevice stand-ins above and the C library
+/// functions LLVM lowers intrinsics to (expf, fmodf, fma, memcpy, memset, ...).
+const std::vector<HostSymbol> &hostSymbols();
+
+/// Whether `name` is one of hostSymbols() or reserved for the CPU target's helpers (`__tle_`):
+/// a kernel of that name gets another LLVM function name so that it cannot capture those calls.
+bool isHostSymbol(const std::string &name);
 
 } // namespace tle::cpu::detail

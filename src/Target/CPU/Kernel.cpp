@@ -266,30 +266,11 @@ std::unique_ptr<Kernel> Kernel::compile(const ir::Function &f, DiagnosticEngine 
   syms[mangle(detail::kFrameFn)] = symbolFor(&tleCpuFrame);
   syms[mangle(detail::kCheckFn)] = symbolFor(&tleCpuCheck);
   syms[mangle(detail::kFailFn)] = symbolFor(&tleCpuFail);
-  // Library functions LLVM lowers math intrinsics and copies to, bound explicitly so that the
-  // JIT needs nothing from the process's dynamic symbol table.
-  syms[mangle("expf")] = symbolFor(static_cast<float (*)(float)>(&::expf));
-  syms[mangle("exp2f")] = symbolFor(static_cast<float (*)(float)>(&::exp2f));
-  syms[mangle("logf")] = symbolFor(static_cast<float (*)(float)>(&::logf));
-  syms[mangle("log2f")] = symbolFor(static_cast<float (*)(float)>(&::log2f));
-  syms[mangle("fmodf")] = symbolFor(static_cast<float (*)(float, float)>(&::fmodf));
-  syms[mangle("ldexpf")] = symbolFor(static_cast<float (*)(float, int)>(&::ldexpf));
-  syms[mangle("exp")] = symbolFor(static_cast<double (*)(double)>(&::exp));
-  syms[mangle("exp2")] = symbolFor(static_cast<double (*)(double)>(&::exp2));
-  syms[mangle("log")] = symbolFor(static_cast<double (*)(double)>(&::log));
-  syms[mangle("log2")] = symbolFor(static_cast<double (*)(double)>(&::log2));
-  syms[mangle("fmod")] = symbolFor(static_cast<double (*)(double, double)>(&::fmod));
-  syms[mangle("ldexp")] = symbolFor(static_cast<double (*)(double, int)>(&::ldexp));
-  syms[mangle("sqrtf")] = symbolFor(static_cast<float (*)(float)>(&::sqrtf));
-  syms[mangle("sqrt")] = symbolFor(static_cast<double (*)(double)>(&::sqrt));
-  syms[mangle("memcpy")] = symbolFor(&::memcpy);
-  syms[mangle("memmove")] = symbolFor(&::memmove);
-  syms[mangle("memset")] = symbolFor(&::memset);
-  syms[mangle("fmaf")] = symbolFor(static_cast<float (*)(float, float, float)>(&::fmaf));
-  syms[mangle("fma")] = symbolFor(static_cast<double (*)(double, double, double)>(&::fma));
-  for (const detail::HostMathFn &h : detail::hostMathFunctions())
-    syms[mangle(h.symbol)] = {llvm::orc::ExecutorAddr::fromPtr(h.address),
-                              llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+  // Library functions LLVM lowers math intrinsics and copies to, and the libdevice stand-ins,
+  // bound explicitly so that the JIT needs nothing from the process's dynamic symbol table.
+  for (const detail::HostSymbol &h : detail::hostSymbols())
+    syms[mangle(h.name)] = {llvm::orc::ExecutorAddr::fromPtr(h.address),
+                            llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
   if (auto e = jd.define(llvm::orc::absoluteSymbols(std::move(syms))))
     return fail("binding runtime helpers", std::move(e));
   auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess((*jit)->getDataLayout().getGlobalPrefix());

@@ -2,6 +2,8 @@
 // loops over elements, global memory accesses, reductions and structured control flow.
 #include "Lowering.h"
 
+#include "HostMath.h"
+
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
@@ -260,7 +262,9 @@ bool Lowering::run(std::string &entryName) {
   for (int i = 0; i < 6; ++i)
     params.push_back(B.getInt32Ty());
   auto *fty = llvm::FunctionType::get(B.getVoidTy(), params, false);
-  kernel_ = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, f_.name, m_);
+  // The kernel's name, unless that would capture calls LLVM makes to the C library.
+  std::string fnName = isHostSymbol(f_.name) ? "__tle_kernel_" + f_.name : f_.name;
+  kernel_ = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, fnName, m_);
   kernel_->addFnAttr(llvm::Attribute::NoUnwind);
   static const char *geo[6] = {"pid_x", "pid_y", "pid_z", "nprog_x", "nprog_y", "nprog_z"};
   size_t np = f_.params.size();
