@@ -139,7 +139,6 @@ private:
   bool unsupported(const ir::Op &op, const std::string &why = "");
 
   // --- Elementwise semantics (Elementwise.cpp)
-public:
   /// The element result of elementwise op `op` applied to `in` (register values); nullptr when
   /// the op / dtype pair is not supported.
   llvm::Value *apply(const ir::Op &op, const std::vector<llvm::Value *> &in);
@@ -150,8 +149,6 @@ public:
   llvm::Value *combine(ir::ReduceKind k, ir::DType t, llvm::Value *a, llvm::Value *b);
   /// A constant of type `t` (16-bit floats rounded to nearest even).
   llvm::Value *constant(ir::ScalarType t, int64_t ival, double fval);
-
-private:
   llvm::Value *toF32(llvm::Value *v, ir::DType t);
   llvm::Value *fromF32(llvm::Value *f, ir::DType t);
   llvm::Value *fromF32TowardZero(llvm::Value *f, ir::DType t);
