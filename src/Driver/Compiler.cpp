@@ -194,10 +194,9 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
     std::vector<std::string> order = o.passes;
     bool explicitPasses = !order.empty();
     if (!explicitPasses)
-      // `prefetch` is not in the default pipeline: measured on the H200 it slows examples/matmul.tle
-      // (91 -> 51 TFLOP/s at 4096^3) because the carried operand tiles cost registers the
-      // accumulators need; operands should be staged through shared memory instead.
-      order = {"canonicalize", "assign-layouts"};
+      // prefetch issues fp16/bf16 dot-operand loads one iteration ahead; the NVPTX backend turns
+      // them into cp.async copies into double-buffered shared memory.
+      order = {"canonicalize", "prefetch", "canonicalize", "assign-layouts"};
     for (const std::string &p : order) {
       if (p != "canonicalize" && p != "assign-layouts" && p != "prefetch") {
         diags.error({}, "unknown pass '" + p + "' (tile-IR passes: canonicalize, prefetch, assign-layouts)");

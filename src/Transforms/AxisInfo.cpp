@@ -62,15 +62,39 @@ void AxisInfoAnalysis::visit(const ir::Op &op) {
   if (op.results.empty() && op.regions.empty())
     return;
   if (op.kind == OpKind::For) {
+    // Loop-carried values: start from the initial values' facts and meet them with what the
+    // body yields until nothing changes (facts only shrink, so this ends quickly).
     const ir::Block &body = *op.regions[0];
     AxisInfo iv = unknown(body.args[0]->type);
     iv.divisibility[0] = gcd2(get(op.operands[0]).divisibility[0], get(op.operands[2]).divisibility[0]);
     info_[body.args[0].get()] = iv;
     for (size_t i = 1; i < body.args.size(); ++i)
-      info_[body.args[i].get()] = unknown(body.args[i]->type);
+      info_[body.args[i].get()] = get(op.operands[2 + i]);
+    const ir::Op *yield = body.terminator();
+    for (int round = 0; round < 8; ++round) {
+      visit(body);
+      bool changed = false;
+      for (size_t i = 1; i < body.args.size(); ++i) {
+        AxisInfo &a = info_[body.args[i].get()];
+        const AxisInfo &y = get(yield->operands[i - 1]);
+        for (size_t d = 0; d < a.contiguity.size() && d < y.contiguity.size(); ++d) {
+          int64_t c = gcd2(a.contiguity[d], y.contiguity[d]), v = gcd2(a.divisibility[d], y.divisibility[d]),
+                  k = gcd2(a.constancy[d], y.constancy[d]);
+          changed |= c != a.contiguity[d] || v != a.divisibility[d] || k != a.constancy[d];
+          a.contiguity[d] = c;
+          a.divisibility[d] = v;
+          a.constancy[d] = k;
+        }
+      }
+      if (!changed)
+        break;
+      if (round == 7)
+        for (size_t i = 1; i < body.args.size(); ++i)
+          info_[body.args[i].get()] = unknown(body.args[i]->type);
+    }
     visit(body);
-    for (auto &r : op.results)
-      info_[r.get()] = unknown(r->type);
+    for (size_t i = 0; i < op.results.size(); ++i)
+      info_[op.result(static_cast<unsigned>(i))] = info_[body.args[i + 1].get()];
     return;
   }
   if (op.kind == OpKind::If || op.kind == OpKind::While) {
@@ -92,14 +116,17 @@ void AxisInfoAnalysis::visit(const ir::Op &op) {
   auto in = [&](unsigned i) -> const AxisInfo & { return get(op.operands[i]); };
   switch (op.kind) {
   case OpKind::Constant:
-    if (ir::isInteger(t.dtype()))
+    if (ir::isInteger(t.dtype())) {
       a.divisibility[0] = pow2Divisor(op.ival);
+      a.constant = op.ival;
+    }
     break;
   case OpKind::Splat:
     for (size_t d = 0; d < n; ++d) {
       a.constancy[d] = t.shape[d];
       a.divisibility[d] = in(0).divisibility[0];
     }
+    a.constant = in(0).constant;
     break;
   case OpKind::Arange:
     a.contiguity[0] = op.ival2 - op.ival;
@@ -107,6 +134,7 @@ void AxisInfoAnalysis::visit(const ir::Op &op) {
     break;
   case OpKind::ExpandDims: {
     const AxisInfo &x = in(0);
+    a.constant = x.constant;
     if (op.operands[0]->type.isScalar()) {
       for (size_t d = 0; d < n; ++d)
         a.divisibility[d] = x.divisibility[0];
@@ -121,6 +149,7 @@ void AxisInfoAnalysis::visit(const ir::Op &op) {
   }
   case OpKind::Broadcast: {
     const AxisInfo &x = in(0);
+    a.constant = x.constant;
     const auto &src = op.operands[0]->type.shape;
     for (size_t d = 0; d < n; ++d) {
       bool stretched = src[d] == 1 && t.shape[d] != 1;
@@ -151,12 +180,32 @@ void AxisInfoAnalysis::visit(const ir::Op &op) {
     if (!ir::isInteger(t.dtype()))
       break;
     const AxisInfo &x = in(0), &y = in(1);
+    // Multiplying by the constant 1 keeps every fact (a stride of 1 from a constexpr).
+    if (y.constant == 1 || x.constant == 1) {
+      a = y.constant == 1 ? x : y;
+      break;
+    }
     for (size_t d = 0; d < n; ++d) {
       // An element of a contiguous run other than its first is not a multiple of the run's
       // divisibility, so after multiplication only per-element facts survive.
       int64_t dx = x.contiguity[d] > 1 ? 1 : x.divisibility[d];
       int64_t dy = y.contiguity[d] > 1 ? 1 : y.divisibility[d];
       a.divisibility[d] = mulSat(dx, dy);
+      a.constancy[d] = gcd2(x.constancy[d], y.constancy[d]);
+    }
+    break;
+  }
+  case OpKind::IRem: {
+    // x % n with n constant along a dim: runs of x stay contiguous up to n's divisibility (a
+    // run starting at a multiple of gcd(div x, div n) cannot wrap inside that length).
+    if (!ir::isInteger(t.dtype()))
+      break;
+    const AxisInfo &x = in(0), &y = in(1);
+    for (size_t d = 0; d < n; ++d) {
+      if (y.constancy[d] >= x.contiguity[d]) {
+        a.contiguity[d] = gcd2(x.contiguity[d], y.divisibility[d]);
+        a.divisibility[d] = gcd2(x.divisibility[d], y.divisibility[d]);
+      }
       a.constancy[d] = gcd2(x.constancy[d], y.constancy[d]);
     }
     break;

@@ -143,7 +143,11 @@ private:
     std::vector<ir::Op *> loads;
     ir::Op *yieldOp = body.terminator();
     for (auto &op : body.ops) {
-      if (op->kind != OpKind::Load || !op->result()->type.isTile() || !feedsDotOnly(op->result(), 0))
+      // Only 16-bit operands: those the NVPTX backend copies with cp.async into shared memory.
+      if (op->kind != OpKind::Load)
+        continue;
+      ir::DType t = op->result()->type.dtype();
+      if (op->result()->type.rank() != 2 || (t != ir::DType::F16 && t != ir::DType::BF16) || !feedsDotOnly(op->result(), 0))
         continue;
       std::set<const ir::Value *> seen;
       bool ok = true;

@@ -5,6 +5,7 @@
 #include "tle/IR/IR.h"
 
 #include <map>
+#include <optional>
 #include <vector>
 
 namespace tle::transforms {
@@ -18,6 +19,8 @@ namespace tle::transforms {
 /// All three are powers of two (Triton's AxisInfo lattice, with the same meaning).
 struct AxisInfo {
   std::vector<int64_t> contiguity, divisibility, constancy;
+  /// The value of every element, when it is a known integer constant.
+  std::optional<int64_t> constant;
 };
 
 /// Computes AxisInfo for every value of `f` in one forward pass (loop-carried values are

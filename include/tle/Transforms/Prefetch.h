@@ -15,10 +15,9 @@ namespace tle::transforms {
 ///   - the dot uses the carried value loaded one iteration earlier.
 /// A masked-off element reads nothing, so the extra load past the last iteration never touches
 /// memory. Returns the number of loads prefetched.
-///
-/// Not in the default pipeline (run it with `tlec --pass=canonicalize,prefetch,canonicalize,
-/// assign-layouts`): the operands carried in registers compete with the accumulators, and on the
-/// H200 examples/matmul.tle ran at 51 instead of 91 TFLOP/s (4096^3, fp16).
+/// Only 16-bit (fp16/bf16) 2-D operands are prefetched: the NVPTX backend copies them with
+/// cp.async into double-buffered shared memory (AsyncCopy.cpp). Carried in registers instead,
+/// they would compete with the accumulators (measured on the H200: 51 instead of 91 TFLOP/s).
 unsigned prefetchDotOperands(ir::Function &f);
 
 } // namespace tle::transforms

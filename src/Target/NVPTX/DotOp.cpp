@@ -72,11 +72,17 @@ void Emitter::emitDot(const ir::Op &op) {
   int64_t ldA = K + 16 / eb;                  // A row length in elements
   int64_t ldB = f16 ? N + 16 / eb : K + 16 / eb; // B row length ([K][N] or [N][K])
   int64_t bytesA = M * ldA * eb, bytesB = (f16 ? K : N) * ldB * eb;
-  reserveShared(bytesA + bytesB);
   llvm::Type *ety = llvmType(op.operands[0]->type.elem);
   const ir::Layout &la = *op.operands[0]->layout, &lb = *op.operands[1]->layout;
   const auto &ra = regs(op.operands[0]), &rb = regs(op.operands[1]);
-  barrier();
+  // Operands that arrive through cp.async already sit in their shared-memory slot.
+  bool asyncA = f16 && isAsync(op.operands[0]), asyncB = f16 && isAsync(op.operands[1]);
+  waitAsyncOperands(op);
+  bool staged = !(asyncA && asyncB);
+  if (staged)
+    reserveShared(bytesA + bytesB);
+  if (staged)
+    barrier();
   auto offsetIn = [&](int64_t ld, llvm::Value *row, llvm::Value *col, int64_t base) {
     llvm::Value *e = B.CreateAdd(B.CreateMul(row, B.getInt32(static_cast<uint32_t>(ld))), col);
     return B.CreateAdd(B.CreateMul(e, B.getInt32(eb)), B.getInt32(static_cast<uint32_t>(base)));
@@ -93,17 +99,30 @@ void Emitter::emitDot(const ir::Op &op) {
       B.CreateAlignedStore(v, smemPtr(offsetIn(ld, c[0], c[1], base)), llvm::Align(vec * eb));
     }
   };
-  stage(la, ra, ldA, 0);
+  if (!asyncA)
+    stage(la, ra, ldA, 0);
   if (f16) {
-    stage(lb, rb, ldB, bytesA);
+    if (!asyncB)
+      stage(lb, rb, ldB, bytesA);
   } else {
     for (int r = 0; r < lb.numRegs(); ++r) {
       std::vector<llvm::Value *> c = coord(lb, r); // (k, n)
       B.CreateAlignedStore(rb[r], smemPtr(offsetIn(ldB, c[1], c[0], bytesA)), llvm::Align(eb));
     }
   }
-  barrier();
+  if (staged)
+    barrier();
   auto smemAddr32 = [&](llvm::Value *byteOffset) { return B.CreatePtrToInt(smemPtr(byteOffset), B.getInt32Ty()); };
+  // Byte address of element (row, col) of operand k's tile: its async slot, or the staging area.
+  auto operandAddr32 = [&](unsigned k, int64_t ld, llvm::Value *row, llvm::Value *col, int64_t stagingBase) {
+    const ir::Value *v = op.operands[k];
+    if (!(k == 0 ? asyncA : asyncB))
+      return smemAddr32(offsetIn(ld, row, col, stagingBase));
+    const AsyncBuffer &buf = asyncBuffer(v);
+    llvm::Value *slotBase = B.CreateAdd(B.getInt32(static_cast<uint32_t>(buf.base)),
+                                        B.CreateMul(scalar(v), B.getInt32(static_cast<uint32_t>(buf.slotBytes))));
+    return B.CreatePtrToInt(smemRaw(B.CreateAdd(slotBase, offsetIn(buf.ld, row, col, 0))), B.getInt32Ty());
+  };
   // The warp's own origin in an operand layout (the coordinate its warp bits select).
   auto warpOrigin = [&](const ir::Layout &l, int dim) {
     llvm::Value *c = B.getInt32(0);
@@ -189,7 +208,7 @@ void Emitter::emitDot(const ir::Op &op) {
         llvm::Value *blk = B.CreateAdd(B.getInt32(static_cast<uint32_t>(n)), count == 4 ? bColSel : B.getInt32(0));
         llvm::Value *col = B.CreateAdd(bOriginN, B.CreateMul(blk, B.getInt32(static_cast<uint32_t>(8 * wn))));
         llvm::Value *rowK = B.CreateAdd(bRow, B.getInt32(static_cast<uint32_t>(k * 16)));
-        auto r = ldmatrix(count, true, smemAddr32(offsetIn(ldB, rowK, col, bytesA)));
+        auto r = ldmatrix(count, true, operandAddr32(1, ldB, rowK, col, bytesA));
         bw[n] = {r[0], r[1]};
         if (count == 4)
           bw[n + 1] = {r[2], r[3]};
@@ -204,7 +223,7 @@ void Emitter::emitDot(const ir::Op &op) {
       if (f16) {
         llvm::Value *rowM = B.CreateAdd(aRow, B.getInt32(static_cast<uint32_t>(m * 16 * wm)));
         llvm::Value *colK = B.CreateAdd(aCol, B.getInt32(static_cast<uint32_t>(k * 16)));
-        auto r = ldmatrix(4, false, smemAddr32(offsetIn(ldA, rowM, colK, 0)));
+        auto r = ldmatrix(4, false, operandAddr32(0, ldA, rowM, colK, 0));
         aw = {r[0], r[1], r[2], r[3]};
       } else {
         for (int j = 0; j < 4; ++j)

@@ -59,6 +59,7 @@ llvm::Function *Emitter::run() {
     for (const ir::Value *v : op.operands)
       used_.insert(v);
   });
+  planAsyncOperands();
   entry_ = llvm::BasicBlock::Create(ctx, "entry", kernel_);
   auto *body = llvm::BasicBlock::Create(ctx, "body", kernel_);
   B.SetInsertPoint(entry_);
@@ -74,6 +75,10 @@ llvm::Function *Emitter::run() {
   B.CreateBr(body);
   B.SetInsertPoint(body);
   emitBlock(f.body);
+  if (!buffers_.empty()) {
+    auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
+    B.CreateCall(fty, llvm::InlineAsm::get(fty, "cp.async.wait_all;", "", true));
+  }
   B.CreateRetVoid();
 
   if (sharedBytes_ > 0 && smem_)
@@ -170,6 +175,9 @@ llvm::Value *Emitter::scalar(const ir::Value *v) { return regs(v)[0]; }
 std::vector<llvm::Value *> Emitter::regsIn(const ir::Value *v, const ir::Layout &l) {
   if (v->type.isScalar())
     return std::vector<llvm::Value *>(l.numRegs(), scalar(v));
+  if (isAsync(v))
+    return regs(v); // the slot index; layouts do not apply
+
   const auto &r = regs(v);
   if (*v->layout == l)
     return r;
@@ -182,6 +190,10 @@ std::vector<llvm::Value *> Emitter::regsIn(const ir::Value *v, const ir::Layout 
 }
 
 llvm::Value *Emitter::smemPtr(llvm::Value *byteOffset) {
+  return smemRaw(smemBase_ ? B.CreateAdd(byteOffset, B.getInt32(static_cast<uint32_t>(smemBase_))) : byteOffset);
+}
+
+llvm::Value *Emitter::smemRaw(llvm::Value *byteOffset) {
   if (!smem_) {
     auto *ty = llvm::ArrayType::get(B.getInt8Ty(), 0);
     smem_ = new llvm::GlobalVariable(m, ty, false, llvm::GlobalValue::ExternalLinkage, nullptr, "__tle_smem",
@@ -212,6 +224,8 @@ void Emitter::emitOp(const ir::Op &op) {
   case OpKind::While:
     return emitWhile(op);
   case OpKind::Load:
+    if (isAsync(op.result()))
+      return emitAsyncLoad(op);
     return emitLoad(op);
   case OpKind::Store:
     return emitStore(op);
@@ -509,7 +523,13 @@ void Emitter::emitFor(const ir::Op &op) {
   }
   B.CreateCondBr(sg ? B.CreateICmpSLT(iv, ub) : B.CreateICmpULT(iv, ub), loop, exit);
   B.SetInsertPoint(loop);
+  int savedCommits = commits_;
+  commits_ = 0;
+  for (auto &a : body.args)
+    if (isAsync(a.get()))
+      commitStamp_[a.get()] = 0; // committed before this iteration started
   emitBlock(body);
+  commits_ = savedCommits;
   const ir::Op *yield = body.terminator();
   llvm::BasicBlock *latch = B.GetInsertBlock();
   for (size_t i = 0; i < phis.size(); ++i) {

@@ -44,7 +44,9 @@ public:
 
   // Shared memory: one dynamic buffer; every use is barrier, write, barrier, read.
   llvm::Value *smemPtr(llvm::Value *byteOffset);
-  void reserveShared(int64_t bytes) { sharedBytes_ = std::max(sharedBytes_, bytes); }
+  void reserveShared(int64_t bytes) { sharedBytes_ = std::max(sharedBytes_, smemBase_ + bytes); }
+  /// Pointer into the whole shared buffer, below the scratch area smemPtr() hands out.
+  llvm::Value *smemRaw(llvm::Value *byteOffset);
   void barrier();
 
   // Ops
@@ -63,6 +65,23 @@ public:
   void emitShapeOp(const ir::Op &op);
   void emitScan(const ir::Op &op);
   void emitAtomic(const ir::Op &op);
+
+  // --- Asynchronous operand pipelines (AsyncCopy.cpp): loads whose values only travel through
+  // loop-carried values into tl.dot operands are copied with cp.async straight into a
+  // double-buffered shared-memory slot; such a value's single "register" is its slot index.
+  struct AsyncBuffer {
+    int64_t base = 0;      ///< byte offset of slot 0
+    int64_t slotBytes = 0; ///< bytes per slot
+    int64_t ld = 0;        ///< row length in elements (padded)
+  };
+  void planAsyncOperands();
+  bool isAsync(const ir::Value *v) const { return asyncOf_.count(v) > 0; }
+  const AsyncBuffer &asyncBuffer(const ir::Value *v) const { return buffers_[asyncOf_.at(v)]; }
+  void emitAsyncLoad(const ir::Op &load);
+  /// cp.async.wait_group for the operands of `dot`, then a barrier.
+  void waitAsyncOperands(const ir::Op &dot);
+  int commits_ = 0;                              ///< cp.async groups committed in this region
+  std::map<const ir::Value *, int> commitStamp_; ///< commits_ when each async value was issued
   /// Stores every element of tile `v` to shared memory at index linear(coord) * scale + offset
   /// (elements, row-major). Callers put barriers around it.
   void storeToShared(const ir::Value *v, int64_t scale, int64_t offset);
@@ -95,6 +114,9 @@ private:
   std::map<const ir::Value *, std::vector<llvm::Value *>> vals_;
   std::map<std::string, std::vector<llvm::Value *>> coordCache_;
   std::set<const ir::Value *> used_; ///< values some op reads
+  std::map<const ir::Value *, int> asyncOf_;   ///< value -> index into buffers_
+  std::vector<AsyncBuffer> buffers_;
+  int64_t smemBase_ = 0;                       ///< bytes reserved for async buffers
 };
 
 } // namespace tle::nvptx

@@ -1,0 +1,162 @@
+// Asynchronous dot-operand pipelines: cp.async (PTX ISA §9.7.9.25) copies global tiles straight
+// into double-buffered shared-memory slots, one loop iteration ahead of the tl.dot that reads
+// them with ldmatrix; cp.async.wait_group and a barrier make a slot's data visible before use.
+#include "Emitter.h"
+#include "tle/Transforms/DotLowering.h"
+
+#include <llvm/IR/InlineAsm.h>
+
+#include <climits>
+#include <functional>
+
+namespace tle::nvptx {
+
+using ir::OpKind;
+
+namespace {
+
+bool isZeroSplat(const ir::Value *v) {
+  if (!v->def || v->def->kind != OpKind::Splat)
+    return false;
+  const ir::Op *c = v->def->operands[0]->def;
+  return c && c->kind == OpKind::Constant && c->ival == 0 && c->fval == 0.0;
+}
+
+} // namespace
+
+void Emitter::planAsyncOperands() {
+  // Values linked by loop carries (init, body argument, yield operand, result) form classes.
+  std::map<const ir::Value *, const ir::Value *> parent;
+  std::function<const ir::Value *(const ir::Value *)> find = [&](const ir::Value *v) {
+    auto it = parent.find(v);
+    if (it == parent.end() || it->second == v)
+      return parent[v] = v;
+    return it->second = find(it->second);
+  };
+  auto unite = [&](const ir::Value *a, const ir::Value *b) { parent[find(a)] = find(b); };
+  std::map<const ir::Value *, std::vector<std::pair<const ir::Op *, unsigned>>> uses;
+  std::vector<const ir::Op *> loads;
+  ir::walk(f.body, [&](ir::Op &op) {
+    for (unsigned k = 0; k < op.operands.size(); ++k)
+      uses[op.operands[k]].push_back({&op, k});
+    if (op.kind == OpKind::For) {
+      const ir::Block &body = *op.regions[0];
+      for (size_t i = 0; i + 3 < op.operands.size(); ++i) {
+        unite(op.operands[3 + i], body.args[i + 1].get());
+        unite(body.args[i + 1].get(), body.terminator()->operands[i]);
+        unite(body.args[i + 1].get(), op.result(static_cast<unsigned>(i)));
+      }
+    }
+    if (op.kind == OpKind::Load && op.result()->type.rank() == 2 &&
+        (op.result()->type.dtype() == ir::DType::F16 || op.result()->type.dtype() == ir::DType::BF16))
+      loads.push_back(&op), find(op.result());
+  });
+  std::map<const ir::Value *, std::vector<const ir::Value *>> members;
+  for (auto &[v, p] : parent)
+    members[find(v)].push_back(v);
+  for (auto &[root, vs] : members) {
+    bool ok = true, hasLoad = false;
+    int operandIdx = -1;
+    for (const ir::Value *v : vs) {
+      if (v->def && v->def->kind == OpKind::Load) {
+        hasLoad = true;
+        const ir::Op &l = *v->def;
+        const ir::Value *mask = l.operands.size() > 1 ? l.operands[1] : nullptr;
+        ok = ok && vectorWidth(l.operands[0], mask) * 2 == 16;
+        ok = ok && (l.operands.size() < 3 || isZeroSplat(l.operands[2]));
+      } else if (v->def && v->def->kind != OpKind::For) {
+        ok = false;
+      } else if (!v->def && !(v->owner && v->owner->parent && v->owner->parent->kind == OpKind::For)) {
+        ok = false;
+      }
+      for (auto [u, k] : uses[v]) {
+        if (u->kind == OpKind::For && k >= 3)
+          continue;
+        if (u->kind == OpKind::Yield && u->parent->parent && u->parent->parent->kind == OpKind::For)
+          continue;
+        if (u->kind == OpKind::Dot && k <= 1 &&
+            transforms::planDot(*u, f.numWarps).kind == transforms::DotPlan::Kind::MmaF16 &&
+            (operandIdx < 0 || operandIdx == int(k))) {
+          operandIdx = static_cast<int>(k);
+          continue;
+        }
+        ok = false;
+      }
+    }
+    if (!ok || !hasLoad || operandIdx < 0)
+      continue;
+    const ir::Type &t = vs.front()->type;
+    AsyncBuffer buf;
+    buf.ld = t.shape[1] + 8; // 16 bytes of padding per row, as the dot's own staging
+    buf.slotBytes = (t.shape[0] * buf.ld * 2 + 127) / 128 * 128;
+    buf.base = smemBase_;
+    smemBase_ += 2 * buf.slotBytes;
+    for (const ir::Value *v : vs)
+      asyncOf_[v] = static_cast<int>(buffers_.size());
+    buffers_.push_back(buf);
+  }
+  sharedBytes_ = std::max(sharedBytes_, smemBase_);
+}
+
+void Emitter::emitAsyncLoad(const ir::Op &load) {
+  const ir::Value *r = load.result();
+  const AsyncBuffer &buf = asyncBuffer(r);
+  int cls = asyncOf_.at(r);
+  // Inside the loop the next slot is the other one; before it, slot 0.
+  llvm::Value *slot = B.getInt32(0);
+  bool inLoop = false;
+  for (auto &a : load.parent->args)
+    if (asyncOf_.count(a.get()) && asyncOf_.at(a.get()) == cls) {
+      slot = B.CreateXor(scalar(a.get()), B.getInt32(1));
+      inLoop = true;
+    }
+  if (inLoop)
+    barrier(); // every warp is done reading that slot (the previous iteration's dot)
+  const ir::Layout &l = *r->layout;
+  std::vector<llvm::Value *> P = regsIn(load.operands[0], l);
+  std::vector<llvm::Value *> M;
+  if (load.operands.size() > 1)
+    M = regsIn(load.operands[1], l);
+  llvm::Value *owner = ownerPredicate(l);
+  int dupMask = 0;
+  for (size_t i = 0; i < l.reg.size(); ++i)
+    if (std::all_of(l.reg[i].begin(), l.reg[i].end(), [](int64_t x) { return x == 0; }))
+      dupMask |= 1 << i;
+  llvm::Value *slotBase = B.CreateAdd(B.getInt32(static_cast<uint32_t>(buf.base)),
+                                      B.CreateMul(slot, B.getInt32(static_cast<uint32_t>(buf.slotBytes))));
+  auto *fty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt32Ty(), B.getInt64Ty(), B.getInt32Ty(), B.getInt1Ty()}, false);
+  auto *cp = llvm::InlineAsm::get(fty, "@$3 cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r,b", true);
+  for (int g = 0; g < l.numRegs(); g += 8) {
+    if (g & dupMask)
+      continue;
+    std::vector<llvm::Value *> c = coord(l, g);
+    llvm::Value *elem = B.CreateAdd(B.CreateMul(c[0], B.getInt32(static_cast<uint32_t>(buf.ld))), c[1]);
+    llvm::Value *dst = B.CreatePtrToInt(smemRaw(B.CreateAdd(slotBase, B.CreateMul(elem, B.getInt32(2)))), B.getInt32Ty());
+    // A masked-off vector copies 0 bytes and zero-fills the slot (no global access).
+    llvm::Value *size = M.empty() ? B.getInt32(16) : B.CreateSelect(M[g], B.getInt32(16), B.getInt32(0));
+    B.CreateCall(fty, cp, {dst, B.CreatePtrToInt(P[g], B.getInt64Ty()), size, owner});
+  }
+  auto *commitTy = llvm::FunctionType::get(B.getVoidTy(), false);
+  B.CreateCall(commitTy, llvm::InlineAsm::get(commitTy, "cp.async.commit_group;", "", true));
+  commitStamp_[r] = ++commits_;
+  vals_[r] = {slot};
+}
+
+void Emitter::waitAsyncOperands(const ir::Op &dot) {
+  int pending = INT_MAX;
+  for (unsigned k = 0; k < 2; ++k) {
+    const ir::Value *v = dot.operands[k];
+    if (!isAsync(v))
+      continue;
+    int stamp = commitStamp_.count(v) ? commitStamp_.at(v) : 0;
+    pending = std::min(pending, commits_ - stamp);
+  }
+  if (pending == INT_MAX)
+    return;
+  pending = std::max(0, std::min(pending, 7));
+  auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
+  B.CreateCall(fty, llvm::InlineAsm::get(fty, "cp.async.wait_group " + std::to_string(pending) + ";", "", true));
+  barrier();
+}
+
+} // namespace tle::nvptx
