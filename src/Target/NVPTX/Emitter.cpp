@@ -442,7 +442,10 @@ llvm::Value *Emitter::elementwise(const ir::Op &op, const std::vector<llvm::Valu
   case OpKind::AddPtr: {
     ir::ScalarType pointee{op.operands[0]->type.elem.pointee};
     llvm::Value *off = b;
-    if (off->getType()->getIntegerBitWidth() < 32)
+    // The offset is signed; unsigned offsets are zero-extended (IR.h, AddPtr).
+    if (off->getType()->getIntegerBitWidth() < 64 && ir::isUnsigned(op.operands[1]->type.dtype()))
+      off = B.CreateZExt(off, B.getInt64Ty());
+    else if (off->getType()->getIntegerBitWidth() < 32)
       off = B.CreateSExt(off, B.getInt32Ty());
     return B.CreateGEP(storageType(pointee), a, off);
   }
