@@ -135,6 +135,44 @@ ir::Value *Specializer::castWithRounding(ir::Value *v, ir::ScalarType t, const A
   return r;
 }
 
+void Specializer::materializeBlockPtr(const SVal &bp, const std::vector<int64_t> &boundaryCheck, SourceLoc loc,
+                                      ir::Value *&ptrs, ir::Value *&mask) {
+  // coord_d = offset_d + arange(block_d) along dim d; ptrs = base + sum_d coord_d * stride_d;
+  // boundary_check d adds 0 <= coord_d < shape_d (Triton 3.6 semantics, int64 arithmetic).
+  const std::vector<int64_t> &block = bp.ints;
+  size_t rank = block.size();
+  ir::Value *offset = nullptr;
+  mask = nullptr;
+  for (size_t d = 0; d < rank; ++d) {
+    ir::Op *ar = b->create(ir::OpKind::Arange, loc, {}, {ir::Type(ir::ScalarType{DType::I32}, {block[d]})});
+    ar->ival = 0;
+    ar->ival2 = block[d];
+    ir::Value *c = castTo(ar->result(), ir::ScalarType{DType::I64}, loc);
+    c = b->binary(ir::OpKind::Add, loc, c, b->splat(loc, bp.elts[3].elts[d].v, {block[d]}));
+    // Size-1 dims around d: c becomes [1, .., block_d, .., 1].
+    for (size_t e = 0; e < rank; ++e)
+      if (e != d)
+        c = expandDims(c, static_cast<int>(e), loc);
+    std::vector<int64_t> full(block.begin(), block.end());
+    ir::Value *cf = broadcastTo(c, full, loc);
+    ir::Value *term = b->binary(ir::OpKind::Mul, loc, cf, b->splat(loc, bp.elts[2].elts[d].v, full));
+    offset = offset ? b->binary(ir::OpKind::Add, loc, offset, term) : term;
+    if (std::find(boundaryCheck.begin(), boundaryCheck.end(), int64_t(d)) != boundaryCheck.end()) {
+      ir::Value *zero = b->splat(loc, b->constInt(loc, DType::I64, 0), full);
+      ir::Value *inside = b->binary(ir::OpKind::And, loc, b->cmp(loc, ir::CmpPred::Ge, cf, zero),
+                                    b->cmp(loc, ir::CmpPred::Lt, cf, b->splat(loc, bp.elts[1].elts[d].v, full)));
+      mask = mask ? b->binary(ir::OpKind::And, loc, mask, inside) : inside;
+    }
+  }
+  for (int64_t d : boundaryCheck)
+    if (d < 0 || d >= int64_t(rank))
+      fail(loc, "boundary_check dim " + std::to_string(d) + " is out of range for a rank-" + std::to_string(rank) +
+                    " block pointer");
+  ir::Value *base = bp.elts[0].v;
+  ptrs = b->create(ir::OpKind::AddPtr, loc, {b->splat(loc, base, block), offset}, {ir::Type(base->type.elem, block)})
+             ->result();
+}
+
 SVal Specializer::callMethod(const SVal &m, CallArgs &args) {
   const SVal &self = m.elts[0];
   if (m.s == "to") {
@@ -340,7 +378,118 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
     return SVal::tensor(in->type.isTile() ? b->splat(loc, z, in->type.shape) : z);
   }
 
+  // --- Block pointers (desugared here, as Triton 3.6 does in Python: int64 coordinates)
+  if (name == "tl.make_block_ptr") {
+    Binder p(*this, "make_block_ptr", args, {"base", "shape", "strides", "offsets", "block_shape", "order"}, 6);
+    const Arg &base = p.get("base");
+    if (!base.val.isTensor() || !base.val.v->type.isScalar() || !base.val.v->type.elem.isPointer())
+      fail(base.loc, "make_block_ptr() base must be a scalar pointer, got " + base.val.describe());
+    auto list = [&](const char *k) {
+      const Arg &a = p.get(k);
+      if (a.val.kind != SVal::Kind::Tuple)
+        fail(a.loc, std::string("make_block_ptr() ") + k + " must be a tuple or list");
+      return a.val.elts;
+    };
+    std::vector<int64_t> block = shapeArg(*this, p.get("block_shape"), "make_block_ptr");
+    size_t rank = block.size();
+    SVal bp;
+    bp.kind = SVal::Kind::BlockPtr;
+    bp.ints = block;
+    bp.elts.push_back(base.val);
+    for (const char *k : {"shape", "strides", "offsets"}) {
+      std::vector<SVal> es = list(k);
+      if (es.size() != rank)
+        fail(p.loc(k), std::string("make_block_ptr() ") + k + " has " + std::to_string(es.size()) +
+                           " entries but block_shape has " + std::to_string(rank));
+      std::vector<SVal> vals;
+      for (auto &e : es) {
+        if (!(e.isNumber() || (e.isTensor() && e.v->type.isScalar() && ir::isInteger(e.v->type.dtype()))))
+          fail(p.loc(k), std::string("make_block_ptr() ") + k + " entries must be integer scalars, got " + e.describe());
+        vals.push_back(SVal::tensor(toTensorOfType(e, DType::I64, p.loc(k))));
+      }
+      bp.elts.push_back(SVal::tuple(vals));
+    }
+    std::vector<SVal> order = list("order");
+    std::vector<bool> seen(rank, false);
+    for (auto &o : order)
+      if (o.kind != SVal::Kind::Int || o.i < 0 || o.i >= int64_t(rank) || seen[o.i] || !(seen[o.i] = true))
+        fail(p.loc("order"), "make_block_ptr() order must be a permutation of the dims");
+    return bp;
+  }
+  if (name == "tl.advance") {
+    Binder p(*this, "advance", args, {"base", "offsets"}, 2);
+    SVal bp = p.get("base").val;
+    if (bp.kind != SVal::Kind::BlockPtr)
+      fail(p.loc("base"), "advance() expects a block pointer, got " + bp.describe());
+    const Arg &o = p.get("offsets");
+    if (o.val.kind != SVal::Kind::Tuple || o.val.elts.size() != bp.ints.size())
+      fail(o.loc, "advance() offsets must be a tuple of " + std::to_string(bp.ints.size()) + " integers");
+    for (size_t d = 0; d < bp.ints.size(); ++d) {
+      ir::Value *delta = toTensorOfType(o.val.elts[d], DType::I64, o.loc);
+      bp.elts[3].elts[d] = SVal::tensor(b->binary(ir::OpKind::Add, loc, bp.elts[3].elts[d].v, delta));
+    }
+    return bp;
+  }
+
   // --- Memory
+  if (name == "tl.load" && !args.pos.empty() && args.pos[0].val.kind == SVal::Kind::BlockPtr) {
+    Binder p(*this, "load", args, {"pointer", "mask", "other", "boundary_check", "padding_option", "cache_modifier",
+                                   "eviction_policy", "volatile"}, 1);
+    if (p.has("mask") || p.has("other"))
+      fail(p.loc("mask"), "load() through a block pointer takes boundary_check and padding_option, not mask/other");
+    std::vector<int64_t> check;
+    if (p.has("boundary_check")) {
+      const Arg &bc = p.get("boundary_check");
+      std::vector<SVal> es = bc.val.kind == SVal::Kind::Tuple ? bc.val.elts : std::vector<SVal>{bc.val};
+      for (auto &e : es) {
+        if (e.kind != SVal::Kind::Int)
+          fail(bc.loc, "boundary_check must list dims as integers");
+        check.push_back(e.i);
+      }
+    }
+    ir::Value *ptrs, *mask;
+    materializeBlockPtr(p.get("pointer").val, check, p.loc("boundary_check"), ptrs, mask);
+    DType et = ptrs->type.elem.pointee;
+    std::vector<ir::Value *> ops = {ptrs};
+    if (mask) {
+      ops.push_back(mask);
+      std::string pad = p.has("padding_option") && p.get("padding_option").val.kind == SVal::Kind::Str
+                            ? p.get("padding_option").val.s : "";
+      if (pad == "nan") {
+        if (!ir::isFloat(et))
+          fail(p.loc("padding_option"), "padding_option=\"nan\" needs a floating-point pointee, got " + std::string(ir::name(et)));
+        ops.push_back(b->splat(loc, b->constFloat(loc, et, std::numeric_limits<double>::quiet_NaN()), ptrs->type.shape));
+      } else if (!pad.empty() && pad != "zero") {
+        fail(p.loc("padding_option"), "padding_option must be \"\", \"zero\" or \"nan\"");
+      }
+    }
+    return SVal::tensor(b->create(ir::OpKind::Load, loc, ops, {ptrs->type.withElem(ir::ScalarType{et})})->result());
+  }
+  if (name == "tl.store" && !args.pos.empty() && args.pos[0].val.kind == SVal::Kind::BlockPtr) {
+    Binder p(*this, "store", args, {"pointer", "value", "mask", "boundary_check", "cache_modifier", "eviction_policy"}, 2);
+    if (p.has("mask"))
+      fail(p.loc("mask"), "store() through a block pointer takes boundary_check, not mask");
+    std::vector<int64_t> check;
+    if (p.has("boundary_check")) {
+      const Arg &bc = p.get("boundary_check");
+      std::vector<SVal> es = bc.val.kind == SVal::Kind::Tuple ? bc.val.elts : std::vector<SVal>{bc.val};
+      for (auto &e : es) {
+        if (e.kind != SVal::Kind::Int)
+          fail(bc.loc, "boundary_check must list dims as integers");
+        check.push_back(e.i);
+      }
+    }
+    ir::Value *ptrs, *mask;
+    materializeBlockPtr(p.get("pointer").val, check, p.loc("boundary_check"), ptrs, mask);
+    const Arg &va = p.get("value");
+    ir::Value *val = castTo(toTensor(va.val, va.loc), ir::ScalarType{ptrs->type.elem.pointee}, va.loc);
+    val = broadcastTo(val, ptrs->type.shape, va.loc);
+    std::vector<ir::Value *> ops = {ptrs, val};
+    if (mask)
+      ops.push_back(mask);
+    b->create(ir::OpKind::Store, loc, ops, {});
+    return SVal::none();
+  }
   if (name == "tl.load") {
     Binder p(*this, "load", args,
              {"pointer", "mask", "other", "boundary_check", "padding_option", "cache_modifier", "eviction_policy",

@@ -40,6 +40,12 @@ std::string SVal::describe() const {
   }
   case Kind::Method: return "method '" + s + "'";
   case Kind::Slice: return "slice";
+  case Kind::BlockPtr: {
+    std::string r = "block pointer [";
+    for (size_t k = 0; k < ints.size(); ++k)
+      r += (k ? "x" : "") + std::to_string(ints[k]);
+    return r + "]";
+  }
   }
   return "?";
 }
@@ -64,7 +70,7 @@ const std::set<std::string> kTlFunctions = {
     "multiple_of", "max_contiguous", "static_assert", "fdiv", "div_rn", "dot", "trans", "permute", "reshape",
     "view", "cat", "join", "split", "cumsum", "cumprod", "atomic_add", "atomic_max", "atomic_min", "atomic_and",
     "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cas", "sin", "cos", "floor", "ceil", "erf", "tanh", "log1p",
-    "pow", "trunc", "atan2", "fma", "sigmoid"};
+    "pow", "trunc", "atan2", "fma", "sigmoid", "make_block_ptr", "advance"};
 
 std::optional<ir::ScalarType> tlDType(const std::string &n) {
   static const std::pair<const char *, DType> table[] = {

@@ -16,7 +16,9 @@ namespace tle::sema {
 /// A value during specialisation: a compile-time (constexpr) Python value, an IR value
 /// (a runtime scalar or tile), or a name of the language (module, builtin, @jit function).
 struct SVal {
-  enum class Kind { None, Int, Float, Bool, Str, DType, Tensor, Module, Builtin, JitFn, Tuple, Method, Slice };
+  /// BlockPtr (tl.make_block_ptr) keeps elts = {base, shape, strides, offsets} (the last three
+  /// tuples of i64 scalars) and `ints` = block_shape.
+  enum class Kind { None, Int, Float, Bool, Str, DType, Tensor, Module, Builtin, JitFn, Tuple, Method, Slice, BlockPtr };
   Kind kind = Kind::None;
   int64_t i = 0;
   double f = 0;
@@ -24,7 +26,8 @@ struct SVal {
   ir::ScalarType dtype;        ///< DType
   ir::Value *v = nullptr;      ///< Tensor; Method's receiver
   const ast::FunctionDef *fn = nullptr; ///< JitFn
-  std::vector<SVal> elts;      ///< Tuple; Method's receiver value in elts[0]
+  std::vector<SVal> elts;      ///< Tuple; Method's receiver value in elts[0]; BlockPtr parts
+  std::vector<int64_t> ints;   ///< BlockPtr: block_shape
 
   static SVal none() { return {}; }
   static SVal integer(int64_t x) { SVal r; r.kind = Kind::Int; r.i = x; return r; }
@@ -82,6 +85,16 @@ public:
   void execWhile(const ast::WhileStmt *s, Env &env);
   void execRuntimeIf(const ast::IfStmt *s, const SVal &cond, Env &env);
   SVal runtimeIfExp(const ast::IfExpExpr *e, const SVal &cond, Env &env);
+  /// The runtime values inside `v` (a tensor, or the tensors of a tuple or block pointer), in order.
+  static void flatten(const SVal &v, std::vector<ir::Value *> &leaves);
+  /// `templ` with its runtime values replaced, in order, from `leaves` starting at `next`.
+  static SVal rebuild(const SVal &templ, const std::vector<ir::Value *> &leaves, size_t &next);
+  /// Whether a value can be carried by a loop: a tensor, or a tuple / block pointer holding some.
+  static bool carriable(const SVal &v);
+  /// Pointers and mask of a tl.load/tl.store through a block pointer (int64 coordinates);
+  /// `mask` is null without boundary_check.
+  void materializeBlockPtr(const SVal &bp, const std::vector<int64_t> &boundaryCheck, SourceLoc loc,
+                           ir::Value *&ptrs, ir::Value *&mask);
   /// Turns the Python numbers among `assigned` (names a loop body assigns) into runtime values,
   /// so that they can be carried by the loop.
   void materializeCarriedNumbers(const std::set<std::string> &assigned, Env &env, SourceLoc loc);

@@ -565,21 +565,27 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
   ir::Value *ubv = toTensorOfType(ub.val, ivType, ub.loc);
   ir::Value *stepv = toTensorOfType(step.val, ivType, step.loc);
 
-  // Loop-carried values: names bound to runtime values before the loop and assigned inside.
-  // A Python number assigned in the body becomes a runtime value first (Triton does the same:
-  // `count = 0` then `count += x` in the loop).
   std::set<std::string> assigned;
   collectAssigned(s->body, assigned);
+  // A Python number assigned in the body becomes a runtime value first (Triton does the same:
+  // `count = 0` then `count += x` in the loop).
   materializeCarriedNumbers(assigned, env, s->loc());
+  // Carried: names bound before the loop to runtime values (tensors, or tuples and block pointers
+  // holding some) and assigned inside; each contributes its runtime leaves.
   std::vector<std::string> carried;
+  std::vector<SVal> templates;
+  std::vector<size_t> firstLeaf;
   std::vector<ir::Value *> inits;
   for (auto &n : assigned) {
     auto it = env.find(n);
-    if (it != env.end() && it->second.isTensor()) {
-      carried.push_back(n);
-      inits.push_back(it->second.v);
-    }
+    if (it == env.end() || !carriable(it->second))
+      continue;
+    carried.push_back(n);
+    templates.push_back(it->second);
+    firstLeaf.push_back(inits.size());
+    flatten(it->second, inits);
   }
+  firstLeaf.push_back(inits.size());
   std::vector<ir::Value *> operands = {lbv, ubv, stepv};
   operands.insert(operands.end(), inits.begin(), inits.end());
   std::vector<ir::Type> resultTypes;
@@ -593,8 +599,14 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
   ir::Value *iv = body->addArg(ir::Type::scalar(ivType), ivName);
   Env inner = env;
   inner[ivName] = SVal::tensor(iv);
-  for (size_t i = 0; i < carried.size(); ++i)
-    inner[carried[i]] = SVal::tensor(body->addArg(inits[i]->type, carried[i]));
+  std::vector<ir::Value *> bodyArgs;
+  for (size_t c = 0; c < carried.size(); ++c)
+    for (size_t i = firstLeaf[c]; i < firstLeaf[c + 1]; ++i)
+      bodyArgs.push_back(body->addArg(inits[i]->type, carried[c]));
+  for (size_t c = 0; c < carried.size(); ++c) {
+    size_t next = firstLeaf[c];
+    inner[carried[c]] = rebuild(templates[c], bodyArgs, next);
+  }
 
   ir::Builder *outer = b.release();
   b = std::make_unique<ir::Builder>(body);
@@ -602,30 +614,74 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
   execBlock(s->body, inner);
   --loopDepth;
   std::vector<ir::Value *> yields;
-  for (size_t i = 0; i < carried.size(); ++i) {
-    const SVal &after = inner[carried[i]];
-    if (!after.isTensor() || after.v->type != inits[i]->type)
-      fail(s->loc(), "loop-carried variable '" + carried[i] + "' is " + inits[i]->type.str() +
-                         " before the loop but " + after.describe() + " at the end of its body; it must keep its type");
-    yields.push_back(after.v);
+  for (size_t c = 0; c < carried.size(); ++c) {
+    const SVal &after = inner[carried[c]];
+    std::vector<ir::Value *> leaves;
+    flatten(after, leaves);
+    bool same = after.kind == templates[c].kind && leaves.size() == firstLeaf[c + 1] - firstLeaf[c];
+    for (size_t i = 0; same && i < leaves.size(); ++i)
+      same = leaves[i]->type == inits[firstLeaf[c] + i]->type;
+    if (!same) {
+      std::string before = templates[c].isTensor() ? templates[c].v->type.str() : templates[c].describe();
+      fail(s->loc(), "loop-carried variable '" + carried[c] + "' is " + before + " before the loop but " +
+                         after.describe() + " at the end of its body; it must keep its type");
+    }
+    yields.insert(yields.end(), leaves.begin(), leaves.end());
   }
   // Constexpr variables may not be changed by the loop body.
   for (auto &n : assigned) {
     auto it = env.find(n);
-    if (it == env.end() || it->second.isTensor())
+    if (it == env.end() || carriable(it->second))
       continue;
     auto jt = inner.find(n);
-    if (jt != inner.end() && jt->second.isTensor())
+    if (jt != inner.end() && carriable(jt->second))
       fail(s->loc(), "variable '" + n + "' holds the compile-time constant " + it->second.describe() +
                          " before the loop but a runtime value inside it; initialise it with a tensor "
                          "(e.g. tl.zeros or tl.full) before the loop");
   }
   b->create(ir::OpKind::Yield, s->loc(), yields, {});
   b.reset(outer);
-  for (size_t i = 0; i < carried.size(); ++i) {
-    forOp->result(i)->nameHint = carried[i];
-    env[carried[i]] = SVal::tensor(forOp->result(i));
+  std::vector<ir::Value *> results;
+  for (size_t i = 0; i < inits.size(); ++i)
+    results.push_back(forOp->result(static_cast<unsigned>(i)));
+  for (size_t c = 0; c < carried.size(); ++c) {
+    for (size_t i = firstLeaf[c]; i < firstLeaf[c + 1]; ++i)
+      forOp->result(static_cast<unsigned>(i))->nameHint = carried[c];
+    size_t next = firstLeaf[c];
+    env[carried[c]] = rebuild(templates[c], results, next);
   }
+}
+
+void Specializer::flatten(const SVal &v, std::vector<ir::Value *> &leaves) {
+  if (v.isTensor()) {
+    leaves.push_back(v.v);
+    return;
+  }
+  if (v.kind == SVal::Kind::Tuple || v.kind == SVal::Kind::BlockPtr)
+    for (auto &e : v.elts)
+      flatten(e, leaves);
+}
+
+SVal Specializer::rebuild(const SVal &templ, const std::vector<ir::Value *> &leaves, size_t &next) {
+  if (templ.isTensor())
+    return SVal::tensor(leaves[next++]);
+  if (templ.kind == SVal::Kind::Tuple || templ.kind == SVal::Kind::BlockPtr) {
+    SVal r = templ;
+    for (auto &e : r.elts)
+      e = rebuild(e, leaves, next);
+    return r;
+  }
+  return templ;
+}
+
+bool Specializer::carriable(const SVal &v) {
+  if (v.isTensor())
+    return true;
+  if (v.kind == SVal::Kind::Tuple || v.kind == SVal::Kind::BlockPtr)
+    for (auto &e : v.elts)
+      if (carriable(e))
+        return true;
+  return false;
 }
 
 void Specializer::materializeCarriedNumbers(const std::set<std::string> &assigned, Env &env, SourceLoc loc) {
