@@ -3,7 +3,8 @@
 // Usage: tle-bench SUITE.json... [--case SUBSTR]... [--set NAME=VALUE]... [--reps N] [--warmup N]
 //                  [--flush-mib 256] [--max-rotate 8] [--device 0] [--kernel-dir DIR]
 //                  [--json FILE] [--md FILE] [--seed N]
-//        tle-bench SUITE.json --dry-run [--sms N] [--arch sm_90a]        (no GPU: plan only)
+//        tle-bench SUITE.json --dry-run [--time-host] [--sms N] [--arch sm_90a]  (no GPU: the plan;
+//                  --time-host also generates the inputs and runs the references, to time the host side)
 //        tle-bench SUITE.json --cpu-check TLE_RUN [--set ...] [--sms N]  (no GPU: run and check
 //                  every case through `tle-run --target cpu`, normally at small --set sizes)
 // Per case: inputs are generated on the host (deterministic in --seed), the family's hook derives
@@ -56,6 +57,7 @@ struct Options {
   std::string kernelDir, jsonOut, mdOut;
   uint64_t seed = 1;
   bool dryRun = false;
+  bool timeHost = false; // --dry-run --time-host: also generate inputs and run the references
   std::string tleRun; // --cpu-check
   int sms = 132;
   std::string arch = "sm_90a";
@@ -66,7 +68,7 @@ struct Options {
                "usage: tle-bench SUITE.json... [--case SUBSTR]... [--set NAME=VALUE]... [--reps N] [--warmup N]\n"
                "                 [--flush-mib N] [--max-rotate N] [--device N] [--kernel-dir DIR]\n"
                "                 [--json FILE] [--md FILE] [--seed N]\n"
-               "                 [--dry-run | --cpu-check TLE_RUN] [--sms N] [--arch ARCH]\n");
+               "                 [--dry-run [--time-host] | --cpu-check TLE_RUN] [--sms N] [--arch ARCH]\n");
   std::exit(status);
 }
 
@@ -115,6 +117,8 @@ Options parseOptions(int argc, char **argv) {
         o.seed = std::stoull(value());
       else if (a == "--dry-run")
         o.dryRun = true;
+      else if (a == "--time-host")
+        o.timeHost = o.dryRun = true;
       else if (a == "--cpu-check")
         o.tleRun = value();
       else if (a == "--sms")
@@ -659,6 +663,18 @@ int main(int argc, char **argv) {
                         k["constexprs"].dump().c_str());
           std::printf("    buffers %.1f MiB, bytes moved %.1f MiB\n", double(rc.totalBufferBytes) / (1 << 20),
                       rc.bytes / (1 << 20));
+          if (o.timeHost) { // the host side of a GPU run: generation, then the reference (outputs unwritten)
+            double t0 = nowSeconds();
+            std::vector<HostTensor> host = makeHostData(rc, o.seed, true);
+            double t1 = nowSeconds();
+            CaseData data{rc, host};
+            findFamily(c.family)->check(data);
+            double t2 = nowSeconds();
+            res["host_prepare_s"] = t1 - t0;
+            res["check_s"] = t2 - t1;
+            std::printf("    host: generate %.2f s, reference and compare %.2f s (%u threads)\n", t1 - t0, t2 - t1,
+                        workerThreads());
+          }
         }
         if (res.contains("correct") && !res["correct"].get<bool>())
           allOk = false;

@@ -206,23 +206,33 @@ double uniform01(uint64_t seed, uint64_t i, uint64_t lane) {
 } // namespace
 
 void fillTensor(HostTensor &t, const InitSpec &init, uint64_t seed) {
+  if (init.kind == InitSpec::Normal) {
+    // Box-Muller: elements 2k and 2k+1 are the cosine and sine outputs of one hashed pair.
+    parallelFor(t.numel(), [&](size_t b, size_t e) {
+      for (size_t i = b; i < e;) {
+        size_t k = i / 2;
+        double u1 = uniform01(seed, k, 0), u2 = uniform01(seed, k, 1);
+        double r = init.b * std::sqrt(-2.0 * std::log(u1)), phi = 6.283185307179586 * u2;
+        if (i % 2 == 0)
+          t.set(i++, init.a + r * std::cos(phi));
+        if (i < e && i / 2 == k)
+          t.set(i++, init.a + r * std::sin(phi));
+      }
+    });
+    return;
+  }
   parallelFor(t.numel(), [&](size_t b, size_t e) {
     for (size_t i = b; i < e; ++i) {
       double v = 0;
       switch (init.kind) {
-      case InitSpec::Normal: { // Box-Muller on two hashed uniforms
-        double u1 = uniform01(seed, i, 0), u2 = uniform01(seed, i, 1);
-        v = init.a + init.b * std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-        break;
-      }
       case InitSpec::Uniform: v = init.a + (init.b - init.a) * uniform01(seed, i, 0); break;
       case InitSpec::RandInt:
         v = std::floor(init.a + (init.b - init.a) * uniform01(seed, i, 0));
         v = std::min(v, init.b - 1);
         break;
-      case InitSpec::Zeros: v = 0; break;
       case InitSpec::Ones: v = 1; break;
       case InitSpec::Full: v = init.a; break;
+      default: v = 0; break;
       }
       t.set(i, v);
     }
