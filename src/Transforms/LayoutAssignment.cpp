@@ -30,6 +30,8 @@ private:
   ir::Function &f_;
   std::map<const ir::Value *, Layout> want_;
   std::set<const ir::Value *> strong_;
+  std::set<const ir::Value *> fixed_;
+  std::map<const ir::Value *, std::optional<Layout>> anchor_;
   LayoutAssignmentStats stats_;
 
   Layout defaultFor(const ir::Type &t, unsigned elemBytes = 4) const {
@@ -47,6 +49,40 @@ private:
       if (strong)
         strong_.insert(v);
     }
+  }
+
+  /// The layout a value inherits from a dot accumulator it is computed from (through
+  /// elementwise ops, reductions and expand_dims), if any.
+  const Layout *anchorOf(const ir::Value *v, int depth = 0) {
+    auto it = anchor_.find(v);
+    if (it != anchor_.end())
+      return it->second ? &*it->second : nullptr;
+    std::optional<Layout> res;
+    const ir::Op *d = v->def;
+    if (d && v->type.isTile() && depth < 32) {
+      if (d->kind == OpKind::Dot) {
+        res = planDot(*d, f_.numWarps).acc;
+      } else if (d->kind == OpKind::For) {
+        if (const Layout *a = anchorOf(d->regions[0]->terminator()->operands[v->index], depth + 1))
+          res = *a;
+      } else if (d->kind == OpKind::Reduce) {
+        if (const Layout *a = anchorOf(d->operands[0], depth + 1))
+          res = ir::sliceLayout(*a, d->axis);
+      } else if (d->kind == OpKind::ExpandDims && d->operands[0]->type.isTile()) {
+        if (const Layout *a = anchorOf(d->operands[0], depth + 1))
+          res = ir::expandDimsLayout(*a, d->axis);
+      } else if (ir::isElementwise(d->kind)) {
+        for (const ir::Value *o : d->operands)
+          if (o->type.isTile() && o->type.shape == v->type.shape)
+            if (const Layout *a = anchorOf(o, depth + 1)) {
+              res = *a;
+              break;
+            }
+      }
+    }
+    auto &slot = anchor_[v];
+    slot = res;
+    return slot ? &*slot : nullptr;
   }
 
   // ---- Backward: uses before definitions.
@@ -178,6 +214,14 @@ private:
     if (op.results.size() != 1 || !op.result()->type.isTile())
       return;
     const ir::Value *r = op.result();
+    // A value computed from a dot's accumulator keeps the accumulator's layout unless an anchor
+    // (a store, say) wants otherwise: attention's scores stay in the mma layout.
+    if (!strong_.count(r)) {
+      if (const Layout *a = anchorOf(r)) {
+        want_[r] = *a;
+        strong_.insert(r);
+      }
+    }
     wish(r, defaultFor(r->type));
     const Layout l = want_[r];
     bool strong = strong_.count(r) > 0;
@@ -202,6 +246,11 @@ private:
     case OpKind::ConvertLayout:
       break;
     default:
+      // A narrowing cast of a dot-derived value converts after casting (fewer bytes to move):
+      // its operand keeps the accumulator's layout.
+      if (op.kind == OpKind::Cast && ir::bitWidth(r->type.dtype()) < ir::bitWidth(op.operands[0]->type.dtype()) &&
+          anchorOf(op.operands[0]))
+        break;
       if (ir::isElementwise(op.kind))
         for (ir::Value *v : op.operands)
           wish(v, l, strong);
@@ -221,6 +270,14 @@ private:
   void setLayout(ir::Value *v, const Layout &l) {
     v->layout = intern(l);
     ++stats_.tiles;
+    // A layout is "fixed" when an anchor chose it (a strong wish) or an op forces it from a fixed
+    // operand; elementwise ops with only weak wishes follow fixed operands instead of converting.
+    const ir::Op *d = v->def;
+    bool forced = d && (d->kind == OpKind::Dot || d->kind == OpKind::Reduce || d->kind == OpKind::Permute ||
+                        d->kind == OpKind::Scan || d->kind == OpKind::ExpandDims || d->kind == OpKind::Broadcast) &&
+                  (d->kind == OpKind::Dot || (d->operands[0]->type.isTile() && fixed_.count(d->operands[0])));
+    if (strong_.count(v) || forced)
+      fixed_.insert(v);
   }
 
   Layout wanted(const ir::Value *v) {
@@ -448,7 +505,21 @@ private:
     if (op.kind == OpKind::Cast && op.operands[0]->type.isTile() && !compatible(*op.operands[0]->layout, l) &&
         ir::bitWidth(r->type.dtype()) < ir::bitWidth(op.operands[0]->type.dtype()))
       l = *op.operands[0]->layout;
+    bool follow = false;
+    if (!strong_.count(r) && ir::isElementwise(op.kind)) {
+      for (ir::Value *o : op.operands)
+        if (o->type.isTile() && fixed_.count(o) && o->type.shape == r->type.shape) {
+          if (!compatible(*o->layout, l)) {
+            l = *o->layout;
+            ++stats_.followed;
+          }
+          follow = true;
+          break;
+        }
+    }
     setLayout(r, l);
+    if (follow)
+      fixed_.insert(r);
     for (unsigned i = 0; i < op.operands.size(); ++i)
       require(b, at, op, i, l);
   }

@@ -12,6 +12,7 @@ struct LayoutAssignmentStats {
   unsigned tiles = 0;       ///< tile values given a layout
   unsigned conversions = 0; ///< convert_layout ops inserted (each one costs shared memory traffic)
   unsigned rematerialized = 0; ///< operands recomputed in the needed layout instead of converted
+  unsigned followed = 0;   ///< elementwise results kept in an anchored operand's layout
 };
 
 /// Assigns layouts. Anchors are global memory accesses, which take the blocked layout that

@@ -1,0 +1,122 @@
+"""Fused-attention forward benchmark: examples/attention.tle compiled by tlec (cubins launched
+through libtle_rt's C ABI with ctypes, on PyTorch's tensors), the same source run by Triton 3.6,
+and torch's scaled_dot_product_attention, on the same shapes in one process.
+
+Usage: python3 bench/attention_bench.py --lib build/runtime/libtle_rt.so --cubins DIR [--out FILE]
+DIR holds attention_d{64,128}_c{0,1}.sm_90a.cubin (BLOCK_M 128, BLOCK_N 64, 8 warps).
+Checks every output against torch's math attention in fp32 before timing (max abs error < 2e-2)."""
+import argparse
+import ctypes
+import importlib.machinery
+import importlib.util
+import json
+import math
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+import triton
+import triton.testing
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BLOCK_M, BLOCK_N, WARPS = 128, 64, 8
+
+
+def load_triton_kernel():
+    path = os.path.join(ROOT, "examples", "attention.tle")
+    loader = importlib.machinery.SourceFileLoader("tle_attention_example", path)
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[loader.name] = mod
+    loader.exec_module(mod)
+    return mod.attn_fwd
+
+
+class TleKernel:
+    def __init__(self, lib, path):
+        self.lib = lib
+        mod = ctypes.c_void_p()
+        if lib.tle_rt_module_load_file(0, path.encode(), ctypes.byref(mod)) != 0:
+            raise RuntimeError(lib.tle_rt_last_error().decode())
+        k = ctypes.c_void_p()
+        if lib.tle_rt_module_get_kernel(mod, b"attn_fwd", ctypes.byref(k)) != 0:
+            raise RuntimeError(lib.tle_rt_last_error().decode())
+        self.k = k
+
+    def __call__(self, grid, q, k, v, o, sm_scale, H, N):
+        vals = [ctypes.c_uint64(q.data_ptr()), ctypes.c_uint64(k.data_ptr()), ctypes.c_uint64(v.data_ptr()),
+                ctypes.c_uint64(o.data_ptr()), ctypes.c_float(sm_scale)]
+        for t in (q, k, v, o):
+            vals += [ctypes.c_int32(t.stride(0)), ctypes.c_int32(t.stride(1)), ctypes.c_int32(t.stride(2))]
+        vals += [ctypes.c_int32(H), ctypes.c_int32(N)]
+        arr = (ctypes.c_void_p * len(vals))(*[ctypes.cast(ctypes.pointer(x), ctypes.c_void_p) for x in vals])
+        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        if self.lib.tle_rt_launch(self.k, grid[0], grid[1], 1, stream, arr, len(vals)) != 0:
+            raise RuntimeError(self.lib.tle_rt_last_error().decode())
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--cubins", required=True)
+    ap.add_argument("--ctx", default="1024,4096,16384")
+    ap.add_argument("--out", default="")
+    args = ap.parse_args()
+    torch.cuda.init()
+    lib = ctypes.CDLL(args.lib)
+    lib.tle_rt_last_error.restype = ctypes.c_char_p
+    lib.tle_rt_module_load_file.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
+    lib.tle_rt_module_get_kernel.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
+    lib.tle_rt_launch.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p,
+                                  ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
+    triton_kernel = load_triton_kernel()
+    Z, H = 4, 32
+    rows = []
+    for D in (64, 128):
+        for causal in (0, 1):
+            tle = TleKernel(lib, os.path.join(args.cubins, f"attention_d{D}_c{causal}.sm_90a.cubin"))
+            for N in (int(x) for x in args.ctx.split(",")):
+                torch.manual_seed(0)
+                q, k, v = (torch.randn(Z, H, N, D, device="cuda", dtype=torch.float16) for _ in range(3))
+                sm_scale = 1.0 / math.sqrt(D)
+                grid = (triton.cdiv(N, BLOCK_M), Z * H)
+                o = torch.full_like(q, float("nan"))
+                tle(grid, q, k, v, o, sm_scale, H, N)
+                torch.cuda.synchronize()
+                sub = slice(0, min(N, 1024))  # reference on the first queries (math kernel, fp32)
+                ref = F.scaled_dot_product_attention(q[:, :4].float(), k[:, :4].float(), v[:, :4].float(),
+                                                     is_causal=bool(causal), scale=sm_scale)
+                err = (o[:, :4, sub].float() - ref[:, :, sub]).abs().max().item()
+                ok = err < 2e-2 and not torch.isnan(o).any().item()
+                flops = 4.0 * Z * H * N * N * D * (0.5 if causal else 1.0)
+                ms = triton.testing.do_bench(lambda: tle(grid, q, k, v, o, sm_scale, H, N), return_mode="median")
+                row = {"D": D, "causal": causal, "N": N, "max_err": err, "pass": ok, "tle_ms": ms,
+                       "tle_tflops": flops / ms / 1e9}
+                for stages in (1, 3):
+                    o2 = torch.empty_like(q)
+
+                    def run_triton():
+                        triton_kernel[grid](q, k, v, o2, sm_scale, *q.stride()[:3], *k.stride()[:3], *v.stride()[:3],
+                                            *o2.stride()[:3], H, N, HEAD_DIM=D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N,
+                                            CAUSAL=causal, num_warps=WARPS, num_stages=stages)
+                    run_triton()
+                    ms_t = triton.testing.do_bench(run_triton, return_mode="median")
+                    row[f"triton{stages}_tflops"] = flops / ms_t / 1e9
+                ms_s = triton.testing.do_bench(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal)),
+                                               return_mode="median")
+                row["sdpa_tflops"] = flops / ms_s / 1e9
+                rows.append(row)
+                print(f"D={D:3d} causal={causal} N={N:6d} err={err:.2e} {'PASS' if ok else 'FAIL'}  tle {row['tle_tflops']:6.1f}"
+                      f"  triton(1 stage) {row['triton1_tflops']:6.1f}  triton(3) {row['triton3_tflops']:6.1f}"
+                      f"  sdpa {row['sdpa_tflops']:6.1f} TFLOP/s", flush=True)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(), "triton": triton.__version__, "torch": torch.__version__,
+                       "batch": Z, "heads": H, "block": [BLOCK_M, BLOCK_N], "num_warps": WARPS, "results": rows}, f,
+                       indent=2)
+    sys.exit(0 if all(r["pass"] for r in rows) else 1)
+
+
+if __name__ == "__main__":
+    main()
