@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# CI's sanitizer job: builds the compiler, runtime and their tests with ASan+UBSan (TLE_SANITIZE=ON); runs the unit, lit, errors and runtime suites.
+#
+# Usage: scripts/test-sanitized.sh [extra ctest arguments]
+# Environment: TLE_ASAN_BUILD_DIR (default: <repo>/build-asan), TLE_JOBS (default: all cores),
+#              CUDAToolkit_ROOT (as scripts/setup.sh), TLE_CMAKE_ARGS (extra configure arguments).
+# Expects the Debian packages of scripts/setup.sh (run that first, as scripts/test.sh does).
+# GPU, install and determinism tests are not run here (runtime tests use the mock driver). Any sanitizer report aborts the process it
+# occurs in, which fails that test (errors tests too: a sanitizer abort is not exit status 1).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${TLE_ASAN_BUILD_DIR:-$ROOT/build-asan}"
+JOBS="${TLE_JOBS:-$(nproc)}"
+
+say() { printf 'test-sanitized: %s\n' "$*"; }
+start=$SECONDS
+
+# --- 1. Configure: -O1 -g with assertions on, so internal asserts fire too.
+CMAKE_ARGS=(-S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g"
+            -DCMAKE_C_FLAGS_DEBUG="-O1 -g" -DTLE_SANITIZE=ON)
+if [[ ! -f "$BUILD_DIR/CMakeCache.txt" ]]; then
+  CMAKE_ARGS+=(-G Ninja)
+fi
+CUDA_ROOT="${CUDAToolkit_ROOT:-}"
+if [[ -z "$CUDA_ROOT" && -d /usr/local/cuda ]]; then
+  CUDA_ROOT=/usr/local/cuda
+fi
+if [[ -n "$CUDA_ROOT" ]]; then
+  CMAKE_ARGS+=("-DCUDAToolkit_ROOT=$CUDA_ROOT")
+fi
+if [[ -n "${TLE_CMAKE_ARGS:-}" ]]; then
+  read -r -a extra <<<"$TLE_CMAKE_ARGS"
+  CMAKE_ARGS+=("${extra[@]}")
+fi
+say "configuring $BUILD_DIR"
+cmake "${CMAKE_ARGS[@]}" >/dev/null
+
+# --- 2. Build only what the unit, lit, errors and runtime suites run (tle-gpu-tests also compiles
+# the examples with the sanitized tlec).
+TARGETS=(tlec tle-link tle-run tle-unit-tests tle-runtime-tests tle-runtime-mock-tests tle-mock-cuda tle-gpu-tests)
+say "building ${TARGETS[*]} with $JOBS jobs"
+cmake --build "$BUILD_DIR" -j "$JOBS" --target "${TARGETS[@]}"
+say "build took $((SECONDS - start)) s"
+
+# --- 3. Run. abort_on_error turns every report into SIGABRT; exitcode covers reports that exit.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:exitcode=86:detect_leaks=1:check_initialization_order=1:strict_init_order=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-abort_on_error=1:halt_on_error=1:print_stacktrace=1:exitcode=86}"
+# Known, reported leaks (each entry names its cause; remove it with the fix).
+export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$ROOT/tests/sanitizers/lsan.supp:print_suppressions=0}"
+if [[ -z "${ASAN_SYMBOLIZER_PATH:-}" ]]; then
+  for s in "$(llvm-config-19 --bindir 2>/dev/null)/llvm-symbolizer" "$(command -v llvm-symbolizer || true)"; do
+    if [[ -x "$s" ]]; then export ASAN_SYMBOLIZER_PATH="$s"; break; fi
+  done
+fi
+
+run_start=$SECONDS
+status=0
+# Label unit: tests/unit (Catch2); label lit: the lit and errors suites.
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$JOBS" -L 'unit|lit' "$@" || status=$?
+# libtle_rt against the missing and the mock driver (the benchmark program is not built here).
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$JOBS" -R '^runtime[.]' -E 'bench-softmax' "$@" || status=$?
+say "tests took $((SECONDS - run_start)) s; total $((SECONDS - start)) s"
+if ((status)); then
+  say "FAILED (a sanitizer report aborts the process; see the stack above)"
+fi
+exit "$status"
