@@ -147,6 +147,24 @@ Op *Builder::create(OpKind k, SourceLoc loc, std::vector<Value *> operands, std:
   return raw;
 }
 
+Op *Builder::clone(const Op &op, std::vector<Value *> operands) {
+  std::vector<Type> types;
+  for (auto &r : op.results)
+    types.push_back(r->type);
+  Op *c = create(op.kind, op.loc, std::move(operands), types);
+  c->ival = op.ival;
+  c->ival2 = op.ival2;
+  c->fval = op.fval;
+  c->axis = op.axis;
+  c->pred = op.pred;
+  c->reduceKind = op.reduceKind;
+  c->ints = op.ints;
+  c->sym = op.sym;
+  for (size_t i = 0; i < op.results.size(); ++i)
+    c->results[i]->nameHint = op.results[i]->nameHint;
+  return c;
+}
+
 Value *Builder::constInt(SourceLoc loc, DType t, int64_t v) {
   Op *op = create(OpKind::Constant, loc, {}, {Type::scalar(t)});
   op->ival = v;

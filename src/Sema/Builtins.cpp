@@ -82,6 +82,20 @@ private:
 
 bool isPow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
+/// The dims listed by a block-pointer access's boundary_check (an int or a tuple of ints).
+std::vector<int64_t> boundaryCheckDims(Specializer &S, const Arg *bc) {
+  std::vector<int64_t> dims;
+  if (!bc || bc->val.kind == SVal::Kind::None)
+    return dims;
+  std::vector<SVal> es = bc->val.kind == SVal::Kind::Tuple ? bc->val.elts : std::vector<SVal>{bc->val};
+  for (auto &e : es) {
+    if (e.kind != SVal::Kind::Int)
+      S.fail(bc->loc, "boundary_check must list dims as integers");
+    dims.push_back(e.i);
+  }
+  return dims;
+}
+
 /// Python floor division (constexpr semantics).
 int64_t floorDiv(int64_t a, int64_t b) {
   int64_t q = a / b;
@@ -437,16 +451,7 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
                                    "eviction_policy", "volatile"}, 1);
     if (p.has("mask") || p.has("other"))
       fail(p.loc("mask"), "load() through a block pointer takes boundary_check and padding_option, not mask/other");
-    std::vector<int64_t> check;
-    if (p.has("boundary_check")) {
-      const Arg &bc = p.get("boundary_check");
-      std::vector<SVal> es = bc.val.kind == SVal::Kind::Tuple ? bc.val.elts : std::vector<SVal>{bc.val};
-      for (auto &e : es) {
-        if (e.kind != SVal::Kind::Int)
-          fail(bc.loc, "boundary_check must list dims as integers");
-        check.push_back(e.i);
-      }
-    }
+    std::vector<int64_t> check = boundaryCheckDims(*this, p.has("boundary_check") ? &p.get("boundary_check") : nullptr);
     ir::Value *ptrs, *mask;
     materializeBlockPtr(p.get("pointer").val, check, p.loc("boundary_check"), ptrs, mask);
     DType et = ptrs->type.elem.pointee;
@@ -469,16 +474,7 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
     Binder p(*this, "store", args, {"pointer", "value", "mask", "boundary_check", "cache_modifier", "eviction_policy"}, 2);
     if (p.has("mask"))
       fail(p.loc("mask"), "store() through a block pointer takes boundary_check, not mask");
-    std::vector<int64_t> check;
-    if (p.has("boundary_check")) {
-      const Arg &bc = p.get("boundary_check");
-      std::vector<SVal> es = bc.val.kind == SVal::Kind::Tuple ? bc.val.elts : std::vector<SVal>{bc.val};
-      for (auto &e : es) {
-        if (e.kind != SVal::Kind::Int)
-          fail(bc.loc, "boundary_check must list dims as integers");
-        check.push_back(e.i);
-      }
-    }
+    std::vector<int64_t> check = boundaryCheckDims(*this, p.has("boundary_check") ? &p.get("boundary_check") : nullptr);
     ir::Value *ptrs, *mask;
     materializeBlockPtr(p.get("pointer").val, check, p.loc("boundary_check"), ptrs, mask);
     const Arg &va = p.get("value");

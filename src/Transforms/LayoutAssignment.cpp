@@ -330,7 +330,7 @@ private:
       return rematerializable(d->operands[0], budget);
     default:
       if (!ir::isElementwise(d->kind) || d->kind == OpKind::Exp || d->kind == OpKind::Log || d->kind == OpKind::Sqrt ||
-          d->kind == OpKind::FDiv)
+          d->kind == OpKind::FDiv || d->kind == OpKind::ExternCall)
         return false;
       for (const ir::Value *o : d->operands)
         if (!rematerializable(o, budget))
@@ -362,14 +362,7 @@ private:
     }
     ir::Builder bld(&b);
     bld.setInsertionPoint(&b, at);
-    ir::Op *c = bld.create(d->kind, d->loc, ops, {v->type});
-    c->ival = d->ival;
-    c->ival2 = d->ival2;
-    c->fval = d->fval;
-    c->axis = d->axis;
-    c->pred = d->pred;
-    c->reduceKind = d->reduceKind;
-    c->result()->nameHint = v->nameHint;
+    ir::Op *c = bld.clone(*d, ops);
     setLayout(c->result(), l);
     return c->result();
   }

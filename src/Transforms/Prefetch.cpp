@@ -72,22 +72,9 @@ private:
     std::vector<ir::Value *> ops;
     for (ir::Value *o : d->operands)
       ops.push_back(clone(o, m, bld, arg));
-    std::vector<ir::Type> types;
-    for (auto &r : d->results)
-      types.push_back(r->type);
-    ir::Op *c = bld.create(d->kind, d->loc, ops, types);
-    c->ival = d->ival;
-    c->ival2 = d->ival2;
-    c->fval = d->fval;
-    c->axis = d->axis;
-    c->pred = d->pred;
-    c->reduceKind = d->reduceKind;
-    c->ints = d->ints;
-    c->sym = d->sym;
-    for (size_t i = 0; i < d->results.size(); ++i) {
-      c->result(static_cast<unsigned>(i))->nameHint = d->result(static_cast<unsigned>(i))->nameHint;
+    ir::Op *c = bld.clone(*d, ops);
+    for (size_t i = 0; i < d->results.size(); ++i)
       m[d->result(static_cast<unsigned>(i))] = c->result(static_cast<unsigned>(i));
-    }
     return m[v];
   }
 

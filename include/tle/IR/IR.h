@@ -221,6 +221,9 @@ public:
 
   /// Creates an op with the given result types and operands and inserts it.
   Op *create(OpKind k, SourceLoc loc, std::vector<Value *> operands, std::vector<Type> resultTypes);
+  /// Inserts a copy of `op` (kind, location, attributes, result types and name hints; no
+  /// regions) with new operands.
+  Op *clone(const Op &op, std::vector<Value *> operands);
 
   Value *constInt(SourceLoc loc, DType t, int64_t v);
   Value *constFloat(SourceLoc loc, DType t, double v);
