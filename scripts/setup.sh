@@ -2,6 +2,8 @@
 # Installs TLE's missing Debian 12 build dependencies, then configures and builds build/ (idempotent).
 #
 # Usage: scripts/setup.sh            (from any directory; uses sudo for apt-get when not root)
+#        scripts/setup.sh --fuzz-packages   (optional, for tests/fuzz/run.sh only: also installs clang-14
+#                                            with libFuzzer, then stops before configuring)
 # Environment: TLE_BUILD_DIR (default: <repo>/build), TLE_JOBS (default: all cores),
 #              CUDAToolkit_ROOT (default: /usr/local/cuda when it exists; the toolkit is optional),
 #              TLE_CMAKE_ARGS (extra arguments for the CMake configure step).
@@ -17,6 +19,11 @@ say() { printf 'setup: %s\n' "$*"; }
 PACKAGES=(build-essential cmake ninja-build llvm-19-dev llvm-19-tools antlr4 libantlr4-runtime-dev
           default-jre-headless libfmt-dev libcli11-dev catch2 nlohmann-json3-dev libzstd-dev
           zlib1g-dev python3)
+FUZZ_ONLY=0
+if [[ "${1:-}" == "--fuzz-packages" ]]; then
+  FUZZ_ONLY=1
+  PACKAGES+=(clang-14 libclang-rt-14-dev)
+fi
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
   say "dpkg-query not found: this script expects Debian 12 (bookworm); install the packages above by hand." >&2
@@ -46,6 +53,9 @@ if ((${#missing[@]})); then
   "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
 else
   say "all Debian packages present"
+fi
+if ((FUZZ_ONLY)); then
+  exit 0
 fi
 
 # --- 2. Configure (Ninja, Release). An existing build directory keeps its generator.
