@@ -69,6 +69,23 @@ struct CallArgs {
   std::vector<std::pair<std::string, Arg>> kw;
 };
 
+/// Saves the current builder while a region is being built and puts it back when the scope ends
+/// (also when a user error unwinds through it).
+class BuilderScope {
+public:
+  explicit BuilderScope(std::unique_ptr<ir::Builder> &slot) : slot_(slot), saved_(std::move(slot)) {}
+  ~BuilderScope() { restore(); }
+  /// Puts the saved builder back now (idempotent).
+  void restore() {
+    if (saved_)
+      slot_ = std::move(saved_);
+  }
+
+private:
+  std::unique_ptr<ir::Builder> &slot_;
+  std::unique_ptr<ir::Builder> saved_;
+};
+
 class Specializer {
 public:
   Specializer(const ast::Module &m, const SpecializeOptions &o, DiagnosticEngine &d);

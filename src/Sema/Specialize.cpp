@@ -608,7 +608,7 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
     inner[carried[c]] = rebuild(templates[c], bodyArgs, next);
   }
 
-  ir::Builder *outer = b.release();
+  BuilderScope scope(b);
   b = std::make_unique<ir::Builder>(body);
   ++loopDepth;
   execBlock(s->body, inner);
@@ -640,7 +640,7 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
                          "(e.g. tl.zeros or tl.full) before the loop");
   }
   b->create(ir::OpKind::Yield, s->loc(), yields, {});
-  b.reset(outer);
+  scope.restore();
   std::vector<ir::Value *> results;
   for (size_t i = 0; i < inits.size(); ++i)
     results.push_back(forOp->result(static_cast<unsigned>(i)));
@@ -774,7 +774,7 @@ void Specializer::execRuntimeIf(const ast::IfStmt *s, const SVal &c, Env &env) {
   ir::Op *ifOp = b->create(ir::OpKind::If, s->loc(), {cond}, {});
   Env branchEnv[2] = {env, env};
   const ast::Block *blocks[2] = {&s->body, &s->orelse};
-  ir::Builder *outer = b.release();
+  BuilderScope scope(b);
   for (int r = 0; r < 2; ++r) {
     ifOp->regions.push_back(std::make_unique<ir::Block>());
     ifOp->regions[r]->parent = ifOp;
@@ -803,7 +803,7 @@ void Specializer::execRuntimeIf(const ast::IfStmt *s, const SVal &c, Env &env) {
     ev.push_back(e->second);
   }
   std::vector<SVal> merged = mergeBranches(ifOp, names, tv, ev, s->loc(), "'if'");
-  b.reset(outer);
+  scope.restore();
   for (size_t i = 0; i < names.size(); ++i)
     env[names[i]] = merged[i];
 }
@@ -811,7 +811,7 @@ void Specializer::execRuntimeIf(const ast::IfStmt *s, const SVal &c, Env &env) {
 SVal Specializer::runtimeIfExp(const ast::IfExpExpr *e, const SVal &c, Env &env) {
   ir::Value *cond = conditionValue(c, e->cond->loc());
   ir::Op *ifOp = b->create(ir::OpKind::If, e->loc(), {cond}, {});
-  ir::Builder *outer = b.release();
+  BuilderScope scope(b);
   SVal vals[2];
   const ast::Expr *exprs[2] = {e->thenExpr, e->elseExpr};
   for (int r = 0; r < 2; ++r) {
@@ -822,7 +822,7 @@ SVal Specializer::runtimeIfExp(const ast::IfExpExpr *e, const SVal &c, Env &env)
   }
   std::vector<SVal> merged = mergeBranches(ifOp, {"<conditional expression>"}, {vals[0]}, {vals[1]}, e->loc(),
                                            "conditional expression");
-  b.reset(outer);
+  scope.restore();
   return merged[0];
 }
 
@@ -846,7 +846,7 @@ void Specializer::execWhile(const ast::WhileStmt *s, Env &env) {
     w->regions.push_back(std::make_unique<ir::Block>());
     w->regions[r]->parent = w;
   }
-  ir::Builder *outer = b.release();
+  BuilderScope scope(b);
   // Before: the condition, on the carried values.
   Env before = env;
   for (size_t i = 0; i < carried.size(); ++i)
@@ -886,7 +886,7 @@ void Specializer::execWhile(const ast::WhileStmt *s, Env &env) {
                          " before the loop but a runtime value inside it; initialise it with a tensor before the loop");
   }
   b->create(ir::OpKind::Yield, s->loc(), yields, {});
-  b.reset(outer);
+  scope.restore();
   for (size_t i = 0; i < carried.size(); ++i) {
     ir::Value *r = w->addResult(inits[i]->type);
     r->nameHint = carried[i];
