@@ -1,6 +1,7 @@
 // Fuzz target for tlec's whole pipeline, source text to PTX (no ptxas); a libFuzzer target, or a corpus replayer.
 //
-// Each input is a .tle source. The signature comes from the input's own header when it has one
+// Each input is a .tle source, or tile IR text when a line starts with `func @` (as tlec reads
+// .tir files: parse, verify, then the same passes and code generation). The signature comes from the input's own header when it has one
 // (`# Compile: tlec ... -s "SIG" -w N`, `# RUN: %tlec %s -s "SIG" ...`, `# Build: NAME -s "SIG" -w N`),
 // else from the annotations in the source; an input that fails parsing or specialisation is a user
 // error (exit status 1) and simply uninteresting. The architecture is sm_80 or sm_90a, chosen by a
@@ -104,7 +105,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   o.output = "-";
   o.emit = tle::driver::Emit::PTX;
   o.arch = (fnv1a(data, size) & 1) ? "sm_80" : "sm_90a";
-  optionsFromHeader(std::string(reinterpret_cast<const char *>(data), size), o);
+  std::string text(reinterpret_cast<const char *>(data), size);
+  o.fromTile = text.rfind("func @", 0) == 0 || text.find("\nfunc @") != std::string::npos;
+  if (!o.fromTile)
+    optionsFromHeader(text, o);
   std::ostringstream out, err;
   int rc = tle::driver::compile(o, out, err);
   if (rc == 0 || rc == 1)
