@@ -7,6 +7,7 @@
 #include <llvm/IR/InlineAsm.h>
 
 #include <climits>
+#include <set>
 #include <functional>
 
 namespace tle::nvptx {
@@ -51,10 +52,33 @@ void Emitter::planAsyncOperands() {
         (op.result()->type.dtype() == ir::DType::F16 || op.result()->type.dtype() == ir::DType::BF16))
       loads.push_back(&op), find(op.result());
   });
+  // Classes in the order their first value appears in the IR (not by address: the shared-memory
+  // offsets they get must be the same on every run).
+  std::vector<const ir::Value *> seenOrder;
+  std::set<const ir::Value *> seen;
+  ir::walk(f.body, [&](ir::Op &op) {
+    auto note = [&](const ir::Value *v) {
+      if (parent.count(v) && seen.insert(v).second)
+        seenOrder.push_back(v);
+    };
+    for (const ir::Value *o : op.operands)
+      note(o);
+    for (auto &r : op.regions)
+      for (auto &a : r->args)
+        note(a.get());
+    for (auto &r : op.results)
+      note(r.get());
+  });
   std::map<const ir::Value *, std::vector<const ir::Value *>> members;
-  for (auto &[v, p] : parent)
-    members[find(v)].push_back(v);
-  for (auto &[root, vs] : members) {
+  std::vector<const ir::Value *> roots;
+  for (const ir::Value *v : seenOrder) {
+    const ir::Value *root = find(v);
+    if (!members.count(root))
+      roots.push_back(root);
+    members[root].push_back(v);
+  }
+  for (const ir::Value *root : roots) {
+    const std::vector<const ir::Value *> &vs = members[root];
     bool ok = true, hasLoad = false;
     int operandIdx = -1;
     for (const ir::Value *v : vs) {
