@@ -263,6 +263,14 @@ private:
       auto d = parseDType(ptr ? elem.substr(1) : elem);
       if (!d || shape.empty())
         fail("bad tile type 'tile<" + acc + ">'");
+      int64_t n = 1;
+      for (int64_t dim : shape) {
+        if (dim <= 0 || (dim & (dim - 1)))
+          fail("every tile dim must be a power of two, got 'tile<" + acc + ">'");
+        n *= dim;
+        if (n > kMaxTileElements)
+          fail("tile 'tile<" + acc + ">' exceeds the limit of " + std::to_string(kMaxTileElements) + " elements");
+      }
       return Type(ptr ? ScalarType::ptrTo(*d) : ScalarType{*d}, shape);
     }
     return Type(scalarType());

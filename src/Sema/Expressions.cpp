@@ -337,10 +337,21 @@ SVal foldBinary(Specializer &S, ast::BinaryOp op, const SVal &a, const SVal &b, 
   int64_t ia = a.i, ib = b.i;
   using O = ast::BinaryOp;
   auto zeroDiv = [&]() { S.fail(loc, "division by zero in a compile-time expression"); };
+  auto overflow = [&]() {
+    S.fail(loc, std::string("integer overflow in a compile-time expression ('") + ast::spelling(op) +
+                    "' on " + std::to_string(ia) + " and " + std::to_string(ib) + " does not fit in 64 bits)");
+  };
   switch (op) {
-  case O::Add: return isFloat ? SVal::real(fa + fb) : SVal::integer(ia + ib);
-  case O::Sub: return isFloat ? SVal::real(fa - fb) : SVal::integer(ia - ib);
-  case O::Mul: return isFloat ? SVal::real(fa * fb) : SVal::integer(ia * ib);
+  case O::Add: case O::Sub: case O::Mul: {
+    if (isFloat)
+      return SVal::real(op == O::Add ? fa + fb : op == O::Sub ? fa - fb : fa * fb);
+    int64_t r;
+    bool over = op == O::Add ? __builtin_add_overflow(ia, ib, &r)
+                : op == O::Sub ? __builtin_sub_overflow(ia, ib, &r) : __builtin_mul_overflow(ia, ib, &r);
+    if (over)
+      overflow();
+    return SVal::integer(r);
+  }
   case O::Div:
     if (fb == 0)
       zeroDiv();
@@ -348,6 +359,8 @@ SVal foldBinary(Specializer &S, ast::BinaryOp op, const SVal &a, const SVal &b, 
   case O::FloorDiv:
     if (fb == 0)
       zeroDiv();
+    if (!isFloat && ia == std::numeric_limits<int64_t>::min() && ib == -1)
+      overflow();
     return isFloat ? SVal::real(std::floor(fa / fb)) : SVal::integer(floorDiv(ia, ib));
   case O::Mod:
     if (fb == 0)
@@ -358,12 +371,24 @@ SVal foldBinary(Specializer &S, ast::BinaryOp op, const SVal &a, const SVal &b, 
         r += fb;
       return SVal::real(r);
     }
+    if (ib == -1)
+      return SVal::integer(0); // also for the minimum value, whose C remainder traps
     return SVal::integer(pyMod(ia, ib));
   case O::Pow:
     if (!isFloat && ib >= 0) {
-      int64_t r = 1;
-      for (int64_t k = 0; k < ib; ++k)
-        r *= ia;
+      // Square-and-multiply with overflow checks: bounded time for any exponent.
+      int64_t r = 1, base = ia;
+      for (int64_t e = ib; e > 0; e >>= 1) {
+        if ((e & 1) && __builtin_mul_overflow(r, base, &r))
+          overflow();
+        if (e > 1 && __builtin_mul_overflow(base, base, &base)) {
+          if (ia == 0 || ia == 1 || ia == -1)
+            break;
+          overflow();
+        }
+      }
+      if (ia == -1)
+        r = (ib & 1) ? -1 : 1;
       return SVal::integer(r);
     }
     return SVal::real(std::pow(fa, fb));
@@ -374,8 +399,17 @@ SVal foldBinary(Specializer &S, ast::BinaryOp op, const SVal &a, const SVal &b, 
     S.fail(loc, std::string("unsupported operand types for '") + ast::spelling(op) + "': " + a.describe() + " and " +
                     b.describe());
   switch (op) {
-  case O::Shl: return SVal::integer(ia << ib);
-  case O::Shr: return SVal::integer(ia >> ib);
+  case O::Shl: case O::Shr: {
+    if (ib < 0)
+      S.fail(loc, "negative shift count in a compile-time expression");
+    if (op == O::Shr)
+      return SVal::integer(ib >= 64 ? (ia < 0 ? -1 : 0) : ia >> ib);
+    if (ia == 0)
+      return SVal::integer(0);
+    if (ib >= 63 || (ia > 0 ? ia > (std::numeric_limits<int64_t>::max() >> ib) : ia < (std::numeric_limits<int64_t>::min() >> ib)))
+      overflow();
+    return SVal::integer(static_cast<int64_t>(static_cast<uint64_t>(ia) << ib));
+  }
   case O::BitAnd: return a.kind == SVal::Kind::Bool && b.kind == SVal::Kind::Bool ? SVal::boolean(ia & ib) : SVal::integer(ia & ib);
   case O::BitOr: return a.kind == SVal::Kind::Bool && b.kind == SVal::Kind::Bool ? SVal::boolean(ia | ib) : SVal::integer(ia | ib);
   case O::BitXor: return SVal::integer(ia ^ ib);
@@ -569,7 +603,11 @@ SVal Specializer::unary(ast::UnaryOp op, const SVal &a, SourceLoc loc) {
       return a;
     case U::Neg:
       if (a.kind == SVal::Kind::Float) return SVal::real(-a.f);
-      if (a.isNumber()) return SVal::integer(-a.i);
+      if (a.isNumber()) {
+        if (a.i == std::numeric_limits<int64_t>::min())
+          fail(loc, "integer overflow in a compile-time expression (-" + std::to_string(a.i) + " does not fit in 64 bits)");
+        return SVal::integer(-a.i);
+      }
       break;
     case U::Invert:
       if (a.kind == SVal::Kind::Int || a.kind == SVal::Kind::Bool) return SVal::integer(~a.i);

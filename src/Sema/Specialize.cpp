@@ -540,6 +540,12 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
       fail(args.loc, "tl.static_range() bounds must be compile-time constants");
     if (step.val.i == 0)
       fail(step.loc, "range() step must not be zero");
+    constexpr int64_t kMaxUnroll = 65536;
+    int64_t trips = step.val.i > 0 ? (ub.val.i > lb.val.i ? (ub.val.i - lb.val.i + step.val.i - 1) / step.val.i : 0)
+                                   : (lb.val.i > ub.val.i ? (lb.val.i - ub.val.i - step.val.i - 1) / -step.val.i : 0);
+    if (trips > kMaxUnroll)
+      fail(args.loc, "tl.static_range() would unroll " + std::to_string(trips) + " iterations (the limit is " +
+                         std::to_string(kMaxUnroll) + "); use range() for a runtime loop");
     for (int64_t i = lb.val.i; step.val.i > 0 ? i < ub.val.i : i > ub.val.i; i += step.val.i) {
       assign(s->target, SVal::integer(i), env, s->loc());
       ++loopDepth;
