@@ -61,7 +61,7 @@ SEEDS=("$HERE/corpus" "$ROOT/examples" "$ROOT/tests/lit" "$ROOT/tests/errors")
 [[ -d "$ROOT/tests/gpu/kernels" ]] && SEEDS+=("$ROOT/tests/gpu/kernels")
 FORK="${TLE_FUZZ_FORK:-1}"
 OPTS=(-dict="$HERE/tle.dict" -max_total_time="$SECONDS_TO_RUN" -timeout=30 -rss_limit_mb=4096 -max_len=8192
-      -artifact_prefix="$BUILD_DIR/artifacts/" -print_final_stats=1 -print_funcs=0)
+      -artifact_prefix="$BUILD_DIR/artifacts/" -print_final_stats=1 -print_funcs=0 -only_ascii=1)
 if ((FORK > 0)); then
   OPTS+=(-fork="$FORK" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
 fi
