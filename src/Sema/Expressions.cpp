@@ -84,15 +84,14 @@ std::optional<ir::ScalarType> tlDType(const std::string &n) {
   return std::nullopt;
 }
 
-/// Kind order of Triton's scalar rule: bool < uint < int < float.
+/// Kind order of Triton's scalar rule (dtype.kind()): bool < integer < float. Signed and unsigned
+/// integers are one kind, so `uint8_tile + 3` stays uint8.
 int kindRank(DType t) {
   if (t == DType::I1)
     return 0;
-  if (ir::isUnsigned(t))
+  if (ir::isInteger(t))
     return 1;
-  if (ir::isSigned(t))
-    return 2;
-  return 3;
+  return 2;
 }
 
 int64_t floorDiv(int64_t a, int64_t b) {
@@ -468,7 +467,7 @@ SVal Specializer::binary(ast::BinaryOp op, const SVal &a, const SVal &bv, Source
   auto tensorOp = [&](DType x, DType y) -> DType {
     if (x == DType::F64 || y == DType::F64) return DType::F64;
     if (x == DType::F32 || y == DType::F32) return DType::F32;
-    if (x == DType::F16 || y == DType::F16) return (divOrMod || x == DType::BF16 || y == DType::BF16) ? DType::F32 : DType::F16;
+    if (x == DType::F16 || y == DType::F16) return divOrMod ? DType::F32 : DType::F16; // fp16 with bf16 too
     if (x == DType::BF16 || y == DType::BF16) return (divOrMod || x != y) ? DType::F32 : DType::BF16;
     if ((op == O::Div || op == O::Mod || op == O::FloorDiv) && ir::isSigned(x) != ir::isSigned(y) && x != DType::I1 && y != DType::I1)
       fail(loc, std::string("'") + ast::spelling(op) + "' between " + ir::name(x) + " and " + ir::name(y) +
@@ -571,10 +570,13 @@ SVal Specializer::compare(ast::CompareOp op, const SVal &a, const SVal &bv, Sour
     if (ta != tb)
       fail(loc, "cannot compare a pointer with a non-pointer");
     t = DType::Ptr;
+    // computation_type_impl: fp64 > fp32 > fp16 (with anything narrower) > bf16 (only with bf16;
+    // with an integer, fp32).
   } else if (ir::isFloat(ta) || ir::isFloat(tb)) {
     if (ta == DType::F64 || tb == DType::F64) t = DType::F64;
-    else if (ta == DType::F32 || tb == DType::F32 || ta != tb) t = DType::F32;
-    else t = ta;
+    else if (ta == DType::F32 || tb == DType::F32) t = DType::F32;
+    else if (ta == DType::F16 || tb == DType::F16) t = DType::F16;
+    else t = ta == tb ? ta : DType::F32;
   } else {
     t = integerPromote(ta, tb);
   }

@@ -1,0 +1,16 @@
+#include "Harness.h"
+namespace tle::conformance {
+void addBitwise(Suite &) {}
+void addCompare(Suite &) {}
+void addMath(Suite &) {}
+void addCasts(Suite &) {}
+void addWhereBroadcast(Suite &) {}
+void addReductions(Suite &) {}
+void addScans(Suite &) {}
+void addMemory(Suite &) {}
+void addAtomics(Suite &) {}
+void addDot(Suite &) {}
+void addShapes(Suite &) {}
+void addFrontend(Suite &) {}
+void addOffsets(Suite &) {}
+}
