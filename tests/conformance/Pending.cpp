@@ -1,7 +1,5 @@
 #include "Harness.h"
 namespace tle::conformance {
-void addBitwise(Suite &) {}
-void addCompare(Suite &) {}
 void addMath(Suite &) {}
 void addCasts(Suite &) {}
 void addWhereBroadcast(Suite &) {}
