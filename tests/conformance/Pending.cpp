@@ -1,6 +1,5 @@
 #include "Harness.h"
 namespace tle::conformance {
-void addMath(Suite &) {}
 void addCasts(Suite &) {}
 void addWhereBroadcast(Suite &) {}
 void addReductions(Suite &) {}
