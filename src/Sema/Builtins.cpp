@@ -654,13 +654,15 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
       t = DType::Ptr;
     } else if (xa.val.isTensor() != ya.val.isTensor()) {
       DType tensorT = xa.val.isTensor() ? tx : ty, scalarT = xa.val.isTensor() ? ty : tx;
-      auto rank = [](DType d) { return d == DType::I1 ? 0 : ir::isUnsigned(d) ? 1 : ir::isSigned(d) ? 2 : 3; };
+      auto rank = [](DType d) { return d == DType::I1 ? 0 : ir::isInteger(d) ? 1 : 2; }; // bool < integer < float
       t = rank(scalarT) <= rank(tensorT) ? tensorT : scalarT;
     } else if (ir::isFloat(tx) || ir::isFloat(ty)) {
-      t = (tx == DType::F64 || ty == DType::F64) ? DType::F64
-          : (tx == DType::F32 || ty == DType::F32 || tx != ty) ? DType::F32 : tx;
-      if ((tx == DType::F16 && !ir::isFloat(ty)) || (ty == DType::F16 && !ir::isFloat(tx)))
-        t = DType::F16;
+      // fp64 > fp32 > fp16 (with bf16 or an integer too) > bf16 (with an integer: fp32).
+      t = (tx == DType::F64 || ty == DType::F64)   ? DType::F64
+          : (tx == DType::F32 || ty == DType::F32) ? DType::F32
+          : (tx == DType::F16 || ty == DType::F16) ? DType::F16
+          : tx == ty                               ? tx
+                                                   : DType::F32;
     } else {
       t = integerPromote(tx, ty);
     }

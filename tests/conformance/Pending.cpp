@@ -1,6 +1,5 @@
 #include "Harness.h"
 namespace tle::conformance {
-void addWhereBroadcast(Suite &) {}
 void addReductions(Suite &) {}
 void addScans(Suite &) {}
 void addMemory(Suite &) {}

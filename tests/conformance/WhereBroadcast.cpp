@@ -1,0 +1,143 @@
+// Families "where" (tl.where over every pair of value dtypes, with scalar operands) and
+// "broadcast" (NumPy broadcasting through x[:, None] / x[None, :], implicit leading dims,
+// runtime scalars, tl.broadcast_to, tl.expand_dims, 3-D, with promotion).
+#include "Families.h"
+
+namespace tle::conformance {
+
+namespace {
+
+constexpr size_t kN = 64;
+
+void wherePair(Suite &s, DType a, DType b) {
+  Rng rng(uint64_t(a) * 59 + uint64_t(b) + 17);
+  Buffer c = randomBuffer(DType::I1, kN, rng), x = randomBuffer(a, kN, rng, 100, true), y = randomBuffer(b, kN, rng, 100, true);
+  DType r = promote(a, b);
+  Buffer want(r, kN);
+  for (size_t i = 0; i < kN; ++i)
+    store(want, i, c.getI(i) ? castVal(elem(x, i), a, r) : castVal(elem(y, i), b, r));
+  Run run;
+  run.args = {Arg::buf(c), Arg::buf(x), Arg::buf(y), Arg::buf(Buffer(r, kN))};
+  std::string p = tag(a) + "," + tag(b);
+  expect(run, 3, "where/" + p, want);
+  Batch bt;
+  bt.name = "where/" + p;
+  bt.source = module(subst("@triton.jit\ndef k(c_ptr, x_ptr, y_ptr, o_ptr, BLOCK: tl.constexpr):\n    offs = tl.arange(0, BLOCK)\n"
+                           "    r = tl.where(tl.load(c_ptr + offs), tl.load(x_ptr + offs), tl.load(y_ptr + offs))\n"
+                           "    tl.static_assert(r.dtype == {T})\n    tl.store(o_ptr + offs, r)\n",
+                           {{"T", tlName(r)}}));
+  bt.signature = ptrSig({DType::I1, a, b, r}, std::to_string(kN));
+  bt.runs.push_back(std::move(run));
+  s.add(std::move(bt));
+}
+
+/// where with scalar operands and a computed condition, per dtype.
+void whereScalars(Suite &s, DType t) {
+  Rng rng(uint64_t(t) + 99);
+  Buffer x = isFloatT(t) ? randomBuffer(t, kN, rng, 50, true) : smallInts(t, kN, rng, isSignedT(t) ? -50 : 0, 50);
+  Buffer w1(t, kN), w2(t, kN), w3(t, kN);
+  for (size_t i = 0; i < kN; ++i) {
+    long double v = x.getF(i);
+    w1.setF(i, v > 10 ? v : 0);           // where(x > 10, x, 0)
+    w2.setF(i, v < 5 ? 7 : v);             // where(x < 5, 7, x)
+    w3.setF(i, (i % 3 == 0) ? 2 : 3);      // where(offs % 3 == 0, 2, 3) as t
+  }
+  Run run;
+  run.args = {Arg::buf(x), Arg::buf(Buffer(t, kN)), Arg::buf(Buffer(t, kN)), Arg::buf(Buffer(t, kN))};
+  expect(run, 1, "where/scalar_other/" + tag(t), w1);
+  expect(run, 2, "where/scalar_then/" + tag(t), w2);
+  expect(run, 3, "where/both_scalars/" + tag(t), w3);
+  Batch bt;
+  bt.name = "where/scalars/" + tag(t);
+  bt.source = module(subst("@triton.jit\ndef k(x_ptr, o1, o2, o3, BLOCK: tl.constexpr):\n    offs = tl.arange(0, BLOCK)\n"
+                           "    x = tl.load(x_ptr + offs)\n    tl.store(o1 + offs, tl.where(x > 10, x, 0))\n"
+                           "    tl.store(o2 + offs, tl.where(x < 5, 7, x))\n"
+                           "    tl.store(o3 + offs, tl.where(offs % 3 == 0, 2, 3).to({T}))\n",
+                           {{"T", tlName(t)}}));
+  bt.signature = ptrSig({t, t, t, t}, std::to_string(kN));
+  bt.runs.push_back(std::move(run));
+  s.add(std::move(bt));
+}
+
+void broadcast(Suite &s, int M, int N, DType ta, DType tb) {
+  Rng rng(uint64_t(M) * 7 + uint64_t(N) + uint64_t(ta) * 3 + uint64_t(tb));
+  Buffer x = smallInts(ta, size_t(M), rng, -20, 20), y = smallInts(tb, size_t(N), rng, -20, 20);
+  Buffer m2 = smallInts(tb, size_t(M * N), rng, -20, 20);
+  DType r = promote(ta, tb);
+  std::string sh = std::to_string(M) + "x" + std::to_string(N) + "/" + tag(ta) + "," + tag(tb);
+  auto X = [&](int i) { return castVal(elem(x, size_t(i)), ta, r); };
+  auto Y = [&](int j) { return castVal(elem(y, size_t(j)), tb, r); };
+  auto add = [&](Val u, Val v) { return isFloatT(r) ? Val::ofF(roundTo(u.f + v.f, fmtOf(r))) : Val::ofI(wrapInt(u.i + v.i, r)); };
+  auto mul = [&](Val u, Val v) { return isFloatT(r) ? Val::ofF(roundTo(u.f * v.f, fmtOf(r))) : Val::ofI(wrapInt(u.i * v.i, r)); };
+  DType rs = promote(ta, DType::I32);
+  Buffer outer(r, size_t(M * N)), rowB(r, size_t(M * N)), scal(rs, size_t(M * N)), bto(ta, size_t(M * N)),
+      ex0(ta, size_t(M)), cube(r, size_t(M * N * 2));
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      size_t k = size_t(i * N + j);
+      store(outer, k, add(X(i), Y(j)));                                   // x[:, None] + y[None, :]
+      // [M,N] * [N]: both tb, so the product is in tb, then stored as r
+      store(rowB, k, castVal(isFloatT(tb) ? Val::ofF(roundTo(m2.getF(k) * y.getF(size_t(j)), fmtOf(tb)))
+                                          : Val::ofI(wrapInt(m2.getI(k) * y.getI(size_t(j)), tb)), tb, r));
+      // x[:, None] + s with s a runtime i32 (a tensor operand, so promoted as tile with tile)
+      scal.setF(k, x.getF(size_t(i)) + 5);
+      store(bto, k, elem(x, size_t(i)));                                  // broadcast_to(x[:, None], (M, N))
+      for (int c = 0; c < 2; ++c)                                         // x[:, None, None] * y[None, :, None] + c
+        store(cube, k * 2 + size_t(c), add(mul(X(i), Y(j)), castVal(Val::ofI(uint64_t(c)), DType::I32, r)));
+    }
+  for (int i = 0; i < M; ++i)
+    store(ex0, size_t(i), elem(x, size_t(i)));
+  Run run;
+  run.args = {Arg::buf(x), Arg::buf(y), Arg::buf(m2), Arg::i32(5), Arg::buf(Buffer(r, size_t(M * N))),
+              Arg::buf(Buffer(r, size_t(M * N))), Arg::buf(Buffer(rs, size_t(M * N))), Arg::buf(Buffer(ta, size_t(M * N))),
+              Arg::buf(Buffer(ta, size_t(M))), Arg::buf(Buffer(r, size_t(M * N * 2)))};
+  expect(run, 4, "broadcast/outer/" + sh, outer);
+  expect(run, 5, "broadcast/leading_dim/" + sh, rowB);
+  expect(run, 6, "broadcast/runtime_scalar/" + sh, scal);
+  expect(run, 7, "broadcast/broadcast_to/" + sh, bto);
+  expect(run, 8, "broadcast/expand_dims/" + sh, ex0);
+  expect(run, 9, "broadcast/3d/" + sh, cube);
+  Batch b;
+  b.name = "broadcast/" + sh;
+  b.source = module(subst("@triton.jit\ndef k(x_ptr, y_ptr, m_ptr, s, o_outer, o_row, o_scal, o_bto, o_ex, o_cube,\n"
+                    "      M: tl.constexpr, N: tl.constexpr):\n"
+                    "    i = tl.arange(0, M)\n    j = tl.arange(0, N)\n    x = tl.load(x_ptr + i)\n    y = tl.load(y_ptr + j)\n"
+                    "    idx = i[:, None] * N + j[None, :]\n"
+                    "    tl.store(o_outer + idx, x[:, None] + y[None, :])\n"
+                    "    tl.store(o_row + idx, tl.load(m_ptr + idx) * y)\n"
+                    "    sc = x[:, None] + s\n    tl.static_assert(sc.dtype == {RS})\n    tl.store(o_scal + idx, sc)\n"
+                    "    tl.store(o_bto + idx, tl.broadcast_to(x[:, None], (M, N)))\n"
+                    "    e = tl.expand_dims(x, 1)\n    tl.store(o_ex + i[:, None] + tl.arange(0, 1)[None, :], e)\n"
+                    "    c = tl.arange(0, 2)\n"
+                    "    cube = x[:, None, None] * y[None, :, None] + c[None, None, :]\n"
+                    "    tl.store(o_cube + idx[:, :, None] * 2 + c[None, None, :], cube)\n",
+                          {{"RS", tlName(rs)}}));
+  b.signature = ptrSig({ta, tb, tb}, "i32, " + ptrSig({r, r, rs, ta, ta, r}, std::to_string(M) + ", " + std::to_string(N)));
+  b.runs.push_back(std::move(run));
+  s.add(std::move(b));
+}
+
+} // namespace
+
+void addWhereBroadcast(Suite &s) {
+  for (DType a : kNumDTypes)
+    for (DType b : kNumDTypes)
+      wherePair(s, a, b);
+  for (DType t : kNumDTypes)
+    whereScalars(s, t);
+  const std::pair<int, int> shapes[] = {{1, 8}, {4, 8}, {16, 2}, {32, 32}, {8, 1}};
+  const std::pair<DType, DType> types[] = {{DType::I32, DType::I32}, {DType::F32, DType::F32}, {DType::I8, DType::F32},
+                                           {DType::F16, DType::I64}, {DType::U8, DType::I16}};
+  for (auto [M, N] : shapes)
+    for (auto [ta, tb] : types)
+      broadcast(s, M, N, ta, tb);
+  Batch e;
+  e.name = "broadcast/error/incompatible";
+  e.source = module("@triton.jit\ndef k(x_ptr):\n    a = tl.arange(0, 16)\n    b = tl.arange(0, 8)\n"
+                    "    tl.store(x_ptr + a, a + b)\n");
+  e.signature = "*i32";
+  e.expectError = "broadcast";
+  s.add(std::move(e));
+}
+
+} // namespace tle::conformance
