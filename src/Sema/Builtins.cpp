@@ -928,10 +928,10 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
       x = castTo(x, p.dtype("dtype"), loc);
     } else {
       DType t = x->type.dtype();
-      // Triton: bf16 scans run in fp32, narrow integers in 32 bits.
+      // Triton: bf16 scans run in fp32; cumsum (not cumprod) runs narrow integers in 32 bits.
       if (t == DType::BF16)
         x = castTo(x, ir::ScalarType{DType::F32}, loc);
-      else if (ir::isInteger(t) && ir::bitWidth(t) < 32)
+      else if (name == "tl.cumsum" && ir::isInteger(t) && ir::bitWidth(t) < 32)
         x = castTo(x, ir::ScalarType{ir::isSigned(t) ? DType::I32 : DType::U32}, loc);
     }
     ir::Op *op = b->create(ir::OpKind::Scan, loc, {x}, {x->type});

@@ -1,7 +1,5 @@
 #include "Harness.h"
 namespace tle::conformance {
-void addReductions(Suite &) {}
-void addScans(Suite &) {}
 void addMemory(Suite &) {}
 void addAtomics(Suite &) {}
 void addDot(Suite &) {}
