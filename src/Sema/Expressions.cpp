@@ -123,8 +123,7 @@ SVal Specializer::lookup(const std::string &name, SourceLoc loc, Env &env) {
   if (builtins.count(name))
     return SVal::builtin(name);
   if (auto it = onlyOneBranch_.find(name); it != onlyOneBranch_.end())
-    fail(loc, "'" + name + "' is assigned on only one path of the runtime 'if' at line " +
-                  std::to_string(it->second.line) + ", so it has no value here; assign it before the 'if' or in both branches");
+    fail(loc, "'" + name + "' " + it->second);
   fail(loc, "unknown name '" + name + "'");
 }
 
@@ -863,15 +862,24 @@ SVal Specializer::callJit(const ast::FunctionDef *f, CallArgs &args) {
     local[f->params[i].name] = eval(f->params[i].defaultValue, empty);
   }
   callStack.push_back(f);
-  size_t before = returnValues.size();
-  int savedDepth = loopDepth;
-  loopDepth = 0;
-  execBlock(f->body, local);
+  returns.emplace_back();
+  int savedDepth = loopDepth, savedRuntimeDepth = runtimeLoopDepth;
+  loopDepth = runtimeLoopDepth = 0;
+  bool exited = execBlock(f->body, local);
   loopDepth = savedDepth;
+  runtimeLoopDepth = savedRuntimeDepth;
+  Returns rs = returns.back();
+  returns.pop_back();
   callStack.pop_back();
-  SVal r = returnValues.size() > before ? returnValues.back() : SVal::none();
-  returnValues.resize(before);
-  return r;
+  // A value returned on some paths needs one on every path (Python would give None elsewhere).
+  if (rs.value.valid() && rs.none.valid())
+    fail(rs.none, "'" + f->name + "' returns a value at line " + std::to_string(rs.value.line) +
+                      " but nothing here; every return of a helper must give a value, or none");
+  if (rs.value.valid() && !exited)
+    fail(f->loc(), "'" + f->name + "' returns a value at line " + std::to_string(rs.value.line) +
+                       " but can also reach the end of its body without a return");
+  auto it = local.find(kReturnValue);
+  return it == local.end() ? SVal::none() : it->second;
 }
 
 } // namespace tle::sema

@@ -5,7 +5,9 @@
 #include "tle/IR/IR.h"
 #include "tle/Sema/Specialize.h"
 
+#include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <memory>
 #include <string>
@@ -95,12 +97,58 @@ public:
   [[noreturn]] void fail(SourceLoc loc, const std::string &msg) { diags.fatal(loc, msg); }
 
   // --- Statements (Specialize.cpp)
-  /// Executes a block; returns true when a `return` was executed.
+  //
+  // `return`, `break` and `continue` set control-flow flags in the environment (the hidden names
+  // kReturned, kBroke, kContinued: a compile-time bool, or an i1 scalar when the exit depends on
+  // a runtime condition). After a statement that may have exited at run time, the rest of the
+  // block runs inside a runtime `if` on "no flag set" (guardRest); a runtime loop whose body may
+  // `break` or `return` becomes a `while` that carries those flags (execLoopAsWhile). A helper's
+  // return value travels in the hidden name kReturnValue and is merged like any variable.
+
+  /// Hidden environment names of the control-flow flags and of a helper's return value.
+  static constexpr const char *kReturned = "<return>";
+  static constexpr const char *kBroke = "<break>";
+  static constexpr const char *kContinued = "<continue>";
+  static constexpr const char *kReturnValue = "<return value>";
+  /// Set (to True) when some flag is known to be set although each may be a runtime value
+  /// (e.g. one branch broke and the other continued).
+  static constexpr const char *kExited = "<exited>";
+  /// Whether the flags of `env` say that control has left the current block.
+  enum class Exit { No, Maybe, Yes };
+  Exit exitState(const Env &env) const;
+  /// The i1 scalar "some flag of `env` is set" (only meaningful when exitState is Maybe).
+  ir::Value *exitCondition(const Env &env, SourceLoc loc);
+  /// Executes a block; returns true when control definitely left it (return, break, continue).
   bool execBlock(const ast::Block &b, Env &env);
+  /// Executes statements [first, end) of `blk`, guarding the rest after a possible exit.
+  bool execStmts(const ast::Block &blk, size_t first, Env &env);
+  /// Runs `body` (which may assign the names `assigned`) inside a runtime `if` on "no flag set",
+  /// with the flags cleared inside, and merges the result into `env`.
+  void guardRest(Env &env, const std::set<std::string> &assigned, SourceLoc loc,
+                 const std::function<void(Env &)> &body);
   bool execStmt(const ast::Stmt *s, Env &env);
   void execFor(const ast::ForStmt *s, Env &env);
   void execWhile(const ast::WhileStmt *s, Env &env);
+  /// A runtime loop whose body may break or return, as a `while` carrying the flags. `forIv`
+  /// is set for a `for` over range (the iv starts at lb and steps by step while below ub);
+  /// otherwise `cond` is the while condition.
+  struct ForBounds {
+    ir::Value *lb, *ub, *step;
+    std::string ivName;
+  };
+  void execLoopAsWhile(const ast::Stmt *s, const ast::Block &body, const ForBounds *forIv, const ast::Expr *cond,
+                       Env &env);
   void execRuntimeIf(const ast::IfStmt *s, const SVal &cond, Env &env);
+  /// Ends both regions of a runtime `if` whose branches left `branch[0]` (then) and `branch[1]`
+  /// (else) and merges them into `env`: the names in `assigned` and the control-flow flags. A
+  /// branch that definitely exited contributes no values (the other branch's values pass,
+  /// with placeholders yielded on the exited side). `what` names the construct for messages.
+  void joinBranches(ir::Op *ifOp, Env &env, Env (&branch)[2], const std::set<std::string> &assigned, SourceLoc loc,
+                    const std::string &what, const std::string &oneSideNote);
+  /// A value of `like`'s structure and types for a region that does not produce one (a branch
+  /// that exited): compile-time values stay, tensors become `prior` when it has the same type,
+  /// else zeros; nullopt when no such value can be made (pointers with no pointer in scope).
+  std::optional<SVal> placeholder(const SVal &like, const SVal *prior, SourceLoc loc);
   SVal runtimeIfExp(const ast::IfExpExpr *e, const SVal &cond, Env &env);
   /// The runtime values inside `v` (a tensor, or the tensors of a tuple or block pointer), in order.
   static void flatten(const SVal &v, std::vector<ir::Value *> &leaves);
@@ -162,12 +210,20 @@ public:
   Env globals;
   std::map<std::string, const ast::FunctionDef *> jitFns;
   std::vector<const ast::FunctionDef *> callStack;
+  /// Loops (unrolled or runtime) around the statement being executed, in the current function.
   int loopDepth = 0;
+  /// Runtime loops among them.
+  int runtimeLoopDepth = 0;
   int runtimeIfDepth = 0;
-  /// Names bound on only one path of a runtime if (for a precise "unknown name" message).
-  std::map<std::string, SourceLoc> onlyOneBranch_;
-  /// Set while inlining a helper: its return value.
-  std::vector<SVal> returnValues;
+  /// Names bound on only one path of a runtime if, with the reason (for a precise "unknown
+  /// name" message).
+  std::map<std::string, std::string> onlyOneBranch_;
+  /// Per function being executed (kernel, then inlined helpers): where it returned a value and
+  /// where it returned nothing, to reject helpers that do both.
+  struct Returns {
+    SourceLoc value, none;
+  };
+  std::vector<Returns> returns;
 };
 
 /// Where an expression starts (its leftmost token), for carets under whole arguments.

@@ -318,7 +318,9 @@ std::unique_ptr<ir::Function> Specializer::run() {
       fail({}, "-D " + k + "=" + v + ": kernel '" + kernel->name + "' has no parameter named '" + k + "'");
 
   callStack.push_back(kernel);
+  returns.emplace_back();
   execBlock(kernel->body, env);
+  returns.pop_back();
   callStack.pop_back();
   b->setInsertionPointToEnd(&fn->body);
   b->create(ir::OpKind::Return, kernel->loc(), {}, {});
@@ -328,11 +330,254 @@ std::unique_ptr<ir::Function> Specializer::run() {
 // ---------------------------------------------------------------------------------------------
 // Statements
 
-bool Specializer::execBlock(const ast::Block &blk, Env &env) {
-  for (const ast::Stmt *s : blk)
-    if (execStmt(s, env))
+namespace {
+
+void collectAssigned(const ast::Block &blk, std::set<std::string> &out);
+
+const char *const kFlags[] = {Specializer::kReturned, Specializer::kBroke, Specializer::kContinued};
+
+/// The value of control-flow flag `name` in `env` (absent means False).
+SVal flagOf(const Env &env, const char *name) {
+  auto it = env.find(name);
+  return it == env.end() ? SVal::boolean(false) : it->second;
+}
+
+/// Forgets the flags (and kExited) of `env`.
+void clearFlags(Env &env, std::initializer_list<const char *> names) {
+  for (const char *n : names)
+    env.erase(n);
+  env.erase(Specializer::kExited);
+}
+
+} // namespace
+
+Specializer::Exit Specializer::exitState(const Env &env) const {
+  if (auto it = env.find(kExited); it != env.end() && it->second.kind == SVal::Kind::Bool && it->second.i)
+    return Exit::Yes;
+  Exit e = Exit::No;
+  for (const char *n : kFlags) {
+    SVal f = flagOf(env, n);
+    if (f.isTensor())
+      e = Exit::Maybe;
+    else if (f.i)
+      return Exit::Yes;
+  }
+  return e;
+}
+
+ir::Value *Specializer::exitCondition(const Env &env, SourceLoc loc) {
+  ir::Value *any = nullptr;
+  for (const char *n : kFlags) {
+    SVal f = flagOf(env, n);
+    if (!f.isTensor())
+      continue;
+    any = any ? b->binary(ir::OpKind::Or, loc, any, f.v) : f.v;
+  }
+  return any ? any : b->constInt(loc, ir::DType::I1, 0);
+}
+
+bool Specializer::execBlock(const ast::Block &blk, Env &env) { return execStmts(blk, 0, env); }
+
+bool Specializer::execStmts(const ast::Block &blk, size_t first, Env &env) {
+  for (size_t i = first; i < blk.size(); ++i) {
+    execStmt(blk[i], env);
+    Exit e = exitState(env);
+    if (e == Exit::Yes)
       return true;
+    if (e == Exit::Maybe && i + 1 < blk.size()) {
+      // The rest of the block runs only where no flag is set.
+      ast::Block rest(blk.begin() + static_cast<long>(i) + 1, blk.end());
+      std::set<std::string> assigned;
+      collectAssigned(rest, assigned);
+      guardRest(env, assigned, blk[i + 1]->loc(), [&](Env &inner) { execStmts(blk, i + 1, inner); });
+      return exitState(env) == Exit::Yes;
+    }
+  }
   return false;
+}
+
+void Specializer::guardRest(Env &env, const std::set<std::string> &assigned, SourceLoc loc,
+                            const std::function<void(Env &)> &body) {
+  ir::Value *exited = exitCondition(env, loc);
+  ir::Value *cond = b->unary(ir::OpKind::Not, loc, exited);
+  ir::Op *ifOp = b->create(ir::OpKind::If, loc, {cond}, {});
+  Env branch[2] = {env, env};
+  clearFlags(branch[0], {kReturned, kBroke, kContinued});
+  // In the else region some flag is set, whatever the flags' runtime values.
+  branch[1][kExited] = SVal::boolean(true);
+  BuilderScope scope(b);
+  for (int r = 0; r < 2; ++r) {
+    ifOp->regions.push_back(std::make_unique<ir::Block>());
+    ifOp->regions[r]->parent = ifOp;
+  }
+  b = std::make_unique<ir::Builder>(ifOp->regions[0].get());
+  body(branch[0]);
+  std::string line = std::to_string(loc.line);
+  joinBranches(ifOp, env, branch, assigned, loc, "'if'",
+               "is assigned only in code from line " + line +
+                   " on, which an earlier 'return', 'break' or 'continue' may skip, so it has no value here; "
+                   "assign it before that statement");
+  scope.restore();
+}
+
+std::optional<SVal> Specializer::placeholder(const SVal &like, const SVal *prior, SourceLoc loc) {
+  if (like.isTensor()) {
+    const ir::Type &t = like.v->type;
+    if (prior && prior->isTensor() && prior->v->type == t)
+      return *prior;
+    if (t.elem.isPointer()) {
+      // Any pointer of the same type in scope will do: the value is never used.
+      for (size_t i = 0; i < fn->params.size(); ++i)
+        if (fn->body.args[i]->type.elem == t.elem)
+          return SVal::tensor(t.isTile() ? b->splat(loc, fn->body.args[i].get(), t.shape) : fn->body.args[i].get());
+      return std::nullopt;
+    }
+    ir::Value *z = ir::isFloat(t.dtype()) ? b->constFloat(loc, t.dtype(), 0.0) : b->constInt(loc, t.dtype(), 0);
+    return SVal::tensor(t.isTile() ? b->splat(loc, z, t.shape) : z);
+  }
+  if (like.kind == SVal::Kind::Tuple || like.kind == SVal::Kind::BlockPtr) {
+    SVal r = like;
+    for (size_t i = 0; i < r.elts.size(); ++i) {
+      const SVal *p = prior && prior->kind == like.kind && prior->elts.size() == like.elts.size() ? &prior->elts[i]
+                                                                                                 : nullptr;
+      auto e = placeholder(like.elts[i], p, loc);
+      if (!e)
+        return std::nullopt;
+      r.elts[i] = *e;
+    }
+    return r;
+  }
+  return like;
+}
+
+namespace {
+
+/// Pairs up the runtime leaves of two values of one structure (tuples and block pointers
+/// element by element); false when the structures differ.
+bool pairLeaves(const SVal &t, const SVal &e, std::vector<SVal> &ts, std::vector<SVal> &es) {
+  bool tAgg = t.kind == SVal::Kind::Tuple || t.kind == SVal::Kind::BlockPtr;
+  bool eAgg = e.kind == SVal::Kind::Tuple || e.kind == SVal::Kind::BlockPtr;
+  if (!tAgg && !eAgg) {
+    ts.push_back(t);
+    es.push_back(e);
+    return true;
+  }
+  if (t.kind != e.kind || t.elts.size() != e.elts.size() || t.ints != e.ints)
+    return false;
+  for (size_t i = 0; i < t.elts.size(); ++i)
+    if (!pairLeaves(t.elts[i], e.elts[i], ts, es))
+      return false;
+  return true;
+}
+
+/// `templ` with its leaves (as paired by pairLeaves) replaced from `leaves` starting at `next`.
+SVal rebuildLeaves(const SVal &templ, const std::vector<SVal> &leaves, size_t &next) {
+  if (templ.kind != SVal::Kind::Tuple && templ.kind != SVal::Kind::BlockPtr)
+    return leaves[next++];
+  SVal r = templ;
+  for (auto &e : r.elts)
+    e = rebuildLeaves(e, leaves, next);
+  return r;
+}
+
+} // namespace
+
+void Specializer::joinBranches(ir::Op *ifOp, Env &env, Env (&branch)[2], const std::set<std::string> &assigned,
+                               SourceLoc loc, const std::string &what, const std::string &oneSideNote) {
+  bool dead[2] = {exitState(branch[0]) == Exit::Yes, exitState(branch[1]) == Exit::Yes};
+  std::set<std::string> names = assigned;
+  for (const char *n : {kReturned, kBroke, kContinued, kReturnValue})
+    if (branch[0].count(n) || branch[1].count(n))
+      names.insert(n);
+  struct Pending {
+    std::string name;
+    SVal t, e;
+  };
+  std::vector<Pending> pending;
+  for (auto &n : names) {
+    auto ti = branch[0].find(n), ei = branch[1].find(n);
+    bool have[2] = {ti != branch[0].end(), ei != branch[1].end()};
+    bool isFlag = n == kReturned || n == kBroke || n == kContinued;
+    if (isFlag) {
+      SVal t = flagOf(branch[0], n.c_str()), e = flagOf(branch[1], n.c_str());
+      if (!t.isTensor() && !e.isTensor() && t.i != e.i) {
+        // Set on exactly one side: the flag is the condition (or its negation).
+        ir::Block *parent = ifOp->parent;
+        auto at = parent->ops.begin();
+        while (at->get() != ifOp)
+          ++at;
+        b->setInsertionPoint(parent, std::next(at));
+        env[n] = SVal::tensor(t.i ? ifOp->operands[0] : b->unary(ir::OpKind::Not, loc, ifOp->operands[0]));
+        continue;
+      }
+      pending.push_back({n, t, e});
+      continue;
+    }
+    const SVal *prior = env.count(n) ? &env.at(n) : nullptr;
+    bool isRet = n == kReturnValue;
+    if (isRet && (!have[0] || !have[1]) && (have[0] || have[1])) {
+      // Returned on one side only: the other side's value is never read.
+      int live = have[0] ? 0 : 1;
+      b->setInsertionPoint(ifOp->regions[1 - live].get(), ifOp->regions[1 - live]->ops.end());
+      auto ph = placeholder(live ? ei->second : ti->second, nullptr, loc);
+      if (!ph)
+        fail(loc, "cannot merge the returned " + (live ? ei->second : ti->second).describe() +
+                      " with the path that does not return");
+      pending.push_back({n, live ? *ph : ti->second, live ? ei->second : *ph});
+      continue;
+    }
+    if (isRet) {
+      // The value returned on whichever path returned.
+      if (have[0] && have[1])
+        pending.push_back({n, ti->second, ei->second});
+      continue;
+    }
+    if (dead[0] && dead[1])
+      continue; // nothing after this point runs
+    if (dead[0] || dead[1]) {
+      int live = dead[0] ? 1 : 0;
+      if (!have[live]) {
+        env.erase(n);
+        continue;
+      }
+      const SVal &lv = live ? ei->second : ti->second;
+      b->setInsertionPoint(ifOp->regions[1 - live].get(), ifOp->regions[1 - live]->ops.end());
+      const SVal *deadPrior = have[1 - live] ? &(live ? ti->second : ei->second) : prior;
+      auto ph = placeholder(lv, deadPrior, loc);
+      if (!ph) {
+        env.erase(n);
+        continue;
+      }
+      pending.push_back({n, live ? *ph : lv, live ? lv : *ph});
+      continue;
+    }
+    if (!have[0] || !have[1]) {
+      env.erase(n);
+      onlyOneBranch_[n] = oneSideNote;
+      continue;
+    }
+    pending.push_back({n, ti->second, ei->second});
+  }
+  // Merge leaf by leaf (tuples and block pointers element-wise).
+  std::vector<std::string> leafNames;
+  std::vector<SVal> ts, es;
+  std::vector<size_t> firstLeaf;
+  for (auto &p : pending) {
+    firstLeaf.push_back(ts.size());
+    if (!pairLeaves(p.t, p.e, ts, es))
+      fail(loc, "'" + p.name + "' is " + p.t.describe() + " in one branch and " + p.e.describe() +
+                    " in the other; both branches of a runtime " + what + " must give it the same structure");
+    leafNames.resize(ts.size(), p.name);
+  }
+  firstLeaf.push_back(ts.size());
+  std::vector<SVal> merged = mergeBranches(ifOp, leafNames, ts, es, loc, what.c_str());
+  for (size_t i = 0; i < pending.size(); ++i) {
+    size_t next = firstLeaf[i];
+    env[pending[i].name] = rebuildLeaves(pending[i].t, merged, next);
+  }
+  env.erase(kExited);
+  if (dead[0] && dead[1])
+    env[kExited] = SVal::boolean(true);
 }
 
 void Specializer::assign(const ast::Expr *target, const SVal &v, Env &env, SourceLoc loc) {
@@ -400,12 +645,22 @@ bool Specializer::execStmt(const ast::Stmt *s, Env &env) {
     return false;
   case ast::Node::Kind::Return: {
     auto *r = dyn_cast<ast::ReturnStmt>(s);
-    if (loopDepth > 0)
-      fail(s->loc(), "'return' inside a loop is not supported");
     SVal v = r->value ? eval(r->value, env) : SVal::none();
     if (callStack.size() == 1 && v.kind != SVal::Kind::None)
       fail(s->loc(), "a kernel cannot return a value");
-    returnValues.push_back(v);
+    if (v.kind != SVal::Kind::None && runtimeLoopDepth > 0)
+      fail(s->loc(), "returning a value from inside a runtime loop is not supported; assign it to a variable, "
+                     "'break', and return after the loop");
+    Returns &rs = returns.back();
+    if (v.kind == SVal::Kind::None) {
+      if (!rs.none.valid())
+        rs.none = s->loc();
+    } else {
+      if (!rs.value.valid())
+        rs.value = s->loc();
+      env[kReturnValue] = v;
+    }
+    env[kReturned] = SVal::boolean(true);
     return true;
   }
   case ast::Node::Kind::If: {
@@ -440,8 +695,14 @@ bool Specializer::execStmt(const ast::Stmt *s, Env &env) {
     execWhile(dyn_cast<ast::WhileStmt>(s), env);
     return false;
   case ast::Node::Kind::Break:
-  case ast::Node::Kind::Continue:
-    fail(s->loc(), std::string("'") + (isa<ast::BreakStmt>(s) ? "break" : "continue") + "' is not supported yet");
+  case ast::Node::Kind::Continue: {
+    bool brk = isa<ast::BreakStmt>(s);
+    if (loopDepth == 0)
+      fail(s->loc(), std::string("'") + (brk ? "break" : "continue") + "' outside a loop" +
+                         (callStack.size() > 1 ? " (a helper cannot leave its caller's loop)" : ""));
+    env[brk ? kBroke : kContinued] = SVal::boolean(true);
+    return true;
+  }
   case ast::Node::Kind::FunctionDef:
     fail(s->loc(), "nested function definitions are not supported in a kernel");
   case ast::Node::Kind::Import:
@@ -488,6 +749,32 @@ void collectAssigned(const ast::Block &blk, std::set<std::string> &out) {
     } else if (auto *w = dyn_cast<ast::WhileStmt>(s))
       collectAssigned(w->body, out);
   }
+}
+
+/// Whether `blk` holds a `break` of the loop whose body it is (not one of a nested loop).
+bool breaksOut(const ast::Block &blk) {
+  for (const ast::Stmt *s : blk) {
+    if (isa<ast::BreakStmt>(s))
+      return true;
+    if (auto *i = dyn_cast<ast::IfStmt>(s); i && (breaksOut(i->body) || breaksOut(i->orelse)))
+      return true;
+  }
+  return false;
+}
+
+/// Whether `blk` holds a `return` at any depth.
+bool returnsFrom(const ast::Block &blk) {
+  for (const ast::Stmt *s : blk) {
+    if (isa<ast::ReturnStmt>(s))
+      return true;
+    if (auto *i = dyn_cast<ast::IfStmt>(s); i && (returnsFrom(i->body) || returnsFrom(i->orelse)))
+      return true;
+    if (auto *f = dyn_cast<ast::ForStmt>(s); f && returnsFrom(f->body))
+      return true;
+    if (auto *w = dyn_cast<ast::WhileStmt>(s); w && returnsFrom(w->body))
+      return true;
+  }
+  return false;
 }
 
 } // namespace
@@ -546,12 +833,25 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
     if (trips > kMaxUnroll)
       fail(args.loc, "tl.static_range() would unroll " + std::to_string(trips) + " iterations (the limit is " +
                          std::to_string(kMaxUnroll) + "); use range() for a runtime loop");
+    std::set<std::string> assigned;
+    collectAssigned(s->body, assigned);
     for (int64_t i = lb.val.i; step.val.i > 0 ? i < ub.val.i : i > ub.val.i; i += step.val.i) {
-      assign(s->target, SVal::integer(i), env, s->loc());
-      ++loopDepth;
-      execBlock(s->body, env);
-      --loopDepth;
+      auto iteration = [&](Env &e) {
+        assign(s->target, SVal::integer(i), e, s->loc());
+        ++loopDepth;
+        execBlock(s->body, e);
+        --loopDepth;
+        clearFlags(e, {kContinued});
+      };
+      Exit st = exitState(env);
+      if (st == Exit::Yes)
+        break;
+      if (st == Exit::No)
+        iteration(env);
+      else // an earlier iteration may have left the loop (or the function)
+        guardRest(env, assigned, s->loc(), iteration);
     }
+    clearFlags(env, {kBroke, kContinued});
     return;
   }
   if (allConst && step.val.i == 0)
@@ -570,6 +870,11 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
   ir::Value *lbv = toTensorOfType(lb.val, ivType, lb.loc);
   ir::Value *ubv = toTensorOfType(ub.val, ivType, ub.loc);
   ir::Value *stepv = toTensorOfType(step.val, ivType, step.loc);
+  if (breaksOut(s->body) || returnsFrom(s->body)) {
+    ForBounds fb{lbv, ubv, stepv, dyn_cast<ast::NameExpr>(s->target)->name};
+    execLoopAsWhile(s, s->body, &fb, nullptr, env);
+    return;
+  }
 
   std::set<std::string> assigned;
   collectAssigned(s->body, assigned);
@@ -617,7 +922,9 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
   BuilderScope scope(b);
   b = std::make_unique<ir::Builder>(body);
   ++loopDepth;
+  ++runtimeLoopDepth;
   execBlock(s->body, inner);
+  --runtimeLoopDepth;
   --loopDepth;
   std::vector<ir::Value *> yields;
   for (size_t c = 0; c < carried.size(); ++c) {
@@ -786,32 +1093,18 @@ void Specializer::execRuntimeIf(const ast::IfStmt *s, const SVal &c, Env &env) {
     ifOp->regions[r]->parent = ifOp;
     b = std::make_unique<ir::Builder>(ifOp->regions[r].get());
     ++runtimeIfDepth;
-    bool returned = execBlock(*blocks[r], branchEnv[r]);
+    execBlock(*blocks[r], branchEnv[r]);
     --runtimeIfDepth;
-    if (returned)
-      fail(s->loc(), "'return' inside an 'if' on a runtime condition is not supported yet");
   }
-  // Names visible after the if: assigned in a branch and bound on both paths.
+  // Names visible after the if: assigned in a branch and bound on both paths (or on the one
+  // path that did not leave the block).
   std::set<std::string> assigned;
   collectAssigned(s->body, assigned);
   collectAssigned(s->orelse, assigned);
-  std::vector<std::string> names;
-  std::vector<SVal> tv, ev;
-  for (auto &n : assigned) {
-    auto t = branchEnv[0].find(n), e = branchEnv[1].find(n);
-    if (t == branchEnv[0].end() || e == branchEnv[1].end()) {
-      env.erase(n);
-      onlyOneBranch_[n] = s->loc();
-      continue;
-    }
-    names.push_back(n);
-    tv.push_back(t->second);
-    ev.push_back(e->second);
-  }
-  std::vector<SVal> merged = mergeBranches(ifOp, names, tv, ev, s->loc(), "'if'");
+  joinBranches(ifOp, env, branchEnv, assigned, s->loc(), "'if'",
+               "is assigned on only one path of the runtime 'if' at line " + std::to_string(s->loc().line) +
+                   ", so it has no value here; assign it before the 'if' or in both branches");
   scope.restore();
-  for (size_t i = 0; i < names.size(); ++i)
-    env[names[i]] = merged[i];
 }
 
 SVal Specializer::runtimeIfExp(const ast::IfExpExpr *e, const SVal &c, Env &env) {
@@ -835,6 +1128,10 @@ SVal Specializer::runtimeIfExp(const ast::IfExpExpr *e, const SVal &c, Env &env)
 void Specializer::execWhile(const ast::WhileStmt *s, Env &env) {
   if (!s->orelse.empty())
     fail(s->loc(), "'while ... else' is not supported");
+  if (breaksOut(s->body) || returnsFrom(s->body)) {
+    execLoopAsWhile(s, s->body, nullptr, s->cond, env);
+    return;
+  }
   std::set<std::string> assigned;
   collectAssigned(s->body, assigned);
   materializeCarriedNumbers(assigned, env, s->loc());
@@ -872,7 +1169,9 @@ void Specializer::execWhile(const ast::WhileStmt *s, Env &env) {
     after[carried[i]] = SVal::tensor(w->regions[1]->addArg(inits[i]->type, carried[i]));
   b = std::make_unique<ir::Builder>(w->regions[1].get());
   ++loopDepth;
+  ++runtimeLoopDepth;
   execBlock(s->body, after);
+  --runtimeLoopDepth;
   --loopDepth;
   std::vector<ir::Value *> yields;
   for (size_t i = 0; i < carried.size(); ++i) {
@@ -898,6 +1197,153 @@ void Specializer::execWhile(const ast::WhileStmt *s, Env &env) {
     r->nameHint = carried[i];
     env[carried[i]] = SVal::tensor(r);
   }
+}
+
+void Specializer::execLoopAsWhile(const ast::Stmt *s, const ast::Block &bodyAst, const ForBounds *forIv,
+                                  const ast::Expr *condExpr, Env &env) {
+  SourceLoc loc = s->loc();
+  std::set<std::string> assigned;
+  collectAssigned(bodyAst, assigned);
+  if (forIv)
+    assigned.erase(forIv->ivName);
+  materializeCarriedNumbers(assigned, env, loc);
+  // Carried: [iv,] the user's values (their runtime leaves), then the flags that leave the loop.
+  std::vector<std::string> carried;
+  std::vector<SVal> templates;
+  std::vector<size_t> firstLeaf;
+  std::vector<ir::Value *> inits;
+  if (forIv)
+    inits.push_back(forIv->lb);
+  for (auto &n : assigned) {
+    auto it = env.find(n);
+    if (it == env.end() || !carriable(it->second))
+      continue;
+    carried.push_back(n);
+    templates.push_back(it->second);
+    firstLeaf.push_back(inits.size());
+    flatten(it->second, inits);
+  }
+  firstLeaf.push_back(inits.size());
+  std::vector<const char *> flags;
+  if (breaksOut(bodyAst))
+    flags.push_back(kBroke);
+  if (returnsFrom(bodyAst))
+    flags.push_back(kReturned);
+  size_t firstFlag = inits.size();
+  for (size_t i = 0; i < flags.size(); ++i)
+    inits.push_back(b->constInt(loc, ir::DType::I1, 0));
+
+  ir::Op *w = b->create(ir::OpKind::While, loc, inits, {});
+  for (int r = 0; r < 2; ++r) {
+    w->regions.push_back(std::make_unique<ir::Block>());
+    w->regions[r]->parent = w;
+  }
+  // Region arguments, and an environment that sees them.
+  auto bind = [&](ir::Block *blk, Env &e) {
+    std::vector<ir::Value *> args;
+    for (size_t i = 0; i < inits.size(); ++i)
+      args.push_back(blk->addArg(inits[i]->type, i == 0 && forIv ? forIv->ivName : ""));
+    for (size_t c = 0; c < carried.size(); ++c) {
+      for (size_t i = firstLeaf[c]; i < firstLeaf[c + 1]; ++i)
+        args[i]->nameHint = carried[c];
+      size_t next = firstLeaf[c];
+      e[carried[c]] = rebuild(templates[c], args, next);
+    }
+    return args;
+  };
+  BuilderScope scope(b);
+  // Before: stop when a flag is set, else test the condition (not evaluated once a flag is set).
+  Env before = env;
+  std::vector<ir::Value *> bargs = bind(w->regions[0].get(), before);
+  b = std::make_unique<ir::Builder>(w->regions[0].get());
+  ir::Value *stop = nullptr;
+  for (size_t i = firstFlag; i < bargs.size(); ++i)
+    stop = stop ? b->binary(ir::OpKind::Or, loc, stop, bargs[i]) : bargs[i];
+  ir::Value *cond;
+  if (forIv) {
+    cond = b->cmp(loc, ir::CmpPred::Lt, bargs[0], forIv->ub);
+    if (stop)
+      cond = b->binary(ir::OpKind::And, loc, cond, b->unary(ir::OpKind::Not, loc, stop));
+  } else if (!stop) {
+    SVal c = eval(condExpr, before);
+    cond = c.isConstexpr() ? b->constInt(condExpr->loc(), ir::DType::I1, truthy(c, condExpr->loc()))
+                           : conditionValue(c, condExpr->loc());
+  } else {
+    ir::Op *ifOp = b->create(ir::OpKind::If, condExpr->loc(), {stop}, {});
+    for (int r = 0; r < 2; ++r) {
+      ifOp->regions.push_back(std::make_unique<ir::Block>());
+      ifOp->regions[r]->parent = ifOp;
+    }
+    ir::Builder outer = *b;
+    b = std::make_unique<ir::Builder>(ifOp->regions[0].get());
+    b->create(ir::OpKind::Yield, condExpr->loc(), {b->constInt(condExpr->loc(), ir::DType::I1, 0)}, {});
+    b = std::make_unique<ir::Builder>(ifOp->regions[1].get());
+    SVal c = eval(condExpr, before);
+    ir::Value *cv = c.isConstexpr() ? b->constInt(condExpr->loc(), ir::DType::I1, truthy(c, condExpr->loc()))
+                                    : conditionValue(c, condExpr->loc());
+    b->create(ir::OpKind::Yield, condExpr->loc(), {cv}, {});
+    b = std::make_unique<ir::Builder>(outer);
+    cond = ifOp->addResult(ir::Type::scalar(ir::DType::I1));
+  }
+  std::vector<ir::Value *> fwd = {cond};
+  fwd.insert(fwd.end(), bargs.begin(), bargs.end());
+  b->create(ir::OpKind::Condition, loc, fwd, {});
+
+  // After: the body, with the flags cleared; then the next iv and the carried values.
+  Env after = env;
+  std::vector<ir::Value *> aargs = bind(w->regions[1].get(), after);
+  if (forIv)
+    after[forIv->ivName] = SVal::tensor(aargs[0]);
+  clearFlags(after, {kReturned, kBroke, kContinued});
+  b = std::make_unique<ir::Builder>(w->regions[1].get());
+  ++loopDepth;
+  ++runtimeLoopDepth;
+  execBlock(bodyAst, after);
+  --runtimeLoopDepth;
+  --loopDepth;
+  std::vector<ir::Value *> yields;
+  if (forIv)
+    yields.push_back(b->binary(ir::OpKind::Add, loc, aargs[0], forIv->step));
+  for (size_t c = 0; c < carried.size(); ++c) {
+    const SVal &v = after[carried[c]];
+    std::vector<ir::Value *> leaves;
+    flatten(v, leaves);
+    bool same = v.kind == templates[c].kind && leaves.size() == firstLeaf[c + 1] - firstLeaf[c];
+    for (size_t i = 0; same && i < leaves.size(); ++i)
+      same = leaves[i]->type == inits[firstLeaf[c] + i]->type;
+    if (!same) {
+      std::string was = templates[c].isTensor() ? templates[c].v->type.str() : templates[c].describe();
+      fail(loc, "loop-carried variable '" + carried[c] + "' is " + was + " before the loop but " + v.describe() +
+                    " at the end of its body; it must keep its type");
+    }
+    yields.insert(yields.end(), leaves.begin(), leaves.end());
+  }
+  for (const char *f : flags)
+    yields.push_back(toTensorOfType(flagOf(after, f), ir::DType::I1, loc));
+  for (auto &n : assigned) {
+    auto it = env.find(n);
+    if (it == env.end() || carriable(it->second))
+      continue;
+    auto jt = after.find(n);
+    if (jt != after.end() && carriable(jt->second))
+      fail(loc, "variable '" + n + "' holds the compile-time constant " + it->second.describe() +
+                    " before the loop but a runtime value inside it; initialise it with a tensor (e.g. tl.zeros "
+                    "or tl.full) before the loop");
+  }
+  b->create(ir::OpKind::Yield, loc, yields, {});
+  scope.restore();
+  std::vector<ir::Value *> results;
+  for (size_t i = 0; i < inits.size(); ++i)
+    results.push_back(w->addResult(inits[i]->type));
+  for (size_t c = 0; c < carried.size(); ++c) {
+    for (size_t i = firstLeaf[c]; i < firstLeaf[c + 1]; ++i)
+      results[i]->nameHint = carried[c];
+    size_t next = firstLeaf[c];
+    env[carried[c]] = rebuild(templates[c], results, next);
+  }
+  for (size_t i = 0; i < flags.size(); ++i)
+    if (flags[i] == std::string(kReturned))
+      env[kReturned] = SVal::tensor(results[firstFlag + i]);
 }
 
 std::unique_ptr<ir::Function> specialize(const ast::Module &module, const SpecializeOptions &opts,

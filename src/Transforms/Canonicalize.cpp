@@ -82,14 +82,47 @@ public:
     }
   }
 
+  /// Drops the results of an `if` that nothing reads, with their yielded values; returns
+  /// whether any was dropped.
+  bool pruneIfResults(ir::Op &op, std::map<const ir::Value *, unsigned> &uses) {
+    bool changed = false;
+    for (size_t i = op.results.size(); i-- > 0;) {
+      if (uses[op.result(static_cast<unsigned>(i))] != 0)
+        continue;
+      for (auto &r : op.regions) {
+        ir::Op *y = r->terminator();
+        --uses[y->operands[i]];
+        y->operands.erase(y->operands.begin() + static_cast<long>(i));
+      }
+      op.results.erase(op.results.begin() + static_cast<long>(i));
+      changed = true;
+    }
+    for (size_t i = 0; i < op.results.size(); ++i)
+      op.results[i]->index = static_cast<unsigned>(i);
+    return changed;
+  }
+
   /// Removes dead ops bottom-up; returns whether anything was removed.
   bool dce(ir::Block &b, std::map<const ir::Value *, unsigned> &uses) {
     bool changed = false;
     for (auto it = b.ops.end(); it != b.ops.begin();) {
       --it;
       ir::Op &op = **it;
+      if (op.kind == OpKind::If)
+        changed |= pruneIfResults(op, uses);
       for (auto &r : op.regions)
         changed |= dce(*r, uses);
+      // An `if` left with no results and nothing but its yields does nothing.
+      bool emptyIf = op.kind == OpKind::If && op.results.empty();
+      for (auto &r : op.regions)
+        emptyIf = emptyIf && r->ops.size() == 1;
+      if (emptyIf) {
+        --uses[op.operands[0]];
+        it = b.ops.erase(it);
+        ++stats.dceRemoved;
+        changed = true;
+        continue;
+      }
       bool removable = (isPure(op) || op.kind == OpKind::Load) && !op.results.empty();
       for (auto &r : op.results)
         removable = removable && uses[r.get()] == 0;
