@@ -1,6 +1,5 @@
 #include "Harness.h"
 namespace tle::conformance {
-void addMemory(Suite &) {}
 void addAtomics(Suite &) {}
 void addDot(Suite &) {}
 void addShapes(Suite &) {}

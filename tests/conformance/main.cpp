@@ -3,7 +3,7 @@
 // against its reference. Prints "N cases, M passed"; exits 1 on any unexpected result.
 //
 //   tle-conformance [--target cpu|gpu] [--filter REGEX] [--sample K] [-j N] [--list] [-v]
-//                   [--report FILE.md]
+//                   [--report FILE.md] [--corrupt]
 #include "Harness.h"
 
 #include "tle/Driver/Compiler.h"
@@ -49,6 +49,9 @@ struct Options {
   unsigned sample = 1;
   unsigned jobs = 0;
   bool list = false, verbose = false;
+  /// Self-test of the checks: change the first expected element of every case; each case must
+  /// then fail (reported as a pass), so a check that cannot see a wrong value is a failure.
+  bool corrupt = false;
   std::string report;
 };
 
@@ -284,6 +287,22 @@ void runBatch(const Options &opt, const Batch &b, const rt::Device *dev, std::ve
         continue;
       }
       const Buffer &got = args.at(size_t(c.arg)).buffer;
+      if (opt.corrupt) {
+        Buffer want = c.expected;
+        if (want.size() == 0) {
+          finish(c.name, false, "no expected elements");
+          continue;
+        }
+        if (isFloatT(want.dtype)) {
+          long double v = want.getF(0);
+          want.setF(0, std::isnan(v) || std::isinf(v) ? 1.0L : v + std::fabs(v) + 1);
+        } else {
+          want.setBits(0, want.bits(0) ^ 1);
+        }
+        bool seen = c.begin < got.size() && !matches(got, c.begin, want, 0, opt.target == "cpu" ? c.cpu : c.gpu);
+        finish(c.name, seen, seen ? "" : "the check accepts a wrong first element");
+        continue;
+      }
       const Tol &tol = opt.target == "cpu" ? c.cpu : c.gpu;
       size_t bad = 0;
       std::ostringstream msg;
@@ -308,7 +327,7 @@ std::string family(const std::string &name) { return name.substr(0, name.find('/
 
 int usage() {
   std::cerr << "usage: tle-conformance [--target cpu|gpu] [--filter REGEX] [--sample K] [-j N] [--list] [-v] "
-               "[--report FILE]\n";
+               "[--report FILE] [--corrupt]\n";
   return 2;
 }
 
@@ -332,6 +351,7 @@ int main(int argc, char **argv) {
     else if (a == "--list") opt.list = true;
     else if (a == "-v") opt.verbose = true;
     else if (a == "--report") opt.report = value();
+    else if (a == "--corrupt") opt.corrupt = true;
     else return usage();
   }
   if (opt.target != "cpu" && opt.target != "gpu")
