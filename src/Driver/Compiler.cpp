@@ -191,11 +191,13 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       launch = collectLaunchFacts(o, &mod, *fn, sm, diags);
     }
     // Tile-IR passes: the pipeline's, or the ones --pass names.
+    if (o.numStages)
+      fn->numStages = *o.numStages;
     std::vector<std::string> order = o.passes;
     bool explicitPasses = !order.empty();
     if (!explicitPasses)
-      // prefetch issues fp16/bf16 dot-operand loads one iteration ahead; the NVPTX backend turns
-      // them into cp.async copies into double-buffered shared memory.
+      // prefetch issues fp16/bf16 dot-operand loads num_stages - 1 iterations ahead; the NVPTX
+      // backend turns them into cp.async copies into multi-buffered shared memory.
       order = {"canonicalize", "prefetch", "canonicalize", "assign-layouts"};
     for (const std::string &p : order) {
       if (p != "canonicalize" && p != "assign-layouts" && p != "prefetch") {

@@ -176,6 +176,8 @@ private:
     return true;
   }
   void expect(const char *p) {
+        else if (key == "num_stages")
+          f->numStages = std::atoi(val.c_str());
     if (!accept(p))
       fail(std::string("expected '") + p + "', found '" + tok_.text + "'");
   }

@@ -56,6 +56,8 @@ private:
     if (!v->nameHint.empty())
       s += v->nameHint + ".";
     return s + std::to_string(it->second);
+    if (f.numStages)
+      os_ << ", num_stages = " << f.numStages;
   }
 
   std::string type(const Value *v) {

@@ -130,8 +130,10 @@ private:
         for (const ir::Value *v : candidates)
           if (!carried[i] && want_.count(v))
             carried[i] = want_[v];
+        // The default for the element size: a carried fp16 tile (a pipelined dot operand,
+        // loaded 16 bytes per thread) keeps the layout of the loads that produce it.
         if (!carried[i])
-          carried[i] = defaultFor(r->type);
+          carried[i] = defaultFor(r->type, r->type.isTile() ? ir::storageBytes(r->type.dtype()) : 4);
       }
       want_ = std::move(saved);
       strong_ = std::move(savedStrong);

@@ -25,7 +25,12 @@ bool isPureForSlice(const ir::Op &op) {
 
 class Prefetcher {
 public:
+  explicit Prefetcher(int numStages) : numStages_(numStages) {}
   unsigned count = 0;
+  /// Pipeline stages when the kernel does not say (Triton's default num_stages).
+  static constexpr int kDefaultStages = 3;
+  /// Shared memory the slots of one loop may take (bytes); deeper pipelines are shortened.
+  static constexpr int64_t kPipelineBytes = 160 * 1024;
 
   void block(ir::Block &b) {
     for (auto &op : b.ops) {
@@ -37,6 +42,7 @@ public:
   }
 
 private:
+  int numStages_;
   ir::Block *body_ = nullptr;
 
   bool inBody(const ir::Value *v) const {
@@ -156,47 +162,118 @@ private:
     if (loads.empty())
       return;
     ir::Op *yield = body.terminator();
+    // Every carried argument the loads' addresses depend on, directly or through the
+    // computation of another's next value, must be recomputable D iterations ahead.
+    std::set<unsigned> needed;
+    {
+      std::vector<unsigned> work;
+      for (ir::Op *load : loads) {
+        std::set<const ir::Value *> s;
+        std::set<unsigned> args;
+        for (const ir::Value *o : load->operands)
+          argsOf(o, s, args);
+        work.insert(work.end(), args.begin(), args.end());
+      }
+      while (!work.empty()) {
+        unsigned a = work.back();
+        work.pop_back();
+        if (!needed.insert(a).second)
+          continue;
+        std::set<const ir::Value *> s, cs;
+        std::set<unsigned> args;
+        if (!cloneable(yield->operands[a - 1], cs))
+          return;
+        argsOf(yield->operands[a - 1], s, args);
+        work.insert(work.end(), args.begin(), args.end());
+      }
+    }
+    // Depth: loads run `depth` iterations ahead of the dot that reads them, into depth + 1
+    // shared-memory slots each; Triton's num_stages counts the slots.
+    int depth = numStages_ >= 2 ? numStages_ - 1 : numStages_ == 1 ? 0 : kDefaultStages - 1;
+    int64_t bytesPerStage = 0;
+    for (ir::Op *load : loads) {
+      const ir::Type &t = load->result()->type;
+      bytesPerStage += t.shape[0] * (t.shape[1] + 8) * 2;
+    }
+    while (depth > 1 && (depth + 1) * bytesPerStage > kPipelineBytes)
+      --depth;
+    if (depth < 1)
+      return;
     ir::Value *lb = forOp.operands[0], *ub = forOp.operands[1], *step = forOp.operands[2];
-    // Prologue, before the loop: iv = lb, carried values = their initial values.
+    // Prologue, before the loop: iterations 0 .. depth-1, with the carried values advanced from
+    // their initial values.
     ir::Block *outer = forOp.parent;
     auto forIt = std::find_if(outer->ops.begin(), outer->ops.end(), [&](auto &p) { return p.get() == &forOp; });
     ir::Builder pre(outer);
     pre.setInsertionPoint(outer, forIt);
-    std::map<ir::Value *, ir::Value *> m0, m1, identity;
-    auto argAtStart = [&](ir::Value *a) -> ir::Value * {
-      return a->index == 0 ? lb : forOp.operands[2 + a->index];
-    };
-    ir::Value *first = pre.cmp(forOp.loc, ir::CmpPred::Lt, lb, ub);
-    // Start of the body: iv + step and, as needed, the next carried values.
     ir::Builder top(&body);
     top.setInsertionPoint(&body, body.ops.begin());
-    ir::Value *ivNext = top.binary(OpKind::Add, forOp.loc, body.args[0].get(), step);
-    ir::Value *more = top.cmp(forOp.loc, ir::CmpPred::Lt, ivNext, ub);
-    auto self = [&](ir::Value *a) { return a; };
-    auto argNext = [&](ir::Value *a) -> ir::Value * {
-      return a->index == 0 ? ivNext : clone(yield->operands[a->index - 1], identity, top, self);
+    // argAt(a, j): the value of body argument `a` j iterations after the one given by `base`
+    // (the loop's start before it, the current iteration in the body).
+    // Per level: the clone maps of the next-value computations, and the arguments' values.
+    std::vector<std::map<ir::Value *, ir::Value *>> preMaps(depth + 1), topMaps(depth + 1);
+    std::vector<std::map<ir::Value *, ir::Value *>> preArg(depth + 1), topArg(depth + 1);
+    std::function<ir::Value *(ir::Value *, int, bool)> argAt = [&](ir::Value *a, int j, bool inBodyTop) -> ir::Value * {
+      ir::Builder &bld = inBodyTop ? top : pre;
+      if (j == 0)
+        return inBodyTop ? a : (a->index == 0 ? lb : forOp.operands[2 + a->index]);
+      auto &memo = (inBodyTop ? topArg : preArg)[j];
+      if (auto it = memo.find(a); it != memo.end())
+        return it->second;
+      ir::Value *v;
+      if (a->index == 0)
+        v = bld.binary(OpKind::Add, forOp.loc, argAt(a, j - 1, inBodyTop), step);
+      else
+        v = clone(yield->operands[a->index - 1], (inBodyTop ? topMaps : preMaps)[j], bld,
+                  [&](ir::Value *x) { return argAt(x, j - 1, inBodyTop); });
+      return memo[a] = v;
     };
-    for (ir::Op *load : loads) {
-      std::vector<ir::Value *> ops0, ops1;
-      for (ir::Value *o : load->operands) {
-        ops0.push_back(clone(o, m0, pre, argAtStart));
-        ops1.push_back(clone(o, m1, top, argNext));
+    std::vector<std::map<ir::Value *, ir::Value *>> preLoadMaps(depth);
+    std::map<ir::Value *, ir::Value *> topLoadMap;
+    std::vector<ir::Value *> preGuard(depth);
+    for (int j = 0; j < depth; ++j)
+      preGuard[j] = pre.cmp(forOp.loc, ir::CmpPred::Lt, argAt(body.args[0].get(), j, false), ub);
+    ir::Value *more = top.cmp(forOp.loc, ir::CmpPred::Lt, argAt(body.args[0].get(), depth, true), ub);
+    // Prologue loads iteration by iteration (all loads of iteration 0, then of iteration 1...):
+    // the backend's cp.async groups complete in issue order, and a dot waits for its
+    // iteration's operands by counting the groups issued after them.
+    std::vector<std::vector<ir::Value *>> initOf(loads.size());
+    for (int j = 0; j < depth; ++j)
+      for (size_t li = 0; li < loads.size(); ++li) {
+        ir::Op *load = loads[li];
+        std::vector<ir::Value *> ops;
+        for (ir::Value *o : load->operands)
+          ops.push_back(clone(o, preLoadMaps[j], pre, [&](ir::Value *x) { return argAt(x, j, false); }));
+        ops = guardedOperands(*load, ops, preGuard[j], pre);
+        ir::Value *v = pre.create(OpKind::Load, load->loc, ops, {load->result()->type})->result();
+        v->nameHint = load->result()->nameHint;
+        initOf[li].push_back(v);
       }
-      ops0 = guardedOperands(*load, ops0, first, pre);
-      ops1 = guardedOperands(*load, ops1, more, top);
-      ir::Value *cur0 = pre.create(OpKind::Load, load->loc, ops0, {load->result()->type})->result();
-      ir::Value *next = top.create(OpKind::Load, load->loc, ops1, {load->result()->type})->result();
-      cur0->nameHint = next->nameHint = load->result()->nameHint;
-      // Carry it: a new loop operand, body argument, yield operand and result.
-      forOp.operands.push_back(cur0);
-      ir::Value *cur = body.addArg(load->result()->type, load->result()->nameHint);
+    for (size_t li = 0; li < loads.size(); ++li) {
+      ir::Op *load = loads[li];
+      const std::vector<ir::Value *> &carriedInit = initOf[li];
+      std::vector<ir::Value *> ops;
+      for (ir::Value *o : load->operands)
+        ops.push_back(clone(o, topLoadMap, top, [&](ir::Value *x) { return argAt(x, depth, true); }));
+      ops = guardedOperands(*load, ops, more, top);
+      ir::Value *next = top.create(OpKind::Load, load->loc, ops, {load->result()->type})->result();
+      next->nameHint = load->result()->nameHint;
+      // Carry them: depth new loop operands, body arguments, yield operands and results; the
+      // yield shifts the window by one (argument j+1 becomes argument j, the new load the last).
+      std::vector<ir::Value *> cur;
+      for (int j = 0; j < depth; ++j) {
+        forOp.operands.push_back(carriedInit[j]);
+        cur.push_back(body.addArg(load->result()->type, load->result()->nameHint));
+        forOp.addResult(load->result()->type);
+      }
+      for (int j = 1; j < depth; ++j)
+        yield->operands.push_back(cur[j]);
       yield->operands.push_back(next);
-      forOp.addResult(load->result()->type);
-      // Uses of the original load now read the value loaded one iteration earlier.
+      // Uses of the original load now read the value loaded `depth` iterations earlier.
       ir::walk(body, [&](ir::Op &op) {
         for (auto &o : op.operands)
           if (o == load->result())
-            o = cur;
+            o = cur[0];
       });
       ++count;
     }
@@ -206,7 +283,7 @@ private:
 } // namespace
 
 unsigned prefetchDotOperands(ir::Function &f) {
-  Prefetcher p;
+  Prefetcher p(f.numStages);
   p.block(f.body);
   return p.count;
 }

@@ -42,7 +42,7 @@ int main(int argc, char **argv) {
   int numStages = -1;
   app.add_option("-g,--grid", o.grid, "launch grid over parameter names and constexprs, e.g. 'cdiv(n, 1024), 1, 1' "
                                      "(+ - * // %, cdiv, min, max); recorded in the metadata and used by launchers");
-  app.add_option("--num-stages", numStages, "-ns: software-pipelining stages (recorded in the metadata; not used yet)")
+  app.add_option("--num-stages", numStages, "-ns: software-pipelining stages of tl.dot operand loads in loops (default 3; 1 turns it off)")
       ->check(CLI::Range(1, 16));
   app.add_option("--emit-header", o.emitHeader, "also write a typed C++ launcher header (needs a .cubin or .ptx output)");
   app.add_option("--emit-header-c", o.emitHeaderC, "also write a C launcher header (needs a .cubin or .ptx output)");

@@ -213,6 +213,9 @@ public:
 /// Creates ops at an insertion point (the end of a block, or before an op).
 class Builder {
 public:
+  /// Software-pipelining stages for dot-operand loads in loops (Triton's num_stages: shared-memory
+  /// slots per operand; loads run num_stages - 1 iterations ahead). 0: the default (3); 1: none.
+  int numStages = 0;
   explicit Builder(Block *b) : block_(b), before_(b->ops.end()) {}
   void setInsertionPointToEnd(Block *b) { block_ = b; before_ = b->ops.end(); }
   /// Insert before `it` (an iterator into b->ops).

@@ -1,6 +1,7 @@
 // Asynchronous dot-operand pipelines: cp.async (PTX ISA §9.7.9.25) copies global tiles straight
-// into double-buffered shared-memory slots, one loop iteration ahead of the tl.dot that reads
-// them with ldmatrix; cp.async.wait_group and a barrier make a slot's data visible before use.
+// into multi-buffered shared-memory slots, num_stages - 1 loop iterations ahead of the tl.dot
+// that reads them (with ldmatrix for mma.sync, or through wgmma descriptors from the swizzled
+// layout); cp.async.wait_group and a barrier make a slot's data visible before use.
 #include "Emitter.h"
 #include "tle/Transforms/DotLowering.h"
 
@@ -77,10 +78,12 @@ void Emitter::planAsyncOperands() {
       roots.push_back(root);
     members[root].push_back(v);
   }
+  bool anySwizzled = false;
   for (const ir::Value *root : roots) {
     const std::vector<const ir::Value *> &vs = members[root];
     bool ok = true, hasLoad = false;
-    int operandIdx = -1;
+    int operandIdx = -1, carried = 0;
+    const ir::Op *dot = nullptr;
     for (const ir::Value *v : vs) {
       if (v->def && v->def->kind == OpKind::Load) {
         hasLoad = true;
@@ -92,6 +95,8 @@ void Emitter::planAsyncOperands() {
         ok = false;
       } else if (!v->def && !(v->owner && v->owner->parent && v->owner->parent->kind == OpKind::For)) {
         ok = false;
+      } else if (!v->def) {
+        ++carried;
       }
       for (auto [u, k] : uses[v]) {
         if (u->kind == OpKind::For && k >= 3)
@@ -100,8 +105,9 @@ void Emitter::planAsyncOperands() {
           continue;
         if (u->kind == OpKind::Dot && k <= 1 &&
             transforms::planDot(*u, f.numWarps).kind == transforms::DotPlan::Kind::MmaF16 &&
-            (operandIdx < 0 || operandIdx == int(k))) {
+            (operandIdx < 0 || operandIdx == int(k)) && (!dot || useWgmma(*dot) == useWgmma(*u))) {
           operandIdx = static_cast<int>(k);
+          dot = u;
           continue;
         }
         ok = false;
@@ -111,31 +117,84 @@ void Emitter::planAsyncOperands() {
       continue;
     const ir::Type &t = vs.front()->type;
     AsyncBuffer buf;
-    buf.ld = t.shape[1] + 8; // 16 bytes of padding per row, as the dot's own staging
-    buf.slotBytes = (t.shape[0] * buf.ld * 2 + 127) / 128 * 128;
+    buf.rows = t.shape[0];
+    buf.cols = t.shape[1];
+    // A pipelined loop carries one value per stage ahead of the dot: that many slots plus the
+    // one being filled.
+    buf.slots = carried + 1;
+    if (useWgmma(*dot)) {
+      buf.swizzle = static_cast<int>(std::min<int64_t>(128, buf.cols * 2));
+      buf.slotBytes = (buf.rows * buf.cols * 2 + 1023) / 1024 * 1024;
+      smemBase_ = (smemBase_ + 1023) / 1024 * 1024;
+      anySwizzled = true;
+    } else {
+      buf.ld = t.shape[1] + 8; // 16 bytes of padding per row, as the dot's own staging
+      buf.slotBytes = (t.shape[0] * buf.ld * 2 + 127) / 128 * 128;
+    }
     buf.base = smemBase_;
-    smemBase_ += 2 * buf.slotBytes;
+    smemBase_ += buf.slots * buf.slotBytes;
     for (const ir::Value *v : vs)
       asyncOf_[v] = static_cast<int>(buffers_.size());
     buffers_.push_back(buf);
   }
+  // wgmma staging areas (smemPtr) follow the slots and need the same alignment.
+  bool wgmmaStaging = false;
+  ir::walk(f.body, [&](ir::Op &op) { wgmmaStaging |= op.kind == OpKind::Dot && useWgmma(op); });
+  if (anySwizzled || wgmmaStaging) {
+    smemBase_ = (smemBase_ + 1023) / 1024 * 1024;
+    smemAlign_ = 1024;
+  }
   sharedBytes_ = std::max(sharedBytes_, smemBase_);
+}
+
+llvm::Value *Emitter::swizzledOffset(llvm::Value *row, llvm::Value *col, int64_t rows, int swizzle, unsigned eb) {
+  uint32_t perRow = static_cast<uint32_t>(swizzle / static_cast<int>(eb)); // elements per swizzle row
+  int log2PerRow = 0;
+  while ((1u << log2PerRow) < perRow)
+    ++log2PerRow;
+  llvm::Value *blk = B.CreateLShr(col, log2PerRow);
+  llvm::Value *inRow = B.CreateAnd(col, perRow - 1);
+  llvm::Value *off = B.CreateAdd(B.CreateMul(blk, B.getInt32(static_cast<uint32_t>(rows * swizzle))),
+                                 B.CreateAdd(B.CreateMul(row, B.getInt32(static_cast<uint32_t>(swizzle))),
+                                             B.CreateMul(inRow, B.getInt32(eb))));
+  // XOR the 16-byte chunk index (bits 4..) with the row within the 8-row group (bits 7..).
+  uint32_t chunkMask = static_cast<uint32_t>(swizzle / 16 - 1);
+  llvm::Value *sel = B.CreateAnd(B.CreateLShr(off, 7), chunkMask);
+  return B.CreateXor(off, B.CreateShl(sel, 4));
+}
+
+llvm::Value *Emitter::asyncSlotAddr(const ir::Value *v) {
+  const AsyncBuffer &buf = asyncBuffer(v);
+  llvm::Value *off = B.CreateAdd(B.getInt32(static_cast<uint32_t>(buf.base)),
+                                 B.CreateMul(scalar(v), B.getInt32(static_cast<uint32_t>(buf.slotBytes))));
+  return B.CreatePtrToInt(smemRaw(off), B.getInt32Ty());
 }
 
 void Emitter::emitAsyncLoad(const ir::Op &load) {
   const ir::Value *r = load.result();
   const AsyncBuffer &buf = asyncBuffer(r);
   int cls = asyncOf_.at(r);
-  // Inside the loop the next slot is the other one; before it, slot 0.
-  llvm::Value *slot = B.getInt32(0);
+  // In a pipelined loop the new value is yielded as the last carried stage: it takes the slot
+  // after that stage's (the one the previous iteration's dot read). Outside loops, the
+  // prologue's loads take slots 0, 1, ... in order.
+  llvm::Value *slot = nullptr;
   bool inLoop = false;
-  for (auto &a : load.parent->args)
-    if (asyncOf_.count(a.get()) && asyncOf_.at(a.get()) == cls) {
-      slot = B.CreateXor(scalar(a.get()), B.getInt32(1));
-      inLoop = true;
-    }
+  const ir::Op *yield = load.parent->ops.empty() ? nullptr : load.parent->ops.back().get();
+  for (auto &a : load.parent->args) {
+    if (!asyncOf_.count(a.get()) || asyncOf_.at(a.get()) != cls)
+      continue;
+    bool last = yield && yield->kind == OpKind::Yield && a->index >= 1 &&
+                yield->operands.size() >= a->index && yield->operands[a->index - 1] == r;
+    if (!last && inLoop)
+      continue;
+    llvm::Value *next = B.CreateAdd(scalar(a.get()), B.getInt32(1));
+    slot = B.CreateSelect(B.CreateICmpEQ(next, B.getInt32(static_cast<uint32_t>(buf.slots))), B.getInt32(0), next);
+    inLoop = true;
+  }
+  if (!slot)
+    slot = B.getInt32(static_cast<uint32_t>(prologueLoads_[cls]++ % buf.slots));
   if (inLoop)
-    barrier(); // every warp is done reading that slot (the previous iteration's dot)
+    barrier(); // every warp is done reading that slot (an earlier iteration's dot)
   const ir::Layout &l = *r->layout;
   std::vector<llvm::Value *> P = regsIn(load.operands[0], l);
   std::vector<llvm::Value *> M;
@@ -154,8 +213,10 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
     if (g & dupMask)
       continue;
     std::vector<llvm::Value *> c = coord(l, g);
-    llvm::Value *elem = B.CreateAdd(B.CreateMul(c[0], B.getInt32(static_cast<uint32_t>(buf.ld))), c[1]);
-    llvm::Value *dst = B.CreatePtrToInt(smemRaw(B.CreateAdd(slotBase, B.CreateMul(elem, B.getInt32(2)))), B.getInt32Ty());
+    llvm::Value *inSlot =
+        buf.swizzle ? swizzledOffset(c[0], c[1], buf.rows, buf.swizzle, 2)
+                    : B.CreateMul(B.CreateAdd(B.CreateMul(c[0], B.getInt32(static_cast<uint32_t>(buf.ld))), c[1]), B.getInt32(2));
+    llvm::Value *dst = B.CreatePtrToInt(smemRaw(B.CreateAdd(slotBase, inSlot)), B.getInt32Ty());
     // A masked-off vector copies 0 bytes and zero-fills the slot (no global access).
     llvm::Value *size = M.empty() ? B.getInt32(16) : B.CreateSelect(M[g], B.getInt32(16), B.getInt32(0));
     B.CreateCall(fty, cp, {dst, B.CreatePtrToInt(P[g], B.getInt64Ty()), size, owner});
@@ -166,7 +227,7 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
   vals_[r] = {slot};
 }
 
-void Emitter::waitAsyncOperands(const ir::Op &dot) {
+void Emitter::waitAsyncOperands(const ir::Op &dot, bool asyncProxy) {
   int pending = INT_MAX;
   for (unsigned k = 0; k < 2; ++k) {
     const ir::Value *v = dot.operands[k];
@@ -180,6 +241,10 @@ void Emitter::waitAsyncOperands(const ir::Op &dot) {
   pending = std::max(0, std::min(pending, 7));
   auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
   B.CreateCall(fty, llvm::InlineAsm::get(fty, "cp.async.wait_group " + std::to_string(pending) + ";", "", true));
+  // wgmma reads shared memory through the async proxy (PTX ISA §9.7.15.6): the copies must be
+  // made visible to it before the barrier that releases the readers.
+  if (asyncProxy)
+    B.CreateCall(fty, llvm::InlineAsm::get(fty, "fence.proxy.async.shared::cta;", "", true));
   barrier();
 }
 

@@ -152,6 +152,7 @@ std::unique_ptr<llvm::Module> emitLLVM(ir::Function &f, llvm::LLVMContext &ctx, 
   if (auto tm = makeTargetMachine(arch))
     m->setDataLayout(tm->createDataLayout());
   Emitter e(f, *m, diags);
+  e.arch = arch;
   llvm::Function *k = e.run();
   int threads = 32 * f.numWarps;
   annotate(*m, k, "kernel", 1);

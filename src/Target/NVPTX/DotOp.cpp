@@ -1,5 +1,6 @@
 // tl.dot on the GPU: mma.sync tensor-core instructions (PTX ISA §9.7.14.5.8, mma.m16n8k16 for
-// fp16/bf16 and mma.m16n8k8 for tf32, fp32 accumulation) or FMA on the CUDA cores.
+// fp16/bf16 and mma.m16n8k8 for tf32, fp32 accumulation) or FMA on the CUDA cores; on sm_90a,
+// fp16/bf16 dots of whole warpgroups go to wgmma (Wgmma.cpp).
 #include "Emitter.h"
 #include "tle/Transforms/DotLowering.h"
 
@@ -55,6 +56,8 @@ void Emitter::emitDot(const ir::Op &op) {
     return;
   }
 
+  if (useWgmma(op))
+    return emitWgmma(op);
   bool f16 = plan.kind == DotPlan::Kind::MmaF16;
   auto [wm, wn] = ir::mmaWarps(M, N, f.numWarps);
   int64_t kStep = f16 ? 16 : 8;

@@ -82,7 +82,7 @@ llvm::Function *Emitter::run() {
   B.CreateRetVoid();
 
   if (sharedBytes_ > 0 && smem_)
-    smem_->setAlignment(llvm::Align(16));
+    smem_->setAlignment(llvm::Align(smemAlign_)); // 1024 for wgmma's swizzled layouts
   f.sharedBytes = sharedBytes_;
   return kernel_;
 }
@@ -528,9 +528,25 @@ void Emitter::emitFor(const ir::Op &op) {
   B.SetInsertPoint(loop);
   int savedCommits = commits_;
   commits_ = 0;
-  for (auto &a : body.args)
-    if (isAsync(a.get()))
-      commitStamp_[a.get()] = 0; // committed before this iteration started
+  // A carried async value was committed before this iteration started; in a pipeline of depth
+  // D, the value for iteration i + j (argument j of the window) has the groups of the later
+  // stages, (D - 1 - j) iterations' worth, committed after it. Stamps count back from the
+  // body's first commit (0), so that waitAsyncOperands can take commits_ - stamp.
+  int groupsPerIteration = 0;
+  ir::walk(const_cast<ir::Block &>(body), [&](ir::Op &o) { groupsPerIteration += o.kind == ir::OpKind::Load && isAsync(o.result()); });
+  const ir::Op *bodyYield = body.terminator();
+  for (auto &a : body.args) {
+    if (!isAsync(a.get()))
+      continue;
+    int later = 0;
+    const ir::Value *v = a.get();
+    while (v->owner == &body && v->index >= 1 && later < 64) {
+      v = bodyYield->operands[v->index - 1];
+      if (v->owner == &body)
+        ++later;
+    }
+    commitStamp_[a.get()] = -later * groupsPerIteration;
+  }
   emitBlock(body);
   commits_ = savedCommits;
   const ir::Op *yield = body.terminator();

@@ -67,19 +67,40 @@ public:
   void emitAtomic(const ir::Op &op);
 
   // --- Asynchronous operand pipelines (AsyncCopy.cpp): loads whose values only travel through
-  // loop-carried values into tl.dot operands are copied with cp.async straight into a
-  // double-buffered shared-memory slot; such a value's single "register" is its slot index.
+  // loop-carried values into tl.dot operands are copied with cp.async straight into one of
+  // `slots` shared-memory slots (num_stages of them in a pipelined loop); such a value's single
+  // "register" is its slot index.
   struct AsyncBuffer {
     int64_t base = 0;      ///< byte offset of slot 0
     int64_t slotBytes = 0; ///< bytes per slot
-    int64_t ld = 0;        ///< row length in elements (padded)
+    int slots = 1;         ///< slots (pipeline stages)
+    int64_t rows = 0, cols = 0; ///< tile shape (cols contiguous in global memory)
+    int64_t ld = 0;        ///< padded layout: row length in elements
+    /// 0: rows padded to `ld` (read with ldmatrix); 32, 64 or 128: the wgmma swizzled layout
+    /// with that swizzle width (swizzledOffset).
+    int swizzle = 0;
   };
   void planAsyncOperands();
   bool isAsync(const ir::Value *v) const { return asyncOf_.count(v) > 0; }
   const AsyncBuffer &asyncBuffer(const ir::Value *v) const { return buffers_[asyncOf_.at(v)]; }
   void emitAsyncLoad(const ir::Op &load);
-  /// cp.async.wait_group for the operands of `dot`, then a barrier.
-  void waitAsyncOperands(const ir::Op &dot);
+  /// cp.async.wait_group for the operands of `dot`, then (for wgmma readers, `asyncProxy`) a
+  /// generic-to-async proxy fence, then a barrier.
+  void waitAsyncOperands(const ir::Op &dot, bool asyncProxy = false);
+  /// Byte address (32-bit shared window) of the slot holding async value `v`.
+  llvm::Value *asyncSlotAddr(const ir::Value *v);
+  /// Byte offset of element (row, col) in a [rows, cols] tile (cols contiguous) stored in the
+  /// wgmma layout with `swizzle`-byte swizzling: columns in blocks of swizzle/elemBytes, each
+  /// block rows x swizzle bytes, 16-byte chunks XOR-permuted within every 8 rows (the pattern
+  /// of the PTX ISA's "Shared Memory Matrix Layout" for wgmma, §9.7.15.5.1). The block's base
+  /// must be aligned to 8 * swizzle bytes.
+  llvm::Value *swizzledOffset(llvm::Value *row, llvm::Value *col, int64_t rows, int swizzle, unsigned elemBytes);
+  /// Whether `dot` runs on wgmma.mma_async (sm_90a, fp16/bf16, warps along M in whole
+  /// warpgroups); otherwise mma.sync.
+  bool useWgmma(const ir::Op &dot) const;
+  void emitWgmma(const ir::Op &dot);
+  /// Target architecture ("sm_80", "sm_90a").
+  std::string arch = "sm_80";
   int commits_ = 0;                              ///< cp.async groups committed in this region
   std::map<const ir::Value *, int> commitStamp_; ///< commits_ when each async value was issued
   /// Stores every element of tile `v` to shared memory at index linear(coord) * scale + offset
@@ -117,6 +138,8 @@ private:
   std::map<const ir::Value *, int> asyncOf_;   ///< value -> index into buffers_
   std::vector<AsyncBuffer> buffers_;
   int64_t smemBase_ = 0;                       ///< bytes reserved for async buffers
+  int smemAlign_ = 16; ///< alignment of the shared buffer (1024: wgmma's swizzle repeats every 1024 bytes)
+  std::map<int, int> prologueLoads_;           ///< async loads issued outside loops, per buffer
 };
 
 } // namespace tle::nvptx

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Compiles examples/matmul.tle for sm_90a once per block configuration, for bench/matmul_compare.py.
+# Usage: bench/build_matmul_cubins.sh TLEC OUT_DIR [BMxBNxBKxWxS ...]
+set -euo pipefail
+TLEC="$1"; OUT="$2"; shift 2
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CONFIGS=("$@")
+((${#CONFIGS[@]})) || CONFIGS=(128x128x64x4x3 128x128x64x4x4 128x256x64x8x3 128x128x32x4x3)
+mkdir -p "$OUT"
+for c in "${CONFIGS[@]}"; do
+  IFS=x read -r bm bn bk w s <<<"$c"
+  "$TLEC" "$ROOT/examples/matmul.tle" --arch sm_90a -w "$w" -ns "$s" \
+    -s "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, 1, i32:16, 1, i32:16, 1, $bm, $bn, $bk, 8" \
+    -o "$OUT/mm_${bm}x${bn}x${bk}_w${w}_s${s}.sm_90a.cubin"
+done

@@ -1,0 +1,126 @@
+"""Matmul side by side in one process: examples/matmul.tle compiled by tlec for each block
+configuration (cubins launched through libtle_rt's C ABI with ctypes, on PyTorch's tensors), the
+same source and configuration run by Triton 3.6, and cuBLAS (torch.matmul), all timed with
+triton.testing.do_bench (median; L2 cleared between repetitions). fp16 inputs, fp32 accumulation,
+fp16 output. Every output is checked against torch.matmul before it is timed.
+
+Usage: python3 bench/matmul_compare.py --lib build/runtime/libtle_rt.so --cubins DIR
+           [--configs 128x128x64x4x3,...] [--sizes MxNxK,...] [--out FILE.json]
+A config is BLOCK_MxBLOCK_NxBLOCK_KxNUM_WARPSxNUM_STAGES; DIR holds
+mm_<BM>x<BN>x<BK>_w<W>_s<S>.sm_90a.cubin for each (bench/build_matmul_cubins.sh writes them)."""
+import argparse
+import ctypes
+import importlib.machinery
+import importlib.util
+import json
+import os
+import sys
+
+import torch
+import triton
+import triton.testing
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GROUP_M = 8
+
+
+def load_triton_kernel():
+    path = os.path.join(ROOT, "examples", "matmul.tle")
+    loader = importlib.machinery.SourceFileLoader("tle_matmul_example", path)
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[loader.name] = mod
+    loader.exec_module(mod)
+    return mod.matmul_kernel
+
+
+class TleKernel:
+    def __init__(self, lib, path):
+        self.lib = lib
+        mod = ctypes.c_void_p()
+        if lib.tle_rt_module_load_file(0, path.encode(), ctypes.byref(mod)) != 0:
+            raise RuntimeError(lib.tle_rt_last_error().decode())
+        k = ctypes.c_void_p()
+        if lib.tle_rt_module_get_kernel(mod, b"matmul_kernel", ctypes.byref(k)) != 0:
+            raise RuntimeError(lib.tle_rt_last_error().decode())
+        self.k = k
+
+    def __call__(self, grid, a, b, c, m, n, k):
+        vals = [ctypes.c_uint64(a.data_ptr()), ctypes.c_uint64(b.data_ptr()), ctypes.c_uint64(c.data_ptr()),
+                ctypes.c_int32(m), ctypes.c_int32(n), ctypes.c_int32(k), ctypes.c_int32(a.stride(0)),
+                ctypes.c_int32(b.stride(0)), ctypes.c_int32(c.stride(0))]
+        arr = (ctypes.c_void_p * len(vals))(*[ctypes.cast(ctypes.pointer(x), ctypes.c_void_p) for x in vals])
+        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        if self.lib.tle_rt_launch(self.k, grid, 1, 1, stream, arr, len(vals)) != 0:
+            raise RuntimeError(self.lib.tle_rt_last_error().decode())
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--cubins", required=True)
+    ap.add_argument("--configs", default="128x128x64x4x3")
+    ap.add_argument("--sizes", default="4096x4096x4096,8192x8192x8192,8192x8192x1024")
+    ap.add_argument("--no-triton", action="store_true")
+    ap.add_argument("--out", default="")
+    args = ap.parse_args()
+    torch.cuda.init()
+    lib = ctypes.CDLL(args.lib)
+    lib.tle_rt_last_error.restype = ctypes.c_char_p
+    lib.tle_rt_module_load_file.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
+    lib.tle_rt_module_get_kernel.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
+    lib.tle_rt_launch.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p,
+                                  ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
+    triton_kernel = load_triton_kernel()
+    configs = [tuple(int(x) for x in c.split("x")) for c in args.configs.split(",")]
+    rows, all_ok = [], True
+    for item in args.sizes.split(","):
+        m, n, k = (int(x) for x in item.split("x"))
+        torch.manual_seed(0)
+        a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+        b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+        ref = torch.matmul(a, b).float()
+        flops = 2.0 * m * n * k
+        ms_cublas = triton.testing.do_bench(lambda: torch.matmul(a, b), return_mode="median")
+        tf_cublas = flops / ms_cublas / 1e9
+        print(f"{m}x{n}x{k}: cuBLAS {tf_cublas:7.1f} TFLOP/s", flush=True)
+        for (bm, bn, bk, w, s) in configs:
+            grid = triton.cdiv(m, bm) * triton.cdiv(n, bn)
+            row = {"m": m, "n": n, "k": k, "config": f"{bm}x{bn}x{bk} w{w} s{s}", "cublas_tflops": tf_cublas}
+            path = os.path.join(args.cubins, f"mm_{bm}x{bn}x{bk}_w{w}_s{s}.sm_90a.cubin")
+            tle = TleKernel(lib, path)
+            c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+            tle(grid, a, b, c, m, n, k)
+            torch.cuda.synchronize()
+            err = (c.float() - ref).abs().max().item()
+            tol = 1e-2 * ref.abs().max().item() + 1e-2
+            ok = err <= tol and not torch.isnan(c).any().item()
+            all_ok &= ok
+            row.update({"tle_max_err": err, "pass": ok})
+            if ok:
+                ms = triton.testing.do_bench(lambda: tle(grid, a, b, c, m, n, k), return_mode="median")
+                row["tle_tflops"] = flops / ms / 1e9
+            if not args.no_triton:
+                c2 = torch.empty((m, n), device="cuda", dtype=torch.float16)
+
+                def run_triton():
+                    triton_kernel[(grid,)](a, b, c2, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                                           c2.stride(0), c2.stride(1), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
+                                           GROUP_M=GROUP_M, num_warps=w, num_stages=s)
+                run_triton()
+                ms_t = triton.testing.do_bench(run_triton, return_mode="median")
+                row["triton_tflops"] = flops / ms_t / 1e9
+            rows.append(row)
+            tle_tf = row.get("tle_tflops", float("nan"))
+            tr_tf = row.get("triton_tflops", float("nan"))
+            print(f"  {row['config']:22s} err {err:.2e} {'PASS' if ok else 'FAIL'}  tle {tle_tf:7.1f}  triton {tr_tf:7.1f}"
+                  f"  tle/triton {tle_tf / tr_tf:5.2f}  tle/cuBLAS {tle_tf / tf_cublas:5.2f}", flush=True)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(), "triton": triton.__version__, "torch": torch.__version__,
+                       "group_m": GROUP_M, "results": rows}, f, indent=2)
+    sys.exit(0 if all_ok else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,224 @@
+// tl.dot on Hopper's warpgroup tensor-core instructions: wgmma.mma_async (PTX ISA §9.7.15,
+// "Asynchronous Warpgroup Level Matrix Multiply-Accumulate"), fp16/bf16 inputs with fp32
+// accumulation, both operands read from shared memory through matrix descriptors.
+//
+// Operands either arrive there through cp.async (AsyncCopy.cpp: a pipelined loop's slots, in the
+// swizzled layout) or are stored from registers into a staging area by the dot itself. The
+// accumulator stays in the mma.sync m16n8 register layout (ir::mmaAccLayout): with the warps of
+// a CTA along M, 16 rows each, warp w of warpgroup g holds rows 64 g + 16 (w mod 4) .. + 15 of
+// every m64nNk16 instruction, exactly the fragment of §9.7.15.5.1 ("Register fragments"), so
+// layout assignment does not depend on the instruction family.
+#include "Emitter.h"
+#include "tle/Transforms/DotLowering.h"
+
+#include <llvm/IR/InlineAsm.h>
+
+namespace tle::nvptx {
+
+namespace {
+
+int log2i(int64_t x) {
+  int k = 0;
+  while ((int64_t(1) << k) < x)
+    ++k;
+  return k;
+}
+
+/// Where one operand sits in shared memory: a [rows, cols] tile, cols contiguous, swizzled.
+struct SmemOperand {
+  llvm::Value *base = nullptr; ///< 32-bit shared-window byte address of the tile
+  int64_t rows = 0, cols = 0;
+  int swizzle = 0;
+  /// Whether the contiguous dim is K (wgmma's default "K-major"); otherwise M or N
+  /// ("MN-major", the instruction's transpose flag).
+  bool kMajor = true;
+};
+
+} // namespace
+
+bool Emitter::useWgmma(const ir::Op &dot) const {
+  if (arch != "sm_90a")
+    return false;
+  transforms::DotPlan plan = transforms::planDot(dot, f.numWarps);
+  if (plan.kind != transforms::DotPlan::Kind::MmaF16)
+    return false;
+  int64_t M = dot.operands[0]->type.shape[0], K = dot.operands[0]->type.shape[1];
+  int64_t N = dot.operands[1]->type.shape[1];
+  // Whole warpgroups, all warps along M (the accumulator layout gives warps to M first), and
+  // every operand dim at least 16 elements (32 bytes: the narrowest swizzle).
+  return f.numWarps % 4 == 0 && M % (16 * f.numWarps) == 0 && N % 16 == 0 && K % 16 == 0 &&
+         dot.result()->type.dtype() == ir::DType::F32;
+}
+
+void Emitter::emitWgmma(const ir::Op &op) {
+  transforms::DotPlan plan = transforms::planDot(op, f.numWarps);
+  std::vector<llvm::Value *> C = regsIn(op.operands[2], plan.acc);
+  ir::DType in = op.operands[0]->type.dtype();
+  int64_t M = op.operands[0]->type.shape[0], K = op.operands[0]->type.shape[1], N = op.operands[1]->type.shape[1];
+  unsigned eb = ir::storageBytes(in);
+  llvm::Type *i32 = B.getInt32Ty(), *i64 = B.getInt64Ty(), *f32 = B.getFloatTy();
+  auto *voidTy = llvm::FunctionType::get(B.getVoidTy(), false);
+  auto plain = [&](const std::string &text) { B.CreateCall(voidTy, llvm::InlineAsm::get(voidTy, text, "", true)); };
+
+  // Operand placement. Registers are staged with the dim they hold contiguously as the
+  // tile's contiguous dim, so that stores are 16-byte vectors.
+  bool asyncA = isAsync(op.operands[0]), asyncB = isAsync(op.operands[1]);
+  SmemOperand ops[2];
+  int64_t staging = 0;
+  std::vector<int> stagedDim(2, -1);
+  for (unsigned k = 0; k < 2; ++k) {
+    const ir::Value *v = op.operands[k];
+    SmemOperand &s = ops[k];
+    int contig;
+    if (isAsync(v)) {
+      contig = 1;
+      s.swizzle = asyncBuffer(v).swizzle;
+    } else {
+      const ir::Layout &l = *v->layout;
+      contig = ir::contiguousRegisters(l, 1) >= ir::contiguousRegisters(l, 0) ? 1 : 0;
+      stagedDim[k] = contig;
+    }
+    s.cols = v->type.shape[contig];
+    s.rows = v->type.shape[1 - contig];
+    if (!isAsync(v))
+      s.swizzle = static_cast<int>(std::min<int64_t>(128, s.cols * eb));
+    // A is [M, K]: K-major when K (dim 1) is contiguous; B is [K, N]: K-major when dim 0 is.
+    s.kMajor = k == 0 ? contig == 1 : contig == 0;
+  }
+  int64_t stageOff[2] = {0, 0};
+  for (unsigned k = 0; k < 2; ++k)
+    if (stagedDim[k] >= 0) {
+      stageOff[k] = staging;
+      staging += (ops[k].rows * ops[k].cols * eb + 1023) / 1024 * 1024;
+    }
+  if (staging) {
+    reserveShared(staging);
+    barrier(); // earlier readers of the staging area are done
+    for (unsigned k = 0; k < 2; ++k) {
+      if (stagedDim[k] < 0)
+        continue;
+      const ir::Value *v = op.operands[k];
+      const ir::Layout &l = *v->layout;
+      const auto &r = regs(v);
+      int d = stagedDim[k];
+      int vec = std::min<int>(ir::contiguousRegisters(l, static_cast<unsigned>(d)), static_cast<int>(16 / eb));
+      llvm::Type *ety = llvmType(v->type.elem);
+      for (int i = 0; i < l.numRegs(); i += vec) {
+        std::vector<llvm::Value *> c = coord(l, i);
+        llvm::Value *val = llvm::UndefValue::get(llvm::FixedVectorType::get(ety, vec));
+        for (int e = 0; e < vec; ++e)
+          val = B.CreateInsertElement(val, r[i + e], uint64_t(e));
+        llvm::Value *off = swizzledOffset(c[1 - d], c[d], ops[k].rows, ops[k].swizzle, eb);
+        off = B.CreateAdd(off, B.getInt32(static_cast<uint32_t>(stageOff[k])));
+        B.CreateAlignedStore(val, smemPtr(off), llvm::Align(vec * eb));
+      }
+    }
+  }
+  if (asyncA || asyncB)
+    waitAsyncOperands(op, /*asyncProxy=*/true);
+  if (staging) {
+    plain("fence.proxy.async.shared::cta;"); // st.shared -> wgmma's reads (PTX ISA §9.7.15.6)
+    barrier();
+  }
+  for (unsigned k = 0; k < 2; ++k)
+    ops[k].base = isAsync(op.operands[k]) ? asyncSlotAddr(op.operands[k])
+                                          : B.CreatePtrToInt(smemPtr(B.getInt32(static_cast<uint32_t>(stageOff[k]))), i32);
+
+  // Matrix descriptor (PTX ISA §9.7.15.5.1.2): start address, leading-dimension byte offset
+  // (between column blocks of the swizzled layout: rows x swizzle bytes), stride-dimension byte
+  // offset (between 8-row groups: 8 x swizzle bytes), all in 16-byte units; swizzle mode in
+  // bits 62-63 (1: 128 B, 2: 64 B, 3: 32 B).
+  auto descriptor = [&](const SmemOperand &s, int64_t row, int64_t col, llvm::Value *rowDyn) {
+    int64_t perRow = s.swizzle / eb;
+    uint64_t mode = s.swizzle == 128 ? 1 : s.swizzle == 64 ? 2 : 3;
+    uint64_t lbo = static_cast<uint64_t>(s.rows * s.swizzle) >> 4, sbo = static_cast<uint64_t>(s.swizzle / 2);
+    uint64_t fixed = (lbo & 0x3FFF) << 16 | (sbo & 0x3FFF) << 32 | mode << 62;
+    // Element offset of (row, col): whole column blocks, then rows of the block, then the
+    // position in the (unswizzled) row; the hardware applies the XOR pattern to the address.
+    int64_t elems = (col / perRow) * (s.rows * perRow) + row * perRow + col % perRow;
+    llvm::Value *addr = B.CreateAdd(s.base, B.getInt32(static_cast<uint32_t>(elems * eb)));
+    if (rowDyn)
+      addr = B.CreateAdd(addr, B.CreateMul(rowDyn, B.getInt32(static_cast<uint32_t>(perRow * eb))));
+    llvm::Value *start = B.CreateZExt(B.CreateAnd(B.CreateLShr(addr, 4), 0x3FFF), i64);
+    return B.CreateOr(start, B.getInt64(fixed));
+  };
+  // The warpgroup's first row of M (uniform within the warpgroup).
+  llvm::Value *wgRow = B.CreateMul(B.CreateLShr(warpId(), 2), B.getInt32(64));
+  auto descA = [&](int64_t m0, int64_t k0) {
+    const SmemOperand &s = ops[0];
+    // K-major: rows are M (the warpgroup's rows added at run time); MN-major: rows are K and
+    // the warpgroup's rows are columns, a whole number of column blocks apart (64 rows).
+    if (s.kMajor)
+      return descriptor(s, m0, k0, wgRow);
+    llvm::Value *d = descriptor(s, k0, m0, nullptr);
+    int64_t perRow = s.swizzle / eb;
+    llvm::Value *blocks = B.CreateUDiv(wgRow, B.getInt32(static_cast<uint32_t>(perRow)));
+    llvm::Value *delta = B.CreateMul(blocks, B.getInt32(static_cast<uint32_t>(s.rows * perRow * eb / 16)));
+    return B.CreateAdd(d, B.CreateZExt(delta, i64));
+  };
+  auto descB = [&](int64_t n0, int64_t k0) {
+    const SmemOperand &s = ops[1];
+    return s.kMajor ? descriptor(s, n0, k0, nullptr) : descriptor(s, k0, n0, nullptr);
+  };
+
+  // Instruction N: the whole N up to 256 columns (the largest wgmma shape).
+  int64_t nInstr = N;
+  while (nInstr > 256)
+    nInstr /= 2;
+  int64_t repM = M / (16 * f.numWarps), repN = N / 8, chunks = N / nInstr;
+  int nRegs = static_cast<int>(nInstr / 2);
+  auto cIdx = [&](int64_t m, int64_t chunk, int i) {
+    return (i & 3) | ((chunk * (nInstr / 8) + i / 4) << 2) | (m << (2 + log2i(repN)));
+  };
+  std::string ab = in == ir::DType::BF16 ? "bf16" : "f16";
+  // Operands: nRegs outputs, nRegs inputs tied to them, then the descriptors and scale-d.
+  std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(2 * nRegs + 2) + ", 0;\n" +
+                     "wgmma.mma_async.sync.aligned.m64n" + std::to_string(nInstr) + "k16.f32." + ab + "." + ab + " {";
+  std::string cons;
+  for (int i = 0; i < nRegs; ++i) {
+    text += (i ? ", $" : "$") + std::to_string(i);
+    cons += "=f,";
+  }
+  text += "}, $" + std::to_string(2 * nRegs) + ", $" + std::to_string(2 * nRegs + 1) + ", p, 1, 1, " +
+          (ops[0].kMajor ? "0" : "1") + ", " + (ops[1].kMajor ? "0" : "1") + ";\n}";
+  for (int i = 0; i < nRegs; ++i)
+    cons += std::to_string(i) + ",";
+  cons += "l,l,r";
+  std::vector<llvm::Type *> outTys(nRegs, f32), inTys(nRegs, f32);
+  inTys.push_back(i64);
+  inTys.push_back(i64);
+  inTys.push_back(i32);
+  auto *mmaTy = llvm::FunctionType::get(llvm::StructType::get(ctx, outTys), inTys, false);
+  auto *mma = llvm::InlineAsm::get(mmaTy, text, cons, /*hasSideEffects=*/true);
+
+  plain("wgmma.fence.sync.aligned;");
+  for (int64_t kk = 0; kk < K / 16; ++kk)
+    for (int64_t m = 0; m < repM; ++m)
+      for (int64_t ch = 0; ch < chunks; ++ch) {
+        std::vector<llvm::Value *> args;
+        for (int i = 0; i < nRegs; ++i)
+          args.push_back(C[cIdx(m, ch, i)]);
+        args.push_back(descA(m * 16 * f.numWarps, kk * 16));
+        args.push_back(descB(ch * nInstr, kk * 16));
+        args.push_back(B.getInt32(1));
+        llvm::Value *res = B.CreateCall(mmaTy, mma, args);
+        for (int i = 0; i < nRegs; ++i)
+          C[cIdx(m, ch, i)] = B.CreateExtractValue(res, static_cast<unsigned>(i));
+      }
+  plain("wgmma.commit_group.sync.aligned;");
+  // The wait takes the accumulators in and out, so that nothing reads them before it.
+  std::string wtext = "wgmma.wait_group.sync.aligned 0;";
+  std::string wcons;
+  for (size_t i = 0; i < C.size(); ++i)
+    wcons += "=f,";
+  for (size_t i = 0; i < C.size(); ++i)
+    wcons += std::to_string(i) + (i + 1 < C.size() ? "," : "");
+  std::vector<llvm::Type *> wTys(C.size(), f32);
+  auto *waitTy = llvm::FunctionType::get(llvm::StructType::get(ctx, wTys), wTys, false);
+  llvm::Value *w = B.CreateCall(waitTy, llvm::InlineAsm::get(waitTy, wtext, wcons, true), C);
+  for (size_t i = 0; i < C.size(); ++i)
+    C[i] = B.CreateExtractValue(w, static_cast<unsigned>(i));
+  vals_[op.result()] = C;
+}
+
+} // namespace tle::nvptx
