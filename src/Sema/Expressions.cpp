@@ -167,6 +167,10 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
       return SVal::tuple(dims);
     }
     static const std::set<std::string> methods = {"to", "reshape", "view", "trans", "permute", "split", "sum", "max",
+    if (attr == "T") { // x.T: the 2-D transpose (Triton's AST visitor turns it into tl.trans)
+      CallArgs args{loc, {Arg{loc, base}}, {}};
+      return callBuiltin("tl.trans", args);
+    }
                                                   "min", "expand_dims", "broadcast_to", "cumsum", "cumprod"};
     if (methods.count(attr)) {
       SVal m;

@@ -88,6 +88,9 @@ struct Check {
   Buffer expected;
   Tol cpu, gpu;     ///< tolerances per target (gpu: approximate math, reduction order)
   bool cpuOnly = false; ///< behaviour TLE defines on the CPU but the GPU leaves open
+  /// For results with several valid outcomes (atomics racing): when set, decides the case
+  /// instead of `expected`, from every argument after the run; returns "" or what is wrong.
+  std::function<std::string(const std::vector<Arg> &)> validate;
 };
 
 /// One launch of a batch's kernel with its arguments and the cases it checks.
@@ -104,7 +107,7 @@ struct Run {
 struct Batch {
   std::string name;      ///< unique, "family/..."
   std::string source;    ///< full module text
-  std::string kernel;    ///< kernel to compile (-n), empty for the only one
+  std::string kernel = "k"; ///< kernel to compile (-n)
   std::string signature; ///< Triton AOT signature (-s)
   int numWarps = 4;
   std::vector<Run> runs;
