@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# CI's sanitizer job: builds the compiler, runtime and their tests with ASan+UBSan (TLE_SANITIZE=ON); runs the unit, lit, errors and runtime suites.
+# CI's sanitizer job: builds the compiler, runtime and their tests with ASan+UBSan (TLE_SANITIZE=ON); runs the unit, lit, errors and runtime suites
+# and every 5th kernel of the conformance suite.
 #
 # Usage: scripts/test-sanitized.sh [extra ctest arguments]
 # Environment: TLE_ASAN_BUILD_DIR (default: <repo>/build-asan), TLE_JOBS (default: all cores),
@@ -38,7 +39,8 @@ cmake "${CMAKE_ARGS[@]}" >/dev/null
 
 # --- 2. Build only what the unit, lit, errors and runtime suites run (tle-gpu-tests also compiles
 # the examples with the sanitized tlec).
-TARGETS=(tlec tle-link tle-run tle-unit-tests tle-runtime-tests tle-runtime-mock-tests tle-mock-cuda tle-gpu-tests)
+TARGETS=(tlec tle-link tle-run tle-unit-tests tle-runtime-tests tle-runtime-mock-tests tle-mock-cuda tle-gpu-tests
+         tle-conformance)
 say "building ${TARGETS[*]} with $JOBS jobs"
 cmake --build "$BUILD_DIR" -j "$JOBS" --target "${TARGETS[@]}"
 say "build took $((SECONDS - start)) s"
@@ -56,8 +58,9 @@ fi
 
 run_start=$SECONDS
 status=0
-# Label unit: tests/unit (Catch2); label lit: the lit and errors suites.
-ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$JOBS" -L 'unit|lit' "$@" || status=$?
+# Label unit: tests/unit (Catch2); label lit: the lit and errors suites; label conformance: the
+# conformance suite, sampled (--sample 5 in sanitized builds, tests/conformance/CMakeLists.txt).
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$JOBS" -L 'unit|lit|conformance' "$@" || status=$?
 # libtle_rt against the missing and the mock driver (the benchmark program is not built here).
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$JOBS" -R '^runtime[.]' -E 'bench-softmax' "$@" || status=$?
 say "tests took $((SECONDS - run_start)) s; total $((SECONDS - start)) s"

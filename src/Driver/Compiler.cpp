@@ -186,6 +186,7 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       so.signature = o.signature;
       so.defines = o.defines;
       so.numWarps = o.numWarps;
+      so.debug = o.debug;
       if (!passes.run("specialize", &fn, false, [&] { fn = sema::specialize(mod, so, diags); }))
         return 2;
       launch = collectLaunchFacts(o, &mod, *fn, sm, diags);
@@ -274,6 +275,7 @@ std::unique_ptr<ir::Function> compileToTile(uint32_t file, const CompileOptions 
       so.signature = o.signature;
       so.defines = o.defines;
       so.numWarps = o.numWarps;
+      so.debug = o.debug;
       fn = sema::specialize(mod, so, diags);
     }
     if (!fn || diags.numErrors())

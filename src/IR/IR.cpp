@@ -60,6 +60,8 @@ const char *name(OpKind k) {
   case OpKind::Join: return "join";
   case OpKind::Split: return "split";
   case OpKind::Scan: return "scan";
+  case OpKind::Print: return "print";
+  case OpKind::Assert: return "assert";
   case OpKind::For: return "for";
   case OpKind::If: return "if";
   case OpKind::While: return "while";
@@ -335,6 +337,14 @@ struct Verifier {
       if (op.result()->type.numElements() != op.operands[0]->type.numElements() ||
           op.result()->type.elem != op.operands[0]->type.elem)
         return fail(op, "reshape must keep the element count and type");
+      return true;
+    case OpKind::Assert:
+      if (op.operands.size() != 1 || op.operands[0]->type.dtype() != DType::I1 || !op.results.empty())
+        return fail(op, "expects one i1 condition and no results");
+      return true;
+    case OpKind::Print:
+      if (!op.results.empty())
+        return fail(op, "has no results");
       return true;
     case OpKind::Dot: {
       if (op.operands.size() != 3)

@@ -11,7 +11,7 @@ namespace tle::ir {
 namespace {
 
 struct Tok {
-  enum Kind { Ident, Value, Number, Punct, Arrow, End } kind = End;
+  enum Kind { Ident, Value, Number, Punct, Arrow, Str, End } kind = End;
   std::string text;
   SourceLoc loc;
 };
@@ -31,6 +31,39 @@ public:
       advance(2);
       t.kind = Tok::Arrow;
       t.text = "->";
+      return t;
+    }
+    if (c == '"') {
+      // A string with C escapes (\\ \" \n \t \xHH); `text` is its value.
+      advance(1);
+      while (i_ < s_.size() && s_[i_] != '"' && s_[i_] != '\n') {
+        char ch = s_[i_];
+        if (ch == '\\' && i_ + 1 < s_.size()) {
+          char e = s_[i_ + 1];
+          if (e == 'n') {
+            t.text += '\n';
+          } else if (e == 't') {
+            t.text += '\t';
+          } else if (e == 'x' && i_ + 3 < s_.size() && std::isxdigit(static_cast<unsigned char>(s_[i_ + 2])) &&
+                     std::isxdigit(static_cast<unsigned char>(s_[i_ + 3]))) {
+            t.text += static_cast<char>(std::stoi(s_.substr(i_ + 2, 2), nullptr, 16));
+            advance(2);
+          } else {
+            t.text += e;
+          }
+          advance(2);
+          continue;
+        }
+        t.text += ch;
+        advance(1);
+      }
+      if (i_ < s_.size() && s_[i_] == '"') {
+        advance(1);
+        t.kind = Tok::Str;
+      } else {
+        t.kind = Tok::Punct; // unterminated: the parser reports it
+        t.text = "\"";
+      }
       return t;
     }
     if (c == '%') {
@@ -143,6 +176,8 @@ public:
         bump();
         if (key == "num_warps")
           f->numWarps = std::atoi(val.c_str());
+        else if (key == "num_stages")
+          f->numStages = std::atoi(val.c_str());
         else if (key == "shared_bytes")
           f->sharedBytes = std::atoll(val.c_str());
         else
@@ -176,8 +211,6 @@ private:
     return true;
   }
   void expect(const char *p) {
-        else if (key == "num_stages")
-          f->numStages = std::atoi(val.c_str());
     if (!accept(p))
       fail(std::string("expected '") + p + "', found '" + tok_.text + "'");
   }
@@ -189,6 +222,13 @@ private:
   std::string expectIdentAny() {
     if (tok_.kind != Tok::Ident)
       fail("expected a name, found '" + tok_.text + "'");
+    std::string s = tok_.text;
+    bump();
+    return s;
+  }
+  std::string expectString() {
+    if (tok_.kind != Tok::Str)
+      fail("expected a \"string\", found '" + tok_.text + "'");
     std::string s = tok_.text;
     bump();
     return s;
@@ -367,13 +407,23 @@ private:
         bump();
       }
       break;
-    case OpKind::ExternCall: {
-      // "symbol": the lexer gives the quote as punctuation and the name as an identifier.
-      expect("\"");
-      op->sym = expectIdentAny();
-      expect("\"");
+    case OpKind::ExternCall:
+      op->sym = expectString();
       break;
-    }
+    case OpKind::Print:
+      if (tok_.kind == Tok::Ident && tok_.text == "hex") {
+        bump();
+        op->ival = 1;
+      }
+      op->sym = expectString();
+      if (tok_.loc.line != loc.line) { // no operands: the next line is the next op
+        finish(*op, results, {});
+        return;
+      }
+      break;
+    case OpKind::Assert:
+      op->sym = expectString();
+      break;
     case OpKind::AtomicRMW: case OpKind::AtomicCAS: {
       auto pick = [&](const std::vector<std::string> &names, const char *what) -> int64_t {
         std::string w = expectIdentAny();

@@ -11,6 +11,29 @@ namespace tle::ir {
 
 namespace {
 
+/// `s` as a double-quoted string with C escapes (\\, \", \n, \t, \xHH), as the parser reads it.
+std::string quoted(const std::string &s) {
+  std::string r = "\"";
+  for (unsigned char c : s) {
+    if (c == '\\' || c == '"') {
+      r += '\\';
+      r += static_cast<char>(c);
+    } else if (c == '\n') {
+      r += "\\n";
+    } else if (c == '\t') {
+      r += "\\t";
+    } else if (c < 0x20 || c >= 0x7f) {
+      static const char *hex = "0123456789abcdef";
+      r += "\\x";
+      r += hex[c >> 4];
+      r += hex[c & 15];
+    } else {
+      r += static_cast<char>(c);
+    }
+  }
+  return r + "\"";
+}
+
 class Printer {
 public:
   Printer(std::ostream &os, bool layouts) : os_(os), layouts_(layouts) {}
@@ -33,6 +56,8 @@ public:
         os_ << " {divisibility = " << f.params[i].divisibility << "}";
     }
     os_ << ") attributes {num_warps = " << f.numWarps;
+    if (f.numStages)
+      os_ << ", num_stages = " << f.numStages;
     if (f.sharedBytes)
       os_ << ", shared_bytes = " << f.sharedBytes;
     for (auto &[k, v] : f.constexprs)
@@ -56,8 +81,6 @@ private:
     if (!v->nameHint.empty())
       s += v->nameHint + ".";
     return s + std::to_string(it->second);
-    if (f.numStages)
-      os_ << ", num_stages = " << f.numStages;
   }
 
   std::string type(const Value *v) {
@@ -138,6 +161,12 @@ private:
       break;
     case OpKind::ExternCall:
       os_ << " \"" << op.sym << "\"";
+      break;
+    case OpKind::Print:
+      os_ << (op.ival ? " hex " : " ") << quoted(op.sym);
+      break;
+    case OpKind::Assert:
+      os_ << " " << quoted(op.sym);
       break;
     case OpKind::AtomicRMW:
       os_ << " " << name(static_cast<AtomicKind>(op.ival)) << " " << name(static_cast<MemSem>(op.ival2)) << " "

@@ -3,6 +3,7 @@
 #include "Sema.h"
 
 #include <cmath>
+#include <cstdio>
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -286,7 +287,30 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
   }
   if (name == "range")
     fail(loc, "range() can only be used as the iterable of a 'for' loop");
-  if (name == "print" || name == "isinstance")
+  if (name == "print" || name == "tl.device_print") {
+    devicePrint(name == "print" ? "print" : "device_print", args);
+    return SVal::none();
+  }
+  if (name == "tl.device_assert") {
+    Binder p(*this, "device_assert", args, {"cond", "msg", "mask"}, 1);
+    std::string msg;
+    if (p.has("msg")) {
+      if (p.get("msg").val.kind != SVal::Kind::Str)
+        fail(p.loc("msg"), "device_assert() msg must be a string, got " + p.get("msg").val.describe());
+      msg = p.get("msg").val.s;
+    }
+    deviceAssert(p.get("cond"), msg, p.has("mask") ? &p.get("mask") : nullptr, loc);
+    return SVal::none();
+  }
+  if (name == "tl.static_print") {
+    // Compile-time print (Triton prints while compiling): the constexpr values, on stderr.
+    std::string line;
+    for (auto &a : args.pos)
+      line += (line.empty() ? "" : " ") + (a.val.kind == SVal::Kind::Str ? a.val.s : a.val.describe());
+    std::fprintf(stderr, "%s\n", line.c_str());
+    return SVal::none();
+  }
+  if (name == "isinstance")
     fail(loc, name + "() is not supported in a kernel yet");
 
   // --- triton.* helpers
@@ -1059,6 +1083,75 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
   if (name == "tl.range" || name == "tl.static_range")
     fail(loc, name + "() can only be used as the iterable of a 'for' loop");
   fail(loc, "'" + name + "' is not supported yet");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Debugging: tl.device_print / print, tl.device_assert / assert
+
+void Specializer::devicePrint(const std::string &fname, CallArgs &args) {
+  SourceLoc loc = args.loc;
+  if (args.pos.empty() || args.pos[0].val.kind != SVal::Kind::Str)
+    fail(args.pos.empty() ? loc : args.pos[0].loc,
+         fname + "() takes a prefix string first, then the values to print (e.g. " + fname + "(\"x\", x))" +
+             (args.pos.empty() ? std::string() : "; got " + args.pos[0].val.describe()));
+  std::string prefix = args.pos[0].val.s;
+  for (unsigned char c : prefix)
+    if (!((c >= 0x20 && c < 0x7f) || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'))
+      fail(args.pos[0].loc, fname + "() prefix must be printable ASCII");
+  bool hex = false;
+  for (auto &[k, a] : args.kw) {
+    if (k != "hex")
+      fail(a.loc, fname + "() got an unexpected keyword argument '" + k + "' (only 'hex')");
+    if (!a.val.isConstexpr())
+      fail(a.loc, fname + "() hex must be a compile-time bool, got " + a.val.describe());
+    hex = truthy(a.val, a.loc);
+  }
+  std::vector<ir::Value *> operands;
+  for (size_t i = 1; i < args.pos.size(); ++i) {
+    const Arg &a = args.pos[i];
+    if (a.val.isTensor())
+      operands.push_back(a.val.v);
+    else if (a.val.isNumber())
+      operands.push_back(toTensor(a.val, a.loc));
+    else
+      fail(a.loc, fname + "() can print tensors and numbers, not " + a.val.describe());
+  }
+  // Triton's semantic.device_print: a non-empty prefix starts with " " and ends with ": ".
+  if (!operands.empty()) {
+    if (prefix.empty() || prefix.back() != ' ')
+      prefix += " ";
+    if (prefix.size() < 2 || prefix.compare(prefix.size() - 2, 2, ": ") != 0)
+      prefix = prefix.substr(0, prefix.size() - 1) + ": ";
+  }
+  if (prefix.size() > 2 && prefix[0] != ' ')
+    prefix = " " + prefix;
+  ir::Op *op = b->create(ir::OpKind::Print, loc, operands, {});
+  op->sym = prefix;
+  op->ival = hex ? 1 : 0;
+}
+
+void Specializer::deviceAssert(const Arg &cond, const std::string &msg, const Arg *mask, SourceLoc loc) {
+  auto asCondition = [&](const Arg &a, const char *what) -> ir::Value * {
+    ir::Value *v = a.val.isTensor() ? a.val.v : a.val.isNumber() ? toTensor(a.val, a.loc) : nullptr;
+    if (!v || v->type.elem.isPointer() || ir::isFloat(v->type.dtype()))
+      fail(a.loc, std::string("device_assert ") + what + " must be a boolean or integer tensor, got " +
+                      (v ? v->type.str() : a.val.describe()));
+    if (v->type.dtype() != DType::I1)
+      v = b->cmp(a.loc, ir::CmpPred::Ne, v, broadcastTo(toTensorOfType(SVal::integer(0), v->type.dtype(), a.loc),
+                                                         v->type.shape, a.loc));
+    return v;
+  };
+  ir::Value *c = asCondition(cond, "condition");
+  ir::Value *m = mask ? asCondition(*mask, "mask") : nullptr;
+  if (!debug)
+    return; // compiled out, as Triton does without debug=True
+  if (m) {
+    // Masked-off elements pass: cond | ~mask.
+    broadcastPair(c, m, loc);
+    c = b->binary(ir::OpKind::Or, loc, c, b->unary(ir::OpKind::Not, loc, m));
+  }
+  ir::Op *op = b->create(ir::OpKind::Assert, loc, {c}, {});
+  op->sym = msg;
 }
 
 } // namespace tle::sema

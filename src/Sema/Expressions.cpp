@@ -70,7 +70,8 @@ const std::set<std::string> kTlFunctions = {
     "multiple_of", "max_contiguous", "static_assert", "fdiv", "div_rn", "dot", "trans", "permute", "reshape",
     "view", "cat", "join", "split", "cumsum", "cumprod", "atomic_add", "atomic_max", "atomic_min", "atomic_and",
     "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cas", "sin", "cos", "floor", "ceil", "erf", "tanh", "log1p",
-    "pow", "trunc", "atan2", "fma", "sigmoid", "make_block_ptr", "advance"};
+    "pow", "trunc", "atan2", "fma", "sigmoid", "make_block_ptr", "advance", "device_print", "device_assert",
+    "static_print"};
 
 std::optional<ir::ScalarType> tlDType(const std::string &n) {
   static const std::pair<const char *, DType> table[] = {

@@ -199,6 +199,11 @@ public:
 
   // --- Builtins (Builtins.cpp)
   SVal callBuiltin(const std::string &name, CallArgs &args);
+  /// tl.device_print / print: a Print op of `operands` (positional arguments after the prefix).
+  void devicePrint(const std::string &fname, CallArgs &args);
+  /// tl.device_assert / a runtime `assert`: an Assert op on `cond` (or `cond | ~mask`) in debug
+  /// builds; nothing otherwise.
+  void deviceAssert(const Arg &cond, const std::string &msg, const Arg *mask, SourceLoc loc);
   SVal callMethod(const SVal &method, CallArgs &args);
 
   // State
@@ -224,6 +229,8 @@ public:
     SourceLoc value, none;
   };
   std::vector<Returns> returns;
+  /// A debug build (SpecializeOptions::debug or @triton.jit(debug=True) on the kernel).
+  bool debug = false;
 };
 
 /// Where an expression starts (its leftmost token), for carets under whole arguments.

@@ -195,6 +195,19 @@ std::unique_ptr<ir::Function> Specializer::run() {
     fail({mod.file, 0, 0}, "several @jit functions (" + names + "); choose the kernel with -n/--kernel");
   }
 
+  // @triton.jit(debug=True) makes a debug build, like --debug.
+  debug = opts.debug;
+  for (const ast::Expr *d : kernel->decorators)
+    if (auto *c = dyn_cast<ast::CallExpr>(d); c && isJitDecorator(d))
+      for (auto &k : c->keywords)
+        if (k.name == "debug") {
+          Env empty;
+          SVal v = eval(k.value, empty);
+          if (!v.isConstexpr())
+            fail(k.value->loc(), "debug= must be a compile-time value");
+          debug = truthy(v, k.value->loc());
+        }
+
   fn = std::make_unique<ir::Function>();
   fn->name = kernel->name;
   fn->numWarps = opts.numWarps;
@@ -678,8 +691,18 @@ bool Specializer::execStmt(const ast::Stmt *s, Env &env) {
   case ast::Node::Kind::Assert: {
     auto *as = dyn_cast<ast::AssertStmt>(s);
     SVal c = eval(as->test, env);
-    if (!c.isConstexpr())
-      fail(as->loc(), "'assert' on a runtime value is not supported yet (use a compile-time condition)");
+    if (!c.isConstexpr()) {
+      // A runtime assert is tl.device_assert: a device assert in debug builds, else nothing.
+      std::string msg;
+      if (as->msg) {
+        SVal m = eval(as->msg, env);
+        if (m.kind != SVal::Kind::Str)
+          fail(as->msg->loc(), "the message of a runtime 'assert' must be a string, got " + m.describe());
+        msg = m.s;
+      }
+      deviceAssert({startLoc(as->test), c}, msg, nullptr, as->loc());
+      return false;
+    }
     if (!truthy(c, as->test->loc())) {
       std::string msg = "static assertion failed";
       if (as->msg) {

@@ -387,6 +387,8 @@ int main(int argc, char **argv) {
   app.add_flag("--check-bounds", o.checkBounds,
                "cpu: check every global access against the argument arrays; report the first one outside "
                "them instead of crashing");
+  app.add_flag("--debug", o.compile.debug,
+               "debug build: runtime assert and tl.device_assert stop the run with their message when false");
   app.add_flag("-q,--quiet", o.quiet, "do not print the timing line");
   app.add_option("--dump-llvm", o.dumpIR, "cpu: write the kernel's optimised host LLVM IR to this file");
   try {

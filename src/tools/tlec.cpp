@@ -36,6 +36,9 @@ int main(int argc, char **argv) {
                                                 "specialize, canonicalize, assign-layouts")
       ->delimiter(',');
   app.add_flag("--print-after-all", o.printAfterAll, "print the tile IR after every tile-IR pass");
+  app.add_flag("--debug", o.debug,
+               "debug build (Triton's debug=True): runtime assert and tl.device_assert trap when false; "
+               "otherwise they are compiled out");
   app.add_flag("--time-passes", o.timePasses, "report the wall time of every pipeline step on stderr");
   app.add_option("--ptxas", o.ptxas, "ptxas to use for cubins (default: $TLE_PTXAS, then the CUDA toolkit)");
   // Ahead-of-time options, spelled as Triton's AOT compiler spells them (docs/aot.md).

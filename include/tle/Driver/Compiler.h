@@ -35,6 +35,8 @@ struct CompileOptions {
   std::optional<std::string> signature; ///< -s
   std::map<std::string, std::string> defines; ///< -D
   int numWarps = 4;                   ///< -w
+  /// --debug: keep runtime `assert` / tl.device_assert as device asserts (Triton's debug=True).
+  bool debug = false;
   std::string arch = "sm_90a";        ///< --arch: sm_80 or sm_90a
   std::string ptxas;                  ///< --ptxas: path override (else $TLE_PTXAS, the CUDA toolkit)
   /// --from=tile: the input is tile IR text (default for .tir inputs), not Python source.

@@ -103,6 +103,17 @@ enum class OpKind {
                ///< a and b share a dtype; fp16/bf16 products accumulate in fp32; fp32 inputs
                ///< use TF32 (`ival` = DotPrecision::TF32, Triton's default) or IEEE fp32 FMA
                ///< (DotPrecision::IEEE); integers accumulate in int32. M, N, K >= 16.
+  // --- Debugging (tl.device_print, tl.device_assert)
+  Print,       ///< (values...) -> (): prints every element of every operand, one line each, as
+               ///< Triton does: "pid (X, Y, Z) idx (I, J)<prefix>[(operand K) ]<value>" (idx
+               ///< empty for scalars; "(operand K) " only with several operands). `sym` is the
+               ///< prefix, already in Triton's form (" name: "); `ival` 1 prints integers and
+               ///< floats as hexadecimal bits. Without operands it prints "pid (X, Y, Z)<prefix>".
+               ///< Each element is printed once (replicated copies are not). Order across
+               ///< elements and programs is unspecified.
+  Assert,      ///< (i1 cond) -> (): where an element of cond is false, the program stops with
+               ///< the message `sym` (GPU: __assertfail, which traps the kernel; CPU: the run
+               ///< fails with the message, location and program id). Emitted only in debug builds.
   // --- Control flow
   For,         ///< (lb, ub, step, init...) -> (final...): runs the body for iv = lb, lb+step,
                ///< ... while iv < ub (step must be positive). The body block's arguments are
@@ -202,6 +213,9 @@ public:
   std::vector<Param> params;
   Block body; ///< args correspond one-to-one to params
   int numWarps = 4;
+  /// Software-pipelining stages for dot-operand loads in loops (Triton's num_stages: shared-memory
+  /// slots per operand; loads run num_stages - 1 iterations ahead). 0: the default (3); 1: none.
+  int numStages = 0;
   /// Constexpr parameter values the kernel was specialised with, as source text.
   std::vector<std::pair<std::string, std::string>> constexprs;
   /// Bytes of dynamic shared memory the gpu stage needs (set by codegen).
@@ -213,9 +227,6 @@ public:
 /// Creates ops at an insertion point (the end of a block, or before an op).
 class Builder {
 public:
-  /// Software-pipelining stages for dot-operand loads in loops (Triton's num_stages: shared-memory
-  /// slots per operand; loads run num_stages - 1 iterations ahead). 0: the default (3); 1: none.
-  int numStages = 0;
   explicit Builder(Block *b) : block_(b), before_(b->ops.end()) {}
   void setInsertionPointToEnd(Block *b) { block_ = b; before_ = b->ops.end(); }
   /// Insert before `it` (an iterator into b->ops).

@@ -33,6 +33,10 @@ struct SpecializeOptions {
   std::optional<std::string> signature; ///< -s; absent: parameter annotations are used
   std::map<std::string, std::string> defines; ///< -D NAME=VALUE (constexpr parameters)
   int numWarps = 4;                   ///< -w (a power of two, 1..32)
+  /// --debug (Triton's debug=True): runtime `assert` and tl.device_assert become device asserts;
+  /// otherwise they are compiled out. A kernel decorated @triton.jit(debug=True) is a debug build
+  /// too.
+  bool debug = false;
 };
 
 /// Specialises a kernel of `module`. User errors are reported through `diags` (located at the

@@ -54,6 +54,7 @@ struct RunState {
   std::atomic<uint64_t> oobCount{0};
   std::mutex mu;
   std::string error;
+  const std::function<void(const std::string &)> *printSink = nullptr;
 
   void fail(const std::string &msg) {
     std::lock_guard<std::mutex> g(mu);
@@ -135,6 +136,103 @@ extern "C" void tleCpuFail(int32_t site, int64_t value) {
   if (RunState *s = tlsRun)
     s->fail("kernel '" + *s->kernel + "': " + s->what(site) + s->at(site) + " has a non-positive step (" +
             std::to_string(value) + "); for loops need step > 0");
+}
+
+/// The value of an fp16 or bf16 bit pattern.
+double halfToDouble(uint16_t h, DType t) {
+  if (t == DType::BF16) {
+    uint32_t w = uint32_t(h) << 16;
+    float f;
+    std::memcpy(&f, &w, 4);
+    return f;
+  }
+  int e = (h >> 10) & 31, m = h & 1023;
+  double v = e == 0 ? std::ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : std::ldexp(1024 + m, e - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
+/// One element (or the bare prefix) of a tl.device_print, in Triton's format:
+/// "pid (X, Y, Z) idx (I, J)<prefix>[(operand K) ]<value>".
+extern "C" void tleCpuPrint(int32_t site, int32_t operand, uint64_t bits, const int64_t *index, int32_t px, int32_t py,
+                            int32_t pz) {
+  RunState *s = tlsRun;
+  if (!s || !s->sites || site < 0 || static_cast<size_t>(site) >= s->sites->size())
+    return;
+  const detail::Site &st = (*s->sites)[static_cast<size_t>(site)];
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "pid (%d, %d, %d)", px, py, pz);
+  std::string line = buf;
+  if (operand >= 0 && static_cast<size_t>(operand) < st.types.size()) {
+    const ir::Type &t = st.types[static_cast<size_t>(operand)];
+    line += " idx (";
+    for (size_t d = 0; d < t.shape.size(); ++d) {
+      // Each index padded to the digits of its dimension (Triton: ceil(log10(dim))).
+      int width = t.shape[d] > 1 ? static_cast<int>(std::ceil(std::log10(static_cast<double>(t.shape[d])))) : 0;
+      std::snprintf(buf, sizeof buf, "%s%*lld", d ? ", " : "", width, static_cast<long long>(index[d]));
+      line += buf;
+    }
+    line += ")" + st.text;
+    if (st.types.size() > 1)
+      line += "(operand " + std::to_string(operand) + ") ";
+    ir::ScalarType et = t.elem;
+    unsigned w = et.isPointer() ? 64 : ir::bitWidth(et.dtype);
+    if (et.isPointer()) {
+      std::snprintf(buf, sizeof buf, "%p", reinterpret_cast<void *>(static_cast<uintptr_t>(bits)));
+    } else if (st.hex) {
+      std::snprintf(buf, sizeof buf, "0x%0*llx", static_cast<int>(w / 4), static_cast<unsigned long long>(bits));
+    } else if (ir::isFloat(et.dtype)) {
+      double v;
+      if (et.dtype == DType::F64) {
+        std::memcpy(&v, &bits, 8);
+      } else if (et.dtype == DType::F32) {
+        float f;
+        auto b32 = static_cast<uint32_t>(bits);
+        std::memcpy(&f, &b32, 4);
+        v = f;
+      } else {
+        v = halfToDouble(static_cast<uint16_t>(bits), et.dtype);
+      }
+      std::snprintf(buf, sizeof buf, "%f", v);
+    } else if (ir::isSigned(et.dtype)) {
+      auto v = static_cast<int64_t>(w < 64 && (bits >> (w - 1)) & 1 ? bits | (~uint64_t(0) << w) : bits);
+      std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+    } else {
+      std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(bits));
+    }
+    line += buf;
+  } else {
+    line += st.text;
+  }
+  static std::mutex outMu;
+  std::lock_guard<std::mutex> g(outMu);
+  if (s->printSink && *s->printSink) {
+    (*s->printSink)(line);
+  } else {
+    std::fputs((line + "\n").c_str(), stdout);
+    std::fflush(stdout);
+  }
+}
+
+/// A failed tl.device_assert: the run fails with the message (the first one wins).
+extern "C" void tleCpuAssert(int32_t site, const int64_t *index, int32_t px, int32_t py, int32_t pz) {
+  RunState *s = tlsRun;
+  if (!s)
+    return;
+  std::string msg = "kernel '" + *s->kernel + "': device assertion failed" + s->at(site) + " (program id " +
+                    std::to_string(px) + ", " + std::to_string(py) + ", " + std::to_string(pz);
+  if (s->sites && site >= 0 && static_cast<size_t>(site) < s->sites->size()) {
+    const detail::Site &st = (*s->sites)[static_cast<size_t>(site)];
+    if (!st.types.empty() && st.types[0].isTile()) {
+      msg += ", element (";
+      for (size_t d = 0; d < st.types[0].shape.size(); ++d)
+        msg += (d ? ", " : "") + std::to_string(index[d]);
+      msg += ")";
+    }
+    msg += ")" + (st.text.empty() ? std::string() : ": " + st.text);
+  } else {
+    msg += ")";
+  }
+  s->fail(msg);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -266,6 +364,8 @@ std::unique_ptr<Kernel> Kernel::compile(const ir::Function &f, DiagnosticEngine 
   syms[mangle(detail::kFrameFn)] = symbolFor(&tleCpuFrame);
   syms[mangle(detail::kCheckFn)] = symbolFor(&tleCpuCheck);
   syms[mangle(detail::kFailFn)] = symbolFor(&tleCpuFail);
+  syms[mangle(detail::kPrintFn)] = symbolFor(&tleCpuPrint);
+  syms[mangle(detail::kAssertFn)] = symbolFor(&tleCpuAssert);
   // Library functions LLVM lowers math intrinsics and copies to, and the libdevice stand-ins,
   // bound explicitly so that the JIT needs nothing from the process's dynamic symbol table.
   for (const detail::HostSymbol &h : detail::hostSymbols())
@@ -308,6 +408,7 @@ void Kernel::run(const Grid &grid, const std::vector<ArgValue> &args, const RunO
   state.kernel = &k.name;
   state.sites = &k.sites;
   state.params = &k.params;
+  state.printSink = &options.printSink;
   std::vector<uint64_t> slots(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
     const ir::Param &p = k.params[i];

@@ -388,6 +388,12 @@ bool Lowering::emitOp(const ir::Op &op) {
     return !failed_;
   case OpKind::AtomicRMW: case OpKind::AtomicCAS:
     return emitAtomic(op);
+  case OpKind::Print:
+    emitPrint(op);
+    return true;
+  case OpKind::Assert:
+    emitAssert(op);
+    return true;
   case OpKind::Constant:
     scalars_[op.result()] = constant(op.result()->type.elem, op.ival, op.fval);
     return true;

@@ -32,11 +32,22 @@ inline constexpr const char *kCheckFn = "__tle_cpu_check";
 /// `void __tle_cpu_fail(i32 site, i64 value)`: records a runtime failure at `site` (e.g. a for
 /// loop whose step `value` is not positive).
 inline constexpr const char *kFailFn = "__tle_cpu_fail";
+/// `void __tle_cpu_print(i32 site, i32 operand, i64 bits, ptr index, i32 pid_x, i32 pid_y,
+/// i32 pid_z)`: prints one element of operand `operand` of the print at `site` (its bits
+/// zero-extended; `index` points at one i64 per dimension), or the bare prefix when operand < 0.
+inline constexpr const char *kPrintFn = "__tle_cpu_print";
+/// `void __tle_cpu_assert(i32 site, ptr index, i32 pid_x, i32 pid_y, i32 pid_z)`: records that
+/// the device assert at `site` failed at element `index` (one i64 per dimension); the program
+/// then returns.
+inline constexpr const char *kAssertFn = "__tle_cpu_assert";
 
 /// A place in the kernel that can fail at run time, for messages.
 struct Site {
-  std::string what;  ///< "load", "store", "for loop"
+  std::string what;  ///< "load", "store", "for loop", "print", "assert"
   std::string where; ///< "file:line:col", or empty when unknown
+  std::string text;  ///< print: the prefix; assert: the message
+  bool hex = false;  ///< print: integers and floats as hexadecimal bits
+  std::vector<ir::Type> types; ///< print and assert: the operands' types
 };
 
 /// The lowered module and what the JIT needs to run it.
@@ -121,6 +132,13 @@ private:
   void emitScan(const ir::Op &op);
   void emitDot(const ir::Op &op);
   bool emitAtomic(const ir::Op &op);
+  // --- tl.device_print and tl.device_assert (Debug.cpp)
+  void emitPrint(const ir::Op &op);
+  void emitAssert(const ir::Op &op);
+  /// The bits of register value `v` of type `t`, zero-extended to i64.
+  llvm::Value *bitsOf(llvm::Value *v, ir::ScalarType t);
+  /// A stack array of `rank` i64 (in the entry block) holding `idx`; null for rank 0.
+  llvm::Value *indexArray(const Index &idx);
   /// One atomic read-modify-write (or compare-and-swap when `cmp` is set) at `p`; returns the
   /// old value (register type); nullptr when the dtype / kind pair is not supported.
   llvm::Value *atomicRMW(const ir::Op &op, llvm::Value *p, llvm::Value *v, llvm::Value *cmp, ir::ScalarType t);

@@ -65,6 +65,13 @@ public:
   void emitShapeOp(const ir::Op &op);
   void emitScan(const ir::Op &op);
   void emitAtomic(const ir::Op &op);
+  /// tl.device_print: one vprintf per element (once per element: replicated copies and, for
+  /// scalars, every thread but the first are predicated off) (DebugOps.cpp).
+  void emitPrint(const ir::Op &op);
+  /// tl.device_assert: __assertfail in every thread holding a false element (DebugOps.cpp).
+  void emitAssert(const ir::Op &op);
+  /// A private constant global holding `text` and a terminating NUL, as a generic pointer.
+  llvm::Value *globalString(const std::string &text, const std::string &name);
 
   // --- Asynchronous operand pipelines (AsyncCopy.cpp): loads whose values only travel through
   // loop-carried values into tl.dot operands are copied with cp.async straight into one of

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -118,6 +119,9 @@ struct RunOptions {
   /// Worker threads; 0 = std::thread::hardware_concurrency(). Never more than the grid's
   /// number of programs; 1 runs on the calling thread.
   unsigned threads = 0;
+  /// Where the lines of tl.device_print go (each a complete line, without the newline; called
+  /// from the worker threads, one call at a time). Unset: standard output.
+  std::function<void(const std::string &line)> printSink;
 };
 
 /// A kernel compiled for the host: LLVM IR, optimised, JIT-compiled by ORC LLJIT once, runnable
