@@ -167,11 +167,11 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
         dims.push_back(SVal::integer(d));
       return SVal::tuple(dims);
     }
-    static const std::set<std::string> methods = {"to", "reshape", "view", "trans", "permute", "split", "sum", "max",
     if (attr == "T") { // x.T: the 2-D transpose (Triton's AST visitor turns it into tl.trans)
       CallArgs args{loc, {Arg{loc, base}}, {}};
       return callBuiltin("tl.trans", args);
     }
+    static const std::set<std::string> methods = {"to", "reshape", "view", "trans", "permute", "split", "sum", "max",
                                                   "min", "expand_dims", "broadcast_to", "cumsum", "cumprod"};
     if (methods.count(attr)) {
       SVal m;
@@ -574,9 +574,9 @@ SVal Specializer::compare(ast::CompareOp op, const SVal &a, const SVal &bv, Sour
     if (ta != tb)
       fail(loc, "cannot compare a pointer with a non-pointer");
     t = DType::Ptr;
+  } else if (ir::isFloat(ta) || ir::isFloat(tb)) {
     // computation_type_impl: fp64 > fp32 > fp16 (with anything narrower) > bf16 (only with bf16;
     // with an integer, fp32).
-  } else if (ir::isFloat(ta) || ir::isFloat(tb)) {
     if (ta == DType::F64 || tb == DType::F64) t = DType::F64;
     else if (ta == DType::F32 || tb == DType::F32) t = DType::F32;
     else if (ta == DType::F16 || tb == DType::F16) t = DType::F16;

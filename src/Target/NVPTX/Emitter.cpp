@@ -241,6 +241,10 @@ void Emitter::emitOp(const ir::Op &op) {
     return emitScan(op);
   case OpKind::AtomicRMW: case OpKind::AtomicCAS:
     return emitAtomic(op);
+  case OpKind::Print:
+    return emitPrint(op);
+  case OpKind::Assert:
+    return emitAssert(op);
   case OpKind::Constant: {
     ir::ScalarType t = op.result()->type.elem;
     llvm::Type *ty = llvmType(t);
@@ -251,10 +255,6 @@ void Emitter::emitOp(const ir::Op &op) {
   }
   case OpKind::ProgramId: case OpKind::NumPrograms: {
     static const unsigned ids[2][3] = {
-  case OpKind::Print:
-    return emitPrint(op);
-  case OpKind::Assert:
-    return emitAssert(op);
         {llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y,
          llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z},
         {llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x, llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_y,
