@@ -3,7 +3,7 @@
 // against its reference. Prints "N cases, M passed"; exits 1 on any unexpected result.
 //
 //   tle-conformance [--target cpu|gpu] [--filter REGEX] [--sample K] [-j N] [--list] [-v]
-//                   [--report FILE.md] [--corrupt]
+//                   [--report FILE.md] [--corrupt] [--compile-only [--arch sm_80|sm_90a]]
 #include "Harness.h"
 
 #include "tle/Driver/Compiler.h"
@@ -53,6 +53,10 @@ struct Options {
   /// then fail (reported as a pass), so a check that cannot see a wrong value is a failure.
   bool corrupt = false;
   std::string report;
+  /// GPU: compile every kernel to a cubin for `arch` without a device and launch nothing (cases
+  /// of kernels that compile are skipped; those of kernels that do not compile fail).
+  bool compileOnly = false;
+  std::string arch = "sm_90a";
 };
 
 /// Whether `got` (element gi of the run's buffer) matches `want` (element wi) under `t`.
@@ -200,7 +204,7 @@ std::unique_ptr<Executable> compileFor(const Options &opt, const Batch &b, const
   if (!b.signature.empty())
     co.signature = b.signature;
   co.numWarps = b.numWarps;
-  co.arch = dev->arch();
+  co.arch = dev ? dev->arch() : opt.arch;
   std::ostringstream cout_, cerr_;
   int rc = driver::compile(co, cout_, cerr_);
   std::ifstream in(out, std::ios::binary);
@@ -209,6 +213,10 @@ std::unique_ptr<Executable> compileFor(const Options &opt, const Batch &b, const
   unlink(out.c_str());
   if (rc != 0) {
     err = cerr_.str();
+    return nullptr;
+  }
+  if (!dev) { // --compile-only
+    err.clear();
     return nullptr;
   }
   std::lock_guard<std::mutex> lock(gpuMutex);
@@ -263,6 +271,13 @@ void runBatch(const Options &opt, const Batch &b, const rt::Device *dev, std::ve
     exe = compileFor(opt, b, dev, err);
   } catch (const std::exception &e) {
     err = e.what();
+  }
+  if (opt.compileOnly) {
+    for (const Run &r : b.runs)
+      for (const Check &c : r.checks)
+        finish(c.name, err.empty(), err.empty() ? "compiled only" : "kernel '" + b.name + "' does not compile:\n" + err,
+               err.empty());
+    return;
   }
   for (const Run &r : b.runs) {
     std::string runErr;
@@ -336,7 +351,7 @@ std::string family(const std::string &name) { return name.substr(0, name.find('/
 
 int usage() {
   std::cerr << "usage: tle-conformance [--target cpu|gpu] [--filter REGEX] [--sample K] [-j N] [--list] [-v] "
-               "[--report FILE] [--corrupt]\n";
+               "[--report FILE] [--corrupt] [--compile-only [--arch ARCH]]\n";
   return 2;
 }
 
@@ -361,6 +376,8 @@ int main(int argc, char **argv) {
     else if (a == "-v") opt.verbose = true;
     else if (a == "--report") opt.report = value();
     else if (a == "--corrupt") opt.corrupt = true;
+    else if (a == "--compile-only") opt.compileOnly = true;
+    else if (a == "--arch") opt.arch = value();
     else return usage();
   }
   if (opt.target != "cpu" && opt.target != "gpu")
@@ -396,7 +413,11 @@ int main(int argc, char **argv) {
   }
 
   std::unique_ptr<rt::Device> dev;
-  if (opt.target == "gpu") {
+  if (opt.compileOnly && opt.target != "gpu") {
+    std::cerr << "tle-conformance: --compile-only is for --target gpu\n";
+    return 2;
+  }
+  if (opt.target == "gpu" && !opt.compileOnly) {
     std::string reason;
     if (!rt::gpuAvailable(&reason)) {
       std::cerr << "tle-conformance: --target gpu needs a CUDA GPU: " << reason << "\n";
