@@ -469,6 +469,111 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
     return bp;
   }
 
+  // --- Tensor descriptors (desugared like block pointers: every dim bounds-checked, out-of-range
+  // elements read as the padding and are not written)
+  if (name == "tl.make_tensor_descriptor") {
+    Binder p(*this, "make_tensor_descriptor", args, {"base", "shape", "strides", "block_shape", "padding_option"}, 4);
+    const Arg &base = p.get("base");
+    if (!base.val.isTensor() || !base.val.v->type.isScalar() || !base.val.v->type.elem.isPointer())
+      fail(base.loc, "make_tensor_descriptor() base must be a scalar pointer, got " + base.val.describe());
+    std::vector<int64_t> block = shapeArg(*this, p.get("block_shape"), "make_tensor_descriptor");
+    size_t rank = block.size();
+    if (rank < 1 || rank > 5)
+      fail(p.loc("block_shape"), "make_tensor_descriptor() needs 1 to 5 dimensions, got " + std::to_string(rank));
+    DType et = base.val.v->type.elem.pointee;
+    int64_t lastBytes = block.back() * int64_t(ir::storageBytes(et));
+    if (lastBytes < 16)
+      fail(p.loc("block_shape"), "a tensor descriptor's block needs at least 16 bytes in the last dimension, got " +
+                                     std::to_string(block.back()) + " * " + std::to_string(ir::storageBytes(et)) +
+                                     " = " + std::to_string(lastBytes) + " bytes");
+    SVal td;
+    td.kind = SVal::Kind::TensorDesc;
+    td.ints = block;
+    td.elts.push_back(base.val);
+    for (const char *k : {"shape", "strides"}) {
+      const Arg &a = p.get(k);
+      if (a.val.kind != SVal::Kind::Tuple)
+        fail(a.loc, std::string("make_tensor_descriptor() ") + k + " must be a tuple or list");
+      if (a.val.elts.size() != rank)
+        fail(a.loc, std::string("make_tensor_descriptor() ") + k + " has " + std::to_string(a.val.elts.size()) +
+                        " entries but block_shape has " + std::to_string(rank));
+      std::vector<SVal> vals;
+      for (auto &e : a.val.elts) {
+        if (!(e.isNumber() || (e.isTensor() && e.v->type.isScalar() && ir::isInteger(e.v->type.dtype()))))
+          fail(a.loc, std::string("make_tensor_descriptor() ") + k + " entries must be integer scalars, got " +
+                          e.describe());
+        vals.push_back(SVal::tensor(toTensorOfType(e, DType::I64, a.loc)));
+      }
+      td.elts.push_back(SVal::tuple(vals));
+    }
+    const SVal &last = p.get("strides").val.elts.back();
+    if (!(last.kind == SVal::Kind::Int && last.i == 1))
+      fail(p.loc("strides"), "a tensor descriptor's last stride must be the compile-time constant 1, got " +
+                                 last.describe());
+    td.s = "zero";
+    if (p.has("padding_option")) {
+      const SVal &pad = p.get("padding_option").val;
+      if (pad.kind != SVal::Kind::Str || (pad.s != "zero" && pad.s != "nan"))
+        fail(p.loc("padding_option"), "padding_option must be \"zero\" or \"nan\", got " + pad.describe());
+      if (pad.s == "nan" && !ir::isFloat(et))
+        fail(p.loc("padding_option"), "padding_option=\"nan\" needs a floating-point element type, got " +
+                                          std::string(ir::name(et)));
+      td.s = pad.s;
+    }
+    return td;
+  }
+  bool descLoad = name == "tl.load_tensor_descriptor" ||
+                  (name == "tl.load" && !args.pos.empty() && args.pos[0].val.kind == SVal::Kind::TensorDesc);
+  bool descStore = name == "tl.store_tensor_descriptor" ||
+                   (name == "tl.store" && !args.pos.empty() && args.pos[0].val.kind == SVal::Kind::TensorDesc);
+  if (descLoad || descStore) {
+    std::string fname = name == "tl.load" ? "load" : name == "tl.store" ? "store" : name.substr(3);
+    Binder p(*this, fname, args,
+             descLoad ? std::vector<std::string>{"desc", "offsets", "cache_modifier", "eviction_policy"}
+                      : std::vector<std::string>{"desc", "offsets", "value", "store_reduce"},
+             descLoad ? 2 : 3);
+    const SVal &td = p.get("desc").val;
+    if (td.kind != SVal::Kind::TensorDesc)
+      fail(p.loc("desc"), fname + "() expects a tensor descriptor (tl.make_tensor_descriptor), got " + td.describe());
+    const Arg &o = p.get("offsets");
+    if (o.val.kind != SVal::Kind::Tuple || o.val.elts.size() != td.ints.size())
+      fail(o.loc, fname + "() offsets must be a list of " + std::to_string(td.ints.size()) +
+                      " integers (one per dimension), got " + o.val.describe());
+    // As a block pointer at the offsets, bounds-checked along every dim.
+    SVal bp = td;
+    bp.kind = SVal::Kind::BlockPtr;
+    std::vector<SVal> offs;
+    for (auto &e : o.val.elts) {
+      if (!(e.isNumber() || (e.isTensor() && e.v->type.isScalar() && ir::isInteger(e.v->type.dtype()))))
+        fail(o.loc, fname + "() offsets must be integer scalars, got " + e.describe());
+      offs.push_back(SVal::tensor(toTensorOfType(e, DType::I64, o.loc)));
+    }
+    bp.elts.push_back(SVal::tuple(offs));
+    std::vector<int64_t> all;
+    for (size_t d = 0; d < td.ints.size(); ++d)
+      all.push_back(int64_t(d));
+    ir::Value *ptrs, *mask;
+    materializeBlockPtr(bp, all, loc, ptrs, mask);
+    DType et = ptrs->type.elem.pointee;
+    if (descLoad) {
+      ir::Value *pad = td.s == "nan" ? b->constFloat(loc, et, std::numeric_limits<double>::quiet_NaN())
+                                     : ir::isFloat(et) ? b->constFloat(loc, et, 0.0) : b->constInt(loc, et, 0);
+      std::vector<ir::Value *> ops = {ptrs, mask, b->splat(loc, pad, ptrs->type.shape)};
+      return SVal::tensor(b->create(ir::OpKind::Load, loc, ops, {ptrs->type.withElem(ir::ScalarType{et})})->result());
+    }
+    if (p.has("store_reduce") && !(p.get("store_reduce").val.kind == SVal::Kind::Str && p.get("store_reduce").val.s.empty()))
+      fail(p.loc("store_reduce"), fname + "() store_reduce is not supported yet");
+    const Arg &va = p.get("value");
+    if (!va.val.isTensor() || va.val.v->type.shape != ptrs->type.shape)
+      fail(va.loc, fname + "() value must be a tile of the descriptor's block shape " + ptrs->type.withElem(ir::ScalarType{et}).str() +
+                       ", got " + va.val.describe());
+    if (va.val.v->type.dtype() != et)
+      fail(va.loc, fname + "() value has dtype " + std::string(ir::name(va.val.v->type.dtype())) +
+                       " but the descriptor's is " + ir::name(et) + "; convert it with .to(" + ir::name(et) + ")");
+    b->create(ir::OpKind::Store, loc, {ptrs, va.val.v, mask}, {});
+    return SVal::none();
+  }
+
   // --- Memory
   if (name == "tl.load" && !args.pos.empty() && args.pos[0].val.kind == SVal::Kind::BlockPtr) {
     Binder p(*this, "load", args, {"pointer", "mask", "other", "boundary_check", "padding_option", "cache_modifier",

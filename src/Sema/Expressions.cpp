@@ -46,6 +46,15 @@ std::string SVal::describe() const {
       r += (k ? "x" : "") + std::to_string(ints[k]);
     return r + "]";
   }
+  case Kind::TensorDesc: {
+    std::string r = "tensor descriptor [";
+    for (size_t k = 0; k < ints.size(); ++k)
+      r += (k ? "x" : "") + std::to_string(ints[k]);
+    return r + "x" + (elts.empty() ? std::string("?") : elts[0].v->type.elem.pointee == ir::DType::Invalid
+                                                              ? std::string("?")
+                                                              : std::string(ir::name(elts[0].v->type.elem.pointee))) +
+           "]";
+  }
   }
   return "?";
 }
@@ -71,7 +80,7 @@ const std::set<std::string> kTlFunctions = {
     "view", "cat", "join", "split", "cumsum", "cumprod", "atomic_add", "atomic_max", "atomic_min", "atomic_and",
     "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cas", "sin", "cos", "floor", "ceil", "erf", "tanh", "log1p",
     "pow", "trunc", "atan2", "fma", "sigmoid", "make_block_ptr", "advance", "device_print", "device_assert",
-    "static_print"};
+    "static_print", "make_tensor_descriptor", "load_tensor_descriptor", "store_tensor_descriptor"};
 
 std::optional<ir::ScalarType> tlDType(const std::string &n) {
   static const std::pair<const char *, DType> table[] = {
@@ -181,6 +190,29 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
       return m;
     }
     fail(loc, base.describe() + " has no attribute '" + attr + "'");
+  }
+  if (base.kind == SVal::Kind::TensorDesc) {
+    if (attr == "load" || attr == "store") {
+      SVal m;
+      m.kind = SVal::Kind::Method;
+      m.s = attr;
+      m.elts = {base};
+      return m;
+    }
+    if (attr == "block_shape") {
+      std::vector<SVal> dims;
+      for (int64_t d : base.ints)
+        dims.push_back(SVal::integer(d));
+      return SVal::tuple(dims);
+    }
+    if (attr == "dtype")
+      return SVal::dtypeOf(ir::ScalarType{base.elts[0].v->type.elem.pointee});
+    if (attr == "shape")
+      return base.elts[1];
+    if (attr == "strides")
+      return base.elts[2];
+    fail(loc, base.describe() + " has no attribute '" + attr + "' (tensor descriptors have load, store, block_shape, "
+                                "dtype, shape and strides)");
   }
   if (base.kind == SVal::Kind::DType) {
     if (attr == "element_ty") {

@@ -19,8 +19,11 @@ namespace tle::sema {
 /// (a runtime scalar or tile), or a name of the language (module, builtin, @jit function).
 struct SVal {
   /// BlockPtr (tl.make_block_ptr) keeps elts = {base, shape, strides, offsets} (the last three
-  /// tuples of i64 scalars) and `ints` = block_shape.
-  enum class Kind { None, Int, Float, Bool, Str, DType, Tensor, Module, Builtin, JitFn, Tuple, Method, Slice, BlockPtr };
+  /// tuples of i64 scalars) and `ints` = block_shape. TensorDesc (tl.make_tensor_descriptor)
+  /// keeps elts = {base, shape, strides} (tuples of i64 scalars), `ints` = block_shape and
+  /// `s` = the padding option ("zero" or "nan").
+  enum class Kind { None, Int, Float, Bool, Str, DType, Tensor, Module, Builtin, JitFn, Tuple, Method, Slice, BlockPtr,
+                    TensorDesc };
   Kind kind = Kind::None;
   int64_t i = 0;
   double f = 0;
@@ -48,6 +51,9 @@ struct SVal {
   }
   bool isNumber() const { return kind == Kind::Int || kind == Kind::Float || kind == Kind::Bool; }
   bool isTensor() const { return kind == Kind::Tensor; }
+  /// A value made of other values (elts) that may hold runtime leaves: a tuple, a block pointer
+  /// or a tensor descriptor.
+  bool isAggregate() const { return kind == Kind::Tuple || kind == Kind::BlockPtr || kind == Kind::TensorDesc; }
   bool allConst() const {
     for (auto &e : elts)
       if (!e.isConstexpr())

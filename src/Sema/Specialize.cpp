@@ -448,7 +448,7 @@ std::optional<SVal> Specializer::placeholder(const SVal &like, const SVal *prior
     ir::Value *z = ir::isFloat(t.dtype()) ? b->constFloat(loc, t.dtype(), 0.0) : b->constInt(loc, t.dtype(), 0);
     return SVal::tensor(t.isTile() ? b->splat(loc, z, t.shape) : z);
   }
-  if (like.kind == SVal::Kind::Tuple || like.kind == SVal::Kind::BlockPtr) {
+  if (like.isAggregate()) {
     SVal r = like;
     for (size_t i = 0; i < r.elts.size(); ++i) {
       const SVal *p = prior && prior->kind == like.kind && prior->elts.size() == like.elts.size() ? &prior->elts[i]
@@ -468,14 +468,14 @@ namespace {
 /// Pairs up the runtime leaves of two values of one structure (tuples and block pointers
 /// element by element); false when the structures differ.
 bool pairLeaves(const SVal &t, const SVal &e, std::vector<SVal> &ts, std::vector<SVal> &es) {
-  bool tAgg = t.kind == SVal::Kind::Tuple || t.kind == SVal::Kind::BlockPtr;
-  bool eAgg = e.kind == SVal::Kind::Tuple || e.kind == SVal::Kind::BlockPtr;
+  bool tAgg = t.isAggregate();
+  bool eAgg = e.isAggregate();
   if (!tAgg && !eAgg) {
     ts.push_back(t);
     es.push_back(e);
     return true;
   }
-  if (t.kind != e.kind || t.elts.size() != e.elts.size() || t.ints != e.ints)
+  if (t.kind != e.kind || t.elts.size() != e.elts.size() || t.ints != e.ints || t.s != e.s)
     return false;
   for (size_t i = 0; i < t.elts.size(); ++i)
     if (!pairLeaves(t.elts[i], e.elts[i], ts, es))
@@ -485,7 +485,7 @@ bool pairLeaves(const SVal &t, const SVal &e, std::vector<SVal> &ts, std::vector
 
 /// `templ` with its leaves (as paired by pairLeaves) replaced from `leaves` starting at `next`.
 SVal rebuildLeaves(const SVal &templ, const std::vector<SVal> &leaves, size_t &next) {
-  if (templ.kind != SVal::Kind::Tuple && templ.kind != SVal::Kind::BlockPtr)
+  if (!templ.isAggregate())
     return leaves[next++];
   SVal r = templ;
   for (auto &e : r.elts)
@@ -993,7 +993,7 @@ void Specializer::flatten(const SVal &v, std::vector<ir::Value *> &leaves) {
     leaves.push_back(v.v);
     return;
   }
-  if (v.kind == SVal::Kind::Tuple || v.kind == SVal::Kind::BlockPtr)
+  if (v.isAggregate())
     for (auto &e : v.elts)
       flatten(e, leaves);
 }
@@ -1001,7 +1001,7 @@ void Specializer::flatten(const SVal &v, std::vector<ir::Value *> &leaves) {
 SVal Specializer::rebuild(const SVal &templ, const std::vector<ir::Value *> &leaves, size_t &next) {
   if (templ.isTensor())
     return SVal::tensor(leaves[next++]);
-  if (templ.kind == SVal::Kind::Tuple || templ.kind == SVal::Kind::BlockPtr) {
+  if (templ.isAggregate()) {
     SVal r = templ;
     for (auto &e : r.elts)
       e = rebuild(e, leaves, next);
@@ -1013,7 +1013,7 @@ SVal Specializer::rebuild(const SVal &templ, const std::vector<ir::Value *> &lea
 bool Specializer::carriable(const SVal &v) {
   if (v.isTensor())
     return true;
-  if (v.kind == SVal::Kind::Tuple || v.kind == SVal::Kind::BlockPtr)
+  if (v.isAggregate())
     for (auto &e : v.elts)
       if (carriable(e))
         return true;

@@ -279,3 +279,57 @@ def helpers(x_ptr, out_ptr, n):
   REQUIRE(out[11] == 4);
   REQUIRE(out[12] == 3);
 }
+
+TEST_CASE("cpu: tensor descriptors load and store blocks, zero-padded and clipped at the edges",
+          "[cpu][descriptor]") {
+  Compiled k = compileSource(kernel(R"(def desc_copy(x_ptr, y_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    xd = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    yd = tl.make_tensor_descriptor(y_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    t = xd.load([pid_m * BM, pid_n * BN])
+    # Elements past the edge load as zero: the block sum counts only real elements.
+    s = tl.sum(tl.sum(t, axis=1), axis=0)
+    yd.store([pid_m * BM, pid_n * BN], t * 2.0 + s * 0.0 + tl.where(t == 0.0, 1000.0, 0.0))
+)"),
+                             "*fp32, *fp32, i32, i32, 4, 4", cpu::CompileOptions{true});
+  TLE_REQUIRE_COMPILED(k);
+  const int M = 5, N = 7;
+  std::vector<float> x(M * N), y(M * N, -1.f);
+  for (int i = 0; i < M * N; ++i)
+    x[size_t(i)] = float(i + 1);
+  // Bounds checking: a write or read outside x or y (the edge blocks overhang both) would fail.
+  k->run({2, 2}, {ArgValue::ptr(x), ArgValue::ptr(y), i32(M), i32(N)});
+  for (int i = 0; i < M * N; ++i)
+    REQUIRE(y[size_t(i)] == 2.f * float(i + 1));
+  // One row of blocks: row 4 is not written.
+  std::fill(y.begin(), y.end(), -1.f);
+  k->run({1, 2}, {ArgValue::ptr(x), ArgValue::ptr(y), i32(M), i32(N)});
+  for (int i = 0; i < M * N; ++i) {
+    INFO("element " << i);
+    REQUIRE(y[size_t(i)] == (i / N < 4 ? 2.f * float(i + 1) : -1.f));
+  }
+}
+
+TEST_CASE("cpu: tensor descriptor padding_option='nan', negative offsets, load_tensor_descriptor",
+          "[cpu][descriptor]") {
+  Compiled k = compileSource(kernel(R"(def desc_pad(x_ptr, out_ptr, n, off):
+    d = tl.make_tensor_descriptor(x_ptr, shape=[n], strides=[1], block_shape=[8], padding_option="nan")
+    v = tl.load_tensor_descriptor(d, [off])
+    o = tl.make_tensor_descriptor(out_ptr, shape=[8], strides=[1], block_shape=[8])
+    tl.store_tensor_descriptor(o, [0], v)
+)"),
+                             "*fp32, *fp32, i32, i32", cpu::CompileOptions{true});
+  TLE_REQUIRE_COMPILED(k);
+  std::vector<float> x = {1, 2, 3, 4, 5};
+  std::vector<float> out(8, 0.f);
+  k->run({1}, {ArgValue::ptr(x), ArgValue::ptr(out), i32(5), i32(-2)});
+  for (int i = 0; i < 8; ++i) {
+    int j = i - 2;
+    INFO("i " << i);
+    if (j < 0 || j >= 5)
+      REQUIRE(std::isnan(out[size_t(i)]));
+    else
+      REQUIRE(out[size_t(i)] == x[size_t(j)]);
+  }
+}
