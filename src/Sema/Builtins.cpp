@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -304,9 +306,37 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
   }
   if (name == "tl.static_print") {
     // Compile-time print (Triton prints while compiling): the constexpr values, on stderr.
+    std::function<std::string(const SVal &)> text = [&](const SVal &v) -> std::string {
+      switch (v.kind) {
+      case SVal::Kind::Str: return v.s;
+      case SVal::Kind::Int: return std::to_string(v.i);
+      case SVal::Kind::Bool: return v.i ? "True" : "False";
+      case SVal::Kind::None: return "None";
+      case SVal::Kind::DType: return v.dtype.str();
+      case SVal::Kind::Float: {
+        char buf[64];
+        for (int prec = 1; prec <= 17; ++prec) { // the shortest text that reads back exactly (Python's repr)
+          std::snprintf(buf, sizeof buf, "%.*g", prec, v.f);
+          if (std::strtod(buf, nullptr) == v.f)
+            break;
+        }
+        std::string r = buf;
+        if (r.find_first_of(".eni") == std::string::npos)
+          r += ".0";
+        return r;
+      }
+      case SVal::Kind::Tuple: {
+        std::string r = "(";
+        for (size_t i = 0; i < v.elts.size(); ++i)
+          r += (i ? ", " : "") + text(v.elts[i]);
+        return r + (v.elts.size() == 1 ? ",)" : ")");
+      }
+      default: return v.describe();
+      }
+    };
     std::string line;
     for (auto &a : args.pos)
-      line += (line.empty() ? "" : " ") + (a.val.kind == SVal::Kind::Str ? a.val.s : a.val.describe());
+      line += (line.empty() ? "" : " ") + text(a.val);
     std::fprintf(stderr, "%s\n", line.c_str());
     return SVal::none();
   }
