@@ -1,7 +1,8 @@
 // Family "memory": masked loads with and without `other` (masked-off lanes read no memory, the
 // buffers are exactly n elements), masked stores that leave the rest untouched, 2-D masks,
-// scalar loads, stores that cast to the pointee, gathers and scatters through index tiles, and
-// block pointers (tl.make_block_ptr / tl.advance) with every boundary_check and padding_option.
+// scalar loads, stores that cast to the pointee, gathers and scatters through index tiles, block
+// pointers (tl.make_block_ptr / tl.advance) with every boundary_check and padding_option, and
+// cache / eviction / volatile and alignment hints (multiple_of, max_contiguous, `:16`).
 #include "Families.h"
 
 namespace tle::conformance {
@@ -252,9 +253,38 @@ void blockPointers(Suite &s, DType t) {
   s.add(std::move(b));
 }
 
+/// Cache and eviction hints, volatile loads, and the compiler hints (multiple_of, max_contiguous,
+/// `:16` divisibility in the signature) change no values.
+void hints(Suite &s, DType t) {
+  const int B = 128;
+  Batch b;
+  b.name = "memory/hints/" + tag(t);
+  b.source = module("@triton.jit\ndef k(x_ptr, o_ptr, n, BLOCK: tl.constexpr):\n    pid = tl.program_id(0)\n"
+                    "    offs = tl.multiple_of(pid * BLOCK, 16) + tl.max_contiguous(tl.arange(0, BLOCK), 16)\n    m = offs < n\n"
+                    "    a = tl.load(x_ptr + offs, mask=m, other=0, cache_modifier=\".cg\", eviction_policy=\"evict_last\")\n"
+                    "    c = tl.load(x_ptr + offs, mask=m, other=0, volatile=True, eviction_policy=\"evict_first\")\n"
+                    "    tl.store(o_ptr + offs, a + c, mask=m, cache_modifier=\".wb\", eviction_policy=\"evict_first\")\n");
+  b.signature = "*" + sigName(t) + ":16, *" + sigName(t) + ":16, i32:16, " + std::to_string(B);
+  for (int n : {16, 128, 400, 1024}) {
+    Rng rng(uint64_t(t) * 7 + uint64_t(n));
+    Buffer x = isFloatT(t) ? randomBuffer(t, size_t(n), rng, 50) : smallInts(t, size_t(n), rng, -50, 50);
+    Buffer want(t, size_t(n));
+    for (int i = 0; i < n; ++i)
+      want.setF(size_t(i), isFloatT(t) ? roundTo(x.getF(size_t(i)) * 2, fmtOf(t)) : x.getF(size_t(i)) * 2);
+    Run run;
+    run.args = {Arg::buf(x), Arg::buf(Buffer(t, size_t(n))), Arg::i32(n)};
+    run.grid[0] = uint32_t((n + B - 1) / B);
+    expect(run, 1, "memory/hints/" + tag(t) + "/n" + std::to_string(n), want);
+    b.runs.push_back(std::move(run));
+  }
+  s.add(std::move(b));
+}
+
 } // namespace
 
 void addMemory(Suite &s) {
+  for (DType t : {DType::F32, DType::F16, DType::I8, DType::I64, DType::BF16, DType::U32, DType::F64})
+    hints(s, t);
   for (DType t : kAllDTypes)
     masked1d(s, t);
   for (DType t : {DType::F32, DType::F16, DType::I8, DType::I64, DType::U16, DType::F64})
