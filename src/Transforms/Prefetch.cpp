@@ -206,8 +206,11 @@ private:
     auto forIt = std::find_if(outer->ops.begin(), outer->ops.end(), [&](auto &p) { return p.get() == &forOp; });
     ir::Builder pre(outer);
     pre.setInsertionPoint(outer, forIt);
+    // The body's new loads go at its end, after the dot: the slot they fill is the one the
+    // previous iteration's dot read, and the NVPTX backend lets this iteration's wgmma run
+    // while they are issued.
     ir::Builder top(&body);
-    top.setInsertionPoint(&body, body.ops.begin());
+    top.setInsertionPoint(&body, std::prev(body.ops.end()));
     // argAt(a, j): the value of body argument `a` j iterations after the one given by `base`
     // (the loop's start before it, the current iteration in the body).
     // Per level: the clone maps of the next-value computations, and the arguments' values.

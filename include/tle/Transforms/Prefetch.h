@@ -13,9 +13,10 @@ namespace tle::transforms {
 /// would take more than 160 KiB of shared memory):
 ///   - before the loop, the loads of iterations 0 .. D-1 (carried values advanced from their
 ///     initial values, each load predicated on lb + j*step < ub);
-///   - the loop carries a window of D loaded values per load; at the start of the body, the load
-///     of iteration iv + D*step (addresses recomputed through the carried values' next-value
-///     computations applied D times, predicated on iv + D*step < ub); the yield shifts the window;
+///   - the loop carries a window of D loaded values per load; at the end of the body (after
+///     the dot), the load of iteration iv + D*step (addresses recomputed through the carried
+///     values' next-value computations applied D times, predicated on iv + D*step < ub); the
+///     yield shifts the window;
 ///   - the dot uses the oldest value of the window (loaded D iterations earlier).
 /// A masked-off element reads nothing, so the loads past the last iteration never touch memory.
 /// Returns the number of loads prefetched.

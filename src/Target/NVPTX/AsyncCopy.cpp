@@ -145,6 +145,24 @@ void Emitter::planAsyncOperands() {
     smemAlign_ = 1024;
   }
   sharedBytes_ = std::max(sharedBytes_, smemBase_);
+  scratchBase_ = smemBase_;
+  // The last top-level op whose region or operands touch an async value.
+  size_t idx = 0;
+  for (auto &top : f.body.ops) {
+    bool uses = false;
+    auto visit = [&](ir::Op &o) {
+      for (const ir::Value *v : o.operands)
+        uses |= isAsync(v);
+      for (auto &r : o.results)
+        uses |= isAsync(r.get());
+    };
+    visit(*top);
+    for (auto &r : top->regions)
+      ir::walk(*r, visit);
+    if (uses)
+      lastAsyncTopOp_ = idx;
+    ++idx;
+  }
 }
 
 llvm::Value *Emitter::swizzledOffset(llvm::Value *row, llvm::Value *col, int64_t rows, int swizzle, unsigned eb) {

@@ -190,7 +190,7 @@ std::vector<llvm::Value *> Emitter::regsIn(const ir::Value *v, const ir::Layout 
 }
 
 llvm::Value *Emitter::smemPtr(llvm::Value *byteOffset) {
-  return smemRaw(smemBase_ ? B.CreateAdd(byteOffset, B.getInt32(static_cast<uint32_t>(smemBase_))) : byteOffset);
+  return smemRaw(scratchBase_ ? B.CreateAdd(byteOffset, B.getInt32(static_cast<uint32_t>(scratchBase_))) : byteOffset);
 }
 
 llvm::Value *Emitter::smemRaw(llvm::Value *byteOffset) {
@@ -209,8 +209,18 @@ void Emitter::barrier() { declareIntrinsicCall(llvm::Intrinsic::nvvm_barrier0, {
 // Ops
 
 void Emitter::emitBlock(const ir::Block &b) {
-  for (auto &op : b.ops)
+  size_t i = 0;
+  for (auto &op : b.ops) {
+    // Past the last top-level user of the async buffers, scratch space starts at 0 again; the
+    // copies still in flight (a pipeline's masked-off prefetches) must land first.
+    if (&b == &f.body && scratchBase_ && i > lastAsyncTopOp_) {
+      auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
+      B.CreateCall(fty, llvm::InlineAsm::get(fty, "cp.async.wait_all;", "", true));
+      scratchBase_ = 0;
+    }
     emitOp(*op);
+    ++i;
+  }
 }
 
 void Emitter::emitOp(const ir::Op &op) {
@@ -508,7 +518,18 @@ void Emitter::emitFor(const ir::Op &op) {
   auto *header = llvm::BasicBlock::Create(ctx, "for.header", kernel_);
   auto *loop = llvm::BasicBlock::Create(ctx, "for.body", kernel_);
   auto *exit = llvm::BasicBlock::Create(ctx, "for.exit", kernel_);
-  B.CreateBr(header);
+  // A loop that leaves wgmma groups in flight across iterations is emitted rotated (guard, body,
+  // test at the bottom) with the final wait on the exit edge alone: ptxas serializes every
+  // wgmma of the loop (C7514) when a path that may still have groups in flight reaches other
+  // code before the wait.
+  bool rotated = false;
+  for (auto &o : body.ops)
+    rotated |= o->kind == ir::OpKind::Dot && useWgmma(*o) && deferrableWgmma(*o) == &op;
+  auto lessThan = [&](llvm::Value *a, llvm::Value *b) { return sg ? B.CreateICmpSLT(a, b) : B.CreateICmpULT(a, b); };
+  if (rotated)
+    B.CreateCondBr(lessThan(lb, ub), header, exit);
+  else
+    B.CreateBr(header);
   B.SetInsertPoint(header);
   llvm::PHINode *iv = B.CreatePHI(lb->getType(), 2, "iv");
   iv->addIncoming(lb, pre);
@@ -528,7 +549,10 @@ void Emitter::emitFor(const ir::Op &op) {
     vals_[body.args[i - 2].get()] = asVals;
     vals_[op.result(static_cast<unsigned>(i - 3))] = asVals;
   }
-  B.CreateCondBr(sg ? B.CreateICmpSLT(iv, ub) : B.CreateICmpULT(iv, ub), loop, exit);
+  if (rotated)
+    B.CreateBr(loop);
+  else
+    B.CreateCondBr(lessThan(iv, ub), loop, exit);
   B.SetInsertPoint(loop);
   int savedCommits = commits_;
   commits_ = 0;
@@ -555,16 +579,40 @@ void Emitter::emitFor(const ir::Op &op) {
   commits_ = savedCommits;
   const ir::Op *yield = body.terminator();
   llvm::BasicBlock *latch = B.GetInsertBlock();
+  std::vector<std::vector<llvm::Value *>> nexts;
   for (size_t i = 0; i < phis.size(); ++i) {
     const ir::Value *y = yield->operands[i];
-    std::vector<llvm::Value *> next =
-        y->type.isScalar() ? std::vector<llvm::Value *>{scalar(y)} : regsIn(y, *op.result(static_cast<unsigned>(i))->layout);
-    for (size_t k = 0; k < phis[i].size(); ++k)
-      phis[i][k]->addIncoming(next[k], latch);
+    nexts.push_back(y->type.isScalar() ? std::vector<llvm::Value *>{scalar(y)}
+                                       : regsIn(y, *op.result(static_cast<unsigned>(i))->layout));
   }
-  iv->addIncoming(B.CreateAdd(iv, step, "iv.next"), latch);
-  B.CreateBr(header);
+  llvm::Value *ivNext = B.CreateAdd(iv, step, "iv.next");
+  for (size_t i = 0; i < phis.size(); ++i)
+    for (size_t k = 0; k < phis[i].size(); ++k)
+      phis[i][k]->addIncoming(nexts[i][k], latch);
+  iv->addIncoming(ivNext, latch);
+  if (!rotated) {
+    B.CreateBr(header);
+    B.SetInsertPoint(exit);
+    return;
+  }
+  auto *drain = llvm::BasicBlock::Create(ctx, "for.drain", kernel_);
+  B.CreateCondBr(lessThan(ivNext, ub), header, drain);
+  B.SetInsertPoint(drain);
+  auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
+  B.CreateCall(fty, llvm::InlineAsm::get(fty, "wgmma.wait_group.sync.aligned 0;", "", true));
+  B.CreateBr(exit);
+  // The loop's results: the initial values when it runs no iteration, the last yield's after.
   B.SetInsertPoint(exit);
+  for (size_t i = 0; i < phis.size(); ++i) {
+    std::vector<llvm::Value *> res;
+    for (size_t k = 0; k < phis[i].size(); ++k) {
+      llvm::PHINode *p = B.CreatePHI(phis[i][k]->getType(), 2);
+      p->addIncoming(phis[i][k]->getIncomingValueForBlock(pre), pre);
+      p->addIncoming(nexts[i][k], drain);
+      res.push_back(p);
+    }
+    vals_[op.result(static_cast<unsigned>(i))] = res;
+  }
 }
 
 std::vector<llvm::Value *> Emitter::regsLike(const ir::Value *v, const ir::Value *like) {

@@ -44,7 +44,7 @@ public:
 
   // Shared memory: one dynamic buffer; every use is barrier, write, barrier, read.
   llvm::Value *smemPtr(llvm::Value *byteOffset);
-  void reserveShared(int64_t bytes) { sharedBytes_ = std::max(sharedBytes_, smemBase_ + bytes); }
+  void reserveShared(int64_t bytes) { sharedBytes_ = std::max(sharedBytes_, scratchBase_ + bytes); }
   /// Pointer into the whole shared buffer, below the scratch area smemPtr() hands out.
   llvm::Value *smemRaw(llvm::Value *byteOffset);
   void barrier();
@@ -106,6 +106,15 @@ public:
   /// warpgroups); otherwise mma.sync.
   bool useWgmma(const ir::Op &dot) const;
   void emitWgmma(const ir::Op &dot);
+  /// The loop whose next iteration may consume `dot`'s accumulator while its wgmma group is still
+  /// in flight (both operands in async slots, the accumulator carried and used by this dot
+  /// only); nullptr when the dot must complete before the code after it.
+  const ir::Op *deferrableWgmma(const ir::Op &dot) const;
+  /// wgmma.wait_group 0, with `C` (accumulator registers) passed through it and replaced.
+  void waitWgmma(std::vector<llvm::Value *> &C);
+  /// Per loop, dot results whose wgmma groups are left in flight across iterations; after the
+  /// loop, its results for them wait for completion.
+  std::map<const ir::Op *, std::set<const ir::Value *>> wgmmaInFlight_;
   /// Target architecture ("sm_80", "sm_90a").
   std::string arch = "sm_80";
   int commits_ = 0;                              ///< cp.async groups committed in this region
@@ -145,6 +154,11 @@ private:
   std::map<const ir::Value *, int> asyncOf_;   ///< value -> index into buffers_
   std::vector<AsyncBuffer> buffers_;
   int64_t smemBase_ = 0;                       ///< bytes reserved for async buffers
+  /// Where smemPtr's scratch area starts: after the async buffers while any is live, at 0 once
+  /// the top-level ops that use them are done (so an epilogue's layout conversions reuse the
+  /// pipeline's slots and the kernel needs less shared memory per CTA).
+  int64_t scratchBase_ = 0;
+  size_t lastAsyncTopOp_ = 0; ///< index in f.body of the last top-level op using async buffers
   int smemAlign_ = 16; ///< alignment of the shared buffer (1024: wgmma's swizzle repeats every 1024 bytes)
   std::map<int, int> prologueLoads_;           ///< async loads issued outside loops, per buffer
 };

@@ -192,9 +192,11 @@ void Emitter::emitWgmma(const ir::Op &op) {
   auto *mma = llvm::InlineAsm::get(mmaTy, text, cons, /*hasSideEffects=*/true);
 
   plain("wgmma.fence.sync.aligned;");
-  for (int64_t kk = 0; kk < K / 16; ++kk)
-    for (int64_t m = 0; m < repM; ++m)
-      for (int64_t ch = 0; ch < chunks; ++ch) {
+  // One accumulator block at a time, all of K for it: consecutive wgmmas chain on the same
+  // registers.
+  for (int64_t m = 0; m < repM; ++m)
+    for (int64_t ch = 0; ch < chunks; ++ch)
+      for (int64_t kk = 0; kk < K / 16; ++kk) {
         std::vector<llvm::Value *> args;
         for (int i = 0; i < nRegs; ++i)
           args.push_back(C[cIdx(m, ch, i)]);
@@ -206,7 +208,52 @@ void Emitter::emitWgmma(const ir::Op &op) {
           C[cIdx(m, ch, i)] = B.CreateExtractValue(res, static_cast<unsigned>(i));
       }
   plain("wgmma.commit_group.sync.aligned;");
+  if (const ir::Op *loop = deferrableWgmma(op)) {
+    // Only the next iteration's wgmma reads the accumulators (chaining in flight is allowed) and
+    // its own operands stay untouched until then: let this group run while the loop goes on,
+    // and wait for the previous iteration's (whose slots the loads after this dot refill).
+    plain("wgmma.wait_group.sync.aligned 1;");
+    wgmmaInFlight_[loop].insert(op.result());
+    vals_[op.result()] = C;
+    return;
+  }
+  waitWgmma(C);
+  vals_[op.result()] = C;
+}
+
+const ir::Op *Emitter::deferrableWgmma(const ir::Op &op) const {
+  if (!isAsync(op.operands[0]) || !isAsync(op.operands[1]))
+    return nullptr;
+  const ir::Block *body = op.parent;
+  const ir::Op *loop = body ? body->parent : nullptr;
+  if (!loop || loop->kind != ir::OpKind::For)
+    return nullptr;
+  const ir::Op *yield = body->ops.back().get();
+  const ir::Value *acc = op.operands[2];
+  // The accumulator is a carried value (argument i + 1, yield operand i) used by this dot alone,
+  // and the result is used by the yield alone, in the same position.
+  if (acc->owner != body || acc->index < 1 || yield->operands.size() < acc->index ||
+      yield->operands[acc->index - 1] != op.result())
+    return nullptr;
+  int accUses = 0, resUses = 0;
+  for (auto &o : body->ops) {
+    const ir::Op *top = o.get();
+    auto count = [&](const ir::Op &x) {
+      for (const ir::Value *v : x.operands) {
+        accUses += v == acc;
+        resUses += v == op.result();
+      }
+    };
+    count(*top);
+    for (auto &r : top->regions)
+      ir::walk(*r, [&](ir::Op &x) { count(x); });
+  }
+  return accUses == 1 && resUses == 1 ? loop : nullptr;
+}
+
+void Emitter::waitWgmma(std::vector<llvm::Value *> &C) {
   // The wait takes the accumulators in and out, so that nothing reads them before it.
+  auto *f32 = B.getFloatTy();
   std::string wtext = "wgmma.wait_group.sync.aligned 0;";
   std::string wcons;
   for (size_t i = 0; i < C.size(); ++i)
@@ -218,7 +265,6 @@ void Emitter::emitWgmma(const ir::Op &op) {
   llvm::Value *w = B.CreateCall(waitTy, llvm::InlineAsm::get(waitTy, wtext, wcons, true), C);
   for (size_t i = 0; i < C.size(); ++i)
     C[i] = B.CreateExtractValue(w, static_cast<unsigned>(i));
-  vals_[op.result()] = C;
 }
 
 } // namespace tle::nvptx
