@@ -191,9 +191,9 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
         return 2;
       launch = collectLaunchFacts(o, &mod, *fn, sm, diags);
     }
-    // Tile-IR passes: the pipeline's, or the ones --pass names.
     if (o.numStages)
       fn->numStages = *o.numStages;
+    // Tile-IR passes: the pipeline's, or the ones --pass names.
     std::vector<std::string> order = o.passes;
     bool explicitPasses = !order.empty();
     if (!explicitPasses)
