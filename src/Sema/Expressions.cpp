@@ -551,6 +551,25 @@ SVal Specializer::binary(ast::BinaryOp op, const SVal &a, const SVal &bv, Source
   case O::Shr: k = ir::OpKind::Shr; break;
   default: fail(loc, "unsupported operator");
   }
+  // Debug builds check integer +, -, * for overflow as Triton does with debug=True
+  // (binary_op_sanitize_overflow_impl): the operation redone in int64 must fit the type.
+  if (debug && ir::isInteger(t) && t != DType::I1 && ir::bitWidth(t) < 64 &&
+      (k == ir::OpKind::Add || k == ir::OpKind::Sub || k == ir::OpKind::Mul)) {
+    ir::ScalarType i64{DType::I64};
+    ir::Value *wide = b->binary(k, loc, castTo(x, i64, loc), castTo(y, i64, loc));
+    unsigned w = ir::bitWidth(t);
+    int64_t hi = ir::isSigned(t) ? (int64_t(1) << (w - 1)) - 1 : int64_t((uint64_t(1) << w) - 1);
+    int64_t lo = ir::isSigned(t) ? -(int64_t(1) << (w - 1)) : 0;
+    auto bound = [&](int64_t v) {
+      ir::Value *c = b->constInt(loc, DType::I64, v);
+      return wide->type.isTile() ? b->splat(loc, c, wide->type.shape) : c;
+    };
+    ir::Value *ok = b->binary(ir::OpKind::And, loc, b->cmp(loc, ir::CmpPred::Le, wide, bound(hi)),
+                              b->cmp(loc, ir::CmpPred::Ge, wide, bound(lo)));
+    const char *opName = k == ir::OpKind::Add ? "add" : k == ir::OpKind::Sub ? "sub" : "mul";
+    deviceAssert({loc, SVal::tensor(ok)}, "int" + std::to_string(w) + " overflow detected for operation " + opName,
+                 nullptr, loc);
+  }
   return SVal::tensor(b->binary(k, loc, x, y));
 }
 

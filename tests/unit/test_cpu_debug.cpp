@@ -188,3 +188,39 @@ def kernel(x_ptr):
   x[0] = 3;
   k->run({1}, {ArgValue::ptr(x)});
 }
+
+TEST_CASE("cpu debug: integer +, -, * are checked for overflow in debug builds (Triton's sanitize_overflow)",
+          "[cpu][debug]") {
+  const char *src = R"(import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale(x_ptr, y_ptr, u_ptr, n):
+    offs = tl.arange(0, 16)
+    x = tl.load(x_ptr + offs)
+    tl.store(y_ptr + offs, x * n + 1)
+    u = tl.load(u_ptr + offs)
+    tl.store(u_ptr + offs, u - 1)
+)";
+  std::vector<int32_t> x(16, 100000), y(16, 0);
+  std::vector<uint32_t> u(16, 5);
+  // Without debug: wraps around, no check.
+  Compiled plain = compileDebug(src, "*i32, *i32, *u32, i32", false);
+  TLE_REQUIRE_COMPILED(plain);
+  plain->run({1}, {ArgValue::ptr(x), ArgValue::ptr(y), ArgValue::ptr(u), i32(100000)});
+  REQUIRE(y[0] == int32_t(uint32_t(100000) * 100000u + 1u));
+  Compiled dbg = compileDebug(src, "*i32, *i32, *u32, i32", true);
+  TLE_REQUIRE_COMPILED(dbg);
+  REQUIRE_THROWS_WITH(dbg->run({1}, {ArgValue::ptr(x), ArgValue::ptr(y), ArgValue::ptr(u), i32(100000)}),
+                      "kernel 'scale': device assertion failed at dbg.tle:9:30 (program id 0, 0, 0, element (0)): "
+                      "int32 overflow detected for operation mul");
+  dbg->run({1}, {ArgValue::ptr(x), ArgValue::ptr(y), ArgValue::ptr(u), i32(3)});
+  REQUIRE(y[5] == 300001);
+  REQUIRE(u[0] == 3u); // 5, less one without and one with debug
+  // Unsigned results below zero are overflows too.
+  std::fill(u.begin(), u.end(), 0u);
+  REQUIRE_THROWS_WITH(dbg->run({1}, {ArgValue::ptr(x), ArgValue::ptr(y), ArgValue::ptr(u), i32(3)}),
+                      "kernel 'scale': device assertion failed at dbg.tle:11:30 (program id 0, 0, 0, element (0)): "
+                      "int32 overflow detected for operation sub");
+}
