@@ -483,6 +483,22 @@ bool pairLeaves(const SVal &t, const SVal &e, std::vector<SVal> &ts, std::vector
   return true;
 }
 
+/// Whether two values are the same (the same runtime values, equal compile-time values): merging
+/// them needs no `if` result.
+bool identical(const SVal &t, const SVal &e) {
+  if (t.isTensor() || e.isTensor())
+    return t.isTensor() && e.isTensor() && t.v == e.v;
+  if (t.isAggregate() || e.isAggregate()) {
+    if (t.kind != e.kind || t.elts.size() != e.elts.size() || t.ints != e.ints || t.s != e.s)
+      return false;
+    for (size_t i = 0; i < t.elts.size(); ++i)
+      if (!identical(t.elts[i], e.elts[i]))
+        return false;
+    return true;
+  }
+  return t.isConstexpr() && e.isConstexpr() && t.describe() == e.describe();
+}
+
 /// `templ` with its leaves (as paired by pairLeaves) replaced from `leaves` starting at `next`.
 SVal rebuildLeaves(const SVal &templ, const std::vector<SVal> &leaves, size_t &next) {
   if (!templ.isAggregate())
@@ -570,6 +586,15 @@ void Specializer::joinBranches(ir::Op *ifOp, Env &env, Env (&branch)[2], const s
       continue;
     }
     pending.push_back({n, ti->second, ei->second});
+  }
+  // Values that are the same on both sides pass unchanged.
+  for (size_t i = 0; i < pending.size();) {
+    if (identical(pending[i].t, pending[i].e)) {
+      env[pending[i].name] = pending[i].t;
+      pending.erase(pending.begin() + static_cast<long>(i));
+    } else {
+      ++i;
+    }
   }
   // Merge leaf by leaf (tuples and block pointers element-wise).
   std::vector<std::string> leafNames;
