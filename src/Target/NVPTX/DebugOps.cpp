@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace tle::nvptx {
 
@@ -53,15 +54,20 @@ void Emitter::emitPrint(const ir::Op &op) {
                       unsigned(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z)})
     pid.push_back(declareIntrinsicCall(id, {}, {}));
   // printf(fmt, args...) as vprintf(fmt, &struct{args...}): each argument at its natural
-  // alignment; floats as double, narrow integers widened to 32 bits.
+  // alignment; floats as double, narrow integers widened to 32 bits. One argument buffer per
+  // struct type (calls are sequential).
+  std::map<llvm::StructType *, llvm::Value *> buffers;
   auto call = [&](const std::string &fmt, const std::vector<llvm::Value *> &args, llvm::Value *pred) {
     llvm::Value *fmtPtr = globalString(fmt + "\n", "printfFormat");
     std::vector<llvm::Type *> tys;
     for (llvm::Value *a : args)
       tys.push_back(a->getType());
     auto *sty = llvm::StructType::get(ctx, tys);
-    llvm::IRBuilder<> E(entry_, entry_->getFirstInsertionPt());
-    llvm::Value *buf = E.CreateAlloca(sty, nullptr, "printfArgs");
+    llvm::Value *&buf = buffers[sty];
+    if (!buf) {
+      llvm::IRBuilder<> E(entry_, entry_->getFirstInsertionPt());
+      buf = E.CreateAlloca(sty, nullptr, "printfArgs");
+    }
     auto *then = llvm::BasicBlock::Create(ctx, "print", B.GetInsertBlock()->getParent());
     auto *cont = llvm::BasicBlock::Create(ctx, "print.done", B.GetInsertBlock()->getParent());
     B.CreateCondBr(pred, then, cont);
