@@ -1310,6 +1310,10 @@ void Specializer::execLoopAsWhile(const ast::Stmt *s, const ast::Block &bodyAst,
   ir::Value *cond;
   if (forIv) {
     cond = b->cmp(loc, ir::CmpPred::Lt, bargs[0], forIv->ub);
+    // A runtime step that is not positive runs no iteration (rather than never ending).
+    if (!forIv->step->def || forIv->step->def->kind != ir::OpKind::Constant)
+      cond = b->binary(ir::OpKind::And, loc, cond,
+                       b->cmp(loc, ir::CmpPred::Gt, forIv->step, b->constInt(loc, forIv->step->type.dtype(), 0)));
     if (stop)
       cond = b->binary(ir::OpKind::And, loc, cond, b->unary(ir::OpKind::Not, loc, stop));
   } else if (!stop) {
