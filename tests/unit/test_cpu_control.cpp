@@ -333,3 +333,22 @@ TEST_CASE("cpu: tensor descriptor padding_option='nan', negative offsets, load_t
       REQUIRE(out[size_t(i)] == x[size_t(j)]);
   }
 }
+
+TEST_CASE("cpu control: a for loop with break and a runtime step", "[cpu][control]") {
+  Compiled k = compileSource(kernel(R"(def stepk(out_ptr, n, step):
+    total = 0
+    for i in range(0, n, step):
+        if i > 20:
+            break
+        total += i
+    tl.store(out_ptr, total)
+)"),
+                             "*i32, i32, i32");
+  TLE_REQUIRE_COMPILED(k);
+  for (auto [step, want] : std::vector<std::pair<int, int>>{{3, 63}, {7, 21}, {50, 0}, {0, 0}, {-1, 0}}) {
+    std::vector<int32_t> out(1, -1);
+    k->run({1}, {ArgValue::ptr(out), i32(100), i32(step)});
+    INFO("step " << step);
+    REQUIRE(out[0] == want);
+  }
+}
