@@ -126,7 +126,12 @@ private:
         const ir::Value *r = op.result(static_cast<unsigned>(i));
         if (!r->type.isTile())
           continue;
+        // A strong wish (a memory access or a dot: e.g. the load that refills a pipelined
+        // operand) wins over a weak one (e.g. a transposition's default).
         const ir::Value *candidates[] = {body.args[i + 1].get(), yield->operands[i], r};
+        for (const ir::Value *v : candidates)
+          if (!carried[i] && want_.count(v) && strong_.count(v))
+            carried[i] = want_[v];
         for (const ir::Value *v : candidates)
           if (!carried[i] && want_.count(v))
             carried[i] = want_[v];
@@ -135,6 +140,14 @@ private:
         if (!carried[i])
           carried[i] = defaultFor(r->type, r->type.isTile() ? ir::storageBytes(r->type.dtype()) : 4);
       }
+      // A value yielded unchanged from another carried value (a pipeline's window shifting by
+      // one stage) takes that value's layout, so that the shift moves no data.
+      for (size_t round = 0; round < op.results.size(); ++round)
+        for (size_t i = 0; i < op.results.size(); ++i) {
+          const ir::Value *y = yield->operands[i];
+          if (carried[i] && y->owner == &body && y->index >= 1 && carried[y->index - 1])
+            carried[i] = carried[y->index - 1];
+        }
       want_ = std::move(saved);
       strong_ = std::move(savedStrong);
       for (size_t i = 0; i < op.results.size(); ++i) {

@@ -25,7 +25,7 @@ bool isPureForSlice(const ir::Op &op) {
 
 class Prefetcher {
 public:
-  explicit Prefetcher(int numStages) : numStages_(numStages) {}
+  explicit Prefetcher(const ir::Function &f) : f_(f), numStages_(f.numStages) {}
   unsigned count = 0;
   /// Pipeline stages when the kernel does not say (Triton's default num_stages).
   static constexpr int kDefaultStages = 3;
@@ -42,6 +42,7 @@ public:
   }
 
 private:
+  const ir::Function &f_;
   int numStages_;
   ir::Block *body_ = nullptr;
 
@@ -128,6 +129,11 @@ private:
         if (u->kind == OpKind::Dot && (u->operands[0] == v || u->operands[1] == v) && u->parent == &body)
           continue;
         if (u->kind == OpKind::Cast && u->parent == &body && feedsDotOnly(u->result(), depth + 1))
+          continue;
+        // A transposed operand (tl.trans(k)) is read from the slot as loaded on sm_90a (wgmma
+        // takes either major order); mma.sync would need it in registers.
+        if (u->kind == OpKind::Permute && f_.arch == "sm_90a" && u->parent == &body &&
+            feedsDotOnly(u->result(), depth + 1))
           continue;
         return false;
       }
@@ -286,7 +292,7 @@ private:
 } // namespace
 
 unsigned prefetchDotOperands(ir::Function &f) {
-  Prefetcher p(f.numStages);
+  Prefetcher p(f);
   p.block(f.body);
   return p.count;
 }

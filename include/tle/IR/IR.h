@@ -216,6 +216,9 @@ public:
   /// Software-pipelining stages for dot-operand loads in loops (Triton's num_stages: shared-memory
   /// slots per operand; loads run num_stages - 1 iterations ahead). 0: the default (3); 1: none.
   int numStages = 0;
+  /// The GPU architecture the function is compiled for ("sm_80", "sm_90a"; empty: not known),
+  /// for passes whose rewrites pay off only where the backend has the instructions for them.
+  std::string arch;
   /// Constexpr parameter values the kernel was specialised with, as source text.
   std::vector<std::pair<std::string, std::string>> constexprs;
   /// Bytes of dynamic shared memory the gpu stage needs (set by codegen).

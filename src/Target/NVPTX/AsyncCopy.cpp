@@ -83,6 +83,7 @@ void Emitter::planAsyncOperands() {
     const std::vector<const ir::Value *> &vs = members[root];
     bool ok = true, hasLoad = false;
     int operandIdx = -1, carried = 0;
+    std::vector<const ir::Value *> transposedViews;
     const ir::Op *dot = nullptr;
     for (const ir::Value *v : vs) {
       if (v->def && v->def->kind == OpKind::Load) {
@@ -110,6 +111,18 @@ void Emitter::planAsyncOperands() {
           dot = u;
           continue;
         }
+        // tl.trans of the tile feeding a wgmma operand alone: the dot reads the slot with the
+        // other major order (the view shares the slot).
+        if (u->kind == OpKind::Permute && u->result()->type.rank() == 2 && u->ints == std::vector<int64_t>{1, 0}) {
+          const auto &pu = uses[u->result()];
+          if (pu.size() == 1 && pu[0].first->kind == OpKind::Dot && pu[0].second <= 1 && useWgmma(*pu[0].first) &&
+              (operandIdx < 0 || operandIdx == int(pu[0].second)) && (!dot || useWgmma(*dot))) {
+            operandIdx = static_cast<int>(pu[0].second);
+            dot = pu[0].first;
+            transposedViews.push_back(u->result());
+            continue;
+          }
+        }
         ok = false;
       }
     }
@@ -135,6 +148,10 @@ void Emitter::planAsyncOperands() {
     smemBase_ += buf.slots * buf.slotBytes;
     for (const ir::Value *v : vs)
       asyncOf_[v] = static_cast<int>(buffers_.size());
+    for (const ir::Value *v : transposedViews) {
+      asyncOf_[v] = static_cast<int>(buffers_.size());
+      asyncTransposed_.insert(v);
+    }
     buffers_.push_back(buf);
   }
   // wgmma staging areas (smemPtr) follow the slots and need the same alignment.
@@ -211,8 +228,9 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
   }
   if (!slot)
     slot = B.getInt32(static_cast<uint32_t>(prologueLoads_[cls]++ % buf.slots));
-  if (inLoop)
+  if (inLoop && !asyncBarrierValid_)
     barrier(); // every warp is done reading that slot (an earlier iteration's dot)
+  asyncBarrierValid_ = inLoop;
   const ir::Layout &l = *r->layout;
   std::vector<llvm::Value *> P = regsIn(load.operands[0], l);
   std::vector<llvm::Value *> M;

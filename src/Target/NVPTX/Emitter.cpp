@@ -224,6 +224,13 @@ void Emitter::emitBlock(const ir::Block &b) {
 }
 
 void Emitter::emitOp(const ir::Op &op) {
+  // Ops that only compute in registers keep the barrier an async load issued valid for the
+  // next one (loads of one pipeline stage share it); anything else may touch shared memory.
+  bool registersOnly = ir::isElementwise(op.kind) || op.kind == OpKind::Constant || op.kind == OpKind::Splat ||
+                       op.kind == OpKind::Arange || op.kind == OpKind::ExpandDims || op.kind == OpKind::Broadcast ||
+                       op.kind == OpKind::ProgramId || op.kind == OpKind::NumPrograms;
+  if (!registersOnly && !(op.kind == OpKind::Load && isAsync(op.result())))
+    asyncBarrierValid_ = false;
   switch (op.kind) {
   case OpKind::Return: case OpKind::Yield: case OpKind::Condition:
     return;

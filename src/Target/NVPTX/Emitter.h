@@ -159,6 +159,12 @@ private:
   /// pipeline's slots and the kernel needs less shared memory per CTA).
   int64_t scratchBase_ = 0;
   size_t lastAsyncTopOp_ = 0; ///< index in f.body of the last top-level op using async buffers
+  /// A barrier since the last op that may have read shared memory (set by an async load in a
+  /// loop, which needs one before refilling a slot; cleared by other ops: Emitter::emitOp).
+  bool asyncBarrierValid_ = false;
+  /// Async values that are transposed views (tl.trans) of a slot: their dim 0 is the slot's
+  /// contiguous dim.
+  std::set<const ir::Value *> asyncTransposed_;
   int smemAlign_ = 16; ///< alignment of the shared buffer (1024: wgmma's swizzle repeats every 1024 bytes)
   std::map<int, int> prologueLoads_;           ///< async loads issued outside loops, per buffer
 };

@@ -13,6 +13,8 @@
 
 #include <llvm/IR/InlineAsm.h>
 
+#include <map>
+
 namespace tle::nvptx {
 
 namespace {
@@ -63,15 +65,20 @@ void Emitter::emitWgmma(const ir::Op &op) {
   // Operand placement. Registers are staged with the dim they hold contiguously as the
   // tile's contiguous dim, so that stores are 16-byte vectors.
   bool asyncA = isAsync(op.operands[0]), asyncB = isAsync(op.operands[1]);
+  // A held in the accumulator layout of an [M, K] tile (e.g. attention's probabilities, computed
+  // from a dot's result) is already wgmma's register fragment for A (PTX ISA §9.7.15.5.1: per
+  // warp 16 rows, a0/a1 rows r and r + 8 at columns 2q, 2q + 1, a2/a3 the same 8 columns on):
+  // it is read from registers, not staged.
+  bool regA = !asyncA && eb == 2 && *op.operands[0]->layout == ir::mmaAccLayout(M, K, f.numWarps);
   SmemOperand ops[2];
   int64_t staging = 0;
   std::vector<int> stagedDim(2, -1);
-  for (unsigned k = 0; k < 2; ++k) {
+  for (unsigned k = regA ? 1 : 0; k < 2; ++k) {
     const ir::Value *v = op.operands[k];
     SmemOperand &s = ops[k];
     int contig;
     if (isAsync(v)) {
-      contig = 1;
+      contig = asyncTransposed_.count(v) ? 0 : 1;
       s.swizzle = asyncBuffer(v).swizzle;
     } else {
       const ir::Layout &l = *v->layout;
@@ -120,7 +127,7 @@ void Emitter::emitWgmma(const ir::Op &op) {
     plain("fence.proxy.async.shared::cta;"); // st.shared -> wgmma's reads (PTX ISA §9.7.15.6)
     barrier();
   }
-  for (unsigned k = 0; k < 2; ++k)
+  for (unsigned k = regA ? 1 : 0; k < 2; ++k)
     ops[k].base = isAsync(op.operands[k]) ? asyncSlotAddr(op.operands[k])
                                           : B.CreatePtrToInt(smemPtr(B.getInt32(static_cast<uint32_t>(stageOff[k]))), i32);
 
@@ -171,26 +178,62 @@ void Emitter::emitWgmma(const ir::Op &op) {
     return (i & 3) | ((chunk * (nInstr / 8) + i / 4) << 2) | (m << (2 + log2i(repN)));
   };
   std::string ab = in == ir::DType::BF16 ? "bf16" : "f16";
-  // Operands: nRegs outputs, nRegs inputs tied to them, then the descriptors and scale-d.
-  std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(2 * nRegs + 2) + ", 0;\n" +
+  // Operands: nRegs outputs, nRegs inputs tied to them, then A (a descriptor, or four 32-bit
+  // registers of packed pairs), B's descriptor and scale-d.
+  int aOps = regA ? 4 : 1;
+  auto ref = [](int i) { return "$" + std::to_string(i); };
+  std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, " + ref(2 * nRegs + aOps + 1) + ", 0;\n" +
                      "wgmma.mma_async.sync.aligned.m64n" + std::to_string(nInstr) + "k16.f32." + ab + "." + ab + " {";
   std::string cons;
   for (int i = 0; i < nRegs; ++i) {
-    text += (i ? ", $" : "$") + std::to_string(i);
+    text += (i ? ", " : "") + ref(i);
     cons += "=f,";
   }
-  text += "}, $" + std::to_string(2 * nRegs) + ", $" + std::to_string(2 * nRegs + 1) + ", p, 1, 1, " +
-          (ops[0].kMajor ? "0" : "1") + ", " + (ops[1].kMajor ? "0" : "1") + ";\n}";
+  text += "}, ";
+  if (regA)
+    text += "{" + ref(2 * nRegs) + ", " + ref(2 * nRegs + 1) + ", " + ref(2 * nRegs + 2) + ", " + ref(2 * nRegs + 3) + "}";
+  else
+    text += ref(2 * nRegs);
+  text += ", " + ref(2 * nRegs + aOps) + ", p, 1, 1, ";
+  if (!regA)
+    text += std::string(ops[0].kMajor ? "0" : "1") + ", "; // imm-trans-a exists for descriptors only
+  text += std::string(ops[1].kMajor ? "0" : "1") + ";\n}";
   for (int i = 0; i < nRegs; ++i)
     cons += std::to_string(i) + ",";
-  cons += "l,l,r";
+  cons += regA ? "r,r,r,r,l,r" : "l,l,r";
   std::vector<llvm::Type *> outTys(nRegs, f32), inTys(nRegs, f32);
-  inTys.push_back(i64);
+  for (int i = 0; i < aOps; ++i)
+    inTys.push_back(regA ? i32 : i64);
   inTys.push_back(i64);
   inTys.push_back(i32);
+  // Register A: the [M, K] tile's accumulator-layout registers, 8-column block b of row block m
+  // at (i | b << 2 | m << (2 + log2(K / 8))); a pair (i, i + 1) packs into one 32-bit register.
+  std::vector<llvm::Value *> Aregs;
+  if (regA)
+    Aregs = regs(op.operands[0]);
+  llvm::Type *pairTy = llvm::FixedVectorType::get(llvmType(op.operands[0]->type.elem), 2);
+  auto aFragment = [&](int64_t m, int64_t kk) {
+    std::vector<llvm::Value *> out;
+    for (int64_t blk = 2 * kk; blk < 2 * kk + 2; ++blk)
+      for (int half = 0; half < 2; ++half) {
+        int64_t base = (half * 2) | (blk << 2) | (m << (2 + log2i(K / 8)));
+        llvm::Value *v = llvm::UndefValue::get(pairTy);
+        v = B.CreateInsertElement(v, Aregs[base], uint64_t(0));
+        v = B.CreateInsertElement(v, Aregs[base + 1], uint64_t(1));
+        out.push_back(B.CreateBitCast(v, i32));
+      }
+    return out;
+  };
   auto *mmaTy = llvm::FunctionType::get(llvm::StructType::get(ctx, outTys), inTys, false);
   auto *mma = llvm::InlineAsm::get(mmaTy, text, cons, /*hasSideEffects=*/true);
 
+  // A's fragments are packed before the fence: registers written between it and the wgmmas
+  // that read them make ptxas insert more fences (C7519).
+  std::map<std::pair<int64_t, int64_t>, std::vector<llvm::Value *>> aFrag;
+  if (regA)
+    for (int64_t m = 0; m < repM; ++m)
+      for (int64_t kk = 0; kk < K / 16; ++kk)
+        aFrag[{m, kk}] = aFragment(m, kk);
   plain("wgmma.fence.sync.aligned;");
   // One accumulator block at a time, all of K for it: consecutive wgmmas chain on the same
   // registers.
@@ -200,7 +243,12 @@ void Emitter::emitWgmma(const ir::Op &op) {
         std::vector<llvm::Value *> args;
         for (int i = 0; i < nRegs; ++i)
           args.push_back(C[cIdx(m, ch, i)]);
-        args.push_back(descA(m * 16 * f.numWarps, kk * 16));
+        if (regA) {
+          for (llvm::Value *a : aFrag[{m, kk}])
+            args.push_back(a);
+        } else {
+          args.push_back(descA(m * 16 * f.numWarps, kk * 16));
+        }
         args.push_back(descB(ch * nInstr, kk * 16));
         args.push_back(B.getInt32(1));
         llvm::Value *res = B.CreateCall(mmaTy, mma, args);
