@@ -170,8 +170,9 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
         return 1;
       }
       fn = ir::parseFunction(file, diags);
-      if (std::string v = ir::verify(*fn); !v.empty())
-        diags.fatal({file, 0, 0}, "invalid tile IR: " + v);
+      SourceLoc where;
+      if (std::string v = ir::verify(*fn, where); !v.empty())
+        diags.fatal(where.valid() ? where : SourceLoc{file, 0, 0}, "invalid tile IR: " + v);
       launch = collectLaunchFacts(o, nullptr, *fn, sm, diags);
     } else {
       ast::ASTContext actx;

@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <limits>
 #include <map>
 
 namespace tle::ir {
@@ -247,6 +248,14 @@ private:
     bump();
     return v;
   }
+  /// An `axis=` attribute: a number that fits an int (the verifier checks its range per op).
+  int axisNumber() {
+    SourceLoc at = tok_.loc;
+    int64_t v = number();
+    if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
+      diags_.fatal(at, "axis " + std::to_string(v) + " is out of range");
+    return static_cast<int>(v);
+  }
   static std::string hintOf(const std::string &v) {
     auto dot = v.rfind('.');
     return dot == std::string::npos ? "" : v.substr(1, dot - 1);
@@ -279,6 +288,7 @@ private:
   }
   Type type() {
     if (tok_.kind == Tok::Ident && tok_.text == "tile") {
+      SourceLoc at = tok_.loc; // errors point at the type, not at the token after it
       bump();
       expect("<");
       std::vector<int64_t> shape;
@@ -297,22 +307,19 @@ private:
         size_t x = acc.find('x', pos);
         if (x == std::string::npos || !std::isdigit(static_cast<unsigned char>(acc[pos])))
           break;
-        shape.push_back(std::atoll(acc.substr(pos, x - pos).c_str()));
+        shape.push_back(std::strtoll(acc.substr(pos, x - pos).c_str(), nullptr, 10));
         pos = x + 1;
       }
       std::string elem = acc.substr(pos);
       bool ptr = !elem.empty() && elem[0] == '*';
       auto d = parseDType(ptr ? elem.substr(1) : elem);
       if (!d || shape.empty())
-        fail("bad tile type 'tile<" + acc + ">'");
-      int64_t n = 1;
-      for (int64_t dim : shape) {
+        diags_.fatal(at, "bad tile type 'tile<" + acc + ">'");
+      for (int64_t dim : shape)
         if (dim <= 0 || (dim & (dim - 1)))
-          fail("every tile dim must be a power of two, got 'tile<" + acc + ">'");
-        n *= dim;
-        if (n > kMaxTileElements)
-          fail("tile 'tile<" + acc + ">' exceeds the limit of " + std::to_string(kMaxTileElements) + " elements");
-      }
+          diags_.fatal(at, "every tile dim must be a power of two, got 'tile<" + acc + ">'");
+      if (std::string why = tileLimitError(shape); !why.empty())
+        diags_.fatal(at, "tile 'tile<" + acc + ">' has " + why);
       return Type(ptr ? ScalarType::ptrTo(*d) : ScalarType{*d}, shape);
     }
     return Type(scalarType());
@@ -373,7 +380,7 @@ private:
     case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::ExpandDims:
       expectIdent("axis");
       expect("=");
-      op->axis = static_cast<int>(number());
+      op->axis = axisNumber();
       break;
     case OpKind::Arange:
       op->ival = number();
@@ -444,7 +451,7 @@ private:
                        : k == "prod" ? ReduceKind::Prod : (fail("unknown scan '" + k + "'"), ReduceKind::Sum);
       expectIdent("axis");
       expect("=");
-      op->axis = static_cast<int>(number());
+      op->axis = axisNumber();
       if (tok_.kind == Tok::Ident && tok_.text == "reverse") {
         bump();
         op->ival = 1;
@@ -464,7 +471,7 @@ private:
                                                                                       : (fail("unknown reduction '" + k + "'"), ReduceKind::Sum);
       expectIdent("axis");
       expect("=");
-      op->axis = static_cast<int>(number());
+      op->axis = axisNumber();
       break;
     }
     default:

@@ -1,6 +1,8 @@
 // Tile IR types.
 #include "tle/IR/Types.h"
 
+#include <limits>
+
 namespace tle::ir {
 
 bool isInteger(DType t) {
@@ -85,12 +87,26 @@ std::string ScalarType::str() const {
   return name(dtype);
 }
 
-int64_t Type::numElements() const {
+int64_t numElements(const std::vector<int64_t> &shape) {
   int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return std::numeric_limits<int64_t>::max();
+    if (__builtin_mul_overflow(n, d, &n))
+      return std::numeric_limits<int64_t>::max();
+  }
   return n;
 }
+
+std::string tileLimitError(const std::vector<int64_t> &shape) {
+  int64_t n = numElements(shape);
+  if (n <= kMaxTileElements)
+    return "";
+  std::string count = n == std::numeric_limits<int64_t>::max() ? "more than " + std::to_string(n) : std::to_string(n);
+  return count + " elements, which exceeds the limit of " + std::to_string(kMaxTileElements);
+}
+
+int64_t Type::numElements() const { return ir::numElements(shape); }
 
 std::string Type::str() const {
   if (isScalar())

@@ -258,8 +258,13 @@ private:
 
 /// Checks structural invariants (operand types and shapes per OpKind, terminators, dominance
 /// of operands within structured regions). Returns an empty string when valid, else the first
-/// problem found (an internal error: user errors are caught by Sema).
+/// problem found (an internal error: user errors are caught by Sema), e.g.
+/// "'reduce' at line 3: axis out of range".
 std::string verify(const Function &f);
+/// The same check for hand-written tile IR: returns the problem without the line, e.g.
+/// "'reduce': axis out of range", and sets `where` to the location of the op it concerns (left
+/// invalid for a problem of the function as a whole).
+std::string verify(const Function &f, SourceLoc &where);
 
 /// Prints the function in the tile IR text form (deterministic value numbering).
 /// With `withLayouts`, tile types carry their layout (the gpu stage).

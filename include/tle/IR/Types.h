@@ -52,7 +52,7 @@ struct Type {
   bool isTile() const { return !shape.empty(); }
   bool isScalar() const { return shape.empty(); }
   unsigned rank() const { return static_cast<unsigned>(shape.size()); }
-  int64_t numElements() const;
+  int64_t numElements() const; ///< saturated as ir::numElements
   DType dtype() const { return elem.dtype; }
   /// The same shape with another element type.
   Type withElem(ScalarType e) const { return Type(e, shape); }
@@ -64,5 +64,14 @@ struct Type {
 
 /// Largest number of elements a tile may hold (Triton's TRITON_MAX_TENSOR_NUMEL).
 inline constexpr int64_t kMaxTileElements = int64_t(1) << 20;
+
+/// The number of elements of a tile of `shape` (1 for a scalar), saturated at INT64_MAX when the
+/// product overflows int64 or a dim is negative, so that checks against kMaxTileElements never wrap.
+int64_t numElements(const std::vector<int64_t> &shape);
+
+/// Empty when a tile of `shape` holds at most kMaxTileElements elements; otherwise the end of a
+/// diagnostic, "67108864 elements, which exceeds the limit of 1048576" ("more than
+/// 9223372036854775807 elements, ..." when the count overflows int64).
+std::string tileLimitError(const std::vector<int64_t> &shape);
 
 } // namespace tle::ir
