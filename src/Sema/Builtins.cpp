@@ -124,15 +124,11 @@ std::vector<int64_t> shapeArg(Specializer &S, const Arg &a, const std::string &f
   } else {
     S.fail(a.loc, fname + "() shape must be a list of compile-time integers, got " + a.val.describe());
   }
-  int64_t n = 1;
-  for (int64_t d : shape) {
+  for (int64_t d : shape)
     if (!isPow2(d))
       S.fail(a.loc, fname + "() shape dims must be powers of two, got " + std::to_string(d));
-    n *= d;
-  }
-  if (n > ir::kMaxTileElements)
-    S.fail(a.loc, fname + "() tile of " + std::to_string(n) + " elements exceeds the limit of " +
-                      std::to_string(ir::kMaxTileElements));
+  if (std::string why = ir::tileLimitError(shape); !why.empty())
+    S.fail(a.loc, fname + "() shape has " + why);
   return shape;
 }
 
@@ -403,15 +399,17 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
   if (name == "tl.arange") {
     Binder p(*this, "arange", args, {"start", "end"}, 2);
     int64_t start = p.constInt("start", 0), end = p.constInt("end", 0);
-    int64_t n = end - start;
-    if (n <= 0)
+    if (end <= start)
       fail(loc, "arange() needs end > start, got arange(" + std::to_string(start) + ", " + std::to_string(end) + ")");
-    if (!isPow2(n))
-      fail(loc, "arange() range length must be a power of two, got " + std::to_string(n) + " (end - start = " +
+    // end - start in unsigned arithmetic: it can exceed INT64_MAX.
+    uint64_t len = uint64_t(end) - uint64_t(start);
+    if (len & (len - 1))
+      fail(loc, "arange() range length must be a power of two, got " + std::to_string(len) + " (end - start = " +
                     std::to_string(end) + " - " + std::to_string(start) + ")");
-    if (n > ir::kMaxTileElements)
-      fail(loc, "arange() of " + std::to_string(n) + " elements exceeds the tile limit of " +
+    if (len > uint64_t(ir::kMaxTileElements))
+      fail(loc, "arange() of " + std::to_string(len) + " elements exceeds the tile limit of " +
                     std::to_string(ir::kMaxTileElements));
+    int64_t n = int64_t(len);
     if (start < std::numeric_limits<int32_t>::min() || end > int64_t(std::numeric_limits<int32_t>::max()) + 1)
       fail(loc, "arange() bounds must fit in int32");
     ir::Op *op = b->create(ir::OpKind::Arange, loc, {}, {ir::Type(ir::ScalarType{DType::I32}, {n})});
@@ -1054,11 +1052,15 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
         fail(loc, "cat() needs two tiles of the same shape, got " + x->type.str() + " and " + y->type.str());
       auto shape = x->type.shape;
       shape[0] *= 2;
+      if (std::string why = ir::tileLimitError(shape); !why.empty())
+        fail(loc, "cat() result " + ir::Type(x->type.elem, shape).str() + " has " + why);
       return SVal::tensor(b->create(ir::OpKind::Cat, loc, {x, y}, {ir::Type(x->type.elem, shape)})->result());
     }
     broadcastPair(x, y, loc);
     auto shape = x->type.shape;
     shape.push_back(2);
+    if (std::string why = ir::tileLimitError(shape); !why.empty())
+      fail(loc, "join() result " + ir::Type(x->type.elem, shape).str() + " has " + why);
     return SVal::tensor(b->create(ir::OpKind::Join, loc, {x, y}, {ir::Type(x->type.elem, shape)})->result());
   }
   if (name == "tl.split") {
@@ -1115,6 +1117,8 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
     if (M < 16 || N < 16 || K < 16)
       fail(loc, "dot() needs every dimension to be at least 16 (Triton's rule), got M=" + std::to_string(M) +
                     ", N=" + std::to_string(N) + ", K=" + std::to_string(K));
+    if (std::string why = ir::tileLimitError({M, N}); !why.empty())
+      fail(loc, "dot() result of shape [" + std::to_string(M) + ", " + std::to_string(N) + "] has " + why);
     DType ta = a->type.dtype(), tb = bm->type.dtype();
     if (ta != tb) {
       if (ir::isFloat(ta) && ir::isFloat(tb)) {

@@ -308,6 +308,8 @@ ir::Value *Specializer::broadcastTo(ir::Value *v, const std::vector<int64_t> &sh
   for (size_t d = 0; d < shape.size(); ++d)
     if (v->type.shape[d] != shape[d] && v->type.shape[d] != 1)
       fail(loc, "cannot broadcast " + v->type.str() + " to shape " + ir::Type(v->type.elem, shape).str());
+  if (std::string why = ir::tileLimitError(shape); !why.empty())
+    fail(loc, "broadcasting " + v->type.str() + " to " + ir::Type(v->type.elem, shape).str() + " gives " + why);
   return b->create(ir::OpKind::Broadcast, loc, {v}, {ir::Type(v->type.elem, shape)})->result();
 }
 
@@ -333,6 +335,9 @@ void Specializer::broadcastPair(ir::Value *&x, ir::Value *&y, SourceLoc loc) {
                     std::to_string(d) + ": " + std::to_string(sx[d]) + " vs " + std::to_string(sy[d]) + ")");
     out[d] = std::max(sx[d], sy[d]);
   }
+  if (std::string why = ir::tileLimitError(out); !why.empty())
+    fail(loc, "broadcasting " + x->type.str() + " and " + y->type.str() + " gives " +
+                  ir::Type(x->type.elem, out).str() + " of " + why);
   x = broadcastTo(x, out, loc);
   y = broadcastTo(y, out, loc);
 }
