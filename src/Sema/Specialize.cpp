@@ -876,14 +876,21 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
     if (step.val.i == 0)
       fail(step.loc, "range() step must not be zero");
     constexpr int64_t kMaxUnroll = 65536;
-    int64_t trips = step.val.i > 0 ? (ub.val.i > lb.val.i ? (ub.val.i - lb.val.i + step.val.i - 1) / step.val.i : 0)
-                                   : (lb.val.i > ub.val.i ? (lb.val.i - ub.val.i - step.val.i - 1) / -step.val.i : 0);
-    if (trips > kMaxUnroll)
+    // Trip count and induction values in unsigned arithmetic: the distance between the bounds,
+    // the magnitude of the step and the value after the last iteration can all exceed int64.
+    int64_t first = lb.val.i, bound = ub.val.i, stride = step.val.i;
+    uint64_t dist = stride > 0 ? (bound > first ? uint64_t(bound) - uint64_t(first) : 0)
+                                : (first > bound ? uint64_t(first) - uint64_t(bound) : 0);
+    uint64_t mag = stride > 0 ? uint64_t(stride) : 0 - uint64_t(stride);
+    uint64_t trips = dist / mag + (dist % mag != 0);
+    if (trips > uint64_t(kMaxUnroll))
       fail(args.loc, "tl.static_range() would unroll " + std::to_string(trips) + " iterations (the limit is " +
                          std::to_string(kMaxUnroll) + "); use range() for a runtime loop");
     std::set<std::string> assigned;
     collectAssigned(s->body, assigned);
-    for (int64_t i = lb.val.i; step.val.i > 0 ? i < ub.val.i : i > ub.val.i; i += step.val.i) {
+    for (uint64_t k = 0; k < trips; ++k) {
+      // lb + k * step lies between the bounds, so the wrapped unsigned result is exact.
+      int64_t i = int64_t(uint64_t(first) + k * uint64_t(stride));
       auto iteration = [&](Env &e) {
         assign(s->target, SVal::integer(i), e, s->loc());
         ++loopDepth;
