@@ -1,6 +1,7 @@
 // Launch-grid expressions: a recursive-descent parser, an evaluator and a C code generator.
 #include "tle/Driver/GridExpr.h"
 
+#include <algorithm>
 #include <cctype>
 #include <limits>
 
@@ -70,7 +71,38 @@ private:
     return s_.compare(pos_, std::char_traits<char>::length(tok), tok) == 0;
   }
 
+  /// Counts parser recursion (parentheses, unary signs, call arguments) against kMaxGridDepth.
+  struct Nest {
+    GridParser &p;
+    bool ok;
+    explicit Nest(GridParser &parser) : p(parser), ok(++parser.depth_ <= kMaxGridDepth) {
+      if (!ok)
+        p.tooDeep(p.pos_);
+    }
+    ~Nest() { --p.depth_; }
+  };
+  void tooDeep(size_t at) {
+    err("grid expression nested too deeply (more than " + std::to_string(kMaxGridDepth) +
+            " levels of parentheses, operators or calls)",
+        at);
+  }
+  /// A binary node over lhs and rhs, or null when the tree would exceed kMaxGridDepth.
+  std::unique_ptr<GridNode> combine(Kind k, size_t at, std::unique_ptr<GridNode> lhs, std::unique_ptr<GridNode> rhs) {
+    auto n = makeNode(k, at);
+    n->depth = 1 + std::max(lhs->depth, rhs->depth);
+    if (n->depth > kMaxGridDepth) {
+      tooDeep(at);
+      return nullptr;
+    }
+    n->operands.push_back(std::move(lhs));
+    n->operands.push_back(std::move(rhs));
+    return n;
+  }
+
   std::unique_ptr<GridNode> expr() {
+    Nest nest(*this);
+    if (!nest.ok)
+      return nullptr;
     auto lhs = term();
     while (lhs) {
       skipSpace();
@@ -81,13 +113,11 @@ private:
         k = Kind::Sub;
       else
         break;
-      auto n = makeNode(k, pos_++);
+      size_t at = pos_++;
       auto rhs = term();
       if (!rhs)
         return nullptr;
-      n->operands.push_back(std::move(lhs));
-      n->operands.push_back(std::move(rhs));
-      lhs = std::move(n);
+      lhs = combine(k, at, std::move(lhs), std::move(rhs));
     }
     return lhs;
   }
@@ -116,13 +146,10 @@ private:
       } else {
         break;
       }
-      auto n = makeNode(k, at);
       auto rhs = unary();
       if (!rhs)
         return nullptr;
-      n->operands.push_back(std::move(lhs));
-      n->operands.push_back(std::move(rhs));
-      lhs = std::move(n);
+      lhs = combine(k, at, std::move(lhs), std::move(rhs));
     }
     return lhs;
   }
@@ -130,6 +157,9 @@ private:
   std::unique_ptr<GridNode> unary() {
     skipSpace();
     if (peek("-") || peek("+")) {
+      Nest nest(*this);
+      if (!nest.ok)
+        return nullptr;
       bool neg = s_[pos_] == '-';
       size_t at = pos_++;
       auto operand = unary();
@@ -138,6 +168,7 @@ private:
       if (!neg)
         return operand;
       auto n = makeNode(Kind::Negate, at);
+      n->depth = operand->depth + 1;
       n->operands.push_back(std::move(operand));
       return n;
     }
@@ -248,6 +279,12 @@ private:
       auto a = expr();
       if (!a)
         return nullptr;
+      // min and max fold left in C (max(max(a, b), c)): every argument nests one level.
+      n->depth = std::max(n->depth, a->depth) + 1;
+      if (n->depth > kMaxGridDepth) {
+        tooDeep(at);
+        return nullptr;
+      }
       n->operands.push_back(std::move(a));
       skipSpace();
       if (pos_ < s_.size() && s_[pos_] == ',') {
@@ -272,6 +309,7 @@ private:
 
   const std::string &s_;
   size_t pos_ = 0;
+  int depth_ = 0;
   bool failed_ = false;
   GridError err_;
 };
@@ -340,56 +378,130 @@ std::optional<GridError> checkGridNames(const GridExpr &grid, const std::map<std
   return std::nullopt;
 }
 
-std::optional<int64_t> evaluateGrid(const GridNode &n, const std::map<std::string, int64_t> &values,
-                                    GridError *error) {
-  auto fail = [&](const std::string &m) -> std::optional<int64_t> {
-    if (error)
-      *error = {m, n.column};
+namespace {
+
+/// Applies node kind `k` to operand values with Python's meaning; nullopt with `*why` set on a
+/// division by zero or a result outside int64.
+std::optional<int64_t> applyGrid(Kind k, const std::vector<int64_t> &ops, std::string *why) {
+  auto overflow = [&]() -> std::optional<int64_t> {
+    *why = "integer overflow in grid expression: the result does not fit in 64 bits";
     return std::nullopt;
   };
-  std::vector<int64_t> ops;
-  for (auto &o : n.operands) {
-    auto v = evaluateGrid(*o, values, error);
-    if (!v)
-      return std::nullopt;
-    ops.push_back(*v);
-  }
-  switch (n.kind) {
-  case Kind::Integer:
-    return n.value;
-  case Kind::Name: {
-    auto it = values.find(n.name);
-    if (it == values.end())
-      return fail("unknown name '" + n.name + "' in grid expression");
-    return it->second;
-  }
+  int64_t r = 0;
+  switch (k) {
+  case Kind::Integer: case Kind::Name:
+    break;
   case Kind::Negate:
-    return -ops[0];
+    if (__builtin_sub_overflow(int64_t(0), ops[0], &r))
+      return overflow();
+    return r;
   case Kind::Add:
-    return ops[0] + ops[1];
+    if (__builtin_add_overflow(ops[0], ops[1], &r))
+      return overflow();
+    return r;
   case Kind::Sub:
-    return ops[0] - ops[1];
+    if (__builtin_sub_overflow(ops[0], ops[1], &r))
+      return overflow();
+    return r;
   case Kind::Mul:
-    return ops[0] * ops[1];
-  case Kind::FloorDiv:
-  case Kind::Mod:
-  case Kind::CDiv:
-    if (ops[1] == 0)
-      return fail("division by zero in grid expression");
-    if (n.kind == Kind::FloorDiv)
-      return floorDiv(ops[0], ops[1]);
-    if (n.kind == Kind::Mod)
-      return floorMod(ops[0], ops[1]);
-    return floorDiv(ops[0] + ops[1] - 1, ops[1]);
-  case Kind::Min:
-  case Kind::Max: {
-    int64_t r = ops[0];
+    if (__builtin_mul_overflow(ops[0], ops[1], &r))
+      return overflow();
+    return r;
+  case Kind::FloorDiv: case Kind::Mod: case Kind::CDiv: {
+    if (ops[1] == 0) {
+      *why = "division by zero in grid expression";
+      return std::nullopt;
+    }
+    int64_t a = ops[0];
+    // cdiv(a, b) = (a + b - 1) // b, computed as the launcher does: for b > 0 as the ceiling of
+    // a / b (no intermediate can overflow), for b < 0 with an intermediate that must fit in int64.
+    if (k == Kind::CDiv && ops[1] > 0)
+      return floorDiv(a, ops[1]) + (floorMod(a, ops[1]) != 0);
+    if (k == Kind::CDiv && (__builtin_add_overflow(a, ops[1], &a) || __builtin_sub_overflow(a, int64_t(1), &a)))
+      return overflow();
+    if (a == std::numeric_limits<int64_t>::min() && ops[1] == -1)
+      return k == Kind::Mod ? std::optional<int64_t>(0) : overflow();
+    return k == Kind::Mod ? floorMod(a, ops[1]) : floorDiv(a, ops[1]);
+  }
+  case Kind::Min: case Kind::Max: {
+    r = ops[0];
     for (int64_t v : ops)
-      r = n.kind == Kind::Min ? std::min(r, v) : std::max(r, v);
+      r = k == Kind::Min ? std::min(r, v) : std::max(r, v);
     return r;
   }
   }
-  return fail("internal error: unknown grid node");
+  *why = "internal error: unknown grid node";
+  return std::nullopt;
+}
+
+/// Folds `n` over the constants in `constants`: the value when every name under `n` is a
+/// constant, nullopt when `n` depends on a runtime parameter; false with `*error` set when a
+/// constant part divides by zero or overflows.
+bool foldGrid(const GridNode &n, const std::map<std::string, int64_t> &constants, std::optional<int64_t> &value,
+              GridError *error) {
+  value.reset();
+  if (n.kind == Kind::Integer) {
+    value = n.value;
+    return true;
+  }
+  if (n.kind == Kind::Name) {
+    if (auto it = constants.find(n.name); it != constants.end())
+      value = it->second;
+    return true;
+  }
+  std::vector<int64_t> ops;
+  bool constant = true;
+  for (auto &o : n.operands) {
+    std::optional<int64_t> v;
+    if (!foldGrid(*o, constants, v, error))
+      return false;
+    if (v)
+      ops.push_back(*v);
+    else
+      constant = false;
+  }
+  if (!constant)
+    return true;
+  std::string why;
+  value = applyGrid(n.kind, ops, &why);
+  if (!value) {
+    if (error)
+      *error = {why, n.column};
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+std::optional<int64_t> evaluateGrid(const GridNode &n, const std::map<std::string, int64_t> &values,
+                                    GridError *error) {
+  if (n.kind == Kind::Name && !values.count(n.name)) {
+    if (error)
+      *error = {"unknown name '" + n.name + "' in grid expression", n.column};
+    return std::nullopt;
+  }
+  for (auto &o : n.operands)
+    if (!evaluateGrid(*o, values, error))
+      return std::nullopt;
+  std::optional<int64_t> v;
+  if (!foldGrid(n, values, v, error))
+    return std::nullopt;
+  return v;
+}
+
+std::optional<GridError> checkGridConstants(const GridExpr &grid, const std::map<std::string, GridBinding> &names) {
+  std::map<std::string, int64_t> constants;
+  for (auto &[n, b] : names)
+    if (b.isConstant)
+      constants[n] = b.constant;
+  for (auto &d : grid.dims) {
+    std::optional<int64_t> v;
+    GridError e;
+    if (!foldGrid(*d, constants, v, &e))
+      return e;
+  }
+  return std::nullopt;
 }
 
 std::string gridToC(const GridNode &n, const std::map<std::string, GridBinding> &names, const std::string &ctx) {
@@ -398,7 +510,7 @@ std::string gridToC(const GridNode &n, const std::map<std::string, GridBinding> 
     std::string s = std::string(fn) + "(" + (withCtx ? ctx + ", " : "");
     // min/max fold left over their operands: max(a, b, c) = max(max(a, b), c).
     std::string acc = op(0);
-    if (n.operands.size() == 2 || n.kind == Kind::FloorDiv || n.kind == Kind::Mod || n.kind == Kind::CDiv)
+    if (n.operands.size() == 2)
       return s + acc + ", " + op(1) + ")";
     for (size_t i = 1; i < n.operands.size(); ++i)
       acc = std::string(fn) + "(" + acc + ", " + op(i) + ")";
@@ -414,13 +526,13 @@ std::string gridToC(const GridNode &n, const std::map<std::string, GridBinding> 
     return "(int64_t)" + (b.ident.empty() ? n.name : b.ident);
   }
   case Kind::Negate:
-    return "(-" + op(0) + ")";
+    return "tle_launcher_neg(" + ctx + ", " + op(0) + ")";
   case Kind::Add:
-    return "(" + op(0) + " + " + op(1) + ")";
+    return call("tle_launcher_add", true);
   case Kind::Sub:
-    return "(" + op(0) + " - " + op(1) + ")";
+    return call("tle_launcher_sub", true);
   case Kind::Mul:
-    return "(" + op(0) + " * " + op(1) + ")";
+    return call("tle_launcher_mul", true);
   case Kind::FloorDiv:
     return call("tle_launcher_floordiv", true);
   case Kind::Mod:

@@ -114,6 +114,8 @@ std::vector<std::string> checkedGrid(const CompileOptions &o, const ir::Function
   }
   if (auto bad = checkGridNames(*grid, names, usable, unusable))
     fail(*bad);
+  if (auto bad = checkGridConstants(*grid, names))
+    fail(*bad);
   return {grid->dimText(0), grid->dimText(1), grid->dimText(2)};
 }
 

@@ -178,8 +178,8 @@ TEST_CASE("grid expressions: C code folds constants and calls the runtime helper
   std::map<std::string, GridBinding> names = {
       {"n", {false, 0, ""}}, {"BLOCK", {true, 128, ""}}, {"stride", {true, 1, ""}}, {"grid", {false, 0, "grid_"}}};
   CHECK(gridToC(*g->dims[0], names, "&ctx") ==
-        "(tle_launcher_max(tle_launcher_max(tle_launcher_floormod(&ctx, tle_launcher_cdiv(&ctx, (int64_t)n, "
-        "INT64_C(128)), INT64_C(3)), (-INT64_C(1))), INT64_C(2)) - (int64_t)grid_)");
+        "tle_launcher_sub(&ctx, tle_launcher_max(tle_launcher_max(tle_launcher_floormod(&ctx, tle_launcher_cdiv(&ctx, "
+        "(int64_t)n, INT64_C(128)), INT64_C(3)), tle_launcher_neg(&ctx, INT64_C(1))), INT64_C(2)), (int64_t)grid_)");
 }
 
 TEST_CASE("grid expressions: the launchers' C helpers agree with the compiler's evaluator", "[launcher][grid]") {
@@ -211,6 +211,104 @@ TEST_CASE("grid expressions: the launchers' C helpers agree with the compiler's 
   CHECK_FALSE(tle_launcher_check_grid(&clean, tooTall, "k", "g", why, sizeof why));
   CHECK_FALSE(tle_launcher_check_grid(&ctx, ok, "k", "n // d", why, sizeof why));
   CHECK(std::string(why) == "k: the grid expression (n // d) divides by zero for these arguments");
+}
+
+TEST_CASE("grid expressions: int64 overflow is an error at compile time and at launch, never a trap", "[launcher][grid]") {
+  const int64_t min = INT64_MIN, max = INT64_MAX;
+  // The compiler's evaluator: overflow of any part is an error at the operator's column.
+  std::map<std::string, int64_t> v = {{"a", min}, {"b", -1}, {"c", max}};
+  GridError err;
+  auto g = parseGrid("a // b", &err);
+  REQUIRE(g);
+  CHECK_FALSE(evaluateGrid(*g->dims[0], v, &err));
+  CHECK(err.message == "integer overflow in grid expression: the result does not fit in 64 bits");
+  CHECK(err.column == 2);
+  for (const char *text : {"c + 1", "a - 1", "-a", "c * 2", "cdiv(a, b)", "a * b", "(c + 1) - 2"}) {
+    INFO(text);
+    auto e = parseGrid(text, &err);
+    REQUIRE(e);
+    CHECK_FALSE(evaluateGrid(*e->dims[0], v, &err));
+    CHECK(err.message.find("overflow") != std::string::npos);
+  }
+  CHECK(eval("a % b", v) == 0); // Python: -2**63 % -1 == 0
+  CHECK(eval("c + a", v) == -1);
+  CHECK(eval("cdiv(c, 2)", v) == max / 2 + 1); // (a + b - 1) // b, exact although a + b - 1 > max
+  CHECK(eval("cdiv(a, 2)", v) == min / 2);
+
+  // tlec: the constant parts of a grid, constexprs included, are checked when it compiles.
+  std::map<std::string, GridBinding> names = {{"n", {false, 0, ""}}, {"BIG", {true, max, ""}}};
+  auto bad = checkGridConstants(*parseGrid("n // 2, (-9223372036854775807 - 1) // -1, 1", &err), names);
+  REQUIRE(bad);
+  CHECK(bad->message == "integer overflow in grid expression: the result does not fit in 64 bits");
+  CHECK(bad->column == 35);
+  bad = checkGridConstants(*parseGrid("cdiv(n, 4) + BIG * 2", &err), names);
+  REQUIRE(bad);
+  CHECK(bad->column == 17);
+  bad = checkGridConstants(*parseGrid("max(n, 8 // (BIG - BIG))", &err), names);
+  REQUIRE(bad);
+  CHECK(bad->message == "division by zero in grid expression");
+  CHECK_FALSE(checkGridConstants(*parseGrid("n * BIG, n + BIG, n // 0", &err), names)); // runtime parts: at launch
+
+  // The launcher helpers: 0 and the overflow flag, and the grid check names it.
+  tle_launcher_grid_ctx ctx = {0, 0};
+  volatile int64_t vmin = min, vmax = max; // no constant folding of the traps being tested
+  CHECK(tle_launcher_floordiv(&ctx, vmin, -1) == 0);
+  CHECK(ctx.overflowed == 1);
+  CHECK(ctx.divided_by_zero == 0);
+  ctx = {0, 0};
+  CHECK(tle_launcher_floormod(&ctx, vmin, -1) == 0);
+  CHECK(tle_launcher_floordiv(&ctx, vmin, 1) == min);
+  CHECK(tle_launcher_cdiv(&ctx, vmax, 2) == max / 2 + 1);
+  CHECK(tle_launcher_cdiv(&ctx, vmin, 2) == min / 2);
+  CHECK(tle_launcher_cdiv(&ctx, vmax, 1) == max);
+  CHECK(tle_launcher_add(&ctx, vmax, vmin) == -1);
+  CHECK(tle_launcher_mul(&ctx, vmin, 1) == min);
+  CHECK(tle_launcher_mul(&ctx, -3, 5) == -15);
+  CHECK(tle_launcher_neg(&ctx, vmax) == -max);
+  CHECK(ctx.overflowed == 0);
+  auto overflows = [](auto fn) { // the flag is what counts; the value is meaningless then
+    tle_launcher_grid_ctx c = {0, 0};
+    fn(&c);
+    return c.overflowed == 1 && c.divided_by_zero == 0;
+  };
+  using Ctx = tle_launcher_grid_ctx *;
+  CHECK(overflows([&](Ctx c) { return tle_launcher_add(c, vmax, 1); }));
+  CHECK(overflows([&](Ctx c) { return tle_launcher_sub(c, vmin, 1); }));
+  CHECK(overflows([&](Ctx c) { return tle_launcher_neg(c, vmin); }));
+  CHECK(overflows([&](Ctx c) { return tle_launcher_mul(c, vmin, -1); }));
+  CHECK(overflows([&](Ctx c) { return tle_launcher_mul(c, vmax, vmax); }));
+  CHECK(overflows([&](Ctx c) { return tle_launcher_mul(c, -vmax, 2); }));
+  CHECK(overflows([&](Ctx c) { return tle_launcher_cdiv(c, vmin, -1); }));
+  ctx = {0, 0};
+  tle_launcher_mul(&ctx, 4611686018427387904, 2);
+  CHECK(ctx.overflowed == 1);
+  char why[256];
+  int64_t dims[3] = {0, 1, 1};
+  CHECK_FALSE(tle_launcher_check_grid(&ctx, dims, "k", "n * 2", why, sizeof why));
+  CHECK(std::string(why) == "k: the grid expression (n * 2) overflows int64 for these arguments");
+}
+
+TEST_CASE("grid expressions: nesting is limited instead of overflowing the stack", "[launcher][grid]") {
+  std::string deep = std::string(20000, '(') + "n" + std::string(20000, ')');
+  GridError err = parseError(deep);
+  CHECK(err.message == "grid expression nested too deeply (more than 64 levels of parentheses, operators or calls)");
+  CHECK(err.column == 64); // the 65th level: top-level expression and 64 parentheses
+  CHECK(parseError(std::string(20000, '-') + "n").message.find("nested too deeply") != std::string::npos);
+  std::string chain = "n";
+  for (int i = 0; i < 20000; ++i)
+    chain += " + n";
+  CHECK(parseError(chain).message.find("nested too deeply") != std::string::npos);
+  std::string manyArgs = "max(n";
+  for (int i = 0; i < 100; ++i)
+    manyArgs += ", n";
+  CHECK(parseError(manyArgs + ")").message.find("nested too deeply") != std::string::npos);
+  // The limit itself still parses: 63 parentheses, and 64 levels of operators.
+  std::map<std::string, int64_t> v = {{"n", 5}};
+  CHECK(eval(std::string(63, '(') + "n" + std::string(63, ')'), v) == 5);
+  std::string sum = "n";
+  for (int i = 1; i < 64; ++i)
+    sum += " + n";
+  CHECK(eval(sum, v) == 5 * 64);
 }
 
 TEST_CASE("dispatch: the first specialisation whose requirements hold", "[launcher][dispatch]") {

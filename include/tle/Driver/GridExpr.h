@@ -7,7 +7,8 @@
 //   unary   := ('-' | '+') unary | primary
 //   primary := INTEGER | NAME | CALL | '(' expr ')'
 //   CALL    := ('cdiv' | 'triton.cdiv' | 'min' | 'max') '(' expr (',' expr)* ')'
-// Arithmetic is on 64-bit signed integers with Python's meaning: `//` and `%` round toward
+// Arithmetic is on 64-bit signed integers with Python's meaning (a result outside int64 is an
+// error, checked at compile time for constant parts and at launch): `//` and `%` round toward
 // negative infinity; cdiv(a, b) = (a + b - 1) // b as triton.cdiv; min and max take two or more
 // arguments. Names are the kernel's integer parameters and integer constexprs.
 #pragma once
@@ -30,7 +31,13 @@ struct GridNode {
   std::string name;                            ///< Name: the identifier
   std::vector<std::unique_ptr<GridNode>> operands; ///< operator and call operands, in order
   size_t column = 0;                           ///< 0-based offset of the node in the -g text
+  int depth = 1;                               ///< levels of operators and calls, this node included
 };
+
+/// The deepest grid expression parseGrid accepts: parentheses, signs and call arguments nest at
+/// most this many levels and the expression tree is at most this deep (evaluation and the
+/// generated C code recurse over it; C compilers need only accept 63 nested parentheses).
+inline constexpr int kMaxGridDepth = 64;
 
 /// A parsed `-g` string: one expression per grid dimension (x, y, z; absent ones are 1).
 struct GridExpr {
@@ -66,14 +73,21 @@ std::optional<GridError> checkGridNames(const GridExpr &grid, const std::map<std
                                         const std::map<std::string, std::string> &unusable = {});
 
 /// Evaluates dimension expression `node` with every name bound to a value in `values`. Returns
-/// nullopt with `*error` set on an unbound name or a division by zero.
+/// nullopt with `*error` set on an unbound name, a division by zero or a result (of the whole or
+/// of a part) outside int64, e.g. for (-9223372036854775807 - 1) // -1.
 std::optional<int64_t> evaluateGrid(const GridNode &node, const std::map<std::string, int64_t> &values,
                                     GridError *error);
 
+/// Checks the parts of `grid` that are constant under `names` (integers, constexprs and `:1`
+/// parameters), as a launcher would compute them: returns the first division by zero or int64
+/// overflow among them, e.g. "integer overflow in grid expression: ..." at the '//' of
+/// "(-9223372036854775807 - 1) // -1". Parts that depend on runtime parameters are checked at launch.
+std::optional<GridError> checkGridConstants(const GridExpr &grid, const std::map<std::string, GridBinding> &names);
+
 /// C (and C++) source for `node`: an int64_t expression over the parameters bound at run time,
-/// with constants folded in, using the helpers of tle/Runtime/tle_launcher.h. Division and modulo
-/// go through `tle_launcher_floordiv(CTX, a, b)` etc., where `ctx` is the spelling of a
-/// `tle_launcher_grid_ctx *` that records a division by zero. Names must be bound (checkGridNames).
+/// with constants folded in, using the helpers of tle/Runtime/tle_launcher.h. Arithmetic goes
+/// through `tle_launcher_add(CTX, a, b)`, `tle_launcher_floordiv(CTX, a, b)` etc., where `ctx` is
+/// the spelling of a `tle_launcher_grid_ctx *` that records a division by zero or an overflow. Names must be bound (checkGridNames).
 std::string gridToC(const GridNode &node, const std::map<std::string, GridBinding> &names, const std::string &ctx);
 
 } // namespace tle::driver

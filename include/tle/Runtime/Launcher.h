@@ -75,7 +75,7 @@ inline int selectOrThrow(const char *launcher, const char *kernel, const tle_lau
 }
 
 /// The grid computed by a launcher's grid expressions: throws tle::rt::ArgumentError when an
-/// expression divided by zero or a dimension is negative or above the CUDA limits. A zero
+/// expression divided by zero or overflowed int64, or a dimension is negative or above the CUDA limits. A zero
 /// dimension is returned as is (the launcher then launches nothing).
 inline rt::Grid makeGrid(const char *launcher, const char *gridText, const tle_launcher_grid_ctx &ctx, int64_t x,
                          int64_t y, int64_t z) {

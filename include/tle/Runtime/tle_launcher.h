@@ -27,18 +27,63 @@ extern "C" {
 /* Grid arithmetic (Python semantics: // and % round toward negative infinity)                  */
 /* ------------------------------------------------------------------------------------------ */
 
-/** Evaluation state of one grid: set when an expression divides by zero. */
+/** Evaluation state of one grid: set when an expression divides by zero or overflows. */
 typedef struct tle_launcher_grid_ctx {
   int divided_by_zero; /**< non-zero after a division, modulo or cdiv by zero */
+  int overflowed;      /**< non-zero after a result (of the whole or a part) outside int64 */
 } tle_launcher_grid_ctx;
 
-/** a // b (floor division); 0 and ctx->divided_by_zero set when b == 0. */
+/** a + b; 0 and ctx->overflowed set when the sum is outside int64. */
+static inline int64_t tle_launcher_add(tle_launcher_grid_ctx *ctx, int64_t a, int64_t b) {
+  if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) {
+    ctx->overflowed = 1;
+    return 0;
+  }
+  return a + b;
+}
+
+/** a - b; 0 and ctx->overflowed set when the difference is outside int64. */
+static inline int64_t tle_launcher_sub(tle_launcher_grid_ctx *ctx, int64_t a, int64_t b) {
+  if ((b < 0 && a > INT64_MAX + b) || (b > 0 && a < INT64_MIN + b)) {
+    ctx->overflowed = 1;
+    return 0;
+  }
+  return a - b;
+}
+
+/** -a; 0 and ctx->overflowed set for INT64_MIN. */
+static inline int64_t tle_launcher_neg(tle_launcher_grid_ctx *ctx, int64_t a) {
+  return tle_launcher_sub(ctx, 0, a);
+}
+
+/** a * b; 0 and ctx->overflowed set when the product is outside int64. */
+static inline int64_t tle_launcher_mul(tle_launcher_grid_ctx *ctx, int64_t a, int64_t b) {
+  int bad;
+  if (a == 0 || b == 0)
+    return 0;
+  if (a > 0)
+    bad = b > 0 ? a > INT64_MAX / b : b < INT64_MIN / a;
+  else
+    bad = b > 0 ? a < INT64_MIN / b : a < INT64_MAX / b;
+  if (bad) {
+    ctx->overflowed = 1;
+    return 0;
+  }
+  return a * b;
+}
+
+/**
+ * a // b (floor division); 0 and ctx->divided_by_zero set when b == 0, 0 and ctx->overflowed set
+ * for INT64_MIN // -1 (2^63 is outside int64; C's division would trap).
+ */
 static inline int64_t tle_launcher_floordiv(tle_launcher_grid_ctx *ctx, int64_t a, int64_t b) {
   int64_t q;
   if (b == 0) {
     ctx->divided_by_zero = 1;
     return 0;
   }
+  if (b == -1)
+    return tle_launcher_neg(ctx, a);
   q = a / b;
   if (a % b != 0 && ((a < 0) != (b < 0)))
     --q;
@@ -47,12 +92,25 @@ static inline int64_t tle_launcher_floordiv(tle_launcher_grid_ctx *ctx, int64_t 
 
 /** a % b with the sign of b (Python's modulo); 0 and ctx->divided_by_zero set when b == 0. */
 static inline int64_t tle_launcher_floormod(tle_launcher_grid_ctx *ctx, int64_t a, int64_t b) {
-  return b == 0 ? tle_launcher_floordiv(ctx, a, b) : a - tle_launcher_floordiv(ctx, a, b) * b;
+  int64_t r;
+  if (b == 0) {
+    ctx->divided_by_zero = 1;
+    return 0;
+  }
+  if (b == -1)
+    return 0;
+  r = a % b;
+  return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
 }
 
-/** triton.cdiv: (a + b - 1) // b. */
+/**
+ * triton.cdiv: (a + b - 1) // b. For b > 0 the ceiling of a / b, which never overflows; otherwise
+ * ctx->overflowed is set when a + b - 1 is outside int64.
+ */
 static inline int64_t tle_launcher_cdiv(tle_launcher_grid_ctx *ctx, int64_t a, int64_t b) {
-  return tle_launcher_floordiv(ctx, a + b - 1, b);
+  if (b > 0)
+    return a / b + (a % b > 0);
+  return tle_launcher_floordiv(ctx, tle_launcher_sub(ctx, tle_launcher_add(ctx, a, b), 1), b);
 }
 
 /** The smaller of a and b. */
@@ -63,7 +121,7 @@ static inline int64_t tle_launcher_max(int64_t a, int64_t b) { return a > b ? a 
 
 /**
  * Checks a computed grid: writes an explanation into buf (cap bytes) and returns 0 when a
- * dimension divided by zero, is negative, or exceeds the CUDA limits (x < 2^31, y and z <= 65535);
+ * dimension divided by zero, overflowed int64, is negative, or exceeds the CUDA limits (x < 2^31, y and z <= 65535);
  * returns 1 otherwise (a zero dimension is valid: the launcher then launches nothing).
  */
 static inline int tle_launcher_check_grid(const tle_launcher_grid_ctx *ctx, const int64_t dims[3],
@@ -74,6 +132,11 @@ static inline int tle_launcher_check_grid(const tle_launcher_grid_ctx *ctx, cons
   int i;
   if (ctx->divided_by_zero) {
     snprintf(buf, cap, "%s: the grid expression (%s) divides by zero for these arguments", launcher,
+             grid_text);
+    return 0;
+  }
+  if (ctx->overflowed) {
+    snprintf(buf, cap, "%s: the grid expression (%s) overflows int64 for these arguments", launcher,
              grid_text);
     return 0;
   }
