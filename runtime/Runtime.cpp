@@ -465,8 +465,11 @@ Module Module::load(const Device &device, const void *data, std::string label, b
   if (r != CUDA_SUCCESS)
     fail(fmt::format("cuModuleGetGlobal({})", metadata::kSymbol), r, "in " + state->label);
   std::string text(bytes, '\0');
-  if (bytes)
-    check(a.cuMemcpyDtoH(text.data(), ptr, bytes), "cuMemcpyDtoH");
+  if (bytes) {
+    r = a.cuMemcpyDtoH(text.data(), ptr, bytes);
+    if (r != CUDA_SUCCESS)
+      fail("cuMemcpyDtoH", r, fmt::format("reading the {} of {}", metadata::kSymbol, state->label));
+  }
   size_t nul = text.find('\0');
   if (nul == std::string::npos)
     throw MetadataError(fmt::format("{}: {} ({} bytes) is not NUL-terminated", state->label,

@@ -10,8 +10,16 @@
 // Launches are recorded (see mock_last_launch); `scale_kernel` (out[i] = alpha * in[i]),
 // `smem_kernel` (out[t] = (t + 1) % 128) and the examples' kernels (add_kernel, softmax_kernel,
 // layer_norm_fwd, with float arithmetic as the .tle sources spell it) are executed on the host.
+//
+// Fault injection: mock_fail("cuMemAlloc", 2, 1, 0) makes the next call of that entry point (named
+// as in cuda.h, without the _v2 suffix) return CUresult 2 instead of doing its work; the
+// environment variable TLE_MOCK_CUDA_FAIL="cuInit=3,cuDeviceGetCount=100" does the same from the
+// first call on (for cuInit, which libtle_rt calls once per process). mock_live() counts the
+// modules, allocations, streams and events not yet released, so tests can check that a failure
+// leaks nothing.
 #include "CudaDriver.h"
 
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -60,6 +68,69 @@ struct MockLaunch {
 };
 static MockLaunch lastLaunch;
 static int lastSetSharedAttr = -1;
+
+namespace {
+
+/// A failure to inject: `result` for `count` calls (-1: every call) after `skip` successful ones.
+struct Injection {
+  int result = 0;
+  int count = 1;
+  int skip = 0;
+};
+std::mutex injectionMutex;
+std::map<std::string, Injection> injections;
+int injectedFailures = 0;
+
+/// Resources handed out and not yet released (mock_live).
+struct Live {
+  std::atomic<int> modules{0}, allocations{0}, streams{0}, events{0};
+};
+Live live;
+
+/// Parses TLE_MOCK_CUDA_FAIL ("call=result,...", every call fails) when the library loads.
+struct EnvInjections {
+  EnvInjections() {
+    const char *env = std::getenv("TLE_MOCK_CUDA_FAIL");
+    std::string list = env ? env : "";
+    size_t pos = 0;
+    while (pos < list.size()) {
+      size_t comma = list.find(',', pos);
+      std::string item = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+      size_t eq = item.find('=');
+      if (eq != std::string::npos)
+        injections[item.substr(0, eq)] = Injection{std::atoi(item.c_str() + eq + 1), -1, 0};
+      if (comma == std::string::npos)
+        break;
+      pos = comma + 1;
+    }
+  }
+} envInjections;
+
+} // namespace
+
+/// The injected result for this call of entry point `call`, or CUDA_SUCCESS to go on normally.
+static CUresult injected(const char *call) {
+  std::lock_guard<std::mutex> lock(injectionMutex);
+  auto it = injections.find(call);
+  if (it == injections.end())
+    return CUDA_SUCCESS;
+  Injection &in = it->second;
+  if (in.skip > 0) {
+    --in.skip;
+    return CUDA_SUCCESS;
+  }
+  CUresult r = in.result;
+  if (in.count > 0 && --in.count == 0)
+    injections.erase(it);
+  ++injectedFailures;
+  return r;
+}
+
+#define MOCK_INJECT(call)                                                                          \
+  do {                                                                                             \
+    if (CUresult injected_result = injected(call))                                                 \
+      return injected_result;                                                                      \
+  } while (0)
 
 static std::vector<size_t> parseParams(const std::string &text, size_t open) {
   std::vector<size_t> sizes;
@@ -217,44 +288,95 @@ extern "C" {
 __attribute__((visibility("default"))) const MockLaunch *mock_last_launch() { return &lastLaunch; }
 __attribute__((visibility("default"))) int mock_last_set_shared_attr() { return lastSetSharedAttr; }
 
-CUresult cuInit(unsigned) { return CUDA_SUCCESS; }
+/// Makes calls of entry point `call` (e.g. "cuMemAlloc") return `result`: `count` calls (-1: all)
+/// after `skip` calls that succeed. Replaces an earlier injection for the same call.
+__attribute__((visibility("default"))) void mock_fail(const char *call, int result, int count, int skip) {
+  std::lock_guard<std::mutex> lock(injectionMutex);
+  injections[call] = Injection{result, count, skip};
+}
+/// Removes every pending injection.
+__attribute__((visibility("default"))) void mock_clear_failures() {
+  std::lock_guard<std::mutex> lock(injectionMutex);
+  injections.clear();
+}
+/// How many calls have failed by injection so far.
+__attribute__((visibility("default"))) int mock_injected_failures() {
+  std::lock_guard<std::mutex> lock(injectionMutex);
+  return injectedFailures;
+}
+/// Live resources: 0 modules, 1 allocations, 2 streams, 3 events.
+__attribute__((visibility("default"))) int mock_live(int what) {
+  switch (what) {
+  case 0: return live.modules;
+  case 1: return live.allocations;
+  case 2: return live.streams;
+  default: return live.events;
+  }
+}
+
+CUresult cuInit(unsigned) {
+  MOCK_INJECT("cuInit");
+  return CUDA_SUCCESS;
+}
 CUresult cuDriverGetVersion(int *v) {
+  MOCK_INJECT("cuDriverGetVersion");
   *v = 13000;
   return CUDA_SUCCESS;
 }
 CUresult cuGetErrorName(CUresult r, const char **s) {
+  MOCK_INJECT("cuGetErrorName");
   static const std::map<int, const char *> names = {
-      {0, "CUDA_SUCCESS"},           {1, "CUDA_ERROR_INVALID_VALUE"},
-      {101, "CUDA_ERROR_INVALID_DEVICE"}, {201, "CUDA_ERROR_INVALID_CONTEXT"},
-      {218, "CUDA_ERROR_INVALID_PTX"},    {500, "CUDA_ERROR_NOT_FOUND"}};
+      {0, "CUDA_SUCCESS"},                {1, "CUDA_ERROR_INVALID_VALUE"},
+      {2, "CUDA_ERROR_OUT_OF_MEMORY"},    {3, "CUDA_ERROR_NOT_INITIALIZED"},
+      {100, "CUDA_ERROR_NO_DEVICE"},      {101, "CUDA_ERROR_INVALID_DEVICE"},
+      {200, "CUDA_ERROR_INVALID_IMAGE"},  {201, "CUDA_ERROR_INVALID_CONTEXT"},
+      {209, "CUDA_ERROR_NO_BINARY_FOR_GPU"}, {218, "CUDA_ERROR_INVALID_PTX"},
+      {500, "CUDA_ERROR_NOT_FOUND"},      {700, "CUDA_ERROR_ILLEGAL_ADDRESS"},
+      {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"}, {719, "CUDA_ERROR_LAUNCH_FAILED"}};
   auto it = names.find(r);
   *s = it == names.end() ? nullptr : it->second;
   return it == names.end() ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
 CUresult cuGetErrorString(CUresult r, const char **s) {
+  MOCK_INJECT("cuGetErrorString");
   static const std::map<int, const char *> texts = {
-      {0, "no error"},        {1, "invalid argument"}, {101, "invalid device ordinal"},
-      {201, "invalid device context"}, {218, "a PTX JIT compilation failed"},
-      {500, "named symbol not found"}};
+      {0, "no error"},
+      {1, "invalid argument"},
+      {2, "out of memory"},
+      {3, "initialization error"},
+      {100, "no CUDA-capable device is detected"},
+      {101, "invalid device ordinal"},
+      {200, "device kernel image is invalid"},
+      {201, "invalid device context"},
+      {209, "no kernel image is available for execution on the device"},
+      {218, "a PTX JIT compilation failed"},
+      {500, "named symbol not found"},
+      {700, "an illegal memory access was encountered"},
+      {701, "too many resources requested for launch"},
+      {719, "unspecified launch failure"}};
   auto it = texts.find(r);
   *s = it == texts.end() ? nullptr : it->second;
   return it == texts.end() ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
 CUresult cuDeviceGetCount(int *n) {
+  MOCK_INJECT("cuDeviceGetCount");
   *n = 1;
   return CUDA_SUCCESS;
 }
 CUresult cuDeviceGet(CUdevice *d, int ordinal) {
+  MOCK_INJECT("cuDeviceGet");
   if (ordinal != 0)
     return 101;
   *d = 0;
   return CUDA_SUCCESS;
 }
 CUresult cuDeviceGetName(char *name, int len, CUdevice) {
+  MOCK_INJECT("cuDeviceGetName");
   std::snprintf(name, size_t(len), "Mock GPU");
   return CUDA_SUCCESS;
 }
 CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice) {
+  MOCK_INJECT("cuDeviceGetAttribute");
   switch (attr) {
   case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
     *v = 132;
@@ -277,25 +399,36 @@ CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice) {
   return CUDA_SUCCESS;
 }
 CUresult cuDeviceTotalMem_v2(size_t *b, CUdevice) {
+  MOCK_INJECT("cuDeviceTotalMem");
   *b = size_t(141) << 30;
   return CUDA_SUCCESS;
 }
 CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice) {
+  MOCK_INJECT("cuDevicePrimaryCtxRetain");
   *c = reinterpret_cast<CUcontext>(&primaryCtx);
   return CUDA_SUCCESS;
 }
-CUresult cuDevicePrimaryCtxRelease_v2(CUdevice) { return CUDA_SUCCESS; }
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice) {
+  MOCK_INJECT("cuDevicePrimaryCtxRelease");
+  return CUDA_SUCCESS;
+}
 CUresult cuCtxGetCurrent(CUcontext *c) {
+  MOCK_INJECT("cuCtxGetCurrent");
   *c = current;
   return CUDA_SUCCESS;
 }
 CUresult cuCtxSetCurrent(CUcontext c) {
+  MOCK_INJECT("cuCtxSetCurrent");
   current = c;
   return CUDA_SUCCESS;
 }
-CUresult cuCtxSynchronize() { return current ? CUDA_SUCCESS : 201; }
+CUresult cuCtxSynchronize() {
+  MOCK_INJECT("cuCtxSynchronize");
+  return current ? CUDA_SUCCESS : 201;
+}
 
 CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned n, int *opts, void **vals) {
+  MOCK_INJECT("cuModuleLoadDataEx");
   if (!current)
     return 201;
   std::string text(static_cast<const char *>(image));
@@ -311,13 +444,17 @@ CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned n, int *o
     return 218;
   }
   *mod = reinterpret_cast<CUmodule>(parseModule(text));
+  ++live.modules;
   return CUDA_SUCCESS;
 }
 CUresult cuModuleUnload(CUmodule m) {
+  MOCK_INJECT("cuModuleUnload");
   delete reinterpret_cast<MockModule *>(m);
+  --live.modules;
   return CUDA_SUCCESS;
 }
 CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
+  MOCK_INJECT("cuModuleGetFunction");
   auto *mm = reinterpret_cast<MockModule *>(m);
   auto it = mm->functions.find(name);
   if (it == mm->functions.end())
@@ -326,6 +463,7 @@ CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
   return CUDA_SUCCESS;
 }
 CUresult cuModuleGetGlobal_v2(CUdeviceptr *p, size_t *bytes, CUmodule m, const char *name) {
+  MOCK_INJECT("cuModuleGetGlobal");
   auto *mm = reinterpret_cast<MockModule *>(m);
   if (std::strcmp(name, "__tle_metadata") != 0 || !mm->hasMetadata)
     return CUDA_ERROR_NOT_FOUND;
@@ -334,6 +472,7 @@ CUresult cuModuleGetGlobal_v2(CUdeviceptr *p, size_t *bytes, CUmodule m, const c
   return CUDA_SUCCESS;
 }
 CUresult cuFuncGetAttribute(int *v, int attr, CUfunction) {
+  MOCK_INJECT("cuFuncGetAttribute");
   switch (attr) {
   case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
     *v = 1024;
@@ -347,6 +486,7 @@ CUresult cuFuncGetAttribute(int *v, int attr, CUfunction) {
   return CUDA_SUCCESS;
 }
 CUresult cuFuncSetAttribute(CUfunction f, int attr, int value) {
+  MOCK_INJECT("cuFuncSetAttribute");
   if (attr != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES || value > 232448)
     return CUDA_ERROR_INVALID_VALUE;
   reinterpret_cast<MockFunction *>(f)->maxDynamicShared = value;
@@ -355,11 +495,13 @@ CUresult cuFuncSetAttribute(CUfunction f, int attr, int value) {
 }
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                         unsigned bz, unsigned shared, CUstream s, void **args, void **extra) {
+  MOCK_INJECT("cuLaunchKernel");
   if (extra)
     return CUDA_ERROR_INVALID_VALUE;
   return doLaunch(f, gx, gy, gz, bx, by, bz, shared, s, args);
 }
 CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **args, void **) {
+  MOCK_INJECT("cuLaunchKernelEx");
   CUresult r = doLaunch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
                         c->blockDimZ, c->sharedMemBytes, c->hStream, args);
   if (r)
@@ -377,63 +519,99 @@ CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **args, vo
   return CUDA_SUCCESS;
 }
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
+  MOCK_INJECT("cuMemAlloc");
   if (!current)
     return 201;
   void *m = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
   *p = reinterpret_cast<CUdeviceptr>(m);
+  if (m)
+    ++live.allocations;
   return m ? CUDA_SUCCESS : 2;
 }
 CUresult cuMemFree_v2(CUdeviceptr p) {
+  MOCK_INJECT("cuMemFree");
   std::free(reinterpret_cast<void *>(p));
+  if (p)
+    --live.allocations;
   return CUDA_SUCCESS;
 }
 CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) {
+  MOCK_INJECT("cuMemcpyHtoD");
   std::memcpy(reinterpret_cast<void *>(d), s, n);
   return CUDA_SUCCESS;
 }
 CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) {
+  MOCK_INJECT("cuMemcpyDtoH");
   std::memcpy(d, reinterpret_cast<const void *>(s), n);
   return CUDA_SUCCESS;
 }
 CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) {
+  MOCK_INJECT("cuMemcpyDtoD");
   std::memmove(reinterpret_cast<void *>(d), reinterpret_cast<const void *>(s), n);
   return CUDA_SUCCESS;
 }
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream) {
+  MOCK_INJECT("cuMemcpyDtoDAsync");
   return cuMemcpyDtoD_v2(d, s, n);
 }
 CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) {
+  MOCK_INJECT("cuMemsetD8");
   std::memset(reinterpret_cast<void *>(d), v, n);
   return CUDA_SUCCESS;
 }
 CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned v, size_t n) {
+  MOCK_INJECT("cuMemsetD32");
   auto *p = reinterpret_cast<unsigned *>(d);
   for (size_t i = 0; i < n; ++i)
     p[i] = v;
   return CUDA_SUCCESS;
 }
-CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream) { return cuMemsetD8_v2(d, v, n); }
-CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, CUstream) { return cuMemsetD32_v2(d, v, n); }
+CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream) {
+  MOCK_INJECT("cuMemsetD8Async");
+  return cuMemsetD8_v2(d, v, n);
+}
+CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, CUstream) {
+  MOCK_INJECT("cuMemsetD32Async");
+  return cuMemsetD32_v2(d, v, n);
+}
 CUresult cuStreamCreate(CUstream *s, unsigned) {
+  MOCK_INJECT("cuStreamCreate");
   *s = reinterpret_cast<CUstream>(new int(0));
+  ++live.streams;
   return CUDA_SUCCESS;
 }
 CUresult cuStreamDestroy_v2(CUstream s) {
+  MOCK_INJECT("cuStreamDestroy");
   delete reinterpret_cast<int *>(s);
+  --live.streams;
   return CUDA_SUCCESS;
 }
-CUresult cuStreamSynchronize(CUstream) { return CUDA_SUCCESS; }
+CUresult cuStreamSynchronize(CUstream) {
+  MOCK_INJECT("cuStreamSynchronize");
+  return CUDA_SUCCESS;
+}
 CUresult cuEventCreate(CUevent *e, unsigned) {
+  MOCK_INJECT("cuEventCreate");
   *e = reinterpret_cast<CUevent>(new int(0));
+  ++live.events;
   return CUDA_SUCCESS;
 }
 CUresult cuEventDestroy_v2(CUevent e) {
+  MOCK_INJECT("cuEventDestroy");
   delete reinterpret_cast<int *>(e);
+  --live.events;
   return CUDA_SUCCESS;
 }
-CUresult cuEventRecord(CUevent, CUstream) { return CUDA_SUCCESS; }
-CUresult cuEventSynchronize(CUevent) { return CUDA_SUCCESS; }
+CUresult cuEventRecord(CUevent, CUstream) {
+  MOCK_INJECT("cuEventRecord");
+  return CUDA_SUCCESS;
+}
+CUresult cuEventSynchronize(CUevent) {
+  MOCK_INJECT("cuEventSynchronize");
+  return CUDA_SUCCESS;
+}
 CUresult cuEventElapsedTime_v2(float *ms, CUevent, CUevent) {
+  MOCK_INJECT("cuEventElapsedTime");
   *ms = 0.001f;
   return CUDA_SUCCESS;
 }
