@@ -1,4 +1,4 @@
-// Loop prefetching of dot operands (one iteration ahead).
+// Loop prefetching of dot operands (software pipelining, num_stages - 1 iterations ahead).
 #include "tle/Transforms/Prefetch.h"
 
 #include <algorithm>

@@ -31,7 +31,7 @@ inline constexpr int kVersion = 1;
 //     ],
 //     "constexprs": {"BLOCK": 1024}          // values the kernel was specialised with
 //     // Optional launch keys (tlec -ns, -g and `:1` hints; see docs/aot.md):
-//     "num_stages": 3,                       // -ns, recorded only
+//     "num_stages": 3,                       // -ns, as given (pipelining depth)
 //     "grid": ["cdiv(n, BLOCK)", "1", "1"],  // -g: grid expressions over parameter names
 //     "equal_to_1": [                        // parameters a `:1` hint specialised to 1 (not in
 //       {"name": "stride", "type": "i32", "index": 2}  // "params"); index = position among the
