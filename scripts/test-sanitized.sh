@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CI's sanitizer job: builds the compiler, runtime and their tests with ASan+UBSan (TLE_SANITIZE=ON); runs the unit, lit, errors and runtime suites
-# and every 5th kernel of the conformance suite.
+# and every 3rd kernel of the conformance suite.
 #
 # Usage: scripts/test-sanitized.sh [extra ctest arguments]
 # Environment: TLE_ASAN_BUILD_DIR (default: <repo>/build-asan), TLE_JOBS (default: all cores),
@@ -59,7 +59,7 @@ fi
 run_start=$SECONDS
 status=0
 # Label unit: tests/unit (Catch2); label lit: the lit and errors suites; label conformance: the
-# conformance suite, sampled (--sample 5 in sanitized builds, tests/conformance/CMakeLists.txt).
+# conformance suite, sampled (--sample 3 in sanitized builds, tests/conformance/CMakeLists.txt).
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$JOBS" -L 'unit|lit|conformance' "$@" || status=$?
 # libtle_rt against the missing and the mock driver (the benchmark program is not built here).
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$JOBS" -R '^runtime[.]' -E 'bench-softmax' "$@" || status=$?

@@ -903,9 +903,13 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
     ir::Value *x = p.tensor("x");
     if (x->type.dtype() != DType::F32 && x->type.dtype() != DType::F64)
       fail(p.loc("x"), "sigmoid() expects fp32 or fp64, got " + x->type.str());
-    SVal e = libdeviceArity.count("exp") && x->type.dtype() == DType::F64
-                 ? libdeviceCall("exp", *new CallArgs{loc, {{loc, unary(ast::UnaryOp::Neg, SVal::tensor(x), loc)}}, {}})
-                 : SVal::tensor(b->unary(ir::OpKind::Exp, loc, unary(ast::UnaryOp::Neg, SVal::tensor(x), loc).v));
+    SVal e;
+    if (x->type.dtype() == DType::F64) { // fp64 exp is libdevice's (as tl.exp on fp64)
+      CallArgs negX{loc, {{loc, unary(ast::UnaryOp::Neg, SVal::tensor(x), loc)}}, {}};
+      e = libdeviceCall("exp", negX);
+    } else {
+      e = SVal::tensor(b->unary(ir::OpKind::Exp, loc, unary(ast::UnaryOp::Neg, SVal::tensor(x), loc).v));
+    }
     SVal den = binary(ast::BinaryOp::Add, SVal::real(1.0), e, loc, loc, loc);
     return binary(ast::BinaryOp::Div, SVal::real(1.0), den, loc, loc, loc);
   }

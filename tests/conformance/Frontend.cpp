@@ -264,7 +264,7 @@ void helpers(Suite &s) {
     Buffer want(DType::I32, 8 * 16);
     for (int i = 0; i < 16; ++i) {
       long long a = int64_t(x.getI(size_t(i))), c = int64_t(y.getI(size_t(i)));
-      const long long vals[] = {a * 3 + c, a + a, std::min(a, c), std::max(a, c), a + 5, a - 1, a << n, std::max(a, c) - std::min(a, c)};
+      const long long vals[] = {a * 3 + c, a + a, std::min(a, c), std::max(a, c), a + 5, a - 1, a * (1LL << n), std::max(a, c) - std::min(a, c)};
       for (int k = 0; k < 8; ++k)
         want.setI(size_t(k * 16 + i), uint64_t(vals[k]));
     }
