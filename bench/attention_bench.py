@@ -7,8 +7,6 @@ DIR holds attention_d{64,128}_c{0,1}.sm_90a.cubin (BLOCK_M 128, BLOCK_N 64, 8 wa
 Checks every output against torch's math attention in fp32 before timing (max abs error < 2e-2)."""
 import argparse
 import ctypes
-import importlib.machinery
-import importlib.util
 import json
 import math
 import os
@@ -19,30 +17,14 @@ import torch.nn.functional as F
 import triton
 import triton.testing
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tle_ctypes import TleKernel, load_example_kernel, open_runtime
+
 BLOCK_M, BLOCK_N, WARPS = 128, 64, 8
 
 
-def load_triton_kernel():
-    path = os.path.join(ROOT, "examples", "attention.tle")
-    loader = importlib.machinery.SourceFileLoader("tle_attention_example", path)
-    spec = importlib.util.spec_from_loader(loader.name, loader)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[loader.name] = mod
-    loader.exec_module(mod)
-    return mod.attn_fwd
-
-
-class TleKernel:
+class AttnKernel:
     def __init__(self, lib, path):
-        self.lib = lib
-        mod = ctypes.c_void_p()
-        if lib.tle_rt_module_load_file(0, path.encode(), ctypes.byref(mod)) != 0:
-            raise RuntimeError(lib.tle_rt_last_error().decode())
-        k = ctypes.c_void_p()
-        if lib.tle_rt_module_get_kernel(mod, b"attn_fwd", ctypes.byref(k)) != 0:
-            raise RuntimeError(lib.tle_rt_last_error().decode())
-        self.k = k
+        self.kernel = TleKernel(lib, path, "attn_fwd")
 
     def __call__(self, grid, q, k, v, o, sm_scale, H, N):
         vals = [ctypes.c_uint64(q.data_ptr()), ctypes.c_uint64(k.data_ptr()), ctypes.c_uint64(v.data_ptr()),
@@ -50,10 +32,7 @@ class TleKernel:
         for t in (q, k, v, o):
             vals += [ctypes.c_int32(t.stride(0)), ctypes.c_int32(t.stride(1)), ctypes.c_int32(t.stride(2))]
         vals += [ctypes.c_int32(H), ctypes.c_int32(N)]
-        arr = (ctypes.c_void_p * len(vals))(*[ctypes.cast(ctypes.pointer(x), ctypes.c_void_p) for x in vals])
-        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-        if self.lib.tle_rt_launch(self.k, grid[0], grid[1], 1, stream, arr, len(vals)) != 0:
-            raise RuntimeError(self.lib.tle_rt_last_error().decode())
+        self.kernel.launch(grid, torch.cuda.current_stream().cuda_stream, vals)
 
 
 def main():
@@ -64,18 +43,13 @@ def main():
     ap.add_argument("--out", default="")
     args = ap.parse_args()
     torch.cuda.init()
-    lib = ctypes.CDLL(args.lib)
-    lib.tle_rt_last_error.restype = ctypes.c_char_p
-    lib.tle_rt_module_load_file.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
-    lib.tle_rt_module_get_kernel.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
-    lib.tle_rt_launch.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p,
-                                  ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
-    triton_kernel = load_triton_kernel()
+    lib = open_runtime(args.lib)
+    triton_kernel = load_example_kernel("attention", "attn_fwd")
     Z, H = 4, 32
     rows = []
     for D in (64, 128):
         for causal in (0, 1):
-            tle = TleKernel(lib, os.path.join(args.cubins, f"attention_d{D}_c{causal}.sm_90a.cubin"))
+            tle = AttnKernel(lib, os.path.join(args.cubins, f"attention_d{D}_c{causal}.sm_90a.cubin"))
             for N in (int(x) for x in args.ctx.split(",")):
                 torch.manual_seed(0)
                 q, k, v = (torch.randn(Z, H, N, D, device="cuda", dtype=torch.float16) for _ in range(3))

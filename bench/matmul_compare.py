@@ -10,8 +10,6 @@ A config is BLOCK_MxBLOCK_NxBLOCK_KxNUM_WARPSxNUM_STAGES; DIR holds
 mm_<BM>x<BN>x<BK>_w<W>_s<S>.sm_90a.cubin for each (bench/build_matmul_cubins.sh writes them)."""
 import argparse
 import ctypes
-import importlib.machinery
-import importlib.util
 import json
 import os
 import sys
@@ -20,39 +18,16 @@ import torch
 import triton
 import triton.testing
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tle_ctypes import TleKernel, load_example_kernel, open_runtime
+
 GROUP_M = 8
 
 
-def load_triton_kernel():
-    path = os.path.join(ROOT, "examples", "matmul.tle")
-    loader = importlib.machinery.SourceFileLoader("tle_matmul_example", path)
-    spec = importlib.util.spec_from_loader(loader.name, loader)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[loader.name] = mod
-    loader.exec_module(mod)
-    return mod.matmul_kernel
-
-
-class TleKernel:
-    def __init__(self, lib, path):
-        self.lib = lib
-        mod = ctypes.c_void_p()
-        if lib.tle_rt_module_load_file(0, path.encode(), ctypes.byref(mod)) != 0:
-            raise RuntimeError(lib.tle_rt_last_error().decode())
-        k = ctypes.c_void_p()
-        if lib.tle_rt_module_get_kernel(mod, b"matmul_kernel", ctypes.byref(k)) != 0:
-            raise RuntimeError(lib.tle_rt_last_error().decode())
-        self.k = k
-
-    def __call__(self, grid, a, b, c, m, n, k):
-        vals = [ctypes.c_uint64(a.data_ptr()), ctypes.c_uint64(b.data_ptr()), ctypes.c_uint64(c.data_ptr()),
-                ctypes.c_int32(m), ctypes.c_int32(n), ctypes.c_int32(k), ctypes.c_int32(a.stride(0)),
-                ctypes.c_int32(b.stride(0)), ctypes.c_int32(c.stride(0))]
-        arr = (ctypes.c_void_p * len(vals))(*[ctypes.cast(ctypes.pointer(x), ctypes.c_void_p) for x in vals])
-        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-        if self.lib.tle_rt_launch(self.k, grid, 1, 1, stream, arr, len(vals)) != 0:
-            raise RuntimeError(self.lib.tle_rt_last_error().decode())
+def launch_matmul(kernel, grid, a, b, c, m, n, k):
+    kernel.launch((grid,), torch.cuda.current_stream().cuda_stream,
+                  [ctypes.c_uint64(a.data_ptr()), ctypes.c_uint64(b.data_ptr()), ctypes.c_uint64(c.data_ptr()),
+                   ctypes.c_int32(m), ctypes.c_int32(n), ctypes.c_int32(k), ctypes.c_int32(a.stride(0)),
+                   ctypes.c_int32(b.stride(0)), ctypes.c_int32(c.stride(0))])
 
 
 def main():
@@ -65,13 +40,8 @@ def main():
     ap.add_argument("--out", default="")
     args = ap.parse_args()
     torch.cuda.init()
-    lib = ctypes.CDLL(args.lib)
-    lib.tle_rt_last_error.restype = ctypes.c_char_p
-    lib.tle_rt_module_load_file.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
-    lib.tle_rt_module_get_kernel.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
-    lib.tle_rt_launch.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p,
-                                  ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
-    triton_kernel = load_triton_kernel()
+    lib = open_runtime(args.lib)
+    triton_kernel = load_example_kernel("matmul", "matmul_kernel")
     configs = [tuple(int(x) for x in c.split("x")) for c in args.configs.split(",")]
     rows, all_ok = [], True
     for item in args.sizes.split(","):
@@ -88,7 +58,8 @@ def main():
             grid = triton.cdiv(m, bm) * triton.cdiv(n, bn)
             row = {"m": m, "n": n, "k": k, "config": f"{bm}x{bn}x{bk} w{w} s{s}", "cublas_tflops": tf_cublas}
             path = os.path.join(args.cubins, f"mm_{bm}x{bn}x{bk}_w{w}_s{s}.sm_90a.cubin")
-            tle = TleKernel(lib, path)
+            kern = TleKernel(lib, path, "matmul_kernel")
+            tle = lambda *xs: launch_matmul(kern, *xs)  # noqa: E731
             c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
             tle(grid, a, b, c, m, n, k)
             torch.cuda.synchronize()

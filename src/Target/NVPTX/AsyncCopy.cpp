@@ -184,10 +184,7 @@ void Emitter::planAsyncOperands() {
 
 llvm::Value *Emitter::swizzledOffset(llvm::Value *row, llvm::Value *col, int64_t rows, int swizzle, unsigned eb) {
   uint32_t perRow = static_cast<uint32_t>(swizzle / static_cast<int>(eb)); // elements per swizzle row
-  int log2PerRow = 0;
-  while ((1u << log2PerRow) < perRow)
-    ++log2PerRow;
-  llvm::Value *blk = B.CreateLShr(col, log2PerRow);
+  llvm::Value *blk = B.CreateLShr(col, log2i(perRow));
   llvm::Value *inRow = B.CreateAnd(col, perRow - 1);
   llvm::Value *off = B.CreateAdd(B.CreateMul(blk, B.getInt32(static_cast<uint32_t>(rows * swizzle))),
                                  B.CreateAdd(B.CreateMul(row, B.getInt32(static_cast<uint32_t>(swizzle))),

@@ -14,16 +14,6 @@ namespace tle::nvptx {
 
 using transforms::DotPlan;
 
-namespace {
-
-int log2i(int64_t x) {
-  int k = 0;
-  while ((int64_t(1) << k) < x)
-    ++k;
-  return k;
-}
-
-} // namespace
 
 void Emitter::emitDot(const ir::Op &op) {
   DotPlan plan = transforms::planDot(op, f.numWarps);

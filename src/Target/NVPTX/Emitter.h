@@ -15,6 +15,14 @@
 
 namespace tle::nvptx {
 
+/// ceil(log2(x)) for x >= 1: the number of index bits of x registers (tile extents are powers of two).
+inline int log2i(int64_t x) {
+  int k = 0;
+  while ((int64_t(1) << k) < x)
+    ++k;
+  return k;
+}
+
 /// Emits the body of one kernel. A scalar IR value becomes one LLVM value (the same in every
 /// thread); a tile becomes one LLVM value per register of its layout.
 class Emitter {

@@ -19,13 +19,6 @@ namespace tle::nvptx {
 
 namespace {
 
-int log2i(int64_t x) {
-  int k = 0;
-  while ((int64_t(1) << k) < x)
-    ++k;
-  return k;
-}
-
 /// Where one operand sits in shared memory: a [rows, cols] tile, cols contiguous, swizzled.
 struct SmemOperand {
   llvm::Value *base = nullptr; ///< 32-bit shared-window byte address of the tile
