@@ -1,8 +1,8 @@
 """Matmul side by side in one process: examples/matmul.tle compiled by tlec for each block
 configuration (cubins launched through libtle_rt's C ABI with ctypes, on PyTorch's tensors), the
 same source and configuration run by Triton 3.6, and cuBLAS (torch.matmul), all timed with
-triton.testing.do_bench (median; L2 cleared between repetitions). fp16 inputs, fp32 accumulation,
-fp16 output. Every output is checked against torch.matmul before it is timed.
+triton.testing.do_bench (median; L2 cleared between repetitions). fp16 (or, with --dtype bf16,
+bf16) inputs, fp32 accumulation, output in the input dtype. Every output is checked against torch.matmul before it is timed.
 
 Usage: python3 bench/matmul_compare.py --lib build/runtime/libtle_rt.so --cubins DIR
            [--configs 128x128x64x4x3,...] [--sizes MxNxK,...] [--out FILE.json]
@@ -36,6 +36,7 @@ def main():
     ap.add_argument("--cubins", required=True)
     ap.add_argument("--configs", default="128x128x64x4x3")
     ap.add_argument("--sizes", default="4096x4096x4096,8192x8192x8192,8192x8192x1024")
+    ap.add_argument("--dtype", choices=["fp16", "bf16"], default="fp16")
     ap.add_argument("--no-triton", action="store_true")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
@@ -47,8 +48,9 @@ def main():
     for item in args.sizes.split(","):
         m, n, k = (int(x) for x in item.split("x"))
         torch.manual_seed(0)
-        a = torch.randn(m, k, device="cuda", dtype=torch.float16)
-        b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+        dt = torch.float16 if args.dtype == "fp16" else torch.bfloat16
+        a = torch.randn(m, k, device="cuda", dtype=dt)
+        b = torch.randn(k, n, device="cuda", dtype=dt)
         ref = torch.matmul(a, b).float()
         flops = 2.0 * m * n * k
         ms_cublas = triton.testing.do_bench(lambda: torch.matmul(a, b), return_mode="median")
@@ -57,10 +59,11 @@ def main():
         for (bm, bn, bk, w, s) in configs:
             grid = triton.cdiv(m, bm) * triton.cdiv(n, bn)
             row = {"m": m, "n": n, "k": k, "config": f"{bm}x{bn}x{bk} w{w} s{s}", "cublas_tflops": tf_cublas}
-            path = os.path.join(args.cubins, f"mm_{bm}x{bn}x{bk}_w{w}_s{s}.sm_90a.cubin")
+            prefix = "mm" if args.dtype == "fp16" else "mm_bf16"
+            path = os.path.join(args.cubins, f"{prefix}_{bm}x{bn}x{bk}_w{w}_s{s}.sm_90a.cubin")
             kern = TleKernel(lib, path, "matmul_kernel")
             tle = lambda *xs: launch_matmul(kern, *xs)  # noqa: E731
-            c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+            c = torch.full((m, n), float("nan"), device="cuda", dtype=dt)
             tle(grid, a, b, c, m, n, k)
             torch.cuda.synchronize()
             err = (c.float() - ref).abs().max().item()
@@ -72,7 +75,7 @@ def main():
                 ms = triton.testing.do_bench(lambda: tle(grid, a, b, c, m, n, k), return_mode="median")
                 row["tle_tflops"] = flops / ms / 1e9
             if not args.no_triton:
-                c2 = torch.empty((m, n), device="cuda", dtype=torch.float16)
+                c2 = torch.empty((m, n), device="cuda", dtype=dt)
 
                 def run_triton():
                     triton_kernel[(grid,)](a, b, c2, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
@@ -88,7 +91,7 @@ def main():
                   f"  tle/triton {tle_tf / tr_tf:5.2f}  tle/cuBLAS {tle_tf / tf_cublas:5.2f}", flush=True)
     if args.out:
         with open(args.out, "w") as f:
-            json.dump({"device": torch.cuda.get_device_name(), "triton": triton.__version__, "torch": torch.__version__,
+            json.dump({"dtype": args.dtype, "device": torch.cuda.get_device_name(), "triton": triton.__version__, "torch": torch.__version__,
                        "group_m": GROUP_M, "results": rows}, f, indent=2)
     sys.exit(0 if all_ok else 1)
 
