@@ -359,7 +359,19 @@ llvm::Value *Emitter::elementwise(const ir::Op &op, const std::vector<llvm::Valu
     });
   case OpKind::IDiv: return sg ? B.CreateSDiv(a, b) : B.CreateUDiv(a, b);
   case OpKind::IRem: return sg ? B.CreateSRem(a, b) : B.CreateURem(a, b);
-  case OpKind::FRem: return B.CreateFRem(a, b);
+  case OpKind::FRem: {
+    // C fmod, exact: libdevice's __nv_fmod(f). LLVM's frem expands to x - trunc(x / y) * y on
+    // NVPTX, which overflows to inf for tiny divisors (found by the conformance suite on the GPU).
+    auto fmodOf = [&](llvm::Value *x, llvm::Value *y) -> llvm::Value * {
+      llvm::Type *ft = x->getType();
+      auto *fty = llvm::FunctionType::get(ft, {ft, ft}, false);
+      llvm::FunctionCallee callee = m.getOrInsertFunction(ft->isDoubleTy() ? "__nv_fmod" : "__nv_fmodf", fty);
+      if (auto *fn = llvm::dyn_cast<llvm::Function>(callee.getCallee()))
+        fn->setDoesNotAccessMemory();
+      return B.CreateCall(callee, {x, y});
+    };
+    return t == DType::F64 ? fmodOf(a, b) : viaF32(fmodOf);
+  }
   case OpKind::And: return B.CreateAnd(a, b);
   case OpKind::Or: return B.CreateOr(a, b);
   case OpKind::Xor: return B.CreateXor(a, b);
@@ -439,8 +451,13 @@ llvm::Value *Emitter::elementwise(const ir::Op &op, const std::vector<llvm::Valu
                  ? (ir::bitWidth(to) == ir::bitWidth(t) ? B.CreateFPTrunc(B.CreateFPExt(a, B.getFloatTy()), ty)
                                                         : B.CreateFPExt(a, ty))
                  : B.CreateFPTrunc(a, ty);
-    if (fl)
-      return ir::isSigned(to) ? B.CreateFPToSI(a, ty) : B.CreateFPToUI(a, ty);
+    if (fl) {
+      // Saturating, NaN -> 0 (PTX cvt.rzi semantics, and the CPU target's): fptosi/fptoui
+      // would make out-of-range values poison (wrapped on the GPU: conformance suite).
+      llvm::Value *x = ir::bitWidth(t) < 32 ? B.CreateFPExt(a, B.getFloatTy()) : a;
+      return declareIntrinsicCall(ir::isSigned(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat,
+                                  {ty, x->getType()}, {x});
+    }
     if (ir::isFloat(to))
       return sg ? B.CreateSIToFP(a, ty) : B.CreateUIToFP(a, ty);
     return B.CreateIntCast(a, ty, sg);
@@ -775,22 +792,69 @@ void Emitter::emitConvert(const ir::Op &op) {
   ir::ScalarType et = in->type.elem;
   unsigned eb = ir::storageBytes(et.dtype);
   llvm::Type *sty = storageType(et);
+  const std::vector<int64_t> &shape = in->type.shape;
+  unsigned last = in->type.rank() - 1;
   reserveShared(in->type.numElements() * eb);
+  // The tile goes through shared memory row-major, in vectors of up to 16 bytes along the last
+  // dim on both sides. Rows of 128 bytes or more are swizzled: the 16-byte chunk index within
+  // each 128-byte segment is XOR-ed with the row index mod 8, so that a warp writing (or reading)
+  // a column of 8 rows hits different banks.
+  int64_t rowBytes = shape[last] * eb;
+  bool swizzle = in->type.rank() >= 2 && rowBytes >= 128;
+  auto offsetOf = [&](const std::vector<llvm::Value *> &c) -> llvm::Value * {
+    llvm::Value *off = B.CreateMul(linearize(c, shape), B.getInt32(eb));
+    if (!swizzle)
+      return off;
+    llvm::Value *row = B.CreateUDiv(off, B.getInt32(static_cast<uint32_t>(rowBytes)));
+    return B.CreateXor(off, B.CreateShl(B.CreateAnd(row, 7), 4));
+  };
+  // Registers that hold consecutive elements along the last dim at an aligned start (lanes and
+  // warps select only whole groups) form one vector access.
+  auto vectorWidth = [&](const ir::Layout &l) {
+    int v = std::min<int>(ir::contiguousRegisters(l, last), static_cast<int>(16 / eb));
+    if (et.dtype == DType::I1)
+      return 1;
+    auto aligned = [&](const std::vector<ir::Layout::Basis> &bases) {
+      for (const auto &b : bases)
+        if (b[last] % v)
+          return false;
+      return true;
+    };
+    while (v > 1 && !(aligned(l.lane) && aligned(l.warp) && shape[last] % v == 0))
+      v /= 2;
+    return v;
+  };
+  int vs = vectorWidth(A), vd = vectorWidth(D);
   const auto &src = regs(in);
   barrier();
-  for (int r = 0; r < A.numRegs(); ++r) {
-    llvm::Value *v = src[r];
-    if (et.dtype == DType::I1)
-      v = B.CreateZExt(v, B.getInt8Ty());
-    B.CreateStore(v, smemPtr(B.CreateMul(linearize(coord(A, r), in->type.shape), B.getInt32(eb))));
+  for (int r = 0; r < A.numRegs(); r += vs) {
+    llvm::Value *ptr = smemPtr(offsetOf(coord(A, r)));
+    if (vs == 1) {
+      llvm::Value *v = src[r];
+      if (et.dtype == DType::I1)
+        v = B.CreateZExt(v, B.getInt8Ty());
+      B.CreateStore(v, ptr);
+      continue;
+    }
+    llvm::Value *vec = llvm::UndefValue::get(llvm::FixedVectorType::get(sty, vs));
+    for (int k = 0; k < vs; ++k)
+      vec = B.CreateInsertElement(vec, src[r + k], uint64_t(k));
+    B.CreateAlignedStore(vec, ptr, llvm::Align(vs * eb));
   }
   barrier();
   std::vector<llvm::Value *> out;
-  for (int r = 0; r < D.numRegs(); ++r) {
-    llvm::Value *v = B.CreateLoad(sty, smemPtr(B.CreateMul(linearize(coord(D, r), in->type.shape), B.getInt32(eb))));
-    if (et.dtype == DType::I1)
-      v = B.CreateICmpNE(v, B.getInt8(0));
-    out.push_back(v);
+  for (int r = 0; r < D.numRegs(); r += vd) {
+    llvm::Value *ptr = smemPtr(offsetOf(coord(D, r)));
+    if (vd == 1) {
+      llvm::Value *v = B.CreateLoad(sty, ptr);
+      if (et.dtype == DType::I1)
+        v = B.CreateICmpNE(v, B.getInt8(0));
+      out.push_back(v);
+      continue;
+    }
+    llvm::Value *vec = B.CreateAlignedLoad(llvm::FixedVectorType::get(sty, vd), ptr, llvm::Align(vd * eb));
+    for (int k = 0; k < vd; ++k)
+      out.push_back(B.CreateExtractElement(vec, uint64_t(k)));
   }
   vals_[op.result()] = out;
 }
