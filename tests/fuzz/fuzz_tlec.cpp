@@ -2,7 +2,7 @@
 //
 // Each input is a .tle source, or tile IR text when a line starts with `func @` (as tlec reads
 // .tir files: parse, verify, then the same passes and code generation). The signature comes from the input's own header when it has one
-// (`# Compile: tlec ... -s "SIG" -w N`, `# RUN: %tlec %s -s "SIG" ...`, `# Build: NAME -s "SIG" -w N`),
+// (`# Compile: tlec ... -s "SIG" -w N [-g "GRID"]`, `# RUN: %tlec %s -s "SIG" ...`, `# Build: NAME -s "SIG" -w N`),
 // else from the annotations in the source, else (when parameters lack annotations) it is guessed
 // from their names; with several @jit functions each is tried as the kernel. An input that fails
 // parsing or specialisation is a user error (exit status 1) and simply uninteresting. The architecture is sm_80 or sm_90a, chosen by a
@@ -71,7 +71,7 @@ std::string after(const std::string &line, const std::string &key, char end) {
   return line.substr(at, line.find(end, at) - at);
 }
 
-/// Reads -s, -w and --arch from the first header line that gives a signature.
+/// Reads -s, -w, --arch and -g from the first header line that gives a signature.
 void optionsFromHeader(const std::string &text, tle::driver::CompileOptions &o) {
   std::istringstream head(text.substr(0, 4096)); // headers are at the top
   for (std::string line; std::getline(head, line);) {
@@ -86,6 +86,9 @@ void optionsFromHeader(const std::string &text, tle::driver::CompileOptions &o) 
     std::string a = after(line, "--arch ", ' ');
     if (a == "sm_80" || a == "sm_90a")
       o.arch = a;
+    // A launch grid (-g "...") is parsed, checked and folded against the kernel's parameters.
+    if (line.find(" -g \"") != std::string::npos)
+      o.grid = after(line, " -g \"", '"');
     return;
   }
 }
@@ -157,8 +160,12 @@ int compileOnce(const tle::driver::CompileOptions &o, std::string &diagnostics) 
                  first.c_str());
   }
   // "internal error" diagnostics (invalid IR after a pass, invalid LLVM IR) are asserts that
-  // tlec reports instead of crashing: findings too, whatever the exit status.
-  bool internal = diagnostics.find("internal error") != std::string::npos;
+  // tlec reports instead of crashing: findings too, whatever the exit status. Only diagnostic
+  // lines count: the echoed source line and caret (indented by two spaces) may quote the input.
+  bool internal = false;
+  std::istringstream lines(diagnostics);
+  for (std::string line; !internal && std::getline(lines, line);)
+    internal = line.rfind("  ", 0) != 0 && line.find("error: internal error") != std::string::npos;
   if ((rc == 0 || rc == 1) && !internal)
     return rc;
   std::fprintf(stderr, "tle-fuzz: tlec's pipeline returned %d with an internal error, diagnostics:\n%s\n", rc,
