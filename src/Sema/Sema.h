@@ -158,6 +158,23 @@ public:
   SVal runtimeIfExp(const ast::IfExpExpr *e, const SVal &cond, Env &env);
   /// The runtime values inside `v` (a tensor, or the tensors of a tuple or block pointer), in order.
   static void flatten(const SVal &v, std::vector<ir::Value *> &leaves);
+  /// Loop-carried variables: names bound before a loop to runtime values (tensors, or tuples and
+  /// block pointers holding some) and assigned in it. Variable c's runtime leaves are
+  /// [firstLeaf[c], firstLeaf[c + 1]) of the loop's carried values.
+  struct CarriedVars {
+    std::vector<std::string> names;
+    std::vector<SVal> templates; ///< each name's value before the loop
+    std::vector<size_t> firstLeaf;
+  };
+  /// The carried variables among `assigned`, their leaves appended to `inits`.
+  CarriedVars collectCarried(const std::set<std::string> &assigned, const Env &env, std::vector<ir::Value *> &inits);
+  /// Binds each carried name in `e` to its value rebuilt from `values` (region arguments or
+  /// results, one per leaf), which take the name as their hint.
+  void bindCarried(const CarriedVars &cv, const std::vector<ir::Value *> &values, Env &e);
+  /// Appends each carried name's leaves at the end of the body (`after`) to `yields`; a located
+  /// error when a variable changed its kind or a leaf its type.
+  void yieldCarried(const CarriedVars &cv, const std::vector<ir::Value *> &inits, const Env &after, SourceLoc loc,
+                    std::vector<ir::Value *> &yields);
   /// `templ` with its runtime values replaced, in order, from `leaves` starting at `next`.
   static SVal rebuild(const SVal &templ, const std::vector<ir::Value *> &leaves, size_t &next);
   /// Whether a value can be carried by a loop: a tensor, or a tuple / block pointer holding some.

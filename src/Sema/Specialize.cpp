@@ -938,20 +938,8 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
   materializeCarriedNumbers(assigned, env, s->loc());
   // Carried: names bound before the loop to runtime values (tensors, or tuples and block pointers
   // holding some) and assigned inside; each contributes its runtime leaves.
-  std::vector<std::string> carried;
-  std::vector<SVal> templates;
-  std::vector<size_t> firstLeaf;
   std::vector<ir::Value *> inits;
-  for (auto &n : assigned) {
-    auto it = env.find(n);
-    if (it == env.end() || !carriable(it->second))
-      continue;
-    carried.push_back(n);
-    templates.push_back(it->second);
-    firstLeaf.push_back(inits.size());
-    flatten(it->second, inits);
-  }
-  firstLeaf.push_back(inits.size());
+  CarriedVars cv = collectCarried(assigned, env, inits);
   std::vector<ir::Value *> operands = {lbv, ubv, stepv};
   operands.insert(operands.end(), inits.begin(), inits.end());
   std::vector<ir::Type> resultTypes;
@@ -966,13 +954,9 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
   Env inner = env;
   inner[ivName] = SVal::tensor(iv);
   std::vector<ir::Value *> bodyArgs;
-  for (size_t c = 0; c < carried.size(); ++c)
-    for (size_t i = firstLeaf[c]; i < firstLeaf[c + 1]; ++i)
-      bodyArgs.push_back(body->addArg(inits[i]->type, carried[c]));
-  for (size_t c = 0; c < carried.size(); ++c) {
-    size_t next = firstLeaf[c];
-    inner[carried[c]] = rebuild(templates[c], bodyArgs, next);
-  }
+  for (ir::Value *init : inits)
+    bodyArgs.push_back(body->addArg(init->type));
+  bindCarried(cv, bodyArgs, inner);
 
   BuilderScope scope(b);
   b = std::make_unique<ir::Builder>(body);
@@ -982,20 +966,7 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
   --runtimeLoopDepth;
   --loopDepth;
   std::vector<ir::Value *> yields;
-  for (size_t c = 0; c < carried.size(); ++c) {
-    const SVal &after = inner[carried[c]];
-    std::vector<ir::Value *> leaves;
-    flatten(after, leaves);
-    bool same = after.kind == templates[c].kind && leaves.size() == firstLeaf[c + 1] - firstLeaf[c];
-    for (size_t i = 0; same && i < leaves.size(); ++i)
-      same = leaves[i]->type == inits[firstLeaf[c] + i]->type;
-    if (!same) {
-      std::string before = templates[c].isTensor() ? templates[c].v->type.str() : templates[c].describe();
-      fail(s->loc(), "loop-carried variable '" + carried[c] + "' is " + before + " before the loop but " +
-                         after.describe() + " at the end of its body; it must keep its type");
-    }
-    yields.insert(yields.end(), leaves.begin(), leaves.end());
-  }
+  yieldCarried(cv, inits, inner, s->loc(), yields);
   // Constexpr variables may not be changed by the loop body.
   for (auto &n : assigned) {
     auto it = env.find(n);
@@ -1012,11 +983,51 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
   std::vector<ir::Value *> results;
   for (size_t i = 0; i < inits.size(); ++i)
     results.push_back(forOp->result(static_cast<unsigned>(i)));
-  for (size_t c = 0; c < carried.size(); ++c) {
-    for (size_t i = firstLeaf[c]; i < firstLeaf[c + 1]; ++i)
-      forOp->result(static_cast<unsigned>(i))->nameHint = carried[c];
-    size_t next = firstLeaf[c];
-    env[carried[c]] = rebuild(templates[c], results, next);
+  bindCarried(cv, results, env);
+}
+
+Specializer::CarriedVars Specializer::collectCarried(const std::set<std::string> &assigned, const Env &env,
+                                                     std::vector<ir::Value *> &inits) {
+  CarriedVars cv;
+  for (auto &n : assigned) {
+    auto it = env.find(n);
+    if (it == env.end() || !carriable(it->second))
+      continue;
+    cv.names.push_back(n);
+    cv.templates.push_back(it->second);
+    cv.firstLeaf.push_back(inits.size());
+    flatten(it->second, inits);
+  }
+  cv.firstLeaf.push_back(inits.size());
+  return cv;
+}
+
+void Specializer::bindCarried(const CarriedVars &cv, const std::vector<ir::Value *> &values, Env &e) {
+  for (size_t c = 0; c < cv.names.size(); ++c) {
+    for (size_t i = cv.firstLeaf[c]; i < cv.firstLeaf[c + 1]; ++i)
+      values[i]->nameHint = cv.names[c];
+    size_t next = cv.firstLeaf[c];
+    e[cv.names[c]] = rebuild(cv.templates[c], values, next);
+  }
+}
+
+void Specializer::yieldCarried(const CarriedVars &cv, const std::vector<ir::Value *> &inits, const Env &after,
+                               SourceLoc loc, std::vector<ir::Value *> &yields) {
+  for (size_t c = 0; c < cv.names.size(); ++c) {
+    auto it = after.find(cv.names[c]);
+    const SVal v = it != after.end() ? it->second : SVal();
+    const SVal &before = cv.templates[c];
+    std::vector<ir::Value *> leaves;
+    flatten(v, leaves);
+    bool same = v.kind == before.kind && leaves.size() == cv.firstLeaf[c + 1] - cv.firstLeaf[c];
+    for (size_t i = 0; same && i < leaves.size(); ++i)
+      same = leaves[i]->type == inits[cv.firstLeaf[c] + i]->type;
+    if (!same) {
+      std::string was = before.isTensor() ? before.v->type.str() : before.describe();
+      fail(loc, "loop-carried variable '" + cv.names[c] + "' is " + was + " before the loop but " + v.describe() +
+                    " at the end of its body; it must keep its type");
+    }
+    yields.insert(yields.end(), leaves.begin(), leaves.end());
   }
 }
 
@@ -1263,22 +1274,10 @@ void Specializer::execLoopAsWhile(const ast::Stmt *s, const ast::Block &bodyAst,
     assigned.erase(forIv->ivName);
   materializeCarriedNumbers(assigned, env, loc);
   // Carried: [iv,] the user's values (their runtime leaves), then the flags that leave the loop.
-  std::vector<std::string> carried;
-  std::vector<SVal> templates;
-  std::vector<size_t> firstLeaf;
   std::vector<ir::Value *> inits;
   if (forIv)
     inits.push_back(forIv->lb);
-  for (auto &n : assigned) {
-    auto it = env.find(n);
-    if (it == env.end() || !carriable(it->second))
-      continue;
-    carried.push_back(n);
-    templates.push_back(it->second);
-    firstLeaf.push_back(inits.size());
-    flatten(it->second, inits);
-  }
-  firstLeaf.push_back(inits.size());
+  CarriedVars cv = collectCarried(assigned, env, inits);
   std::vector<const char *> flags;
   if (breaksOut(bodyAst))
     flags.push_back(kBroke);
@@ -1298,12 +1297,7 @@ void Specializer::execLoopAsWhile(const ast::Stmt *s, const ast::Block &bodyAst,
     std::vector<ir::Value *> args;
     for (size_t i = 0; i < inits.size(); ++i)
       args.push_back(blk->addArg(inits[i]->type, i == 0 && forIv ? forIv->ivName : ""));
-    for (size_t c = 0; c < carried.size(); ++c) {
-      for (size_t i = firstLeaf[c]; i < firstLeaf[c + 1]; ++i)
-        args[i]->nameHint = carried[c];
-      size_t next = firstLeaf[c];
-      e[carried[c]] = rebuild(templates[c], args, next);
-    }
+    bindCarried(cv, args, e);
     return args;
   };
   BuilderScope scope(b);
@@ -1363,20 +1357,7 @@ void Specializer::execLoopAsWhile(const ast::Stmt *s, const ast::Block &bodyAst,
   std::vector<ir::Value *> yields;
   if (forIv)
     yields.push_back(b->binary(ir::OpKind::Add, loc, aargs[0], forIv->step));
-  for (size_t c = 0; c < carried.size(); ++c) {
-    const SVal &v = after[carried[c]];
-    std::vector<ir::Value *> leaves;
-    flatten(v, leaves);
-    bool same = v.kind == templates[c].kind && leaves.size() == firstLeaf[c + 1] - firstLeaf[c];
-    for (size_t i = 0; same && i < leaves.size(); ++i)
-      same = leaves[i]->type == inits[firstLeaf[c] + i]->type;
-    if (!same) {
-      std::string was = templates[c].isTensor() ? templates[c].v->type.str() : templates[c].describe();
-      fail(loc, "loop-carried variable '" + carried[c] + "' is " + was + " before the loop but " + v.describe() +
-                    " at the end of its body; it must keep its type");
-    }
-    yields.insert(yields.end(), leaves.begin(), leaves.end());
-  }
+  yieldCarried(cv, inits, after, loc, yields);
   for (const char *f : flags)
     yields.push_back(toTensorOfType(flagOf(after, f), ir::DType::I1, loc));
   for (auto &n : assigned) {
@@ -1394,12 +1375,7 @@ void Specializer::execLoopAsWhile(const ast::Stmt *s, const ast::Block &bodyAst,
   std::vector<ir::Value *> results;
   for (size_t i = 0; i < inits.size(); ++i)
     results.push_back(w->addResult(inits[i]->type));
-  for (size_t c = 0; c < carried.size(); ++c) {
-    for (size_t i = firstLeaf[c]; i < firstLeaf[c + 1]; ++i)
-      results[i]->nameHint = carried[c];
-    size_t next = firstLeaf[c];
-    env[carried[c]] = rebuild(templates[c], results, next);
-  }
+  bindCarried(cv, results, env);
   for (size_t i = 0; i < flags.size(); ++i)
     if (flags[i] == std::string(kReturned))
       env[kReturned] = SVal::tensor(results[firstFlag + i]);
