@@ -195,6 +195,7 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
     if (o.numStages)
       fn->numStages = *o.numStages;
     fn->arch = o.arch;
+    fn->fpFusion = o.fpFusion;
     // Tile-IR passes: the pipeline's, or the ones --pass names.
     std::vector<std::string> order = o.passes;
     bool explicitPasses = !order.empty();

@@ -85,6 +85,26 @@ private:
     return slot ? &*slot : nullptr;
   }
 
+  /// The strongly wished layout (a load's or a store's) of the first value `v` is computed
+  /// from through same-shape elementwise ops, not looking through `body`'s arguments (the
+  /// loop-carried values being decided); nullptr when there is none.
+  const Layout *accessLayoutOf(const ir::Value *v, const ir::Block &body, int depth = 0) {
+    if (!v->type.isTile() || depth > 16)
+      return nullptr;
+    if (v->owner == &body)
+      return nullptr;
+    if (strong_.count(v) && want_.count(v))
+      return &want_[v];
+    const ir::Op *d = v->def;
+    if (!d || !ir::isElementwise(d->kind))
+      return nullptr;
+    for (const ir::Value *o : d->operands)
+      if (o->type.isTile() && o->type.shape == v->type.shape)
+        if (const Layout *l = accessLayoutOf(o, body, depth + 1))
+          return l;
+    return nullptr;
+  }
+
   // ---- Backward: uses before definitions.
   void backward(ir::Block &b) {
     for (auto it = b.ops.rbegin(); it != b.ops.rend(); ++it)
@@ -129,9 +149,18 @@ private:
         // A strong wish (a memory access or a dot: e.g. the load that refills a pipelined
         // operand) wins over a weak one (e.g. a transposition's default).
         const ir::Value *candidates[] = {body.args[i + 1].get(), yield->operands[i], r};
-        for (const ir::Value *v : candidates)
+        for (const ir::Value *v : {candidates[0], candidates[1]})
           if (!carried[i] && want_.count(v) && strong_.count(v))
             carried[i] = want_[v];
+        // Next, the layout of the memory access the yielded value is computed from (an
+        // accumulator of loaded rows: `acc += x * y`), so that the loop body needs no
+        // conversion and only the value leaving the loop is converted, once; then what the
+        // uses after the loop want.
+        if (!carried[i])
+          if (const Layout *l = accessLayoutOf(yield->operands[i], body))
+            carried[i] = *l;
+        if (!carried[i] && want_.count(r) && strong_.count(r))
+          carried[i] = want_[r];
         for (const ir::Value *v : candidates)
           if (!carried[i] && want_.count(v))
             carried[i] = want_[v];

@@ -39,6 +39,9 @@ int main(int argc, char **argv) {
   app.add_flag("--debug", o.debug,
                "debug build (Triton's debug=True): runtime assert and tl.device_assert trap when false; "
                "otherwise they are compiled out");
+  bool noFpFusion = false;
+  app.add_flag("--no-fp-fusion", noFpFusion,
+               "do not contract a*b+c into fma on the GPU (Triton's enable_fp_fusion=False; default: contract)");
   app.add_flag("--time-passes", o.timePasses, "report the wall time of every pipeline step on stderr");
   app.add_option("--ptxas", o.ptxas, "ptxas to use for cubins (default: $TLE_PTXAS, then the CUDA toolkit)");
   // Ahead-of-time options, spelled as Triton's AOT compiler spells them (docs/aot.md).
@@ -78,6 +81,7 @@ int main(int argc, char **argv) {
   }
   if (numStages > 0)
     o.numStages = numStages;
+  o.fpFusion = !noFpFusion;
   auto endsWith = [](const std::string &s, const std::string &suf) {
     return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
   };

@@ -50,6 +50,8 @@ struct CompileOptions {
   /// -g: launch grid, Triton AOT style ("cdiv(n, 1024), 1, 1") over the kernel's integer
   /// parameters and constexprs (tle/Driver/GridExpr.h); checked, and recorded in the metadata.
   std::string grid;
+  /// --no-fp-fusion: Triton's enable_fp_fusion=False (no a*b+c contraction into fma on the GPU).
+  bool fpFusion = true;
   std::optional<int> numStages;       ///< -ns/--num-stages: pipeline stages of dot-operand loads (default 3); in the metadata
   std::string emitHeader;             ///< --emit-header=PATH: typed C++ launcher (cubin or PTX output)
   std::string emitHeaderC;            ///< --emit-header-c=PATH: C launcher (cubin or PTX output)

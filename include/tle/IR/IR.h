@@ -219,6 +219,10 @@ public:
   /// The GPU architecture the function is compiled for ("sm_80", "sm_90a"; empty: not known),
   /// for passes whose rewrites pay off only where the backend has the instructions for them.
   std::string arch;
+  /// Triton's enable_fp_fusion (default on): the GPU backend may contract a floating-point
+  /// multiply and a dependent add or subtract into one fused multiply-add (`fma.rn`, one
+  /// rounding). Off: every `*`, `+`, `-` rounds on its own (`mul.rn`, `add.rn`).
+  bool fpFusion = true;
   /// Constexpr parameter values the kernel was specialised with, as source text.
   std::vector<std::pair<std::string, std::string>> constexprs;
   /// Bytes of dynamic shared memory the gpu stage needs (set by codegen).

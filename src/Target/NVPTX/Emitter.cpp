@@ -15,7 +15,15 @@ using ir::DType;
 using ir::OpKind;
 
 Emitter::Emitter(ir::Function &fn, llvm::Module &mod, DiagnosticEngine &d)
-    : f(fn), m(mod), ctx(mod.getContext()), diags(d), B(mod.getContext()), axis(fn) {}
+    : f(fn), m(mod), ctx(mod.getContext()), diags(d), B(mod.getContext()), axis(fn) {
+  // Triton's enable_fp_fusion: floating-point ops carry `contract`, so that the NVPTX backend
+  // may fuse a multiply and a dependent add into fma.rn.
+  if (fn.fpFusion) {
+    llvm::FastMathFlags fmf;
+    fmf.setAllowContract(true);
+    B.setFastMathFlags(fmf);
+  }
+}
 
 llvm::Type *Emitter::llvmType(ir::ScalarType t) {
   switch (t.dtype) {
@@ -321,14 +329,44 @@ void Emitter::emitOp(const ir::Op &op) {
   std::vector<std::vector<llvm::Value *>> ins;
   for (auto *v : op.operands)
     ins.push_back(regsIn(v, l));
+  // Registers whose elements lie in one run of equal values (axis-info constancy) share the
+  // value computed for the first of them: `cols < N` with N % 16 == 0 is one compare per
+  // vector of 8 instead of 8 (Triton deduplicates elementwise results the same way).
+  int same = equalRegisterBits(r);
   std::vector<llvm::Value *> out(l.numRegs());
   for (int i = 0; i < l.numRegs(); ++i) {
+    if (i & same) {
+      out[i] = out[i & ~same];
+      continue;
+    }
     std::vector<llvm::Value *> in;
     for (auto &x : ins)
       in.push_back(x[i]);
     out[i] = elementwise(op, in);
   }
   vals_[r] = out;
+}
+
+int Emitter::equalRegisterBits(const ir::Value *v) {
+  const ir::Layout &l = *v->layout;
+  const transforms::AxisInfo &ai = axis.get(v);
+  if (ai.constancy.size() != l.rank())
+    return 0;
+  int bits = 0;
+  for (size_t b = 0; b < l.reg.size(); ++b) {
+    int dim = -1;
+    bool single = true;
+    for (unsigned d = 0; d < l.rank(); ++d)
+      if (l.reg[b][d] != 0) {
+        single = single && dim < 0;
+        dim = static_cast<int>(d);
+      }
+    // Flipping this register bit moves the element by 2^k along one dim, inside its aligned
+    // run of `constancy` equal elements (runs are aligned, 2^k < constancy).
+    if (single && dim >= 0 && l.reg[b][dim] < ai.constancy[dim])
+      bits |= 1 << b;
+  }
+  return bits;
 }
 
 llvm::Value *Emitter::elementwise(const ir::Op &op, const std::vector<llvm::Value *> &in) {

@@ -6,6 +6,8 @@
 #include <llvm/IR/InlineAsm.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <optional>
 
 namespace tle::nvptx {
 
@@ -46,6 +48,40 @@ Packing packing(int vec, unsigned eb) {
 
 std::string vecSuffix(int words) { return words == 1 ? "" : ".v" + std::to_string(words); }
 
+std::string hexLiteral(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llX", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+/// The bit patterns of `elems` (constants of one scalar type) packed little-endian into
+/// `words` words of `wordBits` bits, as a masked-off load leaves them in its registers; nullopt
+/// when an element is not a constant.
+std::optional<std::vector<uint64_t>> constantWords(const std::vector<llvm::Value *> &elems, int wordBits,
+                                                   int words) {
+  std::vector<uint64_t> out(words, 0);
+  unsigned bits = elems.empty() ? 0 : elems[0]->getType()->getPrimitiveSizeInBits();
+  if (bits == 1)
+    bits = 8; // i1 travels as one byte
+  for (size_t k = 0; k < elems.size(); ++k) {
+    uint64_t v;
+    if (auto *cf = llvm::dyn_cast<llvm::ConstantFP>(elems[k]))
+      v = cf->getValueAPF().bitcastToAPInt().getZExtValue();
+    else if (auto *ci = llvm::dyn_cast<llvm::ConstantInt>(elems[k]))
+      v = ci->getValue().getZExtValue();
+    else
+      return std::nullopt;
+    if (bits < 64)
+      v &= (uint64_t(1) << bits) - 1;
+    uint64_t bit = k * bits;
+    size_t w = bit / wordBits;
+    if (w >= out.size())
+      return std::nullopt;
+    out[w] |= v << (bit % wordBits);
+  }
+  return out;
+}
+
 } // namespace
 
 void Emitter::emitLoad(const ir::Op &op) {
@@ -70,14 +106,19 @@ void Emitter::emitLoad(const ir::Op &op) {
 
   std::vector<llvm::Value *> out(n);
   for (int g = 0; g < n; g += vec) {
-    // ld.global[.vN].bW {d...}, [addr]; with a predicate when masked (lanes that do not load
-    // keep the zeros the asm writes first).
+    // ld.global[.vN].bW {d...}, [addr]; with a predicate when masked: the asm first writes
+    // `other` when it is a constant (then no select follows), else zeros.
+    std::optional<std::vector<uint64_t>> otherWords;
+    if (mask && other)
+      otherWords = constantWords(std::vector<llvm::Value *>(O.begin() + g, O.begin() + g + vec), pk.wordBits,
+                                 pk.words);
     std::string text;
     std::string cons;
     for (int w = 0; w < pk.words; ++w) {
       cons += std::string(w ? "," : "") + "=" + pk.constraint();
       if (mask)
-        text += "mov." + std::string(pk.wordBits == 32 ? "b32" : "b16") + " $" + std::to_string(w) + ", 0;\n\t";
+        text += "mov." + std::string(pk.wordBits == 32 ? "b32" : "b16") + " $" + std::to_string(w) + ", " +
+                hexLiteral(otherWords ? (*otherWords)[w] : 0) + ";\n\t";
     }
     cons += ",l";
     std::string regsList;
@@ -123,7 +164,7 @@ void Emitter::emitLoad(const ir::Op &op) {
       llvm::Value *e = elems[k];
       if (et.dtype == DType::I1)
         e = B.CreateICmpNE(e, B.getInt8(0));
-      if (other)
+      if (other && !otherWords)
         e = B.CreateSelect(M[g + k], e, O[g + k]);
       out[g + k] = e;
     }
