@@ -17,9 +17,10 @@ DType scanDType(DType t, bool prod) {
   return t;
 }
 
-void scanCase(Suite &s, bool prod, DType t) {
-  const int M = 4, N = 32, L = 64;
-  Rng rng(uint64_t(t) * 3 + (prod ? 1 : 0) + 555);
+/// One batch: a [M, N] tile scanned along both axes and an L-element 1-D tile, forward and
+/// reverse. `suffix` names the size variant.
+void scanCase(Suite &s, bool prod, DType t, int M = 4, int N = 32, int L = 64, const std::string &suffix = "") {
+  Rng rng(uint64_t(t) * 3 + (prod ? 1 : 0) + 555 + uint64_t(L));
   DType r = scanDType(t, prod);
   auto data = [&](size_t n) {
     Buffer b(t, n);
@@ -59,7 +60,7 @@ void scanCase(Suite &s, bool prod, DType t) {
     return out;
   };
   const char *op = prod ? "cumprod" : "cumsum";
-  std::string nm = std::string("scan/") + op + "/" + tag(t);
+  std::string nm = std::string("scan/") + op + "/" + tag(t) + suffix;
   Tol gpu = isFloatT(r) ? Tol::close(1e-2 * (r == DType::F16 || r == DType::BF16 ? 1 : 1e-3), 0.05 * (r == DType::BF16 ? 4 : 1) * (r == DType::F16 || r == DType::BF16 ? 1 : 1e-3))
                         : Tol::exact();
   Run run;
@@ -83,7 +84,7 @@ void scanCase(Suite &s, bool prod, DType t) {
       "    tl.store(o20 + idx, tl.{OP}(x, axis=0))\n    tl.store(o21 + idx, tl.{OP}(x, axis=1))\n"
       "    tl.store(o21r + idx, tl.{OP}(x, axis=1, reverse=True))\n    tl.store(o20r + idx, x.{OP}(0, reverse=True))\n",
       {{"OP", op}, {"R", tlName(r)}}));
-  b.signature = ptrSig({t, t, r, r, r, r, r, r}, "4, 32, 64");
+  b.signature = ptrSig({t, t, r, r, r, r, r, r}, std::to_string(M) + ", " + std::to_string(N) + ", " + std::to_string(L));
   b.runs.push_back(std::move(run));
   s.add(std::move(b));
 }
@@ -96,6 +97,11 @@ void addScans(Suite &s) {
   for (bool prod : {false, true})
     for (DType t : types)
       scanCase(s, prod, t);
+  // Tiles larger than a warp's lanes: on the GPU the scan crosses registers, lanes and warps
+  // (a 2048-element row over 4 warps holds 4 chunks of 512 per thread block).
+  for (bool prod : {false, true})
+    for (DType t : {DType::I32, DType::F32})
+      scanCase(s, prod, t, 16, 256, 2048, "/large");
 }
 
 } // namespace tle::conformance

@@ -138,6 +138,11 @@ public:
   int equalRegisterBits(const ir::Value *v);
   llvm::Value *combine(ir::ReduceKind k, ir::DType t, llvm::Value *a, llvm::Value *b);
   llvm::Value *shuffleXor(llvm::Value *v, int laneMask);
+  /// An inclusive scan (tl.cumsum / tl.cumprod, `reverse` too) computed over the bits of the
+  /// index along the axis: within registers, across lanes by shuffles, across warps through
+  /// shared memory. Returns false (emitting nothing) when the layout mixes the axis with other
+  /// dims; emitScan then uses shared memory for every step.
+  bool emitScanByBits(const ir::Op &op);
   /// Predicate that is true in exactly one thread among those holding the same element of
   /// `l` (lane and warp bits with a zero basis must be 0).
   llvm::Value *ownerPredicate(const ir::Layout &l);

@@ -1,7 +1,11 @@
 // Shape ops on the GPU: permute (free: registers keep their elements), and reshape, cat, join
-// and split through shared memory; inclusive scans (tl.cumsum, tl.cumprod) as a Hillis-Steele
-// scan in shared memory.
+// and split through shared memory; inclusive scans (tl.cumsum, tl.cumprod) over the index bits
+// (registers, shuffles, one barrier per warp bit), or as a Hillis-Steele scan in shared memory
+// for layouts that mix dims.
 #include "Emitter.h"
+
+#include <map>
+#include <optional>
 
 namespace tle::nvptx {
 
@@ -98,7 +102,170 @@ void Emitter::emitShapeOp(const ir::Op &op) {
   }
 }
 
+namespace {
+
+/// Which register, lane or warp bit of a layout holds each bit of the index along `axis`.
+struct AxisBit {
+  char kind; ///< 'r' register, 'l' lane, 'w' warp
+  int bit;
+};
+
+/// The owner of every bit of the index along `axis` (length `len`, a power of two), when each
+/// basis that moves along `axis` moves along it alone by a distinct power of two; nullopt
+/// otherwise (then the scan goes through shared memory).
+std::optional<std::vector<AxisBit>> axisBitOwners(const ir::Layout &l, unsigned axis, int64_t len) {
+  if (len < 1 || (len & (len - 1)) != 0)
+    return std::nullopt;
+  int nbits = 0;
+  while ((int64_t(1) << nbits) < len)
+    ++nbits;
+  std::vector<AxisBit> owner(nbits, AxisBit{0, -1});
+  auto visit = [&](const std::vector<ir::Layout::Basis> &bases, char kind) {
+    for (size_t i = 0; i < bases.size(); ++i) {
+      int64_t a = bases[i][axis];
+      if (a == 0)
+        continue;
+      for (unsigned d = 0; d < bases[i].size(); ++d)
+        if (d != axis && bases[i][d] != 0)
+          return false;
+      if (a < 0 || (a & (a - 1)) != 0)
+        return false;
+      int k = 0;
+      while ((int64_t(1) << k) < a)
+        ++k;
+      if (k >= nbits || owner[k].bit >= 0)
+        return false;
+      owner[k] = AxisBit{kind, static_cast<int>(i)};
+    }
+    return true;
+  };
+  if (!visit(l.reg, 'r') || !visit(l.lane, 'l') || !visit(l.warp, 'w'))
+    return std::nullopt;
+  for (const AxisBit &o : owner)
+    if (o.bit < 0)
+      return std::nullopt;
+  return owner;
+}
+
+} // namespace
+
+bool Emitter::emitScanByBits(const ir::Op &op) {
+  // Inclusive scan over the bits of the index along the axis, lowest first. After bit k every
+  // element holds P, the scan of its aligned block of 2^(k+1) elements up to itself, and T, the
+  // block's total: merging a block with its partner block (bit k flipped) adds the partner's T
+  // to P in the upper half (lower half, for a reverse scan) and to T in both. The partner is in
+  // the same thread (register bit), another lane (shfl.sync.bfly) or another warp (shared
+  // memory, one barrier per warp bit). Blocked layouts take registers, then lanes, then warps:
+  // a 4096-element fp32 row over 8 warps needs 5 shuffle rounds and 3 barriers, where the
+  // shared-memory scan needs 24 barriers.
+  const ir::Value *in = op.operands[0];
+  const ir::Layout &l = *in->layout;
+  unsigned axis = static_cast<unsigned>(op.axis);
+  auto owners = axisBitOwners(l, axis, in->type.shape[axis]);
+  if (!owners)
+    return false;
+  ir::ScalarType et = in->type.elem;
+  unsigned eb = ir::storageBytes(et.dtype);
+  bool reverse = op.ival != 0;
+  auto combineScan = [&](llvm::Value *a, llvm::Value *b) -> llvm::Value * {
+    if (op.reduceKind == ir::ReduceKind::Prod)
+      return ir::isFloat(et.dtype) ? B.CreateFMul(a, b) : B.CreateMul(a, b);
+    return combine(op.reduceKind, et.dtype, a, b);
+  };
+  const int n = l.numRegs();
+  std::vector<llvm::Value *> P = regs(in), T = P;
+  // Register bits already merged: registers that differ only in them share one T.
+  int merged = 0;
+  auto reps = [&] {
+    std::vector<int> out;
+    for (int r = 0; r < n; ++r)
+      if ((r & merged) == 0)
+        out.push_back(r);
+    return out;
+  };
+  // Shared memory for the warp rounds: two regions used alternately, so one barrier per round
+  // separates a round's writes from its reads and the previous round's reads from its writes.
+  size_t maxReps = 0;
+  {
+    int m = 0;
+    for (const AxisBit &o : *owners) {
+      if (o.kind == 'r')
+        m |= 1 << o.bit;
+      else if (o.kind == 'w') {
+        size_t c = 0;
+        for (int r = 0; r < n; ++r)
+          c += (r & m) == 0;
+        maxReps = std::max(maxReps, c);
+      }
+    }
+  }
+  int64_t regionBytes = static_cast<int64_t>(maxReps) * 32 * l.numWarps() * eb;
+  if (maxReps)
+    reserveShared(2 * regionBytes);
+  int warpRound = 0;
+  llvm::Type *ety = P.empty() ? nullptr : P[0]->getType();
+  for (const AxisBit &o : *owners) {
+    if (o.kind == 'r') {
+      int bit = 1 << o.bit;
+      for (int lo = 0; lo < n; ++lo) {
+        if (lo & bit)
+          continue;
+        int hi = lo | bit;
+        if (reverse)
+          P[lo] = combineScan(P[lo], T[hi]);
+        else
+          P[hi] = combineScan(T[lo], P[hi]);
+        llvm::Value *t = combineScan(T[lo], T[hi]);
+        T[lo] = T[hi] = t;
+      }
+      merged |= bit;
+      continue;
+    }
+    // The partner's T, one value per representative register.
+    std::vector<int> rs = reps();
+    std::map<int, llvm::Value *> partner;
+    llvm::Value *id = o.kind == 'l' ? laneId() : warpId();
+    llvm::Value *upper = B.CreateICmpNE(B.CreateAnd(B.CreateLShr(id, B.getInt32(o.bit)), B.getInt32(1)), B.getInt32(0));
+    if (o.kind == 'l') {
+      for (int r : rs)
+        partner[r] = shuffleXor(T[r], 1 << o.bit);
+    } else {
+      if (warpRound == 0)
+        barrier();
+      int64_t base = (warpRound % 2) * regionBytes;
+      auto slot = [&](llvm::Value *warp, size_t j) {
+        llvm::Value *thread = B.CreateAdd(B.CreateMul(warp, B.getInt32(32)), laneId());
+        llvm::Value *idx = B.CreateAdd(B.CreateMul(thread, B.getInt32(static_cast<uint32_t>(rs.size()))),
+                                       B.getInt32(static_cast<uint32_t>(j)));
+        return smemPtr(B.CreateAdd(B.CreateMul(idx, B.getInt32(eb)), B.getInt32(static_cast<uint32_t>(base))));
+      };
+      for (size_t j = 0; j < rs.size(); ++j)
+        B.CreateStore(T[rs[j]], slot(warpId(), j));
+      barrier();
+      llvm::Value *pw = B.CreateXor(warpId(), B.getInt32(1u << o.bit));
+      for (size_t j = 0; j < rs.size(); ++j)
+        partner[rs[j]] = B.CreateLoad(ety, slot(pw, j));
+      ++warpRound;
+    }
+    for (int r = 0; r < n; ++r) {
+      llvm::Value *pt = partner[r & ~merged];
+      P[r] = reverse ? B.CreateSelect(upper, P[r], combineScan(P[r], pt))
+                     : B.CreateSelect(upper, combineScan(pt, P[r]), P[r]);
+    }
+    for (int r : rs) {
+      llvm::Value *t = combineScan(T[r], partner[r]);
+      for (int q = 0; q < n; ++q)
+        if ((q & ~merged) == r)
+          T[q] = t;
+    }
+  }
+  vals_[op.result()] = P;
+  return true;
+}
+
 void Emitter::emitScan(const ir::Op &op) {
+  if (emitScanByBits(op))
+    return;
   // Hillis-Steele inclusive scan along `axis`: after the round with distance s, every element
   // holds the combine of the 2s elements ending at it. Each round reads the previous round's
   // values from shared memory (barrier, read, barrier, write).
