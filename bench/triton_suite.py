@@ -234,6 +234,16 @@ def references(family, b, env):
         ld = b["logits"].double()
         t = b["target"].long()
         return {"loss": (torch.logsumexp(ld, -1) - ld.gather(1, t[:, None])[:, 0], 1e-4, 1e-5)}
+    if family == "silu_and_mul":
+        xd = b["x"].double()
+        h = xd.shape[-1] // 2
+        g, u = xd[:, :h], xd[:, h:]
+        return {"y": (g * torch.sigmoid(g) * u, 2e-3, 1e-4)}
+    if family == "tensor_sum":
+        xd = b["x"].double()
+        return {"out": (xd.sum().reshape(1), 2e-6 * xd.abs().sum().item(), 0.0)}
+    if family == "cumsum":
+        return {"y": (torch.cumsum(b["x"].double(), -1), 2e-3, 1e-4)}
     raise ValueError(f"unknown family {family}")
 
 
@@ -289,6 +299,16 @@ def torch_op(family, b, env):
     if family == "cross_entropy_fwd":
         f = lambda: F.cross_entropy(b["logits"], b["target"], reduction="none")
         return "F.cross_entropy(reduction='none')", f, lambda: {"loss": f()}
+    if family == "silu_and_mul":
+        h = b["x"].shape[-1] // 2
+        f = lambda: F.silu(b["x"][:, :h]) * b["x"][:, h:]
+        return "F.silu(gate) * up", f, lambda: {"y": f()}
+    if family == "tensor_sum":
+        f = lambda: torch.sum(b["x"])
+        return "torch.sum(x)", f, lambda: {"out": f().reshape(1)}
+    if family == "cumsum":
+        f = lambda: torch.cumsum(b["x"], -1)
+        return "torch.cumsum(x, -1)", f, lambda: {"y": f()}
     raise ValueError(f"unknown family {family}")
 
 

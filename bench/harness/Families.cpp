@@ -276,6 +276,64 @@ CheckReport checkCrossEntropyFwd(CaseData &d) {
   return finish({compareOutput("loss", loss, want, 1e-4, rtolFor(loss.dtype(), 1e-5))});
 }
 
+// ---- silu_and_mul: y = silu(x[:, :H]) * x[:, H:] ----
+CheckReport checkSiluAndMul(CaseData &d) {
+  HostTensor &x = d.buf("x"), &y = d.buf("y");
+  auto [rows, h2] = rowsCols(x);
+  auto [yrows, h] = rowsCols(y);
+  if (yrows != rows || h2 != 2 * h)
+    throw BenchError(fmt::format("silu_and_mul: x must be [M, 2H] and y [M, H]; got {} x {} and {} x {}", rows, h2,
+                                 yrows, h));
+  std::vector<double> want(y.numel());
+  parallelFor(rows, [&](size_t b, size_t e) {
+    for (size_t r = b; r < e; ++r)
+      for (size_t c = 0; c < h; ++c) {
+        double g = x.get(r * h2 + c), u = x.get(r * h2 + h + c);
+        want[r * h + c] = g / (1.0 + std::exp(-g)) * u;
+      }
+  });
+  return finish({compareOutput("y", y, want, 2e-3, rtolFor(y.dtype(), 1e-4))});
+}
+
+// ---- tensor_sum: out[0] = sum of every element of x ----
+CheckReport checkTensorSum(CaseData &d) {
+  HostTensor &x = d.buf("x"), &out = d.buf("out");
+  if (out.numel() != 1)
+    throw BenchError("tensor_sum: out must have one element");
+  std::mutex m;
+  double sum = 0, abs = 0;
+  parallelFor(x.numel(), [&](size_t b, size_t e) {
+    double s = 0, a = 0;
+    for (size_t i = b; i < e; ++i) {
+      s += x.get(i);
+      a += std::fabs(x.get(i));
+    }
+    std::lock_guard<std::mutex> g(m);
+    sum += s;
+    abs += a;
+  });
+  // fp32 partial sums in any order: a few roundings of the running magnitude per element at
+  // most, far below the change one missing or repeated block of a uniform(0, 1) input makes.
+  return finish({compareOutput("out", out, {sum}, 2e-6 * abs, 0)});
+}
+
+// ---- cumsum: y = inclusive prefix sum of x along its rows ----
+CheckReport checkCumsum(CaseData &d) {
+  HostTensor &x = d.buf("x"), &y = d.buf("y");
+  auto [rows, n] = rowsCols(x);
+  if (y.numel() != x.numel())
+    throw BenchError("cumsum: x and y must have the same shape");
+  std::vector<double> want(x.numel());
+  parallelFor(rows, [&](size_t b, size_t e) {
+    for (size_t r = b; r < e; ++r) {
+      double s = 0;
+      for (size_t c = 0; c < n; ++c)
+        want[r * n + c] = s += x.get(r * n + c);
+    }
+  });
+  return finish({compareOutput("y", y, want, 2e-3, rtolFor(y.dtype(), 1e-4))});
+}
+
 } // namespace
 
 const std::vector<Family> &families() {
@@ -290,6 +348,10 @@ const std::vector<Family> &families() {
        {"x", "w"}, {"y", "rstd"}, {"eps"}, nullptr, checkRmsnormFwd},
       {"cross_entropy_fwd", "loss = logsumexp(logits[row]) - logits[row, target[row]]",
        {"logits", "target"}, {"loss"}, {}, nullptr, checkCrossEntropyFwd},
+      {"silu_and_mul", "y = silu(x[:, :H]) * x[:, H:] (SwiGLU), x [M, 2H], y [M, H]", {"x"}, {"y"}, {}, nullptr,
+       checkSiluAndMul},
+      {"tensor_sum", "out[0] = sum of all elements of x", {"x"}, {"out"}, {}, nullptr, checkTensorSum},
+      {"cumsum", "y = inclusive prefix sum of x along the last axis", {"x"}, {"y"}, {}, nullptr, checkCumsum},
   };
   return all;
 }

@@ -49,7 +49,8 @@ struct Family {
   CheckReport (*check)(CaseData &);
 };
 
-/// Every family: vector_add, softmax, layernorm_fwd, layernorm_bwd, rmsnorm_fwd, cross_entropy_fwd.
+/// Every family: vector_add, softmax, layernorm_fwd, layernorm_bwd, rmsnorm_fwd, cross_entropy_fwd,
+/// silu_and_mul, tensor_sum, cumsum.
 const std::vector<Family> &families();
 /// The family called `name`, or nullptr.
 const Family *findFamily(const std::string &name);
