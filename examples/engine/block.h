@@ -193,6 +193,7 @@ struct Step {
   double bytes = 0;         ///< global memory bytes read + written, ideal
 };
 
+/// ceil(a / b) for positive a and b, as a grid dimension.
 inline uint32_t cdiv(int64_t a, int64_t b) { return uint32_t((a + b - 1) / b); }
 
 /// The NAME of the RMSNorm variant for `hidden` (the smallest BLOCK >= hidden).

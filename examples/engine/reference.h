@@ -156,6 +156,7 @@ inline CheckResult forRows(const std::vector<int64_t> &rows, unsigned threads,
   return all;
 }
 
+/// "buf[row, col]", for failure messages.
 inline std::string at(const char *buf, int64_t row, int64_t col) {
   return std::string(buf) + "[" + std::to_string(row) + ", " + std::to_string(col) + "]";
 }
