@@ -141,7 +141,12 @@ void AxisInfoAnalysis::visit(const ir::Op &op) {
       break;
     }
     a = x;
-    int64_t minDiv = *std::min_element(x.divisibility.begin(), x.divisibility.end());
+    // Along the new axis each run is one element, so its divisibility is what holds for every
+    // element of x: only the start of a contiguous run is a multiple of the run's divisibility
+    // (rows m = 0..127 of an arange: only row 0 is a multiple of 128).
+    int64_t minDiv = kMaxDiv;
+    for (size_t d = 0; d < x.divisibility.size(); ++d)
+      minDiv = std::min(minDiv, x.contiguity[d] > 1 ? int64_t(1) : x.divisibility[d]);
     a.contiguity.insert(a.contiguity.begin() + op.axis, 1);
     a.divisibility.insert(a.divisibility.begin() + op.axis, minDiv);
     a.constancy.insert(a.constancy.begin() + op.axis, 1);
@@ -239,8 +244,13 @@ void AxisInfoAnalysis::visit(const ir::Op &op) {
   case OpKind::Neg: case OpKind::Not: case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2:
   case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Abs: case OpKind::Bitcast: case OpKind::FDiv:
   case OpKind::FRem:
-    for (size_t d = 0; d < n && d < in(0).constancy.size(); ++d)
-      a.constancy[d] = in(0).constancy[d];
+    // Constant where every operand is (1 / x is no more constant than x).
+    for (size_t d = 0; d < n; ++d) {
+      int64_t c = kMaxDiv;
+      for (size_t i = 0; i < op.operands.size(); ++i)
+        c = d < in(static_cast<unsigned>(i)).constancy.size() ? gcd2(c, in(static_cast<unsigned>(i)).constancy[d]) : 1;
+      a.constancy[d] = std::max<int64_t>(1, c);
+    }
     break;
   default:
     break;

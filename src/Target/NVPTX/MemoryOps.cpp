@@ -73,11 +73,17 @@ std::optional<std::vector<uint64_t>> constantWords(const std::vector<llvm::Value
       return std::nullopt;
     if (bits < 64)
       v &= (uint64_t(1) << bits) - 1;
-    uint64_t bit = k * bits;
-    size_t w = bit / wordBits;
-    if (w >= out.size())
-      return std::nullopt;
-    out[w] |= v << (bit % wordBits);
+    // An element may span several words (fp64 / i64 in 32-bit words) or share one (fp16).
+    for (unsigned done = 0; done < bits;) {
+      uint64_t bit = k * bits + done;
+      size_t w = bit / wordBits;
+      unsigned at = bit % wordBits, take = std::min<unsigned>(bits - done, wordBits - at);
+      if (w >= out.size())
+        return std::nullopt;
+      uint64_t part = (v >> done) & (take >= 64 ? ~uint64_t(0) : (uint64_t(1) << take) - 1);
+      out[w] |= part << at;
+      done += take;
+    }
   }
   return out;
 }
