@@ -7,6 +7,7 @@
 //                  --time-host also generates the inputs and runs the references, to time the host side)
 //        tle-bench SUITE.json --cpu-check TLE_RUN [--set ...] [--sms N]  (no GPU: run and check
 //                  every case through `tle-run --target cpu`, normally at small --set sizes)
+//        tle-bench --tune SPEC.json ...  (autotuning: Tune.h, docs/bench.md "Autotuning")
 // Per case: inputs are generated on the host (deterministic in --seed), the family's hook derives
 // dependent inputs, outputs are filled with 0xff bytes (NaN) and every launch runs once; the
 // outputs are compared with an independent float64 reference (Families.cpp) and a wrong case is
@@ -19,6 +20,7 @@
 #include "harness/Launch.h"
 #include "harness/Report.h"
 #include "harness/Suite.h"
+#include "Tune.h"
 
 #include "tle/Runtime/Runtime.h"
 
@@ -68,7 +70,8 @@ struct Options {
                "usage: tle-bench SUITE.json... [--case SUBSTR]... [--set NAME=VALUE]... [--reps N] [--warmup N]\n"
                "                 [--flush-mib N] [--max-rotate N] [--device N] [--kernel-dir DIR]\n"
                "                 [--json FILE] [--md FILE] [--seed N]\n"
-               "                 [--dry-run [--time-host] | --cpu-check TLE_RUN] [--sms N] [--arch ARCH]\n");
+               "                 [--dry-run [--time-host] | --cpu-check TLE_RUN] [--sms N] [--arch ARCH]\n"
+               "       tle-bench --tune SPEC.json ... (tle-bench --tune --help)\n");
   std::exit(status);
 }
 
@@ -543,6 +546,9 @@ void writeOutputs(const Options &o, const ojson &doc) {
 } // namespace
 
 int main(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--tune") == 0)
+      return tle::bench::runTune(argc, argv);
   Options o = parseOptions(argc, argv);
   const bool gpuMode = !o.dryRun && o.tleRun.empty();
   std::vector<Suite> suites;

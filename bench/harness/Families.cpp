@@ -332,6 +332,45 @@ CheckReport checkCumsum(CaseData &d) {
     }
   });
   return finish({compareOutput("y", y, want, 2e-3, rtolFor(y.dtype(), 1e-4))});
+
+// ---- matmul: c = a @ b, a [M, K], b [K, N], c [M, N] (row-major), accumulated in float64 ----
+// The reference is computed for a sample of rows (every row when M <= 64; otherwise 64 rows
+// spread evenly, the first and the last included), so that large shapes check in well under a
+// second. Tolerance: fp16/bf16 outputs get their rounding rtol plus an atol that grows with
+// sqrt(K) (fp32 accumulation order differs from the reference's).
+CheckReport checkMatmul(CaseData &d) {
+  HostTensor &a = d.buf("a"), &b = d.buf("b"), &c = d.buf("c");
+  if (a.shape().size() != 2 || b.shape().size() != 2 || c.shape().size() != 2)
+    throw BenchError("matmul: a, b and c must be 2-D");
+  const size_t m = size_t(a.shape()[0]), k = size_t(a.shape()[1]), n = size_t(b.shape()[1]);
+  if (size_t(b.shape()[0]) != k || size_t(c.shape()[0]) != m || size_t(c.shape()[1]) != n)
+    throw BenchError("matmul: shapes must be a [M, K], b [K, N], c [M, N]");
+  std::vector<size_t> rows;
+  const size_t samples = std::min<size_t>(m, 64);
+  for (size_t i = 0; i < samples; ++i)
+    rows.push_back(samples == 1 ? 0 : i * (m - 1) / (samples - 1));
+  HostTensor got(c.dtype(), {int64_t(rows.size()), int64_t(n)});
+  std::vector<double> want(rows.size() * n);
+  parallelFor(rows.size(), [&](size_t lo, size_t hi) {
+    std::vector<double> acc(n);
+    for (size_t r = lo; r < hi; ++r) {
+      std::fill(acc.begin(), acc.end(), 0.0);
+      for (size_t kk = 0; kk < k; ++kk) {
+        double av = a.get(rows[r] * k + kk);
+        if (av == 0)
+          continue;
+        size_t bo = kk * n;
+        for (size_t j = 0; j < n; ++j)
+          acc[j] += av * b.get(bo + j);
+      }
+      for (size_t j = 0; j < n; ++j) {
+        want[r * n + j] = acc[j];
+        got.set(r * n + j, c.get(rows[r] * n + j));
+      }
+    }
+  });
+  double atol = 1e-3 * std::sqrt(double(k));
+  return finish({compareOutput("c", got, want, atol, rtolFor(c.dtype(), 1e-4))});
 }
 
 } // namespace
@@ -352,6 +391,8 @@ const std::vector<Family> &families() {
        checkSiluAndMul},
       {"tensor_sum", "out[0] = sum of all elements of x", {"x"}, {"out"}, {}, nullptr, checkTensorSum},
       {"cumsum", "y = inclusive prefix sum of x along the last axis", {"x"}, {"y"}, {}, nullptr, checkCumsum},
+      {"matmul", "c = a @ b for a [M, K], b [K, N] (checked on up to 64 sampled rows)",
+       {"a", "b"}, {"c"}, {}, nullptr, checkMatmul},
   };
   return all;
 }

@@ -50,7 +50,7 @@ struct Family {
 };
 
 /// Every family: vector_add, softmax, layernorm_fwd, layernorm_bwd, rmsnorm_fwd, cross_entropy_fwd,
-/// silu_and_mul, tensor_sum, cumsum.
+/// silu_and_mul, tensor_sum, cumsum, matmul.
 const std::vector<Family> &families();
 /// The family called `name`, or nullptr.
 const Family *findFamily(const std::string &name);

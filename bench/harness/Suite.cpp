@@ -311,7 +311,9 @@ Suite loadSuite(const std::string &path) {
   s.path = path;
   s.root = dirName(dirName(path)); // bench/suites/x.json -> bench
   s.root = s.root == "." ? ".." : s.root + "/..";
-  checkKeys(j, {"comment", "suite", "description", "reps", "warmup", "kernels", "cases"}, path);
+  checkKeys(j, {"comment", "suite", "description", "reps", "warmup", "kernels", "cases", "tune"}, path);
+  if (j.contains("tune"))
+    s.tune = j.at("tune");
   s.name = getString(j, "suite", path, true);
   s.description = getString(j, "description", path, false);
   s.reps = getInt(j, "reps", path, 100);

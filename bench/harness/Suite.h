@@ -66,6 +66,9 @@ struct Suite {
   std::vector<KernelSpec> kernels;
   std::vector<CaseSpec> cases;
   int reps = 100, warmup = 10;
+  /// The optional "tune" object of a tuning spec (bench/tune/*.json), read by `tle-bench --tune`
+  /// (Tune.h); null when absent.
+  ojson tune;
 
   /// The kernel called `name`; throws BenchError.
   const KernelSpec &kernel(const std::string &name) const;

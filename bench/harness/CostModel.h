@@ -1,0 +1,99 @@
+// The analytic cost model of tle-bench --tune: hard resource limits, occupancy, waves and a roofline estimate used to rank candidates before any GPU run.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tle::bench {
+
+/// The limits and peak rates of one GPU, per architecture (CUDA C Programming Guide, "Compute
+/// Capabilities" table: registers, threads, CTAs and shared memory per SM; the opt-in shared
+/// memory per block comes from the device when there is one).
+struct DeviceModel {
+  std::string arch = "sm_90a";
+  int smCount = 132;
+  int64_t smemPerBlockOptin = 232448;  ///< bytes a CTA may opt in to (227 KiB on sm_90)
+  int64_t smemPerSM = 233472;          ///< bytes per SM (228 KiB on sm_90)
+  int64_t smemReservedPerCTA = 1024;   ///< the driver's per-CTA reservation (sm_80 and later)
+  int regsPerSM = 65536;
+  int regAllocUnit = 256;              ///< registers are allotted per warp in units of 256
+  int maxRegsPerThread = 255;
+  int maxThreadsPerSM = 2048;
+  int maxThreadsPerBlock = 1024;
+  int maxCTAsPerSM = 32;
+  double dramBytesPerS = 4.8e12;       ///< H200 HBM3e
+  double l2BytesPerS = 12e12;          ///< L2 to SM, aggregate
+  double tensorFlopsPerS = 989e12;     ///< dense fp16/bf16 tensor-core peak
+  double fmaFlopsPerS = 67e12;         ///< fp32 FMA peak (2 flops per FMA)
+  double smemBytesPerClkPerSM = 128;   ///< shared-memory bandwidth per SM
+  double clockHz = 1.98e9;
+  double memLatencyS = 1.0e-6;
+  double kStepOverheadClk = 120;       ///< fixed cost of one K iteration of a dot loop (barrier, waits, address math)         ///< loaded DRAM latency: bytes in flight needed = bandwidth x latency
+
+  /// The model for `arch` ("sm_80", "sm_90a", ...) with `smCount` SMs (0: the architecture's
+  /// usual count: 108 for sm_80, 132 for sm_90). Unknown architectures get sm_90's numbers.
+  static DeviceModel forArch(const std::string &arch, int smCount = 0);
+};
+
+/// What one compiled candidate needs per CTA, from its cubin (Cubin.h) and metadata.
+struct ResourceUsage {
+  int threads = 128;          ///< 32 x num_warps
+  int registers = -1;         ///< per thread; -1 when unknown (PTX only): the register limit is not checked
+  int64_t sharedBytes = 0;    ///< dynamic + static shared memory per CTA
+  int64_t localBytes = 0;     ///< local memory (stack frame: spills) per thread
+};
+
+/// What the candidate computes for the case being tuned, evaluated from the tune spec's "model".
+struct Workload {
+  int64_t ctas = 1;           ///< grid size (x * y * z)
+  double flops = 0;           ///< useful floating-point operations (0: memory-bound only)
+  bool tensorCores = false;   ///< flops run on tensor cores (a tl.dot kernel)
+  double dramBytes = 0;       ///< bytes to and from DRAM
+  double l2Bytes = 0;         ///< bytes between L2 and the SMs (0: same as dramBytes)
+  double tileEfficiency = 1;  ///< useful / computed elements over the tiled dimensions (padding)
+  double extraEfficiency = 1; ///< the spec's "efficiency" factor in (0, 1] (e.g. load imbalance)
+  int numWarps = 4;
+  int numStages = 3;
+  double inflightBytes = 0;   ///< bytes one CTA loads per step (e.g. a row tile); 0: estimate latency hiding from warps
+  int64_t tileM = 0, tileN = 0; ///< the output tile of a tl.dot kernel (0: not a dot kernel)
+  int64_t tileK = 0;          ///< its K step (0: unknown; the per-iteration overhead is then not modelled)
+};
+
+/// Options of the model.
+struct ModelOptions {
+  int64_t maxLocalBytes = 512;  ///< reject candidates that spill more than this per thread
+  double spillPenaltyPer256B = 1.0; ///< estimated time x (1 + this x local/256) for smaller spills
+};
+
+/// The verdict and estimate for one candidate.
+struct Estimate {
+  bool valid = true;
+  std::string reason;         ///< why it is rejected (a resource limit), empty when valid
+  int ctasPerSM = 0;          ///< resident CTAs per SM (occupancy limit)
+  std::string limitedBy;      ///< what bounds ctasPerSM: "threads", "registers", "shared", "ctas"
+  double occupancy = 0;       ///< resident warps / the SM's maximum
+  int64_t waves = 0;          ///< ceil(ctas / (ctasPerSM x SMs))
+  double waveEfficiency = 0;  ///< ctas / (waves x ctasPerSM x SMs)
+  double computeS = 0, memoryS = 0; ///< roofline terms, seconds
+  double seconds = 0;         ///< the estimate the ranking sorts by (smaller is better)
+};
+
+/// Applies the hard limits (block size <= maxThreadsPerBlock; registers x threads <= regsPerSM
+/// and registers <= maxRegsPerThread; shared memory <= smemPerBlockOptin; local memory <=
+/// maxLocalBytes) and, for a valid candidate, computes occupancy, waves and the estimate
+/// (docs/bench.md, "The cost model"):
+///   compute = flops / (peak x tile efficiency x pipeline efficiency x shared-memory efficiency)
+///   memory  = max(dramBytes / DRAM bandwidth, l2Bytes / L2 bandwidth) / (latency hiding x tile efficiency)
+///   latency hiding = min(1, resident CTAs x inflightBytes / (DRAM bandwidth x latency / SMs)),
+///                    or min(1, 0.3 + 0.7 x resident warps / 32) without inflightBytes
+///   seconds = max(compute, memory) / (wave efficiency x extra efficiency) x spill penalty
+///             + waves x 2 us
+Estimate estimateCandidate(const DeviceModel &dev, const ResourceUsage &res, const Workload &work,
+                           const ModelOptions &opt = {});
+
+/// Indices of the `k` valid estimates with the smallest `seconds` (ties: the lower index first),
+/// best first. Invalid estimates are never chosen.
+std::vector<size_t> topK(const std::vector<Estimate> &estimates, size_t k);
+
+} // namespace tle::bench
