@@ -283,6 +283,8 @@ struct Entry {
   std::optional<ResolvedLaunch> launch;
   std::optional<ResolvedCase> rc;
   int checked = 0;               ///< 0 unchecked, 1 correct, -1 wrong
+  int duplicateOf = -1;          ///< index of an earlier candidate with the same machine code and launch
+  std::string codeHash;
   std::string checkNote;
 };
 
@@ -299,6 +301,11 @@ ojson entryJson(const Entry &e) {
   if (!e.error.empty() && !e.timed) {
     j["status"] = "error";
     j["error"] = e.error;
+    return j;
+  }
+  if (e.duplicateOf >= 0) {
+    j["status"] = "duplicate";
+    j["duplicate_of"] = e.duplicateOf;
     return j;
   }
   if (!e.est.valid) {
@@ -696,6 +703,7 @@ int runTune(int argc, char **argv) {
           e.res.registers = cr.registers;
           e.res.sharedBytes = int64_t(ki->sharedBytes) + cr.staticSharedBytes;
           e.res.localBytes = cr.localBytes;
+          e.codeHash = cr.codeHash;
           std::vector<std::pair<std::string, std::string>> ov = o.overrides;
           for (const auto &[n, v] : e.cand.launchVars)
             ov.emplace_back(n, std::to_string(v));
@@ -734,9 +742,28 @@ int runTune(int argc, char **argv) {
           ++rejectReasons["error"];
         }
       }
+      // Candidates whose machine code, shared memory and launch are identical (tlec clamps
+      // num_stages to what fits, for instance) are one candidate: keep the first.
+      std::map<std::string, size_t> byCode;
+      size_t duplicates = 0;
+      for (size_t i = 0; i < es.size(); ++i) {
+        Entry &e = es[i];
+        if (e.compileStatus != 0 || e.codeHash.empty() || !e.est.valid)
+          continue;
+        std::string key = fmt::format("{}|{}|{}", e.codeHash, e.res.sharedBytes, ojson(e.cand.toJson()["launch"]).dump());
+        auto [it, fresh] = byCode.emplace(key, i);
+        if (!fresh) {
+          e.duplicateOf = int(it->second);
+          ++duplicates;
+        }
+      }
       std::vector<Estimate> ests;
       for (const Entry &e : es) {
         ests.push_back(e.est);
+        if (e.duplicateOf >= 0) {
+          ests.back().valid = false;
+          ests.back().reason = "duplicate";
+        }
         if (e.compileStatus != 0) {
           ests.back().valid = false;
           ests.back().reason = "compile error";
@@ -747,7 +774,8 @@ int runTune(int argc, char **argv) {
         es[order[r]].modelRank = int(r);
       std::vector<size_t> top(order.begin(), order.begin() + long(std::min(o.topK, order.size())));
       const double pruneWall = since(tPrune);
-      std::printf("   prune: %zu valid, %zu rejected by hard limits", order.size(), es.size() - order.size());
+      std::printf("   prune: %zu valid, %zu duplicates (same machine code), %zu rejected by hard limits", order.size(),
+                  duplicates, es.size() - order.size() - duplicates);
       for (const auto &[r, n] : rejectReasons)
         std::printf(" [%s: %d]", r.c_str(), n);
       std::printf(", keeping the top %zu by the model (%.3f s)\n", top.size(), pruneWall);
@@ -757,7 +785,7 @@ int runTune(int argc, char **argv) {
       res["wall_s"] = {{"compile", compileWall}, {"prune", pruneWall}};
       res["compile"] = {{"ok", compiled}, {"failed", es.size() - compiled}, {"cpu_s", compileCpu}, {"jobs", o.jobs},
                         {"mean_s", compileCpu / double(std::max<size_t>(es.size(), 1))}};
-      res["prune"] = {{"valid", order.size()}, {"rejected", rej}, {"kept", top.size()}};
+      res["prune"] = {{"valid", order.size()}, {"duplicates", duplicates}, {"rejected", rej}, {"kept", top.size()}};
       if (order.empty())
         throw BenchError("every candidate was rejected by the resource limits");
 

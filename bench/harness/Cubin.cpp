@@ -2,6 +2,7 @@
 #include "Cubin.h"
 
 #include "Expr.h"
+#include "TuneCache.h"
 
 #include <fmt/format.h>
 
@@ -113,6 +114,8 @@ CubinResources readCubinResources(const std::string &elf, const std::string &ker
       walk(s, true);
     else if (s.name == ".nv.shared." + kernel)
       r.staticSharedBytes = int64_t(s.size);
+    else if (s.name == ".text." + kernel && s.offset + s.size <= elf.size())
+      r.codeHash = fnv1aHex(elf.substr(size_t(s.offset), size_t(s.size)));
   }
   return r;
 }

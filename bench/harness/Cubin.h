@@ -12,6 +12,7 @@ struct CubinResources {
   int64_t localBytes = 0;       ///< local memory per thread: the stack frame (EIATTR_FRAME_SIZE), i.e. spills and local arrays
   int64_t staticSharedBytes = 0; ///< size of the kernel's `.nv.shared.<kernel>` section (static shared memory per CTA)
   int maxThreads = 0;           ///< EIATTR_MAX_THREADS (.reqntid product / .maxntid), 0 when absent
+  std::string codeHash;         ///< FNV-1a of the kernel's `.text.<kernel>` section: equal for identical machine code
 };
 
 /// Reads the resources of kernel `kernel` (its entry symbol) from the cubin image `elf` (an ELF64

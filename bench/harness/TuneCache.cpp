@@ -43,7 +43,7 @@ ShapeBucket bucketOf(const std::vector<std::string> &names, const Env &env) {
 std::string DeviceKey::str() const { return fmt::format("{}|{}|{}", name, arch, driver); }
 
 std::string fnv1aHex(const std::string &text) {
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = 14695981039346656037ull;
   for (unsigned char c : text) {
     h ^= c;
     h *= 1099511628211ull;

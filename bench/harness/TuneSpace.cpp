@@ -409,7 +409,8 @@ std::optional<AutotuneDecorator> parseAutotune(const std::string &source, const 
       ++at;
       continue;
     }
-    PyReader r(block, at + 1, lineOf(block, at) + baseLine - 1);
+    const int decoLine = lineOf(block, at) + baseLine - 1;
+    PyReader r(block, at + 1, decoLine);
     ojson d = r.expr();
     at = r.pos();
     if (!d.contains("call"))
@@ -418,7 +419,7 @@ std::optional<AutotuneDecorator> parseAutotune(const std::string &source, const 
     if (fn != "triton.autotune" && fn != "autotune" && fn != "tl.autotune")
       continue;
     AutotuneDecorator out;
-    out.line = lineOf(block, block.rfind('@', at)) + baseLine - 1;
+    out.line = decoLine;
     const ojson &kw = d["kwargs"];
     ojson configs = kw.contains("configs") ? kw["configs"] : (d["args"].empty() ? ojson() : d["args"][0]);
     if (!configs.is_array())
