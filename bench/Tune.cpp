@@ -752,10 +752,21 @@ int runTune(int argc, char **argv) {
           continue;
         std::string key = fmt::format("{}|{}|{}", e.codeHash, e.res.sharedBytes, ojson(e.cand.toJson()["launch"]).dump());
         auto [it, fresh] = byCode.emplace(key, i);
-        if (!fresh) {
-          e.duplicateOf = int(it->second);
-          ++duplicates;
+        if (fresh)
+          continue;
+        // The representative is the one with the fewest stages: identical code means tlec clamped
+        // the others to it, and the model should see the pipeline depth that was built.
+        size_t keep = it->second;
+        if (e.cand.numStages < es[keep].cand.numStages) {
+          es[keep].duplicateOf = int(i);
+          for (Entry &o : es)
+            if (o.duplicateOf == int(keep))
+              o.duplicateOf = int(i);
+          it->second = i;
+        } else {
+          e.duplicateOf = int(keep);
         }
+        ++duplicates;
       }
       std::vector<Estimate> ests;
       for (const Entry &e : es) {
