@@ -6,7 +6,10 @@
 #     runtime/libtle_rt.so*; default build-tune, else build, under the repository root.
 #   TUNE_ARGS (env): extra tle-bench --tune options for every run (e.g. "--top-k 16 --jobs 16").
 #   SKIP_TRITON=1 (env): only the tle side. SKIP_EXHAUSTIVE=1: no exhaustive runs.
-#   TLE_TIMEOUT, TRITON_TIMEOUT, COMPILE_TIMEOUT (env, seconds): per step (default 150, 240, 120).
+#   TLE_TIMEOUT, TRITON_TIMEOUT, COMPILE_TIMEOUT (env, seconds): per step (default 150, 300, 150).
+#   TRITON_MAX_CONFIGS (env): Triton autotunes an evenly spaced subset of this many configs (default:
+#     all of them, as tle does; Triton compiles them one after the other, about 1 s each for matmul).
+#   COMPILE_REPEAT (env): cold compiles per example and side (default 2).
 # Writes into OUT_DIR: report.md (printed at the end) and results.tar.gz with every intermediate
 # file (tle_*.json, tle_*.md, tle_*.log, *.configs.json, triton_*.json, triton_*.log,
 # compile.json, dispatch/, cache.json, gpu.txt).
@@ -83,12 +86,12 @@ done
 if [[ -z "${SKIP_TRITON:-}" ]]; then
   for k in matmul softmax; do
     if [[ -f "$WORK/$k.configs.json" ]]; then
-      step "triton_${k}" "${TRITON_TIMEOUT:-240}" python3 "$ROOT/bench/triton_autotune_compare.py" autotune \
-        --configs "$WORK/$k.configs.json" --out "$WORK/triton_${k}.json"
+      step "triton_${k}" "${TRITON_TIMEOUT:-300}" python3 "$ROOT/bench/triton_autotune_compare.py" autotune \
+        --configs "$WORK/$k.configs.json" --out "$WORK/triton_${k}.json" --max-configs "${TRITON_MAX_CONFIGS:-0}"
     fi
   done
-  step compile "${COMPILE_TIMEOUT:-120}" python3 "$ROOT/bench/triton_autotune_compare.py" compile --tlec "$TLEC" \
-    --out "$WORK/compile.json" --repeat 3
+  step compile "${COMPILE_TIMEOUT:-150}" python3 "$ROOT/bench/triton_autotune_compare.py" compile --tlec "$TLEC" \
+    --out "$WORK/compile.json" --repeat "${COMPILE_REPEAT:-2}"
 fi
 
 python3 "$ROOT/bench/triton_autotune_compare.py" report \
