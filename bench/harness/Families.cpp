@@ -332,6 +332,7 @@ CheckReport checkCumsum(CaseData &d) {
     }
   });
   return finish({compareOutput("y", y, want, 2e-3, rtolFor(y.dtype(), 1e-4))});
+}
 
 // ---- matmul: c = a @ b, a [M, K], b [K, N], c [M, N] (row-major), accumulated in float64 ----
 // The reference is computed for a sample of rows (every row when M <= 64; otherwise 64 rows
