@@ -10,6 +10,8 @@
 #   TRITON_MAX_CONFIGS (env): Triton autotunes an evenly spaced subset of this many configs (default:
 #     all of them, as tle does; Triton compiles them one after the other, about 1 s each for matmul).
 #   COMPILE_REPEAT (env): cold compiles per example and side (default 2).
+#   TUNE_KERNELS (env): the tune specs to run (default "matmul softmax"); SKIP_COMPILE=1: no cold
+#     compile comparison.
 # Writes into OUT_DIR: report.md (printed at the end) and results.tar.gz with every intermediate
 # file (tle_*.json, tle_*.md, tle_*.log, *.configs.json, triton_*.json, triton_*.log,
 # compile.json, dispatch/, cache.json, gpu.txt).
@@ -69,7 +71,7 @@ step() { # step NAME TIMEOUT CMD...: runs CMD with a timeout, output to NAME.log
 # shellcheck disable=SC2206
 extra=(${TUNE_ARGS:-})
 T="${TLE_TIMEOUT:-150}"
-for k in matmul softmax; do
+for k in ${TUNE_KERNELS:-matmul softmax}; do
   spec="$ROOT/bench/tune/$k.json"
   # 1. Pruned tuning: compile all, keep the model's top K, time them; cache and dispatch table.
   step "tle_${k}" "$T" "$BENCH" --tune "$spec" --tlec "$TLEC" --export-configs "$WORK/$k.configs.json" \
@@ -84,13 +86,13 @@ for k in matmul softmax; do
 done
 
 if [[ -z "${SKIP_TRITON:-}" ]]; then
-  for k in matmul softmax; do
+  for k in ${TUNE_KERNELS:-matmul softmax}; do
     if [[ -f "$WORK/$k.configs.json" ]]; then
       step "triton_${k}" "${TRITON_TIMEOUT:-300}" python3 "$ROOT/bench/triton_autotune_compare.py" autotune \
         --configs "$WORK/$k.configs.json" --out "$WORK/triton_${k}.json" --max-configs "${TRITON_MAX_CONFIGS:-0}"
     fi
   done
-  step compile "${COMPILE_TIMEOUT:-150}" python3 "$ROOT/bench/triton_autotune_compare.py" compile --tlec "$TLEC" \
+  [[ -n "${SKIP_COMPILE:-}" ]] || step compile "${COMPILE_TIMEOUT:-150}" python3 "$ROOT/bench/triton_autotune_compare.py" compile --tlec "$TLEC" \
     --out "$WORK/compile.json" --repeat "${COMPILE_REPEAT:-2}"
 fi
 
