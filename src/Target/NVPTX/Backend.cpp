@@ -113,6 +113,18 @@ void linkLibdevice(llvm::Module &m, DiagnosticEngine &diags) {
 
 } // namespace
 
+/// Whether `b` (or a region nested in it) has a tl.dot.
+bool containsDot(const ir::Block &b) {
+  for (const auto &op : b.ops) {
+    if (op->kind == ir::OpKind::Dot)
+      return true;
+    for (const auto &r : op->regions)
+      if (containsDot(*r))
+        return true;
+  }
+  return false;
+}
+
 bool isSupportedArch(const std::string &arch) { return arch == "sm_80" || arch == "sm_90a"; }
 
 std::string metadataJSON(const ir::Function &f, const std::string &arch) {
@@ -157,9 +169,12 @@ std::unique_ptr<llvm::Module> emitLLVM(ir::Function &f, llvm::LLVMContext &ctx, 
   int threads = 32 * f.numWarps;
   annotate(*m, k, "kernel", 1);
   annotate(*m, k, "reqntidx", threads);
-  // Without a minimum-CTAs hint ptxas budgets registers for the most CTAs per SM that the block
-  // size allows (32 registers at 128 threads) and spills heavily; one CTA lets it use up to 255.
-  annotate(*m, k, "minctasm", 1);
+  // Kernels with tl.dot get a minimum of one CTA per SM, so that ptxas may give the
+  // accumulators and operand fragments up to 255 registers instead of budgeting for more CTAs
+  // and spilling. Other kernels get no hint: with it ptxas spends registers freely (layernorm
+  // forward at 8K columns: 80 instead of 64) and memory-bound kernels lose occupancy.
+  if (containsDot(f.body))
+    annotate(*m, k, "minctasm", 1);
   // libdevice: functions the kernel calls (`__nv_*`) are linked in and made internal, so that
   // the O3 pipeline (NVVMReflect first) inlines and specialises them.
   bool needsLibdevice = false;

@@ -807,14 +807,28 @@ void Emitter::emitReduce(const ir::Op &op) {
       B.CreateStore(acc[j], smemPtr(B.CreateMul(idx, B.getInt32(eb))));
     }
     barrier();
-    for (size_t j = 0; j < acc.size(); ++j) {
-      llvm::Value *r = nullptr;
-      for (int w = 0; w < W; ++w) {
-        llvm::Value *idx = B.CreateAdd(B.CreateMul(slots[j], B.getInt32(W)), B.getInt32(w));
+    if (W >= 4) {
+      // Many partials: lane l of every warp reads partial l mod W and a butterfly over the low
+      // log2(W) lane bits combines them, so each thread holds one partial instead of W
+      // registers (16 warps: one load and 4 shuffles per output instead of 16 loads).
+      llvm::Value *mine = B.CreateAnd(laneId(), B.getInt32(static_cast<uint32_t>(W - 1)));
+      for (size_t j = 0; j < acc.size(); ++j) {
+        llvm::Value *idx = B.CreateAdd(B.CreateMul(slots[j], B.getInt32(W)), mine);
         llvm::Value *v = B.CreateLoad(ety, smemPtr(B.CreateMul(idx, B.getInt32(eb))));
-        r = r ? combine(op.reduceKind, t, r, v) : v;
+        for (int m = 1; m < W; m *= 2)
+          v = combine(op.reduceKind, t, v, shuffleXor(v, m));
+        acc[j] = v;
       }
-      acc[j] = r;
+    } else {
+      for (size_t j = 0; j < acc.size(); ++j) {
+        llvm::Value *r = nullptr;
+        for (int w = 0; w < W; ++w) {
+          llvm::Value *idx = B.CreateAdd(B.CreateMul(slots[j], B.getInt32(W)), B.getInt32(w));
+          llvm::Value *v = B.CreateLoad(ety, smemPtr(B.CreateMul(idx, B.getInt32(eb))));
+          r = r ? combine(op.reduceKind, t, r, v) : v;
+        }
+        acc[j] = r;
+      }
     }
   }
   vals_[op.result()] = acc;
