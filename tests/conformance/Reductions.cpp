@@ -63,8 +63,11 @@ struct Red {
   std::string expr; ///< the source expression over `x`
 };
 
-void reduceCase(Suite &s, Op o, DType t, bool specials) {
-  const int M = 8, N = 16, A = 4, B = 8, C = 2, L = 128;
+/// One batch: a [M, N] tile reduced along each axis and whole, a [4, 8, 2] tile, a 1-D tile;
+/// `warps` and `suffix` give the larger variants (tiles spread over several warps along both axes).
+void reduceCase(Suite &s, Op o, DType t, bool specials, int M = 8, int N = 16, int warps = 4,
+                const std::string &suffix = "") {
+  const int A = 4, B = 8, C = 2, L = 128;
   Rng rng(uint64_t(t) * 11 + uint64_t(o) + (specials ? 1000 : 0));
   auto data = [&](size_t n) {
     if (specials) {
@@ -89,7 +92,7 @@ void reduceCase(Suite &s, Op o, DType t, bool specials) {
   DType r = resultDType(o, t);
   Buffer x2 = data(size_t(M * N)), x3 = data(size_t(A * B * C)), x1 = data(size_t(L));
   const char *op = opName(o);
-  std::string tagName = std::string("reduce/") + op + "/" + tag(t) + (specials ? "/special" : "");
+  std::string tagName = std::string("reduce/") + op + "/" + tag(t) + (specials ? "/special" : "") + suffix;
 
   // Reference over a row-major tile of `shape` along `axis` (-100: all).
   auto ref = [&](const Buffer &x, std::vector<int64_t> shape, int axis) {
@@ -173,7 +176,8 @@ void reduceCase(Suite &s, Op o, DType t, bool specials) {
   std::vector<DType> ptrs = {t, t, t};
   for (size_t k = 0; k < outs.size(); ++k)
     ptrs.push_back(r);
-  b.signature = ptrSig(ptrs, "8, 16, 4, 8, 2, 128");
+  b.signature = ptrSig(ptrs, std::to_string(M) + ", " + std::to_string(N) + ", 4, 8, 2, 128");
+  b.numWarps = warps;
   b.runs.push_back(std::move(run));
   s.add(std::move(b));
 }
@@ -186,6 +190,13 @@ void addReductions(Suite &s) {
       reduceCase(s, o, t, false);
     for (DType t : kFloatDTypes)
       reduceCase(s, o, t, true);
+    // Tiles over 4 and 8 warps: on the GPU the per-warp partials of column and row reductions
+    // are combined across warps through shared memory.
+    for (DType t : {DType::I32, DType::F32}) {
+      reduceCase(s, o, t, false, 64, 64, 8, "/64x64_w8");
+      reduceCase(s, o, t, false, 128, 32, 4, "/128x32_w4");
+      reduceCase(s, o, t, false, 16, 256, 8, "/16x256_w8");
+    }
   }
   Batch e;
   e.name = "reduce/error/axis_out_of_range";

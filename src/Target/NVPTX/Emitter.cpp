@@ -2,6 +2,8 @@
 // layout conversions. Global memory accesses are in MemoryOps.cpp.
 #include "Emitter.h"
 
+#include <algorithm>
+
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/Support/MathExtras.h>
@@ -807,16 +809,25 @@ void Emitter::emitReduce(const ir::Op &op) {
       B.CreateStore(acc[j], smemPtr(B.CreateMul(idx, B.getInt32(eb))));
     }
     barrier();
-    if (W >= 4) {
-      // Many partials: lane l of every warp reads partial l mod W and a butterfly over the low
-      // log2(W) lane bits combines them, so each thread holds one partial instead of W
-      // registers (16 warps: one load and 4 shuffles per output instead of 16 loads).
-      llvm::Value *mine = B.CreateAnd(laneId(), B.getInt32(static_cast<uint32_t>(W - 1)));
+    // Lane bits along which the result is replicated (lanes differing only in them hold the
+    // same output elements).
+    std::vector<int> freeLanes;
+    for (size_t i = 0; i < S.lane.size(); ++i)
+      if (std::all_of(S.lane[i].begin(), S.lane[i].end(), [](int64_t c) { return c == 0; }))
+        freeLanes.push_back(static_cast<int>(i));
+    if (W >= 4 && freeLanes.size() >= warpBits.size()) {
+      // Many partials: the lanes that share an output split its W partials among them, one
+      // each, and a butterfly over those lane bits combines them, so each thread holds one
+      // partial instead of W registers (16 warps: one load and 4 shuffles per output instead
+      // of 16 loads).
+      llvm::Value *mine = B.getInt32(0);
+      for (size_t k = 0; k < warpBits.size(); ++k)
+        mine = B.CreateOr(mine, B.CreateShl(B.CreateAnd(B.CreateLShr(laneId(), freeLanes[k]), 1), k));
       for (size_t j = 0; j < acc.size(); ++j) {
         llvm::Value *idx = B.CreateAdd(B.CreateMul(slots[j], B.getInt32(W)), mine);
         llvm::Value *v = B.CreateLoad(ety, smemPtr(B.CreateMul(idx, B.getInt32(eb))));
-        for (int m = 1; m < W; m *= 2)
-          v = combine(op.reduceKind, t, v, shuffleXor(v, m));
+        for (size_t k = 0; k < warpBits.size(); ++k)
+          v = combine(op.reduceKind, t, v, shuffleXor(v, 1 << freeLanes[k]));
         acc[j] = v;
       }
     } else {
