@@ -620,6 +620,14 @@ void Emitter::emitFor(const ir::Op &op) {
   B.SetInsertPoint(loop);
   int savedCommits = commits_;
   commits_ = 0;
+  // Async values issued before the loop (attention's Q, copied once) keep counting: at least
+  // the savedCommits - stamp groups committed after them before the loop, plus the body's, are
+  // newer, so their stamps move to the body's origin (a lower bound, hence a safe wait count).
+  // Without this a value from before the loop looked newer than every group in the body and
+  // forced cp.async.wait_group 0, draining the whole pipeline each iteration.
+  std::map<const ir::Value *, int> savedStamps = commitStamp_;
+  for (auto &[v, stamp] : commitStamp_)
+    stamp -= savedCommits;
   // A carried async value was committed before this iteration started; in a pipeline of depth
   // D, the value for iteration i + j (argument j of the window) has the groups of the later
   // stages, (D - 1 - j) iterations' worth, committed after it. Stamps count back from the
@@ -641,6 +649,10 @@ void Emitter::emitFor(const ir::Op &op) {
   }
   emitBlock(body);
   commits_ = savedCommits;
+  for (auto &[v, stamp] : commitStamp_)
+    if (!savedStamps.count(v))
+      savedStamps[v] = stamp + savedCommits;
+  commitStamp_ = std::move(savedStamps);
   const ir::Op *yield = body.terminator();
   llvm::BasicBlock *latch = B.GetInsertBlock();
   std::vector<std::vector<llvm::Value *>> nexts;
