@@ -632,8 +632,16 @@ void Emitter::emitFor(const ir::Op &op) {
   // D, the value for iteration i + j (argument j of the window) has the groups of the later
   // stages, (D - 1 - j) iterations' worth, committed after it. Stamps count back from the
   // body's first commit (0), so that waitAsyncOperands can take commits_ - stamp.
+  // Within an iteration the refills commit in body order (the prologue issues its stages in the
+  // same order, iteration by iteration: Prefetch.cpp), so a value whose refill is the n-th of G commits also has the G - 1 - n later
+  // refills of its own iteration committed after it: attention's K waits for K alone, not for
+  // the V copied after it.
   int groupsPerIteration = 0;
-  ir::walk(const_cast<ir::Block &>(body), [&](ir::Op &o) { groupsPerIteration += o.kind == ir::OpKind::Load && isAsync(o.result()); });
+  std::map<const ir::Value *, int> commitOrder;
+  ir::walk(const_cast<ir::Block &>(body), [&](ir::Op &o) {
+    if (o.kind == ir::OpKind::Load && isAsync(o.result()))
+      commitOrder[o.result()] = groupsPerIteration++;
+  });
   const ir::Op *bodyYield = body.terminator();
   for (auto &a : body.args) {
     if (!isAsync(a.get()))
@@ -645,7 +653,9 @@ void Emitter::emitFor(const ir::Op &op) {
       if (v->owner == &body)
         ++later;
     }
-    commitStamp_[a.get()] = -later * groupsPerIteration;
+    auto it = commitOrder.find(v);
+    int sameIteration = it != commitOrder.end() ? groupsPerIteration - 1 - it->second : 0;
+    commitStamp_[a.get()] = -later * groupsPerIteration - sameIteration;
   }
   emitBlock(body);
   commits_ = savedCommits;
