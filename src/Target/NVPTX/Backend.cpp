@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
+#include <functional>
 #include <mutex>
 
 namespace tle::nvptx {
@@ -113,6 +114,37 @@ void linkLibdevice(llvm::Module &m, DiagnosticEngine &diags) {
 
 } // namespace
 
+/// The most elements one tile value may put in each thread's registers: 8 times what the
+/// register file holds (255 registers), far past the point where ptxas spills nearly all of it to
+/// local memory, and where LLVM's compile time grows without bound (2^20 elements over 128
+/// threads: 8192 per thread, two minutes of code generation).
+constexpr int kMaxElementsPerThread = 2048;
+
+/// Reports, at the op that defines it, a tile value whose layout gives each thread more than
+/// kMaxElementsPerThread elements (a located user error; compilation stops).
+void checkElementsPerThread(const ir::Function &f, DiagnosticEngine &diags) {
+  bool failed = false;
+  std::function<void(const ir::Block &)> visit = [&](const ir::Block &b) {
+    for (const auto &op : b.ops) {
+      for (const auto &r : op->results)
+        if (!failed && r->type.isTile() && r->layout && r->layout->numRegs() > kMaxElementsPerThread) {
+          int64_t threads = 32 * int64_t(f.numWarps);
+          diags.error(op->loc, "a tile of " + std::to_string(r->type.numElements()) + " elements holds " +
+                                   std::to_string(r->layout->numRegs()) + " elements per thread over " +
+                                   std::to_string(threads) + " threads (num_warps " + std::to_string(f.numWarps) +
+                                   "), more than the " + std::to_string(kMaxElementsPerThread) +
+                                   " tlec allows; use a smaller block or more warps (-w)");
+          failed = true;
+        }
+      for (const auto &reg : op->regions)
+        visit(*reg);
+    }
+  };
+  visit(f.body);
+  if (failed)
+    throw CompileAborted();
+}
+
 /// Whether `b` (or a region nested in it) has a tl.dot.
 bool containsDot(const ir::Block &b) {
   for (const auto &op : b.ops) {
@@ -163,6 +195,7 @@ std::unique_ptr<llvm::Module> emitLLVM(ir::Function &f, llvm::LLVMContext &ctx, 
   m->setTargetTriple(kTriple);
   if (auto tm = makeTargetMachine(arch))
     m->setDataLayout(tm->createDataLayout());
+  checkElementsPerThread(f, diags);
   Emitter e(f, *m, diags);
   e.arch = arch;
   llvm::Function *k = e.run();
