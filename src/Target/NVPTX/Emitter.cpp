@@ -352,9 +352,14 @@ void Emitter::emitOp(const ir::Op &op) {
 int Emitter::equalRegisterBits(const ir::Value *v) {
   const ir::Layout &l = *v->layout;
   const transforms::AxisInfo &ai = axis.get(v);
-  if (ai.constancy.size() != l.rank())
-    return 0;
   int bits = 0;
+  // A register bit with a zero basis holds the same element twice (a layout replicated within
+  // the thread, as a row statistic broadcast against the mma accumulator layout): always equal.
+  for (size_t b = 0; b < l.reg.size(); ++b)
+    if (std::all_of(l.reg[b].begin(), l.reg[b].end(), [](int64_t c) { return c == 0; }))
+      bits |= 1 << b;
+  if (ai.constancy.size() != l.rank())
+    return bits;
   for (size_t b = 0; b < l.reg.size(); ++b) {
     int dim = -1;
     bool single = true;

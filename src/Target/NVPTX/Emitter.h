@@ -134,7 +134,8 @@ public:
   std::vector<llvm::Value *> loadFromShared(const ir::Value *result, int64_t scale, int64_t offset);
   llvm::Value *elementwise(const ir::Op &op, const std::vector<llvm::Value *> &in);
   /// Register-index bits of `v`'s layout that only move an element within an aligned run of
-  /// equal values (axis-info constancy): registers differing in these bits hold one value.
+  /// equal values (axis-info constancy) or not at all (zero bases: replicated registers):
+  /// registers differing in these bits hold one value.
   int equalRegisterBits(const ir::Value *v);
   llvm::Value *combine(ir::ReduceKind k, ir::DType t, llvm::Value *a, llvm::Value *b);
   llvm::Value *shuffleXor(llvm::Value *v, int laneMask);
