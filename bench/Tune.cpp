@@ -84,21 +84,13 @@ struct TuneOptions {
   std::exit(status);
 }
 
-std::string exeDirectory() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0)
-    return ".";
-  std::string p(buf, size_t(n));
-  return p.substr(0, p.rfind('/'));
-}
 
 std::string findTool(const std::string &flag, const char *env, const std::string &name) {
   if (!flag.empty())
     return flag;
   if (const char *e = std::getenv(env); e && *e)
     return e;
-  std::string local = exeDirectory() + "/../src/" + name;
+  std::string local = executableDirectory() + "/../src/" + name;
   if (access(local.c_str(), X_OK) == 0)
     return local;
   return name; // PATH

@@ -75,14 +75,6 @@ struct Options {
   std::exit(status);
 }
 
-std::string exeDir() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0)
-    return ".";
-  std::string p(buf, size_t(n));
-  return p.substr(0, p.rfind('/'));
-}
 
 Options parseOptions(int argc, char **argv) {
   Options o;
@@ -150,7 +142,7 @@ Options parseOptions(int argc, char **argv) {
     usage(2);
   }
   if (o.kernelDir.empty())
-    o.kernelDir = exeDir() + "/kernels";
+    o.kernelDir = executableDirectory() + "/kernels";
   return o;
 }
 

@@ -13,6 +13,15 @@
 
 namespace tle::bench {
 
+std::string executableDirectory() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0)
+    return ".";
+  std::string p(buf, size_t(n));
+  return p.substr(0, p.rfind('/'));
+}
+
 rt::ModuleInfo readMetadataFile(const std::string &path) {
   std::ifstream f(path, std::ios::binary);
   if (!f)

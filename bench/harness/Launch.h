@@ -19,6 +19,10 @@ namespace tle::bench {
 /// libtle_rt when it is malformed.
 rt::ModuleInfo readMetadataFile(const std::string &path);
 
+/// The directory of the running executable (from /proc/self/exe), "." when it cannot be read;
+/// the benchmarks find their kernels and the compiler relative to it.
+std::string executableDirectory();
+
 /// The file of kernel `name` in `dir`: <name>.<arch>.cubin, then .ptx, for each arch in order;
 /// empty when none exists.
 std::string findKernelFile(const std::string &dir, const std::string &name, const std::vector<std::string> &archs);
