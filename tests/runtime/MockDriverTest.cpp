@@ -187,6 +187,25 @@ TEST_CASE("mock: large dynamic shared memory and cluster launches", "[mock]") {
                     Contains("grid (3, 1, 1) is not a multiple of the cluster (2, 1, 1)"));
 }
 
+TEST_CASE("mock: a kernel needing more shared memory than the device allows is refused", "[mock]") {
+  // 232448 bytes (227 KiB) is the device's opt-in limit per block; 240000 exceeds it. The
+  // kernel is refused when it is looked up, with both numbers, before any launch is attempted.
+  Device dev(0);
+  std::string json = metadata(R"(,
+    {"name": "huge_smem_kernel", "num_warps": 4, "shared_bytes": 240000, "params": [{"name": "out", "type": "*i32"}]})");
+  Module mod = Module::fromPtx(dev, modulePtx(json) + ".visible .entry huge_smem_kernel(.param .u64 out) { ret; }\n",
+                               "huge.ptx");
+  int launchesBefore = lastLaunch().launches;
+  CHECK_THROWS_WITH(mod.kernel("huge_smem_kernel"),
+                    Contains("huge_smem_kernel: needs 240000 bytes of dynamic + 0 bytes of static shared memory per "
+                             "block, but") &&
+                        Contains("allows at most 232448"));
+  CHECK(lastLaunch().launches == launchesBefore);
+  // The module's other kernels are still usable.
+  Kernel ok = mod.kernel("smem_kernel");
+  CHECK(ok.info().sharedBytes == 98304);
+}
+
 TEST_CASE("mock: module and metadata failures are named", "[mock]") {
   Device dev(0);
   // The driver rejects the module: call, CUresult name and string, JIT log.
