@@ -693,6 +693,13 @@ struct Verifier {
 
 std::string verify(const Function &f, SourceLoc &where) {
   where = {};
+  // num_warps as tlec's -w accepts it (a power of two, 1 to 32 warps: at most 1024 threads).
+  if (f.numWarps < 1 || f.numWarps > 32 || (f.numWarps & (f.numWarps - 1)) != 0)
+    return "num_warps must be a power of two from 1 to 32, got " + std::to_string(f.numWarps);
+  if (f.numStages < 0 || f.numStages > 16)
+    return "num_stages must be from 0 (the default) to 16, got " + std::to_string(f.numStages);
+  if (f.sharedBytes < 0)
+    return "shared_bytes must not be negative, got " + std::to_string(f.sharedBytes);
   if (f.body.args.size() != f.params.size())
     return "function arguments do not match parameters";
   for (size_t i = 0; i < f.params.size(); ++i)
