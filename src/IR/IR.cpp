@@ -30,6 +30,7 @@ const char *name(OpKind k) {
   case OpKind::Shl: return "shl";
   case OpKind::Shr: return "shr";
   case OpKind::Max: return "max";
+  case OpKind::UMulHi: return "umulhi";
   case OpKind::Min: return "min";
   case OpKind::Cmp: return "cmp";
   case OpKind::Select: return "select";
@@ -61,9 +62,11 @@ const char *name(OpKind k) {
   case OpKind::Cat: return "cat";
   case OpKind::Join: return "join";
   case OpKind::Split: return "split";
+  case OpKind::Flip: return "flip";
   case OpKind::Scan: return "scan";
   case OpKind::Print: return "print";
   case OpKind::Assert: return "assert";
+  case OpKind::Barrier: return "barrier";
   case OpKind::For: return "for";
   case OpKind::If: return "if";
   case OpKind::While: return "while";
@@ -91,7 +94,7 @@ bool isElementwise(OpKind k) {
   switch (k) {
   case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::FDiv: case OpKind::IDiv:
   case OpKind::IRem: case OpKind::FRem: case OpKind::And: case OpKind::Or: case OpKind::Xor:
-  case OpKind::Shl: case OpKind::Shr: case OpKind::Max: case OpKind::Min: case OpKind::Cmp:
+  case OpKind::Shl: case OpKind::Shr: case OpKind::Max: case OpKind::Min: case OpKind::UMulHi: case OpKind::Cmp:
   case OpKind::Select: case OpKind::Neg: case OpKind::Not: case OpKind::Exp: case OpKind::Exp2:
   case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Abs:
   case OpKind::Cast: case OpKind::Bitcast: case OpKind::AddPtr: case OpKind::ExternCall: case OpKind::Fma:
@@ -278,13 +281,13 @@ struct Verifier {
     case OpKind::Splat: case OpKind::Neg: case OpKind::Not: case OpKind::Exp: case OpKind::Exp2: case OpKind::Log:
     case OpKind::Log2: case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Abs: case OpKind::Cast:
     case OpKind::Bitcast: case OpKind::ExpandDims: case OpKind::Broadcast: case OpKind::Reduce:
-    case OpKind::ConvertLayout: case OpKind::Permute: case OpKind::Reshape: case OpKind::Scan:
+    case OpKind::ConvertLayout: case OpKind::Permute: case OpKind::Reshape: case OpKind::Scan: case OpKind::Flip:
       lo = hi = 1;
       break;
     case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::FDiv: case OpKind::IDiv:
     case OpKind::IRem: case OpKind::FRem: case OpKind::And: case OpKind::Or: case OpKind::Xor:
     case OpKind::Shl: case OpKind::Shr: case OpKind::Max: case OpKind::Min: case OpKind::Cmp:
-    case OpKind::AddPtr: case OpKind::Cat: case OpKind::Join:
+    case OpKind::AddPtr: case OpKind::Cat: case OpKind::Join: case OpKind::UMulHi:
       lo = hi = 2;
       break;
     case OpKind::Select: case OpKind::Fma: case OpKind::Dot: case OpKind::AtomicCAS:
@@ -325,6 +328,9 @@ struct Verifier {
       break;
     case OpKind::Assert:
       lo = hi = 1, res = 0;
+      break;
+    case OpKind::Barrier:
+      res = 0;
       break;
     case OpKind::Return:
       res = 0;
@@ -376,6 +382,8 @@ struct Verifier {
     case OpKind::IDiv: case OpKind::IRem: case OpKind::And: case OpKind::Or: case OpKind::Xor:
     case OpKind::Shl: case OpKind::Shr:
       return elemIs(op, t, isInteger(d), "integer operands");
+    case OpKind::UMulHi:
+      return elemIs(op, t, isInteger(d) && (bitWidth(d) == 32 || bitWidth(d) == 64), "32- or 64-bit integer operands");
     default:
       return true;
     }
@@ -426,7 +434,7 @@ struct Verifier {
     }
     case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::FDiv: case OpKind::IDiv:
     case OpKind::IRem: case OpKind::FRem: case OpKind::And: case OpKind::Or: case OpKind::Xor:
-    case OpKind::Shl: case OpKind::Shr: case OpKind::Max: case OpKind::Min:
+    case OpKind::Shl: case OpKind::Shr: case OpKind::Max: case OpKind::Min: case OpKind::UMulHi:
       return binary(op);
     case OpKind::Neg: case OpKind::Not: case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2:
     case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Abs:
@@ -604,6 +612,16 @@ struct Verifier {
       return true;
     case OpKind::Print:
       return true; // any values, no results: checked by arity()
+    case OpKind::Barrier:
+      return true;
+    case OpKind::Flip: {
+      const Type &in = op.operands[0]->type;
+      if (!in.isTile() || op.result()->type != in)
+        return fail(op, "expects a tile and a result of its type, got " + in.str() + " -> " + op.result()->type.str());
+      if (op.axis < 0 || op.axis >= static_cast<int>(in.rank()))
+        return fail(op, "axis out of range");
+      return true;
+    }
     case OpKind::Cat: case OpKind::Join: {
       if (!sameOperandTypes(op))
         return false;

@@ -377,7 +377,7 @@ private:
       finish(*op, results, {t});
       return;
     }
-    case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::ExpandDims:
+    case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::ExpandDims: case OpKind::Flip:
       expectIdent("axis");
       expect("=");
       op->axis = axisNumber();
@@ -431,6 +431,9 @@ private:
     case OpKind::Assert:
       op->sym = expectString();
       break;
+    case OpKind::Barrier: // no operands: the next line is the next op
+      finish(*op, results, {});
+      return;
     case OpKind::AtomicRMW: case OpKind::AtomicCAS: {
       auto pick = [&](const std::vector<std::string> &names, const char *what) -> int64_t {
         std::string w = expectIdentAny();

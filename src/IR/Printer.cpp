@@ -128,7 +128,7 @@ private:
     case OpKind::Constant:
       os_ << " " << (isFloat(op.result()->type.dtype()) ? floatText(op.fval) : std::to_string(op.ival));
       break;
-    case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::ExpandDims:
+    case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::ExpandDims: case OpKind::Flip:
       os_ << " axis=" << op.axis;
       break;
     case OpKind::Arange:

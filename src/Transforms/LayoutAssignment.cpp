@@ -204,7 +204,7 @@ private:
         wish(r.get(), defaultFor(r->type));
       wish(op.operands[0], defaultFor(op.operands[0]->type));
       return;
-    case OpKind::Reshape: case OpKind::Cat: case OpKind::Join:
+    case OpKind::Reshape: case OpKind::Cat: case OpKind::Join: case OpKind::Flip:
       // These move data through shared memory themselves: operands keep their own layouts.
       wish(op.result(), defaultFor(op.result()->type));
       for (ir::Value *v : op.operands)
@@ -515,7 +515,7 @@ private:
     case OpKind::Scan:
       setLayout(r, *op.operands[0]->layout);
       return;
-    case OpKind::Reshape: case OpKind::Cat: case OpKind::Join:
+    case OpKind::Reshape: case OpKind::Cat: case OpKind::Join: case OpKind::Flip:
       setLayout(r, wanted(r));
       return;
     case OpKind::Dot: {

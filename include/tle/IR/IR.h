@@ -49,6 +49,8 @@ enum class OpKind {
   Shr,         ///< Right shift: arithmetic for signed types, logical for unsigned.
   Max, Min,    ///< Floats: NaN-ignoring maxnum/minnum (Triton's default propagate_nan=NONE);
                ///< integers: signed or unsigned by dtype.
+  UMulHi,      ///< Integers (32 or 64 bits): the high half of the unsigned 2N-bit product of the
+               ///< operands' bits (tl.umulhi; PTX mul.hi.u32 / mul.hi.u64), whatever their signedness.
   Cmp,         ///< (a, b) -> i1 of a's shape; predicate in `pred`; floats compare ordered
                ///< except `!=` (unordered, true for NaN), integers by their signedness.
   Select,      ///< (i1 cond, a, b) -> a's type: cond ? a : b elementwise (tl.where).
@@ -96,6 +98,8 @@ enum class OpKind {
   Cat,         ///< (a, b) -> a and b (same shape) concatenated along dim 0 (tl.cat).
   Join,        ///< (a, b) -> tile of shape a.shape + [2]: result[..., 0] = a, [..., 1] = b.
   Split,       ///< (x with last dim 2) -> (x[..., 0], x[..., 1]).
+  Flip,        ///< (tile) -> same type with dim `axis` reversed: result[..., i, ...] =
+               ///< x[..., n - 1 - i, ...] for n = shape[axis] (tl.flip).
   Scan,        ///< (tile) -> same shape: inclusive prefix combine (`reduceKind`) along `axis`,
                ///< from the end when `ival` is 1 (tl.cumsum, tl.cumprod; sums in the operand
                ///< dtype, products as Mul).
@@ -114,6 +118,8 @@ enum class OpKind {
   Assert,      ///< (i1 cond) -> (): where an element of cond is false, the program stops with
                ///< the message `sym` (GPU: __assertfail, which traps the kernel; CPU: the run
                ///< fails with the message, location and program id). Emitted only in debug builds.
+  Barrier,     ///< () -> (): a CTA-wide execution barrier (tl.debug_barrier; GPU `bar.sync 0`,
+               ///< nothing on the CPU target, where a program is one thread).
   // --- Control flow
   For,         ///< (lb, ub, step, init...) -> (final...): runs the body for iv = lb, lb+step,
                ///< ... while iv < ub (step must be positive). The body block's arguments are

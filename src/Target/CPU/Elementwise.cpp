@@ -16,6 +16,14 @@ using ir::OpKind;
 
 namespace {
 bool isSmallFloat(DType t) { return t == DType::F16 || t == DType::BF16; }
+
+/// High half of the unsigned double-width product of two N-bit integers (tl.umulhi).
+llvm::Value *umulhi(llvm::IRBuilder<> &B, llvm::Value *a, llvm::Value *b) {
+  unsigned n = a->getType()->getIntegerBitWidth();
+  llvm::Type *wide = B.getIntNTy(2 * n);
+  llvm::Value *p = B.CreateMul(B.CreateZExt(a, wide), B.CreateZExt(b, wide));
+  return B.CreateTrunc(B.CreateLShr(p, llvm::ConstantInt::get(wide, n)), a->getType());
+}
 } // namespace
 
 llvm::Value *Lowering::intrinsic(unsigned id, llvm::ArrayRef<llvm::Type *> tys, llvm::ArrayRef<llvm::Value *> args) {
@@ -376,6 +384,8 @@ llvm::Value *Lowering::apply(const ir::Op &op, const std::vector<llvm::Value *> 
     return isInt ? shift(op.kind, sg, a, b) : nullptr;
   case OpKind::Max: case OpKind::Min:
     return combine(op.kind == OpKind::Max ? ir::ReduceKind::Max : ir::ReduceKind::Min, t, a, b);
+  case OpKind::UMulHi:
+    return isInt ? umulhi(B, a, b) : nullptr;
   case OpKind::Cmp: {
     if (fl) {
       llvm::Value *x = toF32(a, t), *y = toF32(b, t);

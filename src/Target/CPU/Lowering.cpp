@@ -165,6 +165,13 @@ llvm::Value *Lowering::compute(const ir::Value *res, const Index &idx) {
     j.push_back(B.getInt64(res->index));
     return elem(op.operands[0], j);
   }
+  case OpKind::Flip: {
+    // Element i along `axis` reads element n - 1 - i.
+    Index j = idx;
+    auto n = static_cast<uint64_t>(res->type.shape[static_cast<size_t>(op.axis)]);
+    j[static_cast<size_t>(op.axis)] = B.CreateSub(B.getInt64(n - 1), idx[static_cast<size_t>(op.axis)]);
+    return elem(op.operands[0], j);
+  }
   default:
     break;
   }
@@ -394,6 +401,8 @@ bool Lowering::emitOp(const ir::Op &op) {
   case OpKind::Assert:
     emitAssert(op);
     return true;
+  case OpKind::Barrier: // one program is one thread: nothing to wait for
+    return true;
   case OpKind::Constant:
     scalars_[op.result()] = constant(op.result()->type.elem, op.ival, op.fval);
     return true;
@@ -409,7 +418,7 @@ bool Lowering::emitOp(const ir::Op &op) {
   switch (op.kind) {
   case OpKind::Splat: case OpKind::Arange: case OpKind::ExpandDims: case OpKind::Broadcast:
   case OpKind::ConvertLayout: case OpKind::Permute: case OpKind::Reshape: case OpKind::Cat: case OpKind::Join:
-  case OpKind::Split:
+  case OpKind::Split: case OpKind::Flip:
     lazyKind = true;
     break;
   default:

@@ -263,6 +263,7 @@ void Emitter::emitOp(const ir::Op &op) {
   case OpKind::Dot:
     return emitDot(op);
   case OpKind::Permute: case OpKind::Reshape: case OpKind::Cat: case OpKind::Join: case OpKind::Split:
+  case OpKind::Flip:
     return emitShapeOp(op);
   case OpKind::Scan:
     return emitScan(op);
@@ -272,6 +273,8 @@ void Emitter::emitOp(const ir::Op &op) {
     return emitPrint(op);
   case OpKind::Assert:
     return emitAssert(op);
+  case OpKind::Barrier: // tl.debug_barrier: bar.sync 0
+    return barrier();
   case OpKind::Constant: {
     ir::ScalarType t = op.result()->type.elem;
     llvm::Type *ty = llvmType(t);
@@ -424,6 +427,13 @@ llvm::Value *Emitter::elementwise(const ir::Op &op, const std::vector<llvm::Valu
   case OpKind::Shr: return sg ? B.CreateAShr(a, b) : B.CreateLShr(a, b);
   case OpKind::Max: case OpKind::Min:
     return combine(op.kind == OpKind::Max ? ir::ReduceKind::Max : ir::ReduceKind::Min, t, a, b);
+  case OpKind::UMulHi: {
+    // zext, multiply, shift: the NVPTX backend selects mul.hi.u32 / mul.hi.u64.
+    unsigned n = a->getType()->getIntegerBitWidth();
+    llvm::Type *wide = B.getIntNTy(2 * n);
+    llvm::Value *p = B.CreateMul(B.CreateZExt(a, wide), B.CreateZExt(b, wide));
+    return B.CreateTrunc(B.CreateLShr(p, llvm::ConstantInt::get(wide, n)), a->getType());
+  }
   case OpKind::Cmp: {
     if (fl) {
       llvm::CmpInst::Predicate p;

@@ -88,6 +88,30 @@ void Emitter::emitShapeOp(const ir::Op &op) {
     vals_[op.result()] = loadFromShared(op.result(), 1, 0);
     return;
   }
+  case OpKind::Flip: {
+    // Stored by row-major index; each result element reads the mirrored position along `axis`.
+    const ir::Value *res = op.result();
+    unsigned eb = ir::storageBytes(res->type.dtype());
+    reserveShared(res->type.numElements() * eb);
+    barrier();
+    storeToShared(op.operands[0], 1, 0);
+    barrier();
+    const ir::Layout &l = *res->layout;
+    auto ax = static_cast<size_t>(op.axis);
+    uint32_t last = static_cast<uint32_t>(res->type.shape[ax] - 1);
+    std::vector<llvm::Value *> out;
+    for (int i = 0; i < l.numRegs(); ++i) {
+      std::vector<llvm::Value *> c = coord(l, i);
+      c[ax] = B.CreateSub(B.getInt32(last), c[ax]);
+      llvm::Value *idx = linearIndex(B, c, res->type.shape, 1, 0);
+      llvm::Value *x = B.CreateLoad(storageType(res->type.elem), smemPtr(B.CreateMul(idx, B.getInt32(eb))));
+      if (res->type.dtype() == ir::DType::I1)
+        x = B.CreateICmpNE(x, B.getInt8(0));
+      out.push_back(x);
+    }
+    vals_[res] = out;
+    return;
+  }
   case OpKind::Split: {
     reserveShared(op.operands[0]->type.numElements() * ir::storageBytes(op.operands[0]->type.dtype()));
     barrier();
