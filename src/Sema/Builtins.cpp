@@ -1,5 +1,6 @@
 // The `tl.*`, `triton.*` and Python builtin functions a kernel can call, with Triton 3.6's
 // argument rules and located errors.
+#include "Binder.h"
 #include "Sema.h"
 
 #include <cmath>
@@ -16,72 +17,6 @@ namespace tle::sema {
 using ir::DType;
 
 namespace {
-
-/// Binds call arguments to a parameter list (positional, then keyword), Python-style.
-class Binder {
-public:
-  Binder(Specializer &s, const std::string &fname, CallArgs &args, std::vector<std::string> params,
-         size_t required)
-      : S(s), name(fname), a(args), names(std::move(params)), vals(names.size()), set(names.size(), false) {
-    if (a.pos.size() > names.size())
-      S.fail(a.loc, name + "() takes at most " + std::to_string(names.size()) + " arguments but " +
-                        std::to_string(a.pos.size()) + " were given");
-    for (size_t i = 0; i < a.pos.size(); ++i) {
-      vals[i] = a.pos[i];
-      set[i] = true;
-    }
-    for (auto &[k, v] : a.kw) {
-      size_t i = index(k);
-      if (i == names.size())
-        S.fail(v.loc, name + "() got an unexpected keyword argument '" + k + "'");
-      if (set[i])
-        S.fail(v.loc, name + "() got multiple values for argument '" + k + "'");
-      vals[i] = v;
-      set[i] = true;
-    }
-    for (size_t i = 0; i < required; ++i)
-      if (!set[i])
-        S.fail(a.loc, name + "() missing required argument '" + names[i] + "'");
-  }
-  bool has(const std::string &k) const { return set[index(k)] && vals[index(k)].val.kind != SVal::Kind::None; }
-  const Arg &get(const std::string &k) const { return vals[index(k)]; }
-  SourceLoc loc(const std::string &k) const { return set[index(k)] ? vals[index(k)].loc : a.loc; }
-
-  int64_t constInt(const std::string &k, int64_t dflt) const {
-    if (!has(k))
-      return dflt;
-    const SVal &v = get(k).val;
-    if (v.kind != SVal::Kind::Int && v.kind != SVal::Kind::Bool)
-      S.fail(get(k).loc, name + "() argument '" + k + "' must be a compile-time integer, got " + v.describe());
-    return v.i;
-  }
-  ir::Value *tensor(const std::string &k) const {
-    const Arg &x = get(k);
-    if (!x.val.isTensor() && !x.val.isNumber())
-      S.fail(x.loc, name + "() argument '" + k + "' must be a tensor or a number, got " + x.val.describe());
-    return S.toTensor(x.val, x.loc);
-  }
-  ir::ScalarType dtype(const std::string &k) const {
-    const Arg &x = get(k);
-    if (x.val.kind != SVal::Kind::DType)
-      S.fail(x.loc, name + "() argument '" + k + "' must be a dtype (e.g. tl.float32), got " + x.val.describe());
-    return x.val.dtype;
-  }
-
-private:
-  size_t index(const std::string &k) const {
-    for (size_t i = 0; i < names.size(); ++i)
-      if (names[i] == k)
-        return i;
-    return names.size();
-  }
-  Specializer &S;
-  std::string name;
-  CallArgs &a;
-  std::vector<std::string> names;
-  std::vector<Arg> vals;
-  std::vector<bool> set;
-};
 
 bool isPow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
@@ -950,8 +885,10 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
     ir::Op *add = sum.v->def;
     ir::Value *x = add->operands[0], *y = add->operands[1];
     add->kind = name == "tl.maximum" ? ir::OpKind::Max : ir::OpKind::Min;
-    (void)x;
-    (void)y;
+    // propagate_nan=tl.PropagateNan.ALL: NaN where either operand is NaN (Triton's
+    // maximumf/minimumf); NONE (the default) ignores NaNs.
+    if (p.has("propagate_nan") && p.constInt("propagate_nan", 0) != 0)
+      return SVal::tensor(propagateNan(add->result(), {x, y}, loc));
     return sum;
   }
   if (name == "tl.cast") {
@@ -1185,8 +1122,31 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
     ir::Value *x = p.tensor("input");
     if (!x->type.isTile())
       fail(p.loc("input"), name.substr(3) + "() expects a tile, got " + x->type.str());
-    if (p.has("return_indices") && p.get("return_indices").val.i)
-      fail(p.loc("return_indices"), "return_indices is not supported yet");
+    if (p.has("return_indices") && truthy(p.get("return_indices").val, p.loc("return_indices"))) {
+      // Triton: an integer axis is required (axis=None is accepted for 1-D tiles); the value keeps
+      // the input dtype; return_indices_tie_break_left=False may give any index of a tie (TLE:
+      // the left-most, as with True).
+      if (name == "tl.sum")
+        fail(p.loc("return_indices"), "sum() got an unexpected keyword argument 'return_indices'");
+      if (x->type.elem.isPointer())
+        fail(p.loc("input"), name.substr(3) + "() expects numbers, got " + x->type.str());
+      int rank = static_cast<int>(x->type.rank());
+      int axis = 0;
+      if (p.has("axis")) {
+        int64_t a = p.constInt("axis", 0);
+        if (a < -rank || a >= rank)
+          fail(p.loc("axis"), name.substr(3) + "() axis " + std::to_string(a) + " is out of range for " + x->type.str());
+        axis = static_cast<int>(a < 0 ? a + rank : a);
+      } else if (rank != 1) {
+        fail(loc, name.substr(3) + "(return_indices=True) needs an axis for a tile of rank " + std::to_string(rank));
+      }
+      auto [value, index] = reduceWithIndices(x, axis, name == "tl.max", loc);
+      if (p.has("keep_dims") && truthy(p.get("keep_dims").val, p.loc("keep_dims"))) {
+        value = expandDims(value, axis, loc);
+        index = expandDims(index, axis, loc);
+      }
+      return SVal::tuple({SVal::tensor(value), SVal::tensor(index)});
+    }
     ir::ReduceKind k = name == "tl.sum" ? ir::ReduceKind::Sum : name == "tl.max" ? ir::ReduceKind::Max : ir::ReduceKind::Min;
     if (k != ir::ReduceKind::Sum && ir::bitWidth(x->type.dtype()) < 32) {
       // Triton's max/min reduce sub-32-bit floats in fp32 and sub-32-bit integers in int32.
@@ -1223,6 +1183,10 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
     }
     return SVal::tensor(x);
   }
+  if (auto r = callStandard(name, args))
+    return *r;
+  if (auto r = callRandom(name, args))
+    return *r;
   if (name == "tl.range" || name == "tl.static_range")
     fail(loc, name + "() can only be used as the iterable of a 'for' loop");
   fail(loc, "'" + name + "' is not supported yet");

@@ -80,7 +80,9 @@ const std::set<std::string> kTlFunctions = {
     "view", "cat", "join", "split", "cumsum", "cumprod", "atomic_add", "atomic_max", "atomic_min", "atomic_and",
     "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cas", "sin", "cos", "floor", "ceil", "erf", "tanh", "log1p",
     "pow", "trunc", "atan2", "fma", "sigmoid", "make_block_ptr", "advance", "device_print", "device_assert",
-    "static_print", "make_tensor_descriptor", "load_tensor_descriptor", "store_tensor_descriptor"};
+    "static_print", "make_tensor_descriptor", "load_tensor_descriptor", "store_tensor_descriptor", "argmax",
+    "argmin", "clamp", "umulhi", "flip", "ravel", "interleave", "swizzle2d", "debug_barrier", "assume", "philox",
+    "randint", "randint4x", "rand", "rand4x", "randn", "randn4x", "uint_to_uniform_float", "pair_uniform_to_normal"};
 
 std::optional<ir::ScalarType> tlDType(const std::string &n) {
   static const std::pair<const char *, DType> table[] = {
@@ -148,10 +150,20 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
         return SVal::builtin(attr == "constexpr" ? "tl.constexpr" : "triton." + attr);
       return SVal::module(m + "." + attr);
     }
-    if (m == "triton.language" || m == "triton.language.math" || m == "triton.language.core") {
+    if (m == "triton.language.PropagateNan") { // Triton's enum values
+      if (attr == "NONE")
+        return SVal::integer(0);
+      if (attr == "ALL")
+        return SVal::integer(0xFFFF);
+      fail(loc, "tl.PropagateNan has no member '" + attr + "' (NONE or ALL)");
+    }
+    if (m == "triton.language" || m == "triton.language.math" || m == "triton.language.core" ||
+        m == "triton.language.random") {
       if (auto d = tlDType(attr))
         return SVal::dtypeOf(*d);
       if (attr == "math" || attr == "core" || attr == "extra")
+        return SVal::module("triton.language." + attr);
+      if (attr == "PropagateNan" || attr == "random")
         return SVal::module("triton.language." + attr);
       if (kTlFunctions.count(attr))
         return SVal::builtin("tl." + attr);
@@ -181,7 +193,8 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
       return callBuiltin("tl.trans", args);
     }
     static const std::set<std::string> methods = {"to", "reshape", "view", "trans", "permute", "split", "sum", "max",
-                                                  "min", "expand_dims", "broadcast_to", "cumsum", "cumprod"};
+                                                  "min", "expand_dims", "broadcast_to", "cumsum", "cumprod",
+                                                  "argmax", "argmin", "flip", "ravel"};
     if (methods.count(attr)) {
       SVal m;
       m.kind = SVal::Kind::Method;

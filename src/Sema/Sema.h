@@ -229,6 +229,24 @@ public:
   void deviceAssert(const Arg &cond, const std::string &msg, const Arg *mask, SourceLoc loc);
   SVal callMethod(const SVal &method, CallArgs &args);
 
+  // --- Standard-library builtins (Standard.cpp) and random numbers (Random.cpp)
+  /// tl.argmax/argmin, clamp, umulhi, flip, ravel, interleave, swizzle2d, debug_barrier, assume;
+  /// nullopt when `name` is none of them.
+  std::optional<SVal> callStandard(const std::string &name, CallArgs &args);
+  /// tl.philox, randint, randint4x, rand, rand4x, randn, randn4x, uint_to_uniform_float,
+  /// pair_uniform_to_normal (Triton's Philox 4x32-10 / 4x64 generators, bit for bit); nullopt when
+  /// `name` is none of them.
+  std::optional<SVal> callRandom(const std::string &name, CallArgs &args);
+  /// The extremum of tile `x` along `axis` (NaN-ignoring, like tl.max/tl.min) in x's dtype, and
+  /// the int32 index of its first occurrence along `axis` (0 when every element is NaN): the
+  /// pair tl.max/tl.min(return_indices=True) return. Both drop dim `axis`.
+  std::pair<ir::Value *, ir::Value *> reduceWithIndices(ir::Value *x, int axis, bool isMax, SourceLoc loc);
+  /// The i1 value `x != x` (true where a float is NaN), of x's shape.
+  ir::Value *isNan(ir::Value *x, SourceLoc loc);
+  /// `r` with NaN wherever one of `ins` (r's type and shape) is NaN (propagate_nan=ALL); integer
+  /// results are returned unchanged.
+  ir::Value *propagateNan(ir::Value *r, const std::vector<ir::Value *> &ins, SourceLoc loc);
+
   // State
   const ast::Module &mod;
   const SpecializeOptions &opts;

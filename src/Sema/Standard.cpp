@@ -1,0 +1,253 @@
+// The `tl` functions of Triton's standard library that TLE builds from other ops while
+// specialising: argmax/argmin and max/min with indices, clamp, umulhi, flip, ravel, interleave,
+// swizzle2d, debug_barrier and assume.
+#include "Binder.h"
+#include "Sema.h"
+
+namespace tle::sema {
+
+using ir::DType;
+
+namespace {
+
+/// The axis argument of a reduction with indices, wrapped into [0, rank).
+int indexAxis(Specializer &S, const Binder &p, const std::string &fname, const ir::Type &t) {
+  int rank = static_cast<int>(t.rank());
+  if (!p.has("axis")) {
+    if (rank == 1)
+      return 0;
+    S.fail(p.loc("axis"), fname + "() needs an axis for a tile of rank " + std::to_string(rank) + " (got " +
+                              t.str() + ")");
+  }
+  int64_t a = p.constInt("axis", 0);
+  if (a < -rank || a >= rank)
+    S.fail(p.loc("axis"), fname + "() axis " + std::to_string(a) + " is out of range for " + t.str());
+  return static_cast<int>(a < 0 ? a + rank : a);
+}
+
+/// Whether a keyword that must be a compile-time bool is true (false when absent).
+bool constBool(Specializer &S, const Binder &p, const std::string &fname, const std::string &k) {
+  if (!p.has(k))
+    return false;
+  const Arg &a = p.get(k);
+  if (!a.val.isConstexpr())
+    S.fail(a.loc, fname + "() argument '" + k + "' must be a compile-time bool, got " + a.val.describe());
+  return S.truthy(a.val, a.loc);
+}
+
+} // namespace
+
+ir::Value *Specializer::isNan(ir::Value *x, SourceLoc loc) { return b->cmp(loc, ir::CmpPred::Ne, x, x); }
+
+ir::Value *Specializer::propagateNan(ir::Value *r, const std::vector<ir::Value *> &ins, SourceLoc loc) {
+  if (!ir::isFloat(r->type.dtype()))
+    return r;
+  for (auto it = ins.rbegin(); it != ins.rend(); ++it)
+    r = b->select(loc, isNan(*it, loc), *it, r);
+  return r;
+}
+
+std::pair<ir::Value *, ir::Value *> Specializer::reduceWithIndices(ir::Value *x, int axis, bool isMax, SourceLoc loc) {
+  DType orig = x->type.dtype();
+  // Exact widening for the comparisons: narrow floats to fp32, narrow integers (and i1) to i32.
+  ir::Value *w = x;
+  if (orig == DType::I1) {
+    w = b->select(loc, x, b->splat(loc, b->constInt(loc, DType::I32, 1), x->type.shape),
+                  b->splat(loc, b->constInt(loc, DType::I32, 0), x->type.shape));
+  } else if (ir::bitWidth(orig) < 32) {
+    w = castTo(x, ir::ScalarType{ir::isFloat(orig) ? DType::F32 : DType::I32}, loc);
+  }
+  const auto &shape = x->type.shape;
+  int64_t n = shape[static_cast<size_t>(axis)];
+  ir::Value *m = reduce(w, axis, isMax ? ir::ReduceKind::Max : ir::ReduceKind::Min, loc);
+  ir::Value *mb = broadcastTo(expandDims(m, axis, loc), shape, loc);
+  // Candidates: the elements equal to the (NaN-ignoring) extremum; when it is NaN (every element
+  // is NaN), every element.
+  ir::Value *match = b->cmp(loc, ir::CmpPred::Eq, w, mb);
+  if (ir::isFloat(orig))
+    match = b->binary(ir::OpKind::Or, loc, match, isNan(mb, loc));
+  ir::Op *ar = b->create(ir::OpKind::Arange, loc, {}, {ir::Type(ir::ScalarType{DType::I32}, {n})});
+  ar->ival = 0;
+  ar->ival2 = n;
+  ir::Value *idx = ar->result();
+  for (int d = 0; d < static_cast<int>(shape.size()); ++d)
+    if (d != axis)
+      idx = expandDims(idx, d, loc);
+  idx = broadcastTo(idx, shape, loc);
+  ir::Value *none = b->splat(loc, b->constInt(loc, DType::I32, n), shape);
+  ir::Value *index = reduce(b->select(loc, match, idx, none), axis, ir::ReduceKind::Min, loc);
+  ir::Value *value = m;
+  if (orig == DType::I1)
+    value = b->cmp(loc, ir::CmpPred::Ne, m, m->type.isTile() ? b->splat(loc, b->constInt(loc, DType::I32, 0), m->type.shape)
+                                                             : b->constInt(loc, DType::I32, 0));
+  else if (orig != w->type.dtype())
+    value = castTo(m, ir::ScalarType{orig}, loc);
+  return {value, index};
+}
+
+std::optional<SVal> Specializer::callStandard(const std::string &name, CallArgs &args) {
+  SourceLoc loc = args.loc;
+  if (name == "tl.argmax" || name == "tl.argmin") {
+    std::string fname = name.substr(3);
+    Binder p(*this, fname, args, {"input", "axis", "tie_break_left", "keep_dims"}, 2);
+    ir::Value *x = p.tensor("input");
+    if (!x->type.isTile())
+      fail(p.loc("input"), fname + "() expects a tile, got " + x->type.str());
+    if (x->type.elem.isPointer())
+      fail(p.loc("input"), fname + "() expects numbers, got " + x->type.str());
+    int axis = indexAxis(*this, p, fname, x->type);
+    (void)constBool(*this, p, fname, "tie_break_left"); // both give the left-most index (docs)
+    bool keep = constBool(*this, p, fname, "keep_dims");
+    ir::Value *index = reduceWithIndices(x, axis, fname == "argmax", loc).second;
+    if (keep)
+      index = expandDims(index, axis, loc);
+    return SVal::tensor(index);
+  }
+  if (name == "tl.clamp") {
+    Binder p(*this, "clamp", args, {"x", "min", "max", "propagate_nan"}, 3);
+    // Triton converts all three to tensors (Python numbers take their literal types), promotes
+    // bf16 to fp32, and then promotes the three like tensors of equal standing.
+    std::vector<ir::Value *> v;
+    DType t = DType::Invalid;
+    for (const char *k : {"x", "min", "max"}) {
+      ir::Value *e = p.tensor(k);
+      if (e->type.elem.isPointer())
+        fail(p.loc(k), std::string("clamp() argument '") + k + "' must be a number, got " + e->type.str());
+      if (e->type.dtype() == DType::BF16)
+        e = castTo(e, ir::ScalarType{DType::F32}, loc);
+      DType d = e->type.dtype();
+      if (t == DType::Invalid)
+        t = d;
+      else if (ir::isFloat(t) || ir::isFloat(d))
+        t = (t == DType::F64 || d == DType::F64)   ? DType::F64
+            : (t == DType::F32 || d == DType::F32) ? DType::F32
+                                                   : DType::F16;
+      else
+        t = integerPromote(t, d);
+      v.push_back(e);
+    }
+    if (!ir::isFloat(t))
+      fail(p.loc("x"), std::string("clamp() supports floating-point values only, got ") + ir::name(t) +
+                           " (cast with .to(tl.float32) first)");
+    int64_t nan = p.has("propagate_nan") ? p.constInt("propagate_nan", 0) : 0;
+    for (auto *&e : v)
+      e = castTo(e, ir::ScalarType{t}, loc);
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j)
+        if (i != j)
+          broadcastPair(v[static_cast<size_t>(i)], v[static_cast<size_t>(j)], loc);
+    ir::Value *r = b->binary(ir::OpKind::Min, loc, b->binary(ir::OpKind::Max, loc, v[0], v[1]), v[2]);
+    if (nan != 0)
+      r = propagateNan(r, v, loc);
+    return SVal::tensor(r);
+  }
+  if (name == "tl.umulhi") {
+    Binder p(*this, "umulhi", args, {"x", "y"}, 2);
+    const Arg &xa = p.get("x"), &ya = p.get("y");
+    SVal xv = xa.val;
+    if (!xv.isTensor() && !ya.val.isTensor()) // two Python numbers: Triton makes tensors of both
+      xv = SVal::tensor(p.tensor("x"));
+    if (!xv.isTensor() && !xv.isNumber())
+      fail(xa.loc, "umulhi() argument 'x' must be a tensor or a number, got " + xv.describe());
+    if (!ya.val.isTensor() && !ya.val.isNumber())
+      fail(ya.loc, "umulhi() argument 'y' must be a tensor or a number, got " + ya.val.describe());
+    // Promoted as for `x * y`.
+    SVal prod = binary(ast::BinaryOp::Mul, xv, ya.val, loc, xa.loc, ya.loc);
+    ir::Op *mul = prod.v->def;
+    DType t = prod.v->type.dtype();
+    if (!ir::isInteger(t) || t == DType::I1 || (ir::bitWidth(t) != 32 && ir::bitWidth(t) != 64))
+      fail(loc, std::string("umulhi() expects int32, uint32, int64 or uint64 operands, got ") + ir::name(t));
+    if (!mul || mul->kind != ir::OpKind::Mul)
+      fail(loc, "umulhi() operands could not be combined"); // not reached: tensors give a Mul
+    mul->kind = ir::OpKind::UMulHi;
+    return prod;
+  }
+  if (name == "tl.flip") {
+    Binder p(*this, "flip", args, {"x", "dim"}, 1);
+    ir::Value *x = p.tensor("x");
+    if (!x->type.isTile())
+      fail(p.loc("x"), "flip() expects a tile, got " + x->type.str());
+    int rank = static_cast<int>(x->type.rank());
+    int64_t d = rank - 1; // Triton: dim=None flips the last dim
+    if (p.has("dim")) {
+      d = p.constInt("dim", 0);
+      if (d < -rank || d >= rank)
+        fail(p.loc("dim"), "flip() dim " + std::to_string(d) + " is out of range for " + x->type.str());
+      if (d < 0)
+        d += rank;
+    }
+    if (x->type.shape[static_cast<size_t>(d)] == 1)
+      return SVal::tensor(x);
+    ir::Op *op = b->create(ir::OpKind::Flip, loc, {x}, {x->type});
+    op->axis = static_cast<int>(d);
+    return SVal::tensor(op->result());
+  }
+  if (name == "tl.ravel") {
+    Binder p(*this, "ravel", args, {"x", "can_reorder"}, 1);
+    ir::Value *x = p.tensor("x");
+    if (!x->type.isTile())
+      fail(p.loc("x"), "ravel() expects a tile, got " + x->type.str());
+    if (x->type.rank() == 1)
+      return SVal::tensor(x);
+    ir::Type t(x->type.elem, {x->type.numElements()});
+    return SVal::tensor(b->create(ir::OpKind::Reshape, loc, {x}, {t})->result());
+  }
+  if (name == "tl.interleave") {
+    Binder p(*this, "interleave", args, {"a", "b"}, 2);
+    CallArgs j{loc, {p.get("a"), p.get("b")}, {}};
+    ir::Value *c = callBuiltin("tl.join", j).v;
+    if (c->type.rank() == 1)
+      return SVal::tensor(c); // two scalars: [a, b]
+    auto shape = c->type.shape;
+    shape.pop_back();
+    shape.back() *= 2;
+    return SVal::tensor(b->create(ir::OpKind::Reshape, loc, {c}, {ir::Type(c->type.elem, shape)})->result());
+  }
+  if (name == "tl.swizzle2d") {
+    Binder p(*this, "swizzle2d", args, {"i", "j", "size_i", "size_j", "size_g"}, 5);
+    using ast::BinaryOp;
+    auto bin = [&](BinaryOp o, const SVal &x, const SVal &y) { return binary(o, x, y, loc, loc, loc); };
+    const SVal &i = p.get("i").val, &j = p.get("j").val, &sizeI = p.get("size_i").val,
+               &sizeJ = p.get("size_j").val;
+    SVal sizeG = p.get("size_g").val;
+    // Row-major index of (i, j); the groups hold size_g rows of size_j columns each.
+    SVal ij = bin(BinaryOp::Add, bin(BinaryOp::Mul, i, sizeJ), j);
+    SVal sizeGJ = bin(BinaryOp::Mul, sizeG, sizeJ);
+    SVal group = bin(BinaryOp::FloorDiv, ij, sizeGJ);
+    SVal offI = bin(BinaryOp::Mul, group, sizeG);
+    // The last group may have fewer rows.
+    SVal rows = bin(BinaryOp::Sub, sizeI, offI);
+    if (rows.isConstexpr() && sizeG.isConstexpr() && rows.isNumber() && sizeG.isNumber()) {
+      CallArgs mn{loc, {{loc, rows}, {loc, sizeG}}, {}};
+      sizeG = callBuiltin("min", mn);
+    } else {
+      CallArgs mn{loc, {{loc, rows}, {loc, sizeG}}, {}};
+      sizeG = callBuiltin("tl.minimum", mn);
+    }
+    SVal inGroup = bin(BinaryOp::Mod, ij, sizeGJ);
+    SVal newI = bin(BinaryOp::Add, offI, bin(BinaryOp::Mod, inGroup, sizeG));
+    SVal newJ = bin(BinaryOp::FloorDiv, inGroup, sizeG);
+    return SVal::tuple({newI, newJ});
+  }
+  if (name == "tl.debug_barrier") {
+    Binder p(*this, "debug_barrier", args, {}, 0);
+    b->create(ir::OpKind::Barrier, loc, {}, {});
+    return SVal::none();
+  }
+  if (name == "tl.assume") {
+    Binder p(*this, "assume", args, {"cond"}, 1);
+    const Arg &c = p.get("cond");
+    if (c.val.kind == SVal::Kind::Bool) {
+      if (!c.val.i)
+        fail(c.loc, "assume() condition is False at compile time");
+      return SVal::none();
+    }
+    if (!c.val.isTensor() || c.val.v->type.dtype() != DType::I1)
+      fail(c.loc, "assume() condition must be a boolean, got " +
+                      (c.val.isTensor() ? c.val.v->type.str() : c.val.describe()));
+    return SVal::none(); // a hint only: nothing is emitted
+  }
+  return std::nullopt;
+}
+
+} // namespace tle::sema
