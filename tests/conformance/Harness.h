@@ -155,5 +155,8 @@ void addDot(Suite &);
 void addShapes(Suite &);
 void addFrontend(Suite &);
 void addOffsets(Suite &);
+void addArgReduce(Suite &);
+void addStandard(Suite &);
+void addRandom(Suite &);
 
 } // namespace tle::conformance
