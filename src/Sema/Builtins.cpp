@@ -880,8 +880,12 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
   }
   if (name == "tl.maximum" || name == "tl.minimum") {
     Binder p(*this, name.substr(3), args, {"x", "y", "propagate_nan"}, 2);
-    // Promote like addition, then take max/min.
-    SVal sum = binary(ast::BinaryOp::Add, p.get("x").val, p.get("y").val, loc, p.loc("x"), p.loc("y"));
+    // Promote like addition, then take max/min. Two Python numbers become tensors first (as in
+    // Triton; folding them would leave no op to turn into max/min).
+    SVal xv = p.get("x").val;
+    if (!xv.isTensor() && !p.get("y").val.isTensor())
+      xv = SVal::tensor(p.tensor("x"));
+    SVal sum = binary(ast::BinaryOp::Add, xv, p.get("y").val, loc, p.loc("x"), p.loc("y"));
     ir::Op *add = sum.v->def;
     ir::Value *x = add->operands[0], *y = add->operands[1];
     add->kind = name == "tl.maximum" ? ir::OpKind::Max : ir::OpKind::Min;
@@ -998,6 +1002,13 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
       return SVal::tensor(b->create(ir::OpKind::Cat, loc, {x, y}, {ir::Type(x->type.elem, shape)})->result());
     }
     broadcastPair(x, y, loc);
+    if (x->type.isScalar()) {
+      // Two scalars give a 2-element tile: joined as [1] tiles (the backends' Join takes tiles)
+      // and reshaped.
+      ir::Value *j = b->create(ir::OpKind::Join, loc, {b->splat(loc, x, {1}), b->splat(loc, y, {1})},
+                               {ir::Type(x->type.elem, {1, 2})})->result();
+      return SVal::tensor(b->create(ir::OpKind::Reshape, loc, {j}, {ir::Type(x->type.elem, {2})})->result());
+    }
     auto shape = x->type.shape;
     shape.push_back(2);
     if (std::string why = ir::tileLimitError(shape); !why.empty())

@@ -413,11 +413,14 @@ TEST_CASE("lang: flip, ravel and interleave", "[cpu][lang][shape]") {
     tl.store(o_ptr + 6 * M * N + c, tl.flip(tl.load(x_ptr + c)))
     z = tl.reshape(x, (2, M // 2, N))
     tl.store(o_ptr + 7 * M * N + tl.arange(0, M * N), tl.flip(z, 1).ravel())
+    s = tl.interleave(tl.load(x_ptr + 1), tl.load(y_ptr + 2))
+    tl.static_assert(len(s.shape) == 1 and s.shape[0] == 2)
+    tl.store(o_ptr + 8 * M * N + tl.arange(0, 2), s)
 )");
   Compiled k = compileSource(src, "*i16, *i16, *i16, 4, 8");
   TLE_REQUIRE_COMPILED(k);
   const size_t M = 4, N = 8, S = M * N;
-  std::vector<int16_t> x(S), y(S), o(8 * S);
+  std::vector<int16_t> x(S), y(S), o(8 * S + 2);
   for (size_t i = 0; i < S; ++i) {
     x[i] = int16_t(i * 3 + 1);
     y[i] = int16_t(-int(i) - 100);
@@ -440,6 +443,9 @@ TEST_CASE("lang: flip, ravel and interleave", "[cpu][lang][shape]") {
     for (size_t m = 0; m < M / 2; ++m)
       for (size_t j = 0; j < N; ++j)
         REQUIRE(o[7 * S + (a * (M / 2) + m) * N + j] == x[(a * (M / 2) + (M / 2 - 1 - m)) * N + j]);
+  // Two scalars interleave into a 2-element tile.
+  REQUIRE(o[8 * S] == x[1]);
+  REQUIRE(o[8 * S + 1] == y[2]);
 }
 
 TEST_CASE("lang: flip of booleans and floats", "[cpu][lang][shape]") {
