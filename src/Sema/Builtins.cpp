@@ -167,7 +167,17 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
     } else if (x.isNumber()) {
       if (name == "bool")
         return SVal::boolean(truthy(x, p.loc("x")));
-      return SVal::integer(x.kind == SVal::Kind::Float ? int64_t(x.f) : x.i);
+      if (x.kind == SVal::Kind::Float) {
+        // Python: int(inf) raises OverflowError, int(nan) ValueError; TLE's integers are int64.
+        if (std::isnan(x.f))
+          fail(p.loc("x"), "cannot convert float NaN to integer");
+        if (std::isinf(x.f))
+          fail(p.loc("x"), "cannot convert float infinity to integer");
+        if (std::trunc(x.f) >= 0x1p63 || std::trunc(x.f) < -0x1p63)
+          fail(p.loc("x"), "int() of " + x.describe() + " is outside the int64 range");
+        return SVal::integer(static_cast<int64_t>(x.f));
+      }
+      return SVal::integer(x.i);
     }
     fail(p.loc("x"), name + "() of " + x.describe() + " is not supported in a kernel (only compile-time numbers)");
   }

@@ -265,6 +265,31 @@ ir::DType Specializer::literalType(const SVal &v, SourceLoc loc) {
   }
 }
 
+/// A float constant as an integer of dtype `t` exactly as the runtime cast converts it (float to
+/// int casts saturate: toward zero, clamped to t's range, NaN -> 0; to i1: x != 0, NaN -> 1),
+/// returned as the bit pattern constInt takes (u64 above 2^63 wraps to negative int64).
+static int64_t floatToIntLikeCast(double f, DType t) {
+  if (t == DType::I1)
+    return !(f == 0);
+  if (std::isnan(f))
+    return 0;
+  double x = std::trunc(f);
+  unsigned bits = ir::bitWidth(t);
+  if (ir::isSigned(t)) {
+    double lim = std::ldexp(1.0, int(bits) - 1);
+    if (x <= -lim)
+      return bits >= 64 ? std::numeric_limits<int64_t>::min() : -(int64_t(1) << (bits - 1));
+    if (x >= lim)
+      return bits >= 64 ? std::numeric_limits<int64_t>::max() : (int64_t(1) << (bits - 1)) - 1;
+    return static_cast<int64_t>(x);
+  }
+  if (x <= 0)
+    return 0;
+  if (x >= std::ldexp(1.0, int(bits)))
+    return static_cast<int64_t>(bits >= 64 ? ~uint64_t(0) : (uint64_t(1) << bits) - 1);
+  return static_cast<int64_t>(static_cast<uint64_t>(x));
+}
+
 ir::Value *Specializer::toTensorOfType(const SVal &v, DType t, SourceLoc loc) {
   if (v.isTensor())
     return castTo(v.v, ir::ScalarType{t}, loc);
@@ -275,7 +300,7 @@ ir::Value *Specializer::toTensorOfType(const SVal &v, DType t, SourceLoc loc) {
   if (ir::isFloat(t))
     return b->constFloat(loc, t, v.kind == SVal::Kind::Float ? v.f : double(v.i));
   if (v.kind == SVal::Kind::Float)
-    return b->constInt(loc, t, static_cast<int64_t>(v.f));
+    return b->constInt(loc, t, floatToIntLikeCast(v.f, t));
   return b->constInt(loc, t, t == DType::I1 ? (v.i != 0) : v.i);
 }
 

@@ -161,11 +161,17 @@ int compileOnce(const tle::driver::CompileOptions &o, std::string &diagnostics) 
   }
   // "internal error" diagnostics (invalid IR after a pass, invalid LLVM IR) are asserts that
   // tlec reports instead of crashing: findings too, whatever the exit status. Only diagnostic
-  // lines count: the echoed source line and caret (indented by two spaces) may quote the input.
+  // lines count, and only their message (the text after the first "error: "): the echoed source
+  // line and caret (indented by two spaces) and a message quoting the input (a bad signature
+  // entry "error: internal error*fp32") may contain the words.
   bool internal = false;
   std::istringstream lines(diagnostics);
-  for (std::string line; !internal && std::getline(lines, line);)
-    internal = line.rfind("  ", 0) != 0 && line.find("error: internal error") != std::string::npos;
+  for (std::string line; !internal && std::getline(lines, line);) {
+    if (line.rfind("  ", 0) == 0)
+      continue;
+    size_t at = line.find("error: ");
+    internal = at != std::string::npos && line.compare(at + 7, 14, "internal error") == 0;
+  }
   if ((rc == 0 || rc == 1) && !internal)
     return rc;
   std::fprintf(stderr, "tle-fuzz: tlec's pipeline returned %d with an internal error, diagnostics:\n%s\n", rc,
