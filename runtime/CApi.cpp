@@ -1,7 +1,9 @@
 // The C ABI (tle_rt.h) over the C++ runtime: handles wrap C++ objects, exceptions become status codes.
 #include "tle/Runtime/tle_rt.h"
 
+#include "tle/Runtime/ModuleCache.h"
 #include "tle/Runtime/Runtime.h"
+#include "tle/Runtime/TensorMap.h"
 
 #include <cstring>
 #include <map>
@@ -11,6 +13,11 @@ using namespace tle::rt;
 
 struct tle_rt_module_st {
   Module module;
+};
+
+struct tle_rt_module_cache_st {
+  ModuleCache cache;
+  explicit tle_rt_module_cache_st(size_t capacity) : cache(capacity) {}
 };
 
 struct tle_rt_kernel_st {
@@ -160,6 +167,95 @@ tle_rt_status tle_rt_launch(tle_rt_kernel kernel, unsigned grid_x, unsigned grid
   return guarded([&] {
     Stream s = Stream::wrap(kernel->kernel.device(), stream);
     kernel->kernel.launchRaw(Grid(grid_x, grid_y, grid_z), s, args, num_args);
+  });
+}
+
+namespace {
+ModuleCache &cacheOf(tle_rt_module_cache cache) { return cache ? cache->cache : ModuleCache::global(); }
+
+// The kind and byte range of a C image argument (PTX: NUL-terminated, size ignored).
+std::pair<ImageKind, size_t> imageOf(const void *data, size_t size) {
+  if (hasBinaryMagic(data, size))
+    return {ImageKind::Binary, size};
+  return {ImageKind::Ptx, std::strlen(static_cast<const char *>(data))};
+}
+} // namespace
+
+tle_rt_status tle_rt_module_cache_create(size_t capacity, tle_rt_module_cache *out) {
+  if (!out)
+    return fail(TLE_RT_ERROR_INVALID_ARGUMENT, "tle_rt_module_cache_create: out is NULL");
+  *out = nullptr;
+  return guarded([&] { *out = new tle_rt_module_cache_st(capacity); });
+}
+
+void tle_rt_module_cache_destroy(tle_rt_module_cache cache) { delete cache; }
+
+tle_rt_status tle_rt_module_cache_get(tle_rt_module_cache cache, int device, const void *data,
+                                      size_t size, tle_rt_module *out) {
+  if (!data || !out)
+    return fail(TLE_RT_ERROR_INVALID_ARGUMENT, "tle_rt_module_cache_get: data or out is NULL");
+  *out = nullptr;
+  return guarded([&] {
+    auto [kind, bytes] = imageOf(data, size);
+    *out = new tle_rt_module_st{cacheOf(cache).get(deviceFor(device), kind, data, bytes)};
+  });
+}
+
+tle_rt_status tle_rt_module_cache_evict(tle_rt_module_cache cache, int device, const void *data,
+                                        size_t size, int *evicted) {
+  if (evicted)
+    *evicted = 0;
+  if (!data)
+    return fail(TLE_RT_ERROR_INVALID_ARGUMENT, "tle_rt_module_cache_evict: data is NULL");
+  return guarded([&] {
+    auto [kind, bytes] = imageOf(data, size);
+    bool dropped = cacheOf(cache).evict(deviceFor(device), kind, data, bytes);
+    if (evicted)
+      *evicted = dropped ? 1 : 0;
+  });
+}
+
+size_t tle_rt_module_cache_clear(tle_rt_module_cache cache) { return cacheOf(cache).clear(); }
+
+tle_rt_status tle_rt_module_cache_get_stats(tle_rt_module_cache cache, tle_rt_module_cache_stats *out) {
+  if (!out)
+    return fail(TLE_RT_ERROR_INVALID_ARGUMENT, "tle_rt_module_cache_get_stats: out is NULL");
+  ModuleCacheStats s = cacheOf(cache).stats();
+  *out = tle_rt_module_cache_stats{s.hits, s.joins, s.misses, s.failures, s.evictions, s.entries,
+                                   s.loading};
+  return TLE_RT_SUCCESS;
+}
+
+tle_rt_status tle_rt_tensor_map_encode_tiled(void *tensor_map, const char *dtype, unsigned rank,
+                                             uint64_t global_address, const int64_t *shape,
+                                             const int64_t *strides, const int64_t *box,
+                                             const int64_t *element_strides, int interleave,
+                                             int swizzle, int l2_promotion, int oob_fill) {
+  if (!tensor_map || !dtype || !shape || !strides || !box)
+    return fail(TLE_RT_ERROR_INVALID_ARGUMENT,
+                "tle_rt_tensor_map_encode_tiled: tensor_map, dtype, shape, strides or box is NULL");
+  if (reinterpret_cast<uintptr_t>(tensor_map) % 64)
+    return fail(TLE_RT_ERROR_INVALID_ARGUMENT,
+                "tle_rt_tensor_map_encode_tiled: tensor_map is not 64-byte aligned");
+  if (rank > 5)
+    return fail(TLE_RT_ERROR_INVALID_ARGUMENT,
+                ("encodeTensorMapTiled: rank " + std::to_string(rank) +
+                 " is not in 1..5 (the ranks cuTensorMapEncodeTiled supports)").c_str());
+  return guarded([&] {
+    TensorMapDesc d;
+    d.base = DevicePtr{global_address};
+    d.dtype = dtype;
+    d.shape.assign(shape, shape + rank);
+    d.strides.assign(strides, strides + rank);
+    d.box.assign(box, box + rank);
+    if (element_strides)
+      d.elementStrides.assign(element_strides, element_strides + rank);
+    d.interleave = TensorMapInterleave(interleave);
+    d.swizzle = TensorMapSwizzle(swizzle);
+    d.l2Promotion = TensorMapL2Promotion(l2_promotion);
+    d.oobFill = TensorMapOobFill(oob_fill);
+    TensorMap map = encodeTensorMapTiled(d);
+    std::memcpy(tensor_map, &map, sizeof(map));
   });
 }
 

@@ -90,6 +90,8 @@ void load(Loaded &out) {
   need(a.cuEventElapsedTime, {"cuEventElapsedTime_v2", "cuEventElapsedTime"});
   // Optional (CUDA 12.0+): only needed for cluster or cooperative launches.
   resolve(lib, a.cuLaunchKernelEx, {"cuLaunchKernelEx"});
+  // Optional (CUDA 12.0+): only needed to build TMA descriptors (TensorMap.h).
+  resolve(lib, a.cuTensorMapEncodeTiled, {"cuTensorMapEncodeTiled"});
   if (!missing.empty()) {
     out.error = "libtle_rt: the CUDA driver (" + path + ") lacks " + missing +
                 " (libtle_rt needs a CUDA 12 or newer driver)";

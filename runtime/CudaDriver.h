@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -97,6 +98,25 @@ struct CUlaunchConfig {
 };
 static_assert(sizeof(CUlaunchConfig) == 56, "CUlaunchConfig layout follows cuda.h");
 
+/// CUtensorMap: the 128-byte opaque TMA descriptor (cuda.h: 16 cuuint64_t; the encode call
+/// requires a 64-byte aligned address).
+struct alignas(64) CUtensorMap {
+  uint64_t opaque[16];
+};
+static_assert(sizeof(CUtensorMap) == 128, "CUtensorMap layout follows cuda.h");
+
+/// cuTensorMapEncodeTiled's signature (CUDA 12.0+). The enum parameters (CUtensorMapDataType,
+/// CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill)
+/// are C enums, passed as int.
+using CuTensorMapEncodeTiledFn = CUresult (*)(CUtensorMap *tensorMap, int tensorDataType,
+                                              unsigned tensorRank, void *globalAddress,
+                                              const uint64_t *globalDim,  // cuuint64_t
+                                              const uint64_t *globalStrides,
+                                              const uint32_t *boxDim,     // cuuint32_t
+                                              const uint32_t *elementStrides,
+                                              int interleave, int swizzle, int l2Promotion,
+                                              int oobFill);
+
 /// The resolved driver entry points. Members named after the cuda.h API name they implement.
 struct Api {
   CUresult (*cuInit)(unsigned);
@@ -140,6 +160,7 @@ struct Api {
   CUresult (*cuEventRecord)(CUevent, CUstream);
   CUresult (*cuEventSynchronize)(CUevent);
   CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent); // _v2 where the driver has it
+  CuTensorMapEncodeTiledFn cuTensorMapEncodeTiled;             // optional (CUDA 12.0+)
 };
 
 /// The driver entry points, loading libcuda.so.1 (or $TLE_RT_CUDA_DRIVER) and calling cuInit(0)

@@ -35,10 +35,14 @@ ParamType ParamType::parse(std::string_view spelling) {
       {"u16", ScalarKind::UInt, 16},   {"u32", ScalarKind::UInt, 32},
       {"u64", ScalarKind::UInt, 64},   {"fp16", ScalarKind::Float, 16},
       {"bf16", ScalarKind::BFloat, 16}, {"fp32", ScalarKind::Float, 32},
-      {"fp64", ScalarKind::Float, 64},
+      {"fp64", ScalarKind::Float, 64}, {"nvTmaDesc", ScalarKind::TensorMap, 1024},
   };
   for (const Entry &e : table) {
     if (s == e.name) {
+      if (t.pointer && e.kind == ScalarKind::TensorMap)
+        throw MetadataError(fmt::format(
+            "type '{}': a TMA descriptor (nvTmaDesc) is passed by value, not through a pointer",
+            spelling));
       t.kind = e.kind;
       t.bits = e.bits;
       return t;
@@ -46,7 +50,7 @@ ParamType ParamType::parse(std::string_view spelling) {
   }
   throw MetadataError(fmt::format(
       "unknown type '{}' (expected an optional '*' then one of i1 i8 i16 i32 i64 u8 u16 u32 u64 "
-      "fp16 bf16 fp32 fp64)",
+      "fp16 bf16 fp32 fp64, or nvTmaDesc)",
       spelling));
 }
 
@@ -62,6 +66,8 @@ std::string ParamType::elementName() const {
     return fmt::format("fp{}", bits);
   case ScalarKind::BFloat:
     return "bf16";
+  case ScalarKind::TensorMap:
+    return "nvTmaDesc";
   }
   return "?";
 }
@@ -71,6 +77,8 @@ std::string ParamType::str() const { return (pointer ? "*" : "") + elementName()
 size_t ParamType::argBytes() const {
   if (pointer)
     return 8;
+  if (kind == ScalarKind::TensorMap)
+    return sizeof(TensorMap);
   return bits == 1 ? 1 : bits / 8;
 }
 
@@ -88,6 +96,8 @@ std::string ParamType::cppName() const {
     return bits == 16 ? "tle::rt::Half" : bits == 32 ? "float" : "double";
   case ScalarKind::BFloat:
     return "tle::rt::BFloat16";
+  case ScalarKind::TensorMap:
+    return "tle::rt::TensorMap";
   }
   return "?";
 }
@@ -188,6 +198,10 @@ ParamInfo parseParam(const json &p, const std::string &where) {
   }
   if (auto it = p.find("divisibility"); it != p.end())
     info.divisibility = integer(*it, join(where, "divisibility"), 1, int64_t(1) << 32);
+  if (info.type.kind == ScalarKind::TensorMap && info.divisibility != 1)
+    bad(join(where, "divisibility"),
+        fmt::format("{} on a nvTmaDesc parameter (descriptors carry no divisibility promise)",
+                    info.divisibility));
   return info;
 }
 
@@ -314,7 +328,9 @@ void checkArgType(const KernelInfo &kernel, size_t index, const ArgDesc &given) 
   std::string hint;
   if (t.pointer && !given.pointer && given.bits == 64 && given.kind != ScalarKind::Float)
     hint = "; wrap a raw CUdeviceptr in tle::rt::DevicePtr";
-  else if (!t.pointer && !given.pointer)
+  else if (t.kind == ScalarKind::TensorMap && !t.pointer)
+    hint = "; build the descriptor with tle::rt::encodeTensorMapTiled";
+  else if (!t.pointer && !given.pointer && given.kind != ScalarKind::TensorMap)
     hint = fmt::format("; cast the argument to {}", t.cppName());
   throw ArgumentError(fmt::format(
       "{}: argument {} ('{}') has parameter type {} (C++ {}) but was given {} ({}){}",

@@ -527,6 +527,7 @@ const std::string &Module::label() const { return state_->label; }
 const std::string &Module::jitLog() const { return state_->jitLog; }
 
 const Device &Module::device() const { return state_->device; }
+void *Module::handle() const { return state_->module; }
 
 Kernel Module::kernel(std::string_view name) const {
   const ModuleInfo &mi = info();

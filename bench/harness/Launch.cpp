@@ -116,6 +116,8 @@ uint64_t scalarBits(const rt::ParamType &t, const Value &v, const std::string &w
     }
     return bits;
   case rt::ScalarKind::BFloat: return rt::BFloat16::fromFloat(float(v.asDouble())).bits;
+  case rt::ScalarKind::TensorMap:
+    throw BenchError(fmt::format("{}: nvTmaDesc (TMA descriptor) parameters are not supported by tle-bench", where));
   }
   return bits;
 }

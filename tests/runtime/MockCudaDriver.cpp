@@ -17,9 +17,19 @@
 // first call on (for cuInit, which libtle_rt calls once per process). mock_live() counts the
 // modules, allocations, streams and events not yet released, so tests can check that a failure
 // leaks nothing.
+//
+// Counters and knobs for the module cache and TMA tests: mock_calls("cuModuleLoadDataEx") counts
+// the calls of an entry point; mock_delay(call, microseconds) makes each call of it sleep first
+// (so racing threads really overlap); mock_set_device_count(n) shows n devices (each with its
+// own primary context; mock_module_device(CUmodule) is the device whose context loaded a
+// module). cuTensorMapEncodeTiled records its arguments (mock_last_tensor_map) and fills the map
+// with a pattern derived from them; built with TLE_MOCK_NO_TENSOR_MAP the library does not export
+// it (a driver older than CUDA 12.0). A `.param .align 64 .b8 name[128]` parameter is 128 bytes;
+// mock_last_launch_arg copies a launch argument of any size.
 #include "CudaDriver.h"
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -27,6 +37,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace tle::rt::cu;
@@ -43,12 +54,15 @@ struct MockModule {
   std::map<std::string, MockFunction> functions;
   std::vector<unsigned char> metadata;
   bool hasMetadata = false;
+  int device = -1; // the device of the context current at load time
 };
 
 struct CtxTag {
   int device;
 };
-CtxTag primaryCtx{0};
+constexpr int kMaxDevices = 8;
+CtxTag primaryCtx[kMaxDevices] = {{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}};
+std::atomic<int> deviceCount{1};
 thread_local CUcontext current = nullptr;
 std::mutex mutex;
 
@@ -68,6 +82,23 @@ struct MockLaunch {
 };
 static MockLaunch lastLaunch;
 static int lastSetSharedAttr = -1;
+/// Every argument of the last launch, whole (MockLaunch::args keeps the first 8 bytes).
+static std::vector<std::vector<unsigned char>> lastLaunchArgs;
+
+/// The arguments of the last cuTensorMapEncodeTiled call; read through mock_last_tensor_map().
+struct MockTensorMapCall {
+  int calls;
+  void *tensorMap;
+  int dataType;
+  unsigned rank;
+  void *globalAddress;
+  unsigned long long globalDim[5];
+  unsigned long long globalStrides[4];
+  unsigned boxDim[5];
+  unsigned elementStrides[5];
+  int interleave, swizzle, l2Promotion, oobFill;
+};
+static MockTensorMapCall lastTensorMap;
 
 namespace {
 
@@ -80,6 +111,10 @@ struct Injection {
 std::mutex injectionMutex;
 std::map<std::string, Injection> injections;
 int injectedFailures = 0;
+std::map<std::string, int> callCounts;   // calls per entry point (mock_calls)
+std::map<std::string, int> callDelaysUs; // sleep before each call (mock_delay)
+std::map<std::string, int> inDelay;      // calls sleeping in their delay now
+std::map<std::string, int> maxInDelay;   // the most calls of one entry point delayed at once
 
 /// Resources handed out and not yet released (mock_live).
 struct Live {
@@ -110,6 +145,20 @@ struct EnvInjections {
 
 /// The injected result for this call of entry point `call`, or CUDA_SUCCESS to go on normally.
 static CUresult injected(const char *call) {
+  int delayUs = 0;
+  {
+    std::lock_guard<std::mutex> lock(injectionMutex);
+    ++callCounts[call];
+    if (auto d = callDelaysUs.find(call); d != callDelaysUs.end())
+      delayUs = d->second;
+    if (delayUs > 0 && ++inDelay[call] > maxInDelay[call])
+      maxInDelay[call] = inDelay[call];
+  }
+  if (delayUs > 0) {
+    std::this_thread::sleep_for(std::chrono::microseconds(delayUs));
+    std::lock_guard<std::mutex> lock(injectionMutex);
+    --inDelay[call];
+  }
   std::lock_guard<std::mutex> lock(injectionMutex);
   auto it = injections.find(call);
   if (it == injections.end())
@@ -132,6 +181,7 @@ static CUresult injected(const char *call) {
       return injected_result;                                                                      \
   } while (0)
 
+// Parameter sizes of `.param [.align N] .TYPE name[[COUNT]]` entries (COUNT elements of TYPE).
 static std::vector<size_t> parseParams(const std::string &text, size_t open) {
   std::vector<size_t> sizes;
   size_t close = text.find(')', open);
@@ -140,9 +190,16 @@ static std::vector<size_t> parseParams(const std::string &text, size_t open) {
   while ((pos = list.find(".param", pos)) != std::string::npos) {
     pos += 6;
     size_t dot = list.find('.', pos);
+    if (list.compare(dot, 6, ".align") == 0)
+      dot = list.find('.', dot + 6);
     std::string ty = list.substr(dot + 1, 3);
     size_t bits = std::atoi(ty.c_str() + 1);
-    sizes.push_back(bits ? bits / 8 : 8);
+    size_t bytes = bits ? bits / 8 : 8;
+    size_t end = list.find(',', dot);
+    size_t bracket = list.find('[', dot);
+    if (bracket != std::string::npos && (end == std::string::npos || bracket < end))
+      bytes *= std::strtoul(list.c_str() + bracket + 1, nullptr, 10);
+    sizes.push_back(bytes);
   }
   return sizes;
 }
@@ -273,8 +330,13 @@ static CUresult doLaunch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, u
   lastLaunch.stream = stream;
   lastLaunch.numArgs = unsigned(f->paramSizes.size());
   std::memset(lastLaunch.args, 0, sizeof(lastLaunch.args));
-  for (size_t i = 0; i < f->paramSizes.size() && i < 16; ++i)
-    std::memcpy(lastLaunch.args[i], args[i], f->paramSizes[i]);
+  lastLaunchArgs.clear();
+  for (size_t i = 0; i < f->paramSizes.size(); ++i) {
+    const auto *bytes = static_cast<const unsigned char *>(args[i]);
+    lastLaunchArgs.emplace_back(bytes, bytes + f->paramSizes[i]);
+    if (i < 16)
+      std::memcpy(lastLaunch.args[i], args[i], f->paramSizes[i] < 8 ? f->paramSizes[i] : 8);
+  }
   lastLaunch.cluster[0] = lastLaunch.cluster[1] = lastLaunch.cluster[2] = 1;
   lastLaunch.cooperative = 0;
   lastLaunch.viaEx = 0;
@@ -287,6 +349,48 @@ extern "C" {
 
 __attribute__((visibility("default"))) const MockLaunch *mock_last_launch() { return &lastLaunch; }
 __attribute__((visibility("default"))) int mock_last_set_shared_attr() { return lastSetSharedAttr; }
+
+/// Copies argument `index` of the last launch (up to `cap` bytes) to `out`; returns its size in
+/// bytes, or -1 when the last launch had no such argument.
+__attribute__((visibility("default"))) long mock_last_launch_arg(int index, void *out, size_t cap) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (index < 0 || size_t(index) >= lastLaunchArgs.size())
+    return -1;
+  const auto &a = lastLaunchArgs[size_t(index)];
+  std::memcpy(out, a.data(), a.size() < cap ? a.size() : cap);
+  return long(a.size());
+}
+
+/// The arguments of the last cuTensorMapEncodeTiled call (calls = how many calls succeeded).
+__attribute__((visibility("default"))) const MockTensorMapCall *mock_last_tensor_map() {
+  return &lastTensorMap;
+}
+
+/// How many times entry point `call` (cuda.h name, no _v2) has been called.
+__attribute__((visibility("default"))) int mock_calls(const char *call) {
+  std::lock_guard<std::mutex> lock(injectionMutex);
+  auto it = callCounts.find(call);
+  return it == callCounts.end() ? 0 : it->second;
+}
+/// Makes every later call of `call` sleep `microseconds` first (0: no delay).
+__attribute__((visibility("default"))) void mock_delay(const char *call, int microseconds) {
+  std::lock_guard<std::mutex> lock(injectionMutex);
+  callDelaysUs[call] = microseconds;
+}
+/// The most calls of `call` that were in their mock_delay sleep at the same time (overlap).
+__attribute__((visibility("default"))) int mock_max_concurrent(const char *call) {
+  std::lock_guard<std::mutex> lock(injectionMutex);
+  auto it = maxInDelay.find(call);
+  return it == maxInDelay.end() ? 0 : it->second;
+}
+/// Sets the number of devices cuDeviceGetCount reports (1..8; default 1).
+__attribute__((visibility("default"))) void mock_set_device_count(int n) {
+  deviceCount = n < 1 ? 1 : n > kMaxDevices ? kMaxDevices : n;
+}
+/// The device whose primary context was current when `module` (a CUmodule) was loaded.
+__attribute__((visibility("default"))) int mock_module_device(void *module) {
+  return reinterpret_cast<MockModule *>(module)->device;
+}
 
 /// Makes calls of entry point `call` (e.g. "cuMemAlloc") return `result`: `count` calls (-1: all)
 /// after `skip` calls that succeed. Replaces an earlier injection for the same call.
@@ -360,14 +464,14 @@ CUresult cuGetErrorString(CUresult r, const char **s) {
 }
 CUresult cuDeviceGetCount(int *n) {
   MOCK_INJECT("cuDeviceGetCount");
-  *n = 1;
+  *n = deviceCount;
   return CUDA_SUCCESS;
 }
 CUresult cuDeviceGet(CUdevice *d, int ordinal) {
   MOCK_INJECT("cuDeviceGet");
-  if (ordinal != 0)
+  if (ordinal < 0 || ordinal >= deviceCount)
     return 101;
-  *d = 0;
+  *d = ordinal;
   return CUDA_SUCCESS;
 }
 CUresult cuDeviceGetName(char *name, int len, CUdevice) {
@@ -403,9 +507,11 @@ CUresult cuDeviceTotalMem_v2(size_t *b, CUdevice) {
   *b = size_t(141) << 30;
   return CUDA_SUCCESS;
 }
-CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice) {
+CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
   MOCK_INJECT("cuDevicePrimaryCtxRetain");
-  *c = reinterpret_cast<CUcontext>(&primaryCtx);
+  if (d < 0 || d >= kMaxDevices)
+    return 101;
+  *c = reinterpret_cast<CUcontext>(&primaryCtx[d]);
   return CUDA_SUCCESS;
 }
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice) {
@@ -443,7 +549,9 @@ CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned n, int *o
       }
     return 218;
   }
-  *mod = reinterpret_cast<CUmodule>(parseModule(text));
+  MockModule *m = parseModule(text);
+  m->device = reinterpret_cast<CtxTag *>(current)->device;
+  *mod = reinterpret_cast<CUmodule>(m);
   ++live.modules;
   return CUDA_SUCCESS;
 }
@@ -615,5 +723,52 @@ CUresult cuEventElapsedTime_v2(float *ms, CUevent, CUevent) {
   *ms = 0.001f;
   return CUDA_SUCCESS;
 }
+
+#ifndef TLE_MOCK_NO_TENSOR_MAP
+// Checks what the driver itself checks cheaply (alignment of the map, rank), records the call, and
+// fills the map with words derived from the arguments so tests can see the bytes come back.
+CUresult cuTensorMapEncodeTiled(CUtensorMap *map, int dataType, unsigned rank, void *address,
+                                const uint64_t *dims, const uint64_t *strides, const uint32_t *box,
+                                const uint32_t *elementStrides, int interleave, int swizzle,
+                                int l2Promotion, int oobFill) {
+  MOCK_INJECT("cuTensorMapEncodeTiled");
+  if (!map || reinterpret_cast<uintptr_t>(map) % 64 || rank < 1 || rank > 5)
+    return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> lock(mutex);
+  MockTensorMapCall &c = lastTensorMap;
+  c.tensorMap = map;
+  c.dataType = dataType;
+  c.rank = rank;
+  c.globalAddress = address;
+  std::memset(c.globalDim, 0, sizeof(c.globalDim));
+  std::memset(c.globalStrides, 0, sizeof(c.globalStrides));
+  std::memset(c.boxDim, 0, sizeof(c.boxDim));
+  std::memset(c.elementStrides, 0, sizeof(c.elementStrides));
+  for (unsigned i = 0; i < rank; ++i) {
+    c.globalDim[i] = dims[i];
+    c.boxDim[i] = box[i];
+    c.elementStrides[i] = elementStrides[i];
+    if (i + 1 < rank)
+      c.globalStrides[i] = strides[i];
+  }
+  c.interleave = interleave;
+  c.swizzle = swizzle;
+  c.l2Promotion = l2Promotion;
+  c.oobFill = oobFill;
+  ++c.calls;
+  // The pattern: word 0 the address, word 1 a tag with the enums, words 2.. the dims and boxes.
+  std::memset(map, 0, sizeof(*map));
+  map->opaque[0] = reinterpret_cast<uint64_t>(address);
+  map->opaque[1] = 0x544d41ull << 40 | uint64_t(dataType) << 32 | uint64_t(rank) << 24 |
+                   uint64_t(interleave) << 16 | uint64_t(swizzle) << 8 |
+                   uint64_t(l2Promotion) << 4 | uint64_t(oobFill);
+  for (unsigned i = 0; i < rank; ++i) {
+    map->opaque[2 + i] = dims[i];
+    map->opaque[7 + i] = box[i];
+  }
+  map->opaque[15] = 0x600d;
+  return CUDA_SUCCESS;
+}
+#endif
 
 } // extern "C"

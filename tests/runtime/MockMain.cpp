@@ -14,7 +14,10 @@ int main(int argc, char **argv) {
   char buf[4096];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
   std::string exe = n > 0 ? std::string(buf, size_t(n)) : std::string(argv[0]);
-  mockDriverPath = exe.substr(0, exe.rfind('/')) + "/libtle-mock-cuda.so";
+  // TLE_MOCK_DRIVER_NAME picks another fake from the same directory (e.g. one without
+  // cuTensorMapEncodeTiled).
+  const char *name = std::getenv("TLE_MOCK_DRIVER_NAME");
+  mockDriverPath = exe.substr(0, exe.rfind('/')) + "/" + (name && *name ? name : "libtle-mock-cuda.so");
   setenv("TLE_RT_CUDA_DRIVER", mockDriverPath.c_str(), 1);
   return Catch::Session().run(argc, argv);
 }

@@ -97,11 +97,17 @@ enum class ScalarKind : uint8_t {
   UInt,    ///< u8 u16 u32 u64
   Float,   ///< fp16 fp32 fp64
   BFloat,  ///< bf16
+  /// "nvTmaDesc": a 128-byte CUtensorMap (TMA descriptor) passed by value, as a
+  /// `__grid_constant__` kernel parameter (PTX `.param .align 64 .b8 name[128]`). bits = 1024.
+  /// Never a pointer's element. tlec does not emit such parameters yet; kernels described by a
+  /// KernelInfo, or metadata written by other tools, may use them (see TensorMap.h).
+  TensorMap,
 };
 
 /// A kernel parameter type in Triton's AOT spelling: "*fp32" (global pointer to fp32), "i32",
-/// "fp32", "i1", ... Pointers are passed as 8-byte device addresses, scalars by value with their
-/// natural size (i1 as one byte).
+/// "fp32", "i1", ..., and "nvTmaDesc" (a TMA descriptor, see ScalarKind::TensorMap). Pointers are
+/// passed as 8-byte device addresses, scalars by value with their natural size (i1 as one byte),
+/// TMA descriptors by value as 128 bytes.
 struct TLE_RT_API ParamType {
   bool pointer = false;             ///< true for "*T"; kind/bits then describe T
   ScalarKind kind = ScalarKind::Int; ///< the (element) kind
@@ -113,7 +119,8 @@ struct TLE_RT_API ParamType {
   std::string elementName() const;
   /// The full spelling, e.g. "*fp32".
   std::string str() const;
-  /// Number of bytes the argument occupies in the launch parameter buffer (8 for pointers).
+  /// Number of bytes the argument occupies in the launch parameter buffer (8 for pointers, 128
+  /// for "nvTmaDesc").
   size_t argBytes() const;
   /// The C++ type a scalar argument of this type must have, e.g. "float", "int32_t", or for a
   /// pointer "tle::rt::DeviceBuffer or tle::rt::DevicePtr".
@@ -205,6 +212,17 @@ struct DevicePtr {
   uint64_t address = 0; ///< the CUdeviceptr value
 };
 
+/// A TMA descriptor: the CUDA driver's CUtensorMap, 128 opaque bytes that must sit at a 64-byte
+/// aligned address when the driver writes them (cuTensorMapEncodeTiled, CUDA driver API). Build
+/// one with tle::rt::encodeTensorMapTiled (TensorMap.h) and pass it by value for a "nvTmaDesc"
+/// parameter; the launch copies the 128 bytes into the kernel's parameter space. Layout-compatible
+/// with CUtensorMap (memcpy between them is fine).
+struct alignas(64) TensorMap {
+  uint64_t opaque[16] = {}; ///< the descriptor bytes, as the driver wrote them
+};
+static_assert(sizeof(TensorMap) == 128 && alignof(TensorMap) == 64,
+              "TensorMap mirrors CUtensorMap: 128 bytes, 64-byte aligned");
+
 /// What a C++ launch argument is, for checking against a ParamType.
 struct ArgDesc {
   bool pointer = false;              ///< DeviceBuffer or DevicePtr
@@ -216,8 +234,8 @@ struct ArgDesc {
 class DeviceBuffer;
 
 /// The ArgDesc of C++ argument type T: bool -> i1, intN_t -> iN, uintN_t -> uN, float -> fp32,
-/// double -> fp64, Half -> fp16, BFloat16 -> bf16, DeviceBuffer / DevicePtr -> pointer.
-/// Host pointers are a compile-time error.
+/// double -> fp64, Half -> fp16, BFloat16 -> bf16, DeviceBuffer / DevicePtr -> pointer,
+/// TensorMap -> nvTmaDesc. Host pointers are a compile-time error.
 template <class T> constexpr ArgDesc argDescOf() {
   using U = std::remove_cv_t<std::remove_reference_t<T>>;
   static_assert(!std::is_pointer_v<U>,
@@ -227,6 +245,8 @@ template <class T> constexpr ArgDesc argDescOf() {
     return {true, ScalarKind::Int, 64, "tle::rt::DeviceBuffer"};
   } else if constexpr (std::is_same_v<U, DevicePtr>) {
     return {true, ScalarKind::Int, 64, "tle::rt::DevicePtr"};
+  } else if constexpr (std::is_same_v<U, TensorMap>) {
+    return {false, ScalarKind::TensorMap, 1024, "tle::rt::TensorMap"};
   } else if constexpr (std::is_same_v<U, bool>) {
     return {false, ScalarKind::Bool, 1, "bool"};
   } else if constexpr (std::is_same_v<U, Half>) {
@@ -247,12 +267,13 @@ template <class T> constexpr ArgDesc argDescOf() {
   } else {
     static_assert(sizeof(U) == 0,
                   "tle::rt: unsupported launch argument type; use DeviceBuffer, DevicePtr, bool, "
-                  "(u)intN_t, float, double, Half or BFloat16");
+                  "(u)intN_t, float, double, Half, BFloat16 or TensorMap");
     return {};
   }
 }
 
-/// The type spelling of an argument, e.g. "i32" for int32_t, "pointer" for DeviceBuffer.
+/// The type spelling of an argument, e.g. "i32" for int32_t, "pointer" for DeviceBuffer,
+/// "nvTmaDesc" for TensorMap.
 TLE_RT_API std::string argTypeName(const ArgDesc &arg);
 
 /// Throws ArgumentError unless `given` equals the number of runtime parameters of `kernel`:
@@ -523,6 +544,13 @@ public:
   const std::string &jitLog() const;
   /// The device the module is loaded on.
   const Device &device() const;
+  /// The CUmodule handle (valid while any Module or Kernel refers to this module).
+  void *handle() const;
+
+  /// The same loaded module (e.g. two results of one ModuleCache entry).
+  friend bool operator==(const Module &a, const Module &b) { return a.state_ == b.state_; }
+  /// Different loaded modules (even when loaded from the same bytes).
+  friend bool operator!=(const Module &a, const Module &b) { return !(a == b); }
 
 private:
   explicit Module(std::shared_ptr<detail::ModuleState> state) : state_(std::move(state)) {}
@@ -585,6 +613,10 @@ private:
       slots[i] = arg.address();
     } else if constexpr (std::is_same_v<U, DevicePtr>) {
       slots[i] = arg.address;
+    } else if constexpr (std::is_same_v<U, TensorMap>) {
+      // 128 bytes: the driver copies them from the caller's object, alive for the whole call.
+      ptrs[i] = const_cast<TensorMap *>(&arg);
+      return;
     } else {
       std::memcpy(&slots[i], &arg, sizeof(U));
     }

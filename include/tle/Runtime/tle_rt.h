@@ -91,6 +91,71 @@ TLE_RT_C_API tle_rt_status tle_rt_launch(tle_rt_kernel kernel, unsigned grid_x, 
                                          unsigned grid_z, void *stream, void **args,
                                          size_t num_args);
 
+/* ---- Content-keyed module cache (C++: tle::rt::ModuleCache, include/tle/Runtime/ModuleCache.h) ---- */
+
+/** A thread-safe cache of loaded modules keyed by (device, image kind, SHA-256 of the bytes). */
+typedef struct tle_rt_module_cache_st *tle_rt_module_cache;
+
+/** Counters of a module cache (see tle::rt::ModuleCacheStats). */
+typedef struct tle_rt_module_cache_stats {
+  uint64_t hits;      /**< gets answered from a loaded entry */
+  uint64_t joins;     /**< gets that waited for another thread's load of the same key */
+  uint64_t misses;    /**< gets that loaded the image (one driver module load each) */
+  uint64_t failures;  /**< of those loads, the ones that failed (nothing cached) */
+  uint64_t evictions; /**< loaded entries dropped by evict, clear or the capacity */
+  size_t entries;     /**< loaded entries held now */
+  size_t loading;     /**< loads in flight now */
+} tle_rt_module_cache_stats;
+
+/** Creates an empty cache holding at most `capacity` loaded modules (0 = unbounded; beyond the
+ * capacity the least recently used entries are dropped). */
+TLE_RT_C_API tle_rt_status tle_rt_module_cache_create(size_t capacity, tle_rt_module_cache *out);
+
+/** Destroys a cache made by tle_rt_module_cache_create (no get may be in flight). Modules
+ * obtained from it stay loaded until their handles are unloaded. NULL is ok. */
+TLE_RT_C_API void tle_rt_module_cache_destroy(tle_rt_module_cache cache);
+
+/**
+ * The module for image `data` on device `device`, loaded on the first request and shared after:
+ * a cubin/fatbin image of `size` bytes, or NUL-terminated PTX text (size ignored, as in
+ * tle_rt_module_load_data). `cache` NULL means the process-wide cache. Concurrent calls for the
+ * same image load it once. A failed load is not cached. Release *out with tle_rt_module_unload
+ * (the cached module itself stays loaded while the cache holds it).
+ */
+TLE_RT_C_API tle_rt_status tle_rt_module_cache_get(tle_rt_module_cache cache, int device,
+                                                   const void *data, size_t size,
+                                                   tle_rt_module *out);
+
+/** Drops the entry for image `data` (as in tle_rt_module_cache_get) on `device`; *evicted (may
+ * be NULL) is set to 1 when there was one, else 0. */
+TLE_RT_C_API tle_rt_status tle_rt_module_cache_evict(tle_rt_module_cache cache, int device,
+                                                     const void *data, size_t size, int *evicted);
+
+/** Drops every entry of `cache` (NULL: the process-wide cache); returns how many. */
+TLE_RT_C_API size_t tle_rt_module_cache_clear(tle_rt_module_cache cache);
+
+/** The counters of `cache` (NULL: the process-wide cache) into *out. */
+TLE_RT_C_API tle_rt_status tle_rt_module_cache_get_stats(tle_rt_module_cache cache,
+                                                         tle_rt_module_cache_stats *out);
+
+/* ---- TMA descriptors (C++: tle::rt::encodeTensorMapTiled, include/tle/Runtime/TensorMap.h) ---- */
+
+/**
+ * Encodes a tiled TMA descriptor (CUtensorMap, 128 bytes) into `tensor_map`, which must be
+ * 64-byte aligned, with cuTensorMapEncodeTiled after checking every rule the CUDA driver API
+ * reference states for it. `dtype` is a runtime type name ("fp16", "bf16", "fp32", "i8", ...);
+ * `shape`, `strides` (elements; strides[rank-1] must be 1), `box` and `element_strides` (NULL:
+ * all 1) have `rank` entries, outermost dimension first. `interleave` (0 none, 1 16B, 2 32B),
+ * `swizzle` (0 none, 1 32B, 2 64B, 3 128B), `l2_promotion` (0 none, 1 64B, 2 128B, 3 256B) and
+ * `oob_fill` (0 zeros, 1 NaN request zero FMA) are the driver's enum values.
+ * TLE_RT_ERROR_INVALID_ARGUMENT names the broken rule; pass the result for a "nvTmaDesc"
+ * parameter (args[i] = tensor_map).
+ */
+TLE_RT_C_API tle_rt_status tle_rt_tensor_map_encode_tiled(
+    void *tensor_map, const char *dtype, unsigned rank, uint64_t global_address,
+    const int64_t *shape, const int64_t *strides, const int64_t *box,
+    const int64_t *element_strides, int interleave, int swizzle, int l2_promotion, int oob_fill);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

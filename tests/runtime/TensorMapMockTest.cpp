@@ -1,0 +1,249 @@
+// TMA descriptors against the fake libcuda: the exact cuTensorMapEncodeTiled arguments, driver failures, the missing entry point, and nvTmaDesc launches.
+#include "tle/Runtime/Runtime.h"
+#include "tle/Runtime/TensorMap.h"
+#include "tle/Runtime/tle_rt.h"
+
+#include <catch2/catch.hpp>
+
+#include <dlfcn.h>
+
+#include <cstring>
+
+using namespace tle::rt;
+using Catch::Matchers::Contains;
+
+extern std::string mockDriverPath;
+
+namespace {
+
+// Mirrors MockTensorMapCall in MockCudaDriver.cpp.
+struct MockTensorMapCall {
+  int calls;
+  void *tensorMap;
+  int dataType;
+  unsigned rank;
+  void *globalAddress;
+  unsigned long long globalDim[5];
+  unsigned long long globalStrides[4];
+  unsigned boxDim[5];
+  unsigned elementStrides[5];
+  int interleave, swizzle, l2Promotion, oobFill;
+};
+
+void *sym(const char *name) {
+  void *h = dlopen(mockDriverPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  REQUIRE(h);
+  void *s = dlsym(h, name);
+  REQUIRE(s);
+  return s;
+}
+
+const MockTensorMapCall &lastEncode() {
+  return *reinterpret_cast<const MockTensorMapCall *(*)()>(sym("mock_last_tensor_map"))();
+}
+int calls(const char *call) { return reinterpret_cast<int (*)(const char *)>(sym("mock_calls"))(call); }
+
+/// Argument `i` of the last launch, whole.
+std::vector<unsigned char> launchArg(int i) {
+  auto fn = reinterpret_cast<long (*)(int, void *, size_t)>(sym("mock_last_launch_arg"));
+  std::vector<unsigned char> buf(256);
+  long n = fn(i, buf.data(), buf.size());
+  REQUIRE(n >= 0);
+  buf.resize(size_t(n));
+  return buf;
+}
+
+std::vector<unsigned char> bytesOf(const TensorMap &m) {
+  const auto *p = reinterpret_cast<const unsigned char *>(&m);
+  return {p, p + sizeof(m)};
+}
+
+/// 1000 x 512 fp16 at `address`, 128 x 64 boxes, 128B swizzle, 128B L2 promotion.
+TensorMapDesc matrixDesc(uint64_t address) {
+  TensorMapDesc d;
+  d.base = DevicePtr{address};
+  d.dtype = "fp16";
+  d.shape = {1000, 512};
+  d.strides = {512, 1};
+  d.box = {128, 64};
+  d.swizzle = TensorMapSwizzle::B128;
+  d.l2Promotion = TensorMapL2Promotion::B128;
+  return d;
+}
+
+const char *kTmaModule =
+    ".visible .entry tma_kernel(.param .align 64 .b8 desc[128], .param .u64 out, .param .u32 n)\n"
+    R"(__tle_metadata_text = {"format": "tle-module", "version": 1, "target": "sm_90a", "kernels": [)"
+    R"({"name": "tma_kernel", "num_warps": 4, "params": [{"name": "desc", "type": "nvTmaDesc"}, )"
+    R"({"name": "out", "type": "*fp32", "divisibility": 16}, {"name": "n", "type": "i32"}]}]})"
+    "\n";
+
+} // namespace
+
+TEST_CASE("tensor map: a valid description reaches the driver with exactly its values", "[mock][tensormap]") {
+  Device dev(0);
+  DeviceBuffer a(dev, 1000 * 512 * 2);
+  TensorMapDesc d = matrixDesc(a.address());
+  d.elementStrides = {2, 1};
+  int before = lastEncode().calls;
+  TensorMap map = encodeTensorMapTiled(d);
+  const MockTensorMapCall &c = lastEncode();
+  REQUIRE(c.calls == before + 1);
+  CHECK(reinterpret_cast<uintptr_t>(c.tensorMap) % 64 == 0);
+  CHECK(c.dataType == 6); // CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+  CHECK(c.rank == 2);
+  CHECK(reinterpret_cast<uint64_t>(c.globalAddress) == a.address());
+  CHECK(c.globalDim[0] == 512);  // innermost first
+  CHECK(c.globalDim[1] == 1000);
+  CHECK(c.globalStrides[0] == 1024); // bytes of dimension 1
+  CHECK(c.boxDim[0] == 64);
+  CHECK(c.boxDim[1] == 128);
+  CHECK(c.elementStrides[0] == 1);
+  CHECK(c.elementStrides[1] == 2);
+  CHECK(c.interleave == 0);
+  CHECK(c.swizzle == 3);     // CU_TENSOR_MAP_SWIZZLE_128B
+  CHECK(c.l2Promotion == 2); // CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+  CHECK(c.oobFill == 0);
+  // The bytes the driver wrote come back unchanged.
+  CHECK(map.opaque[0] == a.address());
+  CHECK(map.opaque[1] == (0x544d41ull << 40 | 6ull << 32 | 2ull << 24 | 0ull << 16 | 3ull << 8 | 2ull << 4 | 0));
+  CHECK(map.opaque[2] == 512);
+  CHECK(map.opaque[3] == 1000);
+  CHECK(map.opaque[7] == 64);
+  CHECK(map.opaque[8] == 128);
+  CHECK(map.opaque[15] == 0x600d);
+
+  // A 3-D fp32 tensor with NaN fill and no swizzle.
+  TensorMapDesc e;
+  e.base = DevicePtr{a.address() + 256};
+  e.dtype = "fp32";
+  e.shape = {2, 30, 40};
+  e.strides = {32 * 40, 40, 1};
+  e.box = {1, 16, 8};
+  e.oobFill = TensorMapOobFill::NanRequestZeroFma;
+  encodeTensorMapTiled(e);
+  const MockTensorMapCall &c3 = lastEncode();
+  CHECK(c3.dataType == 7);
+  CHECK(c3.rank == 3);
+  CHECK(reinterpret_cast<uint64_t>(c3.globalAddress) == a.address() + 256);
+  CHECK(c3.globalDim[0] == 40);
+  CHECK(c3.globalDim[1] == 30);
+  CHECK(c3.globalDim[2] == 2);
+  CHECK(c3.globalStrides[0] == 160);
+  CHECK(c3.globalStrides[1] == 32 * 40 * 4);
+  CHECK(c3.boxDim[0] == 8);
+  CHECK(c3.boxDim[1] == 16);
+  CHECK(c3.boxDim[2] == 1);
+  CHECK(c3.swizzle == 0);
+  CHECK(c3.oobFill == 1);
+
+  // The C ABI writes the same bytes.
+  alignas(64) unsigned char raw[128];
+  int64_t shape[] = {1000, 512}, strides[] = {512, 1}, box[] = {128, 64}, es[] = {2, 1};
+  REQUIRE(tle_rt_tensor_map_encode_tiled(raw, "fp16", 2, a.address(), shape, strides, box, es, 0, 3, 2, 0) ==
+          TLE_RT_SUCCESS);
+  CHECK(std::memcmp(raw, &map, 128) == 0);
+}
+
+TEST_CASE("tensor map: invalid descriptions never reach the driver", "[mock][tensormap]") {
+  int before = calls("cuTensorMapEncodeTiled");
+  TensorMapDesc d = matrixDesc(0x10008);
+  CHECK_THROWS_WITH(encodeTensorMapTiled(d),
+                    "encodeTensorMapTiled: the global address 0x10008 is not 16-byte aligned");
+  d = matrixDesc(0x10000);
+  d.box = {300, 64};
+  CHECK_THROWS_AS(encodeTensorMapTiled(d), ArgumentError);
+  CHECK(calls("cuTensorMapEncodeTiled") == before);
+}
+
+TEST_CASE("tensor map: a driver refusal is a DriverError naming the call and the tensor", "[mock][tensormap]") {
+  auto failNext = reinterpret_cast<void (*)(const char *, int, int, int)>(sym("mock_fail"));
+  failNext("cuTensorMapEncodeTiled", 1, 1, 0);
+  try {
+    encodeTensorMapTiled(matrixDesc(0x10000));
+    FAIL("expected a DriverError");
+  } catch (const DriverError &e) {
+    CHECK(e.call() == "cuTensorMapEncodeTiled");
+    CHECK(e.result() == 1);
+    CHECK(std::string(e.what()) ==
+          "cuTensorMapEncodeTiled failed: CUDA_ERROR_INVALID_VALUE (invalid argument): dtype fp16, "
+          "shape [1000, 512], strides [512, 1], box [128, 64], address 0x10000, swizzle 128B");
+  }
+  CHECK_NOTHROW(encodeTensorMapTiled(matrixDesc(0x10000))); // the next call works
+}
+
+TEST_CASE("tensor map: nvTmaDesc parameters take a TensorMap by value", "[mock][tensormap]") {
+  Device dev(0);
+  Module mod = Module::fromPtx(dev, kTmaModule, "tma.ptx");
+  Kernel k = mod.kernel("tma_kernel");
+  REQUIRE(k.info().params.size() == 3);
+  CHECK(k.info().params[0].type.kind == ScalarKind::TensorMap);
+  CHECK(k.info().params[0].type.argBytes() == 128);
+  CHECK(k.info().signature() == "nvTmaDesc, *fp32:16, i32");
+  DeviceBuffer out(dev, 4096);
+  TensorMap map = encodeTensorMapTiled(matrixDesc(out.address()));
+  Stream stream(dev);
+
+  k.launch(Grid(4), stream, map, out, int32_t(7));
+  std::vector<unsigned char> desc = launchArg(0);
+  CHECK(desc.size() == 128);
+  CHECK(desc == bytesOf(map));
+  std::vector<unsigned char> ptr = launchArg(1);
+  uint64_t addr = 0;
+  std::memcpy(&addr, ptr.data(), 8);
+  CHECK(addr == out.address());
+  std::vector<unsigned char> n = launchArg(2);
+  CHECK(n.size() == 4);
+  CHECK(n[0] == 7);
+
+  // launchRaw and the C ABI: args[i] points at the 128 bytes.
+  TensorMap other = map;
+  other.opaque[5] = 0xabcdef;
+  uint64_t address = out.address();
+  int32_t count = 9;
+  void *args[] = {&other, &address, &count};
+  k.launchRaw(Grid(1), stream, args, 3);
+  CHECK(launchArg(0) == bytesOf(other));
+  tle_rt_module cm = nullptr;
+  tle_rt_kernel ck = nullptr;
+  REQUIRE(tle_rt_module_load_data(0, kTmaModule, 0, &cm) == TLE_RT_SUCCESS);
+  REQUIRE(tle_rt_module_get_kernel(cm, "tma_kernel", &ck) == TLE_RT_SUCCESS);
+  CHECK(std::string(tle_rt_kernel_param_type(ck, 0)) == "nvTmaDesc");
+  REQUIRE(tle_rt_launch(ck, 2, 1, 1, nullptr, args, 3) == TLE_RT_SUCCESS);
+  CHECK(launchArg(0) == bytesOf(other));
+  tle_rt_kernel_release(ck);
+  tle_rt_module_unload(cm);
+
+  // Typed launches refuse anything else for the descriptor, and the descriptor elsewhere.
+  CHECK_THROWS_WITH(k.launch(Grid(1), stream, out.ptr(), out, int32_t(1)),
+                    "tma_kernel: argument 0 ('desc') has parameter type nvTmaDesc (C++ tle::rt::TensorMap) "
+                    "but was given tle::rt::DevicePtr (pointer); build the descriptor with "
+                    "tle::rt::encodeTensorMapTiled");
+  CHECK_THROWS_WITH(k.launch(Grid(1), stream, map, map, int32_t(1)),
+                    "tma_kernel: argument 1 ('out') has parameter type *fp32 (C++ tle::rt::DeviceBuffer or "
+                    "tle::rt::DevicePtr) but was given tle::rt::TensorMap (nvTmaDesc)");
+  CHECK_THROWS_WITH(k.launch(Grid(1), stream, map, out, int64_t(1)), Contains("cast the argument to int32_t"));
+}
+
+// Run by ctest runtime.tensormap.missing-symbol, with the fake driver that lacks the entry point.
+TEST_CASE("tensor map: a driver without cuTensorMapEncodeTiled", "[.][tensormap-missing]") {
+  REQUIRE(mockDriverPath.find("notma") != std::string::npos);
+  Device dev(0); // the rest of the runtime works
+  CHECK(dev.name() == "Mock GPU");
+  try {
+    encodeTensorMapTiled(matrixDesc(0x10000));
+    FAIL("expected an Error");
+  } catch (const DriverError &) {
+    FAIL("a missing entry point is not a DriverError");
+  } catch (const Error &e) {
+    CHECK(std::string(e.what()) == "encodeTensorMapTiled: the CUDA driver lacks cuTensorMapEncodeTiled "
+                                   "(TMA descriptors need a CUDA 12.0 or newer driver)");
+  }
+  // The checks still come first.
+  CHECK_THROWS_AS(encodeTensorMapTiled(matrixDesc(0x10004)), ArgumentError);
+  alignas(64) unsigned char raw[128];
+  int64_t shape[] = {1000, 512}, strides[] = {512, 1}, box[] = {128, 64};
+  CHECK(tle_rt_tensor_map_encode_tiled(raw, "fp16", 2, 0x10000, shape, strides, box, nullptr, 0, 3, 0, 0) ==
+        TLE_RT_ERROR_OTHER);
+  CHECK_THAT(std::string(tle_rt_last_error()), Contains("lacks cuTensorMapEncodeTiled"));
+}
