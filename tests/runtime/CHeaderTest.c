@@ -1,7 +1,7 @@
 /* Checks that tle_rt.h is valid C (C11, -pedantic) and that its declarations can be used from C code. */
 #include "tle/Runtime/tle_rt.h"
 
-/* Returns the number of C ABI entry points referenced through typed function pointers (16). */
+/* Returns the number of C ABI entry points referenced through typed function pointers (23). */
 int tle_rt_c_header_check(void) {
   const char *(*last_error)(void) = tle_rt_last_error;
   tle_rt_status (*device_count)(int *) = tle_rt_device_count;
@@ -19,7 +19,20 @@ int tle_rt_c_header_check(void) {
   unsigned (*block_threads)(tle_rt_kernel) = tle_rt_kernel_block_threads;
   unsigned (*shared_bytes)(tle_rt_kernel) = tle_rt_kernel_shared_bytes;
   tle_rt_status (*launch)(tle_rt_kernel, unsigned, unsigned, unsigned, void *, void **, size_t) = tle_rt_launch;
-  return !!last_error + !!device_count + !!device_synchronize + !!device_context + !!load_file +
+  tle_rt_status (*cache_create)(size_t, tle_rt_module_cache *) = tle_rt_module_cache_create;
+  void (*cache_destroy)(tle_rt_module_cache) = tle_rt_module_cache_destroy;
+  tle_rt_status (*cache_get)(tle_rt_module_cache, int, const void *, size_t, tle_rt_module *) =
+      tle_rt_module_cache_get;
+  tle_rt_status (*cache_evict)(tle_rt_module_cache, int, const void *, size_t, int *) =
+      tle_rt_module_cache_evict;
+  size_t (*cache_clear)(tle_rt_module_cache) = tle_rt_module_cache_clear;
+  tle_rt_status (*cache_stats)(tle_rt_module_cache, tle_rt_module_cache_stats *) =
+      tle_rt_module_cache_get_stats;
+  tle_rt_status (*encode_tiled)(void *, const char *, unsigned, uint64_t, const int64_t *,
+                                const int64_t *, const int64_t *, const int64_t *, int, int, int,
+                                int) = tle_rt_tensor_map_encode_tiled;
+  return !!cache_create + !!cache_destroy + !!cache_get + !!cache_evict + !!cache_clear +
+         !!cache_stats + !!encode_tiled + !!last_error + !!device_count + !!device_synchronize + !!device_context + !!load_file +
          !!load_data + !!unload + !!metadata + !!get_kernel + !!release + !!num_params +
          !!param_name + !!param_type + !!block_threads + !!shared_bytes + !!launch;
 }
