@@ -1,4 +1,5 @@
 // ModuleCache against the fake libcuda: one driver load per key (also under 16 racing threads), hits, devices, eviction, failures not cached, the C ABI.
+#include "tle/Runtime/Launcher.h"
 #include "tle/Runtime/ModuleCache.h"
 #include "tle/Runtime/Runtime.h"
 #include "tle/Runtime/tle_rt.h"
@@ -398,4 +399,48 @@ TEST_CASE("module cache: the C ABI", "[mock][cache][capi]") {
   CHECK(tle_rt_module_cache_clear(nullptr) == 1);
   tle_rt_module_unload(g1);
   tle_rt_module_unload(g2);
+}
+
+TEST_CASE("module cache: generated launchers embedding one image share one module", "[mock][cache][launcher]") {
+  Device dev(0);
+  ModuleCache::global().clear();
+  int live0 = liveModules();
+  std::string ptx = modulePtx("launchers");
+  const tle_launcher_image images[] = {
+      {"sm_90a", reinterpret_cast<const unsigned char *>(ptx.c_str()), ptx.size() + 1, 1}};
+  int before = loads();
+
+  // C++ launchers (tlec --emit-header): two kernels of one bundle, two LazyKernels, one load.
+  static tle::launcher::LazyKernel first("first", "scale_kernel", images, 1);
+  static tle::launcher::LazyKernel second("second", "scale_kernel", images, 1);
+  const Kernel &k1 = first.get(dev);
+  const Kernel &k2 = second.get(dev);
+  CHECK(loads() == before + 1);
+  CHECK(k1.function() == k2.function()); // the same CUfunction of the same CUmodule
+  CHECK(&first.get(dev) == &k1);
+
+  // C launchers: the same image through the C ABI's process-wide cache, still one load.
+  static tle_launcher_lazy_kernel lazy = TLE_LAUNCHER_LAZY_KERNEL_INIT("scale_kernel", nullptr, 0);
+  lazy.images = images;
+  lazy.num_images = 1;
+  tle_rt_kernel ck = nullptr;
+  REQUIRE(tle_launcher_get_kernel(&lazy, "c_scale", 0, &ck) == TLE_RT_SUCCESS);
+  CHECK(loads() == before + 1);
+  CHECK(liveModules() == live0 + 1);
+  CHECK(ModuleCache::global().size() == 1);
+
+  // Unloading drops the cache entry; the module goes once the last launcher lets go.
+  first.unload();
+  CHECK(ModuleCache::global().size() == 0);
+  CHECK(liveModules() == live0 + 1); // `second` and the C launcher still hold it
+  float x = runScale(Module::fromPtx(dev, ptx));
+  CHECK(x == 6.0f);
+  second.unload();
+  tle_launcher_unload(&lazy);
+  CHECK(liveModules() == live0);
+  // A launcher used again loads again.
+  first.get(dev);
+  CHECK(loads() == before + 3); // the fromPtx above, and this one
+  first.unload();
+  CHECK(liveModules() == live0);
 }

@@ -4,6 +4,7 @@
 // for the launcher ABI and the dispatch rules.
 #pragma once
 
+#include "tle/Runtime/ModuleCache.h"
 #include "tle/Runtime/Runtime.h"
 #include "tle/Runtime/tle_launcher.h"
 
@@ -98,7 +99,8 @@ inline bool emptyGrid(const rt::Grid &g) { return g.x == 0 || g.y == 0 || g.z ==
 /// device (tle_launcher_choose_image). Thread-safe: concurrent first launches on one device load
 /// once; later launches take a lock-free path. Constant-initialised, so launchers may be called
 /// during static initialisation. Loaded kernels live until unload() or process exit (they are not
-/// unloaded during static destruction).
+/// unloaded during static destruction). Images are loaded through the process-wide
+/// rt::ModuleCache::global(), so launchers embedding the same image share one module per device.
 class LazyKernel {
 public:
   /// `launcher` names the launcher in messages; `kernel` is the entry name in the images.
@@ -109,7 +111,7 @@ public:
 
   /// The kernel on `device`, loaded now if needed. Throws tle::rt::Error when no embedded image
   /// runs on the device (the message lists the targets the launcher has), and what
-  /// Module::fromImage / fromPtx / kernel() throw.
+  /// ModuleCache::get (Module::fromImage / fromPtx) and kernel() throw.
   const rt::Kernel &get(const rt::Device &device) {
     int ordinal = device.ordinal();
     if (ordinal >= 0 && ordinal < TLE_LAUNCHER_MAX_DEVICES)
@@ -132,20 +134,34 @@ public:
     }
     const tle_launcher_image &img = images_[best];
     std::string label = std::string(launcher_) + " (" + img.arch + (img.is_ptx ? " PTX)" : " cubin)");
-    rt::Module module = img.is_ptx
-                            ? rt::Module::fromPtx(device, std::string_view(reinterpret_cast<const char *>(img.data), img.size), label)
-                            : rt::Module::fromImage(device, img.data, img.size, label);
-    auto *k = new rt::Kernel(module.kernel(kernel_));
+    rt::ImageKind kind = img.is_ptx ? rt::ImageKind::Ptx : rt::ImageKind::Binary;
+    rt::Module module = rt::ModuleCache::global().get(device, kind, img.data, img.size, label);
+    const rt::Kernel *k = nullptr;
+    try {
+      k = new rt::Kernel(module.kernel(kernel_));
+    } catch (...) {
+      rt::ModuleCache::global().evict(device, kind, img.data, img.size); // cache nothing on failure
+      throw;
+    }
+    images_loaded_[ordinal] = best;
     slots_[ordinal].store(k, std::memory_order_release);
     return *k;
   }
 
-  /// Releases the loaded kernels (their modules unload when nothing else refers to them). Must
-  /// not run while another thread launches through this kernel.
+  /// Releases the loaded kernels and drops their images from the process-wide module cache
+  /// (their modules unload when nothing else refers to them). Must not run while another thread
+  /// launches through this kernel.
   void unload() {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (auto &slot : slots_)
-      delete slot.exchange(nullptr, std::memory_order_acq_rel);
+    for (size_t d = 0; d < TLE_LAUNCHER_MAX_DEVICES; ++d) {
+      const rt::Kernel *k = slots_[d].exchange(nullptr, std::memory_order_acq_rel);
+      if (!k)
+        continue;
+      const tle_launcher_image &img = images_[images_loaded_[d]];
+      rt::ModuleCache::global().evict(k->device(), img.is_ptx ? rt::ImageKind::Ptx : rt::ImageKind::Binary,
+                                      img.data, img.size);
+      delete k;
+    }
   }
 
 private:
@@ -155,6 +171,7 @@ private:
   size_t numImages_;
   std::mutex mutex_;
   std::atomic<const rt::Kernel *> slots_[TLE_LAUNCHER_MAX_DEVICES] = {};
+  int images_loaded_[TLE_LAUNCHER_MAX_DEVICES] = {}; // per device: the image index loaded
 };
 
 } // namespace tle::launcher

@@ -444,7 +444,12 @@ static inline int tle_launcher_grid_or_fail(const tle_launcher_grid_ctx *ctx, co
 /** The largest device ordinal + 1 that C launchers cache kernels for. */
 #define TLE_LAUNCHER_MAX_DEVICES 64
 
-/** A kernel loaded on first use, once per device, from the best of its images (thread-safe). */
+/**
+ * A kernel loaded on first use, once per device, from the best of its images (thread-safe).
+ * Images are loaded through libtle_rt's process-wide module cache (tle_rt_module_cache_get with
+ * a NULL cache), so launchers that embed the same image (e.g. the kernels of one tle-link bundle)
+ * share one loaded module per device.
+ */
 typedef struct tle_launcher_lazy_kernel {
   const char *kernel;                             /**< the entry name in the images */
   const tle_launcher_image *images;               /**< the images to choose from */
@@ -452,11 +457,12 @@ typedef struct tle_launcher_lazy_kernel {
   pthread_mutex_t mutex;                          /**< guards loading */
   tle_rt_module modules[TLE_LAUNCHER_MAX_DEVICES]; /**< per device ordinal */
   tle_rt_kernel kernels[TLE_LAUNCHER_MAX_DEVICES]; /**< per device ordinal, published last */
+  int image_plus_one[TLE_LAUNCHER_MAX_DEVICES];    /**< per device: 1 + index of the loaded image */
 } tle_launcher_lazy_kernel;
 
 /** Static initialiser of a tle_launcher_lazy_kernel. */
 #define TLE_LAUNCHER_LAZY_KERNEL_INIT(kernel, images, num_images) \
-  { (kernel), (images), (num_images), PTHREAD_MUTEX_INITIALIZER, {0}, {0} }
+  { (kernel), (images), (num_images), PTHREAD_MUTEX_INITIALIZER, {0}, {0}, {0} }
 
 /**
  * The kernel on device `device`, loading it on first use: the C ABI cannot query a device's
@@ -504,7 +510,7 @@ static inline tle_rt_status tle_launcher_get_kernel(tle_launcher_lazy_kernel *lk
     len = strlen(tried);
     snprintf(tried + len, sizeof tried - len, "%s%s %s", len ? ", " : "", lk->images[best].arch,
              lk->images[best].is_ptx ? "PTX" : "cubin");
-    st = tle_rt_module_load_data(device, lk->images[best].data, lk->images[best].size, &m);
+    st = tle_rt_module_cache_get(NULL, device, lk->images[best].data, lk->images[best].size, &m);
     if (st == TLE_RT_ERROR_NO_DRIVER)
       break;
     if (st != TLE_RT_SUCCESS)
@@ -512,10 +518,12 @@ static inline tle_rt_status tle_launcher_get_kernel(tle_launcher_lazy_kernel *lk
     st = tle_rt_module_get_kernel(m, lk->kernel, &k);
     if (st != TLE_RT_SUCCESS) {
       tle_rt_module_unload(m);
+      tle_rt_module_cache_evict(NULL, device, lk->images[best].data, lk->images[best].size, NULL);
       k = NULL;
       continue;
     }
     lk->modules[device] = m;
+    lk->image_plus_one[device] = best + 1;
     __atomic_store_n(&lk->kernels[device], k, __ATOMIC_RELEASE);
   }
   pthread_mutex_unlock(&lk->mutex);
@@ -530,17 +538,25 @@ static inline tle_rt_status tle_launcher_get_kernel(tle_launcher_lazy_kernel *lk
   return TLE_RT_SUCCESS;
 }
 
-/** Releases every loaded kernel and module. Not to be called while launches may be in flight. */
+/**
+ * Releases every loaded kernel and module, and drops their images from the process-wide module
+ * cache (a module still used by another launcher stays loaded for it). Not to be called while
+ * launches may be in flight.
+ */
 static inline void tle_launcher_unload(tle_launcher_lazy_kernel *lk) {
   int d;
   pthread_mutex_lock(&lk->mutex);
   for (d = 0; d < TLE_LAUNCHER_MAX_DEVICES; ++d) {
     tle_rt_kernel k = __atomic_exchange_n(&lk->kernels[d], (tle_rt_kernel)NULL, __ATOMIC_ACQ_REL);
+    int image = lk->image_plus_one[d] - 1;
     if (k)
       tle_rt_kernel_release(k);
     if (lk->modules[d])
       tle_rt_module_unload(lk->modules[d]);
+    if (image >= 0 && (size_t)image < lk->num_images)
+      tle_rt_module_cache_evict(NULL, d, lk->images[image].data, lk->images[image].size, NULL);
     lk->modules[d] = NULL;
+    lk->image_plus_one[d] = 0;
   }
   pthread_mutex_unlock(&lk->mutex);
 }
