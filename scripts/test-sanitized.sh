@@ -39,8 +39,10 @@ cmake "${CMAKE_ARGS[@]}" >/dev/null
 
 # --- 2. Build only what the unit, lit, errors and runtime suites run (tle-gpu-tests also compiles
 # the examples with the sanitized tlec).
+# Everything the runtime.* tests run: the mock drivers (tle-runtime-mock-tests depends on both), the
+# stress test and the engine example (run against the mock driver).
 TARGETS=(tlec tle-link tle-run tle-unit-tests tle-runtime-tests tle-runtime-mock-tests tle-mock-cuda tle-gpu-tests
-         tle-conformance)
+         tle-conformance tle-runtime-stress tle-engine)
 say "building ${TARGETS[*]} with $JOBS jobs"
 cmake --build "$BUILD_DIR" -j "$JOBS" --target "${TARGETS[@]}"
 say "build took $((SECONDS - start)) s"

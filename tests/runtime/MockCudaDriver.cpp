@@ -108,13 +108,16 @@ struct Injection {
   int count = 1;
   int skip = 0;
 };
+// The bookkeeping below is never destroyed: libtle_rt's process-wide objects (devices held by the
+// module cache) release their contexts from exit handlers that may run after this library's
+// static destructors, and those calls still come through injected().
 std::mutex injectionMutex;
-std::map<std::string, Injection> injections;
+std::map<std::string, Injection> &injections = *new std::map<std::string, Injection>;
 int injectedFailures = 0;
-std::map<std::string, int> callCounts;   // calls per entry point (mock_calls)
-std::map<std::string, int> callDelaysUs; // sleep before each call (mock_delay)
-std::map<std::string, int> inDelay;      // calls sleeping in their delay now
-std::map<std::string, int> maxInDelay;   // the most calls of one entry point delayed at once
+std::map<std::string, int> &callCounts = *new std::map<std::string, int>;   // calls per entry point (mock_calls)
+std::map<std::string, int> &callDelaysUs = *new std::map<std::string, int>; // sleep before each call (mock_delay)
+std::map<std::string, int> &inDelay = *new std::map<std::string, int>;      // calls sleeping in their delay now
+std::map<std::string, int> &maxInDelay = *new std::map<std::string, int>;   // the most calls of one entry point delayed at once
 
 /// Resources handed out and not yet released (mock_live).
 struct Live {
