@@ -661,6 +661,10 @@ SVal Specializer::compare(ast::CompareOp op, const SVal &a, const SVal &bv, Sour
   DType ta = lhs.isTensor() ? lhs.v->type.dtype() : literalType(lhs, loc);
   DType tb = rhs.isTensor() ? rhs.v->type.dtype() : literalType(rhs, loc);
   DType t;
+  // A pointer compares only with a pointer (Triton rejects `ptrs != 256` too); checked first, as a
+  // pointer tile against a Python number has no pointer operand to compare with.
+  if ((ta == DType::Ptr || tb == DType::Ptr) && !(ta == DType::Ptr && tb == DType::Ptr && lhs.isTensor() && rhs.isTensor()))
+    fail(loc, "cannot compare a pointer with a non-pointer (" + a.describe() + " with " + bv.describe() + ")");
   if (lhs.isTensor() != rhs.isTensor()) {
     DType tensorT = lhs.isTensor() ? ta : tb, scalarT = lhs.isTensor() ? tb : ta;
     t = kindRank(scalarT) <= kindRank(tensorT) ? tensorT : scalarT;
