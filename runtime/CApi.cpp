@@ -1,5 +1,6 @@
 // The C ABI (tle_rt.h) over the C++ runtime: handles wrap C++ objects, exceptions become status codes.
 #include "tle/Runtime/tle_rt.h"
+#include "ModuleImage.h"
 
 #include "tle/Runtime/ModuleCache.h"
 #include "tle/Runtime/Runtime.h"
@@ -65,12 +66,6 @@ Device &deviceFor(int ordinal) {
   return it->second;
 }
 
-bool hasBinaryMagic(const void *data, size_t size) {
-  static const unsigned char elf[4] = {0x7f, 'E', 'L', 'F'};
-  static const unsigned char fatbin[4] = {0x50, 0xed, 0x55, 0xba};
-  return size >= 4 && (std::memcmp(data, elf, 4) == 0 || std::memcmp(data, fatbin, 4) == 0);
-}
-
 } // namespace
 
 extern "C" {
@@ -106,7 +101,7 @@ tle_rt_status tle_rt_module_load_data(int device, const void *data, size_t size,
   *out = nullptr;
   return guarded([&] {
     Device &d = deviceFor(device);
-    if (hasBinaryMagic(data, size))
+    if (detail::isBinaryImage(data, size))
       *out = new tle_rt_module_st{Module::fromImage(d, data, size)};
     else
       *out = new tle_rt_module_st{Module::fromPtx(d, static_cast<const char *>(data))};
@@ -175,7 +170,7 @@ ModuleCache &cacheOf(tle_rt_module_cache cache) { return cache ? cache->cache : 
 
 // The kind and byte range of a C image argument (PTX: NUL-terminated, size ignored).
 std::pair<ImageKind, size_t> imageOf(const void *data, size_t size) {
-  if (hasBinaryMagic(data, size))
+  if (detail::isBinaryImage(data, size))
     return {ImageKind::Binary, size};
   return {ImageKind::Ptx, std::strlen(static_cast<const char *>(data))};
 }

@@ -1,5 +1,6 @@
 // SHA-256 (FIPS 180-4) and the content-keyed, thread-safe ModuleCache.
 #include "tle/Runtime/ModuleCache.h"
+#include "ModuleImage.h"
 
 #include <fmt/format.h>
 
@@ -115,12 +116,6 @@ std::string toHex(const Sha256Digest &digest) {
 
 namespace {
 
-bool hasBinaryMagic(const void *data, size_t size) {
-  static const unsigned char elf[4] = {0x7f, 'E', 'L', 'F'};
-  static const unsigned char fatbin[4] = {0x50, 0xed, 0x55, 0xba}; // 0xBA55ED50, little-endian
-  return size >= 4 && (std::memcmp(data, elf, 4) == 0 || std::memcmp(data, fatbin, 4) == 0);
-}
-
 /// (device ordinal, its CUcontext, image kind, SHA-256 of the bytes).
 struct Key {
   int ordinal;
@@ -189,7 +184,7 @@ Module ModuleCache::get(const Device &device, ImageKind kind, const void *data, 
     label = binary ? "<memory image>" : "<ptx text>";
   if (!data || size == 0)
     throw ArgumentError(fmt::format("ModuleCache::get: {} is {}", label, data ? "empty" : "null"));
-  if (binary && !hasBinaryMagic(data, size))
+  if (binary && !detail::isBinaryImage(data, size))
     throw ArgumentError(fmt::format(
         "ModuleCache::get: {} has neither the ELF nor the fatbin magic (use ImageKind::Ptx for PTX)",
         label));
@@ -262,15 +257,8 @@ Module ModuleCache::getPtx(const Device &device, std::string_view ptx, std::stri
 }
 
 Module ModuleCache::getFile(const Device &device, const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw Error(fmt::format("libtle_rt: cannot open module file '{}': {}", path, std::strerror(errno)));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad())
-    throw Error(fmt::format("libtle_rt: cannot read module file '{}'", path));
-  if (bytes.empty())
-    throw Error(fmt::format("libtle_rt: module file '{}' is empty", path));
-  ImageKind kind = hasBinaryMagic(bytes.data(), bytes.size()) ? ImageKind::Binary : ImageKind::Ptx;
+  std::string bytes = detail::readModuleFile(path);
+  ImageKind kind = detail::isBinaryImage(bytes.data(), bytes.size()) ? ImageKind::Binary : ImageKind::Ptx;
   return get(device, kind, bytes.data(), bytes.size(), path);
 }
 

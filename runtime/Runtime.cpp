@@ -2,6 +2,7 @@
 #include "tle/Runtime/Runtime.h"
 
 #include "CudaDriver.h"
+#include "ModuleImage.h"
 #include "tle/Runtime/Metadata.h"
 
 #include <fmt/format.h>
@@ -414,12 +415,7 @@ void DeviceBuffer::fill32Async(uint32_t value, Stream &stream) {
 
 namespace {
 
-bool isBinaryImage(const std::string &bytes) {
-  static const unsigned char elf[4] = {0x7f, 'E', 'L', 'F'};
-  static const unsigned char fatbin[4] = {0x50, 0xed, 0x55, 0xba}; // 0xBA55ED50, little-endian
-  return bytes.size() >= 4 &&
-         (std::memcmp(bytes.data(), elf, 4) == 0 || std::memcmp(bytes.data(), fatbin, 4) == 0);
-}
+bool isBinaryImage(const std::string &bytes) { return detail::isBinaryImage(bytes.data(), bytes.size()); }
 
 std::string trimLog(const std::vector<char> &log) {
   std::string s(log.data(), strnlen(log.data(), log.size()));
@@ -483,7 +479,13 @@ Module Module::load(const Device &device, const void *data, std::string label, b
   return Module(std::move(state));
 }
 
-Module Module::fromFile(const Device &device, const std::string &path) {
+bool detail::isBinaryImage(const void *data, size_t size) {
+  static const unsigned char elf[4] = {0x7f, 'E', 'L', 'F'};
+  static const unsigned char fatbin[4] = {0x50, 0xed, 0x55, 0xba}; // 0xBA55ED50, little-endian
+  return size >= 4 && (std::memcmp(data, elf, 4) == 0 || std::memcmp(data, fatbin, 4) == 0);
+}
+
+std::string detail::readModuleFile(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw Error(fmt::format("libtle_rt: cannot open module file '{}': {}", path, std::strerror(errno)));
@@ -492,6 +494,11 @@ Module Module::fromFile(const Device &device, const std::string &path) {
     throw Error(fmt::format("libtle_rt: cannot read module file '{}'", path));
   if (bytes.empty())
     throw Error(fmt::format("libtle_rt: module file '{}' is empty", path));
+  return bytes;
+}
+
+Module Module::fromFile(const Device &device, const std::string &path) {
+  std::string bytes = detail::readModuleFile(path);
   if (isBinaryImage(bytes))
     return load(device, bytes.data(), path, false);
   return load(device, bytes.c_str(), path, true); // PTX text, NUL-terminated by c_str()
