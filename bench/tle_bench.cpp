@@ -75,7 +75,6 @@ struct Options {
   std::exit(status);
 }
 
-
 Options parseOptions(int argc, char **argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
