@@ -84,7 +84,6 @@ struct TuneOptions {
   std::exit(status);
 }
 
-
 std::string findTool(const std::string &flag, const char *env, const std::string &name) {
   if (!flag.empty())
     return flag;
