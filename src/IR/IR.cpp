@@ -122,6 +122,7 @@ const char *name(ReduceKind k) {
   case ReduceKind::Max: return "max";
   case ReduceKind::Min: return "min";
   case ReduceKind::Prod: return "prod";
+  case ReduceKind::Combine: return "combine";
   }
   return "?";
 }
@@ -266,7 +267,9 @@ struct Verifier {
       ok = owner && owner->kind == OpKind::While && region == 0;
     else
       ok = owner && (owner->kind == OpKind::For || owner->kind == OpKind::If ||
-                     (owner->kind == OpKind::While && region == 1));
+                     (owner->kind == OpKind::While && region == 1) ||
+                     ((owner->kind == OpKind::Reduce || owner->kind == OpKind::Scan) &&
+                      owner->reduceKind == ReduceKind::Combine));
     if (!ok)
       return fail(op, "cannot end this region");
     return true;
@@ -280,9 +283,15 @@ struct Verifier {
       break;
     case OpKind::Splat: case OpKind::Neg: case OpKind::Not: case OpKind::Exp: case OpKind::Exp2: case OpKind::Log:
     case OpKind::Log2: case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Abs: case OpKind::Cast:
-    case OpKind::Bitcast: case OpKind::ExpandDims: case OpKind::Broadcast: case OpKind::Reduce:
-    case OpKind::ConvertLayout: case OpKind::Permute: case OpKind::Reshape: case OpKind::Scan: case OpKind::Flip:
+    case OpKind::Bitcast: case OpKind::ExpandDims: case OpKind::Broadcast:
+    case OpKind::ConvertLayout: case OpKind::Permute: case OpKind::Reshape: case OpKind::Flip:
       lo = hi = 1;
+      break;
+    case OpKind::Reduce: case OpKind::Scan:
+      if (op.reduceKind == ReduceKind::Combine)
+        lo = 1, hi = SIZE_MAX, res = op.operands.size(), regions = 1;
+      else
+        lo = hi = 1;
       break;
     case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::FDiv: case OpKind::IDiv:
     case OpKind::IRem: case OpKind::FRem: case OpKind::And: case OpKind::Or: case OpKind::Xor:
@@ -349,6 +358,44 @@ struct Verifier {
       return fail(op, "expects " + count(res, "result") + ", got " + std::to_string(op.results.size()));
     if (op.regions.size() != regions)
       return fail(op, "expects " + count(regions, "region") + ", got " + std::to_string(op.regions.size()));
+    return true;
+  }
+
+  /// The combine region of a Reduce or Scan with ReduceKind::Combine: 2N scalar arguments of
+  /// the operands' element types (twice), a yield of N scalars of those types, and no op that
+  /// touches memory or makes a tile.
+  bool combineRegion(const Op &op) {
+    if (op.reduceKind != ReduceKind::Combine)
+      return true;
+    const Block &r = *op.regions[0];
+    size_t n = op.operands.size();
+    if (r.args.size() != 2 * n)
+      return fail(op, "the combine region needs " + std::to_string(2 * n) + " arguments, got " +
+                          std::to_string(r.args.size()));
+    for (size_t i = 0; i < 2 * n; ++i)
+      if (r.args[i]->type != Type(op.operands[i % n]->type.elem))
+        return fail(op, "combine argument " + std::to_string(i) + " must be a " + op.operands[i % n]->type.elem.str() +
+                            " scalar, got " + r.args[i]->type.str());
+    const Op *y = r.terminator();
+    if (!y || y->kind != OpKind::Yield || y->operands.size() != n)
+      return fail(op, "the combine region must end with a yield of " + std::to_string(n) + " values");
+    for (size_t i = 0; i < n; ++i)
+      if (y->operands[i]->type != Type(op.operands[i]->type.elem))
+        return fail(op, "combine result " + std::to_string(i) + " must be a " + op.operands[i]->type.elem.str() +
+                            " scalar, got " + y->operands[i]->type.str());
+    std::string bad;
+    walk(const_cast<Block &>(r), [&](Op &o) {
+      bool memory = o.kind == OpKind::Load || o.kind == OpKind::Store || o.kind == OpKind::AtomicRMW ||
+                    o.kind == OpKind::AtomicCAS || o.kind == OpKind::Dot || o.kind == OpKind::Barrier ||
+                    o.kind == OpKind::Print || o.kind == OpKind::Assert;
+      bool tile = false;
+      for (auto &res : o.results)
+        tile = tile || res->type.isTile();
+      if (bad.empty() && (memory || tile))
+        bad = name(o.kind);
+    });
+    if (!bad.empty())
+      return fail(op, "the combine region may only compute on scalars, got '" + bad + "'");
     return true;
   }
 
@@ -553,17 +600,31 @@ struct Verifier {
         return fail(op, "axis out of range");
       auto shape = in.shape;
       shape.erase(shape.begin() + op.axis);
-      if (op.result()->type.shape != shape || op.result()->type.elem != in.elem)
-        return fail(op, "result type mismatch");
-      return elemIs(op, in, numeric(in.dtype()), "a numeric operand");
+      for (size_t i = 0; i < op.operands.size(); ++i) {
+        const Type &t = op.operands[i]->type;
+        if (t.shape != in.shape)
+          return fail(op, "operands must have one shape, got " + in.str() + " and " + t.str());
+        if (op.result(static_cast<unsigned>(i))->type.shape != shape || op.result(static_cast<unsigned>(i))->type.elem != t.elem)
+          return fail(op, "result type mismatch");
+        if (!elemIs(op, t, numeric(t.dtype()), "numeric operands"))
+          return false;
+      }
+      return combineRegion(op);
     }
     case OpKind::Scan: {
       auto &in = op.operands[0]->type;
       if (!in.isTile() || op.axis < 0 || unsigned(op.axis) >= in.rank())
         return fail(op, "axis " + std::to_string(op.axis) + " out of range for " + in.str());
-      if (op.result()->type != in)
-        return fail(op, "result type differs from operand type");
-      return elemIs(op, in, numeric(in.dtype()), "a numeric operand");
+      for (size_t i = 0; i < op.operands.size(); ++i) {
+        const Type &t = op.operands[i]->type;
+        if (t.shape != in.shape)
+          return fail(op, "operands must have one shape, got " + in.str() + " and " + t.str());
+        if (op.result(static_cast<unsigned>(i))->type != t)
+          return fail(op, "result type differs from operand type");
+        if (!elemIs(op, t, numeric(t.dtype()), "numeric operands"))
+          return false;
+      }
+      return combineRegion(op);
     }
     case OpKind::For: {
       const Block &body = *op.regions[0];

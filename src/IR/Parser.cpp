@@ -451,7 +451,8 @@ private:
     case OpKind::Scan: {
       std::string k = expectIdentAny();
       op->reduceKind = k == "sum" ? ReduceKind::Sum : k == "max" ? ReduceKind::Max : k == "min" ? ReduceKind::Min
-                       : k == "prod" ? ReduceKind::Prod : (fail("unknown scan '" + k + "'"), ReduceKind::Sum);
+                       : k == "prod" ? ReduceKind::Prod : k == "combine" ? ReduceKind::Combine
+                                                                         : (fail("unknown scan '" + k + "'"), ReduceKind::Sum);
       expectIdent("axis");
       expect("=");
       op->axis = axisNumber();
@@ -471,7 +472,7 @@ private:
     case OpKind::Reduce: {
       std::string k = expectIdentAny();
       op->reduceKind = k == "sum" ? ReduceKind::Sum : k == "max" ? ReduceKind::Max : k == "min" ? ReduceKind::Min
-                                                                                      : (fail("unknown reduction '" + k + "'"), ReduceKind::Sum);
+                       : k == "combine" ? ReduceKind::Combine : (fail("unknown reduction '" + k + "'"), ReduceKind::Sum);
       expectIdent("axis");
       expect("=");
       op->axis = axisNumber();
@@ -503,6 +504,27 @@ private:
       }
     }
     finish(*op, results, resultTypes);
+    if ((op->kind == OpKind::Reduce || op->kind == OpKind::Scan) && op->reduceKind == ReduceKind::Combine) {
+      // The combine region: `(%a0, ..., %b0, ...) { ... yield ... }`, 2N scalar arguments typed
+      // like the operands' elements.
+      Block *body = region(*op);
+      expect("(");
+      std::vector<Tok> args;
+      while (!is(")")) {
+        args.push_back(expectValue());
+        if (!accept(","))
+          break;
+      }
+      expect(")");
+      if (args.size() != 2 * op->operands.size())
+        fail("the combine region of '" + std::string(ir::name(op->kind)) + "' needs " +
+             std::to_string(2 * op->operands.size()) + " arguments, got " + std::to_string(args.size()));
+      for (size_t i = 0; i < args.size(); ++i)
+        define(args[i], body->addArg(Type(op->operands[i % op->operands.size()]->type.elem)));
+      expect("{");
+      block(*body);
+      expect("}");
+    }
   }
 
   void finish(Op &op, const std::vector<Tok> &results, const std::vector<Type> &types) {

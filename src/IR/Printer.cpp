@@ -243,6 +243,17 @@ private:
       for (size_t i = 0; i < op.results.size(); ++i)
         os_ << (i ? ", " : "") << type(op.result(i));
     }
+    if (!op.regions.empty() && (op.kind == OpKind::Reduce || op.kind == OpKind::Scan)) {
+      // The combine region: its arguments (typed like the operands' elements), then its body.
+      const Block &r = *op.regions[0];
+      os_ << " (";
+      for (size_t i = 0; i < r.args.size(); ++i)
+        os_ << (i ? ", " : "") << ref(r.args[i].get());
+      os_ << ") {\n";
+      block(r, depth + 1);
+      indent(depth);
+      os_ << "}";
+    }
     os_ << "\n";
   }
 };

@@ -82,7 +82,7 @@ const std::set<std::string> kTlFunctions = {
     "pow", "trunc", "atan2", "fma", "sigmoid", "make_block_ptr", "advance", "device_print", "device_assert",
     "static_print", "make_tensor_descriptor", "load_tensor_descriptor", "store_tensor_descriptor", "argmax",
     "argmin", "clamp", "umulhi", "flip", "ravel", "interleave", "swizzle2d", "debug_barrier", "assume", "philox",
-    "randint", "randint4x", "rand", "rand4x", "randn", "randn4x", "uint_to_uniform_float", "pair_uniform_to_normal"};
+    "randint", "randint4x", "rand", "rand4x", "randn", "randn4x", "uint_to_uniform_float", "pair_uniform_to_normal", "reduce", "associative_scan", "xor_sum"};
 
 std::optional<ir::ScalarType> tlDType(const std::string &n) {
   static const std::pair<const char *, DType> table[] = {
@@ -194,7 +194,8 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
     }
     static const std::set<std::string> methods = {"to", "reshape", "view", "trans", "permute", "split", "sum", "max",
                                                   "min", "expand_dims", "broadcast_to", "cumsum", "cumprod",
-                                                  "argmax", "argmin", "flip", "ravel"};
+                                                  "argmax", "argmin", "flip", "ravel", "reduce",
+                                                  "associative_scan", "xor_sum"};
     if (methods.count(attr)) {
       SVal m;
       m.kind = SVal::Kind::Method;
@@ -639,8 +640,35 @@ SVal Specializer::compare(ast::CompareOp op, const SVal &a, const SVal &bv, Sour
         fail(loc, "None can only be compared with == and !=");
       return SVal::boolean((a.kind == bv.kind) == (op == C::Eq));
     }
+    if (a.kind == SVal::Kind::Tuple && bv.kind == SVal::Kind::Tuple) {
+      // Python's tuple comparison: lexicographic, the first unequal pair decides; otherwise the
+      // lengths (`x.shape == (1, 1)`).
+      size_t n = std::min(a.elts.size(), bv.elts.size());
+      for (size_t k = 0; k < n; ++k)
+        if (!compare(C::Eq, a.elts[k], bv.elts[k], loc).i) {
+          if (op == C::Eq || op == C::Ne)
+            return SVal::boolean(op == C::Ne);
+          return compare(op, a.elts[k], bv.elts[k], loc);
+        }
+      size_t la = a.elts.size(), lb = bv.elts.size();
+      bool r = op == C::Lt ? la < lb : op == C::Le ? la <= lb : op == C::Gt ? la > lb : op == C::Ge ? la >= lb
+               : op == C::Eq ? la == lb : la != lb;
+      return SVal::boolean(r);
+    }
+    if (a.kind == SVal::Kind::Tuple || bv.kind == SVal::Kind::Tuple) {
+      if (op == C::Eq || op == C::Ne) // Python: a tuple never equals a non-tuple
+        return SVal::boolean(op == C::Ne);
+      fail(loc, "cannot compare " + a.describe() + " with " + bv.describe());
+    }
     if (!a.isNumber() || !bv.isNumber())
       fail(loc, "cannot compare " + a.describe() + " with " + bv.describe());
+    if (a.kind != SVal::Kind::Float && bv.kind != SVal::Kind::Float) {
+      // Integers (and bools) compare exactly, also beyond 2^53.
+      int64_t x = a.i, y = bv.i;
+      bool r = op == C::Lt ? x < y : op == C::Le ? x <= y : op == C::Gt ? x > y : op == C::Ge ? x >= y
+               : op == C::Eq ? x == y : x != y;
+      return SVal::boolean(r);
+    }
     double x = a.kind == SVal::Kind::Float ? a.f : double(a.i), y = bv.kind == SVal::Kind::Float ? bv.f : double(bv.i);
     bool r = false;
     switch (op) {

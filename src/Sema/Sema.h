@@ -241,6 +241,12 @@ public:
   /// the int32 index of its first occurrence along `axis` (0 when every element is NaN): the
   /// pair tl.max/tl.min(return_indices=True) return. Both drop dim `axis`.
   std::pair<ir::Value *, ir::Value *> reduceWithIndices(ir::Value *x, int axis, bool isMax, SourceLoc loc);
+  /// A Reduce (dropping dim `axis`) or Scan (`reverse`: from the end) of `inputs` (tiles of one
+  /// shape) whose combine region is the @jit function `combineFn` called on 2N scalars; returns
+  /// the N results. Located errors when the function returns the wrong number of values or a
+  /// dtype other than its input's, or touches memory (tl.reduce, tl.associative_scan).
+  std::vector<ir::Value *> combineOp(ir::OpKind kind, const std::vector<ir::Value *> &inputs, int axis,
+                                     const ast::FunctionDef *combineFn, bool reverse, SourceLoc loc);
   /// The i1 value `x != x` (true where a float is NaN), of x's shape.
   ir::Value *isNan(ir::Value *x, SourceLoc loc);
   /// `r` with NaN wherever one of `ins` (r's type and shape) is NaN (propagate_nan=ALL); integer

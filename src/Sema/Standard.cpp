@@ -1,6 +1,7 @@
 // The `tl` functions of Triton's standard library that TLE builds from other ops while
-// specialising: argmax/argmin and max/min with indices, clamp, umulhi, flip, ravel, interleave,
-// swizzle2d, debug_barrier and assume.
+// specialising: argmax/argmin and max/min with indices, reduce, associative_scan and xor_sum
+// with their combine regions, clamp, umulhi, flip, ravel, interleave, swizzle2d, debug_barrier
+// and assume.
 #include "Binder.h"
 #include "Sema.h"
 
@@ -85,8 +86,172 @@ std::pair<ir::Value *, ir::Value *> Specializer::reduceWithIndices(ir::Value *x,
   return {value, index};
 }
 
+std::vector<ir::Value *> Specializer::combineOp(ir::OpKind kind, const std::vector<ir::Value *> &inputs, int axis,
+                                                const ast::FunctionDef *combineFn, bool reverse, SourceLoc loc) {
+  const char *fname = kind == ir::OpKind::Reduce ? "reduce" : "associative_scan";
+  size_t n = inputs.size();
+  std::vector<ir::Type> resultTypes;
+  for (ir::Value *x : inputs) {
+    auto shape = x->type.shape;
+    if (kind == ir::OpKind::Reduce)
+      shape.erase(shape.begin() + axis);
+    resultTypes.push_back(ir::Type(x->type.elem, shape));
+  }
+  ir::Op *op = b->create(kind, loc, inputs, resultTypes);
+  op->axis = axis;
+  op->reduceKind = ir::ReduceKind::Combine;
+  op->ival = reverse ? 1 : 0;
+  op->regions.push_back(std::make_unique<ir::Block>());
+  ir::Block *region = op->regions[0].get();
+  region->parent = op;
+  // Triton calls the combine function with scalars (a_0..a_{n-1}, b_0..b_{n-1}).
+  CallArgs call;
+  call.loc = loc;
+  for (size_t i = 0; i < 2 * n; ++i) {
+    ir::Value *a = region->addArg(ir::Type(inputs[i % n]->type.elem), std::string(i < n ? "a" : "b") + std::to_string(i % n));
+    call.pos.push_back({loc, SVal::tensor(a)});
+  }
+  BuilderScope scope(b);
+  b = std::make_unique<ir::Builder>(region);
+  SVal r = callJit(combineFn, call);
+  std::vector<SVal> outs = r.kind == SVal::Kind::Tuple ? r.elts : std::vector<SVal>{r};
+  std::string who = std::string(fname) + "() combine_fn '" + combineFn->name + "'";
+  if (r.kind == SVal::Kind::None)
+    fail(loc, who + " returns nothing; it must return " + std::to_string(n) + (n == 1 ? " value" : " values"));
+  if (outs.size() != n)
+    fail(loc, who + " returns " + std::to_string(outs.size()) + (outs.size() == 1 ? " value" : " values") + " for " +
+                  std::to_string(n) + (n == 1 ? " input" : " inputs"));
+  std::vector<ir::Value *> yields;
+  for (size_t i = 0; i < n; ++i) {
+    const SVal &o = outs[i];
+    if (!o.isTensor())
+      fail(loc, who + " must return scalar tensors; value " + std::to_string(i) + " is " + o.describe() +
+                    " (Triton rejects compile-time values here too)");
+    if (o.v->type != ir::Type(inputs[i]->type.elem))
+      fail(loc, who + " returns " + o.v->type.str() + " for value " + std::to_string(i) + ", whose dtype is " +
+                    inputs[i]->type.elem.str() + " (the combine must keep each input's dtype; cast inside it)");
+    yields.push_back(o.v);
+  }
+  // The combine runs on one pair of elements at a time: it cannot touch memory or make tiles.
+  ir::walk(*region, [&](ir::Op &o) {
+    const char *what = nullptr;
+    switch (o.kind) {
+    case ir::OpKind::Load: what = "load from memory"; break;
+    case ir::OpKind::Store: what = "store to memory"; break;
+    case ir::OpKind::AtomicRMW: case ir::OpKind::AtomicCAS: what = "use atomics"; break;
+    case ir::OpKind::Print: what = "print"; break;
+    case ir::OpKind::Assert: what = "assert"; break;
+    case ir::OpKind::Barrier: what = "wait at a barrier"; break;
+    default:
+      for (auto &res : o.results)
+        if (res->type.isTile())
+          what = "build a tile";
+      break;
+    }
+    if (what)
+      fail(o.loc, who + " cannot " + std::string(what) + ": it is applied to one pair of scalars at a time");
+  });
+  b->create(ir::OpKind::Yield, loc, yields, {});
+  scope.restore();
+  std::vector<ir::Value *> results;
+  for (auto &res : op->results)
+    results.push_back(res.get());
+  return results;
+}
+
 std::optional<SVal> Specializer::callStandard(const std::string &name, CallArgs &args) {
   SourceLoc loc = args.loc;
+  if (name == "tl.reduce" || name == "tl.associative_scan" || name == "tl.xor_sum") {
+    // Triton 3.6: reduce(input, axis, combine_fn, keep_dims=False),
+    // associative_scan(input, axis, combine_fn, reverse=False), xor_sum(input, axis=None,
+    // keep_dims=False) (a reduce with `^`, integers only). `input` is a tensor or a tuple of
+    // tensors of one shape; a tuple gives a tuple.
+    std::string fname = name.substr(3);
+    bool scan = name == "tl.associative_scan", xorSum = name == "tl.xor_sum";
+    Binder p = xorSum ? Binder(*this, fname, args, {"input", "axis", "keep_dims"}, 1)
+               : scan ? Binder(*this, fname, args, {"input", "axis", "combine_fn", "reverse"}, 3)
+                      : Binder(*this, fname, args, {"input", "axis", "combine_fn", "keep_dims"}, 3);
+    const SVal &in = p.get("input").val;
+    bool single = in.kind != SVal::Kind::Tuple;
+    std::vector<SVal> elems = single ? std::vector<SVal>{in} : in.elts;
+    if (elems.empty())
+      fail(p.loc("input"), fname + "() needs at least one input tensor");
+    std::vector<ir::Value *> xs;
+    for (size_t i = 0; i < elems.size(); ++i) {
+      const SVal &e = elems[i];
+      if (!e.isTensor() || !e.v->type.isTile())
+        fail(p.loc("input"), fname + "() expects a tile or a tuple of tiles, got " +
+                                 (single ? e.describe() : "element " + std::to_string(i) + " " + e.describe()));
+      if (e.v->type.elem.isPointer())
+        fail(p.loc("input"), fname + "() expects numbers, got " + e.v->type.str());
+      if (e.v->type.shape != elems[0].v->type.shape)
+        fail(p.loc("input"), fname + "() inputs must have one shape, got " + elems[0].v->type.str() + " and " +
+                                 e.v->type.str());
+      xs.push_back(e.v);
+    }
+    const ast::FunctionDef *combineFn = nullptr;
+    if (!xorSum) {
+      const SVal &f = p.get("combine_fn").val;
+      if (f.kind != SVal::Kind::JitFn)
+        fail(p.loc("combine_fn"), fname + "() combine_fn must be a @triton.jit function, got " + f.describe());
+      combineFn = f.fn;
+    } else if (!ir::isInteger(xs[0]->type.dtype())) {
+      fail(p.loc("input"), "xor_sum only supported for integers, got " + xs[0]->type.str());
+    }
+    int rank = static_cast<int>(xs[0]->type.rank());
+    const std::vector<int64_t> shape = xs[0]->type.shape;
+    bool axisNone = !p.has("axis");
+    if (axisNone && scan)
+      fail(p.loc("axis"), "associative_scan() needs an integer axis");
+    int axis = 0;
+    if (axisNone) {
+      // Triton reshapes every input to 1-D and reduces along 0.
+      if (rank > 1)
+        for (auto *&x : xs)
+          x = b->create(ir::OpKind::Reshape, loc, {x}, {ir::Type(x->type.elem, {x->type.numElements()})})->result();
+    } else {
+      int64_t a = p.constInt("axis", 0);
+      if (a < -rank || a >= rank)
+        fail(p.loc("axis"), fname + "() axis " + std::to_string(a) + " is out of range for " + xs[0]->type.str());
+      axis = static_cast<int>(a < 0 ? a + rank : a);
+    }
+    std::vector<ir::Value *> rs;
+    if (xorSum) {
+      ir::Op *op = b->create(ir::OpKind::Reduce, loc, {xs[0]}, {});
+      auto rshape = xs[0]->type.shape;
+      rshape.erase(rshape.begin() + axis);
+      op->addResult(ir::Type(xs[0]->type.elem, rshape));
+      op->axis = axis;
+      op->reduceKind = ir::ReduceKind::Combine;
+      op->regions.push_back(std::make_unique<ir::Block>());
+      ir::Block *region = op->regions[0].get();
+      region->parent = op;
+      ir::Value *a = region->addArg(ir::Type(xs[0]->type.elem), "a0");
+      ir::Value *c = region->addArg(ir::Type(xs[0]->type.elem), "b0");
+      ir::Builder rb(region);
+      rb.create(ir::OpKind::Yield, loc, {rb.binary(ir::OpKind::Xor, loc, a, c)}, {});
+      rs = {op->result()};
+    } else {
+      rs = combineOp(scan ? ir::OpKind::Scan : ir::OpKind::Reduce, xs, axis, combineFn,
+                     scan && p.has("reverse") && truthy(p.get("reverse").val, p.loc("reverse")), loc);
+    }
+    if (!scan && p.has("keep_dims") && truthy(p.get("keep_dims").val, p.loc("keep_dims"))) {
+      for (auto *&r : rs) {
+        if (!axisNone) {
+          r = expandDims(r, axis, loc);
+          continue;
+        }
+        for (int d = 0; d < rank; ++d)
+          r = expandDims(r, d, loc);
+      }
+    }
+    if (single)
+      return SVal::tensor(rs[0]);
+    std::vector<SVal> out;
+    for (ir::Value *r : rs)
+      out.push_back(SVal::tensor(r));
+    return SVal::tuple(out);
+  }
   if (name == "tl.argmax" || name == "tl.argmin") {
     std::string fname = name.substr(3);
     Binder p(*this, fname, args, {"input", "axis", "tie_break_left", "keep_dims"}, 2);

@@ -97,7 +97,8 @@ void AxisInfoAnalysis::visit(const ir::Op &op) {
       info_[op.result(static_cast<unsigned>(i))] = info_[body.args[i + 1].get()];
     return;
   }
-  if (op.kind == OpKind::If || op.kind == OpKind::While) {
+  if (op.kind == OpKind::If || op.kind == OpKind::While ||
+      ((op.kind == OpKind::Reduce || op.kind == OpKind::Scan) && op.reduceKind == ir::ReduceKind::Combine)) {
     for (auto &reg : op.regions) {
       for (auto &a : reg->args)
         info_[a.get()] = unknown(a->type);

@@ -123,7 +123,9 @@ public:
         changed = true;
         continue;
       }
-      bool removable = (isPure(op) || op.kind == OpKind::Load) && !op.results.empty();
+      // A tl.reduce / tl.associative_scan with a combine region computes only on its operands.
+      bool combine = (op.kind == OpKind::Reduce || op.kind == OpKind::Scan) && op.reduceKind == ir::ReduceKind::Combine;
+      bool removable = (isPure(op) || op.kind == OpKind::Load || combine) && !op.results.empty();
       for (auto &r : op.results)
         removable = removable && uses[r.get()] == 0;
       if (!removable)

@@ -196,8 +196,9 @@ private:
       return;
     }
     case OpKind::Reduce:
-      if (op.operands[0]->type.isTile())
-        wish(op.operands[0], defaultFor(op.operands[0]->type));
+      for (ir::Value *v : op.operands)
+        if (v->type.isTile())
+          wish(v, defaultFor(v->type));
       return;
     case OpKind::Split:
       for (auto &r : op.results)
@@ -285,7 +286,8 @@ private:
       break;
     }
     case OpKind::Scan:
-      wish(op.operands[0], l, strong);
+      for (ir::Value *v : op.operands)
+        wish(v, l, strong);
       break;
     case OpKind::ConvertLayout:
       break;
@@ -487,6 +489,19 @@ private:
     }
     case OpKind::Yield: case OpKind::Return:
       return;
+    case OpKind::Reduce: case OpKind::Scan: {
+      if (op.reduceKind != ir::ReduceKind::Combine)
+        break;
+      // tl.reduce / tl.associative_scan: every operand in the first one's layout (the combine
+      // works register by register); the results as for a single operand.
+      const Layout l = *op.operands[0]->layout;
+      for (unsigned i = 1; i < op.operands.size(); ++i)
+        require(b, at, op, i, l);
+      for (auto &res : op.results)
+        if (res->type.isTile())
+          setLayout(res.get(), op.kind == OpKind::Reduce ? ir::sliceLayout(l, op.axis) : l);
+      return;
+    }
     default:
       break;
     }

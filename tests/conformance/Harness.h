@@ -149,6 +149,7 @@ void addCasts(Suite &);
 void addWhereBroadcast(Suite &);
 void addReductions(Suite &);
 void addScans(Suite &);
+void addCombine(Suite &);
 void addMemory(Suite &);
 void addAtomics(Suite &);
 void addDot(Suite &);

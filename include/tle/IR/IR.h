@@ -90,6 +90,11 @@ enum class OpKind {
                ///< stretched (operand and result have equal rank).
   Reduce,      ///< (tile) -> tile without dim `axis` (or a scalar when the operand has rank
                ///< 1): combine `reduceKind` (Sum adds in the operand dtype; Max/Min as Max/Min).
+               ///< With ReduceKind::Combine (tl.reduce): N >= 1 operand tiles of one shape give
+               ///< N results, and the op has one region, the combine function: its 2N scalar
+               ///< arguments are (a_0..a_{N-1}, b_0..b_{N-1}) of the operands' element types and
+               ///< it yields N scalars of those types. As in Triton, the combine must be
+               ///< associative and commutative: the order of combination is unspecified.
   ConvertLayout, ///< (tile) -> the same tile in another layout (gpu stage only).
   Permute,     ///< (tile) -> tile with dims reordered: result dim i is operand dim `ints[i]`
                ///< (tl.trans, tl.permute).
@@ -102,7 +107,11 @@ enum class OpKind {
                ///< x[..., n - 1 - i, ...] for n = shape[axis] (tl.flip).
   Scan,        ///< (tile) -> same shape: inclusive prefix combine (`reduceKind`) along `axis`,
                ///< from the end when `ival` is 1 (tl.cumsum, tl.cumprod; sums in the operand
-               ///< dtype, products as Mul).
+               ///< dtype, products as Mul). With ReduceKind::Combine (tl.associative_scan): N
+               ///< operands and results and a combine region as for Reduce, which need only be
+               ///< associative: result[i] = combine(...combine(x[0], x[1])..., x[i]), each call
+               ///< combine(earlier, later); from the end, the mirror image (flip, scan, flip:
+               ///< the later elements are the first argument).
   Dot,         ///< (a [M,K], b [K,N], acc [M,N]) -> [M,N] of acc's dtype: acc + a @ b (tl.dot).
                ///< a and b share a dtype; fp16/bf16 products accumulate in fp32; fp32 inputs
                ///< use TF32 (`ival` = DotPrecision::TF32, Triton's default) or IEEE fp32 FMA
@@ -140,7 +149,9 @@ bool isElementwise(OpKind k);
 
 enum class CmpPred { Eq, Ne, Lt, Le, Gt, Ge };
 const char *name(CmpPred p);
-enum class ReduceKind { Sum, Max, Min, Prod };
+/// The combine of Reduce and Scan: a built-in one, or Combine, the op's region (tl.reduce,
+/// tl.associative_scan).
+enum class ReduceKind { Sum, Max, Min, Prod, Combine };
 /// Read-modify-write operations of AtomicRMW (tl.atomic_*), stored in Op::ival.
 enum class AtomicKind : int64_t { Add, Max, Min, And, Or, Xor, Xchg };
 const char *name(AtomicKind k);

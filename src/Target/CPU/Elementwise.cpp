@@ -272,6 +272,7 @@ llvm::Value *Lowering::combine(ir::ReduceKind k, DType t, llvm::Value *a, llvm::
     case ir::ReduceKind::Prod: r = B.CreateFMul(x, y); break;
     case ir::ReduceKind::Max: r = intrinsic(llvm::Intrinsic::maxnum, {x->getType()}, {x, y}); break;
     case ir::ReduceKind::Min: r = intrinsic(llvm::Intrinsic::minnum, {x->getType()}, {x, y}); break;
+    case ir::ReduceKind::Combine: break; // a region: Lowering::combineValues
     }
     return r ? fromF32(r, t) : nullptr;
   }
@@ -282,6 +283,7 @@ llvm::Value *Lowering::combine(ir::ReduceKind k, DType t, llvm::Value *a, llvm::
   case ir::ReduceKind::Prod: return B.CreateMul(a, b);
   case ir::ReduceKind::Max: return intrinsic(sg ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, {a->getType()}, {a, b});
   case ir::ReduceKind::Min: return intrinsic(sg ? llvm::Intrinsic::smin : llvm::Intrinsic::umin, {a->getType()}, {a, b});
+  case ir::ReduceKind::Combine: break; // a region: Lowering::combineValues
   }
   return nullptr;
 }

@@ -537,31 +537,74 @@ void Lowering::emitStore(const ir::Op &op) {
   forEach(ptr->type.shape, one);
 }
 
+std::vector<llvm::Value *> Lowering::combineValues(const ir::Op &op, const std::vector<llvm::Value *> &a,
+                                                  const std::vector<llvm::Value *> &b) {
+  if (op.reduceKind != ir::ReduceKind::Combine)
+    return {combine(op.reduceKind, op.operands[0]->type.dtype(), a[0], b[0])};
+  // The combine region, emitted inline on these scalars.
+  const ir::Block &r = *op.regions[0];
+  size_t n = op.operands.size();
+  for (size_t i = 0; i < n; ++i) {
+    scalars_[r.args[i].get()] = a[i];
+    scalars_[r.args[n + i].get()] = b[i];
+  }
+  std::vector<llvm::Value *> out(n, nullptr);
+  if (!emitBlock(r))
+    return out;
+  const ir::Op *y = r.terminator();
+  for (size_t i = 0; i < n; ++i)
+    out[i] = scalar(y->operands[i]);
+  return out;
+}
+
 void Lowering::emitReduce(const ir::Op &op) {
-  const ir::Value *in = op.operands[0];
-  const ir::Value *r = op.result();
-  const auto &S = in->type.shape;
+  const size_t n = op.operands.size();
+  const auto &S = op.operands[0]->type.shape;
   size_t axis = static_cast<size_t>(op.axis);
-  DType t = in->type.dtype();
   int64_t A = S[axis];
-  if (r->type.isScalar()) {
-    // Rank 1: a sequential accumulation in index order, through a stack slot LLVM promotes.
+  auto elems = [&](const Index &i) {
+    std::vector<llvm::Value *> v;
+    for (const ir::Value *in : op.operands)
+      v.push_back(elem(in, i));
+    return v;
+  };
+  if (op.result()->type.isScalar()) {
+    // Rank 1: a sequential accumulation in index order, through stack slots LLVM promotes.
     llvm::IRBuilder<> E(entry_, entry_->begin());
-    llvm::AllocaInst *slot = E.CreateAlloca(regType(in->type.elem), nullptr, "acc");
-    B.CreateStore(elem(in, {B.getInt64(0)}), slot);
+    std::vector<llvm::AllocaInst *> slots;
+    for (const ir::Value *in : op.operands)
+      slots.push_back(E.CreateAlloca(regType(in->type.elem), nullptr, "acc"));
+    auto load = [&]() {
+      std::vector<llvm::Value *> v;
+      for (auto *slot : slots)
+        v.push_back(B.CreateLoad(slot->getAllocatedType(), slot));
+      return v;
+    };
+    auto store = [&](const std::vector<llvm::Value *> &v) {
+      for (size_t k = 0; k < n; ++k)
+        B.CreateStore(v[k], slots[k]);
+    };
+    store(elems({B.getInt64(0)}));
     if (A > 1)
       forEach({A - 1}, [&](const Index &j) {
-        llvm::Value *x = elem(in, {B.CreateAdd(j[0], B.getInt64(1))});
-        B.CreateStore(combine(op.reduceKind, t, B.CreateLoad(slot->getAllocatedType(), slot), x), slot);
+        std::vector<llvm::Value *> acc = load();
+        std::vector<llvm::Value *> x = elems({B.CreateAdd(j[0], B.getInt64(1))});
+        std::vector<llvm::Value *> c = combineValues(op, acc, x);
+        if (!failed_)
+          store(c);
       });
-    scalars_[r] = B.CreateLoad(slot->getAllocatedType(), slot);
+    std::vector<llvm::Value *> v = load();
+    for (size_t k = 0; k < n; ++k)
+      scalars_[op.result(static_cast<unsigned>(k))] = v[k];
     return;
   }
   // Rank > 1: out[o, k] = in[o, 0, k], then out[o, k] = combine(out[o, k], in[o, j, k]) for
   // j = 1 .. A-1 with k innermost, so every output element is combined in index order and the
   // loop over k vectorises.
-  llvm::Value *dst = buffer(r);
-  const auto &R = r->type.shape;
+  const auto &R = op.result()->type.shape;
+  std::vector<llvm::Value *> dst;
+  for (auto &res : op.results)
+    dst.push_back(buffer(res.get()));
   std::vector<int64_t> outer(S.begin(), S.begin() + static_cast<long>(axis));
   std::vector<int64_t> inner(S.begin() + static_cast<long>(axis) + 1, S.end());
   auto split = [&](const Index &i, llvm::Value *j) {
@@ -570,7 +613,11 @@ void Lowering::emitReduce(const ir::Op &op) {
     src.insert(src.end(), i.begin() + static_cast<long>(axis), i.end());
     return src;
   };
-  forEach(R, [&](const Index &i) { storeMem(dst, linear(i, R), elem(in, split(i, B.getInt64(0))), in->type.elem); });
+  forEach(R, [&](const Index &i) {
+    std::vector<llvm::Value *> x = elems(split(i, B.getInt64(0)));
+    for (size_t k = 0; k < n; ++k)
+      storeMem(dst[k], linear(i, R), x[k], op.operands[k]->type.elem);
+  });
   if (A == 1)
     return;
   std::vector<int64_t> loopShape = outer;
@@ -581,22 +628,29 @@ void Lowering::emitReduce(const ir::Op &op) {
     o.insert(o.end(), l.begin() + static_cast<long>(axis) + 1, l.end());
     llvm::Value *j = B.CreateAdd(l[axis], B.getInt64(1));
     llvm::Value *lin = linear(o, R);
-    llvm::Value *acc = loadMem(dst, lin, in->type.elem);
-    storeMem(dst, lin, combine(op.reduceKind, t, acc, elem(in, split(o, j))), in->type.elem);
+    std::vector<llvm::Value *> acc;
+    for (size_t k = 0; k < n; ++k)
+      acc.push_back(loadMem(dst[k], lin, op.operands[k]->type.elem));
+    std::vector<llvm::Value *> c = combineValues(op, acc, elems(split(o, j)));
+    if (failed_)
+      return;
+    for (size_t k = 0; k < n; ++k)
+      storeMem(dst[k], lin, c[k], op.operands[k]->type.elem);
   });
 }
 
 void Lowering::emitScan(const ir::Op &op) {
-  // Inclusive scan in index order: out[j] = out[j-1] (+) in[j] (forward) or
-  // out[j] = in[j] (+) out[j+1] (reverse), with the dims after the axis innermost.
-  const ir::Value *in = op.operands[0];
-  const ir::Value *r = op.result();
-  const auto &S = in->type.shape;
+  // Inclusive scan in index order: out[j] = combine(out[j-1], in[j]) (forward) or, from the
+  // end, out[j] = combine(out[j+1], in[j]) (Triton's reverse scan: flip, scan, flip), with the
+  // dims after the axis innermost.
+  const size_t n = op.operands.size();
+  const auto &S = op.operands[0]->type.shape;
   size_t axis = static_cast<size_t>(op.axis);
   int64_t A = S[axis];
   bool reverse = op.ival != 0;
-  DType t = in->type.dtype();
-  llvm::Value *dst = buffer(r);
+  std::vector<llvm::Value *> dst;
+  for (auto &res : op.results)
+    dst.push_back(buffer(res.get()));
   std::vector<int64_t> around = S;
   around.erase(around.begin() + static_cast<long>(axis));
   auto at = [&](const Index &i, llvm::Value *j) {
@@ -608,7 +662,8 @@ void Lowering::emitScan(const ir::Op &op) {
   llvm::Value *first = B.getInt64(reverse ? static_cast<uint64_t>(A - 1) : 0);
   forEach(around, [&](const Index &i) {
     Index p = at(i, first);
-    storeMem(dst, linear(p, S), elem(in, p), in->type.elem);
+    for (size_t k = 0; k < n; ++k)
+      storeMem(dst[k], linear(p, S), elem(op.operands[k], p), op.operands[k]->type.elem);
   });
   if (A == 1)
     return;
@@ -624,10 +679,16 @@ void Lowering::emitScan(const ir::Op &op) {
       j[axis] = B.CreateAdd(l[axis], B.getInt64(1));
       prev[axis] = l[axis];
     }
-    llvm::Value *x = elem(in, j);
-    llvm::Value *acc = loadMem(dst, linear(prev, S), in->type.elem);
-    llvm::Value *v = reverse ? combine(op.reduceKind, t, x, acc) : combine(op.reduceKind, t, acc, x);
-    storeMem(dst, linear(j, S), v, in->type.elem);
+    std::vector<llvm::Value *> x, acc;
+    for (size_t k = 0; k < n; ++k) {
+      x.push_back(elem(op.operands[k], j));
+      acc.push_back(loadMem(dst[k], linear(prev, S), op.operands[k]->type.elem));
+    }
+    std::vector<llvm::Value *> v = combineValues(op, acc, x);
+    if (failed_)
+      return;
+    for (size_t k = 0; k < n; ++k)
+      storeMem(dst[k], linear(j, S), v[k], op.operands[k]->type.elem);
   });
 }
 

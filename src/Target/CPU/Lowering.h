@@ -128,6 +128,11 @@ private:
   bool emitOp(const ir::Op &op);
   void emitLoad(const ir::Op &op);
   void emitStore(const ir::Op &op);
+  /// The combine of Reduce / Scan `op` applied to (a, b), one value per operand: the built-in
+  /// kind, or the op's combine region emitted inline on these scalars (empty entries after an
+  /// error).
+  std::vector<llvm::Value *> combineValues(const ir::Op &op, const std::vector<llvm::Value *> &a,
+                                           const std::vector<llvm::Value *> &b);
   void emitReduce(const ir::Op &op);
   void emitScan(const ir::Op &op);
   void emitDot(const ir::Op &op);

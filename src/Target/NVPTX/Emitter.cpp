@@ -563,6 +563,8 @@ llvm::Value *Emitter::combine(ir::ReduceKind k, DType t, llvm::Value *a, llvm::V
     return declareIntrinsicCall(sg ? llvm::Intrinsic::smin : llvm::Intrinsic::umin, {a->getType()}, {a, b});
   case ir::ReduceKind::Prod:
     return fl ? B.CreateFMul(a, b) : B.CreateMul(a, b);
+  case ir::ReduceKind::Combine: // a region: combineValues
+    break;
   }
   return nullptr;
 }
@@ -796,56 +798,128 @@ void Emitter::emitWhile(const ir::Op &op) {
   B.SetInsertPoint(exit);
 }
 
+std::vector<llvm::Value *> Emitter::combineValues(const ir::Op &op, const std::vector<llvm::Value *> &a,
+                                                 const std::vector<llvm::Value *> &b) {
+  if (op.reduceKind != ir::ReduceKind::Combine)
+    return {combine(op.reduceKind, op.operands[0]->type.dtype(), a[0], b[0])};
+  // The combine region, emitted inline on these scalars (every value in it is a scalar).
+  const ir::Block &r = *op.regions[0];
+  size_t n = op.operands.size();
+  for (size_t i = 0; i < n; ++i) {
+    vals_[r.args[i].get()] = {a[i]};
+    vals_[r.args[n + i].get()] = {b[i]};
+  }
+  emitBlock(r);
+  const ir::Op *y = r.terminator();
+  std::vector<llvm::Value *> out;
+  for (size_t i = 0; i < n; ++i)
+    out.push_back(scalar(y->operands[i]));
+  return out;
+}
+
+std::vector<llvm::Value *> Emitter::combineOrdered(const ir::Op &op, llvm::Value *upper, const std::vector<llvm::Value *> &mine,
+                                                  const std::vector<llvm::Value *> &partner) {
+  if (op.reduceKind != ir::ReduceKind::Combine)
+    return combineValues(op, mine, partner); // built-in combines are commutative
+  std::vector<llvm::Value *> first, second;
+  for (size_t k = 0; k < mine.size(); ++k) {
+    first.push_back(B.CreateSelect(upper, partner[k], mine[k]));
+    second.push_back(B.CreateSelect(upper, mine[k], partner[k]));
+  }
+  return combineValues(op, first, second);
+}
+
 void Emitter::emitReduce(const ir::Op &op) {
+  // N operands (tl.reduce over a tuple) travel together: every step moves each of them and
+  // combines them once. Combines follow the element order along the axis where the layout's
+  // bits do (registers, then lanes, then warps, each in order), so that a combine region sees
+  // (earlier, later) operands; built-in combines are commutative and skip the ordering.
+  const size_t n = op.operands.size();
   const ir::Value *in = op.operands[0];
   const ir::Layout &L = *in->layout;
   unsigned axisDim = static_cast<unsigned>(op.axis);
-  DType t = in->type.dtype();
-  const auto &src = regs(in);
+  std::vector<std::vector<llvm::Value *>> src;
+  for (const ir::Value *x : op.operands)
+    src.push_back(regs(x));
   ir::Layout S = ir::sliceLayout(L, axisDim);
+  auto column = [&](int r) {
+    std::vector<llvm::Value *> v;
+    for (size_t k = 0; k < n; ++k)
+      v.push_back(src[k][static_cast<size_t>(r)]);
+    return v;
+  };
   // 1. Within each thread: registers that differ only along the axis.
   std::vector<int> keptBits;
   for (size_t i = 0; i < L.reg.size(); ++i)
     if (L.reg[i][axisDim] == 0)
       keptBits.push_back(static_cast<int>(i));
-  std::vector<llvm::Value *> acc(S.numRegs(), nullptr);
+  std::vector<std::vector<llvm::Value *>> acc(S.numRegs());
   for (int r = 0; r < L.numRegs(); ++r) {
     int j = 0;
     for (size_t k = 0; k < keptBits.size(); ++k)
       if (r & (1 << keptBits[k]))
         j |= 1 << k;
-    acc[j] = acc[j] ? combine(op.reduceKind, t, acc[j], src[r]) : src[r];
+    acc[j] = acc[j].empty() ? column(r) : combineValues(op, acc[j], column(r));
   }
+  auto shuffled = [&](const std::vector<llvm::Value *> &v, int laneMask) {
+    std::vector<llvm::Value *> out;
+    for (llvm::Value *x : v)
+      out.push_back(shuffleXor(x, laneMask));
+    return out;
+  };
+  auto laneBitSet = [&](int bit) {
+    return B.CreateICmpNE(B.CreateAnd(B.CreateLShr(laneId(), B.getInt32(bit)), B.getInt32(1)), B.getInt32(0));
+  };
   // 2. Across lanes: butterfly over the lane bits that move along the axis.
   for (size_t i = 0; i < L.lane.size(); ++i)
-    if (L.lane[i][axisDim] != 0)
+    if (L.lane[i][axisDim] != 0) {
+      llvm::Value *upper = laneBitSet(static_cast<int>(i));
       for (auto &a : acc)
-        a = combine(op.reduceKind, t, a, shuffleXor(a, 1 << i));
-  // 3. Across warps: through shared memory.
+        a = combineOrdered(op, upper, a, shuffled(a, 1 << i));
+    }
+  // 3. Across warps: through shared memory, one region per operand.
   std::vector<int> warpBits;
   for (size_t i = 0; i < L.warp.size(); ++i)
     if (L.warp[i][axisDim] != 0)
       warpBits.push_back(static_cast<int>(i));
   if (!warpBits.empty()) {
     int W = 1 << warpBits.size();
-    unsigned eb = ir::storageBytes(t);
     int64_t outElems = 1;
     for (int64_t d : S.shape)
       outElems *= d;
-    reserveShared(outElems * W * eb);
+    std::vector<int64_t> base(n);
+    std::vector<unsigned> eb(n);
+    int64_t total = 0;
+    for (size_t k = 0; k < n; ++k) {
+      eb[k] = ir::storageBytes(op.operands[k]->type.dtype());
+      total = (total + eb[k] - 1) / eb[k] * eb[k];
+      base[k] = total;
+      total += outElems * W * eb[k];
+    }
+    reserveShared(total);
     llvm::Value *wa = B.getInt32(0);
     for (size_t k = 0; k < warpBits.size(); ++k)
       wa = B.CreateOr(wa, B.CreateShl(B.CreateAnd(B.CreateLShr(warp_, warpBits[k]), 1), k));
-    llvm::Type *ety = llvmType(in->type.elem);
     std::vector<llvm::Value *> slots(acc.size());
     for (size_t j = 0; j < acc.size(); ++j)
       slots[j] = S.rank() ? linearize(coord(S, static_cast<int>(j)), S.shape) : B.getInt32(0);
+    auto at = [&](size_t k, llvm::Value *idx) {
+      return smemPtr(B.CreateAdd(B.CreateMul(idx, B.getInt32(eb[k])), B.getInt32(static_cast<uint32_t>(base[k]))));
+    };
     barrier();
     for (size_t j = 0; j < acc.size(); ++j) {
       llvm::Value *idx = B.CreateAdd(B.CreateMul(slots[j], B.getInt32(W)), wa);
-      B.CreateStore(acc[j], smemPtr(B.CreateMul(idx, B.getInt32(eb))));
+      for (size_t k = 0; k < n; ++k)
+        B.CreateStore(acc[j][k], at(k, idx));
     }
     barrier();
+    auto loadPartial = [&](size_t j, llvm::Value *w) {
+      llvm::Value *idx = B.CreateAdd(B.CreateMul(slots[j], B.getInt32(W)), w);
+      std::vector<llvm::Value *> v;
+      for (size_t k = 0; k < n; ++k)
+        v.push_back(B.CreateLoad(llvmType(op.operands[k]->type.elem), at(k, idx)));
+      return v;
+    };
     // Lane bits along which the result is replicated (lanes differing only in them hold the
     // same output elements).
     std::vector<int> freeLanes;
@@ -861,25 +935,28 @@ void Emitter::emitReduce(const ir::Op &op) {
       for (size_t k = 0; k < warpBits.size(); ++k)
         mine = B.CreateOr(mine, B.CreateShl(B.CreateAnd(B.CreateLShr(laneId(), freeLanes[k]), 1), k));
       for (size_t j = 0; j < acc.size(); ++j) {
-        llvm::Value *idx = B.CreateAdd(B.CreateMul(slots[j], B.getInt32(W)), mine);
-        llvm::Value *v = B.CreateLoad(ety, smemPtr(B.CreateMul(idx, B.getInt32(eb))));
+        std::vector<llvm::Value *> v = loadPartial(j, mine);
         for (size_t k = 0; k < warpBits.size(); ++k)
-          v = combine(op.reduceKind, t, v, shuffleXor(v, 1 << freeLanes[k]));
+          v = combineOrdered(op, laneBitSet(freeLanes[k]), v, shuffled(v, 1 << freeLanes[k]));
         acc[j] = v;
       }
     } else {
       for (size_t j = 0; j < acc.size(); ++j) {
-        llvm::Value *r = nullptr;
+        std::vector<llvm::Value *> r;
         for (int w = 0; w < W; ++w) {
-          llvm::Value *idx = B.CreateAdd(B.CreateMul(slots[j], B.getInt32(W)), B.getInt32(w));
-          llvm::Value *v = B.CreateLoad(ety, smemPtr(B.CreateMul(idx, B.getInt32(eb))));
-          r = r ? combine(op.reduceKind, t, r, v) : v;
+          std::vector<llvm::Value *> v = loadPartial(j, B.getInt32(w));
+          r = r.empty() ? v : combineValues(op, r, v);
         }
         acc[j] = r;
       }
     }
   }
-  vals_[op.result()] = acc;
+  for (size_t k = 0; k < n; ++k) {
+    std::vector<llvm::Value *> out;
+    for (auto &a : acc)
+      out.push_back(a[k]);
+    vals_[op.result(static_cast<unsigned>(k))] = out;
+  }
 }
 
 void Emitter::emitConvert(const ir::Op &op) {

@@ -138,6 +138,15 @@ public:
   /// registers differing in these bits hold one value.
   int equalRegisterBits(const ir::Value *v);
   llvm::Value *combine(ir::ReduceKind k, ir::DType t, llvm::Value *a, llvm::Value *b);
+  /// The combine of Reduce / Scan `op` on (a, b), one value per operand: the built-in kind, or
+  /// the op's combine region emitted inline on these scalars.
+  std::vector<llvm::Value *> combineValues(const ir::Op &op, const std::vector<llvm::Value *> &a,
+                                           const std::vector<llvm::Value *> &b);
+  /// combineValues on this thread's values and a partner's, in element order: (partner, mine)
+  /// where `upper` (this thread holds the later elements), else (mine, partner). Built-in
+  /// combines, which are commutative, skip the selects.
+  std::vector<llvm::Value *> combineOrdered(const ir::Op &op, llvm::Value *upper, const std::vector<llvm::Value *> &mine,
+                                            const std::vector<llvm::Value *> &partner);
   llvm::Value *shuffleXor(llvm::Value *v, int laneMask);
   /// An inclusive scan (tl.cumsum / tl.cumprod, `reverse` too) computed over the bits of the
   /// index along the axis: within registers, across lanes by shuffles, across warps through

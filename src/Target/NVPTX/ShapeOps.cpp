@@ -181,23 +181,32 @@ bool Emitter::emitScanByBits(const ir::Op &op) {
   // the same thread (register bit), another lane (shfl.sync.bfly) or another warp (shared
   // memory, one barrier per warp bit). Blocked layouts take registers, then lanes, then warps:
   // a 4096-element fp32 row over 8 warps needs 5 shuffle rounds and 3 barriers, where the
-  // shared-memory scan needs 24 barriers.
+  // shared-memory scan needs 24 barriers. Every combine takes the block that comes first in
+  // scan order (lower indices; higher ones for a reverse scan) as its first operand, so a
+  // combine region need only be associative (tl.associative_scan). N operands travel together.
+  using Vals = std::vector<llvm::Value *>;
   const ir::Value *in = op.operands[0];
   const ir::Layout &l = *in->layout;
   unsigned axis = static_cast<unsigned>(op.axis);
   auto owners = axisBitOwners(l, axis, in->type.shape[axis]);
   if (!owners)
     return false;
-  ir::ScalarType et = in->type.elem;
-  unsigned eb = ir::storageBytes(et.dtype);
+  const size_t nops = op.operands.size();
   bool reverse = op.ival != 0;
-  auto combineScan = [&](llvm::Value *a, llvm::Value *b) -> llvm::Value * {
-    if (op.reduceKind == ir::ReduceKind::Prod)
-      return ir::isFloat(et.dtype) ? B.CreateFMul(a, b) : B.CreateMul(a, b);
-    return combine(op.reduceKind, et.dtype, a, b);
-  };
   const int n = l.numRegs();
-  std::vector<llvm::Value *> P = regs(in), T = P;
+  std::vector<Vals> P(static_cast<size_t>(n), Vals(nops));
+  for (size_t k = 0; k < nops; ++k) {
+    const auto &src = regs(op.operands[k]);
+    for (int r = 0; r < n; ++r)
+      P[static_cast<size_t>(r)][k] = src[static_cast<size_t>(r)];
+  }
+  std::vector<Vals> T = P;
+  auto select = [&](llvm::Value *c, const Vals &a, const Vals &b) {
+    Vals out;
+    for (size_t k = 0; k < nops; ++k)
+      out.push_back(B.CreateSelect(c, a[k], b[k]));
+    return out;
+  };
   // Register bits already merged: registers that differ only in them share one T.
   int merged = 0;
   auto reps = [&] {
@@ -223,11 +232,16 @@ bool Emitter::emitScanByBits(const ir::Op &op) {
       }
     }
   }
-  int64_t regionBytes = static_cast<int64_t>(maxReps) * 32 * l.numWarps() * eb;
+  int64_t perThreadSlots = static_cast<int64_t>(maxReps) * 32 * l.numWarps();
+  std::vector<int64_t> opOffset(nops);
+  int64_t regionBytes = 0;
+  for (size_t k = 0; k < nops; ++k) {
+    opOffset[k] = regionBytes;
+    regionBytes += perThreadSlots * ir::storageBytes(op.operands[k]->type.dtype());
+  }
   if (maxReps)
     reserveShared(2 * regionBytes);
   int warpRound = 0;
-  llvm::Type *ety = P.empty() ? nullptr : P[0]->getType();
   for (const AxisBit &o : *owners) {
     if (o.kind == 'r') {
       int bit = 1 << o.bit;
@@ -235,55 +249,73 @@ bool Emitter::emitScanByBits(const ir::Op &op) {
         if (lo & bit)
           continue;
         int hi = lo | bit;
-        if (reverse)
-          P[lo] = combineScan(P[lo], T[hi]);
-        else
-          P[hi] = combineScan(T[lo], P[hi]);
-        llvm::Value *t = combineScan(T[lo], T[hi]);
-        T[lo] = T[hi] = t;
+        if (reverse) {
+          P[lo] = combineValues(op, T[hi], P[lo]);
+          T[lo] = T[hi] = combineValues(op, T[hi], T[lo]);
+        } else {
+          P[hi] = combineValues(op, T[lo], P[hi]);
+          T[lo] = T[hi] = combineValues(op, T[lo], T[hi]);
+        }
       }
       merged |= bit;
       continue;
     }
     // The partner's T, one value per representative register.
     std::vector<int> rs = reps();
-    std::map<int, llvm::Value *> partner;
+    std::map<int, Vals> partner;
     llvm::Value *id = o.kind == 'l' ? laneId() : warpId();
     llvm::Value *upper = B.CreateICmpNE(B.CreateAnd(B.CreateLShr(id, B.getInt32(o.bit)), B.getInt32(1)), B.getInt32(0));
     if (o.kind == 'l') {
-      for (int r : rs)
-        partner[r] = shuffleXor(T[r], 1 << o.bit);
+      for (int r : rs) {
+        Vals v;
+        for (llvm::Value *x : T[r])
+          v.push_back(shuffleXor(x, 1 << o.bit));
+        partner[r] = v;
+      }
     } else {
       if (warpRound == 0)
         barrier();
       int64_t base = (warpRound % 2) * regionBytes;
-      auto slot = [&](llvm::Value *warp, size_t j) {
+      auto slot = [&](llvm::Value *warp, size_t j, size_t k) {
         llvm::Value *thread = B.CreateAdd(B.CreateMul(warp, B.getInt32(32)), laneId());
         llvm::Value *idx = B.CreateAdd(B.CreateMul(thread, B.getInt32(static_cast<uint32_t>(rs.size()))),
                                        B.getInt32(static_cast<uint32_t>(j)));
-        return smemPtr(B.CreateAdd(B.CreateMul(idx, B.getInt32(eb)), B.getInt32(static_cast<uint32_t>(base))));
+        unsigned eb = ir::storageBytes(op.operands[k]->type.dtype());
+        return smemPtr(B.CreateAdd(B.CreateMul(idx, B.getInt32(eb)), B.getInt32(static_cast<uint32_t>(base + opOffset[k]))));
       };
       for (size_t j = 0; j < rs.size(); ++j)
-        B.CreateStore(T[rs[j]], slot(warpId(), j));
+        for (size_t k = 0; k < nops; ++k)
+          B.CreateStore(T[rs[j]][k], slot(warpId(), j, k));
       barrier();
       llvm::Value *pw = B.CreateXor(warpId(), B.getInt32(1u << o.bit));
-      for (size_t j = 0; j < rs.size(); ++j)
-        partner[rs[j]] = B.CreateLoad(ety, slot(pw, j));
+      for (size_t j = 0; j < rs.size(); ++j) {
+        Vals v;
+        for (size_t k = 0; k < nops; ++k)
+          v.push_back(B.CreateLoad(T[rs[j]][k]->getType(), slot(pw, j, k)));
+        partner[rs[j]] = v;
+      }
       ++warpRound;
     }
+    // The partner block comes first in scan order when it holds lower indices (this thread is
+    // in the upper half) for a forward scan, higher ones for a reverse scan.
+    llvm::Value *partnerFirst = reverse ? B.CreateNot(upper) : upper;
     for (int r = 0; r < n; ++r) {
-      llvm::Value *pt = partner[r & ~merged];
-      P[r] = reverse ? B.CreateSelect(upper, P[r], combineScan(P[r], pt))
-                     : B.CreateSelect(upper, combineScan(pt, P[r]), P[r]);
+      const Vals &pt = partner[r & ~merged];
+      P[r] = select(partnerFirst, combineValues(op, pt, P[r]), P[r]);
     }
     for (int r : rs) {
-      llvm::Value *t = combineScan(T[r], partner[r]);
+      Vals t = combineOrdered(op, partnerFirst, T[r], partner[r]);
       for (int q = 0; q < n; ++q)
         if ((q & ~merged) == r)
           T[q] = t;
     }
   }
-  vals_[op.result()] = P;
+  for (size_t k = 0; k < nops; ++k) {
+    std::vector<llvm::Value *> out;
+    for (auto &p : P)
+      out.push_back(p[k]);
+    vals_[op.result(static_cast<unsigned>(k))] = out;
+  }
   return true;
 }
 
@@ -291,32 +323,44 @@ void Emitter::emitScan(const ir::Op &op) {
   if (emitScanByBits(op))
     return;
   // Hillis-Steele inclusive scan along `axis`: after the round with distance s, every element
-  // holds the combine of the 2s elements ending at it. Each round reads the previous round's
-  // values from shared memory (barrier, read, barrier, write).
+  // holds the combine of the 2s elements ending at it (starting at it, for a reverse scan), the
+  // partner's value first. Each round reads the previous round's values from shared memory
+  // (barrier, write, barrier, read), one region per operand.
+  using Vals = std::vector<llvm::Value *>;
+  const size_t nops = op.operands.size();
   const ir::Value *in = op.operands[0];
   const ir::Layout &l = *in->layout;
-  ir::ScalarType et = in->type.elem;
-  unsigned eb = ir::storageBytes(et.dtype);
   unsigned axis = static_cast<unsigned>(op.axis);
   int64_t len = in->type.shape[axis];
   bool reverse = op.ival != 0;
-  reserveShared(in->type.numElements() * eb);
-  std::vector<llvm::Value *> vals = regs(in);
+  std::vector<int64_t> opOffset(nops);
+  int64_t total = 0;
+  for (size_t k = 0; k < nops; ++k) {
+    unsigned eb = ir::storageBytes(op.operands[k]->type.dtype());
+    total = (total + 7) / 8 * 8;
+    opOffset[k] = total;
+    total += in->type.numElements() * eb;
+  }
+  reserveShared(total);
+  std::vector<Vals> vals(static_cast<size_t>(l.numRegs()), Vals(nops));
+  for (size_t k = 0; k < nops; ++k) {
+    const auto &src = regs(op.operands[k]);
+    for (int r = 0; r < l.numRegs(); ++r)
+      vals[static_cast<size_t>(r)][k] = src[static_cast<size_t>(r)];
+  }
   std::vector<std::vector<llvm::Value *>> coords;
   for (int r = 0; r < l.numRegs(); ++r)
     coords.push_back(coord(l, r));
-  auto combineScan = [&](llvm::Value *a, llvm::Value *b) -> llvm::Value * {
-    if (op.reduceKind == ir::ReduceKind::Prod)
-      return ir::isFloat(et.dtype) ? B.CreateFMul(a, b) : B.CreateMul(a, b);
-    return combine(op.reduceKind, et.dtype, a, b);
-  };
-  auto address = [&](const std::vector<llvm::Value *> &c) {
-    return smemPtr(B.CreateMul(linearIndex(B, c, in->type.shape, 1, 0), B.getInt32(eb)));
+  auto address = [&](const std::vector<llvm::Value *> &c, size_t k) {
+    unsigned eb = ir::storageBytes(op.operands[k]->type.dtype());
+    return smemPtr(B.CreateAdd(B.CreateMul(linearIndex(B, c, in->type.shape, 1, 0), B.getInt32(eb)),
+                               B.getInt32(static_cast<uint32_t>(opOffset[k]))));
   };
   for (int64_t s = 1; s < len; s *= 2) {
     barrier();
     for (int r = 0; r < l.numRegs(); ++r)
-      B.CreateStore(vals[r], address(coords[r]));
+      for (size_t k = 0; k < nops; ++k)
+        B.CreateStore(vals[r][k], address(coords[r], k));
     barrier();
     for (int r = 0; r < l.numRegs(); ++r) {
       // The partner s elements before (after, for reverse) along the axis, if inside the tile.
@@ -329,11 +373,20 @@ void Emitter::emitScan(const ir::Op &op) {
                          : B.CreateSelect(inside, B.CreateSub(pos, B.getInt32(static_cast<uint32_t>(s))), pos);
       if (reverse)
         pc[axis] = B.CreateSelect(inside, pc[axis], pos);
-      llvm::Value *partner = B.CreateLoad(llvmType(et), address(pc));
-      vals[r] = B.CreateSelect(inside, reverse ? combineScan(vals[r], partner) : combineScan(partner, vals[r]), vals[r]);
+      Vals partner;
+      for (size_t k = 0; k < nops; ++k)
+        partner.push_back(B.CreateLoad(llvmType(op.operands[k]->type.elem), address(pc, k)));
+      Vals c = combineValues(op, partner, vals[r]);
+      for (size_t k = 0; k < nops; ++k)
+        vals[r][k] = B.CreateSelect(inside, c[k], vals[r][k]);
     }
   }
-  vals_[op.result()] = vals;
+  for (size_t k = 0; k < nops; ++k) {
+    std::vector<llvm::Value *> out;
+    for (auto &v : vals)
+      out.push_back(v[k]);
+    vals_[op.result(static_cast<unsigned>(k))] = out;
+  }
 }
 
 } // namespace tle::nvptx
