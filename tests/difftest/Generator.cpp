@@ -168,6 +168,8 @@ private:
         v = specials[rng_.range(0, 4)];
         if (rng_.chance(0.5))
           return ir::isSigned(t) ? (rng_.chance(0.5) ? (1ull << (w - 1)) : (1ull << (w - 1)) - 1) & mask : mask;
+      } else if (rng_.chance(0.1)) {
+        return rng_.next() & mask; // any value: wrap-around and large shifts
       } else {
         v = ir::isSigned(t) ? rng_.range(-20, 20) : rng_.range(0, 40);
       }
@@ -312,7 +314,7 @@ private:
   Expr gen(int depth) {
     if (depth <= 0 || rng_.chance(0.25))
       return asTensor(leaf());
-    int choice = int(rng_.range(0, 15));
+    int choice = int(rng_.range(0, 19));
     switch (choice) {
     case 0: case 1: case 2: { // + - *
       Expr a = asNumeric(gen(depth - 1));
@@ -448,6 +450,59 @@ private:
       r.t = t;
       return r;
     }
+    case 16: { // fma on fp32, umulhi on 32-bit integers
+      if (rng_.chance(0.5)) {
+        Expr a = cast(asTensor(gen(depth - 1)), DType::F32), b = cast(asTensor(gen(depth - 1)), DType::F32),
+             c = cast(asTensor(gen(depth - 1)), DType::F32);
+        Expr r = a;
+        r.s = "tl.fma(" + a.s + ", " + b.s + ", " + c.s + ")";
+        r.shape = broadcastShapes(a.shape, broadcastShapes(b.shape, c.shape));
+        return r;
+      }
+      DType t = rng_.chance(0.5) ? DType::I32 : DType::U32;
+      Expr a = cast(asTensor(gen(depth - 1)), t), b = cast(asTensor(gen(depth - 1)), t);
+      Expr r = a;
+      r.s = "tl.umulhi(" + a.s + ", " + b.s + ")";
+      r.shape = broadcastShapes(a.shape, b.shape);
+      return r;
+    }
+    case 17: { // shape ops on full tiles: flip, join + reduce over the new dim, reshape + trans
+      Expr a = makeFull(gen(depth - 1));
+      int k = int(rng_.range(0, rank_ == 2 ? 2 : 1));
+      Expr r = a;
+      if (k == 0) {
+        r.s = "tl.flip(" + a.s + ", " + std::to_string(rng_.range(0, rank_ - 1)) + ")";
+      } else if (k == 1) {
+        Expr b = makeFull(gen(depth - 1));
+        if (b.t != a.t)
+          b = cast(b, a.t);
+        const char *fn = rng_.chance(0.5) ? "tl.max(" : "tl.min(";
+        r.s = std::string(fn) + "tl.join(" + a.s + ", " + b.s + "), axis=" + std::to_string(rank_) + ")";
+        if (ir::storageBytes(a.t) < 4)
+          r.t = ir::isFloat(a.t) ? DType::F32 : DType::I32;
+      } else {
+        r.s = "tl.trans(tl.reshape(" + a.s + ", " + shapeText({full_[1], full_[0]}) + "))";
+      }
+      return r;
+    }
+    case 18: { // casts that round toward zero, and cumprod
+      Expr a = asNumeric(asTensor(gen(depth - 1)));
+      if (rng_.chance(0.5)) {
+        a = cast(a, DType::F32);
+        DType t = rng_.chance(0.5) ? DType::F16 : DType::BF16;
+        Expr r = a;
+        r.s = a.s + ".to(" + tlName(t) + ", fp_downcast_rounding=\"rtz\")";
+        r.t = t;
+        return r;
+      }
+      if (a.shape.empty())
+        a = makeFull(a);
+      Expr r = a;
+      r.s = "tl.cumprod(" + a.s + ", axis=" + std::to_string(rng_.range(0, rank_ - 1)) + ")";
+      if (a.t == DType::BF16)
+        r.t = DType::F32;
+      return r;
+    }
     default: { // cumsum
       Expr a = asNumeric(gen(depth - 1));
       if (a.shape.empty())
@@ -491,6 +546,8 @@ private:
   void genLoop(int nesting) {
     Expr init = makeFull(gen(maxDepth_ - 1));
     DType t = init.t;
+    Expr second = makeFull(gen(maxDepth_ - 1));
+    bindVar(cast(second, second.t), "acc"); // pool_[poolSize - 2] inside the body
     Expr acc = bindVar(cast(init, t), "acc");
     std::string iv = fresh("i");
     std::string bounds;
@@ -503,7 +560,13 @@ private:
       bounds = std::to_string(rng_.range(0, 3));
     else
       bounds = "si, si + 3";
-    line("for " + iv + " in range(" + bounds + "):");
+    bool whileLoop = rng_.chance(0.2);
+    if (whileLoop) {
+      line(iv + " = si");
+      line("while " + iv + " < si + kn:");
+    } else {
+      line("for " + iv + " in range(" + bounds + "):");
+    }
     ++indent_;
     size_t poolSize = pool_.size();
     Expr ivE;
@@ -514,23 +577,55 @@ private:
       genLoop(nesting + 1);
     if (rng_.chance(0.3))
       bindVar(gen(maxDepth_ - 1));
-    Expr step = gen(maxDepth_ - 1);
-    std::string update;
-    if (rng_.chance(0.3)) {
-      Expr c = condition(1);
-      update = "tl.where(" + c.s + ", " + makeFull(step).s + ", " + acc.s + ")";
-    } else {
-      const char *ops[] = {"+", "-", "*", "^"};
-      int k = int(rng_.range(0, isInt(t) && isInt(step.t) ? 3 : 2));
-      step = asNumeric(step);
-      if (k == 3 || !isInt(step.t) || !isInt(t))
-        k = std::min(k, 2);
-      update = "(" + acc.s + " " + ops[k] + " " + step.s + ")";
+    // A second carried tile, sometimes, updated from the first while the first is updated from
+    // it (a swap: the new values must be computed from the old ones).
+    bool pair = rng_.chance(0.3);
+    Expr other;
+    if (pair) {
+      other = pool_[poolSize - 2]; // acc2, bound before the loop (see below)
     }
-    line(acc.s + " = (" + update + ").to(" + tlName(t) + ")");
+    std::string update = carriedUpdate(acc, pair ? &other : nullptr);
+    if (pair) {
+      std::string update2 = carriedUpdate(other, &acc);
+      line(acc.s + ", " + other.s + " = (" + update + ").to(" + tlName(t) + "), (" + update2 + ").to(" +
+           tlName(other.t) + ")");
+    } else {
+      line(acc.s + " = (" + update + ").to(" + tlName(t) + ")");
+    }
+    if (whileLoop)
+      line(iv + " += 1");
     pool_.resize(poolSize); // values of the body do not outlive it (except the carried one)
     dropOutOfScope();
     --indent_;
+  }
+
+  /// The next value of carried tile `acc`: a function of its old value (itself, flipped, scanned,
+  /// or minus its reduction, which read other elements than the one written), of `partner`
+  /// (another carried tile) when given, and of a random expression.
+  std::string carriedUpdate(const Expr &acc, const Expr *partner) {
+    std::string self = acc.s;
+    int axis = int(rng_.range(0, rank_ - 1));
+    switch (rng_.range(0, 5)) {
+    case 0: self = "tl.flip(" + acc.s + ", " + std::to_string(axis) + ")"; break;
+    case 1: self = "tl.cumsum(" + acc.s + ", axis=" + std::to_string(axis) + ")"; break;
+    case 2:
+      self = "(" + acc.s + " - tl.max(" + acc.s + ", axis=" + std::to_string(axis) +
+             (rank_ == 2 ? ", keep_dims=True))" : "))");
+      break;
+    case 3:
+      if (rank_ == 2 && full_[0] == full_[1])
+        self = "tl.trans(" + acc.s + ")";
+      break;
+    default: break;
+    }
+    Expr step = partner && rng_.chance(0.7) ? *partner : asNumeric(gen(maxDepth_ - 1));
+    if (rng_.chance(0.25)) {
+      Expr c = condition(1);
+      return "tl.where(" + c.s + ", " + makeFull(step).s + ", " + self + ")";
+    }
+    const char *ops[] = {"+", "-", "*", "^", "|"};
+    int k = int(rng_.range(0, isInt(acc.t) && isInt(step.t) ? 4 : 2));
+    return "(" + self + " " + ops[k] + " " + step.s + ")";
   }
 
   void genIf() {

@@ -42,6 +42,7 @@ struct Options {
   bool show = false;
   bool verbose = false;
   bool corrupt = false;
+  std::string source;
   double relTol = 1e-5;
 };
 
@@ -204,6 +205,14 @@ void corruptFirstOutput(const GeneratedKernel &k, Buffers &b) {
 /// Generates, compiles, runs and compares kernel `seed`. Returns a finding or nullopt.
 std::optional<Finding> testSeed(uint64_t seed, const Options &o) {
   GeneratedKernel k = generateKernel(seed);
+  if (!o.source.empty()) {
+    std::ifstream in(o.source);
+    if (!in)
+      throw std::runtime_error("cannot read '" + o.source + "'");
+    std::ostringstream text;
+    text << in.rdbuf();
+    k.source = text.str();
+  }
   if (o.show)
     std::cout << "# seed " << seed << ": -s \"" << k.signature << "\" --grid " << k.grid[0] << "," << k.grid[1] << "\n"
               << k.source << "\n";
@@ -288,6 +297,9 @@ int main(int argc, char **argv) {
                  "relative tolerance for float outputs of kernels that call exp or log (default 1e-5)");
   app.add_flag("--corrupt", o.corrupt,
                "self-test: change one element of every CPU result; succeeds only if every kernel is reported");
+  app.add_option("--source", o.source,
+                 "use this kernel source instead of the generated one, with the seed's signature, grid and inputs "
+                 "(to reduce a finding by hand)");
   app.add_flag("--show", o.show, "print every generated kernel and its signature");
   app.add_flag("-v,--verbose", o.verbose, "print one line per kernel");
   try {
