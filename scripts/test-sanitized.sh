@@ -62,6 +62,8 @@ run_start=$SECONDS
 status=0
 # Label unit: tests/unit (Catch2); label lit: the lit and errors suites; label conformance: the
 # conformance suite, sampled (--sample 3 in sanitized builds, tests/conformance/CMakeLists.txt).
+# Label difftest is not run here: each of its random kernels goes through LLVM's O2 and the JIT,
+# minutes under ASan for the fixed range; tests/difftest/README.md says how it was checked.
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$JOBS" -L 'unit|lit|conformance' "$@" || status=$?
 # libtle_rt against the missing and the mock driver (the benchmark program is not built here).
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$JOBS" -R '^runtime[.]' -E 'bench-softmax' "$@" || status=$?
