@@ -261,7 +261,11 @@ void optimize(llvm::Module &m, llvm::TargetMachine &tm, unsigned level) {
   llvm::ModuleAnalysisManager mam;
   llvm::PipelineTuningOptions pto;
   pto.LoopVectorization = level >= 2;
-  pto.SLPVectorization = level >= 2;
+  // No SLP vectorization: LLVM 19's SLP vectorizer narrows `uitofp (add nuw nsw (zext i8 x to
+  // i32), -1000)` to 16 bits (its minimum-bitwidth analysis), so (x_u8.to(tl.uint32) - 1000)
+  // .to(tl.float32) gave 64576 instead of 4294966272 (tests/lit/cpu/difftest_u32_sub_to_float.tle,
+  // found by tle-difftest). Tile loops are vectorised by the loop vectorizer.
+  pto.SLPVectorization = false;
   llvm::PassBuilder pb(&tm, pto);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
