@@ -1,6 +1,8 @@
 // tle-bench --tune: parallel tlec compiles of a candidate space, cost-model pruning, GPU timing of the top K, cache and dispatch table (see Tune.h, docs/bench.md).
 #include "Tune.h"
 
+#include "Options.h"
+
 #include "harness/CostModel.h"
 #include "harness/Cubin.h"
 #include "harness/Families.h"
@@ -46,44 +48,6 @@ using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-struct TuneOptions {
-  std::string spec;
-  std::vector<std::string> caseFilters;
-  std::vector<std::pair<std::string, std::string>> overrides;
-  size_t topK = 12;
-  bool exhaustive = false;
-  bool compileOnly = false;
-  bool force = false;
-  bool useCache = true;
-  std::string cachePath;
-  std::string dispatchDir;
-  std::string exportConfigs;
-  std::string jsonOut, mdOut;
-  std::string workDir;
-  std::string tlec, tleLink;
-  std::string space = "auto"; // auto | decorator | generated
-  std::string arch = "sm_90a";
-  int sms = 0;
-  int jobs = 0;
-  int reps = 20, warmup = 5;
-  int64_t flushMiB = 256;
-  int device = 0;
-  uint64_t seed = 1;
-  size_t maxCandidates = 0;
-  ModelOptions model;
-};
-
-[[noreturn]] void tuneUsage(int status) {
-  std::fprintf(status ? stderr : stdout,
-               "usage: tle-bench --tune SPEC.json [--case SUBSTR]... [--set NAME=VALUE]... [--top-k K] [--exhaustive]\n"
-               "                 [--compile-only] [--jobs N] [--tlec PATH] [--tle-link PATH] [--work-dir DIR]\n"
-               "                 [--space auto|decorator|generated] [--max-candidates N] [--max-spill-bytes N]\n"
-               "                 [--reps N] [--warmup N] [--flush-mib N] [--device N] [--seed N]\n"
-               "                 [--cache FILE | --no-cache] [--force] [--dispatch DIR] [--export-configs FILE]\n"
-               "                 [--json FILE] [--md FILE] [--arch ARCH] [--sms N]\n");
-  std::exit(status);
-}
-
 std::string findTool(const std::string &flag, const char *env, const std::string &name) {
   if (!flag.empty())
     return flag;
@@ -93,101 +57,6 @@ std::string findTool(const std::string &flag, const char *env, const std::string
   if (access(local.c_str(), X_OK) == 0)
     return local;
   return name; // PATH
-}
-
-TuneOptions parseTuneOptions(int argc, char **argv) {
-  TuneOptions o;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "tle-bench: %s needs a value\n", a.c_str());
-        tuneUsage(2);
-      }
-      return argv[++i];
-    };
-    try {
-      if (a == "--tune")
-        continue;
-      else if (a == "--case")
-        o.caseFilters.push_back(value());
-      else if (a == "--set")
-        o.overrides.push_back(splitAssign(value(), "--set"));
-      else if (a == "--top-k")
-        o.topK = size_t(std::stoul(value()));
-      else if (a == "--exhaustive")
-        o.exhaustive = true;
-      else if (a == "--compile-only")
-        o.compileOnly = true;
-      else if (a == "--force")
-        o.force = true;
-      else if (a == "--no-cache")
-        o.useCache = false;
-      else if (a == "--cache")
-        o.cachePath = value();
-      else if (a == "--dispatch")
-        o.dispatchDir = value();
-      else if (a == "--export-configs")
-        o.exportConfigs = value();
-      else if (a == "--json")
-        o.jsonOut = value();
-      else if (a == "--md")
-        o.mdOut = value();
-      else if (a == "--work-dir")
-        o.workDir = value();
-      else if (a == "--tlec")
-        o.tlec = value();
-      else if (a == "--tle-link")
-        o.tleLink = value();
-      else if (a == "--space")
-        o.space = value();
-      else if (a == "--arch")
-        o.arch = value();
-      else if (a == "--sms")
-        o.sms = std::stoi(value());
-      else if (a == "--jobs" || a == "-j")
-        o.jobs = std::stoi(value());
-      else if (a == "--reps")
-        o.reps = std::stoi(value());
-      else if (a == "--warmup")
-        o.warmup = std::stoi(value());
-      else if (a == "--flush-mib")
-        o.flushMiB = std::stoll(value());
-      else if (a == "--device")
-        o.device = std::stoi(value());
-      else if (a == "--seed")
-        o.seed = std::stoull(value());
-      else if (a == "--max-candidates")
-        o.maxCandidates = size_t(std::stoul(value()));
-      else if (a == "--max-spill-bytes")
-        o.model.maxLocalBytes = std::stoll(value());
-      else if (a == "-h" || a == "--help")
-        tuneUsage(0);
-      else if (!a.empty() && a[0] == '-') {
-        std::fprintf(stderr, "tle-bench --tune: unknown option '%s'\n", a.c_str());
-        tuneUsage(2);
-      } else if (o.spec.empty())
-        o.spec = a;
-      else {
-        std::fprintf(stderr, "tle-bench --tune: one spec file only ('%s')\n", a.c_str());
-        tuneUsage(2);
-      }
-    } catch (const std::logic_error &) {
-      std::fprintf(stderr, "tle-bench --tune: bad value for %s\n", a.c_str());
-      tuneUsage(2);
-    }
-  }
-  if (o.spec.empty())
-    tuneUsage(2);
-  if (o.topK < 1 || o.reps < 1 || o.warmup < 0 || o.flushMiB < 0 ||
-      (o.space != "auto" && o.space != "decorator" && o.space != "generated")) {
-    std::fprintf(stderr, "tle-bench --tune: --top-k and --reps must be >= 1, --warmup and --flush-mib >= 0, "
-                         "--space auto|decorator|generated\n");
-    tuneUsage(2);
-  }
-  if (o.jobs <= 0)
-    o.jobs = int(std::max(1u, std::thread::hardware_concurrency()));
-  return o;
 }
 
 std::string readText(const std::string &path) {
@@ -443,7 +312,10 @@ std::string rejectKind(const std::string &reason) {
 // ------------------------------------------------------------------------------------------------
 
 int runTune(int argc, char **argv) {
-  TuneOptions o = parseTuneOptions(argc, argv);
+  ParsedCommandLine<TuneOptions> parsed = parseTuneCommandLine(commandLineArgs(argc, argv));
+  if (parsed.exitStatus)
+    return printParseExit(parsed.exitStatus, parsed.message);
+  const TuneOptions &o = parsed.options;
   const auto tStart = Clock::now();
   Suite suite;
   try {

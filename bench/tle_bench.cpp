@@ -1,13 +1,9 @@
 // tle-bench: runs benchmark suites (bench/suites/*.json) of tlec kernels through libtle_rt — check, time, compare with a copy.
 //
-// Usage: tle-bench SUITE.json... [--case SUBSTR]... [--set NAME=VALUE]... [--reps N] [--warmup N]
-//                  [--flush-mib 256] [--max-rotate 8] [--device 0] [--kernel-dir DIR]
-//                  [--json FILE] [--md FILE] [--seed N]
-//        tle-bench SUITE.json --dry-run [--time-host] [--sms N] [--arch sm_90a]  (no GPU: the plan;
-//                  --time-host also generates the inputs and runs the references, to time the host side)
-//        tle-bench SUITE.json --cpu-check TLE_RUN [--set ...] [--sms N]  (no GPU: run and check
-//                  every case through `tle-run --target cpu`, normally at small --set sizes)
-//        tle-bench --tune SPEC.json ...  (autotuning: Tune.h, docs/bench.md "Autotuning")
+// Modes (the options: Options.h, `tle-bench --help`): with a GPU, check and time every case;
+// --dry-run (no GPU) prints the plan, and --time-host also generates the inputs and runs the
+// references to time the host side; --cpu-check TLE_RUN (no GPU) runs and checks every case through
+// `tle-run --target cpu`; --tune SPEC.json is autotuning (Tune.h, docs/bench.md "Autotuning").
 // Per case: inputs are generated on the host (deterministic in --seed), the family's hook derives
 // dependent inputs, outputs are filled with 0xff bytes (NaN) and every launch runs once; the
 // outputs are compared with an independent float64 reference (Families.cpp) and a wrong case is
@@ -20,6 +16,7 @@
 #include "harness/Launch.h"
 #include "harness/Report.h"
 #include "harness/Suite.h"
+#include "Options.h"
 #include "Tune.h"
 
 #include "tle/Runtime/Runtime.h"
@@ -48,104 +45,7 @@ using namespace tle::bench;
 
 namespace {
 
-struct Options {
-  std::vector<std::string> suites;
-  std::vector<std::string> caseFilters;
-  std::vector<std::pair<std::string, std::string>> overrides;
-  int reps = -1, warmup = -1;
-  int64_t flushMiB = 256;
-  int maxRotate = 8;
-  int device = 0;
-  std::string kernelDir, jsonOut, mdOut;
-  uint64_t seed = 1;
-  bool dryRun = false;
-  bool timeHost = false; // --dry-run --time-host: also generate inputs and run the references
-  std::string tleRun; // --cpu-check
-  int sms = 132;
-  std::string arch = "sm_90a";
-};
-
-[[noreturn]] void usage(int status) {
-  std::fprintf(status ? stderr : stdout,
-               "usage: tle-bench SUITE.json... [--case SUBSTR]... [--set NAME=VALUE]... [--reps N] [--warmup N]\n"
-               "                 [--flush-mib N] [--max-rotate N] [--device N] [--kernel-dir DIR]\n"
-               "                 [--json FILE] [--md FILE] [--seed N]\n"
-               "                 [--dry-run [--time-host] | --cpu-check TLE_RUN] [--sms N] [--arch ARCH]\n"
-               "       tle-bench --tune SPEC.json ... (tle-bench --tune --help)\n");
-  std::exit(status);
-}
-
-Options parseOptions(int argc, char **argv) {
-  Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "tle-bench: %s needs a value\n", a.c_str());
-        usage(2);
-      }
-      return argv[++i];
-    };
-    try {
-      if (a == "--case")
-        o.caseFilters.push_back(value());
-      else if (a == "--set")
-        o.overrides.push_back(splitAssign(value(), "--set"));
-      else if (a == "--reps")
-        o.reps = std::stoi(value());
-      else if (a == "--warmup")
-        o.warmup = std::stoi(value());
-      else if (a == "--flush-mib")
-        o.flushMiB = std::stoll(value());
-      else if (a == "--max-rotate")
-        o.maxRotate = std::stoi(value());
-      else if (a == "--device")
-        o.device = std::stoi(value());
-      else if (a == "--kernel-dir")
-        o.kernelDir = value();
-      else if (a == "--json")
-        o.jsonOut = value();
-      else if (a == "--md")
-        o.mdOut = value();
-      else if (a == "--seed")
-        o.seed = std::stoull(value());
-      else if (a == "--dry-run")
-        o.dryRun = true;
-      else if (a == "--time-host")
-        o.timeHost = o.dryRun = true;
-      else if (a == "--cpu-check")
-        o.tleRun = value();
-      else if (a == "--sms")
-        o.sms = std::stoi(value());
-      else if (a == "--arch")
-        o.arch = value();
-      else if (a == "-h" || a == "--help")
-        usage(0);
-      else if (!a.empty() && a[0] == '-') {
-        std::fprintf(stderr, "tle-bench: unknown option '%s'\n", a.c_str());
-        usage(2);
-      } else
-        o.suites.push_back(a);
-    } catch (const std::logic_error &) { // stoi and friends
-      std::fprintf(stderr, "tle-bench: bad value for %s\n", a.c_str());
-      usage(2);
-    } catch (const BenchError &e) {
-      std::fprintf(stderr, "tle-bench: %s\n", e.what());
-      usage(2);
-    }
-  }
-  if (o.suites.empty())
-    usage(2);
-  if ((o.reps != -1 && o.reps < 1) || (o.warmup != -1 && o.warmup < 0) || o.flushMiB < 0 || o.maxRotate < 1) {
-    std::fprintf(stderr, "tle-bench: --reps must be >= 1, --warmup and --flush-mib >= 0, --max-rotate >= 1\n");
-    usage(2);
-  }
-  if (o.kernelDir.empty())
-    o.kernelDir = executableDirectory() + "/kernels";
-  return o;
-}
-
-bool selected(const Options &o, const CaseSpec &c) {
+bool selected(const BenchOptions &o, const CaseSpec &c) {
   if (o.caseFilters.empty())
     return true;
   for (const std::string &f : o.caseFilters)
@@ -179,7 +79,7 @@ struct KernelSet {
   }
 };
 
-KernelSet loadKernels(const Suite &suite, const Options &o, const rt::Device *dev) {
+KernelSet loadKernels(const Suite &suite, const BenchOptions &o, const rt::Device *dev) {
   KernelSet ks;
   std::vector<std::string> archs;
   if (dev) {
@@ -329,7 +229,7 @@ void launchAll(Gpu &g, const std::vector<ResolvedLaunch> &launches, const Buffer
   }
 }
 
-void runGpuCase(Gpu &g, const Options &o, const CaseSpec &c, const ResolvedCase &rc,
+void runGpuCase(Gpu &g, const BenchOptions &o, const CaseSpec &c, const ResolvedCase &rc,
                 const std::vector<ResolvedLaunch> &launches, ojson &res) {
   const size_t l2 = g.dev.l2CacheBytes();
   const size_t copyBytes = size_t(rc.bytes / 2) / 16 * 16;
@@ -458,7 +358,7 @@ std::string shellJoin(const std::vector<std::string> &argv) {
   return s;
 }
 
-void runCpuCase(const Options &o, const Suite &suite, const CaseSpec &c, const ResolvedCase &rc,
+void runCpuCase(const BenchOptions &o, const Suite &suite, const CaseSpec &c, const ResolvedCase &rc,
                 const std::vector<ResolvedLaunch> &launches, ojson &res) {
   std::vector<HostTensor> host = makeHostData(rc, o.seed, true);
   for (size_t i = 0; i < c.buffers.size(); ++i)
@@ -519,7 +419,7 @@ void runCpuCase(const Options &o, const Suite &suite, const CaseSpec &c, const R
 
 // ------------------------------------------------------------------------------------------------
 
-void writeOutputs(const Options &o, const ojson &doc) {
+void writeOutputs(const BenchOptions &o, const ojson &doc) {
   if (!o.jsonOut.empty()) {
     std::ofstream f(o.jsonOut);
     f << doc.dump(2) << "\n";
@@ -537,10 +437,13 @@ void writeOutputs(const Options &o, const ojson &doc) {
 } // namespace
 
 int main(int argc, char **argv) {
-  for (int i = 1; i < argc; ++i)
-    if (std::strcmp(argv[i], "--tune") == 0)
-      return tle::bench::runTune(argc, argv);
-  Options o = parseOptions(argc, argv);
+  const std::vector<std::string> args = commandLineArgs(argc, argv);
+  if (isTuneCommandLine(args))
+    return tle::bench::runTune(argc, argv);
+  ParsedCommandLine<BenchOptions> parsed = parseBenchCommandLine(args);
+  if (parsed.exitStatus)
+    return printParseExit(parsed.exitStatus, parsed.message);
+  const BenchOptions &o = parsed.options;
   const bool gpuMode = !o.dryRun && o.tleRun.empty();
   std::vector<Suite> suites;
   try {
