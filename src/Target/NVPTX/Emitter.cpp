@@ -906,12 +906,31 @@ void Emitter::emitReduce(const ir::Op &op) {
     auto at = [&](size_t k, llvm::Value *idx) {
       return smemPtr(B.CreateAdd(B.CreateMul(idx, B.getInt32(eb[k])), B.getInt32(static_cast<uint32_t>(base[k]))));
     };
+    // One thread per partial writes it: lanes and warps that hold the same output element (the
+    // axis' lanes after the butterfly, replicated lanes and warps) would write the same value to
+    // the same slot, a write-write race for compute-sanitizer's racecheck.
+    uint32_t laneMask = 0, warpMask = 0;
+    auto zero = [](const ir::Layout::Basis &b) { return std::all_of(b.begin(), b.end(), [](int64_t c) { return c == 0; }); };
+    for (size_t i = 0; i < S.lane.size(); ++i)
+      if (zero(S.lane[i]))
+        laneMask |= 1u << i;
+    for (size_t i = 0; i < S.warp.size(); ++i)
+      if (zero(S.warp[i]) && std::find(warpBits.begin(), warpBits.end(), static_cast<int>(i)) == warpBits.end())
+        warpMask |= 1u << i;
+    llvm::Value *writer = B.CreateAnd(B.CreateICmpEQ(B.CreateAnd(laneId(), B.getInt32(laneMask)), B.getInt32(0)),
+                                      B.CreateICmpEQ(B.CreateAnd(warpId(), B.getInt32(warpMask)), B.getInt32(0)));
     barrier();
+    auto *storeBB = llvm::BasicBlock::Create(ctx, "reduce.partials", kernel_);
+    auto *joinBB = llvm::BasicBlock::Create(ctx, "reduce.partials.end", kernel_);
+    B.CreateCondBr(writer, storeBB, joinBB);
+    B.SetInsertPoint(storeBB);
     for (size_t j = 0; j < acc.size(); ++j) {
       llvm::Value *idx = B.CreateAdd(B.CreateMul(slots[j], B.getInt32(W)), wa);
       for (size_t k = 0; k < n; ++k)
         B.CreateStore(acc[j][k], at(k, idx));
     }
+    B.CreateBr(joinBB);
+    B.SetInsertPoint(joinBB);
     barrier();
     auto loadPartial = [&](size_t j, llvm::Value *w) {
       llvm::Value *idx = B.CreateAdd(B.CreateMul(slots[j], B.getInt32(W)), w);
