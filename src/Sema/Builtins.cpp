@@ -1082,15 +1082,10 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
     if (std::string why = ir::tileLimitError({M, N}); !why.empty())
       fail(loc, "dot() result of shape [" + std::to_string(M) + ", " + std::to_string(N) + "] has " + why);
     DType ta = a->type.dtype(), tb = bm->type.dtype();
-    if (ta != tb) {
-      if (ir::isFloat(ta) && ir::isFloat(tb)) {
-        DType t = ir::bitWidth(ta) >= ir::bitWidth(tb) ? ta : tb;
-        a = castTo(a, ir::ScalarType{t}, loc);
-        bm = castTo(bm, ir::ScalarType{t}, loc);
-      } else {
-        fail(loc, std::string("dot() operands must have the same dtype, got ") + ir::name(ta) + " and " + ir::name(tb));
-      }
-    }
+    // Triton 3.6 requires equal operand dtypes ("Both operands must be same dtype").
+    if (ta != tb)
+      fail(loc, std::string("dot() operands must have the same dtype, got ") + ir::name(ta) + " and " + ir::name(tb) +
+                    " (cast one with .to())");
     DType in = a->type.dtype();
     DType out = ir::isInteger(in) ? DType::I32 : in == DType::F64 ? DType::F64 : DType::F32;
     if (p.has("out_dtype")) {
@@ -1112,7 +1107,7 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
     if (prec == "tf32")
       precision = 0;
     else if (prec == "tf32x3")
-      fail(p.loc("input_precision"), "dot() input_precision \"tf32x3\" is not supported yet (use \"tf32\" or \"ieee\")");
+      precision = static_cast<int64_t>(ir::DotPrecision::TF32x3);
     else if (prec == "ieee")
       precision = 2;
     else
@@ -1129,9 +1124,14 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
     } else {
       acc = b->splat(loc, toTensorOfType(SVal::integer(0), out, loc), {M, N});
     }
-    ir::Op *op = b->create(ir::OpKind::Dot, loc, {a, bm, acc}, {acc->type});
-    op->ival = precision;
-    ir::Value *r = op->result();
+    ir::Value *r;
+    if (precision == static_cast<int64_t>(ir::DotPrecision::TF32x3) && in == DType::F32) {
+      r = dotTF32x3(a, bm, acc, loc);
+    } else {
+      ir::Op *op = b->create(ir::OpKind::Dot, loc, {a, bm, acc}, {acc->type});
+      op->ival = in == DType::F32 ? precision : 0;
+      r = op->result();
+    }
     if (p.has("out_dtype") && p.dtype("out_dtype").dtype != out)
       r = castTo(r, p.dtype("out_dtype"), loc);
     return SVal::tensor(r);

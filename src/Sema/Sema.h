@@ -247,6 +247,10 @@ public:
   /// dtype other than its input's, or touches memory (tl.reduce, tl.associative_scan).
   std::vector<ir::Value *> combineOp(ir::OpKind kind, const std::vector<ir::Value *> &inputs, int axis,
                                      const ast::FunctionDef *combineFn, bool reverse, SourceLoc loc);
+  /// tl.dot(a, b, acc, input_precision="tf32x3") of fp32 [M, K] and [K, N] tiles: three TF32
+  /// dots on the operands split into a TF32 part and the rest (Triton's 3xTF32), about fp32
+  /// accuracy at tensor-core speed.
+  ir::Value *dotTF32x3(ir::Value *a, ir::Value *bm, ir::Value *acc, SourceLoc loc);
   /// The i1 value `x != x` (true where a float is NaN), of x's shape.
   ir::Value *isNan(ir::Value *x, SourceLoc loc);
   /// `r` with NaN wherever one of `ins` (r's type and shape) is NaN (propagate_nan=ALL); integer

@@ -86,6 +86,34 @@ std::pair<ir::Value *, ir::Value *> Specializer::reduceWithIndices(ir::Value *x,
   return {value, index};
 }
 
+ir::Value *Specializer::dotTF32x3(ir::Value *a, ir::Value *bm, ir::Value *acc, SourceLoc loc) {
+  // Triton's 3xTF32 (its F32DotTC rewrite, after CUTLASS): x = big + small with big = x rounded
+  // to TF32 (cvt.rna.tf32.f32: to nearest, ties away; inf and NaN unchanged) and small = x - big
+  // (exact in fp32); a @ b ~ small_a @ big_b + big_a @ small_b + big_a @ big_b, each a TF32 dot.
+  // Where a big part is inf or NaN the small terms are NaN: they are dropped (the big product
+  // carries the inf or NaN).
+  auto tf32 = [&](ir::Value *x) {
+    const auto &shape = x->type.shape;
+    auto i32 = [&](int64_t v) { return b->splat(loc, b->constInt(loc, DType::I32, v), shape); };
+    ir::Value *bits = b->create(ir::OpKind::Bitcast, loc, {x}, {ir::Type(ir::ScalarType{DType::I32}, shape)})->result();
+    ir::Value *special = b->cmp(loc, ir::CmpPred::Eq, b->binary(ir::OpKind::And, loc, bits, i32(0x7F800000)), i32(0x7F800000));
+    ir::Value *rounded = b->binary(ir::OpKind::And, loc, b->binary(ir::OpKind::Add, loc, bits, i32(0x1000)), i32(int32_t(0xFFFFE000)));
+    ir::Value *r = b->select(loc, special, bits, rounded);
+    return b->create(ir::OpKind::Bitcast, loc, {r}, {x->type})->result();
+  };
+  auto dot = [&](ir::Value *x, ir::Value *y, ir::Value *c) {
+    ir::Op *op = b->create(ir::OpKind::Dot, loc, {x, y, c}, {c->type});
+    op->ival = static_cast<int64_t>(ir::DotPrecision::TF32);
+    return op->result();
+  };
+  ir::Value *aBig = tf32(a), *bBig = tf32(bm);
+  ir::Value *aSmall = b->binary(ir::OpKind::Sub, loc, a, aBig), *bSmall = b->binary(ir::OpKind::Sub, loc, bm, bBig);
+  ir::Value *zero = b->splat(loc, b->constFloat(loc, DType::F32, 0.0), acc->type.shape);
+  ir::Value *small = dot(aBig, bSmall, dot(aSmall, bBig, zero));
+  small = b->select(loc, isNan(small, loc), zero, small);
+  return dot(aBig, bBig, b->binary(ir::OpKind::Add, loc, acc, small));
+}
+
 std::vector<ir::Value *> Specializer::combineOp(ir::OpKind kind, const std::vector<ir::Value *> &inputs, int axis,
                                                 const ast::FunctionDef *combineFn, bool reverse, SourceLoc loc) {
   const char *fname = kind == ir::OpKind::Reduce ? "reduce" : "associative_scan";

@@ -6,12 +6,7 @@
 namespace tle::conformance {
 
 const std::vector<KnownFailure> &knownFailures() {
-  static const std::vector<KnownFailure> list = {
-      {"dot/f32_tf32x3/", "any",
-       "tl.dot input_precision=\"tf32x3\" is rejected (\"not supported yet\"); Triton emulates fp32 with three TF32 products"},
-      {"dot/error/mixed_dtypes", "any",
-       "tl.dot accepts fp16 x fp32 operands and converts both to the wider dtype; Triton requires equal operand dtypes"},
-  };
+  static const std::vector<KnownFailure> list = {};
   return list;
 }
 
