@@ -247,6 +247,11 @@ public:
   /// dtype other than its input's, or touches memory (tl.reduce, tl.associative_scan).
   std::vector<ir::Value *> combineOp(ir::OpKind kind, const std::vector<ir::Value *> &inputs, int axis,
                                      const ast::FunctionDef *combineFn, bool reverse, SourceLoc loc);
+  /// The xor of the elements of `x` along `axis` (a Reduce with a combine region; tl.xor_sum).
+  ir::Value *xorReduce(ir::Value *x, int axis, SourceLoc loc);
+  /// tl.sort: `x` sorted along its last dim (a power of two) by a bitonic network of
+  /// compare-and-swap steps; ascending, or descending when `descending`.
+  ir::Value *bitonicSort(ir::Value *x, bool descending, SourceLoc loc);
   /// tl.dot(a, b, acc, input_precision="tf32x3") of fp32 [M, K] and [K, N] tiles: three TF32
   /// dots on the operands split into a TF32 part and the rest (Triton's 3xTF32), about fp32
   /// accuracy at tensor-core speed.

@@ -86,6 +86,74 @@ std::pair<ir::Value *, ir::Value *> Specializer::reduceWithIndices(ir::Value *x,
   return {value, index};
 }
 
+ir::Value *Specializer::xorReduce(ir::Value *x, int axis, SourceLoc loc) {
+  ir::Op *op = b->create(ir::OpKind::Reduce, loc, {x}, {});
+  auto rshape = x->type.shape;
+  rshape.erase(rshape.begin() + axis);
+  op->addResult(ir::Type(x->type.elem, rshape));
+  op->axis = axis;
+  op->reduceKind = ir::ReduceKind::Combine;
+  op->regions.push_back(std::make_unique<ir::Block>());
+  ir::Block *region = op->regions[0].get();
+  region->parent = op;
+  ir::Value *a = region->addArg(ir::Type(x->type.elem), "a0");
+  ir::Value *c = region->addArg(ir::Type(x->type.elem), "b0");
+  ir::Builder rb(region);
+  rb.create(ir::OpKind::Yield, loc, {rb.binary(ir::OpKind::Xor, loc, a, c)}, {});
+  return op->result();
+}
+
+ir::Value *Specializer::bitonicSort(ir::Value *x, bool descending, SourceLoc loc) {
+  // A bitonic sorting network along the last dim (n = 2^k elements): stage s merges blocks of 2^s
+  // elements, alternately ascending and descending (the last stage in the requested order), by
+  // compare-and-swap at distances 2^(s-1) .. 1. An element's partner at distance 2^d is found
+  // without a gather: with the dim split as [.., n / 2^(d+1), 2, 2^d], the xor over the axis of
+  // size 2 of the elements' bits, xor-ed with the element's own bits, is the partner's bits.
+  const std::vector<int64_t> shape = x->type.shape;
+  const int rank = static_cast<int>(shape.size());
+  const int64_t n = shape.back();
+  int k = 0;
+  while ((int64_t(1) << k) < n)
+    ++k;
+  if (k == 0)
+    return x;
+  DType t = x->type.dtype();
+  DType it = ir::bitWidth(t) == 8 ? DType::I8 : ir::bitWidth(t) == 16 ? DType::I16 : ir::bitWidth(t) == 32 ? DType::I32 : DType::I64;
+  auto i32 = [&](int64_t v) { return b->splat(loc, b->constInt(loc, DType::I32, v), shape); };
+  ir::Op *ar = b->create(ir::OpKind::Arange, loc, {}, {ir::Type(ir::ScalarType{DType::I32}, {n})});
+  ar->ival = 0;
+  ar->ival2 = n;
+  ir::Value *j = ar->result();
+  for (int d = 0; d < rank - 1; ++d)
+    j = expandDims(j, d, loc);
+  j = broadcastTo(j, shape, loc);
+  auto bit = [&](int d) { // i1: bit d of the index along the last dim
+    ir::Value *v = b->binary(ir::OpKind::And, loc, b->binary(ir::OpKind::Shr, loc, j, i32(d)), i32(1));
+    return b->cmp(loc, ir::CmpPred::Ne, v, i32(0));
+  };
+  ir::Value *descAll = b->splat(loc, b->constInt(loc, DType::I1, descending ? 1 : 0), shape);
+  for (int s = 1; s <= k; ++s) {
+    ir::Value *desc = s < k ? bit(s) : descAll;
+    for (int d = s - 1; d >= 0; --d) {
+      ir::Value *ix = t == it ? x : b->create(ir::OpKind::Bitcast, loc, {x}, {x->type.withElem(ir::ScalarType{it})})->result();
+      std::vector<int64_t> split(shape.begin(), shape.end() - 1);
+      split.push_back(n >> (d + 1));
+      split.push_back(2);
+      split.push_back(int64_t(1) << d);
+      ir::Value *pairs = b->create(ir::OpKind::Reshape, loc, {ix}, {ir::Type(ix->type.elem, split)})->result();
+      ir::Value *both = expandDims(xorReduce(pairs, rank, loc), rank, loc);
+      both = b->create(ir::OpKind::Reshape, loc, {broadcastTo(both, split, loc)}, {ix->type})->result();
+      ir::Value *iy = b->binary(ir::OpKind::Xor, loc, ix, both);
+      ir::Value *y = t == it ? iy : b->create(ir::OpKind::Bitcast, loc, {iy}, {x->type})->result();
+      // The left element of an ascending pair keeps the smaller value, the right one the larger.
+      ir::Value *swap = b->cmp(loc, ir::CmpPred::Ne, b->cmp(loc, ir::CmpPred::Gt, x, y),
+                               b->binary(ir::OpKind::Xor, loc, desc, bit(d)));
+      x = b->select(loc, swap, y, x);
+    }
+  }
+  return x;
+}
+
 ir::Value *Specializer::dotTF32x3(ir::Value *a, ir::Value *bm, ir::Value *acc, SourceLoc loc) {
   // Triton's 3xTF32 (its F32DotTC rewrite, after CUTLASS): x = big + small with big = x rounded
   // to TF32 (cvt.rna.tf32.f32: to nearest, ties away; inf and NaN unchanged) and small = x - big
@@ -189,6 +257,58 @@ std::vector<ir::Value *> Specializer::combineOp(ir::OpKind kind, const std::vect
 
 std::optional<SVal> Specializer::callStandard(const std::string &name, CallArgs &args) {
   SourceLoc loc = args.loc;
+  if (name == "tl.sort") {
+    // Triton 3.6: sort(x, dim=None, descending=False), along the last dim only.
+    Binder p(*this, "sort", args, {"x", "dim", "descending"}, 1);
+    ir::Value *x = p.tensor("x");
+    if (!x->type.isTile())
+      fail(p.loc("x"), "sort() expects a tile, got " + x->type.str());
+    if (x->type.elem.isPointer() || x->type.dtype() == DType::I1)
+      fail(p.loc("x"), "sort() expects numbers, got " + x->type.str());
+    int rank = static_cast<int>(x->type.rank());
+    if (p.has("dim")) {
+      int64_t d = p.constInt("dim", rank - 1);
+      if (d < -rank || d >= rank)
+        fail(p.loc("dim"), "sort() dim " + std::to_string(d) + " is out of range for " + x->type.str());
+      if ((d < 0 ? d + rank : d) != rank - 1)
+        fail(p.loc("dim"), "sort() only supports the last dim (as Triton: \"only minor dimension is currently "
+                           "supported\"), got dim " + std::to_string(d) + " of " + x->type.str());
+    }
+    return SVal::tensor(bitonicSort(x, constBool(*this, p, "sort", "descending"), loc));
+  }
+  if (name == "tl.histogram") {
+    // Triton 3.6: histogram(input, num_bins, mask=None): int32 counts of the values 0 ..
+    // num_bins - 1 in a 1-D integer tile; TLE: values outside that range, and masked-off
+    // elements, are not counted.
+    Binder p(*this, "histogram", args, {"input", "num_bins", "mask"}, 2);
+    ir::Value *x = p.tensor("input");
+    if (!x->type.isTile() || x->type.rank() != 1 || !ir::isInteger(x->type.dtype()) || x->type.dtype() == DType::I1)
+      fail(p.loc("input"), "histogram() expects a 1-D integer tile, got " + x->type.str());
+    int64_t bins = p.constInt("num_bins", 0);
+    if (bins < 1 || (bins & (bins - 1)))
+      fail(p.loc("num_bins"), "histogram() num_bins must be a power of two, got " + std::to_string(bins));
+    int64_t n = x->type.shape[0];
+    if (std::string why = ir::tileLimitError({n, bins}); !why.empty())
+      fail(loc, "histogram() of " + std::to_string(n) + " values into " + std::to_string(bins) +
+                    " bins compares them all at once ([" + std::to_string(n) + ", " + std::to_string(bins) + "]), which has " + why);
+    ir::Op *ar = b->create(ir::OpKind::Arange, loc, {}, {ir::Type(ir::ScalarType{DType::I32}, {bins})});
+    ar->ival = 0;
+    ar->ival2 = bins;
+    ir::Value *binIds = castTo(ar->result(), x->type.elem, loc);
+    std::vector<int64_t> shape = {n, bins};
+    ir::Value *hit = b->cmp(loc, ir::CmpPred::Eq, broadcastTo(expandDims(x, 1, loc), shape, loc),
+                            broadcastTo(expandDims(binIds, 0, loc), shape, loc));
+    if (p.has("mask")) {
+      ir::Value *m = p.tensor("mask");
+      if (m->type.dtype() != DType::I1)
+        fail(p.loc("mask"), "histogram() mask must be boolean, got " + m->type.str());
+      if (m->type.isTile() && m->type.shape != x->type.shape)
+        fail(p.loc("mask"), "histogram() mask must have the input's shape " + x->type.str() + ", got " + m->type.str());
+      ir::Value *mt = m->type.isTile() ? expandDims(m, 1, loc) : m;
+      hit = b->binary(ir::OpKind::And, loc, hit, mt->type.isTile() ? broadcastTo(mt, shape, loc) : b->splat(loc, mt, shape));
+    }
+    return SVal::tensor(reduce(castTo(hit, ir::ScalarType{DType::I32}, loc), 0, ir::ReduceKind::Sum, loc));
+  }
   if (name == "tl.reduce" || name == "tl.associative_scan" || name == "tl.xor_sum") {
     // Triton 3.6: reduce(input, axis, combine_fn, keep_dims=False),
     // associative_scan(input, axis, combine_fn, reverse=False), xor_sum(input, axis=None,
@@ -245,20 +365,7 @@ std::optional<SVal> Specializer::callStandard(const std::string &name, CallArgs 
     }
     std::vector<ir::Value *> rs;
     if (xorSum) {
-      ir::Op *op = b->create(ir::OpKind::Reduce, loc, {xs[0]}, {});
-      auto rshape = xs[0]->type.shape;
-      rshape.erase(rshape.begin() + axis);
-      op->addResult(ir::Type(xs[0]->type.elem, rshape));
-      op->axis = axis;
-      op->reduceKind = ir::ReduceKind::Combine;
-      op->regions.push_back(std::make_unique<ir::Block>());
-      ir::Block *region = op->regions[0].get();
-      region->parent = op;
-      ir::Value *a = region->addArg(ir::Type(xs[0]->type.elem), "a0");
-      ir::Value *c = region->addArg(ir::Type(xs[0]->type.elem), "b0");
-      ir::Builder rb(region);
-      rb.create(ir::OpKind::Yield, loc, {rb.binary(ir::OpKind::Xor, loc, a, c)}, {});
-      rs = {op->result()};
+      rs = {xorReduce(xs[0], axis, loc)};
     } else {
       rs = combineOp(scan ? ir::OpKind::Scan : ir::OpKind::Reduce, xs, axis, combineFn,
                      scan && p.has("reverse") && truthy(p.get("reverse").val, p.loc("reverse")), loc);

@@ -150,6 +150,7 @@ void addWhereBroadcast(Suite &);
 void addReductions(Suite &);
 void addScans(Suite &);
 void addCombine(Suite &);
+void addSort(Suite &);
 void addMemory(Suite &);
 void addAtomics(Suite &);
 void addDot(Suite &);

@@ -385,7 +385,7 @@ int main(int argc, char **argv) {
 
   Suite suite;
   for (auto add : {addArithmetic, addBitwise, addCompare, addMath, addCasts, addWhereBroadcast, addReductions, addScans,
-                   addMemory, addAtomics, addDot, addShapes, addFrontend, addOffsets, addArgReduce, addStandard, addRandom, addCombine})
+                   addMemory, addAtomics, addDot, addShapes, addFrontend, addOffsets, addArgReduce, addStandard, addRandom, addCombine, addSort})
     add(suite);
 
   std::vector<const Batch *> selected;
