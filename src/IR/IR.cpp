@@ -44,6 +44,7 @@ const char *name(OpKind k) {
   case OpKind::Rsqrt: return "rsqrt";
   case OpKind::Abs: return "abs";
   case OpKind::ExternCall: return "extern_call";
+  case OpKind::InlineAsm: return "inline_asm";
   case OpKind::Fma: return "fma";
   case OpKind::Cast: return "cast";
   case OpKind::Bitcast: return "bitcast";
@@ -168,6 +169,7 @@ Op *Builder::clone(const Op &op, std::vector<Value *> operands) {
   c->reduceKind = op.reduceKind;
   c->ints = op.ints;
   c->sym = op.sym;
+  c->constraints = op.constraints;
   for (size_t i = 0; i < op.results.size(); ++i)
     c->results[i]->nameHint = op.results[i]->nameHint;
   return c;
@@ -218,6 +220,42 @@ Value *Builder::cast(SourceLoc loc, Value *v, ScalarType to) {
 
 // ---------------------------------------------------------------------------------------------
 // Verifier
+
+std::string inlineAsmConstraintError(const std::string &constraints, const std::vector<Type> &outs,
+                                     const std::vector<Type> &ins, int64_t pack) {
+  if (pack < 1 || pack > 16 || (pack & (pack - 1)))
+    return "pack must be 1, 2, 4, 8 or 16, got " + std::to_string(pack);
+  std::vector<std::string> toks;
+  std::string cur;
+  for (char c : constraints + ",") {
+    if (c == ',') {
+      toks.push_back(cur);
+      cur.clear();
+    } else if (c != ' ' && c != '\t') {
+      cur += c;
+    }
+  }
+  if (toks.size() != outs.size() + ins.size())
+    return "the constraints \"" + constraints + "\" name " + std::to_string(toks.size()) + " operands; the asm has " +
+           std::to_string(outs.size()) + " outputs and " + std::to_string(ins.size()) + " inputs";
+  for (size_t i = 0; i < toks.size(); ++i) {
+    bool out = i < outs.size();
+    const Type &t = out ? outs[i] : ins[i - outs.size()];
+    std::string tok = toks[i];
+    std::string what = out ? "output " + std::to_string(i) : "input " + std::to_string(i - outs.size());
+    if (out != (!tok.empty() && tok[0] == '='))
+      return what + " has constraint \"" + tok + "\": outputs come first and start with '=', inputs do not";
+    std::string letter = out ? tok.substr(1) : tok;
+    int bits = letter == "r" || letter == "f" ? 32 : letter == "l" || letter == "d" ? 64 : letter == "h" ? 16 : 0;
+    if (!bits)
+      return what + " has constraint \"" + tok + "\"; supported: r (32-bit), l (64-bit), h (16-bit), f (fp32), d (fp64)";
+    int64_t have = int64_t(bitWidth(t.dtype())) * pack;
+    if (have != bits)
+      return what + " is " + std::to_string(have) + " bits (" + name(t.dtype()) + " x pack " + std::to_string(pack) +
+             ") but constraint \"" + tok + "\" takes " + std::to_string(bits);
+  }
+  return "";
+}
 
 namespace {
 
@@ -304,6 +342,9 @@ struct Verifier {
       break;
     case OpKind::ExternCall:
       lo = 1, hi = SIZE_MAX;
+      break;
+    case OpKind::InlineAsm:
+      lo = 0, hi = SIZE_MAX, res = std::max<size_t>(op.results.size(), 1);
       break;
     case OpKind::Load:
       lo = 1, hi = 3;
@@ -503,6 +544,22 @@ struct Verifier {
           op.operands[0]->type.shape != op.operands[1]->type.shape || op.result()->type != op.operands[1]->type)
         return fail(op, "expects (i1 cond, a, b) of one shape");
       return true;
+    case OpKind::InlineAsm: {
+      std::vector<Type> outs, ins;
+      for (auto &r : op.results) {
+        if (r->type.shape != op.result()->type.shape || !numeric(r->type.dtype()))
+          return fail(op, "results must be numeric values of one shape");
+        outs.push_back(r->type);
+      }
+      for (Value *v : op.operands) {
+        if ((v->type.isTile() && v->type.shape != op.result()->type.shape) || !numeric(v->type.dtype()))
+          return fail(op, "operands must be numeric scalars or tiles of the results' shape");
+        ins.push_back(v->type);
+      }
+      if (std::string why = inlineAsmConstraintError(op.constraints, outs, ins, op.ival); !why.empty())
+        return fail(op, why);
+      return true;
+    }
     case OpKind::ExternCall:
       if (op.sym.empty())
         return fail(op, "needs a function name");

@@ -417,6 +417,17 @@ private:
     case OpKind::ExternCall:
       op->sym = expectString();
       break;
+    case OpKind::InlineAsm:
+      op->sym = expectString();
+      op->constraints = expectString();
+      expectIdent("pack");
+      expect("=");
+      op->ival = number();
+      if (tok_.kind == Tok::Ident && tok_.text == "pure") {
+        bump();
+        op->ival2 = 1;
+      }
+      break;
     case OpKind::Print:
       if (tok_.kind == Tok::Ident && tok_.text == "hex") {
         bump();

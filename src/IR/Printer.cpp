@@ -162,6 +162,9 @@ private:
     case OpKind::ExternCall:
       os_ << " \"" << op.sym << "\"";
       break;
+    case OpKind::InlineAsm:
+      os_ << " " << quoted(op.sym) << " " << quoted(op.constraints) << " pack=" << op.ival << (op.ival2 ? " pure" : "");
+      break;
     case OpKind::Print:
       os_ << (op.ival ? " hex " : " ") << quoted(op.sym);
       break;

@@ -257,6 +257,57 @@ std::vector<ir::Value *> Specializer::combineOp(ir::OpKind kind, const std::vect
 
 std::optional<SVal> Specializer::callStandard(const std::string &name, CallArgs &args) {
   SourceLoc loc = args.loc;
+  if (name == "tl.inline_asm_elementwise") {
+    // Triton 3.6: inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack): the PTX
+    // `asm` per `pack` elements of the broadcast `args`; `dtype` a dtype or a tuple of dtypes (a
+    // tuple of results).
+    Binder p(*this, "inline_asm_elementwise", args, {"asm", "constraints", "args", "dtype", "is_pure", "pack"}, 6);
+    for (const char *k : {"asm", "constraints"})
+      if (p.get(k).val.kind != SVal::Kind::Str)
+        fail(p.loc(k), std::string("inline_asm_elementwise() argument '") + k + "' must be a string, got " +
+                           p.get(k).val.describe());
+    const SVal &argv = p.get("args").val;
+    std::vector<SVal> argVals = argv.kind == SVal::Kind::Tuple ? argv.elts : std::vector<SVal>{argv};
+    std::vector<ir::Value *> xs;
+    for (const SVal &a : argVals) {
+      if (!a.isTensor() && !a.isNumber())
+        fail(p.loc("args"), "inline_asm_elementwise() args must be tensors or numbers, got " + a.describe());
+      ir::Value *v = toTensor(a, p.loc("args"));
+      if (v->type.elem.isPointer())
+        fail(p.loc("args"), "inline_asm_elementwise() args must be numbers, got " + v->type.str());
+      xs.push_back(v);
+    }
+    for (int round = 0; round < 2; ++round)
+      for (size_t i = 1; i < xs.size(); ++i)
+        broadcastPair(xs[0], xs[i], loc);
+    const SVal &dt = p.get("dtype").val;
+    std::vector<SVal> dts = dt.kind == SVal::Kind::Tuple ? dt.elts : std::vector<SVal>{dt};
+    std::vector<int64_t> shape = xs.empty() ? std::vector<int64_t>{} : xs[0]->type.shape;
+    std::vector<ir::Type> outs, ins;
+    for (const SVal &d : dts) {
+      if (d.kind != SVal::Kind::DType || d.dtype.isPointer())
+        fail(p.loc("dtype"), "inline_asm_elementwise() dtype must be a dtype or a tuple of dtypes, got " + d.describe());
+      outs.push_back(ir::Type(d.dtype, shape));
+    }
+    if (outs.empty())
+      fail(p.loc("dtype"), "inline_asm_elementwise() needs at least one result dtype");
+    for (ir::Value *v : xs)
+      ins.push_back(v->type);
+    int64_t pack = p.constInt("pack", 1);
+    if (std::string why = ir::inlineAsmConstraintError(p.get("constraints").val.s, outs, ins, pack); !why.empty())
+      fail(p.loc("constraints"), "inline_asm_elementwise(): " + why);
+    ir::Op *op = b->create(ir::OpKind::InlineAsm, loc, xs, outs);
+    op->sym = p.get("asm").val.s;
+    op->constraints = p.get("constraints").val.s;
+    op->ival = pack;
+    op->ival2 = truthy(p.get("is_pure").val, p.loc("is_pure")) ? 1 : 0;
+    if (dt.kind != SVal::Kind::Tuple)
+      return SVal::tensor(op->result());
+    std::vector<SVal> rs;
+    for (auto &r : op->results)
+      rs.push_back(SVal::tensor(r.get()));
+    return SVal::tuple(rs);
+  }
   if (name == "tl.sort") {
     // Triton 3.6: sort(x, dim=None, descending=False), along the last dim only.
     Binder p(*this, "sort", args, {"x", "dim", "descending"}, 1);

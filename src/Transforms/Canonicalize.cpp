@@ -17,6 +17,8 @@ bool isPure(const ir::Op &op) {
   case OpKind::Load: case OpKind::Store: case OpKind::For: case OpKind::Yield: case OpKind::Return:
   case OpKind::AtomicRMW: case OpKind::AtomicCAS:
     return false;
+  case OpKind::InlineAsm: // inline assembly without is_pure may have side effects
+    return op.ival2 != 0;
   default:
     return op.regions.empty() && !op.results.empty();
   }
@@ -30,7 +32,7 @@ Key keyOf(const ir::Op &op) {
     types += r->type.str() + (r->layout ? r->layout->str() : std::string()) + ";";
   for (int64_t i : op.ints)
     types += "," + std::to_string(i);
-  types += op.sym;
+  types += op.sym + "\x1f" + op.constraints;
   // Compare doubles bitwise through their value; NaN constants never match each other, which
   // only loses an optimisation.
   std::vector<const ir::Value *> operands(op.operands.begin(), op.operands.end());

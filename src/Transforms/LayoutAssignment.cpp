@@ -200,6 +200,18 @@ private:
         if (v->type.isTile())
           wish(v, defaultFor(v->type));
       return;
+    case OpKind::InlineAsm: {
+      // Elementwise over several results: the operands follow the first result.
+      if (!op.result()->type.isTile())
+        return;
+      for (auto &r : op.results)
+        wish(r.get(), defaultFor(r->type));
+      const Layout l = want_[op.result()];
+      for (ir::Value *v : op.operands)
+        if (v->type.isTile())
+          wish(v, l, strong_.count(op.result()) > 0);
+      return;
+    }
     case OpKind::Split:
       for (auto &r : op.results)
         wish(r.get(), defaultFor(r->type));
@@ -489,6 +501,17 @@ private:
     }
     case OpKind::Yield: case OpKind::Return:
       return;
+    case OpKind::InlineAsm: {
+      if (!op.result()->type.isTile())
+        return;
+      const Layout l = wanted(op.result());
+      for (unsigned i = 0; i < op.operands.size(); ++i)
+        if (op.operands[i]->type.isTile())
+          require(b, at, op, i, l);
+      for (auto &res : op.results)
+        setLayout(res.get(), l);
+      return;
+    }
     case OpKind::Reduce: case OpKind::Scan: {
       if (op.reduceKind != ir::ReduceKind::Combine)
         break;

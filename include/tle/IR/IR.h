@@ -66,6 +66,11 @@ enum class OpKind {
   Abs,         ///< |x| (floats clear the sign bit; signed ints; unsigned unchanged).
   ExternCall,  ///< (x...) -> result type: the pure elementwise device function `sym` (a libdevice
                ///< `__nv_*` function) applied to each element; operands share the result's shape.
+  InlineAsm,   ///< (x...) -> (r...): tl.inline_asm_elementwise. Operands are scalars or tiles of
+               ///< the results' shape; the PTX text `sym` with LLVM-style `constraints` (outputs
+               ///< first, `=r`, then inputs; r/l/h/f/d) runs once per `ival` (pack) consecutive
+               ///< elements of a thread, packed operands and results bitcast to the constraint's
+               ///< register; `ival2` 1: pure (no side effects). GPU only.
   Fma,         ///< (a, b, c) -> a * b + c with one rounding (floats).
   Cast,        ///< Value conversion to the result's dtype (tl.cast / .to): float<->float
                ///< rounds to nearest even, float->int truncates toward zero, int->int
@@ -205,7 +210,8 @@ public:
   int axis = 0;
   CmpPred pred = CmpPred::Eq;
   std::vector<int64_t> ints; ///< list attribute (Permute's order)
-  std::string sym;           ///< symbol attribute (ExternCall's function)
+  std::string sym;           ///< symbol attribute (ExternCall's function, InlineAsm's text)
+  std::string constraints;   ///< InlineAsm's constraint string
   ReduceKind reduceKind = ReduceKind::Sum;
 
   Op(OpKind k, SourceLoc l) : kind(k), loc(l) {}
@@ -276,6 +282,13 @@ private:
   Block *block_;
   std::list<std::unique_ptr<Op>>::iterator before_;
 };
+
+/// Why the InlineAsm constraint string `constraints` does not fit outputs `outs` and inputs `ins`
+/// processed `pack` elements at a time (empty when it fits): one comma-separated constraint per
+/// output (`=r`, ...) then per input (`r`, ...), each register as wide as its value: r (32-bit
+/// integer), l (64-bit), h (16-bit), f (fp32), d (fp64) (PTX ISA inline assembly constraints).
+std::string inlineAsmConstraintError(const std::string &constraints, const std::vector<Type> &outs,
+                                     const std::vector<Type> &ins, int64_t pack);
 
 /// Checks structural invariants (operand types and shapes per OpKind, terminators, dominance
 /// of operands within structured regions). Returns an empty string when valid, else the first

@@ -275,6 +275,8 @@ void Emitter::emitOp(const ir::Op &op) {
     return emitAssert(op);
   case OpKind::Barrier: // tl.debug_barrier: bar.sync 0
     return barrier();
+  case OpKind::InlineAsm:
+    return emitInlineAsm(op);
   case OpKind::Constant: {
     ir::ScalarType t = op.result()->type.elem;
     llvm::Type *ty = llvmType(t);
@@ -976,6 +978,82 @@ void Emitter::emitReduce(const ir::Op &op) {
       out.push_back(a[k]);
     vals_[op.result(static_cast<unsigned>(k))] = out;
   }
+}
+
+void Emitter::emitInlineAsm(const ir::Op &op) {
+  // One asm statement per `pack` consecutive registers of the thread. Each operand and result
+  // travels in the register its constraint names (checked in Sema and by the verifier: r/f 32,
+  // l/d 64, h 16 bits): the pack's elements form a vector bitcast to that register's type.
+  const int pack = static_cast<int>(op.ival);
+  const ir::Value *r0 = op.result();
+  const int n = r0->type.isTile() ? r0->layout->numRegs() : 1;
+  if (n % pack)
+    diags.fatal(op.loc, "tl.inline_asm_elementwise with pack=" + std::to_string(pack) + " needs a multiple of " +
+                            std::to_string(pack) + " elements per thread; this tile's layout gives each thread " +
+                            std::to_string(n));
+  std::vector<std::string> toks;
+  {
+    std::string cur;
+    for (char c : op.constraints + ",") {
+      if (c == ',') {
+        toks.push_back(cur);
+        cur.clear();
+      } else if (c != ' ' && c != '\t') {
+        cur += c;
+      }
+    }
+  }
+  auto regType = [&](const std::string &tok) -> llvm::Type * {
+    char c = tok.back();
+    return c == 'r' ? B.getInt32Ty() : c == 'l' ? B.getInt64Ty() : c == 'h' ? B.getInt16Ty() : c == 'f' ? B.getFloatTy()
+                                                                                                  : B.getDoubleTy();
+  };
+  const size_t nout = op.results.size();
+  std::vector<std::vector<llvm::Value *>> ins;
+  for (const ir::Value *v : op.operands)
+    ins.push_back(v->type.isScalar() ? std::vector<llvm::Value *>(size_t(n), scalar(v)) : regsIn(v, *r0->layout));
+  // value -> the constraint's register: a vector of `pack` elements, bitcast (same bit width).
+  auto toReg = [&](const std::vector<llvm::Value *> &elems, llvm::Type *rt) -> llvm::Value * {
+    llvm::Value *v = elems[0];
+    if (elems.size() > 1) {
+      llvm::Value *vec = llvm::UndefValue::get(llvm::FixedVectorType::get(elems[0]->getType(), elems.size()));
+      for (size_t k = 0; k < elems.size(); ++k)
+        vec = B.CreateInsertElement(vec, elems[k], uint64_t(k));
+      v = vec;
+    }
+    return v->getType() == rt ? v : B.CreateBitCast(v, rt);
+  };
+  std::vector<llvm::Type *> outTys, inTys;
+  for (size_t i = 0; i < nout; ++i)
+    outTys.push_back(regType(toks[i]));
+  for (size_t i = 0; i < op.operands.size(); ++i)
+    inTys.push_back(regType(toks[nout + i]));
+  llvm::Type *ret = nout == 1 ? outTys[0] : static_cast<llvm::Type *>(llvm::StructType::get(ctx, outTys));
+  auto *fty = llvm::FunctionType::get(ret, inTys, false);
+  std::string cons;
+  for (size_t i = 0; i < toks.size(); ++i)
+    cons += (i ? "," : "") + toks[i];
+  auto *asmv = llvm::InlineAsm::get(fty, op.sym, cons, /*hasSideEffects=*/op.ival2 == 0);
+  std::vector<std::vector<llvm::Value *>> outs(nout, std::vector<llvm::Value *>(size_t(n)));
+  for (int g = 0; g < n; g += pack) {
+    std::vector<llvm::Value *> args;
+    for (size_t i = 0; i < ins.size(); ++i)
+      args.push_back(toReg(std::vector<llvm::Value *>(ins[i].begin() + g, ins[i].begin() + g + pack), inTys[i]));
+    llvm::Value *call = B.CreateCall(fty, asmv, args);
+    for (size_t i = 0; i < nout; ++i) {
+      llvm::Value *rv = nout == 1 ? call : B.CreateExtractValue(call, {unsigned(i)});
+      llvm::Type *et = llvmType(op.result(unsigned(i))->type.elem);
+      if (pack == 1) {
+        outs[i][size_t(g)] = rv->getType() == et ? rv : B.CreateBitCast(rv, et);
+        continue;
+      }
+      llvm::Value *vec = B.CreateBitCast(rv, llvm::FixedVectorType::get(et, unsigned(pack)));
+      for (int k = 0; k < pack; ++k)
+        outs[i][size_t(g + k)] = B.CreateExtractElement(vec, uint64_t(k));
+    }
+  }
+  for (size_t i = 0; i < nout; ++i)
+    vals_[op.result(unsigned(i))] = outs[i];
 }
 
 void Emitter::emitConvert(const ir::Op &op) {

@@ -73,6 +73,8 @@ public:
   void emitShapeOp(const ir::Op &op);
   void emitScan(const ir::Op &op);
   void emitAtomic(const ir::Op &op);
+  /// tl.inline_asm_elementwise: one asm statement per `pack` registers.
+  void emitInlineAsm(const ir::Op &op);
   /// tl.device_print: one vprintf per element (once per element: replicated copies and, for
   /// scalars, every thread but the first are predicated off) (DebugOps.cpp).
   void emitPrint(const ir::Op &op);

@@ -1,4 +1,4 @@
-"""Runs the kernels of shape_scan.tle on the GPU with tle-run and checks them against NumPy.
+"""Runs the kernels of shape_scan.tle (and atomics.tle, math.tle, inline_asm.tle) on the GPU with tle-run and checks them against NumPy.
 Usage: python3 check_ops.py TLE_RUN [WORKDIR]; prints one PASS/FAIL line per case and
 'N passed, M failed'; exits 1 on failure."""
 import os
@@ -164,6 +164,32 @@ def t_math64():
     return close(o["e_ptr"], np.exp(d) + np.log(np.abs(d) + 1) + np.sqrt(np.abs(d)), rtol=1e-14, atol=1e-14)
 
 
+ASM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "inline_asm.tle")
+
+
+def t_inline_asm(warps):
+    n = 1024
+    x = rng.integers(-2**30, 2**30, n, dtype=np.int32)
+    y = rng.integers(-2**30, 2**30, n, dtype=np.int32)
+    f = rng.standard_normal(n).astype(np.float32)
+    g = rng.standard_normal(n).astype(np.float32)
+    b = rng.integers(0, 256, n, dtype=np.uint8)
+    h = rng.standard_normal(n).astype(np.float16)
+    k = np.array([3], dtype=np.int32)
+    outs = {"o_sum": np.zeros(n, np.int32), "o_diff": np.zeros(n, np.int32), "o_fadd": np.zeros(n, np.float32),
+            "o_bnot": np.zeros(n, np.uint8), "o_hadd": np.zeros(n, np.float16), "o_shift": np.zeros(n, np.int32)}
+    sig = "*i32:16, *i32:16, *fp32:16, *fp32:16, *u8:16, *fp16:16, *i32, " + ", ".join(["*i32:16"] * 2) + \
+        ", *fp32:16, *u8:16, *fp16:16, *i32:16, 1024"
+    args = {"x_ptr": x, "y_ptr": y, "f_ptr": f, "g_ptr": g, "b_ptr": b, "h_ptr": h, "k_ptr": k}
+    args.update(outs)
+    o = run("asm_ops", sig, args, list(outs), warps, src=ASM)
+    with np.errstate(over="ignore"):
+        want = {"o_sum": x + y, "o_diff": x - y, "o_fadd": f + g, "o_bnot": ~b, "o_hadd": h + h,
+                "o_shift": (x.astype(np.int64) << 3).astype(np.int32)}
+    bad = [k for k in want if not np.array_equal(o[k], want[k])]
+    return not bad, "mismatch in " + ", ".join(bad) if bad else "exact"
+
+
 case("libdevice fp32: sin, tanh, erf, pow, sigmoid, fma, floor", t_math32)
 case("libdevice fp64: exp, log, sqrt", t_math64)
 case("atomic_add histogram with duplicate indices, old values", t_hist)
@@ -176,6 +202,9 @@ case("reshape 2048 -> 64x32", t_reshape)
 case("cat / join / split", t_cat_join_split)
 for w in (1, 4):
     case(f"cumsum, reverse cumsum, cumprod, int cumsum axis 1, num_warps={w}", lambda: t_scans(w))
+for w in (1, 4):
+    case(f"inline_asm_elementwise: two results, f registers, packed u8 x 4 and fp16 x 2, a scalar operand ({w} warps)",
+         lambda w=w: t_inline_asm(w))
 passed = sum(results)
 print(f"{passed} passed, {len(results) - passed} failed")
 sys.exit(0 if passed == len(results) else 1)
