@@ -308,6 +308,64 @@ std::optional<SVal> Specializer::callStandard(const std::string &name, CallArgs 
       rs.push_back(SVal::tensor(r.get()));
     return SVal::tuple(rs);
   }
+  if (name == "tl.gather") {
+    // Triton 3.6: gather(src, index, axis): result[.., i, ..] = src[.., index[.., i, ..], ..] along
+    // `axis`; src and index have one rank and equal sizes except along `axis`; the result has
+    // index's shape and src's dtype. TLE: an index outside [0, src.shape[axis]) gives 0 (Triton
+    // leaves it undefined). Built as a one-hot selection: the source's bits where the index
+    // matches, xor-reduced over the axis (exact for every dtype, -0 and NaN payloads included).
+    Binder p(*this, "gather", args, {"src", "index", "axis"}, 3);
+    ir::Value *src = p.tensor("src"), *index = p.tensor("index");
+    if (!src->type.isTile() || src->type.elem.isPointer())
+      fail(p.loc("src"), "gather() expects a tile of numbers, got " + src->type.str());
+    if (!index->type.isTile() || !ir::isInteger(index->type.dtype()) || index->type.dtype() == DType::I1)
+      fail(p.loc("index"), "gather() index must be an integer tile, got " + index->type.str());
+    int rank = static_cast<int>(src->type.rank());
+    if (static_cast<int>(index->type.rank()) != rank)
+      fail(p.loc("index"), "gather() index must have the rank of src " + src->type.str() + ", got " + index->type.str());
+    int64_t a = p.constInt("axis", 0);
+    if (a < -rank || a >= rank)
+      fail(p.loc("axis"), "gather() axis " + std::to_string(a) + " is out of range for " + src->type.str());
+    int axis = static_cast<int>(a < 0 ? a + rank : a);
+    for (int d = 0; d < rank; ++d)
+      if (d != axis && src->type.shape[size_t(d)] != index->type.shape[size_t(d)])
+        fail(p.loc("index"), "gather() index " + index->type.str() + " and src " + src->type.str() +
+                                 " must have equal sizes outside axis " + std::to_string(axis));
+    int64_t n = src->type.shape[size_t(axis)];
+    // One-hot over a new dim after `axis`: [.., index size, n, ..].
+    std::vector<int64_t> big = index->type.shape;
+    big.insert(big.begin() + axis + 1, n);
+    if (std::string why = ir::tileLimitError(big); !why.empty())
+      fail(loc, "gather() compares every index with every source position along the axis ([" +
+                    std::to_string(index->type.shape[size_t(axis)]) + " x " + std::to_string(n) + "] per slice), which has " + why);
+    ir::Op *ar = b->create(ir::OpKind::Arange, loc, {}, {ir::Type(ir::ScalarType{DType::I32}, {n})});
+    ar->ival = 0;
+    ar->ival2 = n;
+    ir::Value *pos = ar->result();
+    for (int d = 0; d < rank + 1; ++d)
+      if (d != axis + 1)
+        pos = expandDims(pos, d, loc);
+    ir::ScalarType idxT = ir::bitWidth(index->type.dtype()) > 32 ? index->type.elem : ir::ScalarType{DType::I32};
+    ir::Value *idx = castTo(index, idxT, loc);
+    ir::Value *hit = b->cmp(loc, ir::CmpPred::Eq, broadcastTo(expandDims(idx, axis + 1, loc), big, loc),
+                            broadcastTo(castTo(pos, idxT, loc), big, loc));
+    DType t = src->type.dtype();
+    DType it = ir::bitWidth(t) == 8 ? DType::I8 : ir::bitWidth(t) == 16 ? DType::I16 : ir::bitWidth(t) == 32 ? DType::I32 : DType::I64;
+    ir::Value *bits = src;
+    if (t == DType::I1)
+      bits = castTo(src, ir::ScalarType{DType::I8}, loc), it = DType::I8;
+    else if (t != it)
+      bits = b->create(ir::OpKind::Bitcast, loc, {src}, {src->type.withElem(ir::ScalarType{it})})->result();
+    // src moved to [.., 1, n, ..]: its `axis` dim becomes the one-hot dim.
+    ir::Value *srcBig = broadcastTo(expandDims(bits, axis, loc), big, loc);
+    ir::Value *zero = b->splat(loc, b->constInt(loc, it, 0), big);
+    ir::Value *r = xorReduce(b->select(loc, hit, srcBig, zero), axis + 1, loc);
+    if (t == DType::I1)
+      r = castTo(r, ir::ScalarType{DType::I1}, loc);
+    else if (t != it)
+      r = b->create(ir::OpKind::Bitcast, loc, {r}, {r->type.withElem(src->type.elem)})->result();
+    return SVal::tensor(r);
+  }
   if (name == "tl.sort") {
     // Triton 3.6: sort(x, dim=None, descending=False), along the last dim only.
     Binder p(*this, "sort", args, {"x", "dim", "descending"}, 1);

@@ -1,6 +1,8 @@
-// Family "sort": tl.sort (ascending and descending, along the last dim of 1-D and 2-D tiles,
-// every numeric dtype, duplicates, infinities and signed zeros) and tl.histogram (with values
-// outside the bins, and a mask), against std::sort and counting loops; and their errors.
+// Families "sort" and "gather": tl.sort (ascending and descending, along the last dim of 1-D and
+// 2-D tiles, every numeric dtype, duplicates, infinities and signed zeros), tl.histogram (with
+// values outside the bins, and a mask) and tl.gather (both axes, index tiles of another size
+// along the axis, indices outside the source giving 0, exact bits), against std::sort and
+// counting and indexing loops; and their errors.
 #include "Families.h"
 
 #include <algorithm>
@@ -106,6 +108,61 @@ void histogramCase(Suite &s, DType t, int N, int bins) {
   s.add(std::move(b));
 }
 
+/// tl.gather of a [M, N] source with [K, N] indices along axis 0 and [M, K2] along axis 1; a
+/// few indices fall outside the source (TLE: 0).
+void gatherCase(Suite &s, DType t, DType it, int M, int N, int K, int K2) {
+  Rng rng(uint64_t(t) * 41 + uint64_t(it) * 7 + uint64_t(M * N));
+  Buffer src = randomBuffer(t, size_t(M * N), rng, 100, isFloatT(t));
+  auto indices = [&](int rows, int cols, int limit) {
+    Buffer b(it, size_t(rows * cols));
+    for (size_t i = 0; i < b.size(); ++i) {
+      int64_t v = rng.next() % 10 == 0 ? (isSignedT(it) && (rng.next() & 1) ? -1 - rng.range(0, 3) : limit + rng.range(0, 3))
+                                       : rng.range(0, limit - 1);
+      b.setI(i, uint64_t(v));
+    }
+    return b;
+  };
+  Buffer i0 = indices(K, N, M), i1 = indices(M, K2, N);
+  Buffer g0(t, size_t(K * N)), g1(t, size_t(M * K2));
+  auto inRange = [&](const Buffer &ix, size_t i, int limit, int64_t &v) {
+    v = isSignedT(it) ? int64_t(ix.getI(i)) : int64_t(ix.getI(i) & (dbits(it) == 64 ? ~0ull : ((1ull << dbits(it)) - 1)));
+    return !(isSignedT(it) || dbits(it) == 64) ? uint64_t(v) < uint64_t(limit) : v >= 0 && v < limit;
+  };
+  for (int k = 0; k < K; ++k)
+    for (int j = 0; j < N; ++j) {
+      int64_t v;
+      if (inRange(i0, size_t(k * N + j), M, v))
+        g0.setBits(size_t(k * N + j), src.bits(size_t(v * N + j)));
+    }
+  for (int r = 0; r < M; ++r)
+    for (int k = 0; k < K2; ++k) {
+      int64_t v;
+      if (inRange(i1, size_t(r * K2 + k), N, v))
+        g1.setBits(size_t(r * K2 + k), src.bits(size_t(r * N + v)));
+    }
+  std::string nm = "gather/" + tag(t) + "/index_" + tag(it);
+  Run run;
+  run.args = {Arg::buf(src), Arg::buf(i0), Arg::buf(i1), Arg::buf(Buffer(t, g0.size())), Arg::buf(Buffer(t, g1.size()))};
+  // Bit-exact: the gathered element is the source's (signed zeros and NaNs included).
+  expect(run, 3, nm + "/axis0", g0);
+  expect(run, 4, nm + "/axis1", g1);
+  Batch b;
+  b.name = nm;
+  b.source = module("@triton.jit\ndef k(s_ptr, i0_ptr, i1_ptr, g0_ptr, g1_ptr, M: tl.constexpr, N: tl.constexpr,\n"
+                    "      K: tl.constexpr, K2: tl.constexpr):\n"
+                    "    m = tl.arange(0, M)\n    n = tl.arange(0, N)\n    k = tl.arange(0, K)\n    k2 = tl.arange(0, K2)\n"
+                    "    x = tl.load(s_ptr + m[:, None] * N + n[None, :])\n"
+                    "    i0 = tl.load(i0_ptr + k[:, None] * N + n[None, :])\n"
+                    "    g = tl.gather(x, i0, 0)\n    tl.static_assert(g.dtype == x.dtype)\n"
+                    "    tl.store(g0_ptr + k[:, None] * N + n[None, :], g)\n"
+                    "    i1 = tl.load(i1_ptr + m[:, None] * K2 + k2[None, :])\n"
+                    "    tl.store(g1_ptr + m[:, None] * K2 + k2[None, :], tl.gather(x, i1, axis=-1))\n");
+  b.signature = ptrSig({t, it, it, t, t}, std::to_string(M) + ", " + std::to_string(N) + ", " + std::to_string(K) + ", " +
+                                              std::to_string(K2));
+  b.runs.push_back(std::move(run));
+  s.add(std::move(b));
+}
+
 void errorCases(Suite &s) {
   struct E {
     const char *name, *body, *error;
@@ -117,6 +174,12 @@ void errorCases(Suite &s) {
       {"histogram_bins", "    r = tl.histogram(tl.load(x_ptr + tl.arange(0, 16)), 10)\n", "num_bins must be a power of two"},
       {"histogram_float", "    r = tl.histogram(tl.load(x_ptr + tl.arange(0, 16)).to(tl.float32), 16)\n",
        "expects a 1-D integer tile"},
+      {"gather_rank", "    x = tl.load(x_ptr + tl.arange(0, 16))\n    r = tl.gather(x[:, None], x, 0)\n",
+       "index must have the rank of src"},
+      {"gather_sizes", "    x = tl.load(x_ptr + tl.arange(0, 16))[:, None]\n    r = tl.gather(tl.broadcast_to(x, (16, 4)), x, 0)\n",
+       "must have equal sizes outside axis 0"},
+      {"gather_float_index", "    x = tl.load(x_ptr + tl.arange(0, 16))\n    r = tl.gather(x, x.to(tl.float32), 0)\n",
+       "index must be an integer tile"},
   };
   for (const E &e : cases) {
     Batch b;
@@ -140,6 +203,12 @@ void addSort(Suite &s) {
   for (DType t : {DType::I32, DType::I64, DType::U8, DType::I8})
     histogramCase(s, t, 256, 16);
   histogramCase(s, DType::I32, 1024, 256);
+  gatherCase(s, DType::F32, DType::I32, 8, 32, 16, 8);
+  gatherCase(s, DType::F16, DType::I64, 16, 16, 4, 32);
+  gatherCase(s, DType::I8, DType::U8, 8, 16, 8, 16);
+  gatherCase(s, DType::U64, DType::I32, 4, 64, 8, 4);
+  gatherCase(s, DType::F64, DType::I16, 32, 8, 32, 8);
+  gatherCase(s, DType::BF16, DType::U32, 8, 8, 16, 16);
   errorCases(s);
 }
 
