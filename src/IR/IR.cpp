@@ -221,10 +221,7 @@ Value *Builder::cast(SourceLoc loc, Value *v, ScalarType to) {
 // ---------------------------------------------------------------------------------------------
 // Verifier
 
-std::string inlineAsmConstraintError(const std::string &constraints, const std::vector<Type> &outs,
-                                     const std::vector<Type> &ins, int64_t pack) {
-  if (pack < 1 || pack > 16 || (pack & (pack - 1)))
-    return "pack must be 1, 2, 4, 8 or 16, got " + std::to_string(pack);
+std::vector<std::string> splitInlineAsmConstraints(const std::string &constraints) {
   std::vector<std::string> toks;
   std::string cur;
   for (char c : constraints + ",") {
@@ -235,6 +232,14 @@ std::string inlineAsmConstraintError(const std::string &constraints, const std::
       cur += c;
     }
   }
+  return toks;
+}
+
+std::string inlineAsmConstraintError(const std::string &constraints, const std::vector<Type> &outs,
+                                     const std::vector<Type> &ins, int64_t pack) {
+  if (pack < 1 || pack > 16 || (pack & (pack - 1)))
+    return "pack must be 1, 2, 4, 8 or 16, got " + std::to_string(pack);
+  std::vector<std::string> toks = splitInlineAsmConstraints(constraints);
   if (toks.size() != outs.size() + ins.size())
     return "the constraints \"" + constraints + "\" name " + std::to_string(toks.size()) + " operands; the asm has " +
            std::to_string(outs.size()) + " outputs and " + std::to_string(ins.size()) + " inputs";

@@ -283,6 +283,8 @@ private:
   std::list<std::unique_ptr<Op>>::iterator before_;
 };
 
+/// The comma-separated constraints of an InlineAsm op, blanks removed ("=r, r" -> {"=r", "r"}).
+std::vector<std::string> splitInlineAsmConstraints(const std::string &constraints);
 /// Why the InlineAsm constraint string `constraints` does not fit outputs `outs` and inputs `ins`
 /// processed `pack` elements at a time (empty when it fits): one comma-separated constraint per
 /// output (`=r`, ...) then per input (`r`, ...), each register as wide as its value: r (32-bit

@@ -991,18 +991,7 @@ void Emitter::emitInlineAsm(const ir::Op &op) {
     diags.fatal(op.loc, "tl.inline_asm_elementwise with pack=" + std::to_string(pack) + " needs a multiple of " +
                             std::to_string(pack) + " elements per thread; this tile's layout gives each thread " +
                             std::to_string(n));
-  std::vector<std::string> toks;
-  {
-    std::string cur;
-    for (char c : op.constraints + ",") {
-      if (c == ',') {
-        toks.push_back(cur);
-        cur.clear();
-      } else if (c != ' ' && c != '\t') {
-        cur += c;
-      }
-    }
-  }
+  std::vector<std::string> toks = ir::splitInlineAsmConstraints(op.constraints);
   auto regType = [&](const std::string &tok) -> llvm::Type * {
     char c = tok.back();
     return c == 'r' ? B.getInt32Ty() : c == 'l' ? B.getInt64Ty() : c == 'h' ? B.getInt16Ty() : c == 'f' ? B.getFloatTy()
