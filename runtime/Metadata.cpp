@@ -36,6 +36,7 @@ ParamType ParamType::parse(std::string_view spelling) {
       {"u64", ScalarKind::UInt, 64},   {"fp16", ScalarKind::Float, 16},
       {"bf16", ScalarKind::BFloat, 16}, {"fp32", ScalarKind::Float, 32},
       {"fp64", ScalarKind::Float, 64}, {"nvTmaDesc", ScalarKind::TensorMap, 1024},
+      {"fp8e4nv", ScalarKind::Float8E4M3, 8}, {"fp8e5", ScalarKind::Float8E5M2, 8},
   };
   for (const Entry &e : table) {
     if (s == e.name) {
@@ -50,7 +51,7 @@ ParamType ParamType::parse(std::string_view spelling) {
   }
   throw MetadataError(fmt::format(
       "unknown type '{}' (expected an optional '*' then one of i1 i8 i16 i32 i64 u8 u16 u32 u64 "
-      "fp16 bf16 fp32 fp64, or nvTmaDesc)",
+      "fp8e4nv fp8e5 fp16 bf16 fp32 fp64, or nvTmaDesc)",
       spelling));
 }
 
@@ -66,6 +67,10 @@ std::string ParamType::elementName() const {
     return fmt::format("fp{}", bits);
   case ScalarKind::BFloat:
     return "bf16";
+  case ScalarKind::Float8E4M3:
+    return "fp8e4nv";
+  case ScalarKind::Float8E5M2:
+    return "fp8e5";
   case ScalarKind::TensorMap:
     return "nvTmaDesc";
   }
@@ -96,6 +101,9 @@ std::string ParamType::cppName() const {
     return bits == 16 ? "tle::rt::Half" : bits == 32 ? "float" : "double";
   case ScalarKind::BFloat:
     return "tle::rt::BFloat16";
+  case ScalarKind::Float8E4M3:
+  case ScalarKind::Float8E5M2:
+    return "uint8_t (the fp8 bits)";
   case ScalarKind::TensorMap:
     return "tle::rt::TensorMap";
   }

@@ -60,12 +60,13 @@ TensorMapDataType tensorMapDataType(std::string_view dtype) {
       {"bf16", TensorMapDataType::BFloat16},    {"fp32", TensorMapDataType::Float32},
       {"fp64", TensorMapDataType::Float64},     {"fp32_ftz", TensorMapDataType::Float32Ftz},
       {"tf32", TensorMapDataType::TFloat32},    {"tf32_ftz", TensorMapDataType::TFloat32Ftz},
+      {"fp8e4nv", TensorMapDataType::UInt8},    {"fp8e5", TensorMapDataType::UInt8}, // bytes to TMA
   };
   for (const Entry &e : table)
     if (dtype == e.name)
       return e.type;
   throw ArgumentError(fmt::format(
-      "{}: unknown dtype '{}' (expected one of i1 i8 u8 i16 u16 i32 u32 i64 u64 fp16 bf16 fp32 "
+      "{}: unknown dtype '{}' (expected one of i1 i8 u8 i16 u16 i32 u32 i64 u64 fp8e4nv fp8e5 fp16 bf16 fp32 "
       "fp64 fp32_ftz tf32 tf32_ftz)",
       kWho, dtype));
 }

@@ -118,6 +118,9 @@ uint64_t scalarBits(const rt::ParamType &t, const Value &v, const std::string &w
   case rt::ScalarKind::BFloat: return rt::BFloat16::fromFloat(float(v.asDouble())).bits;
   case rt::ScalarKind::TensorMap:
     throw BenchError(fmt::format("{}: nvTmaDesc (TMA descriptor) parameters are not supported by tle-bench", where));
+  case rt::ScalarKind::Float8E4M3:
+  case rt::ScalarKind::Float8E5M2:
+    throw BenchError(fmt::format("{}: fp8 scalar parameters are not supported (pass fp8 data through a pointer)", where));
   }
   return bits;
 }

@@ -195,13 +195,26 @@ Value *Builder::splat(SourceLoc loc, Value *s, const std::vector<int64_t> &shape
 
 Value *Builder::binary(OpKind k, SourceLoc loc, Value *a, Value *b) {
   assert(a->type == b->type || k == OpKind::AddPtr);
+  if (k != OpKind::AddPtr && isFP8(a->type.dtype())) {
+    ScalarType f32{DType::F32};
+    return cast(loc, binary(k, loc, cast(loc, a, f32), cast(loc, b, f32)), a->type.elem);
+  }
   return create(k, loc, {a, b}, {a->type})->result();
 }
 
-Value *Builder::unary(OpKind k, SourceLoc loc, Value *a) { return create(k, loc, {a}, {a->type})->result(); }
+Value *Builder::unary(OpKind k, SourceLoc loc, Value *a) {
+  if (isFP8(a->type.dtype()))
+    return cast(loc, unary(k, loc, cast(loc, a, ScalarType{DType::F32})), a->type.elem);
+  return create(k, loc, {a}, {a->type})->result();
+}
 
 Value *Builder::cmp(SourceLoc loc, CmpPred p, Value *a, Value *b) {
   assert(a->type == b->type);
+  if (isFP8(a->type.dtype())) {
+    ScalarType f32{DType::F32};
+    a = cast(loc, a, f32);
+    b = cast(loc, b, f32);
+  }
   Op *op = create(OpKind::Cmp, loc, {a, b}, {a->type.withElem(ScalarType{DType::I1})});
   op->pred = p;
   return op->result();
@@ -469,6 +482,8 @@ struct Verifier {
     DType d = t.dtype();
     if (d == DType::Ptr)
       return fail(op, "arithmetic on pointers must use addptr");
+    if (isFP8(d))
+      return fail(op, "fp8 arithmetic must be computed in fp32 (Builder::binary), got " + t.str());
     switch (op.kind) {
     case OpKind::FDiv: case OpKind::FRem:
       return elemIs(op, t, isFloat(d), "float operands");
@@ -487,6 +502,8 @@ struct Verifier {
     if (op.result()->type != t)
       return fail(op, "result type differs from operand type");
     DType d = t.dtype();
+    if (isFP8(d))
+      return fail(op, "fp8 arithmetic must be computed in fp32 (Builder::unary), got " + t.str());
     switch (op.kind) {
     case OpKind::Not:
       return elemIs(op, t, isInteger(d), "an integer operand");
@@ -537,10 +554,14 @@ struct Verifier {
         return false;
       if (op.result()->type != op.operands[0]->type)
         return fail(op, "result type differs from operand type");
-      return elemIs(op, op.operands[0]->type, isFloat(op.operands[0]->type.dtype()), "float operands");
+      return elemIs(op, op.operands[0]->type,
+                    isFloat(op.operands[0]->type.dtype()) && !isFP8(op.operands[0]->type.dtype()),
+                    "fp16, bf16, fp32 or fp64 operands");
     case OpKind::Cmp:
       if (!sameOperandTypes(op))
         return false;
+      if (isFP8(op.operands[0]->type.dtype()))
+        return fail(op, "fp8 operands must be compared in fp32 (Builder::cmp), got " + op.operands[0]->type.str());
       if (op.result()->type != op.operands[0]->type.withElem(ScalarType{DType::I1}))
         return fail(op, "result must be i1 of the operands' shape");
       return true;
@@ -569,9 +590,10 @@ struct Verifier {
       if (op.sym.empty())
         return fail(op, "needs a function name");
       for (Value *v : op.operands)
-        if (v->type.shape != op.result()->type.shape || !numeric(v->type.dtype()))
-          return fail(op, "operands must be numeric values of the result's shape");
-      return elemIs(op, op.result()->type, numeric(op.result()->type.dtype()), "a numeric result");
+        if (v->type.shape != op.result()->type.shape || !numeric(v->type.dtype()) || isFP8(v->type.dtype()))
+          return fail(op, "operands must be numeric values (not fp8) of the result's shape");
+      return elemIs(op, op.result()->type, numeric(op.result()->type.dtype()) && !isFP8(op.result()->type.dtype()),
+                    "a numeric result (not fp8)");
     case OpKind::Cast: {
       const Type &a = op.operands[0]->type, &r = op.result()->type;
       if (a.shape != r.shape)
@@ -620,6 +642,8 @@ struct Verifier {
       if (!p.elem.isPointer())
         return fail(op, "expects a pointer operand");
       Type v(ScalarType{p.elem.pointee}, p.shape);
+      if (isFP8(p.elem.pointee))
+        return fail(op, "atomics do not take fp8 values");
       size_t values = op.kind == OpKind::AtomicCAS ? 2 : 1;
       for (size_t i = 1; i <= values; ++i)
         if (op.operands[i]->type != v)
@@ -668,7 +692,8 @@ struct Verifier {
           return fail(op, "operands must have one shape, got " + in.str() + " and " + t.str());
         if (op.result(static_cast<unsigned>(i))->type.shape != shape || op.result(static_cast<unsigned>(i))->type.elem != t.elem)
           return fail(op, "result type mismatch");
-        if (!elemIs(op, t, numeric(t.dtype()), "numeric operands"))
+        if (!elemIs(op, t, numeric(t.dtype()) && (!isFP8(t.dtype()) || op.reduceKind == ReduceKind::Combine),
+                    "numeric operands (fp8 only with a combine region)"))
           return false;
       }
       return combineRegion(op);
@@ -683,7 +708,8 @@ struct Verifier {
           return fail(op, "operands must have one shape, got " + in.str() + " and " + t.str());
         if (op.result(static_cast<unsigned>(i))->type != t)
           return fail(op, "result type differs from operand type");
-        if (!elemIs(op, t, numeric(t.dtype()), "numeric operands"))
+        if (!elemIs(op, t, numeric(t.dtype()) && (!isFP8(t.dtype()) || op.reduceKind == ReduceKind::Combine),
+                    "numeric operands (fp8 only with a combine region)"))
           return false;
       }
       return combineRegion(op);
@@ -778,8 +804,8 @@ struct Verifier {
       if (a.shape[0] < 16 || a.shape[1] < 16 || b.shape[1] < 16)
         return fail(op, "M, N and K must be at least 16");
       DType in = a.dtype();
-      if (!numeric(in) || in == DType::I1)
-        return fail(op, std::string("operands must be floats or integers wider than i1, got ") + name(in));
+      if (!numeric(in) || in == DType::I1 || isFP8(in))
+        return fail(op, std::string("operands must be floats (not fp8) or integers wider than i1, got ") + name(in));
       DType acc = isInteger(in) ? DType::I32 : in == DType::F64 ? DType::F64 : DType::F32;
       if (c.dtype() != acc)
         return fail(op, std::string("the accumulator must be ") + name(acc) + " for " + name(in) + " operands, got " +

@@ -1,6 +1,9 @@
 // Tile IR types.
 #include "tle/IR/Types.h"
 
+#include <llvm/ADT/APFloat.h>
+
+#include <cmath>
 #include <limits>
 
 namespace tle::ir {
@@ -21,12 +24,51 @@ bool isSigned(DType t) {
 
 bool isUnsigned(DType t) { return isInteger(t) && !isSigned(t); }
 
-bool isFloat(DType t) { return t == DType::F16 || t == DType::BF16 || t == DType::F32 || t == DType::F64; }
+bool isFloat(DType t) {
+  return t == DType::F16 || t == DType::BF16 || t == DType::F32 || t == DType::F64 || isFP8(t);
+}
+
+bool isFP8(DType t) { return t == DType::F8E4M3 || t == DType::F8E5M2; }
+
+unsigned mantissaBits(DType t) {
+  switch (t) {
+  case DType::F8E4M3: return 3;
+  case DType::F8E5M2: return 2;
+  case DType::F16: return 10;
+  case DType::BF16: return 7;
+  case DType::F32: return 23;
+  case DType::F64: return 52;
+  default: return 0;
+  }
+}
+
+static const llvm::fltSemantics &fp8Semantics(DType t) {
+  return t == DType::F8E4M3 ? llvm::APFloat::Float8E4M3FN() : llvm::APFloat::Float8E5M2();
+}
+
+double fp8ToDouble(uint8_t bits, DType t) {
+  llvm::APFloat f(fp8Semantics(t), llvm::APInt(8, bits));
+  bool lost = false;
+  f.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven, &lost); // exact
+  return f.convertToDouble();
+}
+
+uint8_t fp8FromDouble(double x, DType t, bool towardZero) {
+  const double maxFinite = t == DType::F8E4M3 ? 448.0 : 57344.0;
+  if (std::isnan(x))
+    return t == DType::F8E4M3 ? 0x7F : 0x7E;
+  if (std::fabs(x) > maxFinite) // saturate (also infinities), as cvt.satfinite
+    x = std::copysign(maxFinite, x);
+  llvm::APFloat f(x);
+  bool lost = false;
+  f.convert(fp8Semantics(t), towardZero ? llvm::APFloat::rmTowardZero : llvm::APFloat::rmNearestTiesToEven, &lost);
+  return static_cast<uint8_t>(f.bitcastToAPInt().getZExtValue());
+}
 
 unsigned bitWidth(DType t) {
   switch (t) {
   case DType::I1: return 1;
-  case DType::I8: case DType::U8: return 8;
+  case DType::I8: case DType::U8: case DType::F8E4M3: case DType::F8E5M2: return 8;
   case DType::I16: case DType::U16: case DType::F16: case DType::BF16: return 16;
   case DType::I32: case DType::U32: case DType::F32: return 32;
   case DType::I64: case DType::U64: case DType::F64: case DType::Ptr: return 64;
@@ -52,6 +94,8 @@ const char *name(DType t) {
   case DType::BF16: return "bf16";
   case DType::F32: return "fp32";
   case DType::F64: return "fp64";
+  case DType::F8E4M3: return "fp8e4nv";
+  case DType::F8E5M2: return "fp8e5";
   case DType::Ptr: return "ptr";
   case DType::Invalid: return "<invalid>";
   }
@@ -63,7 +107,8 @@ std::optional<DType> parseDType(std::string_view s) {
       {"i1", DType::I1},   {"u1", DType::I1},   {"B", DType::I1},     {"i8", DType::I8},
       {"i16", DType::I16}, {"i32", DType::I32}, {"i64", DType::I64},  {"u8", DType::U8},
       {"u16", DType::U16}, {"u32", DType::U32}, {"u64", DType::U64},  {"fp16", DType::F16},
-      {"bf16", DType::BF16}, {"fp32", DType::F32}, {"fp64", DType::F64}};
+      {"bf16", DType::BF16}, {"fp32", DType::F32}, {"fp64", DType::F64},
+      {"fp8e4nv", DType::F8E4M3}, {"fp8e5", DType::F8E5M2}};
   for (auto &[n, d] : table)
     if (s == n)
       return d;

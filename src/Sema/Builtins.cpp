@@ -123,6 +123,29 @@ void Specializer::materializeBlockPtr(const SVal &bp, const std::vector<int64_t>
 
 SVal Specializer::callMethod(const SVal &m, CallArgs &args) {
   const SVal &self = m.elts[0];
+  if (self.kind == SVal::Kind::DType) { // a dtype predicate (Expressions.cpp lists them)
+    Binder p(*this, m.s, args, {}, 0);
+    DType d = self.dtype.dtype;
+    const std::string &n = m.s;
+    bool r = false;
+    if (n == "is_fp8") r = ir::isFP8(d);
+    else if (n == "is_fp8e4nv") r = d == DType::F8E4M3;
+    else if (n == "is_fp8e5") r = d == DType::F8E5M2;
+    else if (n == "is_fp16") r = d == DType::F16;
+    else if (n == "is_bf16") r = d == DType::BF16;
+    else if (n == "is_fp32") r = d == DType::F32;
+    else if (n == "is_fp64") r = d == DType::F64;
+    else if (n == "is_floating") r = ir::isFloat(d);
+    else if (n == "is_standard_floating") r = ir::isFloat(d) && !ir::isFP8(d);
+    else if (n == "is_int") r = ir::isInteger(d);
+    else if (n == "is_int_signed") r = ir::isSigned(d);
+    else if (n == "is_int_unsigned") r = ir::isUnsigned(d); // int1 counts as unsigned, as in Triton
+    else if (n == "is_bool" || n == "is_int1") r = d == DType::I1;
+    else if (n == "is_ptr") r = self.dtype.isPointer();
+    else if (n.rfind("is_uint", 0) == 0) r = ir::isUnsigned(d) && d != DType::I1 && "is_uint" + std::to_string(ir::bitWidth(d)) == n;
+    else if (n.rfind("is_int", 0) == 0) r = ir::isSigned(d) && "is_int" + std::to_string(ir::bitWidth(d)) == n;
+    return SVal::boolean(r);
+  }
   if (m.s == "to") {
     Binder p(*this, "to", args, {"dtype", "fp_downcast_rounding", "bitcast"}, 1);
     ir::ScalarType t = p.dtype("dtype");
@@ -678,6 +701,8 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
     ir::Value *ptr = pa.val.v;
     DType et = ptr->type.elem.pointee;
     ir::AtomicKind kind = cas ? ir::AtomicKind::Xchg : atomics.at(name);
+    if (ir::isFP8(et))
+      fail(pa.loc, fname + "() on " + ir::name(et) + " is not supported (no fp8 atomics; use fp16, bf16 or fp32)");
     bool half = et == DType::F16 || et == DType::BF16;
     if (half && (cas || kind != ir::AtomicKind::Add))
       fail(pa.loc, fname + "() on " + ir::name(et) + " is not supported (fp16/bf16 atomics: add only)");
@@ -764,6 +789,7 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
           : (tx == DType::F32 || ty == DType::F32) ? DType::F32
           : (tx == DType::F16 || ty == DType::F16) ? DType::F16
           : tx == ty                               ? tx
+          : (ir::isFP8(tx) && ir::isFP8(ty))       ? DType::F16 // two fp8 types
                                                    : DType::F32;
     } else {
       t = integerPromote(tx, ty);
@@ -841,6 +867,12 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
     broadcastPair(x, y, loc);
     broadcastPair(x, z, loc);
     broadcastPair(y, z, loc);
+    if (ir::isFP8(t)) { // computed in fp32, rounded once to fp8
+      ir::ScalarType f32{DType::F32};
+      ir::Value *r = b->create(ir::OpKind::Fma, loc, {castTo(x, f32, loc), castTo(y, f32, loc), castTo(z, f32, loc)},
+                               {x->type.withElem(f32)})->result();
+      return SVal::tensor(castTo(r, ir::ScalarType{t}, loc));
+    }
     return SVal::tensor(b->create(ir::OpKind::Fma, loc, {x, y, z}, {x->type})->result());
   }
   if (name == "tl.sigmoid") {
@@ -1052,7 +1084,7 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
     } else {
       DType t = x->type.dtype();
       // Triton: bf16 scans run in fp32; cumsum (not cumprod) runs narrow integers in 32 bits.
-      if (t == DType::BF16)
+      if (t == DType::BF16 || ir::isFP8(t))
         x = castTo(x, ir::ScalarType{DType::F32}, loc);
       else if (name == "tl.cumsum" && ir::isInteger(t) && ir::bitWidth(t) < 32)
         x = castTo(x, ir::ScalarType{ir::isSigned(t) ? DType::I32 : DType::U32}, loc);
@@ -1083,14 +1115,15 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
       fail(loc, "dot() result of shape [" + std::to_string(M) + ", " + std::to_string(N) + "] has " + why);
     DType ta = a->type.dtype(), tb = bm->type.dtype();
     // Triton 3.6 requires equal operand dtypes ("Both operands must be same dtype").
-    if (ta != tb)
+    // Any two fp8 types may be multiplied (Triton 3.6).
+    if (ta != tb && !(ir::isFP8(ta) && ir::isFP8(tb)))
       fail(loc, std::string("dot() operands must have the same dtype, got ") + ir::name(ta) + " and " + ir::name(tb) +
                     " (cast one with .to())");
     DType in = a->type.dtype();
     DType out = ir::isInteger(in) ? DType::I32 : in == DType::F64 ? DType::F64 : DType::F32;
     if (p.has("out_dtype")) {
       DType req = p.dtype("out_dtype").dtype;
-      if (!(req == out || (req == DType::F16 && in == DType::F16)))
+      if (!(req == out || (req == DType::F16 && (in == DType::F16 || ir::isFP8(in)))))
         fail(p.loc("out_dtype"), std::string("dot() out_dtype ") + ir::name(req) + " is not supported for " + ir::name(in) +
                                      " inputs (use " + ir::name(out) + ")");
     }
@@ -1123,6 +1156,12 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
                                acc->type.str());
     } else {
       acc = b->splat(loc, toTensorOfType(SVal::integer(0), out, loc), {M, N});
+    }
+    if (ir::isFP8(in)) {
+      // fp8 operands are widened to fp16, which holds every fp8e4nv and fp8e5 value exactly:
+      // products and fp32 accumulation are those of a native fp8 MMA.
+      a = castTo(a, ir::ScalarType{DType::F16}, loc);
+      bm = castTo(bm, ir::ScalarType{DType::F16}, loc);
     }
     ir::Value *r;
     if (precision == static_cast<int64_t>(ir::DotPrecision::TF32x3) && in == DType::F32) {
@@ -1237,8 +1276,10 @@ void Specializer::devicePrint(const std::string &fname, CallArgs &args) {
   std::vector<ir::Value *> operands;
   for (size_t i = 1; i < args.pos.size(); ++i) {
     const Arg &a = args.pos[i];
-    if (a.val.isTensor())
-      operands.push_back(a.val.v);
+    if (a.val.isTensor()) // fp8 prints its value (or, with hex, its bits) through fp32 / u8
+      operands.push_back(!ir::isFP8(a.val.v->type.dtype()) ? a.val.v
+                         : hex ? b->create(ir::OpKind::Bitcast, a.loc, {a.val.v}, {a.val.v->type.withElem(ir::ScalarType{DType::U8})})->result()
+                               : castTo(a.val.v, ir::ScalarType{DType::F32}, a.loc));
     else if (a.val.isNumber())
       operands.push_back(toTensor(a.val, a.loc));
     else

@@ -89,7 +89,7 @@ std::optional<ir::ScalarType> tlDType(const std::string &n) {
       {"int1", DType::I1},      {"int8", DType::I8},       {"int16", DType::I16},   {"int32", DType::I32},
       {"int64", DType::I64},    {"uint8", DType::U8},      {"uint16", DType::U16},  {"uint32", DType::U32},
       {"uint64", DType::U64},   {"float16", DType::F16},   {"bfloat16", DType::BF16}, {"float32", DType::F32},
-      {"float64", DType::F64},  {"bool", DType::I1}};
+      {"float64", DType::F64},  {"bool", DType::I1},       {"float8e4nv", DType::F8E4M3}, {"float8e5", DType::F8E5M2}};
   for (auto &[name, d] : table)
     if (n == name)
       return ir::ScalarType{d};
@@ -167,6 +167,9 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
         return SVal::module("triton.language." + attr);
       if (kTlFunctions.count(attr))
         return SVal::builtin("tl." + attr);
+      if (attr == "float8e4b15" || attr == "float8e4b8" || attr == "float8e5b16")
+        fail(loc, "tl." + attr + " is not supported: TLE targets NVIDIA GPUs, whose fp8 types are "
+                  "tl.float8e4nv and tl.float8e5");
       fail(loc, "'" + attr + "' is not a function of triton.language that TLE supports");
     }
     // triton.language.extra[.cuda].libdevice: the libdevice wrappers.
@@ -234,8 +237,31 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
         fail(loc, "dtype " + base.dtype.str() + " is not a pointer type and has no element_ty");
       return SVal::dtypeOf(ir::ScalarType{base.dtype.pointee});
     }
+    DType d = base.dtype.dtype;
     if (attr == "primitive_bitwidth")
-      return SVal::integer(ir::bitWidth(base.dtype.dtype));
+      return SVal::integer(ir::bitWidth(d));
+    if (attr == "fp_mantissa_width") {
+      if (!ir::isFloat(d))
+        fail(loc, "fp_mantissa_width is defined for floating-point dtypes, not " + base.dtype.str());
+      return SVal::integer(ir::mantissaBits(d));
+    }
+    if (attr == "int_bitwidth" || attr == "int_signedness") {
+      if (!ir::isInteger(d))
+        fail(loc, attr + " is defined for integer dtypes, not " + base.dtype.str());
+      return attr == "int_bitwidth" ? SVal::integer(ir::bitWidth(d)) : SVal::boolean(ir::isSigned(d));
+    }
+    // Triton's dtype predicates (tl.dtype.is_fp8() etc.), called as methods.
+    static const std::set<std::string> predicates = {
+        "is_fp8", "is_fp8e4nv", "is_fp8e5", "is_fp16", "is_bf16", "is_fp32", "is_fp64", "is_floating",
+        "is_standard_floating", "is_int", "is_int1", "is_int8", "is_int16", "is_int32", "is_int64", "is_uint8",
+        "is_uint16", "is_uint32", "is_uint64", "is_int_signed", "is_int_unsigned", "is_bool", "is_ptr"};
+    if (predicates.count(attr)) {
+      SVal m;
+      m.kind = SVal::Kind::Method;
+      m.s = attr;
+      m.elts = {base};
+      return m;
+    }
     fail(loc, "dtype has no attribute '" + attr + "'");
   }
   fail(loc, base.describe() + " has no attribute '" + attr + "'");
@@ -382,6 +408,8 @@ void Specializer::broadcastPair(ir::Value *&x, ir::Value *&y, SourceLoc loc) {
 }
 
 ir::Value *Specializer::reduce(ir::Value *v, int axis, ir::ReduceKind k, SourceLoc loc) {
+  if (ir::isFP8(v->type.dtype())) // accumulated in fp32, the result rounded once to fp8
+    return castTo(reduce(castTo(v, ir::ScalarType{DType::F32}, loc), axis, k, loc), v->type.elem, loc);
   auto shape = v->type.shape;
   shape.erase(shape.begin() + axis);
   ir::Op *op = b->create(ir::OpKind::Reduce, loc, {v}, {ir::Type(v->type.elem, shape)});
@@ -549,6 +577,10 @@ SVal Specializer::binary(ast::BinaryOp op, const SVal &a, const SVal &bv, Source
     if (x == DType::F32 || y == DType::F32) return DType::F32;
     if (x == DType::F16 || y == DType::F16) return divOrMod ? DType::F32 : DType::F16; // fp16 with bf16 too
     if (x == DType::BF16 || y == DType::BF16) return (divOrMod || x != y) ? DType::F32 : DType::BF16;
+    if (ir::isFP8(x) && ir::isFP8(y)) return x == y ? x : DType::F16; // two fp8 types: fp16
+    if (ir::isFP8(x) || ir::isFP8(y))
+      fail(loc, std::string("'") + ast::spelling(op) + "' between " + ir::name(x) + " and " + ir::name(y) +
+                    " is not supported (Triton promotes an fp8 value only with a float type); cast one operand first");
     if ((op == O::Div || op == O::Mod || op == O::FloorDiv) && ir::isSigned(x) != ir::isSigned(y) && x != DType::I1 && y != DType::I1)
       fail(loc, std::string("'") + ast::spelling(op) + "' between " + ir::name(x) + " and " + ir::name(y) +
                     " (mixed signedness) is not allowed; cast one operand first");
@@ -706,7 +738,11 @@ SVal Specializer::compare(ast::CompareOp op, const SVal &a, const SVal &bv, Sour
     if (ta == DType::F64 || tb == DType::F64) t = DType::F64;
     else if (ta == DType::F32 || tb == DType::F32) t = DType::F32;
     else if (ta == DType::F16 || tb == DType::F16) t = DType::F16;
-    else t = ta == tb ? ta : DType::F32;
+    else if (ta == DType::BF16 || tb == DType::BF16) t = ta == tb ? ta : DType::F32;
+    else if (ir::isFP8(ta) && ir::isFP8(tb)) t = ta == tb ? ta : DType::F16;
+    else
+      fail(loc, std::string("cannot compare ") + ir::name(ta) + " with " + ir::name(tb) +
+                    " (Triton promotes an fp8 value only with a float type); cast one operand first");
   } else {
     t = integerPromote(ta, tb);
   }

@@ -96,9 +96,19 @@ std::optional<std::vector<SignatureEntry>> parseSignature(const std::string &tex
       out.push_back(e);
       continue;
     }
+    if (!dt && (base == "fp8e4b15" || base == "fp8e4b8" || base == "fp8e5b16")) {
+      diags.error({}, "type '" + base + "' in signature entry '" + item +
+                          "' is not supported: TLE targets NVIDIA GPUs, whose fp8 types are fp8e4nv and fp8e5");
+      return std::nullopt;
+    }
     if (!dt) {
       diags.error({}, "unknown type '" + base + "' in signature entry '" + item +
-                          "' (expected one of i1 i8 i16 i32 i64 u8 u16 u32 u64 fp16 bf16 fp32 fp64)");
+                          "' (expected one of i1 i8 i16 i32 i64 u8 u16 u32 u64 fp8e4nv fp8e5 fp16 bf16 fp32 fp64)");
+      return std::nullopt;
+    }
+    if (!ptr && ir::isFP8(*dt)) {
+      diags.error({}, "signature entry '" + item + "': an fp8 scalar parameter is not supported; pass fp8 data "
+                                                   "through a pointer (*" + base + ") or the value as fp16/fp32");
       return std::nullopt;
     }
     e.type = ptr ? ir::ScalarType::ptrTo(*dt) : ir::ScalarType{*dt};
@@ -312,6 +322,10 @@ std::unique_ptr<ir::Function> Specializer::run() {
     ir::ScalarType t;
     if (ann.kind == SVal::Kind::DType) {
       t = ann.dtype;
+      if (ir::isFP8(t.dtype))
+        fail(p.annotation->loc(), "parameter '" + p.name + "': an fp8 scalar parameter is not supported; pass fp8 "
+                                  "data through a pointer (tl.pointer_type(" + "tl." +
+                                      (t.dtype == ir::DType::F8E4M3 ? "float8e4nv" : "float8e5") + "))");
     } else if (ann.kind == SVal::Kind::Str) {
       auto parsed = parseSignature(ann.s, diags);
       if (!parsed || parsed->size() != 1 || (*parsed)[0].kind != SignatureEntry::Kind::Runtime)

@@ -151,6 +151,10 @@ cpu::HostArray loadArray(const std::string &spec, const ir::Param &p, uint64_t s
     a.reinterpret(ir::DType::BF16); // NumPy has no bf16: its bits travel as uint16
     return a;
   }
+  if (ir::isFP8(pointee) && (a.dtype() == ir::DType::U8 || a.dtype() == ir::DType::I8)) {
+    a.reinterpret(pointee); // NumPy has no fp8: its bits travel as uint8
+    return a;
+  }
   throw UsageError("'" + spec + "' holds " + ir::name(a.dtype()) + " elements (" + cpu::npyDescr(a.dtype()) +
                    ") but '" + p.name + "' points to " + ir::name(pointee) + " (" + cpu::npyDescr(pointee) +
                    "); convert the array first, e.g. numpy's a.astype(...)");

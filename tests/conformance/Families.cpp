@@ -17,6 +17,8 @@ Val elem(const Buffer &b, size_t i) { return isFloatT(b.dtype) ? Val::ofF(b.getF
 Val castVal(Val v, DType from, DType to, bool rtz) {
   if (to == DType::I1)
     return Val::ofI(v.isF ? (v.f != 0 || std::isnan(v.f)) : (v.i != 0));
+  if (isFp8T(to)) // one rounding from the exact source value
+    return Val::ofF(fp8Decode(fp8Encode(v.isF ? v.f : intValue(v.i, from), to, rtz), to));
   if (isFloatT(to)) {
     long double x = v.isF ? v.f : intValue(v.i, from);
     if (to == DType::F64 && !v.isF)

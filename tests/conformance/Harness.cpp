@@ -20,6 +20,8 @@ uint64_t Buffer::bits(size_t i) const {
 
 void Buffer::setF(size_t i, long double v) {
   switch (dtype) {
+  case DType::F8E4M3:
+  case DType::F8E5M2: setBits(i, fp8Encode(v, dtype)); return;
   case DType::F16:
   case DType::BF16: setBits(i, encode16(roundTo(v, fmt16(dtype)), fmt16(dtype))); return;
   case DType::F32: { float f = float(roundTo(v, kF32f)); uint32_t b; std::memcpy(&b, &f, 4); setBits(i, b); return; }
@@ -43,6 +45,8 @@ void Buffer::setI(size_t i, uint64_t v) {
 long double Buffer::getF(size_t i) const {
   uint64_t b = bits(i);
   switch (dtype) {
+  case DType::F8E4M3:
+  case DType::F8E5M2: return fp8Decode(uint8_t(b), dtype);
   case DType::F16:
   case DType::BF16: return decode16(uint16_t(b), fmt16(dtype));
   case DType::F32: { float f; uint32_t u = uint32_t(b); std::memcpy(&f, &u, 4); return f; }

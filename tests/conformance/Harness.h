@@ -151,6 +151,7 @@ void addReductions(Suite &);
 void addScans(Suite &);
 void addCombine(Suite &);
 void addSort(Suite &);
+void addFp8(Suite &);
 void addMemory(Suite &);
 void addAtomics(Suite &);
 void addDot(Suite &);

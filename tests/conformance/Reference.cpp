@@ -7,7 +7,7 @@ namespace tle::conformance {
 
 unsigned dsize(DType t) {
   switch (t) {
-  case DType::I1: case DType::I8: case DType::U8: return 1;
+  case DType::I1: case DType::I8: case DType::U8: case DType::F8E4M3: case DType::F8E5M2: return 1;
   case DType::I16: case DType::U16: case DType::F16: case DType::BF16: return 2;
   case DType::I32: case DType::U32: case DType::F32: return 4;
   case DType::I64: case DType::U64: case DType::F64: return 8;
@@ -17,7 +17,11 @@ unsigned dsize(DType t) {
 
 unsigned dbits(DType t) { return t == DType::I1 ? 1 : 8 * dsize(t); }
 
-bool isFloatT(DType t) { return t == DType::F16 || t == DType::BF16 || t == DType::F32 || t == DType::F64; }
+bool isFloatT(DType t) {
+  return t == DType::F16 || t == DType::BF16 || t == DType::F32 || t == DType::F64 || isFp8T(t);
+}
+
+bool isFp8T(DType t) { return t == DType::F8E4M3 || t == DType::F8E5M2; }
 
 bool isSignedT(DType t) { return t == DType::I8 || t == DType::I16 || t == DType::I32 || t == DType::I64; }
 
@@ -36,6 +40,8 @@ std::string sigName(DType t) {
   case DType::BF16: return "bf16";
   case DType::F32: return "fp32";
   case DType::F64: return "fp64";
+  case DType::F8E4M3: return "fp8e4nv";
+  case DType::F8E5M2: return "fp8e5";
   default: throw std::logic_error("sigName: bad dtype");
   }
 }
@@ -55,6 +61,8 @@ std::string tlName(DType t) {
   case DType::BF16: return "tl.bfloat16";
   case DType::F32: return "tl.float32";
   case DType::F64: return "tl.float64";
+  case DType::F8E4M3: return "tl.float8e4nv";
+  case DType::F8E5M2: return "tl.float8e5";
   default: throw std::logic_error("tlName: bad dtype");
   }
 }
@@ -160,6 +168,42 @@ DType intPromote(DType a, DType b) {
   return dbits(u) >= dbits(s) ? u : s;
 }
 
+// fp8 from the OCP 8-bit floating point specification: e4m3 (fp8e4nv) has bias 7, no
+// infinities and only S.1111.111 as NaN; e5m2 (fp8e5) has bias 15 and IEEE infinities and NaNs.
+long double fp8Decode(uint8_t code, DType t) {
+  bool e4 = t == DType::F8E4M3;
+  int manBits = e4 ? 3 : 2, bias = e4 ? 7 : 15;
+  int e = (code & 0x7F) >> manBits, m = code & ((1 << manBits) - 1);
+  long double v;
+  if (e4 && (code & 0x7F) == 0x7F)
+    v = NAN;
+  else if (!e4 && e == 31)
+    v = m ? NAN : INFINITY;
+  else if (e == 0)
+    v = std::ldexp((long double)m, 1 - bias - manBits);
+  else
+    v = std::ldexp((long double)((1 << manBits) + m), e - bias - manBits);
+  return (code & 0x80) ? -v : v;
+}
+
+uint8_t fp8Encode(long double x, DType t, bool rtz) {
+  // A search over the finite non-negative codes (their values increase with the code).
+  const int maxCode = t == DType::F8E4M3 ? 0x7E : 0x7B;
+  if (std::isnan(x))
+    return 0x7F;
+  uint8_t sign = std::signbit(x) ? 0x80 : 0;
+  long double a = std::fabs(x);
+  int c = 0;
+  while (c < maxCode && fp8Decode(uint8_t(c + 1), t) <= a)
+    ++c;
+  if (c < maxCode && fp8Decode(uint8_t(c), t) != a && !rtz) {
+    long double lo = a - fp8Decode(uint8_t(c), t), hi = fp8Decode(uint8_t(c + 1), t) - a;
+    if (hi < lo || (hi == lo && (c & 1)))
+      ++c; // nearer, or a tie and c + 1 has the even mantissa
+  }
+  return uint8_t(c | sign); // beyond the largest finite value (infinity too): saturated
+}
+
 DType promote(DType a, DType b, bool divMod) {
   if (a == DType::F64 || b == DType::F64)
     return DType::F64;
@@ -171,6 +215,10 @@ DType promote(DType a, DType b, bool divMod) {
     return divMod ? DType::F32 : DType::BF16;
   if (a == DType::BF16 || b == DType::BF16)
     return DType::F32;
+  if (isFp8T(a) && isFp8T(b))
+    return a == b ? a : DType::F16;
+  if (isFp8T(a) || isFp8T(b))
+    return DType::Invalid;
   if (divMod && isSignedT(a) != isSignedT(b))
     return DType::Invalid;
   return intPromote(a, b);

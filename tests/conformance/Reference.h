@@ -26,14 +26,17 @@ inline const std::vector<DType> kNumDTypes = {DType::I8, DType::I16, DType::I32,
 /// The integer dtypes (no i1).
 inline const std::vector<DType> kIntDTypes = {DType::I8, DType::I16, DType::I32, DType::I64,
                                               DType::U8, DType::U16, DType::U32, DType::U64};
-/// The float dtypes.
+/// The float dtypes (fp8 apart: kFp8DTypes).
 inline const std::vector<DType> kFloatDTypes = {DType::F16, DType::BF16, DType::F32, DType::F64};
+/// The fp8 dtypes.
+inline const std::vector<DType> kFp8DTypes = {DType::F8E4M3, DType::F8E5M2};
 
 /// Bytes per element (i1 is one byte).
 unsigned dsize(DType t);
 /// Bits of the value (i1: 1).
 unsigned dbits(DType t);
-bool isFloatT(DType t);  ///< fp16, bf16, fp32, fp64
+bool isFloatT(DType t);  ///< fp8e4nv, fp8e5, fp16, bf16, fp32, fp64
+bool isFp8T(DType t);    ///< fp8e4nv, fp8e5
 bool isSignedT(DType t); ///< i8..i64
 /// The signature spelling: "i32", "u8", "fp16", "bf16", ...
 std::string sigName(DType t);
@@ -59,6 +62,12 @@ long double roundToAway(long double x, FloatFormat f);
 uint16_t encode16(long double x, FloatFormat f);
 /// The value of fp16 / bf16 bits `h`.
 long double decode16(uint16_t h, FloatFormat f);
+
+/// The value of fp8 (fp8e4nv or fp8e5) bits `code`, decoded from the format's definition.
+long double fp8Decode(uint8_t code, DType t);
+/// The fp8 bits nearest `x` (ties to the even mantissa; toward zero with `rtz`), saturating to
+/// +-largest finite for larger magnitudes and infinities; NaN gives 0x7F.
+uint8_t fp8Encode(long double x, DType t, bool rtz = false);
 
 /// Truncates the 64-bit two's-complement `v` to dtype `t` (integers and i1) and sign- or zero-
 /// extends it back: the value an integer of dtype `t` holds.

@@ -195,7 +195,7 @@ void errorCases(Suite &s) {
 
 void addSort(Suite &s) {
   for (DType t : {DType::I8, DType::U8, DType::I16, DType::I32, DType::U32, DType::I64, DType::U64, DType::F16,
-                  DType::BF16, DType::F32, DType::F64})
+                  DType::BF16, DType::F32, DType::F64, DType::F8E4M3, DType::F8E5M2})
     sortCase(s, t, 4, 32, 4, "");
   sortCase(s, DType::F32, 2, 2, 1, "/2");
   sortCase(s, DType::I32, 2, 128, 8, "/2x128_w8");

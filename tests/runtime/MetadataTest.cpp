@@ -149,6 +149,8 @@ TEST_CASE("every Triton type spelling parses and prints back", "[metadata]") {
       {"u64", ScalarKind::UInt, 64, 8, "uint64_t"},    {"fp16", ScalarKind::Float, 16, 2, "tle::rt::Half"},
       {"bf16", ScalarKind::BFloat, 16, 2, "tle::rt::BFloat16"},
       {"fp32", ScalarKind::Float, 32, 4, "float"},     {"fp64", ScalarKind::Float, 64, 8, "double"},
+      {"fp8e4nv", ScalarKind::Float8E4M3, 8, 1, "uint8_t (the fp8 bits)"},
+      {"fp8e5", ScalarKind::Float8E5M2, 8, 1, "uint8_t (the fp8 bits)"},
   };
   for (const Case &c : cases) {
     INFO(c.spelling);

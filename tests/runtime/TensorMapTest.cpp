@@ -109,6 +109,7 @@ TEST_CASE("tensor map: dtype names and element sizes", "[tensormap]") {
       {"bf16", TensorMapDataType::BFloat16, 2},  {"fp32", TensorMapDataType::Float32, 4},
       {"fp64", TensorMapDataType::Float64, 8},   {"fp32_ftz", TensorMapDataType::Float32Ftz, 4},
       {"tf32", TensorMapDataType::TFloat32, 4},  {"tf32_ftz", TensorMapDataType::TFloat32Ftz, 4},
+      {"fp8e4nv", TensorMapDataType::UInt8, 1},  {"fp8e5", TensorMapDataType::UInt8, 1},
   };
   for (const Case &c : cases) {
     INFO(c.name);

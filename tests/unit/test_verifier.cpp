@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <sstream>
 
 using namespace tle;
@@ -112,4 +113,62 @@ TEST_CASE("verifier: without a location the message carries the line", "[verifie
   b.create(ir::OpKind::Fma, {1, 4, 5}, {c, c}, {c->type});
   b.create(ir::OpKind::Return, {}, {}, {});
   CHECK(ir::verify(f) == "'fma' at line 4: expects 3 operands, got 2");
+}
+
+TEST_CASE("verifier: fp8 values take no arithmetic, compares, dots or atomics", "[verifier][fp8]") {
+  // ir::Builder computes fp8 arithmetic in fp32; hand-written IR that does not is rejected.
+  const std::string load = "  %1 = arange 0, 16 : tile<16xi32>\n"
+                           "  %2 = splat %p.0 : *fp32 -> tile<16x*fp32>\n"
+                           "  %3 = addptr %2, %1 : tile<16x*fp32>, tile<16xi32> -> tile<16x*fp32>\n"
+                           "  %4 = load %3 : tile<16x*fp32> -> tile<16xfp32>\n"
+                           "  %5 = cast %4 : tile<16xfp32> -> tile<16xfp8e4nv>\n";
+  CHECK(verifyBody(load + "  return\n") == "");
+  CHECK(verifyBody(load + "  %6 = add %5, %5 : tile<16xfp8e4nv>, tile<16xfp8e4nv> -> tile<16xfp8e4nv>\n  return\n")
+            .find("fp8 arithmetic must be computed in fp32") != std::string::npos);
+  CHECK(verifyBody(load + "  %6 = neg %5 : tile<16xfp8e4nv> -> tile<16xfp8e4nv>\n  return\n")
+            .find("fp8 arithmetic must be computed in fp32") != std::string::npos);
+  CHECK(verifyBody(load + "  %6 = cmp lt %5, %5 : tile<16xfp8e4nv>, tile<16xfp8e4nv> -> tile<16xi1>\n  return\n")
+            .find("fp8 operands must be compared in fp32") != std::string::npos);
+  CHECK(verifyBody(load + "  %6 = reduce sum axis=0 %5 : tile<16xfp8e4nv> -> fp8e4nv\n  return\n")
+            .find("fp8 only with a combine region") != std::string::npos);
+}
+
+TEST_CASE("fp8 host conversions: every code round-trips; rounding and saturation", "[fp8]") {
+  using ir::DType;
+  for (DType t : {DType::F8E4M3, DType::F8E5M2}) {
+    for (int c = 0; c < 256; ++c) {
+      double v = ir::fp8ToDouble(uint8_t(c), t);
+      if (std::isnan(v))
+        continue;
+      if (std::isinf(v)) { // fp8e5 infinities saturate (cvt.satfinite)
+        CHECK(ir::fp8FromDouble(v, t) == (c & 0x80 ? 0xFB : 0x7B));
+        continue;
+      }
+      INFO("code " << c << " = " << v);
+      CHECK(ir::fp8FromDouble(v, t) == uint8_t(c));
+      CHECK(ir::fp8FromDouble(v, t, true) == uint8_t(c));
+    }
+  }
+  CHECK(ir::fp8ToDouble(0x7E, DType::F8E4M3) == 448.0);
+  CHECK(std::isnan(ir::fp8ToDouble(0x7F, DType::F8E4M3)));
+  CHECK(ir::fp8ToDouble(0x01, DType::F8E4M3) == std::ldexp(1.0, -9));
+  CHECK(ir::fp8ToDouble(0x7B, DType::F8E5M2) == 57344.0);
+  CHECK(std::isinf(ir::fp8ToDouble(0x7C, DType::F8E5M2)));
+  CHECK(ir::fp8ToDouble(0x01, DType::F8E5M2) == std::ldexp(1.0, -16));
+  // 300 lies between 288 (0x79: 1.001b x 2^8) and 320 (0x7A: 1.010b x 2^8), nearer 288; 304 is
+  // the tie, which goes to the even mantissa, 320.
+  CHECK(ir::fp8FromDouble(300.0, DType::F8E4M3) == 0x79);
+  CHECK(ir::fp8FromDouble(304.0, DType::F8E4M3) == 0x7A);
+  CHECK(ir::fp8FromDouble(296.0, DType::F8E4M3) == 0x79);
+  CHECK(ir::fp8FromDouble(319.0, DType::F8E4M3, true) == 0x79);
+  // Beyond the largest finite value, and infinity, saturate; NaN stays NaN; the sign is kept.
+  CHECK(ir::fp8FromDouble(464.0, DType::F8E4M3) == 0x7E);
+  CHECK(ir::fp8FromDouble(-1e30, DType::F8E4M3) == 0xFE);
+  CHECK(ir::fp8FromDouble(INFINITY, DType::F8E4M3) == 0x7E);
+  CHECK(ir::fp8FromDouble(61440.0, DType::F8E5M2) == 0x7B);
+  CHECK(std::isnan(ir::fp8ToDouble(ir::fp8FromDouble(NAN, DType::F8E5M2), DType::F8E5M2)));
+  // Half the smallest subnormal is a tie with zero (to even: zero); just above it rounds up.
+  CHECK(ir::fp8FromDouble(std::ldexp(1.0, -10), DType::F8E4M3) == 0x00);
+  CHECK(ir::fp8FromDouble(std::ldexp(1.0, -10) * 1.01, DType::F8E4M3) == 0x01);
+  CHECK(ir::fp8FromDouble(-0.0, DType::F8E5M2) == 0x80);
 }

@@ -272,8 +272,12 @@ public:
   Value *constInt(SourceLoc loc, DType t, int64_t v);
   Value *constFloat(SourceLoc loc, DType t, double v);
   Value *splat(SourceLoc loc, Value *s, const std::vector<int64_t> &shape);
+  /// An elementwise op of a's type. On fp8 operands the op is computed in fp32 (both formats
+  /// convert to fp32 exactly) and the result rounded back to nearest even, saturating as a cast
+  /// does: tile IR arithmetic never sees fp8 (the backends have no fp8 arithmetic).
   Value *binary(OpKind k, SourceLoc loc, Value *a, Value *b);
   Value *unary(OpKind k, SourceLoc loc, Value *a);
+  /// Compares a and b (same type); fp8 operands compare as their exact fp32 values.
   Value *cmp(SourceLoc loc, CmpPred p, Value *a, Value *b);
   Value *select(SourceLoc loc, Value *c, Value *a, Value *b);
   Value *cast(SourceLoc loc, Value *v, ScalarType to);

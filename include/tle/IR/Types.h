@@ -11,12 +11,26 @@ namespace tle::ir {
 
 /// Element types, spelled as in Triton's signature strings (i1, i8, ..., fp32, bf16).
 /// `Ptr` is a pointer into global memory; its pointee is kept in ScalarType::pointee.
-enum class DType : uint8_t { Invalid, I1, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64, Ptr };
+/// The 8-bit floats are OCP FP8 (Triton's names): F8E4M3 is `fp8e4nv` (tl.float8e4nv: e4m3fn,
+/// bias 7, no infinities, NaN = S.1111.111, largest finite 448) and F8E5M2 is `fp8e5`
+/// (tl.float8e5: e5m2, bias 15, IEEE-like with infinities, largest finite 57344).
+enum class DType : uint8_t { Invalid, I1, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64, Ptr, F8E4M3, F8E5M2 };
 
 bool isInteger(DType t);  ///< i1..i64 and u8..u64 (i1 counts as an integer: Triton's bool).
 bool isSigned(DType t);   ///< i8..i64 (i1 is unsigned in Triton's promotion rules).
 bool isUnsigned(DType t); ///< i1, u8..u64.
-bool isFloat(DType t);    ///< fp16, bf16, fp32, fp64.
+bool isFloat(DType t);    ///< fp8e4nv, fp8e5, fp16, bf16, fp32, fp64.
+/// fp8e4nv and fp8e5. Tile IR arithmetic never takes them: ir::Builder computes in fp32 and
+/// rounds back (see Builder::binary); only memory, shape, select and cast ops carry their bits.
+bool isFP8(DType t);
+/// Mantissa bits without the implicit one (Triton's fp_mantissa_width): 3, 2, 10, 7, 23, 52.
+unsigned mantissaBits(DType t);
+/// The fp8 value `bits` as a double (exact; NaN for the NaN encodings).
+double fp8ToDouble(uint8_t bits, DType t);
+/// `x` rounded to the fp8 dtype `t`, to nearest even or toward zero, saturating as PTX
+/// `cvt.rn.satfinite` (PTX ISA §9.7.9.21, what Triton emits on sm_89+): NaN stays NaN, finite
+/// results beyond the largest finite value and infinities become +-largest finite.
+uint8_t fp8FromDouble(double x, DType t, bool towardZero = false);
 unsigned bitWidth(DType t); ///< bits of one element; pointers are 64.
 /// Bytes of one element in memory: i1 is stored as one byte, pointers take 8.
 unsigned storageBytes(DType t);

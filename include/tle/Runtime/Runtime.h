@@ -97,6 +97,10 @@ enum class ScalarKind : uint8_t {
   UInt,    ///< u8 u16 u32 u64
   Float,   ///< fp16 fp32 fp64
   BFloat,  ///< bf16
+  /// fp8e4nv (OCP e4m3fn) and fp8e5 (e5m2): one byte each. Only as a pointer's element: tlec
+  /// rejects fp8 scalar parameters.
+  Float8E4M3,
+  Float8E5M2,
   /// "nvTmaDesc": a 128-byte CUtensorMap (TMA descriptor) passed by value, as a
   /// `__grid_constant__` kernel parameter (PTX `.param .align 64 .b8 name[128]`). bits = 1024.
   /// Never a pointer's element. tlec does not emit such parameters yet; kernels described by a

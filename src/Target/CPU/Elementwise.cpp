@@ -4,6 +4,7 @@
 
 #include "HostMath.h"
 #include "tle/Target/CPU/HostArray.h"
+#include "tle/Target/Fp8.h"
 
 #include <llvm/IR/Intrinsics.h>
 
@@ -39,6 +40,8 @@ llvm::Value *Lowering::constant(ir::ScalarType t, int64_t ival, double fval) {
     return B.getInt16(halfFromDouble(fval));
   case DType::BF16:
     return B.getInt16(bf16FromDouble(fval));
+  case DType::F8E4M3: case DType::F8E5M2:
+    return B.getInt8(ir::fp8FromDouble(fval, t.dtype));
   case DType::I1:
     return B.getInt1(ival & 1);
   case DType::Ptr:
@@ -58,6 +61,8 @@ llvm::Value *Lowering::constant(ir::ScalarType t, int64_t ival, double fval) {
 // integer code (no libcalls, no dependence on F16C/AVX512-BF16), exact and vectorisable.
 
 llvm::Value *Lowering::toF32(llvm::Value *v, DType t) {
+  if (ir::isFP8(t))
+    return target::fp8ToF32(B, v, t);
   if (t == DType::BF16)
     return B.CreateBitCast(B.CreateShl(B.CreateZExt(v, B.getInt32Ty()), 16), B.getFloatTy());
   if (t != DType::F16)
@@ -77,6 +82,8 @@ llvm::Value *Lowering::toF32(llvm::Value *v, DType t) {
 }
 
 llvm::Value *Lowering::fromF32(llvm::Value *f, DType t) {
+  if (ir::isFP8(t))
+    return target::f32ToFp8(B, f, t, /*towardZero=*/false);
   if (!isSmallFloat(t))
     return f;
   llvm::Value *b = B.CreateBitCast(f, B.getInt32Ty());
@@ -104,21 +111,11 @@ llvm::Value *Lowering::fromF32(llvm::Value *f, DType t) {
   return B.CreateTrunc(B.CreateOr(v, sign), B.getInt16Ty());
 }
 
-llvm::Value *Lowering::f64ToF32Odd(llvm::Value *d) {
-  // Round to odd: truncate toward zero and set the last bit when inexact. A second rounding
-  // to nearest even into a format with at least 2 fewer bits is then correctly rounded.
-  llvm::Value *t = B.CreateFPTrunc(d, B.getFloatTy());
-  llvm::Value *back = B.CreateFPExt(t, B.getDoubleTy());
-  llvm::Value *inexact = B.CreateFCmpONE(back, d);
-  llvm::Value *bigger = B.CreateFCmpOGT(intrinsic(llvm::Intrinsic::fabs, {B.getDoubleTy()}, {back}),
-                                        intrinsic(llvm::Intrinsic::fabs, {B.getDoubleTy()}, {d}));
-  llvm::Value *tb = B.CreateBitCast(t, B.getInt32Ty());
-  tb = B.CreateSelect(B.CreateAnd(inexact, bigger), B.CreateSub(tb, B.getInt32(1)), tb);
-  tb = B.CreateSelect(inexact, B.CreateOr(tb, 1), tb);
-  return B.CreateBitCast(tb, B.getFloatTy());
-}
+llvm::Value *Lowering::f64ToF32Odd(llvm::Value *d) { return target::f64ToF32RoundToOdd(B, d); }
 
 llvm::Value *Lowering::fromF32TowardZero(llvm::Value *f, DType t) {
+  if (ir::isFP8(t))
+    return target::f32ToFp8(B, f, t, /*towardZero=*/true);
   if (!isSmallFloat(t))
     return f;
   llvm::Value *b = B.CreateBitCast(f, B.getInt32Ty());
@@ -210,7 +207,7 @@ llvm::Value *Lowering::cast(llvm::Value *v, ir::ScalarType fromT, ir::ScalarType
   }
   bool sg = ir::isSigned(from);
   if (toFloat) {
-    if (isSmallFloat(to))
+    if (isSmallFloat(to) || ir::isFP8(to))
       return intToSmallFloat(v, sg, to);
     return sg ? B.CreateSIToFP(v, ty) : B.CreateUIToFP(v, ty);
   }

@@ -131,6 +131,7 @@ double HostArray::get(size_t i) const {
   case DType::U64: return static_cast<double>(rd(uint64_t()));
   case DType::F16: return halfToFloat(rd(uint16_t()));
   case DType::BF16: return bf16ToFloat(rd(uint16_t()));
+  case DType::F8E4M3: case DType::F8E5M2: return ir::fp8ToDouble(*p, dtype_);
   case DType::F32: return rd(float());
   case DType::F64: return rd(double());
   default: return 0;
@@ -157,6 +158,7 @@ void HostArray::set(size_t i, double v) {
   case DType::I64: case DType::U64: wr(asInt()); return;
   case DType::F16: wr(halfFromDouble(v)); return;
   case DType::BF16: wr(bf16FromDouble(v)); return;
+  case DType::F8E4M3: case DType::F8E5M2: *p = ir::fp8FromDouble(v, dtype_); return;
   case DType::F32: wr(static_cast<float>(v)); return;
   case DType::F64: wr(v); return;
   default: return;
@@ -198,7 +200,7 @@ std::string npyDescr(DType t) {
   switch (t) {
   case DType::I1: return "|b1";
   case DType::I8: return "|i1";
-  case DType::U8: return "|u1";
+  case DType::U8: case DType::F8E4M3: case DType::F8E5M2: return "|u1"; // fp8: its bits
   case DType::I16: return "<i2";
   case DType::I32: return "<i4";
   case DType::I64: return "<i8";
@@ -365,6 +367,8 @@ std::optional<DType> parseArrayDType(const std::string &s) {
       {"f16", DType::F16},  {"float16", DType::F16},  {"half", DType::F16},     {"bfloat16", DType::BF16},
       {"f32", DType::F32},  {"float32", DType::F32},  {"float", DType::F32},    {"f64", DType::F64},
       {"float64", DType::F64}, {"double", DType::F64}, {"int8", DType::I8},     {"int16", DType::I16},
+      {"float8e4nv", DType::F8E4M3}, {"float8_e4m3fn", DType::F8E4M3}, {"float8e5", DType::F8E5M2},
+      {"float8_e5m2", DType::F8E5M2},
       {"int32", DType::I32}, {"int64", DType::I64},   {"uint8", DType::U8},     {"uint16", DType::U16},
       {"uint32", DType::U32}, {"uint64", DType::U64}, {"bool", DType::I1}};
   for (auto &[n, t] : table)

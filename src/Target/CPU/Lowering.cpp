@@ -35,7 +35,7 @@ Lowering::Lowering(const ir::Function &f, llvm::Module &m, DiagnosticEngine &dia
 llvm::Type *Lowering::regType(ir::ScalarType t) {
   switch (t.dtype) {
   case DType::I1: return B.getInt1Ty();
-  case DType::I8: case DType::U8: return B.getInt8Ty();
+  case DType::I8: case DType::U8: case DType::F8E4M3: case DType::F8E5M2: return B.getInt8Ty(); // fp8: bits
   case DType::I16: case DType::U16: case DType::F16: case DType::BF16: return B.getInt16Ty();
   case DType::I32: case DType::U32: return B.getInt32Ty();
   case DType::I64: case DType::U64: return B.getInt64Ty();

@@ -2,6 +2,8 @@
 // layout conversions. Global memory accesses are in MemoryOps.cpp.
 #include "Emitter.h"
 
+#include "tle/Target/Fp8.h"
+
 #include <algorithm>
 
 #include <llvm/IR/InlineAsm.h>
@@ -30,7 +32,7 @@ Emitter::Emitter(ir::Function &fn, llvm::Module &mod, DiagnosticEngine &d)
 llvm::Type *Emitter::llvmType(ir::ScalarType t) {
   switch (t.dtype) {
   case DType::I1: return B.getInt1Ty();
-  case DType::I8: case DType::U8: return B.getInt8Ty();
+  case DType::I8: case DType::U8: case DType::F8E4M3: case DType::F8E5M2: return B.getInt8Ty(); // fp8: bits
   case DType::I16: case DType::U16: return B.getInt16Ty();
   case DType::I32: case DType::U32: return B.getInt32Ty();
   case DType::I64: case DType::U64: return B.getInt64Ty();
@@ -280,8 +282,9 @@ void Emitter::emitOp(const ir::Op &op) {
   case OpKind::Constant: {
     ir::ScalarType t = op.result()->type.elem;
     llvm::Type *ty = llvmType(t);
-    llvm::Value *c = ir::isFloat(t.dtype) ? llvm::ConstantFP::get(ty, op.fval)
-                                          : llvm::ConstantInt::get(ty, static_cast<uint64_t>(op.ival), ir::isSigned(t.dtype));
+    llvm::Value *c = ir::isFP8(t.dtype)    ? B.getInt8(ir::fp8FromDouble(op.fval, t.dtype))
+                     : ir::isFloat(t.dtype) ? llvm::ConstantFP::get(ty, op.fval)
+                                            : llvm::ConstantInt::get(ty, static_cast<uint64_t>(op.ival), ir::isSigned(t.dtype));
     vals_[op.result()] = {c};
     return;
   }
@@ -379,6 +382,60 @@ int Emitter::equalRegisterBits(const ir::Value *v) {
       bits |= 1 << b;
   }
   return bits;
+}
+
+bool Emitter::hasFp8Cvt() const {
+  // cvt with .e4m3x2 / .e5m2x2: sm_89 and later (PTX ISA §9.7.9.21).
+  unsigned sm = 0;
+  for (size_t i = 3; i < arch.size() && std::isdigit(static_cast<unsigned char>(arch[i])); ++i)
+    sm = sm * 10 + unsigned(arch[i] - '0');
+  return sm >= 89;
+}
+
+llvm::Value *Emitter::castFp8(llvm::Value *a, DType from, DType to, bool towardZero) {
+  llvm::Type *f32 = B.getFloatTy();
+  auto asm1 = [&](llvm::Type *rt, llvm::ArrayRef<llvm::Value *> args, const std::string &text, const char *cons) {
+    std::vector<llvm::Type *> tys;
+    for (llvm::Value *v : args)
+      tys.push_back(v->getType());
+    auto *fty = llvm::FunctionType::get(rt, tys, false);
+    return B.CreateCall(fty, llvm::InlineAsm::get(fty, text, cons, false), args);
+  };
+  auto fmt = [](DType t) { return t == DType::F8E4M3 ? "e4m3x2" : "e5m2x2"; };
+  // To fp32, exactly.
+  llvm::Value *x;
+  if (ir::isFP8(from)) {
+    if (hasFp8Cvt()) {
+      llvm::Value *pair = asm1(B.getInt32Ty(), {B.CreateZExt(a, B.getInt16Ty())},
+                               std::string("cvt.rn.f16x2.") + fmt(from) + " $0, $1;", "=r,h");
+      x = B.CreateFPExt(B.CreateBitCast(B.CreateTrunc(pair, B.getInt16Ty()), B.getHalfTy()), f32);
+    } else {
+      x = target::fp8ToF32(B, a, from);
+    }
+    if (to == DType::I1)
+      return B.CreateFCmpUNE(x, llvm::ConstantFP::get(f32, 0.0));
+    if (ir::isInteger(to))
+      return declareIntrinsicCall(ir::isSigned(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat,
+                                  {llvmType(ir::ScalarType{to}), f32}, {x});
+    if (!ir::isFP8(to))
+      return to == DType::F32 ? x : to == DType::F64 ? B.CreateFPExt(x, B.getDoubleTy())
+                                                     : B.CreateFPTrunc(x, llvmType(ir::ScalarType{to})); // exact
+  } else if (from == DType::F64) {
+    x = target::f64ToF32RoundToOdd(B, a); // one correct rounding below
+  } else if (ir::isFloat(from)) {
+    x = from == DType::F32 ? a : B.CreateFPExt(a, f32); // exact
+  } else {
+    // Integers: |v| >= 2^24 saturates in fp8 either way, so rounding to fp32 first is exact enough.
+    x = ir::isSigned(from) ? B.CreateSIToFP(a, f32) : B.CreateUIToFP(a, f32);
+  }
+  // fp32 to fp8.
+  if (hasFp8Cvt() && !towardZero) {
+    // cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 d, hi, lo: the low byte converts `lo`.
+    llvm::Value *pair = asm1(B.getInt16Ty(), {llvm::ConstantFP::get(f32, 0.0), x},
+                             std::string("cvt.rn.satfinite.") + fmt(to) + ".f32 $0, $1, $2;", "=h,f,f");
+    return B.CreateTrunc(pair, B.getInt8Ty());
+  }
+  return target::f32ToFp8(B, x, to, towardZero);
 }
 
 llvm::Value *Emitter::elementwise(const ir::Op &op, const std::vector<llvm::Value *> &in) {
@@ -488,6 +545,8 @@ llvm::Value *Emitter::elementwise(const ir::Op &op, const std::vector<llvm::Valu
   case OpKind::Cast: {
     DType to = op.result()->type.dtype();
     llvm::Type *ty = llvmType(op.result()->type.elem);
+    if (ir::isFP8(t) || ir::isFP8(to))
+      return castFp8(a, t, to, op.ival != 0);
     if (to == DType::I1)
       return fl ? B.CreateFCmpUNE(a, llvm::ConstantFP::get(a->getType(), 0.0))
                 : B.CreateICmpNE(a, llvm::ConstantInt::get(a->getType(), 0));

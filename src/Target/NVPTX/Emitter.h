@@ -135,6 +135,11 @@ public:
   /// Loads `result`'s registers from shared memory at linear(coord) * scale + offset.
   std::vector<llvm::Value *> loadFromShared(const ir::Value *result, int64_t scale, int64_t offset);
   llvm::Value *elementwise(const ir::Op &op, const std::vector<llvm::Value *> &in);
+  /// A cast from or to fp8 (`towardZero`: fp_downcast_rounding="rtz"): cvt on sm_89+, integer
+  /// code otherwise (tle/Target/Fp8.h); saturating as cvt.rn.satfinite.
+  llvm::Value *castFp8(llvm::Value *a, ir::DType from, ir::DType to, bool towardZero);
+  /// Whether `arch` has the fp8 cvt instructions (sm_89 and later).
+  bool hasFp8Cvt() const;
   /// Register-index bits of `v`'s layout that only move an element within an aligned run of
   /// equal values (axis-info constancy) or not at all (zero bases: replicated registers):
   /// registers differing in these bits hold one value.

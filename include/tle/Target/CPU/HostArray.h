@@ -61,8 +61,8 @@ private:
   std::vector<Chunk> data_; ///< bytes(), rounded up to whole chunks
 };
 
-/// The NumPy `descr` for a dtype: "<f4", "<f2", "|i1", "|b1", ...; bf16 (which NumPy lacks) is
-/// written as its bits, "<u2".
+/// The NumPy `descr` for a dtype: "<f4", "<f2", "|i1", "|b1", ...; bf16 and fp8 (which NumPy
+/// lacks) are written as their bits, "<u2" and "|u1".
 std::string npyDescr(ir::DType t);
 /// The dtype of a NumPy `descr` ("<f4", "|u1", "|b1", "<i8", ... ; "=" and "|" byte orders
 /// accepted where unambiguous); nullopt for big-endian or unsupported types.
@@ -76,7 +76,8 @@ void writeNpy(const std::string &path, const HostArray &a);
 
 /// Parses a dtype spelled as in signatures or NumPy: "fp32"/"f32"/"float32", "fp16"/"f16"/
 /// "float16", "bf16"/"bfloat16", "fp64"/"f64"/"float64", "i8".."i64"/"int8".."int64",
-/// "u8".."u64"/"uint8".."uint64", "i1"/"bool".
+/// "u8".."u64"/"uint8".."uint64", "i1"/"bool", "fp8e4nv"/"float8e4nv"/"float8_e4m3fn",
+/// "fp8e5"/"float8e5"/"float8_e5m2".
 std::optional<ir::DType> parseArrayDType(const std::string &s);
 
 /// Makes an array from a generator spec (tle-run's --arg syntax), for a pointer to `pointee`:
