@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
-# Compiles examples/matmul.tle for sm_90a once per block configuration, for bench/matmul_compare.py.
-# Usage: [DTYPE=fp16|bf16] bench/build_matmul_cubins.sh TLEC OUT_DIR [BMxBNxBKxWxS ...]
-# Writes mm_<BM>x<BN>x<BK>_w<W>_s<S>.sm_90a.cubin (fp16) or mm_bf16_....sm_90a.cubin (bf16).
+# Compiles examples/matmul.tle (fp8e4nv: examples/matmul_fp8.tle) for sm_90a once per block
+# configuration, for bench/matmul_compare.py.
+# Usage: [DTYPE=fp16|bf16|fp8e4nv] bench/build_matmul_cubins.sh TLEC OUT_DIR [BMxBNxBKxWxS ...]
+# Writes mm_<BM>x<BN>x<BK>_w<W>_s<S>.sm_90a.cubin (fp16), mm_bf16_... (bf16) or mm_fp8e4nv_... (fp8).
 set -euo pipefail
 TLEC="$1"; OUT="$2"; shift 2
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CONFIGS=("$@")
 ((${#CONFIGS[@]})) || CONFIGS=(128x128x64x4x3 128x128x64x4x4 128x256x64x8x3 128x128x32x4x3)
 DT="${DTYPE:-fp16}"
-case "$DT" in fp16) PRE=mm ;; bf16) PRE=mm_bf16 ;; *) echo "DTYPE must be fp16 or bf16" >&2; exit 2 ;; esac
+SRC=examples/matmul.tle; IN="$DT"; OUTT="$DT"
+case "$DT" in
+  fp16) PRE=mm ;;
+  bf16) PRE=mm_bf16 ;;
+  fp8e4nv) PRE=mm_fp8e4nv; SRC=examples/matmul_fp8.tle; OUTT=fp16 ;;
+  *) echo "DTYPE must be fp16, bf16 or fp8e4nv" >&2; exit 2 ;;
+esac
 mkdir -p "$OUT"
 for c in "${CONFIGS[@]}"; do
   IFS=x read -r bm bn bk w s <<<"$c"
-  "$TLEC" "$ROOT/examples/matmul.tle" --arch sm_90a -w "$w" -ns "$s" \
-    -s "*$DT:16, *$DT:16, *$DT:16, i32:16, i32:16, i32:16, i32:16, 1, i32:16, 1, i32:16, 1, $bm, $bn, $bk, 8" \
+  "$TLEC" "$ROOT/$SRC" --arch sm_90a -w "$w" -ns "$s" \
+    -s "*$IN:16, *$IN:16, *$OUTT:16, i32:16, i32:16, i32:16, i32:16, 1, i32:16, 1, i32:16, 1, $bm, $bn, $bk, 8" \
     -o "$OUT/${PRE}_${bm}x${bn}x${bk}_w${w}_s${s}.sm_90a.cubin"
 done

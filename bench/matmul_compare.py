@@ -3,11 +3,15 @@ configuration (cubins launched through libtle_rt's C ABI with ctypes, on PyTorch
 same source and configuration run by Triton 3.6, and cuBLAS (torch.matmul), all timed with
 triton.testing.do_bench (median; L2 cleared between repetitions). fp16 (or, with --dtype bf16,
 bf16) inputs, fp32 accumulation, output in the input dtype. Every output is checked against torch.matmul before it is timed.
+With --dtype fp8e4nv: examples/matmul_fp8.tle (A [M, K] and B^T [N, K], both fp8 e4m3, K contiguous;
+fp16 output), against cuBLASLt's fp8 GEMM (torch._scaled_mm with unit scales, fp16 output) and
+Triton running the same source; checked against the fp32 product of the same fp8 values.
 
 Usage: python3 bench/matmul_compare.py --lib build/runtime/libtle_rt.so --cubins DIR
            [--configs 128x128x64x4x3,...] [--sizes MxNxK,...] [--out FILE.json]
 A config is BLOCK_MxBLOCK_NxBLOCK_KxNUM_WARPSxNUM_STAGES; DIR holds
-mm_<BM>x<BN>x<BK>_w<W>_s<S>.sm_90a.cubin for each (bench/build_matmul_cubins.sh writes them)."""
+mm_<BM>x<BN>x<BK>_w<W>_s<S>.sm_90a.cubin for each (bench/build_matmul_cubins.sh writes them; mm_bf16_...
+and mm_fp8e4nv_... for the other dtypes)."""
 import argparse
 import ctypes
 import json
@@ -36,30 +40,53 @@ def main():
     ap.add_argument("--cubins", required=True)
     ap.add_argument("--configs", default="128x128x64x4x3")
     ap.add_argument("--sizes", default="4096x4096x4096,8192x8192x8192,8192x8192x1024")
-    ap.add_argument("--dtype", choices=["fp16", "bf16"], default="fp16")
+    ap.add_argument("--dtype", choices=["fp16", "bf16", "fp8e4nv"], default="fp16")
     ap.add_argument("--no-triton", action="store_true")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
     torch.cuda.init()
     lib = open_runtime(args.lib)
-    triton_kernel = load_example_kernel("matmul", "matmul_kernel")
+    fp8 = args.dtype == "fp8e4nv"
+    triton_kernel = load_example_kernel("matmul_fp8" if fp8 else "matmul", "matmul_kernel")
     configs = [tuple(int(x) for x in c.split("x")) for c in args.configs.split(",")]
     rows, all_ok = [], True
     for item in args.sizes.split(","):
         m, n, k = (int(x) for x in item.split("x"))
         torch.manual_seed(0)
-        dt = torch.float16 if args.dtype == "fp16" else torch.bfloat16
-        a = torch.randn(m, k, device="cuda", dtype=dt)
-        b = torch.randn(k, n, device="cuda", dtype=dt)
-        ref = torch.matmul(a, b).float()
+        dt = torch.float16 if args.dtype in ("fp16", "fp8e4nv") else torch.bfloat16  # output dtype
+        if fp8:
+            a = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
+            b = torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn)  # B^T, K contiguous
+            ref = torch.matmul(a.float(), b.float().t())
+            one = torch.ones((), device="cuda")
+
+            def cublas():
+                return torch._scaled_mm(a, b.t(), scale_a=one, scale_b=one, out_dtype=torch.float16)
+        else:
+            a = torch.randn(m, k, device="cuda", dtype=dt)
+            b = torch.randn(k, n, device="cuda", dtype=dt)
+            ref = torch.matmul(a, b).float()
+
+            def cublas():
+                return torch.matmul(a, b)
         flops = 2.0 * m * n * k
-        ms_cublas = triton.testing.do_bench(lambda: torch.matmul(a, b), return_mode="median")
+        cerr = (cublas().float() - ref).abs().max().item()
+        ms_cublas = triton.testing.do_bench(cublas, return_mode="median")
         tf_cublas = flops / ms_cublas / 1e9
-        print(f"{m}x{n}x{k}: cuBLAS {tf_cublas:7.1f} TFLOP/s", flush=True)
+        tf_fast = None
+        if fp8:  # cuBLASLt's fp8 GEMM also with fast (tensor-core precision) accumulation, as tl.dot's default
+            def cublas_fast():
+                return torch._scaled_mm(a, b.t(), scale_a=one, scale_b=one, out_dtype=torch.float16, use_fast_accum=True)
+            tf_fast = flops / triton.testing.do_bench(cublas_fast, return_mode="median") / 1e9
+            print(f"{m}x{n}x{k}: cuBLAS fast accumulation {tf_fast:7.1f} TFLOP/s", flush=True)
+        print(f"{m}x{n}x{k}: cuBLAS {tf_cublas:7.1f} TFLOP/s (max err {cerr:.2e})", flush=True)
         for (bm, bn, bk, w, s) in configs:
             grid = triton.cdiv(m, bm) * triton.cdiv(n, bn)
-            row = {"m": m, "n": n, "k": k, "config": f"{bm}x{bn}x{bk} w{w} s{s}", "cublas_tflops": tf_cublas}
-            prefix = "mm" if args.dtype == "fp16" else "mm_bf16"
+            row = {"m": m, "n": n, "k": k, "config": f"{bm}x{bn}x{bk} w{w} s{s}", "cublas_tflops": tf_cublas,
+                   "cublas_max_err": cerr}
+            if tf_fast is not None:
+                row["cublas_fast_accum_tflops"] = tf_fast
+            prefix = {"fp16": "mm", "bf16": "mm_bf16", "fp8e4nv": "mm_fp8e4nv"}[args.dtype]
             path = os.path.join(args.cubins, f"{prefix}_{bm}x{bn}x{bk}_w{w}_s{s}.sm_90a.cubin")
             kern = TleKernel(lib, path, "matmul_kernel")
             tle = lambda *xs: launch_matmul(kern, *xs)  # noqa: E731
@@ -82,13 +109,16 @@ def main():
                                            c2.stride(0), c2.stride(1), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
                                            GROUP_M=GROUP_M, num_warps=w, num_stages=s)
                 run_triton()
+                torch.cuda.synchronize()
+                row["triton_max_err"] = (c2.float() - ref).abs().max().item()
                 ms_t = triton.testing.do_bench(run_triton, return_mode="median")
                 row["triton_tflops"] = flops / ms_t / 1e9
             rows.append(row)
             tle_tf = row.get("tle_tflops", float("nan"))
             tr_tf = row.get("triton_tflops", float("nan"))
+            fast = f"  tle/cuBLAS-fast {tle_tf / tf_fast:5.2f}" if tf_fast else ""
             print(f"  {row['config']:22s} err {err:.2e} {'PASS' if ok else 'FAIL'}  tle {tle_tf:7.1f}  triton {tr_tf:7.1f}"
-                  f"  tle/triton {tle_tf / tr_tf:5.2f}  tle/cuBLAS {tle_tf / tf_cublas:5.2f}", flush=True)
+                  f"  tle/triton {tle_tf / tr_tf:5.2f}  tle/cuBLAS {tle_tf / tf_cublas:5.2f}{fast}", flush=True)
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"dtype": args.dtype, "device": torch.cuda.get_device_name(), "triton": triton.__version__, "torch": torch.__version__,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates every benchmark report in one command on a GPU machine with Triton 3.6 and torch:
-# the memory-bound suite, matmul (fp16, bf16) against Triton and cuBLAS, attention against Triton
+# the memory-bound suite, matmul (fp16, bf16, fp8 e4m3) against Triton and cuBLAS, attention against Triton
 # and torch SDPA, tuning against Triton's autotuner with cold compile times, and the plots.
 #
 # Usage: bench/run_all.sh OUT_DIR
@@ -66,6 +66,12 @@ if ! skip matmul; then
       --sizes 4096x4096x4096,8192x8192x8192,8192x8192x1024,16x8192x8192,64x8192x8192,128x8192x8192 \
       --out "$OUT/matmul/matmul_compare_$dt.json"
   done
+  # fp8 e4m3 (examples/matmul_fp8.tle: B given transposed, K contiguous), BLOCK_K 128.
+  CONFIGS8=(128x128x128x8x3 128x256x128x8x3)
+  part matmul-cubins-fp8 env DTYPE=fp8e4nv bash "$ROOT/bench/build_matmul_cubins.sh" "$TLEC" "$CUBINS/mm" "${CONFIGS8[@]}"
+  part matmul-fp8e4nv python3 "$ROOT/bench/matmul_compare.py" --dtype fp8e4nv --lib "$LIB" --cubins "$CUBINS/mm" \
+    --configs "$(IFS=,; echo "${CONFIGS8[*]}")" --sizes 4096x4096x4096,8192x8192x8192,8192x8192x1024 \
+    --out "$OUT/matmul/matmul_compare_fp8e4nv.json"
 fi
 
 if ! skip attention; then

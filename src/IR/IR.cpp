@@ -799,13 +799,14 @@ struct Verifier {
     case OpKind::Dot: {
       const Type &a = op.operands[0]->type, &b = op.operands[1]->type, &c = op.operands[2]->type;
       if (a.rank() != 2 || b.rank() != 2 || c.rank() != 2 || a.shape[1] != b.shape[0] || c.shape[0] != a.shape[0] ||
-          c.shape[1] != b.shape[1] || a.elem != b.elem || op.result()->type != c)
+          c.shape[1] != b.shape[1] || (a.elem != b.elem && !(isFP8(a.dtype()) && isFP8(b.dtype()))) ||
+          op.result()->type != c)
         return fail(op, "shapes or types do not form acc[M,N] + a[M,K] @ b[K,N]");
       if (a.shape[0] < 16 || a.shape[1] < 16 || b.shape[1] < 16)
         return fail(op, "M, N and K must be at least 16");
       DType in = a.dtype();
-      if (!numeric(in) || in == DType::I1 || isFP8(in))
-        return fail(op, std::string("operands must be floats (not fp8) or integers wider than i1, got ") + name(in));
+      if (!numeric(in) || in == DType::I1)
+        return fail(op, std::string("operands must be floats or integers wider than i1, got ") + name(in));
       DType acc = isInteger(in) ? DType::I32 : in == DType::F64 ? DType::F64 : DType::F32;
       if (c.dtype() != acc)
         return fail(op, std::string("the accumulator must be ") + name(acc) + " for " + name(in) + " operands, got " +

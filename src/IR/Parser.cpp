@@ -477,7 +477,14 @@ private:
       if (tok_.kind != Tok::Ident)
         break; // fp16/bf16/int dots print no precision
       std::string pr = expectIdentAny();
-      op->ival = pr == "ieee" ? 2 : pr == "tf32x3" ? 1 : pr == "tf32" ? 0 : (fail("unknown dot precision '" + pr + "'"), 0);
+      if (pr != "max_num_imprecise_acc") {
+        op->ival = pr == "ieee" ? 2 : pr == "tf32x3" ? 1 : pr == "tf32" ? 0 : (fail("unknown dot precision '" + pr + "'"), 0);
+        if (tok_.kind != Tok::Ident)
+          break;
+        expectIdent("max_num_imprecise_acc");
+      }
+      expect("=");
+      op->ival2 = number();
       break;
     }
     case OpKind::Reduce: {

@@ -143,6 +143,8 @@ private:
     case OpKind::Dot:
       if (op.operands[0]->type.dtype() == DType::F32)
         os_ << " " << (op.ival == 2 ? "ieee" : op.ival == 1 ? "tf32x3" : "tf32");
+      if (op.ival2 > 0)
+        os_ << " max_num_imprecise_acc=" << op.ival2;
       break;
     case OpKind::Permute: {
       os_ << " order=[";

@@ -1145,6 +1145,16 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
       precision = 2;
     else
       fail(p.loc("input_precision"), "dot() input_precision must be \"tf32\", \"tf32x3\" or \"ieee\", got \"" + prec + "\"");
+    // max_num_imprecise_acc (fp8 only, Triton's knob): how many elements of K Hopper's fp8 tensor
+    // cores may add at their reduced precision before an fp32 addition; None (Triton's default on
+    // sm_90) never promotes.
+    int64_t maxImprecise = 0;
+    if (p.has("max_num_imprecise_acc") && p.get("max_num_imprecise_acc").val.kind != SVal::Kind::None) {
+      maxImprecise = p.constInt("max_num_imprecise_acc", 0);
+      if (maxImprecise < 0)
+        fail(p.loc("max_num_imprecise_acc"), "dot() max_num_imprecise_acc must be non-negative, got " +
+                                                 std::to_string(maxImprecise));
+    }
     ir::Value *acc;
     if (p.has("acc")) {
       acc = p.tensor("acc");
@@ -1157,18 +1167,13 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
     } else {
       acc = b->splat(loc, toTensorOfType(SVal::integer(0), out, loc), {M, N});
     }
-    if (ir::isFP8(in)) {
-      // fp8 operands are widened to fp16, which holds every fp8e4nv and fp8e5 value exactly:
-      // products and fp32 accumulation are those of a native fp8 MMA.
-      a = castTo(a, ir::ScalarType{DType::F16}, loc);
-      bm = castTo(bm, ir::ScalarType{DType::F16}, loc);
-    }
     ir::Value *r;
     if (precision == static_cast<int64_t>(ir::DotPrecision::TF32x3) && in == DType::F32) {
       r = dotTF32x3(a, bm, acc, loc);
     } else {
       ir::Op *op = b->create(ir::OpKind::Dot, loc, {a, bm, acc}, {acc->type});
       op->ival = in == DType::F32 ? precision : 0;
+      op->ival2 = ir::isFP8(in) ? maxImprecise : 0;
       r = op->result();
     }
     if (p.has("out_dtype") && p.dtype("out_dtype").dtype != out)

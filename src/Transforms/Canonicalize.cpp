@@ -1,5 +1,6 @@
 // Common-subexpression and dead-code elimination on the tile IR.
 #include "tle/Transforms/Canonicalize.h"
+#include "tle/Transforms/DotLowering.h"
 
 #include <map>
 #include <set>
@@ -157,6 +158,7 @@ private:
 } // namespace
 
 CanonicalizeStats canonicalize(ir::Function &f) {
+  widenFp8Dots(f); // before CSE, which then shares the casts
   Canonicalizer c;
   c.run(f);
   return c.stats;

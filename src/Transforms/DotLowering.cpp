@@ -1,6 +1,8 @@
 // Dot lowering selection.
 #include "tle/Transforms/DotLowering.h"
 
+#include <algorithm>
+
 namespace tle::transforms {
 
 DotPlan planDot(const ir::Op &dot, int numWarps) {
@@ -8,7 +10,7 @@ DotPlan planDot(const ir::Op &dot, int numWarps) {
   int64_t M = a.shape[0], K = a.shape[1], N = dot.operands[1]->type.shape[1];
   ir::DType in = a.dtype();
   DotPlan p;
-  bool f16 = in == ir::DType::F16 || in == ir::DType::BF16;
+  bool f16 = in == ir::DType::F16 || in == ir::DType::BF16 || ir::isFP8(in);
   bool tf32 = in == ir::DType::F32 && dot.ival == static_cast<int64_t>(ir::DotPrecision::TF32);
   if ((f16 && M % 16 == 0 && N % 8 == 0 && K % 16 == 0) || (tf32 && M % 16 == 0 && N % 8 == 0 && K % 8 == 0)) {
     ir::MmaKind mk = f16 ? ir::MmaKind::F16 : ir::MmaKind::TF32;
@@ -23,6 +25,33 @@ DotPlan planDot(const ir::Op &dot, int numWarps) {
   p.a = ir::fmaOperandLayout(0, p.acc, K);
   p.b = ir::fmaOperandLayout(1, p.acc, K);
   return p;
+}
+
+bool nativeFp8Dot(const ir::Op &dot, const std::string &arch, int numWarps) {
+  const ir::Type &a = dot.operands[0]->type, &b = dot.operands[1]->type;
+  if (!ir::isFP8(a.dtype()) || !ir::isFP8(b.dtype()) || arch != "sm_90a")
+    return false;
+  int64_t M = a.shape[0], K = a.shape[1], N = b.shape[1];
+  return numWarps % 4 == 0 && M % (16 * numWarps) == 0 && N % 16 == 0 && K % 32 == 0 &&
+         dot.result()->type.dtype() == ir::DType::F32;
+}
+
+unsigned widenFp8Dots(ir::Function &f) {
+  std::vector<ir::Op *> dots;
+  ir::walk(f.body, [&](ir::Op &op) {
+    if (op.kind == ir::OpKind::Dot && (ir::isFP8(op.operands[0]->type.dtype()) || ir::isFP8(op.operands[1]->type.dtype())) &&
+        !nativeFp8Dot(op, f.arch, f.numWarps))
+      dots.push_back(&op);
+  });
+  for (ir::Op *dot : dots) {
+    ir::Block *blk = dot->parent;
+    auto it = std::find_if(blk->ops.begin(), blk->ops.end(), [&](const std::unique_ptr<ir::Op> &o) { return o.get() == dot; });
+    ir::Builder b(blk);
+    b.setInsertionPoint(blk, it);
+    for (unsigned k = 0; k < 2; ++k)
+      dot->operands[k] = b.cast(dot->loc, dot->operands[k], ir::ScalarType{ir::DType::F16});
+  }
+  return static_cast<unsigned>(dots.size());
 }
 
 } // namespace tle::transforms

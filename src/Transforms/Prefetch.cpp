@@ -112,6 +112,27 @@ private:
     return ops;
   }
 
+  /// Whether the fp8 tile `v` reaches its dots K-major, as fp8 wgmma reads operands: as A
+  /// directly ([M, K]), or as B through tl.trans of an [N, K] tile.
+  static bool fp8KMajorOperand(const ir::Value *v, const std::map<const ir::Value *, std::vector<const ir::Op *>> &users) {
+    auto it = users.find(v);
+    if (it == users.end())
+      return false;
+    for (const ir::Op *u : it->second) {
+      if (u->kind == OpKind::Dot && u->operands[0] == v && u->operands[1] != v)
+        continue;
+      if (u->kind == OpKind::Permute && u->ints == std::vector<int64_t>{1, 0}) {
+        auto pu = users.find(u->result());
+        if (pu != users.end() && std::all_of(pu->second.begin(), pu->second.end(), [&](const ir::Op *d) {
+              return d->kind == OpKind::Dot && d->operands[1] == u->result() && d->operands[0] != u->result();
+            }))
+          continue;
+      }
+      return false;
+    }
+    return true;
+  }
+
   void loop(ir::Op &forOp) {
     ir::Block &body = *forOp.regions[0];
     body_ = &body;
@@ -146,7 +167,9 @@ private:
       if (op->kind != OpKind::Load)
         continue;
       ir::DType t = op->result()->type.dtype();
-      if (op->result()->type.rank() != 2 || (t != ir::DType::F16 && t != ir::DType::BF16) || !feedsDotOnly(op->result(), 0))
+      bool fp8 = ir::isFP8(t) && f_.arch == "sm_90a" && fp8KMajorOperand(op->result(), users);
+      if (op->result()->type.rank() != 2 || (t != ir::DType::F16 && t != ir::DType::BF16 && !fp8) ||
+          !feedsDotOnly(op->result(), 0))
         continue;
       std::set<const ir::Value *> seen;
       bool ok = true;
@@ -199,7 +222,7 @@ private:
     int64_t bytesPerStage = 0;
     for (ir::Op *load : loads) {
       const ir::Type &t = load->result()->type;
-      bytesPerStage += t.shape[0] * (t.shape[1] + 8) * 2;
+      bytesPerStage += t.shape[0] * (t.shape[1] + 8) * ir::storageBytes(t.dtype());
     }
     while (depth > 1 && (depth + 1) * bytesPerStage > kPipelineBytes)
       --depth;

@@ -4,7 +4,8 @@
 // value, infinities, NaN and subnormals, to nearest even and toward zero (one rounding from the
 // source value: no double rounding through fp32 or fp16); arithmetic (computed in fp32, rounded
 // to fp8), comparisons, where, masked loads and stores with `other`, bitcasts, reductions, cumsum,
-// tl.dot of every fp8 pair (fp32 and fp16 out), and the errors fp8 brings.
+// tl.dot of every fp8 pair (fp32 and fp16 out; in K loops of the shapes sm_90a multiplies
+// natively), and the errors fp8 brings.
 #include "Families.h"
 
 #include <algorithm>
@@ -365,6 +366,73 @@ void dots(Suite &s) {
     }
 }
 
+/// fp8 dots in a K loop, in the shapes sm_90a multiplies natively (wgmma m64nNk32: M a multiple
+/// of 16 x num_warps, K of 32): B from a K-contiguous [N, K] buffer through tl.trans (both
+/// operands K-major in pipelined shared-memory slots), or as an [K, N] tile (staged K-major from
+/// registers), and one dot outside a loop. Elsewhere (the CPU, sm_80) the same kernels run
+/// through fp16. Magnitudes in [2^-3, 2^3] keep every sum exact in fp32.
+void loopDots(Suite &s) {
+  constexpr int M = 64, N = 64, K = 128, BK = 32;
+  struct W {
+    const char *name;
+    DType ta, tb;
+    bool bTransposed, loop;
+    int maxImprecise; ///< max_num_imprecise_acc (0: not given)
+  };
+  const W vs[] = {{"e4m3_bt", DType::F8E4M3, DType::F8E4M3, true, true, 0},
+                  {"e5m2xe4m3_bt", DType::F8E5M2, DType::F8E4M3, true, true, 0},
+                  {"e4m3_b_rowmajor", DType::F8E4M3, DType::F8E4M3, false, true, 0},
+                  {"e5m2_single", DType::F8E5M2, DType::F8E5M2, true, false, 0},
+                  {"e4m3_bt_imprecise32", DType::F8E4M3, DType::F8E4M3, true, true, 32},
+                  {"e5m2_single_imprecise32", DType::F8E5M2, DType::F8E5M2, true, false, 32}};
+  for (const W &v : vs) {
+    Rng rng(uint64_t(v.ta) * 5 + uint64_t(v.tb) * 3 + (v.bTransposed ? 1 : 0) + (v.loop ? 2 : 0));
+    int kk = v.loop ? K : BK;
+    Buffer a = fp8Values(v.ta, size_t(M * kk), rng, -3, 3), bm = fp8Values(v.tb, size_t(kk * N), rng, -3, 3);
+    // b holds B ([K, N]) row-major, or B^T ([N, K]) row-major when bTransposed.
+    Buffer want(DType::F32, M * N);
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < N; ++j) {
+        long double acc = 0;
+        for (int k = 0; k < kk; ++k)
+          acc += a.getF(size_t(i * kk + k)) * bm.getF(v.bTransposed ? size_t(j * kk + k) : size_t(k * N + j));
+        want.setF(size_t(i * N + j), acc);
+      }
+    Run run;
+    run.args = {Arg::buf(a), Arg::buf(bm), Arg::buf(Buffer(DType::F32, M * N))};
+    std::string nm = std::string("fp8/dot_loop/") + v.name;
+    // The CPU adds in fp32 (exact here). sm_90a's fp8 wgmma adds with fewer bits than fp32 (as
+    // in Triton, whose default on sm_90 never promotes); max_num_imprecise_acc bounds how many
+    // elements it adds so. Either way the error stays far below a wrong element or order.
+    long double maxAbs = 0;
+    for (size_t i = 0; i < want.size(); ++i)
+      maxAbs = std::max(maxAbs, std::fabs(want.getF(i)));
+    expect(run, 2, nm, want, Tol::exact(), Tol::close(2e-3, double(4e-3L * maxAbs)));
+    std::string loadB = v.bTransposed ? "tl.trans(tl.load(b_ptr + n[:, None] * K + (k + kk)[None, :]))"
+                                      : "tl.load(b_ptr + (k + kk)[:, None] * N + n[None, :])";
+    std::string body = "@triton.jit\ndef k(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr, "
+                       "BK: tl.constexpr):\n"
+                       "    m = tl.arange(0, M)\n    n = tl.arange(0, N)\n    kk = tl.arange(0, BK)\n"
+                       "    acc = tl.zeros((M, N), dtype=tl.float32)\n";
+    if (v.loop)
+      body += "    for k in range(0, K, BK):\n"
+              "        a = tl.load(a_ptr + m[:, None] * K + (k + kk)[None, :])\n"
+              "        b = " + loadB + "\n"
+              "        acc = tl.dot(a, b, acc{IMP})\n";
+    else
+      body += "    k = 0\n    a = tl.load(a_ptr + m[:, None] * K + kk[None, :])\n    b = " + loadB +
+              "\n    acc = tl.dot(a, b{IMP})\n";
+    body += "    tl.store(c_ptr + m[:, None] * N + n[None, :], acc)\n";
+    Batch b;
+    b.name = nm;
+    b.source = module(subst(body, {{"IMP", v.maxImprecise ? ", max_num_imprecise_acc=" + std::to_string(v.maxImprecise) : ""}}));
+    b.signature = ptrSig({v.ta, v.tb, DType::F32}, std::to_string(M) + ", " + std::to_string(N) + ", " +
+                                                       std::to_string(kk) + ", " + std::to_string(BK));
+    b.runs.push_back(std::move(run));
+    s.add(std::move(b));
+  }
+}
+
 /// dtype queries on fp8 and the errors fp8 brings.
 void queriesAndErrors(Suite &s) {
   Buffer want(DType::I32, 8);
@@ -431,6 +499,7 @@ void addFp8(Suite &s) {
   memory(s);
   reductions(s);
   dots(s);
+  loopDots(s);
   queriesAndErrors(s);
 }
 

@@ -115,7 +115,7 @@ TEST_CASE("verifier: without a location the message carries the line", "[verifie
   CHECK(ir::verify(f) == "'fma' at line 4: expects 3 operands, got 2");
 }
 
-TEST_CASE("verifier: fp8 values take no arithmetic, compares, dots or atomics", "[verifier][fp8]") {
+TEST_CASE("verifier: fp8 values take no arithmetic, compares or plain reductions", "[verifier][fp8]") {
   // ir::Builder computes fp8 arithmetic in fp32; hand-written IR that does not is rejected.
   const std::string load = "  %1 = arange 0, 16 : tile<16xi32>\n"
                            "  %2 = splat %p.0 : *fp32 -> tile<16x*fp32>\n"

@@ -118,9 +118,11 @@ enum class OpKind {
                ///< combine(earlier, later); from the end, the mirror image (flip, scan, flip:
                ///< the later elements are the first argument).
   Dot,         ///< (a [M,K], b [K,N], acc [M,N]) -> [M,N] of acc's dtype: acc + a @ b (tl.dot).
-               ///< a and b share a dtype; fp16/bf16 products accumulate in fp32; fp32 inputs
-               ///< use TF32 (`ival` = DotPrecision::TF32, Triton's default) or IEEE fp32 FMA
-               ///< (DotPrecision::IEEE); integers accumulate in int32. M, N, K >= 16.
+               ///< a and b share a dtype (or are both fp8, of either format); fp16/bf16/fp8
+               ///< products accumulate in fp32; fp32 inputs use TF32 (`ival` =
+               ///< DotPrecision::TF32, Triton's default) or IEEE fp32 FMA (DotPrecision::IEEE);
+               ///< integers accumulate in int32. fp8: `ival2` > 0 is max_num_imprecise_acc (an
+               ///< fp32 addition every `ival2` elements of K on sm_90a). M, N, K >= 16.
   // --- Debugging (tl.device_print, tl.device_assert)
   Print,       ///< (values...) -> (): prints every element of every operand, one line each, as
                ///< Triton does: "pid (X, Y, Z) idx (I, J)<prefix>[(operand K) ]<value>" (idx

@@ -15,10 +15,22 @@ struct DotPlan {
   ir::Layout b;   ///< layout operand B [K,N] must be in
 };
 
-/// Chooses the lowering: fp16/bf16 inputs use mma.sync m16n8k16 with fp32 accumulation; fp32
+/// Chooses the lowering: fp16/bf16 inputs use mma.sync m16n8k16 with fp32 accumulation (fp8
+/// inputs, which reach the backend only as native wgmma dots, take the same layouts); fp32
 /// inputs with TF32 precision use mma.sync m16n8k8 (tf32); everything else (fp32 "ieee", fp64,
 /// integers) uses FMA with a blocked accumulator. Depends only on shapes, dtypes, precision and
 /// `numWarps`, so layout assignment and code generation agree.
 DotPlan planDot(const ir::Op &dot, int numWarps);
+
+/// Whether a tl.dot of fp8 operands (fp8e4nv / fp8e5, in any pair) runs as it is: on sm_90a with
+/// wgmma.mma_async m64nNk32 (PTX ISA §9.7.15), which needs whole warpgroups along M
+/// (M % (16 num_warps) == 0, num_warps % 4 == 0), N % 16 == 0, K % 32 == 0 and an fp32
+/// accumulator. Reads `dot.parent`'s function for nothing: `arch` and `numWarps` come in.
+bool nativeFp8Dot(const ir::Op &dot, const std::string &arch, int numWarps);
+
+/// Rewrites every tl.dot with fp8 operands that nativeFp8Dot rejects (other shapes, other
+/// architectures, the CPU target) to take its operands widened to fp16, which holds every fp8e4nv
+/// and fp8e5 value exactly: the same products and fp32 sums. Returns how many dots it rewrote.
+unsigned widenFp8Dots(ir::Function &f);
 
 } // namespace tle::transforms

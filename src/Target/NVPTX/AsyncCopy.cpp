@@ -90,7 +90,7 @@ void Emitter::planAsyncOperands() {
         hasLoad = true;
         const ir::Op &l = *v->def;
         const ir::Value *mask = l.operands.size() > 1 ? l.operands[1] : nullptr;
-        ok = ok && vectorWidth(l.operands[0], mask) * 2 == 16;
+        ok = ok && vectorWidth(l.operands[0], mask) * ir::storageBytes(v->type.dtype()) == 16;
         ok = ok && (l.operands.size() < 3 || isZeroSplat(l.operands[2]));
       } else if (v->def && v->def->kind != OpKind::For) {
         ok = false;
@@ -104,7 +104,10 @@ void Emitter::planAsyncOperands() {
           continue;
         if (u->kind == OpKind::Yield && u->parent->parent && u->parent->parent->kind == OpKind::For)
           continue;
-        if (u->kind == OpKind::Dot && k <= 1 &&
+        // fp8 wgmma reads both operands K-major: A as loaded ([M, K], K contiguous), B only
+        // through a transposed view of an [N, K] tile (below).
+        bool fp8 = ir::isFP8(v->type.dtype());
+        if (u->kind == OpKind::Dot && k <= 1 && (!fp8 || (k == 0 && useWgmma(*u))) &&
             transforms::planDot(*u, f.numWarps).kind == transforms::DotPlan::Kind::MmaF16 &&
             (operandIdx < 0 || operandIdx == int(k)) && (!dot || useWgmma(*dot) == useWgmma(*u))) {
           operandIdx = static_cast<int>(k);
@@ -116,6 +119,7 @@ void Emitter::planAsyncOperands() {
         if (u->kind == OpKind::Permute && u->result()->type.rank() == 2 && u->ints == std::vector<int64_t>{1, 0}) {
           const auto &pu = uses[u->result()];
           if (pu.size() == 1 && pu[0].first->kind == OpKind::Dot && pu[0].second <= 1 && useWgmma(*pu[0].first) &&
+              (!ir::isFP8(v->type.dtype()) || pu[0].second == 1) &&
               (operandIdx < 0 || operandIdx == int(pu[0].second)) && (!dot || useWgmma(*dot))) {
             operandIdx = static_cast<int>(pu[0].second);
             dot = pu[0].first;
@@ -135,9 +139,10 @@ void Emitter::planAsyncOperands() {
     // A pipelined loop carries one value per stage ahead of the dot: that many slots plus the
     // one being filled.
     buf.slots = carried + 1;
+    buf.elemBytes = ir::storageBytes(t.dtype());
     if (useWgmma(*dot)) {
-      buf.swizzle = static_cast<int>(std::min<int64_t>(128, buf.cols * 2));
-      buf.slotBytes = (buf.rows * buf.cols * 2 + 1023) / 1024 * 1024;
+      buf.swizzle = static_cast<int>(std::min<int64_t>(128, buf.cols * buf.elemBytes));
+      buf.slotBytes = (buf.rows * buf.cols * buf.elemBytes + 1023) / 1024 * 1024;
       smemBase_ = (smemBase_ + 1023) / 1024 * 1024;
       anySwizzled = true;
     } else {
@@ -242,13 +247,15 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
                                       B.CreateMul(slot, B.getInt32(static_cast<uint32_t>(buf.slotBytes))));
   auto *fty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt32Ty(), B.getInt64Ty(), B.getInt32Ty(), B.getInt1Ty()}, false);
   auto *cp = llvm::InlineAsm::get(fty, "@$3 cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r,b", true);
-  for (int g = 0; g < l.numRegs(); g += 8) {
+  int perCopy = 16 / static_cast<int>(buf.elemBytes); // elements in one 16-byte cp.async
+  for (int g = 0; g < l.numRegs(); g += perCopy) {
     if (g & dupMask)
       continue;
     std::vector<llvm::Value *> c = coord(l, g);
     llvm::Value *inSlot =
-        buf.swizzle ? swizzledOffset(c[0], c[1], buf.rows, buf.swizzle, 2)
-                    : B.CreateMul(B.CreateAdd(B.CreateMul(c[0], B.getInt32(static_cast<uint32_t>(buf.ld))), c[1]), B.getInt32(2));
+        buf.swizzle ? swizzledOffset(c[0], c[1], buf.rows, buf.swizzle, buf.elemBytes)
+                    : B.CreateMul(B.CreateAdd(B.CreateMul(c[0], B.getInt32(static_cast<uint32_t>(buf.ld))), c[1]),
+                                  B.getInt32(buf.elemBytes));
     llvm::Value *dst = B.CreatePtrToInt(smemRaw(B.CreateAdd(slotBase, inSlot)), B.getInt32Ty());
     // A masked-off vector copies 0 bytes and zero-fills the slot (no global access).
     llvm::Value *size = M.empty() ? B.getInt32(16) : B.CreateSelect(M[g], B.getInt32(16), B.getInt32(0));

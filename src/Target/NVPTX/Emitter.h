@@ -96,6 +96,7 @@ public:
     /// 0: rows padded to `ld` (read with ldmatrix); 32, 64 or 128: the wgmma swizzled layout
     /// with that swizzle width (swizzledOffset).
     int swizzle = 0;
+    unsigned elemBytes = 2; ///< 2 (fp16, bf16) or 1 (fp8)
   };
   void planAsyncOperands();
   bool isAsync(const ir::Value *v) const { return asyncOf_.count(v) > 0; }

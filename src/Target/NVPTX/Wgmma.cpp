@@ -1,6 +1,7 @@
 // tl.dot on Hopper's warpgroup tensor-core instructions: wgmma.mma_async (PTX ISA §9.7.15,
-// "Asynchronous Warpgroup Level Matrix Multiply-Accumulate"), fp16/bf16 inputs with fp32
-// accumulation, both operands read from shared memory through matrix descriptors.
+// "Asynchronous Warpgroup Level Matrix Multiply-Accumulate"), fp16/bf16 and fp8 (e4m3/e5m2, in
+// any pair) inputs with fp32 accumulation, both operands read from shared memory through matrix
+// descriptors (fp8: both K-major).
 //
 // Operands either arrive there through cp.async (AsyncCopy.cpp: a pipelined loop's slots, in the
 // swizzled layout) or are stored from registers into a staging area by the dot itself. The
@@ -32,6 +33,8 @@ struct SmemOperand {
 } // namespace
 
 bool Emitter::useWgmma(const ir::Op &dot) const {
+  if (ir::isFP8(dot.operands[0]->type.dtype()))
+    return transforms::nativeFp8Dot(dot, arch, f.numWarps);
   if (arch != "sm_90a")
     return false;
   transforms::DotPlan plan = transforms::planDot(dot, f.numWarps);
@@ -48,9 +51,12 @@ bool Emitter::useWgmma(const ir::Op &dot) const {
 void Emitter::emitWgmma(const ir::Op &op) {
   transforms::DotPlan plan = transforms::planDot(op, f.numWarps);
   std::vector<llvm::Value *> C = regsIn(op.operands[2], plan.acc);
-  ir::DType in = op.operands[0]->type.dtype();
+  ir::DType in = op.operands[0]->type.dtype(), inB = op.operands[1]->type.dtype();
   int64_t M = op.operands[0]->type.shape[0], K = op.operands[0]->type.shape[1], N = op.operands[1]->type.shape[1];
   unsigned eb = ir::storageBytes(in);
+  // fp8: m64nNk32, both operands K-major (the instruction has no transpose for 8-bit types).
+  bool fp8 = ir::isFP8(in);
+  int64_t kStep = 32 / eb;
   llvm::Type *i32 = B.getInt32Ty(), *i64 = B.getInt64Ty(), *f32 = B.getFloatTy();
   auto *voidTy = llvm::FunctionType::get(B.getVoidTy(), false);
   auto plain = [&](const std::string &text) { B.CreateCall(voidTy, llvm::InlineAsm::get(voidTy, text, "", true)); };
@@ -76,6 +82,8 @@ void Emitter::emitWgmma(const ir::Op &op) {
     } else {
       const ir::Layout &l = *v->layout;
       contig = ir::contiguousRegisters(l, 1) >= ir::contiguousRegisters(l, 0) ? 1 : 0;
+      if (fp8)
+        contig = k == 0 ? 1 : 0; // K contiguous, whatever the registers hold
       stagedDim[k] = contig;
     }
     s.cols = v->type.shape[contig];
@@ -84,6 +92,8 @@ void Emitter::emitWgmma(const ir::Op &op) {
       s.swizzle = static_cast<int>(std::min<int64_t>(128, s.cols * eb));
     // A is [M, K]: K-major when K (dim 1) is contiguous; B is [K, N]: K-major when dim 0 is.
     s.kMajor = k == 0 ? contig == 1 : contig == 0;
+    if (fp8 && !s.kMajor)
+      diags.fatal(op.loc, "internal error: an fp8 wgmma operand in shared memory is not K-major");
   }
   int64_t stageOff[2] = {0, 0};
   for (unsigned k = 0; k < 2; ++k)
@@ -170,13 +180,16 @@ void Emitter::emitWgmma(const ir::Op &op) {
   auto cIdx = [&](int64_t m, int64_t chunk, int i) {
     return (i & 3) | ((chunk * (nInstr / 8) + i / 4) << 2) | (m << (2 + log2i(repN)));
   };
-  std::string ab = in == ir::DType::BF16 ? "bf16" : "f16";
+  auto typeName = [](ir::DType t) {
+    return t == ir::DType::BF16 ? "bf16" : t == ir::DType::F8E4M3 ? "e4m3" : t == ir::DType::F8E5M2 ? "e5m2" : "f16";
+  };
   // Operands: nRegs outputs, nRegs inputs tied to them, then A (a descriptor, or four 32-bit
   // registers of packed pairs), B's descriptor and scale-d.
   int aOps = regA ? 4 : 1;
   auto ref = [](int i) { return "$" + std::to_string(i); };
   std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, " + ref(2 * nRegs + aOps + 1) + ", 0;\n" +
-                     "wgmma.mma_async.sync.aligned.m64n" + std::to_string(nInstr) + "k16.f32." + ab + "." + ab + " {";
+                     "wgmma.mma_async.sync.aligned.m64n" + std::to_string(nInstr) + "k" + std::to_string(kStep) +
+                     ".f32." + typeName(in) + "." + typeName(inB) + " {";
   std::string cons;
   for (int i = 0; i < nRegs; ++i) {
     text += (i ? ", " : "") + ref(i);
@@ -187,10 +200,13 @@ void Emitter::emitWgmma(const ir::Op &op) {
     text += "{" + ref(2 * nRegs) + ", " + ref(2 * nRegs + 1) + ", " + ref(2 * nRegs + 2) + ", " + ref(2 * nRegs + 3) + "}";
   else
     text += ref(2 * nRegs);
-  text += ", " + ref(2 * nRegs + aOps) + ", p, 1, 1, ";
-  if (!regA)
-    text += std::string(ops[0].kMajor ? "0" : "1") + ", "; // imm-trans-a exists for descriptors only
-  text += std::string(ops[1].kMajor ? "0" : "1") + ";\n}";
+  text += ", " + ref(2 * nRegs + aOps) + ", p, 1, 1";
+  if (!fp8) { // 8-bit types have no imm-trans operands
+    if (!regA)
+      text += std::string(", ") + (ops[0].kMajor ? "0" : "1"); // imm-trans-a exists for descriptors only
+    text += std::string(", ") + (ops[1].kMajor ? "0" : "1");
+  }
+  text += ";\n}";
   for (int i = 0; i < nRegs; ++i)
     cons += std::to_string(i) + ",";
   cons += regA ? "r,r,r,r,l,r" : "l,l,r";
@@ -227,12 +243,39 @@ void Emitter::emitWgmma(const ir::Op &op) {
     for (int64_t m = 0; m < repM; ++m)
       for (int64_t kk = 0; kk < K / 16; ++kk)
         aFrag[{m, kk}] = aFragment(m, kk);
+  // fp8 with max_num_imprecise_acc = n < K (Dot's ival2; Triton's knob): Hopper's fp8 wgmma adds
+  // with fewer bits than fp32, so every n elements of K go into fresh registers (scale-d = 0 on
+  // the first instruction) that are then added to the accumulator in fp32.
+  int64_t promote = fp8 && op.ival2 > 0 && op.ival2 < K ? std::max<int64_t>(1, op.ival2 / kStep) : 0;
+  if (promote) {
+    for (int64_t m = 0; m < repM; ++m)
+      for (int64_t ch = 0; ch < chunks; ++ch)
+        for (int64_t g = 0; g < K / kStep; g += promote) {
+          std::vector<llvm::Value *> D(nRegs, llvm::ConstantFP::get(f32, 0.0));
+          plain("wgmma.fence.sync.aligned;");
+          for (int64_t kk = g; kk < std::min(g + promote, K / kStep); ++kk) {
+            std::vector<llvm::Value *> args(D.begin(), D.end());
+            args.push_back(descA(m * 16 * f.numWarps, kk * kStep));
+            args.push_back(descB(ch * nInstr, kk * kStep));
+            args.push_back(B.getInt32(kk == g ? 0 : 1));
+            llvm::Value *res = B.CreateCall(mmaTy, mma, args);
+            for (int i = 0; i < nRegs; ++i)
+              D[size_t(i)] = B.CreateExtractValue(res, static_cast<unsigned>(i));
+          }
+          plain("wgmma.commit_group.sync.aligned;");
+          waitWgmma(D);
+          for (int i = 0; i < nRegs; ++i)
+            C[cIdx(m, ch, i)] = B.CreateFAdd(C[cIdx(m, ch, i)], D[size_t(i)]);
+        }
+    vals_[op.result()] = C;
+    return;
+  }
   plain("wgmma.fence.sync.aligned;");
   // One accumulator block at a time, all of K for it: consecutive wgmmas chain on the same
   // registers.
   for (int64_t m = 0; m < repM; ++m)
     for (int64_t ch = 0; ch < chunks; ++ch)
-      for (int64_t kk = 0; kk < K / 16; ++kk) {
+      for (int64_t kk = 0; kk < K / kStep; ++kk) {
         std::vector<llvm::Value *> args;
         for (int i = 0; i < nRegs; ++i)
           args.push_back(C[cIdx(m, ch, i)]);
@@ -240,9 +283,9 @@ void Emitter::emitWgmma(const ir::Op &op) {
           for (llvm::Value *a : aFrag[{m, kk}])
             args.push_back(a);
         } else {
-          args.push_back(descA(m * 16 * f.numWarps, kk * 16));
+          args.push_back(descA(m * 16 * f.numWarps, kk * kStep));
         }
-        args.push_back(descB(ch * nInstr, kk * 16));
+        args.push_back(descB(ch * nInstr, kk * kStep));
         args.push_back(B.getInt32(1));
         llvm::Value *res = B.CreateCall(mmaTy, mma, args);
         for (int i = 0; i < nRegs; ++i)
@@ -265,6 +308,9 @@ void Emitter::emitWgmma(const ir::Op &op) {
 const ir::Op *Emitter::deferrableWgmma(const ir::Op &op) const {
   if (!isAsync(op.operands[0]) || !isAsync(op.operands[1]))
     return nullptr;
+  if (ir::isFP8(op.operands[0]->type.dtype()) && op.ival2 > 0 && op.ival2 < op.operands[0]->type.shape[1])
+    return nullptr; // promoted fp8 accumulation waits for every group
+
   const ir::Block *body = op.parent;
   const ir::Op *loop = body ? body->parent : nullptr;
   if (!loop || loop->kind != ir::OpKind::For)
