@@ -395,9 +395,13 @@ void Specializer::broadcastPair(ir::Value *&x, ir::Value *&y, SourceLoc loc) {
   sy.insert(sy.begin(), rank - sy.size(), 1);
   std::vector<int64_t> out(rank);
   for (size_t d = 0; d < rank; ++d) {
-    if (sx[d] != sy[d] && sx[d] != 1 && sy[d] != 1)
+    if (sx[d] != sy[d] && sx[d] != 1 && sy[d] != 1) {
+      std::vector<Note> notes;
+      noteDefinition(notes, x, "the " + x->type.str() + " operand", loc);
+      noteDefinition(notes, y, "the " + y->type.str() + " operand", loc);
       fail(loc, "incompatible shapes for broadcasting: " + x->type.str() + " and " + y->type.str() + " (dim " +
-                    std::to_string(d) + ": " + std::to_string(sx[d]) + " vs " + std::to_string(sy[d]) + ")");
+                    std::to_string(d) + ": " + std::to_string(sx[d]) + " vs " + std::to_string(sy[d]) + ")", notes);
+    }
     out[d] = std::max(sx[d], sy[d]);
   }
   if (std::string why = ir::tileLimitError(out); !why.empty())
@@ -572,6 +576,15 @@ SVal Specializer::binary(ast::BinaryOp op, const SVal &a, const SVal &bv, Source
   DType ta = a.isTensor() ? a.v->type.dtype() : literalType(a, la);
   DType tb = bv.isTensor() ? bv.v->type.dtype() : literalType(bv, lb);
   DType t;
+  // Where the operands come from, for the notes of a type error.
+  auto operandNotes = [&]() {
+    std::vector<Note> notes;
+    if (a.isTensor())
+      noteDefinition(notes, a.v, "the " + a.v->type.str() + " operand", loc);
+    if (bv.isTensor())
+      noteDefinition(notes, bv.v, "the " + bv.v->type.str() + " operand", loc);
+    return notes;
+  };
   auto tensorOp = [&](DType x, DType y) -> DType {
     if (x == DType::F64 || y == DType::F64) return DType::F64;
     if (x == DType::F32 || y == DType::F32) return DType::F32;
@@ -580,10 +593,12 @@ SVal Specializer::binary(ast::BinaryOp op, const SVal &a, const SVal &bv, Source
     if (ir::isFP8(x) && ir::isFP8(y)) return x == y ? x : DType::F16; // two fp8 types: fp16
     if (ir::isFP8(x) || ir::isFP8(y))
       fail(loc, std::string("'") + ast::spelling(op) + "' between " + ir::name(x) + " and " + ir::name(y) +
-                    " is not supported (Triton promotes an fp8 value only with a float type); cast one operand first");
+                    " is not supported (Triton promotes an fp8 value only with a float type); cast one operand first",
+           operandNotes());
     if ((op == O::Div || op == O::Mod || op == O::FloorDiv) && ir::isSigned(x) != ir::isSigned(y) && x != DType::I1 && y != DType::I1)
       fail(loc, std::string("'") + ast::spelling(op) + "' between " + ir::name(x) + " and " + ir::name(y) +
-                    " (mixed signedness) is not allowed; cast one operand first");
+                    " (mixed signedness) is not allowed; cast one operand first",
+           operandNotes());
     return integerPromote(x, y);
   };
   if (a.isTensor() != bv.isTensor()) {
@@ -996,6 +1011,28 @@ SVal Specializer::call(const ast::CallExpr *e, Env &env) {
   }
 }
 
+void Specializer::fail(SourceLoc loc, const std::string &msg, const std::vector<Note> &notes) {
+  diags.error(loc, msg);
+  for (const Note &n : notes)
+    diags.note(n.loc, n.msg);
+  for (auto it = callSites.rbegin(); it != callSites.rend(); ++it)
+    diags.note(it->second, "in '" + it->first->name + "', called from here");
+  throw CompileAborted();
+}
+
+void Specializer::noteDefinition(std::vector<Note> &notes, const ir::Value *v, const std::string &what,
+                                 SourceLoc at) const {
+  // Implicit conversions made for this very operation (a cast to the promoted type, a splat)
+  // point at the operand's own expression: look through them to where the value was computed.
+  auto sameLine = [&](SourceLoc l) { return l.file == at.file && l.line == at.line; };
+  while (v && v->def && (v->def->kind == ir::OpKind::Cast || v->def->kind == ir::OpKind::Splat) &&
+         sameLine(v->def->loc) && v->def->operands[0]->def)
+    v = v->def->operands[0];
+  if (!v || !v->def || !v->def->loc.valid() || (sameLine(v->def->loc) && v->def->loc.col == at.col))
+    return;
+  notes.push_back({v->def->loc, what + " comes from here"});
+}
+
 SVal Specializer::callJit(const ast::FunctionDef *f, CallArgs &args) {
   for (auto *c : callStack)
     if (c == f)
@@ -1029,6 +1066,7 @@ SVal Specializer::callJit(const ast::FunctionDef *f, CallArgs &args) {
     local[f->params[i].name] = eval(f->params[i].defaultValue, empty);
   }
   callStack.push_back(f);
+  callSites.emplace_back(f, args.loc);
   returns.emplace_back();
   int savedDepth = loopDepth, savedRuntimeDepth = runtimeLoopDepth;
   loopDepth = runtimeLoopDepth = 0;
@@ -1037,6 +1075,7 @@ SVal Specializer::callJit(const ast::FunctionDef *f, CallArgs &args) {
   runtimeLoopDepth = savedRuntimeDepth;
   Returns rs = returns.back();
   returns.pop_back();
+  callSites.pop_back();
   callStack.pop_back();
   // A value returned on some paths needs one on every path (Python would give None elsewhere).
   if (rs.value.valid() && rs.none.valid())

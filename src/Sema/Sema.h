@@ -100,7 +100,18 @@ public:
   std::unique_ptr<ir::Function> run();
 
   // --- Diagnostics
-  [[noreturn]] void fail(SourceLoc loc, const std::string &msg) { diags.fatal(loc, msg); }
+  /// A note attached to an error: where something it names comes from.
+  struct Note {
+    SourceLoc loc;
+    std::string msg;
+  };
+  /// Reports the error `msg` at `loc`, then `notes`, then (inside @jit helpers) the call chain,
+  /// innermost first ("in 'helper', called from here" at each call), and aborts compilation.
+  [[noreturn]] void fail(SourceLoc loc, const std::string &msg, const std::vector<Note> &notes = {});
+  /// A note "<what> comes from here" at the op that produced `v` (through the implicit casts and
+  /// splats made on `at`'s line), or nothing for values without a location (kernel parameters,
+  /// constants made by the compiler) or computed at `at` itself.
+  void noteDefinition(std::vector<Note> &notes, const ir::Value *v, const std::string &what, SourceLoc at) const;
 
   // --- Statements (Specialize.cpp)
   //
@@ -271,6 +282,9 @@ public:
   Env globals;
   std::map<std::string, const ast::FunctionDef *> jitFns;
   std::vector<const ast::FunctionDef *> callStack;
+  /// The calls of @jit helpers being executed (callee, call location), outermost first, for the
+  /// call-chain notes of diagnostics.
+  std::vector<std::pair<const ast::FunctionDef *, SourceLoc>> callSites;
   /// Loops (unrolled or runtime) around the statement being executed, in the current function.
   int loopDepth = 0;
   /// Runtime loops among them.
