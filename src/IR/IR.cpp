@@ -182,6 +182,23 @@ Value *Builder::constInt(SourceLoc loc, DType t, int64_t v) {
   return op->result();
 }
 
+const char *cacheHintName(CacheHint h) {
+  switch (h) {
+  case CacheHint::CA: return ".ca";
+  case CacheHint::CG: return ".cg";
+  case CacheHint::CV: return ".cv";
+  case CacheHint::WB: return ".wb";
+  case CacheHint::CS: return ".cs";
+  case CacheHint::WT: return ".wt";
+  case CacheHint::None: break;
+  }
+  return "";
+}
+
+const char *evictionHintName(EvictionHint h) {
+  return h == EvictionHint::EvictFirst ? "evict_first" : h == EvictionHint::EvictLast ? "evict_last" : "";
+}
+
 Value *Builder::constFloat(SourceLoc loc, DType t, double v) {
   Op *op = create(OpKind::Constant, loc, {}, {Type::scalar(t)});
   op->fval = v;
@@ -458,6 +475,18 @@ struct Verifier {
     return true;
   }
 
+  /// The cache, eviction and volatile hints of a Load or Store.
+  bool memoryHints(const Op &op) {
+    auto c = static_cast<CacheHint>(op.ival);
+    bool load = op.kind == OpKind::Load;
+    bool cacheOk = c == CacheHint::None || c == CacheHint::CG ||
+                   (load ? (c == CacheHint::CA || c == CacheHint::CV) : (c == CacheHint::WB || c == CacheHint::CS || c == CacheHint::WT));
+    if (!cacheOk || op.ival2 < 0 || op.ival2 > static_cast<int64_t>(EvictionHint::EvictLast) ||
+        (load && (op.axis < 0 || op.axis > 1)) || (!load && op.axis != 0))
+      return fail(op, "unknown cache, eviction or volatile hint");
+    return true;
+  }
+
   bool sameOperandTypes(const Op &op, size_t first = 0) {
     for (size_t i = first; i < op.operands.size(); ++i)
       if (op.operands[i]->type != op.operands[first]->type)
@@ -627,7 +656,7 @@ struct Verifier {
         return fail(op, "mask must be i1 of the pointer's shape");
       if (op.operands.size() > 2 && op.operands[2]->type != op.result()->type)
         return fail(op, "other must have the result type");
-      return true;
+      return memoryHints(op);
     }
     case OpKind::Store: {
       const Type &p = op.operands[0]->type;
@@ -635,7 +664,7 @@ struct Verifier {
         return fail(op, "expects (ptr, value of the pointee type) of one shape");
       if (op.operands.size() > 2 && op.operands[2]->type != p.withElem(ScalarType{DType::I1}))
         return fail(op, "mask must be i1 of the pointer's shape");
-      return true;
+      return memoryHints(op);
     }
     case OpKind::AtomicRMW: case OpKind::AtomicCAS: {
       const Type &p = op.operands[0]->type;

@@ -442,6 +442,27 @@ private:
     case OpKind::Assert:
       op->sym = expectString();
       break;
+    case OpKind::Load: case OpKind::Store:
+      // Optional hints: cache=cg eviction=evict_last volatile (loads), before the operands.
+      while (tok_.kind == Tok::Ident && (tok_.text == "cache" || tok_.text == "eviction" || tok_.text == "volatile")) {
+        std::string k = expectIdentAny();
+        if (k == "volatile") {
+          op->axis = 1;
+          continue;
+        }
+        expect("=");
+        std::string v = expectIdentAny();
+        if (k == "cache") {
+          int64_t c = 0;
+          for (int64_t i = 1; i <= static_cast<int64_t>(CacheHint::WT); ++i)
+            if (v == cacheHintName(static_cast<CacheHint>(i)) + 1)
+              c = i;
+          op->ival = c ? c : (fail("unknown cache hint '" + v + "'"), 0);
+        } else {
+          op->ival2 = v == "evict_first" ? 1 : v == "evict_last" ? 2 : (fail("unknown eviction hint '" + v + "'"), 0);
+        }
+      }
+      break;
     case OpKind::Barrier: // no operands: the next line is the next op
       finish(*op, results, {});
       return;

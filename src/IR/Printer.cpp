@@ -137,6 +137,14 @@ private:
     case OpKind::Cmp:
       os_ << " " << name(op.pred);
       break;
+    case OpKind::Load: case OpKind::Store:
+      if (op.ival)
+        os_ << " cache=" << (cacheHintName(static_cast<CacheHint>(op.ival)) + 1);
+      if (op.ival2)
+        os_ << " eviction=" << evictionHintName(static_cast<EvictionHint>(op.ival2));
+      if (op.kind == OpKind::Load && op.axis)
+        os_ << " volatile";
+      break;
     case OpKind::Reduce:
       os_ << " " << name(op.reduceKind) << " axis=" << op.axis;
       break;

@@ -69,6 +69,51 @@ std::vector<int64_t> shapeArg(Specializer &S, const Arg &a, const std::string &f
 
 } // namespace
 
+/// Reads tl.load / tl.store's cache_modifier, eviction_policy and (loads) volatile into `op`
+/// (Triton's accepted spellings; "" and None mean none). Located errors for other values.
+static void applyMemoryHints(Specializer &S, Binder &p, ir::Op *op, bool load) {
+  auto text = [&](const char *name) -> std::string {
+    if (!p.has(name) || p.get(name).val.kind == SVal::Kind::None)
+      return "";
+    if (p.get(name).val.kind != SVal::Kind::Str)
+      S.fail(p.loc(name), std::string(name) + " must be a string, got " + p.get(name).val.describe());
+    return p.get(name).val.s;
+  };
+  std::string c = text("cache_modifier");
+  if (!c.empty()) {
+    static const std::pair<const char *, ir::CacheHint> loads[] = {
+        {".ca", ir::CacheHint::CA}, {".cg", ir::CacheHint::CG}, {".cv", ir::CacheHint::CV}};
+    static const std::pair<const char *, ir::CacheHint> stores[] = {
+        {".wb", ir::CacheHint::WB}, {".cg", ir::CacheHint::CG}, {".cs", ir::CacheHint::CS}, {".wt", ir::CacheHint::WT}};
+    bool found = false;
+    for (auto &[n, h] : load ? std::vector<std::pair<const char *, ir::CacheHint>>(std::begin(loads), std::end(loads))
+                             : std::vector<std::pair<const char *, ir::CacheHint>>(std::begin(stores), std::end(stores)))
+      if (c == n) {
+        op->ival = static_cast<int64_t>(h);
+        found = true;
+      }
+    if (!found)
+      S.fail(p.loc("cache_modifier"), std::string(load ? "load" : "store") + "() cache_modifier \"" + c +
+                                          "\" is not supported (" + (load ? "\".ca\", \".cg\" or \".cv\"" : "\".wb\", \".cg\", \".cs\" or \".wt\"") +
+                                          ")");
+  }
+  std::string e = text("eviction_policy");
+  if (!e.empty()) {
+    if (e == "evict_first")
+      op->ival2 = static_cast<int64_t>(ir::EvictionHint::EvictFirst);
+    else if (e == "evict_last")
+      op->ival2 = static_cast<int64_t>(ir::EvictionHint::EvictLast);
+    else if (e != "evict_normal")
+      S.fail(p.loc("eviction_policy"), std::string(load ? "load" : "store") + "() eviction_policy \"" + e +
+                                           "\" is not supported (\"evict_first\", \"evict_last\" or \"evict_normal\")");
+  }
+  if (load && p.has("volatile") && S.truthy(p.get("volatile").val, p.loc("volatile"))) {
+    if (op->ival)
+      S.fail(p.loc("volatile"), "load() volatile=True takes no cache_modifier (PTX ld.volatile has no cache operator)");
+    op->axis = 1;
+  }
+}
+
 ir::Value *Specializer::castWithRounding(ir::Value *v, ir::ScalarType t, const Arg *rounding, SourceLoc loc) {
   ir::Value *r = castTo(v, t, loc);
   if (!rounding || rounding->val.kind == SVal::Kind::None)
@@ -555,7 +600,9 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
       ir::Value *pad = td.s == "nan" ? b->constFloat(loc, et, std::numeric_limits<double>::quiet_NaN())
                                      : ir::isFloat(et) ? b->constFloat(loc, et, 0.0) : b->constInt(loc, et, 0);
       std::vector<ir::Value *> ops = {ptrs, mask, b->splat(loc, pad, ptrs->type.shape)};
-      return SVal::tensor(b->create(ir::OpKind::Load, loc, ops, {ptrs->type.withElem(ir::ScalarType{et})})->result());
+      ir::Op *ld = b->create(ir::OpKind::Load, loc, ops, {ptrs->type.withElem(ir::ScalarType{et})});
+      applyMemoryHints(*this, p, ld, true);
+      return SVal::tensor(ld->result());
     }
     if (p.has("store_reduce") && !(p.get("store_reduce").val.kind == SVal::Kind::Str && p.get("store_reduce").val.s.empty()))
       fail(p.loc("store_reduce"), fname + "() store_reduce is not supported yet");
@@ -593,7 +640,9 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
         fail(p.loc("padding_option"), "padding_option must be \"\", \"zero\" or \"nan\"");
       }
     }
-    return SVal::tensor(b->create(ir::OpKind::Load, loc, ops, {ptrs->type.withElem(ir::ScalarType{et})})->result());
+    ir::Op *ld = b->create(ir::OpKind::Load, loc, ops, {ptrs->type.withElem(ir::ScalarType{et})});
+    applyMemoryHints(*this, p, ld, true);
+    return SVal::tensor(ld->result());
   }
   if (name == "tl.store" && !args.pos.empty() && args.pos[0].val.kind == SVal::Kind::BlockPtr) {
     Binder p(*this, "store", args, {"pointer", "value", "mask", "boundary_check", "cache_modifier", "eviction_policy"}, 2);
@@ -608,7 +657,7 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
     std::vector<ir::Value *> ops = {ptrs, val};
     if (mask)
       ops.push_back(mask);
-    b->create(ir::OpKind::Store, loc, ops, {});
+    applyMemoryHints(*this, p, b->create(ir::OpKind::Store, loc, ops, {}), false);
     return SVal::none();
   }
   if (name == "tl.load") {
@@ -639,6 +688,7 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
       fail(p.loc("other"), "load() 'other' needs a 'mask'");
     }
     ir::Op *op = b->create(ir::OpKind::Load, loc, ops, {ptr->type.withElem(ir::ScalarType{ptr->type.elem.pointee})});
+    applyMemoryHints(*this, p, op, true);
     return SVal::tensor(op->result());
   }
   if (name == "tl.store") {
@@ -678,7 +728,7 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
       }
       ops.push_back(mask);
     }
-    b->create(ir::OpKind::Store, loc, ops, {});
+    applyMemoryHints(*this, p, b->create(ir::OpKind::Store, loc, ops, {}), false);
     return SVal::none();
   }
 

@@ -81,8 +81,11 @@ enum class OpKind {
   AddPtr,      ///< (ptr p, integer offset) -> ptr: p + offset * sizeof(pointee) (tt.addptr);
                ///< the offset is signed (unsigned offsets are zero-extended).
   Load,        ///< (ptr [, i1 mask [, other]]) -> pointee: masked-off lanes read nothing and
-               ///< yield `other`, or zero when there is no other (TLE defines this).
-  Store,       ///< (ptr, value [, i1 mask]) -> (): masked-off lanes write nothing.
+               ///< yield `other`, or zero when there is no other (TLE defines this). Hints
+               ///< (tl.load's cache_modifier, eviction_policy, volatile): `ival` = CacheHint,
+               ///< `ival2` = EvictionHint, `axis` = 1 for a volatile load.
+  Store,       ///< (ptr, value [, i1 mask]) -> (): masked-off lanes write nothing. `ival` =
+               ///< CacheHint, `ival2` = EvictionHint.
   AtomicRMW,   ///< (ptr, value [, i1 mask]) -> old values: per element, atomically
                ///< *ptr = *ptr OP value (`ival` = AtomicKind) with memory order `ival2`
                ///< (MemSem) and scope `axis` (MemScope); masked-off elements do nothing and
@@ -255,6 +258,17 @@ public:
   /// Layouts referenced by values of this function (owned here).
   std::vector<std::unique_ptr<Layout>> layouts;
 };
+
+/// Cache operators of a global load or store (tl.load / tl.store cache_modifier; PTX ISA
+/// §9.7.9.8 "Cache operators"): loads take ca, cg, cv; stores wb, cg, cs, wt.
+enum class CacheHint : int64_t { None, CA, CG, CV, WB, CS, WT };
+/// Eviction priority of a global load or store (eviction_policy; PTX ISA `.L1::evict_*` and an
+/// L2 `createpolicy` of the same priority).
+enum class EvictionHint : int64_t { None, EvictFirst, EvictLast };
+/// ".ca", ".cg", ... (as tl.load spells them) or "" for None.
+const char *cacheHintName(CacheHint h);
+/// "evict_first", "evict_last" or "" for None.
+const char *evictionHintName(EvictionHint h);
 
 /// Creates ops at an insertion point (the end of a block, or before an op).
 class Builder {

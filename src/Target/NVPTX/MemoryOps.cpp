@@ -90,6 +90,36 @@ std::optional<std::vector<uint64_t>> constantWords(const std::vector<llvm::Value
 
 } // namespace
 
+namespace {
+/// The qualifiers of a global ld/st for `op`'s hints (PTX ISA §9.7.9.8-9.7.9.9): a cache operator,
+/// or an L1 eviction priority, and for an eviction policy an L2 cache hint whose policy
+/// (createpolicy, PTX ISA §9.7.9.17) `policySetup` makes in the register %tle_pol. Empty for
+/// none; "ld.volatile.global" replaces "ld.global" for volatile loads (no other qualifier).
+struct MemoryHints {
+  std::string qualifiers;  ///< after "ld.global" / "st.global"
+  std::string policySetup; ///< instructions before the access ("" without an L2 policy)
+  bool usesPolicy = false; ///< the access takes ", %tle_pol" as its last operand
+};
+MemoryHints memoryHints(const ir::Op &op) {
+  MemoryHints h;
+  if (op.kind == ir::OpKind::Load && op.axis) // ld.volatile takes no cache qualifier
+    return h;
+  auto c = static_cast<ir::CacheHint>(op.ival);
+  auto e = static_cast<ir::EvictionHint>(op.ival2);
+  if (c != ir::CacheHint::None)
+    h.qualifiers += ir::cacheHintName(c);
+  if (e != ir::EvictionHint::None) {
+    std::string pri = ir::evictionHintName(e);
+    if (c == ir::CacheHint::None) // the two forms of ld/st: a cache operator or an L1 priority
+      h.qualifiers += ".L1::" + pri;
+    h.qualifiers += ".L2::cache_hint";
+    h.policySetup = ".reg .b64 %tle_pol;\n\tcreatepolicy.fractional.L2::" + pri + ".b64 %tle_pol, 1.0;\n\t";
+    h.usesPolicy = true;
+  }
+  return h;
+}
+} // namespace
+
 void Emitter::emitLoad(const ir::Op &op) {
   const ir::Value *ptr = op.operands[0];
   const ir::Value *mask = op.operands.size() > 1 ? op.operands[1] : nullptr;
@@ -137,8 +167,12 @@ void Emitter::emitLoad(const ir::Op &op) {
       cons += ",b";
       pred = "@$" + std::to_string(pk.words + 1) + " ";
     }
-    text += pred + "ld.global" + vecSuffix(pk.words) + "." + (pk.wordBits == 8 ? "u8" : pk.ptxType()) + " " +
-            regsList + ", [ $" + std::to_string(pk.words) + " + 0 ];";
+    MemoryHints hints = memoryHints(op);
+    text += hints.policySetup + pred + (op.axis ? "ld.volatile.global" : "ld.global" + hints.qualifiers) +
+            vecSuffix(pk.words) + "." + (pk.wordBits == 8 ? "u8" : pk.ptxType()) + " " + regsList + ", [ $" +
+            std::to_string(pk.words) + " + 0 ]" + (hints.usesPolicy && !op.axis ? ", %tle_pol" : "") + ";";
+    if (!hints.policySetup.empty())
+      text = "{\n\t" + text + "\n\t}";
     std::vector<llvm::Type *> rtys(pk.words, wordTy);
     llvm::Type *retTy = pk.words == 1 ? wordTy : static_cast<llvm::Type *>(llvm::StructType::get(ctx, rtys));
     std::vector<llvm::Type *> argTys = {B.getInt64Ty()};
@@ -238,8 +272,12 @@ void Emitter::emitStore(const ir::Op &op) {
       regsList += (w ? ", $" : "$") + std::to_string(w + 2);
     if (pk.words > 1)
       regsList = "{" + regsList + "}";
-    std::string text = "@$1 st.global" + vecSuffix(pk.words) + "." + (pk.wordBits == 8 ? "u8" : pk.ptxType()) +
-                       " [ $0 + 0 ], " + regsList + ";";
+    MemoryHints hints = memoryHints(op);
+    std::string text = hints.policySetup + "@$1 st.global" + hints.qualifiers + vecSuffix(pk.words) + "." +
+                       (pk.wordBits == 8 ? "u8" : pk.ptxType()) + " [ $0 + 0 ], " + regsList +
+                       (hints.usesPolicy ? ", %tle_pol" : "") + ";";
+    if (!hints.policySetup.empty())
+      text = "{\n\t" + text + "\n\t}";
     std::string cons = "l,b";
     std::vector<llvm::Type *> argTys = {B.getInt64Ty(), B.getInt1Ty()};
     std::vector<llvm::Value *> args = {B.CreatePtrToInt(P[g], B.getInt64Ty()), pred};
