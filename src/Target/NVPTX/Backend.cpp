@@ -44,7 +44,9 @@ void initNVPTX() {
 }
 
 /// PTX ISA version features: sm_90a needs PTX 8.0, sm_80 PTX 7.0.
-const char *ptxFeatures(const std::string &arch) { return arch == "sm_90a" ? "+ptx80" : "+ptx70"; }
+// PTX ISA 7.4 (CUDA 11.4) for sm_80: createpolicy and the L1/L2 eviction qualifiers of
+// tl.load / tl.store hints need it.
+const char *ptxFeatures(const std::string &arch) { return arch == "sm_90a" ? "+ptx80" : "+ptx74"; }
 
 std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const std::string &arch) {
   initNVPTX();
