@@ -272,7 +272,8 @@ public:
   /// input_precision, M, N, K >= 16) applies per batch; the B results are joined back into a
   /// [B, M, N] tile of the 2-D result's dtype. B is a power of two, as every tile dim. Located
   /// errors naming both shapes: a 2-D operand with a 3-D one (or any other rank), different
-  /// batch sizes or inner dimensions, an acc that is not [B, M, N], a result over the tile limit.
+  /// batch sizes or inner dimensions (with notes at the operands' definitions), an acc that is
+  /// not [B, M, N], a result over the tile limit.
   SVal batchedDot(ir::Value *a, ir::Value *bm, CallArgs &args);
   /// tl.dot(a, b, acc, input_precision="tf32x3") of fp32 [M, K] and [K, N] tiles: three TF32
   /// dots on the operands split into a TF32 part and the rest (Triton's 3xTF32), about fp32

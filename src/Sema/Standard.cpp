@@ -231,17 +231,23 @@ ir::Value *Specializer::bitonicSort(ir::Value *x, bool descending, SourceLoc loc
 SVal Specializer::batchedDot(ir::Value *a, ir::Value *bm, CallArgs &args) {
   SourceLoc loc = args.loc;
   const std::string shapes = a->type.str() + " and " + bm->type.str();
+  auto operandNotes = [&] { // where each operand comes from
+    std::vector<Note> notes;
+    noteDefinition(notes, a, "the " + a->type.str() + " operand", loc);
+    noteDefinition(notes, bm, "the " + bm->type.str() + " operand", loc);
+    return notes;
+  };
   if ((a->type.rank() == 3 && bm->type.rank() == 2) || (a->type.rank() == 2 && bm->type.rank() == 3))
-    fail(loc, "dot() operands must both be 2-D or both be 3-D (batched), got " + shapes);
+    fail(loc, "dot() operands must both be 2-D or both be 3-D (batched), got " + shapes, operandNotes());
   if (a->type.rank() != 3 || bm->type.rank() != 3)
-    fail(loc, "dot() expects two 2-D tiles or two 3-D (batched) tiles, got " + shapes);
+    fail(loc, "dot() expects two 2-D tiles or two 3-D (batched) tiles, got " + shapes, operandNotes());
   int64_t B = a->type.shape[0], M = a->type.shape[1], K = a->type.shape[2];
   int64_t B2 = bm->type.shape[0], K2 = bm->type.shape[1], N = bm->type.shape[2];
   if (B != B2)
     fail(loc, "dot() batch sizes differ: " + a->type.str() + " @ " + bm->type.str() + " (dim 0 of both operands "
-              "is the batch)");
+              "is the batch)", operandNotes());
   if (K != K2)
-    fail(loc, "dot() inner dimensions differ: " + a->type.str() + " @ " + bm->type.str());
+    fail(loc, "dot() inner dimensions differ: " + a->type.str() + " @ " + bm->type.str(), operandNotes());
   const std::vector<int64_t> outShape = {B, M, N};
   if (std::string why = ir::tileLimitError(outShape); !why.empty())
     fail(loc, "dot() result of shape [" + std::to_string(B) + ", " + std::to_string(M) + ", " + std::to_string(N) +
