@@ -1153,8 +1153,7 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
              2);
     ir::Value *a = p.tensor("input"), *bm = p.tensor("other");
     if (a->type.rank() != 2 || bm->type.rank() != 2)
-      fail(loc, "dot() expects two 2-D tiles, got " + a->type.str() + " and " + bm->type.str() +
-                    " (batched 3-D dot is not supported yet)");
+      return batchedDot(a, bm, args);
     int64_t M = a->type.shape[0], K = a->type.shape[1], K2 = bm->type.shape[0], N = bm->type.shape[1];
     if (K != K2)
       fail(loc, "dot() inner dimensions differ: " + a->type.str() + " @ " + bm->type.str());

@@ -263,6 +263,18 @@ public:
   /// tl.sort: `x` sorted along its last dim (a power of two) by a bitonic network of
   /// compare-and-swap steps; ascending, or descending when `descending`.
   ir::Value *bitonicSort(ir::Value *x, bool descending, SourceLoc loc);
+  /// tl.dot on operands that are not both 2-D (`args` is the call, `a` and `bm` its bound input
+  /// and other). Two 3-D tiles are Triton 3.6's batched dot (`semantic.dot`): a [B, M, K] @
+  /// bm [B, K, N] (+ acc [B, M, N]) is B independent 2-D products. Each operand and acc is cut
+  /// along dim 0 into B 2-D tiles (permuted to put the batch last, then halved by reshape and
+  /// split; a reshape when B is 1); each batch is an ordinary 2-D tl.dot of the slices with the
+  /// call's other arguments, so every 2-D rule (operand dtypes, out_dtype, acc dtype,
+  /// input_precision, M, N, K >= 16) applies per batch; the B results are joined back into a
+  /// [B, M, N] tile of the 2-D result's dtype. B is a power of two, as every tile dim. Located
+  /// errors naming both shapes: a 2-D operand with a 3-D one (or any other rank), different
+  /// batch sizes or inner dimensions (with notes at the operands' definitions), an acc that is
+  /// not [B, M, N], a result over the tile limit.
+  SVal batchedDot(ir::Value *a, ir::Value *bm, CallArgs &args);
   /// tl.dot(a, b, acc, input_precision="tf32x3") of fp32 [M, K] and [K, N] tiles: three TF32
   /// dots on the operands split into a TF32 part and the rest (Triton's 3xTF32), about fp32
   /// accuracy at tensor-core speed.

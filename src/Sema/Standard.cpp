@@ -1,7 +1,7 @@
 // The `tl` functions of Triton's standard library that TLE builds from other ops while
 // specialising: argmax/argmin and max/min with indices, reduce, associative_scan and xor_sum
-// with their combine regions, clamp, umulhi, flip, ravel, interleave, swizzle2d, debug_barrier
-// and assume.
+// with their combine regions, clamp, umulhi, flip, ravel, interleave, swizzle2d, debug_barrier,
+// assume, and batched (3-D) tl.dot as 2-D dots.
 #include "Binder.h"
 #include "Sema.h"
 
@@ -34,6 +34,80 @@ bool constBool(Specializer &S, const Binder &p, const std::string &fname, const 
   if (!a.val.isConstexpr())
     S.fail(a.loc, fname + "() argument '" + k + "' must be a compile-time bool, got " + a.val.describe());
   return S.truthy(a.val, a.loc);
+}
+
+/// `x` reshaped to `shape` (same number of elements).
+ir::Value *reshapeTo(ir::Builder &b, ir::Value *x, std::vector<int64_t> shape, SourceLoc loc) {
+  return b.create(ir::OpKind::Reshape, loc, {x}, {ir::Type(x->type.elem, std::move(shape))})->result();
+}
+
+/// `x[..., 0]`, ..., `x[..., n - 1]` of a tile whose last dim n is a power of two >= 2: split
+/// (n == 2), or reshaped to [..., n / 2, 2] and split into the even and the odd indices, each
+/// sliced again and the two lists interleaved.
+std::vector<ir::Value *> lastDimSlices(ir::Builder &b, ir::Value *x, SourceLoc loc) {
+  std::vector<int64_t> shape = x->type.shape;
+  int64_t n = shape.back();
+  if (n > 2) {
+    shape.back() = n / 2;
+    shape.push_back(2);
+    x = reshapeTo(b, x, shape, loc);
+  }
+  shape.pop_back();
+  ir::Type half(x->type.elem, shape);
+  ir::Op *split = b.create(ir::OpKind::Split, loc, {x}, {half, half});
+  if (n == 2)
+    return {split->result(0), split->result(1)};
+  std::vector<ir::Value *> even = lastDimSlices(b, split->result(0), loc);
+  std::vector<ir::Value *> odd = lastDimSlices(b, split->result(1), loc);
+  std::vector<ir::Value *> all;
+  for (size_t i = 0; i < even.size(); ++i) {
+    all.push_back(even[i]);
+    all.push_back(odd[i]);
+  }
+  return all;
+}
+
+/// The inverse of lastDimSlices: tiles `r` of one shape S (a power-of-two count >= 2) stacked
+/// along a new last dim, S + [r.size()], by joins of the even and the odd halves.
+ir::Value *stackLastDim(ir::Builder &b, const std::vector<ir::Value *> &r, SourceLoc loc) {
+  auto join = [&](ir::Value *x, ir::Value *y) {
+    std::vector<int64_t> shape = x->type.shape;
+    shape.push_back(2);
+    return b.create(ir::OpKind::Join, loc, {x, y}, {ir::Type(x->type.elem, shape)})->result();
+  };
+  if (r.size() == 2)
+    return join(r[0], r[1]);
+  std::vector<ir::Value *> even, odd;
+  for (size_t i = 0; i < r.size(); ++i)
+    (i % 2 ? odd : even).push_back(r[i]);
+  ir::Value *evens = stackLastDim(b, even, loc);
+  ir::Value *odds = stackLastDim(b, odd, loc);
+  ir::Value *j = join(evens, odds); // S + [n / 2, 2]
+  std::vector<int64_t> shape = r[0]->type.shape;
+  shape.push_back(int64_t(r.size()));
+  return reshapeTo(b, j, shape, loc);
+}
+
+/// The 2-D tiles x[0], ..., x[B - 1] of a 3-D tile x of shape [B, R, C]: a reshape when B is 1,
+/// else x permuted to [R, C, B] and sliced along its last dim.
+std::vector<ir::Value *> batchSlices(ir::Builder &b, ir::Value *x, SourceLoc loc) {
+  const std::vector<int64_t> &s = x->type.shape;
+  if (s[0] == 1)
+    return {reshapeTo(b, x, {s[1], s[2]}, loc)};
+  ir::Op *perm = b.create(ir::OpKind::Permute, loc, {x}, {ir::Type(x->type.elem, {s[1], s[2], s[0]})});
+  perm->ints = {1, 2, 0};
+  return lastDimSlices(b, perm->result(), loc);
+}
+
+/// The inverse of batchSlices: B 2-D tiles of shape [R, C] as one [B, R, C] tile.
+ir::Value *stackBatches(ir::Builder &b, const std::vector<ir::Value *> &r, SourceLoc loc) {
+  const std::vector<int64_t> &s = r[0]->type.shape;
+  std::vector<int64_t> shape = {int64_t(r.size()), s[0], s[1]};
+  if (r.size() == 1)
+    return reshapeTo(b, r[0], shape, loc);
+  ir::Op *perm = b.create(ir::OpKind::Permute, loc, {stackLastDim(b, r, loc)}, {ir::Type(r[0]->type.elem, shape)});
+  perm->ints = {2, 0, 1};
+  return perm->result();
 }
 
 } // namespace
@@ -152,6 +226,63 @@ ir::Value *Specializer::bitonicSort(ir::Value *x, bool descending, SourceLoc loc
     }
   }
   return x;
+}
+
+SVal Specializer::batchedDot(ir::Value *a, ir::Value *bm, CallArgs &args) {
+  SourceLoc loc = args.loc;
+  const std::string shapes = a->type.str() + " and " + bm->type.str();
+  auto operandNotes = [&] { // where each operand comes from
+    std::vector<Note> notes;
+    noteDefinition(notes, a, "the " + a->type.str() + " operand", loc);
+    noteDefinition(notes, bm, "the " + bm->type.str() + " operand", loc);
+    return notes;
+  };
+  if ((a->type.rank() == 3 && bm->type.rank() == 2) || (a->type.rank() == 2 && bm->type.rank() == 3))
+    fail(loc, "dot() operands must both be 2-D or both be 3-D (batched), got " + shapes, operandNotes());
+  if (a->type.rank() != 3 || bm->type.rank() != 3)
+    fail(loc, "dot() expects two 2-D tiles or two 3-D (batched) tiles, got " + shapes, operandNotes());
+  int64_t B = a->type.shape[0], M = a->type.shape[1], K = a->type.shape[2];
+  int64_t B2 = bm->type.shape[0], K2 = bm->type.shape[1], N = bm->type.shape[2];
+  if (B != B2)
+    fail(loc, "dot() batch sizes differ: " + a->type.str() + " @ " + bm->type.str() + " (dim 0 of both operands "
+              "is the batch)", operandNotes());
+  if (K != K2)
+    fail(loc, "dot() inner dimensions differ: " + a->type.str() + " @ " + bm->type.str(), operandNotes());
+  const std::vector<int64_t> outShape = {B, M, N};
+  if (std::string why = ir::tileLimitError(outShape); !why.empty())
+    fail(loc, "dot() result of shape [" + std::to_string(B) + ", " + std::to_string(M) + ", " + std::to_string(N) +
+                  "] has " + why);
+  // The argument slots of input, other and acc: positions 0-2 of dot(input, other, acc, ...) or
+  // the keywords (the call's arguments are already bound, so each is given once at most).
+  auto slot = [](CallArgs &c, size_t pos, const char *kw) -> Arg * {
+    if (c.pos.size() > pos)
+      return &c.pos[pos];
+    for (auto &[k, v] : c.kw)
+      if (k == kw)
+        return &v;
+    return nullptr;
+  };
+  Arg *accArg = slot(args, 2, "acc");
+  std::vector<ir::Value *> accs;
+  if (accArg && accArg->val.kind != SVal::Kind::None) {
+    ir::Value *acc = toTensor(accArg->val, accArg->loc);
+    if (acc->type.shape != outShape)
+      fail(accArg->loc, "dot() acc must be a [" + std::to_string(B) + ", " + std::to_string(M) + ", " +
+                            std::to_string(N) + "] tile for " + a->type.str() + " @ " + bm->type.str() + ", got " +
+                            acc->type.str());
+    accs = batchSlices(*b, acc, loc);
+  }
+  // One 2-D tl.dot per batch, with the call's other arguments (and their locations) unchanged.
+  std::vector<ir::Value *> as = batchSlices(*b, a, loc), bs = batchSlices(*b, bm, loc), rs;
+  for (size_t i = 0; i < as.size(); ++i) {
+    CallArgs one = args;
+    slot(one, 0, "input")->val = SVal::tensor(as[i]);
+    slot(one, 1, "other")->val = SVal::tensor(bs[i]);
+    if (!accs.empty())
+      slot(one, 2, "acc")->val = SVal::tensor(accs[i]);
+    rs.push_back(callBuiltin("tl.dot", one).v);
+  }
+  return SVal::tensor(stackBatches(*b, rs, loc));
 }
 
 ir::Value *Specializer::dotTF32x3(ir::Value *a, ir::Value *bm, ir::Value *acc, SourceLoc loc) {
