@@ -200,21 +200,13 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
                                                   "argmax", "argmin", "flip", "ravel", "reduce",
                                                   "associative_scan", "xor_sum", "sort", "histogram"};
     if (methods.count(attr)) {
-      SVal m;
-      m.kind = SVal::Kind::Method;
-      m.s = attr;
-      m.elts = {base};
-      return m;
+      return SVal::method(base, attr);
     }
     fail(loc, base.describe() + " has no attribute '" + attr + "'");
   }
   if (base.kind == SVal::Kind::TensorDesc) {
     if (attr == "load" || attr == "store") {
-      SVal m;
-      m.kind = SVal::Kind::Method;
-      m.s = attr;
-      m.elts = {base};
-      return m;
+      return SVal::method(base, attr);
     }
     if (attr == "block_shape") {
       std::vector<SVal> dims;
@@ -256,11 +248,7 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
         "is_standard_floating", "is_int", "is_int1", "is_int8", "is_int16", "is_int32", "is_int64", "is_uint8",
         "is_uint16", "is_uint32", "is_uint64", "is_int_signed", "is_int_unsigned", "is_bool", "is_ptr"};
     if (predicates.count(attr)) {
-      SVal m;
-      m.kind = SVal::Kind::Method;
-      m.s = attr;
-      m.elts = {base};
-      return m;
+      return SVal::method(base, attr);
     }
     fail(loc, "dtype has no attribute '" + attr + "'");
   }

@@ -44,6 +44,14 @@ struct SVal {
   static SVal module(std::string p) { SVal r; r.kind = Kind::Module; r.s = std::move(p); return r; }
   static SVal builtin(std::string n) { SVal r; r.kind = Kind::Builtin; r.s = std::move(n); return r; }
   static SVal tuple(std::vector<SVal> e) { SVal r; r.kind = Kind::Tuple; r.elts = std::move(e); return r; }
+  /// The bound method `name` of `receiver` (x.to, desc.load, dtype.is_fp8, ...).
+  static SVal method(const SVal &receiver, std::string name) {
+    SVal r;
+    r.kind = Kind::Method;
+    r.s = std::move(name);
+    r.elts = {receiver};
+    return r;
+  }
 
   bool isConstexpr() const {
     return kind == Kind::None || kind == Kind::Int || kind == Kind::Float || kind == Kind::Bool ||

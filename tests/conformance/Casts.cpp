@@ -38,33 +38,7 @@ void fromSource(Suite &s, DType from) {
     for (size_t k = 0; k < 9; ++k)
       x.setI(k + 1, pats[k]);
   }
-  std::string body = "@triton.jit\ndef k(x_ptr, {OUTS}BLOCK: tl.constexpr):\n    offs = tl.arange(0, BLOCK)\n"
-                     "    x = tl.load(x_ptr + offs)\n";
-  std::string outs;
-  std::vector<DType> ptrs = {from};
-  Run run;
-  run.args = {Arg::buf(x)};
-  int n = 0;
-  for (DType to : kAllDTypes) {
-    std::string o = "o_" + tag(to);
-    outs += o + ", ";
-    ptrs.push_back(to);
-    // Alternate the two spellings.
-    body += subst(n % 2 ? "    tl.store({O} + offs, x.to({T}))\n" : "    tl.store({O} + offs, tl.cast(x, {T}))\n",
-                  {{"O", o}, {"T", tlName(to)}});
-    Buffer want(to, kN);
-    for (size_t i = 0; i < kN; ++i)
-      store(want, i, castVal(elem(x, i), from, to));
-    run.args.push_back(Arg::buf(Buffer(to, kN)));
-    expect(run, 1 + n, "cast/" + tag(from) + "->" + tag(to), want);
-    ++n;
-  }
-  Batch b;
-  b.name = "cast/from_" + tag(from);
-  b.source = module(subst(body, {{"OUTS", outs}}));
-  b.signature = ptrSig(ptrs, std::to_string(kN));
-  b.runs.push_back(std::move(run));
-  s.add(std::move(b));
+  s.add(castBatch("cast/from_" + tag(from), "cast/", x, from, kAllDTypes, /*alternate=*/true));
 }
 
 void roundingModes(Suite &s) {

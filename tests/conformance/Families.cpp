@@ -43,6 +43,38 @@ Val castVal(Val v, DType from, DType to, bool rtz) {
   return Val::ofI(wrapInt(uint64_t(x), to));
 }
 
+Batch castBatch(const std::string &name, const std::string &casePrefix, const Buffer &x, DType from,
+                const std::vector<DType> &tos, bool alternate) {
+  size_t n = x.size();
+  std::string body = "@triton.jit\ndef k(x_ptr, {OUTS}BLOCK: tl.constexpr):\n    offs = tl.arange(0, BLOCK)\n"
+                     "    x = tl.load(x_ptr + offs)\n";
+  std::string outs;
+  std::vector<DType> ptrs = {from};
+  Run run;
+  run.args = {Arg::buf(x)};
+  int k = 0;
+  for (DType to : tos) {
+    std::string o = "o_" + tag(to);
+    outs += o + ", ";
+    ptrs.push_back(to);
+    body += subst(alternate && k % 2 == 0 ? "    tl.store({O} + offs, tl.cast(x, {T}))\n"
+                                          : "    tl.store({O} + offs, x.to({T}))\n",
+                  {{"O", o}, {"T", tlName(to)}});
+    Buffer want(to, n);
+    for (size_t i = 0; i < n; ++i)
+      store(want, i, castVal(elem(x, i), from, to));
+    run.args.push_back(Arg::buf(Buffer(to, n)));
+    expect(run, 1 + k, casePrefix + tag(from) + "->" + tag(to), want);
+    ++k;
+  }
+  Batch b;
+  b.name = name;
+  b.source = module(subst(body, {{"OUTS", outs}}));
+  b.signature = ptrSig(ptrs, std::to_string(n));
+  b.runs.push_back(std::move(run));
+  return b;
+}
+
 void store(Buffer &out, size_t i, Val v) {
   if (v.isF)
     out.setF(i, v.f);

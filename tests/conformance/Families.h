@@ -37,6 +37,12 @@ Buffer randomBuffer(DType t, size_t n, Rng &rng, double range = 100, bool specia
 /// Small integers in [lo, hi] as dtype `t` (rounded for floats).
 Buffer smallInts(DType t, size_t n, Rng &rng, int64_t lo, int64_t hi);
 
+/// A batch that loads `x` (of dtype `from`, a power-of-two length) and stores it cast to each of
+/// `tos`, one output buffer each, with a case "<casePrefix><tag(from)>-><tag(to)>" per output
+/// against castVal. `alternate`: every other cast is spelled tl.cast(x, T) instead of x.to(T).
+Batch castBatch(const std::string &name, const std::string &casePrefix, const Buffer &x, DType from,
+                const std::vector<DType> &tos, bool alternate);
+
 /// "*i8, *fp32, ..." for the given pointer dtypes followed by `tail` entries.
 std::string ptrSig(const std::vector<DType> &ptrs, const std::string &tail = "");
 

@@ -53,35 +53,11 @@ void fromFp8(Suite &s, DType from) {
   Buffer x(from, n);
   for (size_t i = 0; i < n; ++i)
     x.setBits(i, i);
-  std::vector<DType> tos = kAllDTypes;
-  tos.insert(tos.end(), kFp8DTypes.begin(), kFp8DTypes.end());
-  std::string body = "@triton.jit\ndef k(x_ptr, {OUTS}BLOCK: tl.constexpr):\n    offs = tl.arange(0, BLOCK)\n"
-                     "    x = tl.load(x_ptr + offs)\n";
-  std::string outs;
-  std::vector<DType> ptrs = {from};
-  Run run;
-  run.args = {Arg::buf(x)};
-  int k = 0;
-  for (DType to : tos) {
-    if (to == from)
-      continue;
-    std::string o = "o_" + tag(to);
-    outs += o + ", ";
-    ptrs.push_back(to);
-    body += subst("    tl.store({O} + offs, x.to({T}))\n", {{"O", o}, {"T", tlName(to)}});
-    Buffer want(to, n);
-    for (size_t i = 0; i < n; ++i)
-      store(want, i, castVal(elem(x, i), from, to));
-    run.args.push_back(Arg::buf(Buffer(to, n)));
-    expect(run, 1 + k, "fp8/cast/" + tag(from) + "->" + tag(to), want);
-    ++k;
-  }
-  Batch b;
-  b.name = "fp8/cast/from_" + tag(from);
-  b.source = module(subst(body, {{"OUTS", outs}}));
-  b.signature = ptrSig(ptrs, std::to_string(n));
-  b.runs.push_back(std::move(run));
-  s.add(std::move(b));
+  std::vector<DType> tos;
+  for (DType t : kAllDTypes)
+    tos.push_back(t);
+  tos.push_back(from == DType::F8E4M3 ? DType::F8E5M2 : DType::F8E4M3);
+  s.add(castBatch("fp8/cast/from_" + tag(from), "fp8/cast/", x, from, tos, /*alternate=*/false));
 }
 
 /// Casts from `from` into fp8 `to`: to nearest even, and toward zero for float sources.
