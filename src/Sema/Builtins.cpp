@@ -1205,14 +1205,23 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
                                                  std::to_string(maxImprecise));
     }
     ir::Value *acc;
+    DType accOut = DType::Invalid; // fp16 when the fp16 accumulator was widened
     if (p.has("acc")) {
       acc = p.tensor("acc");
       if (acc->type.shape != std::vector<int64_t>{M, N})
         fail(p.loc("acc"), "dot() acc must be a [" + std::to_string(M) + ", " + std::to_string(N) + "] tile, got " +
                                acc->type.str());
-      if (acc->type.dtype() != out)
+      // Triton also takes an fp16 accumulator for fp16 and fp8 inputs (out_dtype fp16): TLE adds
+      // the product to it in fp32 and rounds the sum to fp16 once.
+      bool f16Acc = acc->type.dtype() == DType::F16 && (in == DType::F16 || ir::isFP8(in)) &&
+                    (!p.has("out_dtype") || p.dtype("out_dtype").dtype == DType::F16);
+      if (acc->type.dtype() != out && !f16Acc)
         fail(p.loc("acc"), std::string("dot() acc must be ") + ir::name(out) + " for " + ir::name(in) + " inputs, got " +
                                acc->type.str());
+      if (f16Acc) {
+        acc = castTo(acc, ir::ScalarType{out}, p.loc("acc"));
+        accOut = DType::F16;
+      }
     } else {
       acc = b->splat(loc, toTensorOfType(SVal::integer(0), out, loc), {M, N});
     }
@@ -1227,6 +1236,8 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
     }
     if (p.has("out_dtype") && p.dtype("out_dtype").dtype != out)
       r = castTo(r, p.dtype("out_dtype"), loc);
+    else if (accOut == DType::F16)
+      r = castTo(r, ir::ScalarType{DType::F16}, loc);
     return SVal::tensor(r);
   }
 

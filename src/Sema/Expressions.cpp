@@ -82,7 +82,7 @@ const std::set<std::string> kTlFunctions = {
     "pow", "trunc", "atan2", "fma", "sigmoid", "make_block_ptr", "advance", "device_print", "device_assert",
     "static_print", "make_tensor_descriptor", "load_tensor_descriptor", "store_tensor_descriptor", "argmax",
     "argmin", "clamp", "umulhi", "flip", "ravel", "interleave", "swizzle2d", "debug_barrier", "assume", "philox",
-    "randint", "randint4x", "rand", "rand4x", "randn", "randn4x", "uint_to_uniform_float", "pair_uniform_to_normal", "reduce", "associative_scan", "xor_sum", "sort", "histogram", "inline_asm_elementwise", "gather"};
+    "randint", "randint4x", "rand", "rand4x", "randn", "randn4x", "uint_to_uniform_float", "pair_uniform_to_normal", "softmax", "reduce", "associative_scan", "xor_sum", "sort", "histogram", "inline_asm_elementwise", "gather"};
 
 std::optional<ir::ScalarType> tlDType(const std::string &n) {
   static const std::pair<const char *, DType> table[] = {
@@ -182,8 +182,16 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
       return SVal::builtin("libdevice." + attr);
     return SVal::module(m + "." + attr);
   }
+  if (base.kind == SVal::Kind::BlockPtr) {
+    // A block pointer's dtype is its pointer type: p.dtype.element_ty is the element dtype.
+    if (attr == "dtype" || attr == "type")
+      return SVal::dtypeOf(base.elts[0].v->type.elem);
+    fail(loc, base.describe() + " has no attribute '" + attr + "' (block pointers have dtype)");
+  }
   if (base.isTensor()) {
-    if (attr == "dtype")
+    // x.dtype is the element type; x.type, Triton's full type, is that too for a scalar (a
+    // pointer's x_ptr.type.element_ty is the pointee) and the element type of a tile.
+    if (attr == "dtype" || attr == "type")
       return SVal::dtypeOf(base.v->type.elem);
     if (attr == "shape") {
       std::vector<SVal> dims;
@@ -195,10 +203,12 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
       CallArgs args{loc, {Arg{loc, base}}, {}};
       return callBuiltin("tl.trans", args);
     }
-    static const std::set<std::string> methods = {"to", "reshape", "view", "trans", "permute", "split", "sum", "max",
-                                                  "min", "expand_dims", "broadcast_to", "cumsum", "cumprod",
-                                                  "argmax", "argmin", "flip", "ravel", "reduce",
-                                                  "associative_scan", "xor_sum", "sort", "histogram"};
+    // Triton's tensor member functions (core._tensor_member_fn): x.f(...) is tl.f(x, ...).
+    static const std::set<std::string> methods = {
+        "to", "reshape", "view", "trans", "permute", "split", "sum", "max", "min", "expand_dims", "broadcast_to",
+        "cumsum", "cumprod", "argmax", "argmin", "flip", "ravel", "reduce", "associative_scan", "xor_sum", "sort",
+        "histogram", "cast", "gather", "softmax", "sigmoid", "cdiv", "exp", "exp2", "log", "log2", "cos", "sin",
+        "sqrt", "sqrt_rn", "rsqrt", "abs", "erf", "floor", "ceil", "fdiv", "div_rn", "fma", "umulhi"};
     if (methods.count(attr)) {
       return SVal::method(base, attr);
     }

@@ -36,6 +36,8 @@ std::optional<SVal> parseConstexprText(const std::string &t) {
     return SVal::dtypeOf(ir::ScalarType{*d});
   if (t.empty())
     return std::nullopt;
+  if (t.size() >= 2 && (t.front() == '"' || t.front() == '\'') && t.back() == t.front()) // a string
+    return SVal::str(t.substr(1, t.size() - 2));
   try {
     size_t pos = 0;
     long long v = std::stoll(t, &pos, 0);
@@ -164,8 +166,16 @@ std::unique_ptr<ir::Function> Specializer::run() {
   // Module-level constants: evaluated in order; ones that are not compile-time values are
   // skipped (host code), and are an error only if a kernel reads them.
   for (const ast::Stmt *s : mod.body) {
-    auto *as = dyn_cast<ast::AssignStmt>(s);
-    if (!as || as->targets.size() != 1 || !isa<ast::NameExpr>(as->targets[0]))
+    // `NAME = value` and `NAME: annotation = value` (e.g. `BLOCK: tl.constexpr = tl.constexpr(64)`).
+    const ast::Expr *target = nullptr, *value = nullptr;
+    if (auto *as = dyn_cast<ast::AssignStmt>(s); as && as->targets.size() == 1) {
+      target = as->targets[0];
+      value = as->value;
+    } else if (auto *an = dyn_cast<ast::AnnAssignStmt>(s); an && an->value) {
+      target = an->target;
+      value = an->value;
+    }
+    if (!target || !isa<ast::NameExpr>(target))
       continue;
     DiagnosticEngine quiet(diags.sources());
     std::ostringstream sink;
@@ -174,9 +184,11 @@ std::unique_ptr<ir::Function> Specializer::run() {
       Specializer probe(mod, opts, quiet);
       probe.globals = globals;
       Env env;
-      SVal v = probe.eval(as->value, env);
-      if (v.isConstexpr())
-        globals[dyn_cast<ast::NameExpr>(as->targets[0])->name] = v;
+      SVal v = probe.eval(value, env);
+      // Compile-time values, and aliases of the language's names (`exp = tl.exp`, `tl2 = tl`).
+      if (v.isConstexpr() || v.kind == SVal::Kind::Builtin || v.kind == SVal::Kind::Module ||
+          v.kind == SVal::Kind::JitFn)
+        globals[dyn_cast<ast::NameExpr>(target)->name] = v;
     } catch (CompileAborted &) {
     }
   }

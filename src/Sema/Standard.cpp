@@ -388,6 +388,27 @@ std::vector<ir::Value *> Specializer::combineOp(ir::OpKind kind, const std::vect
 
 std::optional<SVal> Specializer::callStandard(const std::string &name, CallArgs &args) {
   SourceLoc loc = args.loc;
+  if (name == "tl.softmax") {
+    // Triton 3.6's standard.softmax, quirks included: dim defaults to 0, and max/sum keep
+    // keep_dims, so z = x - max(x, dim) broadcasts the reduced tile against x as NumPy does.
+    Binder p(*this, "softmax", args, {"x", "dim", "keep_dims", "ieee_rounding"}, 1);
+    const Arg &x = p.get("x");
+    SVal dim = p.has("dim") && p.get("dim").val.kind != SVal::Kind::None ? SVal::integer(p.constInt("dim", 0))
+                                                                          : SVal::integer(0);
+    SVal keep = SVal::boolean(p.has("keep_dims") && truthy(p.get("keep_dims").val, p.loc("keep_dims")));
+    SVal ieee = SVal::boolean(p.has("ieee_rounding") && truthy(p.get("ieee_rounding").val, p.loc("ieee_rounding")));
+    auto call = [&](const char *fn, std::vector<SVal> pos, bool withKeep) {
+      CallArgs a{loc, {}, {}};
+      for (SVal &v : pos)
+        a.pos.push_back(Arg{x.loc, v});
+      if (withKeep)
+        a.kw.push_back({"keep_dims", Arg{loc, keep}});
+      return callBuiltin(fn, a);
+    };
+    SVal z = binary(ast::BinaryOp::Sub, x.val, call("tl.max", {x.val, dim}, true), loc, x.loc, loc);
+    SVal num = call("tl.exp", {z}, false);
+    return call("tl.fdiv", {num, call("tl.sum", {num, dim}, true), ieee}, false);
+  }
   if (name == "tl.inline_asm_elementwise") {
     // Triton 3.6: inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack): the PTX
     // `asm` per `pack` elements of the broadcast `args`; `dtype` a dtype or a tuple of dtypes (a
