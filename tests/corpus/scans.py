@@ -54,3 +54,23 @@ def segmented_sum_kernel(x_ptr, head_ptr, out_ptr, BLOCK: tl.constexpr):
     heads = tl.load(head_ptr + i).to(tl.int32)
     sums, _ = tl.associative_scan((x, heads), 0, segmented_add, reverse=False)
     tl.store(out_ptr + i, sums)
+
+
+@triton.jit
+def chained_scan_kernel(x_ptr, out_ptr, prefix_ptr, flag_ptr, n, BLOCK: tl.constexpr):
+    # A one-pass cumulative sum over the whole vector: program p waits until program p - 1 has
+    # published the inclusive prefix up to its block (flag = 1), then publishes its own. Programs
+    # must be scheduled in order (a launch with no more programs than fit on the GPU at once).
+    pid = tl.program_id(0)
+    i = pid * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + i, mask=i < n, other=0.0)
+    local = tl.cumsum(x, axis=0)
+    carry = 0.0
+    if pid > 0:
+        while tl.load(flag_ptr + pid - 1, volatile=True) == 0:
+            pass
+        carry = tl.load(prefix_ptr + pid - 1, volatile=True)
+    tl.store(prefix_ptr + pid, carry + tl.sum(x, axis=0))
+    tl.debug_barrier()
+    tl.atomic_xchg(flag_ptr + pid, 1, sem="release")
+    tl.store(out_ptr + i, local + carry, mask=i < n)
