@@ -40,6 +40,12 @@ std::optional<SVal> Specializer::callRandom(const std::string &name, CallArgs &a
     int64_t n = p.constInt("n_rounds", kDefaultRounds);
     if (n < 0)
       fail(p.loc("n_rounds"), fname + "() n_rounds must not be negative, got " + std::to_string(n));
+    // Every round is unrolled into the kernel: a bound keeps compile time and memory in check
+    // (Philox uses 7 or 10; Triton does not bound it).
+    constexpr int64_t kMaxRounds = 256;
+    if (n > kMaxRounds)
+      fail(p.loc("n_rounds"), fname + "() n_rounds " + std::to_string(n) + " is more than " +
+                                  std::to_string(kMaxRounds) + " (each round is unrolled into the kernel)");
     return n;
   };
 
