@@ -349,8 +349,32 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
     std::fprintf(stderr, "%s\n", line.c_str());
     return SVal::none();
   }
-  if (name == "isinstance")
-    fail(loc, name + "() is not supported in a kernel yet");
+  if (name == "isinstance") {
+    // On compile-time knowledge: the classes int, float, bool, str, tuple/list, tl.constexpr (any
+    // compile-time value), tl.tensor (a runtime value), tl.dtype, or a tuple of them.
+    Binder p(*this, "isinstance", args, {"obj", "classinfo"}, 2);
+    const SVal &x = p.get("obj").val;
+    std::function<bool(const SVal &)> is = [&](const SVal &c) -> bool {
+      if (c.kind == SVal::Kind::Tuple) {
+        for (const SVal &e : c.elts)
+          if (is(e))
+            return true;
+        return false;
+      }
+      std::string n = c.kind == SVal::Kind::Builtin ? c.s : "";
+      if (n == "int") return x.kind == SVal::Kind::Int || x.kind == SVal::Kind::Bool; // bool is an int
+      if (n == "float") return x.kind == SVal::Kind::Float;
+      if (n == "bool") return x.kind == SVal::Kind::Bool;
+      if (n == "str") return x.kind == SVal::Kind::Str;
+      if (n == "tuple" || n == "list") return x.kind == SVal::Kind::Tuple;
+      if (n == "tl.constexpr") return x.isConstexpr();
+      if (n == "tl.tensor") return x.isTensor();
+      if (n == "tl.dtype") return x.kind == SVal::Kind::DType;
+      fail(p.loc("classinfo"), "isinstance() supports int, float, bool, str, tuple, list, tl.constexpr, tl.tensor "
+                               "and tl.dtype, got " + c.describe());
+    };
+    return SVal::boolean(is(p.get("classinfo").val));
+  }
 
   // --- triton.* helpers
   if (name == "triton.cdiv" || name == "tl.cdiv") {

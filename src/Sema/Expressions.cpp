@@ -82,7 +82,7 @@ const std::set<std::string> kTlFunctions = {
     "pow", "trunc", "atan2", "fma", "sigmoid", "make_block_ptr", "advance", "device_print", "device_assert",
     "static_print", "make_tensor_descriptor", "load_tensor_descriptor", "store_tensor_descriptor", "argmax",
     "argmin", "clamp", "umulhi", "flip", "ravel", "interleave", "swizzle2d", "debug_barrier", "assume", "philox",
-    "randint", "randint4x", "rand", "rand4x", "randn", "randn4x", "uint_to_uniform_float", "pair_uniform_to_normal", "softmax", "reduce", "associative_scan", "xor_sum", "sort", "histogram", "inline_asm_elementwise", "gather"};
+    "randint", "randint4x", "rand", "rand4x", "randn", "randn4x", "uint_to_uniform_float", "pair_uniform_to_normal", "softmax", "tensor", "dtype", "reduce", "associative_scan", "xor_sum", "sort", "histogram", "inline_asm_elementwise", "gather"};
 
 std::optional<ir::ScalarType> tlDType(const std::string &n) {
   static const std::pair<const char *, DType> table[] = {
@@ -131,7 +131,7 @@ SVal Specializer::lookup(const std::string &name, SourceLoc loc, Env &env) {
   if (auto it = globals.find(name); it != globals.end())
     return it->second;
   static const std::set<std::string> builtins = {"range", "min", "max", "float", "int", "bool", "len", "abs", "print",
-                                                 "isinstance"};
+                                                 "isinstance", "str", "tuple", "list"};
   if (builtins.count(name))
     return SVal::builtin(name);
   if (auto it = onlyOneBranch_.find(name); it != onlyOneBranch_.end())
@@ -193,6 +193,8 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
     // pointer's x_ptr.type.element_ty is the pointee) and the element type of a tile.
     if (attr == "dtype" || attr == "type")
       return SVal::dtypeOf(base.v->type.elem);
+    if (attr == "numel") // the number of elements (1 for a scalar), a compile-time int
+      return SVal::integer(base.v->type.numElements());
     if (attr == "shape") {
       std::vector<SVal> dims;
       for (int64_t d : base.v->type.shape)
@@ -923,18 +925,32 @@ SVal Specializer::eval(const ast::Expr *e, Env &env) {
   }
   case ast::Node::Kind::BoolOp: {
     auto *bo = dyn_cast<ast::BoolOpExpr>(e);
+    // Compile-time operands short-circuit as in Python. From the first runtime operand on, the
+    // rest are combined as booleans (x != 0) with & or |: Triton's deprecated `and` / `or`
+    // between tensors (logical_and / logical_or).
     SVal cur;
+    ir::Value *acc = nullptr;
     for (size_t k = 0; k < bo->values.size(); ++k) {
+      SourceLoc at = bo->values[k]->loc();
       cur = eval(bo->values[k], env);
-      if (!cur.isConstexpr())
-        fail(bo->values[k]->loc(), std::string("'") + (bo->isAnd ? "and" : "or") +
-                                       "' needs compile-time operands; use '" + (bo->isAnd ? "&" : "|") +
-                                       "' on runtime values");
-      bool t = truthy(cur, bo->values[k]->loc());
-      if (bo->isAnd ? !t : t)
-        return cur;
+      if (cur.isConstexpr() && !acc) {
+        bool t = truthy(cur, at);
+        if (bo->isAnd ? !t : t)
+          return cur;
+        continue;
+      }
+      if (!cur.isTensor() && !cur.isNumber())
+        fail(at, std::string("'") + (bo->isAnd ? "and" : "or") + "' with a runtime value needs numbers or tensors, got " +
+                     cur.describe());
+      ir::Value *c = castTo(toTensor(cur, at), ir::ScalarType{DType::I1}, at);
+      if (acc) {
+        broadcastPair(acc, c, at);
+        acc = b->binary(bo->isAnd ? ir::OpKind::And : ir::OpKind::Or, at, acc, c);
+      } else {
+        acc = c;
+      }
     }
-    return cur;
+    return acc ? SVal::tensor(acc) : cur;
   }
   case ast::Node::Kind::IfExp: {
     auto *ie = dyn_cast<ast::IfExpExpr>(e);
