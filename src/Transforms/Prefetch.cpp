@@ -30,7 +30,18 @@ public:
   /// Pipeline stages when the kernel does not say (Triton's default num_stages).
   static constexpr int kDefaultStages = 3;
   /// Shared memory the slots of one loop may take (bytes); deeper pipelines are shortened.
-  static constexpr int64_t kPipelineBytes = 160 * 1024;
+  /// sm_90a allows 227 KiB per block: 192 KiB for the slots leaves room for the scratch of
+  /// layout conversions inside the loop (the epilogue's reuses the slots). sm_80 allows 163 KiB.
+  int64_t pipelineBytes() const { return (f_.arch == "sm_80" ? 160 : 192) * 1024; }
+  /// Bytes one slot of a prefetched [rows, cols] tile takes, as the NVPTX backend lays it out:
+  /// on sm_90a (wgmma) unpadded swizzled rows in 1024-byte-aligned slots; on sm_80 (mma.sync)
+  /// rows padded by 16 bytes against bank conflicts.
+  int64_t slotBytes(const ir::Type &t) const {
+    int64_t eb = ir::storageBytes(t.dtype());
+    if (f_.arch == "sm_80")
+      return t.shape[0] * (t.shape[1] + 8) * eb;
+    return (t.shape[0] * t.shape[1] * eb + 1023) / 1024 * 1024;
+  }
 
   void block(ir::Block &b) {
     for (auto &op : b.ops) {
@@ -220,11 +231,9 @@ private:
     // shared-memory slots each; Triton's num_stages counts the slots.
     int depth = numStages_ >= 2 ? numStages_ - 1 : numStages_ == 1 ? 0 : kDefaultStages - 1;
     int64_t bytesPerStage = 0;
-    for (ir::Op *load : loads) {
-      const ir::Type &t = load->result()->type;
-      bytesPerStage += t.shape[0] * (t.shape[1] + 8) * ir::storageBytes(t.dtype());
-    }
-    while (depth > 1 && (depth + 1) * bytesPerStage > kPipelineBytes)
+    for (ir::Op *load : loads)
+      bytesPerStage += slotBytes(load->result()->type);
+    while (depth > 1 && (depth + 1) * bytesPerStage > pipelineBytes())
       --depth;
     if (depth < 1)
       return;

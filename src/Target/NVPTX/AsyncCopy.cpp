@@ -8,6 +8,7 @@
 #include <llvm/IR/InlineAsm.h>
 
 #include <climits>
+#include <map>
 #include <set>
 #include <functional>
 
@@ -248,15 +249,50 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
   auto *fty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt32Ty(), B.getInt64Ty(), B.getInt32Ty(), B.getInt1Ty()}, false);
   auto *cp = llvm::InlineAsm::get(fty, "@$3 cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r,b", true);
   int perCopy = 16 / static_cast<int>(buf.elemBytes); // elements in one 16-byte cp.async
+  // Swizzled slots: a register's row bits from 8 up and its column bits of whole swizzle rows
+  // move the chunk by a constant (they leave the XOR selector, the row within its 8-row group,
+  // unchanged), provided they are added, not XORed, to the thread's coordinate. Those chunks
+  // are addressed as an earlier chunk's offset plus an immediate, which keeps one shared address
+  // register per group instead of one per copy.
+  int64_t perRow = buf.swizzle ? buf.swizzle / static_cast<int64_t>(buf.elemBytes) : 0;
+  bool constSteps = buf.swizzle && l.rank() == 2 && buf.rows % 8 == 0;
+  for (unsigned d = 0; d < l.rank() && constSteps; ++d) {
+    int64_t regBits = 0, threadBits = 0;
+    for (auto &b : l.reg)
+      regBits |= b[d];
+    for (auto &b : l.lane)
+      threadBits |= b[d];
+    for (auto &b : l.warp)
+      threadBits |= b[d];
+    constSteps = (regBits & threadBits) == 0;
+  }
+  std::map<std::pair<int64_t, int64_t>, llvm::Value *> groupOffset;
   for (int g = 0; g < l.numRegs(); g += perCopy) {
     if (g & dupMask)
       continue;
-    std::vector<llvm::Value *> c = coord(l, g);
-    llvm::Value *inSlot =
-        buf.swizzle ? swizzledOffset(c[0], c[1], buf.rows, buf.swizzle, buf.elemBytes)
-                    : B.CreateMul(B.CreateAdd(B.CreateMul(c[0], B.getInt32(static_cast<uint32_t>(buf.ld))), c[1]),
-                                  B.getInt32(buf.elemBytes));
-    llvm::Value *dst = B.CreatePtrToInt(smemRaw(B.CreateAdd(slotBase, inSlot)), B.getInt32Ty());
+    llvm::Value *inSlot;
+    if (constSteps) {
+      ir::Layout::Basis rc = l.regCoord(g);
+      int64_t rowStep = rc[0] & ~int64_t(7), colStep = rc[1] & ~(perRow - 1);
+      std::pair<int64_t, int64_t> low{rc[0] - rowStep, rc[1] - colStep};
+      llvm::Value *&base = groupOffset[low];
+      if (!base) {
+        const auto &lw = laneWarpCoord(l);
+        llvm::Value *row = low.first ? B.CreateAdd(lw[0], B.getInt32(static_cast<uint32_t>(low.first))) : lw[0];
+        llvm::Value *col = low.second ? B.CreateAdd(lw[1], B.getInt32(static_cast<uint32_t>(low.second))) : lw[1];
+        base = B.CreateAdd(slotBase, swizzledOffset(row, col, buf.rows, buf.swizzle, buf.elemBytes));
+      }
+      int64_t delta = rowStep * buf.swizzle + (colStep / perRow) * buf.rows * buf.swizzle;
+      inSlot = delta ? B.CreateAdd(base, B.getInt32(static_cast<uint32_t>(delta))) : base;
+    } else {
+      std::vector<llvm::Value *> c = coord(l, g);
+      llvm::Value *off =
+          buf.swizzle ? swizzledOffset(c[0], c[1], buf.rows, buf.swizzle, buf.elemBytes)
+                      : B.CreateMul(B.CreateAdd(B.CreateMul(c[0], B.getInt32(static_cast<uint32_t>(buf.ld))), c[1]),
+                                    B.getInt32(buf.elemBytes));
+      inSlot = B.CreateAdd(slotBase, off);
+    }
+    llvm::Value *dst = B.CreatePtrToInt(smemRaw(inSlot), B.getInt32Ty());
     // A masked-off vector copies 0 bytes and zero-fills the slot (no global access).
     llvm::Value *size = M.empty() ? B.getInt32(16) : B.CreateSelect(M[g], B.getInt32(16), B.getInt32(0));
     B.CreateCall(fty, cp, {dst, B.CreatePtrToInt(P[g], B.getInt64Ty()), size, owner});

@@ -23,6 +23,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <llvm/Support/CommandLine.h>
+
 #include <cstdlib>
 #include <functional>
 #include <mutex>
@@ -40,6 +42,12 @@ void initNVPTX() {
     LLVMInitializeNVPTXTarget();
     LLVMInitializeNVPTXTargetMC();
     LLVMInitializeNVPTXAsmPrinter();
+    // 32-bit pointers for shared, constant and local memory (their windows are smaller than
+    // 4 GiB): shared addresses stay 32-bit values, so ptxas folds constant offsets into the
+    // address operands of ld/st.shared and cp.async instead of rebuilding each address from a
+    // 64-bit base.
+    if (auto *opt = llvm::cl::getRegisteredOptions().lookup("nvptx-short-ptr"))
+      opt->addOccurrence(0, "nvptx-short-ptr", "true");
   });
 }
 

@@ -138,19 +138,31 @@ void Emitter::emitWgmma(const ir::Op &op) {
   // (between column blocks of the swizzled layout: rows x swizzle bytes), stride-dimension byte
   // offset (between 8-row groups: 8 x swizzle bytes), all in 16-byte units; swizzle mode in
   // bits 62-63 (1: 128 B, 2: 64 B, 3: 32 B).
+  // Each operand's descriptor is computed once from its base address; the descriptor of a
+  // sub-tile adds its byte offset (a multiple of 16, so a whole number of the start-address
+  // field's units) as a constant. The field holds bits 4-17 of the shared address, so the sum
+  // never carries out of it. Per-k-step descriptors are then one 64-bit add each and the
+  // wgmma instructions of a dot issue back to back.
+  llvm::Value *baseDesc[2] = {nullptr, nullptr};
   auto descriptor = [&](const SmemOperand &s, int64_t row, int64_t col, llvm::Value *rowDyn) {
     int64_t perRow = s.swizzle / eb;
-    uint64_t mode = s.swizzle == 128 ? 1 : s.swizzle == 64 ? 2 : 3;
-    uint64_t lbo = static_cast<uint64_t>(s.rows * s.swizzle) >> 4, sbo = static_cast<uint64_t>(s.swizzle / 2);
-    uint64_t fixed = (lbo & 0x3FFF) << 16 | (sbo & 0x3FFF) << 32 | mode << 62;
+    llvm::Value *&bd = baseDesc[&s == &ops[0] ? 0 : 1];
+    if (!bd) {
+      uint64_t mode = s.swizzle == 128 ? 1 : s.swizzle == 64 ? 2 : 3;
+      uint64_t lbo = static_cast<uint64_t>(s.rows * s.swizzle) >> 4, sbo = static_cast<uint64_t>(s.swizzle / 2);
+      uint64_t fixed = (lbo & 0x3FFF) << 16 | (sbo & 0x3FFF) << 32 | mode << 62;
+      llvm::Value *addr = s.base;
+      if (rowDyn)
+        addr = B.CreateAdd(addr, B.CreateMul(rowDyn, B.getInt32(static_cast<uint32_t>(perRow * eb))));
+      llvm::Value *start = B.CreateZExt(B.CreateAnd(B.CreateLShr(addr, 4), 0x3FFF), i64);
+      bd = B.CreateOr(start, B.getInt64(fixed));
+    }
     // Element offset of (row, col): whole column blocks, then rows of the block, then the
     // position in the (unswizzled) row; the hardware applies the XOR pattern to the address.
     int64_t elems = (col / perRow) * (s.rows * perRow) + row * perRow + col % perRow;
-    llvm::Value *addr = B.CreateAdd(s.base, B.getInt32(static_cast<uint32_t>(elems * eb)));
-    if (rowDyn)
-      addr = B.CreateAdd(addr, B.CreateMul(rowDyn, B.getInt32(static_cast<uint32_t>(perRow * eb))));
-    llvm::Value *start = B.CreateZExt(B.CreateAnd(B.CreateLShr(addr, 4), 0x3FFF), i64);
-    return B.CreateOr(start, B.getInt64(fixed));
+    if ((elems * eb) % 16)
+      diags.fatal(op.loc, "internal error: a wgmma sub-tile does not start on a 16-byte boundary");
+    return (elems * eb) ? B.CreateAdd(bd, B.getInt64(static_cast<uint64_t>(elems * eb) >> 4)) : bd;
   };
   // The warpgroup's first row of M (uniform within the warpgroup).
   llvm::Value *wgRow = B.CreateMul(B.CreateLShr(warpId(), 2), B.getInt32(64));
@@ -246,6 +258,11 @@ void Emitter::emitWgmma(const ir::Op &op) {
   // fp8 with max_num_imprecise_acc = n < K (Dot's ival2; Triton's knob): Hopper's fp8 wgmma adds
   // with fewer bits than fp32, so every n elements of K go into fresh registers (scale-d = 0 on
   // the first instruction) that are then added to the accumulator in fp32.
+  // The base descriptors are computed before the first wgmma.fence, outside the instructions'
+  // issue sequence.
+  if (!regA)
+    descA(0, 0);
+  descB(0, 0);
   int64_t promote = fp8 && op.ival2 > 0 && op.ival2 < K ? std::max<int64_t>(1, op.ival2 / kStep) : 0;
   if (promote) {
     for (int64_t m = 0; m < repM; ++m)
