@@ -66,8 +66,19 @@ if ! skip matmul; then
       --sizes 4096x4096x4096,8192x8192x8192,8192x8192x1024,16x8192x8192,64x8192x8192,128x8192x8192 \
       --out "$OUT/matmul/matmul_compare_$dt.json"
   done
+  # Decode shapes (M = 16, 64, 128 rows, N = K = 8192) also with decode-sized tiles: 128-row
+  # tiles leave most of M empty and give only N / BLOCK_N programs, so BLOCK_M 64 with one
+  # warpgroup, BLOCK_N 64 or 128 and BLOCK_K 128 in four stages keep more of the B stream in flight.
+  DCONFIGS=(64x64x128x4x4 64x128x128x4x4)
+  part matmul-cubins-decode bash "$ROOT/bench/build_matmul_cubins.sh" "$TLEC" "$CUBINS/mm" "${DCONFIGS[@]}"
+  part matmul-cubins-decode-bf16 env DTYPE=bf16 bash "$ROOT/bench/build_matmul_cubins.sh" "$TLEC" "$CUBINS/mm" "${DCONFIGS[@]}"
+  for dt in fp16 bf16; do
+    part "matmul-decode-$dt" python3 "$ROOT/bench/matmul_compare.py" --dtype "$dt" --lib "$LIB" --cubins "$CUBINS/mm" \
+      --configs "$(IFS=,; echo "${DCONFIGS[*]}")" --sizes 16x8192x8192,64x8192x8192,128x8192x8192 \
+      --out "$OUT/matmul/matmul_compare_decode_$dt.json"
+  done
   # fp8 e4m3 (examples/matmul_fp8.tle: B given transposed, K contiguous), BLOCK_K 128.
-  CONFIGS8=(128x128x128x8x3 128x256x128x8x3)
+  CONFIGS8=(128x128x128x8x3 128x256x128x8x3 128x256x128x8x4)
   part matmul-cubins-fp8 env DTYPE=fp8e4nv bash "$ROOT/bench/build_matmul_cubins.sh" "$TLEC" "$CUBINS/mm" "${CONFIGS8[@]}"
   part matmul-fp8e4nv python3 "$ROOT/bench/matmul_compare.py" --dtype fp8e4nv --lib "$LIB" --cubins "$CUBINS/mm" \
     --configs "$(IFS=,; echo "${CONFIGS8[*]}")" --sizes 4096x4096x4096,8192x8192x8192,8192x8192x1024 \
