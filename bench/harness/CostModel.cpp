@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <numeric>
 
 namespace tle::bench {
@@ -148,6 +149,50 @@ std::vector<size_t> topK(const std::vector<Estimate> &estimates, size_t k) {
   if (idx.size() > k)
     idx.resize(k);
   return idx;
+}
+
+std::string structuralClass(int numWarps, const Estimate &e) {
+  return fmt::format("w{} {}", numWarps, e.waves > 1 ? "waves" : "one wave");
+}
+
+std::vector<size_t> selectForTiming(const std::vector<Estimate> &estimates, const std::vector<std::string> &classes,
+                                    const SelectionOptions &opt) {
+  if (classes.size() != estimates.size())
+    throw std::invalid_argument("selectForTiming: one class per estimate");
+  const std::vector<size_t> order = topK(estimates, estimates.size());
+  std::vector<size_t> picked;
+  if (order.empty() || opt.k == 0)
+    return picked;
+  // The best of each class, classes in the order of their best estimate.
+  const size_t classBudget = size_t(std::floor(double(opt.k) * std::clamp(opt.classShare, 0.0, 1.0)));
+  const double limit = estimates[order[0]].seconds * std::max(opt.classSlack, 1.0);
+  std::vector<bool> taken(estimates.size(), false);
+  std::vector<std::string> seen;
+  for (size_t i : order) {
+    if (picked.size() >= classBudget)
+      break;
+    if (std::find(seen.begin(), seen.end(), classes[i]) != seen.end())
+      continue;
+    seen.push_back(classes[i]);
+    if (estimates[i].seconds <= limit) {
+      picked.push_back(i);
+      taken[i] = true;
+    }
+  }
+  // The rest of the budget in the model's order.
+  for (size_t i : order) {
+    if (picked.size() >= opt.k)
+      break;
+    if (!taken[i]) {
+      picked.push_back(i);
+      taken[i] = true;
+    }
+  }
+  std::vector<size_t> rank(estimates.size(), 0);
+  for (size_t r = 0; r < order.size(); ++r)
+    rank[order[r]] = r;
+  std::sort(picked.begin(), picked.end(), [&](size_t a, size_t b) { return rank[a] < rank[b]; });
+  return picked;
 }
 
 } // namespace tle::bench

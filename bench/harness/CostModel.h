@@ -96,4 +96,28 @@ Estimate estimateCandidate(const DeviceModel &dev, const ResourceUsage &res, con
 /// best first. Invalid estimates are never chosen.
 std::vector<size_t> topK(const std::vector<Estimate> &estimates, size_t k);
 
+/// The structural class of a candidate for selectForTiming(): its warp count and whether its grid
+/// fits in one wave (every program resident at once: a persistent grid) or runs in several
+/// ("w4 one wave", "w4 waves"). Candidates of one class differ in tile sizes and counts, which
+/// the model prices from bytes and schedules; across classes they differ in what it prices least
+/// well (cross-warp reductions and per-thread work, persistent against dynamic scheduling).
+std::string structuralClass(int numWarps, const Estimate &e);
+
+/// How selectForTiming() spends the timing budget.
+struct SelectionOptions {
+  size_t k = 12;              ///< candidates to time
+  double classShare = 0;      ///< at most this fraction of k goes to the best of each class
+  double classSlack = 1.5;    ///< a class is covered only if its best estimate is within this factor of the best
+};
+
+/// The candidates to time, best estimate first: first the model's best of each class (classes in
+/// the order of their best estimate; at most classShare x k of them, and only classes whose best
+/// estimate is within classSlack of the overall best), then the rest of the budget in the
+/// model's order. A term the model gets wrong for a whole class (a warp count, persistent grids)
+/// then moves that class's candidates down the order but cannot take the class out of the timed
+/// set, while most of the budget still follows the model. `classes` has one entry per estimate;
+/// invalid estimates are never chosen; returns at most k indices (fewer when fewer are valid).
+std::vector<size_t> selectForTiming(const std::vector<Estimate> &estimates, const std::vector<std::string> &classes,
+                                    const SelectionOptions &opt);
+
 } // namespace tle::bench
