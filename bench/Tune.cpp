@@ -179,8 +179,9 @@ ojson entryJson(const Entry &e) {
   j["model"] = {{"rank", e.modelRank},         {"est_ms", e.est.seconds * 1e3},  {"ctas_per_sm", e.est.ctasPerSM},
                 {"limited_by", e.est.limitedBy}, {"occupancy", e.est.occupancy},  {"waves", e.est.waves},
                 {"wave_efficiency", e.est.waveEfficiency}, {"compute_ms", e.est.computeS * 1e3},
-                {"memory_ms", e.est.memoryS * 1e3}, {"class", structuralClass(e.cand.numWarps, e.est)},
-                {"selected", e.selected}};
+                {"memory_ms", e.est.memoryS * 1e3}, {"startup_ms", e.est.startupS * 1e3},
+                {"imbalance_ms", e.est.imbalanceS * 1e3}, {"max_items", e.est.maxItemsPerProgram},
+                {"class", structuralClass(e.cand.numWarps, e.est)}, {"selected", e.selected}};
   if (e.timed) {
     j["time"] = statsJson(e.stats);
     if (e.checked)

@@ -44,6 +44,9 @@ Workload modelWorkload(const ojson &model, const Env &env, int64_t ctas, int num
   w.l2Bytes = evalModel(model, "l2_bytes", env, 0);
   w.extraEfficiency = evalModel(model, "efficiency", env, 1.0);
   w.inflightBytes = evalModel(model, "inflight_bytes", env, 0.0);
+  w.items = int64_t(std::llround(evalModel(model, "items", env, 0.0)));
+  if (w.items < 0)
+    throw BenchError("tune \"model\".items must be at least 0");
   w.numWarps = numWarps;
   w.numStages = numStages;
   if (model.is_object() && model.contains("tile"))
