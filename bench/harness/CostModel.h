@@ -139,7 +139,7 @@ std::string structuralClass(int numWarps, const Estimate &e);
 /// How selectForTiming() spends the timing budget.
 struct SelectionOptions {
   size_t k = 12;              ///< candidates to time
-  double classShare = 0;      ///< at most this fraction of k goes to the best of each class
+  double classShare = 0.5;    ///< at most this fraction of k goes to the best of each class
   double classSlack = 1.5;    ///< a class is covered only if its best estimate is within this factor of the best
 };
 

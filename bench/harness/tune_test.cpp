@@ -6,6 +6,7 @@
 #include "Cubin.h"
 #include "Suite.h"
 #include "TuneCache.h"
+#include "TuneSelect.h"
 #include "TuneSpace.h"
 
 #include <cstdio>
@@ -388,6 +389,69 @@ TEST_CASE("persistent loops: rows run one after another, the hardware balances p
   w.ctas = 264;
   w.dramBytes = 1e9;
   REQUIRE(estimateCandidate(d, {128, 64, 150 * 1024, 0}, w).startupS == Approx(2 * d.ctaStartS));
+}
+
+TEST_CASE("selectForTiming: the best of each class, then the model's order", "[tune][select]") {
+  auto mk = [](double s) {
+    Estimate e;
+    e.seconds = s;
+    return e;
+  };
+  // Class A holds the model's first five; B's best is sixth, C's is beyond the slack.
+  std::vector<Estimate> es = {mk(1.0), mk(1.1), mk(1.2), mk(1.3), mk(1.35), mk(1.4), mk(1.5), mk(1.6), mk(2.0), mk(0.5)};
+  std::vector<std::string> cls = {"A", "A", "A", "A", "A", "B", "B", "A", "C", "D"};
+  es[9].valid = false; // invalid: never chosen, however cheap
+  SelectionOptions opt;
+  opt.k = 4;
+  // The model's order alone times only class A.
+  REQUIRE(topK(es, 4) == std::vector<size_t>{0, 1, 2, 3});
+  // Half the budget covers classes: A's best and B's best; the rest follows the model.
+  REQUIRE(selectForTiming(es, cls, opt) == std::vector<size_t>{0, 1, 2, 5});
+  // A share of 0 is the model's order.
+  opt.classShare = 0;
+  REQUIRE(selectForTiming(es, cls, opt) == topK(es, 4));
+  // C (2.0 against a best of 1.0) is covered only with a slack of 2 or more.
+  opt.classShare = 1;
+  REQUIRE(selectForTiming(es, cls, opt) == std::vector<size_t>{0, 1, 2, 5});
+  opt.classSlack = 2;
+  REQUIRE(selectForTiming(es, cls, opt) == std::vector<size_t>{0, 1, 5, 8});
+  // The class budget is floor(share x k): with k = 3 and share 0.5 only A's best is forced, and
+  // the model's next two follow.
+  opt.k = 3;
+  opt.classShare = 0.5;
+  REQUIRE(selectForTiming(es, cls, opt) == std::vector<size_t>{0, 1, 2});
+  // More budget than valid candidates: every valid one, best first.
+  opt.k = 20;
+  REQUIRE(selectForTiming(es, cls, opt) == std::vector<size_t>{0, 1, 2, 3, 4, 5, 6, 7, 8});
+  REQUIRE(selectForTiming(es, cls, SelectionOptions{0}).empty());
+  REQUIRE_THROWS(selectForTiming(es, {"A"}, opt));
+}
+
+TEST_CASE("structuralClass: warps and one wave or several", "[tune][select]") {
+  Estimate e;
+  e.waves = 1;
+  REQUIRE(structuralClass(4, e) == "w4 one wave");
+  e.waves = 3;
+  REQUIRE(structuralClass(8, e) == "w8 waves");
+}
+
+TEST_CASE("replaying the recorded H200 tunings keeps a config within 3 % of the exhaustive best", "[tune][select]") {
+  const std::string root = TLE_SOURCE_DIR;
+  for (const char *kernel : {"matmul", "softmax"}) {
+    INFO(kernel);
+    Suite spec = loadSuite(root + "/bench/tune/" + kernel + ".json");
+    std::ifstream f(root + "/bench/tune/replay/" + kernel + "_h200.json");
+    REQUIRE(f);
+    ojson run = ojson::parse(f);
+    ReplayResult r = replayTune(spec, run, "", SelectionOptions{});
+    REQUIRE(r.selected == 12);
+    REQUIRE(r.winner >= 0);
+    REQUIRE(r.gapPct <= 3.0);
+    // The exhaustive best itself is in the timed set on both.
+    REQUIRE(r.candidates[size_t(r.best)].selected);
+    // The resources and times came through: every recorded candidate that compiled is there.
+    REQUIRE(r.candidates.size() == (std::string(kernel) == "matmul" ? 160u : 216u));
+  }
 }
 
 // ------------------------------------------------------------------------------------------------
