@@ -10,6 +10,7 @@
 #include "harness/Report.h"
 #include "harness/Suite.h"
 #include "harness/TuneCache.h"
+#include "harness/TuneSelect.h"
 #include "harness/TuneSpace.h"
 
 #include "tle/Runtime/Runtime.h"
@@ -137,6 +138,7 @@ struct Entry {
   ResourceUsage res;
   Estimate est;
   int modelRank = -1;            ///< 0-based position in the model's order (valid only)
+  bool selected = false;         ///< in the timed set (selectForTiming)
   bool timed = false;
   Stats stats;
   std::optional<rt::Module> module;
@@ -177,7 +179,9 @@ ojson entryJson(const Entry &e) {
   j["model"] = {{"rank", e.modelRank},         {"est_ms", e.est.seconds * 1e3},  {"ctas_per_sm", e.est.ctasPerSM},
                 {"limited_by", e.est.limitedBy}, {"occupancy", e.est.occupancy},  {"waves", e.est.waves},
                 {"wave_efficiency", e.est.waveEfficiency}, {"compute_ms", e.est.computeS * 1e3},
-                {"memory_ms", e.est.memoryS * 1e3}};
+                {"memory_ms", e.est.memoryS * 1e3}, {"startup_ms", e.est.startupS * 1e3},
+                {"imbalance_ms", e.est.imbalanceS * 1e3}, {"max_items", e.est.maxItemsPerProgram},
+                {"class", structuralClass(e.cand.numWarps, e.est)}, {"selected", e.selected}};
   if (e.timed) {
     j["time"] = statsJson(e.stats);
     if (e.checked)
@@ -266,17 +270,6 @@ CheckReport checkCandidate(Gpu &g, const ResolvedLaunch &rl, const ResolvedCase 
       bufs[i].copyToHost(host[i].data(), host[i].bytes());
   CaseData d{rc, host};
   return findFamily(c.family)->check(d);
-}
-
-double evalModel(const ojson &model, const char *key, const Env &env, double dflt) {
-  if (!model.is_object() || !model.contains(key))
-    return dflt;
-  const ojson &v = model[key];
-  if (v.is_number())
-    return v.get<double>();
-  if (!v.is_string())
-    throw BenchError(fmt::format("tune \"model\".{} must be a number or an expression", key));
-  return evalExpr(v.get<std::string>(), env).asDouble();
 }
 
 /// The cases of the spec the filters select.
@@ -573,28 +566,9 @@ int runTune(int argc, char **argv) {
           e.rc.emplace(resolveCase(c, builtins, ov));
           e.launch.emplace(resolveLaunch(launchSpec, e.handle, *e.rc));
           Env env = launchEnv(*e.rc, e.handle.info);
-          Workload w;
-          w.ctas = int64_t(e.launch->grid[0]) * e.launch->grid[1] * e.launch->grid[2];
-          w.flops = evalModel(model, "flops", env, e.rc->flops);
-          w.tensorCores = model.value("tensor_cores", hasDot);
-          w.dramBytes = evalModel(model, "dram_bytes", env, e.rc->bytes);
-          w.l2Bytes = evalModel(model, "l2_bytes", env, 0);
-          w.extraEfficiency = evalModel(model, "efficiency", env, 1.0);
-          w.inflightBytes = evalModel(model, "inflight_bytes", env, 0.0);
-          w.numWarps = e.cand.numWarps;
-          w.numStages = e.cand.numStages;
-          if (model.contains("tile"))
-            for (const auto &[cx, dimExpr] : model["tile"].items()) {
-              double dim = evalExpr(dimExpr.get<std::string>(), env).asDouble();
-              double blk = env.at(cx).asDouble();
-              w.tileEfficiency *= dim / (std::ceil(dim / blk) * blk);
-            }
-          if (model.contains("mma_tile")) {
-            w.tileM = env.at(model["mma_tile"].at(0).get<std::string>()).i;
-            w.tileN = env.at(model["mma_tile"].at(1).get<std::string>()).i;
-            if (model["mma_tile"].size() > 2)
-              w.tileK = env.at(model["mma_tile"].at(2).get<std::string>()).i;
-          }
+          const int64_t ctas = int64_t(e.launch->grid[0]) * e.launch->grid[1] * e.launch->grid[2];
+          Workload w = modelWorkload(model, env, ctas, e.cand.numWarps, e.cand.numStages, hasDot, e.rc->flops,
+                                     e.rc->bytes);
           e.est = estimateCandidate(dm, e.res, w, o.model);
           if (!e.est.valid)
             ++rejectReasons[rejectKind(e.est.reason)];
@@ -646,13 +620,22 @@ int runTune(int argc, char **argv) {
       std::vector<size_t> order = topK(ests, es.size());
       for (size_t r = 0; r < order.size(); ++r)
         es[order[r]].modelRank = int(r);
-      std::vector<size_t> top(order.begin(), order.begin() + long(std::min(o.topK, order.size())));
+      // The timed set: the model's best of each structural class, then the model's order
+      // (selectForTiming, docs/bench.md "Choosing what to time").
+      std::vector<std::string> classes;
+      for (const Entry &e : es)
+        classes.push_back(structuralClass(e.cand.numWarps, e.est));
+      SelectionOptions sel;
+      sel.k = o.topK;
+      std::vector<size_t> top = selectForTiming(ests, classes, sel);
+      for (size_t i : top)
+        es[i].selected = true;
       const double pruneWall = since(tPrune);
       std::printf("   prune: %zu valid, %zu duplicates (same machine code), %zu rejected by hard limits", order.size(),
                   duplicates, es.size() - order.size() - duplicates);
       for (const auto &[r, n] : rejectReasons)
         std::printf(" [%s: %d]", r.c_str(), n);
-      std::printf(", keeping the top %zu by the model (%.3f s)\n", top.size(), pruneWall);
+      std::printf(", keeping %zu by the model and its classes (%.3f s)\n", top.size(), pruneWall);
       ojson rej = ojson::object();
       for (const auto &[r, n] : rejectReasons)
         rej[r] = n;
@@ -729,7 +712,7 @@ int runTune(int argc, char **argv) {
         if (o.exhaustive) {
           std::vector<size_t> topByTime;
           for (size_t i : byTime)
-            if (es[i].modelRank >= 0 && size_t(es[i].modelRank) < o.topK)
+            if (es[i].selected)
               topByTime.push_back(i);
           prunedBest = firstCorrect(topByTime);
         } else {
@@ -795,7 +778,7 @@ int runTune(int argc, char **argv) {
           }
         }
       } else {
-        std::printf("\n   model's top %zu (--compile-only: nothing timed):\n", top.size());
+        std::printf("\n   the %zu to time: the model's best per class, then its order (--compile-only: nothing timed):\n", top.size());
         for (size_t i : top) {
           const Entry &e = es[i];
           std::printf("   %-3d %-48s model %.4f ms  regs %d smem %lld KiB local %lld occ %.2f waves %lld\n", e.modelRank,

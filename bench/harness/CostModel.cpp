@@ -5,7 +5,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <functional>
+#include <map>
 #include <numeric>
+#include <queue>
 
 namespace tle::bench {
 
@@ -81,14 +85,16 @@ Estimate estimateCandidate(const DeviceModel &dev, const ResourceUsage &res, con
   e.ctasPerSM = ctas;
   e.occupancy = double(ctas * warps * 32) / dev.maxThreadsPerSM;
 
-  // --- Waves over the grid.
+  // --- The grid's schedule over the slots.
   const int64_t slots = int64_t(ctas) * dev.smCount;
   e.waves = (work.ctas + slots - 1) / slots;
-  e.waveEfficiency = double(work.ctas) / double(e.waves * slots);
-  // A grid of less than one full wave: only min(ctas, SMs) SMs work, each with the CTAs it got.
+  const GridSchedule sched = scheduleGrid(work.ctas, work.items, slots);
+  e.maxItemsPerProgram = sched.maxItems;
+  // Items done per slot-step over the slots in use; a grid smaller than the SM count also leaves
+  // whole SMs idle. With one item per program this is ctas / (waves x slots).
+  e.waveEfficiency = double(sched.totalItems) / (double(sched.makespan) * double(std::min(work.ctas, slots))) *
+                     double(std::min<int64_t>(work.ctas, dev.smCount)) / dev.smCount;
   const int resident = int(std::min<int64_t>(ctas, (work.ctas + dev.smCount - 1) / dev.smCount));
-  if (e.waves == 1)
-    e.waveEfficiency = double(std::min<int64_t>(work.ctas, dev.smCount)) / dev.smCount;
 
   // --- Compute term.
   const double tileEff = std::clamp(work.tileEfficiency, 1e-6, 1.0);
@@ -116,26 +122,94 @@ Estimate estimateCandidate(const DeviceModel &dev, const ResourceUsage &res, con
         }
       }
     }
-    e.computeS = work.flops / (peak * eff);
+    e.computeS = work.flops / (peak * eff) / e.waveEfficiency;
   }
 
-  // --- Memory term: bandwidth, derated when too few warps are resident to keep enough loads in
-  // flight (about 32 resident warps per SM saturate HBM on streaming kernels).
-  double hiding = std::min(1.0, 0.3 + 0.7 * double(resident * warps) / 32.0);
-  if (work.inflightBytes > 0) // Little's law: bandwidth x latency must be in flight on every SM
-    hiding = std::min(1.0, double(resident) * work.inflightBytes /
-                               (dev.dramBytesPerS * dev.memLatencyS / dev.smCount));
-  if (work.tensorCores && work.numStages >= 2)
-    hiding = 1.0; // cp.async pipelines keep loads in flight independently of occupancy
-  double l2 = work.l2Bytes > 0 ? work.l2Bytes : work.dramBytes;
-  e.memoryS = std::max(work.dramBytes / dev.dramBytesPerS, l2 / dev.l2BytesPerS) / (hiding * tileEff);
+  // --- Memory term: bandwidth, derated when too few loads are in flight. `r` CTAs resident per
+  // SM hide latency by Little's law (inflightBytes per CTA against bandwidth x latency per SM) or,
+  // without inflightBytes, by warps (about 32 resident warps per SM saturate HBM on streaming
+  // kernels); cp.async pipelines keep loads in flight independently of occupancy.
+  auto hiding = [&](int64_t r) {
+    if (work.tensorCores && work.numStages >= 2)
+      return 1.0;
+    if (work.inflightBytes > 0)
+      return std::min(1.0, double(r) * work.inflightBytes / (dev.dramBytesPerS * dev.memLatencyS / dev.smCount));
+    return std::min(1.0, 0.3 + 0.7 * double(r * warps) / 32.0);
+  };
+  // Each step moves the bytes of the items running in it; with fewer programs running (a tail, a
+  // persistent grid smaller than the machine) fewer SMs are busy and fewer CTAs per SM hide
+  // latency, so the step takes longer per item, but not longer than a full step.
+  const double l2 = work.l2Bytes > 0 ? work.l2Bytes : work.dramBytes;
+  const double itemS = std::max(work.dramBytes / dev.dramBytesPerS, l2 / dev.l2BytesPerS) /
+                       double(std::max<int64_t>(sched.totalItems, 1)) / tileEff;
+  for (const auto &[steps, running] : sched.segments) {
+    const int64_t perSM = std::min<int64_t>(ctas, (running + dev.smCount - 1) / dev.smCount);
+    const double busySMs = double(std::min<int64_t>(running, dev.smCount)) / dev.smCount;
+    e.memoryS += double(steps) * double(running) * itemS / (busySMs * hiding(perSM));
+  }
 
   double extra = std::clamp(work.extraEfficiency, 1e-6, 1.0);
-  e.seconds = std::max(e.computeS, e.memoryS) / (e.waveEfficiency * extra);
+  double main = std::max(e.computeS, e.memoryS) / extra;
   if (res.localBytes > 0)
-    e.seconds *= 1.0 + opt.spillPenaltyPer256B * double(res.localBytes) / 256.0;
-  e.seconds += double(e.waves) * 2e-6;
+    main *= 1.0 + opt.spillPenaltyPer256B * double(res.localBytes) / 256.0;
+  // A CTA start is hidden when the other CTAs resident on its SM keep the bottleneck busy: enough
+  // loads in flight, or (a pipelined dot kernel) MMA work of their own.
+  const double cover = resident >= 2 ? hiding(resident - 1) : 0.0;
+  e.startupS = double(e.waves) * dev.ctaStartS * (1.0 - cover);
+  // The hardware rebalances between programs, not within one: the longer the longest program,
+  // the more of the SMs' throughput spread shows.
+  e.imbalanceS = dev.smThroughputSpread * main * double(sched.maxItems) / double(std::max<int64_t>(sched.makespan, 1));
+  e.seconds = main + e.startupS + e.imbalanceS;
   return e;
+}
+
+GridSchedule scheduleGrid(int64_t programs, int64_t items, int64_t slots) {
+  GridSchedule g;
+  if (programs < 1 || slots < 1)
+    return g;
+  const int64_t total = items > 0 ? items : programs;
+  g.totalItems = total;
+  // Program p takes ceil((items - p) / programs) items: the first `extra` programs one more.
+  const int64_t base = items > 0 ? total / programs : 1, extra = items > 0 ? total % programs : 0;
+  g.maxItems = base + (extra > 0 ? 1 : 0);
+  auto itemsOf = [&](int64_t p) { return base + (p < extra ? 1 : 0); };
+  if (programs > (int64_t(1) << 18)) {
+    // Full rounds of equal programs and one partial round.
+    const int64_t rounds = programs / slots, rest = programs % slots;
+    if (rounds > 0)
+      g.segments.push_back({rounds * g.maxItems, slots});
+    if (rest > 0)
+      g.segments.push_back({g.maxItems, rest});
+    g.makespan = (rounds + (rest > 0 ? 1 : 0)) * g.maxItems;
+    return g;
+  }
+  // Dispatch in order to the earliest free slot; record where the running count changes.
+  std::priority_queue<int64_t, std::vector<int64_t>, std::greater<int64_t>> freeAt;
+  for (int64_t s = 0; s < std::min(slots, programs); ++s)
+    freeAt.push(0);
+  std::map<int64_t, int64_t> delta;
+  for (int64_t p = 0; p < programs; ++p) {
+    const int64_t start = freeAt.top(), end = start + itemsOf(p);
+    freeAt.pop();
+    freeAt.push(end);
+    if (end > start) {
+      ++delta[start];
+      --delta[end];
+    }
+    g.makespan = std::max(g.makespan, end);
+  }
+  int64_t running = 0;
+  for (auto it = delta.begin(); it != delta.end(); ++it) {
+    running += it->second;
+    auto next = std::next(it);
+    if (next == delta.end() || running == 0)
+      continue;
+    if (!g.segments.empty() && g.segments.back().second == running)
+      g.segments.back().first += next->first - it->first; // programs ended and as many started
+    else
+      g.segments.push_back({next->first - it->first, running});
+  }
+  return g;
 }
 
 std::vector<size_t> topK(const std::vector<Estimate> &estimates, size_t k) {
@@ -148,6 +222,50 @@ std::vector<size_t> topK(const std::vector<Estimate> &estimates, size_t k) {
   if (idx.size() > k)
     idx.resize(k);
   return idx;
+}
+
+std::string structuralClass(int numWarps, const Estimate &e) {
+  return fmt::format("w{} {}", numWarps, e.waves > 1 ? "waves" : "one wave");
+}
+
+std::vector<size_t> selectForTiming(const std::vector<Estimate> &estimates, const std::vector<std::string> &classes,
+                                    const SelectionOptions &opt) {
+  if (classes.size() != estimates.size())
+    throw std::invalid_argument("selectForTiming: one class per estimate");
+  const std::vector<size_t> order = topK(estimates, estimates.size());
+  std::vector<size_t> picked;
+  if (order.empty() || opt.k == 0)
+    return picked;
+  // The best of each class, classes in the order of their best estimate.
+  const size_t classBudget = size_t(std::floor(double(opt.k) * std::clamp(opt.classShare, 0.0, 1.0)));
+  const double limit = estimates[order[0]].seconds * std::max(opt.classSlack, 1.0);
+  std::vector<bool> taken(estimates.size(), false);
+  std::vector<std::string> seen;
+  for (size_t i : order) {
+    if (picked.size() >= classBudget)
+      break;
+    if (std::find(seen.begin(), seen.end(), classes[i]) != seen.end())
+      continue;
+    seen.push_back(classes[i]);
+    if (estimates[i].seconds <= limit) {
+      picked.push_back(i);
+      taken[i] = true;
+    }
+  }
+  // The rest of the budget in the model's order.
+  for (size_t i : order) {
+    if (picked.size() >= opt.k)
+      break;
+    if (!taken[i]) {
+      picked.push_back(i);
+      taken[i] = true;
+    }
+  }
+  std::vector<size_t> rank(estimates.size(), 0);
+  for (size_t r = 0; r < order.size(); ++r)
+    rank[order[r]] = r;
+  std::sort(picked.begin(), picked.end(), [&](size_t a, size_t b) { return rank[a] < rank[b]; });
+  return picked;
 }
 
 } // namespace tle::bench

@@ -6,6 +6,7 @@
 #include "Cubin.h"
 #include "Suite.h"
 #include "TuneCache.h"
+#include "TuneSelect.h"
 #include "TuneSpace.h"
 
 #include <cstdio>
@@ -324,6 +325,133 @@ TEST_CASE("the model ranks bigger MMA tiles and pipelining first", "[tune][model
   all[2].seconds = 0; // invalid ones are never chosen, however cheap
   REQUIRE(topK(all, 2) == std::vector<size_t>{1, 3});
   REQUIRE(topK(all, 10) == std::vector<size_t>{1, 3, 0});
+}
+
+TEST_CASE("scheduleGrid: in-order dispatch of a grid-stride loop", "[tune][model]") {
+  using Segs = std::vector<std::pair<int64_t, int64_t>>;
+  // One item per program: 7 full rounds of 528 and a last round of 400.
+  GridSchedule g = scheduleGrid(4096, 0, 528);
+  REQUIRE(g.segments == Segs{{7, 528}, {1, 400}});
+  REQUIRE(g.makespan == 8);
+  REQUIRE(g.maxItems == 1);
+  REQUIRE(g.totalItems == 4096);
+  // 4096 rows over 528 persistent programs: 400 of them take 8 rows, 128 take 7.
+  g = scheduleGrid(528, 4096, 528);
+  REQUIRE(g.segments == Segs{{7, 528}, {1, 400}});
+  REQUIRE(g.maxItems == 8);
+  // 660 programs of 6 or 7 rows on 528 slots: the last 132 start only when the first 6-row
+  // programs end, so the grid takes 12 row steps, the last 5 with a quarter of the slots busy.
+  g = scheduleGrid(660, 4096, 528);
+  REQUIRE(g.segments == Segs{{6, 528}, {1, 268}, {5, 132}});
+  REQUIRE(g.makespan == 12);
+  REQUIRE(g.maxItems == 7);
+  // More programs than items: the idle ones take no step.
+  g = scheduleGrid(10, 4, 100);
+  REQUIRE(g.segments == Segs{{1, 4}});
+  REQUIRE(g.makespan == 1);
+  // Very large grids: full rounds and a partial one.
+  g = scheduleGrid(1 << 20, 0, 1000);
+  REQUIRE(g.segments == Segs{{1048, 1000}, {1, 576}});
+  REQUIRE(g.makespan == 1049);
+  REQUIRE(scheduleGrid(0, 0, 10).segments.empty());
+}
+
+TEST_CASE("persistent loops: rows run one after another, the hardware balances programs", "[tune][model]") {
+  // The softmax of 4096 rows of 4096 fp32 (16 KiB per row in flight), 4 warps and 124 registers:
+  // 4 CTAs per SM, 528 slots.
+  DeviceModel d = DeviceModel::forArch("sm_90a", 132);
+  auto est = [&](int64_t programs) {
+    Workload w;
+    w.ctas = programs;
+    w.items = 4096;
+    w.dramBytes = 8.0 * 4096 * 4096;
+    w.inflightBytes = 4 * 4096;
+    return estimateCandidate(d, {128, 124, 1040, 0}, w);
+  };
+  Estimate one = est(4096), persistent = est(528), uneven = est(660), few = est(132);
+  REQUIRE(persistent.ctasPerSM == 4);
+  REQUIRE(persistent.maxItemsPerProgram == 8);
+  // The same bytes at the same occupancy: only the imbalance differs, a whole program's share of
+  // the time for one wave against one row's for one row per program.
+  REQUIRE(one.memoryS == Approx(persistent.memoryS));
+  REQUIRE(persistent.imbalanceS == Approx(d.smThroughputSpread * persistent.memoryS));
+  REQUIRE(one.imbalanceS == Approx(persistent.imbalanceS / 8));
+  REQUIRE(one.seconds < persistent.seconds);
+  // 660 programs: a second round of 132 programs with 6 rows each, at a quarter of the slots.
+  REQUIRE(uneven.seconds > persistent.seconds * 1.1);
+  // One program per SM keeps 16 KiB in flight per SM, under bandwidth x latency.
+  REQUIRE(few.seconds > persistent.seconds * 2);
+  // Other resident CTAs keep enough loads in flight while one starts: no start-up cost.
+  REQUIRE(one.startupS == 0);
+  REQUIRE(one.waves == 8);
+  // Alone on its SM (150 KiB of shared memory), every start is exposed.
+  Workload w;
+  w.ctas = 264;
+  w.dramBytes = 1e9;
+  REQUIRE(estimateCandidate(d, {128, 64, 150 * 1024, 0}, w).startupS == Approx(2 * d.ctaStartS));
+}
+
+TEST_CASE("selectForTiming: the best of each class, then the model's order", "[tune][select]") {
+  auto mk = [](double s) {
+    Estimate e;
+    e.seconds = s;
+    return e;
+  };
+  // Class A holds the model's first five; B's best is sixth, C's is beyond the slack.
+  std::vector<Estimate> es = {mk(1.0), mk(1.1), mk(1.2), mk(1.3), mk(1.35), mk(1.4), mk(1.5), mk(1.6), mk(2.0), mk(0.5)};
+  std::vector<std::string> cls = {"A", "A", "A", "A", "A", "B", "B", "A", "C", "D"};
+  es[9].valid = false; // invalid: never chosen, however cheap
+  SelectionOptions opt;
+  opt.k = 4;
+  // The model's order alone times only class A.
+  REQUIRE(topK(es, 4) == std::vector<size_t>{0, 1, 2, 3});
+  // Half the budget covers classes: A's best and B's best; the rest follows the model.
+  REQUIRE(selectForTiming(es, cls, opt) == std::vector<size_t>{0, 1, 2, 5});
+  // A share of 0 is the model's order.
+  opt.classShare = 0;
+  REQUIRE(selectForTiming(es, cls, opt) == topK(es, 4));
+  // C (2.0 against a best of 1.0) is covered only with a slack of 2 or more.
+  opt.classShare = 1;
+  REQUIRE(selectForTiming(es, cls, opt) == std::vector<size_t>{0, 1, 2, 5});
+  opt.classSlack = 2;
+  REQUIRE(selectForTiming(es, cls, opt) == std::vector<size_t>{0, 1, 5, 8});
+  // The class budget is floor(share x k): with k = 3 and share 0.5 only A's best is forced, and
+  // the model's next two follow.
+  opt.k = 3;
+  opt.classShare = 0.5;
+  REQUIRE(selectForTiming(es, cls, opt) == std::vector<size_t>{0, 1, 2});
+  // More budget than valid candidates: every valid one, best first.
+  opt.k = 20;
+  REQUIRE(selectForTiming(es, cls, opt) == std::vector<size_t>{0, 1, 2, 3, 4, 5, 6, 7, 8});
+  REQUIRE(selectForTiming(es, cls, SelectionOptions{0}).empty());
+  REQUIRE_THROWS(selectForTiming(es, {"A"}, opt));
+}
+
+TEST_CASE("structuralClass: warps and one wave or several", "[tune][select]") {
+  Estimate e;
+  e.waves = 1;
+  REQUIRE(structuralClass(4, e) == "w4 one wave");
+  e.waves = 3;
+  REQUIRE(structuralClass(8, e) == "w8 waves");
+}
+
+TEST_CASE("replaying the recorded H200 tunings keeps a config within 3 % of the exhaustive best", "[tune][select]") {
+  const std::string root = TLE_SOURCE_DIR;
+  for (const char *kernel : {"matmul", "softmax"}) {
+    INFO(kernel);
+    Suite spec = loadSuite(root + "/bench/tune/" + kernel + ".json");
+    std::ifstream f(root + "/bench/tune/replay/" + kernel + "_h200.json");
+    REQUIRE(f);
+    ojson run = ojson::parse(f);
+    ReplayResult r = replayTune(spec, run, "", SelectionOptions{});
+    REQUIRE(r.selected == 12);
+    REQUIRE(r.winner >= 0);
+    REQUIRE(r.gapPct <= 3.0);
+    // The exhaustive best itself is in the timed set on both.
+    REQUIRE(r.candidates[size_t(r.best)].selected);
+    // The resources and times came through: every recorded candidate that compiled is there.
+    REQUIRE(r.candidates.size() == (std::string(kernel) == "matmul" ? 160u : 216u));
+  }
 }
 
 // ------------------------------------------------------------------------------------------------
