@@ -782,6 +782,8 @@ bool Specializer::execStmt(const ast::Stmt *s, Env &env) {
   case ast::Node::Kind::Import:
   case ast::Node::Kind::ImportFrom:
     fail(s->loc(), "imports must be at module level, not inside a kernel");
+  case ast::Node::Kind::Try:
+    fail(s->loc(), "try statement is not supported in a kernel");
   case ast::Node::Kind::OtherStmt:
     fail(s->loc(), dyn_cast<ast::OtherStmt>(s)->what + " is not supported in a kernel");
   default:
