@@ -207,6 +207,17 @@ SVal Specializer::callMethod(const SVal &m, CallArgs &args) {
   return callBuiltin("tl." + m.s, withSelf);
 }
 
+const std::map<std::string, int> &libdeviceArities() {
+  static const std::map<std::string, int> table = {
+      {"sin", 1}, {"cos", 1}, {"tan", 1}, {"asin", 1}, {"acos", 1}, {"atan", 1}, {"sinh", 1}, {"cosh", 1},
+      {"tanh", 1}, {"asinh", 1}, {"acosh", 1}, {"atanh", 1}, {"erf", 1}, {"erfc", 1}, {"floor", 1},
+      {"ceil", 1}, {"trunc", 1}, {"round", 1}, {"rint", 1}, {"log1p", 1}, {"expm1", 1}, {"log10", 1},
+      {"exp10", 1}, {"cbrt", 1}, {"lgamma", 1}, {"tgamma", 1}, {"pow", 2}, {"atan2", 2}, {"fmod", 2},
+      {"hypot", 2}, {"copysign", 2}, {"exp", 1}, {"log", 1}, {"exp2", 1}, {"log2", 1}, {"rsqrt", 1},
+      {"sqrt", 1}, {"isnan", 1}, {"isinf", 1}, {"signbit", 1}};
+  return table;
+}
+
 SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
   SourceLoc loc = args.loc;
   // --- Python builtins
@@ -879,13 +890,7 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
   }
   // libdevice-backed math (`tl.sin`, `tl.math.tanh`, `libdevice.X` from triton.language.extra):
   // fp32 calls __nv_Xf, fp64 __nv_X. Functions Triton restricts to fp32/fp64 reject other types.
-  static const std::map<std::string, int> libdeviceArity = {
-      {"sin", 1}, {"cos", 1}, {"tan", 1}, {"asin", 1}, {"acos", 1}, {"atan", 1}, {"sinh", 1}, {"cosh", 1},
-      {"tanh", 1}, {"asinh", 1}, {"acosh", 1}, {"atanh", 1}, {"erf", 1}, {"erfc", 1}, {"floor", 1},
-      {"ceil", 1}, {"trunc", 1}, {"round", 1}, {"rint", 1}, {"log1p", 1}, {"expm1", 1}, {"log10", 1},
-      {"exp10", 1}, {"cbrt", 1}, {"lgamma", 1}, {"tgamma", 1}, {"pow", 2}, {"atan2", 2}, {"fmod", 2},
-      {"hypot", 2}, {"copysign", 2}, {"exp", 1}, {"log", 1}, {"exp2", 1}, {"log2", 1}, {"rsqrt", 1},
-      {"sqrt", 1}, {"isnan", 1}, {"isinf", 1}, {"signbit", 1}};
+  const std::map<std::string, int> &libdeviceArity = libdeviceArities();
   auto libdeviceCall = [&](const std::string &fn, CallArgs &a) -> SVal {
     int arity = libdeviceArity.at(fn);
     if (int(a.pos.size()) != arity || !a.kw.empty())

@@ -136,6 +136,8 @@ SVal Specializer::lookup(const std::string &name, SourceLoc loc, Env &env) {
     return SVal::builtin(name);
   if (auto it = onlyOneBranch_.find(name); it != onlyOneBranch_.end())
     fail(loc, "'" + name + "' " + it->second);
+  if (auto it = unresolvedGlobals_.find(name); it != unresolvedGlobals_.end())
+    fail(loc, "'" + name + "' " + it->second);
   fail(loc, "unknown name '" + name + "'");
 }
 

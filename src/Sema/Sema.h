@@ -212,6 +212,34 @@ public:
                                   std::vector<SVal> elseVals, SourceLoc loc, const char *what);
   void assign(const ast::Expr *target, const SVal &v, Env &env, SourceLoc loc);
 
+  // --- Module scope (ModuleScope.cpp)
+  //
+  // The module's statements run in order, as Python runs them on import: imports bind modules
+  // and the language's names, @jit functions are registered, and assignments whose value is a
+  // compile-time value (or an alias of a language name, module or @jit function) become
+  // globals; other assignments are host code and are skipped. An `if` on a compile-time
+  // condition runs the taken branch; on any other condition its body runs, and its `else`
+  // supplies the names the body leaves unknown. A `try` runs its body; when a name the body
+  // binds is unknown to the compiler (an import of a function TLE does not have), its first
+  // `except` handler runs after it, as if that import had failed. `else` and `finally` run as
+  // Python runs them. Nothing here reports an error: a name whose definition failed is an
+  // error only where a kernel reads it (with the reason, through unresolvedGlobals_).
+
+  /// Runs the module-level statements of `blk`; the names they bind go into `bound` when given.
+  void defineModuleBlock(const ast::Block &blk, std::set<std::string> *bound);
+  /// One module-level statement (see defineModuleBlock).
+  void defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bound);
+  /// Binds a module-level name to `v`, or records why it has no value when `v` is absent.
+  void defineGlobal(const std::string &name, std::optional<SVal> v, const std::string &why,
+                    std::set<std::string> *bound);
+  /// Whether a global's value is something the compiler gives meaning to: a compile-time value,
+  /// a @jit function, a language function or dtype, a libdevice function TLE lowers, or a
+  /// module of the language (not e.g. `torch`, or a module path TLE does not know).
+  bool knownGlobal(const std::string &name) const;
+  /// Evaluates a module-level expression without reporting errors: nullopt (and the first
+  /// error's message in `why`) when it is not a value the compiler can compute.
+  std::optional<SVal> evalQuietly(const ast::Expr *e, std::string &why);
+
   // --- Expressions (Expressions.cpp)
   SVal eval(const ast::Expr *e, Env &env);
   SVal lookup(const std::string &name, SourceLoc loc, Env &env);
@@ -313,6 +341,9 @@ public:
   /// Names bound on only one path of a runtime if, with the reason (for a precise "unknown
   /// name" message).
   std::map<std::string, std::string> onlyOneBranch_;
+  /// Module-level names whose definition could not be evaluated (an import of something TLE
+  /// does not have), with the reason, for the error where a kernel reads one.
+  std::map<std::string, std::string> unresolvedGlobals_;
   /// Per function being executed (kernel, then inlined helpers): where it returned a value and
   /// where it returned nothing, to reject helpers that do both.
   struct Returns {
@@ -322,6 +353,12 @@ public:
   /// A debug build (SpecializeOptions::debug or @triton.jit(debug=True) on the kernel).
   bool debug = false;
 };
+
+/// Whether a decorator is `@triton.jit` / `@tle.jit` / `@jit`, with or without arguments.
+bool isJitDecorator(const ast::Expr *d);
+
+/// The libdevice functions TLE lowers (`libdevice.NAME`, `tl.math.NAME`), with their arity.
+const std::map<std::string, int> &libdeviceArities();
 
 /// Where an expression starts (its leftmost token), for carets under whole arguments.
 SourceLoc startLoc(const ast::Expr *e);
