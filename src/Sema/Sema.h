@@ -219,11 +219,12 @@ public:
   // compile-time value (or an alias of a language name, module or @jit function) become
   // globals; other assignments are host code and are skipped. An `if` on a compile-time
   // condition runs the taken branch; on any other condition its body runs, and its `else`
-  // supplies the names the body leaves unknown. A `try` runs its body; when a name the body
-  // binds is unknown to the compiler (an import of a function TLE does not have), its first
-  // `except` handler runs after it, as if that import had failed. `else` and `finally` run as
-  // Python runs them. Nothing here reports an error: a name whose definition failed is an
-  // error only where a kernel reads it (with the reason, through unresolvedGlobals_).
+  // supplies the names the body leaves unknown or does not bind. A `try` runs its body; when a
+  // name the body binds is unknown to the compiler (an import of a function TLE does not have),
+  // its first `except` handler runs after it, as if that import had failed. `else` and
+  // `finally` run as Python runs them. Nothing here reports an error: a name whose definition
+  // failed is an error only where a kernel reads it (with the reason, through
+  // unresolvedGlobals_).
 
   /// Runs the module-level statements of `blk`; the names they bind go into `bound` when given.
   void defineModuleBlock(const ast::Block &blk, std::set<std::string> *bound);
