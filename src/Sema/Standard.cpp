@@ -369,6 +369,7 @@ std::vector<ir::Value *> Specializer::combineOp(ir::OpKind kind, const std::vect
     case ir::OpKind::Print: what = "print"; break;
     case ir::OpKind::Assert: what = "assert"; break;
     case ir::OpKind::Barrier: what = "wait at a barrier"; break;
+    case ir::OpKind::GridDepControl: what = "control dependent grids"; break;
     default:
       for (auto &res : o.results)
         if (res->type.isTile())
