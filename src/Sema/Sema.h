@@ -297,9 +297,22 @@ public:
                                      const ast::FunctionDef *combineFn, bool reverse, SourceLoc loc);
   /// The xor of the elements of `x` along `axis` (a Reduce with a combine region; tl.xor_sum).
   ir::Value *xorReduce(ir::Value *x, int axis, SourceLoc loc);
+  /// The elements of the integer tile `x` combined along `axis` by the bitwise op `combine`
+  /// (Xor, Or or And), a Reduce with a combine region (tl.xor_sum, tl.reduce_or).
+  ir::Value *bitwiseReduce(ir::Value *x, int axis, ir::OpKind combine, SourceLoc loc);
   /// tl.sort: `x` sorted along its last dim (a power of two) by a bitonic network of
   /// compare-and-swap steps; ascending, or descending when `descending`.
   ir::Value *bitonicSort(ir::Value *x, bool descending, SourceLoc loc);
+  /// Stage `stage` of a bitonic network along the last dim of `x` (a power of two): the
+  /// compare-and-swap steps at distances 2^(stage-1) .. 1, which sort each bitonic block of
+  /// 2^stage elements descending where the i1 tile `desc` (x's shape) is true, else ascending
+  /// (tl.bitonic_merge is the stage log2(n) on one order).
+  ir::Value *bitonicStage(ir::Value *x, int stage, ir::Value *desc, SourceLoc loc);
+  /// tl.topk: the `k` largest (`descending`; else smallest) elements along the last dim of `x`
+  /// (k and the dim powers of two, k <= dim), sorted in that order: the first log2(k) stages of
+  /// the bitonic sort, then halving rounds that keep the elementwise max (min) of a block and
+  /// its mirror-ordered neighbour and re-merge it (Triton 3.6's bitonic top-k). [.., n] -> [.., k].
+  ir::Value *bitonicTopK(ir::Value *x, int64_t k, bool descending, SourceLoc loc);
   /// tl.dot on operands that are not both 2-D (`args` is the call, `a` and `bm` its bound input
   /// and other). Two 3-D tiles are Triton 3.6's batched dot (`semantic.dot`): a [B, M, K] @
   /// bm [B, K, N] (+ acc [B, M, N]) is B independent 2-D products. Each operand and acc is cut
