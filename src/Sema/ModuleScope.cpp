@@ -42,6 +42,19 @@ std::string firstError(const std::string &text) {
   return text.substr(at + tag.size(), end == std::string::npos ? std::string::npos : end - at - tag.size());
 }
 
+/// Whether a value can outlive the specializer that computed it: compile-time values, language
+/// functions, modules and @jit functions, and tuples of them (not tiles, which belong to its IR).
+bool moduleValue(const SVal &v) {
+  switch (v.kind) {
+  case SVal::Kind::Tuple:
+    return std::all_of(v.elts.begin(), v.elts.end(), moduleValue);
+  case SVal::Kind::Builtin: case SVal::Kind::Module: case SVal::Kind::JitFn:
+    return true;
+  default:
+    return v.isConstexpr();
+  }
+}
+
 /// The state module-level statements change, saved to run an alternative branch.
 struct ScopeState {
   Env globals;
@@ -51,16 +64,29 @@ struct ScopeState {
 
 } // namespace
 
+std::unique_ptr<Specializer> Specializer::moduleProbe(DiagnosticEngine &quiet) const {
+  auto probe = std::make_unique<Specializer>(mod, opts, quiet);
+  probe->globals = globals;
+  probe->unresolvedGlobals_ = unresolvedGlobals_;
+  // Module-level code that builds values (`X = tl.arange(0, 16)`) builds them into a function
+  // that is thrown away: they are not compile-time values.
+  probe->fn = std::make_unique<ir::Function>();
+  probe->b = std::make_unique<ir::Builder>(&probe->fn->body);
+  return probe;
+}
+
 std::optional<SVal> Specializer::evalQuietly(const ast::Expr *e, std::string &why) {
   DiagnosticEngine quiet(diags.sources());
   std::ostringstream sink;
   quiet.setStream(sink);
   try {
-    Specializer probe(mod, opts, quiet);
-    probe.globals = globals;
-    probe.unresolvedGlobals_ = unresolvedGlobals_;
+    std::unique_ptr<Specializer> probe = moduleProbe(quiet);
     Env env;
-    return probe.eval(e, env);
+    SVal v = probe->eval(e, env);
+    if (moduleValue(v))
+      return v;
+    why = "it is a " + v.describe() + ", not a compile-time value (compute it in the kernel)";
+    return std::nullopt;
   } catch (CompileAborted &) {
     why = firstError(sink.str());
   }
@@ -148,8 +174,8 @@ void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bo
       std::ostringstream sink;
       quiet.setStream(sink);
       try {
-        Specializer probe(mod, opts, quiet);
-        defineGlobal(name, probe.attribute(SVal::module(std::string(size_t(imp->level), '.') + imp->module), a.name, a.loc),
+        std::unique_ptr<Specializer> probe = moduleProbe(quiet);
+        defineGlobal(name, probe->attribute(SVal::module(std::string(size_t(imp->level), '.') + imp->module), a.name, a.loc),
                      "", bound);
       } catch (CompileAborted &) {
         defineGlobal(name, std::nullopt, "was imported from " + imp->module + ": " + firstError(sink.str()), bound);
@@ -186,11 +212,6 @@ void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bo
       return;
     std::string why;
     std::optional<SVal> v = evalQuietly(value, why);
-    if (v && !(v->isConstexpr() || v->kind == SVal::Kind::Builtin || v->kind == SVal::Kind::Module ||
-               v->kind == SVal::Kind::JitFn || v->kind == SVal::Kind::Tuple)) {
-      why = "is not a compile-time value";
-      v.reset();
-    }
     const std::string reason = why.empty() ? "is a module-level value that is not known at compile time"
                                            : "is a module-level value that is not known at compile time: " + why;
     for (const ast::Expr *t : targets) {
@@ -226,8 +247,7 @@ void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bo
       quiet.setStream(sink);
       bool taken = false;
       try {
-        Specializer probe(mod, opts, quiet);
-        taken = probe.truthy(*c, ifs->cond->loc());
+        taken = moduleProbe(quiet)->truthy(*c, ifs->cond->loc());
       } catch (CompileAborted &) {
       }
       defineModuleBlock(taken ? ifs->body : ifs->orelse, bound);

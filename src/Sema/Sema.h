@@ -238,8 +238,12 @@ public:
   /// module of the language (not e.g. `torch`, or a module path TLE does not know).
   bool knownGlobal(const std::string &name) const;
   /// Evaluates a module-level expression without reporting errors: nullopt (and the first
-  /// error's message in `why`) when it is not a value the compiler can compute.
+  /// error's message, or what runtime value it makes, in `why`) when it is not a compile-time
+  /// value, a language function or module, a @jit function, or a tuple of them.
   std::optional<SVal> evalQuietly(const ast::Expr *e, std::string &why);
+  /// A specializer that evaluates module-level code with the globals defined so far, reporting
+  /// to `quiet`; the tile IR it builds goes into a function of its own, never compiled.
+  std::unique_ptr<Specializer> moduleProbe(DiagnosticEngine &quiet) const;
 
   // --- Expressions (Expressions.cpp)
   SVal eval(const ast::Expr *e, Env &env);
