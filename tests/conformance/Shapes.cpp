@@ -200,8 +200,9 @@ void addShapes(Suite &s) {
                      "    tl.store(x_ptr + i[:, None] * 4 + i[None, :], tl.permute(x, (0, 0)))\n");
   e2.expectError = "permut";
   s.add(std::move(e2));
-  Batch e3 = e;
+  Batch e3;
   e3.name = "shape/error/expand_dims_axis_range";
+  e3.signature = "*fp32";
   e3.source = module("@triton.jit\ndef k(x_ptr):\n    x = tl.load(x_ptr + tl.arange(0, 4))\n"
                      "    y = tl.expand_dims(x, (0, 3))\n");
   e3.expectError = "axis 3 is out of range for a result of rank 3";
