@@ -144,6 +144,20 @@ public:
       expr(a->msg, indent + 1, "msg");
       return;
     }
+    case K::Try: {
+      auto *t = llvm::cast<TryStmt>(s);
+      head(indent, "", "Try", s) << '\n';
+      block("body", t->body, indent + 1);
+      for (const ExceptHandler &h : t->handlers) {
+        line(indent + 1) << "handler ";
+        at(h.loc) << (h.name.empty() ? "" : " name=" + h.name) << '\n';
+        expr(h.type, indent + 2, "type");
+        block("body", h.body, indent + 2);
+      }
+      block("orelse", t->orelse, indent + 1);
+      block("finalbody", t->finalbody, indent + 1);
+      return;
+    }
     case K::OtherStmt:
       head(indent, "", "OtherStmt", s) << " what=" << quoted(llvm::cast<OtherStmt>(s)->what) << '\n';
       return;

@@ -289,8 +289,8 @@ private:
       return funcdef(s, {});
     if (auto *s = c->decorated())
       return decorated(s);
-    if (c->try_stmt())
-      return otherStmt(c, "try statement");
+    if (auto *s = c->try_stmt())
+      return tryStmt(s);
     if (c->with_stmt())
       return otherStmt(c, "with statement");
     if (c->classdef())
@@ -303,6 +303,26 @@ private:
     if (a->with_stmt())
       return otherStmt(a, "async with statement");
     return otherStmt(a, "async for statement");
+  }
+
+  Stmt *tryStmt(P::Try_stmtContext *c) {
+    auto *t = make<TryStmt>(loc(c));
+    t->body = block(c->block());
+    for (P::Except_clauseContext *e : c->except_clause()) {
+      ExceptHandler h;
+      h.loc = loc(e);
+      if (P::TestContext *ty = e->test())
+        h.type = test(ty);
+      if (e->NAME())
+        h.name = e->NAME()->getText();
+      h.body = block(e->block());
+      t->handlers.push_back(std::move(h));
+    }
+    if (c->else_clause())
+      t->orelse = block(c->else_clause()->block());
+    if (c->finally_clause())
+      t->finalbody = block(c->finally_clause()->block());
+    return t;
   }
 
   Stmt *ifStmt(P::If_stmtContext *c) {

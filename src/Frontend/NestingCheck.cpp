@@ -160,6 +160,17 @@ private:
       block(f->body);
       break;
     }
+    case Node::Kind::Try: {
+      auto *t = llvm::cast<TryStmt>(s);
+      block(t->body);
+      for (const ExceptHandler &h : t->handlers) {
+        expr(h.type);
+        block(h.body);
+      }
+      block(t->orelse);
+      block(t->finalbody);
+      break;
+    }
     case Node::Kind::Assert:
       expr(llvm::cast<AssertStmt>(s)->test);
       expr(llvm::cast<AssertStmt>(s)->msg);

@@ -68,6 +68,7 @@ const char *name(OpKind k) {
   case OpKind::Print: return "print";
   case OpKind::Assert: return "assert";
   case OpKind::Barrier: return "barrier";
+  case OpKind::GridDepControl: return "griddepcontrol";
   case OpKind::For: return "for";
   case OpKind::If: return "if";
   case OpKind::While: return "while";
@@ -414,7 +415,7 @@ struct Verifier {
     case OpKind::Assert:
       lo = hi = 1, res = 0;
       break;
-    case OpKind::Barrier:
+    case OpKind::Barrier: case OpKind::GridDepControl:
       res = 0;
       break;
     case OpKind::Return:
@@ -463,6 +464,7 @@ struct Verifier {
     walk(const_cast<Block &>(r), [&](Op &o) {
       bool memory = o.kind == OpKind::Load || o.kind == OpKind::Store || o.kind == OpKind::AtomicRMW ||
                     o.kind == OpKind::AtomicCAS || o.kind == OpKind::Dot || o.kind == OpKind::Barrier ||
+                    o.kind == OpKind::GridDepControl ||
                     o.kind == OpKind::Print || o.kind == OpKind::Assert;
       bool tile = false;
       for (auto &res : o.results)
@@ -791,6 +793,10 @@ struct Verifier {
     case OpKind::Print:
       return true; // any values, no results: checked by arity()
     case OpKind::Barrier:
+      return true;
+    case OpKind::GridDepControl:
+      if (op.ival != 0 && op.ival != 1)
+        return fail(op, "expects ival 0 (wait) or 1 (launch_dependents)");
       return true;
     case OpKind::Flip: {
       const Type &in = op.operands[0]->type;

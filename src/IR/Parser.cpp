@@ -466,6 +466,12 @@ private:
     case OpKind::Barrier: // no operands: the next line is the next op
       finish(*op, results, {});
       return;
+    case OpKind::GridDepControl: {
+      std::string w = expectIdentAny();
+      op->ival = w == "launch_dependents" ? 1 : w == "wait" ? 0 : (fail("unknown griddepcontrol '" + w + "'"), 0);
+      finish(*op, results, {});
+      return;
+    }
     case OpKind::AtomicRMW: case OpKind::AtomicCAS: {
       auto pick = [&](const std::vector<std::string> &names, const char *what) -> int64_t {
         std::string w = expectIdentAny();

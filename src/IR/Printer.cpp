@@ -181,6 +181,9 @@ private:
     case OpKind::Assert:
       os_ << " " << quoted(op.sym);
       break;
+    case OpKind::GridDepControl:
+      os_ << (op.ival ? " launch_dependents" : " wait");
+      break;
     case OpKind::AtomicRMW:
       os_ << " " << name(static_cast<AtomicKind>(op.ival)) << " " << name(static_cast<MemSem>(op.ival2)) << " "
           << name(static_cast<MemScope>(op.axis));

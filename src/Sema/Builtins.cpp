@@ -207,6 +207,17 @@ SVal Specializer::callMethod(const SVal &m, CallArgs &args) {
   return callBuiltin("tl." + m.s, withSelf);
 }
 
+const std::map<std::string, int> &libdeviceArities() {
+  static const std::map<std::string, int> table = {
+      {"sin", 1}, {"cos", 1}, {"tan", 1}, {"asin", 1}, {"acos", 1}, {"atan", 1}, {"sinh", 1}, {"cosh", 1},
+      {"tanh", 1}, {"asinh", 1}, {"acosh", 1}, {"atanh", 1}, {"erf", 1}, {"erfc", 1}, {"floor", 1},
+      {"ceil", 1}, {"trunc", 1}, {"round", 1}, {"rint", 1}, {"log1p", 1}, {"expm1", 1}, {"log10", 1},
+      {"exp10", 1}, {"cbrt", 1}, {"lgamma", 1}, {"tgamma", 1}, {"pow", 2}, {"atan2", 2}, {"fmod", 2},
+      {"hypot", 2}, {"copysign", 2}, {"exp", 1}, {"log", 1}, {"exp2", 1}, {"log2", 1}, {"rsqrt", 1},
+      {"sqrt", 1}, {"isnan", 1}, {"isinf", 1}, {"signbit", 1}};
+  return table;
+}
+
 SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
   SourceLoc loc = args.loc;
   // --- Python builtins
@@ -417,7 +428,7 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
       fail(loc, "static assertion failed" + (p.has("msg") ? ": " + p.get("msg").val.s : std::string()));
     return SVal::none();
   }
-  if (name == "tl.multiple_of" || name == "tl.max_contiguous") {
+  if (name == "tl.multiple_of" || name == "tl.max_contiguous" || name == "tl.max_constancy") {
     Binder p(*this, name.substr(3), args, {"input", "values"}, 2);
     return p.get("input").val; // hints are not used by this version's axis analysis
   }
@@ -879,13 +890,7 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
   }
   // libdevice-backed math (`tl.sin`, `tl.math.tanh`, `libdevice.X` from triton.language.extra):
   // fp32 calls __nv_Xf, fp64 __nv_X. Functions Triton restricts to fp32/fp64 reject other types.
-  static const std::map<std::string, int> libdeviceArity = {
-      {"sin", 1}, {"cos", 1}, {"tan", 1}, {"asin", 1}, {"acos", 1}, {"atan", 1}, {"sinh", 1}, {"cosh", 1},
-      {"tanh", 1}, {"asinh", 1}, {"acosh", 1}, {"atanh", 1}, {"erf", 1}, {"erfc", 1}, {"floor", 1},
-      {"ceil", 1}, {"trunc", 1}, {"round", 1}, {"rint", 1}, {"log1p", 1}, {"expm1", 1}, {"log10", 1},
-      {"exp10", 1}, {"cbrt", 1}, {"lgamma", 1}, {"tgamma", 1}, {"pow", 2}, {"atan2", 2}, {"fmod", 2},
-      {"hypot", 2}, {"copysign", 2}, {"exp", 1}, {"log", 1}, {"exp2", 1}, {"log2", 1}, {"rsqrt", 1},
-      {"sqrt", 1}, {"isnan", 1}, {"isinf", 1}, {"signbit", 1}};
+  const std::map<std::string, int> &libdeviceArity = libdeviceArities();
   auto libdeviceCall = [&](const std::string &fn, CallArgs &a) -> SVal {
     int arity = libdeviceArity.at(fn);
     if (int(a.pos.size()) != arity || !a.kw.empty())
@@ -1025,8 +1030,38 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
 
   // --- Shapes
   if (name == "tl.expand_dims") {
+    // Triton 3.6: expand_dims(input, axis) with an int or a sequence of ints; each axis is a
+    // position in the result (negative ones count from its end), inserted in increasing order.
     Binder p(*this, "expand_dims", args, {"input", "axis"}, 2);
-    return SVal::tensor(expandDims(p.tensor("input"), static_cast<int>(p.constInt("axis", 0)), p.loc("axis")));
+    ir::Value *x = p.tensor("input");
+    const SVal &av = p.get("axis").val;
+    if (av.kind != SVal::Kind::Tuple)
+      return SVal::tensor(expandDims(x, static_cast<int>(p.constInt("axis", 0)), p.loc("axis")));
+    const int64_t rank = static_cast<int64_t>(x->type.rank() + av.elts.size());
+    std::vector<int64_t> axes;
+    for (const SVal &e : av.elts) {
+      if (e.kind != SVal::Kind::Int)
+        fail(p.loc("axis"), "expand_dims() axes must be compile-time integers, got " + e.describe());
+      if (e.i < -rank || e.i >= rank)
+        fail(p.loc("axis"), "expand_dims() axis " + std::to_string(e.i) + " is out of range for a result of rank " +
+                                std::to_string(rank) + " (" + x->type.str() + " with " + std::to_string(av.elts.size()) +
+                                " new dims)");
+      int64_t a = e.i < 0 ? e.i + rank : e.i;
+      if (std::find(axes.begin(), axes.end(), a) != axes.end())
+        fail(p.loc("axis"), "expand_dims() got axis " + std::to_string(a) + " twice");
+      axes.push_back(a);
+    }
+    std::sort(axes.begin(), axes.end());
+    for (int64_t a : axes)
+      x = expandDims(x, static_cast<int>(a), p.loc("axis"));
+    return SVal::tensor(x);
+  }
+  if (name == "tl.broadcast") {
+    // Triton 3.6: broadcast(input, other) -> both broadcast to their common shape.
+    Binder p(*this, "broadcast", args, {"input", "other"}, 2);
+    ir::Value *x = p.tensor("input"), *y = p.tensor("other");
+    broadcastPair(x, y, loc);
+    return SVal::tuple({SVal::tensor(x), SVal::tensor(y)});
   }
   if (name == "tl.broadcast_to") {
     Binder p(*this, "broadcast_to", args, {"input", "shape"}, 2);

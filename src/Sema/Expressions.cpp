@@ -82,7 +82,8 @@ const std::set<std::string> kTlFunctions = {
     "pow", "trunc", "atan2", "fma", "sigmoid", "make_block_ptr", "advance", "device_print", "device_assert",
     "static_print", "make_tensor_descriptor", "load_tensor_descriptor", "store_tensor_descriptor", "argmax",
     "argmin", "clamp", "umulhi", "flip", "ravel", "interleave", "swizzle2d", "debug_barrier", "assume", "philox",
-    "randint", "randint4x", "rand", "rand4x", "randn", "randn4x", "uint_to_uniform_float", "pair_uniform_to_normal", "softmax", "tensor", "dtype", "reduce", "associative_scan", "xor_sum", "sort", "histogram", "inline_asm_elementwise", "gather"};
+    "randint", "randint4x", "rand", "rand4x", "randn", "randn4x", "uint_to_uniform_float", "pair_uniform_to_normal", "softmax", "tensor", "dtype", "reduce", "associative_scan", "xor_sum", "sort", "histogram", "inline_asm_elementwise", "gather",
+    "topk", "bitonic_merge", "reduce_or", "max_constancy", "broadcast"};
 
 std::optional<ir::ScalarType> tlDType(const std::string &n) {
   static const std::pair<const char *, DType> table[] = {
@@ -136,6 +137,8 @@ SVal Specializer::lookup(const std::string &name, SourceLoc loc, Env &env) {
     return SVal::builtin(name);
   if (auto it = onlyOneBranch_.find(name); it != onlyOneBranch_.end())
     fail(loc, "'" + name + "' " + it->second);
+  if (auto it = unresolvedGlobals_.find(name); it != unresolvedGlobals_.end())
+    fail(loc, "'" + name + "' " + it->second);
   fail(loc, "unknown name '" + name + "'");
 }
 
@@ -176,6 +179,10 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
     if (m == "triton.language.extra" || m == "triton.language.extra.cuda") {
       if (attr == "libdevice")
         return SVal::module("libdevice");
+      // tl.extra.cuda's programmatic-dependent-launch controls and launch geometry.
+      if (m == "triton.language.extra.cuda" &&
+          (attr == "gdc_wait" || attr == "gdc_launch_dependents" || attr == "num_warps" || attr == "num_threads"))
+        return SVal::builtin("cuda." + attr);
       return SVal::module(m + "." + attr);
     }
     if (m == "libdevice" || m == "triton.language.extra.libdevice" || m == "triton.language.extra.cuda.libdevice")
@@ -209,7 +216,7 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
     static const std::set<std::string> methods = {
         "to", "reshape", "view", "trans", "permute", "split", "sum", "max", "min", "expand_dims", "broadcast_to",
         "cumsum", "cumprod", "argmax", "argmin", "flip", "ravel", "reduce", "associative_scan", "xor_sum", "sort",
-        "histogram", "cast", "gather", "softmax", "sigmoid", "cdiv", "exp", "exp2", "log", "log2", "cos", "sin",
+        "histogram", "cast", "gather", "softmax", "sigmoid", "topk", "reduce_or", "cdiv", "exp", "exp2", "log", "log2", "cos", "sin",
         "sqrt", "sqrt_rn", "rsqrt", "abs", "erf", "floor", "ceil", "fdiv", "div_rn", "fma", "umulhi"};
     if (methods.count(attr)) {
       return SVal::method(base, attr);

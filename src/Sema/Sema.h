@@ -212,6 +212,39 @@ public:
                                   std::vector<SVal> elseVals, SourceLoc loc, const char *what);
   void assign(const ast::Expr *target, const SVal &v, Env &env, SourceLoc loc);
 
+  // --- Module scope (ModuleScope.cpp)
+  //
+  // The module's statements run in order, as Python runs them on import: imports bind modules
+  // and the language's names, @jit functions are registered, and assignments whose value is a
+  // compile-time value (or an alias of a language name, module or @jit function) become
+  // globals; other assignments are host code and are skipped. An `if` on a compile-time
+  // condition runs the taken branch; on any other condition its body runs, and its `else`
+  // supplies the names the body leaves unknown or does not bind. A `try` runs its body; when a
+  // name the body binds is unknown to the compiler (an import of a function TLE does not have),
+  // its first `except` handler runs after it, as if that import had failed. `else` and
+  // `finally` run as Python runs them. Nothing here reports an error: a name whose definition
+  // failed is an error only where a kernel reads it (with the reason, through
+  // unresolvedGlobals_).
+
+  /// Runs the module-level statements of `blk`; the names they bind go into `bound` when given.
+  void defineModuleBlock(const ast::Block &blk, std::set<std::string> *bound);
+  /// One module-level statement (see defineModuleBlock).
+  void defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bound);
+  /// Binds a module-level name to `v`, or records why it has no value when `v` is absent.
+  void defineGlobal(const std::string &name, std::optional<SVal> v, const std::string &why,
+                    std::set<std::string> *bound);
+  /// Whether a global's value is something the compiler gives meaning to: a compile-time value,
+  /// a @jit function, a language function or dtype, a libdevice function TLE lowers, or a
+  /// module of the language (not e.g. `torch`, or a module path TLE does not know).
+  bool knownGlobal(const std::string &name) const;
+  /// Evaluates a module-level expression without reporting errors: nullopt (and the first
+  /// error's message, or what runtime value it makes, in `why`) when it is not a compile-time
+  /// value, a language function or module, a @jit function, or a tuple of them.
+  std::optional<SVal> evalQuietly(const ast::Expr *e, std::string &why);
+  /// A specializer that evaluates module-level code with the globals defined so far, reporting
+  /// to `quiet`; the tile IR it builds goes into a function of its own, never compiled.
+  std::unique_ptr<Specializer> moduleProbe(DiagnosticEngine &quiet) const;
+
   // --- Expressions (Expressions.cpp)
   SVal eval(const ast::Expr *e, Env &env);
   SVal lookup(const std::string &name, SourceLoc loc, Env &env);
@@ -268,9 +301,22 @@ public:
                                      const ast::FunctionDef *combineFn, bool reverse, SourceLoc loc);
   /// The xor of the elements of `x` along `axis` (a Reduce with a combine region; tl.xor_sum).
   ir::Value *xorReduce(ir::Value *x, int axis, SourceLoc loc);
+  /// The elements of the integer tile `x` combined along `axis` by the bitwise op `combine`
+  /// (Xor, Or or And), a Reduce with a combine region (tl.xor_sum, tl.reduce_or).
+  ir::Value *bitwiseReduce(ir::Value *x, int axis, ir::OpKind combine, SourceLoc loc);
   /// tl.sort: `x` sorted along its last dim (a power of two) by a bitonic network of
   /// compare-and-swap steps; ascending, or descending when `descending`.
   ir::Value *bitonicSort(ir::Value *x, bool descending, SourceLoc loc);
+  /// Stage `stage` of a bitonic network along the last dim of `x` (a power of two): the
+  /// compare-and-swap steps at distances 2^(stage-1) .. 1, which sort each bitonic block of
+  /// 2^stage elements descending where the i1 tile `desc` (x's shape) is true, else ascending
+  /// (tl.bitonic_merge is the stage log2(n) on one order).
+  ir::Value *bitonicStage(ir::Value *x, int stage, ir::Value *desc, SourceLoc loc);
+  /// tl.topk: the `k` largest (`descending`; else smallest) elements along the last dim of `x`
+  /// (k and the dim powers of two, k <= dim), sorted in that order: the first log2(k) stages of
+  /// the bitonic sort, then halving rounds that keep the elementwise max (min) of a block and
+  /// its mirror-ordered neighbour and re-merge it (Triton 3.6's bitonic top-k). [.., n] -> [.., k].
+  ir::Value *bitonicTopK(ir::Value *x, int64_t k, bool descending, SourceLoc loc);
   /// tl.dot on operands that are not both 2-D (`args` is the call, `a` and `bm` its bound input
   /// and other). Two 3-D tiles are Triton 3.6's batched dot (`semantic.dot`): a [B, M, K] @
   /// bm [B, K, N] (+ acc [B, M, N]) is B independent 2-D products. Each operand and acc is cut
@@ -313,6 +359,9 @@ public:
   /// Names bound on only one path of a runtime if, with the reason (for a precise "unknown
   /// name" message).
   std::map<std::string, std::string> onlyOneBranch_;
+  /// Module-level names whose definition could not be evaluated (an import of something TLE
+  /// does not have), with the reason, for the error where a kernel reads one.
+  std::map<std::string, std::string> unresolvedGlobals_;
   /// Per function being executed (kernel, then inlined helpers): where it returned a value and
   /// where it returned nothing, to reject helpers that do both.
   struct Returns {
@@ -322,6 +371,12 @@ public:
   /// A debug build (SpecializeOptions::debug or @triton.jit(debug=True) on the kernel).
   bool debug = false;
 };
+
+/// Whether a decorator is `@triton.jit` / `@tle.jit` / `@jit`, with or without arguments.
+bool isJitDecorator(const ast::Expr *d);
+
+/// The libdevice functions TLE lowers (`libdevice.NAME`, `tl.math.NAME`), with their arity.
+const std::map<std::string, int> &libdeviceArities();
 
 /// Where an expression starts (its leftmost token), for carets under whole arguments.
 SourceLoc startLoc(const ast::Expr *e);

@@ -51,6 +51,8 @@ std::optional<SVal> parseConstexprText(const std::string &t) {
   return std::nullopt;
 }
 
+} // namespace
+
 bool isJitDecorator(const ast::Expr *d) {
   if (auto *c = dyn_cast<ast::CallExpr>(d))
     d = c->callee;
@@ -60,8 +62,6 @@ bool isJitDecorator(const ast::Expr *d) {
     return n->name == "jit";
   return false;
 }
-
-} // namespace
 
 std::optional<std::vector<SignatureEntry>> parseSignature(const std::string &text, DiagnosticEngine &diags) {
   std::vector<SignatureEntry> out;
@@ -134,64 +134,10 @@ Specializer::Specializer(const ast::Module &m, const SpecializeOptions &o, Diagn
     : mod(m), opts(o), diags(d) {}
 
 std::unique_ptr<ir::Function> Specializer::run() {
-  // Module scan: imports, @jit functions, module-level constants.
+  // Module scope: imports, @jit functions, module-level constants (ModuleScope.cpp).
   globals["triton"] = SVal::module("triton");
-  for (const ast::Stmt *s : mod.body) {
-    if (auto *imp = dyn_cast<ast::ImportStmt>(s)) {
-      for (auto &a : imp->names) {
-        if (!a.asname.empty())
-          globals[a.asname] = SVal::module(a.name);
-        else
-          globals[a.name.substr(0, a.name.find('.'))] = SVal::module(a.name.substr(0, a.name.find('.')));
-      }
-    } else if (auto *imp = dyn_cast<ast::ImportFromStmt>(s)) {
-      // `from triton.language import float32` binds the attribute; `from triton import
-      // language as tl` binds the submodule.
-      for (auto &a : imp->names) {
-        if (a.name == "*")
-          continue;
-        globals[a.asname.empty() ? a.name : a.asname] = attribute(SVal::module(imp->module), a.name, a.loc);
-      }
-    } else if (auto *fd = dyn_cast<ast::FunctionDef>(s)) {
-      bool jit = std::any_of(fd->decorators.begin(), fd->decorators.end(), isJitDecorator);
-      if (jit) {
-        jitFns[fd->name] = fd;
-        SVal f;
-        f.kind = SVal::Kind::JitFn;
-        f.fn = fd;
-        globals[fd->name] = f;
-      }
-    }
-  }
-  // Module-level constants: evaluated in order; ones that are not compile-time values are
-  // skipped (host code), and are an error only if a kernel reads them.
-  for (const ast::Stmt *s : mod.body) {
-    // `NAME = value` and `NAME: annotation = value` (e.g. `BLOCK: tl.constexpr = tl.constexpr(64)`).
-    const ast::Expr *target = nullptr, *value = nullptr;
-    if (auto *as = dyn_cast<ast::AssignStmt>(s); as && as->targets.size() == 1) {
-      target = as->targets[0];
-      value = as->value;
-    } else if (auto *an = dyn_cast<ast::AnnAssignStmt>(s); an && an->value) {
-      target = an->target;
-      value = an->value;
-    }
-    if (!target || !isa<ast::NameExpr>(target))
-      continue;
-    DiagnosticEngine quiet(diags.sources());
-    std::ostringstream sink;
-    quiet.setStream(sink);
-    try {
-      Specializer probe(mod, opts, quiet);
-      probe.globals = globals;
-      Env env;
-      SVal v = probe.eval(value, env);
-      // Compile-time values, and aliases of the language's names (`exp = tl.exp`, `tl2 = tl`).
-      if (v.isConstexpr() || v.kind == SVal::Kind::Builtin || v.kind == SVal::Kind::Module ||
-          v.kind == SVal::Kind::JitFn)
-        globals[dyn_cast<ast::NameExpr>(target)->name] = v;
-    } catch (CompileAborted &) {
-    }
-  }
+  globals["__name__"] = SVal::str("__tle__"); // never "__main__": host code under it is skipped
+  defineModuleBlock(mod.body, nullptr);
 
   // Kernel selection.
   const ast::FunctionDef *kernel = nullptr;
@@ -782,6 +728,8 @@ bool Specializer::execStmt(const ast::Stmt *s, Env &env) {
   case ast::Node::Kind::Import:
   case ast::Node::Kind::ImportFrom:
     fail(s->loc(), "imports must be at module level, not inside a kernel");
+  case ast::Node::Kind::Try:
+    fail(s->loc(), "try statement is not supported in a kernel");
   case ast::Node::Kind::OtherStmt:
     fail(s->loc(), dyn_cast<ast::OtherStmt>(s)->what + " is not supported in a kernel");
   default:

@@ -161,6 +161,10 @@ std::pair<ir::Value *, ir::Value *> Specializer::reduceWithIndices(ir::Value *x,
 }
 
 ir::Value *Specializer::xorReduce(ir::Value *x, int axis, SourceLoc loc) {
+  return bitwiseReduce(x, axis, ir::OpKind::Xor, loc);
+}
+
+ir::Value *Specializer::bitwiseReduce(ir::Value *x, int axis, ir::OpKind combine, SourceLoc loc) {
   ir::Op *op = b->create(ir::OpKind::Reduce, loc, {x}, {});
   auto rshape = x->type.shape;
   rshape.erase(rshape.begin() + axis);
@@ -173,57 +177,104 @@ ir::Value *Specializer::xorReduce(ir::Value *x, int axis, SourceLoc loc) {
   ir::Value *a = region->addArg(ir::Type(x->type.elem), "a0");
   ir::Value *c = region->addArg(ir::Type(x->type.elem), "b0");
   ir::Builder rb(region);
-  rb.create(ir::OpKind::Yield, loc, {rb.binary(ir::OpKind::Xor, loc, a, c)}, {});
+  rb.create(ir::OpKind::Yield, loc, {rb.binary(combine, loc, a, c)}, {});
   return op->result();
 }
 
-ir::Value *Specializer::bitonicSort(ir::Value *x, bool descending, SourceLoc loc) {
-  // A bitonic sorting network along the last dim (n = 2^k elements): stage s merges blocks of 2^s
-  // elements, alternately ascending and descending (the last stage in the requested order), by
-  // compare-and-swap at distances 2^(s-1) .. 1. An element's partner at distance 2^d is found
-  // without a gather: with the dim split as [.., n / 2^(d+1), 2, 2^d], the xor over the axis of
-  // size 2 of the elements' bits, xor-ed with the element's own bits, is the partner's bits.
-  const std::vector<int64_t> shape = x->type.shape;
-  const int rank = static_cast<int>(shape.size());
+namespace {
+
+/// The i1 tile of `shape` holding bit `d` of each element's index along the last dim.
+ir::Value *lastDimIndexBit(Specializer &S, const std::vector<int64_t> &shape, int d, SourceLoc loc) {
+  ir::Builder &b = *S.b;
   const int64_t n = shape.back();
-  int k = 0;
-  while ((int64_t(1) << k) < n)
-    ++k;
-  if (k == 0)
-    return x;
-  DType t = x->type.dtype();
-  DType it = ir::bitWidth(t) == 8 ? DType::I8 : ir::bitWidth(t) == 16 ? DType::I16 : ir::bitWidth(t) == 32 ? DType::I32 : DType::I64;
-  auto i32 = [&](int64_t v) { return b->splat(loc, b->constInt(loc, DType::I32, v), shape); };
-  ir::Op *ar = b->create(ir::OpKind::Arange, loc, {}, {ir::Type(ir::ScalarType{DType::I32}, {n})});
+  ir::Op *ar = b.create(ir::OpKind::Arange, loc, {}, {ir::Type(ir::ScalarType{DType::I32}, {n})});
   ar->ival = 0;
   ar->ival2 = n;
   ir::Value *j = ar->result();
-  for (int d = 0; d < rank - 1; ++d)
-    j = expandDims(j, d, loc);
-  j = broadcastTo(j, shape, loc);
-  auto bit = [&](int d) { // i1: bit d of the index along the last dim
-    ir::Value *v = b->binary(ir::OpKind::And, loc, b->binary(ir::OpKind::Shr, loc, j, i32(d)), i32(1));
-    return b->cmp(loc, ir::CmpPred::Ne, v, i32(0));
-  };
+  for (size_t k = 0; k + 1 < shape.size(); ++k)
+    j = S.expandDims(j, static_cast<int>(k), loc);
+  j = S.broadcastTo(j, shape, loc);
+  auto i32 = [&](int64_t v) { return b.splat(loc, b.constInt(loc, DType::I32, v), shape); };
+  ir::Value *v = b.binary(ir::OpKind::And, loc, b.binary(ir::OpKind::Shr, loc, j, i32(d)), i32(1));
+  return b.cmp(loc, ir::CmpPred::Ne, v, i32(0));
+}
+
+/// log2 of a power of two.
+int log2Exact(int64_t n) {
+  int k = 0;
+  while ((int64_t(1) << k) < n)
+    ++k;
+  return k;
+}
+
+} // namespace
+
+ir::Value *Specializer::bitonicStage(ir::Value *x, int stage, ir::Value *desc, SourceLoc loc) {
+  // An element's partner at distance 2^d is found without a gather: with the last dim split as
+  // [.., n / 2^(d+1), 2, 2^d], the xor over the axis of size 2 of the elements' bits, xor-ed
+  // with the element's own bits, is the partner's bits.
+  const std::vector<int64_t> shape = x->type.shape;
+  const int rank = static_cast<int>(shape.size());
+  const int64_t n = shape.back();
+  DType t = x->type.dtype();
+  DType it = ir::bitWidth(t) == 8 ? DType::I8 : ir::bitWidth(t) == 16 ? DType::I16 : ir::bitWidth(t) == 32 ? DType::I32 : DType::I64;
+  for (int d = stage - 1; d >= 0; --d) {
+    ir::Value *ix = t == it ? x : b->create(ir::OpKind::Bitcast, loc, {x}, {x->type.withElem(ir::ScalarType{it})})->result();
+    std::vector<int64_t> split(shape.begin(), shape.end() - 1);
+    split.push_back(n >> (d + 1));
+    split.push_back(2);
+    split.push_back(int64_t(1) << d);
+    ir::Value *pairs = b->create(ir::OpKind::Reshape, loc, {ix}, {ir::Type(ix->type.elem, split)})->result();
+    ir::Value *both = expandDims(xorReduce(pairs, rank, loc), rank, loc);
+    both = b->create(ir::OpKind::Reshape, loc, {broadcastTo(both, split, loc)}, {ix->type})->result();
+    ir::Value *iy = b->binary(ir::OpKind::Xor, loc, ix, both);
+    ir::Value *y = t == it ? iy : b->create(ir::OpKind::Bitcast, loc, {iy}, {x->type})->result();
+    // The left element of an ascending pair keeps the smaller value, the right one the larger.
+    ir::Value *swap = b->cmp(loc, ir::CmpPred::Ne, b->cmp(loc, ir::CmpPred::Gt, x, y),
+                             b->binary(ir::OpKind::Xor, loc, desc, lastDimIndexBit(*this, shape, d, loc)));
+    x = b->select(loc, swap, y, x);
+  }
+  return x;
+}
+
+ir::Value *Specializer::bitonicSort(ir::Value *x, bool descending, SourceLoc loc) {
+  // Stage s merges blocks of 2^s elements, alternately ascending and descending (bit s of the
+  // index; the last stage in the requested order).
+  const std::vector<int64_t> shape = x->type.shape;
+  const int k = log2Exact(shape.back());
   ir::Value *descAll = b->splat(loc, b->constInt(loc, DType::I1, descending ? 1 : 0), shape);
-  for (int s = 1; s <= k; ++s) {
-    ir::Value *desc = s < k ? bit(s) : descAll;
-    for (int d = s - 1; d >= 0; --d) {
-      ir::Value *ix = t == it ? x : b->create(ir::OpKind::Bitcast, loc, {x}, {x->type.withElem(ir::ScalarType{it})})->result();
-      std::vector<int64_t> split(shape.begin(), shape.end() - 1);
-      split.push_back(n >> (d + 1));
-      split.push_back(2);
-      split.push_back(int64_t(1) << d);
-      ir::Value *pairs = b->create(ir::OpKind::Reshape, loc, {ix}, {ir::Type(ix->type.elem, split)})->result();
-      ir::Value *both = expandDims(xorReduce(pairs, rank, loc), rank, loc);
-      both = b->create(ir::OpKind::Reshape, loc, {broadcastTo(both, split, loc)}, {ix->type})->result();
-      ir::Value *iy = b->binary(ir::OpKind::Xor, loc, ix, both);
-      ir::Value *y = t == it ? iy : b->create(ir::OpKind::Bitcast, loc, {iy}, {x->type})->result();
-      // The left element of an ascending pair keeps the smaller value, the right one the larger.
-      ir::Value *swap = b->cmp(loc, ir::CmpPred::Ne, b->cmp(loc, ir::CmpPred::Gt, x, y),
-                               b->binary(ir::OpKind::Xor, loc, desc, bit(d)));
-      x = b->select(loc, swap, y, x);
-    }
+  for (int s = 1; s <= k; ++s)
+    x = bitonicStage(x, s, s < k ? lastDimIndexBit(*this, shape, s, loc) : descAll, loc);
+  return x;
+}
+
+ir::Value *Specializer::bitonicTopK(ir::Value *x, int64_t k, bool descending, SourceLoc loc) {
+  const int64_t n = x->type.shape.back();
+  if (k == n)
+    return bitonicSort(x, descending, loc);
+  // Blocks of k sorted alternately ascending and descending (the first log2(k) stages of the
+  // sort); then, while rows are longer than k, each ascending block and the descending block
+  // after it become their elementwise max (min): a bitonic block holding the pair's k largest
+  // (smallest) values, which the last stage of the merge sorts, again alternately until the
+  // final block, which takes the requested order.
+  const int logK = log2Exact(k);
+  std::vector<int64_t> shape = x->type.shape;
+  for (int s = 1; s <= logK; ++s)
+    x = bitonicStage(x, s, lastDimIndexBit(*this, shape, s, loc), loc);
+  const int rank = static_cast<int>(shape.size());
+  while (shape.back() > k) {
+    const int64_t len = shape.back();
+    std::vector<int64_t> pairs(shape.begin(), shape.end() - 1);
+    pairs.push_back(len / (2 * k));
+    pairs.push_back(2);
+    pairs.push_back(k);
+    ir::Value *p = b->create(ir::OpKind::Reshape, loc, {x}, {ir::Type(x->type.elem, pairs)})->result();
+    ir::Value *best = reduce(p, rank, descending ? ir::ReduceKind::Max : ir::ReduceKind::Min, loc);
+    shape.back() = len / 2;
+    x = b->create(ir::OpKind::Reshape, loc, {best}, {ir::Type(x->type.elem, shape)})->result();
+    ir::Value *desc = shape.back() > k ? lastDimIndexBit(*this, shape, logK, loc)
+                                       : b->splat(loc, b->constInt(loc, DType::I1, descending ? 1 : 0), shape);
+    x = bitonicStage(x, logK, desc, loc);
   }
   return x;
 }
@@ -369,6 +420,7 @@ std::vector<ir::Value *> Specializer::combineOp(ir::OpKind kind, const std::vect
     case ir::OpKind::Print: what = "print"; break;
     case ir::OpKind::Assert: what = "assert"; break;
     case ir::OpKind::Barrier: what = "wait at a barrier"; break;
+    case ir::OpKind::GridDepControl: what = "control dependent grids"; break;
     default:
       for (auto &res : o.results)
         if (res->type.isTile())
@@ -537,6 +589,63 @@ std::optional<SVal> Specializer::callStandard(const std::string &name, CallArgs 
     }
     return SVal::tensor(bitonicSort(x, constBool(*this, p, "sort", "descending"), loc));
   }
+  if (name == "cuda.gdc_wait" || name == "cuda.gdc_launch_dependents") {
+    // tl.extra.cuda.gdc_wait() / gdc_launch_dependents(): programmatic dependent launch.
+    if (!args.pos.empty() || !args.kw.empty())
+      fail(args.pos.empty() ? args.kw.front().second.loc : args.pos[0].loc,
+           name.substr(5) + "() takes no arguments");
+    ir::Op *op = b->create(ir::OpKind::GridDepControl, loc, {}, {});
+    op->ival = name == "cuda.gdc_launch_dependents" ? 1 : 0;
+    return SVal::none();
+  }
+  if (name == "cuda.num_warps" || name == "cuda.num_threads") {
+    // tl.extra.cuda.num_warps() / num_threads(): the launch's warps (threads) per program, a
+    // compile-time integer.
+    if (!args.pos.empty() || !args.kw.empty())
+      fail(args.pos.empty() ? args.kw.front().second.loc : args.pos[0].loc,
+           name.substr(5) + "() takes no arguments");
+    return SVal::integer(name == "cuda.num_warps" ? opts.numWarps : 32 * opts.numWarps);
+  }
+  if (name == "tl.topk" || name == "tl.bitonic_merge") {
+    // Triton 3.6: topk(x, k, dim=None) gives the k largest elements along the last dim, sorted
+    // descending (TLE also takes descending=False: the k smallest, ascending);
+    // bitonic_merge(x, dim=None, descending=False) sorts rows that are bitonic sequences (the
+    // last stage of the sort; other rows are permuted as Triton's network does).
+    bool topk = name == "tl.topk";
+    std::string fname = name.substr(3);
+    Binder p = topk ? Binder(*this, fname, args, {"x", "k", "dim", "descending"}, 2)
+                    : Binder(*this, fname, args, {"x", "dim", "descending"}, 1);
+    ir::Value *x = p.tensor("x");
+    if (!x->type.isTile())
+      fail(p.loc("x"), fname + "() expects a tile, got " + x->type.str());
+    if (x->type.elem.isPointer() || x->type.dtype() == DType::I1)
+      fail(p.loc("x"), fname + "() expects numbers, got " + x->type.str());
+    int rank = static_cast<int>(x->type.rank());
+    if (p.has("dim")) {
+      int64_t d = p.constInt("dim", rank - 1);
+      if (d < -rank || d >= rank)
+        fail(p.loc("dim"), fname + "() dim " + std::to_string(d) + " is out of range for " + x->type.str());
+      if ((d < 0 ? d + rank : d) != rank - 1)
+        fail(p.loc("dim"), fname + "() only supports the last dim (as Triton: \"only minor dimension is currently "
+                               "supported\"), got dim " + std::to_string(d) + " of " + x->type.str());
+    }
+    const int64_t n = x->type.shape.back();
+    if (!topk) {
+      bool desc = constBool(*this, p, fname, "descending");
+      int stages = 0;
+      while ((int64_t(1) << stages) < n)
+        ++stages;
+      return SVal::tensor(bitonicStage(x, stages, b->splat(loc, b->constInt(loc, DType::I1, desc ? 1 : 0), x->type.shape), loc));
+    }
+    if (!p.get("k").val.isConstexpr() || p.get("k").val.kind != SVal::Kind::Int)
+      fail(p.loc("k"), "topk() k must be a compile-time integer, got " + p.get("k").val.describe());
+    int64_t k = p.get("k").val.i;
+    if (k < 1 || (k & (k - 1)) || k > n)
+      fail(p.loc("k"), "topk() k must be a power of two between 1 and the size of the last dim (" + std::to_string(n) +
+                           " in " + x->type.str() + "), got " + std::to_string(k));
+    bool desc = !p.has("descending") || constBool(*this, p, fname, "descending");
+    return SVal::tensor(bitonicTopK(x, k, desc, loc));
+  }
   if (name == "tl.histogram") {
     // Triton 3.6: histogram(input, num_bins, mask=None): int32 counts of the values 0 ..
     // num_bins - 1 in a 1-D integer tile; TLE: values outside that range, and masked-off
@@ -570,14 +679,16 @@ std::optional<SVal> Specializer::callStandard(const std::string &name, CallArgs 
     }
     return SVal::tensor(reduce(castTo(hit, ir::ScalarType{DType::I32}, loc), 0, ir::ReduceKind::Sum, loc));
   }
-  if (name == "tl.reduce" || name == "tl.associative_scan" || name == "tl.xor_sum") {
+  if (name == "tl.reduce" || name == "tl.associative_scan" || name == "tl.xor_sum" || name == "tl.reduce_or") {
     // Triton 3.6: reduce(input, axis, combine_fn, keep_dims=False),
     // associative_scan(input, axis, combine_fn, reverse=False), xor_sum(input, axis=None,
-    // keep_dims=False) (a reduce with `^`, integers only). `input` is a tensor or a tuple of
+    // keep_dims=False) (a reduce with `^`, integers only), reduce_or(input, axis,
+    // keep_dims=False) (with `|`, integers and booleans). `input` is a tensor or a tuple of
     // tensors of one shape; a tuple gives a tuple.
     std::string fname = name.substr(3);
-    bool scan = name == "tl.associative_scan", xorSum = name == "tl.xor_sum";
-    Binder p = xorSum ? Binder(*this, fname, args, {"input", "axis", "keep_dims"}, 1)
+    bool scan = name == "tl.associative_scan", xorSum = name == "tl.xor_sum", orReduce = name == "tl.reduce_or";
+    Binder p = orReduce ? Binder(*this, fname, args, {"input", "axis", "keep_dims"}, 2)
+               : xorSum ? Binder(*this, fname, args, {"input", "axis", "keep_dims"}, 1)
                : scan ? Binder(*this, fname, args, {"input", "axis", "combine_fn", "reverse"}, 3)
                       : Binder(*this, fname, args, {"input", "axis", "combine_fn", "keep_dims"}, 3);
     const SVal &in = p.get("input").val;
@@ -599,7 +710,12 @@ std::optional<SVal> Specializer::callStandard(const std::string &name, CallArgs 
       xs.push_back(e.v);
     }
     const ast::FunctionDef *combineFn = nullptr;
-    if (!xorSum) {
+    if (orReduce) {
+      if (!single)
+        fail(p.loc("input"), "reduce_or() expects a tile, got a tuple");
+      if (!ir::isInteger(xs[0]->type.dtype()))
+        fail(p.loc("input"), "reduce_or only supported for integers and booleans, got " + xs[0]->type.str());
+    } else if (!xorSum) {
       const SVal &f = p.get("combine_fn").val;
       if (f.kind != SVal::Kind::JitFn)
         fail(p.loc("combine_fn"), fname + "() combine_fn must be a @triton.jit function, got " + f.describe());
@@ -625,8 +741,12 @@ std::optional<SVal> Specializer::callStandard(const std::string &name, CallArgs 
       axis = static_cast<int>(a < 0 ? a + rank : a);
     }
     std::vector<ir::Value *> rs;
-    if (xorSum) {
-      rs = {xorReduce(xs[0], axis, loc)};
+    if (xorSum || orReduce) {
+      // Booleans are combined as int8 (0 / 1) and turned back into booleans.
+      bool boolean = xs[0]->type.dtype() == DType::I1;
+      ir::Value *in = boolean ? castTo(xs[0], ir::ScalarType{DType::I8}, loc) : xs[0];
+      ir::Value *r = bitwiseReduce(in, axis, orReduce ? ir::OpKind::Or : ir::OpKind::Xor, loc);
+      rs = {boolean ? castTo(r, ir::ScalarType{DType::I1}, loc) : r};
     } else {
       rs = combineOp(scan ? ir::OpKind::Scan : ir::OpKind::Reduce, xs, axis, combineFn,
                      scan && p.has("reverse") && truthy(p.get("reverse").val, p.loc("reverse")), loc);

@@ -1,6 +1,6 @@
 // Family "combine": tl.reduce and tl.associative_scan with @triton.jit combine functions (tuples
-// of inputs, a runtime `if` inside the combine, keep_dims, axis=None), tl.xor_sum, and their
-// errors. The scans use associative combines that are not commutative (affine maps, 2x2 integer
+// of inputs, a runtime `if` inside the combine, keep_dims, axis=None), tl.xor_sum, tl.reduce_or
+// (integers and booleans), and their errors. The scans use associative combines that are not commutative (affine maps, 2x2 integer
 // matrix products, "last non-zero"), so the order of combination is checked too: forward
 // result[i] = combine(result[i-1], x[i]); reverse result[i] = combine(result[i+1], x[i]) (flip,
 // scan, flip). References are sequential loops over wrapping integers or exact values.
@@ -269,6 +269,43 @@ void lastNonZeroCase(Suite &s, DType t) {
   s.add(std::move(b));
 }
 
+/// tl.reduce_or along both axes and over the whole tile, of sparse bit patterns (integers) or
+/// mostly-false booleans.
+void reduceOrCase(Suite &s, DType t) {
+  Rng rng(uint64_t(t) * 13 + 5);
+  const int M = 8, N = 32;
+  const int bits = t == DType::I1 ? 1 : dbits(t);
+  Buffer x(t, size_t(M * N));
+  for (size_t i = 0; i < x.size(); ++i)
+    x.setI(i, rng.next() % 9 == 0 ? (1ull << (rng.next() % uint64_t(bits))) : 0);
+  Buffer o0(t, size_t(N)), o1(t, size_t(M)), oa(t, 1);
+  uint64_t all = 0;
+  for (int r = 0; r < M; ++r)
+    for (int c = 0; c < N; ++c) {
+      uint64_t v = x.getI(at(r, c, N));
+      o0.setI(size_t(c), o0.getI(size_t(c)) | v);
+      o1.setI(size_t(r), o1.getI(size_t(r)) | v);
+      all |= v;
+    }
+  oa.setI(0, all);
+  std::string nm = "combine/reduce_or/" + tag(t);
+  Run run;
+  run.args = {Arg::buf(x), Arg::buf(Buffer(t, size_t(N))), Arg::buf(Buffer(t, size_t(M))), Arg::buf(Buffer(t, 1))};
+  expect(run, 1, nm + "/axis0", o0);
+  expect(run, 2, nm + "/axis1_method", o1);
+  expect(run, 3, nm + "/all_keep_dims", oa);
+  Batch b;
+  b.name = nm;
+  b.source = module("@triton.jit\ndef k(x_ptr, o0, o1, oa, M: tl.constexpr, N: tl.constexpr):\n"
+                    "    i = tl.arange(0, M)\n    j = tl.arange(0, N)\n    x = tl.load(x_ptr + i[:, None] * N + j[None, :])\n"
+                    "    r = tl.reduce_or(x, 0)\n    tl.static_assert(r.dtype == x.dtype)\n    tl.store(o0 + j, r)\n"
+                    "    tl.store(o1 + i, x.reduce_or(axis=1))\n"
+                    "    tl.store(oa + tl.arange(0, 1)[:, None], tl.reduce_or(x, None, keep_dims=True))\n");
+  b.signature = ptrSig({t, t, t, t}, std::to_string(M) + ", " + std::to_string(N));
+  b.runs.push_back(std::move(run));
+  s.add(std::move(b));
+}
+
 /// Programs that must not compile, with the message they must give.
 void errorCases(Suite &s) {
   struct E {
@@ -284,6 +321,8 @@ void errorCases(Suite &s) {
       {"shapes_differ", "def f(a, b, c, d):\n    return a, b\n", "tl.reduce((x, x[:, None]), 0, f)", "inputs must have one shape"},
       {"axis_range", "def f(a, b):\n    return a + b\n", "tl.reduce(x, 1, f)", "axis 1 is out of range"},
       {"xor_float", nullptr, "tl.xor_sum(x.to(tl.float32))", "xor_sum only supported for integers"},
+      {"or_float", nullptr, "tl.reduce_or(x.to(tl.float16), 0)", "reduce_or only supported for integers"},
+      {"or_no_axis", nullptr, "tl.reduce_or(x)", "missing required argument 'axis'"},
   };
   for (const E &e : cases) {
     Batch b;
@@ -311,6 +350,8 @@ void addCombine(Suite &s) {
   argmaxCase(s, DType::I32, 64, 64, 1024, 4, "/64x64_w4");
   for (DType t : {DType::I32, DType::F32, DType::I8, DType::U64, DType::I64})
     ifAndXorCase(s, t);
+  for (DType t : {DType::I1, DType::I8, DType::U16, DType::I32, DType::U64})
+    reduceOrCase(s, t);
   for (DType t : {DType::I32, DType::U32, DType::I64, DType::I16})
     scanCase(s, t, 4, 32, 64, 4, "");
   scanCase(s, DType::I32, 16, 256, 2048, 8, "/16x256_w8");

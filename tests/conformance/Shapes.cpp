@@ -1,6 +1,7 @@
 // Family "shape": tl.trans (2-D, .T, 3-D with dims), tl.permute (every permutation of 3 dims),
 // tl.reshape / tl.view (2-D <-> 1-D <-> 3-D), tl.join / tl.split (round trip and values), tl.cat,
-// tl.expand_dims (several axes, negative), tl.broadcast_to, tl.zeros / tl.full / tl.arange with
+// tl.expand_dims (several axes, negative, a tuple of axes), tl.broadcast_to, tl.broadcast (both
+// operands to their common shape), tl.zeros / tl.full / tl.arange with
 // offsets and tl.zeros_like, over several dtypes. References are index arithmetic on the host.
 #include "Families.h"
 
@@ -136,6 +137,46 @@ void twoD(Suite &s, DType t, int M, int N) {
   s.add(std::move(b));
 }
 
+/// tl.expand_dims with a tuple of axes ([N] -> [1, N, 1]; [M, N] with (-1, 1) -> [M, 1, N, 1])
+/// and tl.broadcast of a column and a row to [M, N].
+void expandTupleAndBroadcast(Suite &s, DType t, int M, int N) {
+  Buffer x = iota(t, size_t(M * N));
+  Buffer row(t, size_t(N)), a(t, size_t(M * N)), bb(t, size_t(M * N));
+  for (int j = 0; j < N; ++j)
+    row.setBits(size_t(j), x.bits(size_t(j)));
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      a.setBits(size_t(i * N + j), x.bits(size_t(i * N)));
+      bb.setBits(size_t(i * N + j), x.bits(size_t(j)));
+    }
+  std::string sh = std::to_string(M) + "x" + std::to_string(N) + "/" + tag(t);
+  Run run;
+  run.args = {Arg::buf(x)};
+  const std::vector<std::pair<std::string, Buffer>> outs = {
+      {"expand_dims_tuple", row}, {"expand_dims_tuple_neg", x}, {"broadcast_col", a}, {"broadcast_row", bb}};
+  for (auto &[name, want] : outs) {
+    int idx = int(run.args.size());
+    run.args.push_back(Arg::buf(Buffer(t, want.size())));
+    expect(run, idx, "shape/" + name + "/" + sh, want);
+  }
+  Batch b;
+  b.name = "shape/expand_broadcast/" + sh;
+  b.source = module(
+      "@triton.jit\ndef k(x_ptr, o_e3, o_e4, o_a, o_b, M: tl.constexpr, N: tl.constexpr):\n"
+      "    i = tl.arange(0, M)\n    j = tl.arange(0, N)\n    o = tl.arange(0, 1)\n    idx = i[:, None] * N + j[None, :]\n"
+      "    x = tl.load(x_ptr + idx)\n"
+      "    e3 = tl.expand_dims(tl.load(x_ptr + j), (0, 2))\n    tl.static_assert(e3.shape == (1, N, 1))\n"
+      "    tl.store(o_e3 + o[:, None, None] + j[None, :, None] + o[None, None, :], e3)\n"
+      "    e4 = x.expand_dims((-1, 1))\n    tl.static_assert(e4.shape == (M, 1, N, 1))\n"
+      "    tl.store(o_e4 + i[:, None, None, None] * N + o[None, :, None, None] + j[None, None, :, None] + o[None, None, None, :], e4)\n"
+      "    ca, rb = tl.broadcast(tl.load(x_ptr + i * N)[:, None], tl.load(x_ptr + j)[None, :])\n"
+      "    tl.static_assert(ca.shape == (M, N) and rb.shape == (M, N))\n"
+      "    tl.store(o_a + idx, ca)\n    tl.store(o_b + idx, rb)\n");
+  b.signature = ptrSig({t, t, t, t, t}, std::to_string(M) + ", " + std::to_string(N));
+  b.runs.push_back(std::move(run));
+  s.add(std::move(b));
+}
+
 } // namespace
 
 void addShapes(Suite &s) {
@@ -144,6 +185,8 @@ void addShapes(Suite &s) {
   for (DType t : {DType::I32, DType::F32, DType::F16, DType::I8, DType::I64, DType::BF16, DType::U16, DType::F64})
     for (auto [M, N] : {std::pair{2, 8}, std::pair{16, 16}, std::pair{8, 32}, std::pair{32, 4}})
       twoD(s, t, M, N);
+  for (DType t : {DType::I32, DType::F16, DType::I8, DType::F64})
+    expandTupleAndBroadcast(s, t, 8, 16);
   Batch e;
   e.name = "shape/error/reshape_count";
   e.source = module("@triton.jit\ndef k(x_ptr):\n    x = tl.load(x_ptr + tl.arange(0, 16))\n    y = tl.reshape(x, (4, 8))\n"
@@ -157,6 +200,13 @@ void addShapes(Suite &s) {
                      "    tl.store(x_ptr + i[:, None] * 4 + i[None, :], tl.permute(x, (0, 0)))\n");
   e2.expectError = "permut";
   s.add(std::move(e2));
+  Batch e3;
+  e3.name = "shape/error/expand_dims_axis_range";
+  e3.signature = "*fp32";
+  e3.source = module("@triton.jit\ndef k(x_ptr):\n    x = tl.load(x_ptr + tl.arange(0, 4))\n"
+                     "    y = tl.expand_dims(x, (0, 3))\n");
+  e3.expectError = "axis 3 is out of range for a result of rank 3";
+  s.add(std::move(e3));
 }
 
 } // namespace tle::conformance

@@ -1,5 +1,7 @@
 // Families "sort" and "gather": tl.sort (ascending and descending, along the last dim of 1-D and
-// 2-D tiles, every numeric dtype, duplicates, infinities and signed zeros), tl.histogram (with
+// 2-D tiles, every numeric dtype, duplicates, infinities and signed zeros), tl.topk (the k
+// largest, and with descending=False the k smallest, for k from 1 to the whole dim),
+// tl.bitonic_merge (of bitonic rows, both orders), tl.histogram (with
 // values outside the bins, and a mask) and tl.gather (both axes, index tiles of another size
 // along the axis, indices outside the source giving 0, exact bits), against std::sort and
 // counting and indexing loops; and their errors.
@@ -69,6 +71,118 @@ void sortCase(Suite &s, DType t, int R, int N, int warps, const std::string &suf
       "    tl.store(d1_ptr + c, z.sort(descending=True))\n");
   b.signature = ptrSig({t, t, t, t, t}, std::to_string(R) + ", " + std::to_string(N));
   b.numWarps = warps;
+  b.runs.push_back(std::move(run));
+  s.add(std::move(b));
+}
+
+/// Random values with duplicates, infinities and signed zeros, as for the sort cases.
+Buffer sortInput(DType t, size_t n, Rng &rng) {
+  bool fl = isFloatT(t);
+  Buffer x(t, n);
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t pick = rng.next() % 16;
+    if (fl && pick == 0)
+      x.setF(i, (rng.next() & 1) ? std::numeric_limits<long double>::infinity() : -std::numeric_limits<long double>::infinity());
+    else if (fl && pick == 1)
+      x.setF(i, (rng.next() & 1) ? 0.0L : -0.0L);
+    else if (pick < 6)
+      x.setF(i, (long double)rng.range(isSignedT(t) || fl ? -3 : 0, 3));
+    else if (fl)
+      x.setF(i, (long double)rng.real(-1000, 1000));
+    else
+      x.setI(i, rng.next());
+  }
+  return x;
+}
+
+/// tl.topk of a [R, N] tile (the K largest of each row, descending, and with descending=False
+/// the K smallest, ascending) and of its first row as a 1-D tile (the method form).
+void topkCase(Suite &s, DType t, int R, int N, int K, int warps) {
+  Rng rng(uint64_t(t) * 23 + uint64_t(R * N + K));
+  Buffer x = sortInput(t, size_t(R * N), rng);
+  auto best = [&](int rows, bool largest) {
+    Buffer out(t, size_t(rows * K));
+    for (int r = 0; r < rows; ++r) {
+      std::vector<long double> v;
+      for (int c = 0; c < N; ++c)
+        v.push_back(x.getF(size_t(r * N + c)));
+      std::stable_sort(v.begin(), v.end());
+      if (largest)
+        std::reverse(v.begin(), v.end());
+      for (int c = 0; c < K; ++c)
+        out.setF(size_t(r * K + c), v[size_t(c)]);
+    }
+    return out;
+  };
+  std::string nm = "sort/topk/" + tag(t) + "/" + std::to_string(R) + "x" + std::to_string(N) + "_k" + std::to_string(K);
+  Run run;
+  run.args = {Arg::buf(x)};
+  Tol tol = Tol::exact().anyZero(); // -0 and +0 compare equal: either may be kept
+  std::vector<std::pair<std::string, Buffer>> outs = {
+      {"2d_largest", best(R, true)}, {"2d_smallest", best(R, false)}, {"1d_largest_method", best(1, true)}};
+  for (auto &[name, want] : outs) {
+    int idx = int(run.args.size());
+    run.args.push_back(Arg::buf(Buffer(t, want.size())));
+    expect(run, idx, nm + "/" + name, want, tol);
+  }
+  Batch b;
+  b.name = nm;
+  b.source = module(
+      "@triton.jit\ndef k(x_ptr, l_ptr, s_ptr, l1_ptr, R: tl.constexpr, N: tl.constexpr, K: tl.constexpr):\n"
+      "    r = tl.arange(0, R)\n    c = tl.arange(0, N)\n    kk = tl.arange(0, K)\n"
+      "    x = tl.load(x_ptr + r[:, None] * N + c[None, :])\n"
+      "    t = tl.topk(x, K)\n    tl.static_assert(t.dtype == x.dtype)\n"
+      "    tl.store(l_ptr + r[:, None] * K + kk[None, :], t)\n"
+      "    tl.store(s_ptr + r[:, None] * K + kk[None, :], tl.topk(x, K, dim=1, descending=False))\n"
+      "    z = tl.load(x_ptr + c)\n    tl.store(l1_ptr + kk, z.topk(K))\n");
+  b.signature = ptrSig({t, t, t, t}, std::to_string(R) + ", " + std::to_string(N) + ", " + std::to_string(K));
+  b.numWarps = warps;
+  b.runs.push_back(std::move(run));
+  s.add(std::move(b));
+}
+
+/// tl.bitonic_merge of [R, N] rows that rise then fall (or fall then rise): sorted rows.
+void bitonicMergeCase(Suite &s, DType t, int R, int N) {
+  Rng rng(uint64_t(t) * 31 + uint64_t(R * N));
+  Buffer raw = sortInput(t, size_t(R * N), rng), x(t, size_t(R * N));
+  Buffer asc(t, size_t(R * N)), desc(t, size_t(R * N));
+  for (int r = 0; r < R; ++r) {
+    std::vector<long double> v;
+    for (int c = 0; c < N; ++c)
+      v.push_back(raw.getF(size_t(r * N + c)));
+    int split = int(rng.next() % uint64_t(N + 1)); // the peak (or valley) anywhere, ends included
+    bool rise = r % 2 == 0;                          // rise then fall, or fall then rise
+    auto up = [](long double a, long double b) { return a < b; };
+    auto down = [](long double a, long double b) { return a > b; };
+    if (rise) {
+      std::sort(v.begin(), v.begin() + split, up);
+      std::sort(v.begin() + split, v.end(), down);
+    } else {
+      std::sort(v.begin(), v.begin() + split, down);
+      std::sort(v.begin() + split, v.end(), up);
+    }
+    for (int c = 0; c < N; ++c)
+      x.setF(size_t(r * N + c), v[size_t(c)]);
+    std::stable_sort(v.begin(), v.end());
+    for (int c = 0; c < N; ++c) {
+      asc.setF(size_t(r * N + c), v[size_t(c)]);
+      desc.setF(size_t(r * N + N - 1 - c), v[size_t(c)]);
+    }
+  }
+  std::string nm = "sort/bitonic_merge/" + tag(t);
+  Run run;
+  run.args = {Arg::buf(x), Arg::buf(Buffer(t, asc.size())), Arg::buf(Buffer(t, desc.size()))};
+  Tol tol = Tol::exact().anyZero();
+  expect(run, 1, nm + "/ascending", asc, tol);
+  expect(run, 2, nm + "/descending", desc, tol);
+  Batch b;
+  b.name = nm;
+  b.source = module(
+      "@triton.jit\ndef k(x_ptr, u_ptr, d_ptr, R: tl.constexpr, N: tl.constexpr):\n"
+      "    idx = tl.arange(0, R)[:, None] * N + tl.arange(0, N)[None, :]\n    x = tl.load(x_ptr + idx)\n"
+      "    tl.store(u_ptr + idx, tl.bitonic_merge(x))\n"
+      "    tl.store(d_ptr + idx, tl.bitonic_merge(x, dim=1, descending=True))\n");
+  b.signature = ptrSig({t, t, t}, std::to_string(R) + ", " + std::to_string(N));
   b.runs.push_back(std::move(run));
   s.add(std::move(b));
 }
@@ -171,6 +285,12 @@ void errorCases(Suite &s) {
       {"sort_dim0", "    x = tl.load(x_ptr + tl.arange(0, 4)[:, None] * 4 + tl.arange(0, 4)[None, :])\n    r = tl.sort(x, dim=0)\n",
        "only supports the last dim"},
       {"sort_scalar", "    r = tl.sort(tl.load(x_ptr))\n", "sort() expects a tile"},
+      {"topk_k_pow2", "    r = tl.topk(tl.load(x_ptr + tl.arange(0, 16)), 6)\n", "k must be a power of two"},
+      {"topk_k_large", "    r = tl.topk(tl.load(x_ptr + tl.arange(0, 16)), 32)\n", "between 1 and the size of the last dim"},
+      {"topk_k_runtime", "    r = tl.topk(tl.load(x_ptr + tl.arange(0, 16)), tl.load(x_ptr))\n", "k must be a compile-time integer"},
+      {"topk_dim0", "    x = tl.load(x_ptr + tl.arange(0, 4)[:, None] * 4 + tl.arange(0, 4)[None, :])\n    r = tl.topk(x, 2, dim=0)\n",
+       "only supports the last dim"},
+      {"bitonic_merge_bool", "    r = tl.bitonic_merge(tl.load(x_ptr + tl.arange(0, 16)) > 0)\n", "expects numbers"},
       {"histogram_bins", "    r = tl.histogram(tl.load(x_ptr + tl.arange(0, 16)), 10)\n", "num_bins must be a power of two"},
       {"histogram_float", "    r = tl.histogram(tl.load(x_ptr + tl.arange(0, 16)).to(tl.float32), 16)\n",
        "expects a 1-D integer tile"},
@@ -200,6 +320,16 @@ void addSort(Suite &s) {
   sortCase(s, DType::F32, 2, 2, 1, "/2");
   sortCase(s, DType::I32, 2, 128, 8, "/2x128_w8");
   sortCase(s, DType::F32, 8, 64, 2, "/8x64_w2");
+  for (DType t : {DType::I8, DType::U8, DType::I16, DType::I32, DType::U32, DType::I64, DType::U64, DType::F16,
+                  DType::BF16, DType::F32, DType::F64, DType::F8E4M3, DType::F8E5M2})
+    topkCase(s, t, 4, 32, 8, 4);
+  topkCase(s, DType::F32, 4, 32, 1, 4);
+  topkCase(s, DType::I32, 4, 32, 32, 4);
+  topkCase(s, DType::F32, 2, 128, 2, 8);
+  topkCase(s, DType::I64, 8, 64, 16, 2);
+  topkCase(s, DType::F16, 1, 1024, 64, 4);
+  for (DType t : {DType::I32, DType::U16, DType::F32, DType::F64, DType::BF16})
+    bitonicMergeCase(s, t, 4, 32);
   for (DType t : {DType::I32, DType::I64, DType::U8, DType::I8})
     histogramCase(s, t, 256, 16);
   histogramCase(s, DType::I32, 1024, 256);

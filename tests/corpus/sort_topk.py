@@ -1,6 +1,7 @@
 """Sorting and selection inside a tile, as MoE routers and samplers do: sort a row, top-k by
 sorting (value, index) pairs packed into one integer key, the expert histogram of a block of
-routing decisions, and a row permutation with tl.gather."""
+routing decisions, a row permutation with tl.gather, an MoE router with tl.topk (launched as a
+programmatic dependent) and a merge of two sorted runs with tl.bitonic_merge."""
 import triton
 import triton.language as tl
 
@@ -75,3 +76,32 @@ def gather_tokens_kernel(table_ptr, ids_ptr, out_ptr, V: tl.constexpr, D: tl.con
     ids = tl.load(ids_ptr + t)
     rows = table.gather(tl.broadcast_to(ids[:, None], (T, D)), axis=0)
     tl.store(out_ptr + t[:, None] * D + d[None, :], rows)
+
+
+@triton.jit
+def router_topk_kernel(logits_ptr, val_ptr, capped_ptr, n, stride, cap, K: tl.constexpr, BLOCK: tl.constexpr):
+    # An MoE router launched as a programmatic dependent of the kernel that writes the logits:
+    # wait for it, read the row, then let the next kernel start while this one selects.
+    tl.extra.cuda.gdc_wait()
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    base = tl.max_constancy(row * stride + tl.zeros([BLOCK], dtype=tl.int32), BLOCK)
+    x = tl.load(logits_ptr + base + cols, mask=cols < n, other=float("-inf"))
+    tl.extra.cuda.gdc_launch_dependents()
+    top = tl.topk(x, K)
+    k = tl.arange(0, K)
+    out_off, k_b = tl.broadcast(row * K, k)
+    tl.store(val_ptr + out_off + k_b, top)
+    # does the row hold a logit above the cap? ([1, BLOCK] -> [1])
+    over = tl.expand_dims(x > cap, (0,))
+    tl.store(capped_ptr + row + tl.arange(0, 1), tl.reduce_or(over, 1).to(tl.int8))
+
+
+@triton.jit
+def merge_sorted_kernel(a_ptr, b_ptr, out_ptr, H: tl.constexpr):
+    # two ascending runs of H values merged into one: `a` followed by `b` reversed is bitonic
+    i = tl.arange(0, 2 * H)
+    first = i < H
+    va = tl.load(a_ptr + i, mask=first, other=0.0)
+    vb = tl.load(b_ptr + (2 * H - 1 - i), mask=~first, other=0.0)
+    tl.store(out_ptr + i, tl.bitonic_merge(tl.where(first, va, vb)))

@@ -737,8 +737,8 @@ private:
       execReduceOrScan(op);
       return;
     }
-    case OpKind::Barrier:
-      return; // a program is evaluated by one thread
+    case OpKind::Barrier: case OpKind::GridDepControl:
+      return; // a program is evaluated by one thread, programs one after the other
     case OpKind::For: {
       execFor(op);
       return;

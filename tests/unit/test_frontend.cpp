@@ -728,7 +728,7 @@ if __name__ == "__main__":
   CHECK(cast<OtherExpr>(cast<AssignStmt>(run->body[2])->value)->what == "list comprehension");
   CHECK(cast<OtherExpr>(cast<AssignStmt>(run->body[3])->value)->what == "dict comprehension");
   CHECK(cast<OtherStmt>(run->body[4])->what == "with statement");
-  CHECK(cast<OtherStmt>(run->body[5])->what == "try statement");
+  CHECK(isa<TryStmt>(run->body[5]));
   auto *walrus = cast<IfStmt>(run->body[6]);
   CHECK(cast<OtherExpr>(cast<CompareExpr>(walrus->cond)->operands[0])->what == "assignment expression");
   CHECK(dotted(run->params[0].annotation) == "torch.Tensor");

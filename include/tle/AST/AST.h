@@ -24,7 +24,7 @@ public:
     ExprFirst = Name, ExprLast = OtherExpr,
     // Statements
     ExprStmt, Assign, AugAssign, AnnAssign, Return, If, For, While, Pass, Break, Continue,
-    FunctionDef, Import, ImportFrom, Assert, OtherStmt,
+    FunctionDef, Import, ImportFrom, Assert, Try, OtherStmt,
     StmtFirst = ExprStmt, StmtLast = OtherStmt,
   };
   Node(Kind k, SourceLoc loc) : kind_(k), loc_(loc) {}
@@ -341,7 +341,25 @@ struct AssertStmt : Stmt {
   TLE_AST_CLASSOF(Assert)
 };
 
-/// A statement the parser accepts but the AST does not model (class, with, try, global,
+/// One `except [type [as name]]:` clause of a TryStmt; `type` is null for a bare `except:`.
+struct ExceptHandler {
+  SourceLoc loc;
+  Expr *type = nullptr;
+  std::string name; ///< the `as` name; empty when absent
+  Block body;
+};
+
+/// `try: body except ...: handlers else: orelse finally: finalbody`. Only module-level
+/// definitions read it (kernels reject it).
+struct TryStmt : Stmt {
+  Block body;
+  std::vector<ExceptHandler> handlers;
+  Block orelse, finalbody;
+  explicit TryStmt(SourceLoc l) : Stmt(Kind::Try, l) {}
+  TLE_AST_CLASSOF(Try)
+};
+
+/// A statement the parser accepts but the AST does not model (class, with, global,
 /// del, raise, async, ...). `what` names it ("class definition", "with statement").
 struct OtherStmt : Stmt {
   std::string what;

@@ -139,6 +139,12 @@ enum class OpKind {
                ///< fails with the message, location and program id). Emitted only in debug builds.
   Barrier,     ///< () -> (): a CTA-wide execution barrier (tl.debug_barrier; GPU `bar.sync 0`,
                ///< nothing on the CPU target, where a program is one thread).
+  GridDepControl, ///< () -> (): programmatic dependent launch (tl.extra.cuda.gdc_wait /
+               ///< gdc_launch_dependents; PTX ISA 9.7.13.9 `griddepcontrol`, sm_90+). `ival` 0
+               ///< (wait): block until the grids this one depends on have completed and their
+               ///< memory is visible; 1 (launch_dependents): let the dependent grid start
+               ///< launching. A grid not launched as a programmatic dependent has nothing to wait
+               ///< for, so targets without the instruction (sm_80, the CPU) emit nothing.
   // --- Control flow
   For,         ///< (lb, ub, step, init...) -> (final...): runs the body for iv = lb, lb+step,
                ///< ... while iv < ub (step must be positive). The body block's arguments are

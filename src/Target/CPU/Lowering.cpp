@@ -403,6 +403,8 @@ bool Lowering::emitOp(const ir::Op &op) {
     return true;
   case OpKind::Barrier: // one program is one thread: nothing to wait for
     return true;
+  case OpKind::GridDepControl: // grids run one after the other: nothing to wait for or release
+    return true;
   case OpKind::InlineAsm:
     return unsupported(op, "tl.inline_asm_elementwise runs PTX, which only the GPU target can");
   case OpKind::Constant:

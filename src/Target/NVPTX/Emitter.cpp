@@ -277,6 +277,14 @@ void Emitter::emitOp(const ir::Op &op) {
     return emitAssert(op);
   case OpKind::Barrier: // tl.debug_barrier: bar.sync 0
     return barrier();
+  case OpKind::GridDepControl: { // griddepcontrol needs sm_90; before it there is nothing to do
+    if (smVersion() < 90)
+      return;
+    auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
+    const char *text = op.ival ? "griddepcontrol.launch_dependents;" : "griddepcontrol.wait;";
+    B.CreateCall(fty, llvm::InlineAsm::get(fty, text, "~{memory}", /*hasSideEffects=*/true));
+    return;
+  }
   case OpKind::InlineAsm:
     return emitInlineAsm(op);
   case OpKind::Constant: {
@@ -384,12 +392,16 @@ int Emitter::equalRegisterBits(const ir::Value *v) {
   return bits;
 }
 
-bool Emitter::hasFp8Cvt() const {
-  // cvt with .e4m3x2 / .e5m2x2: sm_89 and later (PTX ISA §9.7.9.21).
+unsigned Emitter::smVersion() const {
   unsigned sm = 0;
   for (size_t i = 3; i < arch.size() && std::isdigit(static_cast<unsigned char>(arch[i])); ++i)
     sm = sm * 10 + unsigned(arch[i] - '0');
-  return sm >= 89;
+  return sm;
+}
+
+bool Emitter::hasFp8Cvt() const {
+  // cvt with .e4m3x2 / .e5m2x2: sm_89 and later (PTX ISA §9.7.9.21).
+  return smVersion() >= 89;
 }
 
 llvm::Value *Emitter::castFp8(llvm::Value *a, DType from, DType to, bool towardZero) {

@@ -141,6 +141,8 @@ public:
   llvm::Value *castFp8(llvm::Value *a, ir::DType from, ir::DType to, bool towardZero);
   /// Whether `arch` has the fp8 cvt instructions (sm_89 and later).
   bool hasFp8Cvt() const;
+  /// The SM version of the target architecture (90 for sm_90a, 80 for sm_80).
+  unsigned smVersion() const;
   /// Register-index bits of `v`'s layout that only move an element within an aligned run of
   /// equal values (axis-info constancy) or not at all (zero bases: replicated registers):
   /// registers differing in these bits hold one value.

@@ -30,7 +30,8 @@ TL_NAMES = """
 program_id num_programs arange zeros zeros_like full load store where
 exp exp2 log log2 sqrt sqrt_rn rsqrt abs maximum minimum fdiv div_rn
 sum max min cumsum cumprod cast expand_dims broadcast_to trans permute reshape view cat join split
-flip ravel interleave dot argmax argmin reduce associative_scan xor_sum sort histogram gather
+flip ravel interleave dot argmax argmin reduce associative_scan xor_sum reduce_or sort topk
+bitonic_merge histogram gather broadcast max_constancy
 inline_asm_elementwise clamp umulhi swizzle2d debug_barrier assume
 philox randint randint4x rand rand4x randn randn4x uint_to_uniform_float pair_uniform_to_normal
 atomic_add atomic_max atomic_min atomic_and atomic_or atomic_xor atomic_xchg atomic_cas
@@ -48,6 +49,9 @@ DTYPES = """
 int1 int8 int16 int32 int64 uint8 uint16 uint32 uint64
 float16 bfloat16 float32 float64 float8e4nv float8e5
 """.split()
+
+# tl.extra.cuda functions (docs/language.md, "Programmatic dependent launch"): tl.extra.cuda.X.
+CUDA_NAMES = "gdc_wait gdc_launch_dependents".split()
 
 # Host helpers that kernels may call on compile-time values (docs/language.md).
 TRITON_NAMES = ["cdiv", "next_power_of_2"]
@@ -158,7 +162,9 @@ def scan_function(info, fn, cov):
             continue
         parts = name.split(".")
         if parts[0] == "tl" and len(parts) >= 2:
-            if parts[1] == "math" and len(parts) >= 3:
+            if parts[1] == "extra" and len(parts) >= 4 and parts[2] == "cuda":
+                cov.name("tl.extra.cuda." + parts[3], where)
+            elif parts[1] == "math" and len(parts) >= 3:
                 cov.name("tl." + parts[2], where)
                 cov.name("libdevice." + parts[2], where)
             else:
@@ -282,6 +288,7 @@ def main():
             scan_function(info, info.jit[name], cov)
 
     required_names = (["tl." + n for n in TL_NAMES] + ["libdevice." + n for n in LIBDEVICE_NAMES] +
+                      ["tl.extra.cuda." + n for n in CUDA_NAMES] +
                       ["tl." + d for d in DTYPES] + ["triton." + n for n in TRITON_NAMES])
     missing_names = [n for n in required_names if n not in cov.names]
     missing_forms = [f for f in STATEMENT_FORMS if f not in cov.forms]

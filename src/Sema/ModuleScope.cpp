@@ -1,0 +1,288 @@
+// Module scope: a module's imports, @jit functions and constants, and the `if` / `try` blocks
+// around them, run in order as Python runs a module on import.
+#include "Sema.h"
+
+#include <llvm/Support/Casting.h>
+
+#include <algorithm>
+#include <sstream>
+
+using llvm::dyn_cast;
+using llvm::isa;
+
+namespace tle::sema {
+
+namespace {
+
+/// Modules of the language: the ones whose names kernels can use.
+bool languageModule(const std::string &m) {
+  static const std::set<std::string> known = {
+      "triton",
+      "triton.language",
+      "triton.language.math",
+      "triton.language.core",
+      "triton.language.random",
+      "triton.language.PropagateNan",
+      "triton.language.extra",
+      "triton.language.extra.cuda",
+      "triton.language.extra.libdevice",
+      "triton.language.extra.cuda.libdevice",
+      "libdevice",
+  };
+  return known.count(m) != 0;
+}
+
+/// The message of the first error in a quiet diagnostics stream ("file:l:c: error: MSG").
+std::string firstError(const std::string &text) {
+  const std::string tag = "error: ";
+  size_t at = text.find(tag);
+  if (at == std::string::npos)
+    return "";
+  size_t end = text.find('\n', at);
+  return text.substr(at + tag.size(), end == std::string::npos ? std::string::npos : end - at - tag.size());
+}
+
+/// Whether a value can outlive the specializer that computed it: compile-time values, language
+/// functions, modules and @jit functions, and tuples of them (not tiles, which belong to its IR).
+bool moduleValue(const SVal &v) {
+  switch (v.kind) {
+  case SVal::Kind::Tuple:
+    return std::all_of(v.elts.begin(), v.elts.end(), moduleValue);
+  case SVal::Kind::Builtin: case SVal::Kind::Module: case SVal::Kind::JitFn:
+    return true;
+  default:
+    return v.isConstexpr();
+  }
+}
+
+/// The state module-level statements change, saved to run an alternative branch.
+struct ScopeState {
+  Env globals;
+  std::map<std::string, std::string> unresolved;
+  std::map<std::string, const ast::FunctionDef *> jitFns;
+};
+
+} // namespace
+
+std::unique_ptr<Specializer> Specializer::moduleProbe(DiagnosticEngine &quiet) const {
+  auto probe = std::make_unique<Specializer>(mod, opts, quiet);
+  probe->globals = globals;
+  probe->unresolvedGlobals_ = unresolvedGlobals_;
+  // Module-level code that builds values (`X = tl.arange(0, 16)`) builds them into a function
+  // that is thrown away: they are not compile-time values.
+  probe->fn = std::make_unique<ir::Function>();
+  probe->b = std::make_unique<ir::Builder>(&probe->fn->body);
+  return probe;
+}
+
+std::optional<SVal> Specializer::evalQuietly(const ast::Expr *e, std::string &why) {
+  DiagnosticEngine quiet(diags.sources());
+  std::ostringstream sink;
+  quiet.setStream(sink);
+  try {
+    std::unique_ptr<Specializer> probe = moduleProbe(quiet);
+    Env env;
+    SVal v = probe->eval(e, env);
+    if (moduleValue(v))
+      return v;
+    why = "it is a " + v.describe() + ", not a compile-time value (compute it in the kernel)";
+    return std::nullopt;
+  } catch (CompileAborted &) {
+    why = firstError(sink.str());
+  }
+  return std::nullopt;
+}
+
+bool Specializer::knownGlobal(const std::string &name) const {
+  auto it = globals.find(name);
+  if (it == globals.end())
+    return false;
+  const SVal &v = it->second;
+  if (v.kind == SVal::Kind::Module)
+    return languageModule(v.s);
+  if (v.kind == SVal::Kind::Builtin && v.s.rfind("libdevice.", 0) == 0)
+    return libdeviceArities().count(v.s.substr(10)) != 0;
+  return true;
+}
+
+void Specializer::defineGlobal(const std::string &name, std::optional<SVal> v, const std::string &why,
+                               std::set<std::string> *bound) {
+  if (bound)
+    bound->insert(name);
+  if (v) {
+    globals[name] = *v;
+    unresolvedGlobals_.erase(name);
+    return;
+  }
+  globals.erase(name);
+  unresolvedGlobals_[name] = why;
+}
+
+void Specializer::defineModuleBlock(const ast::Block &blk, std::set<std::string> *bound) {
+  for (const ast::Stmt *s : blk)
+    defineModuleStmt(s, bound);
+}
+
+void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bound) {
+  auto save = [&] { return ScopeState{globals, unresolvedGlobals_, jitFns}; };
+  auto load = [&](const ScopeState &st) {
+    globals = st.globals;
+    unresolvedGlobals_ = st.unresolved;
+    jitFns = st.jitFns;
+  };
+  // Runs `alternative` from state `from` and, into the current state, takes each name it binds
+  // that `primary` (the names the current state's branch bound) did not bind or left unknown.
+  auto supplement = [&](const ast::Block &alternative, const ScopeState &from, const std::set<std::string> &primary) {
+    std::set<std::string> unknown;
+    for (const std::string &n : primary)
+      if (!knownGlobal(n))
+        unknown.insert(n);
+    ScopeState mine = save();
+    load(from);
+    std::set<std::string> alt;
+    defineModuleBlock(alternative, &alt);
+    ScopeState theirs = save();
+    load(mine);
+    for (const std::string &n : alt) {
+      if (primary.count(n) && !unknown.count(n))
+        continue;
+      auto it = theirs.globals.find(n);
+      if (it == theirs.globals.end())
+        continue;
+      if (it->second.kind == SVal::Kind::JitFn)
+        jitFns[n] = it->second.fn;
+      defineGlobal(n, it->second, "", bound);
+    }
+  };
+
+  if (auto *imp = dyn_cast<ast::ImportStmt>(s)) {
+    // `import a.b.c` binds `a`; `import a.b.c as d` binds `d` to a.b.c.
+    for (auto &a : imp->names) {
+      std::string head = a.name.substr(0, a.name.find('.'));
+      defineGlobal(a.asname.empty() ? head : a.asname, SVal::module(a.asname.empty() ? head : a.name), "", bound);
+    }
+    return;
+  }
+  if (auto *imp = dyn_cast<ast::ImportFromStmt>(s)) {
+    // `from triton.language import float32` binds the attribute; `from triton import language
+    // as tl` the submodule. A name TLE does not have is an error only where a kernel reads it.
+    for (auto &a : imp->names) {
+      if (a.name == "*")
+        continue;
+      std::string name = a.asname.empty() ? a.name : a.asname;
+      DiagnosticEngine quiet(diags.sources());
+      std::ostringstream sink;
+      quiet.setStream(sink);
+      try {
+        std::unique_ptr<Specializer> probe = moduleProbe(quiet);
+        defineGlobal(name, probe->attribute(SVal::module(std::string(size_t(imp->level), '.') + imp->module), a.name, a.loc),
+                     "", bound);
+      } catch (CompileAborted &) {
+        defineGlobal(name, std::nullopt, "was imported from " + imp->module + ": " + firstError(sink.str()), bound);
+      }
+    }
+    return;
+  }
+  if (auto *fd = dyn_cast<ast::FunctionDef>(s)) {
+    if (std::none_of(fd->decorators.begin(), fd->decorators.end(), isJitDecorator)) {
+      defineGlobal(fd->name, std::nullopt, "is a Python function without @triton.jit, which a kernel cannot call", bound);
+      return;
+    }
+    jitFns[fd->name] = fd;
+    SVal f;
+    f.kind = SVal::Kind::JitFn;
+    f.fn = fd;
+    defineGlobal(fd->name, f, "", bound);
+    return;
+  }
+  if (isa<ast::AssignStmt>(s) || isa<ast::AnnAssignStmt>(s)) {
+    // `NAME = value`, `A = B = value`, `A, B = x, y` and `NAME: annotation = value` (e.g.
+    // `BLOCK: tl.constexpr = tl.constexpr(64)`). Compile-time values and aliases of the
+    // language's names (`exp = tl.exp`, `tl2 = tl`) become globals; other values are host code.
+    std::vector<const ast::Expr *> targets;
+    const ast::Expr *value = nullptr;
+    if (auto *as = dyn_cast<ast::AssignStmt>(s)) {
+      targets.assign(as->targets.begin(), as->targets.end());
+      value = as->value;
+    } else if (auto *an = dyn_cast<ast::AnnAssignStmt>(s); an->value) {
+      targets = {an->target};
+      value = an->value;
+    }
+    if (!value)
+      return;
+    std::string why;
+    std::optional<SVal> v = evalQuietly(value, why);
+    const std::string reason = why.empty() ? "is a module-level value that is not known at compile time"
+                                           : "is a module-level value that is not known at compile time: " + why;
+    for (const ast::Expr *t : targets) {
+      if (auto *n = dyn_cast<ast::NameExpr>(t)) {
+        defineGlobal(n->name, v, reason, bound);
+        continue;
+      }
+      auto *tu = dyn_cast<ast::TupleExpr>(t);
+      if (!tu)
+        continue; // attribute or subscript targets: host code
+      for (size_t i = 0; i < tu->elts.size(); ++i) {
+        auto *n = dyn_cast<ast::NameExpr>(tu->elts[i]);
+        if (!n)
+          continue;
+        bool fits = v && v->kind == SVal::Kind::Tuple && v->elts.size() == tu->elts.size();
+        defineGlobal(n->name, fits ? std::optional<SVal>(v->elts[i]) : std::nullopt, reason, bound);
+      }
+    }
+    return;
+  }
+  if (auto *aug = dyn_cast<ast::AugAssignStmt>(s)) {
+    if (auto *n = dyn_cast<ast::NameExpr>(aug->target))
+      defineGlobal(n->name, std::nullopt, "is changed at module level by '" + std::string(ast::spelling(aug->op)) + "='",
+                   bound);
+    return;
+  }
+  if (auto *ifs = dyn_cast<ast::IfStmt>(s)) {
+    std::string why;
+    std::optional<SVal> c = evalQuietly(ifs->cond, why);
+    if (c && c->isConstexpr()) {
+      DiagnosticEngine quiet(diags.sources());
+      std::ostringstream sink;
+      quiet.setStream(sink);
+      bool taken = false;
+      try {
+        taken = moduleProbe(quiet)->truthy(*c, ifs->cond->loc());
+      } catch (CompileAborted &) {
+      }
+      defineModuleBlock(taken ? ifs->body : ifs->orelse, bound);
+      return;
+    }
+    // A condition only known at run time (`torch.cuda.is_available()`): the body's definitions,
+    // with the else branch's for the names the body leaves unknown.
+    ScopeState before = save();
+    std::set<std::string> primary;
+    defineModuleBlock(ifs->body, &primary);
+    if (bound)
+      bound->insert(primary.begin(), primary.end());
+    supplement(ifs->orelse, before, primary);
+    return;
+  }
+  if (auto *t = dyn_cast<ast::TryStmt>(s)) {
+    std::set<std::string> primary;
+    defineModuleBlock(t->body, &primary);
+    if (bound)
+      bound->insert(primary.begin(), primary.end());
+    bool failed = std::any_of(primary.begin(), primary.end(), [&](const std::string &n) { return !knownGlobal(n); });
+    if (failed && !t->handlers.empty()) {
+      // As if the import of the unknown name had raised: the first handler runs after the body
+      // and its definitions replace the body's.
+      std::set<std::string> handler;
+      defineModuleBlock(t->handlers.front().body, &handler);
+      if (bound)
+        bound->insert(handler.begin(), handler.end());
+    } else if (!failed) {
+      defineModuleBlock(t->orelse, bound);
+    }
+    defineModuleBlock(t->finalbody, bound);
+    return;
+  }
+  // Expression statements, classes, loops, `with` and the rest are host code.
+}
+
+} // namespace tle::sema
