@@ -209,7 +209,7 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
         return 1;
       }
       if (p == "prefetch") {
-        if (!passes.run(p, &fn, false, [&] { transforms::prefetchDotOperands(*fn); }))
+        if (!passes.run(p, &fn, false, [&] { transforms::prefetchDotOperands(*fn, &diags); }))
           return 2;
         continue;
       }

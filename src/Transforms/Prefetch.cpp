@@ -25,7 +25,7 @@ bool isPureForSlice(const ir::Op &op) {
 
 class Prefetcher {
 public:
-  explicit Prefetcher(const ir::Function &f) : f_(f), numStages_(f.numStages) {}
+  Prefetcher(const ir::Function &f, DiagnosticEngine *diags) : f_(f), diags_(diags), numStages_(f.numStages) {}
   unsigned count = 0;
   /// Pipeline stages when the kernel does not say (Triton's default num_stages).
   static constexpr int kDefaultStages = 3;
@@ -54,6 +54,7 @@ public:
 
 private:
   const ir::Function &f_;
+  DiagnosticEngine *diags_;
   int numStages_;
   ir::Block *body_ = nullptr;
 
@@ -233,8 +234,18 @@ private:
     int64_t bytesPerStage = 0;
     for (ir::Op *load : loads)
       bytesPerStage += slotBytes(load->result()->type);
+    int asked = depth;
     while (depth > 1 && (depth + 1) * bytesPerStage > pipelineBytes())
       --depth;
+    if (depth < asked && diags_) {
+      auto kib = [](int64_t b) { return std::to_string((b + 1023) / 1024); };
+      diags_->warning(forOp.loc, "num_stages " + std::to_string(asked + 1) + " would take " +
+                                     kib((asked + 1) * bytesPerStage) + " KiB of shared memory for the " +
+                                     std::to_string(loads.size()) + " pipelined dot operand loads of this loop (" +
+                                     kib(bytesPerStage) + " KiB per stage), over the " + kib(pipelineBytes()) +
+                                     " KiB budget on " + (f_.arch.empty() ? std::string("this target") : f_.arch) +
+                                     "; using " + std::to_string(depth + 1) + " stages");
+    }
     if (depth < 1)
       return;
     ir::Value *lb = forOp.operands[0], *ub = forOp.operands[1], *step = forOp.operands[2];
@@ -323,8 +334,8 @@ private:
 
 } // namespace
 
-unsigned prefetchDotOperands(ir::Function &f) {
-  Prefetcher p(f);
+unsigned prefetchDotOperands(ir::Function &f, DiagnosticEngine *diags) {
+  Prefetcher p(f, diags);
   p.block(f.body);
   return p.count;
 }

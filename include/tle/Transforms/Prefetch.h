@@ -3,14 +3,16 @@
 #pragma once
 
 #include "tle/IR/IR.h"
+#include "tle/Support/Diagnostics.h"
 
 namespace tle::transforms {
 
 /// Rewrites every `for` loop whose body loads a dot operand (directly or through one cast) from
 /// addresses computed only from the induction variable, loop-carried values and values defined
 /// outside the loop into a software pipeline of depth D = num_stages - 1 (f.numStages; 0 means
-/// Triton's default of 3 stages, 1 turns prefetching off; D shrinks while the slots of one loop
-/// would take more than 160 KiB of shared memory):
+/// Triton's default of 3 stages, 1 turns prefetching off; D shrinks while the slots of one loop,
+/// measured as the NVPTX backend lays them out for f.arch, would take more than 192 KiB of shared
+/// memory on sm_90a or 160 KiB on sm_80, with a warning at the loop through `diags` when given):
 ///   - before the loop, the loads of iterations 0 .. D-1 (carried values advanced from their
 ///     initial values, each load predicated on lb + j*step < ub);
 ///   - the loop carries a window of D loaded values per load; at the end of the body (after
@@ -23,6 +25,6 @@ namespace tle::transforms {
 /// Only 16-bit (fp16/bf16) 2-D operands are prefetched: the NVPTX backend copies them with
 /// cp.async into D + 1 shared-memory slots (AsyncCopy.cpp). Carried in registers instead,
 /// they would compete with the accumulators (measured on the H200: 51 instead of 91 TFLOP/s).
-unsigned prefetchDotOperands(ir::Function &f);
+unsigned prefetchDotOperands(ir::Function &f, DiagnosticEngine *diags = nullptr);
 
 } // namespace tle::transforms
