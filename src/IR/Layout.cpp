@@ -36,6 +36,21 @@ int log2Exact(int64_t x) {
 
 } // namespace
 
+bool registerBitsDisjoint(const Layout &l) {
+  for (unsigned d = 0; d < l.rank(); ++d) {
+    int64_t regBits = 0, threadBits = 0;
+    for (auto &b : l.reg)
+      regBits |= b[d];
+    for (auto &b : l.lane)
+      threadBits |= b[d];
+    for (auto &b : l.warp)
+      threadBits |= b[d];
+    if (regBits & threadBits)
+      return false;
+  }
+  return true;
+}
+
 Layout::Basis Layout::regCoord(int r) const {
   Basis c = zeroBasis(rank());
   for (size_t i = 0; i < reg.size(); ++i)

@@ -14,6 +14,23 @@ namespace tle::conformance {
 namespace {
 
 /// tl.sort of a [R, N] tile along dim 1 and of its first row as a 1-D tile, both orders.
+/// Each row of x ([rows, N] of dtype t) sorted ascending (descending: reversed, largest first),
+/// its first `keep` values kept: the reference of tl.sort (keep = N) and tl.topk.
+Buffer sortedRows(const Buffer &x, DType t, int rows, int N, int keep, bool descending) {
+  Buffer out(t, size_t(rows * keep));
+  for (int r = 0; r < rows; ++r) {
+    std::vector<long double> v;
+    for (int c = 0; c < N; ++c)
+      v.push_back(x.getF(size_t(r * N + c)));
+    std::stable_sort(v.begin(), v.end());
+    if (descending)
+      std::reverse(v.begin(), v.end());
+    for (int c = 0; c < keep; ++c)
+      out.setF(size_t(r * keep + c), v[size_t(c)]);
+  }
+  return out;
+}
+
 void sortCase(Suite &s, DType t, int R, int N, int warps, const std::string &suffix) {
   Rng rng(uint64_t(t) * 17 + uint64_t(R * N));
   bool fl = isFloatT(t);
@@ -31,20 +48,7 @@ void sortCase(Suite &s, DType t, int R, int N, int warps, const std::string &suf
     else
       x.setI(i, rng.next());
   }
-  auto sorted = [&](int rows, bool desc) {
-    Buffer out(t, size_t(rows * N));
-    for (int r = 0; r < rows; ++r) {
-      std::vector<long double> v;
-      for (int c = 0; c < N; ++c)
-        v.push_back(x.getF(size_t(r * N + c)));
-      std::stable_sort(v.begin(), v.end());
-      if (desc)
-        std::reverse(v.begin(), v.end());
-      for (int c = 0; c < N; ++c)
-        out.setF(size_t(r * N + c), v[size_t(c)]);
-    }
-    return out;
-  };
+  auto sorted = [&](int rows, bool desc) { return sortedRows(x, t, rows, N, N, desc); };
   std::string nm = "sort/" + tag(t) + suffix;
   Run run;
   run.args = {Arg::buf(x)};
@@ -100,20 +104,7 @@ Buffer sortInput(DType t, size_t n, Rng &rng) {
 void topkCase(Suite &s, DType t, int R, int N, int K, int warps) {
   Rng rng(uint64_t(t) * 23 + uint64_t(R * N + K));
   Buffer x = sortInput(t, size_t(R * N), rng);
-  auto best = [&](int rows, bool largest) {
-    Buffer out(t, size_t(rows * K));
-    for (int r = 0; r < rows; ++r) {
-      std::vector<long double> v;
-      for (int c = 0; c < N; ++c)
-        v.push_back(x.getF(size_t(r * N + c)));
-      std::stable_sort(v.begin(), v.end());
-      if (largest)
-        std::reverse(v.begin(), v.end());
-      for (int c = 0; c < K; ++c)
-        out.setF(size_t(r * K + c), v[size_t(c)]);
-    }
-    return out;
-  };
+  auto best = [&](int rows, bool largest) { return sortedRows(x, t, rows, N, K, largest); };
   std::string nm = "sort/topk/" + tag(t) + "/" + std::to_string(R) + "x" + std::to_string(N) + "_k" + std::to_string(K);
   Run run;
   run.args = {Arg::buf(x)};

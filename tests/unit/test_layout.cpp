@@ -109,3 +109,18 @@ TEST_CASE("registerMap refuses layouts that distribute elements differently", "[
   for (int r = 0; r < a.numRegs(); ++r)
     CHECK((*id)[r] == r);
 }
+
+TEST_CASE("register and thread bits are disjoint in blocked layouts, not after an XOR mix", "[layout]") {
+  // A [64, 64] fp16 tile over 4 warps: 8 contiguous elements per thread, lanes then warps: each
+  // coordinate bit comes from registers or from threads, never both.
+  Layout l = blockedLayout({64, 64}, 4, 2);
+  CHECK(registerBitsDisjoint(l));
+  // A register basis that shares column bit 8 with lane 0's basis: XOR is not addition there.
+  Layout mixed = l;
+  REQUIRE(!mixed.lane.empty());
+  mixed.reg.push_back(mixed.lane[0]);
+  CHECK_FALSE(registerBitsDisjoint(mixed));
+  // Replicated lanes (zero bases) take no bits.
+  Layout small = blockedLayout({4, 8}, 4, 2);
+  CHECK(registerBitsDisjoint(small));
+}

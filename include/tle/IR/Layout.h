@@ -35,6 +35,11 @@ struct Layout {
   std::string str() const;
 };
 
+/// True when no coordinate bit of any dim comes from both a register basis and a lane or warp
+/// basis (blocked and MMA layouts): a register's coordinate is then added to the thread's, since
+/// XOR of disjoint bits is addition, so addresses fold into base + immediate.
+bool registerBitsDisjoint(const Layout &l);
+
 /// Triton's default blocked layout for `shape` over `numWarps` warps: each thread holds
 /// 16 / elemBytes contiguous elements along the last dim (capped by the dim), lanes then warps
 /// fill the last dim first, then earlier dims; leftover extent becomes more registers, leftover

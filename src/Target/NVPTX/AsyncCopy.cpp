@@ -255,17 +255,7 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
   // are addressed as an earlier chunk's offset plus an immediate, which keeps one shared address
   // register per group instead of one per copy.
   int64_t perRow = buf.swizzle ? buf.swizzle / static_cast<int64_t>(buf.elemBytes) : 0;
-  bool constSteps = buf.swizzle && l.rank() == 2 && buf.rows % 8 == 0;
-  for (unsigned d = 0; d < l.rank() && constSteps; ++d) {
-    int64_t regBits = 0, threadBits = 0;
-    for (auto &b : l.reg)
-      regBits |= b[d];
-    for (auto &b : l.lane)
-      threadBits |= b[d];
-    for (auto &b : l.warp)
-      threadBits |= b[d];
-    constSteps = (regBits & threadBits) == 0;
-  }
+  bool constSteps = buf.swizzle && l.rank() == 2 && buf.rows % 8 == 0 && ir::registerBitsDisjoint(l);
   std::map<std::pair<int64_t, int64_t>, llvm::Value *> groupOffset;
   for (int g = 0; g < l.numRegs(); g += perCopy) {
     if (g & dupMask)

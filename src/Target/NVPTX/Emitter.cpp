@@ -132,17 +132,7 @@ std::vector<llvm::Value *> Emitter::coord(const ir::Layout &l, int r) {
   ir::Layout::Basis rc = l.regCoord(r);
   // When register bits and lane/warp bits never overlap in a coordinate (blocked and mma
   // layouts), XOR is addition: emit `add` so that addresses fold into base + immediate.
-  bool disjoint = true;
-  for (unsigned d = 0; d < l.rank() && disjoint; ++d) {
-    int64_t regBits = 0, threadBits = 0;
-    for (auto &b : l.reg)
-      regBits |= b[d];
-    for (auto &b : l.lane)
-      threadBits |= b[d];
-    for (auto &b : l.warp)
-      threadBits |= b[d];
-    disjoint = (regBits & threadBits) == 0;
-  }
+  bool disjoint = ir::registerBitsDisjoint(l);
   std::vector<llvm::Value *> c(l.rank());
   for (unsigned d = 0; d < l.rank(); ++d) {
     llvm::Value *k = B.getInt32(static_cast<uint32_t>(rc[d]));
