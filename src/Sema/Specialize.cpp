@@ -178,6 +178,7 @@ std::unique_ptr<ir::Function> Specializer::run() {
 
   fn = std::make_unique<ir::Function>();
   fn->name = kernel->name;
+  fn->loc = kernel->loc();
   fn->numWarps = opts.numWarps;
   b = std::make_unique<ir::Builder>(&fn->body);
 

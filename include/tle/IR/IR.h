@@ -244,6 +244,9 @@ struct Param {
 class Function {
 public:
   std::string name;
+  /// Where the kernel is defined (its `def`), for errors about the kernel as a whole (resource
+  /// limits); empty for functions parsed from tile IR text.
+  SourceLoc loc;
   std::vector<Param> params;
   Block body; ///< args correspond one-to-one to params
   int numWarps = 4;

@@ -229,9 +229,9 @@ std::unique_ptr<llvm::Module> emitLLVM(ir::Function &f, llvm::LLVMContext &ctx, 
   constexpr int64_t kMaxShared = 227 * 1024; // sm_90 opt-in limit per block (sm_80: 163 KiB)
   int64_t limit = arch == "sm_80" ? 163 * 1024 : kMaxShared;
   if (f.sharedBytes > limit)
-    diags.fatal({}, "kernel '" + f.name + "' needs " + std::to_string(f.sharedBytes) +
-                        " bytes of shared memory, more than the " + std::to_string(limit) + " bytes " + arch +
-                        " allows per block");
+    diags.fatal(f.loc, "kernel '" + f.name + "' needs " + std::to_string(f.sharedBytes) +
+                           " bytes of shared memory, more than the " + std::to_string(limit) + " bytes " + arch +
+                           " allows per block; use smaller blocks or fewer stages (-ns)");
   // Self-description: the metadata document as a NUL-terminated .global byte array.
   std::string json = metadataJSON(f, arch);
   auto *init = llvm::ConstantDataArray::getString(ctx, json, /*AddNull=*/true);
