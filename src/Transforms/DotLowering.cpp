@@ -54,4 +54,10 @@ unsigned widenFp8Dots(ir::Function &f) {
   return static_cast<unsigned>(dots.size());
 }
 
+int64_t asyncSlotBytes(int64_t rows, int64_t cols, int64_t elemBytes, bool swizzled) {
+  if (swizzled)
+    return (rows * cols * elemBytes + 1023) / 1024 * 1024;
+  return (rows * (cols + 16 / elemBytes) * elemBytes + 127) / 128 * 128;
+}
+
 } // namespace tle::transforms

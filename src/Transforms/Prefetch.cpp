@@ -1,5 +1,6 @@
 // Loop prefetching of dot operands (software pipelining, num_stages - 1 iterations ahead).
 #include "tle/Transforms/Prefetch.h"
+#include "tle/Transforms/DotLowering.h"
 
 #include <algorithm>
 #include <functional>
@@ -33,14 +34,10 @@ public:
   /// sm_90a allows 227 KiB per block: 192 KiB for the slots leaves room for the scratch of
   /// layout conversions inside the loop (the epilogue's reuses the slots). sm_80 allows 163 KiB.
   int64_t pipelineBytes() const { return (f_.arch == "sm_80" ? 160 : 192) * 1024; }
-  /// Bytes one slot of a prefetched [rows, cols] tile takes, as the NVPTX backend lays it out:
-  /// on sm_90a (wgmma) unpadded swizzled rows in 1024-byte-aligned slots; on sm_80 (mma.sync)
-  /// rows padded by 16 bytes against bank conflicts.
+  /// Bytes one slot of a prefetched [rows, cols] tile takes as the NVPTX backend lays it out:
+  /// swizzled for wgmma except on sm_80 (mma.sync, padded rows).
   int64_t slotBytes(const ir::Type &t) const {
-    int64_t eb = ir::storageBytes(t.dtype());
-    if (f_.arch == "sm_80")
-      return t.shape[0] * (t.shape[1] + 8) * eb;
-    return (t.shape[0] * t.shape[1] * eb + 1023) / 1024 * 1024;
+    return asyncSlotBytes(t.shape[0], t.shape[1], ir::storageBytes(t.dtype()), f_.arch != "sm_80");
   }
 
   void block(ir::Block &b) {

@@ -28,6 +28,13 @@ DotPlan planDot(const ir::Op &dot, int numWarps);
 /// accumulator. Reads `dot.parent`'s function for nothing: `arch` and `numWarps` come in.
 bool nativeFp8Dot(const ir::Op &dot, const std::string &arch, int numWarps);
 
+/// Bytes of one shared-memory slot of a pipelined [rows, cols] dot operand (elemBytes each), as
+/// the NVPTX backend lays it out: for wgmma (`swizzled`) unpadded rows, the slot rounded up to
+/// 1024 bytes (the swizzle pattern's alignment); for mma.sync rows padded by 16 bytes against
+/// bank conflicts, the slot rounded up to 128 bytes. Shared by `prefetch` (how deep a pipeline
+/// fits) and the backend (where the slots go), so that the two agree.
+int64_t asyncSlotBytes(int64_t rows, int64_t cols, int64_t elemBytes, bool swizzled);
+
 /// Rewrites every tl.dot with fp8 operands that nativeFp8Dot rejects (other shapes, other
 /// architectures, the CPU target) to take its operands widened to fp16, which holds every fp8e4nv
 /// and fp8e5 value exactly: the same products and fp32 sums. Returns how many dots it rewrote.

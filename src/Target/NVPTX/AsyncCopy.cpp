@@ -143,12 +143,12 @@ void Emitter::planAsyncOperands() {
     buf.elemBytes = ir::storageBytes(t.dtype());
     if (useWgmma(*dot)) {
       buf.swizzle = static_cast<int>(std::min<int64_t>(128, buf.cols * buf.elemBytes));
-      buf.slotBytes = (buf.rows * buf.cols * buf.elemBytes + 1023) / 1024 * 1024;
+      buf.slotBytes = transforms::asyncSlotBytes(buf.rows, buf.cols, buf.elemBytes, /*swizzled=*/true);
       smemBase_ = (smemBase_ + 1023) / 1024 * 1024;
       anySwizzled = true;
     } else {
-      buf.ld = t.shape[1] + 8; // 16 bytes of padding per row, as the dot's own staging
-      buf.slotBytes = (t.shape[0] * buf.ld * 2 + 127) / 128 * 128;
+      buf.ld = t.shape[1] + 16 / buf.elemBytes; // 16 bytes of padding per row, as the dot's own staging
+      buf.slotBytes = transforms::asyncSlotBytes(buf.rows, buf.cols, buf.elemBytes, /*swizzled=*/false);
     }
     buf.base = smemBase_;
     smemBase_ += buf.slots * buf.slotBytes;
