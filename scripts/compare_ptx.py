@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Compares the PTX two tlec builds generate, to show that a change leaves code generation alone
+(so that GPU results measured with one build hold for the other).
+
+Usage: scripts/compare_ptx.py OLD_TLEC NEW_TLEC [--jobs N]
+
+Compiles, with both binaries, for sm_90a and sm_80: every kernel of tests/corpus/kernels.txt,
+every `# Build:` variant of tests/gpu/kernels/*.tle and the `# Compile: tlec` line of each
+examples/*.tle and bench/kernels/*.tle. Compares the PTX text (the self-description metadata
+line left out, since it names the build) and the exit status. Prints the count and one line per
+difference; exit status 1 when any differs.
+"""
+import argparse
+import concurrent.futures
+import glob
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "corpus", "tools"))
+import corpus_manifest  # noqa: E402
+
+BUILD_LINE = re.compile(r'^# Build: ([A-Za-z0-9_]+) -s "([^"]+)" -w ([0-9]+)$')
+
+
+def kernels():
+    """(name, tlec arguments without --arch / --emit / -o) for every kernel compared."""
+    out = [("corpus/" + e.name, e.tlec_args()) for e in corpus_manifest.read()[0]]
+    for f in sorted(glob.glob(os.path.join(ROOT, "tests", "gpu", "kernels", "*.tle"))):
+        for line in open(f, encoding="utf-8"):
+            m = BUILD_LINE.match(line.strip())
+            if m:
+                out.append(("gpu/" + m.group(1), [f, "-s", m.group(2), "-w", m.group(3)]))
+    for f in sorted(glob.glob(os.path.join(ROOT, "examples", "*.tle")) +
+                    glob.glob(os.path.join(ROOT, "bench", "kernels", "*.tle"))):
+        for line in open(f, encoding="utf-8"):
+            if line.startswith("# Compile: tlec "):
+                words, args, i = shlex.split(line[len("# Compile: tlec "):]), [], 0
+                while i < len(words):
+                    if words[i] == "-o":
+                        i += 2
+                        continue
+                    w = words[i]
+                    args.append(os.path.join(ROOT, w) if w.endswith(".tle") and not os.path.isabs(w) else w)
+                    i += 1
+                out.append((os.path.relpath(f, ROOT), args))
+    return out
+
+
+def ptx(tlec, args, arch):
+    p = subprocess.run([tlec] + args + ["--arch", arch, "--emit=ptx", "-o", "-"], capture_output=True, text=True,
+                       cwd=ROOT)
+    return p.returncode, "\n".join(l for l in p.stdout.split("\n") if "tle_metadata" not in l)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("old")
+    ap.add_argument("new")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    a = ap.parse_args()
+    work = [(name, args, arch) for name, args in kernels() for arch in ("sm_90a", "sm_80")]
+
+    def one(w):
+        name, args, arch = w
+        return name, arch, ptx(a.old, args, arch), ptx(a.new, args, arch)
+
+    diffs = 0
+    with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
+        for name, arch, old, new in ex.map(one, work):
+            if old != new:
+                diffs += 1
+                print(f"differs: {name} ({arch}): exit status {old[0]} -> {new[0]}")
+    print(f"{len(work)} compiles, {len(work) - diffs} with identical PTX and exit status")
+    return 1 if diffs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
