@@ -200,8 +200,9 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
     std::vector<std::string> order = o.passes;
     bool explicitPasses = !order.empty();
     if (!explicitPasses)
-      // prefetch issues fp16/bf16 dot-operand loads num_stages - 1 iterations ahead; the NVPTX
-      // backend turns them into cp.async copies into multi-buffered shared memory.
+      // prefetch issues fp16/bf16 dot-operand loads num_stages - 1 iterations ahead (the NVPTX
+      // backend turns them into cp.async copies into multi-buffered shared memory) and a loop's
+      // other loads one iteration ahead in registers.
       order = {"canonicalize", "prefetch", "canonicalize", "assign-layouts"};
     for (const std::string &p : order) {
       if (p != "canonicalize" && p != "assign-layouts" && p != "prefetch") {
@@ -209,7 +210,10 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
         return 1;
       }
       if (p == "prefetch") {
-        if (!passes.run(p, &fn, false, [&] { transforms::prefetchDotOperands(*fn, &diags); }))
+        if (!passes.run(p, &fn, false, [&] {
+              transforms::prefetchDotOperands(*fn, &diags);
+              transforms::prefetchLoopLoads(*fn, &diags);
+            }))
           return 2;
         continue;
       }

@@ -595,6 +595,10 @@ private:
     op.operands.push_back(use());
     expectIdent("step");
     op.operands.push_back(use());
+    if (tok_.kind == Tok::Ident && tok_.text == "num_stages") {
+      bump();
+      op.ival = number();
+    }
     std::vector<Tok> iters;
     if (tok_.kind == Tok::Ident && tok_.text == "iter") {
       bump();

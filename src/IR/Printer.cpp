@@ -201,6 +201,8 @@ private:
       const Block &body = *op.regions[0];
       os_ << " " << ref(body.args[0].get()) << " = " << ref(op.operands[0]) << " to " << ref(op.operands[1])
           << " step " << ref(op.operands[2]);
+      if (op.ival)
+        os_ << " num_stages " << op.ival;
       if (op.operands.size() > 3) {
         os_ << " iter(";
         for (size_t i = 3; i < op.operands.size(); ++i)

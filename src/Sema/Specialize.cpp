@@ -816,9 +816,21 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
   args.loc = callExpr->loc();
   for (auto *a : callExpr->args)
     args.pos.push_back({startLoc(a), eval(a, env)});
+  int64_t loopStages = 0;
   for (auto &k : callExpr->keywords) {
     static const std::set<std::string> accepted = {"num_stages", "loop_unroll_factor", "warp_specialize",
                                                    "flatten", "disallow_acc_multi_buffer", "disable_licm"};
+    if (kind == "tl.range" && k.name == "num_stages") {
+      // Triton's per-loop pipelining depth; an explicit value also lets the loop's loads be
+      // issued ahead of the loop's own stores (see transforms::prefetchLoopLoads).
+      SVal v = eval(k.value, env);
+      if (v.kind == SVal::Kind::None)
+        continue;
+      if (v.kind != SVal::Kind::Int || v.i < 0 || v.i > 16)
+        fail(k.loc, "tl.range() num_stages must be a compile-time integer from 0 to 16, got " + v.describe());
+      loopStages = v.i;
+      continue;
+    }
     if (kind == "tl.range" && accepted.count(k.name)) {
       eval(k.value, env);
       continue;
@@ -921,6 +933,7 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
   for (auto *v : inits)
     resultTypes.push_back(v->type);
   ir::Op *forOp = b->create(ir::OpKind::For, s->loc(), operands, resultTypes);
+  forOp->ival = loopStages;
   forOp->regions.push_back(std::make_unique<ir::Block>());
   ir::Block *body = forOp->regions[0].get();
   body->parent = forOp;

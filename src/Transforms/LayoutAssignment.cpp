@@ -87,12 +87,20 @@ private:
 
   /// The strongly wished layout (a load's or a store's) of the first value `v` is computed
   /// from through same-shape elementwise ops, not looking through `body`'s arguments (the
-  /// loop-carried values being decided); nullptr when there is none.
+  /// loop-carried values being decided) except a prefetched load's; nullptr when there is none.
   const Layout *accessLayoutOf(const ir::Value *v, const ir::Block &body, int depth = 0) {
     if (!v->type.isTile() || depth > 16)
       return nullptr;
-    if (v->owner == &body)
+    if (v->owner == &body) {
+      // A prefetched load's window (prefetchLoopLoads): the argument holds what a load yielded
+      // by an earlier iteration read, so it has that load's layout.
+      const ir::Value *y = v;
+      for (int hop = 0; hop < 16 && y->owner == &body && y->index >= 1; ++hop)
+        y = body.terminator()->operands[y->index - 1];
+      if (y->def && y->def->kind == OpKind::Load && y->def->parent == &body)
+        return accessLayoutOf(y, body, depth + 1);
       return nullptr;
+    }
     if (strong_.count(v) && want_.count(v))
       return &want_[v];
     const ir::Op *d = v->def;

@@ -1,4 +1,5 @@
-// Loop prefetching of dot operands (software pipelining, num_stages - 1 iterations ahead).
+// Loop prefetching: dot operands num_stages - 1 iterations ahead (software pipelining through
+// shared memory), other loads one iteration ahead in registers.
 #include "tle/Transforms/Prefetch.h"
 #include "tle/Transforms/DotLowering.h"
 
@@ -45,9 +46,12 @@ public:
       for (auto &r : op->regions)
         block(*r);
       if (op->kind == OpKind::For)
-        loop(*op);
+        registers ? registerLoop(*op) : loop(*op);
     }
   }
+
+  /// Prefetch loads other than dot operands, one iteration ahead in registers (prefetchLoopLoads).
+  bool registers = false;
 
 private:
   const ir::Function &f_;
@@ -197,34 +201,8 @@ private:
       if (ok)
         loads.push_back(op.get());
     }
-    if (loads.empty())
+    if (loads.empty() || !addressesRecomputable(forOp, loads))
       return;
-    ir::Op *yield = body.terminator();
-    // Every carried argument the loads' addresses depend on, directly or through the
-    // computation of another's next value, must be recomputable D iterations ahead.
-    std::set<unsigned> needed;
-    {
-      std::vector<unsigned> work;
-      for (ir::Op *load : loads) {
-        std::set<const ir::Value *> s;
-        std::set<unsigned> args;
-        for (const ir::Value *o : load->operands)
-          argsOf(o, s, args);
-        work.insert(work.end(), args.begin(), args.end());
-      }
-      while (!work.empty()) {
-        unsigned a = work.back();
-        work.pop_back();
-        if (!needed.insert(a).second)
-          continue;
-        std::set<const ir::Value *> s, cs;
-        std::set<unsigned> args;
-        if (!cloneable(yield->operands[a - 1], cs))
-          return;
-        argsOf(yield->operands[a - 1], s, args);
-        work.insert(work.end(), args.begin(), args.end());
-      }
-    }
     // Depth: loads run `depth` iterations ahead of the dot that reads them, into depth + 1
     // shared-memory slots each; Triton's num_stages counts the slots.
     int depth = numStages_ >= 2 ? numStages_ - 1 : numStages_ == 1 ? 0 : kDefaultStages - 1;
@@ -245,6 +223,191 @@ private:
     }
     if (depth < 1)
       return;
+    // The body's new loads go at its end, after the dot: the slot they fill is the one the
+    // previous iteration's dot read, and the NVPTX backend lets this iteration's wgmma run
+    // while they are issued.
+    pipeline(forOp, loads, depth, /*atTop=*/false);
+  }
+
+  /// 32-bit registers per thread a value of type `t` takes when spread over the CTA's threads:
+  /// an estimate before layouts exist (a tile replicated over threads takes more).
+  int64_t regsPerThread(const ir::Type &t) const {
+    int64_t words = (t.numElements() * ir::storageBytes(t.dtype()) + 3) / 4;
+    if (t.isScalar())
+      return words;
+    int64_t threads = 32 * int64_t(f_.numWarps);
+    return std::max<int64_t>(1, (words + threads - 1) / threads);
+  }
+
+  /// The most registers per thread the data values (not pointers or predicates) live at once in
+  /// `body` take, with the values from outside it that it reads live throughout; a nested
+  /// region counts as its op.
+  int64_t maxLiveRegisters(ir::Block &body) const {
+    std::map<const ir::Value *, size_t> defAt, lastUse;
+    std::set<const ir::Value *> outside;
+    size_t i = 0;
+    // Constants and ranges are rematerialised rather than kept; addresses and masks mostly fold
+    // into the memory instructions' operands and predicates.
+    auto counted = [](const ir::Value *v) {
+      if (v->type.elem.isPointer() || v->type.dtype() == ir::DType::I1)
+        return false;
+      const ir::Op *d = v->def;
+      if (d && d->kind == OpKind::Splat && d->operands[0]->def)
+        d = d->operands[0]->def;
+      return !d || (d->kind != OpKind::Constant && d->kind != OpKind::Arange);
+    };
+    for (auto &a : body.args)
+      defAt[a.get()] = 0;
+    for (auto &op : body.ops) {
+      ++i;
+      auto visit = [&](ir::Op &o) {
+        for (const ir::Value *v : o.operands) {
+          if (defAt.count(v))
+            lastUse[v] = i;
+          else if (!inBody(v) && !(v->owner && v->owner->parent && isInside(v->owner->parent, body)) &&
+                   !(v->def && isInside(v->def, body)))
+            outside.insert(v);
+        }
+      };
+      visit(*op);
+      for (auto &r : op->regions)
+        ir::walk(*r, visit);
+      for (auto &r : op->results)
+        defAt[r.get()] = i;
+    }
+    int64_t base = 0;
+    for (const ir::Value *v : outside)
+      if (counted(v))
+        base += regsPerThread(v->type);
+    int64_t best = base;
+    for (size_t at = 0; at <= i; ++at) {
+      int64_t live = base;
+      for (auto &[v, d] : defAt) {
+        auto u = lastUse.find(v);
+        if (counted(v) && d <= at && u != lastUse.end() && u->second >= at)
+          live += regsPerThread(v->type);
+      }
+      best = std::max(best, live);
+    }
+    return best;
+  }
+
+  static bool isInside(const ir::Op *op, const ir::Block &b) {
+    for (const ir::Block *p = op->parent; p; p = p->parent ? p->parent->parent : nullptr)
+      if (p == &b)
+        return true;
+    return false;
+  }
+
+  /// Registers ptxas may give a thread at this num_warps: 65536 per SM over the CTA's threads,
+  /// at most 255.
+  int64_t registerCeiling() const {
+    return std::min<int64_t>(255, 65536 / (32 * int64_t(std::max(1, f_.numWarps))));
+  }
+
+  void registerLoop(ir::Op &forOp) {
+    ir::Block &body = *forOp.regions[0];
+    body_ = &body;
+    // tl.range(num_stages=1), or num_stages=1 for the kernel without a per-loop value: no
+    // pipelining, as in Triton.
+    int64_t asked = forOp.ival;
+    if (asked == 1 || (asked == 0 && numStages_ == 1))
+      return;
+    bool effects = false, dots = false;
+    ir::walk(body, [&](ir::Op &op) {
+      switch (op.kind) {
+      case OpKind::Store: case OpKind::AtomicRMW: case OpKind::AtomicCAS: case OpKind::Barrier:
+      case OpKind::GridDepControl:
+        effects = true;
+        break;
+      case OpKind::InlineAsm:
+        effects |= op.ival2 != 1;
+        break;
+      case OpKind::Dot:
+        dots = true;
+        break;
+      default:
+        break;
+      }
+    });
+    // Loops with dots keep their registers for the accumulators (their operand loads are
+    // prefetched through shared memory); a loop that writes memory keeps its loads after its
+    // writes unless the loop asks for pipelining (Triton pipelines every load of a loop with an
+    // explicit num_stages, without checking whether the loop's stores alias them).
+    if (dots || (effects && asked < 2))
+      return;
+    std::map<const ir::Value *, std::vector<const ir::Op *>> users;
+    ir::walk(body, [&](ir::Op &op) {
+      for (const ir::Value *o : op.operands)
+        users[o].push_back(&op);
+    });
+    ir::Op *yieldOp = body.terminator();
+    int depth = asked >= 2 ? static_cast<int>(asked) - 1 : 1;
+    int64_t room = registerCeiling() * 3 / 4 - maxLiveRegisters(body);
+    std::vector<ir::Op *> loads;
+    for (auto &op : body.ops) {
+      if (op->kind != OpKind::Load || op->axis == 1)
+        continue;
+      // Loads read only by the yield are already ahead (an earlier prefetch's).
+      auto it = users.find(op->result());
+      if (it == users.end() || std::all_of(it->second.begin(), it->second.end(),
+                                           [&](const ir::Op *u) { return u == yieldOp; }))
+        continue;
+      std::set<const ir::Value *> seen;
+      bool ok = true;
+      for (const ir::Value *o : op->operands)
+        ok = ok && cloneable(o, seen);
+      if (!ok)
+        continue;
+      int64_t cost = depth * regsPerThread(op->result()->type);
+      if (cost > room)
+        continue;
+      if (!addressesRecomputable(forOp, {op.get()}))
+        continue;
+      room -= cost;
+      loads.push_back(op.get());
+    }
+    if (loads.empty())
+      return;
+    // At the top of the body: the next iteration's loads are in flight while this one computes.
+    pipeline(forOp, loads, depth, /*atTop=*/true);
+  }
+
+  /// Whether every carried argument the loads' addresses depend on, directly or through the
+  /// computation of another's next value, can be recomputed iterations ahead.
+  bool addressesRecomputable(ir::Op &forOp, const std::vector<ir::Op *> &loads) {
+    ir::Block &body = *forOp.regions[0];
+    ir::Op *yield = body.terminator();
+    std::set<unsigned> needed;
+    std::vector<unsigned> work;
+    for (ir::Op *load : loads) {
+      std::set<const ir::Value *> s;
+      std::set<unsigned> args;
+      for (const ir::Value *o : load->operands)
+        argsOf(o, s, args);
+      work.insert(work.end(), args.begin(), args.end());
+    }
+    while (!work.empty()) {
+      unsigned a = work.back();
+      work.pop_back();
+      if (!needed.insert(a).second)
+        continue;
+      std::set<const ir::Value *> s, cs;
+      std::set<unsigned> args;
+      if (!cloneable(yield->operands[a - 1], cs))
+        return false;
+      argsOf(yield->operands[a - 1], s, args);
+      work.insert(work.end(), args.begin(), args.end());
+    }
+    return true;
+  }
+
+  /// The rewrite itself: `loads` (of forOp's body, addresses recomputable) issued `depth`
+  /// iterations ahead, the new loads placed at the top of the body or before its yield.
+  void pipeline(ir::Op &forOp, const std::vector<ir::Op *> &loads, int depth, bool atTop) {
+    ir::Block &body = *forOp.regions[0];
+    body_ = &body;
+    ir::Op *yield = body.terminator();
     ir::Value *lb = forOp.operands[0], *ub = forOp.operands[1], *step = forOp.operands[2];
     // Prologue, before the loop: iterations 0 .. depth-1, with the carried values advanced from
     // their initial values.
@@ -252,11 +415,8 @@ private:
     auto forIt = std::find_if(outer->ops.begin(), outer->ops.end(), [&](auto &p) { return p.get() == &forOp; });
     ir::Builder pre(outer);
     pre.setInsertionPoint(outer, forIt);
-    // The body's new loads go at its end, after the dot: the slot they fill is the one the
-    // previous iteration's dot read, and the NVPTX backend lets this iteration's wgmma run
-    // while they are issued.
     ir::Builder top(&body);
-    top.setInsertionPoint(&body, std::prev(body.ops.end()));
+    top.setInsertionPoint(&body, atTop ? body.ops.begin() : std::prev(body.ops.end()));
     // argAt(a, j): the value of body argument `a` j iterations after the one given by `base`
     // (the loop's start before it, the current iteration in the body).
     // Per level: the clone maps of the next-value computations, and the arguments' values.
@@ -333,6 +493,13 @@ private:
 
 unsigned prefetchDotOperands(ir::Function &f, DiagnosticEngine *diags) {
   Prefetcher p(f, diags);
+  p.block(f.body);
+  return p.count;
+}
+
+unsigned prefetchLoopLoads(ir::Function &f, DiagnosticEngine *diags) {
+  Prefetcher p(f, diags);
+  p.registers = true;
   p.block(f.body);
   return p.count;
 }

@@ -148,7 +148,8 @@ enum class OpKind {
   // --- Control flow
   For,         ///< (lb, ub, step, init...) -> (final...): runs the body for iv = lb, lb+step,
                ///< ... while iv < ub (step must be positive). The body block's arguments are
-               ///< (iv, iter...); it ends with Yield of the next iter values.
+               ///< (iv, iter...); it ends with Yield of the next iter values. `ival`: the
+               ///< loop's `tl.range(num_stages=...)`, 0 when not given.
   If,          ///< (i1 scalar cond) -> (results...): two regions, `then` and `else`, each
                ///< ending with a Yield of one value per result (same types); runs one of them.
   While,       ///< (init...) -> (results...): region 0 ("before") takes the carried values as

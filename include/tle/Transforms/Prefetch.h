@@ -1,5 +1,6 @@
 // Loop prefetching: the global loads that feed a tl.dot in a `for` loop are issued num_stages - 1
-// iterations ahead, so that their latency overlaps the matrix multiplies in between.
+// iterations ahead, so that their latency overlaps the matrix multiplies in between; the loop's
+// other loads are issued one iteration ahead in registers.
 #pragma once
 
 #include "tle/IR/IR.h"
@@ -26,5 +27,24 @@ namespace tle::transforms {
 /// cp.async into D + 1 shared-memory slots (AsyncCopy.cpp). Carried in registers instead,
 /// they would compete with the accumulators (measured on the H200: 51 instead of 91 TFLOP/s).
 unsigned prefetchDotOperands(ir::Function &f, DiagnosticEngine *diags = nullptr);
+
+/// Issues the other global loads of a `for` loop one iteration ahead in registers (depth
+/// num_stages - 1 when the loop is `tl.range(..., num_stages=N)` with N >= 2), with the same
+/// rewrite as prefetchDotOperands but the new loads at the top of the body, so that the next
+/// iteration's loads are in flight while this one computes. A load is prefetched when:
+///   - it sits directly in the loop body, is not volatile and its address and mask are computed
+///     only from the induction variable, loop-carried values and values defined outside;
+///   - the loop has no tl.dot (its registers belong to the accumulators);
+///   - the loop neither writes memory (stores, atomics, impure inline asm) nor synchronises
+///     (barriers, griddepcontrol), or it asks for pipelining with num_stages >= 2: as in Triton,
+///     an explicit num_stages pipelines every load of the loop and is the author's promise that
+///     the loop's stores do not write what its later iterations load;
+///   - an estimate of the loop's own live data values (tiles spread evenly over the threads;
+///     constants, ranges, pointers and predicates not counted) plus the prefetched values fit in
+///     three quarters of the registers ptxas may give a thread at num_warps
+///     (min(255, 65536 / threads)), so that prefetching does not make the kernel spill.
+/// tl.range(num_stages=1), or num_stages 1 for the kernel with no per-loop value, turns it off.
+/// Returns the number of loads prefetched.
+unsigned prefetchLoopLoads(ir::Function &f, DiagnosticEngine *diags = nullptr);
 
 } // namespace tle::transforms
