@@ -35,10 +35,11 @@ unsigned prefetchDotOperands(ir::Function &f, DiagnosticEngine *diags = nullptr)
 ///   - it sits directly in the loop body, is not volatile and its address and mask are computed
 ///     only from the induction variable, loop-carried values and values defined outside;
 ///   - the loop has no tl.dot (its registers belong to the accumulators);
-///   - the loop neither writes memory (stores, atomics, impure inline asm) nor synchronises
-///     (barriers, griddepcontrol), or it asks for pipelining with num_stages >= 2: as in Triton,
-///     an explicit num_stages pipelines every load of the loop and is the author's promise that
-///     the loop's stores do not write what its later iterations load;
+///   - the loop asks for pipelining with num_stages >= 2 (as in Triton, an explicit num_stages
+///     pipelines every load of the loop, and is the author's promise that the loop's stores do
+///     not write what its later iterations load), or, without num_stages, it is a grid-stride
+///     loop (its step computed from tl.num_programs) that neither writes memory (stores, atomics,
+///     impure inline asm) nor synchronises (barriers, griddepcontrol);
 ///   - an estimate of the loop's own live data values (tiles spread evenly over the threads;
 ///     constants, ranges, pointers and predicates not counted) plus the prefetched values fit in
 ///     three quarters of the registers ptxas may give a thread at num_warps
