@@ -8,6 +8,7 @@
 #include "tle/Target/NVPTX/NVPTXBackend.h"
 #include "tle/Transforms/Canonicalize.h"
 #include "tle/Transforms/LayoutAssignment.h"
+#include "tle/Transforms/HoistLoads.h"
 #include "tle/Transforms/Prefetch.h"
 
 #include <llvm/IR/LLVMContext.h>
@@ -203,11 +204,18 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       // prefetch issues fp16/bf16 dot-operand loads num_stages - 1 iterations ahead (the NVPTX
       // backend turns them into cp.async copies into multi-buffered shared memory) and a loop's
       // other loads one iteration ahead in registers.
-      order = {"canonicalize", "prefetch", "canonicalize", "assign-layouts"};
+      // hoist-loads then issues loads early, ahead of the reductions and loops that do not
+      // depend on them.
+      order = {"canonicalize", "prefetch", "canonicalize", "hoist-loads", "assign-layouts"};
     for (const std::string &p : order) {
-      if (p != "canonicalize" && p != "assign-layouts" && p != "prefetch") {
-        diags.error({}, "unknown pass '" + p + "' (tile-IR passes: canonicalize, prefetch, assign-layouts)");
+      if (p != "canonicalize" && p != "assign-layouts" && p != "prefetch" && p != "hoist-loads") {
+        diags.error({}, "unknown pass '" + p + "' (tile-IR passes: canonicalize, prefetch, hoist-loads, assign-layouts)");
         return 1;
+      }
+      if (p == "hoist-loads") {
+        if (!passes.run(p, &fn, false, [&] { transforms::hoistLoads(*fn); }))
+          return 2;
+        continue;
       }
       if (p == "prefetch") {
         if (!passes.run(p, &fn, false, [&] {

@@ -2,6 +2,7 @@
 // shared memory), other loads one iteration ahead in registers.
 #include "tle/Transforms/Prefetch.h"
 #include "tle/Transforms/DotLowering.h"
+#include "tle/Transforms/RegisterEstimate.h"
 
 #include <algorithm>
 #include <functional>
@@ -229,82 +230,6 @@ private:
     pipeline(forOp, loads, depth, /*atTop=*/false);
   }
 
-  /// 32-bit registers per thread a value of type `t` takes when spread over the CTA's threads:
-  /// an estimate before layouts exist (a tile replicated over threads takes more).
-  int64_t regsPerThread(const ir::Type &t) const {
-    int64_t words = (t.numElements() * ir::storageBytes(t.dtype()) + 3) / 4;
-    if (t.isScalar())
-      return words;
-    int64_t threads = 32 * int64_t(f_.numWarps);
-    return std::max<int64_t>(1, (words + threads - 1) / threads);
-  }
-
-  /// The most registers per thread the data values (not pointers or predicates) live at once in
-  /// `body` take, with the values from outside it that it reads live throughout; a nested
-  /// region counts as its op.
-  int64_t maxLiveRegisters(ir::Block &body) const {
-    std::map<const ir::Value *, size_t> defAt, lastUse;
-    std::set<const ir::Value *> outside;
-    size_t i = 0;
-    // Constants and ranges are rematerialised rather than kept; addresses and masks mostly fold
-    // into the memory instructions' operands and predicates.
-    auto counted = [](const ir::Value *v) {
-      if (v->type.elem.isPointer() || v->type.dtype() == ir::DType::I1)
-        return false;
-      const ir::Op *d = v->def;
-      if (d && d->kind == OpKind::Splat && d->operands[0]->def)
-        d = d->operands[0]->def;
-      return !d || (d->kind != OpKind::Constant && d->kind != OpKind::Arange);
-    };
-    for (auto &a : body.args)
-      defAt[a.get()] = 0;
-    for (auto &op : body.ops) {
-      ++i;
-      auto visit = [&](ir::Op &o) {
-        for (const ir::Value *v : o.operands) {
-          if (defAt.count(v))
-            lastUse[v] = i;
-          else if (!inBody(v) && !(v->owner && v->owner->parent && isInside(v->owner->parent, body)) &&
-                   !(v->def && isInside(v->def, body)))
-            outside.insert(v);
-        }
-      };
-      visit(*op);
-      for (auto &r : op->regions)
-        ir::walk(*r, visit);
-      for (auto &r : op->results)
-        defAt[r.get()] = i;
-    }
-    int64_t base = 0;
-    for (const ir::Value *v : outside)
-      if (counted(v))
-        base += regsPerThread(v->type);
-    int64_t best = base;
-    for (size_t at = 0; at <= i; ++at) {
-      int64_t live = base;
-      for (auto &[v, d] : defAt) {
-        auto u = lastUse.find(v);
-        if (counted(v) && d <= at && u != lastUse.end() && u->second >= at)
-          live += regsPerThread(v->type);
-      }
-      best = std::max(best, live);
-    }
-    return best;
-  }
-
-  static bool isInside(const ir::Op *op, const ir::Block &b) {
-    for (const ir::Block *p = op->parent; p; p = p->parent ? p->parent->parent : nullptr)
-      if (p == &b)
-        return true;
-    return false;
-  }
-
-  /// Registers ptxas may give a thread at this num_warps: 65536 per SM over the CTA's threads,
-  /// at most 255.
-  int64_t registerCeiling() const {
-    return std::min<int64_t>(255, 65536 / (32 * int64_t(std::max(1, f_.numWarps))));
-  }
-
   static bool dependsOnNumPrograms(const ir::Value *v, int depth) {
     if (!v->def || depth > 8)
       return false;
@@ -361,7 +286,8 @@ private:
     });
     ir::Op *yieldOp = body.terminator();
     int depth = asked >= 2 ? static_cast<int>(asked) - 1 : 1;
-    int64_t room = registerCeiling() * 3 / 4 - maxLiveRegisters(body);
+    std::vector<int64_t> live = liveRegisters(body, f_.numWarps);
+    int64_t room = registerCeiling(f_.numWarps) * 3 / 4 - *std::max_element(live.begin(), live.end());
     std::vector<ir::Op *> loads;
     for (auto &op : body.ops) {
       if (op->kind != OpKind::Load || op->axis == 1)
@@ -377,7 +303,7 @@ private:
         ok = ok && cloneable(o, seen);
       if (!ok)
         continue;
-      int64_t cost = depth * regsPerThread(op->result()->type);
+      int64_t cost = depth * estimatedRegisters(op->result()->type, f_.numWarps);
       if (cost > room)
         continue;
       if (!addressesRecomputable(forOp, {op.get()}))
