@@ -18,9 +18,11 @@ namespace tle::transforms {
 ///     permute/reshape/cat/join/split/flip (exchanged through shared memory), or a loop or branch
 ///     (ptxas does not move loads across the barriers those hold);
 ///   - none of the ops that would move has regions;
-///   - the loaded value, live for longer, still fits: the block's estimated live registers
-///     (RegisterEstimate.h) over the crossed ops plus the value's stay within three quarters of
-///     registerCeiling(num_warps), so that hoisting does not make the kernel spill.
+///   - the loaded value, live for longer, still fits: the values hoisted in the block take at
+///     most 8 registers per thread in all (estimatedRegisters), so that hoisting does not cost
+///     the kernel occupancy, and the block's estimated live registers (RegisterEstimate.h) over
+///     the crossed ops plus the value's stay within three quarters of registerCeiling(num_warps),
+///     so that it does not make the kernel spill.
 /// Kernels with tl.dot are left as written (their registers belong to the accumulators, and their
 /// operand loads are pipelined by prefetchDotOperands). Returns the number of loads moved.
 unsigned hoistLoads(ir::Function &f);
