@@ -11,10 +11,7 @@ namespace tle::transforms {
 
 using ir::OpKind;
 
-namespace {
-
-/// Whether a load may not move above `op`.
-bool blocksLoads(const ir::Op &op) {
+bool blocksLoadMotion(const ir::Op &op) {
   switch (op.kind) {
   case OpKind::Store: case OpKind::AtomicRMW: case OpKind::AtomicCAS: case OpKind::Barrier:
   case OpKind::GridDepControl: case OpKind::Print: case OpKind::Assert:
@@ -28,12 +25,14 @@ bool blocksLoads(const ir::Op &op) {
   }
   for (auto &r : op.regions) {
     bool blocked = false;
-    ir::walk(*r, [&](ir::Op &o) { blocked |= o.regions.empty() && blocksLoads(o); });
+    ir::walk(*r, [&](ir::Op &o) { blocked |= o.regions.empty() && blocksLoadMotion(o); });
     if (blocked)
       return true;
   }
   return false;
 }
+
+namespace {
 
 /// Whether moving a load above `op` can hide latency: ops ptxas cannot move loads across (they
 /// synchronise the block or hold loops and branches).
@@ -84,7 +83,7 @@ private:
     // (loads are issued in program order).
     size_t first = 0;
     for (size_t i = at; i-- > 0;)
-      if (blocksLoads(*order[i]) || order[i]->kind == OpKind::Load) {
+      if (blocksLoadMotion(*order[i]) || order[i]->kind == OpKind::Load) {
         first = i + 1;
         break;
       }

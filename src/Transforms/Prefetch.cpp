@@ -2,6 +2,7 @@
 // shared memory), other loads one iteration ahead in registers.
 #include "tle/Transforms/Prefetch.h"
 #include "tle/Transforms/DotLowering.h"
+#include "tle/Transforms/HoistLoads.h"
 #include "tle/Transforms/RegisterEstimate.h"
 
 #include <algorithm>
@@ -251,20 +252,8 @@ private:
       return;
     bool effects = false, dots = false;
     ir::walk(body, [&](ir::Op &op) {
-      switch (op.kind) {
-      case OpKind::Store: case OpKind::AtomicRMW: case OpKind::AtomicCAS: case OpKind::Barrier:
-      case OpKind::GridDepControl:
-        effects = true;
-        break;
-      case OpKind::InlineAsm:
-        effects |= op.ival2 != 1;
-        break;
-      case OpKind::Dot:
-        dots = true;
-        break;
-      default:
-        break;
-      }
+      effects |= op.regions.empty() && blocksLoadMotion(op);
+      dots |= op.kind == OpKind::Dot;
     });
     // Loops with dots keep their registers for the accumulators (their operand loads are
     // prefetched through shared memory); a loop that writes memory keeps its loads after its

@@ -7,6 +7,12 @@
 
 namespace tle::transforms {
 
+/// Whether a global load may not be moved from after `op` to before it: `op` writes memory (a
+/// store, an atomic, impure inline asm), synchronises (a barrier, griddepcontrol), reports
+/// (device_print, device_assert: a load an assert guards stays after it), is a volatile load, or
+/// is a loop or branch holding one of those. Shared by hoistLoads and prefetchLoopLoads.
+bool blocksLoadMotion(const ir::Op &op);
+
 /// Moves each load of every block of `f` (the body, loop bodies, branches) up to just after the
 /// last preceding op of the same block that has an effect a load may not cross: a store, an
 /// atomic, a barrier, griddepcontrol, device_print/device_assert (a load guarded by an assert

@@ -38,8 +38,9 @@ unsigned prefetchDotOperands(ir::Function &f, DiagnosticEngine *diags = nullptr)
 ///   - the loop asks for pipelining with num_stages >= 2 (as in Triton, an explicit num_stages
 ///     pipelines every load of the loop, and is the author's promise that the loop's stores do
 ///     not write what its later iterations load), or, without num_stages, it is a grid-stride
-///     loop (its step computed from tl.num_programs) that neither writes memory (stores, atomics,
-///     impure inline asm) nor synchronises (barriers, griddepcontrol);
+///     loop (its step computed from tl.num_programs) holding no op a load may not cross
+///     (blocksLoadMotion: stores, atomics, impure inline asm, barriers, griddepcontrol,
+///     device_print/device_assert, volatile loads);
 ///   - an estimate of the loop's own live data values (tiles spread evenly over the threads;
 ///     constants, ranges, pointers and predicates not counted) plus the prefetched values fit in
 ///     three quarters of the registers ptxas may give a thread at num_warps
