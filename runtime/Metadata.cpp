@@ -1,6 +1,7 @@
 // Parsing and validation of __tle_metadata documents, parameter types, and launch-argument checks (no driver needed).
 #include "tle/Runtime/Metadata.h"
 #include "tle/Runtime/Runtime.h"
+#include "tle/Runtime/TensorMap.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -213,6 +214,62 @@ ParamInfo parseParam(const json &p, const std::string &where) {
   return info;
 }
 
+/// The index of the parameter named by string `v`.
+size_t paramIndex(const json &v, const std::string &where, const std::vector<ParamInfo> &params) {
+  std::string name = string(v, where);
+  for (size_t i = 0; i < params.size(); ++i)
+    if (params[i].name == name)
+      return i;
+  bad(where, fmt::format("no parameter named '{}'", name));
+}
+
+TensorMapArgInfo parseTensorMap(const json &t, const std::string &where, const std::vector<ParamInfo> &params) {
+  if (!t.is_object())
+    bad(where, fmt::format("expected an object, got {}", t.dump()));
+  TensorMapArgInfo info;
+  info.dtype = string(member(t, "dtype", where), join(where, "dtype"));
+  try {
+    tensorMapDataType(info.dtype);
+  } catch (const ArgumentError &e) {
+    bad(join(where, "dtype"), e.what());
+  }
+  info.base = paramIndex(member(t, "base", where), join(where, "base"), params);
+  if (!params[info.base].type.pointer)
+    bad(join(where, "base"), fmt::format("parameter '{}' is not a pointer", params[info.base].name));
+  auto sources = [&](const char *key) {
+    const json &a = member(t, key, where);
+    std::string w = join(where, key);
+    if (!a.is_array() || a.empty() || a.size() > 5)
+      bad(w, fmt::format("expected an array of 1 to 5 entries, got {}", a.dump()));
+    std::vector<TensorMapArgInfo::Source> out;
+    for (size_t i = 0; i < a.size(); ++i) {
+      std::string wi = fmt::format("{}[{}]", w, i);
+      TensorMapArgInfo::Source s;
+      if (a[i].is_string()) {
+        s.param = int(paramIndex(a[i], wi, params));
+        const ParamType &pt = params[size_t(s.param)].type;
+        if (pt.pointer || (pt.kind != ScalarKind::Int && pt.kind != ScalarKind::UInt))
+          bad(wi, fmt::format("parameter '{}' is not an integer", params[size_t(s.param)].name));
+      } else {
+        s.value = integer(a[i], wi, 0, std::numeric_limits<int64_t>::max());
+      }
+      out.push_back(s);
+    }
+    return out;
+  };
+  info.shape = sources("shape");
+  info.strides = sources("strides");
+  const json &box = member(t, "box", where);
+  if (!box.is_array() || box.size() != info.shape.size() || info.strides.size() != info.shape.size())
+    bad(where, "shape, strides and box must have one entry per dimension");
+  for (size_t i = 0; i < box.size(); ++i)
+    info.box.push_back(integer(box[i], fmt::format("{}[{}]", join(where, "box"), i), 1, 256));
+  info.swizzle = int(integer(member(t, "swizzle", where), join(where, "swizzle"), 0, 128));
+  if (info.swizzle != 0 && info.swizzle != 32 && info.swizzle != 64 && info.swizzle != 128)
+    bad(join(where, "swizzle"), fmt::format("{} is not 0, 32, 64 or 128", info.swizzle));
+  return info;
+}
+
 KernelInfo parseKernel(const json &k, const std::string &where, const std::string &target) {
   if (!k.is_object())
     bad(where, fmt::format("expected an object, got {}", k.dump()));
@@ -248,6 +305,12 @@ KernelInfo parseKernel(const json &k, const std::string &where, const std::strin
       if (info.params[j].name == info.params[i].name)
         bad(fmt::format("{}.params[{}].name", where, i),
             fmt::format("duplicate parameter name '{}'", info.params[i].name));
+  }
+  if (auto it = k.find("tensor_maps"); it != k.end()) {
+    if (!it->is_array())
+      bad(join(where, "tensor_maps"), fmt::format("expected an array, got {}", it->dump()));
+    for (size_t m = 0; m < it->size(); ++m)
+      info.tensorMaps.push_back(parseTensorMap((*it)[m], fmt::format("{}.tensor_maps[{}]", where, m), info.params));
   }
   if (auto it = k.find("constexprs"); it != k.end()) {
     if (!it->is_object())
@@ -362,9 +425,19 @@ void checkArgValue(const KernelInfo &kernel, size_t index, const void *value) {
   }
   if (t.kind != ScalarKind::Int && t.kind != ScalarKind::UInt)
     return;
-  // Integer value, sign- or zero-extended from its width.
   int64_t sv = 0;
   uint64_t uv = 0;
+  argInteger(t, value, sv, uv);
+  bool ok = t.kind == ScalarKind::Int ? sv % p.divisibility == 0
+                                      : uv % uint64_t(p.divisibility) == 0;
+  if (!ok)
+    throw ArgumentError(fmt::format(
+        "{}: argument {} ('{}') is declared {}:{} (a multiple of {}) but the value is {}",
+        kernel.name, index, p.name, t.str(), p.divisibility, p.divisibility,
+        t.kind == ScalarKind::Int ? std::to_string(sv) : std::to_string(uv)));
+}
+
+void argInteger(const ParamType &t, const void *value, int64_t &sv, uint64_t &uv) {
   switch (t.bits) {
   case 8: {
     uint8_t x;
@@ -393,13 +466,46 @@ void checkArgValue(const KernelInfo &kernel, size_t index, const void *value) {
     break;
   }
   }
-  bool ok = t.kind == ScalarKind::Int ? sv % p.divisibility == 0
-                                      : uv % uint64_t(p.divisibility) == 0;
-  if (!ok)
-    throw ArgumentError(fmt::format(
-        "{}: argument {} ('{}') is declared {}:{} (a multiple of {}) but the value is {}",
-        kernel.name, index, p.name, t.str(), p.divisibility, p.divisibility,
-        t.kind == ScalarKind::Int ? std::to_string(sv) : std::to_string(uv)));
+}
+
+TensorMap launchTensorMap(const KernelInfo &kernel, size_t k, void *const *args) {
+  const TensorMapArgInfo &t = kernel.tensorMaps.at(k);
+  auto number = [&](const TensorMapArgInfo::Source &s) -> int64_t {
+    if (s.param < 0)
+      return s.value;
+    int64_t sv = 0;
+    uint64_t uv = 0;
+    argInteger(kernel.params[size_t(s.param)].type, args[s.param], sv, uv);
+    return kernel.params[size_t(s.param)].type.kind == ScalarKind::Int ? sv : int64_t(uv);
+  };
+  TensorMapDesc d;
+  uint64_t base = 0;
+  std::memcpy(&base, args[t.base], 8);
+  d.base = DevicePtr{base};
+  d.dtype = t.dtype;
+  for (size_t i = 0; i < t.shape.size(); ++i) {
+    d.shape.push_back(number(t.shape[i]));
+    d.strides.push_back(number(t.strides[i]));
+  }
+  d.box = t.box;
+  d.swizzle = t.swizzle == 128  ? TensorMapSwizzle::B128
+              : t.swizzle == 64 ? TensorMapSwizzle::B64
+              : t.swizzle == 32 ? TensorMapSwizzle::B32
+                                : TensorMapSwizzle::None;
+  auto list = [](const std::vector<int64_t> &v) {
+    std::string s;
+    for (size_t i = 0; i < v.size(); ++i)
+      s += (i ? ", " : "") + std::to_string(v[i]);
+    return s;
+  };
+  try {
+    return encodeTensorMapTiled(d);
+  } catch (const ArgumentError &e) {
+    throw ArgumentError(fmt::format("{}: the tensor descriptor over '{}' (shape [{}], strides [{}]) cannot be "
+                                    "copied with TMA: {}",
+                                    kernel.name, kernel.params[t.base].name, list(d.shape), list(d.strides),
+                                    e.what()));
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

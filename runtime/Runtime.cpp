@@ -631,6 +631,18 @@ void Kernel::launchRaw(Grid grid, Stream &stream, void **args, size_t numArgs) c
 void Kernel::launchChecked(Grid grid, Stream &stream, void **args, size_t numArgs) const {
   for (size_t i = 0; i < numArgs; ++i)
     checkArgValue(info_, i, args[i]);
+  // TMA descriptors built from the arguments go after them (KernelInfo::tensorMaps).
+  std::vector<TensorMap> maps;
+  std::vector<void *> withMaps;
+  if (!info_.tensorMaps.empty()) {
+    maps.reserve(info_.tensorMaps.size());
+    for (size_t k = 0; k < info_.tensorMaps.size(); ++k)
+      maps.push_back(launchTensorMap(info_, k, args));
+    withMaps.assign(args, args + numArgs);
+    for (TensorMap &m : maps)
+      withMaps.push_back(&m);
+    args = withMaps.data();
+  }
   if (grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.x > 0x7fffffffu || grid.y > 65535 ||
       grid.z > 65535)
     throw ArgumentError(fmt::format("{}: grid ({}, {}, {}) is invalid: each dimension must be at "

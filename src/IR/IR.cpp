@@ -384,6 +384,8 @@ struct Verifier {
       break;
     case OpKind::Load:
       lo = 1, hi = 3;
+      if (!op.ints.empty()) // a tensor-descriptor load: + base, shape, strides, offsets, guards
+        lo = 4 + 3 * op.ints.size(), hi = SIZE_MAX;
       break;
     case OpKind::Store:
       lo = 2, hi = 3, res = 0;
@@ -658,6 +660,18 @@ struct Verifier {
         return fail(op, "mask must be i1 of the pointer's shape");
       if (op.operands.size() > 2 && op.operands[2]->type != op.result()->type)
         return fail(op, "other must have the result type");
+      if (!op.ints.empty()) { // a tensor-descriptor load: base, shape, strides, offsets
+        if (op.ints != p.shape)
+          return fail(op, "the descriptor's block shape must be the pointer tile's shape");
+        const Type &base = op.operands[3]->type;
+        if (!base.isScalar() || !base.elem.isPointer() || base.elem.pointee != p.elem.pointee)
+          return fail(op, "the descriptor's base must be a scalar pointer of the loaded type");
+        size_t guards = 4 + 3 * op.ints.size();
+        for (size_t i = 4; i < op.operands.size(); ++i)
+          if (op.operands[i]->type != Type(ScalarType{i < guards ? DType::I64 : DType::I1}))
+            return fail(op, i < guards ? "the descriptor's shape, strides and offsets must be i64 scalars"
+                                       : "a descriptor load's guards must be i1 scalars");
+      }
       return memoryHints(op);
     }
     case OpKind::Store: {

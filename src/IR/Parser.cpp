@@ -444,10 +444,22 @@ private:
       break;
     case OpKind::Load: case OpKind::Store:
       // Optional hints: cache=cg eviction=evict_last volatile (loads), before the operands.
-      while (tok_.kind == Tok::Ident && (tok_.text == "cache" || tok_.text == "eviction" || tok_.text == "volatile")) {
+      while (tok_.kind == Tok::Ident && (tok_.text == "cache" || tok_.text == "eviction" || tok_.text == "volatile" ||
+                                         (tok_.text == "desc" && op->kind == OpKind::Load))) {
         std::string k = expectIdentAny();
         if (k == "volatile") {
           op->axis = 1;
+          continue;
+        }
+        if (k == "desc") { // desc=[block shape]: a tensor-descriptor load
+          expect("=");
+          expect("[");
+          while (!is("]")) {
+            op->ints.push_back(number());
+            if (!accept(","))
+              break;
+          }
+          expect("]");
           continue;
         }
         expect("=");

@@ -635,7 +635,15 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
       ir::Value *pad = td.s == "nan" ? b->constFloat(loc, et, std::numeric_limits<double>::quiet_NaN())
                                      : ir::isFloat(et) ? b->constFloat(loc, et, 0.0) : b->constInt(loc, et, 0);
       std::vector<ir::Value *> ops = {ptrs, mask, b->splat(loc, pad, ptrs->type.shape)};
+      // The descriptor itself rides along (ir::OpKind::Load), for backends that copy with TMA.
+      ops.push_back(td.elts[0].v);
+      for (size_t k = 1; k <= 2; ++k)
+        for (auto &e : td.elts[k].elts)
+          ops.push_back(e.v);
+      for (auto &e : offs)
+        ops.push_back(e.v);
       ir::Op *ld = b->create(ir::OpKind::Load, loc, ops, {ptrs->type.withElem(ir::ScalarType{et})});
+      ld->ints = td.ints;
       applyMemoryHints(*this, p, ld, true);
       return SVal::tensor(ld->result());
     }

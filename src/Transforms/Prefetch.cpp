@@ -124,6 +124,10 @@ private:
     } else {
       ops[1] = bld.binary(OpKind::And, load.loc, ops[1], guard);
     }
+    // A tensor-descriptor load also lists the guard itself: a TMA copy is issued whole or not
+    // at all (ir::OpKind::Load).
+    if (!load.ints.empty())
+      ops.push_back(cond);
     return ops;
   }
 
@@ -387,7 +391,7 @@ private:
         for (ir::Value *o : load->operands)
           ops.push_back(clone(o, preLoadMaps[j], pre, [&](ir::Value *x) { return argAt(x, j, false); }));
         ops = guardedOperands(*load, ops, preGuard[j], pre);
-        ir::Value *v = pre.create(OpKind::Load, load->loc, ops, {load->result()->type})->result();
+        ir::Value *v = pre.clone(*load, ops)->result();
         v->nameHint = load->result()->nameHint;
         initOf[li].push_back(v);
       }
@@ -398,7 +402,7 @@ private:
       for (ir::Value *o : load->operands)
         ops.push_back(clone(o, topLoadMap, top, [&](ir::Value *x) { return argAt(x, depth, true); }));
       ops = guardedOperands(*load, ops, more, top);
-      ir::Value *next = top.create(OpKind::Load, load->loc, ops, {load->result()->type})->result();
+      ir::Value *next = top.clone(*load, ops)->result();
       next->nameHint = load->result()->nameHint;
       // Carry them: depth new loop operands, body arguments, yield operands and results; the
       // yield shifts the window by one (argument j+1 becomes argument j, the new load the last).

@@ -69,7 +69,7 @@ std::string defaultCubinDir() {
   std::fprintf(status ? stderr : stdout,
                "usage: tle-gpu-tests [--cubin-dir DIR] [--arch ARCH] [--device N] "
                "[--only NAME[,NAME...]]\n"
-               "  NAME: runtime, vector_add, softmax, layernorm\n");
+               "  NAME: runtime, vector_add, softmax, layernorm, matmul, matmul_tma\n");
   std::exit(status);
 }
 
@@ -535,6 +535,63 @@ void runVectorAdd(Report &rep, const Device &dev, const Options &opt) {
 }
 
 // ------------------------------------------------------------------------------------------------
+// matmul (examples/matmul.tle: pointer tiles, cp.async) and matmul_tma (examples/matmul_tma.tle:
+// tensor descriptors, TMA on sm_90a with descriptors the runtime builds at launch)
+// ------------------------------------------------------------------------------------------------
+
+void runMatmul(Report &rep, const Device &dev, const Options &opt, const char *example) {
+  std::optional<Kernel> k;
+  if (!loadKernel(rep, dev, opt, example, "matmul_kernel", k))
+    return;
+  const KernelInfo &ki = k->info();
+  const int64_t bm = ki.constexprInt("BLOCK_M").value_or(128), bn = ki.constexprInt("BLOCK_N").value_or(128);
+  std::printf("----  %s: %zu TMA descriptor(s) built at launch\n", example, ki.tensorMaps.size());
+  Stream stream(dev);
+  // Strides are multiples of 16 elements (the signature's :16); M, N and K are not multiples of
+  // the blocks in the ragged cases (out-of-bounds tiles read as zeros), and K = 16 runs one
+  // iteration of a three-stage pipeline (prefetches past the end are not issued).
+  struct Shape { int64_t m, n, k; };
+  for (Shape sh : {Shape{256, 512, 1024}, Shape{300, 272, 80}, Shape{128, 256, 16}, Shape{1, 16, 48},
+                   Shape{520, 784, 336}}) {
+    std::string what = fmt::format("{} {}x{}x{}", example, sh.m, sh.n, sh.k);
+    guarded(rep, what, [&] {
+      std::mt19937 rng(uint32_t(sh.m * 7 + sh.n * 3 + sh.k));
+      std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+      std::vector<Half> a(size_t(sh.m * sh.k)), b(size_t(sh.k * sh.n));
+      for (Half &x : a)
+        x = Half::fromFloat(dist(rng));
+      for (Half &x : b)
+        x = Half::fromFloat(dist(rng));
+      DeviceBuffer da = DeviceBuffer::fromHost(dev, a), db = DeviceBuffer::fromHost(dev, b);
+      // A poisoned row past the output checks that nothing is written beyond M x N.
+      DeviceBuffer dc(dev, size_t((sh.m + 1) * sh.n) * 2);
+      dc.fillBytes(0xff);
+      unsigned grid = unsigned(((sh.m + bm - 1) / bm) * ((sh.n + bn - 1) / bn));
+      k->launch(grid, stream, da, db, dc, int32_t(sh.m), int32_t(sh.n), int32_t(sh.k), int32_t(sh.k),
+                int32_t(sh.n), int32_t(sh.n));
+      stream.synchronize();
+      std::vector<Half> c = dc.toHost<Half>();
+      // fp32 accumulation of fp16 products, rounded to fp16 once.
+      Errors e(1e-3, 2e-3);
+      for (int64_t i = 0; i < sh.m; ++i)
+        for (int64_t j = 0; j < sh.n; ++j) {
+          double want = 0, scale = 0;
+          for (int64_t t = 0; t < sh.k; ++t) {
+            double p = double(a[size_t(i * sh.k + t)].toFloat()) * double(b[size_t(t * sh.n + j)].toFloat());
+            want += p;
+            scale += std::fabs(p);
+          }
+          e.add(fmt::format("c[{}][{}]", i, j), c[size_t(i * sh.n + j)].toFloat(), want, std::max(scale, std::fabs(want)));
+        }
+      for (int64_t j = 0; j < sh.n; ++j)
+        if (c[size_t(sh.m * sh.n + j)].bits != 0xffff && e.bad++ == 0)
+          e.firstBad = fmt::format("c[{}][{}]: written outside the output", sh.m, j);
+      rep.check(e.ok(), fmt::format("{:<28} grid={:<6} {}", what, grid, e.summary()));
+    });
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
 // softmax
 // ------------------------------------------------------------------------------------------------
 
@@ -716,6 +773,10 @@ int main(int argc, char **argv) {
       runSoftmax(rep, dev, opt);
     if (want("layernorm"))
       runLayerNorm(rep, dev, opt);
+    if (want("matmul"))
+      runMatmul(rep, dev, opt, "matmul");
+    if (want("matmul_tma"))
+      runMatmul(rep, dev, opt, "matmul_tma");
   } catch (const std::exception &e) {
     rep.fail(std::string("tle-gpu-tests: ") + e.what());
   }

@@ -299,6 +299,30 @@ static void runEmulated(const MockFunction &f, unsigned gx, unsigned bx, void **
       for (int c = 0; c < N; ++c)
         Y[long(row) * stride + c] = (x[c] - mean) * rstd * W[c] + B[c];
     }
+  } else if (f.name == "matmul_kernel") { // examples/matmul.tle and matmul_tma.tle, fp16
+    auto A = arg<const _Float16 *>(args, 0), Bm = arg<const _Float16 *>(args, 1);
+    auto C = arg<_Float16 *>(args, 2);
+    int M = arg<int>(args, 3), N = arg<int>(args, 4), K = arg<int>(args, 5);
+    int lda = arg<int>(args, 6), ldb = arg<int>(args, 7), ldc = arg<int>(args, 8);
+    // matmul_tma: the runtime appends the TMA descriptors of A and B (the fake
+    // cuTensorMapEncodeTiled writes the global address first); a wrong one poisons C.
+    bool mapsOk = true;
+    if (f.paramSizes.size() == 11)
+      mapsOk = arg<const void *>(args, 9) == A && arg<const void *>(args, 10) == Bm;
+    std::vector<float> a(size_t(M) * K), bt(size_t(N) * K); // converted once, B transposed
+    for (int i = 0; i < M; ++i)
+      for (int t = 0; t < K; ++t)
+        a[size_t(i) * K + t] = float(A[long(i) * lda + t]);
+    for (int t = 0; t < K; ++t)
+      for (int j = 0; j < N; ++j)
+        bt[size_t(j) * K + t] = float(Bm[long(t) * ldb + j]);
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < N; ++j) {
+        float acc = 0;
+        for (int t = 0; t < K; ++t)
+          acc += a[size_t(i) * K + t] * bt[size_t(j) * K + t];
+        C[long(i) * ldc + j] = _Float16(mapsOk ? acc : NAN);
+      }
   } else if (f.name == "scale_kernel") {
     float *out, *in;
     int n;

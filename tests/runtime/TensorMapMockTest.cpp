@@ -247,3 +247,111 @@ TEST_CASE("tensor map: a driver without cuTensorMapEncodeTiled", "[.][tensormap-
         TLE_RT_ERROR_OTHER);
   CHECK_THAT(std::string(tle_rt_last_error()), Contains("lacks cuTensorMapEncodeTiled"));
 }
+
+namespace {
+
+// A kernel as tlec emits it for tensor-descriptor loads copied with TMA: the metadata names the
+// descriptor's base, shape and strides among the params; the launch appends the descriptor.
+const char *kDerivedModule =
+    ".visible .entry mm(.param .u64 a, .param .u32 M, .param .u32 K, .param .u32 lda, "
+    ".param .align 64 .b8 tensor_map_0[128])\n"
+    R"(__tle_metadata_text = {"format": "tle-module", "version": 1, "target": "sm_90a", "kernels": [)"
+    R"({"name": "mm", "num_warps": 4, "params": [{"name": "a", "type": "*fp16", "divisibility": 16}, )"
+    R"({"name": "M", "type": "i32"}, {"name": "K", "type": "i32"}, {"name": "lda", "type": "i32"}], )"
+    R"("tensor_maps": [{"dtype": "fp16", "base": "a", "shape": ["M", "K"], "strides": ["lda", 1], )"
+    R"("box": [128, 64], "swizzle": 128}]}]})"
+    "\n";
+
+std::string withTensorMap(const std::string &map) {
+  return R"({"format": "tle-module", "version": 1, "target": "sm_90a", "kernels": [{"name": "mm", )"
+         R"("num_warps": 4, "params": [{"name": "a", "type": "*fp16"}, {"name": "M", "type": "i32"}], )"
+         R"("tensor_maps": [)" + map + "]}]}";
+}
+
+} // namespace
+
+TEST_CASE("tensor map: descriptors of the metadata are built from the arguments at every launch",
+          "[mock][tensormap]") {
+  Device dev(0);
+  Module mod = Module::fromPtx(dev, kDerivedModule, "mm.ptx");
+  Kernel k = mod.kernel("mm");
+  const KernelInfo &ki = k.info();
+  REQUIRE(ki.params.size() == 4); // callers pass the params only
+  REQUIRE(ki.tensorMaps.size() == 1);
+  CHECK(ki.tensorMaps[0].base == 0);
+  CHECK(ki.tensorMaps[0].shape[0].param == 1);
+  CHECK(ki.tensorMaps[0].strides[1].param == -1);
+  CHECK(ki.tensorMaps[0].strides[1].value == 1);
+  DeviceBuffer a(dev, 300 * 520 * 2);
+  Stream stream(dev);
+  int before = lastEncode().calls;
+  k.launch(Grid(3), stream, a, int32_t(300), int32_t(500), int32_t(520));
+  const MockTensorMapCall &c = lastEncode();
+  REQUIRE(c.calls == before + 1);
+  CHECK(reinterpret_cast<uint64_t>(c.globalAddress) == a.address());
+  CHECK(c.dataType == 6);
+  CHECK(c.globalDim[0] == 500); // K, innermost first
+  CHECK(c.globalDim[1] == 300); // M
+  CHECK(c.globalStrides[0] == 1040); // lda in bytes
+  CHECK(c.boxDim[0] == 64);
+  CHECK(c.boxDim[1] == 128);
+  CHECK(c.swizzle == 3);
+  // The descriptor the driver wrote is the fifth argument of the launch.
+  std::vector<unsigned char> desc = launchArg(4);
+  REQUIRE(desc.size() == 128);
+  uint64_t first = 0;
+  std::memcpy(&first, desc.data(), 8);
+  CHECK(first == a.address());
+
+  // launchRaw and the C ABI build it too.
+  uint64_t address = a.address() + 1024;
+  int32_t m = 7, kk = 64, lda = 64;
+  void *args[] = {&address, &m, &kk, &lda};
+  k.launchRaw(Grid(1), stream, args, 4);
+  CHECK(reinterpret_cast<uint64_t>(lastEncode().globalAddress) == address);
+  CHECK(lastEncode().globalDim[1] == 7);
+  tle_rt_module cm = nullptr;
+  tle_rt_kernel ck = nullptr;
+  REQUIRE(tle_rt_module_load_data(0, kDerivedModule, 0, &cm) == TLE_RT_SUCCESS);
+  REQUIRE(tle_rt_module_get_kernel(cm, "mm", &ck) == TLE_RT_SUCCESS);
+  lda = 128;
+  REQUIRE(tle_rt_launch(ck, 1, 1, 1, nullptr, args, 4) == TLE_RT_SUCCESS);
+  CHECK(lastEncode().globalStrides[0] == 256);
+  // Arguments TMA cannot describe are refused before the launch, naming the tensor and the rule.
+  lda = 20; // 40 bytes
+  CHECK(tle_rt_launch(ck, 1, 1, 1, nullptr, args, 4) == TLE_RT_ERROR_INVALID_ARGUMENT);
+  CHECK_THAT(std::string(tle_rt_last_error()),
+             Contains("mm: the tensor descriptor over 'a' (shape [7, 64], strides [20, 1]) cannot be copied with "
+                      "TMA: encodeTensorMapTiled:"));
+  tle_rt_kernel_release(ck);
+  tle_rt_module_unload(cm);
+  int launches = calls("cuLaunchKernel");
+  CHECK_THROWS_WITH(k.launch(Grid(1), stream, a, int32_t(0), int32_t(64), int32_t(64)),
+                    Contains("mm: the tensor descriptor over 'a' (shape [0, 64], strides [64, 1]) cannot be copied "
+                             "with TMA"));
+  CHECK(calls("cuLaunchKernel") == launches);
+}
+
+TEST_CASE("tensor map: metadata descriptors are checked when the module is read", "[tensormap]") {
+  const std::string ok = R"({"dtype": "fp16", "base": "a", "shape": ["M", 64], "strides": [64, 1], "box": [64, 64], "swizzle": 128})";
+  ModuleInfo info = parseModuleMetadata(withTensorMap(ok));
+  REQUIRE(info.kernels[0].tensorMaps.size() == 1);
+  CHECK(info.kernels[0].tensorMaps[0].shape[1].value == 64);
+  auto bad = [&](const std::string &from, const std::string &to) {
+    std::string m = ok;
+    m.replace(m.find(from), from.size(), to);
+    return parseModuleMetadata(withTensorMap(m));
+  };
+  CHECK_THROWS_WITH(bad("\"base\": \"a\"", "\"base\": \"b\""),
+                    "invalid __tle_metadata: kernels[0].tensor_maps[0].base: no parameter named 'b'");
+  CHECK_THROWS_WITH(bad("\"base\": \"a\"", "\"base\": \"M\""),
+                    "invalid __tle_metadata: kernels[0].tensor_maps[0].base: parameter 'M' is not a pointer");
+  CHECK_THROWS_WITH(bad("[\"M\", 64]", "[\"a\", 64]"),
+                    "invalid __tle_metadata: kernels[0].tensor_maps[0].shape[0]: parameter 'a' is not an integer");
+  CHECK_THROWS_WITH(bad("\"box\": [64, 64]", "\"box\": [64]"),
+                    "invalid __tle_metadata: kernels[0].tensor_maps[0]: shape, strides and box must have one entry per "
+                    "dimension");
+  CHECK_THROWS_WITH(bad("\"swizzle\": 128", "\"swizzle\": 96"),
+                    "invalid __tle_metadata: kernels[0].tensor_maps[0].swizzle: 96 is not 0, 32, 64 or 128");
+  CHECK_THROWS_WITH(bad("\"fp16\"", "\"fp12\""), Contains("kernels[0].tensor_maps[0].dtype"));
+}

@@ -84,6 +84,15 @@ enum class OpKind {
                ///< yield `other`, or zero when there is no other (TLE defines this). Hints
                ///< (tl.load's cache_modifier, eviction_policy, volatile): `ival` = CacheHint,
                ///< `ival2` = EvictionHint, `axis` = 1 for a volatile load.
+               ///< A tile load through a tensor descriptor (tl.make_tensor_descriptor) also
+               ///< records the descriptor, so that a backend may copy the tile with TMA:
+               ///< `ints` = the block shape (rank r >= 1), and after (ptr, mask, other) come
+               ///< the scalars base (the descriptor's pointer), shape_0..r-1, strides_0..r-1
+               ///< and offsets_0..r-1 (i64, outermost first), then any number of i1 scalar
+               ///< guards. The mask is the descriptor's bounds check (0 <= offset_d + i <
+               ///< shape_d in every dim) and'ed with splats of the guards; when a guard is false
+               ///< the result is never read (a pipeline's prefetch past its loop's end), so a
+               ///< copy need not be issued at all.
   Store,       ///< (ptr, value [, i1 mask]) -> (): masked-off lanes write nothing. `ival` =
                ///< CacheHint, `ival2` = EvictionHint.
   AtomicRMW,   ///< (ptr, value [, i1 mask]) -> old values: per element, atomically
@@ -241,6 +250,30 @@ struct Param {
   SourceLoc loc;
 };
 
+/// A TMA descriptor (CUDA's CUtensorMap) that the launcher builds on the host from the kernel's
+/// arguments and passes by value (a `.param .align 64 .b8 [128]` grid constant) after the
+/// kernel's params. Codegen creates one for each tensor descriptor (tl.make_tensor_descriptor)
+/// whose loads it copies with TMA; the runtime reads them from the module metadata
+/// ("tensor_maps", docs/runtime.md).
+struct TensorMapParam {
+  /// One number of the descriptor: the value of runtime param `param`, or `value` when
+  /// param < 0.
+  struct Source {
+    int param = -1;
+    int64_t value = 0;
+    bool operator==(const Source &o) const { return param == o.param && value == o.value; }
+  };
+  DType dtype = DType::Invalid;       ///< element type
+  int base = 0;                       ///< the param holding the global address of element 0
+  std::vector<Source> shape, strides; ///< elements, outermost first; the last stride is 1
+  std::vector<int64_t> box;           ///< elements one copy moves per dim, outermost first
+  int swizzle = 0;                    ///< shared-memory swizzle span in bytes: 0, 32, 64, 128
+  bool operator==(const TensorMapParam &o) const {
+    return dtype == o.dtype && base == o.base && shape == o.shape && strides == o.strides && box == o.box &&
+           swizzle == o.swizzle;
+  }
+};
+
 /// A specialised kernel.
 class Function {
 public:
@@ -265,6 +298,8 @@ public:
   std::vector<std::pair<std::string, std::string>> constexprs;
   /// Bytes of dynamic shared memory the gpu stage needs (set by codegen).
   int64_t sharedBytes = 0;
+  /// TMA descriptors passed after `params`, in this order (set by codegen).
+  std::vector<TensorMapParam> tensorMaps;
   /// Layouts referenced by values of this function (owned here).
   std::vector<std::unique_ptr<Layout>> layouts;
 };

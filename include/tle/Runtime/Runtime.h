@@ -147,6 +147,23 @@ struct ParamInfo {
   int64_t divisibility = 1;
 };
 
+/// A TMA descriptor (CUtensorMap) that every launch builds from the kernel's arguments and
+/// passes by value after them: tlec emits one for a tensor descriptor (tl.make_tensor_descriptor)
+/// whose base, shape and strides are kernel parameters or constants and whose tiles it copies
+/// with TMA (metadata key "tensor_maps"). Callers pass only the kernel's `params`.
+struct TensorMapArgInfo {
+  /// One number of the descriptor: the argument of parameter `param`, or `value` when param < 0.
+  struct Source {
+    int param = -1;
+    int64_t value = 0;
+  };
+  std::string dtype;                  ///< element type name ("fp16", "bf16", "fp8e4nv", ...)
+  size_t base = 0;                    ///< the pointer parameter holding element (0, ..., 0)
+  std::vector<Source> shape, strides; ///< elements, outermost first; the last stride is 1
+  std::vector<int64_t> box;           ///< elements one copy moves per dimension, outermost first
+  int swizzle = 0;                    ///< shared-memory swizzle span: 0, 32, 64 or 128 bytes
+};
+
 /// Everything needed to launch one kernel, as recorded by tlec in `__tle_metadata`.
 struct TLE_RT_API KernelInfo {
   std::string name;                          ///< entry symbol
@@ -156,6 +173,8 @@ struct TLE_RT_API KernelInfo {
   std::array<unsigned, 3> cluster{1, 1, 1};  ///< thread-block cluster dims (sm_90+)
   bool cooperative = false;                  ///< needs a cooperative launch
   std::vector<ParamInfo> params;             ///< runtime parameters in ABI order
+  /// TMA descriptors the launch builds from the arguments and appends after them.
+  std::vector<TensorMapArgInfo> tensorMaps;
   /// Values the kernel was specialised with, each as its JSON text ("1024", "true", "\"x\"").
   std::map<std::string, std::string> constexprs;
   std::string target;                        ///< the module's target, e.g. "sm_90a"
@@ -293,6 +312,17 @@ TLE_RT_API void checkArgType(const KernelInfo &kernel, size_t index, const ArgDe
 /// Throws ArgumentError unless the argument bytes at `value` (argBytes() of the parameter type)
 /// keep the parameter's divisibility promise (pointer address or integer value multiple of it).
 TLE_RT_API void checkArgValue(const KernelInfo &kernel, size_t index, const void *value);
+
+/// The value of an integer argument of type `t` (Int or UInt, 8 to 64 bits) stored at `value`,
+/// sign-extended (`sv`) and zero-extended (`uv`) to 64 bits.
+TLE_RT_API void argInteger(const ParamType &t, const void *value, int64_t &sv, uint64_t &uv);
+
+/// TMA descriptor `k` of `kernel` (KernelInfo::tensorMaps) built from the launch's arguments
+/// (`args[i]` points to the value of parameter i) with cuTensorMapEncodeTiled. Throws
+/// ArgumentError naming the kernel and the tensor when the arguments break TMA's rules (a base
+/// not 16-byte aligned, a stride not a multiple of 16 bytes, a dimension of 0: the rules of
+/// encodeTensorMapTiled, TensorMap.h), and the errors of encodeTensorMapTiled otherwise.
+TLE_RT_API TensorMap launchTensorMap(const KernelInfo &kernel, size_t k, void *const *args);
 
 // ------------------------------------------------------------------------------------------------
 // Devices, streams, events, memory

@@ -7,8 +7,10 @@
 
 #include <llvm/IR/InlineAsm.h>
 
+#include <algorithm>
 #include <climits>
 #include <map>
+#include <optional>
 #include <set>
 #include <functional>
 
@@ -82,7 +84,7 @@ void Emitter::planAsyncOperands() {
   bool anySwizzled = false;
   for (const ir::Value *root : roots) {
     const std::vector<const ir::Value *> &vs = members[root];
-    bool ok = true, hasLoad = false;
+    bool ok = true, hasLoad = false, vec16 = true;
     int operandIdx = -1, carried = 0;
     std::vector<const ir::Value *> transposedViews;
     const ir::Op *dot = nullptr;
@@ -91,7 +93,8 @@ void Emitter::planAsyncOperands() {
         hasLoad = true;
         const ir::Op &l = *v->def;
         const ir::Value *mask = l.operands.size() > 1 ? l.operands[1] : nullptr;
-        ok = ok && vectorWidth(l.operands[0], mask) * ir::storageBytes(v->type.dtype()) == 16;
+        // cp.async copies 16-byte vectors (TMA, below, needs none).
+        vec16 = vec16 && vectorWidth(l.operands[0], mask) * ir::storageBytes(v->type.dtype()) == 16;
         ok = ok && (l.operands.size() < 3 || isZeroSplat(l.operands[2]));
       } else if (v->def && v->def->kind != OpKind::For) {
         ok = false;
@@ -144,11 +147,43 @@ void Emitter::planAsyncOperands() {
     if (useWgmma(*dot)) {
       buf.swizzle = static_cast<int>(std::min<int64_t>(128, buf.cols * buf.elemBytes));
       buf.slotBytes = transforms::asyncSlotBytes(buf.rows, buf.cols, buf.elemBytes, /*swizzled=*/true);
-      smemBase_ = (smemBase_ + 1023) / 1024 * 1024;
-      anySwizzled = true;
     } else {
       buf.ld = t.shape[1] + 16 / buf.elemBytes; // 16 bytes of padding per row, as the dot's own staging
       buf.slotBytes = transforms::asyncSlotBytes(buf.rows, buf.cols, buf.elemBytes, /*swizzled=*/false);
+    }
+    // sm_90a copies a tensor descriptor's tiles with TMA when every load of the class can be
+    // (the same descriptor, launch-time base, shape and strides) and lies at the kernel's top
+    // level or in a top-level loop: each fill's mbarrier phase is then known from the count of
+    // fills before it.
+    if (arch == "sm_90a" && buf.swizzle >= 32) {
+      std::optional<ir::TensorMapParam> map;
+      bool tma = true;
+      for (const ir::Value *v : vs) {
+        if (!v->def || v->def->kind != OpKind::Load)
+          continue;
+        const ir::Op &l = *v->def;
+        const ir::Op *loop = l.parent->parent;
+        bool topLevel = l.parent == &f.body ||
+                        (loop && loop->kind == OpKind::For && loop->parent == &f.body);
+        std::optional<ir::TensorMapParam> m = topLevel ? tensorMapOf(l, buf) : std::nullopt;
+        if (!m || (map && !(*m == *map))) {
+          tma = false;
+          break;
+        }
+        map = m;
+      }
+      if (tma && map) {
+        auto it = std::find(f.tensorMaps.begin(), f.tensorMaps.end(), *map);
+        buf.tmaMap = static_cast<int>(it - f.tensorMaps.begin());
+        if (it == f.tensorMaps.end())
+          f.tensorMaps.push_back(*map);
+      }
+    }
+    if (buf.tmaMap < 0 && !vec16)
+      continue;
+    if (buf.swizzle) {
+      smemBase_ = (smemBase_ + 1023) / 1024 * 1024;
+      anySwizzled = true;
     }
     buf.base = smemBase_;
     smemBase_ += buf.slots * buf.slotBytes;
@@ -160,6 +195,13 @@ void Emitter::planAsyncOperands() {
     }
     buffers_.push_back(buf);
   }
+  // The TMA slots' mbarriers (8 bytes each) follow the slots.
+  for (AsyncBuffer &buf : buffers_)
+    if (buf.tmaMap >= 0) {
+      smemBase_ = (smemBase_ + 7) / 8 * 8;
+      buf.barBase = smemBase_;
+      smemBase_ += 8 * buf.slots;
+    }
   // wgmma staging areas (smemPtr) follow the slots and need the same alignment.
   bool wgmmaStaging = false;
   ir::walk(f.body, [&](ir::Op &op) { wgmmaStaging |= op.kind == OpKind::Dot && useWgmma(op); });
@@ -201,11 +243,129 @@ llvm::Value *Emitter::swizzledOffset(llvm::Value *row, llvm::Value *col, int64_t
   return B.CreateXor(off, B.CreateShl(sel, 4));
 }
 
+llvm::Value *Emitter::asyncSlotIndex(const ir::Value *v) {
+  const AsyncBuffer &buf = asyncBuffer(v);
+  llvm::Value *c = scalar(v);
+  if (buf.tmaMap < 0)
+    return c;
+  llvm::Value *s = B.getInt32(static_cast<uint32_t>(buf.slots));
+  return B.CreateSelect(B.CreateICmpUGE(c, s), B.CreateSub(c, s), c);
+}
+
 llvm::Value *Emitter::asyncSlotAddr(const ir::Value *v) {
   const AsyncBuffer &buf = asyncBuffer(v);
   llvm::Value *off = B.CreateAdd(B.getInt32(static_cast<uint32_t>(buf.base)),
-                                 B.CreateMul(scalar(v), B.getInt32(static_cast<uint32_t>(buf.slotBytes))));
+                                 B.CreateMul(asyncSlotIndex(v), B.getInt32(static_cast<uint32_t>(buf.slotBytes))));
   return B.CreatePtrToInt(smemRaw(off), B.getInt32Ty());
+}
+
+// --- TMA (PTX ISA §9.7.9.25.5 cp.async.bulk.tensor, §9.7.13.15 mbarrier) ---------------------
+
+std::optional<ir::TensorMapParam> Emitter::tensorMapOf(const ir::Op &load, const AsyncBuffer &buf) const {
+  size_t r = load.ints.size();
+  if (r != 2 || load.operands.size() < 4 + 3 * r || buf.swizzle < 32 || buf.rows > 256 ||
+      load.ints[0] != buf.rows || load.ints[1] != buf.cols)
+    return std::nullopt;
+  unsigned eb = buf.elemBytes;
+  // A runtime param, possibly widened to i64 (a widening integer cast keeps its value), or a
+  // constant.
+  auto source = [&](const ir::Value *v, ir::TensorMapParam::Source &s) {
+    while (v->def && v->def->kind == OpKind::Cast && ir::isInteger(v->def->operands[0]->type.dtype()) &&
+           ir::bitWidth(v->def->operands[0]->type.dtype()) <= ir::bitWidth(v->type.dtype()) &&
+           v->def->operands[0]->type.dtype() != ir::DType::I1)
+      v = v->def->operands[0];
+    if (v->owner == &f.body) {
+      s.param = static_cast<int>(v->index);
+      return true;
+    }
+    if (v->def && v->def->kind == OpKind::Constant && v->type.isScalar()) {
+      s.value = v->def->ival;
+      return true;
+    }
+    return false;
+  };
+  ir::TensorMapParam m;
+  m.dtype = load.result()->type.dtype();
+  const ir::Value *base = load.operands[3];
+  if (base->owner != &f.body || f.params[base->index].divisibility % 16)
+    return std::nullopt;
+  m.base = static_cast<int>(base->index);
+  m.shape.resize(r);
+  m.strides.resize(r);
+  for (size_t d = 0; d < r; ++d) {
+    if (!source(load.operands[4 + d], m.shape[d]) || !source(load.operands[4 + r + d], m.strides[d]))
+      return std::nullopt;
+    const ir::TensorMapParam::Source &st = m.strides[d];
+    if (d + 1 == r) {
+      if (st.param >= 0 || st.value != 1)
+        return std::nullopt;
+    } else if (st.param >= 0 ? (f.params[st.param].divisibility * eb) % 16 != 0
+                             : st.value <= 0 || (st.value * eb) % 16 != 0) {
+      return std::nullopt; // TMA needs strides of whole 16-byte units
+    }
+  }
+  m.box = {buf.rows, buf.swizzle / static_cast<int64_t>(eb)};
+  m.swizzle = buf.swizzle;
+  return m;
+}
+
+llvm::Value *Emitter::tensorMapAddr(int k) {
+  return B.CreatePtrToInt(kernel_->getArg(static_cast<unsigned>(f.params.size() + k)), B.getInt64Ty());
+}
+
+void Emitter::initTmaBarriers() {
+  llvm::Value *first = B.CreateICmpEQ(tid_, B.getInt32(0));
+  auto *fty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt32Ty(), B.getInt1Ty()}, false);
+  auto *init = llvm::InlineAsm::get(fty, "@$1 mbarrier.init.shared::cta.b64 [$0], 1;", "r,b", true);
+  for (const AsyncBuffer &buf : buffers_)
+    for (int s = 0; buf.tmaMap >= 0 && s < buf.slots; ++s)
+      B.CreateCall(fty, init, {B.CreatePtrToInt(smemRaw(B.getInt32(static_cast<uint32_t>(buf.barBase + 8 * s))),
+                                                B.getInt32Ty()),
+                               first});
+  auto *pty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt64Ty(), B.getInt1Ty()}, false);
+  for (size_t k = 0; k < f.tensorMaps.size(); ++k)
+    B.CreateCall(pty, llvm::InlineAsm::get(pty, "@$1 prefetch.tensormap [$0];", "l,b", true),
+                 {tensorMapAddr(static_cast<int>(k)), first});
+  // The initialisation must be visible to the other threads and to the async proxy (the TMA
+  // unit completes transactions on these mbarriers).
+  auto *vty = llvm::FunctionType::get(B.getVoidTy(), false);
+  B.CreateCall(vty, llvm::InlineAsm::get(vty, "fence.mbarrier_init.release.cluster;", "", true));
+  B.CreateCall(vty, llvm::InlineAsm::get(vty, "fence.proxy.async.shared::cta;", "", true));
+  barrier();
+}
+
+void Emitter::invalidateTmaBarriers() {
+  barrier(); // every thread is past its last wait
+  llvm::Value *first = B.CreateICmpEQ(tid_, B.getInt32(0));
+  auto *fty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt32Ty(), B.getInt1Ty()}, false);
+  auto *inval = llvm::InlineAsm::get(fty, "@$1 mbarrier.inval.shared::cta.b64 [$0];", "r,b", true);
+  for (const AsyncBuffer &buf : buffers_)
+    for (int s = 0; buf.tmaMap >= 0 && s < buf.slots; ++s)
+      B.CreateCall(fty, inval, {B.CreatePtrToInt(smemRaw(B.getInt32(static_cast<uint32_t>(buf.barBase + 8 * s))),
+                                                 B.getInt32Ty()),
+                                first});
+}
+
+void Emitter::waitTma(const ir::Value *v) {
+  const AsyncBuffer &buf = asyncBuffer(v);
+  llvm::Value *c = scalar(v);
+  llvm::Value *slot = asyncSlotIndex(v);
+  llvm::Value *parity = B.CreateZExt(B.CreateICmpUGE(c, B.getInt32(static_cast<uint32_t>(buf.slots))), B.getInt32Ty());
+  llvm::Value *bar = B.CreatePtrToInt(
+      smemRaw(B.CreateAdd(B.getInt32(static_cast<uint32_t>(buf.barBase)), B.CreateMul(slot, B.getInt32(8)))),
+      B.getInt32Ty());
+  // try_wait returns after a time limit even when the phase is incomplete: loop until it is.
+  llvm::BasicBlock *loop = llvm::BasicBlock::Create(ctx, "tma.wait", kernel_);
+  llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx, "tma.ready", kernel_);
+  B.CreateBr(loop);
+  B.SetInsertPoint(loop);
+  auto *fty = llvm::FunctionType::get(B.getInt32Ty(), {B.getInt32Ty(), B.getInt32Ty()}, false);
+  auto *tryWait = llvm::InlineAsm::get(
+      fty, "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }", "=r,r,r",
+      true);
+  llvm::Value *ok = B.CreateCall(fty, tryWait, {bar, parity});
+  B.CreateCondBr(B.CreateICmpNE(ok, B.getInt32(0)), done, loop);
+  B.SetInsertPoint(done);
 }
 
 void Emitter::emitAsyncLoad(const ir::Op &load) {
@@ -225,15 +385,56 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
                 yield->operands.size() >= a->index && yield->operands[a->index - 1] == r;
     if (!last && inLoop)
       continue;
+    // TMA values count fills modulo 2 * slots (the parity of the slot's mbarrier phase).
+    uint32_t wrap = static_cast<uint32_t>(buf.tmaMap >= 0 ? 2 * buf.slots : buf.slots);
     llvm::Value *next = B.CreateAdd(scalar(a.get()), B.getInt32(1));
-    slot = B.CreateSelect(B.CreateICmpEQ(next, B.getInt32(static_cast<uint32_t>(buf.slots))), B.getInt32(0), next);
+    slot = B.CreateSelect(B.CreateICmpEQ(next, B.getInt32(wrap)), B.getInt32(0), next);
     inLoop = true;
   }
   if (!slot)
-    slot = B.getInt32(static_cast<uint32_t>(prologueLoads_[cls]++ % buf.slots));
+    slot = B.getInt32(static_cast<uint32_t>(prologueLoads_[cls]++ % (buf.tmaMap >= 0 ? 2 * buf.slots : buf.slots)));
   if (inLoop && !asyncBarrierValid_)
     barrier(); // every warp is done reading that slot (an earlier iteration's dot)
   asyncBarrierValid_ = inLoop;
+  if (buf.tmaMap >= 0) {
+    // Thread 0 expects the tile's bytes on the slot's mbarrier and copies it in boxes of one
+    // swizzle span of columns (each rows x swizzle bytes, as the wgmma layout stores them);
+    // out-of-bounds elements arrive as zeros. A load whose guards fail (a pipeline's prefetch
+    // past the loop's end) is never read, so it is not issued.
+    size_t rank = load.ints.size();
+    llvm::Value *pred = B.CreateICmpEQ(tid_, B.getInt32(0));
+    for (size_t g = 4 + 3 * rank; g < load.operands.size(); ++g)
+      pred = B.CreateAnd(pred, scalar(load.operands[g]));
+    vals_[r] = {slot};
+    llvm::Value *slotIdx = asyncSlotIndex(r);
+    llvm::Value *bar = B.CreatePtrToInt(
+        smemRaw(B.CreateAdd(B.getInt32(static_cast<uint32_t>(buf.barBase)), B.CreateMul(slotIdx, B.getInt32(8)))),
+        B.getInt32Ty());
+    llvm::Value *dst = asyncSlotAddr(r);
+    auto *ety = llvm::FunctionType::get(B.getVoidTy(), {B.getInt32Ty(), B.getInt1Ty()}, false);
+    B.CreateCall(ety,
+                 llvm::InlineAsm::get(ety,
+                                      "@$1 mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], " +
+                                          std::to_string(buf.rows * buf.cols * buf.elemBytes) + ";",
+                                      "r,b", true),
+                 {bar, pred});
+    auto *cty = llvm::FunctionType::get(
+        B.getVoidTy(), {B.getInt32Ty(), B.getInt64Ty(), B.getInt32Ty(), B.getInt32Ty(), B.getInt32Ty(), B.getInt1Ty()}, false);
+    auto *copy = llvm::InlineAsm::get(cty,
+                                      "@$5 cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+                                      "[$0], [$1, {$2, $3}], [$4];",
+                                      "r,l,r,r,r,b", true);
+    llvm::Value *map = tensorMapAddr(buf.tmaMap);
+    llvm::Value *row = B.CreateTrunc(scalar(load.operands[4 + 2 * rank]), B.getInt32Ty());
+    llvm::Value *col = B.CreateTrunc(scalar(load.operands[4 + 2 * rank + 1]), B.getInt32Ty());
+    int64_t boxCols = buf.swizzle / static_cast<int64_t>(buf.elemBytes);
+    for (int64_t j = 0; j * boxCols < buf.cols; ++j) {
+      llvm::Value *d = j ? B.CreateAdd(dst, B.getInt32(static_cast<uint32_t>(j * buf.rows * buf.swizzle))) : dst;
+      llvm::Value *x = j ? B.CreateAdd(col, B.getInt32(static_cast<uint32_t>(j * boxCols))) : col;
+      B.CreateCall(cty, copy, {d, map, x, row, bar, pred});
+    }
+    return;
+  }
   const ir::Layout &l = *r->layout;
   std::vector<llvm::Value *> P = regsIn(load.operands[0], l);
   std::vector<llvm::Value *> M;
@@ -294,10 +495,15 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
 }
 
 void Emitter::waitAsyncOperands(const ir::Op &dot, bool asyncProxy) {
+  // TMA copies: each thread waits on the slot's mbarrier, which also makes the data visible to
+  // it (and to its wgmma: TMA writes through the async proxy).
+  for (unsigned k = 0; k < 2; ++k)
+    if (isTma(dot.operands[k]) && (k == 0 || dot.operands[1] != dot.operands[0]))
+      waitTma(dot.operands[k]);
   int pending = INT_MAX;
   for (unsigned k = 0; k < 2; ++k) {
     const ir::Value *v = dot.operands[k];
-    if (!isAsync(v))
+    if (!isAsync(v) || isTma(v))
       continue;
     int stamp = commitStamp_.count(v) ? commitStamp_.at(v) : 0;
     pending = std::min(pending, commits_ - stamp);

@@ -181,6 +181,23 @@ std::string metadataJSON(const ir::Function &f, const std::string &arch) {
   for (auto &p : f.params)
     params.push_back({{"name", p.name}, {"type", p.type.str()}, {"divisibility", p.divisibility}});
   k["params"] = params;
+  if (!f.tensorMaps.empty()) {
+    // Built by the launcher from the arguments and passed after the params (docs/runtime.md).
+    nlohmann::ordered_json maps = nlohmann::ordered_json::array();
+    auto src = [&](const ir::TensorMapParam::Source &s) {
+      return s.param >= 0 ? nlohmann::ordered_json(f.params[s.param].name) : nlohmann::ordered_json(s.value);
+    };
+    for (const ir::TensorMapParam &t : f.tensorMaps) {
+      nlohmann::ordered_json shape = nlohmann::ordered_json::array(), strides = nlohmann::ordered_json::array();
+      for (size_t d = 0; d < t.shape.size(); ++d) {
+        shape.push_back(src(t.shape[d]));
+        strides.push_back(src(t.strides[d]));
+      }
+      maps.push_back({{"dtype", ir::name(t.dtype)}, {"base", f.params[t.base].name}, {"shape", shape},
+                      {"strides", strides}, {"box", t.box}, {"swizzle", t.swizzle}});
+    }
+    k["tensor_maps"] = maps;
+  }
   nlohmann::ordered_json ce = nlohmann::ordered_json::object();
   for (auto &[n, v] : f.constexprs) {
     // Numbers and booleans as JSON values; anything else (a dtype name) as its text.
@@ -211,6 +228,18 @@ std::unique_ptr<llvm::Module> emitLLVM(ir::Function &f, llvm::LLVMContext &ctx, 
   llvm::Function *k = e.run();
   int threads = 32 * f.numWarps;
   annotate(*m, k, "kernel", 1);
+  // TMA descriptors are grid constants (CUDA's __grid_constant__): their address is the
+  // param's own, not a local copy's. Indices are 1-based.
+  if (!f.tensorMaps.empty()) {
+    llvm::LLVMContext &ctx = m->getContext();
+    std::vector<llvm::Metadata *> idx;
+    for (size_t i = 0; i < f.tensorMaps.size(); ++i)
+      idx.push_back(llvm::ConstantAsMetadata::get(
+          llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), f.params.size() + i + 1)));
+    llvm::Metadata *md[] = {llvm::ValueAsMetadata::get(k), llvm::MDString::get(ctx, "grid_constant"),
+                            llvm::MDNode::get(ctx, idx)};
+    m->getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx, md));
+  }
   annotate(*m, k, "reqntidx", threads);
   // Kernels with tl.dot get a minimum of one CTA per SM, so that ptxas may give the
   // accumulators and operand fragments up to 255 registers instead of budgeting for more CTAs

@@ -58,20 +58,31 @@ llvm::Value *Emitter::declareIntrinsicCall(unsigned id, llvm::ArrayRef<llvm::Typ
 }
 
 llvm::Function *Emitter::run() {
+  ir::walk(f.body, [&](ir::Op &op) {
+    for (const ir::Value *v : op.operands)
+      used_.insert(v);
+  });
+  f.tensorMaps.clear();
+  planAsyncOperands(); // decides the TMA descriptors, passed after the params
   std::vector<llvm::Type *> params;
   for (auto &p : f.params)
     params.push_back(p.type.dtype == DType::I1 ? B.getInt8Ty() : llvmType(p.type));
+  for (size_t k = 0; k < f.tensorMaps.size(); ++k)
+    params.push_back(llvm::PointerType::get(ctx, 0));
   auto *fty = llvm::FunctionType::get(B.getVoidTy(), params, false);
   kernel_ = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, f.name, m);
   kernel_->setCallingConv(llvm::CallingConv::PTX_Kernel);
   for (size_t i = 0; i < f.params.size(); ++i)
     kernel_->getArg(i)->setName(f.params[i].name);
+  // A TMA descriptor: 128 bytes by value, 64-byte aligned (CUtensorMap), read in place (the
+  // backend marks it a grid constant, so its address is the param's own).
+  for (size_t k = 0; k < f.tensorMaps.size(); ++k) {
+    unsigned i = static_cast<unsigned>(f.params.size() + k);
+    kernel_->addParamAttr(i, llvm::Attribute::getWithByValType(ctx, llvm::ArrayType::get(B.getInt8Ty(), 128)));
+    kernel_->addParamAttr(i, llvm::Attribute::getWithAlignment(ctx, llvm::Align(64)));
+    kernel_->getArg(i)->setName("tensor_map_" + std::to_string(k));
+  }
 
-  ir::walk(f.body, [&](ir::Op &op) {
-    for (const ir::Value *v : op.operands)
-      used_.insert(v);
-  });
-  planAsyncOperands();
   entry_ = llvm::BasicBlock::Create(ctx, "entry", kernel_);
   auto *body = llvm::BasicBlock::Create(ctx, "body", kernel_);
   B.SetInsertPoint(entry_);
@@ -86,6 +97,8 @@ llvm::Function *Emitter::run() {
   }
   B.CreateBr(body);
   B.SetInsertPoint(body);
+  if (!f.tensorMaps.empty())
+    initTmaBarriers();
   emitBlock(f.body);
   if (!buffers_.empty()) {
     auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
@@ -218,6 +231,8 @@ void Emitter::emitBlock(const ir::Block &b) {
     if (&b == &f.body && scratchBase_ && i > lastAsyncTopOp_) {
       auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
       B.CreateCall(fty, llvm::InlineAsm::get(fty, "cp.async.wait_all;", "", true));
+      if (!f.tensorMaps.empty())
+        invalidateTmaBarriers();
       scratchBase_ = 0;
     }
     emitOp(*op);
@@ -719,7 +734,7 @@ void Emitter::emitFor(const ir::Op &op) {
   int groupsPerIteration = 0;
   std::map<const ir::Value *, int> commitOrder;
   ir::walk(const_cast<ir::Block &>(body), [&](ir::Op &o) {
-    if (o.kind == ir::OpKind::Load && isAsync(o.result()))
+    if (o.kind == ir::OpKind::Load && isAsync(o.result()) && !isTma(o.result()))
       commitOrder[o.result()] = groupsPerIteration++;
   });
   const ir::Op *bodyYield = body.terminator();

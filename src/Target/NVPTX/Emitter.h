@@ -10,6 +10,7 @@
 #include <llvm/IR/Module.h>
 
 #include <map>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -97,6 +98,12 @@ public:
     /// with that swizzle width (swizzledOffset).
     int swizzle = 0;
     unsigned elemBytes = 2; ///< 2 (fp16, bf16) or 1 (fp8)
+    /// Copied with TMA (sm_90a, loads through a tensor descriptor): the index of its descriptor
+    /// in f.tensorMaps, else -1. A TMA value's "register" counts the buffer's fills modulo
+    /// 2 * slots: slot = count % slots, and the fill completes the phase of parity
+    /// count / slots of that slot's mbarrier.
+    int tmaMap = -1;
+    int64_t barBase = 0; ///< TMA: byte offset of the slots' mbarriers (8 bytes each)
   };
   void planAsyncOperands();
   bool isAsync(const ir::Value *v) const { return asyncOf_.count(v) > 0; }
@@ -107,6 +114,24 @@ public:
   void waitAsyncOperands(const ir::Op &dot, bool asyncProxy = false);
   /// Byte address (32-bit shared window) of the slot holding async value `v`.
   llvm::Value *asyncSlotAddr(const ir::Value *v);
+  /// The slot index of async value `v` (for TMA values, its fill count modulo the slots).
+  llvm::Value *asyncSlotIndex(const ir::Value *v);
+  bool isTma(const ir::Value *v) const { return isAsync(v) && asyncBuffer(v).tmaMap >= 0; }
+  /// The TMA descriptor a tensor-descriptor load of buffer `buf` can be copied with: its base,
+  /// shape and strides are params or constants, the base 16-byte aligned and the strides
+  /// multiples of 16 bytes by the params' divisibility, the mask the descriptor's bounds check
+  /// and'ed with scalar guards. nullopt otherwise (the load stays a cp.async copy).
+  std::optional<ir::TensorMapParam> tensorMapOf(const ir::Op &load, const AsyncBuffer &buf) const;
+  /// The scalar i1 guards and'ed (as splats) into a tensor-descriptor load's mask.
+  void maskGuards(const ir::Value *mask, std::vector<const ir::Value *> &guards) const;
+  /// Thread 0 initialises every TMA slot's mbarrier (arrival count 1), then a barrier.
+  void initTmaBarriers();
+  /// A barrier, then thread 0 invalidates the mbarriers (before their bytes are reused).
+  void invalidateTmaBarriers();
+  /// Every thread waits until the TMA copy of `v` has landed (its mbarrier phase completed).
+  void waitTma(const ir::Value *v);
+  /// The generic address of TMA descriptor k (a grid-constant kernel param).
+  llvm::Value *tensorMapAddr(int k);
   /// Byte offset of element (row, col) in a [rows, cols] tile (cols contiguous) stored in the
   /// wgmma layout with `swizzle`-byte swizzling: columns in blocks of swizzle/elemBytes, each
   /// block rows x swizzle bytes, 16-byte chunks XOR-permuted within every 8 rows (the pattern
