@@ -41,13 +41,21 @@ def main():
     ap.add_argument("--configs", default="128x128x64x4x3")
     ap.add_argument("--sizes", default="4096x4096x4096,8192x8192x8192,8192x8192x1024")
     ap.add_argument("--dtype", choices=["fp16", "bf16", "fp8e4nv"], default="fp16")
+    ap.add_argument("--source", choices=["matmul", "matmul_tma"], default="matmul",
+                    help="examples/matmul.tle (pointer tiles) or examples/matmul_tma.tle (tensor descriptors; "
+                         "cubins mmtma_...)")
     ap.add_argument("--no-triton", action="store_true")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
     torch.cuda.init()
     lib = open_runtime(args.lib)
     fp8 = args.dtype == "fp8e4nv"
-    triton_kernel = load_example_kernel("matmul_fp8" if fp8 else "matmul", "matmul_kernel")
+    if fp8 and args.source != "matmul":
+        ap.error("--source matmul_tma is fp16 or bf16")
+    triton_kernel = load_example_kernel("matmul_fp8" if fp8 else args.source, "matmul_kernel")
+    if args.source == "matmul_tma":
+        # Triton builds in-kernel tensor descriptors in global scratch memory from its allocator.
+        triton.set_allocator(lambda size, alignment, stream: torch.empty(size, device="cuda", dtype=torch.int8))
     configs = [tuple(int(x) for x in c.split("x")) for c in args.configs.split(",")]
     rows, all_ok = [], True
     for item in args.sizes.split(","):
@@ -87,6 +95,8 @@ def main():
             if tf_fast is not None:
                 row["cublas_fast_accum_tflops"] = tf_fast
             prefix = {"fp16": "mm", "bf16": "mm_bf16", "fp8e4nv": "mm_fp8e4nv"}[args.dtype]
+            if args.source == "matmul_tma":
+                prefix = prefix.replace("mm", "mmtma", 1)
             path = os.path.join(args.cubins, f"{prefix}_{bm}x{bn}x{bk}_w{w}_s{s}.sm_90a.cubin")
             kern = TleKernel(lib, path, "matmul_kernel")
             tle = lambda *xs: launch_matmul(kern, *xs)  # noqa: E731
@@ -121,7 +131,7 @@ def main():
                   f"  tle/triton {tle_tf / tr_tf:5.2f}  tle/cuBLAS {tle_tf / tf_cublas:5.2f}{fast}", flush=True)
     if args.out:
         with open(args.out, "w") as f:
-            json.dump({"dtype": args.dtype, "device": torch.cuda.get_device_name(), "triton": triton.__version__, "torch": torch.__version__,
+            json.dump({"dtype": args.dtype, "source": args.source, "device": torch.cuda.get_device_name(), "triton": triton.__version__, "torch": torch.__version__,
                        "group_m": GROUP_M, "results": rows}, f, indent=2)
     sys.exit(0 if all_ok else 1)
 

@@ -77,6 +77,18 @@ if ! skip matmul; then
       --configs "$(IFS=,; echo "${DCONFIGS[*]}")" --sizes 16x8192x8192,64x8192x8192,128x8192x8192 \
       --out "$OUT/matmul/matmul_compare_decode_$dt.json"
   done
+  # The same kernel written with tensor descriptors (examples/matmul_tma.tle): tlec copies its tiles
+  # with TMA; Triton runs the same source (descriptors built on the device).
+  for dt in fp16 bf16; do
+    part "matmul-cubins-tma-$dt" env DTYPE=$dt SOURCE=matmul_tma bash "$ROOT/bench/build_matmul_cubins.sh" "$TLEC" \
+      "$CUBINS/mm" "${CONFIGS[@]}" "${DCONFIGS[@]}"
+    part "matmul-tma-$dt" python3 "$ROOT/bench/matmul_compare.py" --dtype "$dt" --source matmul_tma --lib "$LIB" \
+      --cubins "$CUBINS/mm" --configs "$(IFS=,; echo "${CONFIGS[*]}")" \
+      --sizes 4096x4096x4096,8192x8192x8192,8192x8192x1024 --out "$OUT/matmul/matmul_compare_tma_$dt.json"
+    part "matmul-tma-decode-$dt" python3 "$ROOT/bench/matmul_compare.py" --dtype "$dt" --source matmul_tma \
+      --lib "$LIB" --cubins "$CUBINS/mm" --configs "$(IFS=,; echo "${DCONFIGS[*]}")" \
+      --sizes 16x8192x8192,64x8192x8192,128x8192x8192 --out "$OUT/matmul/matmul_compare_tma_decode_$dt.json"
+  done
   # fp8 e4m3 (examples/matmul_fp8.tle: B given transposed, K contiguous), BLOCK_K 128.
   CONFIGS8=(128x128x128x8x3 128x256x128x8x3 128x256x128x8x4)
   part matmul-cubins-fp8 env DTYPE=fp8e4nv bash "$ROOT/bench/build_matmul_cubins.sh" "$TLEC" "$CUBINS/mm" "${CONFIGS8[@]}"

@@ -153,18 +153,22 @@ void Emitter::planAsyncOperands() {
     }
     // sm_90a copies a tensor descriptor's tiles with TMA when every load of the class can be
     // (the same descriptor, launch-time base, shape and strides) and lies at the kernel's top
-    // level or in a top-level loop: each fill's mbarrier phase is then known from the count of
-    // fills before it.
+    // level or in one top-level loop: each fill's mbarrier phase is then known from the count
+    // of fills before it.
     if (arch == "sm_90a" && buf.swizzle >= 32) {
       std::optional<ir::TensorMapParam> map;
       bool tma = true;
+      const ir::Block *loopBody = nullptr;
       for (const ir::Value *v : vs) {
         if (!v->def || v->def->kind != OpKind::Load)
           continue;
         const ir::Op &l = *v->def;
         const ir::Op *loop = l.parent->parent;
         bool topLevel = l.parent == &f.body ||
-                        (loop && loop->kind == OpKind::For && loop->parent == &f.body);
+                        (loop && loop->kind == OpKind::For && loop->parent == &f.body &&
+                         (!loopBody || loopBody == l.parent));
+        if (l.parent != &f.body)
+          loopBody = l.parent;
         std::optional<ir::TensorMapParam> m = topLevel ? tensorMapOf(l, buf) : std::nullopt;
         if (!m || (map && !(*m == *map))) {
           tma = false;
