@@ -2,8 +2,9 @@
 through libtle_rt's C ABI with ctypes, on PyTorch's tensors), the same source run by Triton 3.6,
 and torch's scaled_dot_product_attention, on the same shapes in one process.
 
-Usage: python3 bench/attention_bench.py --lib build/runtime/libtle_rt.so --cubins DIR [--out FILE]
-DIR holds attention_d{64,128}_c{0,1}.sm_90a.cubin (BLOCK_M 128, BLOCK_N 64, 8 warps).
+Usage: python3 bench/attention_bench.py --lib build/runtime/libtle_rt.so --cubins DIR [--source attention_tma] [--out FILE]
+DIR holds attention_d{64,128}_c{0,1}.sm_90a.cubin (BLOCK_M 128, BLOCK_N 64, 8 warps; with --source
+attention_tma, examples/attention_tma.tle's attention_tma_d{64,128}_c{0,1}.sm_90a.cubin).
 Checks every output against torch's math attention in fp32 before timing (max abs error < 2e-2)."""
 import argparse
 import ctypes
@@ -23,15 +24,19 @@ BLOCK_M, BLOCK_N, WARPS = 128, 64, 8
 
 
 class AttnKernel:
-    def __init__(self, lib, path):
+    def __init__(self, lib, path, descriptors):
         self.kernel = TleKernel(lib, path, "attn_fwd")
+        self.descriptors = descriptors  # examples/attention_tma.tle: (..., sm_scale, Z, H, N_CTX)
 
     def __call__(self, grid, q, k, v, o, sm_scale, H, N):
         vals = [ctypes.c_uint64(q.data_ptr()), ctypes.c_uint64(k.data_ptr()), ctypes.c_uint64(v.data_ptr()),
                 ctypes.c_uint64(o.data_ptr()), ctypes.c_float(sm_scale)]
-        for t in (q, k, v, o):
-            vals += [ctypes.c_int32(t.stride(0)), ctypes.c_int32(t.stride(1)), ctypes.c_int32(t.stride(2))]
-        vals += [ctypes.c_int32(H), ctypes.c_int32(N)]
+        if self.descriptors:
+            vals += [ctypes.c_int32(q.shape[0]), ctypes.c_int32(H), ctypes.c_int32(N)]
+        else:
+            for t in (q, k, v, o):
+                vals += [ctypes.c_int32(t.stride(0)), ctypes.c_int32(t.stride(1)), ctypes.c_int32(t.stride(2))]
+            vals += [ctypes.c_int32(H), ctypes.c_int32(N)]
         self.kernel.launch(grid, torch.cuda.current_stream().cuda_stream, vals)
 
 
@@ -40,16 +45,22 @@ def main():
     ap.add_argument("--lib", required=True)
     ap.add_argument("--cubins", required=True)
     ap.add_argument("--ctx", default="1024,4096,16384")
+    ap.add_argument("--source", choices=["attention", "attention_tma"], default="attention",
+                    help="examples/attention.tle (pointer tiles) or examples/attention_tma.tle (tensor "
+                         "descriptors; cubins attention_tma_d<D>_c<C>.sm_90a.cubin)")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
     torch.cuda.init()
     lib = open_runtime(args.lib)
-    triton_kernel = load_example_kernel("attention", "attn_fwd")
+    desc = args.source == "attention_tma"
+    triton_kernel = load_example_kernel(args.source, "attn_fwd")
+    if desc:  # Triton builds in-kernel descriptors in global scratch from its allocator
+        triton.set_allocator(lambda size, alignment, stream: torch.empty(size, device="cuda", dtype=torch.int8))
     Z, H = 4, 32
     rows = []
     for D in (64, 128):
         for causal in (0, 1):
-            tle = AttnKernel(lib, os.path.join(args.cubins, f"attention_d{D}_c{causal}.sm_90a.cubin"))
+            tle = AttnKernel(lib, os.path.join(args.cubins, f"{args.source}_d{D}_c{causal}.sm_90a.cubin"), desc)
             for N in (int(x) for x in args.ctx.split(",")):
                 torch.manual_seed(0)
                 q, k, v = (torch.randn(Z, H, N, D, device="cuda", dtype=torch.float16) for _ in range(3))
@@ -71,6 +82,10 @@ def main():
                     o2 = torch.empty_like(q)
 
                     def run_triton():
+                        if desc:
+                            triton_kernel[grid](q, k, v, o2, sm_scale, Z, H, N, HEAD_DIM=D, BLOCK_M=BLOCK_M,
+                                                BLOCK_N=BLOCK_N, CAUSAL=causal, num_warps=WARPS, num_stages=stages)
+                            return
                         triton_kernel[grid](q, k, v, o2, sm_scale, *q.stride()[:3], *k.stride()[:3], *v.stride()[:3],
                                             *o2.stride()[:3], H, N, HEAD_DIM=D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N,
                                             CAUSAL=causal, num_warps=WARPS, num_stages=stages)
@@ -86,7 +101,7 @@ def main():
                       f"  sdpa {row['sdpa_tflops']:6.1f} TFLOP/s", flush=True)
     if args.out:
         with open(args.out, "w") as f:
-            json.dump({"device": torch.cuda.get_device_name(), "triton": triton.__version__, "torch": torch.__version__,
+            json.dump({"source": args.source, "device": torch.cuda.get_device_name(), "triton": triton.__version__, "torch": torch.__version__,
                        "batch": Z, "heads": H, "block": [BLOCK_M, BLOCK_N], "num_warps": WARPS, "results": rows}, f,
                        indent=2)
     sys.exit(0 if all(r["pass"] for r in rows) else 1)

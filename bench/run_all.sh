@@ -108,6 +108,16 @@ if ! skip attention; then
   done
   part attention python3 "$ROOT/bench/attention_bench.py" --lib "$LIB" --cubins "$CUBINS/attn" \
     --ctx 1024,4096,16384 --out "$OUT/attention/attention.json"
+  # The same written with tensor descriptors (examples/attention_tma.tle; TMA copies in tlec).
+  SIGT="*fp16:16, *fp16:16, *fp16:16, *fp16:16, fp32, i32, i32, i32:16"
+  for d in 64 128; do
+    for c in 0 1; do
+      part "attention-tma-cubin-d$d-c$c" "$TLEC" "$ROOT/examples/attention_tma.tle" -s "$SIGT, $d, 128, 64, $c" -w 8 \
+        --arch sm_90a -o "$CUBINS/attn/attention_tma_d${d}_c${c}.sm_90a.cubin"
+    done
+  done
+  part attention-tma python3 "$ROOT/bench/attention_bench.py" --source attention_tma --lib "$LIB" \
+    --cubins "$CUBINS/attn" --ctx 1024,4096,16384 --out "$OUT/attention/attention_tma.json"
 fi
 
 if ! skip tune; then

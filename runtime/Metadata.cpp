@@ -241,17 +241,40 @@ TensorMapArgInfo parseTensorMap(const json &t, const std::string &where, const s
     std::string w = join(where, key);
     if (!a.is_array() || a.empty() || a.size() > 5)
       bad(w, fmt::format("expected an array of 1 to 5 entries, got {}", a.dump()));
+    // An integer parameter by name, a constant, or a product: an array of both, or
+    // {"product": [...], "bits": 32} for one the kernel computes in 32 bits.
+    auto factor = [&](const json &e, const std::string &wf, TensorMapArgInfo::Source &s) {
+      if (e.is_string()) {
+        size_t p = paramIndex(e, wf, params);
+        const ParamType &pt = params[p].type;
+        if (pt.pointer || (pt.kind != ScalarKind::Int && pt.kind != ScalarKind::UInt))
+          bad(wf, fmt::format("parameter '{}' is not an integer", params[p].name));
+        s.params.push_back(int(p));
+      } else {
+        s.value *= integer(e, wf, 1, int64_t(1) << 40);
+      }
+    };
     std::vector<TensorMapArgInfo::Source> out;
     for (size_t i = 0; i < a.size(); ++i) {
       std::string wi = fmt::format("{}[{}]", w, i);
       TensorMapArgInfo::Source s;
-      if (a[i].is_string()) {
-        s.param = int(paramIndex(a[i], wi, params));
-        const ParamType &pt = params[size_t(s.param)].type;
-        if (pt.pointer || (pt.kind != ScalarKind::Int && pt.kind != ScalarKind::UInt))
-          bad(wi, fmt::format("parameter '{}' is not an integer", params[size_t(s.param)].name));
+      const json *product = &a[i];
+      if (a[i].is_object()) {
+        product = &member(a[i], "product", wi);
+        s.bits = int(integer(member(a[i], "bits", wi), join(wi, "bits"), 32, 64));
+        if (s.bits != 32 && s.bits != 64)
+          bad(join(wi, "bits"), fmt::format("{} is not 32 or 64", s.bits));
+        wi = join(wi, "product");
+      }
+      if (product->is_array()) {
+        if (product->empty() || product->size() > 8)
+          bad(wi, fmt::format("expected 1 to 8 factors, got {}", product->dump()));
+        for (size_t f = 0; f < product->size(); ++f)
+          factor((*product)[f], fmt::format("{}[{}]", wi, f), s);
+      } else if (a[i].is_object()) {
+        bad(wi, fmt::format("expected an array of factors, got {}", product->dump()));
       } else {
-        s.value = integer(a[i], wi, 0, std::numeric_limits<int64_t>::max());
+        factor(*product, wi, s);
       }
       out.push_back(s);
     }
@@ -470,13 +493,16 @@ void argInteger(const ParamType &t, const void *value, int64_t &sv, uint64_t &uv
 
 TensorMap launchTensorMap(const KernelInfo &kernel, size_t k, void *const *args) {
   const TensorMapArgInfo &t = kernel.tensorMaps.at(k);
+  // As the kernel computes it: two's-complement products, wrapped to 32 bits for an i32 one.
   auto number = [&](const TensorMapArgInfo::Source &s) -> int64_t {
-    if (s.param < 0)
-      return s.value;
-    int64_t sv = 0;
-    uint64_t uv = 0;
-    argInteger(kernel.params[size_t(s.param)].type, args[s.param], sv, uv);
-    return kernel.params[size_t(s.param)].type.kind == ScalarKind::Int ? sv : int64_t(uv);
+    uint64_t v = uint64_t(s.value);
+    for (int p : s.params) {
+      int64_t sv = 0;
+      uint64_t uv = 0;
+      argInteger(kernel.params[size_t(p)].type, args[p], sv, uv);
+      v *= kernel.params[size_t(p)].type.kind == ScalarKind::Int ? uint64_t(sv) : uv;
+    }
+    return s.bits == 32 ? int64_t(int32_t(uint32_t(v))) : int64_t(v);
   };
   TensorMapDesc d;
   uint64_t base = 0;

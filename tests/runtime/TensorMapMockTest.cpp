@@ -279,8 +279,8 @@ TEST_CASE("tensor map: descriptors of the metadata are built from the arguments 
   REQUIRE(ki.params.size() == 4); // callers pass the params only
   REQUIRE(ki.tensorMaps.size() == 1);
   CHECK(ki.tensorMaps[0].base == 0);
-  CHECK(ki.tensorMaps[0].shape[0].param == 1);
-  CHECK(ki.tensorMaps[0].strides[1].param == -1);
+  CHECK(ki.tensorMaps[0].shape[0].params == std::vector<int>{1});
+  CHECK(ki.tensorMaps[0].strides[1].params.empty());
   CHECK(ki.tensorMaps[0].strides[1].value == 1);
   DeviceBuffer a(dev, 300 * 520 * 2);
   Stream stream(dev);
@@ -337,6 +337,24 @@ TEST_CASE("tensor map: metadata descriptors are checked when the module is read"
   ModuleInfo info = parseModuleMetadata(withTensorMap(ok));
   REQUIRE(info.kernels[0].tensorMaps.size() == 1);
   CHECK(info.kernels[0].tensorMaps[0].shape[1].value == 64);
+  // Products: of int64 factors, or computed in 32 bits as an i32 product in the kernel.
+  const std::string products = R"({"dtype": "fp16", "base": "a", "shape": [{"product": ["M", "M", 3], "bits": 32}, 64], "strides": [["M", 16], 1], "box": [64, 64], "swizzle": 128})";
+  info = parseModuleMetadata(withTensorMap(products));
+  const TensorMapArgInfo &t = info.kernels[0].tensorMaps[0];
+  CHECK(t.shape[0].params == std::vector<int>{1, 1});
+  CHECK(t.shape[0].value == 3);
+  CHECK(t.shape[0].bits == 32);
+  CHECK(t.strides[0].params == std::vector<int>{1});
+  CHECK(t.strides[0].value == 16);
+  CHECK(t.strides[0].bits == 64);
+  // The values the launch computes, seen in the refusal of a misaligned base (checked before
+  // any driver call).
+  uint64_t address = 0x10008;
+  int32_t m = 40000; // M * M * 3 wraps at 32 bits: 4800000000 - 2^32 = 505032704
+  void *args[] = {&address, &m};
+  CHECK_THROWS_WITH(launchTensorMap(info.kernels[0], 0, args),
+                    "mm: the tensor descriptor over 'a' (shape [505032704, 64], strides [640000, 1]) cannot be "
+                    "copied with TMA: encodeTensorMapTiled: the global address 0x10008 is not 16-byte aligned");
   auto bad = [&](const std::string &from, const std::string &to) {
     std::string m = ok;
     m.replace(m.find(from), from.size(), to);

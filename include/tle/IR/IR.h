@@ -256,12 +256,14 @@ struct Param {
 /// whose loads it copies with TMA; the runtime reads them from the module metadata
 /// ("tensor_maps", docs/runtime.md).
 struct TensorMapParam {
-  /// One number of the descriptor: the value of runtime param `param`, or `value` when
-  /// param < 0.
+  /// One number of the descriptor: `value` times the product of the runtime params `params`
+  /// (a constant when there are none), computed modulo 2^bits and sign-extended as the kernel
+  /// computes it (bits 32: an i32 product such as Triton's `Z * H * N_CTX`).
   struct Source {
-    int param = -1;
-    int64_t value = 0;
-    bool operator==(const Source &o) const { return param == o.param && value == o.value; }
+    std::vector<int> params;
+    int64_t value = 1;
+    int bits = 64;
+    bool operator==(const Source &o) const { return params == o.params && value == o.value && bits == o.bits; }
   };
   DType dtype = DType::Invalid;       ///< element type
   int base = 0;                       ///< the param holding the global address of element 0

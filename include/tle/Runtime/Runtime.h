@@ -152,10 +152,13 @@ struct ParamInfo {
 /// whose base, shape and strides are kernel parameters or constants and whose tiles it copies
 /// with TMA (metadata key "tensor_maps"). Callers pass only the kernel's `params`.
 struct TensorMapArgInfo {
-  /// One number of the descriptor: the argument of parameter `param`, or `value` when param < 0.
+  /// One number of the descriptor: `value` times the arguments of the integer parameters
+  /// `params` (a constant when there are none), computed modulo 2^bits and sign-extended as the
+  /// kernel computes it (bits 32 for an i32 product).
   struct Source {
-    int param = -1;
-    int64_t value = 0;
+    std::vector<int> params;
+    int64_t value = 1;
+    int bits = 64;
   };
   std::string dtype;                  ///< element type name ("fp16", "bf16", "fp8e4nv", ...)
   size_t base = 0;                    ///< the pointer parameter holding element (0, ..., 0)

@@ -271,23 +271,33 @@ std::optional<ir::TensorMapParam> Emitter::tensorMapOf(const ir::Op &load, const
       load.ints[0] != buf.rows || load.ints[1] != buf.cols)
     return std::nullopt;
   unsigned eb = buf.elemBytes;
-  // A runtime param, possibly widened to i64 (a widening integer cast keeps its value), or a
-  // constant.
-  auto source = [&](const ir::Value *v, ir::TensorMapParam::Source &s) {
-    while (v->def && v->def->kind == OpKind::Cast && ir::isInteger(v->def->operands[0]->type.dtype()) &&
-           ir::bitWidth(v->def->operands[0]->type.dtype()) <= ir::bitWidth(v->type.dtype()) &&
-           v->def->operands[0]->type.dtype() != ir::DType::I1)
-      v = v->def->operands[0];
-    if (v->owner == &f.body) {
-      s.param = static_cast<int>(v->index);
-      return true;
-    }
-    if (v->def && v->def->kind == OpKind::Constant && v->type.isScalar()) {
-      s.value = v->def->ival;
-      return true;
-    }
-    return false;
-  };
+  // A product of runtime params and constants, each possibly widened to i64 (a widening integer
+  // cast keeps its value; the product is computed in the launcher's int64 as in the kernel).
+  std::function<bool(const ir::Value *, ir::TensorMapParam::Source &, int)> source =
+      [&](const ir::Value *v, ir::TensorMapParam::Source &s, int depth) {
+        while (v->def && v->def->kind == OpKind::Cast && ir::isInteger(v->def->operands[0]->type.dtype()) &&
+               ir::bitWidth(v->def->operands[0]->type.dtype()) <= ir::bitWidth(v->type.dtype()) &&
+               v->def->operands[0]->type.dtype() != ir::DType::I1)
+          v = v->def->operands[0];
+        if (v->owner == &f.body && ir::isInteger(v->type.dtype())) {
+          s.params.push_back(static_cast<int>(v->index));
+          return true;
+        }
+        if (v->def && v->def->kind == OpKind::Constant && v->type.isScalar()) {
+          s.value *= v->def->ival;
+          return true;
+        }
+        // Every multiplication of one product in one width (the kernel's product wraps at 32
+        // bits for an i32 one; so does the launcher's).
+        int bits = static_cast<int>(ir::bitWidth(v->type.dtype()));
+        if (v->def && v->def->kind == OpKind::Mul && v->type.isScalar() && depth < 4 &&
+            (bits == 64 || (bits == 32 && ir::isSigned(v->type.dtype()))) && (depth == 0 || s.bits == bits)) {
+          s.bits = bits;
+          return source(v->def->operands[0], s, depth + 1) && source(v->def->operands[1], s, depth + 1);
+        }
+        return false;
+      };
+  auto sorted = [](ir::TensorMapParam::Source &s) { std::sort(s.params.begin(), s.params.end()); };
   ir::TensorMapParam m;
   m.dtype = load.result()->type.dtype();
   const ir::Value *base = load.operands[3];
@@ -297,14 +307,20 @@ std::optional<ir::TensorMapParam> Emitter::tensorMapOf(const ir::Op &load, const
   m.shape.resize(r);
   m.strides.resize(r);
   for (size_t d = 0; d < r; ++d) {
-    if (!source(load.operands[4 + d], m.shape[d]) || !source(load.operands[4 + r + d], m.strides[d]))
+    if (!source(load.operands[4 + d], m.shape[d], 0) || !source(load.operands[4 + r + d], m.strides[d], 0))
       return std::nullopt;
+    sorted(m.shape[d]);
+    sorted(m.strides[d]);
     const ir::TensorMapParam::Source &st = m.strides[d];
+    // What the params promise the stride is a multiple of (their divisibility, capped to keep
+    // the product small), times the constant factor.
+    int64_t multiple = st.value;
+    for (int p : st.params)
+      multiple *= std::min<int64_t>(f.params[p].divisibility, 1024);
     if (d + 1 == r) {
-      if (st.param >= 0 || st.value != 1)
+      if (!st.params.empty() || st.value != 1)
         return std::nullopt;
-    } else if (st.param >= 0 ? (f.params[st.param].divisibility * eb) % 16 != 0
-                             : st.value <= 0 || (st.value * eb) % 16 != 0) {
+    } else if (st.value <= 0 || (multiple * eb) % 16 != 0) {
       return std::nullopt; // TMA needs strides of whole 16-byte units
     }
   }

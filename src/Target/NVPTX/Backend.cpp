@@ -184,8 +184,20 @@ std::string metadataJSON(const ir::Function &f, const std::string &arch) {
   if (!f.tensorMaps.empty()) {
     // Built by the launcher from the arguments and passed after the params (docs/runtime.md).
     nlohmann::ordered_json maps = nlohmann::ordered_json::array();
+    // A param by name, a constant, or a product as an array of both.
     auto src = [&](const ir::TensorMapParam::Source &s) {
-      return s.param >= 0 ? nlohmann::ordered_json(f.params[s.param].name) : nlohmann::ordered_json(s.value);
+      if (s.params.empty())
+        return nlohmann::ordered_json(s.value);
+      if (s.params.size() == 1 && s.value == 1)
+        return nlohmann::ordered_json(f.params[s.params[0]].name);
+      nlohmann::ordered_json product = nlohmann::ordered_json::array();
+      for (int p : s.params)
+        product.push_back(f.params[p].name);
+      if (s.value != 1)
+        product.push_back(s.value);
+      if (s.bits == 32)
+        return nlohmann::ordered_json{{"product", product}, {"bits", 32}};
+      return product;
     };
     for (const ir::TensorMapParam &t : f.tensorMaps) {
       nlohmann::ordered_json shape = nlohmann::ordered_json::array(), strides = nlohmann::ordered_json::array();
