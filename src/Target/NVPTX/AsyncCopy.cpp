@@ -169,6 +169,9 @@ void Emitter::planAsyncOperands() {
                          (!loopBody || loopBody == l.parent));
         if (l.parent != &f.body)
           loopBody = l.parent;
+        // In a loop only pipelined loads (carried to a later iteration) count their fills;
+        // an unpipelined one would refill its single slot with the same static phase.
+        topLevel = topLevel && (l.parent == &f.body || carried > 0);
         std::optional<ir::TensorMapParam> m = topLevel ? tensorMapOf(l, buf) : std::nullopt;
         if (!m || (map && !(*m == *map))) {
           tma = false;
@@ -413,9 +416,12 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
   }
   if (!slot)
     slot = B.getInt32(static_cast<uint32_t>(prologueLoads_[cls]++ % (buf.tmaMap >= 0 ? 2 * buf.slots : buf.slots)));
-  if (inLoop && !asyncBarrierValid_)
-    barrier(); // every warp is done reading that slot (an earlier iteration's dot)
-  asyncBarrierValid_ = inLoop;
+  // Inside a loop the slot was read by an earlier iteration's dot (the one before in a
+  // pipeline; the same load's previous fill in an unpipelined loop): every warp must be done.
+  bool refill = inLoop || load.parent != &f.body;
+  if (refill && !asyncBarrierValid_)
+    barrier();
+  asyncBarrierValid_ = refill;
   if (buf.tmaMap >= 0) {
     // Thread 0 expects the tile's bytes on the slot's mbarrier and copies it in boxes of one
     // swizzle span of columns (each rows x swizzle bytes, as the wgmma layout stores them);

@@ -332,6 +332,15 @@ const ir::Op *Emitter::deferrableWgmma(const ir::Op &op) const {
   const ir::Op *loop = body ? body->parent : nullptr;
   if (!loop || loop->kind != ir::OpKind::For)
     return nullptr;
+  // An operand loaded in this iteration (not carried from an earlier one: an unpipelined loop,
+  // num_stages 1) has one slot, which the next iteration refills: its group must be done first.
+  for (unsigned k = 0; k < 2; ++k) {
+    const ir::Value *v = op.operands[k];
+    if (v->def && v->def->kind == ir::OpKind::Permute)
+      v = v->def->operands[0];
+    if (v->def && v->def->parent == body)
+      return nullptr;
+  }
   const ir::Op *yield = body->ops.back().get();
   const ir::Value *acc = op.operands[2];
   // The accumulator is a carried value (argument i + 1, yield operand i) used by this dot alone,
