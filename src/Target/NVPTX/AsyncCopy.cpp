@@ -30,6 +30,29 @@ bool isZeroSplat(const ir::Value *v) {
 } // namespace
 
 void Emitter::planAsyncOperands() {
+  // TMA reads global memory through the async proxy, which does not see the kernel's own earlier
+  // generic writes without a proxy fence: TMA copies are used only by top-level ops before the
+  // first one that writes global memory (a store or an atomic, in it or its regions).
+  std::map<const ir::Op *, size_t> topIndex;
+  size_t firstWrite = SIZE_MAX, topIdx = 0;
+  for (auto &top : f.body.ops) {
+    bool writes = false;
+    auto visit = [&](ir::Op &o) {
+      writes |= o.kind == OpKind::Store || o.kind == OpKind::AtomicRMW || o.kind == OpKind::AtomicCAS;
+    };
+    visit(*top);
+    for (auto &r : top->regions)
+      ir::walk(*r, visit);
+    if (writes && firstWrite == SIZE_MAX)
+      firstWrite = topIdx;
+    topIndex[top.get()] = topIdx++;
+  }
+  auto beforeWrites = [&](const ir::Op &op) {
+    const ir::Op *o = &op;
+    while (o->parent && o->parent != &f.body)
+      o = o->parent->parent;
+    return o->parent == &f.body && topIndex.at(o) < firstWrite;
+  };
   // Values linked by loop carries (init, body argument, yield operand, result) form classes.
   std::map<const ir::Value *, const ir::Value *> parent;
   std::function<const ir::Value *(const ir::Value *)> find = [&](const ir::Value *v) {
@@ -171,7 +194,7 @@ void Emitter::planAsyncOperands() {
           loopBody = l.parent;
         // In a loop only pipelined loads (carried to a later iteration) count their fills;
         // an unpipelined one would refill its single slot with the same static phase.
-        topLevel = topLevel && (l.parent == &f.body || carried > 0);
+        topLevel = topLevel && (l.parent == &f.body || carried > 0) && beforeWrites(l);
         std::optional<ir::TensorMapParam> m = topLevel ? tensorMapOf(l, buf) : std::nullopt;
         if (!m || (map && !(*m == *map))) {
           tma = false;
