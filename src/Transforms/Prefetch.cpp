@@ -211,7 +211,9 @@ private:
       return;
     // Depth: loads run `depth` iterations ahead of the dot that reads them, into depth + 1
     // shared-memory slots each; Triton's num_stages counts the slots.
-    int depth = numStages_ >= 2 ? numStages_ - 1 : numStages_ == 1 ? 0 : kDefaultStages - 1;
+    // The loop's own tl.range(num_stages=...) overrides the kernel's, as in Triton.
+    int stages = forOp.ival > 0 ? static_cast<int>(forOp.ival) : numStages_;
+    int depth = stages >= 2 ? stages - 1 : stages == 1 ? 0 : kDefaultStages - 1;
     int64_t bytesPerStage = 0;
     for (ir::Op *load : loads)
       bytesPerStage += slotBytes(load->result()->type);

@@ -205,6 +205,42 @@ for w in (1, 4):
 for w in (1, 4):
     case(f"inline_asm_elementwise: two results, f registers, packed u8 x 4 and fp16 x 2, a scalar operand ({w} warps)",
          lambda w=w: t_inline_asm(w))
+DESC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "descriptors.tle")
+# fp8 e4m3 bytes of exactly representable values (NumPy has no fp8): 0, +-0.5, +-1, +-2.
+FP8_CODES = np.array([0x00, 0x30, 0xB0, 0x38, 0xB8, 0x40, 0xC0], np.uint8)
+FP8_VALUES = np.array([0.0, 0.5, -0.5, 1.0, -1.0, 2.0, -2.0])
+
+
+def t_desc_mm(kernel, bm, bn, bk, warps):
+    # M, N, K multiples of 16 (the signature's promises) but not of the blocks: out-of-bounds
+    # parts of tiles read as zeros.
+    m, n, k = 208, 304, 400
+    a = (rng.standard_normal((m, k)) * 0.5).astype(np.float16)
+    b = (rng.standard_normal((k, n)) * 0.5).astype(np.float16)
+    grid = f"{(m + bm - 1) // bm},{(n + bn - 1) // bn}"
+    o = run(kernel, f"*fp16:16, *fp16:16, *fp32:16, i32:16, i32:16, i32:16, i32:16, i32:16, {bm}, {bn}, {bk}",
+            {"a_ptr": a, "b_ptr": b, "c_ptr": np.full((m, n), np.nan, np.float32), "M": m, "N": n, "K": k,
+             "stride_a": k, "stride_b": n}, ["c_ptr"], warps, grid_override=grid, src=DESC)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    return close(o["c_ptr"], want, rtol=1e-3, atol=1e-2)
+
+
+def t_desc_mm8():
+    m, n, k = 208, 304, 400
+    ia = rng.integers(0, len(FP8_CODES), (m, k))
+    ib = rng.integers(0, len(FP8_CODES), (n, k))
+    o = run("desc_mm8", "*fp8e4nv:16, *fp8e4nv:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:16, 128, 128, 128",
+            {"a_ptr": FP8_CODES[ia], "bt_ptr": FP8_CODES[ib], "c_ptr": np.full((m, n), np.nan, np.float16),
+             "M": m, "N": n, "K": k, "stride_a": k, "stride_b": k}, ["c_ptr"], 8, grid_override="2,3", src=DESC)
+    want = FP8_VALUES[ia] @ FP8_VALUES[ib].T
+    # fp16 output (spacing 0.5 near 1000) of fp8 products added by the tensor cores.
+    return close(o["c_ptr"], want, rtol=2e-3, atol=0.5)
+
+
+case("tensor-descriptor matmul fp16 64x128x64 (TMA on sm_90a), ragged M, N, K", lambda: t_desc_mm("desc_mm", 64, 128, 64, 4))
+case("tensor-descriptor matmul fp16 128x128x64, 8 warps, num_stages=1 (one slot per operand)",
+     lambda: t_desc_mm("desc_mm_unpipelined", 128, 128, 64, 8))
+case("tensor-descriptor matmul fp8 e4m3, B transposed, 128x128x128, 8 warps (TMA on sm_90a)", t_desc_mm8)
 passed = sum(results)
 print(f"{passed} passed, {len(results) - passed} failed")
 sys.exit(0 if passed == len(results) else 1)
