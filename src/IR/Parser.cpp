@@ -248,6 +248,18 @@ private:
     bump();
     return v;
   }
+  /// `[n, n, ...]`: a list attribute (Permute's order, a descriptor load's block shape).
+  std::vector<int64_t> intList() {
+    std::vector<int64_t> v;
+    expect("[");
+    while (!is("]")) {
+      v.push_back(number());
+      if (!accept(","))
+        break;
+    }
+    expect("]");
+    return v;
+  }
   /// An `axis=` attribute: a number that fits an int (the verifier checks its range per op).
   int axisNumber() {
     SourceLoc at = tok_.loc;
@@ -399,13 +411,7 @@ private:
     case OpKind::Permute: {
       expectIdent("order");
       expect("=");
-      expect("[");
-      while (!is("]")) {
-        op->ints.push_back(number());
-        if (!accept(","))
-          break;
-      }
-      expect("]");
+      op->ints = intList();
       break;
     }
     case OpKind::FDiv: case OpKind::Cast:
@@ -453,13 +459,7 @@ private:
         }
         if (k == "desc") { // desc=[block shape]: a tensor-descriptor load
           expect("=");
-          expect("[");
-          while (!is("]")) {
-            op->ints.push_back(number());
-            if (!accept(","))
-              break;
-          }
-          expect("]");
+          op->ints = intList();
           continue;
         }
         expect("=");

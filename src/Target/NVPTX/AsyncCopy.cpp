@@ -359,15 +359,23 @@ llvm::Value *Emitter::tensorMapAddr(int k) {
   return B.CreatePtrToInt(kernel_->getArg(static_cast<unsigned>(f.params.size() + k)), B.getInt64Ty());
 }
 
-void Emitter::initTmaBarriers() {
+llvm::Value *Emitter::tmaBarrierAddr(const AsyncBuffer &buf, llvm::Value *slot) {
+  llvm::Value *off = B.CreateAdd(B.getInt32(static_cast<uint32_t>(buf.barBase)), B.CreateMul(slot, B.getInt32(8)));
+  return B.CreatePtrToInt(smemRaw(off), B.getInt32Ty());
+}
+
+void Emitter::onEveryTmaBarrier(const std::string &op) {
   llvm::Value *first = B.CreateICmpEQ(tid_, B.getInt32(0));
   auto *fty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt32Ty(), B.getInt1Ty()}, false);
-  auto *init = llvm::InlineAsm::get(fty, "@$1 mbarrier.init.shared::cta.b64 [$0], 1;", "r,b", true);
+  auto *asmOp = llvm::InlineAsm::get(fty, "@$1 " + op, "r,b", true);
   for (const AsyncBuffer &buf : buffers_)
     for (int s = 0; buf.tmaMap >= 0 && s < buf.slots; ++s)
-      B.CreateCall(fty, init, {B.CreatePtrToInt(smemRaw(B.getInt32(static_cast<uint32_t>(buf.barBase + 8 * s))),
-                                                B.getInt32Ty()),
-                               first});
+      B.CreateCall(fty, asmOp, {tmaBarrierAddr(buf, B.getInt32(static_cast<uint32_t>(s))), first});
+}
+
+void Emitter::initTmaBarriers() {
+  onEveryTmaBarrier("mbarrier.init.shared::cta.b64 [$0], 1;");
+  llvm::Value *first = B.CreateICmpEQ(tid_, B.getInt32(0));
   auto *pty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt64Ty(), B.getInt1Ty()}, false);
   for (size_t k = 0; k < f.tensorMaps.size(); ++k)
     B.CreateCall(pty, llvm::InlineAsm::get(pty, "@$1 prefetch.tensormap [$0];", "l,b", true),
@@ -382,14 +390,7 @@ void Emitter::initTmaBarriers() {
 
 void Emitter::invalidateTmaBarriers() {
   barrier(); // every thread is past its last wait
-  llvm::Value *first = B.CreateICmpEQ(tid_, B.getInt32(0));
-  auto *fty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt32Ty(), B.getInt1Ty()}, false);
-  auto *inval = llvm::InlineAsm::get(fty, "@$1 mbarrier.inval.shared::cta.b64 [$0];", "r,b", true);
-  for (const AsyncBuffer &buf : buffers_)
-    for (int s = 0; buf.tmaMap >= 0 && s < buf.slots; ++s)
-      B.CreateCall(fty, inval, {B.CreatePtrToInt(smemRaw(B.getInt32(static_cast<uint32_t>(buf.barBase + 8 * s))),
-                                                 B.getInt32Ty()),
-                                first});
+  onEveryTmaBarrier("mbarrier.inval.shared::cta.b64 [$0];");
 }
 
 void Emitter::waitTma(const ir::Value *v) {
@@ -397,9 +398,7 @@ void Emitter::waitTma(const ir::Value *v) {
   llvm::Value *c = scalar(v);
   llvm::Value *slot = asyncSlotIndex(v);
   llvm::Value *parity = B.CreateZExt(B.CreateICmpUGE(c, B.getInt32(static_cast<uint32_t>(buf.slots))), B.getInt32Ty());
-  llvm::Value *bar = B.CreatePtrToInt(
-      smemRaw(B.CreateAdd(B.getInt32(static_cast<uint32_t>(buf.barBase)), B.CreateMul(slot, B.getInt32(8)))),
-      B.getInt32Ty());
+  llvm::Value *bar = tmaBarrierAddr(buf, slot);
   // try_wait returns after a time limit even when the phase is incomplete: loop until it is.
   llvm::BasicBlock *loop = llvm::BasicBlock::Create(ctx, "tma.wait", kernel_);
   llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx, "tma.ready", kernel_);
@@ -455,10 +454,7 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
     for (size_t g = 4 + 3 * rank; g < load.operands.size(); ++g)
       pred = B.CreateAnd(pred, scalar(load.operands[g]));
     vals_[r] = {slot};
-    llvm::Value *slotIdx = asyncSlotIndex(r);
-    llvm::Value *bar = B.CreatePtrToInt(
-        smemRaw(B.CreateAdd(B.getInt32(static_cast<uint32_t>(buf.barBase)), B.CreateMul(slotIdx, B.getInt32(8)))),
-        B.getInt32Ty());
+    llvm::Value *bar = tmaBarrierAddr(buf, asyncSlotIndex(r));
     llvm::Value *dst = asyncSlotAddr(r);
     auto *ety = llvm::FunctionType::get(B.getVoidTy(), {B.getInt32Ty(), B.getInt1Ty()}, false);
     B.CreateCall(ety,

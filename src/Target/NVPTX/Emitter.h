@@ -124,6 +124,10 @@ public:
   std::optional<ir::TensorMapParam> tensorMapOf(const ir::Op &load, const AsyncBuffer &buf) const;
   /// The scalar i1 guards and'ed (as splats) into a tensor-descriptor load's mask.
   void maskGuards(const ir::Value *mask, std::vector<const ir::Value *> &guards) const;
+  /// The shared address (32-bit window) of buffer `buf`'s mbarrier for slot `slot`.
+  llvm::Value *tmaBarrierAddr(const AsyncBuffer &buf, llvm::Value *slot);
+  /// Thread 0 runs the PTX `op` (its `$0` the address) on every TMA slot's mbarrier.
+  void onEveryTmaBarrier(const std::string &op);
   /// Thread 0 initialises every TMA slot's mbarrier (arrival count 1), then a barrier.
   void initTmaBarriers();
   /// A barrier, then thread 0 invalidates the mbarriers (before their bytes are reused).
