@@ -236,6 +236,9 @@ TensorMapArgInfo parseTensorMap(const json &t, const std::string &where, const s
   info.base = paramIndex(member(t, "base", where), join(where, "base"), params);
   if (!params[info.base].type.pointer)
     bad(join(where, "base"), fmt::format("parameter '{}' is not a pointer", params[info.base].name));
+  if (params[info.base].type.elementName() != info.dtype)
+    bad(join(where, "dtype"), fmt::format("{} disagrees with parameter '{}' ({})", info.dtype,
+                                          params[info.base].name, params[info.base].type.str()));
   auto sources = [&](const char *key) {
     const json &a = member(t, key, where);
     std::string w = join(where, key);
@@ -250,8 +253,8 @@ TensorMapArgInfo parseTensorMap(const json &t, const std::string &where, const s
         if (pt.pointer || (pt.kind != ScalarKind::Int && pt.kind != ScalarKind::UInt))
           bad(wf, fmt::format("parameter '{}' is not an integer", params[p].name));
         s.params.push_back(int(p));
-      } else {
-        s.value *= integer(e, wf, 1, int64_t(1) << 40);
+      } else if (__builtin_mul_overflow(s.value, integer(e, wf, 1, int64_t(1) << 40), &s.value)) {
+        bad(wf, "the product's constant factors overflow 64 bits");
       }
     };
     std::vector<TensorMapArgInfo::Source> out;

@@ -372,4 +372,9 @@ TEST_CASE("tensor map: metadata descriptors are checked when the module is read"
   CHECK_THROWS_WITH(bad("\"swizzle\": 128", "\"swizzle\": 96"),
                     "invalid __tle_metadata: kernels[0].tensor_maps[0].swizzle: 96 is not 0, 32, 64 or 128");
   CHECK_THROWS_WITH(bad("\"fp16\"", "\"fp12\""), Contains("kernels[0].tensor_maps[0].dtype"));
+  CHECK_THROWS_WITH(bad("\"fp16\"", "\"bf16\""),
+                    "invalid __tle_metadata: kernels[0].tensor_maps[0].dtype: bf16 disagrees with parameter 'a' (*fp16)");
+  CHECK_THROWS_WITH(bad("[\"M\", 64]", "[[1099511627776, 1099511627776], 64]"),
+                    "invalid __tle_metadata: kernels[0].tensor_maps[0].shape[0][1]: the product's constant factors "
+                    "overflow 64 bits");
 }

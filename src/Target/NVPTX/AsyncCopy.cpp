@@ -38,7 +38,8 @@ void Emitter::planAsyncOperands() {
   for (auto &top : f.body.ops) {
     bool writes = false;
     auto visit = [&](ir::Op &o) {
-      writes |= o.kind == OpKind::Store || o.kind == OpKind::AtomicRMW || o.kind == OpKind::AtomicCAS;
+      writes |= o.kind == OpKind::Store || o.kind == OpKind::AtomicRMW || o.kind == OpKind::AtomicCAS ||
+                (o.kind == OpKind::InlineAsm && o.ival2 == 0); // asm with side effects may store
     };
     visit(*top);
     for (auto &r : top->regions)
@@ -195,6 +196,14 @@ void Emitter::planAsyncOperands() {
         // In a loop only pipelined loads (carried to a later iteration) count their fills;
         // an unpipelined one would refill its single slot with the same static phase.
         topLevel = topLevel && (l.parent == &f.body || carried > 0) && beforeWrites(l);
+        // A load in the loop is issued for a later iteration: only the prefetch pass's, which
+        // lists the guard that the iteration exists, is known to be read whenever it is issued
+        // (a hand-written window's last fill would still be in flight after the loop).
+        bool guarded = l.operands.size() > 4 + 3 * l.ints.size();
+        topLevel = topLevel && (l.parent == &f.body || guarded);
+        // An unguarded fill at the top level is waited for at the end (drainTma): only in a
+        // class without in-loop fills, whose slot phases it alone advances.
+        topLevel = topLevel && (guarded || carried == 0);
         std::optional<ir::TensorMapParam> m = topLevel ? tensorMapOf(l, buf) : std::nullopt;
         if (!m || (map && !(*m == *map))) {
           tma = false;
@@ -301,8 +310,10 @@ std::optional<ir::TensorMapParam> Emitter::tensorMapOf(const ir::Op &load, const
   // cast keeps its value; the product is computed in the launcher's int64 as in the kernel).
   std::function<bool(const ir::Value *, ir::TensorMapParam::Source &, int)> source =
       [&](const ir::Value *v, ir::TensorMapParam::Source &s, int depth) {
+        // Strictly widening casts only: they keep the value the source type gives its bits, which
+        // is how the launcher reads the param (a same-width cast would reinterpret them).
         while (v->def && v->def->kind == OpKind::Cast && ir::isInteger(v->def->operands[0]->type.dtype()) &&
-               ir::bitWidth(v->def->operands[0]->type.dtype()) <= ir::bitWidth(v->type.dtype()) &&
+               ir::bitWidth(v->def->operands[0]->type.dtype()) < ir::bitWidth(v->type.dtype()) &&
                v->def->operands[0]->type.dtype() != ir::DType::I1)
           v = v->def->operands[0];
         if (v->owner == &f.body && ir::isInteger(v->type.dtype())) {
@@ -388,7 +399,21 @@ void Emitter::initTmaBarriers() {
   barrier();
 }
 
+void Emitter::drainTma() {
+  if (tmaDrained_)
+    return;
+  tmaDrained_ = true;
+  for (auto [cls, count] : tmaTopFills_) {
+    const AsyncBuffer &buf = buffers_[static_cast<size_t>(cls)];
+    llvm::Value *c = B.getInt32(static_cast<uint32_t>(count));
+    llvm::Value *slot = B.getInt32(static_cast<uint32_t>(count % buf.slots));
+    waitTmaPhase(tmaBarrierAddr(buf, slot), B.CreateZExt(B.CreateICmpUGE(c, B.getInt32(static_cast<uint32_t>(buf.slots))),
+                                                        B.getInt32Ty()));
+  }
+}
+
 void Emitter::invalidateTmaBarriers() {
+  drainTma();
   barrier(); // every thread is past its last wait
   onEveryTmaBarrier("mbarrier.inval.shared::cta.b64 [$0];");
 }
@@ -396,9 +421,11 @@ void Emitter::invalidateTmaBarriers() {
 void Emitter::waitTma(const ir::Value *v) {
   const AsyncBuffer &buf = asyncBuffer(v);
   llvm::Value *c = scalar(v);
-  llvm::Value *slot = asyncSlotIndex(v);
   llvm::Value *parity = B.CreateZExt(B.CreateICmpUGE(c, B.getInt32(static_cast<uint32_t>(buf.slots))), B.getInt32Ty());
-  llvm::Value *bar = tmaBarrierAddr(buf, slot);
+  waitTmaPhase(tmaBarrierAddr(buf, asyncSlotIndex(v)), parity);
+}
+
+void Emitter::waitTmaPhase(llvm::Value *bar, llvm::Value *parity) {
   // try_wait returns after a time limit even when the phase is incomplete: loop until it is.
   llvm::BasicBlock *loop = llvm::BasicBlock::Create(ctx, "tma.wait", kernel_);
   llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx, "tma.ready", kernel_);
@@ -469,6 +496,8 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
                                       "@$5 cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
                                       "[$0], [$1, {$2, $3}], [$4];",
                                       "r,l,r,r,r,b", true);
+    if (!inLoop && load.parent == &f.body && load.operands.size() == 4 + 3 * rank)
+      tmaTopFills_.push_back({cls, static_cast<int>((prologueLoads_[cls] - 1) % (2 * buf.slots))});
     llvm::Value *map = tensorMapAddr(buf.tmaMap);
     llvm::Value *row = B.CreateTrunc(scalar(load.operands[4 + 2 * rank]), B.getInt32Ty());
     llvm::Value *col = B.CreateTrunc(scalar(load.operands[4 + 2 * rank + 1]), B.getInt32Ty());

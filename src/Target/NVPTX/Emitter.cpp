@@ -103,6 +103,7 @@ llvm::Function *Emitter::run() {
   if (!buffers_.empty()) {
     auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
     B.CreateCall(fty, llvm::InlineAsm::get(fty, "cp.async.wait_all;", "", true));
+    drainTma(); // no copy into the block's shared memory outlives it
   }
   B.CreateRetVoid();
 

@@ -122,8 +122,14 @@ public:
   /// multiples of 16 bytes by the params' divisibility, the mask the descriptor's bounds check
   /// and'ed with scalar guards. nullopt otherwise (the load stays a cp.async copy).
   std::optional<ir::TensorMapParam> tensorMapOf(const ir::Op &load, const AsyncBuffer &buf) const;
-  /// The scalar i1 guards and'ed (as splats) into a tensor-descriptor load's mask.
-  void maskGuards(const ir::Value *mask, std::vector<const ir::Value *> &guards) const;
+  /// Every thread waits for the TMA fills issued unguarded at the kernel's top level (a tile
+  /// loaded once, whose dot may not run: a loop of no iterations, an `if`), so that no copy is
+  /// in flight when the slots' bytes are reused or the block exits. Guarded fills (a pipeline's)
+  /// are consumed whenever they are issued.
+  void drainTma();
+  /// (buffer, fill count) of the unguarded top-level TMA fills issued so far.
+  std::vector<std::pair<int, int>> tmaTopFills_;
+  bool tmaDrained_ = false;
   /// The shared address (32-bit window) of buffer `buf`'s mbarrier for slot `slot`.
   llvm::Value *tmaBarrierAddr(const AsyncBuffer &buf, llvm::Value *slot);
   /// Thread 0 runs the PTX `op` (its `$0` the address) on every TMA slot's mbarrier.
@@ -134,6 +140,9 @@ public:
   void invalidateTmaBarriers();
   /// Every thread waits until the TMA copy of `v` has landed (its mbarrier phase completed).
   void waitTma(const ir::Value *v);
+  /// Every thread waits until the phase of parity `parity` (i32 0 or 1) of the mbarrier at
+  /// shared address `bar` has completed.
+  void waitTmaPhase(llvm::Value *bar, llvm::Value *parity);
   /// The generic address of TMA descriptor k (a grid-constant kernel param).
   llvm::Value *tensorMapAddr(int k);
   /// Byte offset of element (row, col) in a [rows, cols] tile (cols contiguous) stored in the

@@ -334,12 +334,22 @@ const ir::Op *Emitter::deferrableWgmma(const ir::Op &op) const {
     return nullptr;
   // An operand loaded in this iteration (not carried from an earlier one: an unpipelined loop,
   // num_stages 1) has one slot, which the next iteration refills: its group must be done first.
+  // So must a carried operand's when the body refills its class before this dot (a
+  // hand-written window whose next load comes first would overwrite the slot the previous
+  // iteration's group still reads).
   for (unsigned k = 0; k < 2; ++k) {
     const ir::Value *v = op.operands[k];
     if (v->def && v->def->kind == ir::OpKind::Permute)
       v = v->def->operands[0];
     if (v->def && v->def->parent == body)
       return nullptr;
+    int cls = asyncOf_.at(op.operands[k]);
+    for (auto &o : body->ops) {
+      if (o.get() == &op)
+        break;
+      if (o->kind == ir::OpKind::Load && isAsync(o->result()) && asyncOf_.at(o->result()) == cls)
+        return nullptr;
+    }
   }
   const ir::Op *yield = body->ops.back().get();
   const ir::Value *acc = op.operands[2];
