@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -494,7 +495,7 @@ void argInteger(const ParamType &t, const void *value, int64_t &sv, uint64_t &uv
   }
 }
 
-TensorMap launchTensorMap(const KernelInfo &kernel, size_t k, void *const *args) {
+TensorMap launchTensorMap(const KernelInfo &kernel, size_t k, void *const *args, DevicePtr zeros) {
   const TensorMapArgInfo &t = kernel.tensorMaps.at(k);
   // As the kernel computes it: two's-complement products, wrapped to 32 bits for an i32 one.
   auto number = [&](const TensorMapArgInfo::Source &s) -> int64_t {
@@ -517,6 +518,14 @@ TensorMap launchTensorMap(const KernelInfo &kernel, size_t k, void *const *args)
     d.strides.push_back(number(t.strides[i]));
   }
   d.box = t.box;
+  if (zeros.address && std::find(d.shape.begin(), d.shape.end(), 0) != d.shape.end()) {
+    // An empty tensor: one zero element, 16-byte strides; every other element is out of bounds.
+    size_t eb = tensorMapElementBytes(tensorMapDataType(d.dtype));
+    d.base = zeros;
+    std::fill(d.shape.begin(), d.shape.end(), 1);
+    std::fill(d.strides.begin(), d.strides.end(), int64_t(16 / eb));
+    d.strides.back() = 1;
+  }
   d.swizzle = t.swizzle == 128  ? TensorMapSwizzle::B128
               : t.swizzle == 64 ? TensorMapSwizzle::B64
               : t.swizzle == 32 ? TensorMapSwizzle::B32

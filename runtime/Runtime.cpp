@@ -9,6 +9,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <mutex>
 
 namespace tle::rt {
@@ -628,6 +629,25 @@ void Kernel::launchRaw(Grid grid, Stream &stream, void **args, size_t numArgs) c
   launchChecked(grid, stream, args, numArgs);
 }
 
+namespace {
+
+/// 256 zero bytes on `dev`, allocated once per device and kept for the process (the element
+/// that descriptors of empty tensors point at).
+uint64_t zeroBytes(const Device &dev) {
+  static std::mutex mutex;
+  static std::map<int, DeviceBuffer *> buffers;
+  std::lock_guard<std::mutex> lock(mutex);
+  DeviceBuffer *&b = buffers[dev.ordinal()];
+  if (!b) {
+    auto *nb = new DeviceBuffer(dev, 256);
+    nb->fillBytes(0);
+    b = nb;
+  }
+  return b->address();
+}
+
+} // namespace
+
 void Kernel::launchChecked(Grid grid, Stream &stream, void **args, size_t numArgs) const {
   for (size_t i = 0; i < numArgs; ++i)
     checkArgValue(info_, i, args[i]);
@@ -636,8 +656,9 @@ void Kernel::launchChecked(Grid grid, Stream &stream, void **args, size_t numArg
   std::vector<void *> withMaps;
   if (!info_.tensorMaps.empty()) {
     maps.reserve(info_.tensorMaps.size());
+    DevicePtr zeros{zeroBytes(module_->device)};
     for (size_t k = 0; k < info_.tensorMaps.size(); ++k)
-      maps.push_back(launchTensorMap(info_, k, args));
+      maps.push_back(launchTensorMap(info_, k, args, zeros));
     withMaps.assign(args, args + numArgs);
     for (TensorMap &m : maps)
       withMaps.push_back(&m);

@@ -548,16 +548,17 @@ void runMatmul(Report &rep, const Device &dev, const Options &opt, const char *e
   std::printf("----  %s: %zu TMA descriptor(s) built at launch\n", example, ki.tensorMaps.size());
   Stream stream(dev);
   // M, N, K and the strides are multiples of 16 (the signature's :16) but not of the blocks in
-  // the ragged cases (out-of-bounds parts of tiles read as zeros), and K = 16 runs one iteration
-  // of a three-stage pipeline (prefetches past the end are not issued).
+  // the ragged cases (out-of-bounds parts of tiles read as zeros), K = 16 runs one iteration
+  // of a three-stage pipeline (prefetches past the end are not issued), and K = 0 none (C is
+  // zero; matmul_tma's descriptors then describe empty tensors).
   struct Shape { int64_t m, n, k; };
   for (Shape sh : {Shape{256, 512, 1024}, Shape{304, 272, 80}, Shape{128, 256, 16}, Shape{16, 16, 48},
-                   Shape{528, 784, 336}}) {
+                   Shape{528, 784, 336}, Shape{128, 256, 0}}) {
     std::string what = fmt::format("{} {}x{}x{}", example, sh.m, sh.n, sh.k);
     guarded(rep, what, [&] {
       std::mt19937 rng(uint32_t(sh.m * 7 + sh.n * 3 + sh.k));
       std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-      std::vector<Half> a(size_t(sh.m * sh.k)), b(size_t(sh.k * sh.n));
+      std::vector<Half> a(size_t(std::max<int64_t>(sh.m * sh.k, 1))), b(size_t(std::max<int64_t>(sh.k * sh.n, 1)));
       for (Half &x : a)
         x = Half::fromFloat(dist(rng));
       for (Half &x : b)
@@ -567,7 +568,7 @@ void runMatmul(Report &rep, const Device &dev, const Options &opt, const char *e
       DeviceBuffer dc(dev, size_t((sh.m + 1) * sh.n) * 2);
       dc.fillBytes(0xff);
       unsigned grid = unsigned(((sh.m + bm - 1) / bm) * ((sh.n + bn - 1) / bn));
-      k->launch(grid, stream, da, db, dc, int32_t(sh.m), int32_t(sh.n), int32_t(sh.k), int32_t(sh.k),
+      k->launch(grid, stream, da, db, dc, int32_t(sh.m), int32_t(sh.n), int32_t(sh.k), int32_t(std::max<int64_t>(sh.k, 16)),
                 int32_t(sh.n), int32_t(sh.n));
       stream.synchronize();
       std::vector<Half> c = dc.toHost<Half>();

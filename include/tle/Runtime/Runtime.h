@@ -321,11 +321,14 @@ TLE_RT_API void checkArgValue(const KernelInfo &kernel, size_t index, const void
 TLE_RT_API void argInteger(const ParamType &t, const void *value, int64_t &sv, uint64_t &uv);
 
 /// TMA descriptor `k` of `kernel` (KernelInfo::tensorMaps) built from the launch's arguments
-/// (`args[i]` points to the value of parameter i) with cuTensorMapEncodeTiled. Throws
-/// ArgumentError naming the kernel and the tensor when the arguments break TMA's rules (a base
-/// not 16-byte aligned, a stride not a multiple of 16 bytes, a dimension of 0: the rules of
-/// encodeTensorMapTiled, TensorMap.h), and the errors of encodeTensorMapTiled otherwise.
-TLE_RT_API TensorMap launchTensorMap(const KernelInfo &kernel, size_t k, void *const *args);
+/// (`args[i]` points to the value of parameter i) with cuTensorMapEncodeTiled. A tensor with a
+/// dimension of 0 has no element in bounds: its descriptor then describes one zero element at
+/// `zeros` (16 zero bytes on the kernel's device), so that every copy through it reads zeros as
+/// the kernel's bounds checks would; without `zeros` that is refused. Throws ArgumentError
+/// naming the kernel and the tensor when the arguments break TMA's rules (a base not 16-byte
+/// aligned, a stride not a multiple of 16 bytes: the rules of encodeTensorMapTiled,
+/// TensorMap.h), and the errors of encodeTensorMapTiled otherwise.
+TLE_RT_API TensorMap launchTensorMap(const KernelInfo &kernel, size_t k, void *const *args, DevicePtr zeros = {});
 
 // ------------------------------------------------------------------------------------------------
 // Devices, streams, events, memory
