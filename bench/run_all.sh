@@ -99,25 +99,21 @@ fi
 
 if ! skip attention; then
   mkdir -p "$OUT/attention" "$CUBINS/attn"
-  SIG="*fp16:16, *fp16:16, *fp16:16, *fp16:16, fp32, i32:16, i32:16, i32:16, i32:16, i32:16, i32:16, i32:16, i32:16, i32:16, i32:16, i32:16, i32:16, i32, i32:16"
-  for d in 64 128; do
-    for c in 0 1; do
-      part "attention-cubin-d$d-c$c" "$TLEC" "$ROOT/examples/attention.tle" -s "$SIG, $d, 128, 64, $c" -w 8 \
-        --arch sm_90a -o "$CUBINS/attn/attention_d${d}_c${c}.sm_90a.cubin"
+  # examples/attention.tle (pointer tiles) and the same written with tensor descriptors
+  # (examples/attention_tma.tle; TMA copies in tlec), each with its own parameters.
+  declare -A SIGS=(
+    [attention]="*fp16:16, *fp16:16, *fp16:16, *fp16:16, fp32, i32:16, i32:16, i32:16, i32:16, i32:16, i32:16, i32:16, i32:16, i32:16, i32:16, i32:16, i32:16, i32, i32:16"
+    [attention_tma]="*fp16:16, *fp16:16, *fp16:16, *fp16:16, fp32, i32, i32, i32:16")
+  for src in attention attention_tma; do
+    for d in 64 128; do
+      for c in 0 1; do
+        part "$src-cubin-d$d-c$c" "$TLEC" "$ROOT/examples/$src.tle" -s "${SIGS[$src]}, $d, 128, 64, $c" -w 8 \
+          --arch sm_90a -o "$CUBINS/attn/${src}_d${d}_c${c}.sm_90a.cubin"
+      done
     done
+    part "$src" python3 "$ROOT/bench/attention_bench.py" --source "$src" --lib "$LIB" --cubins "$CUBINS/attn" \
+      --ctx 1024,4096,16384 --out "$OUT/attention/$src.json"
   done
-  part attention python3 "$ROOT/bench/attention_bench.py" --lib "$LIB" --cubins "$CUBINS/attn" \
-    --ctx 1024,4096,16384 --out "$OUT/attention/attention.json"
-  # The same written with tensor descriptors (examples/attention_tma.tle; TMA copies in tlec).
-  SIGT="*fp16:16, *fp16:16, *fp16:16, *fp16:16, fp32, i32, i32, i32:16"
-  for d in 64 128; do
-    for c in 0 1; do
-      part "attention-tma-cubin-d$d-c$c" "$TLEC" "$ROOT/examples/attention_tma.tle" -s "$SIGT, $d, 128, 64, $c" -w 8 \
-        --arch sm_90a -o "$CUBINS/attn/attention_tma_d${d}_c${c}.sm_90a.cubin"
-    done
-  done
-  part attention-tma python3 "$ROOT/bench/attention_bench.py" --source attention_tma --lib "$LIB" \
-    --cubins "$CUBINS/attn" --ctx 1024,4096,16384 --out "$OUT/attention/attention_tma.json"
 fi
 
 if ! skip tune; then
