@@ -635,15 +635,17 @@ namespace {
 /// that descriptors of empty tensors point at).
 uint64_t zeroBytes(const Device &dev) {
   static std::mutex mutex;
-  static std::map<int, DeviceBuffer *> buffers;
+  // Never destroyed: freeing device memory during static destruction could follow the driver's
+  // own teardown.
+  static auto *buffers = new std::map<int, DeviceBuffer>();
   std::lock_guard<std::mutex> lock(mutex);
-  DeviceBuffer *&b = buffers[dev.ordinal()];
-  if (!b) {
-    auto *nb = new DeviceBuffer(dev, 256);
-    nb->fillBytes(0);
-    b = nb;
+  auto it = buffers->find(dev.ordinal());
+  if (it == buffers->end()) {
+    DeviceBuffer b(dev, 256);
+    b.fillBytes(0);
+    it = buffers->emplace(dev.ordinal(), std::move(b)).first;
   }
-  return b->address();
+  return it->second.address();
 }
 
 } // namespace
