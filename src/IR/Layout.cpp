@@ -51,6 +51,17 @@ bool registerBitsDisjoint(const Layout &l) {
   return true;
 }
 
+int64_t stagedOffset(const std::vector<int64_t> &shape, unsigned elemBytes, const Layout::Basis &coord) {
+  int64_t idx = 0;
+  for (size_t d = 0; d < shape.size(); ++d)
+    idx = idx * shape[d] + coord[d];
+  int64_t off = idx * elemBytes;
+  int64_t rowBytes = shape.back() * elemBytes;
+  if (shape.size() >= 2 && rowBytes >= 128)
+    off ^= ((off / rowBytes) & 7) << 4;
+  return off;
+}
+
 Layout::Basis Layout::regCoord(int r) const {
   Basis c = zeroBasis(rank());
   for (size_t i = 0; i < reg.size(); ++i)

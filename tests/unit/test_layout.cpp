@@ -124,3 +124,71 @@ TEST_CASE("register and thread bits are disjoint in blocked layouts, not after a
   Layout small = blockedLayout({4, 8}, 4, 2);
   CHECK(registerBitsDisjoint(small));
 }
+
+TEST_CASE("staged shared-memory offsets split into a thread part and per-register constants", "[layout]") {
+  // The emitter computes a thread's staged offset once and, per register, XORs the constant's
+  // bits that lanes or warps can set and adds the others. Check that against the offset of every
+  // element held by every (register, lane, warp).
+  auto element = [](const Layout &l, int r, int lane, int w) {
+    Layout::Basis c = l.regCoord(r);
+    for (size_t i = 0; i < l.lane.size(); ++i)
+      if (lane & (1 << i))
+        for (size_t d = 0; d < c.size(); ++d)
+          c[d] ^= l.lane[i][d];
+    for (size_t i = 0; i < l.warp.size(); ++i)
+      if (w & (1 << i))
+        for (size_t d = 0; d < c.size(); ++d)
+          c[d] ^= l.warp[i][d];
+    return c;
+  };
+  struct Case {
+    Layout l;
+    unsigned elemBytes;
+  };
+  std::vector<Case> cases = {
+      {mmaAccLayout(128, 256, 8), 2},      // a matmul epilogue, fp16 out: swizzled 512-byte rows
+      {mmaAccLayout(64, 64, 4), 4},        // fp32 accumulator
+      {blockedLayout({128, 256}, 8, 2), 2},
+      {blockedLayout({32, 16}, 4, 4), 4},  // 64-byte rows: not swizzled
+      {blockedLayout({4, 8, 64}, 4, 2), 2}, // rank 3
+      {sliceLayout(blockedLayout({64, 128}, 4, 4), 0), 4},
+      {blockedLayout({1024}, 4, 4), 4},
+  };
+  for (const auto &[l, eb] : cases) {
+    INFO(l.str() << " with " << eb << "-byte elements");
+    int64_t threadBits = 0;
+    for (const auto *bases : {&l.lane, &l.warp})
+      for (const auto &b : *bases)
+        threadBits |= stagedOffset(l.shape, eb, b);
+    std::set<int64_t> seen;
+    for (int r = 0; r < l.numRegs(); ++r) {
+      int64_t c = stagedOffset(l.shape, eb, l.regCoord(r));
+      for (int lane = 0; lane < 32; ++lane)
+        for (int w = 0; w < l.numWarps(); ++w) {
+          int64_t t = stagedOffset(l.shape, eb, element(l, 0, lane, w));
+          int64_t full = stagedOffset(l.shape, eb, element(l, r, lane, w));
+          REQUIRE((t & ~threadBits) == 0);
+          REQUIRE(full == ((t ^ (c & threadBits)) + (c & ~threadBits)));
+          seen.insert(full);
+        }
+    }
+    // Distinct elements get distinct offsets inside the staged tile.
+    int64_t n = 1;
+    for (int64_t d : l.shape)
+      n *= d;
+    CHECK(static_cast<int64_t>(seen.size()) == static_cast<int64_t>(holders(l).size()));
+    CHECK(*seen.rbegin() < n * eb);
+  }
+}
+
+TEST_CASE("staged offsets swizzle rows of 128 bytes or more", "[layout]") {
+  // fp16 [16, 64]: 128-byte rows; row 1's chunk 0 lands in chunk 1, row 9's in chunk 1 too.
+  CHECK(stagedOffset({16, 64}, 2, {0, 0}) == 0);
+  CHECK(stagedOffset({16, 64}, 2, {1, 0}) == 128 + 16);
+  CHECK(stagedOffset({16, 64}, 2, {1, 8}) == 128 + 0);
+  CHECK(stagedOffset({16, 64}, 2, {9, 0}) == 9 * 128 + 16);
+  CHECK(stagedOffset({16, 64}, 2, {7, 63}) == 7 * 128 + ((7 ^ 7) << 4) + 14);
+  // 64-byte rows stay row-major, and so does a 1-D tile.
+  CHECK(stagedOffset({16, 32}, 2, {3, 5}) == 3 * 64 + 10);
+  CHECK(stagedOffset({4096}, 4, {1000}) == 4000);
+}

@@ -94,6 +94,15 @@ Layout mmaOperandLayout(int opIdx, MmaKind kind, int64_t M, int64_t N, int64_t K
 /// = accumulator register | k << log2(#acc registers)); operand B [K,N] likewise for columns.
 Layout fmaOperandLayout(int opIdx, const Layout &acc, int64_t K);
 
+/// Byte offset of element `coord` of a tile of `shape` staged in shared memory for a layout
+/// conversion (convert_layout through shared memory): row-major, `elemBytes` bytes per element,
+/// and when the tile has rank >= 2 and rows of 128 bytes or more, the 16-byte chunk index within
+/// each 128-byte segment XOR-ed with the row index mod 8 (rows 0-7 of one column hit 8 different
+/// bank groups). When every dim is a power of two this offset is linear over GF(2):
+/// stagedOffset(a ^ b) == stagedOffset(a) ^ stagedOffset(b) for coordinates combined bitwise,
+/// which is what lets the emitter compute a thread's part once and add per-register constants.
+int64_t stagedOffset(const std::vector<int64_t> &shape, unsigned elemBytes, const Layout::Basis &coord);
+
 /// Number of leading registers holding consecutive elements along `dim` (a power of two):
 /// the largest k such that reg[i] = 2^i along dim (zero elsewhere) for i < log2(k).
 int contiguousRegisters(const Layout &l, unsigned dim);
