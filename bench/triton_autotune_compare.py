@@ -322,8 +322,9 @@ def cmd_compile(args):
             row["error"] = err
         print(json.dumps({k: v for k, v in row.items() if not k.endswith("_runs")}), flush=True)
         results.append(row)
-    with open(args.out, "w") as f:
-        json.dump({"repeat": args.repeat, "arch": args.arch, "rows": results}, f, indent=1)
+        # Rewritten after each example, so that a run stopped by a time limit keeps what it measured.
+        with open(args.out, "w") as f:
+            json.dump({"repeat": args.repeat, "arch": args.arch, "rows": results}, f, indent=1)
 
 
 # ------------------------------------------------------------------------------------------------
