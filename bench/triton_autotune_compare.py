@@ -13,7 +13,7 @@ Subcommands (run on the GPU machine, with Triton 3.6 and torch):
       grid function can read them from the config. Records the wall time, the best config, its median
       time (triton.testing.do_bench) and a correctness check against torch.
 
-  compile --tlec TLEC --out OUT.json [--examples vector_add,softmax,...] [--repeat 3]
+  compile --tlec TLEC --out OUT.json [--examples vector_add,softmax,...] [--repeat 3]   (default: every example)
       Cold compile time per example kernel (the `# Compile: tlec ...` line of examples/<name>.tle):
       tlec as a fresh process to a cubin, and Triton compiling the same @triton.jit function with
       the same signature, constexprs and num_warps via JITFunction.warmup in a fresh process with a
@@ -218,6 +218,15 @@ def cmd_autotune(args):
 # compile
 # ------------------------------------------------------------------------------------------------
 
+def all_examples():
+    """Every examples/*.tle with a `# Compile: tlec` line, by name."""
+    names = []
+    for f in sorted(os.listdir(os.path.join(ROOT, "examples"))):
+        if f.endswith(".tle") and any(l.startswith("# Compile: tlec ") for l in open(os.path.join(ROOT, "examples", f))):
+            names.append(f[:-len(".tle")])
+    return names
+
+
 def compile_line(example):
     path = os.path.join(ROOT, "examples", example + ".tle")
     for line in open(path):
@@ -255,7 +264,8 @@ loader.exec_module(mod)
 fn = getattr(mod, cfg["entry"]) if cfg["entry"] else next(
     v for v in vars(mod).values() if isinstance(v, triton.runtime.jit.JITFunction))
 dtypes = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32, "fp64": torch.float64,
-          "i8": torch.int8, "i16": torch.int16, "i32": torch.int32, "i64": torch.int64, "u8": torch.uint8}
+          "i8": torch.int8, "i16": torch.int16, "i32": torch.int32, "i64": torch.int64, "u8": torch.uint8,
+          "fp8e4nv": torch.float8_e4m3fn, "fp8e5": torch.float8_e5m2}
 names = fn.arg_names
 sig = [s.strip() for s in cfg["sig"].split(",") if s.strip()]
 args, kwargs = [], {}
@@ -395,7 +405,8 @@ def main():
     c = sub.add_parser("compile")
     c.add_argument("--tlec", required=True)
     c.add_argument("--out", required=True)
-    c.add_argument("--examples", default="vector_add,softmax,layernorm,matmul,attention")
+    c.add_argument("--examples", default=",".join(all_examples()),
+                   help="comma-separated names under examples/ (default: every example with a `# Compile:` line)")
     c.add_argument("--repeat", type=int, default=3)
     c.add_argument("--arch", default="sm_90a")
     r = sub.add_parser("report")
