@@ -495,57 +495,6 @@ void argInteger(const ParamType &t, const void *value, int64_t &sv, uint64_t &uv
   }
 }
 
-TensorMap launchTensorMap(const KernelInfo &kernel, size_t k, void *const *args, DevicePtr zeros) {
-  const TensorMapArgInfo &t = kernel.tensorMaps.at(k);
-  // As the kernel computes it: two's-complement products, wrapped to 32 bits for an i32 one.
-  auto number = [&](const TensorMapArgInfo::Source &s) -> int64_t {
-    uint64_t v = uint64_t(s.value);
-    for (int p : s.params) {
-      int64_t sv = 0;
-      uint64_t uv = 0;
-      argInteger(kernel.params[size_t(p)].type, args[p], sv, uv);
-      v *= kernel.params[size_t(p)].type.kind == ScalarKind::Int ? uint64_t(sv) : uv;
-    }
-    return s.bits == 32 ? int64_t(int32_t(uint32_t(v))) : int64_t(v);
-  };
-  TensorMapDesc d;
-  uint64_t base = 0;
-  std::memcpy(&base, args[t.base], 8);
-  d.base = DevicePtr{base};
-  d.dtype = t.dtype;
-  for (size_t i = 0; i < t.shape.size(); ++i) {
-    d.shape.push_back(number(t.shape[i]));
-    d.strides.push_back(number(t.strides[i]));
-  }
-  d.box = t.box;
-  if (zeros.address && std::find(d.shape.begin(), d.shape.end(), 0) != d.shape.end()) {
-    // An empty tensor: one zero element, 16-byte strides; every other element is out of bounds.
-    size_t eb = tensorMapElementBytes(tensorMapDataType(d.dtype));
-    d.base = zeros;
-    std::fill(d.shape.begin(), d.shape.end(), 1);
-    std::fill(d.strides.begin(), d.strides.end(), int64_t(16 / eb));
-    d.strides.back() = 1;
-  }
-  d.swizzle = t.swizzle == 128  ? TensorMapSwizzle::B128
-              : t.swizzle == 64 ? TensorMapSwizzle::B64
-              : t.swizzle == 32 ? TensorMapSwizzle::B32
-                                : TensorMapSwizzle::None;
-  auto list = [](const std::vector<int64_t> &v) {
-    std::string s;
-    for (size_t i = 0; i < v.size(); ++i)
-      s += (i ? ", " : "") + std::to_string(v[i]);
-    return s;
-  };
-  try {
-    return encodeTensorMapTiled(d);
-  } catch (const ArgumentError &e) {
-    throw ArgumentError(fmt::format("{}: the tensor descriptor over '{}' (shape [{}], strides [{}]) cannot be "
-                                    "copied with TMA: {}",
-                                    kernel.name, kernel.params[t.base].name, list(d.shape), list(d.strides),
-                                    e.what()));
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Half / BFloat16
 // ---------------------------------------------------------------------------------------------
