@@ -11,24 +11,28 @@ using namespace tle::ir;
 
 namespace {
 
+/// The element that register `r` of lane `lane` in warp `w` holds (XOR of the set bits' bases).
+Layout::Basis elementOf(const Layout &l, int r, int lane, int w) {
+  Layout::Basis c = l.regCoord(r);
+  for (size_t i = 0; i < l.lane.size(); ++i)
+    if (lane & (1 << i))
+      for (size_t d = 0; d < c.size(); ++d)
+        c[d] ^= l.lane[i][d];
+  for (size_t i = 0; i < l.warp.size(); ++i)
+    if (w & (1 << i))
+      for (size_t d = 0; d < c.size(); ++d)
+        c[d] ^= l.warp[i][d];
+  return c;
+}
+
 /// Every (register, lane, warp) triple's element; checks that the layout covers each element
 /// of its shape and returns how many times each is held.
 std::map<std::vector<int64_t>, int> holders(const Layout &l) {
   std::map<std::vector<int64_t>, int> count;
   for (int r = 0; r < l.numRegs(); ++r)
     for (int lane = 0; lane < 32; ++lane)
-      for (int w = 0; w < l.numWarps(); ++w) {
-        Layout::Basis c = l.regCoord(r);
-        for (size_t i = 0; i < l.lane.size(); ++i)
-          if (lane & (1 << i))
-            for (size_t d = 0; d < c.size(); ++d)
-              c[d] ^= l.lane[i][d];
-        for (size_t i = 0; i < l.warp.size(); ++i)
-          if (w & (1 << i))
-            for (size_t d = 0; d < c.size(); ++d)
-              c[d] ^= l.warp[i][d];
-        ++count[c];
-      }
+      for (int w = 0; w < l.numWarps(); ++w)
+        ++count[elementOf(l, r, lane, w)];
   return count;
 }
 
@@ -129,18 +133,6 @@ TEST_CASE("staged shared-memory offsets split into a thread part and per-registe
   // The emitter computes a thread's staged offset once and, per register, XORs the constant's
   // bits that lanes or warps can set and adds the others. Check that against the offset of every
   // element held by every (register, lane, warp).
-  auto element = [](const Layout &l, int r, int lane, int w) {
-    Layout::Basis c = l.regCoord(r);
-    for (size_t i = 0; i < l.lane.size(); ++i)
-      if (lane & (1 << i))
-        for (size_t d = 0; d < c.size(); ++d)
-          c[d] ^= l.lane[i][d];
-    for (size_t i = 0; i < l.warp.size(); ++i)
-      if (w & (1 << i))
-        for (size_t d = 0; d < c.size(); ++d)
-          c[d] ^= l.warp[i][d];
-    return c;
-  };
   struct Case {
     Layout l;
     unsigned elemBytes;
@@ -165,8 +157,8 @@ TEST_CASE("staged shared-memory offsets split into a thread part and per-registe
       int64_t c = stagedOffset(l.shape, eb, l.regCoord(r));
       for (int lane = 0; lane < 32; ++lane)
         for (int w = 0; w < l.numWarps(); ++w) {
-          int64_t t = stagedOffset(l.shape, eb, element(l, 0, lane, w));
-          int64_t full = stagedOffset(l.shape, eb, element(l, r, lane, w));
+          int64_t t = stagedOffset(l.shape, eb, elementOf(l, 0, lane, w));
+          int64_t full = stagedOffset(l.shape, eb, elementOf(l, r, lane, w));
           REQUIRE((t & ~threadBits) == 0);
           REQUIRE(full == ((t ^ (c & threadBits)) + (c & ~threadBits)));
           seen.insert(full);
