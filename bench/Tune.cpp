@@ -658,7 +658,7 @@ int runTune(int argc, char **argv) {
           bufs.back().copyFromHost(host[i].data(), host[i].bytes());
         }
         size_t n = 0;
-        for (size_t i : toTime) {
+        auto timeOne = [&](size_t i) {
           Entry &e = es[i];
           ++n;
           try {
@@ -677,6 +677,26 @@ int runTune(int argc, char **argv) {
             std::printf("   timed %zu/%zu (%.1f s)\n", n, toTime.size(), since(tGpu));
             std::fflush(stdout);
           }
+        };
+        for (size_t i : toTime)
+          timeOne(i);
+        // The second round: more candidates of the class of the first round's fastest
+        // (refineForTiming); an exhaustive run has timed them already.
+        std::optional<size_t> first;
+        for (size_t i : top)
+          if (es[i].timed && (!first || es[i].stats.median < es[*first].stats.median))
+            first = i;
+        if (first) {
+          std::vector<size_t> more = refineForTiming(ests, classes, classes[*first], top, sel);
+          for (size_t i : more) {
+            es[i].selected = true;
+            if (!o.exhaustive) {
+              toTime.push_back(i);
+              timeOne(i);
+            }
+          }
+          if (!more.empty())
+            std::printf("   second round: %zu more of class '%s'\n", more.size(), classes[*first].c_str());
         }
         // Check in order of time until a correct one is found: the winner (and, exhaustive, the
         // pruned winner) must match the reference.

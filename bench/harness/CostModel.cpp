@@ -268,4 +268,19 @@ std::vector<size_t> selectForTiming(const std::vector<Estimate> &estimates, cons
   return picked;
 }
 
+std::vector<size_t> refineForTiming(const std::vector<Estimate> &estimates, const std::vector<std::string> &classes,
+                                    const std::string &cls, const std::vector<size_t> &timed,
+                                    const SelectionOptions &opt) {
+  if (classes.size() != estimates.size())
+    throw std::invalid_argument("refineForTiming: one class per estimate");
+  std::vector<size_t> more;
+  for (size_t i : topK(estimates, estimates.size())) {
+    if (more.size() >= opt.refine)
+      break;
+    if (classes[i] == cls && std::find(timed.begin(), timed.end(), i) == timed.end())
+      more.push_back(i);
+  }
+  return more;
+}
+
 } // namespace tle::bench

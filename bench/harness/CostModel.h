@@ -141,6 +141,7 @@ struct SelectionOptions {
   size_t k = 12;              ///< candidates to time
   double classShare = 0.5;    ///< at most this fraction of k goes to the best of each class
   double classSlack = 1.5;    ///< a class is covered only if its best estimate is within this factor of the best
+  size_t refine = 3;          ///< second round: this many more of the first round's fastest class (refineForTiming)
 };
 
 /// The candidates to time, best estimate first: first the model's best of each class (classes in
@@ -151,6 +152,16 @@ struct SelectionOptions {
 /// set, while most of the budget still follows the model. `classes` has one entry per estimate;
 /// invalid estimates are never chosen; returns at most k indices (fewer when fewer are valid).
 std::vector<size_t> selectForTiming(const std::vector<Estimate> &estimates, const std::vector<std::string> &classes,
+                                    const SelectionOptions &opt);
+
+/// The second round of timing: up to `opt.refine` candidates of class `cls` (the class of the first
+/// round's fastest candidate) that `timed` does not hold, in the model's order. The model orders
+/// classes less well than it orders candidates within one (tile and program counts), and one
+/// candidate of the winning class is often not its best: on the recorded softmax tunings the
+/// fastest of the first round's class was 3.7 % behind that class's best (docs/bench.md,
+/// "Choosing what to time"). Invalid estimates are never chosen.
+std::vector<size_t> refineForTiming(const std::vector<Estimate> &estimates, const std::vector<std::string> &classes,
+                                    const std::string &cls, const std::vector<size_t> &timed,
                                     const SelectionOptions &opt);
 
 } // namespace tle::bench

@@ -145,7 +145,17 @@ ReplayResult replayTune(const Suite &spec, const ojson &run, const std::string &
   r.valid = order.size();
   for (size_t k = 0; k < order.size(); ++k)
     r.candidates[order[k]].rank = int(k);
-  const std::vector<size_t> picked = selectForTiming(ests, classes, sel);
+  std::vector<size_t> picked = selectForTiming(ests, classes, sel);
+  // The second round: more of the class of the first round's fastest (refineForTiming).
+  int first = -1;
+  for (size_t i : picked)
+    if (r.candidates[i].measured && (first < 0 || r.candidates[i].medianMs < r.candidates[size_t(first)].medianMs))
+      first = int(i);
+  if (first >= 0)
+    for (size_t i : refineForTiming(ests, classes, r.candidates[size_t(first)].cls, picked, sel)) {
+      picked.push_back(i);
+      ++r.refined;
+    }
   r.selected = picked.size();
   for (size_t i : picked)
     r.candidates[i].selected = true;

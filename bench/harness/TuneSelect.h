@@ -25,7 +25,7 @@ struct ReplayCandidate {
   std::string cls;            ///< structuralClass()
   Estimate est;               ///< the model's verdict now
   int rank = -1;              ///< 0-based position in the model's order (valid only)
-  bool selected = false;      ///< in the timed set selectForTiming() chooses
+  bool selected = false;      ///< in the timed set (selectForTiming(), then refineForTiming())
   bool measured = false;      ///< the recorded run timed it (and did not find it wrong)
   double medianMs = 0;        ///< its recorded median time
 };
@@ -35,7 +35,8 @@ struct ReplayResult {
   std::string caseName;
   std::vector<ReplayCandidate> candidates; ///< in the recorded order
   size_t valid = 0;           ///< candidates the model accepts
-  size_t selected = 0;        ///< size of the timed set
+  size_t selected = 0;        ///< size of the timed set, both rounds
+  size_t refined = 0;         ///< of them, chosen by the second round (refineForTiming())
   int best = -1;              ///< index of the fastest measured candidate (the exhaustive best)
   int winner = -1;            ///< index of the fastest measured candidate of the timed set
   double gapPct = 0;          ///< winner's time over best's, minus 1, in percent

@@ -437,21 +437,32 @@ TEST_CASE("structuralClass: warps and one wave or several", "[tune][select]") {
 
 TEST_CASE("replaying the recorded H200 tunings keeps a config within 3 % of the exhaustive best", "[tune][select]") {
   const std::string root = TLE_SOURCE_DIR;
-  for (const char *kernel : {"matmul", "softmax"}) {
-    INFO(kernel);
+  for (const char *fixture : {"matmul_h200", "softmax_h200", "softmax_h200_2"}) {
+    INFO(fixture);
+    const std::string kernel = std::string(fixture).substr(0, std::string(fixture).find('_'));
     Suite spec = loadSuite(root + "/bench/tune/" + kernel + ".json");
-    std::ifstream f(root + "/bench/tune/replay/" + kernel + "_h200.json");
+    std::ifstream f(root + "/bench/tune/replay/" + fixture + ".json");
     REQUIRE(f);
     ojson run = ojson::parse(f);
     ReplayResult r = replayTune(spec, run, "", SelectionOptions{});
-    REQUIRE(r.selected == 12);
+    // 12 in the first round and 3 more of its fastest class in the second.
+    REQUIRE(r.selected == 15);
+    REQUIRE(r.refined == 3);
     REQUIRE(r.winner >= 0);
     REQUIRE(r.gapPct <= 3.0);
-    // The exhaustive best itself is in the timed set on both.
+    // The exhaustive best itself is in the timed set on every run.
     REQUIRE(r.candidates[size_t(r.best)].selected);
     // The resources and times came through: every recorded candidate that compiled is there.
-    REQUIRE(r.candidates.size() == (std::string(kernel) == "matmul" ? 160u : 216u));
+    REQUIRE(r.candidates.size() == (kernel == "matmul" ? 160u : 216u));
   }
+  // Without the second round, the second softmax run misses the best by 3.7 %.
+  Suite spec = loadSuite(root + "/bench/tune/softmax.json");
+  std::ifstream f(root + "/bench/tune/replay/softmax_h200_2.json");
+  SelectionOptions oneRound;
+  oneRound.refine = 0;
+  ReplayResult r = replayTune(spec, ojson::parse(f), "", oneRound);
+  REQUIRE(r.selected == 12);
+  CHECK(r.gapPct == Approx(3.73).margin(0.01));
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -664,4 +675,26 @@ TEST_CASE("dispatch tables map buckets to distinct specs", "[tune][dispatch]") {
   auto other = entry("k2", 4096, 4096, 128, 0.25);
   REQUIRE_THROWS_AS(dispatchTable({es[0], other}), BenchError);
   REQUIRE_THROWS_AS(dispatchTable({}), BenchError);
+}
+
+TEST_CASE("refineForTiming: more of the first round's fastest class, in the model's order", "[tune][select]") {
+  auto mk = [](double s) {
+    Estimate e;
+    e.seconds = s;
+    return e;
+  };
+  std::vector<Estimate> es = {mk(1.0), mk(1.1), mk(1.2), mk(1.3), mk(1.4), mk(1.5), mk(1.6), mk(0.1)};
+  std::vector<std::string> cls = {"A", "B", "A", "B", "B", "A", "B", "B"};
+  es[7].valid = false; // invalid: never chosen
+  SelectionOptions opt;
+  // B won the first round {0, 1}: its next three in the model's order, skipping what was timed.
+  REQUIRE(refineForTiming(es, cls, "B", {0, 1}, opt) == std::vector<size_t>{3, 4, 6});
+  opt.refine = 2;
+  REQUIRE(refineForTiming(es, cls, "B", {0, 1, 3}, opt) == std::vector<size_t>{4, 6});
+  REQUIRE(refineForTiming(es, cls, "A", {0, 1}, opt) == std::vector<size_t>{2, 5});
+  // Fewer left than asked for; none with refine 0.
+  REQUIRE(refineForTiming(es, cls, "A", {0, 2}, opt) == std::vector<size_t>{5});
+  opt.refine = 0;
+  REQUIRE(refineForTiming(es, cls, "B", {0}, opt).empty());
+  REQUIRE_THROWS_AS(refineForTiming(es, {"A"}, "A", {}, opt), std::invalid_argument);
 }

@@ -18,7 +18,7 @@ namespace {
 
 const char *kUsage =
     "Usage: tle-tune-replay SPEC.json RUN.json [--case NAME] [--top-k K] [--class-share F] [--class-slack F]\n"
-    "                       [--list N] [--max-gap PCT]\n"
+    "                       [--refine R] [--list N] [--max-gap PCT]\n"
     "Replays RUN.json (the --json of `tle-bench --tune SPEC.json --exhaustive`, or a fixture cut from it)\n"
     "through the cost model and the timed-set selection: prints the exhaustive best, its model rank,\n"
     "the timed set and the gap of its fastest candidate to the exhaustive best.\n"
@@ -26,6 +26,7 @@ const char *kUsage =
     "  --top-k K         candidates to time (default 12)\n"
     "  --class-share F   at most F x K of them are the best of a structural class (default 0.5; 0: model order only)\n"
     "  --class-slack F   only classes whose best estimate is within F of the best (default 1.5)\n"
+    "  --refine R        then R more of the first round's fastest class (default 3; 0: one round)\n"
     "  --list N          also list the model's first N candidates (default 0)\n"
     "  --max-gap PCT     exit with status 1 when the gap exceeds PCT percent\n"
     "Exit status: 0, 1 (gap over --max-gap), 2 (bad usage or input).\n";
@@ -65,6 +66,8 @@ int main(int argc, char **argv) {
         sel.classShare = number(a, value());
       } else if (a == "--class-slack") {
         sel.classSlack = number(a, value());
+      } else if (a == "--refine") {
+        sel.refine = size_t(number(a, value()));
       } else if (a == "--list") {
         list = size_t(number(a, value()));
       } else if (a == "--max-gap") {
@@ -94,8 +97,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   const ReplayCandidate &best = r.candidates[size_t(r.best)];
-  std::printf("case %s: %zu candidates, %zu valid, %zu timed (top-k %zu, class share %.2f)\n", r.caseName.c_str(),
-              r.candidates.size(), r.valid, r.selected, sel.k, sel.classShare);
+  std::printf("case %s: %zu candidates, %zu valid, %zu timed (top-k %zu, class share %.2f, %zu in the second round)\n",
+              r.caseName.c_str(), r.candidates.size(), r.valid, r.selected, sel.k, sel.classShare, r.refined);
   std::printf("  exhaustive best: %-48s %.4f ms, model rank %d\n", best.id.c_str(), best.medianMs, best.rank);
   std::vector<size_t> timed;
   for (size_t i = 0; i < r.candidates.size(); ++i)
