@@ -183,38 +183,38 @@ void Emitter::planAsyncOperands() {
       std::optional<ir::TensorMapParam> map;
       bool tma = true;
       const ir::Block *loopBody = nullptr;
-      // The rule a load of the class breaks, or nullptr when it may be a TMA fill.
-      auto refusal = [&](const ir::Op &l) -> const char * {
+      // Whether a load of the class may be a TMA fill: each rule below refuses one case.
+      auto tmaFill = [&](const ir::Op &l) {
         const ir::Op *loop = l.parent->parent;
         bool top = l.parent == &f.body;
         if (!top && !(loop && loop->kind == OpKind::For && loop->parent == &f.body &&
                       (!loopBody || loopBody == l.parent)))
-          return "not at the top level or in the class's one top-level loop";
+          return false; // neither at the top level nor in the class's one top-level loop
         if (!top)
           loopBody = l.parent;
         // In a loop only pipelined loads (carried to a later iteration) count their fills;
         // an unpipelined one would refill its single slot with the same static phase.
         if (!top && carried == 0)
-          return "in an unpipelined loop";
+          return false; // in an unpipelined loop
         if (!beforeWrites(l))
-          return "after a global write";
+          return false; // after a global write
         // A load in the loop is issued for a later iteration: only the prefetch pass's, which
         // lists the guard that the iteration exists, is known to be read whenever it is issued
         // (a hand-written window's last fill would still be in flight after the loop).
         bool guarded = l.operands.size() > 4 + 3 * l.ints.size();
         if (!top && !guarded)
-          return "an in-loop fill without the prefetch guard";
+          return false; // an in-loop fill without the prefetch guard
         // An unguarded fill at the top level is waited for at the end (drainTma): only in a
         // class without in-loop fills, whose slot phases it alone advances.
         if (!guarded && carried > 0)
-          return "an unguarded fill in a class with in-loop fills";
-        return nullptr;
+          return false; // an unguarded fill in a class with in-loop fills
+        return true;
       };
       for (const ir::Value *v : vs) {
         if (!v->def || v->def->kind != OpKind::Load)
           continue;
         const ir::Op &l = *v->def;
-        std::optional<ir::TensorMapParam> m = refusal(l) ? std::nullopt : tensorMapOf(l, buf);
+        std::optional<ir::TensorMapParam> m = tmaFill(l) ? tensorMapOf(l, buf) : std::nullopt;
         if (!m || (map && !(*m == *map))) {
           tma = false;
           break;
