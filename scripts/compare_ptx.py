@@ -2,13 +2,15 @@
 """Compares the PTX two tlec builds generate, to show that a change leaves code generation alone
 (so that GPU results measured with one build hold for the other).
 
-Usage: scripts/compare_ptx.py OLD_TLEC NEW_TLEC [--jobs N]
+Usage: scripts/compare_ptx.py OLD_TLEC NEW_TLEC [--jobs N] [--stats]
 
 Compiles, with both binaries, for sm_90a and sm_80: every kernel of tests/corpus/kernels.txt,
 every `# Build:` variant of tests/gpu/kernels/*.tle and the `# Compile: tlec` line of each
 examples/*.tle and bench/kernels/*.tle. Compares the PTX text (the self-description metadata
 line left out, since it names the build) and the exit status. Prints the count and one line per
-difference; exit status 1 when any differs.
+difference; exit status 1 when any differs. With --stats, each difference also shows how the
+counts of the instructions that say how data moves changed (barriers, shared-memory and global
+accesses by vector width, shuffles), old -> new, and a summary of them over all differences.
 """
 import argparse
 import concurrent.futures
@@ -56,11 +58,29 @@ def ptx(tlec, args, arch):
     return p.returncode, "\n".join(l for l in p.stdout.split("\n") if "tle_metadata" not in l)
 
 
+STAT_PATTERNS = [
+    ("bar", re.compile(r"\b(bar\.sync|barrier\.sync)\b")),
+    ("st.shared", re.compile(r"\bst\.shared\b")),
+    ("ld.shared", re.compile(r"\bld\.shared\b")),
+    ("shfl", re.compile(r"\bshfl\.sync\b")),
+    ("ld.global", re.compile(r"\bld\.global(?![.a-z0-9:_]*\.v[248]\b)")),
+    ("ld.global.v", re.compile(r"\bld\.global[.a-z0-9:_]*\.v[248]\b")),
+    ("st.global", re.compile(r"\bst\.global(?![.a-z0-9:_]*\.v[248]\b)")),
+    ("st.global.v", re.compile(r"\bst\.global[.a-z0-9:_]*\.v[248]\b")),
+]
+
+
+def stats(text):
+    """Counts of the data-movement instructions in one PTX text, by STAT_PATTERNS name."""
+    return {name: len(rx.findall(text)) for name, rx in STAT_PATTERNS}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("old")
     ap.add_argument("new")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--stats", action="store_true", help="per difference, instruction counts old -> new")
     a = ap.parse_args()
     work = [(name, args, arch) for name, args in kernels() for arch in ("sm_90a", "sm_80")]
 
@@ -69,12 +89,23 @@ def main():
         return name, arch, ptx(a.old, args, arch), ptx(a.new, args, arch)
 
     diffs = 0
+    changed = {name: [0, 0] for name, _ in STAT_PATTERNS}  # compiles with fewer / more of it
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
         for name, arch, old, new in ex.map(one, work):
             if old != new:
                 diffs += 1
                 print(f"differs: {name} ({arch}): exit status {old[0]} -> {new[0]}")
+                if a.stats:
+                    so, sn = stats(old[1]), stats(new[1])
+                    moved = [f"{k} {so[k]}->{sn[k]}" for k in so if so[k] != sn[k]]
+                    for k in so:
+                        if so[k] != sn[k]:
+                            changed[k][0 if sn[k] < so[k] else 1] += 1
+                    print("    " + (", ".join(moved) if moved else "same instruction counts"))
     print(f"{len(work)} compiles, {len(work) - diffs} with identical PTX and exit status")
+    if a.stats and diffs:
+        print("compiles with fewer / more: " +
+              ", ".join(f"{k} {v[0]}/{v[1]}" for k, v in changed.items() if v != [0, 0]))
     return 1 if diffs else 0
 
 

@@ -79,6 +79,10 @@ std::string Layout::str() const {
 }
 
 Layout blockedLayout(const std::vector<int64_t> &shape, int numWarps, unsigned elemBytes) {
+  return blockedLayoutWithVector(shape, numWarps, std::max<int64_t>(1, 16 / std::max(1u, elemBytes)));
+}
+
+Layout blockedLayoutWithVector(const std::vector<int64_t> &shape, int numWarps, int64_t vec) {
   Layout l;
   l.shape = shape;
   unsigned rank = static_cast<unsigned>(shape.size());
@@ -100,8 +104,7 @@ Layout blockedLayout(const std::vector<int64_t> &shape, int numWarps, unsigned e
     into.push_back(b);
   };
   unsigned last = rank - 1;
-  int64_t vec = std::max<int64_t>(1, 16 / std::max(1u, elemBytes));
-  vec = std::min(vec, shape[last]);
+  vec = std::min(std::max<int64_t>(1, vec), shape[last]);
   for (int i = 0; i < log2Exact(vec); ++i)
     take(l.reg);
   for (int i = 0; i < 5; ++i)

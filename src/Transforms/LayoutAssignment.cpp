@@ -2,6 +2,7 @@
 // each value's layout and inserts convert_layout where requirements conflict.
 #include "tle/Transforms/LayoutAssignment.h"
 #include "tle/IR/Layout.h"
+#include "tle/Transforms/AxisInfo.h"
 #include "tle/Transforms/DotLowering.h"
 
 #include <cassert>
@@ -18,7 +19,7 @@ namespace {
 
 class Assigner {
 public:
-  explicit Assigner(ir::Function &f) : f_(f) {}
+  explicit Assigner(ir::Function &f) : f_(f), axis_(f) {}
 
   LayoutAssignmentStats run() {
     backward(f_.body);
@@ -28,14 +29,69 @@ public:
 
 private:
   ir::Function &f_;
+  AxisInfoAnalysis axis_;
   std::map<const ir::Value *, Layout> want_;
   std::set<const ir::Value *> strong_;
   std::set<const ir::Value *> fixed_;
   std::map<const ir::Value *, std::optional<Layout>> anchor_;
+  /// Values a dot operand or a scan is computed from (through elementwise ops and a loop's
+  /// carried values): their loads keep 16-byte vectors per thread, since they are written to
+  /// shared memory for the dot in those vectors, and a scan runs along each thread's
+  /// contiguous registers before it shuffles.
+  std::set<const ir::Value *> keepVector_;
   LayoutAssignmentStats stats_;
 
   Layout defaultFor(const ir::Type &t, unsigned elemBytes = 4) const {
     return ir::blockedLayout(t.shape, f_.numWarps, elemBytes);
+  }
+
+  /// The layout of a global load or store through the pointer tile `ptr` under `mask`
+  /// (nullptr: none): the default blocked layout (16 bytes per thread along the last dim),
+  /// except when axis info proves the pointers contiguous for at least those 16 bytes but the
+  /// access still cannot use them as one vector, because the address alignment or the mask's
+  /// runs are shorter (a row length not known to be a multiple of 16: `cols < n_cols`). Then
+  /// each thread holds the vector the access can use (the rule of the emitter's vector width:
+  /// min of contiguity, alignment and mask constancy, Triton's AxisInfo), and a warp's lanes
+  /// cover consecutive addresses: 32 lanes x 4 bytes = 128 contiguous bytes per instruction,
+  /// instead of 4-byte accesses 16 bytes apart that take four instructions to cover the
+  /// same 512 bytes.
+  Layout accessLayout(const ir::Value *ptr, const ir::Value *mask) const {
+    const ir::Type &t = ptr->type;
+    unsigned eb = ir::storageBytes(t.elem.pointee);
+    unsigned last = static_cast<unsigned>(t.shape.size()) - 1;
+    int64_t full = std::min<int64_t>(std::max(1u, 16 / std::max(1u, eb)), t.shape[last]);
+    const AxisInfo &pi = axis_.get(ptr);
+    // Only where the default puts every lane and warp along the last dim (it spans the whole
+    // CTA in 16-byte vectors): there the narrower vector changes which registers hold which
+    // elements and nothing else, so reductions and scans along any dim take the same shuffles
+    // and barriers.
+    if (pi.contiguity.size() != t.shape.size() || pi.contiguity[last] < full ||
+        t.shape[last] < full * 32 * f_.numWarps)
+      return defaultFor(t, eb);
+    int64_t vec = std::min<int64_t>(full, std::max<int64_t>(1, pi.divisibility[last] / eb));
+    if (mask && mask->type.isTile()) {
+      const AxisInfo &mi = axis_.get(mask);
+      if (mi.constancy.size() == t.shape.size())
+        vec = std::min<int64_t>(vec, mi.constancy[last]);
+      else
+        vec = 1;
+    }
+    return vec >= full ? defaultFor(t, eb) : ir::blockedLayoutWithVector(t.shape, f_.numWarps, vec);
+  }
+
+  /// Whether `v` is a scan's result, or computed from one through same-shape elementwise ops.
+  static bool fromScan(const ir::Value *v, int depth = 0) {
+    const ir::Op *d = v->def;
+    if (!d || !v->type.isTile() || depth > 16)
+      return false;
+    if (d->kind == OpKind::Scan)
+      return true;
+    if (!ir::isElementwise(d->kind))
+      return false;
+    for (const ir::Value *o : d->operands)
+      if (o->type.isTile() && o->type.shape == v->type.shape && fromScan(o, depth + 1))
+        return true;
+    return false;
   }
 
   /// Records that `v` should have layout `l`. The first wish wins, except that a strong wish
@@ -124,7 +180,13 @@ private:
     case OpKind::Store: {
       const ir::Value *ptr = op.operands[0];
       if (ptr->type.isTile()) {
-        Layout l = strong_.count(ptr) ? want_[ptr] : defaultFor(ptr->type, ir::storageBytes(ptr->type.elem.pointee));
+        // A value computed from a dot's accumulator is converted for the store anyway; it keeps
+        // 16-byte vectors per thread, which that conversion reads from shared memory. A scan's
+        // result keeps them too (see keepVector_).
+        Layout l = strong_.count(ptr) ? want_[ptr]
+                   : anchorOf(op.operands[1]) || fromScan(op.operands[1])
+                       ? defaultFor(ptr->type, ir::storageBytes(ptr->type.elem.pointee))
+                       : accessLayout(ptr, op.operands.size() > 2 ? op.operands[2] : nullptr);
         for (ir::Value *v : op.operands)
           wish(v, l, true);
       }
@@ -133,7 +195,10 @@ private:
     case OpKind::Load: case OpKind::AtomicRMW: case OpKind::AtomicCAS: {
       const ir::Value *r = op.result();
       if (r->type.isTile()) {
-        wish(r, defaultFor(r->type, ir::storageBytes(r->type.dtype())), true);
+        if (op.kind == OpKind::Load && !keepVector_.count(r))
+          wish(r, accessLayout(op.operands[0], op.operands.size() > 1 ? op.operands[1] : nullptr), true);
+        else
+          wish(r, defaultFor(r->type, ir::storageBytes(r->type.dtype())), true);
         for (ir::Value *v : op.operands)
           wish(v, want_[r], true);
       }
@@ -149,6 +214,12 @@ private:
       auto saved = want_;
       auto savedStrong = strong_;
       backward(body);
+      // A dot operand carried by the loop (a pipelined window of loaded tiles) comes from what
+      // the body yields for it, possibly through other carried values shifting by one stage.
+      for (size_t round = 0; round < op.results.size(); ++round)
+        for (size_t i = 0; i < op.results.size(); ++i)
+          if (keepVector_.count(body.args[i + 1].get()) || keepVector_.count(op.result(static_cast<unsigned>(i))))
+            keepVector_.insert(yield->operands[i]);
       std::vector<std::optional<Layout>> carried(op.results.size());
       for (size_t i = 0; i < op.results.size(); ++i) {
         const ir::Value *r = op.result(static_cast<unsigned>(i));
@@ -235,6 +306,8 @@ private:
       // The accumulator layout is fixed by the instruction; it flows back into loop-carried
       // accumulators. Operands are loaded in their own (coalesced) layouts and converted.
       DotPlan plan = planDot(op, f_.numWarps);
+      keepVector_.insert(op.operands[0]);
+      keepVector_.insert(op.operands[1]);
       want_[op.result()] = plan.acc;
       strong_.insert(op.result());
       wish(op.operands[2], plan.acc, true);
@@ -303,11 +376,15 @@ private:
       for (size_t i = 0; i < op.ints.size(); ++i)
         inverse[op.ints[i]] = static_cast<int64_t>(i);
       wish(op.operands[0], ir::permuteLayout(l, inverse), strong);
+      if (keepVector_.count(r))
+        keepVector_.insert(op.operands[0]);
       break;
     }
     case OpKind::Scan:
-      for (ir::Value *v : op.operands)
+      for (ir::Value *v : op.operands) {
         wish(v, l, strong);
+        keepVector_.insert(v);
+      }
       break;
     case OpKind::ConvertLayout:
       break;
@@ -318,8 +395,11 @@ private:
           anchorOf(op.operands[0]))
         break;
       if (ir::isElementwise(op.kind))
-        for (ir::Value *v : op.operands)
+        for (ir::Value *v : op.operands) {
           wish(v, l, strong);
+          if (keepVector_.count(r))
+            keepVector_.insert(v);
+        }
       break;
     }
   }

@@ -50,6 +50,21 @@ TEST_CASE("blocked 1-D layout gives each thread 16-byte vectors", "[layout]") {
     CHECK(n == 1);
 }
 
+TEST_CASE("a blocked layout with one element per thread puts consecutive elements in consecutive lanes", "[layout]") {
+  Layout l = blockedLayoutWithVector({1024}, 8, 1);
+  CHECK(l.reg == std::vector<Layout::Basis>{{256}, {512}});
+  CHECK(l.lane == std::vector<Layout::Basis>{{1}, {2}, {4}, {8}, {16}});
+  CHECK(l.warp == std::vector<Layout::Basis>{{32}, {64}, {128}});
+  CHECK(contiguousRegisters(l, 0) == 1);
+  for (auto &[c, n] : holders(l))
+    CHECK(n == 1);
+  // Two elements per thread along the last dim of a 2-D tile; 16 bytes of fp32 is the default.
+  Layout two = blockedLayoutWithVector({8, 256}, 4, 2);
+  CHECK(contiguousRegisters(two, 1) == 2);
+  CHECK(two.lane.front() == Layout::Basis{0, 2});
+  CHECK(blockedLayoutWithVector({64, 64}, 4, 4) == blockedLayout({64, 64}, 4, 4));
+}
+
 TEST_CASE("fp16 tiles get 8 elements per vector", "[layout]") {
   Layout l = blockedLayout({4096}, 8, 2);
   CHECK(contiguousRegisters(l, 0) == 8);

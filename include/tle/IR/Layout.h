@@ -46,6 +46,11 @@ bool registerBitsDisjoint(const Layout &l);
 /// lanes/warps replicate.
 Layout blockedLayout(const std::vector<int64_t> &shape, int numWarps, unsigned elemBytes);
 
+/// blockedLayout with `vec` contiguous elements per thread along the last dim (a power of two,
+/// capped by the dim) instead of 16 bytes' worth: with vec = 1 a warp's 32 lanes hold 32
+/// consecutive elements, so an access that cannot be vectorised is still coalesced.
+Layout blockedLayoutWithVector(const std::vector<int64_t> &shape, int numWarps, int64_t vec);
+
 /// The layout of the result of reducing dim `axis` of a tile in `l`: register bases along
 /// `axis` are dropped, lane/warp bases along it become zero (the result is replicated over
 /// them), and the coordinate is removed.

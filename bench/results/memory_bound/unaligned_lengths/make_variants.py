@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""Builds the suite of this directory's measurement: memory-bound cases of
+bench/suites/memory_bound.json whose kernels are compiled without ':16' on their integer
+arguments (row lengths and strides not known to be multiples of 16, as an ahead-of-time signature
+without hints gives them), by two tlec builds, next to the suite's own hinted compile.
+
+Usage: make_variants.py OLD_TLEC NEW_TLEC OUT_DIR
+Writes OUT_DIR/variants.json (kernels K__hint, K__nohint_old, K__nohint_new per suite kernel K,
+one case per kernel and suite case) and OUT_DIR/kernels/*.sm_90a.cubin; run it with
+`tle-bench OUT_DIR/variants.json --kernel-dir OUT_DIR/kernels`.
+"""
+import copy
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", ".."))
+CASES = ["vector_add_2^24", "vector_add_2^27", "softmax_tile_65536x1024", "softmax_tile_16384x4096",
+         "softmax_tile_4096x16384", "softmax_online_4096x16384", "layernorm_fwd_16384x4096",
+         "layernorm_bwd_16384x4096", "rmsnorm_fwd_16384x4096", "cross_entropy_fwd_4096x32000",
+         "silu_and_mul_4096x4096"]
+
+
+def main():
+    old, new, out = sys.argv[1:4]
+    suite = json.load(open(os.path.join(ROOT, "bench", "suites", "memory_bound.json")))
+    cases = {c["name"]: c for c in suite["cases"]}
+    kernels, variants = {}, []
+    os.makedirs(os.path.join(out, "kernels"), exist_ok=True)
+    for name in CASES:
+        for tag, tlec in (("hint", new), ("nohint_old", old), ("nohint_new", new)):
+            c = copy.deepcopy(cases[name])
+            for launch in c["launches"]:
+                k = copy.deepcopy(suite["kernels"][launch["kernel"]])
+                if tag != "hint":
+                    k["signature"] = k["signature"].replace("i32:16", "i32")
+                kname = f"{launch['kernel']}__{tag}"
+                if kname not in kernels:
+                    kernels[kname] = k
+                    subprocess.run([tlec, os.path.join(ROOT, k["source"]), "-n", k["entry"], "-s", k["signature"],
+                                    "-w", str(k["num_warps"]), "--arch", "sm_90a",
+                                    "-o", os.path.join(out, "kernels", f"{kname}.sm_90a.cubin")], check=True)
+                launch["kernel"] = kname
+            c["name"] = c["label"] = f"{name}__{tag}"
+            variants.append(c)
+    suite["kernels"], suite["cases"] = kernels, variants
+    json.dump(suite, open(os.path.join(out, "variants.json"), "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()
