@@ -282,13 +282,7 @@ private:
     ir::Op *yieldOp = body.terminator();
     int depth = asked >= 2 ? static_cast<int>(asked) - 1 : 1;
     std::vector<int64_t> live = liveRegisters(body, f_.numWarps);
-    // The prefetched values must fit in the registers a thread can have at this num_warps, next
-    // to what the body keeps live (an estimate from tile sizes): within 3/4 of the ceiling by
-    // default, 7/8 when the loop asks for pipelining (the author's num_stages; 16 warps and
-    // 4096-column fp16 rows: two loads two iterations ahead, 16 registers, fit in 7/8 and not in
-    // 3/4 of 128 next to the estimated 83).
-    int64_t share = asked >= 2 ? 7 : 6;
-    int64_t room = registerCeiling(f_.numWarps) * share / 8 - *std::max_element(live.begin(), live.end());
+    int64_t room = registerCeiling(f_.numWarps) * 3 / 4 - *std::max_element(live.begin(), live.end());
     std::vector<ir::Op *> loads;
     for (auto &op : body.ops) {
       if (op->kind != OpKind::Load || op->axis == 1)
