@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""Builds the suite of this directory's measurement: the layernorm backward cases of
+bench/suites/memory_bound.json with the dx kernel compiled from two sources, the loop at
+num_stages=2 (the source before) and at num_stages=3 (bench/kernels/layernorm_bwd.tle now).
+
+Usage: make_variants.py TLEC OLD_SOURCE OUT_DIR
+Writes OUT_DIR/variants.json and OUT_DIR/kernels/*.sm_90a.cubin; run it with
+`tle-bench OUT_DIR/variants.json --kernel-dir OUT_DIR/kernels` (OUT_DIR two directories below the
+repository root: the suite names its sources relative to its grandparent directory).
+"""
+import copy
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", ".."))
+
+
+def main():
+    tlec, old_source, out = sys.argv[1:4]
+    suite = json.load(open(os.path.join(ROOT, "bench", "suites", "memory_bound.json")))
+    kernels, cases = {}, []
+    os.makedirs(os.path.join(out, "kernels"), exist_ok=True)
+    for case in suite["cases"]:
+        if not case["name"].startswith("layernorm_bwd"):
+            continue
+        for tag, source in (("ns2", old_source), ("ns3", os.path.join(ROOT, "bench", "kernels", "layernorm_bwd.tle"))):
+            c = copy.deepcopy(case)
+            for launch in c["launches"]:
+                k = copy.deepcopy(suite["kernels"][launch["kernel"]])
+                if k["entry"] != "layernorm_bwd_dx_kernel":
+                    kernels.setdefault(launch["kernel"], k)
+                    subprocess.run([tlec, os.path.join(ROOT, k["source"]), "-n", k["entry"], "-s", k["signature"],
+                                    "-w", str(k["num_warps"]), "--arch", "sm_90a",
+                                    "-o", os.path.join(out, "kernels", f"{launch['kernel']}.sm_90a.cubin")], check=True)
+                    continue
+                kname = f"{launch['kernel']}__{tag}"
+                kernels[kname] = k
+                subprocess.run([tlec, source, "-n", k["entry"], "-s", k["signature"], "-w", str(k["num_warps"]),
+                                "--arch", "sm_90a", "-o", os.path.join(out, "kernels", f"{kname}.sm_90a.cubin")],
+                               check=True)
+                launch["kernel"] = kname
+            c["name"] = c["label"] = f"{case['name']}__{tag}"
+            cases.append(c)
+    suite["kernels"], suite["cases"] = kernels, cases
+    json.dump(suite, open(os.path.join(out, "variants.json"), "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()
