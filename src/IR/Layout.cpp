@@ -78,6 +78,14 @@ std::string Layout::str() const {
   return s;
 }
 
+int replicatedRegisterBits(const Layout &l) {
+  int mask = 0;
+  for (size_t i = 0; i < l.reg.size(); ++i)
+    if (std::all_of(l.reg[i].begin(), l.reg[i].end(), [](int64_t x) { return x == 0; }))
+      mask |= 1 << i;
+  return mask;
+}
+
 Layout blockedLayout(const std::vector<int64_t> &shape, int numWarps, unsigned elemBytes) {
   return blockedLayoutWithVector(shape, numWarps, std::max<int64_t>(1, 16 / std::max(1u, elemBytes)));
 }

@@ -1,6 +1,7 @@
 // Loop prefetching: dot operands num_stages - 1 iterations ahead (software pipelining through
 // shared memory), other loads one iteration ahead in registers.
 #include "tle/Transforms/Prefetch.h"
+#include "tle/Transforms/AxisInfo.h"
 #include "tle/Transforms/DotLowering.h"
 #include "tle/Transforms/HoistLoads.h"
 #include "tle/Transforms/RegisterEstimate.h"
@@ -8,6 +9,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 
 namespace tle::transforms {
@@ -298,8 +300,10 @@ private:
         ok = ok && cloneable(o, seen);
       if (!ok)
         continue;
-      int64_t cost = depth * estimatedRegisters(op->result()->type, f_.numWarps);
-      if (cost > room)
+      // In a loop that asks for pipelining, a load the NVPTX backend can copy with cp.async
+      // waits in shared memory (private slots, AsyncCopy.cpp) and costs no registers until read.
+      int64_t cost = asked >= 2 && stageable(*op) ? 0 : depth * estimatedRegisters(op->result()->type, f_.numWarps);
+      if (cost > 0 && cost > room)
         continue;
       if (!addressesRecomputable(forOp, {op.get()}))
         continue;
@@ -311,6 +315,40 @@ private:
     // At the top of the body: the next iteration's loads are in flight while this one computes.
     pipeline(forOp, loads, depth, /*atTop=*/true);
   }
+
+  /// Whether the NVPTX backend can copy `load` (a tile load in a pipelined loop, not a dot
+  /// operand) into shared memory with cp.async: not volatile, no cache or eviction hint, a zero
+  /// or no `other`, and an
+  /// access vector (axis info: contiguity, alignment, mask runs) of 4, 8 or 16 bytes. The
+  /// backend checks again with the final layout (planPrivateSlots) and keeps the value in
+  /// registers where it disagrees.
+  bool stageable(const ir::Op &load) {
+    const ir::Value *ptr = load.operands[0];
+    if (!ptr->type.isTile() || load.axis == 1 || !load.ints.empty() || load.ival != 0 || load.ival2 != 0 ||
+        load.result()->type.dtype() == ir::DType::I1)
+      return false;
+    if (load.operands.size() > 2) {
+      const ir::Value *o = load.operands[2];
+      const ir::Op *c = o->def && o->def->kind == OpKind::Splat ? o->def->operands[0]->def : o->def;
+      if (!c || c->kind != OpKind::Constant || c->ival != 0 || c->fval != 0.0)
+        return false;
+    }
+    if (!axis_)
+      axis_ = std::make_unique<AxisInfoAnalysis>(f_);
+    unsigned last = static_cast<unsigned>(ptr->type.rank()) - 1;
+    int64_t eb = ir::storageBytes(load.result()->type.dtype());
+    const AxisInfo &pi = axis_->get(ptr);
+    if (pi.contiguity.size() <= last)
+      return false;
+    int64_t vec = std::min<int64_t>({16 / eb, pi.contiguity[last], std::max<int64_t>(1, pi.divisibility[last] / eb),
+                                     ptr->type.shape[last]});
+    if (load.operands.size() > 1 && load.operands[1]->type.isTile()) {
+      const AxisInfo &mi = axis_->get(load.operands[1]);
+      vec = mi.constancy.size() > last ? std::min(vec, mi.constancy[last]) : 1;
+    }
+    return vec * eb >= 4;
+  }
+  std::unique_ptr<AxisInfoAnalysis> axis_;
 
   /// Whether every carried argument the loads' addresses depend on, directly or through the
   /// computation of another's next value, can be recomputed iterations ahead.

@@ -40,6 +40,10 @@ struct Layout {
 /// XOR of disjoint bits is addition, so addresses fold into base + immediate.
 bool registerBitsDisjoint(const Layout &l);
 
+/// The register-index bits whose basis is zero: register r holds the same element as register
+/// r & ~mask (a layout replicated within the thread). As a bit mask over the register index.
+int replicatedRegisterBits(const Layout &l);
+
 /// Triton's default blocked layout for `shape` over `numWarps` warps: each thread holds
 /// 16 / elemBytes contiguous elements along the last dim (capped by the dim), lanes then warps
 /// fill the last dim first, then earlier dims; leftover extent becomes more registers, leftover

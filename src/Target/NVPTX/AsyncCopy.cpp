@@ -76,8 +76,7 @@ void Emitter::planAsyncOperands() {
         unite(body.args[i + 1].get(), op.result(static_cast<unsigned>(i)));
       }
     }
-    if (op.kind == OpKind::Load && op.result()->type.rank() == 2 &&
-        (op.result()->type.dtype() == ir::DType::F16 || op.result()->type.dtype() == ir::DType::BF16))
+    if (op.kind == OpKind::Load && op.result()->type.isTile())
       loads.push_back(&op), find(op.result());
   });
   // Classes in the order their first value appears in the IR (not by address: the shared-memory
@@ -244,6 +243,7 @@ void Emitter::planAsyncOperands() {
     }
     buffers_.push_back(buf);
   }
+  planPrivateSlots(members, roots, uses);
   // The TMA slots' mbarriers (8 bytes each) follow the slots.
   for (AsyncBuffer &buf : buffers_)
     if (buf.tmaMap >= 0) {
@@ -277,6 +277,175 @@ void Emitter::planAsyncOperands() {
       lastAsyncTopOp_ = idx;
     ++idx;
   }
+}
+
+void Emitter::planPrivateSlots(
+    const std::map<const ir::Value *, std::vector<const ir::Value *>> &members, const std::vector<const ir::Value *> &roots,
+    const std::map<const ir::Value *, std::vector<std::pair<const ir::Op *, unsigned>>> &uses) {
+  // Loads prefetched by a loop (Prefetch.cpp's register prefetch) whose values are not dot
+  // operands: the window of values ahead lives in shared memory instead of registers. A class
+  // qualifies when it is a loop's carried window of one load (the prologue's loads before the
+  // loop, the refill in the body), the carried values are read only by ops directly in the
+  // body, and each load's vector (contiguity, alignment, mask runs) is 4, 8 or 16 bytes with a
+  // zero or no `other` (a masked-off cp.async zero-fills) and no cache or eviction hint (which
+  // cp.async would drop).
+  const int64_t threads = 32 * int64_t(f.numWarps);
+  const int64_t budget = 96 * 1024; // private slots per kernel, bytes
+  for (const ir::Value *root : roots) {
+    const std::vector<const ir::Value *> &vs = members.at(root);
+    if (isAsync(vs.front()))
+      continue;
+    bool ok = true;
+    int carried = 0, copyBytes = 0;
+    const ir::Op *loop = nullptr;
+    const ir::Layout *layout = nullptr;
+    std::vector<const ir::Op *> classLoads;
+    for (const ir::Value *v : vs) {
+      if (!v->type.isTile() || !v->layout || v->type.dtype() == ir::DType::I1 || (layout && !(*v->layout == *layout))) {
+        ok = false;
+        break;
+      }
+      layout = v->layout;
+      auto u = uses.find(v);
+      if (v->def && v->def->kind == OpKind::Load) {
+        const ir::Op &l = *v->def;
+        const ir::Value *mask = l.operands.size() > 1 ? l.operands[1] : nullptr;
+        int bytes = vectorWidth(l.operands[0], mask) * static_cast<int>(ir::storageBytes(v->type.dtype()));
+        if (l.axis == 1 || !l.ints.empty() || l.ival != 0 || l.ival2 != 0 ||
+            (l.operands.size() > 2 && !isZeroSplat(l.operands[2])) ||
+            (bytes != 4 && bytes != 8 && bytes != 16) || (copyBytes && bytes != copyBytes)) {
+          ok = false;
+          break;
+        }
+        copyBytes = bytes;
+        classLoads.push_back(&l);
+      } else if (v->def && v->def->kind == OpKind::For) {
+        if (u != uses.end() && !u->second.empty())
+          ok = false; // a window value left over after the loop: never read
+        continue;
+      } else if (!v->def && v->owner && v->owner->parent && v->owner->parent->kind == OpKind::For) {
+        if (loop && loop != v->owner->parent)
+          ok = false;
+        loop = v->owner->parent;
+        ++carried;
+      } else {
+        ok = false;
+        break;
+      }
+      if (u == uses.end())
+        continue;
+      for (auto [user, k] : u->second) {
+        if (user->kind == OpKind::For && k >= 3)
+          continue;
+        if (user->kind == OpKind::Yield && user->parent->parent && user->parent->parent->kind == OpKind::For)
+          continue;
+        // Read only by ops directly in the body that carries it, and not by a dot.
+        if (user->kind == OpKind::Dot || v->def || user->parent != v->owner)
+          ok = false;
+      }
+    }
+    // Only loops that ask for pipelining (an explicit num_stages >= 2): Prefetch.cpp leaves the
+    // register budget aside for their stageable loads.
+    if (!ok || !loop || carried == 0 || classLoads.empty() || loop->ival < 2)
+      continue;
+    for (const ir::Op *l : classLoads)
+      ok = ok && (l->parent == loop->regions[0].get() || l->parent == loop->parent);
+    if (!ok)
+      continue;
+    AsyncBuffer buf;
+    buf.privateSlots = true;
+    buf.copyBytes = copyBytes;
+    buf.elemBytes = ir::storageBytes(vs.front()->type.dtype());
+    buf.slots = carried + 1;
+    int64_t perCopy = copyBytes / buf.elemBytes;
+    int64_t copies = (layout->numRegs() + perCopy - 1) / perCopy;
+    buf.slotBytes = copies * threads * copyBytes;
+    int64_t base = (smemBase_ + 15) / 16 * 16;
+    if (base + buf.slots * buf.slotBytes > budget)
+      continue;
+    buf.base = base;
+    smemBase_ = base + buf.slots * buf.slotBytes;
+    for (const ir::Value *v : vs)
+      asyncOf_[v] = static_cast<int>(buffers_.size());
+    buffers_.push_back(buf);
+  }
+}
+
+llvm::Value *Emitter::privateCopyBase(const AsyncBuffer &buf, llvm::Value *slot) {
+  llvm::Value *slotBase = B.CreateAdd(B.getInt32(static_cast<uint32_t>(buf.base)),
+                                      B.CreateMul(slot, B.getInt32(static_cast<uint32_t>(buf.slotBytes))));
+  return B.CreateAdd(slotBase, B.CreateMul(tid_, B.getInt32(static_cast<uint32_t>(buf.copyBytes))));
+}
+
+void Emitter::emitPrivateAsyncLoad(const ir::Op &load, llvm::Value *slot) {
+  const ir::Value *r = load.result();
+  const AsyncBuffer &buf = asyncBuffer(r);
+  const ir::Layout &l = *r->layout;
+  std::vector<llvm::Value *> P = regsIn(load.operands[0], l);
+  std::vector<llvm::Value *> M;
+  if (load.operands.size() > 1)
+    M = regsIn(load.operands[1], l);
+  int dupMask = ir::replicatedRegisterBits(l);
+  const uint32_t threads = 32u * static_cast<uint32_t>(f.numWarps);
+  const uint32_t cb = static_cast<uint32_t>(buf.copyBytes);
+  llvm::Value *base = privateCopyBase(buf, slot);
+  // cp.async.cg (L2 only) copies 16 bytes; 4 and 8 go through .ca (PTX ISA §9.7.9.25.3).
+  std::string text = std::string("cp.async.") + (cb == 16 ? "cg" : "ca") + ".shared.global [$0], [$1], " +
+                     std::to_string(cb) + ", $2;";
+  auto *fty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt32Ty(), B.getInt64Ty(), B.getInt32Ty()}, false);
+  auto *cp = llvm::InlineAsm::get(fty, text, "r,l,r", true);
+  int perCopy = static_cast<int>(cb / buf.elemBytes);
+  for (int g = 0; g < l.numRegs(); g += perCopy) {
+    if (g & dupMask)
+      continue;
+    uint32_t k = static_cast<uint32_t>(g / perCopy);
+    llvm::Value *off = k ? B.CreateAdd(base, B.getInt32(k * threads * cb)) : base;
+    llvm::Value *dst = B.CreatePtrToInt(smemRaw(off), B.getInt32Ty());
+    // A masked-off vector copies 0 bytes and zero-fills its chunk (no global access).
+    llvm::Value *size = M.empty() ? B.getInt32(cb) : B.CreateSelect(M[g], B.getInt32(cb), B.getInt32(0));
+    B.CreateCall(fty, cp, {dst, B.CreatePtrToInt(P[g], B.getInt64Ty()), size});
+  }
+  auto *commitTy = llvm::FunctionType::get(B.getVoidTy(), false);
+  B.CreateCall(commitTy, llvm::InlineAsm::get(commitTy, "cp.async.commit_group;", "", true));
+  commitStamp_[r] = ++commits_;
+  vals_[r] = {slot};
+}
+
+std::vector<llvm::Value *> &Emitter::materializePrivate(const ir::Value *v) {
+  auto it = privateRegs_.find(v);
+  if (it != privateRegs_.end())
+    return it->second;
+  const AsyncBuffer &buf = asyncBuffer(v);
+  // This thread's own copies are complete once the groups committed after them are the only
+  // ones pending; no other thread reads them, so no barrier.
+  int stamp = commitStamp_.count(v) ? commitStamp_.at(v) : 0;
+  int pending = std::max(0, std::min(commits_ - stamp, 7));
+  auto *wty = llvm::FunctionType::get(B.getVoidTy(), false);
+  B.CreateCall(wty, llvm::InlineAsm::get(wty, "cp.async.wait_group " + std::to_string(pending) + ";", "", true));
+  const ir::Layout &l = *v->layout;
+  int dupMask = ir::replicatedRegisterBits(l);
+  const uint32_t threads = 32u * static_cast<uint32_t>(f.numWarps);
+  const uint32_t cb = static_cast<uint32_t>(buf.copyBytes);
+  int perCopy = static_cast<int>(cb / buf.elemBytes);
+  llvm::Type *et = llvmType(v->type.elem);
+  auto *vt = llvm::FixedVectorType::get(et, static_cast<unsigned>(perCopy));
+  llvm::Value *base = privateCopyBase(buf, scalar(v));
+  std::vector<llvm::Value *> out(static_cast<size_t>(l.numRegs()), nullptr);
+  for (int g = 0; g < l.numRegs(); g += perCopy) {
+    if (g & dupMask)
+      continue;
+    uint32_t k = static_cast<uint32_t>(g / perCopy);
+    llvm::Value *off = k ? B.CreateAdd(base, B.getInt32(k * threads * cb)) : base;
+    // Volatile: the copy that wrote these bytes is an asm statement LLVM cannot see into; the
+    // read must stay after the wait.
+    llvm::Value *x = B.CreateAlignedLoad(vt, smemRaw(off), llvm::Align(cb), /*isVolatile=*/true);
+    for (int j = 0; j < perCopy && g + j < l.numRegs(); ++j)
+      out[static_cast<size_t>(g + j)] = B.CreateExtractElement(x, static_cast<uint64_t>(j));
+  }
+  for (int i = 0; i < l.numRegs(); ++i)
+    if (!out[static_cast<size_t>(i)])
+      out[static_cast<size_t>(i)] = out[static_cast<size_t>(i & ~dupMask)];
+  return privateRegs_[v] = out;
 }
 
 llvm::Value *Emitter::swizzledOffset(llvm::Value *row, llvm::Value *col, int64_t rows, int swizzle, unsigned eb) {
@@ -475,6 +644,8 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
   }
   if (!slot)
     slot = B.getInt32(static_cast<uint32_t>(prologueLoads_[cls]++ % (buf.tmaMap >= 0 ? 2 * buf.slots : buf.slots)));
+  if (buf.privateSlots)
+    return emitPrivateAsyncLoad(load, slot);
   // Inside a loop the slot was read by an earlier iteration's dot (the one before in a
   // pipeline; the same load's previous fill in an unpipelined loop): every warp must be done.
   bool refill = inLoop || load.parent != &f.body;
@@ -525,10 +696,7 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
   if (load.operands.size() > 1)
     M = regsIn(load.operands[1], l);
   llvm::Value *owner = ownerPredicate(l);
-  int dupMask = 0;
-  for (size_t i = 0; i < l.reg.size(); ++i)
-    if (std::all_of(l.reg[i].begin(), l.reg[i].end(), [](int64_t x) { return x == 0; }))
-      dupMask |= 1 << i;
+  int dupMask = ir::replicatedRegisterBits(l);
   llvm::Value *slotBase = B.CreateAdd(B.getInt32(static_cast<uint32_t>(buf.base)),
                                       B.CreateMul(slot, B.getInt32(static_cast<uint32_t>(buf.slotBytes))));
   auto *fty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt32Ty(), B.getInt64Ty(), B.getInt32Ty(), B.getInt1Ty()}, false);

@@ -79,11 +79,7 @@ void Emitter::emitAtomic(const ir::Op &op) {
   auto bitsOf = [&](llvm::Value *v) { return v->getType() == ity ? v : B.CreateBitCast(v, ity); };
   auto fromBits = [&](llvm::Value *v) { return ety == ity ? v : B.CreateBitCast(v, ety); };
 
-  int dupMask = 0;
-  if (tile)
-    for (size_t i = 0; i < l->reg.size(); ++i)
-      if (std::all_of(l->reg[i].begin(), l->reg[i].end(), [](int64_t x) { return x == 0; }))
-        dupMask |= 1 << i;
+  int dupMask = tile ? ir::replicatedRegisterBits(*l) : 0;
   std::vector<llvm::Value *> out(n);
   for (int r = 0; r < n; ++r) {
     if (r & dupMask) {

@@ -119,10 +119,7 @@ void Emitter::emitPrint(const ir::Op &op) {
     }
     idxFmt += ")";
     llvm::Value *owner = ownerPredicate(l);
-    int dupMask = 0;
-    for (size_t i = 0; i < l.reg.size(); ++i)
-      if (std::all_of(l.reg[i].begin(), l.reg[i].end(), [](int64_t x) { return x == 0; }))
-        dupMask |= 1 << i;
+    int dupMask = ir::replicatedRegisterBits(l);
     const std::vector<llvm::Value *> &R = regs(v);
     for (int r = 0; r < l.numRegs(); ++r) {
       if (r & dupMask)

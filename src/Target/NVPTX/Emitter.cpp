@@ -191,7 +191,7 @@ llvm::Value *Emitter::scalar(const ir::Value *v) { return regs(v)[0]; }
 std::vector<llvm::Value *> Emitter::regsIn(const ir::Value *v, const ir::Layout &l) {
   if (v->type.isScalar())
     return std::vector<llvm::Value *>(l.numRegs(), scalar(v));
-  if (isAsync(v))
+  if (isAsync(v) && !privateActive_.count(v))
     return regs(v); // the slot index; layouts do not apply
 
   const auto &r = regs(v);
@@ -242,6 +242,26 @@ void Emitter::emitBlock(const ir::Block &b) {
 }
 
 void Emitter::emitOp(const ir::Op &op) {
+  // A prefetched value held in private shared-memory slots stands in as its registers for the
+  // ops that read it (the loop's yield and the loop itself carry its slot index).
+  std::vector<std::pair<const ir::Value *, std::vector<llvm::Value *>>> swapped;
+  if (op.kind != OpKind::Yield && op.kind != OpKind::For && op.kind != OpKind::Return &&
+      op.kind != OpKind::Condition)
+    for (const ir::Value *v : op.operands)
+      if (isPrivateAsync(v) && !privateActive_.count(v)) {
+        std::vector<llvm::Value *> r = materializePrivate(v);
+        swapped.push_back({v, vals_[v]});
+        vals_[v] = r;
+        privateActive_.insert(v);
+      }
+  emitOpImpl(op);
+  for (auto &[v, slot] : swapped) {
+    vals_[v] = slot;
+    privateActive_.erase(v);
+  }
+}
+
+void Emitter::emitOpImpl(const ir::Op &op) {
   // Ops that only compute in registers keep the barrier an async load issued valid for the
   // next one (loads of one pipeline stage share it); anything else may touch shared memory.
   bool registersOnly = ir::isElementwise(op.kind) || op.kind == OpKind::Constant || op.kind == OpKind::Splat ||
@@ -374,12 +394,9 @@ void Emitter::emitOp(const ir::Op &op) {
 int Emitter::equalRegisterBits(const ir::Value *v) {
   const ir::Layout &l = *v->layout;
   const transforms::AxisInfo &ai = axis.get(v);
-  int bits = 0;
   // A register bit with a zero basis holds the same element twice (a layout replicated within
   // the thread, as a row statistic broadcast against the mma accumulator layout): always equal.
-  for (size_t b = 0; b < l.reg.size(); ++b)
-    if (std::all_of(l.reg[b].begin(), l.reg[b].end(), [](int64_t c) { return c == 0; }))
-      bits |= 1 << b;
+  int bits = ir::replicatedRegisterBits(l);
   if (ai.constancy.size() != l.rank())
     return bits;
   for (size_t b = 0; b < l.reg.size(); ++b) {
@@ -754,6 +771,8 @@ void Emitter::emitFor(const ir::Op &op) {
     commitStamp_[a.get()] = -later * groupsPerIteration - sameIteration;
   }
   emitBlock(body);
+  for (auto &a : body.args)
+    privateRegs_.erase(a.get());
   commits_ = savedCommits;
   for (auto &[v, stamp] : commitStamp_)
     if (!savedStamps.count(v))

@@ -104,11 +104,31 @@ public:
     /// count / slots of that slot's mbarrier.
     int tmaMap = -1;
     int64_t barBase = 0; ///< TMA: byte offset of the slots' mbarriers (8 bytes each)
+    /// A load that is not a dot operand, prefetched by a loop (Prefetch.cpp): each thread
+    /// copies its own registers' vectors of `copyBytes` into the slot, copy k of thread t at
+    /// (k * threads + t) * copyBytes (consecutive threads in consecutive chunks: no bank
+    /// conflicts), and reads back only what it copied, so no barrier is needed.
+    bool privateSlots = false;
+    int copyBytes = 16; ///< private slots: bytes per cp.async (4, 8 or 16)
   };
+  /// Private slots: the registers of async value `v` (a loop-carried prefetched load), read
+  /// from its slot after cp.async.wait_group; once per value in the block it is used in.
+  std::vector<llvm::Value *> &materializePrivate(const ir::Value *v);
+  bool isPrivateAsync(const ir::Value *v) const { return isAsync(v) && asyncBuffer(v).privateSlots; }
+  std::map<const ir::Value *, std::vector<llvm::Value *>> privateRegs_;
+  std::set<const ir::Value *> privateActive_; ///< private values standing in as registers now
+  void planPrivateSlots(const std::map<const ir::Value *, std::vector<const ir::Value *>> &members,
+                        const std::vector<const ir::Value *> &roots,
+                        const std::map<const ir::Value *, std::vector<std::pair<const ir::Op *, unsigned>>> &uses);
   void planAsyncOperands();
   bool isAsync(const ir::Value *v) const { return asyncOf_.count(v) > 0; }
   const AsyncBuffer &asyncBuffer(const ir::Value *v) const { return buffers_[asyncOf_.at(v)]; }
   void emitAsyncLoad(const ir::Op &load);
+  void emitPrivateAsyncLoad(const ir::Op &load, llvm::Value *slot);
+  /// Private slots: the byte offset of this thread's first copy in slot `slot` of `buf`; its copy
+  /// k lies k * threads * copyBytes further.
+  llvm::Value *privateCopyBase(const AsyncBuffer &buf, llvm::Value *slot);
+  void emitOpImpl(const ir::Op &op);
   /// cp.async.wait_group for the operands of `dot`, then (for wgmma readers, `asyncProxy`) a
   /// generic-to-async proxy fence, then a barrier.
   void waitAsyncOperands(const ir::Op &dot, bool asyncProxy = false);

@@ -9,19 +9,17 @@ Writes OUT_DIR/variants.json and OUT_DIR/kernels/*.sm_90a.cubin; run it with
 repository root: the suite names its sources relative to its grandparent directory).
 """
 import copy
-import json
 import os
-import subprocess
 import sys
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", ".."))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from variant_suite import ROOT, compile_kernel, load_suite, write_suite  # noqa: E402
 
 
 def main():
     tlec, old_source, out = sys.argv[1:4]
-    suite = json.load(open(os.path.join(ROOT, "bench", "suites", "memory_bound.json")))
+    suite = load_suite()
     kernels, cases = {}, []
-    os.makedirs(os.path.join(out, "kernels"), exist_ok=True)
     for case in suite["cases"]:
         if not case["name"].startswith("layernorm_bwd"):
             continue
@@ -31,20 +29,15 @@ def main():
                 k = copy.deepcopy(suite["kernels"][launch["kernel"]])
                 if k["entry"] != "layernorm_bwd_dx_kernel":
                     kernels.setdefault(launch["kernel"], k)
-                    subprocess.run([tlec, os.path.join(ROOT, k["source"]), "-n", k["entry"], "-s", k["signature"],
-                                    "-w", str(k["num_warps"]), "--arch", "sm_90a",
-                                    "-o", os.path.join(out, "kernels", f"{launch['kernel']}.sm_90a.cubin")], check=True)
+                    compile_kernel(tlec, k, out, launch["kernel"])
                     continue
                 kname = f"{launch['kernel']}__{tag}"
                 kernels[kname] = k
-                subprocess.run([tlec, source, "-n", k["entry"], "-s", k["signature"], "-w", str(k["num_warps"]),
-                                "--arch", "sm_90a", "-o", os.path.join(out, "kernels", f"{kname}.sm_90a.cubin")],
-                               check=True)
+                compile_kernel(tlec, k, out, kname, source=source)
                 launch["kernel"] = kname
             c["name"] = c["label"] = f"{case['name']}__{tag}"
             cases.append(c)
-    suite["kernels"], suite["cases"] = kernels, cases
-    json.dump(suite, open(os.path.join(out, "variants.json"), "w"), indent=1)
+    write_suite(suite, kernels, cases, out)
 
 
 if __name__ == "__main__":

@@ -10,12 +10,11 @@ one case per kernel and suite case) and OUT_DIR/kernels/*.sm_90a.cubin; run it w
 `tle-bench OUT_DIR/variants.json --kernel-dir OUT_DIR/kernels`.
 """
 import copy
-import json
 import os
-import subprocess
 import sys
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", ".."))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from variant_suite import compile_kernel, load_suite, write_suite  # noqa: E402
 CASES = ["vector_add_2^24", "vector_add_2^27", "softmax_tile_65536x1024", "softmax_tile_16384x4096",
          "softmax_tile_4096x16384", "softmax_online_4096x16384", "layernorm_fwd_16384x4096",
          "layernorm_bwd_16384x4096", "rmsnorm_fwd_16384x4096", "cross_entropy_fwd_4096x32000",
@@ -24,10 +23,9 @@ CASES = ["vector_add_2^24", "vector_add_2^27", "softmax_tile_65536x1024", "softm
 
 def main():
     old, new, out = sys.argv[1:4]
-    suite = json.load(open(os.path.join(ROOT, "bench", "suites", "memory_bound.json")))
+    suite = load_suite()
     cases = {c["name"]: c for c in suite["cases"]}
     kernels, variants = {}, []
-    os.makedirs(os.path.join(out, "kernels"), exist_ok=True)
     for name in CASES:
         for tag, tlec in (("hint", new), ("nohint_old", old), ("nohint_new", new)):
             c = copy.deepcopy(cases[name])
@@ -38,14 +36,11 @@ def main():
                 kname = f"{launch['kernel']}__{tag}"
                 if kname not in kernels:
                     kernels[kname] = k
-                    subprocess.run([tlec, os.path.join(ROOT, k["source"]), "-n", k["entry"], "-s", k["signature"],
-                                    "-w", str(k["num_warps"]), "--arch", "sm_90a",
-                                    "-o", os.path.join(out, "kernels", f"{kname}.sm_90a.cubin")], check=True)
+                    compile_kernel(tlec, k, out, kname)
                 launch["kernel"] = kname
             c["name"] = c["label"] = f"{name}__{tag}"
             variants.append(c)
-    suite["kernels"], suite["cases"] = kernels, variants
-    json.dump(suite, open(os.path.join(out, "variants.json"), "w"), indent=1)
+    write_suite(suite, kernels, variants, out)
 
 
 if __name__ == "__main__":
