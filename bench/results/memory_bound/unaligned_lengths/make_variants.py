@@ -9,12 +9,12 @@ Writes OUT_DIR/variants.json (kernels K__hint, K__nohint_old, K__nohint_new per 
 one case per kernel and suite case) and OUT_DIR/kernels/*.sm_90a.cubin; run it with
 `tle-bench OUT_DIR/variants.json --kernel-dir OUT_DIR/kernels`.
 """
-import copy
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from variant_suite import compile_kernel, load_suite, write_suite  # noqa: E402
+from variant_suite import Variant, build  # noqa: E402
+
 CASES = ["vector_add_2^24", "vector_add_2^27", "softmax_tile_65536x1024", "softmax_tile_16384x4096",
          "softmax_tile_4096x16384", "softmax_online_4096x16384", "layernorm_fwd_16384x4096",
          "layernorm_bwd_16384x4096", "rmsnorm_fwd_16384x4096", "cross_entropy_fwd_4096x32000",
@@ -23,24 +23,9 @@ CASES = ["vector_add_2^24", "vector_add_2^27", "softmax_tile_65536x1024", "softm
 
 def main():
     old, new, out = sys.argv[1:4]
-    suite = load_suite()
-    cases = {c["name"]: c for c in suite["cases"]}
-    kernels, variants = {}, []
-    for name in CASES:
-        for tag, tlec in (("hint", new), ("nohint_old", old), ("nohint_new", new)):
-            c = copy.deepcopy(cases[name])
-            for launch in c["launches"]:
-                k = copy.deepcopy(suite["kernels"][launch["kernel"]])
-                if tag != "hint":
-                    k["signature"] = k["signature"].replace("i32:16", "i32")
-                kname = f"{launch['kernel']}__{tag}"
-                if kname not in kernels:
-                    kernels[kname] = k
-                    compile_kernel(tlec, k, out, kname)
-                launch["kernel"] = kname
-            c["name"] = c["label"] = f"{name}__{tag}"
-            variants.append(c)
-    write_suite(suite, kernels, variants, out)
+    unhinted = lambda sig: sig.replace("i32:16", "i32")  # noqa: E731
+    build(out, CASES, [Variant("hint", new), Variant("nohint_old", old, signature=unhinted),
+                       Variant("nohint_new", new, signature=unhinted)])
 
 
 if __name__ == "__main__":
