@@ -53,6 +53,20 @@ const AxisInfo &AxisInfoAnalysis::get(const ir::Value *v) const {
   return tmp;
 }
 
+int64_t AxisInfoAnalysis::accessVector(const ir::Value *ptr, const ir::Value *mask) const {
+  if (!ptr->type.isTile())
+    return 1;
+  size_t last = ptr->type.shape.size() - 1;
+  int64_t eb = std::max<int64_t>(1, ir::storageBytes(ptr->type.elem.pointee));
+  const AxisInfo &pi = get(ptr);
+  int64_t vec = std::min<int64_t>({16 / eb, pi.contiguity[last], std::max<int64_t>(1, pi.divisibility[last] / eb)});
+  if (mask && mask->type.isTile()) {
+    const AxisInfo &mi = get(mask);
+    vec = mi.constancy.size() == ptr->type.shape.size() ? std::min(vec, mi.constancy[last]) : 1;
+  }
+  return std::max<int64_t>(1, vec);
+}
+
 void AxisInfoAnalysis::visit(const ir::Block &b) {
   for (auto &op : b.ops)
     visit(*op);

@@ -68,14 +68,7 @@ private:
     if (pi.contiguity.size() != t.shape.size() || pi.contiguity[last] < full ||
         t.shape[last] < full * 32 * f_.numWarps)
       return defaultFor(t, eb);
-    int64_t vec = std::min<int64_t>(full, std::max<int64_t>(1, pi.divisibility[last] / eb));
-    if (mask && mask->type.isTile()) {
-      const AxisInfo &mi = axis_.get(mask);
-      if (mi.constancy.size() == t.shape.size())
-        vec = std::min<int64_t>(vec, mi.constancy[last]);
-      else
-        vec = 1;
-    }
+    int64_t vec = std::min(full, axis_.accessVector(ptr, mask));
     return vec >= full ? defaultFor(t, eb) : ir::blockedLayoutWithVector(t.shape, f_.numWarps, vec);
   }
 

@@ -335,18 +335,9 @@ private:
     }
     if (!axis_)
       axis_ = std::make_unique<AxisInfoAnalysis>(f_);
-    unsigned last = static_cast<unsigned>(ptr->type.rank()) - 1;
-    int64_t eb = ir::storageBytes(load.result()->type.dtype());
-    const AxisInfo &pi = axis_->get(ptr);
-    if (pi.contiguity.size() <= last)
-      return false;
-    int64_t vec = std::min<int64_t>({16 / eb, pi.contiguity[last], std::max<int64_t>(1, pi.divisibility[last] / eb),
-                                     ptr->type.shape[last]});
-    if (load.operands.size() > 1 && load.operands[1]->type.isTile()) {
-      const AxisInfo &mi = axis_->get(load.operands[1]);
-      vec = mi.constancy.size() > last ? std::min(vec, mi.constancy[last]) : 1;
-    }
-    return vec * eb >= 4;
+    int64_t vec = std::min(ptr->type.shape.back(),
+                           axis_->accessVector(ptr, load.operands.size() > 1 ? load.operands[1] : nullptr));
+    return vec * ir::storageBytes(load.result()->type.dtype()) >= 4;
   }
   std::unique_ptr<AxisInfoAnalysis> axis_;
 

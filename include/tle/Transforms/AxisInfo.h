@@ -30,6 +30,11 @@ public:
   explicit AxisInfoAnalysis(const ir::Function &f);
   /// The facts for `v`; conservative (all 1) for values the analysis did not see.
   const AxisInfo &get(const ir::Value *v) const;
+  /// Elements one access through the pointer tile `ptr` under `mask` (nullptr: none) may move
+  /// as a vector along the last dim: the least of 16 bytes' worth, the pointers' contiguity and
+  /// alignment and the mask's constancy (Triton's rule for vectorised loads and stores). The
+  /// layout may allow fewer (its contiguous registers). 1 for a scalar pointer.
+  int64_t accessVector(const ir::Value *ptr, const ir::Value *mask) const;
 
 private:
   void visit(const ir::Block &b);

@@ -17,15 +17,7 @@ int Emitter::vectorWidth(const ir::Value *ptr, const ir::Value *mask) {
   if (ptr->type.isScalar())
     return 1;
   const ir::Layout &l = *ptr->layout;
-  unsigned last = l.rank() - 1;
-  unsigned eb = ir::storageBytes(ptr->type.elem.pointee);
-  const transforms::AxisInfo &pi = axis.get(ptr);
-  int64_t vec = ir::contiguousRegisters(l, last);
-  vec = std::min<int64_t>(vec, pi.contiguity[last]);
-  vec = std::min<int64_t>(vec, std::max<int64_t>(1, pi.divisibility[last] / eb));
-  vec = std::min<int64_t>(vec, std::max<unsigned>(1, 16 / eb));
-  if (mask)
-    vec = std::min<int64_t>(vec, axis.get(mask).constancy[last]);
+  int64_t vec = std::min<int64_t>(ir::contiguousRegisters(l, l.rank() - 1), axis.accessVector(ptr, mask));
   return static_cast<int>(std::max<int64_t>(1, vec));
 }
 
