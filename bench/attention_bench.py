@@ -48,8 +48,17 @@ def main():
     ap.add_argument("--source", choices=["attention", "attention_tma"], default="attention",
                     help="examples/attention.tle (pointer tiles) or examples/attention_tma.tle (tensor "
                          "descriptors; cubins attention_tma_d<D>_c<C>.sm_90a.cubin)")
+    ap.add_argument("--compare", action="append", default=[], metavar="LABEL=DIR",
+                    help="also time the cubins of the same names in DIR (another compiler's build), checked "
+                         "the same way, in the same process; reported per row as variants[LABEL]")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
+    compare = []
+    for spec in args.compare:
+        label, sep, path = spec.partition("=")
+        if not sep or not label or not path:
+            ap.error(f"--compare expects LABEL=DIR, got '{spec}'")
+        compare.append((label, path))
     torch.cuda.init()
     lib = open_runtime(args.lib)
     desc = args.source == "attention_tma"
@@ -60,7 +69,9 @@ def main():
     rows = []
     for D in (64, 128):
         for causal in (0, 1):
-            tle = AttnKernel(lib, os.path.join(args.cubins, f"{args.source}_d{D}_c{causal}.sm_90a.cubin"), desc)
+            name = f"{args.source}_d{D}_c{causal}.sm_90a.cubin"
+            tle = AttnKernel(lib, os.path.join(args.cubins, name), desc)
+            others = [(label, AttnKernel(lib, os.path.join(path, name), desc)) for label, path in compare]
             for N in (int(x) for x in args.ctx.split(",")):
                 torch.manual_seed(0)
                 q, k, v = (torch.randn(Z, H, N, D, device="cuda", dtype=torch.float16) for _ in range(3))
@@ -78,6 +89,18 @@ def main():
                 ms = triton.testing.do_bench(lambda: tle(grid, q, k, v, o, sm_scale, H, N), return_mode="median")
                 row = {"D": D, "causal": causal, "N": N, "max_err": err, "pass": ok, "tle_ms": ms,
                        "tle_tflops": flops / ms / 1e9}
+                if others:
+                    row["variants"] = {}
+                for label, kernel in others:
+                    o.fill_(float("nan"))
+                    kernel(grid, q, k, v, o, sm_scale, H, N)
+                    torch.cuda.synchronize()
+                    e2 = (o[:, :4, sub].float() - ref[:, :, sub]).abs().max().item()
+                    ok2 = e2 < 2e-2 and not torch.isnan(o).any().item()
+                    ms2 = triton.testing.do_bench(lambda: kernel(grid, q, k, v, o, sm_scale, H, N),
+                                                  return_mode="median")
+                    row["variants"][label] = {"max_err": e2, "pass": ok2, "ms": ms2, "tflops": flops / ms2 / 1e9}
+                    row["pass"] = row["pass"] and ok2
                 for stages in (1, 3):
                     o2 = torch.empty_like(q)
 
@@ -98,7 +121,9 @@ def main():
                 rows.append(row)
                 print(f"D={D:3d} causal={causal} N={N:6d} err={err:.2e} {'PASS' if ok else 'FAIL'}  tle {row['tle_tflops']:6.1f}"
                       f"  triton(1 stage) {row['triton1_tflops']:6.1f}  triton(3) {row['triton3_tflops']:6.1f}"
-                      f"  sdpa {row['sdpa_tflops']:6.1f} TFLOP/s", flush=True)
+                      f"  sdpa {row['sdpa_tflops']:6.1f} TFLOP/s"
+                      + "".join(f"  {lb} {v['tflops']:6.1f}{'' if v['pass'] else ' FAIL'}"
+                                for lb, v in row.get("variants", {}).items()), flush=True)
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"source": args.source, "device": torch.cuda.get_device_name(), "triton": triton.__version__, "torch": torch.__version__,

@@ -261,7 +261,7 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       return writeOutput(o, text, out, diags) ? 0 : 1;
     }
     std::string ptx;
-    passes.run("llvm-codegen", nullptr, false, [&] { ptx = nvptx::emitPTX(*m, o.arch); });
+    passes.run("llvm-codegen", nullptr, false, [&] { ptx = nvptx::emitPTX(*m, o.arch, o.fpFusion); });
     if (o.emit == Emit::PTX)
       return writeOutput(o, ptx, out, diags) && writeLaunchHeaders(o, ptx, diags) ? 0 : 1;
     std::string cubin, error;

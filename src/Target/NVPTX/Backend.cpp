@@ -56,13 +56,20 @@ void initNVPTX() {
 // tl.load / tl.store hints need it.
 const char *ptxFeatures(const std::string &arch) { return arch == "sm_90a" ? "+ptx80" : "+ptx74"; }
 
-std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const std::string &arch) {
+/// The NVPTX target machine for `arch`. `fpFusion` (Triton's enable_fp_fusion, which sets the
+/// same option): floating-point multiplies and adds that LLVM leaves unfused are printed without
+/// a rounding suffix (`mul.f32`, not `mul.rn.f32`), so that ptxas may still contract them; a
+/// multiply whose product is also used elsewhere (a masked score `s * scale + where(m, 0, -inf)`
+/// after InstCombine's select fold) is otherwise pinned to separate roundings.
+std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const std::string &arch, bool fpFusion = true) {
   initNVPTX();
   std::string err;
   const llvm::Target *t = llvm::TargetRegistry::lookupTarget(kTriple, err);
   if (!t)
     return nullptr;
   llvm::TargetOptions opts;
+  if (fpFusion)
+    opts.AllowFPOpFusion = llvm::FPOpFusion::Fast;
   return std::unique_ptr<llvm::TargetMachine>(t->createTargetMachine(kTriple, arch, ptxFeatures(arch), opts,
                                                                      std::nullopt, std::nullopt,
                                                                      llvm::CodeGenOptLevel::Aggressive));
@@ -288,8 +295,8 @@ std::unique_ptr<llvm::Module> emitLLVM(ir::Function &f, llvm::LLVMContext &ctx, 
   return m;
 }
 
-std::string emitPTX(llvm::Module &m, const std::string &arch) {
-  auto tm = makeTargetMachine(arch);
+std::string emitPTX(llvm::Module &m, const std::string &arch, bool fpFusion) {
+  auto tm = makeTargetMachine(arch, fpFusion);
   m.setDataLayout(tm->createDataLayout());
   {
     llvm::LoopAnalysisManager lam;

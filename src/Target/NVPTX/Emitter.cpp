@@ -236,8 +236,38 @@ void Emitter::emitBlock(const ir::Block &b) {
         invalidateTmaBarriers();
       scratchBase_ = 0;
     }
+    if (!pendingWgmma_.empty())
+      waitPendingWgmma(b, *op);
     emitOp(*op);
     ++i;
+  }
+}
+
+void Emitter::waitPendingWgmma(const ir::Block &block, const ir::Op &op) {
+  auto needs = [&](const PendingWgmma &p) {
+    if (&op == block.terminator())
+      return true;
+    bool hit = false;
+    auto visit = [&](const ir::Op &x) {
+      for (const ir::Value *v : x.operands)
+        hit |= v == p.value;
+      if (x.kind == ir::OpKind::Load && isAsync(x.result()) && p.classes.count(asyncOf_.at(x.result())))
+        hit = true;
+    };
+    visit(op);
+    for (auto &r : op.regions)
+      ir::walk(*r, [&](ir::Op &x) { visit(x); });
+    return hit;
+  };
+  for (auto it = pendingWgmma_.begin(); it != pendingWgmma_.end();) {
+    if (it->body != &block || !needs(*it)) {
+      ++it;
+      continue;
+    }
+    std::vector<llvm::Value *> C = vals_.at(it->value);
+    waitWgmma(C);
+    vals_[it->value] = C;
+    it = pendingWgmma_.erase(it);
   }
 }
 
@@ -701,7 +731,7 @@ void Emitter::emitFor(const ir::Op &op) {
   // code before the wait.
   bool rotated = false;
   for (auto &o : body.ops)
-    rotated |= o->kind == ir::OpKind::Dot && useWgmma(*o) && deferrableWgmma(*o) == &op;
+    rotated |= o->kind == ir::OpKind::Dot && useWgmma(*o) && (deferrableWgmma(*o) == &op || carriedWgmma(*o) == &op);
   auto lessThan = [&](llvm::Value *a, llvm::Value *b) { return sg ? B.CreateICmpSLT(a, b) : B.CreateICmpULT(a, b); };
   if (rotated)
     B.CreateCondBr(lessThan(lb, ub), header, exit);
@@ -770,7 +800,23 @@ void Emitter::emitFor(const ir::Op &op) {
     int sameIteration = it != commitOrder.end() ? groupsPerIteration - 1 - it->second : 0;
     commitStamp_[a.get()] = -later * groupsPerIteration - sameIteration;
   }
+  // Groups left in flight by the previous iteration (carriedWgmma): the carried value is
+  // waited for where this iteration first needs it.
+  const ir::Op *bodyEnd = body.terminator();
+  for (auto &o : body.ops)
+    if (o->kind == ir::OpKind::Dot && useWgmma(*o) && carriedWgmma(*o) == &op) {
+      PendingWgmma p{&body, nullptr, {}};
+      for (unsigned i = 0; i < bodyEnd->operands.size(); ++i)
+        if (bodyEnd->operands[i] == o->result())
+          p.value = body.args[i + 1].get();
+      for (unsigned k = 0; k < 2; ++k)
+        if (isAsync(o->operands[k]))
+          p.classes.insert(asyncOf_.at(o->operands[k]));
+      pendingWgmma_.push_back(p);
+    }
   emitBlock(body);
+  assert(std::none_of(pendingWgmma_.begin(), pendingWgmma_.end(),
+                      [&](const PendingWgmma &p) { return p.body == &body; }));
   for (auto &a : body.args)
     privateRegs_.erase(a.get());
   commits_ = savedCommits;

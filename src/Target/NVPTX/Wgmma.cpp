@@ -318,12 +318,20 @@ void Emitter::emitWgmma(const ir::Op &op) {
     vals_[op.result()] = C;
     return;
   }
+  if (const ir::Op *loop = carriedWgmma(op)) {
+    // The next iteration waits where it first reads the carried result or refills one of this
+    // group's operand classes (emitFor's pendingWgmma_), so the group runs on through the loop's
+    // tail and the next iteration's first wgmma.
+    wgmmaInFlight_[loop].insert(op.result());
+    vals_[op.result()] = C;
+    return;
+  }
   waitWgmma(C);
   vals_[op.result()] = C;
 }
 
-const ir::Op *Emitter::deferrableWgmma(const ir::Op &op) const {
-  if (!isAsync(op.operands[0]) || !isAsync(op.operands[1]))
+const ir::Op *Emitter::wgmmaLoopWithCarriedSlots(const ir::Op &op, bool registerA) const {
+  if ((!registerA && !isAsync(op.operands[0])) || !isAsync(op.operands[1]))
     return nullptr;
   if (ir::isFP8(op.operands[0]->type.dtype()) && op.ival2 > 0 && op.ival2 < op.operands[0]->type.shape[1])
     return nullptr; // promoted fp8 accumulation waits for every group
@@ -337,7 +345,7 @@ const ir::Op *Emitter::deferrableWgmma(const ir::Op &op) const {
   // So must a carried operand's when the body refills its class before this dot (a
   // hand-written window whose next load comes first would overwrite the slot the previous
   // iteration's group still reads).
-  for (unsigned k = 0; k < 2; ++k) {
+  for (unsigned k = isAsync(op.operands[0]) ? 0 : 1; k < 2; ++k) {
     const ir::Value *v = op.operands[k];
     if (v->def && v->def->kind == ir::OpKind::Permute)
       v = v->def->operands[0];
@@ -351,6 +359,47 @@ const ir::Op *Emitter::deferrableWgmma(const ir::Op &op) const {
         return nullptr;
     }
   }
+  return loop;
+}
+
+const ir::Op *Emitter::carriedWgmma(const ir::Op &op) const {
+  if (deferrableWgmma(op))
+    return nullptr;
+  // A from registers (attention's P) counts: ptxas keeps a wgmma's source registers live until
+  // the wait_group that retires it.
+  const ir::Op *loop = wgmmaLoopWithCarriedSlots(op, /*registerA=*/true);
+  if (!loop)
+    return nullptr;
+  const ir::Block *body = op.parent;
+  const ir::Op *yield = body->terminator();
+  // The result is used once, by the yield, whose loop result keeps its layout (the next
+  // iteration's registers are the group's accumulators, untouched until the wait).
+  int uses = 0;
+  unsigned position = 0;
+  for (auto &o : body->ops) {
+    for (unsigned i = 0; i < o->operands.size(); ++i)
+      if (o->operands[i] == op.result()) {
+        ++uses;
+        position = i;
+        if (o.get() != yield)
+          return nullptr;
+      }
+    for (auto &r : o->regions)
+      ir::walk(*r, [&](ir::Op &x) {
+        for (const ir::Value *v : x.operands)
+          uses += v == op.result() ? 2 : 0; // a use inside a region disqualifies
+      });
+  }
+  if (uses != 1 || !(*loop->result(position)->layout == *op.result()->layout))
+    return nullptr;
+  return loop;
+}
+
+const ir::Op *Emitter::deferrableWgmma(const ir::Op &op) const {
+  const ir::Op *loop = wgmmaLoopWithCarriedSlots(op, /*registerA=*/false);
+  if (!loop)
+    return nullptr;
+  const ir::Block *body = op.parent;
   const ir::Op *yield = body->ops.back().get();
   const ir::Value *acc = op.operands[2];
   // The accumulator is a carried value (argument i + 1, yield operand i) used by this dot alone,

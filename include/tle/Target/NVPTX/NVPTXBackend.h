@@ -27,8 +27,11 @@ bool isSupportedArch(const std::string &arch);
 std::unique_ptr<llvm::Module> emitLLVM(ir::Function &f, llvm::LLVMContext &ctx, const std::string &arch,
                                        DiagnosticEngine &diags);
 
-/// Runs LLVM's O3 pipeline on `m` and the NVPTX backend; returns the PTX text.
-std::string emitPTX(llvm::Module &m, const std::string &arch);
+/// Runs LLVM's O3 pipeline on `m` and the NVPTX backend; returns the PTX text. `fpFusion`
+/// (Triton's enable_fp_fusion, default on; tlec --no-fp-fusion turns it off) lets the backend
+/// and ptxas contract floating-point multiplies and adds into fma: plain `mul.f32`/`add.f32`
+/// instead of the `.rn` forms that forbid contraction.
+std::string emitPTX(llvm::Module &m, const std::string &arch, bool fpFusion = true);
 
 /// Assembles PTX into a cubin with ptxas (`ptxasPath`, else $TLE_PTXAS, else the toolkit found
 /// at build time, else $CUDA_HOME/bin/ptxas, /usr/local/cuda/bin/ptxas, or ptxas on PATH).
