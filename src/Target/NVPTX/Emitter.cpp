@@ -586,9 +586,12 @@ llvm::Value *Emitter::elementwise(const ir::Op &op, const std::vector<llvm::Valu
   case OpKind::Neg: return fl ? B.CreateFNeg(a) : B.CreateNeg(a);
   case OpKind::Not: return B.CreateNot(a);
   case OpKind::Exp: case OpKind::Exp2:
+    // ex2.approx.ftz.f32, as Triton 3.6 emits for fp32 exp and exp2: results below 2^-126 flush
+    // to zero. The non-ftz form costs ptxas a compare and two multiplies per element to scale
+    // denormals (a third of attention's inner-loop instructions beyond Triton's).
     if (t != DType::F32)
       break;
-    return declareIntrinsicCall(llvm::Intrinsic::nvvm_ex2_approx_f, {},
+    return declareIntrinsicCall(llvm::Intrinsic::nvvm_ex2_approx_ftz_f, {},
                                 {op.kind == OpKind::Exp ? B.CreateFMul(a, llvm::ConstantFP::get(a->getType(), M_LOG2E)) : a});
   case OpKind::Log: case OpKind::Log2: {
     if (t != DType::F32)
