@@ -219,12 +219,19 @@ llvm::Value *Emitter::smemRaw(llvm::Value *byteOffset) {
   return B.CreateGEP(B.getInt8Ty(), smem_, byteOffset);
 }
 
-void Emitter::barrier() { declareIntrinsicCall(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
+void Emitter::barrier() {
+  declareIntrinsicCall(llvm::Intrinsic::nvvm_barrier0, {}, {});
+  ++barrierSeq_;
+  if (curBlock_)
+    lastTopBarrier_[curBlock_] = barrierSeq_;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Ops
 
 void Emitter::emitBlock(const ir::Block &b) {
+  const ir::Block *outer = curBlock_;
+  curBlock_ = &b;
   size_t i = 0;
   for (auto &op : b.ops) {
     // Past the last top-level user of the async buffers, scratch space starts at 0 again; the
@@ -239,8 +246,55 @@ void Emitter::emitBlock(const ir::Block &b) {
     if (!pendingWgmma_.empty())
       waitPendingWgmma(b, *op);
     emitOp(*op);
+    curBlock_ = &b; // ops with regions emit other blocks
     ++i;
   }
+  curBlock_ = outer;
+}
+
+void Emitter::planSlotRetirement(const ir::Block &body) {
+  // The refill of a class in iteration i overwrites the slot the previous iteration read. Its
+  // readers: a wgmma waited for at once or an mma.sync (ldmatrix) retired their reads in that
+  // iteration, before this body starts; a carried wgmma group (carriedWgmma) retires at this
+  // body's first wgmma.wait_group 0. Anything else (a group left in flight with wait_group 1,
+  // readers in nested regions, private slots) keeps the barrier before the refill.
+  std::set<int> refilled;
+  for (auto &o : body.ops)
+    if (o->kind == OpKind::Load && isAsync(o->result()) && !asyncBuffer(o->result()).privateSlots)
+      refilled.insert(asyncOf_.at(o->result()));
+  for (int cls : refilled) {
+    bool ok = true, carried = false;
+    auto reads = [&](const ir::Op &x) {
+      for (const ir::Value *v : x.operands)
+        if (isAsync(v) && asyncOf_.at(v) == cls)
+          return true;
+      return false;
+    };
+    for (auto &o : body.ops) {
+      if (o->kind == OpKind::Yield || o->kind == OpKind::Permute || (o->kind == OpKind::Load && isAsync(o->result())))
+        continue;
+      for (auto &r : o->regions)
+        ir::walk(*r, [&](ir::Op &x) { ok &= !reads(x); });
+      if (!reads(*o))
+        continue;
+      if (o->kind != OpKind::Dot || !useWgmma(*o))
+        continue; // mma.sync (ldmatrix) and loads from the slot read synchronously
+      if (deferrableWgmma(*o))
+        ok = false;
+      else if (carriedWgmma(*o))
+        carried = true;
+    }
+    if (ok)
+      slotReadsRetired_[{&body, cls}] = carried ? -1 : barrierSeq_;
+  }
+}
+
+bool Emitter::slotReadsRetiredBehindBarrier(int cls, const ir::Block *block) const {
+  auto it = slotReadsRetired_.find({block, cls});
+  if (it == slotReadsRetired_.end() || it->second < 0)
+    return false;
+  auto b = lastTopBarrier_.find(block);
+  return b != lastTopBarrier_.end() && b->second > it->second;
 }
 
 void Emitter::waitPendingWgmma(const ir::Block &block, const ir::Op &op) {
@@ -586,13 +640,16 @@ llvm::Value *Emitter::elementwise(const ir::Op &op, const std::vector<llvm::Valu
   case OpKind::Neg: return fl ? B.CreateFNeg(a) : B.CreateNeg(a);
   case OpKind::Not: return B.CreateNot(a);
   case OpKind::Exp: case OpKind::Exp2:
-    // ex2.approx.ftz.f32, as Triton 3.6 emits for fp32 exp and exp2: results below 2^-126 flush
-    // to zero. The non-ftz form costs ptxas a compare and two multiplies per element to scale
-    // denormals (a third of attention's inner-loop instructions beyond Triton's).
+    // As Triton 3.6 emits them for fp32: exp2 is ex2.approx.ftz.f32 (results below 2^-126
+    // flush to zero), exp is ex2.approx.f32 of x * log2 e. The non-ftz form costs ptxas a
+    // compare and two multiplies per element to scale denormals (in attention's exp2-based
+    // online softmax, 102 of the 454 instructions of the head-dim-128 loop body).
     if (t != DType::F32)
       break;
-    return declareIntrinsicCall(llvm::Intrinsic::nvvm_ex2_approx_ftz_f, {},
-                                {op.kind == OpKind::Exp ? B.CreateFMul(a, llvm::ConstantFP::get(a->getType(), M_LOG2E)) : a});
+    if (op.kind == OpKind::Exp2)
+      return declareIntrinsicCall(llvm::Intrinsic::nvvm_ex2_approx_ftz_f, {}, {a});
+    return declareIntrinsicCall(llvm::Intrinsic::nvvm_ex2_approx_f, {},
+                                {B.CreateFMul(a, llvm::ConstantFP::get(a->getType(), M_LOG2E))});
   case OpKind::Log: case OpKind::Log2: {
     if (t != DType::F32)
       break;
@@ -817,6 +874,7 @@ void Emitter::emitFor(const ir::Op &op) {
           p.classes.insert(asyncOf_.at(o->operands[k]));
       pendingWgmma_.push_back(p);
     }
+  planSlotRetirement(body);
   emitBlock(body);
   assert(std::none_of(pendingWgmma_.begin(), pendingWgmma_.end(),
                       [&](const PendingWgmma &p) { return p.body == &body; }));

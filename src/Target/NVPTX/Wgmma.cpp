@@ -424,6 +424,10 @@ const ir::Op *Emitter::deferrableWgmma(const ir::Op &op) const {
 }
 
 void Emitter::waitWgmma(std::vector<llvm::Value *> &C) {
+  // Every group of this warpgroup retires here: carried groups' slot reads too.
+  for (auto &[key, seq] : slotReadsRetired_)
+    if (key.first == curBlock_ && seq < 0)
+      seq = barrierSeq_;
   // The wait takes the accumulators in and out, so that nothing reads them before it.
   auto *f32 = B.getFloatTy();
   std::string wtext = "wgmma.wait_group.sync.aligned 0;";
