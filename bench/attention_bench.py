@@ -2,9 +2,12 @@
 through libtle_rt's C ABI with ctypes, on PyTorch's tensors), the same source run by Triton 3.6,
 and torch's scaled_dot_product_attention, on the same shapes in one process.
 
-Usage: python3 bench/attention_bench.py --lib build/runtime/libtle_rt.so --cubins DIR [--source attention_tma] [--out FILE]
+Usage: python3 bench/attention_bench.py --lib build/runtime/libtle_rt.so --cubins DIR [--source attention_tma]
+                                        [--compare LABEL=DIR2 ...] [--out FILE]
 DIR holds attention_d{64,128}_c{0,1}.sm_90a.cubin (BLOCK_M 128, BLOCK_N 64, 8 warps; with --source
 attention_tma, examples/attention_tma.tle's attention_tma_d{64,128}_c{0,1}.sm_90a.cubin).
+--compare times the same cubin names from DIR2 (another compiler build: a before/after in one
+process) and reports them per row under "variants".
 Checks every output against torch's math attention in fp32 before timing (max abs error < 2e-2)."""
 import argparse
 import ctypes
