@@ -649,16 +649,13 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
   // Inside a loop the slot was read by an earlier iteration's dot (the one before in a
   // pipeline; the same load's previous fill in an unpipelined loop): every warp must be done.
   bool refill = inLoop || load.parent != &f.body;
-  if (refill && !asyncBarrierValid_) {
-    if (slotReadsRetiredBehindBarrier(cls, load.parent)) {
-      // A barrier since the previous iteration's reads of this slot retired (attention's K and
-      // V: the second cp.async wait's barrier follows the wgmma waits); it covers this class
-      // alone, so asyncBarrierValid_ stays as it is.
-    } else {
+  // A barrier since the previous iteration's reads of this slot retired (attention's K and V:
+  // the second cp.async wait's barrier follows the wgmma waits) covers this class alone, so
+  // asyncBarrierValid_ stays as it is.
+  bool covered = refill && !asyncBarrierValid_ && slotReadsRetiredBehindBarrier(cls, load.parent);
+  if (!covered) {
+    if (refill && !asyncBarrierValid_)
       barrier();
-      asyncBarrierValid_ = true;
-    }
-  } else {
     asyncBarrierValid_ = refill;
   }
   if (buf.tmaMap >= 0) {

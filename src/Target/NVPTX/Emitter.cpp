@@ -789,9 +789,24 @@ void Emitter::emitFor(const ir::Op &op) {
   // test at the bottom) with the final wait on the exit edge alone: ptxas serializes every
   // wgmma of the loop (C7514) when a path that may still have groups in flight reaches other
   // code before the wait.
+  // Groups left in flight by the previous iteration (carriedWgmma) are waited for where the
+  // next iteration first needs them (pendingWgmma_, set up before the body).
   bool rotated = false;
-  for (auto &o : body.ops)
-    rotated |= o->kind == ir::OpKind::Dot && useWgmma(*o) && (deferrableWgmma(*o) == &op || carriedWgmma(*o) == &op);
+  std::vector<PendingWgmma> carried;
+  for (auto &o : body.ops) {
+    if (o->kind != ir::OpKind::Dot || !useWgmma(*o))
+      continue;
+    unsigned yieldIndex = 0;
+    if (carriedWgmma(*o, &yieldIndex) == &op) {
+      PendingWgmma p{&body, body.args[yieldIndex + 1].get(), {}};
+      for (unsigned k = 0; k < 2; ++k)
+        if (isAsync(o->operands[k]))
+          p.classes.insert(asyncOf_.at(o->operands[k]));
+      carried.push_back(p);
+      rotated = true;
+    }
+    rotated |= deferrableWgmma(*o) == &op;
+  }
   auto lessThan = [&](llvm::Value *a, llvm::Value *b) { return sg ? B.CreateICmpSLT(a, b) : B.CreateICmpULT(a, b); };
   if (rotated)
     B.CreateCondBr(lessThan(lb, ub), header, exit);
@@ -860,20 +875,7 @@ void Emitter::emitFor(const ir::Op &op) {
     int sameIteration = it != commitOrder.end() ? groupsPerIteration - 1 - it->second : 0;
     commitStamp_[a.get()] = -later * groupsPerIteration - sameIteration;
   }
-  // Groups left in flight by the previous iteration (carriedWgmma): the carried value is
-  // waited for where this iteration first needs it.
-  const ir::Op *bodyEnd = body.terminator();
-  for (auto &o : body.ops)
-    if (o->kind == ir::OpKind::Dot && useWgmma(*o) && carriedWgmma(*o) == &op) {
-      PendingWgmma p{&body, nullptr, {}};
-      for (unsigned i = 0; i < bodyEnd->operands.size(); ++i)
-        if (bodyEnd->operands[i] == o->result())
-          p.value = body.args[i + 1].get();
-      for (unsigned k = 0; k < 2; ++k)
-        if (isAsync(o->operands[k]))
-          p.classes.insert(asyncOf_.at(o->operands[k]));
-      pendingWgmma_.push_back(p);
-    }
+  pendingWgmma_.insert(pendingWgmma_.end(), carried.begin(), carried.end());
   planSlotRetirement(body);
   emitBlock(body);
   assert(std::none_of(pendingWgmma_.begin(), pendingWgmma_.end(),

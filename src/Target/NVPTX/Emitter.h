@@ -184,8 +184,8 @@ public:
   /// value before any wgmma chains on it (attention's P.V, rescaled by the next iteration's
   /// alpha). The B operand (and A, unless it comes from registers) sits in a carried async slot
   /// that the body does not refill before the dot. nullptr when deferrableWgmma applies or the
-  /// group must complete at once.
-  const ir::Op *carriedWgmma(const ir::Op &dot) const;
+  /// group must complete at once. `yieldIndex`, when given, receives the result's yield operand.
+  const ir::Op *carriedWgmma(const ir::Op &dot, unsigned *yieldIndex = nullptr) const;
   /// The loop of a wgmma `dot` whose async operands are carried slots (the conditions shared by
   /// deferrableWgmma and carriedWgmma); `registerA` admits an A operand held in registers.
   const ir::Op *wgmmaLoopWithCarriedSlots(const ir::Op &dot, bool registerA) const;
@@ -203,9 +203,6 @@ public:
   void waitPendingWgmma(const ir::Block &block, const ir::Op &op);
   /// wgmma.wait_group 0, with `C` (accumulator registers) passed through it and replaced.
   void waitWgmma(std::vector<llvm::Value *> &C);
-  /// Per loop, dot results whose wgmma groups are left in flight across iterations; after the
-  /// loop, its results for them wait for completion.
-  std::map<const ir::Op *, std::set<const ir::Value *>> wgmmaInFlight_;
   /// Target architecture ("sm_80", "sm_90a").
   std::string arch = "sm_80";
   int commits_ = 0;                              ///< cp.async groups committed in this region

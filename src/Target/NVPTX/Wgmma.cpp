@@ -309,24 +309,17 @@ void Emitter::emitWgmma(const ir::Op &op) {
           C[cIdx(m, ch, i)] = B.CreateExtractValue(res, static_cast<unsigned>(i));
       }
   plain("wgmma.commit_group.sync.aligned;");
-  if (const ir::Op *loop = deferrableWgmma(op)) {
+  if (deferrableWgmma(op)) {
     // Only the next iteration's wgmma reads the accumulators (chaining in flight is allowed) and
     // its own operands stay untouched until then: let this group run while the loop goes on,
     // and wait for the previous iteration's (whose slots the loads after this dot refill).
     plain("wgmma.wait_group.sync.aligned 1;");
-    wgmmaInFlight_[loop].insert(op.result());
-    vals_[op.result()] = C;
-    return;
+  } else if (!carriedWgmma(op)) {
+    // A carried group is waited for by the next iteration where it first reads the result or
+    // refills one of the group's operand classes (emitFor's pendingWgmma_); the loop's exit
+    // edge waits for the last one.
+    waitWgmma(C);
   }
-  if (const ir::Op *loop = carriedWgmma(op)) {
-    // The next iteration waits where it first reads the carried result or refills one of this
-    // group's operand classes (emitFor's pendingWgmma_), so the group runs on through the loop's
-    // tail and the next iteration's first wgmma.
-    wgmmaInFlight_[loop].insert(op.result());
-    vals_[op.result()] = C;
-    return;
-  }
-  waitWgmma(C);
   vals_[op.result()] = C;
 }
 
@@ -362,7 +355,7 @@ const ir::Op *Emitter::wgmmaLoopWithCarriedSlots(const ir::Op &op, bool register
   return loop;
 }
 
-const ir::Op *Emitter::carriedWgmma(const ir::Op &op) const {
+const ir::Op *Emitter::carriedWgmma(const ir::Op &op, unsigned *yieldIndex) const {
   if (deferrableWgmma(op))
     return nullptr;
   // A from registers (attention's P) counts: ptxas keeps a wgmma's source registers live until
@@ -375,23 +368,25 @@ const ir::Op *Emitter::carriedWgmma(const ir::Op &op) const {
   // The result is used once, by the yield, whose loop result keeps its layout (the next
   // iteration's registers are the group's accumulators, untouched until the wait).
   int uses = 0;
+  bool elsewhere = false;
   unsigned position = 0;
   for (auto &o : body->ops) {
     for (unsigned i = 0; i < o->operands.size(); ++i)
       if (o->operands[i] == op.result()) {
         ++uses;
         position = i;
-        if (o.get() != yield)
-          return nullptr;
+        elsewhere |= o.get() != yield;
       }
     for (auto &r : o->regions)
       ir::walk(*r, [&](ir::Op &x) {
         for (const ir::Value *v : x.operands)
-          uses += v == op.result() ? 2 : 0; // a use inside a region disqualifies
+          elsewhere |= v == op.result();
       });
   }
-  if (uses != 1 || !(*loop->result(position)->layout == *op.result()->layout))
+  if (elsewhere || uses != 1 || !(*loop->result(position)->layout == *op.result()->layout))
     return nullptr;
+  if (yieldIndex)
+    *yieldIndex = position;
   return loop;
 }
 
