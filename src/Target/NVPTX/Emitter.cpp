@@ -243,6 +243,10 @@ void Emitter::emitBlock(const ir::Block &b) {
         invalidateTmaBarriers();
       scratchBase_ = 0;
     }
+    if (batchedReduces_.erase(op.get())) { // emitted with an earlier reduce's batch
+      ++i;
+      continue;
+    }
     if (!pendingWgmma_.empty())
       waitPendingWgmma(b, *op);
     emitOp(*op);
@@ -1036,7 +1040,18 @@ std::vector<llvm::Value *> Emitter::combineOrdered(const ir::Op &op, llvm::Value
   return combineValues(op, first, second);
 }
 
-void Emitter::emitReduce(const ir::Op &op) {
+llvm::Value *Emitter::laneBitSet(int bit) {
+  return B.CreateICmpNE(B.CreateAnd(B.CreateLShr(laneId(), B.getInt32(bit)), B.getInt32(1)), B.getInt32(0));
+}
+
+std::vector<llvm::Value *> Emitter::shuffledAll(const std::vector<llvm::Value *> &v, int laneMask) {
+  std::vector<llvm::Value *> out;
+  for (llvm::Value *x : v)
+    out.push_back(shuffleXor(x, laneMask));
+  return out;
+}
+
+Emitter::ReducePartials Emitter::reduceWithinWarps(const ir::Op &op) {
   // N operands (tl.reduce over a tuple) travel together: every step moves each of them and
   // combines them once. Combines follow the element order along the axis where the layout's
   // bits do (registers, then lanes, then warps, each in order), so that a combine region sees
@@ -1048,7 +1063,7 @@ void Emitter::emitReduce(const ir::Op &op) {
   std::vector<std::vector<llvm::Value *>> src;
   for (const ir::Value *x : op.operands)
     src.push_back(regs(x));
-  ir::Layout S = ir::sliceLayout(L, axisDim);
+  ReducePartials p{&op, ir::sliceLayout(L, axisDim), {}, {}};
   auto column = [&](int r) {
     std::vector<llvm::Value *> v;
     for (size_t k = 0; k < n; ++k)
@@ -1060,129 +1075,222 @@ void Emitter::emitReduce(const ir::Op &op) {
   for (size_t i = 0; i < L.reg.size(); ++i)
     if (L.reg[i][axisDim] == 0)
       keptBits.push_back(static_cast<int>(i));
-  std::vector<std::vector<llvm::Value *>> acc(S.numRegs());
+  p.acc.resize(p.S.numRegs());
   for (int r = 0; r < L.numRegs(); ++r) {
     int j = 0;
     for (size_t k = 0; k < keptBits.size(); ++k)
       if (r & (1 << keptBits[k]))
         j |= 1 << k;
-    acc[j] = acc[j].empty() ? column(r) : combineValues(op, acc[j], column(r));
+    p.acc[j] = p.acc[j].empty() ? column(r) : combineValues(op, p.acc[j], column(r));
   }
-  auto shuffled = [&](const std::vector<llvm::Value *> &v, int laneMask) {
-    std::vector<llvm::Value *> out;
-    for (llvm::Value *x : v)
-      out.push_back(shuffleXor(x, laneMask));
-    return out;
-  };
-  auto laneBitSet = [&](int bit) {
-    return B.CreateICmpNE(B.CreateAnd(B.CreateLShr(laneId(), B.getInt32(bit)), B.getInt32(1)), B.getInt32(0));
-  };
   // 2. Across lanes: butterfly over the lane bits that move along the axis.
   for (size_t i = 0; i < L.lane.size(); ++i)
     if (L.lane[i][axisDim] != 0) {
       llvm::Value *upper = laneBitSet(static_cast<int>(i));
-      for (auto &a : acc)
-        a = combineOrdered(op, upper, a, shuffled(a, 1 << i));
+      for (auto &a : p.acc)
+        a = combineOrdered(op, upper, a, shuffledAll(a, 1 << i));
     }
-  // 3. Across warps: through shared memory, one region per operand.
-  std::vector<int> warpBits;
+  // Step 3 (reduceAcrossWarps) combines over the warp bits that move along the axis.
   for (size_t i = 0; i < L.warp.size(); ++i)
     if (L.warp[i][axisDim] != 0)
-      warpBits.push_back(static_cast<int>(i));
-  if (!warpBits.empty()) {
-    int W = 1 << warpBits.size();
-    int64_t outElems = 1;
-    for (int64_t d : S.shape)
-      outElems *= d;
-    std::vector<int64_t> base(n);
-    std::vector<unsigned> eb(n);
-    int64_t total = 0;
-    for (size_t k = 0; k < n; ++k) {
-      eb[k] = ir::storageBytes(op.operands[k]->type.dtype());
-      total = (total + eb[k] - 1) / eb[k] * eb[k];
-      base[k] = total;
-      total += outElems * W * eb[k];
-    }
-    reserveShared(total);
-    llvm::Value *wa = B.getInt32(0);
-    for (size_t k = 0; k < warpBits.size(); ++k)
-      wa = B.CreateOr(wa, B.CreateShl(B.CreateAnd(B.CreateLShr(warp_, warpBits[k]), 1), k));
-    std::vector<llvm::Value *> slots(acc.size());
-    for (size_t j = 0; j < acc.size(); ++j)
-      slots[j] = S.rank() ? linearize(coord(S, static_cast<int>(j)), S.shape) : B.getInt32(0);
-    auto at = [&](size_t k, llvm::Value *idx) {
-      return smemPtr(B.CreateAdd(B.CreateMul(idx, B.getInt32(eb[k])), B.getInt32(static_cast<uint32_t>(base[k]))));
-    };
-    // One thread per partial writes it: lanes and warps that hold the same output element (the
-    // axis' lanes after the butterfly, replicated lanes and warps) would write the same value to
-    // the same slot, a write-write race for compute-sanitizer's racecheck.
+      p.warpBits.push_back(static_cast<int>(i));
+  return p;
+}
+
+int64_t Emitter::reducePartialsBytes(const ReducePartials &p, std::vector<int64_t> *base) const {
+  int64_t outElems = 1;
+  for (int64_t d : p.S.shape)
+    outElems *= d;
+  const int64_t W = int64_t{1} << p.warpBits.size();
+  int64_t total = 0;
+  for (const ir::Value *x : p.op->operands) {
+    int64_t eb = ir::storageBytes(x->type.dtype());
+    total = (total + eb - 1) / eb * eb;
+    if (base)
+      base->push_back(total);
+    total += outElems * W * eb;
+  }
+  return total;
+}
+
+void Emitter::reduceAcrossWarps(std::vector<ReducePartials> &parts) {
+  // 3. Across warps, through shared memory: every reduce of the batch writes its partials to
+  // its own region between one pair of barriers (the first keeps earlier readers of the
+  // scratch area from seeing it overwritten, the second publishes the partials).
+  struct Region {
+    std::vector<int64_t> base; ///< per operand, bytes from the batch's start
+    std::vector<llvm::Value *> slots;
+    llvm::Value *warpIndex = nullptr;
+  };
+  std::vector<Region> regions(parts.size());
+  int64_t total = 0;
+  for (size_t q = 0; q < parts.size(); ++q) {
+    ReducePartials &p = parts[q];
+    std::vector<int64_t> base;
+    int64_t bytes = reducePartialsBytes(p, &base);
+    total = (total + 15) / 16 * 16;
+    for (int64_t &b : base)
+      b += total;
+    total += bytes;
+    Region &rg = regions[q];
+    rg.base = std::move(base);
+    rg.warpIndex = B.getInt32(0);
+    for (size_t k = 0; k < p.warpBits.size(); ++k)
+      rg.warpIndex = B.CreateOr(rg.warpIndex, B.CreateShl(B.CreateAnd(B.CreateLShr(warp_, p.warpBits[k]), 1), k));
+    for (size_t j = 0; j < p.acc.size(); ++j)
+      rg.slots.push_back(p.S.rank() ? linearize(coord(p.S, static_cast<int>(j)), p.S.shape) : B.getInt32(0));
+  }
+  reserveShared(total);
+  auto at = [&](size_t q, size_t k, llvm::Value *idx) {
+    unsigned eb = ir::storageBytes(parts[q].op->operands[k]->type.dtype());
+    return smemPtr(B.CreateAdd(B.CreateMul(idx, B.getInt32(eb)), B.getInt32(static_cast<uint32_t>(regions[q].base[k]))));
+  };
+  auto zero = [](const ir::Layout::Basis &b) { return std::all_of(b.begin(), b.end(), [](int64_t c) { return c == 0; }); };
+  // One thread per partial writes it: lanes and warps that hold the same output element (the
+  // axis' lanes after the butterfly, replicated lanes and warps) would write the same value to
+  // the same slot, a write-write race for compute-sanitizer's racecheck.
+  std::vector<llvm::Value *> writers;
+  for (const ReducePartials &p : parts) {
     uint32_t laneMask = 0, warpMask = 0;
-    auto zero = [](const ir::Layout::Basis &b) { return std::all_of(b.begin(), b.end(), [](int64_t c) { return c == 0; }); };
-    for (size_t i = 0; i < S.lane.size(); ++i)
-      if (zero(S.lane[i]))
+    for (size_t i = 0; i < p.S.lane.size(); ++i)
+      if (zero(p.S.lane[i]))
         laneMask |= 1u << i;
-    for (size_t i = 0; i < S.warp.size(); ++i)
-      if (zero(S.warp[i]) && std::find(warpBits.begin(), warpBits.end(), static_cast<int>(i)) == warpBits.end())
+    for (size_t i = 0; i < p.S.warp.size(); ++i)
+      if (zero(p.S.warp[i]) && std::find(p.warpBits.begin(), p.warpBits.end(), static_cast<int>(i)) == p.warpBits.end())
         warpMask |= 1u << i;
-    llvm::Value *writer = B.CreateAnd(B.CreateICmpEQ(B.CreateAnd(laneId(), B.getInt32(laneMask)), B.getInt32(0)),
-                                      B.CreateICmpEQ(B.CreateAnd(warpId(), B.getInt32(warpMask)), B.getInt32(0)));
-    barrier();
+    writers.push_back(B.CreateAnd(B.CreateICmpEQ(B.CreateAnd(laneId(), B.getInt32(laneMask)), B.getInt32(0)),
+                                  B.CreateICmpEQ(B.CreateAnd(warpId(), B.getInt32(warpMask)), B.getInt32(0))));
+  }
+  barrier();
+  for (size_t q = 0; q < parts.size(); ++q) {
+    ReducePartials &p = parts[q];
+    const int W = 1 << p.warpBits.size();
+    llvm::Value *writer = writers[q];
     auto *storeBB = llvm::BasicBlock::Create(ctx, "reduce.partials", kernel_);
     auto *joinBB = llvm::BasicBlock::Create(ctx, "reduce.partials.end", kernel_);
     B.CreateCondBr(writer, storeBB, joinBB);
     B.SetInsertPoint(storeBB);
-    for (size_t j = 0; j < acc.size(); ++j) {
-      llvm::Value *idx = B.CreateAdd(B.CreateMul(slots[j], B.getInt32(W)), wa);
-      for (size_t k = 0; k < n; ++k)
-        B.CreateStore(acc[j][k], at(k, idx));
+    for (size_t j = 0; j < p.acc.size(); ++j) {
+      llvm::Value *idx = B.CreateAdd(B.CreateMul(regions[q].slots[j], B.getInt32(W)), regions[q].warpIndex);
+      for (size_t k = 0; k < p.acc[j].size(); ++k)
+        B.CreateStore(p.acc[j][k], at(q, k, idx));
     }
     B.CreateBr(joinBB);
     B.SetInsertPoint(joinBB);
-    barrier();
+  }
+  barrier();
+  for (size_t q = 0; q < parts.size(); ++q) {
+    ReducePartials &p = parts[q];
+    const ir::Op &op = *p.op;
+    const int W = 1 << p.warpBits.size();
     auto loadPartial = [&](size_t j, llvm::Value *w) {
-      llvm::Value *idx = B.CreateAdd(B.CreateMul(slots[j], B.getInt32(W)), w);
+      llvm::Value *idx = B.CreateAdd(B.CreateMul(regions[q].slots[j], B.getInt32(W)), w);
       std::vector<llvm::Value *> v;
-      for (size_t k = 0; k < n; ++k)
-        v.push_back(B.CreateLoad(llvmType(op.operands[k]->type.elem), at(k, idx)));
+      for (size_t k = 0; k < op.operands.size(); ++k)
+        v.push_back(B.CreateLoad(llvmType(op.operands[k]->type.elem), at(q, k, idx)));
       return v;
     };
     // Lane bits along which the result is replicated (lanes differing only in them hold the
     // same output elements).
     std::vector<int> freeLanes;
-    for (size_t i = 0; i < S.lane.size(); ++i)
-      if (std::all_of(S.lane[i].begin(), S.lane[i].end(), [](int64_t c) { return c == 0; }))
+    for (size_t i = 0; i < p.S.lane.size(); ++i)
+      if (zero(p.S.lane[i]))
         freeLanes.push_back(static_cast<int>(i));
-    if (W >= 4 && freeLanes.size() >= warpBits.size()) {
+    if (W >= 4 && freeLanes.size() >= p.warpBits.size()) {
       // Many partials: the lanes that share an output split its W partials among them, one
       // each, and a butterfly over those lane bits combines them, so each thread holds one
       // partial instead of W registers (16 warps: one load and 4 shuffles per output instead
       // of 16 loads).
       llvm::Value *mine = B.getInt32(0);
-      for (size_t k = 0; k < warpBits.size(); ++k)
+      for (size_t k = 0; k < p.warpBits.size(); ++k)
         mine = B.CreateOr(mine, B.CreateShl(B.CreateAnd(B.CreateLShr(laneId(), freeLanes[k]), 1), k));
-      for (size_t j = 0; j < acc.size(); ++j) {
+      for (size_t j = 0; j < p.acc.size(); ++j) {
         std::vector<llvm::Value *> v = loadPartial(j, mine);
-        for (size_t k = 0; k < warpBits.size(); ++k)
-          v = combineOrdered(op, laneBitSet(freeLanes[k]), v, shuffled(v, 1 << freeLanes[k]));
-        acc[j] = v;
+        for (size_t k = 0; k < p.warpBits.size(); ++k)
+          v = combineOrdered(op, laneBitSet(freeLanes[k]), v, shuffledAll(v, 1 << freeLanes[k]));
+        p.acc[j] = v;
       }
     } else {
-      for (size_t j = 0; j < acc.size(); ++j) {
+      for (size_t j = 0; j < p.acc.size(); ++j) {
         std::vector<llvm::Value *> r;
         for (int w = 0; w < W; ++w) {
           std::vector<llvm::Value *> v = loadPartial(j, B.getInt32(w));
           r = r.empty() ? v : combineValues(op, r, v);
         }
-        acc[j] = r;
+        p.acc[j] = r;
       }
     }
   }
-  for (size_t k = 0; k < n; ++k) {
-    std::vector<llvm::Value *> out;
-    for (auto &a : acc)
-      out.push_back(a[k]);
-    vals_[op.result(static_cast<unsigned>(k))] = out;
+}
+
+std::vector<const ir::Op *> Emitter::reduceBatch(const ir::Op &op, const ReducePartials &first) const {
+  // Later reduces of the same block whose operands are all defined before `op` can be computed
+  // here instead (a reduce has no side effects); those that also combine across warps share
+  // `op`'s exchange. Not where a carried wgmma group is still pending: its wait is placed
+  // before the first op that reads the accumulators, which a moved reduce would skip.
+  std::vector<const ir::Op *> batch;
+  if (first.warpBits.empty() || !op.parent || op.parent != curBlock_ || !pendingWgmma_.empty())
+    return batch;
+  const ir::Block &blk = *op.parent;
+  std::map<const ir::Op *, size_t> index;
+  size_t i = 0, self = 0;
+  for (auto &o : blk.ops) {
+    if (o.get() == &op)
+      self = i;
+    index[o.get()] = i++;
   }
+  auto definedBefore = [&](const ir::Value *x) {
+    if (!x->def || x->def->parent != &blk)
+      return true; // a block argument or a value of an enclosing block: visible throughout
+    return index.at(x->def) < self;
+  };
+  // The batch's shared memory stays small: its regions are laid out side by side.
+  const int64_t limit = std::max<int64_t>(reducePartialsBytes(first, nullptr), 4096);
+  int64_t total = reducePartialsBytes(first, nullptr);
+  for (auto it = blk.ops.begin(); it != blk.ops.end(); ++it) {
+    const ir::Op &o = **it;
+    if (index.at(&o) <= self || o.kind != OpKind::Reduce || batchedReduces_.count(&o))
+      continue;
+    const ir::Value *in = o.operands[0];
+    if (!in->type.isTile() || !in->layout)
+      continue;
+    const ir::Layout &L = *in->layout;
+    if (std::none_of(L.warp.begin(), L.warp.end(), [&](const ir::Layout::Basis &b) { return b[o.axis] != 0; }))
+      continue; // no exchange to share
+    if (!std::all_of(o.operands.begin(), o.operands.end(), [&](const ir::Value *x) { return definedBefore(x) && !isAsync(x); }))
+      continue;
+    ReducePartials probe{&o, ir::sliceLayout(L, static_cast<unsigned>(o.axis)), {}, {}};
+    for (size_t b = 0; b < L.warp.size(); ++b)
+      if (L.warp[b][o.axis] != 0)
+        probe.warpBits.push_back(static_cast<int>(b));
+    int64_t bytes = (total + 15) / 16 * 16 + reducePartialsBytes(probe, nullptr);
+    if (bytes > limit)
+      continue;
+    total = bytes;
+    batch.push_back(&o);
+  }
+  return batch;
+}
+
+void Emitter::emitReduce(const ir::Op &op) {
+  std::vector<ReducePartials> parts{reduceWithinWarps(op)};
+  if (!parts[0].warpBits.empty()) {
+    // Independent reduces later in the block join this one's exchange through shared memory:
+    // one pair of barriers for all of them instead of a pair each (layernorm backward's two
+    // row sums; a label-smoothed cross-entropy's sum of logits beside its maximum).
+    for (const ir::Op *o : reduceBatch(op, parts[0])) {
+      batchedReduces_.insert(o);
+      parts.push_back(reduceWithinWarps(*o));
+    }
+    reduceAcrossWarps(parts);
+  }
+  for (ReducePartials &p : parts)
+    for (size_t k = 0; k < p.op->operands.size(); ++k) {
+      std::vector<llvm::Value *> out;
+      for (auto &a : p.acc)
+        out.push_back(a[k]);
+      vals_[p.op->result(static_cast<unsigned>(k))] = out;
+    }
 }
 
 void Emitter::emitInlineAsm(const ir::Op &op) {

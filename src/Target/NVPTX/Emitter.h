@@ -68,7 +68,34 @@ public:
   std::vector<llvm::Value *> regsLike(const ir::Value *v, const ir::Value *like);
   void emitLoad(const ir::Op &op);
   void emitStore(const ir::Op &op);
+  /// tl.reduce / tl.sum / tl.max ...: within threads, across lanes by shuffles, across warps
+  /// through shared memory; independent reduces later in the block share the exchange
+  /// (reduceBatch).
   void emitReduce(const ir::Op &op);
+  /// A reduce between its in-warp steps and its cross-warp exchange: per output register of
+  /// the sliced layout S, one partial per operand.
+  struct ReducePartials {
+    const ir::Op *op;
+    ir::Layout S;                                ///< the result layout (the input's sliced along the axis)
+    std::vector<int> warpBits;                   ///< warp bits that move along the axis
+    std::vector<std::vector<llvm::Value *>> acc; ///< [S register][operand]
+  };
+  /// Steps 1-2 of a reduce: within each thread, then a butterfly across the axis' lanes.
+  ReducePartials reduceWithinWarps(const ir::Op &op);
+  /// Step 3 for every reduce of a batch: their partials through shared memory, each reduce in
+  /// its own region, between one pair of barriers.
+  void reduceAcrossWarps(std::vector<ReducePartials> &parts);
+  /// Bytes of shared memory a reduce's cross-warp partials take; `base` gets each operand's offset.
+  int64_t reducePartialsBytes(const ReducePartials &p, std::vector<int64_t> *base) const;
+  /// Reduces after `op` in its block that can join its cross-warp exchange: operands all
+  /// defined before `op`, a cross-warp step of their own, a few KiB of partials in all.
+  std::vector<const ir::Op *> reduceBatch(const ir::Op &op, const ReducePartials &first) const;
+  /// Reduces emitted early with an earlier one's batch; emitBlock skips them (once).
+  std::set<const ir::Op *> batchedReduces_;
+  /// Whether bit `bit` of this thread's lane id is set.
+  llvm::Value *laneBitSet(int bit);
+  /// shuffleXor of each value.
+  std::vector<llvm::Value *> shuffledAll(const std::vector<llvm::Value *> &v, int laneMask);
   void emitConvert(const ir::Op &op);
   void emitDot(const ir::Op &op);
   void emitShapeOp(const ir::Op &op);
