@@ -303,7 +303,11 @@ private:
       // In a loop that asks for pipelining, a load the NVPTX backend can copy with cp.async
       // waits in shared memory (private slots, AsyncCopy.cpp) and costs no registers until read.
       int64_t cost = asked >= 2 && stageable(*op) ? 0 : depth * estimatedRegisters(op->result()->type, f_.numWarps);
-      if (cost > 0 && cost > room)
+      // A scalar of at most 64 bits (a row's mean or rstd) takes one or two registers per stage
+      // and is prefetched even past the budget: left in place, every iteration waits a memory
+      // round trip for it (layernorm backward at 8K columns, 16 warps).
+      bool smallScalar = !op->result()->type.isTile() && estimatedRegisters(op->result()->type, f_.numWarps) <= 2;
+      if (cost > 0 && cost > room && !smallScalar)
         continue;
       if (!addressesRecomputable(forOp, {op.get()}))
         continue;
