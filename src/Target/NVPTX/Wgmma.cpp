@@ -162,7 +162,7 @@ void Emitter::emitWgmma(const ir::Op &op) {
     int64_t elems = (col / perRow) * (s.rows * perRow) + row * perRow + col % perRow;
     if ((elems * eb) % 16)
       diags.fatal(op.loc, "internal error: a wgmma sub-tile does not start on a 16-byte boundary");
-    return (elems * eb) ? B.CreateAdd(bd, B.getInt64(static_cast<uint64_t>(elems * eb) >> 4)) : bd;
+    return elems != 0 ? B.CreateAdd(bd, B.getInt64(static_cast<uint64_t>(elems * eb) >> 4)) : bd;
   };
   // The warpgroup's first row of M (uniform within the warpgroup).
   llvm::Value *wgRow = B.CreateMul(B.CreateLShr(warpId(), 2), B.getInt32(64));
