@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Compiles examples/matmul.tle (fp8e4nv: examples/matmul_fp8.tle; SOURCE=matmul_tma:
-# examples/matmul_tma.tle, tiles through tensor descriptors) for sm_90a once per block
-# configuration, for bench/matmul_compare.py.
-# Usage: [DTYPE=fp16|bf16|fp8e4nv] [SOURCE=matmul|matmul_tma] bench/build_matmul_cubins.sh TLEC OUT_DIR [BMxBNxBKxWxS ...]
+# examples/matmul_tma.tle, tiles through tensor descriptors; SOURCE=matmul_persistent:
+# examples/matmul_persistent.tle, one program per SM looping over the tiles) for sm_90a once per
+# block configuration, for bench/matmul_compare.py.
+# Usage: [DTYPE=fp16|bf16|fp8e4nv] [SOURCE=matmul|matmul_tma|matmul_persistent] bench/build_matmul_cubins.sh TLEC OUT_DIR [BMxBNxBKxWxS ...]
 # Writes mm_<BM>x<BN>x<BK>_w<W>_s<S>.sm_90a.cubin (fp16), mm_bf16_... (bf16) or mm_fp8e4nv_... (fp8);
-# with SOURCE=matmul_tma, mmtma_... and mmtma_bf16_...
+# with SOURCE=matmul_tma, mmtma_... and mmtma_bf16_...; with SOURCE=matmul_persistent, mmpers_...
+# and mmpers_bf16_...
 set -euo pipefail
 TLEC="$1"; OUT="$2"; shift 2
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -23,7 +25,10 @@ case "${SOURCE:-matmul}" in
   matmul_tma)
     [[ "$DT" != fp8e4nv ]] || { echo "SOURCE=matmul_tma is fp16 or bf16" >&2; exit 2; }
     SRC=examples/matmul_tma.tle; PRE=${PRE/mm/mmtma} ;;
-  *) echo "SOURCE must be matmul or matmul_tma" >&2; exit 2 ;;
+  matmul_persistent)
+    [[ "$DT" != fp8e4nv ]] || { echo "SOURCE=matmul_persistent is fp16 or bf16" >&2; exit 2; }
+    SRC=examples/matmul_persistent.tle; PRE=${PRE/mm/mmpers} ;;
+  *) echo "SOURCE must be matmul, matmul_tma or matmul_persistent" >&2; exit 2 ;;
 esac
 mkdir -p "$OUT"
 for c in "${CONFIGS[@]}"; do

@@ -1,5 +1,5 @@
-"""Matmul side by side in one process: examples/matmul.tle compiled by tlec for each block
-configuration (cubins launched through libtle_rt's C ABI with ctypes, on PyTorch's tensors), the
+"""Matmul side by side in one process: examples/matmul.tle (or, with --source, matmul_tma.tle or
+matmul_persistent.tle) compiled by tlec for each block configuration (cubins launched through libtle_rt's C ABI with ctypes, on PyTorch's tensors), the
 same source and configuration run by Triton 3.6, and cuBLAS (torch.matmul), all timed with
 triton.testing.do_bench (median; L2 cleared between repetitions). fp16 (or, with --dtype bf16,
 bf16) inputs, fp32 accumulation, output in the input dtype. Every output is checked against torch.matmul before it is timed.
@@ -41,9 +41,10 @@ def main():
     ap.add_argument("--configs", default="128x128x64x4x3")
     ap.add_argument("--sizes", default="4096x4096x4096,8192x8192x8192,8192x8192x1024")
     ap.add_argument("--dtype", choices=["fp16", "bf16", "fp8e4nv"], default="fp16")
-    ap.add_argument("--source", choices=["matmul", "matmul_tma"], default="matmul",
-                    help="examples/matmul.tle (pointer tiles) or examples/matmul_tma.tle (tensor descriptors; "
-                         "cubins mmtma_...)")
+    ap.add_argument("--source", choices=["matmul", "matmul_tma", "matmul_persistent"], default="matmul",
+                    help="examples/matmul.tle (pointer tiles), examples/matmul_tma.tle (tensor descriptors; "
+                         "cubins mmtma_...) or examples/matmul_persistent.tle (one program per SM, looping "
+                         "over the tiles; cubins mmpers_...)")
     ap.add_argument("--no-triton", action="store_true")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
@@ -51,7 +52,7 @@ def main():
     lib = open_runtime(args.lib)
     fp8 = args.dtype == "fp8e4nv"
     if fp8 and args.source != "matmul":
-        ap.error("--source matmul_tma is fp16 or bf16")
+        ap.error("--source " + args.source + " is fp16 or bf16")
     triton_kernel = load_example_kernel("matmul_fp8" if fp8 else args.source, "matmul_kernel")
     if args.source == "matmul_tma":
         # Triton builds in-kernel tensor descriptors in global scratch memory from its allocator.
@@ -90,13 +91,15 @@ def main():
         print(f"{m}x{n}x{k}: cuBLAS {tf_cublas:7.1f} TFLOP/s (max err {cerr:.2e})", flush=True)
         for (bm, bn, bk, w, s) in configs:
             grid = triton.cdiv(m, bm) * triton.cdiv(n, bn)
+            if args.source == "matmul_persistent":  # one program per SM (fewer when there are fewer tiles)
+                grid = min(grid, torch.cuda.get_device_properties(0).multi_processor_count)
             row = {"m": m, "n": n, "k": k, "config": f"{bm}x{bn}x{bk} w{w} s{s}", "cublas_tflops": tf_cublas,
                    "cublas_max_err": cerr}
             if tf_fast is not None:
                 row["cublas_fast_accum_tflops"] = tf_fast
             prefix = {"fp16": "mm", "bf16": "mm_bf16", "fp8e4nv": "mm_fp8e4nv"}[args.dtype]
-            if args.source == "matmul_tma":
-                prefix = prefix.replace("mm", "mmtma", 1)
+            if args.source != "matmul":
+                prefix = prefix.replace("mm", {"matmul_tma": "mmtma", "matmul_persistent": "mmpers"}[args.source], 1)
             path = os.path.join(args.cubins, f"{prefix}_{bm}x{bn}x{bk}_w{w}_s{s}.sm_90a.cubin")
             kern = TleKernel(lib, path, "matmul_kernel")
             tle = lambda *xs: launch_matmul(kern, *xs)  # noqa: E731

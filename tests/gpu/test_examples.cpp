@@ -69,7 +69,7 @@ std::string defaultCubinDir() {
   std::fprintf(status ? stderr : stdout,
                "usage: tle-gpu-tests [--cubin-dir DIR] [--arch ARCH] [--device N] "
                "[--only NAME[,NAME...]]\n"
-               "  NAME: runtime, vector_add, softmax, layernorm, matmul, matmul_tma\n");
+               "  NAME: runtime, vector_add, softmax, layernorm, matmul, matmul_tma, matmul_persistent\n");
   std::exit(status);
 }
 
@@ -535,8 +535,9 @@ void runVectorAdd(Report &rep, const Device &dev, const Options &opt) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// matmul (examples/matmul.tle: pointer tiles, cp.async) and matmul_tma (examples/matmul_tma.tle:
-// tensor descriptors, TMA on sm_90a with descriptors the runtime builds at launch)
+// matmul (examples/matmul.tle: pointer tiles, cp.async), matmul_tma (examples/matmul_tma.tle:
+// tensor descriptors, TMA on sm_90a with descriptors the runtime builds at launch) and
+// matmul_persistent (examples/matmul_persistent.tle: a grid-stride loop over the output tiles)
 // ------------------------------------------------------------------------------------------------
 
 void runMatmul(Report &rep, const Device &dev, const Options &opt, const char *example) {
@@ -546,6 +547,7 @@ void runMatmul(Report &rep, const Device &dev, const Options &opt, const char *e
   const KernelInfo &ki = k->info();
   const int64_t bm = ki.constexprInt("BLOCK_M").value_or(128), bn = ki.constexprInt("BLOCK_N").value_or(128);
   std::printf("----  %s: %zu TMA descriptor(s) built at launch\n", example, ki.tensorMaps.size());
+  const bool persistent = std::string(example) == "matmul_persistent";
   Stream stream(dev);
   // M, N, K and the strides are multiples of 16 (the signature's :16) but not of the blocks in
   // the ragged cases (out-of-bounds parts of tiles read as zeros), K = 16 runs one iteration
@@ -564,30 +566,37 @@ void runMatmul(Report &rep, const Device &dev, const Options &opt, const char *e
       for (Half &x : b)
         x = Half::fromFloat(dist(rng));
       DeviceBuffer da = DeviceBuffer::fromHost(dev, a), db = DeviceBuffer::fromHost(dev, b);
-      // A poisoned row past the output checks that nothing is written beyond M x N.
-      DeviceBuffer dc(dev, size_t((sh.m + 1) * sh.n) * 2);
-      dc.fillBytes(0xff);
-      unsigned grid = unsigned(((sh.m + bm - 1) / bm) * ((sh.n + bn - 1) / bn));
-      k->launch(grid, stream, da, db, dc, int32_t(sh.m), int32_t(sh.n), int32_t(sh.k), int32_t(std::max<int64_t>(sh.k, 16)),
-                int32_t(sh.n), int32_t(sh.n));
-      stream.synchronize();
-      std::vector<Half> c = dc.toHost<Half>();
-      // fp32 accumulation of fp16 products, rounded to fp16 once.
-      Errors e(1e-3, 2e-3);
-      for (int64_t i = 0; i < sh.m; ++i)
-        for (int64_t j = 0; j < sh.n; ++j) {
-          double want = 0, scale = 0;
-          for (int64_t t = 0; t < sh.k; ++t) {
-            double p = double(a[size_t(i * sh.k + t)].toFloat()) * double(b[size_t(t * sh.n + j)].toFloat());
-            want += p;
-            scale += std::fabs(p);
+      const unsigned tiles = unsigned(((sh.m + bm - 1) / bm) * ((sh.n + bn - 1) / bn));
+      // matmul_persistent: every grid size computes all of C (one program, three programs that
+      // share tiles unevenly, one per SM or one per tile).
+      std::vector<unsigned> grids{tiles};
+      if (persistent)
+        grids = {1, 3, std::max(1u, std::min(tiles, unsigned(dev.smCount())))};
+      for (unsigned grid : grids) {
+        // A poisoned row past the output checks that nothing is written beyond M x N.
+        DeviceBuffer dc(dev, size_t((sh.m + 1) * sh.n) * 2);
+        dc.fillBytes(0xff);
+        k->launch(grid, stream, da, db, dc, int32_t(sh.m), int32_t(sh.n), int32_t(sh.k), int32_t(std::max<int64_t>(sh.k, 16)),
+                  int32_t(sh.n), int32_t(sh.n));
+        stream.synchronize();
+        std::vector<Half> c = dc.toHost<Half>();
+        // fp32 accumulation of fp16 products, rounded to fp16 once.
+        Errors e(1e-3, 2e-3);
+        for (int64_t i = 0; i < sh.m; ++i)
+          for (int64_t j = 0; j < sh.n; ++j) {
+            double want = 0, scale = 0;
+            for (int64_t t = 0; t < sh.k; ++t) {
+              double p = double(a[size_t(i * sh.k + t)].toFloat()) * double(b[size_t(t * sh.n + j)].toFloat());
+              want += p;
+              scale += std::fabs(p);
+            }
+            e.add(fmt::format("c[{}][{}]", i, j), c[size_t(i * sh.n + j)].toFloat(), want, std::max(scale, std::fabs(want)));
           }
-          e.add(fmt::format("c[{}][{}]", i, j), c[size_t(i * sh.n + j)].toFloat(), want, std::max(scale, std::fabs(want)));
-        }
-      for (int64_t j = 0; j < sh.n; ++j)
-        if (c[size_t(sh.m * sh.n + j)].bits != 0xffff && e.bad++ == 0)
-          e.firstBad = fmt::format("c[{}][{}]: written outside the output", sh.m, j);
-      rep.check(e.ok(), fmt::format("{:<28} grid={:<6} {}", what, grid, e.summary()));
+        for (int64_t j = 0; j < sh.n; ++j)
+          if (c[size_t(sh.m * sh.n + j)].bits != 0xffff && e.bad++ == 0)
+            e.firstBad = fmt::format("c[{}][{}]: written outside the output", sh.m, j);
+        rep.check(e.ok(), fmt::format("{:<28} grid={:<6} {}", what, grid, e.summary()));
+      }
     });
   }
 }
@@ -778,6 +787,8 @@ int main(int argc, char **argv) {
       runMatmul(rep, dev, opt, "matmul");
     if (want("matmul_tma"))
       runMatmul(rep, dev, opt, "matmul_tma");
+    if (want("matmul_persistent"))
+      runMatmul(rep, dev, opt, "matmul_persistent");
   } catch (const std::exception &e) {
     rep.fail(std::string("tle-gpu-tests: ") + e.what());
   }

@@ -299,7 +299,7 @@ static void runEmulated(const MockFunction &f, unsigned gx, unsigned bx, void **
       for (int c = 0; c < N; ++c)
         Y[long(row) * stride + c] = (x[c] - mean) * rstd * W[c] + B[c];
     }
-  } else if (f.name == "matmul_kernel") { // examples/matmul.tle and matmul_tma.tle, fp16
+  } else if (f.name == "matmul_kernel") { // examples/matmul.tle, matmul_tma.tle, matmul_persistent.tle, fp16
     auto A = arg<const _Float16 *>(args, 0), Bm = arg<const _Float16 *>(args, 1);
     auto C = arg<_Float16 *>(args, 2);
     int M = arg<int>(args, 3), N = arg<int>(args, 4), K = arg<int>(args, 5);
