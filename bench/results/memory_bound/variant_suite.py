@@ -61,3 +61,25 @@ def suite_cases(prefix):
     """The names of the suite's cases starting with `prefix`, in suite order."""
     suite = json.load(open(os.path.join(ROOT, "bench", "suites", "memory_bound.json")))
     return [c["name"] for c in suite["cases"] if c["name"].startswith(prefix)]
+
+
+def load_suite():
+    """bench/suites/memory_bound.json, and its cases by name."""
+    suite = json.load(open(os.path.join(ROOT, "bench", "suites", "memory_bound.json")))
+    return suite, {c["name"]: c for c in suite["cases"]}
+
+
+def renamed_case(case, name, kernel=None):
+    """A copy of suite case `case` named (and labelled) `name`, its first launch running `kernel`
+    when given."""
+    c = copy.deepcopy(case)
+    c["name"] = c["label"] = name
+    if kernel:
+        c["launches"][0]["kernel"] = kernel
+    return c
+
+
+def write_suite(out, suite, kernels, cases):
+    """Writes OUT/variants.json: `suite` with these kernels and cases."""
+    suite["kernels"], suite["cases"] = kernels, cases
+    json.dump(suite, open(os.path.join(out, "variants.json"), "w"), indent=1)

@@ -9,12 +9,11 @@ Writes OUT_DIR/variants.json and OUT_DIR/kernels/*.sm_90a.cubin; run tle and Tri
 (OUT_DIR two directories below the repository root, as for the other make_variants.py scripts).
 """
 import copy
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from variant_suite import ROOT, compile_kernel  # noqa: E402
+from variant_suite import compile_kernel, load_suite, renamed_case, write_suite  # noqa: E402
 
 PLAN = [  # (case, kernel, num_warps)
     *[("layernorm_fwd_4096x16384", "layernorm_fwd_16k", w) for w in (16, 8, 32, 4)],
@@ -29,22 +28,16 @@ PLAN = [  # (case, kernel, num_warps)
 def main():
     out, tlec = sys.argv[1], sys.argv[2]
     os.makedirs(out, exist_ok=True)
-    suite = json.load(open(os.path.join(ROOT, "bench", "suites", "memory_bound.json")))
-    cases = {c["name"]: c for c in suite["cases"]}
+    suite, cases = load_suite()
     kernels, out_cases = {}, []
     for case, kernel, warps in PLAN:
-        c = copy.deepcopy(cases[case])
         name = f"{kernel}_w{warps}"
         if name not in kernels:
             kernels[name] = dict(copy.deepcopy(suite["kernels"][kernel]), num_warps=warps)
             compile_kernel(tlec, kernels[name], out, name)
-        for launch in c["launches"]:
-            assert launch["kernel"] == kernel, (case, launch["kernel"])
-            launch["kernel"] = name
-        c["name"] = c["label"] = f"{case}__w{warps}"
-        out_cases.append(c)
-    suite["kernels"], suite["cases"] = kernels, out_cases
-    json.dump(suite, open(os.path.join(out, "variants.json"), "w"), indent=1)
+        assert [launch["kernel"] for launch in cases[case]["launches"]] == [kernel], case
+        out_cases.append(renamed_case(cases[case], f"{case}__w{warps}", name))
+    write_suite(out, suite, kernels, out_cases)
 
 
 if __name__ == "__main__":

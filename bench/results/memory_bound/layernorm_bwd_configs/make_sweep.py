@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from variant_suite import ROOT, compile_kernel  # noqa: E402
+from variant_suite import compile_kernel, load_suite, renamed_case, write_suite  # noqa: E402
 
 # case: (columns, [(tlec tag, NUM_STAGES, num_warps, programs per SM)])
 PLAN = {
@@ -32,8 +32,7 @@ SIG = "*fp16:16, *fp16:16, *fp16:16, *fp16:16, *fp32:16, *fp32:16, *fp32:16, *fp
 def main():
     out, tlecs = sys.argv[1], {"batch": sys.argv[2], "now": sys.argv[3]}
     os.makedirs(out, exist_ok=True)
-    suite = json.load(open(os.path.join(ROOT, "bench", "suites", "memory_bound.json")))
-    cases = {c["name"]: c for c in suite["cases"]}
+    suite, cases = load_suite()
     dwdb = suite["kernels"]["layernorm_bwd_dwdb"]
     kernels = {"layernorm_bwd_dwdb": dwdb}
     compile_kernel(tlecs["now"], dwdb, out, "layernorm_bwd_dwdb")
@@ -45,13 +44,10 @@ def main():
                 kernels[kname] = {"source": "bench/kernels/layernorm_bwd.tle", "entry": "layernorm_bwd_dx_kernel",
                                   "signature": f"{SIG}, {n}, {stages}", "num_warps": warps}
                 compile_kernel(tlecs[tag], kernels[kname], out, kname)
-            c = copy.deepcopy(cases[name])
-            c["name"] = c["label"] = f"{name}_{tag}_s{stages}_w{warps}_P{per_sm}"
+            c = renamed_case(cases[name], f"{name}_{tag}_s{stages}_w{warps}_P{per_sm}", kname)
             c["vars"]["P"] = f"min(M, {per_sm} * SMS)"
-            c["launches"][0]["kernel"] = kname
             out_cases.append(c)
-    suite["kernels"], suite["cases"] = kernels, out_cases
-    json.dump(suite, open(os.path.join(out, "variants.json"), "w"), indent=1)
+    write_suite(out, suite, kernels, out_cases)
 
 
 if __name__ == "__main__":

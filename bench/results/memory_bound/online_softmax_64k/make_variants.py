@@ -10,13 +10,11 @@ and Triton on it with
 `TLE_BENCH_ARGS="--kernel-dir OUT_DIR/kernels" bash bench/run_suite.sh RESULT_DIR OUT_DIR/variants.json`
 (OUT_DIR two directories below the repository root, as for the other make_variants.py scripts).
 """
-import copy
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from variant_suite import ROOT, compile_kernel  # noqa: E402
+from variant_suite import ROOT, compile_kernel, load_suite, renamed_case, write_suite  # noqa: E402
 
 FIRST = """    for off in range(0, n_cols, BLOCK):
         mask = off + cols < n_cols
@@ -39,8 +37,7 @@ def main():
     open(sources["b"], "w").write(src.replace(FIRST, FIRST.replace("range(0, n_cols, BLOCK)",
                                                                    "tl.range(0, n_cols, BLOCK, num_stages=2)")))
     open(sources["r"], "w").write(src.replace(SECOND, REVERSED))
-    suite = json.load(open(os.path.join(ROOT, "bench", "suites", "memory_bound.json")))
-    cases = {c["name"]: c for c in suite["cases"]}
+    suite, cases = load_suite()
     plan = [("softmax_online_1024x65536", v, blk, w) for v in "abr" for blk, w in ((4096, 8), (8192, 16), (16384, 32))]
     plan += [("softmax_online_2048x32768", v, blk, w) for v in "abr" for blk, w in ((4096, 8), (8192, 16), (16384, 32))]
     plan += [("softmax_online_4096x16384", v, 8192, 16) for v in "ar"]
@@ -51,12 +48,8 @@ def main():
             kernels[kname] = {"source": os.path.relpath(sources[v], ROOT), "entry": "softmax_online_kernel",
                               "signature": f"*fp32:16, *fp32:16, i32:16, i32:16, i32:16, {blk}", "num_warps": w}
             compile_kernel(tlec, kernels[kname], out, kname, source=sources[v])
-        c = copy.deepcopy(cases[name])
-        c["name"] = c["label"] = f"{name}_{kname}"
-        c["launches"][0]["kernel"] = kname
-        out_cases.append(c)
-    suite["kernels"], suite["cases"] = kernels, out_cases
-    json.dump(suite, open(os.path.join(out, "variants.json"), "w"), indent=1)
+        out_cases.append(renamed_case(cases[name], f"{name}_{kname}", kname))
+    write_suite(out, suite, kernels, out_cases)
 
 
 if __name__ == "__main__":
