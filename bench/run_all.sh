@@ -89,6 +89,15 @@ if ! skip matmul; then
       --lib "$LIB" --cubins "$CUBINS/mm" --configs "$(IFS=,; echo "${DCONFIGS[*]}")" \
       --sizes 16x8192x8192,64x8192x8192,128x8192x8192 --out "$OUT/matmul/matmul_compare_tma_decode_$dt.json"
   done
+  # The persistent form (examples/matmul_persistent.tle: one program per SM looping over the
+  # tiles), with the 128x256 tile (one CTA per SM either way; bench/results/matmul/persistent/).
+  for dt in fp16 bf16; do
+    part "matmul-cubins-persistent-$dt" env DTYPE=$dt SOURCE=matmul_persistent bash "$ROOT/bench/build_matmul_cubins.sh" \
+      "$TLEC" "$CUBINS/mm" 128x256x64x8x3
+    part "matmul-persistent-$dt" python3 "$ROOT/bench/matmul_compare.py" --dtype "$dt" --source matmul_persistent \
+      --lib "$LIB" --cubins "$CUBINS/mm" --configs 128x256x64x8x3 \
+      --sizes 4096x4096x4096,8192x8192x8192,8192x8192x1024 --out "$OUT/matmul/matmul_compare_persistent_$dt.json"
+  done
   # fp8 e4m3 (examples/matmul_fp8.tle: B given transposed, K contiguous), BLOCK_K 128.
   CONFIGS8=(128x128x128x8x3 128x256x128x8x3 128x256x128x8x4)
   part matmul-cubins-fp8 env DTYPE=fp8e4nv bash "$ROOT/bench/build_matmul_cubins.sh" "$TLEC" "$CUBINS/mm" "${CONFIGS8[@]}"
