@@ -207,6 +207,15 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       // hoist-loads then issues loads early, ahead of the reductions and loops that do not
       // depend on them.
       order = {"canonicalize", "prefetch", "canonicalize", "hoist-loads", "assign-layouts"};
+    // Layout assignment, with --layout-stats a line about what it did.
+    auto assignLayouts = [&] {
+      transforms::LayoutAssignmentStats st = transforms::assignLayouts(*fn);
+      if (o.layoutStats)
+        err << "tlec: layout stats: " << fn->name << ": " << st.tiles << " tiles, " << st.conversions
+            << " convert_layout inserted; conversions avoided: " << st.renumbered << " by renumbering registers, "
+            << st.rematerialized << " by recomputing index arithmetic; " << st.followed
+            << " elementwise results kept in an operand's layout\n";
+    };
     for (const std::string &p : order) {
       if (p != "canonicalize" && p != "assign-layouts" && p != "prefetch" && p != "hoist-loads") {
         diags.error({}, "unknown pass '" + p + "' (tile-IR passes: canonicalize, prefetch, hoist-loads, assign-layouts)");
@@ -228,7 +237,7 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       if (!explicitPasses && p == "assign-layouts" && o.emit == Emit::Tile)
         break;
       bool ok = p == "canonicalize" ? passes.run(p, &fn, !fn->layouts.empty(), [&] { transforms::canonicalize(*fn); })
-                                    : passes.run(p, &fn, true, [&] { transforms::assignLayouts(*fn); });
+                                    : passes.run(p, &fn, true, assignLayouts);
       if (!ok)
         return 2;
       // Layout assignment leaves index arithmetic it recomputed elsewhere unused.
@@ -242,7 +251,7 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       ir::print(s, *fn, hasLayouts);
       return writeOutput(o, s.str(), out, diags) ? 0 : 1;
     }
-    if (!hasLayouts && !passes.run("assign-layouts", &fn, true, [&] { transforms::assignLayouts(*fn); }))
+    if (!hasLayouts && !passes.run("assign-layouts", &fn, true, assignLayouts))
       return 2;
     llvm::LLVMContext ctx;
     std::unique_ptr<llvm::Module> m;

@@ -434,8 +434,12 @@ private:
     if (!v->type.isTile())
       return;
     assert(v->layout && "operand without a layout");
-    if (compatible(*v->layout, l))
+    if (*v->layout == l)
       return;
+    if (ir::registerMap(*v->layout, l)) {
+      ++stats_.renumbered;
+      return;
+    }
     // Cheap index arithmetic is recomputed in the layout the use needs rather than moved
     // through shared memory (arange, splat, expand_dims, broadcast and elementwise ops on them).
     int budget = kRematerializeBudget;

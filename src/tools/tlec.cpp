@@ -43,6 +43,9 @@ int main(int argc, char **argv) {
   app.add_flag("--no-fp-fusion", noFpFusion,
                "do not contract a*b+c into fma on the GPU (Triton's enable_fp_fusion=False; default: contract)");
   app.add_flag("--time-passes", o.timePasses, "report the wall time of every pipeline step on stderr");
+  app.add_flag("--layout-stats", o.layoutStats,
+               "after layout assignment, print on stderr the tiles given layouts, the convert_layout ops "
+               "inserted and the conversions avoided (registers renumbered, index arithmetic recomputed)");
   app.add_option("--ptxas", o.ptxas, "ptxas to use for cubins (default: $TLE_PTXAS, then the CUDA toolkit)");
   // Ahead-of-time options, spelled as Triton's AOT compiler spells them (docs/aot.md).
   int numStages = -1;

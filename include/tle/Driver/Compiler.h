@@ -47,6 +47,9 @@ struct CompileOptions {
   std::vector<std::string> printAfter; ///< --print-after=PASS: print the IR after these passes
   bool printAfterAll = false;         ///< --print-after-all
   bool timePasses = false;            ///< --time-passes: report wall time per pass on `err`
+  /// --layout-stats: after layout assignment, one line on `err` with what it did to the kernel
+  /// (tiles, convert_layout ops inserted, conversions avoided; transforms::LayoutAssignmentStats).
+  bool layoutStats = false;
   /// -g: launch grid, Triton AOT style ("cdiv(n, 1024), 1, 1") over the kernel's integer
   /// parameters and constexprs (tle/Driver/GridExpr.h); checked, and recorded in the metadata.
   std::string grid;

@@ -12,6 +12,8 @@ struct LayoutAssignmentStats {
   unsigned tiles = 0;       ///< tile values given a layout
   unsigned conversions = 0; ///< convert_layout ops inserted (each one costs shared memory traffic)
   unsigned rematerialized = 0; ///< operands recomputed in the needed layout instead of converted
+  unsigned renumbered = 0; ///< operands whose layout differs from the use's but whose registers only
+                           ///< need renumbering (tle::ir::registerMap): no data moves
   unsigned followed = 0;   ///< elementwise results kept in an anchored operand's layout
 };
 
