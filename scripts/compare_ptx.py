@@ -52,6 +52,11 @@ def kernels():
     return out
 
 
+def compiles():
+    """(name, tlec arguments, arch) for every compile: each of kernels() for sm_90a and sm_80."""
+    return [(name, args, arch) for name, args in kernels() for arch in ("sm_90a", "sm_80")]
+
+
 def ptx(tlec, args, arch):
     p = subprocess.run([tlec] + args + ["--arch", arch, "--emit=ptx", "-o", "-"], capture_output=True, text=True,
                        cwd=ROOT)
@@ -82,7 +87,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--stats", action="store_true", help="per difference, instruction counts old -> new")
     a = ap.parse_args()
-    work = [(name, args, arch) for name, args in kernels() for arch in ("sm_90a", "sm_80")]
+    work = compiles()
 
     def one(w):
         name, args, arch = w

@@ -20,7 +20,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_ptx import ROOT, kernels  # noqa: E402
+from compare_ptx import ROOT, compiles  # noqa: E402
 
 LINE = re.compile(r"tlec: layout stats: (\S+): (\d+) tiles, (\d+) convert_layout inserted; conversions avoided: "
                   r"(\d+) by renumbering registers, (\d+) by recomputing index arithmetic; (\d+) elementwise")
@@ -33,7 +33,6 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--each", action="store_true", help="one line per compile")
     a = ap.parse_args()
-    work = [(name, args, arch) for name, args in kernels() for arch in ("sm_90a", "sm_80")]
 
     def one(w):
         name, args, arch = w
@@ -44,7 +43,7 @@ def main():
 
     groups, failed = {}, 0
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
-        for name, arch, rc, vals in ex.map(one, work):
+        for name, arch, rc, vals in ex.map(one, compiles()):
             if rc != 0 or vals is None:
                 failed += 1
                 print(f"failed: {name} ({arch}): exit status {rc}")
