@@ -208,7 +208,7 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       // depend on them.
       order = {"canonicalize", "prefetch", "canonicalize", "hoist-loads", "assign-layouts"};
     // Layout assignment, with --layout-stats a line about what it did.
-    auto assignLayouts = [&] {
+    auto runLayoutAssignment = [&] {
       transforms::LayoutAssignmentStats st = transforms::assignLayouts(*fn);
       if (o.layoutStats)
         err << "tlec: layout stats: " << fn->name << ": " << st.tiles << " tiles, " << st.conversions
@@ -237,7 +237,7 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       if (!explicitPasses && p == "assign-layouts" && o.emit == Emit::Tile)
         break;
       bool ok = p == "canonicalize" ? passes.run(p, &fn, !fn->layouts.empty(), [&] { transforms::canonicalize(*fn); })
-                                    : passes.run(p, &fn, true, assignLayouts);
+                                    : passes.run(p, &fn, true, runLayoutAssignment);
       if (!ok)
         return 2;
       // Layout assignment leaves index arithmetic it recomputed elsewhere unused.
@@ -251,7 +251,7 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       ir::print(s, *fn, hasLayouts);
       return writeOutput(o, s.str(), out, diags) ? 0 : 1;
     }
-    if (!hasLayouts && !passes.run("assign-layouts", &fn, true, assignLayouts))
+    if (!hasLayouts && !passes.run("assign-layouts", &fn, true, runLayoutAssignment))
       return 2;
     llvm::LLVMContext ctx;
     std::unique_ptr<llvm::Module> m;

@@ -1091,10 +1091,16 @@ Emitter::ReducePartials Emitter::reduceWithinWarps(const ir::Op &op) {
         a = combineOrdered(op, upper, a, shuffledAll(a, 1 << i));
     }
   // Step 3 (reduceAcrossWarps) combines over the warp bits that move along the axis.
-  for (size_t i = 0; i < L.warp.size(); ++i)
-    if (L.warp[i][axisDim] != 0)
-      p.warpBits.push_back(static_cast<int>(i));
+  p.warpBits = reduceWarpBits(L, op.axis);
   return p;
+}
+
+std::vector<int> Emitter::reduceWarpBits(const ir::Layout &l, int axis) {
+  std::vector<int> bits;
+  for (size_t i = 0; i < l.warp.size(); ++i)
+    if (l.warp[i][static_cast<size_t>(axis)] != 0)
+      bits.push_back(static_cast<int>(i));
+  return bits;
 }
 
 int64_t Emitter::reducePartialsBytes(const ReducePartials &p, std::vector<int64_t> *base) const {
@@ -1232,37 +1238,30 @@ std::vector<const ir::Op *> Emitter::reduceBatch(const ir::Op &op, const ReduceP
   if (first.warpBits.empty() || !op.parent || op.parent != curBlock_ || !pendingWgmma_.empty())
     return batch;
   const ir::Block &blk = *op.parent;
-  std::map<const ir::Op *, size_t> index;
-  size_t i = 0, self = 0;
-  for (auto &o : blk.ops) {
-    if (o.get() == &op)
-      self = i;
-    index[o.get()] = i++;
-  }
+  std::set<const ir::Op *> before; // the ops of the block ahead of `op`
+  auto it = blk.ops.begin();
+  for (; it != blk.ops.end() && it->get() != &op; ++it)
+    before.insert(it->get());
   auto definedBefore = [&](const ir::Value *x) {
-    if (!x->def || x->def->parent != &blk)
-      return true; // a block argument or a value of an enclosing block: visible throughout
-    return index.at(x->def) < self;
+    // A block argument or a value of an enclosing block is visible throughout the block.
+    return !x->def || x->def->parent != &blk || before.count(x->def);
   };
   // The batch's shared memory stays small: its regions are laid out side by side.
-  const int64_t limit = std::max<int64_t>(reducePartialsBytes(first, nullptr), 4096);
   int64_t total = reducePartialsBytes(first, nullptr);
-  for (auto it = blk.ops.begin(); it != blk.ops.end(); ++it) {
+  const int64_t limit = std::max<int64_t>(total, 4096);
+  for (++it; it != blk.ops.end(); ++it) {
     const ir::Op &o = **it;
-    if (index.at(&o) <= self || o.kind != OpKind::Reduce || batchedReduces_.count(&o))
+    if (o.kind != OpKind::Reduce || batchedReduces_.count(&o))
       continue;
     const ir::Value *in = o.operands[0];
     if (!in->type.isTile() || !in->layout)
       continue;
-    const ir::Layout &L = *in->layout;
-    if (std::none_of(L.warp.begin(), L.warp.end(), [&](const ir::Layout::Basis &b) { return b[o.axis] != 0; }))
+    std::vector<int> warpBits = reduceWarpBits(*in->layout, o.axis);
+    if (warpBits.empty())
       continue; // no exchange to share
     if (!std::all_of(o.operands.begin(), o.operands.end(), [&](const ir::Value *x) { return definedBefore(x) && !isAsync(x); }))
       continue;
-    ReducePartials probe{&o, ir::sliceLayout(L, static_cast<unsigned>(o.axis)), {}, {}};
-    for (size_t b = 0; b < L.warp.size(); ++b)
-      if (L.warp[b][o.axis] != 0)
-        probe.warpBits.push_back(static_cast<int>(b));
+    ReducePartials probe{&o, ir::sliceLayout(*in->layout, static_cast<unsigned>(o.axis)), std::move(warpBits), {}};
     int64_t bytes = (total + 15) / 16 * 16 + reducePartialsBytes(probe, nullptr);
     if (bytes > limit)
       continue;

@@ -80,6 +80,8 @@ public:
     std::vector<int> warpBits;                   ///< warp bits that move along the axis
     std::vector<std::vector<llvm::Value *>> acc; ///< [S register][operand]
   };
+  /// The warp bits of layout `l` that move along `axis`: a reduce over it combines across them.
+  static std::vector<int> reduceWarpBits(const ir::Layout &l, int axis);
   /// Steps 1-2 of a reduce: within each thread, then a butterfly across the axis' lanes.
   ReducePartials reduceWithinWarps(const ir::Op &op);
   /// Step 3 for every reduce of a batch: their partials through shared memory, each reduce in
