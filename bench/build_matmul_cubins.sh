@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Compiles examples/matmul.tle (fp8e4nv: examples/matmul_fp8.tle; SOURCE=matmul_tma:
+# Compiles examples/matmul.tle (fp8e4nv: examples/matmul_fp8.tle; int8, tf32: examples/matmul_tn.tle; SOURCE=matmul_tma:
 # examples/matmul_tma.tle, tiles through tensor descriptors; SOURCE=matmul_persistent:
 # examples/matmul_persistent.tle, one program per SM looping over the tiles) for sm_90a once per
 # block configuration, for bench/matmul_compare.py.
-# Usage: [DTYPE=fp16|bf16|fp8e4nv] [SOURCE=matmul|matmul_tma|matmul_persistent] bench/build_matmul_cubins.sh TLEC OUT_DIR [BMxBNxBKxWxS ...]
-# Writes mm_<BM>x<BN>x<BK>_w<W>_s<S>.sm_90a.cubin (fp16), mm_bf16_... (bf16) or mm_fp8e4nv_... (fp8);
+# Usage: [DTYPE=fp16|bf16|fp8e4nv|int8|tf32] [SOURCE=matmul|matmul_tma|matmul_persistent] bench/build_matmul_cubins.sh TLEC OUT_DIR [BMxBNxBKxWxS ...]
+# Writes mm_<BM>x<BN>x<BK>_w<W>_s<S>.sm_90a.cubin (fp16), mm_bf16_... (bf16), mm_fp8e4nv_... (fp8),
+# mm_int8_... (int8 operands, int32 output) or mm_tf32_... (fp32 operands and output);
 # with SOURCE=matmul_tma, mmtma_... and mmtma_bf16_...; with SOURCE=matmul_persistent, mmpers_...
 # and mmpers_bf16_...
 set -euo pipefail
@@ -18,15 +19,17 @@ case "$DT" in
   fp16) PRE=mm ;;
   bf16) PRE=mm_bf16 ;;
   fp8e4nv) PRE=mm_fp8e4nv; SRC=examples/matmul_fp8.tle; OUTT=fp16 ;;
-  *) echo "DTYPE must be fp16, bf16 or fp8e4nv" >&2; exit 2 ;;
+  int8) PRE=mm_int8; SRC=examples/matmul_tn.tle; IN=i8; OUTT=i32 ;;
+  tf32) PRE=mm_tf32; SRC=examples/matmul_tn.tle; IN=fp32; OUTT=fp32 ;;
+  *) echo "DTYPE must be fp16, bf16, fp8e4nv, int8 or tf32" >&2; exit 2 ;;
 esac
 case "${SOURCE:-matmul}" in
   matmul) ;;
   matmul_tma)
-    [[ "$DT" != fp8e4nv ]] || { echo "SOURCE=matmul_tma is fp16 or bf16" >&2; exit 2; }
+    [[ "$DT" == fp16 || "$DT" == bf16 ]] || { echo "SOURCE=matmul_tma is fp16 or bf16" >&2; exit 2; }
     SRC=examples/matmul_tma.tle; PRE=${PRE/mm/mmtma} ;;
   matmul_persistent)
-    [[ "$DT" != fp8e4nv ]] || { echo "SOURCE=matmul_persistent is fp16 or bf16" >&2; exit 2; }
+    [[ "$DT" == fp16 || "$DT" == bf16 ]] || { echo "SOURCE=matmul_persistent is fp16 or bf16" >&2; exit 2; }
     SRC=examples/matmul_persistent.tle; PRE=${PRE/mm/mmpers} ;;
   *) echo "SOURCE must be matmul, matmul_tma or matmul_persistent" >&2; exit 2 ;;
 esac

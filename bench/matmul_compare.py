@@ -6,12 +6,16 @@ bf16) inputs, fp32 accumulation, output in the input dtype. Every output is chec
 With --dtype fp8e4nv: examples/matmul_fp8.tle (A [M, K] and B^T [N, K], both fp8 e4m3, K contiguous;
 fp16 output), against cuBLASLt's fp8 GEMM (torch._scaled_mm with unit scales, fp16 output) and
 Triton running the same source; checked against the fp32 product of the same fp8 values.
+With --dtype int8 or tf32: examples/matmul_tn.tle (A [M, K] and B^T [N, K], K contiguous; int8
+operands with int32 output, or fp32 operands multiplied in TF32 with fp32 output), against cuBLAS
+(torch._int_mm; torch.matmul with TF32 allowed) and Triton running the same source; checked
+against the float64 product (int8: exactly).
 
 Usage: python3 bench/matmul_compare.py --lib build/runtime/libtle_rt.so --cubins DIR
            [--configs 128x128x64x4x3,...] [--sizes MxNxK,...] [--out FILE.json]
 A config is BLOCK_MxBLOCK_NxBLOCK_KxNUM_WARPSxNUM_STAGES; DIR holds
 mm_<BM>x<BN>x<BK>_w<W>_s<S>.sm_90a.cubin for each (bench/build_matmul_cubins.sh writes them; mm_bf16_...
-and mm_fp8e4nv_... for the other dtypes)."""
+mm_fp8e4nv_..., mm_int8_... and mm_tf32_... for the other dtypes)."""
 import argparse
 import ctypes
 import json
@@ -40,7 +44,7 @@ def main():
     ap.add_argument("--cubins", required=True)
     ap.add_argument("--configs", default="128x128x64x4x3")
     ap.add_argument("--sizes", default="4096x4096x4096,8192x8192x8192,8192x8192x1024")
-    ap.add_argument("--dtype", choices=["fp16", "bf16", "fp8e4nv"], default="fp16")
+    ap.add_argument("--dtype", choices=["fp16", "bf16", "fp8e4nv", "int8", "tf32"], default="fp16")
     ap.add_argument("--source", choices=["matmul", "matmul_tma", "matmul_persistent"], default="matmul",
                     help="examples/matmul.tle (pointer tiles), examples/matmul_tma.tle (tensor descriptors; "
                          "cubins mmtma_...) or examples/matmul_persistent.tle (one program per SM, looping "
@@ -51,9 +55,13 @@ def main():
     torch.cuda.init()
     lib = open_runtime(args.lib)
     fp8 = args.dtype == "fp8e4nv"
-    if fp8 and args.source != "matmul":
+    tn = args.dtype in ("int8", "tf32")  # examples/matmul_tn.tle
+    if (fp8 or tn) and args.source != "matmul":
         ap.error("--source " + args.source + " is fp16 or bf16")
-    triton_kernel = load_example_kernel("matmul_fp8" if fp8 else args.source, "matmul_kernel")
+    if args.dtype == "tf32":
+        torch.backends.cuda.matmul.allow_tf32 = True  # cuBLAS's TF32 GEMM, as tl.dot's default precision
+    kernel_name = "matmul_tn_kernel" if tn else "matmul_kernel"
+    triton_kernel = load_example_kernel("matmul_fp8" if fp8 else "matmul_tn" if tn else args.source, kernel_name)
     if args.source == "matmul_tma":
         # Triton builds in-kernel tensor descriptors in global scratch memory from its allocator.
         triton.set_allocator(lambda size, alignment, stream: torch.empty(size, device="cuda", dtype=torch.int8))
@@ -62,8 +70,23 @@ def main():
     for item in args.sizes.split(","):
         m, n, k = (int(x) for x in item.split("x"))
         torch.manual_seed(0)
-        dt = torch.float16 if args.dtype in ("fp16", "fp8e4nv") else torch.bfloat16  # output dtype
-        if fp8:
+        dt = {"fp16": torch.float16, "fp8e4nv": torch.float16, "bf16": torch.bfloat16, "int8": torch.int32,
+              "tf32": torch.float32}[args.dtype]  # output dtype
+        if args.dtype == "int8":
+            a = torch.randint(-128, 128, (m, k), device="cuda", dtype=torch.int8)
+            b = torch.randint(-128, 128, (n, k), device="cuda", dtype=torch.int8)  # B^T, K contiguous
+            ref = torch.matmul(a.double(), b.double().t())
+
+            def cublas():
+                return torch._int_mm(a, b.t())
+        elif args.dtype == "tf32":
+            a = torch.randn(m, k, device="cuda")
+            b = torch.randn(n, k, device="cuda")  # B^T, K contiguous
+            ref = torch.matmul(a.double(), b.double().t())
+
+            def cublas():
+                return torch.matmul(a, b.t())
+        elif fp8:
             a = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
             b = torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn)  # B^T, K contiguous
             ref = torch.matmul(a.float(), b.float().t())
@@ -79,7 +102,7 @@ def main():
             def cublas():
                 return torch.matmul(a, b)
         flops = 2.0 * m * n * k
-        cerr = (cublas().float() - ref).abs().max().item()
+        cerr = (cublas().double() - ref.double()).abs().max().item()
         ms_cublas = triton.testing.do_bench(cublas, return_mode="median")
         tf_cublas = flops / ms_cublas / 1e9
         tf_fast = None
@@ -97,18 +120,19 @@ def main():
                    "cublas_max_err": cerr}
             if tf_fast is not None:
                 row["cublas_fast_accum_tflops"] = tf_fast
-            prefix = {"fp16": "mm", "bf16": "mm_bf16", "fp8e4nv": "mm_fp8e4nv"}[args.dtype]
+            prefix = {"fp16": "mm", "bf16": "mm_bf16", "fp8e4nv": "mm_fp8e4nv", "int8": "mm_int8", "tf32": "mm_tf32"}[args.dtype]
             if args.source != "matmul":
                 prefix = prefix.replace("mm", {"matmul_tma": "mmtma", "matmul_persistent": "mmpers"}[args.source], 1)
             path = os.path.join(args.cubins, f"{prefix}_{bm}x{bn}x{bk}_w{w}_s{s}.sm_90a.cubin")
-            kern = TleKernel(lib, path, "matmul_kernel")
+            kern = TleKernel(lib, path, kernel_name)
             tle = lambda *xs: launch_matmul(kern, *xs)  # noqa: E731
-            c = torch.full((m, n), float("nan"), device="cuda", dtype=dt)
+            poison = -2**31 if dt == torch.int32 else float("nan")
+            c = torch.full((m, n), poison, device="cuda", dtype=dt)
             tle(grid, a, b, c, m, n, k)
             torch.cuda.synchronize()
-            err = (c.float() - ref).abs().max().item()
-            tol = 1e-2 * ref.abs().max().item() + 1e-2
-            ok = err <= tol and not torch.isnan(c).any().item()
+            err = (c.double() - ref.double()).abs().max().item()
+            tol = 0.0 if dt == torch.int32 else 1e-2 * ref.abs().max().item() + 1e-2  # int8: exact
+            ok = err <= tol and not torch.isnan(c.double()).any().item()
             all_ok &= ok
             row.update({"tle_max_err": err, "pass": ok})
             if ok:
@@ -123,7 +147,7 @@ def main():
                                            GROUP_M=GROUP_M, num_warps=w, num_stages=s)
                 run_triton()
                 torch.cuda.synchronize()
-                row["triton_max_err"] = (c2.float() - ref).abs().max().item()
+                row["triton_max_err"] = (c2.double() - ref.double()).abs().max().item()
                 ms_t = triton.testing.do_bench(run_triton, return_mode="median")
                 row["triton_tflops"] = flops / ms_t / 1e9
             rows.append(row)

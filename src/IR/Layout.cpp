@@ -284,6 +284,8 @@ Layout mmaAccLayout(int64_t M, int64_t N, int numWarps) {
   return l;
 }
 
+int64_t mmaKStep(MmaKind kind) { return kind == MmaKind::F16 ? 16 : kind == MmaKind::I8 ? 32 : 8; }
+
 Layout mmaOperandLayout(int opIdx, MmaKind kind, int64_t M, int64_t N, int64_t K, int numWarps) {
   auto [wm, wn] = mmaWarps(M, N, numWarps);
   Layout l;
@@ -292,24 +294,30 @@ Layout mmaOperandLayout(int opIdx, MmaKind kind, int64_t M, int64_t N, int64_t K
     if (kind == MmaKind::F16) {
       l.reg = {{0, 1}, {8, 0}, {0, 8}};
       l.lane = {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}};
+    } else if (kind == MmaKind::I8) { // a0-a3: row g, k 4t..4t+3; a4-a7: row g+8; a8-a15: k + 16
+      l.reg = {{0, 1}, {0, 2}, {8, 0}, {0, 16}};
+      l.lane = {{0, 4}, {0, 8}, {1, 0}, {2, 0}, {4, 0}};
     } else {
       l.reg = {{8, 0}, {0, 4}};
       l.lane = {{0, 1}, {0, 2}, {1, 0}, {2, 0}, {4, 0}};
     }
     l.warp = mmaWarpBases(wm, wn, numWarps, true, false, 0, 1);
-    repeat(l.reg, 1, kind == MmaKind::F16 ? 16 : 8, K);
+    repeat(l.reg, 1, mmaKStep(kind), K);
     repeat(l.reg, 0, 16 * wm, M);
   } else { // B [K, N]
     l.shape = {K, N};
     if (kind == MmaKind::F16) {
       l.reg = {{1, 0}, {8, 0}};
       l.lane = {{2, 0}, {4, 0}, {0, 1}, {0, 2}, {0, 4}};
+    } else if (kind == MmaKind::I8) { // b0-b3: k 4t..4t+3, column g; b4-b7: k + 16
+      l.reg = {{1, 0}, {2, 0}, {16, 0}};
+      l.lane = {{4, 0}, {8, 0}, {0, 1}, {0, 2}, {0, 4}};
     } else {
       l.reg = {{4, 0}};
       l.lane = {{1, 0}, {2, 0}, {0, 1}, {0, 2}, {0, 4}};
     }
     l.warp = mmaWarpBases(wm, wn, numWarps, false, true, 1, 1);
-    repeat(l.reg, 0, kind == MmaKind::F16 ? 16 : 8, K);
+    repeat(l.reg, 0, mmaKStep(kind), K);
     repeat(l.reg, 1, 8 * wn, N);
   }
   return l;

@@ -12,9 +12,11 @@ DotPlan planDot(const ir::Op &dot, int numWarps) {
   DotPlan p;
   bool f16 = in == ir::DType::F16 || in == ir::DType::BF16 || ir::isFP8(in);
   bool tf32 = in == ir::DType::F32 && dot.ival == static_cast<int64_t>(ir::DotPrecision::TF32);
-  if ((f16 && M % 16 == 0 && N % 8 == 0 && K % 16 == 0) || (tf32 && M % 16 == 0 && N % 8 == 0 && K % 8 == 0)) {
-    ir::MmaKind mk = f16 ? ir::MmaKind::F16 : ir::MmaKind::TF32;
-    p.kind = f16 ? DotPlan::Kind::MmaF16 : DotPlan::Kind::MmaTF32;
+  bool i8 = (in == ir::DType::I8 || in == ir::DType::U8) && dot.result()->type.dtype() == ir::DType::I32;
+  if (M % 16 == 0 && N % 8 == 0 &&
+      ((f16 && K % 16 == 0) || (tf32 && K % 8 == 0) || (i8 && K % 32 == 0))) {
+    ir::MmaKind mk = f16 ? ir::MmaKind::F16 : tf32 ? ir::MmaKind::TF32 : ir::MmaKind::I8;
+    p.kind = f16 ? DotPlan::Kind::MmaF16 : tf32 ? DotPlan::Kind::MmaTF32 : DotPlan::Kind::MmaI8;
     p.acc = ir::mmaAccLayout(M, N, numWarps);
     p.a = ir::mmaOperandLayout(0, mk, M, N, K, numWarps);
     p.b = ir::mmaOperandLayout(1, mk, M, N, K, numWarps);
@@ -35,6 +37,24 @@ bool nativeFp8Dot(const ir::Op &dot, const std::string &arch, int numWarps) {
   return numWarps % 4 == 0 && M % (16 * numWarps) == 0 && N % 16 == 0 && K % 32 == 0 &&
          dot.result()->type.dtype() == ir::DType::F32;
 }
+
+bool wgmmaDot(const ir::Op &dot, const std::string &arch, int numWarps) {
+  if (ir::isFP8(dot.operands[0]->type.dtype()))
+    return nativeFp8Dot(dot, arch, numWarps);
+  if (arch != "sm_90a")
+    return false;
+  DotPlan plan = planDot(dot, numWarps);
+  if (plan.kind == DotPlan::Kind::Fma)
+    return false;
+  int64_t M = dot.operands[0]->type.shape[0], K = dot.operands[0]->type.shape[1];
+  int64_t N = dot.operands[1]->type.shape[1];
+  // Whole warpgroups, all warps along M (the accumulator layout gives warps to M first), and
+  // every operand dim at least 32 bytes (the narrowest swizzle) and a whole number of k steps.
+  int64_t kStep = 32 / static_cast<int64_t>(ir::storageBytes(dot.operands[0]->type.dtype()));
+  return numWarps % 4 == 0 && M % (16 * numWarps) == 0 && N % 16 == 0 && K % kStep == 0;
+}
+
+bool wgmmaNeedsKMajor(ir::DType t) { return ir::storageBytes(t) != 2; }
 
 unsigned widenFp8Dots(ir::Function &f) {
   std::vector<ir::Op *> dots;

@@ -133,19 +133,21 @@ private:
     return ops;
   }
 
-  /// Whether the fp8 tile `v` reaches its dots K-major, as fp8 wgmma reads operands: as A
-  /// directly ([M, K]), or as B through tl.trans of an [N, K] tile.
-  static bool fp8KMajorOperand(const ir::Value *v, const std::map<const ir::Value *, std::vector<const ir::Op *>> &users) {
+  /// Whether the tile `v` reaches only wgmma dots (transforms::wgmmaDot), K-major, as wgmma
+  /// reads tf32, fp8 and int8 operands: as A directly ([M, K]), or as B through tl.trans of an
+  /// [N, K] tile.
+  bool wgmmaKMajorOperand(const ir::Value *v, const std::map<const ir::Value *, std::vector<const ir::Op *>> &users) const {
     auto it = users.find(v);
     if (it == users.end())
       return false;
+    auto wgmma = [&](const ir::Op *d) { return d->kind == OpKind::Dot && transforms::wgmmaDot(*d, f_.arch, f_.numWarps); };
     for (const ir::Op *u : it->second) {
-      if (u->kind == OpKind::Dot && u->operands[0] == v && u->operands[1] != v)
+      if (wgmma(u) && u->operands[0] == v && u->operands[1] != v)
         continue;
       if (u->kind == OpKind::Permute && u->ints == std::vector<int64_t>{1, 0}) {
         auto pu = users.find(u->result());
         if (pu != users.end() && std::all_of(pu->second.begin(), pu->second.end(), [&](const ir::Op *d) {
-              return d->kind == OpKind::Dot && d->operands[1] == u->result() && d->operands[0] != u->result();
+              return wgmma(d) && d->operands[1] == u->result() && d->operands[0] != u->result();
             }))
           continue;
       }
@@ -184,12 +186,14 @@ private:
     std::vector<ir::Op *> loads;
     ir::Op *yieldOp = body.terminator();
     for (auto &op : body.ops) {
-      // Only 16-bit operands: those the NVPTX backend copies with cp.async into shared memory.
+      // Only the operands the NVPTX backend copies into shared memory: 16-bit ones, and on
+      // sm_90a tf32, fp8 and int8 ones that reach wgmma K-major.
       if (op->kind != OpKind::Load)
         continue;
       ir::DType t = op->result()->type.dtype();
-      bool fp8 = ir::isFP8(t) && f_.arch == "sm_90a" && fp8KMajorOperand(op->result(), users);
-      if (op->result()->type.rank() != 2 || (t != ir::DType::F16 && t != ir::DType::BF16 && !fp8) ||
+      bool kMajorOnly = (t == ir::DType::F32 || ir::isFP8(t) || t == ir::DType::I8 || t == ir::DType::U8) &&
+                        f_.arch == "sm_90a" && wgmmaKMajorOperand(op->result(), users);
+      if (op->result()->type.rank() != 2 || (t != ir::DType::F16 && t != ir::DType::BF16 && !kMajorOnly) ||
           !feedsDotOnly(op->result(), 0))
         continue;
       std::set<const ir::Value *> seen;

@@ -7,7 +7,8 @@
 #
 # Usage: tests/gpu/sm80_ptx.sh KERNEL_DIR EXAMPLE_DIR [TLEC]   (from the repository root)
 # KERNEL_DIR gets NAME.sm_80.ptx for every `# Build:` line of tests/gpu/kernels/*.tle;
-# EXAMPLE_DIR gets NAME.sm_80.ptx for every examples/NAME.tle from its `# Compile: tlec` line.
+# EXAMPLE_DIR gets NAME.sm_80.ptx for every examples/NAME.tle from its `# Compile: tlec` line, and
+# one for each of its `# Variant: NAME ...` lines.
 set -euo pipefail
 [[ $# -ge 2 ]] || { echo "usage: $0 KERNEL_DIR EXAMPLE_DIR [TLEC]" >&2; exit 2; }
 kernels=$1 examples=$2 tlec=${3:-build/src/tlec}
@@ -26,5 +27,9 @@ for src in examples/*.tle; do
   warps=4
   [[ $line =~ \ -w\ ([0-9]+) ]] && warps=${BASH_REMATCH[1]}
   "$tlec" "$src" -s "$sig" -w "$warps" --arch sm_80 -o "$examples/$(basename "$src" .tle).sm_80.ptx"
+  while IFS= read -r line; do # `# Variant: NAME -s "SIGNATURE" -w WARPS`: one more module
+    [[ $line =~ ^#\ Variant:\ ([A-Za-z0-9_]+)\ -s\ \"([^\"]+)\"\ -w\ ([0-9]+)$ ]] || { echo "$src: malformed line: $line" >&2; exit 1; }
+    "$tlec" "$src" -s "${BASH_REMATCH[2]}" -w "${BASH_REMATCH[3]}" --arch sm_80 -o "$examples/${BASH_REMATCH[1]}.sm_80.ptx"
+  done < <(grep -E '^# Variant: ' "$src" || true)
 done
 echo "$(ls "$kernels" | wc -l) kernel modules in $kernels, $(ls "$examples" | wc -l) example modules in $examples"

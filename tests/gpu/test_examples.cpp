@@ -69,7 +69,8 @@ std::string defaultCubinDir() {
   std::fprintf(status ? stderr : stdout,
                "usage: tle-gpu-tests [--cubin-dir DIR] [--arch ARCH] [--device N] "
                "[--only NAME[,NAME...]]\n"
-               "  NAME: runtime, vector_add, softmax, layernorm, matmul, matmul_tma, matmul_persistent\n");
+               "  NAME: runtime, vector_add, softmax, layernorm, matmul, matmul_tma, matmul_persistent,\n"
+               "        matmul_tn, matmul_tn_tf32\n");
   std::exit(status);
 }
 
@@ -602,6 +603,91 @@ void runMatmul(Report &rep, const Device &dev, const Options &opt, const char *e
 }
 
 // ------------------------------------------------------------------------------------------------
+// matmul_tn (examples/matmul_tn.tle: C = A @ B^T, K contiguous in both operands): int8 operands
+// with int32 accumulation (module matmul_tn, exact) and fp32 operands multiplied in TF32
+// (module matmul_tn_tf32)
+// ------------------------------------------------------------------------------------------------
+
+void runMatmulTn(Report &rep, const Device &dev, const Options &opt, const char *example) {
+  std::optional<Kernel> k;
+  if (!loadKernel(rep, dev, opt, example, "matmul_tn_kernel", k))
+    return;
+  const KernelInfo &ki = k->info();
+  const int64_t bm = ki.constexprInt("BLOCK_M").value_or(128), bn = ki.constexprInt("BLOCK_N").value_or(128);
+  const bool tf32 = std::string(example) == "matmul_tn_tf32";
+  Stream stream(dev);
+  struct Shape { int64_t m, n, k; };
+  for (Shape sh : {Shape{256, 512, 1024}, Shape{304, 272, 80}, Shape{128, 256, 16}, Shape{16, 16, 48},
+                   Shape{528, 784, 336}, Shape{128, 256, 0}}) {
+    std::string what = fmt::format("{} {}x{}x{}", example, sh.m, sh.n, sh.k);
+    guarded(rep, what, [&] {
+      std::mt19937 rng(uint32_t(sh.m * 5 + sh.n * 11 + sh.k));
+      const size_t na = size_t(std::max<int64_t>(sh.m * sh.k, 1)), nb = size_t(std::max<int64_t>(sh.n * sh.k, 1));
+      // Operands as doubles for the reference, and their device bytes.
+      std::vector<double> a(na), bt(nb);
+      std::vector<int8_t> a8(na), b8(nb);
+      std::vector<float> af(na), bf(nb);
+      std::uniform_int_distribution<int> ints(-128, 127);
+      std::uniform_real_distribution<float> reals(-1.0f, 1.0f);
+      for (size_t i = 0; i < na + nb; ++i) {
+        bool isA = i < na;
+        size_t j = isA ? i : i - na;
+        double v;
+        if (tf32) {
+          float x = reals(rng);
+          (isA ? af : bf)[j] = x;
+          v = x;
+        } else {
+          int8_t x = int8_t(ints(rng));
+          (isA ? a8 : b8)[j] = x;
+          v = x;
+        }
+        (isA ? a : bt)[j] = v;
+      }
+      DeviceBuffer da = tf32 ? DeviceBuffer::fromHost(dev, af) : DeviceBuffer::fromHost(dev, a8);
+      DeviceBuffer db = tf32 ? DeviceBuffer::fromHost(dev, bf) : DeviceBuffer::fromHost(dev, b8);
+      const unsigned grid = unsigned(((sh.m + bm - 1) / bm) * ((sh.n + bn - 1) / bn));
+      // A poisoned row past the output checks that nothing is written beyond M x N.
+      DeviceBuffer dc(dev, size_t((sh.m + 1) * sh.n) * 4);
+      dc.fillBytes(0xff);
+      const int32_t ld = int32_t(std::max<int64_t>(sh.k, 16));
+      k->launch(grid, stream, da, db, dc, int32_t(sh.m), int32_t(sh.n), int32_t(sh.k), ld, ld, int32_t(sh.n));
+      stream.synchronize();
+      // int8: exact int32 sums. TF32: each operand keeps 10 of its 23 mantissa bits (rounded
+      // or truncated), so every product is within 2^-9 of itself; with the fp32 sum, 2^-8 of
+      // the sum of the products' magnitudes bounds the error.
+      Errors e(tf32 ? 1e-6 : 0.0, tf32 ? 0x1p-8 : 0.0);
+      std::vector<int32_t> ci;
+      std::vector<float> cf;
+      if (tf32)
+        cf = dc.toHost<float>();
+      else
+        ci = dc.toHost<int32_t>();
+      for (int64_t i = 0; i < sh.m; ++i)
+        for (int64_t j = 0; j < sh.n; ++j) {
+          double want = 0, scale = 0;
+          for (int64_t t = 0; t < sh.k; ++t) {
+            double p = a[size_t(i * sh.k + t)] * bt[size_t(j * sh.k + t)];
+            want += p;
+            scale += std::fabs(p);
+          }
+          size_t at = size_t(i * sh.n + j);
+          e.add(fmt::format("c[{}][{}]", i, j), tf32 ? double(cf[at]) : double(ci[at]), want, scale);
+        }
+      for (int64_t j = 0; j < sh.n; ++j) {
+        size_t at = size_t(sh.m * sh.n + j);
+        uint32_t bits = tf32 ? 0 : uint32_t(ci[at]);
+        if (tf32)
+          std::memcpy(&bits, &cf[at], 4);
+        if (bits != 0xffffffffu && e.bad++ == 0)
+          e.firstBad = fmt::format("c[{}][{}]: written outside the output", sh.m, j);
+      }
+      rep.check(e.ok(), fmt::format("{:<30} grid={:<6} {}", what, grid, e.summary()));
+    });
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
 // softmax
 // ------------------------------------------------------------------------------------------------
 
@@ -789,6 +875,10 @@ int main(int argc, char **argv) {
       runMatmul(rep, dev, opt, "matmul_tma");
     if (want("matmul_persistent"))
       runMatmul(rep, dev, opt, "matmul_persistent");
+    if (want("matmul_tn"))
+      runMatmulTn(rep, dev, opt, "matmul_tn");
+    if (want("matmul_tn_tf32"))
+      runMatmulTn(rep, dev, opt, "matmul_tn_tf32");
   } catch (const std::exception &e) {
     rep.fail(std::string("tle-gpu-tests: ") + e.what());
   }

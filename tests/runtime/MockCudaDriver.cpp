@@ -47,6 +47,7 @@ namespace {
 struct MockFunction {
   std::string name;
   std::vector<size_t> paramSizes;
+  bool int8Operands = false; ///< the module's metadata types the first param *i8 (matmul_tn)
   int maxDynamicShared = 48 * 1024;
 };
 
@@ -226,6 +227,8 @@ static MockModule *parseModule(const std::string &text) {
     m->metadata.assign(json.begin(), json.end());
     m->metadata.push_back(0);
     m->hasMetadata = true;
+    for (auto &[name, fn] : m->functions)
+      fn.int8Operands = json.find("\"type\": \"*i8\"") != std::string::npos;
   } else if (md != std::string::npos) {
     size_t brace = text.find('{', md), end = text.find('}', brace);
     std::string list = text.substr(brace + 1, end - brace - 1);
@@ -322,6 +325,25 @@ static void runEmulated(const MockFunction &f, unsigned gx, unsigned bx, void **
         for (int t = 0; t < K; ++t)
           acc += a[size_t(i) * K + t] * bt[size_t(j) * K + t];
         C[long(i) * ldc + j] = _Float16(mapsOk ? acc : NAN);
+      }
+  } else if (f.name == "matmul_tn_kernel") { // examples/matmul_tn.tle: int8 -> int32 or fp32 -> fp32
+    int M = arg<int>(args, 3), N = arg<int>(args, 4), K = arg<int>(args, 5);
+    int lda = arg<int>(args, 6), ldb = arg<int>(args, 7), ldc = arg<int>(args, 8);
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < N; ++j) {
+        if (f.int8Operands) {
+          auto A = arg<const int8_t *>(args, 0), Bt = arg<const int8_t *>(args, 1);
+          int32_t acc = 0;
+          for (int t = 0; t < K; ++t)
+            acc += int32_t(A[long(i) * lda + t]) * int32_t(Bt[long(j) * ldb + t]);
+          arg<int32_t *>(args, 2)[long(i) * ldc + j] = acc;
+        } else {
+          auto A = arg<const float *>(args, 0), Bt = arg<const float *>(args, 1);
+          float acc = 0;
+          for (int t = 0; t < K; ++t)
+            acc += A[long(i) * lda + t] * Bt[long(j) * ldb + t];
+          arg<float *>(args, 2)[long(i) * ldc + j] = acc;
+        }
       }
   } else if (f.name == "scale_kernel") {
     float *out, *in;

@@ -199,3 +199,31 @@ TEST_CASE("staged offsets swizzle rows of 128 bytes or more", "[layout]") {
   CHECK(stagedOffset({16, 32}, 2, {3, 5}) == 3 * 64 + 10);
   CHECK(stagedOffset({4096}, 4, {1000}) == 4000);
 }
+
+TEST_CASE("int8 mma.sync operand layouts are the m16n8k32 fragments of the PTX ISA", "[layout]") {
+  // PTX ISA §9.7.14.5.8 (m16n8k32, .s8/.u8): groupID = lane / 4, t = lane % 4. A element i of
+  // 16: row groupID + 8 (i / 4 % 2), column 4 t + i % 4 + 16 (i / 8); B element i of 8: row
+  // 4 t + i % 4 + 16 (i / 4), column groupID. One warp, one instruction: [16, 32] and [32, 8].
+  Layout a = mmaOperandLayout(0, MmaKind::I8, 16, 8, 32, 1);
+  Layout b = mmaOperandLayout(1, MmaKind::I8, 16, 8, 32, 1);
+  REQUIRE(a.numRegs() == 16);
+  REQUIRE(b.numRegs() == 8);
+  for (int lane = 0; lane < 32; ++lane) {
+    int64_t g = lane / 4, t = lane % 4;
+    for (int i = 0; i < 16; ++i)
+      CHECK(elementOf(a, i, lane, 0) == Layout::Basis{g + 8 * (i / 4 % 2), 4 * t + i % 4 + 16 * (i / 8)});
+    for (int i = 0; i < 8; ++i)
+      CHECK(elementOf(b, i, lane, 0) == Layout::Basis{4 * t + i % 4 + 16 * (i / 4), g});
+  }
+  // Larger tiles repeat the fragment along K, then M (A) or N (B); 4 warps along M hold each
+  // element of A once and replicate B.
+  Layout a4 = mmaOperandLayout(0, MmaKind::I8, 128, 64, 64, 4);
+  for (auto &[e, n] : holders(a4))
+    CHECK(n == 1);
+  CHECK(holders(a4).size() == size_t(128 * 64));
+  Layout b4 = mmaOperandLayout(1, MmaKind::I8, 128, 64, 64, 4);
+  for (auto &[e, n] : holders(b4))
+    CHECK(n == 4);
+  CHECK(holders(b4).size() == size_t(64 * 64));
+  CHECK(mmaKStep(MmaKind::I8) == 32);
+}

@@ -82,7 +82,10 @@ std::optional<std::vector<int>> registerMap(const Layout &src, const Layout &dst
 Layout permuteLayout(const Layout &l, const std::vector<int64_t> &order);
 
 /// Which mma.sync shape a tl.dot uses (PTX ISA §9.7.14.5, "Matrix fragments for mma.m16n8k*").
-enum class MmaKind { F16 /* m16n8k16, fp16/bf16 */, TF32 /* m16n8k8 */ };
+enum class MmaKind { F16 /* m16n8k16, fp16/bf16 */, TF32 /* m16n8k8 */, I8 /* m16n8k32, s8/u8 */ };
+
+/// K of one mma.sync instruction of `kind`: 16, 8 or 32 elements (32 bytes for every kind).
+int64_t mmaKStep(MmaKind kind);
 
 /// Warps of a CTA along M and N for an [M, N] mma.sync accumulator (warps go to M first,
 /// 16 rows each, then to N, 8 columns each; warps beyond that replicate).

@@ -9,7 +9,7 @@ namespace tle::transforms {
 
 /// The lowering chosen for one Dot op.
 struct DotPlan {
-  enum class Kind { MmaF16, MmaTF32, Fma } kind = Kind::Fma;
+  enum class Kind { MmaF16, MmaTF32, MmaI8, Fma } kind = Kind::Fma;
   ir::Layout acc; ///< layout of the accumulator and the result
   ir::Layout a;   ///< layout operand A [M,K] must be in
   ir::Layout b;   ///< layout operand B [K,N] must be in
@@ -17,8 +17,9 @@ struct DotPlan {
 
 /// Chooses the lowering: fp16/bf16 inputs use mma.sync m16n8k16 with fp32 accumulation (fp8
 /// inputs, which reach the backend only as native wgmma dots, take the same layouts); fp32
-/// inputs with TF32 precision use mma.sync m16n8k8 (tf32); everything else (fp32 "ieee", fp64,
-/// integers) uses FMA with a blocked accumulator. Depends only on shapes, dtypes, precision and
+/// inputs with TF32 precision use mma.sync m16n8k8 (tf32); int8 / uint8 inputs (int32
+/// accumulation, Triton's rule for integer dots) use mma.sync m16n8k32 when K % 32 == 0;
+/// everything else (fp32 "ieee", fp64, other integers) uses FMA with a blocked accumulator. Depends only on shapes, dtypes, precision and
 /// `numWarps`, so layout assignment and code generation agree.
 DotPlan planDot(const ir::Op &dot, int numWarps);
 
@@ -27,6 +28,16 @@ DotPlan planDot(const ir::Op &dot, int numWarps);
 /// (M % (16 num_warps) == 0, num_warps % 4 == 0), N % 16 == 0, K % 32 == 0 and an fp32
 /// accumulator. Reads `dot.parent`'s function for nothing: `arch` and `numWarps` come in.
 bool nativeFp8Dot(const ir::Op &dot, const std::string &arch, int numWarps);
+
+/// Whether a tl.dot runs on Hopper's wgmma.mma_async (PTX ISA §9.7.15): on sm_90a, an fp8 dot
+/// that nativeFp8Dot accepts, or an fp16/bf16, tf32 or int8/uint8 dot of a tensor-core plan
+/// (planDot) over whole warpgroups with all warps along M (M % (16 num_warps) == 0,
+/// num_warps % 4 == 0), N % 16 == 0 and K a whole number of 32-byte k steps (k16, k8, k32).
+bool wgmmaDot(const ir::Op &dot, const std::string &arch, int numWarps);
+
+/// Whether wgmma reads operands of dtype `t` from shared memory only K-major (PTX ISA §9.7.15.5.1:
+/// the transpose flags exist for 16-bit types only): true for tf32 (fp32 storage), fp8 and int8.
+bool wgmmaNeedsKMajor(ir::DType t);
 
 /// Bytes of one shared-memory slot of a pipelined [rows, cols] dot operand (elemBytes each), as
 /// the NVPTX backend lays it out: for wgmma (`swizzled`) unpadded rows, the slot rounded up to

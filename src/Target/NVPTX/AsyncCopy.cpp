@@ -131,11 +131,13 @@ void Emitter::planAsyncOperands() {
           continue;
         if (u->kind == OpKind::Yield && u->parent->parent && u->parent->parent->kind == OpKind::For)
           continue;
-        // fp8 wgmma reads both operands K-major: A as loaded ([M, K], K contiguous), B only
-        // through a transposed view of an [N, K] tile (below).
-        bool fp8 = ir::isFP8(v->type.dtype());
-        if (u->kind == OpKind::Dot && k <= 1 && (!fp8 || (k == 0 && useWgmma(*u))) &&
-            transforms::planDot(*u, f.numWarps).kind == transforms::DotPlan::Kind::MmaF16 &&
+        // wgmma reads tf32, fp8 and int8 operands only K-major: A as loaded ([M, K], K
+        // contiguous), B only through a transposed view of an [N, K] tile (below); mma.sync
+        // reads 16-bit operands from slots.
+        bool kMajorOnly = transforms::wgmmaNeedsKMajor(v->type.dtype());
+        if (u->kind == OpKind::Dot && k <= 1 &&
+            (kMajorOnly ? k == 0 && useWgmma(*u)
+                        : transforms::planDot(*u, f.numWarps).kind == transforms::DotPlan::Kind::MmaF16) &&
             (operandIdx < 0 || operandIdx == int(k)) && (!dot || useWgmma(*dot) == useWgmma(*u))) {
           operandIdx = static_cast<int>(k);
           dot = u;
@@ -146,7 +148,7 @@ void Emitter::planAsyncOperands() {
         if (u->kind == OpKind::Permute && u->result()->type.rank() == 2 && u->ints == std::vector<int64_t>{1, 0}) {
           const auto &pu = uses[u->result()];
           if (pu.size() == 1 && pu[0].first->kind == OpKind::Dot && pu[0].second <= 1 && useWgmma(*pu[0].first) &&
-              (!ir::isFP8(v->type.dtype()) || pu[0].second == 1) &&
+              (!transforms::wgmmaNeedsKMajor(v->type.dtype()) || pu[0].second == 1) &&
               (operandIdx < 0 || operandIdx == int(pu[0].second)) && (!dot || useWgmma(*dot))) {
             operandIdx = static_cast<int>(pu[0].second);
             dot = pu[0].first;

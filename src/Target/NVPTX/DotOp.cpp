@@ -1,6 +1,7 @@
 // tl.dot on the GPU: mma.sync tensor-core instructions (PTX ISA §9.7.14.5.8, mma.m16n8k16 for
-// fp16/bf16 and mma.m16n8k8 for tf32, fp32 accumulation) or FMA on the CUDA cores; on sm_90a,
-// fp16/bf16 dots of whole warpgroups go to wgmma (Wgmma.cpp).
+// fp16/bf16 and mma.m16n8k8 for tf32 with fp32 accumulation, mma.m16n8k32 for int8/uint8 with
+// int32 accumulation) or FMA on the CUDA cores; on sm_90a, dots of whole warpgroups go to wgmma
+// (Wgmma.cpp).
 #include "Emitter.h"
 #include "tle/Transforms/DotLowering.h"
 
@@ -52,8 +53,12 @@ void Emitter::emitDot(const ir::Op &op) {
   if (useWgmma(op))
     return emitWgmma(op);
   bool f16 = plan.kind == DotPlan::Kind::MmaF16;
+  // int8 fragments are 16-bit fragments' bytes (PTX ISA §9.7.14.5.8, m16n8k32 ".s8"/".u8": each
+  // 32-bit register holds 4 consecutive K where fp16 holds 2), so they are read with ldmatrix
+  // too: A as stored, B from a transposed ([N][K]) copy, both without .trans.
+  bool i8 = plan.kind == DotPlan::Kind::MmaI8;
   auto [wm, wn] = ir::mmaWarps(M, N, f.numWarps);
-  int64_t kStep = f16 ? 16 : 8;
+  int64_t kStep = f16 ? 16 : i8 ? 32 : 8;
   int64_t repM = M / (16 * wm), repN = N / (8 * wn), repK = K / kStep;
   int aIntra = f16 ? 3 : 2, bIntra = f16 ? 2 : 1;
   auto aIdx = [&](int64_t m, int64_t k, int i) { return i | (k << aIntra) | (m << (aIntra + log2i(repK))); };
@@ -61,8 +66,8 @@ void Emitter::emitDot(const ir::Op &op) {
   auto cIdx = [&](int64_t m, int64_t n, int i) { return i | (n << 2) | (m << (2 + log2i(repN))); };
 
   // Stage A as [M][K + pad] in shared memory. fp16/bf16 keep B as [K][N + pad] and read both
-  // operands with ldmatrix (B with .trans); tf32 stores B transposed as [N][K + pad] and reads
-  // 32-bit fragments one by one. The 16-byte row padding makes a warp's fragment reads (8 rows
+  // operands with ldmatrix (B with .trans); tf32 and int8 store B transposed as [N][K + pad];
+  // tf32 reads 32-bit fragments one by one, int8 with ldmatrix. The 16-byte row padding makes a warp's fragment reads (8 rows
   // of 16 bytes per ldmatrix phase, or 8 rows x 4 words) hit 32 distinct banks.
   unsigned eb = ir::storageBytes(in);
   int64_t ldA = K + 16 / eb;                  // A row length in elements
@@ -150,15 +155,18 @@ void Emitter::emitDot(const ir::Op &op) {
   llvm::Value *lane = laneId();
   llvm::Value *quad = B.CreateLShr(lane, 3), *row8 = B.CreateAnd(lane, 7);
   llvm::Value *aRow = nullptr, *aCol = nullptr, *bRow = nullptr, *bColSel = nullptr;
-  if (f16) {
-    // A (16x16 at m0,k0): matrices (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15), (8-15, 8-15).
+  if (f16 || i8) {
+    // A (16 rows x 32 bytes at m0,k0): matrices (rows 0-7, bytes 0-15), (rows 8-15, bytes 0-15),
+    // (rows 0-7, bytes 16-31), (8-15, 16-31); 8 elements of fp16, 16 of int8.
     aRow = B.CreateAdd(B.CreateAdd(warpOrigin(plan.a, 0), row8), B.CreateShl(B.CreateAnd(quad, 1), 3));
-    aCol = B.CreateShl(B.CreateLShr(quad, 1), 3);
-    // B (k16 x n8 blocks at k0): matrices (k 0-7, block j), (k 8-15, block j), then block j+1.
-    bRow = B.CreateAdd(row8, B.CreateShl(B.CreateAnd(quad, 1), 3));
+    aCol = B.CreateShl(B.CreateLShr(quad, 1), f16 ? 3 : 4);
     bColSel = B.CreateLShr(quad, 1);
   }
-  llvm::Value *bOriginN = f16 ? warpOrigin(plan.b, 1) : nullptr;
+  if (f16) {
+    // B (k16 x n8 blocks at k0): matrices (k 0-7, block j), (k 8-15, block j), then block j+1.
+    bRow = B.CreateAdd(row8, B.CreateShl(B.CreateAnd(quad, 1), 3));
+  }
+  llvm::Value *bOriginN = f16 || i8 ? warpOrigin(plan.b, 1) : nullptr;
   // Fragment element (row, k) of A / (k, n) of B for operand register `idx` (tf32 path). The
   // address is a per-thread base (lane and warp bits, computed once) plus a constant (register
   // bits) written into the ld.shared instruction.
@@ -184,14 +192,16 @@ void Emitter::emitDot(const ir::Op &op) {
     auto *fty = llvm::FunctionType::get(i32, {B.getFloatTy()}, false);
     return B.CreateCall(fty, llvm::InlineAsm::get(fty, "cvt.rna.tf32.f32 $0, $1;", "=r,f", false), {x});
   };
-  std::string ab = in == ir::DType::BF16 ? "bf16" : "f16";
-  std::string text = f16 ? "mma.sync.aligned.m16n8k16.row.col.f32." + ab + "." + ab + ".f32 "
-                         : std::string("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 ");
+  std::string ab = in == ir::DType::BF16 ? "bf16" : in == ir::DType::I8 ? "s8" : in == ir::DType::U8 ? "u8" : "f16";
+  std::string text = f16  ? "mma.sync.aligned.m16n8k16.row.col.f32." + ab + "." + ab + ".f32 "
+                     : i8 ? "mma.sync.aligned.m16n8k32.row.col.s32." + ab + "." + ab + ".s32 "
+                          : std::string("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 ");
   text += "{$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};";
-  llvm::Type *f32 = B.getFloatTy();
-  auto *retTy = llvm::StructType::get(ctx, {f32, f32, f32, f32});
-  auto *fty = llvm::FunctionType::get(retTy, {i32, i32, i32, i32, i32, i32, f32, f32, f32, f32}, false);
-  auto *mma = llvm::InlineAsm::get(fty, text, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f", /*hasSideEffects=*/false);
+  llvm::Type *accTy = i8 ? i32 : static_cast<llvm::Type *>(B.getFloatTy());
+  auto *retTy = llvm::StructType::get(ctx, {accTy, accTy, accTy, accTy});
+  auto *fty = llvm::FunctionType::get(retTy, {i32, i32, i32, i32, i32, i32, accTy, accTy, accTy, accTy}, false);
+  auto *mma = llvm::InlineAsm::get(fty, text, i8 ? "=r,=r,=r,=r,r,r,r,r,r,r,r,r,r,r" : "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f",
+                                   /*hasSideEffects=*/false);
 
   // Fragments are read from shared memory as each k step needs them, so only one k step's
   // operands are live next to the accumulators.
@@ -209,6 +219,19 @@ void Emitter::emitDot(const ir::Op &op) {
         if (count == 4)
           bw[n + 1] = {r[2], r[3]};
       }
+    } else if (i8) {
+      // B^T (8 columns of N x 32 bytes of K per block): matrices (block n, bytes 0-15), (block n,
+      // bytes 16-31), then block n + 1; lane l addresses row l % 8 of matrix l / 8.
+      for (int64_t n = 0; n < repN; n += 2) {
+        int count = n + 1 < repN ? 4 : 2;
+        llvm::Value *blk = B.CreateAdd(B.getInt32(static_cast<uint32_t>(n)), count == 4 ? bColSel : B.getInt32(0));
+        llvm::Value *rowN = B.CreateAdd(B.CreateAdd(bOriginN, row8), B.CreateMul(blk, B.getInt32(static_cast<uint32_t>(8 * wn))));
+        llvm::Value *colK = B.CreateAdd(B.CreateShl(B.CreateAnd(quad, 1), 4), B.getInt32(static_cast<uint32_t>(k * 32)));
+        auto r = ldmatrix(count, false, operandAddr32(1, ldB, rowN, colK, bytesA));
+        bw[n] = {r[0], r[1]};
+        if (count == 4)
+          bw[n + 1] = {r[2], r[3]};
+      }
     } else {
       for (int64_t n = 0; n < repN; ++n)
         for (int j = 0; j < 2; ++j)
@@ -216,9 +239,9 @@ void Emitter::emitDot(const ir::Op &op) {
     }
     for (int64_t m = 0; m < repM; ++m) {
       std::array<llvm::Value *, 4> aw;
-      if (f16) {
+      if (f16 || i8) {
         llvm::Value *rowM = B.CreateAdd(aRow, B.getInt32(static_cast<uint32_t>(m * 16 * wm)));
-        llvm::Value *colK = B.CreateAdd(aCol, B.getInt32(static_cast<uint32_t>(k * 16)));
+        llvm::Value *colK = B.CreateAdd(aCol, B.getInt32(static_cast<uint32_t>(k * kStep)));
         auto r = ldmatrix(4, false, operandAddr32(0, ldA, rowM, colK, 0));
         aw = {r[0], r[1], r[2], r[3]};
       } else {

@@ -1,7 +1,8 @@
 // tl.dot on Hopper's warpgroup tensor-core instructions: wgmma.mma_async (PTX ISA §9.7.15,
-// "Asynchronous Warpgroup Level Matrix Multiply-Accumulate"), fp16/bf16 and fp8 (e4m3/e5m2, in
-// any pair) inputs with fp32 accumulation, both operands read from shared memory through matrix
-// descriptors (fp8: both K-major).
+// "Asynchronous Warpgroup Level Matrix Multiply-Accumulate"): fp16/bf16, tf32 (fp32 inputs of
+// input_precision "tf32") and fp8 (e4m3/e5m2, in any pair) inputs with fp32 accumulation, int8 /
+// uint8 with int32 accumulation; both operands read from shared memory through matrix
+// descriptors (tf32, fp8 and int8: both K-major, the only order those types have).
 //
 // Operands either arrive there through cp.async (AsyncCopy.cpp: a pipelined loop's slots, in the
 // swizzled layout) or are stored from registers into a staging area by the dot itself. The
@@ -32,21 +33,7 @@ struct SmemOperand {
 
 } // namespace
 
-bool Emitter::useWgmma(const ir::Op &dot) const {
-  if (ir::isFP8(dot.operands[0]->type.dtype()))
-    return transforms::nativeFp8Dot(dot, arch, f.numWarps);
-  if (arch != "sm_90a")
-    return false;
-  transforms::DotPlan plan = transforms::planDot(dot, f.numWarps);
-  if (plan.kind != transforms::DotPlan::Kind::MmaF16)
-    return false;
-  int64_t M = dot.operands[0]->type.shape[0], K = dot.operands[0]->type.shape[1];
-  int64_t N = dot.operands[1]->type.shape[1];
-  // Whole warpgroups, all warps along M (the accumulator layout gives warps to M first), and
-  // every operand dim at least 16 elements (32 bytes: the narrowest swizzle).
-  return f.numWarps % 4 == 0 && M % (16 * f.numWarps) == 0 && N % 16 == 0 && K % 16 == 0 &&
-         dot.result()->type.dtype() == ir::DType::F32;
-}
+bool Emitter::useWgmma(const ir::Op &dot) const { return transforms::wgmmaDot(dot, arch, f.numWarps); }
 
 void Emitter::emitWgmma(const ir::Op &op) {
   transforms::DotPlan plan = transforms::planDot(op, f.numWarps);
@@ -54,10 +41,14 @@ void Emitter::emitWgmma(const ir::Op &op) {
   ir::DType in = op.operands[0]->type.dtype(), inB = op.operands[1]->type.dtype();
   int64_t M = op.operands[0]->type.shape[0], K = op.operands[0]->type.shape[1], N = op.operands[1]->type.shape[1];
   unsigned eb = ir::storageBytes(in);
-  // fp8: m64nNk32, both operands K-major (the instruction has no transpose for 8-bit types).
+  // One instruction's K is 32 bytes: k16 (fp16/bf16), k8 (tf32), k32 (fp8, int8). tf32, fp8 and
+  // int8 read both operands K-major (the instruction has no transpose for them).
   bool fp8 = ir::isFP8(in);
+  bool kMajorOnly = transforms::wgmmaNeedsKMajor(in);
+  bool integer = ir::isInteger(in);
   int64_t kStep = 32 / eb;
-  llvm::Type *i32 = B.getInt32Ty(), *i64 = B.getInt64Ty(), *f32 = B.getFloatTy();
+  llvm::Type *i32 = B.getInt32Ty(), *i64 = B.getInt64Ty();
+  llvm::Type *accTy = integer ? i32 : static_cast<llvm::Type *>(B.getFloatTy());
   auto *voidTy = llvm::FunctionType::get(B.getVoidTy(), false);
   auto plain = [&](const std::string &text) { B.CreateCall(voidTy, llvm::InlineAsm::get(voidTy, text, "", true)); };
 
@@ -82,7 +73,7 @@ void Emitter::emitWgmma(const ir::Op &op) {
     } else {
       const ir::Layout &l = *v->layout;
       contig = ir::contiguousRegisters(l, 1) >= ir::contiguousRegisters(l, 0) ? 1 : 0;
-      if (fp8)
+      if (kMajorOnly)
         contig = k == 0 ? 1 : 0; // K contiguous, whatever the registers hold
       stagedDim[k] = contig;
     }
@@ -92,8 +83,9 @@ void Emitter::emitWgmma(const ir::Op &op) {
       s.swizzle = static_cast<int>(std::min<int64_t>(128, s.cols * eb));
     // A is [M, K]: K-major when K (dim 1) is contiguous; B is [K, N]: K-major when dim 0 is.
     s.kMajor = k == 0 ? contig == 1 : contig == 0;
-    if (fp8 && !s.kMajor)
-      diags.fatal(op.loc, "internal error: an fp8 wgmma operand in shared memory is not K-major");
+    if (kMajorOnly && !s.kMajor)
+      diags.fatal(op.loc, std::string("internal error: a wgmma operand of ") + ir::name(in) +
+                              " in shared memory is not K-major");
   }
   int64_t stageOff[2] = {0, 0};
   for (unsigned k = 0; k < 2; ++k)
@@ -183,7 +175,8 @@ void Emitter::emitWgmma(const ir::Op &op) {
     return s.kMajor ? descriptor(s, n0, k0, nullptr) : descriptor(s, k0, n0, nullptr);
   };
 
-  // Instruction N: the whole N up to 256 columns (the largest wgmma shape).
+  // Instruction N: the whole N up to 256 columns (the largest wgmma shape; N % 16 == 0, every
+  // such N up to 256 is a shape of every input type).
   int64_t nInstr = N;
   while (nInstr > 256)
     nInstr /= 2;
@@ -193,7 +186,15 @@ void Emitter::emitWgmma(const ir::Op &op) {
     return (i & 3) | ((chunk * (nInstr / 8) + i / 4) << 2) | (m << (2 + log2i(repN)));
   };
   auto typeName = [](ir::DType t) {
-    return t == ir::DType::BF16 ? "bf16" : t == ir::DType::F8E4M3 ? "e4m3" : t == ir::DType::F8E5M2 ? "e5m2" : "f16";
+    switch (t) {
+    case ir::DType::BF16: return "bf16";
+    case ir::DType::F8E4M3: return "e4m3";
+    case ir::DType::F8E5M2: return "e5m2";
+    case ir::DType::F32: return "tf32";
+    case ir::DType::I8: return "s8";
+    case ir::DType::U8: return "u8";
+    default: return "f16";
+    }
   };
   // Operands: nRegs outputs, nRegs inputs tied to them, then A (a descriptor, or four 32-bit
   // registers of packed pairs), B's descriptor and scale-d.
@@ -201,19 +202,20 @@ void Emitter::emitWgmma(const ir::Op &op) {
   auto ref = [](int i) { return "$" + std::to_string(i); };
   std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, " + ref(2 * nRegs + aOps + 1) + ", 0;\n" +
                      "wgmma.mma_async.sync.aligned.m64n" + std::to_string(nInstr) + "k" + std::to_string(kStep) +
-                     ".f32." + typeName(in) + "." + typeName(inB) + " {";
+                     (integer ? ".s32." : ".f32.") + typeName(in) + "." + typeName(inB) + " {";
   std::string cons;
   for (int i = 0; i < nRegs; ++i) {
     text += (i ? ", " : "") + ref(i);
-    cons += "=f,";
+    cons += integer ? "=r," : "=f,";
   }
   text += "}, ";
   if (regA)
     text += "{" + ref(2 * nRegs) + ", " + ref(2 * nRegs + 1) + ", " + ref(2 * nRegs + 2) + ", " + ref(2 * nRegs + 3) + "}";
   else
     text += ref(2 * nRegs);
-  text += ", " + ref(2 * nRegs + aOps) + ", p, 1, 1";
-  if (!fp8) { // 8-bit types have no imm-trans operands
+  // Integer types have no imm-scale operands; only 16-bit types have imm-trans operands.
+  text += ", " + ref(2 * nRegs + aOps) + (integer ? ", p" : ", p, 1, 1");
+  if (!kMajorOnly) {
     if (!regA)
       text += std::string(", ") + (ops[0].kMajor ? "0" : "1"); // imm-trans-a exists for descriptors only
     text += std::string(", ") + (ops[1].kMajor ? "0" : "1");
@@ -222,7 +224,7 @@ void Emitter::emitWgmma(const ir::Op &op) {
   for (int i = 0; i < nRegs; ++i)
     cons += std::to_string(i) + ",";
   cons += regA ? "r,r,r,r,l,r" : "l,l,r";
-  std::vector<llvm::Type *> outTys(nRegs, f32), inTys(nRegs, f32);
+  std::vector<llvm::Type *> outTys(nRegs, accTy), inTys(nRegs, accTy);
   for (int i = 0; i < aOps; ++i)
     inTys.push_back(regA ? i32 : i64);
   inTys.push_back(i64);
@@ -268,7 +270,7 @@ void Emitter::emitWgmma(const ir::Op &op) {
     for (int64_t m = 0; m < repM; ++m)
       for (int64_t ch = 0; ch < chunks; ++ch)
         for (int64_t g = 0; g < K / kStep; g += promote) {
-          std::vector<llvm::Value *> D(nRegs, llvm::ConstantFP::get(f32, 0.0));
+          std::vector<llvm::Value *> D(nRegs, llvm::ConstantFP::get(accTy, 0.0));
           plain("wgmma.fence.sync.aligned;");
           for (int64_t kk = g; kk < std::min(g + promote, K / kStep); ++kk) {
             std::vector<llvm::Value *> args(D.begin(), D.end());
@@ -423,15 +425,17 @@ void Emitter::waitWgmma(std::vector<llvm::Value *> &C) {
   for (auto &[key, seq] : slotReadsRetired_)
     if (key.first == curBlock_ && seq < 0)
       seq = barrierSeq_;
-  // The wait takes the accumulators in and out, so that nothing reads them before it.
-  auto *f32 = B.getFloatTy();
+  // The wait takes the accumulators (fp32 or int32) in and out, so that nothing reads them
+  // before it.
   std::string wtext = "wgmma.wait_group.sync.aligned 0;";
   std::string wcons;
-  for (size_t i = 0; i < C.size(); ++i)
-    wcons += "=f,";
+  std::vector<llvm::Type *> wTys;
+  for (llvm::Value *c : C) {
+    wTys.push_back(c->getType());
+    wcons += c->getType()->isIntegerTy() ? "=r," : "=f,";
+  }
   for (size_t i = 0; i < C.size(); ++i)
     wcons += std::to_string(i) + (i + 1 < C.size() ? "," : "");
-  std::vector<llvm::Type *> wTys(C.size(), f32);
   auto *waitTy = llvm::FunctionType::get(llvm::StructType::get(ctx, wTys), wTys, false);
   llvm::Value *w = B.CreateCall(waitTy, llvm::InlineAsm::get(waitTy, wtext, wcons, true), C);
   for (size_t i = 0; i < C.size(); ++i)
