@@ -389,6 +389,8 @@ struct Verifier {
       break;
     case OpKind::Store:
       lo = 2, hi = 3, res = 0;
+      if (!op.ints.empty()) // a tensor-descriptor store: mask, base, shape, strides, offsets
+        lo = hi = 4 + 3 * op.ints.size();
       break;
     case OpKind::AtomicRMW:
       lo = 2, hi = 3;
@@ -486,7 +488,7 @@ struct Verifier {
     bool cacheOk = c == CacheHint::None || c == CacheHint::CG ||
                    (load ? (c == CacheHint::CA || c == CacheHint::CV) : (c == CacheHint::WB || c == CacheHint::CS || c == CacheHint::WT));
     if (!cacheOk || op.ival2 < 0 || op.ival2 > static_cast<int64_t>(EvictionHint::EvictLast) ||
-        (load && (op.axis < 0 || op.axis > 1)) || (!load && op.axis != 0))
+        op.axis < 0 || op.axis > 1) // loads: volatile; stores: written with TMA
       return fail(op, "unknown cache, eviction or volatile hint");
     return true;
   }
@@ -680,6 +682,18 @@ struct Verifier {
         return fail(op, "expects (ptr, value of the pointee type) of one shape");
       if (op.operands.size() > 2 && op.operands[2]->type != p.withElem(ScalarType{DType::I1}))
         return fail(op, "mask must be i1 of the pointer's shape");
+      if (!op.ints.empty()) { // a tensor-descriptor store: mask, then base, shape, strides, offsets
+        if (op.ints != p.shape)
+          return fail(op, "the descriptor's block shape must be the pointer tile's shape");
+        const Type &base = op.operands[3]->type;
+        if (!base.isScalar() || !base.elem.isPointer() || base.elem.pointee != p.elem.pointee)
+          return fail(op, "the descriptor's base must be a scalar pointer of the stored type");
+        for (size_t i = 4; i < op.operands.size(); ++i)
+          if (op.operands[i]->type != Type(ScalarType{DType::I64}))
+            return fail(op, "the descriptor's shape, strides and offsets must be i64 scalars");
+      } else if (op.axis) {
+        return fail(op, "a TMA store needs the tensor descriptor (desc=[...])");
+      }
       return memoryHints(op);
     }
     case OpKind::AtomicRMW: case OpKind::AtomicCAS: {

@@ -451,13 +451,17 @@ private:
     case OpKind::Load: case OpKind::Store:
       // Optional hints: cache=cg eviction=evict_last volatile (loads), before the operands.
       while (tok_.kind == Tok::Ident && (tok_.text == "cache" || tok_.text == "eviction" || tok_.text == "volatile" ||
-                                         (tok_.text == "desc" && op->kind == OpKind::Load))) {
+                                         tok_.text == "desc" || tok_.text == "tma")) {
         std::string k = expectIdentAny();
-        if (k == "volatile") {
+        if (k == "tma" && op->kind != OpKind::Store)
+          fail("'tma' marks stores only");
+        if (k == "volatile" && op->kind != OpKind::Load)
+          fail("'volatile' marks loads only");
+        if (k == "volatile" || k == "tma") {
           op->axis = 1;
           continue;
         }
-        if (k == "desc") { // desc=[block shape]: a tensor-descriptor load
+        if (k == "desc") { // desc=[block shape]: a tensor-descriptor load or store
           expect("=");
           op->ints = intList();
           continue;

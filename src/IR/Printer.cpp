@@ -144,7 +144,9 @@ private:
         os_ << " eviction=" << evictionHintName(static_cast<EvictionHint>(op.ival2));
       if (op.kind == OpKind::Load && op.axis)
         os_ << " volatile";
-      if (op.kind == OpKind::Load && !op.ints.empty()) {
+      if (op.kind == OpKind::Store && op.axis)
+        os_ << " tma";
+      if (!op.ints.empty()) {
         os_ << " desc=[";
         for (size_t i = 0; i < op.ints.size(); ++i)
           os_ << (i ? "," : "") << op.ints[i];

@@ -656,7 +656,15 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
     if (va.val.v->type.dtype() != et)
       fail(va.loc, fname + "() value has dtype " + std::string(ir::name(va.val.v->type.dtype())) +
                        " but the descriptor's is " + ir::name(et) + "; convert it with .to(" + ir::name(et) + ")");
-    b->create(ir::OpKind::Store, loc, {ptrs, va.val.v, mask}, {});
+    // The descriptor rides along here too (ir::OpKind::Store), for backends that write with TMA.
+    std::vector<ir::Value *> ops = {ptrs, va.val.v, mask, td.elts[0].v};
+    for (size_t k = 1; k <= 2; ++k)
+      for (auto &e : td.elts[k].elts)
+        ops.push_back(e.v);
+    for (auto &e : offs)
+      ops.push_back(e.v);
+    ir::Op *st = b->create(ir::OpKind::Store, loc, ops, {});
+    st->ints = td.ints;
     return SVal::none();
   }
 

@@ -1,6 +1,7 @@
 // Layout assignment: backward propagation of wanted layouts, then a forward pass that fixes
 // each value's layout and inserts convert_layout where requirements conflict.
 #include "tle/Transforms/LayoutAssignment.h"
+#include "tle/Transforms/TensorMaps.h"
 #include "tle/IR/Layout.h"
 #include "tle/Transforms/AxisInfo.h"
 #include "tle/Transforms/DotLowering.h"
@@ -180,6 +181,10 @@ private:
                    : anchorOf(op.operands[1]) || fromScan(op.operands[1])
                        ? defaultFor(ptr->type, ir::storageBytes(ptr->type.elem.pointee))
                        : accessLayout(ptr, op.operands.size() > 2 ? op.operands[2] : nullptr);
+        // A store written with TMA stages the tile in shared memory from any layout: a value
+        // computed from a dot's accumulator stays in it (no conversion before the staging).
+        if (!strong_.count(ptr) && anchorOf(op.operands[1]) && op.axis)
+          l = *anchorOf(op.operands[1]);
         for (ir::Value *v : op.operands)
           wish(v, l, true);
       }

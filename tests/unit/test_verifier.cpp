@@ -59,6 +59,13 @@ TEST_CASE("verifier: problems are named at their op", "[verifier]") {
        "'neg': expects 1 operand, got 2", 2},
       {"  %1 = reduce sum axis=0 : fp32\n  return\n", "'reduce': expects 1 operand, got 0", 1},
       {"  %1 = constant 1.0 : fp32\n  store %p.0 : *fp32\n  return\n", "'store': expects 2 to 3 operands, got 1", 2},
+      // A store marked for TMA needs its tensor descriptor; a descriptor store lists all of it.
+      {"  %1 = constant 1.0 : fp32\n  store tma %p.0, %1 : *fp32, fp32\n  return\n",
+       "'store': a TMA store needs the tensor descriptor (desc=[...])", 2},
+      {"  %1 = splat %p.0 : *fp32 -> tile<16x16x*fp32>\n  %2 = constant 1.0 : fp32\n"
+       "  %3 = splat %2 : fp32 -> tile<16x16xfp32>\n  store desc=[16,16] %1, %3 : tile<16x16x*fp32>, tile<16x16xfp32>\n"
+       "  return\n",
+       "'store': expects 10 operands, got 2", 4},
       // Terminators.
       {"  yield\n  return\n", "'yield': a terminator must be the last op of its region", 1},
       {"  %1 = constant 0 : i32\n  %2 = constant 4 : i32\n  %3 = constant 1 : i32\n"

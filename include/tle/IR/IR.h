@@ -94,7 +94,11 @@ enum class OpKind {
                ///< the result is never read (a pipeline's prefetch past its loop's end), so a
                ///< copy need not be issued at all.
   Store,       ///< (ptr, value [, i1 mask]) -> (): masked-off lanes write nothing. `ival` =
-               ///< CacheHint, `ival2` = EvictionHint.
+               ///< CacheHint, `ival2` = EvictionHint. A tensor-descriptor store (`ints` = block
+               ///< shape) also lists the descriptor after the mask: base, shape_0..r-1,
+               ///< strides_0..r-1, offsets_0..r-1 (i64). `axis` = 1 ("tma"): written with TMA
+               ///< from the descriptor alone (transforms::markTmaStores; ptr and mask are then
+               ///< splats of the base and of true, kept for the types).
   AtomicRMW,   ///< (ptr, value [, i1 mask]) -> old values: per element, atomically
                ///< *ptr = *ptr OP value (`ival` = AtomicKind) with memory order `ival2`
                ///< (MemSem) and scope `axis` (MemScope); masked-off elements do nothing and

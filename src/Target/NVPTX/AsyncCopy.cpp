@@ -4,6 +4,7 @@
 // layout); cp.async.wait_group and a barrier make a slot's data visible before use.
 #include "Emitter.h"
 #include "tle/Transforms/DotLowering.h"
+#include "tle/Transforms/TensorMaps.h"
 
 #include <llvm/IR/InlineAsm.h>
 
@@ -253,8 +254,24 @@ void Emitter::planAsyncOperands() {
       buf.barBase = smemBase_;
       smemBase_ += 8 * buf.slots;
     }
-  // wgmma staging areas (smemPtr) follow the slots and need the same alignment.
-  bool wgmmaStaging = false;
+  // Tensor-descriptor stores written with TMA get their tensor maps after the loads'.
+  ir::walk(f.body, [&](ir::Op &o) {
+    if (o.kind != OpKind::Store || !o.axis)
+      return;
+    int64_t rowBytes = o.ints[1] * ir::storageBytes(o.operands[1]->type.dtype());
+    std::optional<ir::TensorMapParam> m =
+        o.parent == &f.body && arch == "sm_90a"
+            ? transforms::tensorMapFor(f, o, static_cast<int>(std::min<int64_t>(128, rowBytes)))
+            : std::nullopt;
+    if (!m) // its pointer and mask are placeholders (transforms::markTmaStores)
+      diags.fatal(o.loc, "internal error: a store marked for TMA has no tensor map on " + arch);
+    auto it = std::find(f.tensorMaps.begin(), f.tensorMaps.end(), *m);
+    tmaStores_[&o] = static_cast<int>(it - f.tensorMaps.begin());
+    if (it == f.tensorMaps.end())
+      f.tensorMaps.push_back(*m);
+  });
+  // wgmma and TMA-store staging areas (smemPtr) follow the slots and need the same alignment.
+  bool wgmmaStaging = !tmaStores_.empty();
   ir::walk(f.body, [&](ir::Op &op) { wgmmaStaging |= op.kind == OpKind::Dot && useWgmma(op); });
   if (anySwizzled || wgmmaStaging) {
     smemBase_ = (smemBase_ + 1023) / 1024 * 1024;
@@ -482,73 +499,64 @@ llvm::Value *Emitter::asyncSlotAddr(const ir::Value *v) {
 // --- TMA (PTX ISA §9.7.9.25.5 cp.async.bulk.tensor, §9.7.13.15 mbarrier) ---------------------
 
 std::optional<ir::TensorMapParam> Emitter::tensorMapOf(const ir::Op &load, const AsyncBuffer &buf) const {
-  size_t r = load.ints.size();
-  if (r != 2 || load.operands.size() < 4 + 3 * r || buf.swizzle < 32 || buf.rows > 256 ||
-      load.ints[0] != buf.rows || load.ints[1] != buf.cols)
+  if (load.ints.size() != 2 || load.ints[0] != buf.rows || load.ints[1] != buf.cols)
     return std::nullopt;
-  unsigned eb = buf.elemBytes;
-  // A product of runtime params and constants, each possibly widened to i64 (a widening integer
-  // cast keeps its value; the product is computed in the launcher's int64 as in the kernel).
-  std::function<bool(const ir::Value *, ir::TensorMapParam::Source &, int)> source =
-      [&](const ir::Value *v, ir::TensorMapParam::Source &s, int depth) {
-        // Strictly widening casts only: they keep the value the source type gives its bits, which
-        // is how the launcher reads the param (a same-width cast would reinterpret them).
-        while (v->def && v->def->kind == OpKind::Cast && ir::isInteger(v->def->operands[0]->type.dtype()) &&
-               ir::bitWidth(v->def->operands[0]->type.dtype()) < ir::bitWidth(v->type.dtype()) &&
-               v->def->operands[0]->type.dtype() != ir::DType::I1)
-          v = v->def->operands[0];
-        if (v->owner == &f.body && ir::isInteger(v->type.dtype())) {
-          s.params.push_back(static_cast<int>(v->index));
-          return true;
-        }
-        if (v->def && v->def->kind == OpKind::Constant && v->type.isScalar()) {
-          s.value *= v->def->ival;
-          return true;
-        }
-        // Every multiplication of one product in one width (the kernel's product wraps at 32
-        // bits for an i32 one; so does the launcher's).
-        int bits = static_cast<int>(ir::bitWidth(v->type.dtype()));
-        if (v->def && v->def->kind == OpKind::Mul && v->type.isScalar() && depth < 4 &&
-            (bits == 64 || (bits == 32 && ir::isSigned(v->type.dtype()))) && (depth == 0 || s.bits == bits)) {
-          s.bits = bits;
-          return source(v->def->operands[0], s, depth + 1) && source(v->def->operands[1], s, depth + 1);
-        }
-        return false;
-      };
-  auto sorted = [](ir::TensorMapParam::Source &s) { std::sort(s.params.begin(), s.params.end()); };
-  ir::TensorMapParam m;
-  m.dtype = load.result()->type.dtype();
-  const ir::Value *base = load.operands[3];
-  if (base->owner != &f.body || f.params[base->index].divisibility % 16)
-    return std::nullopt;
-  m.base = static_cast<int>(base->index);
-  m.shape.resize(r);
-  m.strides.resize(r);
-  for (size_t d = 0; d < r; ++d) {
-    if (!source(load.operands[4 + d], m.shape[d], 0) || !source(load.operands[4 + r + d], m.strides[d], 0))
-      return std::nullopt;
-    sorted(m.shape[d]);
-    sorted(m.strides[d]);
-    const ir::TensorMapParam::Source &st = m.strides[d];
-    // What the params promise the stride is a multiple of (their divisibility, capped to keep
-    // the product small), times the constant factor.
-    int64_t multiple = st.value;
-    for (int p : st.params)
-      multiple *= std::min<int64_t>(f.params[p].divisibility, 1024);
-    if (d + 1 == r) {
-      if (!st.params.empty() || st.value != 1)
-        return std::nullopt;
-    } else if (st.value <= 0 || (multiple * eb) % 16 != 0) {
-      return std::nullopt; // TMA needs strides of whole 16-byte units
-    }
-  }
-  m.box = {buf.rows, buf.swizzle / static_cast<int64_t>(eb)};
-  m.swizzle = buf.swizzle;
-  return m;
+  return transforms::tensorMapFor(f, load, buf.swizzle);
 }
 
 llvm::Value *Emitter::tensorMapAddr(int k) {
   return B.CreatePtrToInt(kernel_->getArg(static_cast<unsigned>(f.params.size() + k)), B.getInt64Ty());
+}
+
+void Emitter::emitTmaStore(const ir::Op &op, int map) {
+  const ir::Value *val = op.operands[1];
+  const ir::Layout &l = *val->layout;
+  const int64_t rows = op.ints[0], cols = op.ints[1];
+  const unsigned eb = ir::storageBytes(val->type.dtype());
+  const int swizzle = static_cast<int>(std::min<int64_t>(128, cols * eb));
+  const int64_t perRow = swizzle / eb; // columns of one box
+  reserveShared(rows * cols * eb);
+  barrier(); // earlier readers of the scratch area are done
+  // The tile in the layout TMA reads with this swizzle: column blocks of one swizzle span, each
+  // rows x swizzle bytes (the wgmma operand layout), in 16-byte vectors where the registers hold
+  // them contiguous.
+  const std::vector<llvm::Value *> &r = regs(val);
+  int vec = std::min<int>(ir::contiguousRegisters(l, 1), static_cast<int>(16 / eb));
+  int dupMask = 0; // registers whose bit has a zero basis duplicate a lower register
+  for (size_t i = 0; i < l.reg.size(); ++i)
+    if (std::all_of(l.reg[i].begin(), l.reg[i].end(), [](int64_t x) { return x == 0; }))
+      dupMask |= 1 << i;
+  llvm::Type *ety = storageType(val->type.elem);
+  for (int i = 0; i < l.numRegs(); i += vec) {
+    if (i & dupMask)
+      continue;
+    std::vector<llvm::Value *> c = coord(l, i);
+    llvm::Value *v = llvm::UndefValue::get(llvm::FixedVectorType::get(ety, vec));
+    for (int e = 0; e < vec; ++e)
+      v = B.CreateInsertElement(v, B.CreateBitCast(r[i + e], ety), uint64_t(e));
+    B.CreateAlignedStore(v, smemPtr(swizzledOffset(c[0], c[1], rows, swizzle, eb)), llvm::Align(vec * eb));
+  }
+  auto *vty = llvm::FunctionType::get(B.getVoidTy(), false);
+  // st.shared -> the bulk copy's reads through the async proxy (PTX ISA §9.7.13.4.1 fence.proxy.async).
+  B.CreateCall(vty, llvm::InlineAsm::get(vty, "fence.proxy.async.shared::cta;", "", true));
+  barrier();
+  llvm::Value *first = B.CreateICmpEQ(tid_, B.getInt32(0));
+  const size_t rank = op.ints.size();
+  llvm::Value *y = B.CreateTrunc(scalar(op.operands[4 + 2 * rank]), B.getInt32Ty());
+  llvm::Value *x = B.CreateTrunc(scalar(op.operands[4 + 2 * rank + 1]), B.getInt32Ty());
+  llvm::Value *base = B.CreatePtrToInt(smemPtr(B.getInt32(0)), B.getInt32Ty());
+  auto *cty = llvm::FunctionType::get(
+      B.getVoidTy(), {B.getInt64Ty(), B.getInt32Ty(), B.getInt32Ty(), B.getInt32Ty(), B.getInt1Ty()}, false);
+  auto *copy = llvm::InlineAsm::get(
+      cty, "@$4 cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [$0, {$1, $2}], [$3];", "l,r,r,r,b", true);
+  for (int64_t blk = 0; blk < cols / perRow; ++blk)
+    B.CreateCall(cty, copy,
+                 {tensorMapAddr(map), B.CreateAdd(x, B.getInt32(static_cast<uint32_t>(blk * perRow))), y,
+                  B.CreateAdd(base, B.getInt32(static_cast<uint32_t>(blk * rows * swizzle))), first});
+  // The staging area may be reused (or the block exit) once the copies have read it.
+  auto *pty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt1Ty()}, false);
+  B.CreateCall(pty, llvm::InlineAsm::get(pty, "@$0 cp.async.bulk.commit_group;", "b", true), {first});
+  B.CreateCall(pty, llvm::InlineAsm::get(pty, "@$0 cp.async.bulk.wait_group.read 0;", "b", true), {first});
 }
 
 llvm::Value *Emitter::tmaBarrierAddr(const AsyncBuffer &buf, llvm::Value *slot) {
@@ -573,7 +581,10 @@ void Emitter::initTmaBarriers() {
     B.CreateCall(pty, llvm::InlineAsm::get(pty, "@$1 prefetch.tensormap [$0];", "l,b", true),
                  {tensorMapAddr(static_cast<int>(k)), first});
   // The initialisation must be visible to the other threads and to the async proxy (the TMA
-  // unit completes transactions on these mbarriers).
+  // unit completes transactions on these mbarriers); without TMA loads (only TMA stores) there
+  // are none.
+  if (std::none_of(buffers_.begin(), buffers_.end(), [](const AsyncBuffer &b) { return b.tmaMap >= 0; }))
+    return;
   auto *vty = llvm::FunctionType::get(B.getVoidTy(), false);
   B.CreateCall(vty, llvm::InlineAsm::get(vty, "fence.mbarrier_init.release.cluster;", "", true));
   B.CreateCall(vty, llvm::InlineAsm::get(vty, "fence.proxy.async.shared::cta;", "", true));

@@ -68,6 +68,12 @@ public:
   std::vector<llvm::Value *> regsLike(const ir::Value *v, const ir::Value *like);
   void emitLoad(const ir::Op &op);
   void emitStore(const ir::Op &op);
+  /// A tensor-descriptor store written with TMA (transforms::tmaStore; tensor map `map`): the
+  /// tile goes into a swizzled staging area in shared memory, then thread 0 issues one
+  /// cp.async.bulk.tensor per swizzle span of columns and waits until the copies have read it
+  /// (PTX ISA §9.7.9.25.5.2); TMA leaves out the elements outside the tensor, as the
+  /// descriptor's bounds check does.
+  void emitTmaStore(const ir::Op &op, int map);
   /// tl.reduce / tl.sum / tl.max ...: within threads, across lanes by shuffles, across warps
   /// through shared memory; independent reduces later in the block share the exchange
   /// (reduceBatch).
@@ -322,6 +328,7 @@ private:
   /// Async values that are transposed views (tl.trans) of a slot: their dim 0 is the slot's
   /// contiguous dim.
   std::set<const ir::Value *> asyncTransposed_;
+  std::map<const ir::Op *, int> tmaStores_; ///< TMA stores -> their index into f.tensorMaps
   int smemAlign_ = 16; ///< alignment of the shared buffer (1024: wgmma's swizzle repeats every 1024 bytes)
   std::map<int, int> prologueLoads_;           ///< async loads issued outside loops, per buffer
 };

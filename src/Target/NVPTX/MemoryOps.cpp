@@ -205,6 +205,8 @@ void Emitter::emitLoad(const ir::Op &op) {
 }
 
 void Emitter::emitStore(const ir::Op &op) {
+  if (auto it = tmaStores_.find(&op); it != tmaStores_.end())
+    return emitTmaStore(op, it->second);
   const ir::Value *ptr = op.operands[0];
   const ir::Value *val = op.operands[1];
   const ir::Value *mask = op.operands.size() > 2 ? op.operands[2] : nullptr;

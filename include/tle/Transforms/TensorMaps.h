@@ -1,0 +1,36 @@
+// Tensor maps for tensor-descriptor accesses (tl.make_tensor_descriptor) that the NVPTX backend
+// copies with TMA (PTX ISA §9.7.9.25.5, cp.async.bulk.tensor): which accesses qualify and the
+// CUtensorMap the launcher builds for them (ir::TensorMapParam, listed in the module metadata).
+#pragma once
+
+#include "tle/IR/IR.h"
+
+#include <optional>
+
+namespace tle::transforms {
+
+/// The tensor map of a rank-2 tensor-descriptor load or store (`access`: ir::OpKind::Load or
+/// Store with the descriptor's base, shape, strides and offsets as operands 3..), copied in boxes
+/// of all the block's rows and one swizzle span (`swizzle` bytes: 32, 64 or 128) of columns.
+/// Requires: the base a kernel param promised 16-byte aligned; every shape and stride a product
+/// of integer params and constants (so the launcher can compute it); the last stride the
+/// constant 1 and the others whole 16-byte units; at most 256 rows (a box dim's limit) and the
+/// block's row a whole number of swizzle spans. Otherwise nullopt (the access stays ordinary
+/// loads or stores).
+std::optional<ir::TensorMapParam> tensorMapFor(const ir::Function &f, const ir::Op &access, int swizzle);
+
+/// Whether the NVPTX backend writes the tensor-descriptor store `store` with TMA
+/// (cp.async.bulk.tensor from a swizzled staging tile in shared memory): on sm_90a, a rank-2
+/// store at the kernel's top level after which nothing reads or writes global memory, of at least
+/// 32 bytes per row, whose tensor map tensorMapFor builds with min(128, row bytes) swizzle. Layout
+/// assignment then lets the stored value keep its own layout (the staging tile takes any).
+bool tmaStore(const ir::Function &f, const ir::Op &store);
+
+/// Marks every store tmaStore accepts as written with TMA (ir::Op::axis = 1, printed "tma") and
+/// replaces its pointer and mask tiles by splats of the descriptor's base and of true, which it
+/// no longer reads: their index arithmetic becomes dead code, and the tile takes any layout for
+/// free. Run before layout assignment (canonicalize does, first thing; DCE then removes the
+/// arithmetic); the NVPTX backend writes marked stores with TMA. Returns how many it marked.
+unsigned markTmaStores(ir::Function &f);
+
+} // namespace tle::transforms

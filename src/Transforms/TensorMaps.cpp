@@ -1,0 +1,129 @@
+// Tensor maps (CUtensorMap) for tensor-descriptor accesses copied with TMA, and which
+// descriptor stores the NVPTX backend writes with TMA.
+#include "tle/Transforms/TensorMaps.h"
+
+#include <algorithm>
+#include <functional>
+
+namespace tle::transforms {
+
+using ir::OpKind;
+
+std::optional<ir::TensorMapParam> tensorMapFor(const ir::Function &f, const ir::Op &access, int swizzle) {
+  size_t r = access.ints.size();
+  if (r != 2 || access.operands.size() < 4 + 3 * r || (swizzle != 32 && swizzle != 64 && swizzle != 128) ||
+      access.ints[0] > 256)
+    return std::nullopt;
+  const ir::Op &load = access;
+  const ir::DType dtype = access.kind == OpKind::Store ? access.operands[1]->type.dtype() : access.result()->type.dtype();
+  unsigned eb = ir::storageBytes(dtype);
+  if (access.ints[1] * eb < swizzle || (access.ints[1] * eb) % swizzle)
+    return std::nullopt; // whole boxes of one swizzle span of columns
+  // A product of runtime params and constants, each possibly widened to i64 (a widening integer
+  // cast keeps its value; the product is computed in the launcher's int64 as in the kernel).
+  std::function<bool(const ir::Value *, ir::TensorMapParam::Source &, int)> source =
+      [&](const ir::Value *v, ir::TensorMapParam::Source &s, int depth) {
+        // Strictly widening casts only: they keep the value the source type gives its bits, which
+        // is how the launcher reads the param (a same-width cast would reinterpret them).
+        while (v->def && v->def->kind == OpKind::Cast && ir::isInteger(v->def->operands[0]->type.dtype()) &&
+               ir::bitWidth(v->def->operands[0]->type.dtype()) < ir::bitWidth(v->type.dtype()) &&
+               v->def->operands[0]->type.dtype() != ir::DType::I1)
+          v = v->def->operands[0];
+        if (v->owner == &f.body && ir::isInteger(v->type.dtype())) {
+          s.params.push_back(static_cast<int>(v->index));
+          return true;
+        }
+        if (v->def && v->def->kind == OpKind::Constant && v->type.isScalar()) {
+          s.value *= v->def->ival;
+          return true;
+        }
+        // Every multiplication of one product in one width (the kernel's product wraps at 32
+        // bits for an i32 one; so does the launcher's).
+        int bits = static_cast<int>(ir::bitWidth(v->type.dtype()));
+        if (v->def && v->def->kind == OpKind::Mul && v->type.isScalar() && depth < 4 &&
+            (bits == 64 || (bits == 32 && ir::isSigned(v->type.dtype()))) && (depth == 0 || s.bits == bits)) {
+          s.bits = bits;
+          return source(v->def->operands[0], s, depth + 1) && source(v->def->operands[1], s, depth + 1);
+        }
+        return false;
+      };
+  auto sorted = [](ir::TensorMapParam::Source &s) { std::sort(s.params.begin(), s.params.end()); };
+  ir::TensorMapParam m;
+  m.dtype = dtype;
+  const ir::Value *base = load.operands[3];
+  if (base->owner != &f.body || f.params[base->index].divisibility % 16)
+    return std::nullopt;
+  m.base = static_cast<int>(base->index);
+  m.shape.resize(r);
+  m.strides.resize(r);
+  for (size_t d = 0; d < r; ++d) {
+    if (!source(load.operands[4 + d], m.shape[d], 0) || !source(load.operands[4 + r + d], m.strides[d], 0))
+      return std::nullopt;
+    sorted(m.shape[d]);
+    sorted(m.strides[d]);
+    const ir::TensorMapParam::Source &st = m.strides[d];
+    // What the params promise the stride is a multiple of (their divisibility, capped to keep
+    // the product small), times the constant factor.
+    int64_t multiple = st.value;
+    for (int p : st.params)
+      multiple *= std::min<int64_t>(f.params[p].divisibility, 1024);
+    if (d + 1 == r) {
+      if (!st.params.empty() || st.value != 1)
+        return std::nullopt;
+    } else if (st.value <= 0 || (multiple * eb) % 16 != 0) {
+      return std::nullopt; // TMA needs strides of whole 16-byte units
+    }
+  }
+  m.box = {access.ints[0], swizzle / static_cast<int64_t>(eb)};
+  m.swizzle = swizzle;
+  return m;
+}
+
+bool tmaStore(const ir::Function &f, const ir::Op &store) {
+  if (f.arch != "sm_90a" || store.kind != OpKind::Store || store.ints.size() != 2 || store.parent != &f.body)
+    return false;
+  const ir::DType t = store.operands[1]->type.dtype();
+  int64_t rowBytes = store.ints[1] * ir::storageBytes(t);
+  if (t == ir::DType::I1 || rowBytes < 32)
+    return false;
+  // Nothing after it may read or write global memory: the bulk copy writes through the async
+  // proxy and completes after the kernel's last generic access; a later load or atomic of the
+  // same addresses would need a wait for its completion and a proxy fence.
+  bool after = false, later = false;
+  for (auto &o : f.body.ops) {
+    if (o.get() == &store) {
+      after = true;
+      continue;
+    }
+    if (!after)
+      continue;
+    auto visit = [&](ir::Op &x) {
+      later |= x.kind == OpKind::Load || x.kind == OpKind::Store || x.kind == OpKind::AtomicRMW ||
+               x.kind == OpKind::AtomicCAS || x.kind == OpKind::InlineAsm || x.kind == OpKind::Print ||
+               x.kind == OpKind::Assert;
+    };
+    visit(*o);
+    for (auto &r : o->regions)
+      ir::walk(*r, visit);
+  }
+  return !later && tensorMapFor(f, store, static_cast<int>(std::min<int64_t>(128, rowBytes))).has_value();
+}
+
+unsigned markTmaStores(ir::Function &f) {
+  unsigned n = 0;
+  for (auto it = f.body.ops.begin(); it != f.body.ops.end(); ++it) {
+    ir::Op &st = **it;
+    if (st.kind != OpKind::Store || st.axis || !tmaStore(f, st))
+      continue;
+    ir::Builder b(&f.body);
+    b.setInsertionPoint(&f.body, it);
+    const std::vector<int64_t> &shape = st.operands[0]->type.shape;
+    st.operands[0] = b.splat(st.loc, st.operands[3], shape);
+    st.operands[2] = b.splat(st.loc, b.constInt(st.loc, ir::DType::I1, 1), shape);
+    st.axis = 1;
+    ++n;
+  }
+  return n;
+}
+
+} // namespace tle::transforms
