@@ -541,6 +541,16 @@ void runVectorAdd(Report &rep, const Device &dev, const Options &opt) {
 // matmul_persistent (examples/matmul_persistent.tle: a grid-stride loop over the output tiles)
 // ------------------------------------------------------------------------------------------------
 
+/// The matmul examples' shapes. M, N, K and the strides are multiples of 16 (the signature's :16)
+/// but not of the blocks in the ragged cases (out-of-bounds parts of tiles read as zeros), K = 16
+/// runs one iteration of a three-stage pipeline (prefetches past the end are not issued), and
+/// K = 0 none (C is zero; tensor descriptors then describe empty tensors).
+struct MatmulShape {
+  int64_t m, n, k;
+};
+constexpr MatmulShape kMatmulShapes[] = {{256, 512, 1024}, {304, 272, 80}, {128, 256, 16},
+                                         {16, 16, 48},     {528, 784, 336}, {128, 256, 0}};
+
 void runMatmul(Report &rep, const Device &dev, const Options &opt, const char *example) {
   std::optional<Kernel> k;
   if (!loadKernel(rep, dev, opt, example, "matmul_kernel", k))
@@ -550,13 +560,7 @@ void runMatmul(Report &rep, const Device &dev, const Options &opt, const char *e
   std::printf("----  %s: %zu TMA descriptor(s) built at launch\n", example, ki.tensorMaps.size());
   const bool persistent = std::string(example) == "matmul_persistent";
   Stream stream(dev);
-  // M, N, K and the strides are multiples of 16 (the signature's :16) but not of the blocks in
-  // the ragged cases (out-of-bounds parts of tiles read as zeros), K = 16 runs one iteration
-  // of a three-stage pipeline (prefetches past the end are not issued), and K = 0 none (C is
-  // zero; matmul_tma's descriptors then describe empty tensors).
-  struct Shape { int64_t m, n, k; };
-  for (Shape sh : {Shape{256, 512, 1024}, Shape{304, 272, 80}, Shape{128, 256, 16}, Shape{16, 16, 48},
-                   Shape{528, 784, 336}, Shape{128, 256, 0}}) {
+  for (MatmulShape sh : kMatmulShapes) {
     std::string what = fmt::format("{} {}x{}x{}", example, sh.m, sh.n, sh.k);
     guarded(rep, what, [&] {
       std::mt19937 rng(uint32_t(sh.m * 7 + sh.n * 3 + sh.k));
@@ -616,9 +620,7 @@ void runMatmulTn(Report &rep, const Device &dev, const Options &opt, const char 
   const int64_t bm = ki.constexprInt("BLOCK_M").value_or(128), bn = ki.constexprInt("BLOCK_N").value_or(128);
   const bool tf32 = std::string(example) == "matmul_tn_tf32";
   Stream stream(dev);
-  struct Shape { int64_t m, n, k; };
-  for (Shape sh : {Shape{256, 512, 1024}, Shape{304, 272, 80}, Shape{128, 256, 16}, Shape{16, 16, 48},
-                   Shape{528, 784, 336}, Shape{128, 256, 0}}) {
+  for (MatmulShape sh : kMatmulShapes) {
     std::string what = fmt::format("{} {}x{}x{}", example, sh.m, sh.n, sh.k);
     guarded(rep, what, [&] {
       std::mt19937 rng(uint32_t(sh.m * 5 + sh.n * 11 + sh.k));
