@@ -51,7 +51,9 @@ bool wgmmaDot(const ir::Op &dot, const std::string &arch, int numWarps) {
   // Whole warpgroups, all warps along M (the accumulator layout gives warps to M first), and
   // every operand dim at least 32 bytes (the narrowest swizzle) and a whole number of k steps.
   int64_t kStep = 32 / static_cast<int64_t>(ir::storageBytes(dot.operands[0]->type.dtype()));
-  return numWarps % 4 == 0 && M % (16 * numWarps) == 0 && N % 16 == 0 && K % kStep == 0;
+  ir::DType acc = plan.kind == DotPlan::Kind::MmaI8 ? ir::DType::I32 : ir::DType::F32;
+  return numWarps % 4 == 0 && M % (16 * numWarps) == 0 && N % 16 == 0 && K % kStep == 0 &&
+         dot.result()->type.dtype() == acc;
 }
 
 bool wgmmaNeedsKMajor(ir::DType t) { return ir::storageBytes(t) != 2; }

@@ -239,8 +239,8 @@ void Emitter::emitBlock(const ir::Block &b) {
     if (&b == &f.body && scratchBase_ && i > lastAsyncTopOp_) {
       auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
       B.CreateCall(fty, llvm::InlineAsm::get(fty, "cp.async.wait_all;", "", true));
-      if (!f.tensorMaps.empty())
-        invalidateTmaBarriers();
+      if (std::any_of(buffers_.begin(), buffers_.end(), [](const AsyncBuffer &buf) { return buf.tmaMap >= 0; }))
+        invalidateTmaBarriers(); // TMA loads' mbarriers (TMA stores have none)
       scratchBase_ = 0;
     }
     if (batchedReduces_.erase(op.get())) { // emitted with an earlier reduce's batch
