@@ -124,6 +124,36 @@ Layout blockedLayoutWithVector(const std::vector<int64_t> &shape, int numWarps, 
   return l;
 }
 
+Layout kContiguousLayout(const std::vector<int64_t> &shape, int numWarps, unsigned elemBytes) {
+  assert(shape.size() == 2);
+  Layout l;
+  l.shape = shape;
+  const int64_t K = shape[0], N = shape[1];
+  int64_t k = 1, n = 1; // the next coordinate bit to give out along each dim
+  for (int64_t vec = std::min<int64_t>(std::max(1u, 16 / std::max(1u, elemBytes)), K); k < vec; k *= 2)
+    l.reg.push_back({k, 0});
+  auto take = [&](std::vector<Layout::Basis> &into) { // N first, then K, then replicas
+    if (n < N) {
+      into.push_back({0, n});
+      n *= 2;
+    } else if (k < K) {
+      into.push_back({k, 0});
+      k *= 2;
+    } else {
+      into.push_back({0, 0});
+    }
+  };
+  for (int i = 0; i < 5; ++i)
+    take(l.lane);
+  for (int i = 0; i < log2Exact(numWarps); ++i)
+    take(l.warp);
+  for (; k < K; k *= 2)
+    l.reg.push_back({k, 0});
+  for (; n < N; n *= 2)
+    l.reg.push_back({0, n});
+  return l;
+}
+
 Layout sliceLayout(const Layout &l, unsigned axis) {
   Layout r;
   r.shape = l.shape;

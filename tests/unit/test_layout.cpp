@@ -227,3 +227,25 @@ TEST_CASE("int8 mma.sync operand layouts are the m16n8k32 fragments of the PTX I
   CHECK(holders(b4).size() == size_t(64 * 64));
   CHECK(mmaKStep(MmaKind::I8) == 32);
 }
+
+TEST_CASE("kContiguousLayout: 16 bytes of K per thread, lanes along N, every element held", "[layout]") {
+  struct Case {
+    int64_t K, N;
+    int warps;
+    unsigned eb;
+  };
+  for (Case c : {Case{32, 128, 4, 4}, Case{32, 256, 8, 4}, Case{32, 64, 4, 4}, Case{64, 64, 4, 1},
+                 Case{128, 256, 8, 1}, Case{16, 16, 4, 4}}) {
+    Layout l = kContiguousLayout({c.K, c.N}, c.warps, c.eb);
+    INFO("K=" << c.K << " N=" << c.N << " warps=" << c.warps << " eb=" << c.eb << ": " << l.str());
+    CHECK(contiguousRegisters(l, 0) >= std::min<int64_t>(16 / c.eb, c.K));
+    // The first lanes go along N: lane bit i is column 2^i while N allows.
+    for (int i = 0; i < 5 && (int64_t(1) << i) < c.N; ++i)
+      CHECK(l.lane[size_t(i)] == Layout::Basis{0, int64_t(1) << i});
+    auto h = holders(l);
+    CHECK(h.size() == size_t(c.K * c.N));
+    int64_t threads = 32 * c.warps, copies = std::max<int64_t>(1, threads * l.numRegs() / (c.K * c.N));
+    for (auto &[e, n] : h)
+      CHECK(n == copies);
+  }
+}

@@ -50,6 +50,14 @@ int replicatedRegisterBits(const Layout &l);
 /// lanes/warps replicate.
 Layout blockedLayout(const std::vector<int64_t> &shape, int numWarps, unsigned elemBytes);
 
+/// A layout of a [K, N] tile for storing it K-contiguous (a wgmma operand of tf32, fp8 or int8,
+/// which has no transposed form, staged from registers): each thread holds 16 bytes of
+/// consecutive K (capped by K) as its first registers, so the staging stores are 16-byte
+/// vectors; lanes, then warps, go along N first (a warp's load of one register reads a whole
+/// row of N, coalesced), then along K; leftover extent becomes more registers (K, then N), and
+/// leftover lanes or warps replicate.
+Layout kContiguousLayout(const std::vector<int64_t> &shape, int numWarps, unsigned elemBytes);
+
 /// blockedLayout with `vec` contiguous elements per thread along the last dim (a power of two,
 /// capped by the dim) instead of 16 bytes' worth: with vec = 1 a warp's 32 lanes hold 32
 /// consecutive elements, so an access that cannot be vectorised is still coalesced.

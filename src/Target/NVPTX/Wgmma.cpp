@@ -110,6 +110,18 @@ void Emitter::emitWgmma(const ir::Op &op) {
         llvm::Value *val = llvm::UndefValue::get(llvm::FixedVectorType::get(ety, vec));
         for (int e = 0; e < vec; ++e)
           val = B.CreateInsertElement(val, r[i + e], uint64_t(e));
+        if (eb == 1 && vec % 4 == 0) {
+          // Bytes packed into 32-bit words here: NVPTX scalarises a stored vector of bytes into
+          // one st.shared.u32 per word instead of one st.shared.v4.u32.
+          llvm::Value *words = llvm::UndefValue::get(llvm::FixedVectorType::get(i32, vec / 4));
+          for (int w = 0; w < vec / 4; ++w) {
+            llvm::Value *word = B.getInt32(0);
+            for (int e = 0; e < 4; ++e)
+              word = B.CreateOr(word, B.CreateShl(B.CreateZExt(B.CreateBitCast(r[i + 4 * w + e], B.getInt8Ty()), i32), 8 * e));
+            words = B.CreateInsertElement(words, word, uint64_t(w));
+          }
+          val = words;
+        }
         llvm::Value *off = swizzledOffset(c[1 - d], c[d], ops[k].rows, ops[k].swizzle, eb);
         off = B.CreateAdd(off, B.getInt32(static_cast<uint32_t>(stageOff[k])));
         B.CreateAlignedStore(val, smemPtr(off), llvm::Align(vec * eb));
