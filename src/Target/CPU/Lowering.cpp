@@ -382,6 +382,10 @@ bool Lowering::emitOp(const ir::Op &op) {
     emitLoad(op);
     return true;
   case OpKind::Store:
+    // A store marked for TMA (sm_90a) no longer has its pointers and mask: only the NVPTX
+    // backend can write it (transforms::markTmaStores).
+    if (op.axis)
+      return unsupported(op, "it is marked 'tma' (written from its tensor descriptor on sm_90a)");
     emitStore(op);
     return true;
   case OpKind::Reduce:

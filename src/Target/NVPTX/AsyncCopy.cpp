@@ -264,7 +264,8 @@ void Emitter::planAsyncOperands() {
             ? transforms::tensorMapFor(f, o, static_cast<int>(std::min<int64_t>(128, rowBytes)))
             : std::nullopt;
     if (!m) // its pointer and mask are placeholders (transforms::markTmaStores)
-      diags.fatal(o.loc, "internal error: a store marked for TMA has no tensor map on " + arch);
+      diags.fatal(o.loc, "a store marked 'tma' is written from its tensor descriptor with TMA, which needs sm_90a, "
+                         "the kernel's top level and a tensor map built from the params; here the target is " + arch);
     auto it = std::find(f.tensorMaps.begin(), f.tensorMaps.end(), *m);
     tmaStores_[&o] = static_cast<int>(it - f.tensorMaps.begin());
     if (it == f.tensorMaps.end())
