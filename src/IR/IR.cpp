@@ -482,6 +482,23 @@ struct Verifier {
   }
 
   /// The cache, eviction and volatile hints of a Load or Store.
+  /// A tensor-descriptor load's or store's operands from index 3 (`p`: its pointer tile's type):
+  /// the base, a scalar pointer to the pointee; shape, strides and offsets, i64 scalars; then
+  /// (loads only, by arity) i1 guards.
+  bool descriptorOperands(const Op &op, const Type &p) {
+    if (op.ints != p.shape)
+      return fail(op, "the descriptor's block shape must be the pointer tile's shape");
+    const Type &base = op.operands[3]->type;
+    if (!base.isScalar() || !base.elem.isPointer() || base.elem.pointee != p.elem.pointee)
+      return fail(op, "the descriptor's base must be a scalar pointer of the accessed type");
+    size_t guards = 4 + 3 * op.ints.size();
+    for (size_t i = 4; i < op.operands.size(); ++i)
+      if (op.operands[i]->type != Type(ScalarType{i < guards ? DType::I64 : DType::I1}))
+        return fail(op, i < guards ? "the descriptor's shape, strides and offsets must be i64 scalars"
+                                   : "a descriptor load's guards must be i1 scalars");
+    return true;
+  }
+
   bool memoryHints(const Op &op) {
     auto c = static_cast<CacheHint>(op.ival);
     bool load = op.kind == OpKind::Load;
@@ -662,18 +679,8 @@ struct Verifier {
         return fail(op, "mask must be i1 of the pointer's shape");
       if (op.operands.size() > 2 && op.operands[2]->type != op.result()->type)
         return fail(op, "other must have the result type");
-      if (!op.ints.empty()) { // a tensor-descriptor load: base, shape, strides, offsets
-        if (op.ints != p.shape)
-          return fail(op, "the descriptor's block shape must be the pointer tile's shape");
-        const Type &base = op.operands[3]->type;
-        if (!base.isScalar() || !base.elem.isPointer() || base.elem.pointee != p.elem.pointee)
-          return fail(op, "the descriptor's base must be a scalar pointer of the loaded type");
-        size_t guards = 4 + 3 * op.ints.size();
-        for (size_t i = 4; i < op.operands.size(); ++i)
-          if (op.operands[i]->type != Type(ScalarType{i < guards ? DType::I64 : DType::I1}))
-            return fail(op, i < guards ? "the descriptor's shape, strides and offsets must be i64 scalars"
-                                       : "a descriptor load's guards must be i1 scalars");
-      }
+      if (!op.ints.empty() && !descriptorOperands(op, p)) // base, shape, strides, offsets, guards
+        return false;
       return memoryHints(op);
     }
     case OpKind::Store: {
@@ -682,18 +689,10 @@ struct Verifier {
         return fail(op, "expects (ptr, value of the pointee type) of one shape");
       if (op.operands.size() > 2 && op.operands[2]->type != p.withElem(ScalarType{DType::I1}))
         return fail(op, "mask must be i1 of the pointer's shape");
-      if (!op.ints.empty()) { // a tensor-descriptor store: mask, then base, shape, strides, offsets
-        if (op.ints != p.shape)
-          return fail(op, "the descriptor's block shape must be the pointer tile's shape");
-        const Type &base = op.operands[3]->type;
-        if (!base.isScalar() || !base.elem.isPointer() || base.elem.pointee != p.elem.pointee)
-          return fail(op, "the descriptor's base must be a scalar pointer of the stored type");
-        for (size_t i = 4; i < op.operands.size(); ++i)
-          if (op.operands[i]->type != Type(ScalarType{DType::I64}))
-            return fail(op, "the descriptor's shape, strides and offsets must be i64 scalars");
-      } else if (op.axis) {
+      if (!op.ints.empty() && !descriptorOperands(op, p)) // mask, then base, shape, strides, offsets
+        return false;
+      if (op.ints.empty() && op.axis)
         return fail(op, "a TMA store needs the tensor descriptor (desc=[...])");
-      }
       return memoryHints(op);
     }
     case OpKind::AtomicRMW: case OpKind::AtomicCAS: {

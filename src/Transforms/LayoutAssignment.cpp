@@ -183,8 +183,8 @@ private:
                        : accessLayout(ptr, op.operands.size() > 2 ? op.operands[2] : nullptr);
         // A store written with TMA stages the tile in shared memory from any layout: a value
         // computed from a dot's accumulator stays in it (no conversion before the staging).
-        if (!strong_.count(ptr) && anchorOf(op.operands[1]) && op.axis)
-          l = *anchorOf(op.operands[1]);
+        if (const Layout *a = op.axis && !strong_.count(ptr) ? anchorOf(op.operands[1]) : nullptr)
+          l = *a;
         for (ir::Value *v : op.operands)
           wish(v, l, true);
       }

@@ -191,8 +191,7 @@ private:
       if (op->kind != OpKind::Load)
         continue;
       ir::DType t = op->result()->type.dtype();
-      bool kMajorOnly = (t == ir::DType::F32 || ir::isFP8(t) || t == ir::DType::I8 || t == ir::DType::U8) &&
-                        f_.arch == "sm_90a" && wgmmaKMajorOperand(op->result(), users);
+      bool kMajorOnly = transforms::wgmmaNeedsKMajor(t) && wgmmaKMajorOperand(op->result(), users);
       if (op->result()->type.rank() != 2 || (t != ir::DType::F16 && t != ir::DType::BF16 && !kMajorOnly) ||
           !feedsDotOnly(op->result(), 0))
         continue;

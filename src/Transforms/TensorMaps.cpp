@@ -14,7 +14,6 @@ std::optional<ir::TensorMapParam> tensorMapFor(const ir::Function &f, const ir::
   if (r != 2 || access.operands.size() < 4 + 3 * r || (swizzle != 32 && swizzle != 64 && swizzle != 128) ||
       access.ints[0] > 256)
     return std::nullopt;
-  const ir::Op &load = access;
   const ir::DType dtype = access.kind == OpKind::Store ? access.operands[1]->type.dtype() : access.result()->type.dtype();
   unsigned eb = ir::storageBytes(dtype);
   if (access.ints[1] * eb < swizzle || (access.ints[1] * eb) % swizzle)
@@ -50,14 +49,14 @@ std::optional<ir::TensorMapParam> tensorMapFor(const ir::Function &f, const ir::
   auto sorted = [](ir::TensorMapParam::Source &s) { std::sort(s.params.begin(), s.params.end()); };
   ir::TensorMapParam m;
   m.dtype = dtype;
-  const ir::Value *base = load.operands[3];
+  const ir::Value *base = access.operands[3];
   if (base->owner != &f.body || f.params[base->index].divisibility % 16)
     return std::nullopt;
   m.base = static_cast<int>(base->index);
   m.shape.resize(r);
   m.strides.resize(r);
   for (size_t d = 0; d < r; ++d) {
-    if (!source(load.operands[4 + d], m.shape[d], 0) || !source(load.operands[4 + r + d], m.strides[d], 0))
+    if (!source(access.operands[4 + d], m.shape[d], 0) || !source(access.operands[4 + r + d], m.strides[d], 0))
       return std::nullopt;
     sorted(m.shape[d]);
     sorted(m.strides[d]);
@@ -77,6 +76,10 @@ std::optional<ir::TensorMapParam> tensorMapFor(const ir::Function &f, const ir::
   m.box = {access.ints[0], swizzle / static_cast<int64_t>(eb)};
   m.swizzle = swizzle;
   return m;
+}
+
+int tmaStoreSwizzle(const ir::Op &store) {
+  return static_cast<int>(std::min<int64_t>(128, store.ints[1] * ir::storageBytes(store.operands[1]->type.dtype())));
 }
 
 bool tmaStore(const ir::Function &f, const ir::Op &store) {
@@ -106,7 +109,7 @@ bool tmaStore(const ir::Function &f, const ir::Op &store) {
     for (auto &r : o->regions)
       ir::walk(*r, visit);
   }
-  return !later && tensorMapFor(f, store, static_cast<int>(std::min<int64_t>(128, rowBytes))).has_value();
+  return !later && tensorMapFor(f, store, tmaStoreSwizzle(store)).has_value();
 }
 
 unsigned markTmaStores(ir::Function &f) {

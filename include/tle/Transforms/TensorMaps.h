@@ -19,6 +19,10 @@ namespace tle::transforms {
 /// loads or stores).
 std::optional<ir::TensorMapParam> tensorMapFor(const ir::Function &f, const ir::Op &access, int swizzle);
 
+/// The swizzle span (bytes) of a TMA store's staging tile and boxes: a row of the block, at most
+/// 128 (the widest swizzle).
+int tmaStoreSwizzle(const ir::Op &store);
+
 /// Whether the NVPTX backend writes the tensor-descriptor store `store` with TMA
 /// (cp.async.bulk.tensor from a swizzled staging tile in shared memory): on sm_90a, a rank-2
 /// store at the kernel's top level after which nothing reads or writes global memory, of at least

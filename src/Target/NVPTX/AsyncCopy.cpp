@@ -258,11 +258,9 @@ void Emitter::planAsyncOperands() {
   ir::walk(f.body, [&](ir::Op &o) {
     if (o.kind != OpKind::Store || !o.axis)
       return;
-    int64_t rowBytes = o.ints[1] * ir::storageBytes(o.operands[1]->type.dtype());
-    std::optional<ir::TensorMapParam> m =
-        o.parent == &f.body && arch == "sm_90a"
-            ? transforms::tensorMapFor(f, o, static_cast<int>(std::min<int64_t>(128, rowBytes)))
-            : std::nullopt;
+    std::optional<ir::TensorMapParam> m = o.parent == &f.body && arch == "sm_90a"
+                                              ? transforms::tensorMapFor(f, o, transforms::tmaStoreSwizzle(o))
+                                              : std::nullopt;
     if (!m) // its pointer and mask are placeholders (transforms::markTmaStores)
       diags.fatal(o.loc, "a store marked 'tma' is written from its tensor descriptor with TMA, which needs sm_90a, "
                          "the kernel's top level and a tensor map built from the params; here the target is " + arch);
@@ -511,32 +509,14 @@ llvm::Value *Emitter::tensorMapAddr(int k) {
 
 void Emitter::emitTmaStore(const ir::Op &op, int map) {
   const ir::Value *val = op.operands[1];
-  const ir::Layout &l = *val->layout;
   const int64_t rows = op.ints[0], cols = op.ints[1];
   const unsigned eb = ir::storageBytes(val->type.dtype());
-  const int swizzle = static_cast<int>(std::min<int64_t>(128, cols * eb));
+  const int swizzle = transforms::tmaStoreSwizzle(op);
   const int64_t perRow = swizzle / eb; // columns of one box
   reserveShared(rows * cols * eb);
   barrier(); // earlier readers of the scratch area are done
-  // The tile in the layout TMA reads with this swizzle: column blocks of one swizzle span, each
-  // rows x swizzle bytes (the wgmma operand layout), in 16-byte vectors where the registers hold
-  // them contiguous.
-  const std::vector<llvm::Value *> &r = regs(val);
-  int vec = std::min<int>(ir::contiguousRegisters(l, 1), static_cast<int>(16 / eb));
-  int dupMask = 0; // registers whose bit has a zero basis duplicate a lower register
-  for (size_t i = 0; i < l.reg.size(); ++i)
-    if (std::all_of(l.reg[i].begin(), l.reg[i].end(), [](int64_t x) { return x == 0; }))
-      dupMask |= 1 << i;
-  llvm::Type *ety = storageType(val->type.elem);
-  for (int i = 0; i < l.numRegs(); i += vec) {
-    if (i & dupMask)
-      continue;
-    std::vector<llvm::Value *> c = coord(l, i);
-    llvm::Value *v = llvm::UndefValue::get(llvm::FixedVectorType::get(ety, vec));
-    for (int e = 0; e < vec; ++e)
-      v = B.CreateInsertElement(v, B.CreateBitCast(r[i + e], ety), uint64_t(e));
-    B.CreateAlignedStore(v, smemPtr(swizzledOffset(c[0], c[1], rows, swizzle, eb)), llvm::Align(vec * eb));
-  }
+  // The tile in the layout TMA reads with this swizzle (the wgmma operand layout).
+  storeSwizzled(val, 1, rows, swizzle, 0);
   auto *vty = llvm::FunctionType::get(B.getVoidTy(), false);
   // st.shared -> the bulk copy's reads through the async proxy (PTX ISA §9.7.13.4.1 fence.proxy.async).
   B.CreateCall(vty, llvm::InlineAsm::get(vty, "fence.proxy.async.shared::cta;", "", true));
@@ -558,6 +538,35 @@ void Emitter::emitTmaStore(const ir::Op &op, int map) {
   auto *pty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt1Ty()}, false);
   B.CreateCall(pty, llvm::InlineAsm::get(pty, "@$0 cp.async.bulk.commit_group;", "b", true), {first});
   B.CreateCall(pty, llvm::InlineAsm::get(pty, "@$0 cp.async.bulk.wait_group.read 0;", "b", true), {first});
+}
+
+void Emitter::storeSwizzled(const ir::Value *v, int contig, int64_t rows, int swizzle, int64_t base) {
+  const ir::Layout &l = *v->layout;
+  const std::vector<llvm::Value *> &r = regs(v);
+  const unsigned eb = ir::storageBytes(v->type.dtype());
+  const int vec = std::min<int>(ir::contiguousRegisters(l, static_cast<unsigned>(contig)), static_cast<int>(16 / eb));
+  const int dupMask = ir::replicatedRegisterBits(l);
+  llvm::Type *ety = llvmType(v->type.elem), *i32 = B.getInt32Ty();
+  for (int i = 0; i < l.numRegs(); i += vec) {
+    if (i & dupMask)
+      continue;
+    std::vector<llvm::Value *> c = coord(l, i);
+    llvm::Value *val = llvm::UndefValue::get(llvm::FixedVectorType::get(ety, vec));
+    for (int e = 0; e < vec; ++e)
+      val = B.CreateInsertElement(val, r[i + e], uint64_t(e));
+    if (eb == 1 && vec % 4 == 0) {
+      llvm::Value *words = llvm::UndefValue::get(llvm::FixedVectorType::get(i32, vec / 4));
+      for (int w = 0; w < vec / 4; ++w) {
+        llvm::Value *word = B.getInt32(0);
+        for (int e = 0; e < 4; ++e)
+          word = B.CreateOr(word, B.CreateShl(B.CreateZExt(B.CreateBitCast(r[i + 4 * w + e], B.getInt8Ty()), i32), 8 * e));
+        words = B.CreateInsertElement(words, word, uint64_t(w));
+      }
+      val = words;
+    }
+    llvm::Value *off = swizzledOffset(c[1 - contig], c[contig], rows, swizzle, eb);
+    B.CreateAlignedStore(val, smemPtr(B.CreateAdd(off, B.getInt32(static_cast<uint32_t>(base)))), llvm::Align(vec * eb));
+  }
 }
 
 llvm::Value *Emitter::tmaBarrierAddr(const AsyncBuffer &buf, llvm::Value *slot) {
@@ -584,7 +593,7 @@ void Emitter::initTmaBarriers() {
   // The initialisation must be visible to the other threads and to the async proxy (the TMA
   // unit completes transactions on these mbarriers); without TMA loads (only TMA stores) there
   // are none.
-  if (std::none_of(buffers_.begin(), buffers_.end(), [](const AsyncBuffer &b) { return b.tmaMap >= 0; }))
+  if (!tmaLoads())
     return;
   auto *vty = llvm::FunctionType::get(B.getVoidTy(), false);
   B.CreateCall(vty, llvm::InlineAsm::get(vty, "fence.mbarrier_init.release.cluster;", "", true));

@@ -239,7 +239,7 @@ void Emitter::emitBlock(const ir::Block &b) {
     if (&b == &f.body && scratchBase_ && i > lastAsyncTopOp_) {
       auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
       B.CreateCall(fty, llvm::InlineAsm::get(fty, "cp.async.wait_all;", "", true));
-      if (std::any_of(buffers_.begin(), buffers_.end(), [](const AsyncBuffer &buf) { return buf.tmaMap >= 0; }))
+      if (tmaLoads())
         invalidateTmaBarriers(); // TMA loads' mbarriers (TMA stores have none)
       scratchBase_ = 0;
     }

@@ -9,6 +9,7 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -74,6 +75,16 @@ public:
   /// (PTX ISA §9.7.9.25.5.2); TMA leaves out the elements outside the tensor, as the
   /// descriptor's bounds check does.
   void emitTmaStore(const ir::Op &op, int map);
+  /// Stores tile `v` (its registers in its layout) into shared memory at byte offset `base` in
+  /// the swizzled layout that wgmma and TMA read: dim `contig` of the tile becomes the
+  /// contiguous one, in column blocks of `swizzle` bytes, each `rows` rows (swizzledOffset).
+  /// 16-byte vectors where the registers are contiguous along `contig` (bytes packed into
+  /// 32-bit words first, which NVPTX would store one word at a time); replicated registers once.
+  void storeSwizzled(const ir::Value *v, int contig, int64_t rows, int swizzle, int64_t base);
+  /// Whether some async operand class is copied with TMA (and so has mbarriers to set up and retire).
+  bool tmaLoads() const {
+    return std::any_of(buffers_.begin(), buffers_.end(), [](const AsyncBuffer &buf) { return buf.tmaMap >= 0; });
+  }
   /// tl.reduce / tl.sum / tl.max ...: within threads, across lanes by shuffles, across warps
   /// through shared memory; independent reduces later in the block share the exchange
   /// (reduceBatch).

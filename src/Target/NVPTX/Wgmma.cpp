@@ -96,37 +96,9 @@ void Emitter::emitWgmma(const ir::Op &op) {
   if (staging) {
     reserveShared(staging);
     barrier(); // earlier readers of the staging area are done
-    for (unsigned k = 0; k < 2; ++k) {
-      if (stagedDim[k] < 0)
-        continue;
-      const ir::Value *v = op.operands[k];
-      const ir::Layout &l = *v->layout;
-      const auto &r = regs(v);
-      int d = stagedDim[k];
-      int vec = std::min<int>(ir::contiguousRegisters(l, static_cast<unsigned>(d)), static_cast<int>(16 / eb));
-      llvm::Type *ety = llvmType(v->type.elem);
-      for (int i = 0; i < l.numRegs(); i += vec) {
-        std::vector<llvm::Value *> c = coord(l, i);
-        llvm::Value *val = llvm::UndefValue::get(llvm::FixedVectorType::get(ety, vec));
-        for (int e = 0; e < vec; ++e)
-          val = B.CreateInsertElement(val, r[i + e], uint64_t(e));
-        if (eb == 1 && vec % 4 == 0) {
-          // Bytes packed into 32-bit words here: NVPTX scalarises a stored vector of bytes into
-          // one st.shared.u32 per word instead of one st.shared.v4.u32.
-          llvm::Value *words = llvm::UndefValue::get(llvm::FixedVectorType::get(i32, vec / 4));
-          for (int w = 0; w < vec / 4; ++w) {
-            llvm::Value *word = B.getInt32(0);
-            for (int e = 0; e < 4; ++e)
-              word = B.CreateOr(word, B.CreateShl(B.CreateZExt(B.CreateBitCast(r[i + 4 * w + e], B.getInt8Ty()), i32), 8 * e));
-            words = B.CreateInsertElement(words, word, uint64_t(w));
-          }
-          val = words;
-        }
-        llvm::Value *off = swizzledOffset(c[1 - d], c[d], ops[k].rows, ops[k].swizzle, eb);
-        off = B.CreateAdd(off, B.getInt32(static_cast<uint32_t>(stageOff[k])));
-        B.CreateAlignedStore(val, smemPtr(off), llvm::Align(vec * eb));
-      }
-    }
+    for (unsigned k = 0; k < 2; ++k)
+      if (stagedDim[k] >= 0)
+        storeSwizzled(op.operands[k], stagedDim[k], ops[k].rows, ops[k].swizzle, stageOff[k]);
   }
   if (asyncA || asyncB)
     waitAsyncOperands(op, /*asyncProxy=*/true);
