@@ -58,6 +58,21 @@ bool wgmmaDot(const ir::Op &dot, const std::string &arch, int numWarps) {
 
 bool wgmmaNeedsKMajor(ir::DType t) { return ir::storageBytes(t) != 2; }
 
+bool mmaSyncSlotOperand(const ir::Op &dot, unsigned k, bool transposed, const std::string &arch, int numWarps) {
+  if (k > 1 || (transposed && k == 0) || wgmmaDot(dot, arch, numWarps))
+    return false;
+  switch (planDot(dot, numWarps).kind) {
+  case DotPlan::Kind::MmaF16:
+    return !transposed;
+  case DotPlan::Kind::MmaTF32:
+    return true;
+  case DotPlan::Kind::MmaI8:
+    return k == 0 || transposed;
+  default:
+    return false;
+  }
+}
+
 unsigned widenFp8Dots(ir::Function &f) {
   std::vector<ir::Op *> dots;
   ir::walk(f.body, [&](ir::Op &op) {

@@ -183,17 +183,42 @@ private:
       }
       return true;
     };
+    // A tf32 or int8 operand of mma.sync dots of this body only, each reading it as one operand
+    // that it takes from a slot (transforms::mmaSyncSlotOperand), directly or through tl.trans.
+    auto mmaSyncSlot = [&](const ir::Value *v) {
+      auto reads = [&](const ir::Op *d, const ir::Value *x, bool transposed) {
+        if (d->kind != OpKind::Dot || d->parent != &body || (d->operands[0] == x) == (d->operands[1] == x))
+          return false;
+        return transforms::mmaSyncSlotOperand(*d, d->operands[0] == x ? 0 : 1, transposed, f_.arch, f_.numWarps);
+      };
+      auto it = users.find(v);
+      if (it == users.end())
+        return false;
+      for (const ir::Op *u : it->second) {
+        if (reads(u, v, false))
+          continue;
+        if (u->kind == OpKind::Permute && u->parent == &body && u->ints == std::vector<int64_t>{1, 0}) {
+          auto pu = users.find(u->result());
+          if (pu != users.end() && std::all_of(pu->second.begin(), pu->second.end(),
+                                               [&](const ir::Op *d) { return reads(d, u->result(), true); }))
+            continue;
+        }
+        return false;
+      }
+      return true;
+    };
     std::vector<ir::Op *> loads;
     ir::Op *yieldOp = body.terminator();
     for (auto &op : body.ops) {
-      // Only the operands the NVPTX backend copies into shared memory: 16-bit ones, and on
-      // sm_90a tf32, fp8 and int8 ones that reach wgmma K-major.
-      if (op->kind != OpKind::Load)
+      // Only the operands the NVPTX backend copies into shared memory: 16-bit ones; tf32, fp8
+      // and int8 ones that reach wgmma K-major (sm_90a); tf32 and int8 ones that mma.sync reads
+      // from a slot.
+      if (op->kind != OpKind::Load || op->result()->type.rank() != 2)
         continue;
       ir::DType t = op->result()->type.dtype();
+      bool b16 = t == ir::DType::F16 || t == ir::DType::BF16;
       bool kMajorOnly = transforms::wgmmaNeedsKMajor(t) && wgmmaKMajorOperand(op->result(), users);
-      if (op->result()->type.rank() != 2 || (t != ir::DType::F16 && t != ir::DType::BF16 && !kMajorOnly) ||
-          !feedsDotOnly(op->result(), 0))
+      if (!((b16 || kMajorOnly) && feedsDotOnly(op->result(), 0)) && !(!b16 && mmaSyncSlot(op->result())))
         continue;
       std::set<const ir::Value *> seen;
       bool ok = true;

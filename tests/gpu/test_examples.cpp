@@ -70,7 +70,7 @@ std::string defaultCubinDir() {
                "usage: tle-gpu-tests [--cubin-dir DIR] [--arch ARCH] [--device N] "
                "[--only NAME[,NAME...]]\n"
                "  NAME: runtime, vector_add, softmax, layernorm, matmul, matmul_tma, matmul_persistent,\n"
-               "        matmul_tn, matmul_tn_tf32\n");
+               "        matmul_tf32, matmul_tn, matmul_tn_tf32\n");
   std::exit(status);
 }
 
@@ -538,7 +538,8 @@ void runVectorAdd(Report &rep, const Device &dev, const Options &opt) {
 // ------------------------------------------------------------------------------------------------
 // matmul (examples/matmul.tle: pointer tiles, cp.async), matmul_tma (examples/matmul_tma.tle:
 // tensor descriptors, TMA on sm_90a with descriptors the runtime builds at launch) and
-// matmul_persistent (examples/matmul_persistent.tle: a grid-stride loop over the output tiles)
+// matmul_persistent (examples/matmul_persistent.tle: a grid-stride loop over the output tiles);
+// matmul_tf32 (matmul.tle on fp32 operands: TF32 tensor cores)
 // ------------------------------------------------------------------------------------------------
 
 /// The matmul examples' shapes. M, N, K and the strides are multiples of 16 (the signature's :16)
@@ -559,18 +560,35 @@ void runMatmul(Report &rep, const Device &dev, const Options &opt, const char *e
   const int64_t bm = ki.constexprInt("BLOCK_M").value_or(128), bn = ki.constexprInt("BLOCK_N").value_or(128);
   std::printf("----  %s: %zu TMA descriptor(s) built at launch\n", example, ki.tensorMaps.size());
   const bool persistent = std::string(example) == "matmul_persistent";
+  // matmul_tf32: fp32 operands multiplied in TF32, fp32 output holding the fp16-rounded result.
+  const bool tf32 = std::string(example) == "matmul_tf32";
+  const size_t outBytes = tf32 ? 4 : 2;
   Stream stream(dev);
   for (MatmulShape sh : kMatmulShapes) {
     std::string what = fmt::format("{} {}x{}x{}", example, sh.m, sh.n, sh.k);
     guarded(rep, what, [&] {
       std::mt19937 rng(uint32_t(sh.m * 7 + sh.n * 3 + sh.k));
       std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-      std::vector<Half> a(size_t(std::max<int64_t>(sh.m * sh.k, 1))), b(size_t(std::max<int64_t>(sh.k * sh.n, 1)));
-      for (Half &x : a)
-        x = Half::fromFloat(dist(rng));
-      for (Half &x : b)
-        x = Half::fromFloat(dist(rng));
-      DeviceBuffer da = DeviceBuffer::fromHost(dev, a), db = DeviceBuffer::fromHost(dev, b);
+      const size_t na = size_t(std::max<int64_t>(sh.m * sh.k, 1)), nb = size_t(std::max<int64_t>(sh.k * sh.n, 1));
+      // Operands as doubles for the reference, and their device bytes.
+      std::vector<double> a(na), b(nb);
+      std::vector<Half> ah(na), bh(nb);
+      std::vector<float> af(na), bf(nb);
+      for (size_t i = 0; i < na + nb; ++i) {
+        bool isA = i < na;
+        size_t j = isA ? i : i - na;
+        float x = dist(rng);
+        if (tf32) {
+          (isA ? af : bf)[j] = x;
+        } else {
+          Half h = Half::fromFloat(x);
+          (isA ? ah : bh)[j] = h;
+          x = h.toFloat();
+        }
+        (isA ? a : b)[j] = x;
+      }
+      DeviceBuffer da = tf32 ? DeviceBuffer::fromHost(dev, af) : DeviceBuffer::fromHost(dev, ah);
+      DeviceBuffer db = tf32 ? DeviceBuffer::fromHost(dev, bf) : DeviceBuffer::fromHost(dev, bh);
       const unsigned tiles = unsigned(((sh.m + bm - 1) / bm) * ((sh.n + bn - 1) / bn));
       // matmul_persistent: every grid size computes all of C (one program, three programs that
       // share tiles unevenly, one per SM or one per tile).
@@ -579,27 +597,39 @@ void runMatmul(Report &rep, const Device &dev, const Options &opt, const char *e
         grids = {1, 3, std::max(1u, std::min(tiles, unsigned(dev.smCount())))};
       for (unsigned grid : grids) {
         // A poisoned row past the output checks that nothing is written beyond M x N.
-        DeviceBuffer dc(dev, size_t((sh.m + 1) * sh.n) * 2);
+        DeviceBuffer dc(dev, size_t((sh.m + 1) * sh.n) * outBytes);
         dc.fillBytes(0xff);
         k->launch(grid, stream, da, db, dc, int32_t(sh.m), int32_t(sh.n), int32_t(sh.k), int32_t(std::max<int64_t>(sh.k, 16)),
                   int32_t(sh.n), int32_t(sh.n));
         stream.synchronize();
-        std::vector<Half> c = dc.toHost<Half>();
-        // fp32 accumulation of fp16 products, rounded to fp16 once.
-        Errors e(1e-3, 2e-3);
+        std::vector<Half> ch;
+        std::vector<float> cf;
+        if (tf32)
+          cf = dc.toHost<float>();
+        else
+          ch = dc.toHost<Half>();
+        auto got = [&](size_t at) { return tf32 ? double(cf[at]) : double(ch[at].toFloat()); };
+        // fp16: fp32 accumulation of fp16 products, rounded to fp16 once. TF32: each product
+        // within 2^-9 of itself (10 of 23 mantissa bits kept), then the fp16 rounding (2^-11).
+        Errors e(tf32 ? 1e-6 : 1e-3, tf32 ? 0x1p-8 + 0x1p-11 : 2e-3);
         for (int64_t i = 0; i < sh.m; ++i)
           for (int64_t j = 0; j < sh.n; ++j) {
             double want = 0, scale = 0;
             for (int64_t t = 0; t < sh.k; ++t) {
-              double p = double(a[size_t(i * sh.k + t)].toFloat()) * double(b[size_t(t * sh.n + j)].toFloat());
+              double p = a[size_t(i * sh.k + t)] * b[size_t(t * sh.n + j)];
               want += p;
               scale += std::fabs(p);
             }
-            e.add(fmt::format("c[{}][{}]", i, j), c[size_t(i * sh.n + j)].toFloat(), want, std::max(scale, std::fabs(want)));
+            e.add(fmt::format("c[{}][{}]", i, j), got(size_t(i * sh.n + j)), want, std::max(scale, std::fabs(want)));
           }
-        for (int64_t j = 0; j < sh.n; ++j)
-          if (c[size_t(sh.m * sh.n + j)].bits != 0xffff && e.bad++ == 0)
+        for (int64_t j = 0; j < sh.n; ++j) {
+          size_t at = size_t(sh.m * sh.n + j);
+          uint32_t bits = tf32 ? 0 : ch[at].bits;
+          if (tf32)
+            std::memcpy(&bits, &cf[at], 4);
+          if (bits != (tf32 ? 0xffffffffu : 0xffffu) && e.bad++ == 0)
             e.firstBad = fmt::format("c[{}][{}]: written outside the output", sh.m, j);
+        }
         rep.check(e.ok(), fmt::format("{:<28} grid={:<6} {}", what, grid, e.summary()));
       }
     });
@@ -877,6 +907,8 @@ int main(int argc, char **argv) {
       runMatmul(rep, dev, opt, "matmul_tma");
     if (want("matmul_persistent"))
       runMatmul(rep, dev, opt, "matmul_persistent");
+    if (want("matmul_tf32"))
+      runMatmul(rep, dev, opt, "matmul_tf32");
     if (want("matmul_tn"))
       runMatmulTn(rep, dev, opt, "matmul_tn");
     if (want("matmul_tn_tf32"))

@@ -48,6 +48,7 @@ struct MockFunction {
   std::string name;
   std::vector<size_t> paramSizes;
   bool int8Operands = false; ///< the module's metadata types the first param *i8 (matmul_tn)
+  bool fp32Operands = false; ///< ... or *fp32 (matmul_tf32, matmul_tn_tf32)
   int maxDynamicShared = 48 * 1024;
 };
 
@@ -227,8 +228,10 @@ static MockModule *parseModule(const std::string &text) {
     m->metadata.assign(json.begin(), json.end());
     m->metadata.push_back(0);
     m->hasMetadata = true;
-    for (auto &[name, fn] : m->functions)
+    for (auto &[name, fn] : m->functions) {
       fn.int8Operands = json.find("\"type\": \"*i8\"") != std::string::npos;
+      fn.fp32Operands = json.find("\"type\": \"*fp32\"") != std::string::npos;
+    }
   } else if (md != std::string::npos) {
     size_t brace = text.find('{', md), end = text.find('}', brace);
     std::string list = text.substr(brace + 1, end - brace - 1);
@@ -303,8 +306,11 @@ static void runEmulated(const MockFunction &f, unsigned gx, unsigned bx, void **
         Y[long(row) * stride + c] = (x[c] - mean) * rstd * W[c] + B[c];
     }
   } else if (f.name == "matmul_kernel") { // examples/matmul.tle, matmul_tma.tle, matmul_persistent.tle, fp16
+    // (matmul_tf32: fp32 operands, fp32 output holding the fp16-rounded result)
     auto A = arg<const _Float16 *>(args, 0), Bm = arg<const _Float16 *>(args, 1);
     auto C = arg<_Float16 *>(args, 2);
+    auto Af = arg<const float *>(args, 0), Bf = arg<const float *>(args, 1);
+    auto Cf = arg<float *>(args, 2);
     int M = arg<int>(args, 3), N = arg<int>(args, 4), K = arg<int>(args, 5);
     int lda = arg<int>(args, 6), ldb = arg<int>(args, 7), ldc = arg<int>(args, 8);
     // matmul_tma: the runtime appends the TMA descriptors of A and B (the fake
@@ -315,16 +321,20 @@ static void runEmulated(const MockFunction &f, unsigned gx, unsigned bx, void **
     std::vector<float> a(size_t(M) * K), bt(size_t(N) * K); // converted once, B transposed
     for (int i = 0; i < M; ++i)
       for (int t = 0; t < K; ++t)
-        a[size_t(i) * K + t] = float(A[long(i) * lda + t]);
+        a[size_t(i) * K + t] = f.fp32Operands ? Af[long(i) * lda + t] : float(A[long(i) * lda + t]);
     for (int t = 0; t < K; ++t)
       for (int j = 0; j < N; ++j)
-        bt[size_t(j) * K + t] = float(Bm[long(t) * ldb + j]);
+        bt[size_t(j) * K + t] = f.fp32Operands ? Bf[long(t) * ldb + j] : float(Bm[long(t) * ldb + j]);
     for (int i = 0; i < M; ++i)
       for (int j = 0; j < N; ++j) {
         float acc = 0;
         for (int t = 0; t < K; ++t)
           acc += a[size_t(i) * K + t] * bt[size_t(j) * K + t];
-        C[long(i) * ldc + j] = _Float16(mapsOk ? acc : NAN);
+        _Float16 c = _Float16(mapsOk ? acc : NAN);
+        if (f.fp32Operands)
+          Cf[long(i) * ldc + j] = float(c);
+        else
+          C[long(i) * ldc + j] = c;
       }
   } else if (f.name == "matmul_tn_kernel") { // examples/matmul_tn.tle: int8 -> int32 or fp32 -> fp32
     int M = arg<int>(args, 3), N = arg<int>(args, 4), K = arg<int>(args, 5);

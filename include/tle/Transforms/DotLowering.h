@@ -39,6 +39,14 @@ bool wgmmaDot(const ir::Op &dot, const std::string &arch, int numWarps);
 /// the transpose flags exist for 16-bit types only): true for tf32 (fp32 storage), fp8 and int8.
 bool wgmmaNeedsKMajor(ir::DType t);
 
+/// Whether a tl.dot that runs on mma.sync (not wgmma: wgmmaDot is false) reads its operand `k`
+/// (0: A, 1: B) straight from a cp.async slot of padded rows, with the operand loaded as is
+/// (`transposed` false: A as [M, K], B as [K, N]) or as tl.trans of an [N, K] tile (`transposed`,
+/// B only). fp16/bf16 (m16n8k16): A and B as loaded, both read with ldmatrix (B with .trans).
+/// tf32 (m16n8k8): A as loaded, B either way (its 32-bit fragments are read one by one, PTX ISA
+/// §9.7.14.5.7). int8/uint8 (m16n8k32): A as loaded, B only transposed, since ldmatrix has no
+/// transpose for bytes (§9.7.14.5.8); an int8 B given as [K, N] is staged from registers.
+bool mmaSyncSlotOperand(const ir::Op &dot, unsigned k, bool transposed, const std::string &arch, int numWarps);
 /// Bytes of one shared-memory slot of a pipelined [rows, cols] dot operand (elemBytes each), as
 /// the NVPTX backend lays it out: for wgmma (`swizzled`) unpadded rows, the slot rounded up to
 /// 1024 bytes (the swizzle pattern's alignment); for mma.sync rows padded by 16 bytes against

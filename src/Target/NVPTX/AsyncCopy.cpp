@@ -134,23 +134,26 @@ void Emitter::planAsyncOperands() {
           continue;
         // wgmma reads tf32, fp8 and int8 operands only K-major: A as loaded ([M, K], K
         // contiguous), B only through a transposed view of an [N, K] tile (below); mma.sync
-        // reads 16-bit operands from slots.
+        // reads what transforms::mmaSyncSlotOperand lists.
         bool kMajorOnly = transforms::wgmmaNeedsKMajor(v->type.dtype());
-        if (u->kind == OpKind::Dot && k <= 1 &&
-            (kMajorOnly ? k == 0 && useWgmma(*u)
-                        : transforms::planDot(*u, f.numWarps).kind == transforms::DotPlan::Kind::MmaF16) &&
-            (operandIdx < 0 || operandIdx == int(k)) && (!dot || useWgmma(*dot) == useWgmma(*u))) {
+        auto fromSlot = [&](const ir::Op &d, unsigned idx, bool transposed) {
+          if (!useWgmma(d))
+            return transforms::mmaSyncSlotOperand(d, idx, transposed, arch, f.numWarps);
+          return !kMajorOnly || idx == (transposed ? 1u : 0u);
+        };
+        if (u->kind == OpKind::Dot && k <= 1 && fromSlot(*u, k, false) && (operandIdx < 0 || operandIdx == int(k)) &&
+            (!dot || useWgmma(*dot) == useWgmma(*u))) {
           operandIdx = static_cast<int>(k);
           dot = u;
           continue;
         }
-        // tl.trans of the tile feeding a wgmma operand alone: the dot reads the slot with the
+        // tl.trans of the tile feeding one dot operand alone: the dot reads the slot with the
         // other major order (the view shares the slot).
         if (u->kind == OpKind::Permute && u->result()->type.rank() == 2 && u->ints == std::vector<int64_t>{1, 0}) {
           const auto &pu = uses[u->result()];
-          if (pu.size() == 1 && pu[0].first->kind == OpKind::Dot && pu[0].second <= 1 && useWgmma(*pu[0].first) &&
-              (!transforms::wgmmaNeedsKMajor(v->type.dtype()) || pu[0].second == 1) &&
-              (operandIdx < 0 || operandIdx == int(pu[0].second)) && (!dot || useWgmma(*dot))) {
+          if (pu.size() == 1 && pu[0].first->kind == OpKind::Dot && pu[0].second <= 1 &&
+              fromSlot(*pu[0].first, pu[0].second, true) && (operandIdx < 0 || operandIdx == int(pu[0].second)) &&
+              (!dot || useWgmma(*dot) == useWgmma(*pu[0].first))) {
             operandIdx = static_cast<int>(pu[0].second);
             dot = pu[0].first;
             transposedViews.push_back(u->result());

@@ -76,8 +76,13 @@ void Emitter::emitDot(const ir::Op &op) {
   llvm::Type *ety = llvmType(op.operands[0]->type.elem);
   const ir::Layout &la = *op.operands[0]->layout, &lb = *op.operands[1]->layout;
   const auto &ra = regs(op.operands[0]), &rb = regs(op.operands[1]);
-  // Operands that arrive through cp.async already sit in their shared-memory slot.
-  bool asyncA = f16 && isAsync(op.operands[0]), asyncB = f16 && isAsync(op.operands[1]);
+  // Operands that arrive through cp.async already sit in their shared-memory slot, with rows
+  // padded as the staging area's (planAsyncOperands admits only what transforms::mmaSyncSlotOperand
+  // lists): fp16 A [M][K] and B [K][N]; tf32 A [M][K] and B as [K][N] or, through tl.trans,
+  // [N][K]; int8 A [M][K] and B^T [N][K].
+  bool asyncA = isAsync(op.operands[0]), asyncB = isAsync(op.operands[1]);
+  bool slotBT = asyncB && asyncTransposed_.count(op.operands[1]) > 0; // B's slot holds [N][K]
+  assert(!(f16 && slotBT) && !(i8 && asyncB && !slotBT));
   waitAsyncOperands(op);
   bool staged = !(asyncA && asyncB);
   if (staged)
@@ -105,7 +110,7 @@ void Emitter::emitDot(const ir::Op &op) {
   if (f16) {
     if (!asyncB)
       stage(lb, rb, ldB, bytesA);
-  } else {
+  } else if (!asyncB) {
     for (int r = 0; r < lb.numRegs(); ++r) {
       std::vector<llvm::Value *> c = coord(lb, r); // (k, n)
       B.CreateAlignedStore(rb[r], smemPtr(offsetIn(ldB, c[1], c[0], bytesA)), llvm::Align(eb));
@@ -171,21 +176,28 @@ void Emitter::emitDot(const ir::Op &op) {
   // address is a per-thread base (lane and warp bits, computed once) plus a constant (register
   // bits) written into the ld.shared instruction.
   std::map<std::string, llvm::Value *> threadBase;
-  auto fragment = [&](const ir::Layout &l, int idx, bool transposed, int64_t ld, int64_t base) -> llvm::Value * {
+  // `k` is the operand (0: A, 1: B); an async one is read from its slot, whose row length
+  // replaces `ld`.
+  auto fragment = [&](unsigned k, const ir::Layout &l, int idx, bool transposed, int64_t ld,
+                      int64_t base) -> llvm::Value * {
     const auto &lw = laneWarpCoord(l);
     ir::Layout::Basis rc = l.regCoord(idx);
     int row = transposed ? 1 : 0, col = transposed ? 0 : 1;
+    bool inSlot = k == 0 ? asyncA : asyncB;
+    if (inSlot)
+      ld = asyncBuffer(op.operands[k]).ld;
     std::string key = l.str() + (transposed ? "T" : "N");
     llvm::Value *&tb = threadBase[key];
     if (!tb)
-      tb = smemAddr32(offsetIn(ld, lw[row], lw[col], base));
+      tb = operandAddr32(k, ld, lw[row], lw[col], base);
     int64_t constOff = (rc[row] * ld + rc[col]) * eb;
     auto *ft = llvm::FunctionType::get(ety, {i32t}, false);
     std::string t = "ld.shared.f32 $0, [$1+" + std::to_string(constOff) + "];";
     return B.CreateCall(ft, llvm::InlineAsm::get(ft, t, "=f,r", /*hasSideEffects=*/true), {tb});
   };
-  auto loadA = [&](int idx) { return fragment(plan.a, idx, false, ldA, 0); };
-  auto loadB = [&](int idx) { return fragment(plan.b, idx, true, ldB, bytesA); };
+  auto loadA = [&](int idx) { return fragment(0, plan.a, idx, false, ldA, 0); };
+  // B is staged as [N][K]; a slot holds [N][K] through tl.trans, else [K][N] as loaded.
+  auto loadB = [&](int idx) { return fragment(1, plan.b, idx, !asyncB || slotBT, ldB, bytesA); };
 
   llvm::Type *i32 = i32t;
   auto tf32 = [&](llvm::Value *x) {

@@ -143,7 +143,7 @@ public:
     /// 0: rows padded to `ld` (read with ldmatrix); 32, 64 or 128: the wgmma swizzled layout
     /// with that swizzle width (swizzledOffset).
     int swizzle = 0;
-    unsigned elemBytes = 2; ///< 2 (fp16, bf16) or 1 (fp8)
+    unsigned elemBytes = 2; ///< 2 (fp16, bf16), 4 (tf32) or 1 (fp8, int8)
     /// Copied with TMA (sm_90a, loads through a tensor descriptor): the index of its descriptor
     /// in f.tensorMaps, else -1. A TMA value's "register" counts the buffer's fills modulo
     /// 2 * slots: slot = count % slots, and the fill completes the phase of parity
