@@ -306,8 +306,10 @@ private:
       DotPlan plan = planDot(op, f_.numWarps);
       keepVector_.insert(op.operands[0]);
       const ir::Value *b = op.operands[1];
+      // A B carried into the loop (a loop argument: `prefetch` pipelined its load) arrives in a
+      // cp.async slot, which needs the load's 16-byte vectors; the dot restages it from there.
       if (transforms::wgmmaDot(op, f_.arch, f_.numWarps) && transforms::wgmmaNeedsKMajor(b->type.dtype()) &&
-          !(b->def && b->def->kind == OpKind::Permute) && b->type.rank() == 2) {
+          !(b->def && b->def->kind == OpKind::Permute) && b->def && b->type.rank() == 2) {
         // A tf32 / fp8 / int8 B of [K, N] (not a transposed view of [N, K]) is staged
         // K-contiguous for wgmma, which has no transpose for these types. Lanes along N (a warp's
         // load still reads whole rows) and 16 bytes of K in registers: the staging stores are

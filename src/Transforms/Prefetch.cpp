@@ -40,9 +40,10 @@ public:
   /// layout conversions inside the loop (the epilogue's reuses the slots). sm_80 allows 163 KiB.
   int64_t pipelineBytes() const { return (f_.arch == "sm_80" ? 160 : 192) * 1024; }
   /// Bytes one slot of a prefetched [rows, cols] tile takes as the NVPTX backend lays it out:
-  /// swizzled for wgmma except on sm_80 (mma.sync, padded rows).
-  int64_t slotBytes(const ir::Type &t) const {
-    return asyncSlotBytes(t.shape[0], t.shape[1], ir::storageBytes(t.dtype()), f_.arch != "sm_80");
+  /// swizzled for wgmma except on sm_80 (mma.sync, padded rows) and for a restaged operand
+  /// (`wgmmaSlot` false: padded rows).
+  int64_t slotBytes(const ir::Type &t, bool wgmmaSlot) const {
+    return asyncSlotBytes(t.shape[0], t.shape[1], ir::storageBytes(t.dtype()), f_.arch != "sm_80" && wgmmaSlot);
   }
 
   void block(ir::Block &b) {
@@ -133,10 +134,12 @@ private:
     return ops;
   }
 
-  /// Whether the tile `v` reaches only wgmma dots (transforms::wgmmaDot), K-major, as wgmma
-  /// reads tf32, fp8 and int8 operands: as A directly ([M, K]), or as B through tl.trans of an
-  /// [N, K] tile.
-  bool wgmmaKMajorOperand(const ir::Value *v, const std::map<const ir::Value *, std::vector<const ir::Op *>> &users) const {
+  /// Whether the tile `v` reaches only wgmma dots (transforms::wgmmaDot) as one operand, as
+  /// wgmma reads tf32, fp8 and int8 operands: A directly ([M, K], K-major), B through tl.trans
+  /// of an [N, K] tile (K-major), or B directly ([K, N]: the backend restages it K-major from
+  /// its slot; `restaged` is set).
+  bool wgmmaKMajorOperand(const ir::Value *v, const std::map<const ir::Value *, std::vector<const ir::Op *>> &users,
+                          bool &restaged) const {
     auto it = users.find(v);
     if (it == users.end())
       return false;
@@ -144,6 +147,10 @@ private:
     for (const ir::Op *u : it->second) {
       if (wgmma(u) && u->operands[0] == v && u->operands[1] != v)
         continue;
+      if (wgmma(u) && u->operands[1] == v && u->operands[0] != v) {
+        restaged = true;
+        continue;
+      }
       if (u->kind == OpKind::Permute && u->ints == std::vector<int64_t>{1, 0}) {
         auto pu = users.find(u->result());
         if (pu != users.end() && std::all_of(pu->second.begin(), pu->second.end(), [&](const ir::Op *d) {
@@ -208,6 +215,7 @@ private:
       return true;
     };
     std::vector<ir::Op *> loads;
+    std::set<const ir::Op *> restagedLoads; // their slots have padded rows (not swizzled)
     ir::Op *yieldOp = body.terminator();
     for (auto &op : body.ops) {
       // Only the operands the NVPTX backend copies into shared memory: 16-bit ones; tf32, fp8
@@ -217,7 +225,19 @@ private:
         continue;
       ir::DType t = op->result()->type.dtype();
       bool b16 = t == ir::DType::F16 || t == ir::DType::BF16;
-      bool kMajorOnly = transforms::wgmmaNeedsKMajor(t) && wgmmaKMajorOperand(op->result(), users);
+      bool restaged = false;
+      bool kMajorOnly = transforms::wgmmaNeedsKMajor(t) && wgmmaKMajorOperand(op->result(), users, restaged);
+      // A restaged B is worth a slot only when cp.async can copy it in 16-byte vectors; else it
+      // stays a load into registers that the dot stages K-contiguous (layout assignment gives
+      // such a load 16 bytes of K per thread).
+      if (kMajorOnly && restaged) {
+        if (!axis_)
+          axis_ = std::make_unique<AxisInfoAnalysis>(f_);
+        const ir::Value *ptr = op->operands[0];
+        int64_t vec = std::min(ptr->type.shape.back(),
+                               axis_->accessVector(ptr, op->operands.size() > 1 ? op->operands[1] : nullptr));
+        kMajorOnly = vec * static_cast<int64_t>(ir::storageBytes(t)) >= 16;
+      }
       if (!((b16 || kMajorOnly) && feedsDotOnly(op->result(), 0)) && !(!b16 && mmaSyncSlot(op->result())))
         continue;
       std::set<const ir::Value *> seen;
@@ -234,8 +254,11 @@ private:
         std::set<const ir::Value *> s2;
         ok = ok && cloneable(yieldOp->operands[a - 1], s2);
       }
-      if (ok)
+      if (ok) {
         loads.push_back(op.get());
+        if (kMajorOnly && restaged)
+          restagedLoads.insert(op.get());
+      }
     }
     if (loads.empty() || !addressesRecomputable(forOp, loads))
       return;
@@ -246,7 +269,7 @@ private:
     int depth = stages >= 2 ? stages - 1 : stages == 1 ? 0 : kDefaultStages - 1;
     int64_t bytesPerStage = 0;
     for (ir::Op *load : loads)
-      bytesPerStage += slotBytes(load->result()->type);
+      bytesPerStage += slotBytes(load->result()->type, !restagedLoads.count(load));
     int asked = depth;
     while (depth > 1 && (depth + 1) * bytesPerStage > pipelineBytes())
       --depth;

@@ -108,7 +108,7 @@ void Emitter::planAsyncOperands() {
   bool anySwizzled = false;
   for (const ir::Value *root : roots) {
     const std::vector<const ir::Value *> &vs = members[root];
-    bool ok = true, hasLoad = false, vec16 = true;
+    bool ok = true, hasLoad = false, vec16 = true, restaged = false;
     int operandIdx = -1, carried = 0;
     std::vector<const ir::Value *> transposedViews;
     const ir::Op *dot = nullptr;
@@ -133,7 +133,8 @@ void Emitter::planAsyncOperands() {
         if (u->kind == OpKind::Yield && u->parent->parent && u->parent->parent->kind == OpKind::For)
           continue;
         // wgmma reads tf32, fp8 and int8 operands only K-major: A as loaded ([M, K], K
-        // contiguous), B only through a transposed view of an [N, K] tile (below); mma.sync
+        // contiguous), B through a transposed view of an [N, K] tile (below); such a B given as
+        // [K, N] is restaged K-major from its slot by the dot (AsyncBuffer::restaged). mma.sync
         // reads what transforms::mmaSyncSlotOperand lists.
         bool kMajorOnly = transforms::wgmmaNeedsKMajor(v->type.dtype());
         auto fromSlot = [&](const ir::Op &d, unsigned idx, bool transposed) {
@@ -141,11 +142,15 @@ void Emitter::planAsyncOperands() {
             return transforms::mmaSyncSlotOperand(d, idx, transposed, arch, f.numWarps);
           return !kMajorOnly || idx == (transposed ? 1u : 0u);
         };
-        if (u->kind == OpKind::Dot && k <= 1 && fromSlot(*u, k, false) && (operandIdx < 0 || operandIdx == int(k)) &&
+        if (u->kind == OpKind::Dot && k <= 1 && (operandIdx < 0 || operandIdx == int(k)) &&
             (!dot || useWgmma(*dot) == useWgmma(*u))) {
-          operandIdx = static_cast<int>(k);
-          dot = u;
-          continue;
+          bool restage = kMajorOnly && k == 1 && useWgmma(*u) && u->operands[0] != v;
+          if (fromSlot(*u, k, false) || restage) {
+            operandIdx = static_cast<int>(k);
+            dot = u;
+            restaged = restaged || restage;
+            continue;
+          }
         }
         // tl.trans of the tile feeding one dot operand alone: the dot reads the slot with the
         // other major order (the view shares the slot).
@@ -163,7 +168,8 @@ void Emitter::planAsyncOperands() {
         ok = false;
       }
     }
-    if (!ok || !hasLoad || operandIdx < 0)
+    // A restaged class is read by its dots alone, never through a transposed view.
+    if (!ok || !hasLoad || operandIdx < 0 || (restaged && !transposedViews.empty()))
       continue;
     const ir::Type &t = vs.front()->type;
     AsyncBuffer buf;
@@ -173,7 +179,8 @@ void Emitter::planAsyncOperands() {
     // one being filled.
     buf.slots = carried + 1;
     buf.elemBytes = ir::storageBytes(t.dtype());
-    if (useWgmma(*dot)) {
+    buf.restaged = restaged;
+    if (useWgmma(*dot) && !restaged) {
       buf.swizzle = static_cast<int>(std::min<int64_t>(128, buf.cols * buf.elemBytes));
       buf.slotBytes = transforms::asyncSlotBytes(buf.rows, buf.cols, buf.elemBytes, /*swizzled=*/true);
     } else {
@@ -544,12 +551,51 @@ void Emitter::emitTmaStore(const ir::Op &op, int map) {
 }
 
 void Emitter::storeSwizzled(const ir::Value *v, int contig, int64_t rows, int swizzle, int64_t base) {
-  const ir::Layout &l = *v->layout;
-  const std::vector<llvm::Value *> &r = regs(v);
-  const unsigned eb = ir::storageBytes(v->type.dtype());
+  storeSwizzled(*v->layout, regs(v), v->type, contig, rows, swizzle, base);
+}
+
+std::vector<llvm::Value *> Emitter::slotRegisters(const ir::Value *v, const ir::Layout &l) {
+  const AsyncBuffer &buf = asyncBuffer(v);
+  llvm::Type *ety = llvmType(v->type.elem);
+  llvm::Value *slot = asyncSlotAddr(v);
+  std::vector<llvm::Value *> out(static_cast<size_t>(l.numRegs()));
+  const auto &lw = laneWarpCoord(l);
+  // A per-thread address (lane and warp bits) plus a constant per register.
+  llvm::Value *thread = B.CreateAdd(
+      slot, B.CreateMul(B.CreateAdd(B.CreateMul(lw[0], B.getInt32(static_cast<uint32_t>(buf.ld))), lw[1]),
+                        B.getInt32(buf.elemBytes)));
+  // Restaged slots hold 4-byte (tf32) or 1-byte (fp8, int8) elements; bytes travel in 16-bit
+  // registers (PTX has no 8-bit ones).
+  bool bytes = buf.elemBytes == 1;
+  llvm::Type *regTy = bytes ? B.getInt16Ty() : ety;
+  auto *fty = llvm::FunctionType::get(regTy, {B.getInt32Ty()}, false);
+  std::string text = bytes ? "ld.shared.u8" : ety->isFloatTy() ? "ld.shared.f32" : "ld.shared.b32";
+  std::string cons = bytes ? "=h,r" : ety->isFloatTy() ? "=f,r" : "=r,r";
+  // Register bits that overlap the lane and warp bits XOR into the coordinate: such a register
+  // gets its own address.
+  bool disjoint = ir::registerBitsDisjoint(l);
+  for (int i = 0; i < l.numRegs(); ++i) {
+    ir::Layout::Basis rc = l.regCoord(i);
+    int64_t off = disjoint ? (rc[0] * buf.ld + rc[1]) * buf.elemBytes : 0;
+    llvm::Value *addr = thread;
+    if (!disjoint) {
+      std::vector<llvm::Value *> c = coord(l, i);
+      addr = B.CreateAdd(slot, B.CreateMul(B.CreateAdd(B.CreateMul(c[0], B.getInt32(static_cast<uint32_t>(buf.ld))), c[1]),
+                                           B.getInt32(buf.elemBytes)));
+    }
+    llvm::Value *x = B.CreateCall(
+        fty, llvm::InlineAsm::get(fty, text + " $0, [$1+" + std::to_string(off) + "];", cons, true), {addr});
+    out[size_t(i)] = bytes ? B.CreateTrunc(x, B.getInt8Ty()) : x;
+  }
+  return out;
+}
+
+void Emitter::storeSwizzled(const ir::Layout &l, const std::vector<llvm::Value *> &r, const ir::Type &t, int contig,
+                            int64_t rows, int swizzle, int64_t base) {
+  const unsigned eb = ir::storageBytes(t.dtype());
   const int vec = std::min<int>(ir::contiguousRegisters(l, static_cast<unsigned>(contig)), static_cast<int>(16 / eb));
   const int dupMask = ir::replicatedRegisterBits(l);
-  llvm::Type *ety = llvmType(v->type.elem), *i32 = B.getInt32Ty();
+  llvm::Type *ety = llvmType(t.elem), *i32 = B.getInt32Ty();
   for (int i = 0; i < l.numRegs(); i += vec) {
     if (i & dupMask)
       continue;

@@ -81,6 +81,12 @@ public:
   /// 16-byte vectors where the registers are contiguous along `contig` (bytes packed into
   /// 32-bit words first, which NVPTX would store one word at a time); replicated registers once.
   void storeSwizzled(const ir::Value *v, int contig, int64_t rows, int swizzle, int64_t base);
+  /// The same for registers `r` of a tile of type `t` held in layout `l`.
+  void storeSwizzled(const ir::Layout &l, const std::vector<llvm::Value *> &r, const ir::Type &t, int contig,
+                     int64_t rows, int swizzle, int64_t base);
+  /// The registers of async value `v` (a padded slot, `ld` elements per row) as layout `l`
+  /// holds them: one ld.shared per register, after the copies were waited for.
+  std::vector<llvm::Value *> slotRegisters(const ir::Value *v, const ir::Layout &l);
   /// Whether some async operand class is copied with TMA (and so has mbarriers to set up and retire).
   bool tmaLoads() const {
     return std::any_of(buffers_.begin(), buffers_.end(), [](const AsyncBuffer &buf) { return buf.tmaMap >= 0; });
@@ -156,7 +162,13 @@ public:
     /// conflicts), and reads back only what it copied, so no barrier is needed.
     bool privateSlots = false;
     int copyBytes = 16; ///< private slots: bytes per cp.async (4, 8 or 16)
+    /// A wgmma B of a type wgmma reads only K-major (tf32, fp8, int8) given as [K, N]: its slot
+    /// has padded rows as loaded, and the dot reads it into registers and stores it K-major into
+    /// its staging area (wgmma never reads the slot itself).
+    bool restaged = false;
   };
+  /// Whether wgmma reads async value `v` straight from its slot (not restaged).
+  bool wgmmaReadsSlot(const ir::Value *v) const { return isAsync(v) && !asyncBuffer(v).restaged; }
   /// Private slots: the registers of async value `v` (a loop-carried prefetched load), read
   /// from its slot after cp.async.wait_group; once per value in the block it is used in.
   std::vector<llvm::Value *> &materializePrivate(const ir::Value *v);

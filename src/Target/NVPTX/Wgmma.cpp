@@ -67,10 +67,12 @@ void Emitter::emitWgmma(const ir::Op &op) {
     const ir::Value *v = op.operands[k];
     SmemOperand &s = ops[k];
     int contig;
-    if (isAsync(v)) {
+    if (wgmmaReadsSlot(v)) {
       contig = asyncTransposed_.count(v) ? 0 : 1;
       s.swizzle = asyncBuffer(v).swizzle;
     } else {
+      // Registers, or a restaged slot (read into registers K-contiguous, below).
+      assert(!isAsync(v) || kMajorOnly);
       const ir::Layout &l = *v->layout;
       contig = ir::contiguousRegisters(l, 1) >= ir::contiguousRegisters(l, 0) ? 1 : 0;
       if (kMajorOnly)
@@ -79,7 +81,7 @@ void Emitter::emitWgmma(const ir::Op &op) {
     }
     s.cols = v->type.shape[contig];
     s.rows = v->type.shape[1 - contig];
-    if (!isAsync(v))
+    if (!wgmmaReadsSlot(v))
       s.swizzle = static_cast<int>(std::min<int64_t>(128, s.cols * eb));
     // A is [M, K]: K-major when K (dim 1) is contiguous; B is [K, N]: K-major when dim 0 is.
     s.kMajor = k == 0 ? contig == 1 : contig == 0;
@@ -93,21 +95,37 @@ void Emitter::emitWgmma(const ir::Op &op) {
       stageOff[k] = staging;
       staging += (ops[k].rows * ops[k].cols * eb + 1023) / 1024 * 1024;
     }
+  // A restaged operand's copies are waited for first (with the barrier that makes them visible
+  // to every thread, which also orders the staging area's earlier readers); it is read from its
+  // slot K-contiguous (ir::kContiguousLayout: 16 bytes of K per thread, lanes along N, so the
+  // reads of a warp are consecutive elements of a row) and stored as the registers are.
+  bool restage = (asyncA && !wgmmaReadsSlot(op.operands[0])) || (asyncB && !wgmmaReadsSlot(op.operands[1]));
+  if (restage)
+    waitAsyncOperands(op, /*asyncProxy=*/true);
   if (staging) {
     reserveShared(staging);
-    barrier(); // earlier readers of the staging area are done
-    for (unsigned k = 0; k < 2; ++k)
-      if (stagedDim[k] >= 0)
-        storeSwizzled(op.operands[k], stagedDim[k], ops[k].rows, ops[k].swizzle, stageOff[k]);
+    if (!restage)
+      barrier(); // earlier readers of the staging area are done
+    for (unsigned k = 0; k < 2; ++k) {
+      const ir::Value *v = op.operands[k];
+      if (stagedDim[k] < 0)
+        continue;
+      if (!isAsync(v)) {
+        storeSwizzled(v, stagedDim[k], ops[k].rows, ops[k].swizzle, stageOff[k]);
+        continue;
+      }
+      ir::Layout kc = ir::kContiguousLayout(v->type.shape, f.numWarps, eb);
+      storeSwizzled(kc, slotRegisters(v, kc), v->type, stagedDim[k], ops[k].rows, ops[k].swizzle, stageOff[k]);
+    }
   }
-  if (asyncA || asyncB)
+  if ((asyncA || asyncB) && !restage)
     waitAsyncOperands(op, /*asyncProxy=*/true);
   if (staging) {
     plain("fence.proxy.async.shared::cta;"); // st.shared -> wgmma's reads (PTX ISA §9.7.15.6)
     barrier();
   }
   for (unsigned k = regA ? 1 : 0; k < 2; ++k)
-    ops[k].base = isAsync(op.operands[k]) ? asyncSlotAddr(op.operands[k])
+    ops[k].base = wgmmaReadsSlot(op.operands[k]) ? asyncSlotAddr(op.operands[k])
                                           : B.CreatePtrToInt(smemPtr(B.getInt32(static_cast<uint32_t>(stageOff[k]))), i32);
 
   // Matrix descriptor (PTX ISA §9.7.15.5.1.2): start address, leading-dimension byte offset
@@ -310,7 +328,7 @@ void Emitter::emitWgmma(const ir::Op &op) {
 }
 
 const ir::Op *Emitter::wgmmaLoopWithCarriedSlots(const ir::Op &op, bool registerA) const {
-  if ((!registerA && !isAsync(op.operands[0])) || !isAsync(op.operands[1]))
+  if ((!registerA && !wgmmaReadsSlot(op.operands[0])) || !wgmmaReadsSlot(op.operands[1]))
     return nullptr;
   if (ir::isFP8(op.operands[0]->type.dtype()) && op.ival2 > 0 && op.ival2 < op.operands[0]->type.shape[1])
     return nullptr; // promoted fp8 accumulation waits for every group

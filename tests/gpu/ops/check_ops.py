@@ -1,4 +1,4 @@
-"""Runs the kernels of shape_scan.tle (and atomics.tle, math.tle, inline_asm.tle) on the GPU with tle-run and checks them against NumPy.
+"""Runs the kernels of shape_scan.tle (and atomics.tle, math.tle, inline_asm.tle, descriptors.tle, dot_kn.tle) on the GPU with tle-run and checks them against NumPy.
 Usage: python3 check_ops.py TLE_RUN [WORKDIR]; prints one PASS/FAIL line per case and
 'N passed, M failed'; exits 1 on failure."""
 import os
@@ -241,6 +241,34 @@ case("tensor-descriptor matmul fp16 64x128x64 (TMA on sm_90a), ragged M, N, K", 
 case("tensor-descriptor matmul fp16 128x128x64, 8 warps, num_stages=1 (one slot per operand)",
      lambda: t_desc_mm("desc_mm_unpipelined", 128, 128, 64, 8))
 case("tensor-descriptor matmul fp8 e4m3, B transposed, 128x128x128, 8 warps (TMA on sm_90a)", t_desc_mm8)
+DOT_KN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dot_kn.tle")
+
+
+def t_mm_kn(dtype):
+    # M, N, K multiples of 16 but not of the blocks; B given as [K, N].
+    m, n, k = 208, 304, 400
+    if dtype == "i8":
+        a = rng.integers(-128, 128, (m, k)).astype(np.int8)
+        b = rng.integers(-128, 128, (k, n)).astype(np.int8)
+        av, bv, out, sig = a, b, np.full((m, n), -1, np.int32), "*i8:16, *i8:16, *i32:16"
+    else:
+        ia = rng.integers(0, len(FP8_CODES), (m, k))
+        ib = rng.integers(0, len(FP8_CODES), (k, n))
+        a, b, av, bv = FP8_CODES[ia], FP8_CODES[ib], FP8_VALUES[ia], FP8_VALUES[ib]
+        out, sig = np.full((m, n), np.nan, np.float32), "*fp8e4nv:16, *fp8e4nv:16, *fp32:16"
+    o = run("mm_kn", sig + ", i32:16, i32:16, i32:16, 64, 128, 64",
+            {"a_ptr": a, "b_ptr": b, "c_ptr": out, "M": m, "N": n, "K": k}, ["c_ptr"], 4,
+            grid_override=f"{(m + 63) // 64},{(n + 127) // 128}", src=DOT_KN)
+    want = av.astype(np.float64) @ bv.astype(np.float64)
+    if dtype == "i8":
+        return close(o["c_ptr"].astype(np.float64), want, rtol=0, atol=0)
+    # Sums of at most 400 products of {0, +-0.25, ..., +-4}: exact in fp32, up to the fp8
+    # wgmma's narrower accumulation (a few ulps of the running sum).
+    return close(o["c_ptr"], want, rtol=1e-3, atol=1e-2)
+
+
+case("int8 matmul with B given as [K, N] (restaged K-major on sm_90a), ragged M, N, K", lambda: t_mm_kn("i8"))
+case("fp8 e4m3 matmul with B given as [K, N] (restaged K-major on sm_90a), ragged M, N, K", lambda: t_mm_kn("fp8"))
 passed = sum(results)
 print(f"{passed} passed, {len(results) - passed} failed")
 sys.exit(0 if passed == len(results) else 1)
