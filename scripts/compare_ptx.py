@@ -5,8 +5,8 @@
 Usage: scripts/compare_ptx.py OLD_TLEC NEW_TLEC [--jobs N] [--stats]
 
 Compiles, with both binaries, for sm_90a and sm_80: every kernel of tests/corpus/kernels.txt,
-every `# Build:` variant of tests/gpu/kernels/*.tle and the `# Compile: tlec` line of each
-examples/*.tle and bench/kernels/*.tle. Compares the PTX text (the self-description metadata
+every `# Build:` variant of tests/gpu/kernels/*.tle, the `# Compile: tlec` line of each
+examples/*.tle and bench/kernels/*.tle and each example's `# Variant:` lines. Compares the PTX text (the self-description metadata
 line left out, since it names the build) and the exit status. Prints the count and one line per
 difference; exit status 1 when any differs. With --stats, each difference also shows how the
 counts of the instructions that say how data moves changed (barriers, shared-memory and global
@@ -26,6 +26,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "corpus", "tools"))
 import corpus_manifest  # noqa: E402
 
 BUILD_LINE = re.compile(r'^# Build: ([A-Za-z0-9_]+) -s "([^"]+)" -w ([0-9]+)$')
+VARIANT_LINE = re.compile(r'^# Variant: ([A-Za-z0-9_]+) -s "([^"]+)" -w ([0-9]+)$')
 
 
 def kernels():
@@ -49,6 +50,9 @@ def kernels():
                     args.append(os.path.join(ROOT, w) if w.endswith(".tle") and not os.path.isabs(w) else w)
                     i += 1
                 out.append((os.path.relpath(f, ROOT), args))
+            m = VARIANT_LINE.match(line.strip())
+            if m:  # an example's other module (examples/CMakeLists.txt)
+                out.append((os.path.relpath(f, ROOT) + ":" + m.group(1), [f, "-s", m.group(2), "-w", m.group(3)]))
     return out
 
 
