@@ -40,10 +40,10 @@ public:
   /// layout conversions inside the loop (the epilogue's reuses the slots). sm_80 allows 163 KiB.
   int64_t pipelineBytes() const { return (f_.arch == "sm_80" ? 160 : 192) * 1024; }
   /// Bytes one slot of a prefetched [rows, cols] tile takes as the NVPTX backend lays it out:
-  /// swizzled for wgmma except on sm_80 (mma.sync, padded rows) and for a restaged operand
-  /// (`wgmmaSlot` false: padded rows).
-  int64_t slotBytes(const ir::Type &t, bool wgmmaSlot) const {
-    return asyncSlotBytes(t.shape[0], t.shape[1], ir::storageBytes(t.dtype()), f_.arch != "sm_80" && wgmmaSlot);
+  /// swizzled for wgmma except on sm_80 (mma.sync, padded rows); a restaged wgmma B's unpadded
+  /// rows take the same.
+  int64_t slotBytes(const ir::Type &t) const {
+    return asyncSlotBytes(t.shape[0], t.shape[1], ir::storageBytes(t.dtype()), f_.arch != "sm_80");
   }
 
   void block(ir::Block &b) {
@@ -215,7 +215,6 @@ private:
       return true;
     };
     std::vector<ir::Op *> loads;
-    std::set<const ir::Op *> restagedLoads; // their slots have padded rows (not swizzled)
     ir::Op *yieldOp = body.terminator();
     for (auto &op : body.ops) {
       // Only the operands the NVPTX backend copies into shared memory: 16-bit ones; tf32, fp8
@@ -254,11 +253,8 @@ private:
         std::set<const ir::Value *> s2;
         ok = ok && cloneable(yieldOp->operands[a - 1], s2);
       }
-      if (ok) {
+      if (ok)
         loads.push_back(op.get());
-        if (kMajorOnly && restaged)
-          restagedLoads.insert(op.get());
-      }
     }
     if (loads.empty() || !addressesRecomputable(forOp, loads))
       return;
@@ -269,7 +265,7 @@ private:
     int depth = stages >= 2 ? stages - 1 : stages == 1 ? 0 : kDefaultStages - 1;
     int64_t bytesPerStage = 0;
     for (ir::Op *load : loads)
-      bytesPerStage += slotBytes(load->result()->type, !restagedLoads.count(load));
+      bytesPerStage += slotBytes(load->result()->type);
     int asked = depth;
     while (depth > 1 && (depth + 1) * bytesPerStage > pipelineBytes())
       --depth;

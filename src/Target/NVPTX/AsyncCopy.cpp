@@ -180,7 +180,13 @@ void Emitter::planAsyncOperands() {
     buf.slots = carried + 1;
     buf.elemBytes = ir::storageBytes(t.dtype());
     buf.restaged = restaged;
-    if (useWgmma(*dot) && !restaged) {
+    if (restaged) {
+      // Unpadded rows: the copies write whole rows and the dot reads each row with consecutive
+      // lanes, both free of bank conflicts without padding; sized as a wgmma slot, as `prefetch`
+      // counts it.
+      buf.ld = t.shape[1];
+      buf.slotBytes = transforms::asyncSlotBytes(buf.rows, buf.cols, buf.elemBytes, /*swizzled=*/true);
+    } else if (useWgmma(*dot)) {
       buf.swizzle = static_cast<int>(std::min<int64_t>(128, buf.cols * buf.elemBytes));
       buf.slotBytes = transforms::asyncSlotBytes(buf.rows, buf.cols, buf.elemBytes, /*swizzled=*/true);
     } else {

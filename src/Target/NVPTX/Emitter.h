@@ -163,8 +163,8 @@ public:
     bool privateSlots = false;
     int copyBytes = 16; ///< private slots: bytes per cp.async (4, 8 or 16)
     /// A wgmma B of a type wgmma reads only K-major (tf32, fp8, int8) given as [K, N]: its slot
-    /// has padded rows as loaded, and the dot reads it into registers and stores it K-major into
-    /// its staging area (wgmma never reads the slot itself).
+    /// holds the rows as loaded (unpadded: `ld` = cols), and the dot reads it into registers and
+    /// stores it K-major into its staging area (wgmma never reads the slot itself).
     bool restaged = false;
   };
   /// Whether wgmma reads async value `v` straight from its slot (not restaged).
