@@ -267,7 +267,8 @@ private:
     for (ir::Op *load : loads)
       bytesPerStage += slotBytes(load->result()->type);
     int asked = depth;
-    while (depth > 1 && (depth + 1) * bytesPerStage > pipelineBytes())
+    // Down to no pipelining at all (depth 0: one stage) when even two stages do not fit.
+    while (depth > 0 && (depth + 1) * bytesPerStage > pipelineBytes())
       --depth;
     if (depth < asked && diags_) {
       auto kib = [](int64_t b) { return std::to_string((b + 1023) / 1024); };
@@ -276,7 +277,8 @@ private:
                                      std::to_string(loads.size()) + " pipelined dot operand loads of this loop (" +
                                      kib(bytesPerStage) + " KiB per stage), over the " + kib(pipelineBytes()) +
                                      " KiB budget on " + (f_.arch.empty() ? std::string("this target") : f_.arch) +
-                                     "; using " + std::to_string(depth + 1) + " stages");
+                                     (depth > 0 ? "; using " + std::to_string(depth + 1) + " stages"
+                                                : "; the loop is not pipelined (one stage)"));
     }
     if (depth < 1)
       return;

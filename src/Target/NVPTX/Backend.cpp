@@ -3,6 +3,7 @@
 #include "tle/Target/NVPTX/NVPTXBackend.h"
 #include "tle/Runtime/Metadata.h"
 #include "Emitter.h"
+#include "tle/Transforms/DotLowering.h"
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/LegacyPassManager.h>
@@ -137,18 +138,47 @@ void linkLibdevice(llvm::Module &m, DiagnosticEngine &diags) {
 /// threads: 8192 per thread, two minutes of code generation).
 constexpr int kMaxElementsPerThread = 2048;
 
+/// The most multiply-adds one tl.dot on the CUDA cores (FMA) may give each thread: its
+/// accumulator elements per thread times K, each one instruction (128x128x32 on 4 warps is 4096).
+constexpr int64_t kMaxFmaPerThread = 16384;
+
 /// Reports, at the op that defines it, a tile value whose layout gives each thread more than
-/// kMaxElementsPerThread elements (a located user error; compilation stops).
+/// kMaxElementsPerThread distinct elements (a located user error; compilation stops). Registers
+/// that repeat another's element (a zero register basis: an FMA dot's operand holds each element
+/// once per accumulator column or row that reads it) are one value and are not counted.
 void checkElementsPerThread(const ir::Function &f, DiagnosticEngine &diags) {
   bool failed = false;
+  auto distinct = [](const ir::Layout &l) {
+    return int64_t(l.numRegs()) >> __builtin_popcount(static_cast<unsigned>(ir::replicatedRegisterBits(l)));
+  };
   std::function<void(const ir::Block &)> visit = [&](const ir::Block &b) {
     for (const auto &op : b.ops) {
+      if (!failed && op->kind == ir::OpKind::Dot && op->result()->layout &&
+          transforms::planDot(*op, f.numWarps).kind == transforms::DotPlan::Kind::Fma) {
+        int64_t K = op->operands[0]->type.shape.back();
+        int64_t fmas = int64_t(op->result()->layout->numRegs()) * K;
+        if (fmas > kMaxFmaPerThread) {
+          diags.error(op->loc, "this tl.dot runs on the CUDA cores (FMA: input_precision=\"ieee\", fp64, integer "
+                               "types other than int8 / uint8 into int32, or int8 with K not a multiple of 32) and "
+                               "needs " + std::to_string(fmas) + " multiply-adds per thread (" +
+                                   std::to_string(op->result()->layout->numRegs()) + " accumulator elements times K = " +
+                                   std::to_string(K) + "), more than the " + std::to_string(kMaxFmaPerThread) +
+                                   " tlec allows; use smaller blocks or more warps (-w)");
+          failed = true;
+        }
+      }
       for (const auto &r : op->results)
-        if (!failed && r->type.isTile() && r->layout && r->layout->numRegs() > kMaxElementsPerThread) {
+        if (!failed && r->type.isTile() && r->layout && distinct(*r->layout) > kMaxElementsPerThread) {
           int64_t threads = 32 * int64_t(f.numWarps);
+          int64_t held = distinct(*r->layout);
+          // Layouts that repeat elements across threads (an FMA tl.dot's operands: every thread
+          // holds all of K for its rows or columns) hold more per thread than an even share.
+          bool repeated = held * threads > r->type.numElements();
           diags.error(op->loc, "a tile of " + std::to_string(r->type.numElements()) + " elements holds " +
-                                   std::to_string(r->layout->numRegs()) + " elements per thread over " +
-                                   std::to_string(threads) + " threads (num_warps " + std::to_string(f.numWarps) +
+                                   std::to_string(held) + " elements per thread over " + std::to_string(threads) +
+                                   " threads (num_warps " + std::to_string(f.numWarps) +
+                                   (repeated ? "; its layout repeats elements across threads, as the operands of a "
+                                               "tl.dot on the CUDA cores do" : "") +
                                    "), more than the " + std::to_string(kMaxElementsPerThread) +
                                    " tlec allows; use a smaller block or more warps (-w)");
           failed = true;

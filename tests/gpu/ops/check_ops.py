@@ -269,6 +269,19 @@ def t_mm_kn(dtype):
 
 case("int8 matmul with B given as [K, N] (restaged K-major on sm_90a), ragged M, N, K", lambda: t_mm_kn("i8"))
 case("fp8 e4m3 matmul with B given as [K, N] (restaged K-major on sm_90a), ragged M, N, K", lambda: t_mm_kn("fp8"))
+def t_mm_ieee():
+    m, n, k = 208, 304, 400
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    o = run("mm_ieee", "*fp32:16, *fp32:16, *fp32:16, i32:16, i32:16, i32:16, 128, 128, 32",
+            {"a_ptr": a, "b_ptr": b, "c_ptr": np.full((m, n), np.nan, np.float32), "M": m, "N": n, "K": k},
+            ["c_ptr"], 4, grid_override=f"{(m + 127) // 128},{(n + 127) // 128}", src=DOT_KN)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    # fp32 products and sums of 400 terms of magnitude ~1: within 1e-4 of the exact sum.
+    return close(o["c_ptr"], want, rtol=1e-5, atol=1e-4)
+
+
+case("fp32 matmul in IEEE precision (FMA), 128x128x32 over 4 warps, ragged M, N, K", t_mm_ieee)
 passed = sum(results)
 print(f"{passed} passed, {len(results) - passed} failed")
 sys.exit(0 if passed == len(results) else 1)
