@@ -229,14 +229,8 @@ private:
       // A restaged B is worth a slot only when cp.async can copy it in 16-byte vectors; else it
       // stays a load into registers that the dot stages K-contiguous (layout assignment gives
       // such a load 16 bytes of K per thread).
-      if (kMajorOnly && restaged) {
-        if (!axis_)
-          axis_ = std::make_unique<AxisInfoAnalysis>(f_);
-        const ir::Value *ptr = op->operands[0];
-        int64_t vec = std::min(ptr->type.shape.back(),
-                               axis_->accessVector(ptr, op->operands.size() > 1 ? op->operands[1] : nullptr));
-        kMajorOnly = vec * static_cast<int64_t>(ir::storageBytes(t)) >= 16;
-      }
+      if (kMajorOnly && restaged)
+        kMajorOnly = accessBytes(*op) >= 16;
       if (!((b16 || kMajorOnly) && feedsDotOnly(op->result(), 0)) && !(!b16 && mmaSyncSlot(op->result())))
         continue;
       std::set<const ir::Value *> seen;
@@ -386,11 +380,17 @@ private:
       if (!c || c->kind != OpKind::Constant || c->ival != 0 || c->fval != 0.0)
         return false;
     }
+    return accessBytes(load) >= 4;
+  }
+  /// The bytes one vector access of tile load `load` may move, by axis info (contiguity and
+  /// alignment of its pointers, constancy of its mask), capped at the tile's last dim.
+  int64_t accessBytes(const ir::Op &load) {
     if (!axis_)
       axis_ = std::make_unique<AxisInfoAnalysis>(f_);
+    const ir::Value *ptr = load.operands[0];
     int64_t vec = std::min(ptr->type.shape.back(),
                            axis_->accessVector(ptr, load.operands.size() > 1 ? load.operands[1] : nullptr));
-    return vec * ir::storageBytes(load.result()->type.dtype()) >= 4;
+    return vec * static_cast<int64_t>(ir::storageBytes(load.result()->type.dtype()));
   }
   std::unique_ptr<AxisInfoAnalysis> axis_;
 
