@@ -167,10 +167,10 @@ void checkElementsPerThread(const ir::Function &f, DiagnosticEngine &diags) {
           failed = true;
         }
       }
-      for (const auto &r : op->results)
-        if (!failed && r->type.isTile() && r->layout && distinct(*r->layout) > kMaxElementsPerThread) {
+      for (const auto &r : op->results) {
+        int64_t held = !failed && r->type.isTile() && r->layout ? distinct(*r->layout) : 0;
+        if (held > kMaxElementsPerThread) {
           int64_t threads = 32 * int64_t(f.numWarps);
-          int64_t held = distinct(*r->layout);
           // Layouts that repeat elements across threads (an FMA tl.dot's operands: every thread
           // holds all of K for its rows or columns) hold more per thread than an even share.
           bool repeated = held * threads > r->type.numElements();
@@ -183,6 +183,7 @@ void checkElementsPerThread(const ir::Function &f, DiagnosticEngine &diags) {
                                    " tlec allows; use a smaller block or more warps (-w)");
           failed = true;
         }
+      }
       for (const auto &reg : op->regions)
         visit(*reg);
     }
