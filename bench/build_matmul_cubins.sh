@@ -3,7 +3,7 @@
 # examples/matmul_tma.tle, tiles through tensor descriptors; SOURCE=matmul_persistent:
 # examples/matmul_persistent.tle, one program per SM looping over the tiles) for sm_90a once per
 # block configuration, for bench/matmul_compare.py.
-# Usage: [DTYPE=fp16|bf16|fp8e4nv|int8|tf32] [SOURCE=matmul|matmul_tma|matmul_persistent] bench/build_matmul_cubins.sh TLEC OUT_DIR [BMxBNxBKxWxS ...]
+# Usage: [DTYPE=fp16|bf16|fp8e4nv|int8|tf32] [SOURCE=matmul|matmul_tma|matmul_persistent|matmul_ws] bench/build_matmul_cubins.sh TLEC OUT_DIR [BMxBNxBKxWxS ...]
 # Writes mm_<BM>x<BN>x<BK>_w<W>_s<S>.sm_90a.cubin (fp16), mm_bf16_... (bf16), mm_fp8e4nv_... (fp8),
 # mm_int8_... (int8 operands, int32 output) or mm_tf32_... (fp32 operands and output);
 # with SOURCE=matmul_tma, mmtma_... and mmtma_bf16_...; with SOURCE=matmul_persistent, mmpers_...
@@ -31,7 +31,10 @@ case "${SOURCE:-matmul}" in
   matmul_persistent)
     [[ "$DT" == fp16 || "$DT" == bf16 ]] || { echo "SOURCE=matmul_persistent is fp16 or bf16" >&2; exit 2; }
     SRC=examples/matmul_persistent.tle; PRE=${PRE/mm/mmpers} ;;
-  *) echo "SOURCE must be matmul, matmul_tma or matmul_persistent" >&2; exit 2 ;;
+  matmul_ws)
+    [[ "$DT" == fp16 || "$DT" == bf16 ]] || { echo "SOURCE=matmul_ws is fp16 or bf16" >&2; exit 2; }
+    SRC=examples/matmul_ws.tle; PRE=${PRE/mm/mmws} ;;
+  *) echo "SOURCE must be matmul, matmul_tma, matmul_persistent or matmul_ws" >&2; exit 2 ;;
 esac
 mkdir -p "$OUT"
 for c in "${CONFIGS[@]}"; do

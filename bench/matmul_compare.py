@@ -1,5 +1,5 @@
-"""Matmul side by side in one process: examples/matmul.tle (or, with --source, matmul_tma.tle or
-matmul_persistent.tle) compiled by tlec for each block configuration (cubins launched through libtle_rt's C ABI with ctypes, on PyTorch's tensors), the
+"""Matmul side by side in one process: examples/matmul.tle (or, with --source, matmul_tma.tle,
+matmul_persistent.tle or matmul_ws.tle) compiled by tlec for each block configuration (cubins launched through libtle_rt's C ABI with ctypes, on PyTorch's tensors), the
 same source and configuration run by Triton 3.6, and cuBLAS (torch.matmul), all timed with
 triton.testing.do_bench (median; L2 cleared between repetitions). fp16 (or, with --dtype bf16,
 bf16) inputs, fp32 accumulation, output in the input dtype. Every output is checked against torch.matmul before it is timed.
@@ -45,10 +45,11 @@ def main():
     ap.add_argument("--configs", default="128x128x64x4x3")
     ap.add_argument("--sizes", default="4096x4096x4096,8192x8192x8192,8192x8192x1024")
     ap.add_argument("--dtype", choices=["fp16", "bf16", "fp8e4nv", "int8", "tf32"], default="fp16")
-    ap.add_argument("--source", choices=["matmul", "matmul_tma", "matmul_persistent"], default="matmul",
+    ap.add_argument("--source", choices=["matmul", "matmul_tma", "matmul_persistent", "matmul_ws"], default="matmul",
                     help="examples/matmul.tle (pointer tiles), examples/matmul_tma.tle (tensor descriptors; "
-                         "cubins mmtma_...) or examples/matmul_persistent.tle (one program per SM, looping "
-                         "over the tiles; cubins mmpers_...)")
+                         "cubins mmtma_...), examples/matmul_persistent.tle (one program per SM, looping "
+                         "over the tiles; cubins mmpers_...) or examples/matmul_ws.tle (matmul_tma with its K "
+                         "loop warp-specialised; cubins mmws_...)")
     ap.add_argument("--no-triton", action="store_true")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
@@ -62,7 +63,7 @@ def main():
         torch.backends.cuda.matmul.allow_tf32 = True  # cuBLAS's TF32 GEMM, as tl.dot's default precision
     kernel_name = "matmul_tn_kernel" if tn else "matmul_kernel"
     triton_kernel = load_example_kernel("matmul_fp8" if fp8 else "matmul_tn" if tn else args.source, kernel_name)
-    if args.source == "matmul_tma":
+    if args.source in ("matmul_tma", "matmul_ws"):
         # Triton builds in-kernel tensor descriptors in global scratch memory from its allocator.
         triton.set_allocator(lambda size, alignment, stream: torch.empty(size, device="cuda", dtype=torch.int8))
     configs = [tuple(int(x) for x in c.split("x")) for c in args.configs.split(",")]
@@ -122,7 +123,7 @@ def main():
                 row["cublas_fast_accum_tflops"] = tf_fast
             prefix = {"fp16": "mm", "bf16": "mm_bf16", "fp8e4nv": "mm_fp8e4nv", "int8": "mm_int8", "tf32": "mm_tf32"}[args.dtype]
             if args.source != "matmul":
-                prefix = prefix.replace("mm", {"matmul_tma": "mmtma", "matmul_persistent": "mmpers"}[args.source], 1)
+                prefix = prefix.replace("mm", {"matmul_tma": "mmtma", "matmul_persistent": "mmpers", "matmul_ws": "mmws"}[args.source], 1)
             path = os.path.join(args.cubins, f"{prefix}_{bm}x{bn}x{bk}_w{w}_s{s}.sm_90a.cubin")
             kern = TleKernel(lib, path, kernel_name)
             tle = lambda *xs: launch_matmul(kern, *xs)  # noqa: E731
@@ -145,11 +146,16 @@ def main():
                     triton_kernel[(grid,)](a, b, c2, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
                                            c2.stride(0), c2.stride(1), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
                                            GROUP_M=GROUP_M, num_warps=w, num_stages=s)
-                run_triton()
-                torch.cuda.synchronize()
-                row["triton_max_err"] = (c2.double() - ref.double()).abs().max().item()
-                ms_t = triton.testing.do_bench(run_triton, return_mode="median")
-                row["triton_tflops"] = flops / ms_t / 1e9
+                try:
+                    run_triton()
+                    torch.cuda.synchronize()
+                except Exception as e:  # e.g. a Triton build that rejects the source's options
+                    row["triton_error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+                    print(f"  Triton failed: {row['triton_error']}", flush=True)
+                else:
+                    row["triton_max_err"] = (c2.double() - ref.double()).abs().max().item()
+                    ms_t = triton.testing.do_bench(run_triton, return_mode="median")
+                    row["triton_tflops"] = flops / ms_t / 1e9
             rows.append(row)
             tle_tf = row.get("tle_tflops", float("nan"))
             tr_tf = row.get("triton_tflops", float("nan"))

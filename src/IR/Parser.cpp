@@ -615,6 +615,10 @@ private:
       bump();
       op.ival = number();
     }
+    if (tok_.kind == Tok::Ident && tok_.text == "warp_specialize") {
+      bump();
+      op.ival2 = 1;
+    }
     std::vector<Tok> iters;
     if (tok_.kind == Tok::Ident && tok_.text == "iter") {
       bump();

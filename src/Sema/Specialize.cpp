@@ -817,6 +817,7 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
   for (auto *a : callExpr->args)
     args.pos.push_back({startLoc(a), eval(a, env)});
   int64_t loopStages = 0;
+  bool warpSpecialize = false;
   for (auto &k : callExpr->keywords) {
     static const std::set<std::string> accepted = {"num_stages", "loop_unroll_factor", "warp_specialize",
                                                    "flatten", "disallow_acc_multi_buffer", "disable_licm"};
@@ -829,6 +830,17 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
       if (v.kind != SVal::Kind::Int || v.i < 0 || v.i > 16)
         fail(k.loc, "tl.range() num_stages must be a compile-time integer from 0 to 16, got " + v.describe());
       loopStages = v.i;
+      continue;
+    }
+    if (kind == "tl.range" && k.name == "warp_specialize") {
+      // Triton's request to split the loop into a producer and consumers; the backend honours
+      // it where it can (docs/compiler.md, "Warp specialisation").
+      SVal v = eval(k.value, env);
+      if (v.kind == SVal::Kind::None)
+        continue;
+      if (v.kind != SVal::Kind::Bool && v.kind != SVal::Kind::Int)
+        fail(k.loc, "tl.range() warp_specialize must be a compile-time boolean, got " + v.describe());
+      warpSpecialize = v.i != 0;
       continue;
     }
     if (kind == "tl.range" && accepted.count(k.name)) {
@@ -934,6 +946,7 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
     resultTypes.push_back(v->type);
   ir::Op *forOp = b->create(ir::OpKind::For, s->loc(), operands, resultTypes);
   forOp->ival = loopStages;
+  forOp->ival2 = warpSpecialize ? 1 : 0;
   forOp->regions.push_back(std::make_unique<ir::Block>());
   ir::Block *body = forOp->regions[0].get();
   body->parent = forOp;

@@ -69,7 +69,7 @@ std::string defaultCubinDir() {
   std::fprintf(status ? stderr : stdout,
                "usage: tle-gpu-tests [--cubin-dir DIR] [--arch ARCH] [--device N] "
                "[--only NAME[,NAME...]]\n"
-               "  NAME: runtime, vector_add, softmax, layernorm, matmul, matmul_tma, matmul_persistent,\n"
+               "  NAME: runtime, vector_add, softmax, layernorm, matmul, matmul_tma, matmul_persistent, matmul_ws,\n"
                "        matmul_tf32, matmul_tn, matmul_tn_tf32\n");
   std::exit(status);
 }
@@ -538,7 +538,9 @@ void runVectorAdd(Report &rep, const Device &dev, const Options &opt) {
 // ------------------------------------------------------------------------------------------------
 // matmul (examples/matmul.tle: pointer tiles, cp.async), matmul_tma (examples/matmul_tma.tle:
 // tensor descriptors, TMA on sm_90a with descriptors the runtime builds at launch) and
-// matmul_persistent (examples/matmul_persistent.tle: a grid-stride loop over the output tiles);
+// matmul_persistent (examples/matmul_persistent.tle: a grid-stride loop over the output tiles),
+// matmul_ws (examples/matmul_ws.tle: matmul_tma with a warp-specialised K loop: a TMA producer
+// warpgroup and the wgmma consumers);
 // matmul_tf32 (matmul.tle on fp32 operands: TF32 tensor cores)
 // ------------------------------------------------------------------------------------------------
 
@@ -907,6 +909,8 @@ int main(int argc, char **argv) {
       runMatmul(rep, dev, opt, "matmul_tma");
     if (want("matmul_persistent"))
       runMatmul(rep, dev, opt, "matmul_persistent");
+    if (want("matmul_ws"))
+      runMatmul(rep, dev, opt, "matmul_ws");
     if (want("matmul_tf32"))
       runMatmul(rep, dev, opt, "matmul_tf32");
     if (want("matmul_tn"))

@@ -305,7 +305,7 @@ static void runEmulated(const MockFunction &f, unsigned gx, unsigned bx, void **
       for (int c = 0; c < N; ++c)
         Y[long(row) * stride + c] = (x[c] - mean) * rstd * W[c] + B[c];
     }
-  } else if (f.name == "matmul_kernel") { // examples/matmul.tle, matmul_tma.tle, matmul_persistent.tle, fp16
+  } else if (f.name == "matmul_kernel") { // examples/matmul.tle, matmul_tma.tle, matmul_persistent.tle, matmul_ws.tle, fp16
     // (matmul_tf32: fp32 operands, fp32 output holding the fp16-rounded result)
     auto A = arg<const _Float16 *>(args, 0), Bm = arg<const _Float16 *>(args, 1);
     auto C = arg<_Float16 *>(args, 2);

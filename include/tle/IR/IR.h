@@ -162,7 +162,8 @@ enum class OpKind {
   For,         ///< (lb, ub, step, init...) -> (final...): runs the body for iv = lb, lb+step,
                ///< ... while iv < ub (step must be positive). The body block's arguments are
                ///< (iv, iter...); it ends with Yield of the next iter values. `ival`: the
-               ///< loop's `tl.range(num_stages=...)`, 0 when not given.
+               ///< loop's `tl.range(num_stages=...)`, 0 when not given; `ival2`: 1 for
+               ///< `tl.range(warp_specialize=True)` (a request the GPU backend may decline).
   If,          ///< (i1 scalar cond) -> (results...): two regions, `then` and `else`, each
                ///< ending with a Yield of one value per result (same types); runs one of them.
   While,       ///< (init...) -> (results...): region 0 ("before") takes the carried values as
@@ -304,6 +305,14 @@ public:
   std::vector<std::pair<std::string, std::string>> constexprs;
   /// Bytes of dynamic shared memory the gpu stage needs (set by codegen).
   int64_t sharedBytes = 0;
+  /// Warps codegen added for warp specialisation (set by codegen): a producer warpgroup that
+  /// issues the TMA copies, after the `numWarps` consumer warps that run the rest of the
+  /// kernel. The block has 32 * (numWarps + producerWarps) threads.
+  int producerWarps = 0;
+  /// Per-thread register budgets of a warp-specialised kernel (set by codegen): the kernel's
+  /// register cap (ptxas `.maxnreg`) and the counts the producer and the consumers move to
+  /// with `setmaxnreg` (PTX ISA §9.7.17.1); 0 when the kernel is not specialised.
+  int maxRegisters = 0, producerRegisters = 0, consumerRegisters = 0;
   /// TMA descriptors passed after `params`, in this order (set by codegen).
   std::vector<TensorMapParam> tensorMaps;
   /// Layouts referenced by values of this function (owned here).

@@ -263,12 +263,14 @@ void Emitter::planAsyncOperands() {
     buffers_.push_back(buf);
   }
   planPrivateSlots(members, roots, uses);
-  // The TMA slots' mbarriers (8 bytes each) follow the slots.
+  planWarpSpecialization();
+  // The TMA slots' mbarriers (8 bytes each) follow the slots: one per slot ("full"), and in a
+  // warp-specialised kernel a second per slot ("empty", after the full ones).
   for (AsyncBuffer &buf : buffers_)
     if (buf.tmaMap >= 0) {
       smemBase_ = (smemBase_ + 7) / 8 * 8;
       buf.barBase = smemBase_;
-      smemBase_ += 8 * buf.slots;
+      smemBase_ += (ws_ ? 16 : 8) * buf.slots;
     }
   // Tensor-descriptor stores written with TMA get their tensor maps after the loads'.
   ir::walk(f.body, [&](ir::Op &o) {
@@ -629,17 +631,23 @@ llvm::Value *Emitter::tmaBarrierAddr(const AsyncBuffer &buf, llvm::Value *slot) 
   return B.CreatePtrToInt(smemRaw(off), B.getInt32Ty());
 }
 
-void Emitter::onEveryTmaBarrier(const std::string &op) {
+void Emitter::onEveryTmaBarrier(const std::string &op, const std::string &emptyOp) {
   llvm::Value *first = B.CreateICmpEQ(tid_, B.getInt32(0));
   auto *fty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt32Ty(), B.getInt1Ty()}, false);
   auto *asmOp = llvm::InlineAsm::get(fty, "@$1 " + op, "r,b", true);
+  auto *emptyAsm = llvm::InlineAsm::get(fty, "@$1 " + (emptyOp.empty() ? op : emptyOp), "r,b", true);
   for (const AsyncBuffer &buf : buffers_)
-    for (int s = 0; buf.tmaMap >= 0 && s < buf.slots; ++s)
+    for (int s = 0; buf.tmaMap >= 0 && s < buf.slots; ++s) {
       B.CreateCall(fty, asmOp, {tmaBarrierAddr(buf, B.getInt32(static_cast<uint32_t>(s))), first});
+      if (ws_)
+        B.CreateCall(fty, emptyAsm, {emptyBarrierAddr(buf, B.getInt32(static_cast<uint32_t>(s))), first});
+    }
 }
 
 void Emitter::initTmaBarriers() {
-  onEveryTmaBarrier("mbarrier.init.shared::cta.b64 [$0], 1;");
+  // A warp-specialised kernel's empty barriers complete when the consumers have released the slot.
+  onEveryTmaBarrier("mbarrier.init.shared::cta.b64 [$0], 1;",
+                    "mbarrier.init.shared::cta.b64 [$0], " + std::to_string(slotReleaseArrivals()) + ";");
   llvm::Value *first = B.CreateICmpEQ(tid_, B.getInt32(0));
   auto *pty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt64Ty(), B.getInt1Ty()}, false);
   for (size_t k = 0; k < f.tensorMaps.size(); ++k)
@@ -724,6 +732,21 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
     slot = B.getInt32(static_cast<uint32_t>(prologueLoads_[cls]++ % (buf.tmaMap >= 0 ? 2 * buf.slots : buf.slots)));
   if (buf.privateSlots)
     return emitPrivateAsyncLoad(load, slot);
+  if (ws_ && buf.tmaMap >= 0 && !producer_) {
+    // A warp-specialised consumer issues no copy: it counts the fill, and in the loop releases
+    // the slot the previous iteration's dot read (retired by now: the same point at which the
+    // unspecialised kernel's barrier before the refill would be), except in the first
+    // iteration, when the fill takes a slot no dot has read.
+    vals_[r] = {slot};
+    if (!inLoop && load.parent == &f.body && load.operands.size() == 4 + 3 * load.ints.size())
+      tmaTopFills_.push_back({cls, static_cast<int>((prologueLoads_[cls] - 1) % (2 * buf.slots))});
+    if (inLoop) {
+      const ir::Op *loop = load.parent->parent;
+      llvm::Value *notFirst = B.CreateICmpNE(scalar(load.parent->args[0].get()), scalar(loop->operands[0]));
+      releaseSlot(buf, asyncSlotIndex(r), notFirst);
+    }
+    return;
+  }
   // Inside a loop the slot was read by an earlier iteration's dot (the one before in a
   // pipeline; the same load's previous fill in an unpipelined loop): every warp must be done.
   bool refill = inLoop || load.parent != &f.body;
@@ -731,6 +754,8 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
   // the second cp.async wait's barrier follows the wgmma waits) covers this class alone, so
   // asyncBarrierValid_ stays as it is.
   bool covered = refill && !asyncBarrierValid_ && slotReadsRetiredBehindBarrier(cls, load.parent);
+  if (producer_) // the producer waits on the slot's empty barrier instead (below)
+    covered = true;
   if (!covered) {
     if (refill && !asyncBarrierValid_)
       barrier();
@@ -742,10 +767,13 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
     // out-of-bounds elements arrive as zeros. A load whose guards fail (a pipeline's prefetch
     // past the loop's end) is never read, so it is not issued.
     size_t rank = load.ints.size();
-    llvm::Value *pred = B.CreateICmpEQ(tid_, B.getInt32(0));
+    // The issuing thread: thread 0, or a warp-specialised kernel's first producer thread.
+    llvm::Value *pred = B.CreateICmpEQ(tid_, B.getInt32(producer_ ? static_cast<uint32_t>(32 * f.numWarps) : 0));
     for (size_t g = 4 + 3 * rank; g < load.operands.size(); ++g)
       pred = B.CreateAnd(pred, scalar(load.operands[g]));
     vals_[r] = {slot};
+    if (producer_)
+      waitSlotReleased(buf, asyncSlotIndex(r), slot, pred);
     llvm::Value *bar = tmaBarrierAddr(buf, asyncSlotIndex(r));
     llvm::Value *dst = asyncSlotAddr(r);
     auto *ety = llvm::FunctionType::get(B.getVoidTy(), {B.getInt32Ty(), B.getInt1Ty()}, false);

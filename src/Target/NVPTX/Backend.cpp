@@ -210,8 +210,10 @@ bool isSupportedArch(const std::string &arch) { return arch == "sm_80" || arch =
 std::string metadataJSON(const ir::Function &f, const std::string &arch) {
   nlohmann::ordered_json k;
   k["name"] = f.name;
-  k["num_warps"] = f.numWarps;
-  k["block"] = {32 * f.numWarps, 1, 1};
+  // A warp-specialised kernel launches its producer warpgroup too (as Triton's metadata counts
+  // all warps after warp specialisation).
+  k["num_warps"] = f.numWarps + f.producerWarps;
+  k["block"] = {32 * (f.numWarps + f.producerWarps), 1, 1};
   k["shared_bytes"] = f.sharedBytes;
   k["cluster"] = {1, 1, 1};
   k["cooperative"] = false;
@@ -276,7 +278,7 @@ std::unique_ptr<llvm::Module> emitLLVM(ir::Function &f, llvm::LLVMContext &ctx, 
   Emitter e(f, *m, diags);
   e.arch = arch;
   llvm::Function *k = e.run();
-  int threads = 32 * f.numWarps;
+  int threads = 32 * (f.numWarps + f.producerWarps);
   annotate(*m, k, "kernel", 1);
   // TMA descriptors are grid constants (CUDA's __grid_constant__): their address is the
   // param's own, not a local copy's. Indices are 1-based.
@@ -297,6 +299,10 @@ std::unique_ptr<llvm::Module> emitLLVM(ir::Function &f, llvm::LLVMContext &ctx, 
   // forward at 8K columns: 80 instead of 64) and memory-bound kernels lose occupancy.
   if (containsDot(f.body))
     annotate(*m, k, "minctasm", 1);
+  // A warp-specialised kernel's registers per thread at launch (`.maxnreg`), which its roles
+  // then redistribute with setmaxnreg.
+  if (f.maxRegisters)
+    annotate(*m, k, "maxnreg", f.maxRegisters);
   // libdevice: functions the kernel calls (`__nv_*`) are linked in and made internal, so that
   // the O3 pipeline (NVVMReflect first) inlines and specialises them.
   bool needsLibdevice = false;

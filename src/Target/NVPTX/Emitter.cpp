@@ -99,13 +99,17 @@ llvm::Function *Emitter::run() {
   B.SetInsertPoint(body);
   if (!f.tensorMaps.empty())
     initTmaBarriers();
-  emitBlock(f.body);
-  if (!buffers_.empty()) {
-    auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
-    B.CreateCall(fty, llvm::InlineAsm::get(fty, "cp.async.wait_all;", "", true));
-    drainTma(); // no copy into the block's shared memory outlives it
+  if (ws_) {
+    emitSpecialized();
+  } else {
+    emitBlock(f.body);
+    if (!buffers_.empty()) {
+      auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
+      B.CreateCall(fty, llvm::InlineAsm::get(fty, "cp.async.wait_all;", "", true));
+      drainTma(); // no copy into the block's shared memory outlives it
+    }
+    B.CreateRetVoid();
   }
-  B.CreateRetVoid();
 
   if (sharedBytes_ > 0 && smem_)
     smem_->setAlignment(llvm::Align(smemAlign_)); // 1024 for wgmma's swizzled layouts
@@ -220,7 +224,13 @@ llvm::Value *Emitter::smemRaw(llvm::Value *byteOffset) {
 }
 
 void Emitter::barrier() {
-  declareIntrinsicCall(llvm::Intrinsic::nvvm_barrier0, {}, {});
+  // After a warp-specialised kernel splits into roles the producer warps no longer take part:
+  // the consumers synchronise on named barrier 1 with their own thread count.
+  if (split_)
+    declareIntrinsicCall(llvm::Intrinsic::nvvm_barrier_sync_cnt, {},
+                         {B.getInt32(1), B.getInt32(static_cast<uint32_t>(32 * f.numWarps))});
+  else
+    declareIntrinsicCall(llvm::Intrinsic::nvvm_barrier0, {}, {});
   ++barrierSeq_;
   if (curBlock_)
     lastTopBarrier_[curBlock_] = barrierSeq_;
@@ -236,7 +246,7 @@ void Emitter::emitBlock(const ir::Block &b) {
   for (auto &op : b.ops) {
     // Past the last top-level user of the async buffers, scratch space starts at 0 again; the
     // copies still in flight (a pipeline's masked-off prefetches) must land first.
-    if (&b == &f.body && scratchBase_ && i > lastAsyncTopOp_) {
+    if (&b == &f.body && scratchBase_ && i > lastAsyncTopOp_ && !producer_) {
       auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
       B.CreateCall(fty, llvm::InlineAsm::get(fty, "cp.async.wait_all;", "", true));
       if (tmaLoads())
@@ -330,6 +340,8 @@ void Emitter::waitPendingWgmma(const ir::Block &block, const ir::Op &op) {
 }
 
 void Emitter::emitOp(const ir::Op &op) {
+  if (producer_ && !slice_.count(&op))
+    return undefResults(op); // the producer computes only the TMA fills and their inputs
   // A prefetched value held in private shared-memory slots stands in as its registers for the
   // ops that read it (the loop's yield and the loop itself carry its slot index).
   std::vector<std::pair<const ir::Value *, std::vector<llvm::Value *>>> swapped;
@@ -798,7 +810,7 @@ void Emitter::emitFor(const ir::Op &op) {
   bool rotated = false;
   std::vector<PendingWgmma> carried;
   for (auto &o : body.ops) {
-    if (o->kind != ir::OpKind::Dot || !useWgmma(*o))
+    if (o->kind != ir::OpKind::Dot || !useWgmma(*o) || producer_)
       continue;
     unsigned yieldIndex = 0;
     if (carriedWgmma(*o, &yieldIndex) == &op) {
@@ -880,7 +892,8 @@ void Emitter::emitFor(const ir::Op &op) {
     commitStamp_[a.get()] = -later * groupsPerIteration - sameIteration;
   }
   pendingWgmma_.insert(pendingWgmma_.end(), carried.begin(), carried.end());
-  planSlotRetirement(body);
+  if (!producer_)
+    planSlotRetirement(body);
   emitBlock(body);
   assert(std::none_of(pendingWgmma_.begin(), pendingWgmma_.end(),
                       [&](const PendingWgmma &p) { return p.body == &body; }));

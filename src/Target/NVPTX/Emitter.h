@@ -210,8 +210,9 @@ public:
   bool tmaDrained_ = false;
   /// The shared address (32-bit window) of buffer `buf`'s mbarrier for slot `slot`.
   llvm::Value *tmaBarrierAddr(const AsyncBuffer &buf, llvm::Value *slot);
-  /// Thread 0 runs the PTX `op` (its `$0` the address) on every TMA slot's mbarrier.
-  void onEveryTmaBarrier(const std::string &op);
+  /// Thread 0 runs the PTX `op` (its `$0` the address) on every TMA slot's mbarrier, and
+  /// `emptyOp` (`op` when empty) on a warp-specialised kernel's empty mbarriers.
+  void onEveryTmaBarrier(const std::string &op, const std::string &emptyOp = "");
   /// Thread 0 initialises every TMA slot's mbarrier (arrival count 1), then a barrier.
   void initTmaBarriers();
   /// A barrier, then thread 0 invalidates the mbarriers (before their bytes are reused).
@@ -261,6 +262,42 @@ public:
   void waitPendingWgmma(const ir::Block &block, const ir::Op &op);
   /// wgmma.wait_group 0, with `C` (accumulator registers) passed through it and replaced.
   void waitWgmma(std::vector<llvm::Value *> &C);
+  // --- Warp specialisation (WarpSpecialize.cpp; docs/compiler.md, "Warp specialisation"). A
+  // kernel whose top-level loop asks for it (tl.range(warp_specialize=True)) and whose TMA
+  // fills' coordinates are scalar computations runs as two roles: the numWarps consumer warps
+  // execute the kernel as written, except that a TMA fill only counts its slot and, in the
+  // loop, releases the slot the previous iteration read (an arrival on the slot's "empty"
+  // mbarrier); a producer warpgroup after them runs the slice of the kernel that computes the
+  // fills' coordinates and issues the copies, each after the slot's release.
+  /// Decides warp specialisation after the async buffers are planned (their TMA classes known);
+  /// warns at the loop when a request is declined.
+  void planWarpSpecialization();
+  /// The ops the producer emits: the TMA fills, what their coordinates, guards and slot counts
+  /// are computed from, and the loops around them. False (with the reason) when one of them is
+  /// not a scalar computation the producer can repeat.
+  bool producerSlice(std::string &why);
+  /// Undefined registers for the results of `op` (an op the producer leaves out).
+  void undefResults(const ir::Op &op);
+  /// Emits both roles after the kernel's setup: the consumers' code, then the producer's, then
+  /// the setmaxnreg of each (register budgets from the kernel's final shared memory).
+  void emitSpecialized();
+  /// Producer: its one issuing thread waits until the slot of TMA fill `r` (buffer `buf`, slot
+  /// `slot`) was released by the consumers (the phase before the fill's own, parity inverted).
+  void waitSlotReleased(const AsyncBuffer &buf, llvm::Value *slot, llvm::Value *count, llvm::Value *pred);
+  /// Arrivals that complete a phase of an empty mbarrier (releaseSlot's per phase).
+  int slotReleaseArrivals() const;
+  /// Consumer: arrives on the empty mbarrier of `slot` where `pred` holds: the first thread of
+  /// each consumer warpgroup when only wgmma reads the slots (releasePerWarpgroup_), else every
+  /// thread.
+  void releaseSlot(const AsyncBuffer &buf, llvm::Value *slot, llvm::Value *pred);
+  /// The shared address of buffer `buf`'s empty mbarrier for `slot` (after its full ones).
+  llvm::Value *emptyBarrierAddr(const AsyncBuffer &buf, llvm::Value *slot);
+  bool ws_ = false;       ///< the kernel is warp-specialised
+  bool split_ = false;    ///< the roles have split: barriers are the consumers' named barrier
+  bool producer_ = false; ///< emitting the producer's slice
+  bool releasePerWarpgroup_ = false; ///< slots are released once per consumer warpgroup
+  std::set<const ir::Op *> slice_; ///< the producer's ops
+  const ir::Op *wsLoop_ = nullptr; ///< the loop that asked for warp specialisation
   /// Target architecture ("sm_80", "sm_90a").
   std::string arch = "sm_80";
   int commits_ = 0;                              ///< cp.async groups committed in this region
