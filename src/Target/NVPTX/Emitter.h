@@ -297,7 +297,6 @@ public:
   bool producer_ = false; ///< emitting the producer's slice
   bool releasePerWarpgroup_ = false; ///< slots are released once per consumer warpgroup
   std::set<const ir::Op *> slice_; ///< the producer's ops
-  const ir::Op *wsLoop_ = nullptr; ///< the loop that asked for warp specialisation
   /// Target architecture ("sm_80", "sm_90a").
   std::string arch = "sm_80";
   int commits_ = 0;                              ///< cp.async groups committed in this region

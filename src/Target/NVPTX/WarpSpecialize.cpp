@@ -106,8 +106,13 @@ bool Emitter::producerSlice(std::string &why) {
 void Emitter::planWarpSpecialization() {
   const ir::Op *loop = nullptr;
   ir::walk(f.body, [&](ir::Op &op) {
-    if (op.kind == OpKind::For && op.ival2 && !loop)
+    if (op.kind != OpKind::For || !op.ival2)
+      return;
+    if (!loop)
       loop = &op;
+    else // one producer per kernel: the first loop that asks for it
+      diags.warning(op.loc, "tl.range(warp_specialize=True) is ignored: only one loop of a kernel is "
+                            "specialised, the first that asks for it");
   });
   if (!loop)
     return;
@@ -140,7 +145,6 @@ void Emitter::planWarpSpecialization() {
   if (!producerSlice(why))
     return decline(why);
   ws_ = true;
-  wsLoop_ = loop;
   // A slot that only wgmma reads (not restaged through registers) is released once per consumer
   // warpgroup: a wgmma is one warpgroup-wide operation, so when one of its threads has seen the
   // group retire (wgmma.wait_group), the whole warpgroup's reads of the slot are done. Slots
