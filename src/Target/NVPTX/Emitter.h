@@ -276,6 +276,9 @@ public:
   /// are computed from, and the loops around them. False (with the reason) when one of them is
   /// not a scalar computation the producer can repeat.
   bool producerSlice(std::string &why);
+  /// Accumulator registers per thread of the widest wgmma instruction of the kernel (N / 2 for
+  /// m64nNk with fp32 or int32 accumulators), which ptxas must fit within the kernel's maxnreg.
+  int wgmmaAccumulatorRegisters() const;
   /// Undefined registers for the results of `op` (an op the producer leaves out).
   void undefResults(const ir::Op &op);
   /// Emits both roles after the kernel's setup: the consumers' code, then the producer's, then

@@ -26,7 +26,41 @@ constexpr int kProducerRegisters = 40;
 /// The consumers' budget never exceeds this (leaves ptxas headroom below the 255 limit).
 constexpr int kMaxConsumerRegisters = 240;
 
+/// Registers ptxas must find free for a wgmma's operands beyond its accumulator (descriptors,
+/// addresses, the loop's counters), from the smallest budgets it accepted.
+constexpr int kWgmmaHeadroom = 32;
+
+/// Blocks per SM a specialised kernel is compiled for: ptxas allocates every role within the
+/// kernel's `.maxnreg` (setmaxnreg moves registers between warpgroups at run time, but does not
+/// raise what ptxas may use after it), so two blocks only where the shared memory allows it and
+/// the consumers' widest wgmma still fits in 65536 / (2 x threads) registers.
+int blocksPerSM(int64_t sharedBytes, int threads, int wgmmaRegisters) {
+  int64_t perBlock = std::max<int64_t>(sharedBytes, 0) + 1024; // 228 KiB per SM, 1 KiB per block reserved
+  int blocks = static_cast<int>(std::clamp<int64_t>(228 * 1024 / perBlock, 1, 2));
+  blocks = std::min(blocks, 2048 / threads);
+  if (blocks == 2 && 65536 / (2 * threads) / 8 * 8 < wgmmaRegisters + kWgmmaHeadroom)
+    blocks = 1;
+  return blocks;
+}
+
 } // namespace
+
+int Emitter::wgmmaAccumulatorRegisters() const {
+  // One m64nNk instruction per warpgroup holds N / 2 fp32 (or int32) accumulators per thread;
+  // N is the accumulator's columns, divided among the warpgroups that M (in 64-row blocks) does
+  // not occupy.
+  int most = 0;
+  int groups = std::max(1, f.numWarps / 4);
+  ir::walk(f.body, [&](ir::Op &op) {
+    if (op.kind != OpKind::Dot || !useWgmma(op) || op.operands[2]->type.shape.size() != 2)
+      return;
+    const auto &shape = op.operands[2]->type.shape;
+    int64_t mGroups = std::max<int64_t>(1, std::min<int64_t>(groups, shape[0] / 64));
+    int64_t n = std::min<int64_t>(256, shape[1] / std::max<int64_t>(1, groups / mGroups));
+    most = std::max(most, static_cast<int>(n / 2));
+  });
+  return most;
+}
 
 bool Emitter::producerSlice(std::string &why) {
   slice_.clear();
@@ -141,6 +175,12 @@ void Emitter::planWarpSpecialization() {
   if (f.numWarps + kProducerWarps > 32)
     return decline("num_warps " + std::to_string(f.numWarps) + " leaves no room for a producer warpgroup "
                    "(1024 threads per block)");
+  int threads = 32 * (f.numWarps + kProducerWarps);
+  int regs = std::min(255, 65536 / threads) / 8 * 8;
+  if (regs < wgmmaAccumulatorRegisters() + kWgmmaHeadroom)
+    return decline("with a producer warpgroup the " + std::to_string(threads) + " threads get " + std::to_string(regs) +
+                   " registers each, too few for the consumers' wgmma accumulators (" +
+                   std::to_string(wgmmaAccumulatorRegisters()) + " per instruction); use fewer warps");
   std::string why;
   if (!producerSlice(why))
     return decline(why);
@@ -223,13 +263,10 @@ void Emitter::emitSpecialized() {
   B.CreateRetVoid();
 
   // Register budgets. The block's registers are fixed at launch (maxnreg per thread); the
-  // producer gives most of its share back and the consumers take it. Blocks per SM: as many as
-  // the shared memory allows (228 KiB per SM, 1 KiB reserved per block), at most 2, so that a
-  // consumer keeps room for an accumulator tile.
+  // producer gives most of its share back and the consumers take it (blocksPerSM: ptxas still
+  // compiles the consumers within maxnreg).
   int threads = 32 * (f.numWarps + kProducerWarps);
-  int64_t perBlock = std::max<int64_t>(sharedBytes_, 0) + 1024;
-  int blocks = static_cast<int>(std::clamp<int64_t>(228 * 1024 / perBlock, 1, 2));
-  blocks = std::min(blocks, 2048 / threads);
+  int blocks = blocksPerSM(sharedBytes_, threads, wgmmaAccumulatorRegisters());
   int maxRegs = std::min(255, 65536 / (blocks * threads)) / 8 * 8;
   int consumerRegs = (maxRegs * threads - kProducerRegisters * 32 * kProducerWarps) / (32 * f.numWarps) / 8 * 8;
   consumerRegs = std::min(consumerRegs, kMaxConsumerRegisters);
