@@ -182,6 +182,13 @@ void Emitter::emitWgmma(const ir::Op &op) {
   int64_t nInstr = N;
   while (nInstr > 256)
     nInstr /= 2;
+  // ptxas must find an instruction's N / 2 accumulator registers and about 30 more free within
+  // the per-thread ceiling (65536 over the block's threads, at most 255), or it stops with
+  // "Insufficient registers" (C7602): with 16 warps (128 registers) an m64n256 needs 154. Such a
+  // block issues narrower instructions, each on its slice of the accumulator.
+  int ceiling = std::min(255, 65536 / (32 * (f.numWarps + f.producerWarps)));
+  while (nInstr % 32 == 0 && nInstr / 2 + 32 > ceiling)
+    nInstr /= 2;
   int64_t repM = M / (16 * f.numWarps), repN = N / 8, chunks = N / nInstr;
   int nRegs = static_cast<int>(nInstr / 2);
   auto cIdx = [&](int64_t m, int64_t chunk, int i) {
