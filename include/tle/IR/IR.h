@@ -309,10 +309,10 @@ public:
   /// issues the TMA copies, after the `numWarps` consumer warps that run the rest of the
   /// kernel. The block has 32 * (numWarps + producerWarps) threads.
   int producerWarps = 0;
-  /// Per-thread register budgets of a warp-specialised kernel (set by codegen): the kernel's
-  /// register cap (ptxas `.maxnreg`) and the counts the producer and the consumers move to
-  /// with `setmaxnreg` (PTX ISA §9.7.17.1); 0 when the kernel is not specialised.
-  int maxRegisters = 0, producerRegisters = 0, consumerRegisters = 0;
+  /// Registers per thread of a warp-specialised kernel at launch (ptxas `.maxnreg`, set by
+  /// codegen; its roles then move registers with `setmaxnreg`, PTX ISA §9.7.17.1); 0 when the
+  /// kernel is not specialised.
+  int maxRegisters = 0;
   /// TMA descriptors passed after `params`, in this order (set by codegen).
   std::vector<TensorMapParam> tensorMaps;
   /// Layouts referenced by values of this function (owned here).

@@ -271,13 +271,11 @@ void Emitter::emitSpecialized() {
   int consumerRegs = (maxRegs * threads - kProducerRegisters * 32 * kProducerWarps) / (32 * f.numWarps) / 8 * 8;
   consumerRegs = std::min(consumerRegs, kMaxConsumerRegisters);
   f.maxRegisters = maxRegs;
-  f.producerRegisters = kProducerRegisters;
-  f.consumerRegisters = consumerRegs > maxRegs ? consumerRegs : 0;
   auto *vty = llvm::FunctionType::get(B.getVoidTy(), false);
   llvm::IRBuilder<> P(producer, producer->getFirstInsertionPt());
   P.CreateCall(vty, llvm::InlineAsm::get(vty, "setmaxnreg.dec.sync.aligned.u32 " + std::to_string(kProducerRegisters) + ";",
                                          "", true));
-  if (f.consumerRegisters) {
+  if (consumerRegs > maxRegs) { // setmaxnreg.inc must not lower the count
     llvm::IRBuilder<> C(consumer, consumer->getFirstInsertionPt());
     C.CreateCall(vty, llvm::InlineAsm::get(vty, "setmaxnreg.inc.sync.aligned.u32 " + std::to_string(consumerRegs) + ";",
                                            "", true));
