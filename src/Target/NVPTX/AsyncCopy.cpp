@@ -732,14 +732,15 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
     slot = B.getInt32(static_cast<uint32_t>(prologueLoads_[cls]++ % (buf.tmaMap >= 0 ? 2 * buf.slots : buf.slots)));
   if (buf.privateSlots)
     return emitPrivateAsyncLoad(load, slot);
+  // An unguarded TMA fill at the top level is waited for at the end (drainTma).
+  if (buf.tmaMap >= 0 && !inLoop && load.parent == &f.body && load.operands.size() == 4 + 3 * load.ints.size())
+    tmaTopFills_.push_back({cls, static_cast<int>((prologueLoads_[cls] - 1) % (2 * buf.slots))});
   if (ws_ && buf.tmaMap >= 0 && !producer_) {
     // A warp-specialised consumer issues no copy: it counts the fill, and in the loop releases
     // the slot the previous iteration's dot read (retired by now: the same point at which the
     // unspecialised kernel's barrier before the refill would be), except in the first
     // iteration, when the fill takes a slot no dot has read.
     vals_[r] = {slot};
-    if (!inLoop && load.parent == &f.body && load.operands.size() == 4 + 3 * load.ints.size())
-      tmaTopFills_.push_back({cls, static_cast<int>((prologueLoads_[cls] - 1) % (2 * buf.slots))});
     if (inLoop) {
       const ir::Op *loop = load.parent->parent;
       llvm::Value *notFirst = B.CreateICmpNE(scalar(load.parent->args[0].get()), scalar(loop->operands[0]));
@@ -789,8 +790,6 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
                                       "@$5 cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
                                       "[$0], [$1, {$2, $3}], [$4];",
                                       "r,l,r,r,r,b", true);
-    if (!inLoop && load.parent == &f.body && load.operands.size() == 4 + 3 * rank)
-      tmaTopFills_.push_back({cls, static_cast<int>((prologueLoads_[cls] - 1) % (2 * buf.slots))});
     llvm::Value *map = tensorMapAddr(buf.tmaMap);
     llvm::Value *row = B.CreateTrunc(scalar(load.operands[4 + 2 * rank]), B.getInt32Ty());
     llvm::Value *col = B.CreateTrunc(scalar(load.operands[4 + 2 * rank + 1]), B.getInt32Ty());

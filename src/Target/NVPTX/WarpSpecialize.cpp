@@ -7,6 +7,7 @@
 // count = consumer threads). Register budgets move from the producer to the consumers with
 // setmaxnreg (PTX ISA §9.7.17.1).
 #include "Emitter.h"
+#include "tle/Transforms/RegisterEstimate.h"
 
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
@@ -176,11 +177,12 @@ void Emitter::planWarpSpecialization() {
     return decline("num_warps " + std::to_string(f.numWarps) + " leaves no room for a producer warpgroup "
                    "(1024 threads per block)");
   int threads = 32 * (f.numWarps + kProducerWarps);
-  int regs = std::min(255, 65536 / threads) / 8 * 8;
-  if (regs < wgmmaAccumulatorRegisters() + kWgmmaHeadroom)
+  int64_t regs = transforms::registerCeiling(f.numWarps + kProducerWarps) / 8 * 8;
+  int accumulators = wgmmaAccumulatorRegisters();
+  if (regs < accumulators + kWgmmaHeadroom)
     return decline("with a producer warpgroup the " + std::to_string(threads) + " threads get " + std::to_string(regs) +
-                   " registers each, too few for the consumers' wgmma accumulators (" +
-                   std::to_string(wgmmaAccumulatorRegisters()) + " per instruction); use fewer warps");
+                   " registers each, too few for the consumers' wgmma accumulators (" + std::to_string(accumulators) +
+                   " per instruction); use fewer warps");
   std::string why;
   if (!producerSlice(why))
     return decline(why);
@@ -267,7 +269,7 @@ void Emitter::emitSpecialized() {
   // compiles the consumers within maxnreg).
   int threads = 32 * (f.numWarps + kProducerWarps);
   int blocks = blocksPerSM(sharedBytes_, threads, wgmmaAccumulatorRegisters());
-  int maxRegs = std::min(255, 65536 / (blocks * threads)) / 8 * 8;
+  int maxRegs = static_cast<int>(transforms::registerCeiling(blocks * (f.numWarps + kProducerWarps))) / 8 * 8;
   int consumerRegs = (maxRegs * threads - kProducerRegisters * 32 * kProducerWarps) / (32 * f.numWarps) / 8 * 8;
   consumerRegs = std::min(consumerRegs, kMaxConsumerRegisters);
   f.maxRegisters = maxRegs;

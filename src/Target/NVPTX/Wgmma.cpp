@@ -12,6 +12,7 @@
 // layout assignment does not depend on the instruction family.
 #include "Emitter.h"
 #include "tle/Transforms/DotLowering.h"
+#include "tle/Transforms/RegisterEstimate.h"
 
 #include <llvm/IR/InlineAsm.h>
 
@@ -186,7 +187,7 @@ void Emitter::emitWgmma(const ir::Op &op) {
   // the per-thread ceiling (65536 over the block's threads, at most 255), or it stops with
   // "Insufficient registers" (C7602): with 16 warps (128 registers) an m64n256 needs 154. Such a
   // block issues narrower instructions, each on its slice of the accumulator.
-  int ceiling = std::min(255, 65536 / (32 * (f.numWarps + f.producerWarps)));
+  int64_t ceiling = transforms::registerCeiling(f.numWarps + f.producerWarps);
   while (nInstr % 32 == 0 && nInstr / 2 + 32 > ceiling)
     nInstr /= 2;
   int64_t repM = M / (16 * f.numWarps), repN = N / 8, chunks = N / nInstr;
