@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Compiles examples/matmul.tle (fp8e4nv: examples/matmul_fp8.tle; int8, tf32: examples/matmul_tn.tle; SOURCE=matmul_tma:
 # examples/matmul_tma.tle, tiles through tensor descriptors; SOURCE=matmul_persistent:
-# examples/matmul_persistent.tle, one program per SM looping over the tiles) for sm_90a once per
-# block configuration, for bench/matmul_compare.py.
-# Usage: [DTYPE=fp16|bf16|fp8e4nv|int8|tf32] [SOURCE=matmul|matmul_tma|matmul_persistent|matmul_ws] bench/build_matmul_cubins.sh TLEC OUT_DIR [BMxBNxBKxWxS ...]
+# examples/matmul_persistent.tle, one program per SM looping over the tiles; SOURCE=matmul_ws,
+# matmul_persistent_tma, matmul_persistent_ws: those examples) for sm_90a once per block
+# configuration, for bench/matmul_compare.py.
+# Usage: [DTYPE=fp16|bf16|fp8e4nv|int8|tf32] [SOURCE=matmul|matmul_tma|matmul_persistent|matmul_ws|matmul_persistent_tma|matmul_persistent_ws] bench/build_matmul_cubins.sh TLEC OUT_DIR [BMxBNxBKxWxS ...]
 # Writes mm_<BM>x<BN>x<BK>_w<W>_s<S>.sm_90a.cubin (fp16), mm_bf16_... (bf16), mm_fp8e4nv_... (fp8),
 # mm_int8_... (int8 operands, int32 output) or mm_tf32_... (fp32 operands and output);
 # with SOURCE=matmul_tma, mmtma_... and mmtma_bf16_...; with SOURCE=matmul_persistent, mmpers_...
-# and mmpers_bf16_...
+# and mmpers_bf16_...; mmws_, mmptma_ and mmpws_ likewise.
 set -euo pipefail
 TLEC="$1"; OUT="$2"; shift 2
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -34,7 +35,13 @@ case "${SOURCE:-matmul}" in
   matmul_ws)
     [[ "$DT" == fp16 || "$DT" == bf16 ]] || { echo "SOURCE=matmul_ws is fp16 or bf16" >&2; exit 2; }
     SRC=examples/matmul_ws.tle; PRE=${PRE/mm/mmws} ;;
-  *) echo "SOURCE must be matmul, matmul_tma, matmul_persistent or matmul_ws" >&2; exit 2 ;;
+  matmul_persistent_tma)
+    [[ "$DT" == fp16 || "$DT" == bf16 ]] || { echo "SOURCE=matmul_persistent_tma is fp16 or bf16" >&2; exit 2; }
+    SRC=examples/matmul_persistent_tma.tle; PRE=${PRE/mm/mmptma} ;;
+  matmul_persistent_ws)
+    [[ "$DT" == fp16 || "$DT" == bf16 ]] || { echo "SOURCE=matmul_persistent_ws is fp16 or bf16" >&2; exit 2; }
+    SRC=examples/matmul_persistent_ws.tle; PRE=${PRE/mm/mmpws} ;;
+  *) echo "SOURCE must be matmul, matmul_tma, matmul_persistent, matmul_ws, matmul_persistent_tma or matmul_persistent_ws" >&2; exit 2 ;;
 esac
 mkdir -p "$OUT"
 for c in "${CONFIGS[@]}"; do

@@ -45,11 +45,15 @@ def main():
     ap.add_argument("--configs", default="128x128x64x4x3")
     ap.add_argument("--sizes", default="4096x4096x4096,8192x8192x8192,8192x8192x1024")
     ap.add_argument("--dtype", choices=["fp16", "bf16", "fp8e4nv", "int8", "tf32"], default="fp16")
-    ap.add_argument("--source", choices=["matmul", "matmul_tma", "matmul_persistent", "matmul_ws"], default="matmul",
+    ap.add_argument("--source", choices=["matmul", "matmul_tma", "matmul_persistent", "matmul_ws", "matmul_persistent_tma",
+                                             "matmul_persistent_ws"], default="matmul",
                     help="examples/matmul.tle (pointer tiles), examples/matmul_tma.tle (tensor descriptors; "
                          "cubins mmtma_...), examples/matmul_persistent.tle (one program per SM, looping "
-                         "over the tiles; cubins mmpers_...) or examples/matmul_ws.tle (matmul_tma with its K "
-                         "loop warp-specialised; cubins mmws_...)")
+                         "over the tiles; cubins mmpers_...), examples/matmul_ws.tle (matmul_tma with its K "
+                         "loop warp-specialised; cubins mmws_...), examples/matmul_persistent_tma.tle (the "
+                         "persistent loop through tensor descriptors; cubins mmptma_...) or "
+                         "examples/matmul_persistent_ws.tle (it with the loop over tiles warp-specialised; "
+                         "cubins mmpws_...)")
     ap.add_argument("--no-triton", action="store_true")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
@@ -63,7 +67,7 @@ def main():
         torch.backends.cuda.matmul.allow_tf32 = True  # cuBLAS's TF32 GEMM, as tl.dot's default precision
     kernel_name = "matmul_tn_kernel" if tn else "matmul_kernel"
     triton_kernel = load_example_kernel("matmul_fp8" if fp8 else "matmul_tn" if tn else args.source, kernel_name)
-    if args.source in ("matmul_tma", "matmul_ws"):
+    if args.source in ("matmul_tma", "matmul_ws", "matmul_persistent_tma", "matmul_persistent_ws"):
         # Triton builds in-kernel tensor descriptors in global scratch memory from its allocator.
         triton.set_allocator(lambda size, alignment, stream: torch.empty(size, device="cuda", dtype=torch.int8))
     configs = [tuple(int(x) for x in c.split("x")) for c in args.configs.split(",")]
@@ -115,7 +119,7 @@ def main():
         print(f"{m}x{n}x{k}: cuBLAS {tf_cublas:7.1f} TFLOP/s (max err {cerr:.2e})", flush=True)
         for (bm, bn, bk, w, s) in configs:
             grid = triton.cdiv(m, bm) * triton.cdiv(n, bn)
-            if args.source == "matmul_persistent":  # one program per SM (fewer when there are fewer tiles)
+            if args.source.startswith("matmul_persistent"):  # one program per SM (fewer when there are fewer tiles)
                 grid = min(grid, torch.cuda.get_device_properties(0).multi_processor_count)
             row = {"m": m, "n": n, "k": k, "config": f"{bm}x{bn}x{bk} w{w} s{s}", "cublas_tflops": tf_cublas,
                    "cublas_max_err": cerr}
@@ -123,7 +127,8 @@ def main():
                 row["cublas_fast_accum_tflops"] = tf_fast
             prefix = {"fp16": "mm", "bf16": "mm_bf16", "fp8e4nv": "mm_fp8e4nv", "int8": "mm_int8", "tf32": "mm_tf32"}[args.dtype]
             if args.source != "matmul":
-                prefix = prefix.replace("mm", {"matmul_tma": "mmtma", "matmul_persistent": "mmpers", "matmul_ws": "mmws"}[args.source], 1)
+                prefix = prefix.replace("mm", {"matmul_tma": "mmtma", "matmul_persistent": "mmpers", "matmul_ws": "mmws",
+                                           "matmul_persistent_tma": "mmptma", "matmul_persistent_ws": "mmpws"}[args.source], 1)
             path = os.path.join(args.cubins, f"{prefix}_{bm}x{bn}x{bk}_w{w}_s{s}.sm_90a.cubin")
             kern = TleKernel(lib, path, kernel_name)
             tle = lambda *xs: launch_matmul(kern, *xs)  # noqa: E731

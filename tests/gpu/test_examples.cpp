@@ -70,7 +70,7 @@ std::string defaultCubinDir() {
                "usage: tle-gpu-tests [--cubin-dir DIR] [--arch ARCH] [--device N] "
                "[--only NAME[,NAME...]]\n"
                "  NAME: runtime, vector_add, softmax, layernorm, matmul, matmul_tma, matmul_persistent, matmul_ws,\n"
-               "        matmul_tf32, matmul_tn, matmul_tn_tf32\n");
+               "        matmul_persistent_tma, matmul_persistent_ws, matmul_tf32, matmul_tn, matmul_tn_tf32\n");
   std::exit(status);
 }
 
@@ -540,7 +540,9 @@ void runVectorAdd(Report &rep, const Device &dev, const Options &opt) {
 // tensor descriptors, TMA on sm_90a with descriptors the runtime builds at launch) and
 // matmul_persistent (examples/matmul_persistent.tle: a grid-stride loop over the output tiles),
 // matmul_ws (examples/matmul_ws.tle: matmul_tma with a warp-specialised K loop: a TMA producer
-// warpgroup and the wgmma consumers);
+// warpgroup and the wgmma consumers); matmul_persistent_tma and matmul_persistent_ws
+// (examples/matmul_persistent_{tma,ws}.tle: the persistent loop with TMA fills that continue
+// across tiles, unspecialised and with the loop over tiles warp-specialised);
 // matmul_tf32 (matmul.tle on fp32 operands: TF32 tensor cores)
 // ------------------------------------------------------------------------------------------------
 
@@ -561,7 +563,7 @@ void runMatmul(Report &rep, const Device &dev, const Options &opt, const char *e
   const KernelInfo &ki = k->info();
   const int64_t bm = ki.constexprInt("BLOCK_M").value_or(128), bn = ki.constexprInt("BLOCK_N").value_or(128);
   std::printf("----  %s: %zu TMA descriptor(s) built at launch\n", example, ki.tensorMaps.size());
-  const bool persistent = std::string(example) == "matmul_persistent";
+  const bool persistent = std::string(example).rfind("matmul_persistent", 0) == 0;
   // matmul_tf32: fp32 operands multiplied in TF32, fp32 output holding the fp16-rounded result.
   const bool tf32 = std::string(example) == "matmul_tf32";
   const size_t outBytes = tf32 ? 4 : 2;
@@ -592,8 +594,9 @@ void runMatmul(Report &rep, const Device &dev, const Options &opt, const char *e
       DeviceBuffer da = tf32 ? DeviceBuffer::fromHost(dev, af) : DeviceBuffer::fromHost(dev, ah);
       DeviceBuffer db = tf32 ? DeviceBuffer::fromHost(dev, bf) : DeviceBuffer::fromHost(dev, bh);
       const unsigned tiles = unsigned(((sh.m + bm - 1) / bm) * ((sh.n + bn - 1) / bn));
-      // matmul_persistent: every grid size computes all of C (one program, three programs that
-      // share tiles unevenly, one per SM or one per tile).
+      // matmul_persistent*: every grid size computes all of C (one program, three programs that
+      // share tiles unevenly, one per SM or one per tile). One program runs every tile, its TMA
+      // fill counts (and slot phases) carried from tile to tile.
       std::vector<unsigned> grids{tiles};
       if (persistent)
         grids = {1, 3, std::max(1u, std::min(tiles, unsigned(dev.smCount())))};
@@ -911,6 +914,10 @@ int main(int argc, char **argv) {
       runMatmul(rep, dev, opt, "matmul_persistent");
     if (want("matmul_ws"))
       runMatmul(rep, dev, opt, "matmul_ws");
+    if (want("matmul_persistent_tma"))
+      runMatmul(rep, dev, opt, "matmul_persistent_tma");
+    if (want("matmul_persistent_ws"))
+      runMatmul(rep, dev, opt, "matmul_persistent_ws");
     if (want("matmul_tf32"))
       runMatmul(rep, dev, opt, "matmul_tf32");
     if (want("matmul_tn"))

@@ -194,28 +194,37 @@ void Emitter::planAsyncOperands() {
       buf.slotBytes = transforms::asyncSlotBytes(buf.rows, buf.cols, buf.elemBytes, /*swizzled=*/false);
     }
     // sm_90a copies a tensor descriptor's tiles with TMA when every load of the class can be
-    // (the same descriptor, launch-time base, shape and strides) and lies at the kernel's top
-    // level or in one top-level loop: each fill's mbarrier phase is then known from the count
-    // of fills before it.
+    // (the same descriptor, launch-time base, shape and strides) and each fill's mbarrier phase
+    // can be known from the count of fills before it. Statically when the loads lie at the
+    // kernel's top level or in one top-level loop; at run time (AsyncBuffer::dynamicFills) when
+    // a pipelined loop nested in a top-level loop holds them (a persistent kernel's K loop, its
+    // prologue in the loop over tiles).
     if (arch == "sm_90a" && buf.swizzle >= 32) {
       std::optional<ir::TensorMapParam> map;
-      bool tma = true;
-      const ir::Block *loopBody = nullptr;
+      bool tma = true, anyTop = false;
+      const ir::Op *classTop = nullptr; // the top-level loop around the class's in-loop loads
+      std::set<const ir::Block *> blocks;
       // Whether a load of the class may be a TMA fill: each rule below refuses one case.
       auto tmaFill = [&](const ir::Op &l) {
-        const ir::Op *loop = l.parent->parent;
         bool top = l.parent == &f.body;
-        if (!top && !(loop && loop->kind == OpKind::For && loop->parent == &f.body &&
-                      (!loopBody || loopBody == l.parent)))
-          return false; // neither at the top level nor in the class's one top-level loop
-        if (!top)
-          loopBody = l.parent;
+        anyTop |= top;
+        if (!top) {
+          // Only 'for' loops around it, all in one top-level loop.
+          const ir::Op *outer = nullptr;
+          for (const ir::Block *b = l.parent; b != &f.body; b = outer->parent) {
+            outer = b->parent;
+            if (!outer || outer->kind != OpKind::For)
+              return false; // inside an 'if' or 'while'
+          }
+          if (classTop && classTop != outer)
+            return false; // loads in two top-level loops
+          classTop = outer;
+          blocks.insert(l.parent);
+        }
         // In a loop only pipelined loads (carried to a later iteration) count their fills;
         // an unpipelined one would refill its single slot with the same static phase.
         if (!top && carried == 0)
           return false; // in an unpipelined loop
-        if (!beforeWrites(l))
-          return false; // after a global write
         // A load in the loop is issued for a later iteration: only the prefetch pass's, which
         // lists the guard that the iteration exists, is known to be read whenever it is issued
         // (a hand-written window's last fill would still be in flight after the loop).
@@ -239,11 +248,25 @@ void Emitter::planAsyncOperands() {
         }
         map = m;
       }
+      // Static counts: loads at the top level and in one top-level loop's body, all before the
+      // kernel's first global write. Run-time counts: no top-level load, and no global write
+      // before the top-level loop; writes inside it are followed by a proxy fence (emitOpImpl)
+      // and, unless warp-specialised, a barrier before the next fill.
+      bool nested = blocks.size() > 1 || (blocks.size() == 1 && (*blocks.begin())->parent != classTop);
+      if (tma && nested)
+        tma = !anyTop && topIndex.at(classTop) <= firstWrite;
+      else if (tma)
+        for (const ir::Value *v : vs)
+          if (v->def && v->def->kind == OpKind::Load && !beforeWrites(*v->def))
+            tma = false;
       if (tma && map) {
         auto it = std::find(f.tensorMaps.begin(), f.tensorMaps.end(), *map);
         buf.tmaMap = static_cast<int>(it - f.tensorMaps.begin());
         if (it == f.tensorMaps.end())
           f.tensorMaps.push_back(*map);
+        buf.dynamicFills = nested;
+        if (nested)
+          tmaFillNests_.insert(classTop);
       }
     }
     if (buf.tmaMap < 0 && !vec16)
@@ -626,6 +649,25 @@ void Emitter::storeSwizzled(const ir::Layout &l, const std::vector<llvm::Value *
   }
 }
 
+llvm::AllocaInst *Emitter::counterSlot(std::map<int, llvm::AllocaInst *> &counters, int cls) {
+  llvm::AllocaInst *&a = counters[cls];
+  if (!a) {
+    llvm::IRBuilder<> E(entry_, entry_->getFirstInsertionPt());
+    a = E.CreateAlloca(E.getInt32Ty(), nullptr, "tma.count");
+    E.SetInsertPoint(entry_->getTerminator());
+    E.CreateStore(E.getInt32(0), a);
+  }
+  return a;
+}
+
+llvm::Value *Emitter::takeCount(llvm::AllocaInst *slot, uint32_t wrap, llvm::Value *pred) {
+  llvm::Value *c = B.CreateLoad(B.getInt32Ty(), slot);
+  llvm::Value *next = B.CreateAdd(c, B.getInt32(1));
+  next = B.CreateSelect(B.CreateICmpEQ(next, B.getInt32(wrap)), B.getInt32(0), next);
+  B.CreateStore(B.CreateSelect(pred, next, c), slot);
+  return c;
+}
+
 llvm::Value *Emitter::tmaBarrierAddr(const AsyncBuffer &buf, llvm::Value *slot) {
   llvm::Value *off = B.CreateAdd(B.getInt32(static_cast<uint32_t>(buf.barBase)), B.CreateMul(slot, B.getInt32(8)));
   return B.CreatePtrToInt(smemRaw(off), B.getInt32Ty());
@@ -728,6 +770,15 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
     slot = B.CreateSelect(B.CreateICmpEQ(next, B.getInt32(wrap)), B.getInt32(0), next);
     inLoop = true;
   }
+  size_t rank = load.ints.size();
+  if (buf.dynamicFills) {
+    // The count continues from the fills before, wherever they were issued; a fill whose
+    // guards fail is not issued and does not count.
+    llvm::Value *issued = B.getTrue();
+    for (size_t g = 4 + 3 * rank; g < load.operands.size(); ++g)
+      issued = B.CreateAnd(issued, scalar(load.operands[g]));
+    slot = takeCount(counterSlot(fillCount_, cls), static_cast<uint32_t>(2 * buf.slots), issued);
+  }
   if (!slot)
     slot = B.getInt32(static_cast<uint32_t>(prologueLoads_[cls]++ % (buf.tmaMap >= 0 ? 2 * buf.slots : buf.slots)));
   if (buf.privateSlots)
@@ -744,7 +795,14 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
     if (inLoop) {
       const ir::Op *loop = load.parent->parent;
       llvm::Value *notFirst = B.CreateICmpNE(scalar(load.parent->args[0].get()), scalar(loop->operands[0]));
-      releaseSlot(buf, asyncSlotIndex(r), notFirst);
+      if (!buf.dynamicFills) {
+        releaseSlot(buf, asyncSlotIndex(r), notFirst);
+      } else {
+        // This fill may not be issued (the loop's last iterations): release by the count of
+        // releases, which follow the fills in order.
+        llvm::Value *c = takeCount(counterSlot(releaseCount_, cls), static_cast<uint32_t>(2 * buf.slots), notFirst);
+        releaseSlot(buf, B.CreateURem(c, B.getInt32(static_cast<uint32_t>(buf.slots))), notFirst);
+      }
     }
     return;
   }
@@ -767,7 +825,6 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
     // swizzle span of columns (each rows x swizzle bytes, as the wgmma layout stores them);
     // out-of-bounds elements arrive as zeros. A load whose guards fail (a pipeline's prefetch
     // past the loop's end) is never read, so it is not issued.
-    size_t rank = load.ints.size();
     // The issuing thread: thread 0, or a warp-specialised kernel's first producer thread.
     llvm::Value *pred = B.CreateICmpEQ(tid_, B.getInt32(producer_ ? static_cast<uint32_t>(32 * f.numWarps) : 0));
     for (size_t g = 4 + 3 * rank; g < load.operands.size(); ++g)

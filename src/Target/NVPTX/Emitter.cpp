@@ -355,6 +355,21 @@ void Emitter::emitOp(const ir::Op &op) {
         privateActive_.insert(v);
       }
   emitOpImpl(op);
+  // A global write in a loop whose TMA fills continue across its iterations (a persistent
+  // kernel's epilogue store, before the next tile's copies): the async proxy must see it
+  // (PTX ISA §9.7.12.15, fence.proxy.async), and the barrier before the next fill orders the
+  // other threads' writes.
+  bool writes = op.kind == OpKind::Store || op.kind == OpKind::AtomicRMW || op.kind == OpKind::AtomicCAS ||
+                (op.kind == OpKind::InlineAsm && op.ival2 == 0);
+  if (writes && !tmaFillNests_.empty() && !tmaStores_.count(&op)) {
+    const ir::Op *top = &op;
+    while (top->parent && top->parent != &f.body)
+      top = top->parent->parent;
+    if (tmaFillNests_.count(top)) {
+      auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
+      B.CreateCall(fty, llvm::InlineAsm::get(fty, "fence.proxy.async.global;", "", true));
+    }
+  }
   for (auto &[v, slot] : swapped) {
     vals_[v] = slot;
     privateActive_.erase(v);
@@ -920,6 +935,8 @@ void Emitter::emitFor(const ir::Op &op) {
   if (!rotated) {
     B.CreateBr(header);
     B.SetInsertPoint(exit);
+    if (ws_ && !producer_)
+      releaseAfterLoop(op, lessThan(lb, ub));
     return;
   }
   auto *drain = llvm::BasicBlock::Create(ctx, "for.drain", kernel_);
@@ -940,6 +957,8 @@ void Emitter::emitFor(const ir::Op &op) {
     }
     vals_[op.result(static_cast<unsigned>(i))] = res;
   }
+  if (ws_ && !producer_) // after the drain's wgmma.wait_group 0
+    releaseAfterLoop(op, lessThan(lb, ub));
 }
 
 std::vector<llvm::Value *> Emitter::regsLike(const ir::Value *v, const ir::Value *like) {

@@ -166,7 +166,28 @@ public:
     /// holds the rows as loaded (unpadded: `ld` = cols), and the dot reads it into registers and
     /// stores it K-major into its staging area (wgmma never reads the slot itself).
     bool restaged = false;
+    /// TMA fills in a pipelined loop nested in a top-level loop (a persistent kernel's K loop
+    /// and its prologue, once per tile): their counts continue from one run of the inner loop
+    /// to the next, so they are kept at run time (fillCount_), not derived from the loop.
+    bool dynamicFills = false;
   };
+  /// Per async class with dynamicFills: an i32 stack slot (promoted to registers by LLVM)
+  /// holding the count of fills issued so far modulo 2 * slots; a fill whose guards fail (a
+  /// prefetch past its loop's end) is not issued and does not count.
+  std::map<int, llvm::AllocaInst *> fillCount_;
+  /// Warp-specialised consumers, per class with dynamicFills: the count of slots released so
+  /// far modulo 2 * slots (slots are released in fill order).
+  std::map<int, llvm::AllocaInst *> releaseCount_;
+  /// The top-level loops holding dynamicFills classes: a global write inside one is followed by
+  /// fence.proxy.async.global, so that a later fill (async proxy) is ordered after it.
+  std::set<const ir::Op *> tmaFillNests_;
+  /// The count slot of class `cls` in `counters` (created at the kernel's entry, zero).
+  llvm::AllocaInst *counterSlot(std::map<int, llvm::AllocaInst *> &counters, int cls);
+  /// Advances the count in `slot` (modulo `wrap`) where `pred` holds; returns the count before.
+  llvm::Value *takeCount(llvm::AllocaInst *slot, uint32_t wrap, llvm::Value *pred);
+  /// Warp-specialised consumers: after loop `loop` (emitted), releases the slot of the last
+  /// fill read in it for every dynamicFills class the loop's body refills, where the loop ran.
+  void releaseAfterLoop(const ir::Op &loop, llvm::Value *ran);
   /// Whether wgmma reads async value `v` straight from its slot (not restaged).
   bool wgmmaReadsSlot(const ir::Value *v) const { return isAsync(v) && !asyncBuffer(v).restaged; }
   /// Private slots: the registers of async value `v` (a loop-carried prefetched load), read

@@ -157,13 +157,18 @@ void Emitter::planWarpSpecialization() {
   if (arch != "sm_90a")
     return decline("warp specialisation needs TMA and setmaxnreg (sm_90a); the target is " + arch);
   if (loop->parent != &f.body)
-    return decline("only a loop at the kernel's top level is specialised");
+    return decline("only a loop at the kernel's top level is specialised (in a persistent kernel, the loop over "
+                   "the tiles)");
   bool fills = false, elsewhere = false;
   ir::walk(f.body, [&](ir::Op &op) {
     if (op.kind != OpKind::Load || !isTma(op.result()))
       return;
-    fills |= op.parent == loop->regions[0].get();
-    elsewhere |= op.parent != &f.body && op.parent != loop->regions[0].get();
+    // In the loop's body, or in a pipelined loop nested in it (dynamicFills).
+    const ir::Op *top = &op;
+    while (top->parent && top->parent != &f.body)
+      top = top->parent->parent;
+    fills |= top == loop;
+    elsewhere |= op.parent != &f.body && top != loop;
   });
   if (!fills)
     return decline("no load in the loop is copied with TMA (a pipelined tensor-descriptor load that feeds tl.dot, "
@@ -239,6 +244,28 @@ void Emitter::releaseSlot(const AsyncBuffer &buf, llvm::Value *slot, llvm::Value
   B.CreateCall(fty,
                llvm::InlineAsm::get(fty, "@$1 mbarrier.arrive.release.cta.shared::cta.b64 _, [$0];", "r,b", true),
                {emptyBarrierAddr(buf, slot), pred});
+}
+
+void Emitter::releaseAfterLoop(const ir::Op &loop, llvm::Value *ran) {
+  // The loop's last iteration released the slot its predecessor read (emitAsyncLoad); the slot
+  // of the last fill, read by that iteration, is released here, once its reads retired: a
+  // wgmma group left in flight was waited for on the loop's exit edge, other readers within
+  // the iteration.
+  // Refills: the classes the body carries (a prologue's fills in an outer loop's body are not).
+  const ir::Block &body = *loop.regions[0];
+  std::set<int> carried, refilled;
+  for (auto &a : body.args)
+    if (isTma(a.get()))
+      carried.insert(asyncOf_.at(a.get()));
+  for (auto &o : body.ops)
+    if (o->kind == OpKind::Load && isTma(o->result()) && asyncBuffer(o->result()).dynamicFills &&
+        carried.count(asyncOf_.at(o->result())))
+      refilled.insert(asyncOf_.at(o->result()));
+  for (int cls : refilled) {
+    const AsyncBuffer &buf = buffers_[static_cast<size_t>(cls)];
+    llvm::Value *c = takeCount(counterSlot(releaseCount_, cls), static_cast<uint32_t>(2 * buf.slots), ran);
+    releaseSlot(buf, B.CreateURem(c, B.getInt32(static_cast<uint32_t>(buf.slots))), ran);
+  }
 }
 
 void Emitter::emitSpecialized() {
