@@ -830,32 +830,42 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
     for (size_t g = 4 + 3 * rank; g < load.operands.size(); ++g)
       pred = B.CreateAnd(pred, scalar(load.operands[g]));
     vals_[r] = {slot};
-    if (producer_)
-      waitSlotReleased(buf, asyncSlotIndex(r), slot, pred);
     llvm::Value *bar = tmaBarrierAddr(buf, asyncSlotIndex(r));
     llvm::Value *dst = asyncSlotAddr(r);
-    auto *ety = llvm::FunctionType::get(B.getVoidTy(), {B.getInt32Ty(), B.getInt1Ty()}, false);
-    B.CreateCall(ety,
-                 llvm::InlineAsm::get(ety,
-                                      "@$1 mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], " +
-                                          std::to_string(buf.rows * buf.cols * buf.elemBytes) + ";",
-                                      "r,b", true),
-                 {bar, pred});
-    auto *cty = llvm::FunctionType::get(
-        B.getVoidTy(), {B.getInt32Ty(), B.getInt64Ty(), B.getInt32Ty(), B.getInt32Ty(), B.getInt32Ty(), B.getInt1Ty()}, false);
-    auto *copy = llvm::InlineAsm::get(cty,
-                                      "@$5 cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-                                      "[$0], [$1, {$2, $3}], [$4];",
-                                      "r,l,r,r,r,b", true);
+    llvm::Value *emptyBar = producer_ ? emptyBarrierAddr(buf, asyncSlotIndex(r)) : nullptr;
     llvm::Value *map = tensorMapAddr(buf.tmaMap);
     llvm::Value *row = B.CreateTrunc(scalar(load.operands[4 + 2 * rank]), B.getInt32Ty());
     llvm::Value *col = B.CreateTrunc(scalar(load.operands[4 + 2 * rank + 1]), B.getInt32Ty());
+    // The issuing thread alone enters the branch: ptxas loops over a warp's active threads
+    // around each copy (its operands could differ between them), so predicating the copies
+    // instead would make the issuing warp step through its 32 lanes for every copy.
+    auto *issue = llvm::BasicBlock::Create(ctx, "tma.issue", kernel_);
+    auto *issued = llvm::BasicBlock::Create(ctx, "tma.issued", kernel_);
+    B.CreateCondBr(pred, issue, issued);
+    B.SetInsertPoint(issue);
+    if (producer_)
+      waitSlotReleased(emptyBar, slot, buf.slots);
+    auto *ety = llvm::FunctionType::get(B.getVoidTy(), {B.getInt32Ty()}, false);
+    B.CreateCall(ety,
+                 llvm::InlineAsm::get(ety,
+                                      "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], " +
+                                          std::to_string(buf.rows * buf.cols * buf.elemBytes) + ";",
+                                      "r", true),
+                 {bar});
+    auto *cty = llvm::FunctionType::get(
+        B.getVoidTy(), {B.getInt32Ty(), B.getInt64Ty(), B.getInt32Ty(), B.getInt32Ty(), B.getInt32Ty()}, false);
+    auto *copy = llvm::InlineAsm::get(cty,
+                                      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+                                      "[$0], [$1, {$2, $3}], [$4];",
+                                      "r,l,r,r,r", true);
     int64_t boxCols = buf.swizzle / static_cast<int64_t>(buf.elemBytes);
     for (int64_t j = 0; j * boxCols < buf.cols; ++j) {
       llvm::Value *d = j ? B.CreateAdd(dst, B.getInt32(static_cast<uint32_t>(j * buf.rows * buf.swizzle))) : dst;
       llvm::Value *x = j ? B.CreateAdd(col, B.getInt32(static_cast<uint32_t>(j * boxCols))) : col;
-      B.CreateCall(cty, copy, {d, map, x, row, bar, pred});
+      B.CreateCall(cty, copy, {d, map, x, row, bar});
     }
+    B.CreateBr(issued);
+    B.SetInsertPoint(issued);
     return;
   }
   const ir::Layout &l = *r->layout;

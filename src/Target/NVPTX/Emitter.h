@@ -305,9 +305,10 @@ public:
   /// Emits both roles after the kernel's setup: the consumers' code, then the producer's, then
   /// the setmaxnreg of each (register budgets from the kernel's final shared memory).
   void emitSpecialized();
-  /// Producer: its one issuing thread waits until the slot of TMA fill `r` (buffer `buf`, slot
-  /// `slot`) was released by the consumers (the phase before the fill's own, parity inverted).
-  void waitSlotReleased(const AsyncBuffer &buf, llvm::Value *slot, llvm::Value *count, llvm::Value *pred);
+  /// Producer: its issuing thread waits until the slot of the TMA fill counted `count` (modulo
+  /// 2 * `slots`) was released by the consumers: the phase before the fill's own of the slot's
+  /// empty mbarrier at `emptyBar`, parity inverted.
+  void waitSlotReleased(llvm::Value *emptyBar, llvm::Value *count, int slots);
   /// Arrivals that complete a phase of an empty mbarrier (releaseSlot's per phase).
   int slotReleaseArrivals() const;
   /// Consumer: arrives on the empty mbarrier of `slot` where `pred` holds: the first thread of

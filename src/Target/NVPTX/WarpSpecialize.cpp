@@ -220,19 +220,12 @@ llvm::Value *Emitter::emptyBarrierAddr(const AsyncBuffer &buf, llvm::Value *slot
   return B.CreatePtrToInt(smemRaw(off), B.getInt32Ty());
 }
 
-void Emitter::waitSlotReleased(const AsyncBuffer &buf, llvm::Value *slot, llvm::Value *count, llvm::Value *pred) {
+void Emitter::waitSlotReleased(llvm::Value *emptyBar, llvm::Value *count, int slots) {
   // Fill c reuses the slot of fill c - slots, released in the phase before fill c's own: parity
   // 1 - (c / slots) % 2. Before the first release (c < slots) that is parity 1 of a fresh
   // barrier, which counts as complete, so the first round of fills does not wait.
-  llvm::Value *parity =
-      B.CreateZExt(B.CreateICmpULT(count, B.getInt32(static_cast<uint32_t>(buf.slots))), B.getInt32Ty());
-  auto *wait = llvm::BasicBlock::Create(ctx, "ws.empty", kernel_);
-  auto *cont = llvm::BasicBlock::Create(ctx, "ws.fill", kernel_);
-  B.CreateCondBr(pred, wait, cont);
-  B.SetInsertPoint(wait);
-  waitTmaPhase(emptyBarrierAddr(buf, slot), parity);
-  B.CreateBr(cont);
-  B.SetInsertPoint(cont);
+  llvm::Value *parity = B.CreateZExt(B.CreateICmpULT(count, B.getInt32(static_cast<uint32_t>(slots))), B.getInt32Ty());
+  waitTmaPhase(emptyBar, parity);
 }
 
 int Emitter::slotReleaseArrivals() const { return releasePerWarpgroup_ ? f.numWarps / 4 : 32 * f.numWarps; }
@@ -285,6 +278,14 @@ void Emitter::emitSpecialized() {
   B.CreateRetVoid();
 
   B.SetInsertPoint(producer);
+  // One warp issues the copies (its first thread); the warpgroup's other warps only take part
+  // in setmaxnreg (warpgroup-wide), then leave.
+  auto *issuer = llvm::BasicBlock::Create(ctx, "ws.issuer", kernel_);
+  auto *idle = llvm::BasicBlock::Create(ctx, "ws.idle", kernel_);
+  B.CreateCondBr(B.CreateICmpEQ(warp_, B.getInt32(static_cast<uint32_t>(f.numWarps))), issuer, idle);
+  B.SetInsertPoint(idle);
+  B.CreateRetVoid();
+  B.SetInsertPoint(issuer);
   producer_ = true;
   prologueLoads_ = prologue;
   emitBlock(f.body);
