@@ -617,7 +617,11 @@ private:
     }
     if (tok_.kind == Tok::Ident && tok_.text == "warp_specialize") {
       bump();
-      op.ival2 = 1;
+      op.ival2 |= kForWarpSpecialize;
+    }
+    if (tok_.kind == Tok::Ident && tok_.text == "flatten") {
+      bump();
+      op.ival2 |= kForFlatten;
     }
     std::vector<Tok> iters;
     if (tok_.kind == Tok::Ident && tok_.text == "iter") {

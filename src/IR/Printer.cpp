@@ -211,8 +211,10 @@ private:
           << " step " << ref(op.operands[2]);
       if (op.ival)
         os_ << " num_stages " << op.ival;
-      if (op.ival2)
+      if (op.ival2 & ir::kForWarpSpecialize)
         os_ << " warp_specialize";
+      if (op.ival2 & ir::kForFlatten)
+        os_ << " flatten";
       if (op.operands.size() > 3) {
         os_ << " iter(";
         for (size_t i = 3; i < op.operands.size(); ++i)

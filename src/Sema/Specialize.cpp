@@ -817,7 +817,7 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
   for (auto *a : callExpr->args)
     args.pos.push_back({startLoc(a), eval(a, env)});
   int64_t loopStages = 0;
-  bool warpSpecialize = false;
+  bool warpSpecialize = false, flatten = false;
   for (auto &k : callExpr->keywords) {
     static const std::set<std::string> accepted = {"num_stages", "loop_unroll_factor", "warp_specialize",
                                                    "flatten", "disallow_acc_multi_buffer", "disable_licm"};
@@ -841,6 +841,18 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
       if (v.kind != SVal::Kind::Bool && v.kind != SVal::Kind::Int)
         fail(k.loc, "tl.range() warp_specialize must be a compile-time boolean, got " + v.describe());
       warpSpecialize = v.i != 0;
+      continue;
+    }
+    if (kind == "tl.range" && k.name == "flatten") {
+      // Triton fuses the loop with the one nested in it so that the pipeline crosses their
+      // iterations; tlec issues the nested loop's first copies of the next iteration early
+      // where it can (docs/compiler.md, "Persistent kernels and `flatten`").
+      SVal v = eval(k.value, env);
+      if (v.kind == SVal::Kind::None)
+        continue;
+      if (v.kind != SVal::Kind::Bool && v.kind != SVal::Kind::Int)
+        fail(k.loc, "tl.range() flatten must be a compile-time boolean, got " + v.describe());
+      flatten = v.i != 0;
       continue;
     }
     if (kind == "tl.range" && accepted.count(k.name)) {
@@ -946,7 +958,7 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
     resultTypes.push_back(v->type);
   ir::Op *forOp = b->create(ir::OpKind::For, s->loc(), operands, resultTypes);
   forOp->ival = loopStages;
-  forOp->ival2 = warpSpecialize ? 1 : 0;
+  forOp->ival2 = (warpSpecialize ? ir::kForWarpSpecialize : 0) | (flatten ? ir::kForFlatten : 0);
   forOp->regions.push_back(std::make_unique<ir::Block>());
   ir::Block *body = forOp->regions[0].get();
   body->parent = forOp;

@@ -5,6 +5,7 @@
 #include "tle/Transforms/DotLowering.h"
 #include "tle/Transforms/HoistLoads.h"
 #include "tle/Transforms/RegisterEstimate.h"
+#include "tle/Transforms/TensorMaps.h"
 
 #include <algorithm>
 #include <functional>
@@ -50,8 +51,13 @@ public:
     for (auto &op : b.ops) {
       for (auto &r : op->regions)
         block(*r);
-      if (op->kind == OpKind::For)
-        registers ? registerLoop(*op) : loop(*op);
+      if (op->kind == OpKind::For && registers)
+        registerLoop(*op);
+      if (op->kind == OpKind::For && !registers) {
+        loop(*op);
+        if (op->ival2 & ir::kForFlatten)
+          crossTiles(*op);
+      }
     }
   }
 
@@ -282,6 +288,88 @@ private:
     pipeline(forOp, loads, depth, /*atTop=*/false);
   }
 
+  /// tl.range(flatten=True) on a top-level loop around a pipelined loop (a persistent kernel's
+  /// loop over tiles around its K loop): the inner loop's prologue, the loads before it of its
+  /// first stages, is pipelined one iteration of the outer loop ahead and placed right after the
+  /// inner loop, so the next tile's first copies are in flight during this tile's epilogue.
+  /// Only for tensor-descriptor loads that the NVPTX backend copies with TMA (sm_90a, a tensor
+  /// map from the params): their fill counts continue across both loops at run time
+  /// (AsyncBuffer::dynamicFills), where cp.async's slot bookkeeping would not. Like Triton's
+  /// flatten, it issues the next tile's loads before this tile's stores: the request promises
+  /// that they do not overlap.
+  void crossTiles(ir::Op &outer) {
+    auto decline = [&](const std::string &why) {
+      if (diags_)
+        diags_->warning(outer.loc, "tl.range(flatten=True) is ignored: " + why);
+    };
+    if (f_.arch != "sm_90a")
+      return decline("the next tile's copies are issued early only for TMA copies (sm_90a); the target is " +
+                     (f_.arch.empty() ? std::string("not a GPU") : f_.arch));
+    if (outer.parent != &f_.body)
+      return decline("only a loop at the kernel's top level is flattened");
+    ir::Block &body = *outer.regions[0];
+    body_ = &body;
+    std::map<const ir::Value *, std::vector<const ir::Op *>> users;
+    ir::walk(body, [&](ir::Op &op) {
+      for (const ir::Value *o : op.operands)
+        users[o].push_back(&op);
+    });
+    // The prologue: loads directly in the body read only as initial values of one inner loop.
+    ir::Op *inner = nullptr;
+    std::vector<ir::Op *> loads;
+    bool mixed = false;
+    for (auto &op : body.ops) {
+      if (op->kind != OpKind::Load || op->ints.empty())
+        continue;
+      auto it = users.find(op->result());
+      if (it == users.end() || it->second.size() != 1 || it->second[0]->kind != OpKind::For ||
+          it->second[0]->parent != &body)
+        continue;
+      ir::Op *loop = const_cast<ir::Op *>(it->second[0]);
+      bool init = false;
+      for (size_t i = 3; i < loop->operands.size(); ++i)
+        init |= loop->operands[i] == op->result();
+      if (!init)
+        continue;
+      mixed |= inner && inner != loop;
+      inner = loop;
+      loads.push_back(op.get());
+    }
+    if (loads.empty())
+      return decline("no pipelined loop in its body has tensor-descriptor loads issued before it");
+    if (mixed)
+      return decline("more than one nested loop is pipelined");
+    // Writes before the loop would need a proxy fence before TMA reads (the backend's rule).
+    for (auto &top : f_.body.ops) {
+      if (top.get() == &outer)
+        break;
+      bool writes = false;
+      auto visit = [&](ir::Op &o) {
+        writes |= o.kind == OpKind::Store || o.kind == OpKind::AtomicRMW || o.kind == OpKind::AtomicCAS ||
+                  (o.kind == OpKind::InlineAsm && o.ival2 == 0);
+      };
+      visit(*top);
+      for (auto &r : top->regions)
+        ir::walk(*r, visit);
+      if (writes)
+        return decline("global memory is written before the loop, so its copies are not TMA copies");
+    }
+    for (ir::Op *load : loads) {
+      const ir::Type &t = load->result()->type;
+      int swizzle = static_cast<int>(std::min<int64_t>(128, t.shape.back() * ir::storageBytes(t.dtype())));
+      if (load->ints.size() != 2 || !transforms::tensorMapFor(f_, *load, swizzle))
+        return decline("a load before the nested loop is not copied with TMA (its descriptor's base, shape and "
+                       "strides must be 16-byte aligned params; docs/compiler.md, \"TMA for tensor descriptors\")");
+      std::set<const ir::Value *> seen;
+      for (const ir::Value *o : load->operands)
+        if (!cloneable(o, seen))
+          return decline("a copy's coordinates are not computed from the loop's induction variable by arithmetic");
+    }
+    if (!addressesRecomputable(outer, loads))
+      return decline("a copy's coordinates depend on a value the loop carries that cannot be computed ahead");
+    pipeline(outer, loads, 1, /*atTop=*/false, inner);
+  }
+
   static bool dependsOnNumPrograms(const ir::Value *v, int depth) {
     if (!v->def || depth > 8)
       return false;
@@ -424,8 +512,9 @@ private:
   }
 
   /// The rewrite itself: `loads` (of forOp's body, addresses recomputable) issued `depth`
-  /// iterations ahead, the new loads placed at the top of the body or before its yield.
-  void pipeline(ir::Op &forOp, const std::vector<ir::Op *> &loads, int depth, bool atTop) {
+  /// iterations ahead, the new loads placed at the top of the body, before its yield, or right
+  /// after op `after` of the body.
+  void pipeline(ir::Op &forOp, const std::vector<ir::Op *> &loads, int depth, bool atTop, ir::Op *after = nullptr) {
     ir::Block &body = *forOp.regions[0];
     body_ = &body;
     ir::Op *yield = body.terminator();
@@ -438,6 +527,9 @@ private:
     pre.setInsertionPoint(outer, forIt);
     ir::Builder top(&body);
     top.setInsertionPoint(&body, atTop ? body.ops.begin() : std::prev(body.ops.end()));
+    if (after) // right after that op of the body
+      top.setInsertionPoint(&body, std::next(std::find_if(body.ops.begin(), body.ops.end(),
+                                                          [&](auto &p) { return p.get() == after; })));
     // argAt(a, j): the value of body argument `a` j iterations after the one given by `base`
     // (the loop's start before it, the current iteration in the body).
     // Per level: the clone maps of the next-value computations, and the arguments' values.

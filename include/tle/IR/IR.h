@@ -21,6 +21,10 @@
 
 namespace tle::ir {
 
+/// Flags of a For op's `ival2`: Triton's tl.range(warp_specialize=True) and tl.range(flatten=True).
+constexpr int64_t kForWarpSpecialize = 1;
+constexpr int64_t kForFlatten = 2;
+
 class Op;
 class Block;
 
@@ -162,8 +166,9 @@ enum class OpKind {
   For,         ///< (lb, ub, step, init...) -> (final...): runs the body for iv = lb, lb+step,
                ///< ... while iv < ub (step must be positive). The body block's arguments are
                ///< (iv, iter...); it ends with Yield of the next iter values. `ival`: the
-               ///< loop's `tl.range(num_stages=...)`, 0 when not given; `ival2`: 1 for
-               ///< `tl.range(warp_specialize=True)` (a request the GPU backend may decline).
+               ///< loop's `tl.range(num_stages=...)`, 0 when not given; `ival2`: flags, bit 0
+               ///< `tl.range(warp_specialize=True)`, bit 1 `tl.range(flatten=True)`
+               ///< (requests the GPU backend may decline; ir::kForWarpSpecialize, kForFlatten).
   If,          ///< (i1 scalar cond) -> (results...): two regions, `then` and `else`, each
                ///< ending with a Yield of one value per result (same types); runs one of them.
   While,       ///< (init...) -> (results...): region 0 ("before") takes the carried values as

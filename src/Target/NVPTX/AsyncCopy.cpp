@@ -110,6 +110,7 @@ void Emitter::planAsyncOperands() {
     const std::vector<const ir::Value *> &vs = members[root];
     bool ok = true, hasLoad = false, vec16 = true, restaged = false;
     int operandIdx = -1, carried = 0;
+    std::map<const ir::Block *, int> carriedIn; // carried values per loop body
     std::vector<const ir::Value *> transposedViews;
     const ir::Op *dot = nullptr;
     for (const ir::Value *v : vs) {
@@ -126,6 +127,7 @@ void Emitter::planAsyncOperands() {
         ok = false;
       } else if (!v->def) {
         ++carried;
+        ++carriedIn[v->owner];
       }
       for (auto [u, k] : uses[v]) {
         if (u->kind == OpKind::For && k >= 3)
@@ -249,13 +251,17 @@ void Emitter::planAsyncOperands() {
         map = m;
       }
       // Static counts: loads at the top level and in one top-level loop's body, all before the
-      // kernel's first global write. Run-time counts: no top-level load, and no global write
-      // before the top-level loop; writes inside it are followed by a proxy fence (emitOpImpl)
-      // and, unless warp-specialised, a barrier before the next fill.
+      // kernel's first global write. Run-time counts: no global write before the top-level loop
+      // (nor before a top-level load: guarded ones, a flattened loop's first tile); writes inside
+      // the loop are followed by a proxy fence (emitOpImpl) and, unless warp-specialised, a
+      // barrier before the next fill.
       bool nested = blocks.size() > 1 || (blocks.size() == 1 && (*blocks.begin())->parent != classTop);
-      if (tma && nested)
-        tma = !anyTop && topIndex.at(classTop) <= firstWrite;
-      else if (tma)
+      if (tma && nested) {
+        tma = topIndex.at(classTop) <= firstWrite;
+        for (const ir::Value *v : vs)
+          if (v->def && v->def->kind == OpKind::Load && v->def->parent == &f.body && !beforeWrites(*v->def))
+            tma = false;
+      } else if (tma)
         for (const ir::Value *v : vs)
           if (v->def && v->def->kind == OpKind::Load && !beforeWrites(*v->def))
             tma = false;
@@ -265,10 +271,22 @@ void Emitter::planAsyncOperands() {
         if (it == f.tensorMaps.end())
           f.tensorMaps.push_back(*map);
         buf.dynamicFills = nested;
-        if (nested)
+        if (nested) {
           tmaFillNests_.insert(classTop);
+          // The fills outstanding at once are one loop's pipeline: a flattened loop's early
+          // prologue is issued after the nested loop's fills were all read.
+          int most = 0;
+          for (auto [b, n] : carriedIn)
+            most = std::max(most, n);
+          buf.slots = most + 1;
+        }
       }
     }
+    // Values carried by two loops (a flattened loop's early prologue) count their fills only at
+    // run time, which cp.async's slot and commit-group bookkeeping does not: they stay loads
+    // into registers.
+    if (buf.tmaMap < 0 && carriedIn.size() > 1)
+      continue;
     if (buf.tmaMap < 0 && !vec16)
       continue;
     if (buf.swizzle) {
@@ -792,7 +810,9 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
     // unspecialised kernel's barrier before the refill would be), except in the first
     // iteration, when the fill takes a slot no dot has read.
     vals_[r] = {slot};
-    if (inLoop) {
+    // Releases belong to the loop whose dots read the class (not a flattened outer loop's early
+    // prologue).
+    if (inLoop && (!buf.dynamicFills || dotReads(*load.parent, cls))) {
       const ir::Op *loop = load.parent->parent;
       llvm::Value *notFirst = B.CreateICmpNE(scalar(load.parent->args[0].get()), scalar(loop->operands[0]));
       if (!buf.dynamicFills) {

@@ -188,6 +188,8 @@ public:
   /// Warp-specialised consumers: after loop `loop` (emitted), releases the slot of the last
   /// fill read in it for every dynamicFills class the loop's body refills, where the loop ran.
   void releaseAfterLoop(const ir::Op &loop, llvm::Value *ran);
+  /// Whether a tl.dot directly in block `b` reads async class `cls` (its slots are released there).
+  bool dotReads(const ir::Block &b, int cls) const;
   /// Whether wgmma reads async value `v` straight from its slot (not restaged).
   bool wgmmaReadsSlot(const ir::Value *v) const { return isAsync(v) && !asyncBuffer(v).restaged; }
   /// Private slots: the registers of async value `v` (a loop-carried prefetched load), read

@@ -141,7 +141,7 @@ bool Emitter::producerSlice(std::string &why) {
 void Emitter::planWarpSpecialization() {
   const ir::Op *loop = nullptr;
   ir::walk(f.body, [&](ir::Op &op) {
-    if (op.kind != OpKind::For || !op.ival2)
+    if (op.kind != OpKind::For || !(op.ival2 & ir::kForWarpSpecialize))
       return;
     if (!loop)
       loop = &op;
@@ -239,6 +239,13 @@ void Emitter::releaseSlot(const AsyncBuffer &buf, llvm::Value *slot, llvm::Value
                {emptyBarrierAddr(buf, slot), pred});
 }
 
+bool Emitter::dotReads(const ir::Block &b, int cls) const {
+  return std::any_of(b.ops.begin(), b.ops.end(), [&](const auto &o) {
+    return o->kind == OpKind::Dot && ((isAsync(o->operands[0]) && asyncOf_.at(o->operands[0]) == cls) ||
+                                      (isAsync(o->operands[1]) && asyncOf_.at(o->operands[1]) == cls));
+  });
+}
+
 void Emitter::releaseAfterLoop(const ir::Op &loop, llvm::Value *ran) {
   // The loop's last iteration released the slot its predecessor read (emitAsyncLoad); the slot
   // of the last fill, read by that iteration, is released here, once its reads retired: a
@@ -252,7 +259,7 @@ void Emitter::releaseAfterLoop(const ir::Op &loop, llvm::Value *ran) {
       carried.insert(asyncOf_.at(a.get()));
   for (auto &o : body.ops)
     if (o->kind == OpKind::Load && isTma(o->result()) && asyncBuffer(o->result()).dynamicFills &&
-        carried.count(asyncOf_.at(o->result())))
+        carried.count(asyncOf_.at(o->result())) && dotReads(body, asyncOf_.at(o->result())))
       refilled.insert(asyncOf_.at(o->result()));
   for (int cls : refilled) {
     const AsyncBuffer &buf = buffers_[static_cast<size_t>(cls)];
