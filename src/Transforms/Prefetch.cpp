@@ -19,6 +19,16 @@ using ir::OpKind;
 
 namespace {
 
+/// The ops of `b` (nested regions included) that read each value.
+std::map<const ir::Value *, std::vector<const ir::Op *>> usersIn(ir::Block &b) {
+  std::map<const ir::Value *, std::vector<const ir::Op *>> users;
+  ir::walk(b, [&](ir::Op &op) {
+    for (const ir::Value *o : op.operands)
+      users[o].push_back(&op);
+  });
+  return users;
+}
+
 bool isPureForSlice(const ir::Op &op) {
   switch (op.kind) {
   case OpKind::Load: case OpKind::Store: case OpKind::AtomicRMW: case OpKind::AtomicCAS: case OpKind::For:
@@ -173,11 +183,7 @@ private:
     ir::Block &body = *forOp.regions[0];
     body_ = &body;
     // Candidate loads: results used only as dot operands a/b, directly or through casts.
-    std::map<const ir::Value *, std::vector<const ir::Op *>> users;
-    ir::walk(body, [&](ir::Op &op) {
-      for (const ir::Value *o : op.operands)
-        users[o].push_back(&op);
-    });
+    std::map<const ir::Value *, std::vector<const ir::Op *>> users = usersIn(body);
     std::function<bool(const ir::Value *, int)> feedsDotOnly = [&](const ir::Value *v, int depth) {
       auto it = users.find(v);
       if (it == users.end() || depth > 2)
@@ -309,11 +315,7 @@ private:
       return decline("only a loop at the kernel's top level is flattened");
     ir::Block &body = *outer.regions[0];
     body_ = &body;
-    std::map<const ir::Value *, std::vector<const ir::Op *>> users;
-    ir::walk(body, [&](ir::Op &op) {
-      for (const ir::Value *o : op.operands)
-        users[o].push_back(&op);
-    });
+    std::map<const ir::Value *, std::vector<const ir::Op *>> users = usersIn(body);
     // The prologue: loads directly in the body read only as initial values of one inner loop.
     ir::Op *inner = nullptr;
     std::vector<ir::Op *> loads;
@@ -343,15 +345,7 @@ private:
     for (auto &top : f_.body.ops) {
       if (top.get() == &outer)
         break;
-      bool writes = false;
-      auto visit = [&](ir::Op &o) {
-        writes |= o.kind == OpKind::Store || o.kind == OpKind::AtomicRMW || o.kind == OpKind::AtomicCAS ||
-                  (o.kind == OpKind::InlineAsm && o.ival2 == 0);
-      };
-      visit(*top);
-      for (auto &r : top->regions)
-        ir::walk(*r, visit);
-      if (writes)
+      if (transforms::writesGlobalMemoryIn(*top))
         return decline("global memory is written before the loop, so its copies are not TMA copies");
     }
     for (ir::Op *load : loads) {
@@ -407,11 +401,7 @@ private:
     // the H200: cross-entropy forward 3-7 % slower with it).
     if (asked == 0 && !dependsOnNumPrograms(forOp.operands[2], 0))
       return;
-    std::map<const ir::Value *, std::vector<const ir::Op *>> users;
-    ir::walk(body, [&](ir::Op &op) {
-      for (const ir::Value *o : op.operands)
-        users[o].push_back(&op);
-    });
+    std::map<const ir::Value *, std::vector<const ir::Op *>> users = usersIn(body);
     ir::Op *yieldOp = body.terminator();
     int depth = asked >= 2 ? static_cast<int>(asked) - 1 : 1;
     std::vector<int64_t> live = liveRegisters(body, f_.numWarps);

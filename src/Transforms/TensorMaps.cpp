@@ -82,6 +82,18 @@ int tmaStoreSwizzle(const ir::Op &store) {
   return static_cast<int>(std::min<int64_t>(128, store.ints[1] * ir::storageBytes(store.operands[1]->type.dtype())));
 }
 
+bool writesGlobalMemory(const ir::Op &op) {
+  return op.kind == OpKind::Store || op.kind == OpKind::AtomicRMW || op.kind == OpKind::AtomicCAS ||
+         (op.kind == OpKind::InlineAsm && op.ival2 == 0);
+}
+
+bool writesGlobalMemoryIn(const ir::Op &op) {
+  bool writes = writesGlobalMemory(op);
+  for (auto &r : op.regions)
+    ir::walk(*r, [&](ir::Op &o) { writes |= writesGlobalMemory(o); });
+  return writes;
+}
+
 bool tmaStore(const ir::Function &f, const ir::Op &store) {
   if (f.arch != "sm_90a" || store.kind != OpKind::Store || store.ints.size() != 2 || store.parent != &f.body)
     return false;

@@ -19,6 +19,14 @@ namespace tle::transforms {
 /// loads or stores).
 std::optional<ir::TensorMapParam> tensorMapFor(const ir::Function &f, const ir::Op &access, int swizzle);
 
+/// Whether `op` itself (not the ops in its regions) may write global memory: a store, an
+/// atomic, or inline asm with side effects. TMA reads global memory through the async proxy,
+/// which sees such generic writes only after a proxy fence (PTX ISA §9.7.12.15).
+bool writesGlobalMemory(const ir::Op &op);
+
+/// Whether `op` or an op in its regions may write global memory (writesGlobalMemory).
+bool writesGlobalMemoryIn(const ir::Op &op);
+
 /// The swizzle span (bytes) of a TMA store's staging tile and boxes: a row of the block, at most
 /// 128 (the widest swizzle).
 int tmaStoreSwizzle(const ir::Op &store);

@@ -37,15 +37,7 @@ void Emitter::planAsyncOperands() {
   std::map<const ir::Op *, size_t> topIndex;
   size_t firstWrite = SIZE_MAX, topIdx = 0;
   for (auto &top : f.body.ops) {
-    bool writes = false;
-    auto visit = [&](ir::Op &o) {
-      writes |= o.kind == OpKind::Store || o.kind == OpKind::AtomicRMW || o.kind == OpKind::AtomicCAS ||
-                (o.kind == OpKind::InlineAsm && o.ival2 == 0); // asm with side effects may store
-    };
-    visit(*top);
-    for (auto &r : top->regions)
-      ir::walk(*r, visit);
-    if (writes && firstWrite == SIZE_MAX)
+    if (transforms::writesGlobalMemoryIn(*top) && firstWrite == SIZE_MAX)
       firstWrite = topIdx;
     topIndex[top.get()] = topIdx++;
   }

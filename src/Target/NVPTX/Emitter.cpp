@@ -1,6 +1,7 @@
 // Per-thread LLVM IR for gpu-stage tile IR: geometry, elementwise ops, loops, reductions and
 // layout conversions. Global memory accesses are in MemoryOps.cpp.
 #include "Emitter.h"
+#include "tle/Transforms/TensorMaps.h"
 
 #include "tle/Target/Fp8.h"
 
@@ -359,9 +360,7 @@ void Emitter::emitOp(const ir::Op &op) {
   // kernel's epilogue store, before the next tile's copies): the async proxy must see it
   // (PTX ISA §9.7.12.15, fence.proxy.async), and the barrier before the next fill orders the
   // other threads' writes.
-  bool writes = op.kind == OpKind::Store || op.kind == OpKind::AtomicRMW || op.kind == OpKind::AtomicCAS ||
-                (op.kind == OpKind::InlineAsm && op.ival2 == 0);
-  if (writes && !tmaFillNests_.empty() && !tmaStores_.count(&op)) {
+  if (!tmaFillNests_.empty() && transforms::writesGlobalMemory(op) && !tmaStores_.count(&op)) {
     const ir::Op *top = &op;
     while (top->parent && top->parent != &f.body)
       top = top->parent->parent;
