@@ -21,7 +21,8 @@ std::optional<ir::TensorMapParam> tensorMapFor(const ir::Function &f, const ir::
 
 /// Whether `op` itself (not the ops in its regions) may write global memory: a store, an
 /// atomic, or inline asm with side effects. TMA reads global memory through the async proxy,
-/// which sees such generic writes only after a proxy fence (PTX ISA §9.7.12.15).
+/// which sees such generic writes only after a proxy fence (PTX ISA, membar/fence:
+/// fence.proxy.async).
 bool writesGlobalMemory(const ir::Op &op);
 
 /// Whether `op` or an op in its regions may write global memory (writesGlobalMemory).

@@ -195,13 +195,12 @@ void Emitter::planAsyncOperands() {
     // prologue in the loop over tiles).
     if (arch == "sm_90a" && buf.swizzle >= 32) {
       std::optional<ir::TensorMapParam> map;
-      bool tma = true, anyTop = false;
+      bool tma = true;
       const ir::Op *classTop = nullptr; // the top-level loop around the class's in-loop loads
       std::set<const ir::Block *> blocks;
       // Whether a load of the class may be a TMA fill: each rule below refuses one case.
       auto tmaFill = [&](const ir::Op &l) {
         bool top = l.parent == &f.body;
-        anyTop |= top;
         if (!top) {
           // Only 'for' loops around it, all in one top-level loop.
           const ir::Op *outer = nullptr;

@@ -358,7 +358,7 @@ void Emitter::emitOp(const ir::Op &op) {
   emitOpImpl(op);
   // A global write in a loop whose TMA fills continue across its iterations (a persistent
   // kernel's epilogue store, before the next tile's copies): the async proxy must see it
-  // (PTX ISA §9.7.12.15, fence.proxy.async), and the barrier before the next fill orders the
+  // (PTX ISA, membar/fence: fence.proxy.async), and the barrier before the next fill orders the
   // other threads' writes.
   if (!tmaFillNests_.empty() && transforms::writesGlobalMemory(op) && !tmaStores_.count(&op)) {
     const ir::Op *top = &op;
