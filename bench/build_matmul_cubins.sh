@@ -24,25 +24,15 @@ case "$DT" in
   tf32) PRE=mm_tf32; SRC=examples/matmul_tn.tle; IN=fp32; OUTT=fp32 ;;
   *) echo "DTYPE must be fp16, bf16, fp8e4nv, int8 or tf32" >&2; exit 2 ;;
 esac
-case "${SOURCE:-matmul}" in
-  matmul) ;;
-  matmul_tma)
-    [[ "$DT" == fp16 || "$DT" == bf16 ]] || { echo "SOURCE=matmul_tma is fp16 or bf16" >&2; exit 2; }
-    SRC=examples/matmul_tma.tle; PRE=${PRE/mm/mmtma} ;;
-  matmul_persistent)
-    [[ "$DT" == fp16 || "$DT" == bf16 ]] || { echo "SOURCE=matmul_persistent is fp16 or bf16" >&2; exit 2; }
-    SRC=examples/matmul_persistent.tle; PRE=${PRE/mm/mmpers} ;;
-  matmul_ws)
-    [[ "$DT" == fp16 || "$DT" == bf16 ]] || { echo "SOURCE=matmul_ws is fp16 or bf16" >&2; exit 2; }
-    SRC=examples/matmul_ws.tle; PRE=${PRE/mm/mmws} ;;
-  matmul_persistent_tma)
-    [[ "$DT" == fp16 || "$DT" == bf16 ]] || { echo "SOURCE=matmul_persistent_tma is fp16 or bf16" >&2; exit 2; }
-    SRC=examples/matmul_persistent_tma.tle; PRE=${PRE/mm/mmptma} ;;
-  matmul_persistent_ws)
-    [[ "$DT" == fp16 || "$DT" == bf16 ]] || { echo "SOURCE=matmul_persistent_ws is fp16 or bf16" >&2; exit 2; }
-    SRC=examples/matmul_persistent_ws.tle; PRE=${PRE/mm/mmpws} ;;
-  *) echo "SOURCE must be matmul, matmul_tma, matmul_persistent, matmul_ws, matmul_persistent_tma or matmul_persistent_ws" >&2; exit 2 ;;
-esac
+# The other sources (fp16 or bf16 only) and their cubins' prefixes.
+declare -A SOURCE_PREFIX=([matmul_tma]=mmtma [matmul_persistent]=mmpers [matmul_ws]=mmws
+                          [matmul_persistent_tma]=mmptma [matmul_persistent_ws]=mmpws)
+S="${SOURCE:-matmul}"
+if [[ "$S" != matmul ]]; then
+  [[ -n "${SOURCE_PREFIX[$S]:-}" ]] || { echo "SOURCE must be matmul, ${!SOURCE_PREFIX[*]}" >&2; exit 2; }
+  [[ "$DT" == fp16 || "$DT" == bf16 ]] || { echo "SOURCE=$S is fp16 or bf16" >&2; exit 2; }
+  SRC=examples/$S.tle; PRE=${PRE/mm/${SOURCE_PREFIX[$S]}}
+fi
 mkdir -p "$OUT"
 for c in "${CONFIGS[@]}"; do
   IFS=x read -r bm bn bk w s <<<"$c"

@@ -832,27 +832,17 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
       loopStages = v.i;
       continue;
     }
-    if (kind == "tl.range" && k.name == "warp_specialize") {
-      // Triton's request to split the loop into a producer and consumers; the backend honours
-      // it where it can (docs/compiler.md, "Warp specialisation").
+    // Triton's requests that the backend honours where it can: warp_specialize splits the loop
+    // into a producer and consumers (docs/compiler.md, "Warp specialisation"); flatten lets the
+    // pipeline of the loop nested in it cross its iterations (docs/compiler.md, "Persistent
+    // kernels and `flatten`").
+    if (kind == "tl.range" && (k.name == "warp_specialize" || k.name == "flatten")) {
       SVal v = eval(k.value, env);
       if (v.kind == SVal::Kind::None)
         continue;
       if (v.kind != SVal::Kind::Bool && v.kind != SVal::Kind::Int)
-        fail(k.loc, "tl.range() warp_specialize must be a compile-time boolean, got " + v.describe());
-      warpSpecialize = v.i != 0;
-      continue;
-    }
-    if (kind == "tl.range" && k.name == "flatten") {
-      // Triton fuses the loop with the one nested in it so that the pipeline crosses their
-      // iterations; tlec issues the nested loop's first copies of the next iteration early
-      // where it can (docs/compiler.md, "Persistent kernels and `flatten`").
-      SVal v = eval(k.value, env);
-      if (v.kind == SVal::Kind::None)
-        continue;
-      if (v.kind != SVal::Kind::Bool && v.kind != SVal::Kind::Int)
-        fail(k.loc, "tl.range() flatten must be a compile-time boolean, got " + v.describe());
-      flatten = v.i != 0;
+        fail(k.loc, "tl.range() " + k.name + " must be a compile-time boolean, got " + v.describe());
+      (k.name == "flatten" ? flatten : warpSpecialize) = v.i != 0;
       continue;
     }
     if (kind == "tl.range" && accepted.count(k.name)) {

@@ -773,11 +773,13 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
                 yield->operands.size() >= a->index && yield->operands[a->index - 1] == r;
     if (!last && inLoop)
       continue;
+    inLoop = true;
+    if (buf.dynamicFills)
+      continue; // counted at run time (below)
     // TMA values count fills modulo 2 * slots (the parity of the slot's mbarrier phase).
     uint32_t wrap = static_cast<uint32_t>(buf.tmaMap >= 0 ? 2 * buf.slots : buf.slots);
     llvm::Value *next = B.CreateAdd(scalar(a.get()), B.getInt32(1));
     slot = B.CreateSelect(B.CreateICmpEQ(next, B.getInt32(wrap)), B.getInt32(0), next);
-    inLoop = true;
   }
   size_t rank = load.ints.size();
   if (buf.dynamicFills) {
