@@ -94,29 +94,50 @@ bool writesGlobalMemoryIn(const ir::Op &op) {
   return writes;
 }
 
+const ir::Op *tmaStoreLoop(const ir::Function &f, const ir::Op &store) {
+  const ir::Op *top = &store;
+  while (top->parent && top->parent != &f.body)
+    top = top->parent->parent;
+  return top == &store ? nullptr : top;
+}
+
 bool tmaStore(const ir::Function &f, const ir::Op &store) {
-  if (f.arch != "sm_90a" || store.kind != OpKind::Store || store.ints.size() != 2 || store.parent != &f.body)
+  if (f.arch != "sm_90a" || store.kind != OpKind::Store || store.ints.size() != 2)
     return false;
+  // At the top level or in `for` loops only: every thread reaches the staging's barriers.
+  for (const ir::Op *o = &store; o->parent != &f.body; o = o->parent->parent)
+    if (!o->parent->parent || o->parent->parent->kind != OpKind::For)
+      return false;
   const ir::DType t = store.operands[1]->type.dtype();
   int64_t rowBytes = store.ints[1] * ir::storageBytes(t);
   if (t == ir::DType::I1 || rowBytes < 32)
     return false;
   // Nothing after it may read or write global memory: the bulk copy writes through the async
   // proxy and completes after the kernel's last generic access; a later load or atomic of the
-  // same addresses would need a wait for its completion and a proxy fence.
+  // same addresses would need a wait for its completion and a proxy fence. In a loop, "after"
+  // is the rest of the loop too (its next iterations); there the tensor-descriptor loads of other
+  // tensors (another base param) are allowed, as in a persistent matmul: they read what the
+  // stores never write, unless two params overlap (docs/compiler.md, "TMA stores").
+  const ir::Op *loop = tmaStoreLoop(f, store);
+  const ir::Value *base = store.operands[3];
+  auto otherTensorLoad = [&](const ir::Op &x) {
+    size_t r = x.ints.size();
+    return loop && x.kind == OpKind::Load && r >= 1 && x.operands.size() >= 4 + 3 * r && x.operands[3] != base &&
+           x.operands[3]->owner == &f.body;
+  };
   bool after = false, later = false;
+  auto visit = [&](ir::Op &x) {
+    if (&x == &store || otherTensorLoad(x))
+      return;
+    later |= x.kind == OpKind::Load || x.kind == OpKind::Store || x.kind == OpKind::AtomicRMW ||
+             x.kind == OpKind::AtomicCAS || x.kind == OpKind::InlineAsm || x.kind == OpKind::Print ||
+             x.kind == OpKind::Assert;
+  };
   for (auto &o : f.body.ops) {
-    if (o.get() == &store) {
+    if (o.get() == (loop ? loop : &store))
       after = true;
-      continue;
-    }
     if (!after)
       continue;
-    auto visit = [&](ir::Op &x) {
-      later |= x.kind == OpKind::Load || x.kind == OpKind::Store || x.kind == OpKind::AtomicRMW ||
-               x.kind == OpKind::AtomicCAS || x.kind == OpKind::InlineAsm || x.kind == OpKind::Print ||
-               x.kind == OpKind::Assert;
-    };
     visit(*o);
     for (auto &r : o->regions)
       ir::walk(*r, visit);
@@ -125,20 +146,22 @@ bool tmaStore(const ir::Function &f, const ir::Op &store) {
 }
 
 unsigned markTmaStores(ir::Function &f) {
-  unsigned n = 0;
-  for (auto it = f.body.ops.begin(); it != f.body.ops.end(); ++it) {
-    ir::Op &st = **it;
-    if (st.kind != OpKind::Store || st.axis || !tmaStore(f, st))
-      continue;
-    ir::Builder b(&f.body);
-    b.setInsertionPoint(&f.body, it);
-    const std::vector<int64_t> &shape = st.operands[0]->type.shape;
-    st.operands[0] = b.splat(st.loc, st.operands[3], shape);
-    st.operands[2] = b.splat(st.loc, b.constInt(st.loc, ir::DType::I1, 1), shape);
-    st.axis = 1;
-    ++n;
+  std::vector<ir::Op *> stores;
+  ir::walk(f.body, [&](ir::Op &o) {
+    if (o.kind == OpKind::Store && !o.axis && tmaStore(f, o))
+      stores.push_back(&o);
+  });
+  for (ir::Op *st : stores) {
+    ir::Block *blk = st->parent;
+    auto it = std::find_if(blk->ops.begin(), blk->ops.end(), [&](const auto &o) { return o.get() == st; });
+    ir::Builder b(blk);
+    b.setInsertionPoint(blk, it);
+    const std::vector<int64_t> &shape = st->operands[0]->type.shape;
+    st->operands[0] = b.splat(st->loc, st->operands[3], shape);
+    st->operands[2] = b.splat(st->loc, b.constInt(st->loc, ir::DType::I1, 1), shape);
+    st->axis = 1;
   }
-  return n;
+  return static_cast<unsigned>(stores.size());
 }
 
 } // namespace tle::transforms

@@ -34,10 +34,17 @@ int tmaStoreSwizzle(const ir::Op &store);
 
 /// Whether the NVPTX backend writes the tensor-descriptor store `store` with TMA
 /// (cp.async.bulk.tensor from a swizzled staging tile in shared memory): on sm_90a, a rank-2
-/// store at the kernel's top level after which nothing reads or writes global memory, of at least
-/// 32 bytes per row, whose tensor map tensorMapFor builds with min(128, row bytes) swizzle. Layout
-/// assignment then lets the stored value keep its own layout (the staging tile takes any).
+/// store of at least 32 bytes per row whose tensor map tensorMapFor builds with min(128, row
+/// bytes) swizzle, either at the kernel's top level or in `for` loops (a persistent kernel's
+/// epilogue; not under an `if` or `while`), after which nothing reads or writes global memory.
+/// For a store in a loop, "after" includes the whole top-level loop (its next iterations), where
+/// tensor-descriptor loads through another base param are allowed: two params are assumed not to
+/// overlap, as Triton's TMA stores do. Layout assignment then lets the stored value keep its own
+/// layout (the staging tile takes any).
 bool tmaStore(const ir::Function &f, const ir::Op &store);
+
+/// The top-level loop around a store (an op of the function's body), or null for a top-level one.
+const ir::Op *tmaStoreLoop(const ir::Function &f, const ir::Op &store);
 
 /// Marks every store tmaStore accepts as written with TMA (ir::Op::axis = 1, printed "tma") and
 /// replaces its pointer and mask tiles by splats of the descriptor's base and of true, which it

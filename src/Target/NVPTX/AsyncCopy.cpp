@@ -308,16 +308,40 @@ void Emitter::planAsyncOperands() {
   ir::walk(f.body, [&](ir::Op &o) {
     if (o.kind != OpKind::Store || !o.axis)
       return;
-    std::optional<ir::TensorMapParam> m = o.parent == &f.body && arch == "sm_90a"
+    bool inLoops = true; // at the top level or in `for` loops only (transforms::tmaStore)
+    for (const ir::Op *x = &o; x->parent != &f.body; x = x->parent->parent)
+      inLoops &= x->parent->parent && x->parent->parent->kind == OpKind::For;
+    std::optional<ir::TensorMapParam> m = inLoops && arch == "sm_90a"
                                               ? transforms::tensorMapFor(f, o, transforms::tmaStoreSwizzle(o))
                                               : std::nullopt;
     if (!m) // its pointer and mask are placeholders (transforms::markTmaStores)
       diags.fatal(o.loc, "a store marked 'tma' is written from its tensor descriptor with TMA, which needs sm_90a, "
-                         "the kernel's top level and a tensor map built from the params; here the target is " + arch);
+                         "the kernel's top level or its 'for' loops and a tensor map built from the params; here "
+                         "the target is " + arch);
     auto it = std::find(f.tensorMaps.begin(), f.tensorMaps.end(), *m);
     tmaStores_[&o] = static_cast<int>(it - f.tensorMaps.begin());
     if (it == f.tensorMaps.end())
       f.tensorMaps.push_back(*m);
+    if (!transforms::tmaStoreLoop(f, o))
+      return;
+    // A store in a loop gets its own staging area (its copies read it while the loop goes on),
+    // box by box in two buffers where the layout's lane and warp bits stay within one box.
+    const ir::Value *val = o.operands[1];
+    const int swizzle = transforms::tmaStoreSwizzle(o);
+    const int64_t perRow = swizzle / ir::storageBytes(val->type.dtype());
+    const int64_t boxes = o.ints[1] / perRow, boxBytes = o.ints[0] * swizzle;
+    bool byBox = boxes > 1 && boxBytes % 1024 == 0; // each box starts a whole swizzle pattern
+    for (const auto *bases : {&val->layout->lane, &val->layout->warp})
+      for (const auto &b : *bases)
+        byBox &= b[1] < perRow;
+    TmaStaging st;
+    st.buffers = byBox ? 2 : 1;
+    st.boxes = byBox ? 1 : static_cast<int>(boxes);
+    st.bytes = boxBytes * st.boxes;
+    smemBase_ = (smemBase_ + 1023) / 1024 * 1024; // the 128-byte swizzle repeats every 1024 bytes
+    st.offset = smemBase_;
+    smemBase_ += st.buffers * st.bytes;
+    tmaStaging_[&o] = st;
   });
   // wgmma and TMA-store staging areas (smemPtr) follow the slots and need the same alignment.
   bool wgmmaStaging = !tmaStores_.empty();
@@ -563,31 +587,83 @@ void Emitter::emitTmaStore(const ir::Op &op, int map) {
   const unsigned eb = ir::storageBytes(val->type.dtype());
   const int swizzle = transforms::tmaStoreSwizzle(op);
   const int64_t perRow = swizzle / eb; // columns of one box
-  reserveShared(rows * cols * eb);
-  barrier(); // earlier readers of the scratch area are done
-  // The tile in the layout TMA reads with this swizzle (the wgmma operand layout).
-  storeSwizzled(val, 1, rows, swizzle, 0);
-  auto *vty = llvm::FunctionType::get(B.getVoidTy(), false);
-  // st.shared -> the bulk copy's reads through the async proxy (PTX ISA §9.7.13.4.1 fence.proxy.async).
-  B.CreateCall(vty, llvm::InlineAsm::get(vty, "fence.proxy.async.shared::cta;", "", true));
-  barrier();
-  llvm::Value *first = B.CreateICmpEQ(tid_, B.getInt32(0));
+  const int64_t boxes = cols / perRow, boxBytes = rows * swizzle;
+  auto staging = tmaStaging_.find(&op);
+  const bool inLoop = staging != tmaStaging_.end();
+  TmaStaging st;
+  if (inLoop) {
+    st = staging->second;
+    tmaStoresPending_ = true;
+  } else { // scratch space for the whole tile
+    reserveShared(rows * cols * eb);
+    st.bytes = rows * cols * eb;
+    st.boxes = static_cast<int>(boxes);
+  }
   const size_t rank = op.ints.size();
   llvm::Value *y = B.CreateTrunc(scalar(op.operands[4 + 2 * rank]), B.getInt32Ty());
   llvm::Value *x = B.CreateTrunc(scalar(op.operands[4 + 2 * rank + 1]), B.getInt32Ty());
-  llvm::Value *base = B.CreatePtrToInt(smemPtr(B.getInt32(0)), B.getInt32Ty());
-  auto *cty = llvm::FunctionType::get(
-      B.getVoidTy(), {B.getInt64Ty(), B.getInt32Ty(), B.getInt32Ty(), B.getInt32Ty(), B.getInt1Ty()}, false);
+  // Byte offset of the staging area as smemPtr takes it (relative to the scratch base).
+  const int64_t area = inLoop ? st.offset - scratchBase_ : 0;
+  auto *vty = llvm::FunctionType::get(B.getVoidTy(), false);
+  auto *cty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt64Ty(), B.getInt32Ty(), B.getInt32Ty(), B.getInt32Ty()}, false);
   auto *copy = llvm::InlineAsm::get(
-      cty, "@$4 cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [$0, {$1, $2}], [$3];", "l,r,r,r,b", true);
-  for (int64_t blk = 0; blk < cols / perRow; ++blk)
-    B.CreateCall(cty, copy,
-                 {tensorMapAddr(map), B.CreateAdd(x, B.getInt32(static_cast<uint32_t>(blk * perRow))), y,
-                  B.CreateAdd(base, B.getInt32(static_cast<uint32_t>(blk * rows * swizzle))), first});
-  // The staging area may be reused (or the block exit) once the copies have read it.
-  auto *pty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt1Ty()}, false);
-  B.CreateCall(pty, llvm::InlineAsm::get(pty, "@$0 cp.async.bulk.commit_group;", "b", true), {first});
-  B.CreateCall(pty, llvm::InlineAsm::get(pty, "@$0 cp.async.bulk.wait_group.read 0;", "b", true), {first});
+      cty, "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [$0, {$1, $2}], [$3];", "l,r,r,r", true);
+  // Thread 0 issues and waits for the bulk copies, in a branch it alone takes (a predicated
+  // copy makes ptxas step through the warp's lanes).
+  auto onFirstThread = [&](const std::function<void()> &body) {
+    auto *then = llvm::BasicBlock::Create(ctx, "tma.store", kernel_);
+    auto *done = llvm::BasicBlock::Create(ctx, "tma.store.done", kernel_);
+    B.CreateCondBr(B.CreateICmpEQ(tid_, B.getInt32(0)), then, done);
+    B.SetInsertPoint(then);
+    body();
+    B.CreateBr(done);
+    B.SetInsertPoint(done);
+  };
+  const int chunks = static_cast<int>(boxes / st.boxes);
+  for (int c = 0; c < chunks; ++c) {
+    const int64_t buffer = inLoop ? (c % st.buffers) * st.bytes : 0;
+    // The buffer's earlier copies (a box ago with two buffers, a loop iteration ago with one)
+    // have read it. Top level: earlier readers of the scratch area are done.
+    if (inLoop)
+      onFirstThread([&] {
+        B.CreateCall(vty, llvm::InlineAsm::get(vty, "cp.async.bulk.wait_group.read " + std::to_string(st.buffers - 1) + ";",
+                                               "", true));
+      });
+    barrier();
+    // The tile (or box c of it) in the layout TMA reads with this swizzle (the wgmma operand
+    // layout); box c of the tile lands at the start of the buffer.
+    storeSwizzled(*val->layout, regs(val), val->type, 1, rows, swizzle, area + buffer - c * st.bytes,
+                  st.boxes == boxes ? -1 : c);
+    // st.shared -> the bulk copy's reads through the async proxy (PTX ISA §9.7.13.4.1 fence.proxy.async).
+    B.CreateCall(vty, llvm::InlineAsm::get(vty, "fence.proxy.async.shared::cta;", "", true));
+    barrier();
+    llvm::Value *base = B.CreatePtrToInt(smemPtr(B.getInt32(static_cast<uint32_t>(area + buffer))), B.getInt32Ty());
+    onFirstThread([&] {
+      for (int64_t blk = 0; blk < st.boxes; ++blk)
+        B.CreateCall(cty, copy,
+                     {tensorMapAddr(map), B.CreateAdd(x, B.getInt32(static_cast<uint32_t>((c * st.boxes + blk) * perRow))), y,
+                      B.CreateAdd(base, B.getInt32(static_cast<uint32_t>(blk * boxBytes)))});
+      B.CreateCall(vty, llvm::InlineAsm::get(vty, "cp.async.bulk.commit_group;", "", true));
+      // At the top level the staging area may be reused (or the block exit) once the copies
+      // have read it.
+      if (!inLoop)
+        B.CreateCall(vty, llvm::InlineAsm::get(vty, "cp.async.bulk.wait_group.read 0;", "", true));
+    });
+  }
+}
+
+void Emitter::drainTmaStores() {
+  if (!tmaStoresPending_)
+    return;
+  tmaStoresPending_ = false;
+  auto *vty = llvm::FunctionType::get(B.getVoidTy(), false);
+  auto *then = llvm::BasicBlock::Create(ctx, "tma.store.drain", kernel_);
+  auto *done = llvm::BasicBlock::Create(ctx, "tma.store.drained", kernel_);
+  B.CreateCondBr(B.CreateICmpEQ(tid_, B.getInt32(0)), then, done);
+  B.SetInsertPoint(then);
+  B.CreateCall(vty, llvm::InlineAsm::get(vty, "cp.async.bulk.wait_group.read 0;", "", true));
+  B.CreateBr(done);
+  B.SetInsertPoint(done);
 }
 
 void Emitter::storeSwizzled(const ir::Value *v, int contig, int64_t rows, int swizzle, int64_t base) {
@@ -631,13 +707,15 @@ std::vector<llvm::Value *> Emitter::slotRegisters(const ir::Value *v, const ir::
 }
 
 void Emitter::storeSwizzled(const ir::Layout &l, const std::vector<llvm::Value *> &r, const ir::Type &t, int contig,
-                            int64_t rows, int swizzle, int64_t base) {
+                            int64_t rows, int swizzle, int64_t base, int box) {
   const unsigned eb = ir::storageBytes(t.dtype());
   const int vec = std::min<int>(ir::contiguousRegisters(l, static_cast<unsigned>(contig)), static_cast<int>(16 / eb));
   const int dupMask = ir::replicatedRegisterBits(l);
   llvm::Type *ety = llvmType(t.elem), *i32 = B.getInt32Ty();
   for (int i = 0; i < l.numRegs(); i += vec) {
     if (i & dupMask)
+      continue;
+    if (box >= 0 && l.regCoord(i)[size_t(contig)] / (swizzle / static_cast<int>(eb)) != box)
       continue;
     std::vector<llvm::Value *> c = coord(l, i);
     llvm::Value *val = llvm::UndefValue::get(llvm::FixedVectorType::get(ety, vec));

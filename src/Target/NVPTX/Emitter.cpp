@@ -109,6 +109,7 @@ llvm::Function *Emitter::run() {
       B.CreateCall(fty, llvm::InlineAsm::get(fty, "cp.async.wait_all;", "", true));
       drainTma(); // no copy into the block's shared memory outlives it
     }
+    drainTmaStores();
     B.CreateRetVoid();
   }
 
@@ -252,6 +253,10 @@ void Emitter::emitBlock(const ir::Block &b) {
       B.CreateCall(fty, llvm::InlineAsm::get(fty, "cp.async.wait_all;", "", true));
       if (tmaLoads())
         invalidateTmaBarriers(); // TMA loads' mbarriers (TMA stores have none)
+      if (tmaStoresPending_) { // a loop's TMA stores may still read their staging areas
+        drainTmaStores();
+        barrier();
+      }
       scratchBase_ = 0;
     }
     if (batchedReduces_.erase(op.get())) { // emitted with an earlier reduce's batch

@@ -71,10 +71,28 @@ public:
   void emitStore(const ir::Op &op);
   /// A tensor-descriptor store written with TMA (transforms::tmaStore; tensor map `map`): the
   /// tile goes into a swizzled staging area in shared memory, then thread 0 issues one
-  /// cp.async.bulk.tensor per swizzle span of columns and waits until the copies have read it
-  /// (PTX ISA §9.7.9.25.5.2); TMA leaves out the elements outside the tensor, as the
-  /// descriptor's bounds check does.
+  /// cp.async.bulk.tensor per swizzle span of columns (a box) in one bulk async-group (PTX ISA
+  /// §9.7.9.25.5.2); TMA leaves out the elements outside the tensor, as the descriptor's bounds
+  /// check does. At the top level the staging area is scratch space, and thread 0 waits until
+  /// the copies have read it. In a loop (a persistent kernel's epilogue) it is the store's own
+  /// (TmaStaging), and the copies run on while the loop goes on: thread 0 waits only before a
+  /// staging buffer is written again (cp.async.bulk.wait_group.read) and before the block exits
+  /// (drainTmaStores). Where the tile's layout gives each thread's boxes from its register bits
+  /// alone (the wgmma accumulator's does), the boxes go through two box-sized buffers in turn,
+  /// one bulk group per box, instead of one buffer of the whole tile.
   void emitTmaStore(const ir::Op &op, int map);
+  /// The staging area of a TMA store in a loop: `buffers` buffers of `bytes` each from byte
+  /// `offset` of the shared buffer; each holds `boxes` boxes of the tile (all of them when
+  /// `buffers` is 1).
+  struct TmaStaging {
+    int64_t offset = 0, bytes = 0;
+    int buffers = 1, boxes = 1;
+  };
+  std::map<const ir::Op *, TmaStaging> tmaStaging_;
+  bool tmaStoresPending_ = false; ///< a TMA store in a loop was emitted since the last drainTmaStores
+  /// Thread 0 waits until every TMA store issued in a loop has read its staging buffer: before
+  /// the block exits, or before scratch space may overlap the staging areas. No-op without them.
+  void drainTmaStores();
   /// Stores tile `v` (its registers in its layout) into shared memory at byte offset `base` in
   /// the swizzled layout that wgmma and TMA read: dim `contig` of the tile becomes the
   /// contiguous one, in column blocks of `swizzle` bytes, each `rows` rows (swizzledOffset).
@@ -82,8 +100,10 @@ public:
   /// 32-bit words first, which NVPTX would store one word at a time); replicated registers once.
   void storeSwizzled(const ir::Value *v, int contig, int64_t rows, int swizzle, int64_t base);
   /// The same for registers `r` of a tile of type `t` held in layout `l`.
+  /// With `box` >= 0 only the registers whose column block (of `swizzle` bytes) is `box` are
+  /// stored; the layout's lane and warp bits must then stay within one column block.
   void storeSwizzled(const ir::Layout &l, const std::vector<llvm::Value *> &r, const ir::Type &t, int contig,
-                     int64_t rows, int swizzle, int64_t base);
+                     int64_t rows, int swizzle, int64_t base, int box = -1);
   /// The registers of async value `v` (a padded slot, `ld` elements per row) as layout `l`
   /// holds them: one ld.shared per register, after the copies were waited for.
   std::vector<llvm::Value *> slotRegisters(const ir::Value *v, const ir::Layout &l);

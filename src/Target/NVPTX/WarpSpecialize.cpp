@@ -282,6 +282,7 @@ void Emitter::emitSpecialized() {
     B.CreateCall(fty, llvm::InlineAsm::get(fty, "cp.async.wait_all;", "", true));
     drainTma();
   }
+  drainTmaStores();
   B.CreateRetVoid();
 
   B.SetInsertPoint(producer);
