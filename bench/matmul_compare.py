@@ -1,5 +1,6 @@
 """Matmul side by side in one process: examples/matmul.tle (or, with --source, matmul_tma.tle,
-matmul_persistent.tle or matmul_ws.tle) compiled by tlec for each block configuration (cubins launched through libtle_rt's C ABI with ctypes, on PyTorch's tensors), the
+matmul_persistent.tle, matmul_ws.tle, matmul_persistent_tma.tle, matmul_persistent_ws.tle or
+matmul_epilogue.tle) compiled by tlec for each block configuration (cubins launched through libtle_rt's C ABI with ctypes, on PyTorch's tensors), the
 same source and configuration run by Triton 3.6, and cuBLAS (torch.matmul), all timed with
 triton.testing.do_bench (median; L2 cleared between repetitions). fp16 (or, with --dtype bf16,
 bf16) inputs, fp32 accumulation, output in the input dtype. Every output is checked against torch.matmul before it is timed.
@@ -31,11 +32,16 @@ from tle_ctypes import TleKernel, load_example_kernel, open_runtime
 GROUP_M = 8
 
 
-def launch_matmul(kernel, grid, a, b, c, m, n, k):
+def launch_matmul(kernel, grid, a, b, c, m, n, k, bias=None):
+    ptrs = [ctypes.c_uint64(t.data_ptr()) for t in ((a, b, c) if bias is None else (a, b, c, bias))]
     kernel.launch((grid,), torch.cuda.current_stream().cuda_stream,
-                  [ctypes.c_uint64(a.data_ptr()), ctypes.c_uint64(b.data_ptr()), ctypes.c_uint64(c.data_ptr()),
-                   ctypes.c_int32(m), ctypes.c_int32(n), ctypes.c_int32(k), ctypes.c_int32(a.stride(0)),
-                   ctypes.c_int32(b.stride(0)), ctypes.c_int32(c.stride(0))])
+                  ptrs + [ctypes.c_int32(m), ctypes.c_int32(n), ctypes.c_int32(k), ctypes.c_int32(a.stride(0)),
+                          ctypes.c_int32(b.stride(0)), ctypes.c_int32(c.stride(0))])
+
+
+# --source: the cubins' prefix for each example (bench/build_matmul_cubins.sh's SOURCE_PREFIX).
+SOURCE_PREFIX = {"matmul": "mm", "matmul_tma": "mmtma", "matmul_persistent": "mmpers", "matmul_ws": "mmws",
+                 "matmul_persistent_tma": "mmptma", "matmul_persistent_ws": "mmpws", "matmul_epilogue": "mmepi"}
 
 
 def main():
@@ -45,15 +51,16 @@ def main():
     ap.add_argument("--configs", default="128x128x64x4x3")
     ap.add_argument("--sizes", default="4096x4096x4096,8192x8192x8192,8192x8192x1024")
     ap.add_argument("--dtype", choices=["fp16", "bf16", "fp8e4nv", "int8", "tf32"], default="fp16")
-    ap.add_argument("--source", choices=["matmul", "matmul_tma", "matmul_persistent", "matmul_ws", "matmul_persistent_tma",
-                                             "matmul_persistent_ws"], default="matmul",
+    ap.add_argument("--source", choices=list(SOURCE_PREFIX), default="matmul",
                     help="examples/matmul.tle (pointer tiles), examples/matmul_tma.tle (tensor descriptors; "
                          "cubins mmtma_...), examples/matmul_persistent.tle (one program per SM, looping "
                          "over the tiles; cubins mmpers_...), examples/matmul_ws.tle (matmul_tma with its K "
                          "loop warp-specialised; cubins mmws_...), examples/matmul_persistent_tma.tle (the "
                          "persistent loop through tensor descriptors; cubins mmptma_...) or "
                          "examples/matmul_persistent_ws.tle (it with the loop over tiles warp-specialised; "
-                         "cubins mmpws_...)")
+                         "cubins mmpws_...) or examples/matmul_epilogue.tle (the persistent TMA kernel with "
+                         "C = relu(A @ B + bias) fused; against cuBLASLt's bias + ReLU epilogue, "
+                         "torch._addmm_activation; cubins mmepi_...)")
     ap.add_argument("--no-triton", action="store_true")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
@@ -67,7 +74,8 @@ def main():
         torch.backends.cuda.matmul.allow_tf32 = True  # cuBLAS's TF32 GEMM, as tl.dot's default precision
     kernel_name = "matmul_tn_kernel" if tn else "matmul_kernel"
     triton_kernel = load_example_kernel("matmul_fp8" if fp8 else "matmul_tn" if tn else args.source, kernel_name)
-    if args.source in ("matmul_tma", "matmul_ws", "matmul_persistent_tma", "matmul_persistent_ws"):
+    epilogue = args.source == "matmul_epilogue"
+    if args.source not in ("matmul", "matmul_persistent"):
         # Triton builds in-kernel tensor descriptors in global scratch memory from its allocator.
         triton.set_allocator(lambda size, alignment, stream: torch.empty(size, device="cuda", dtype=torch.int8))
     configs = [tuple(int(x) for x in c.split("x")) for c in args.configs.split(",")]
@@ -106,6 +114,13 @@ def main():
 
             def cublas():
                 return torch.matmul(a, b)
+        bias = None
+        if epilogue:  # C = relu(A @ B + bias), bias one value per column
+            bias = torch.randn(n, device="cuda", dtype=dt) * 8
+            ref = torch.relu(torch.matmul(a.float(), b.float()) + bias.float())
+
+            def cublas():
+                return torch._addmm_activation(bias, a, b)
         flops = 2.0 * m * n * k
         cerr = (cublas().double() - ref.double()).abs().max().item()
         ms_cublas = triton.testing.do_bench(cublas, return_mode="median")
@@ -119,19 +134,17 @@ def main():
         print(f"{m}x{n}x{k}: cuBLAS {tf_cublas:7.1f} TFLOP/s (max err {cerr:.2e})", flush=True)
         for (bm, bn, bk, w, s) in configs:
             grid = triton.cdiv(m, bm) * triton.cdiv(n, bn)
-            if args.source.startswith("matmul_persistent"):  # one program per SM (fewer when there are fewer tiles)
+            if args.source.startswith("matmul_persistent") or epilogue:  # one program per SM (fewer when fewer tiles)
                 grid = min(grid, torch.cuda.get_device_properties(0).multi_processor_count)
             row = {"m": m, "n": n, "k": k, "config": f"{bm}x{bn}x{bk} w{w} s{s}", "cublas_tflops": tf_cublas,
                    "cublas_max_err": cerr}
             if tf_fast is not None:
                 row["cublas_fast_accum_tflops"] = tf_fast
             prefix = {"fp16": "mm", "bf16": "mm_bf16", "fp8e4nv": "mm_fp8e4nv", "int8": "mm_int8", "tf32": "mm_tf32"}[args.dtype]
-            if args.source != "matmul":
-                prefix = prefix.replace("mm", {"matmul_tma": "mmtma", "matmul_persistent": "mmpers", "matmul_ws": "mmws",
-                                           "matmul_persistent_tma": "mmptma", "matmul_persistent_ws": "mmpws"}[args.source], 1)
+            prefix = prefix.replace("mm", SOURCE_PREFIX[args.source], 1)
             path = os.path.join(args.cubins, f"{prefix}_{bm}x{bn}x{bk}_w{w}_s{s}.sm_90a.cubin")
             kern = TleKernel(lib, path, kernel_name)
-            tle = lambda *xs: launch_matmul(kern, *xs)  # noqa: E731
+            tle = lambda *xs: launch_matmul(kern, *xs, bias=bias)  # noqa: E731
             poison = -2**31 if dt == torch.int32 else float("nan")
             c = torch.full((m, n), poison, device="cuda", dtype=dt)
             tle(grid, a, b, c, m, n, k)
@@ -148,7 +161,8 @@ def main():
                 c2 = torch.empty((m, n), device="cuda", dtype=dt)
 
                 def run_triton():
-                    triton_kernel[(grid,)](a, b, c2, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                    ptrs = (a, b, c2) if bias is None else (a, b, c2, bias)
+                    triton_kernel[(grid,)](*ptrs, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
                                            c2.stride(0), c2.stride(1), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
                                            GROUP_M=GROUP_M, num_warps=w, num_stages=s)
                 try:

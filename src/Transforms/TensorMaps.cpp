@@ -94,6 +94,19 @@ bool writesGlobalMemoryIn(const ir::Op &op) {
   return writes;
 }
 
+const ir::Value *pointerParam(const ir::Function &f, const ir::Value *ptr) {
+  for (int depth = 0; depth < 64 && ptr; ++depth) {
+    if (ptr->owner == &f.body)
+      return ptr->type.elem.isPointer() ? ptr : nullptr;
+    const ir::Op *d = ptr->def;
+    if (!d || (d->kind != OpKind::AddPtr && d->kind != OpKind::Splat && d->kind != OpKind::Broadcast &&
+               d->kind != OpKind::ExpandDims && d->kind != OpKind::ConvertLayout))
+      return nullptr;
+    ptr = d->operands[0];
+  }
+  return nullptr;
+}
+
 const ir::Op *tmaStoreLoop(const ir::Function &f, const ir::Op &store) {
   const ir::Op *top = &store;
   while (top->parent && top->parent != &f.body)
@@ -121,9 +134,13 @@ bool tmaStore(const ir::Function &f, const ir::Op &store) {
   const ir::Op *loop = tmaStoreLoop(f, store);
   const ir::Value *base = store.operands[3];
   auto otherTensorLoad = [&](const ir::Op &x) {
+    if (!loop || x.kind != OpKind::Load)
+      return false;
     size_t r = x.ints.size();
-    return loop && x.kind == OpKind::Load && r >= 1 && x.operands.size() >= 4 + 3 * r && x.operands[3] != base &&
-           x.operands[3]->owner == &f.body;
+    if (r >= 1 && x.operands.size() >= 4 + 3 * r) // through a tensor descriptor
+      return x.operands[3] != base && x.operands[3]->owner == &f.body;
+    const ir::Value *root = pointerParam(f, x.operands[0]);
+    return root && root != base;
   };
   bool after = false, later = false;
   auto visit = [&](ir::Op &x) {

@@ -70,7 +70,8 @@ std::string defaultCubinDir() {
                "usage: tle-gpu-tests [--cubin-dir DIR] [--arch ARCH] [--device N] "
                "[--only NAME[,NAME...]]\n"
                "  NAME: runtime, vector_add, softmax, layernorm, matmul, matmul_tma, matmul_persistent, matmul_ws,\n"
-               "        matmul_persistent_tma, matmul_persistent_ws, matmul_tf32, matmul_tn, matmul_tn_tf32\n");
+               "        matmul_persistent_tma, matmul_persistent_ws, matmul_epilogue, matmul_tf32, matmul_tn,\n"
+               "        matmul_tn_tf32\n");
   std::exit(status);
 }
 
@@ -542,7 +543,9 @@ void runVectorAdd(Report &rep, const Device &dev, const Options &opt) {
 // matmul_ws (examples/matmul_ws.tle: matmul_tma with a warp-specialised K loop: a TMA producer
 // warpgroup and the wgmma consumers); matmul_persistent_tma and matmul_persistent_ws
 // (examples/matmul_persistent_{tma,ws}.tle: the persistent loop with TMA fills that continue
-// across tiles, unspecialised and with the loop over tiles warp-specialised);
+// across tiles, unspecialised and with the loop over tiles warp-specialised); matmul_epilogue
+// (examples/matmul_epilogue.tle: matmul_persistent_tma with C = relu(A @ B + bias) fused, its
+// bias loaded through a pointer and its store a TMA store in the loop);
 // matmul_tf32 (matmul.tle on fp32 operands: TF32 tensor cores)
 // ------------------------------------------------------------------------------------------------
 
@@ -563,7 +566,8 @@ void runMatmul(Report &rep, const Device &dev, const Options &opt, const char *e
   const KernelInfo &ki = k->info();
   const int64_t bm = ki.constexprInt("BLOCK_M").value_or(128), bn = ki.constexprInt("BLOCK_N").value_or(128);
   std::printf("----  %s: %zu TMA descriptor(s) built at launch\n", example, ki.tensorMaps.size());
-  const bool persistent = std::string(example).rfind("matmul_persistent", 0) == 0;
+  const bool epilogue = std::string(example) == "matmul_epilogue";
+  const bool persistent = std::string(example).rfind("matmul_persistent", 0) == 0 || epilogue;
   // matmul_tf32: fp32 operands multiplied in TF32, fp32 output holding the fp16-rounded result.
   const bool tf32 = std::string(example) == "matmul_tf32";
   const size_t outBytes = tf32 ? 4 : 2;
@@ -593,6 +597,15 @@ void runMatmul(Report &rep, const Device &dev, const Options &opt, const char *e
       }
       DeviceBuffer da = tf32 ? DeviceBuffer::fromHost(dev, af) : DeviceBuffer::fromHost(dev, ah);
       DeviceBuffer db = tf32 ? DeviceBuffer::fromHost(dev, bf) : DeviceBuffer::fromHost(dev, bh);
+      // matmul_epilogue's bias: one fp16 value per column, in [-4, 4] so that ReLU clamps a
+      // good share of the outputs.
+      std::vector<double> bias(size_t(sh.n));
+      std::vector<Half> biash(size_t(std::max<int64_t>(sh.n, 1)));
+      for (int64_t j = 0; j < sh.n; ++j) {
+        biash[size_t(j)] = Half::fromFloat(4.0f * dist(rng));
+        bias[size_t(j)] = biash[size_t(j)].toFloat();
+      }
+      DeviceBuffer dbias = DeviceBuffer::fromHost(dev, biash);
       const unsigned tiles = unsigned(((sh.m + bm - 1) / bm) * ((sh.n + bn - 1) / bn));
       // matmul_persistent*: every grid size computes all of C (one program, three programs that
       // share tiles unevenly, one per SM or one per tile). One program runs every tile, its TMA
@@ -604,8 +617,12 @@ void runMatmul(Report &rep, const Device &dev, const Options &opt, const char *e
         // A poisoned row past the output checks that nothing is written beyond M x N.
         DeviceBuffer dc(dev, size_t((sh.m + 1) * sh.n) * outBytes);
         dc.fillBytes(0xff);
-        k->launch(grid, stream, da, db, dc, int32_t(sh.m), int32_t(sh.n), int32_t(sh.k), int32_t(std::max<int64_t>(sh.k, 16)),
-                  int32_t(sh.n), int32_t(sh.n));
+        if (epilogue)
+          k->launch(grid, stream, da, db, dc, dbias, int32_t(sh.m), int32_t(sh.n), int32_t(sh.k),
+                    int32_t(std::max<int64_t>(sh.k, 16)), int32_t(sh.n), int32_t(sh.n));
+        else
+          k->launch(grid, stream, da, db, dc, int32_t(sh.m), int32_t(sh.n), int32_t(sh.k), int32_t(std::max<int64_t>(sh.k, 16)),
+                    int32_t(sh.n), int32_t(sh.n));
         stream.synchronize();
         std::vector<Half> ch;
         std::vector<float> cf;
@@ -624,6 +641,10 @@ void runMatmul(Report &rep, const Device &dev, const Options &opt, const char *e
               double p = a[size_t(i * sh.k + t)] * b[size_t(t * sh.n + j)];
               want += p;
               scale += std::fabs(p);
+            }
+            if (epilogue) { // relu(acc + bias), with the bias's magnitude in the error scale
+              want = std::max(want + bias[size_t(j)], 0.0);
+              scale += std::fabs(bias[size_t(j)]);
             }
             e.add(fmt::format("c[{}][{}]", i, j), got(size_t(i * sh.n + j)), want, std::max(scale, std::fabs(want)));
           }
@@ -918,6 +939,8 @@ int main(int argc, char **argv) {
       runMatmul(rep, dev, opt, "matmul_persistent_tma");
     if (want("matmul_persistent_ws"))
       runMatmul(rep, dev, opt, "matmul_persistent_ws");
+    if (want("matmul_epilogue"))
+      runMatmul(rep, dev, opt, "matmul_epilogue");
     if (want("matmul_tf32"))
       runMatmul(rep, dev, opt, "matmul_tf32");
     if (want("matmul_tn"))

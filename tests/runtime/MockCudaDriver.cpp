@@ -306,18 +306,24 @@ static void runEmulated(const MockFunction &f, unsigned gx, unsigned bx, void **
         Y[long(row) * stride + c] = (x[c] - mean) * rstd * W[c] + B[c];
     }
   } else if (f.name == "matmul_kernel") { // examples/matmul.tle, matmul_tma.tle, matmul_persistent.tle, matmul_ws.tle, fp16
-    // (matmul_tf32: fp32 operands, fp32 output holding the fp16-rounded result)
+    // (matmul_tf32: fp32 operands, fp32 output holding the fp16-rounded result; matmul_epilogue:
+    // a bias pointer after C, C = relu(A @ B + bias), and a third descriptor, of C)
+    const bool epilogue = f.paramSizes.size() == 13;
+    const int o = epilogue ? 1 : 0; // the scalars' shift
     auto A = arg<const _Float16 *>(args, 0), Bm = arg<const _Float16 *>(args, 1);
     auto C = arg<_Float16 *>(args, 2);
     auto Af = arg<const float *>(args, 0), Bf = arg<const float *>(args, 1);
     auto Cf = arg<float *>(args, 2);
-    int M = arg<int>(args, 3), N = arg<int>(args, 4), K = arg<int>(args, 5);
-    int lda = arg<int>(args, 6), ldb = arg<int>(args, 7), ldc = arg<int>(args, 8);
+    const _Float16 *bias = epilogue ? arg<const _Float16 *>(args, 3) : nullptr;
+    int M = arg<int>(args, 3 + o), N = arg<int>(args, 4 + o), K = arg<int>(args, 5 + o);
+    int lda = arg<int>(args, 6 + o), ldb = arg<int>(args, 7 + o), ldc = arg<int>(args, 8 + o);
     // matmul_tma: the runtime appends the TMA descriptors of A and B (the fake
     // cuTensorMapEncodeTiled writes the global address first); a wrong one poisons C.
     bool mapsOk = true;
     if (f.paramSizes.size() == 11 && M > 0 && N > 0 && K > 0) // empty tensors get the runtime's zeros
       mapsOk = arg<const void *>(args, 9) == A && arg<const void *>(args, 10) == Bm;
+    if (epilogue && M > 0 && N > 0 && K > 0)
+      mapsOk = arg<const void *>(args, 10) == A && arg<const void *>(args, 11) == Bm && arg<const void *>(args, 12) == C;
     std::vector<float> a(size_t(M) * K), bt(size_t(N) * K); // converted once, B transposed
     for (int i = 0; i < M; ++i)
       for (int t = 0; t < K; ++t)
@@ -330,6 +336,8 @@ static void runEmulated(const MockFunction &f, unsigned gx, unsigned bx, void **
         float acc = 0;
         for (int t = 0; t < K; ++t)
           acc += a[size_t(i) * K + t] * bt[size_t(j) * K + t];
+        if (bias)
+          acc = std::fmax(acc + float(bias[j]), 0.0f);
         _Float16 c = _Float16(mapsOk ? acc : NAN);
         if (f.fp32Operands)
           Cf[long(i) * ldc + j] = float(c);

@@ -38,10 +38,16 @@ int tmaStoreSwizzle(const ir::Op &store);
 /// bytes) swizzle, either at the kernel's top level or in `for` loops (a persistent kernel's
 /// epilogue; not under an `if` or `while`), after which nothing reads or writes global memory.
 /// For a store in a loop, "after" includes the whole top-level loop (its next iterations), where
-/// tensor-descriptor loads through another base param are allowed: two params are assumed not to
-/// overlap, as Triton's TMA stores do. Layout assignment then lets the stored value keep its own
-/// layout (the staging tile takes any).
+/// loads through another pointer param (tensor-descriptor loads of another base, pointer loads
+/// whose pointers pointerParam traces to another param: a fused epilogue's bias) are allowed:
+/// two params are assumed not to overlap, as Triton's TMA stores do. Layout assignment then lets
+/// the stored value keep its own layout (the staging tile takes any).
 bool tmaStore(const ir::Function &f, const ir::Op &store);
+
+/// The pointer param that the pointers `ptr` (a pointer or a tile of pointers) are offsets of,
+/// found through addptr, splat, broadcast, expand_dims and layout conversions; null when they come
+/// from anything else (a select, a load, an integer cast).
+const ir::Value *pointerParam(const ir::Function &f, const ir::Value *ptr);
 
 /// The top-level loop around a store (an op of the function's body), or null for a top-level one.
 const ir::Op *tmaStoreLoop(const ir::Function &f, const ir::Op &store);
