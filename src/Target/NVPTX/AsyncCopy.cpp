@@ -712,6 +712,8 @@ void Emitter::storeSwizzled(const ir::Layout &l, const std::vector<llvm::Value *
   const int vec = std::min<int>(ir::contiguousRegisters(l, static_cast<unsigned>(contig)), static_cast<int>(16 / eb));
   const int dupMask = ir::replicatedRegisterBits(l);
   llvm::Type *ety = llvmType(t.elem), *i32 = B.getInt32Ty();
+  if (storeMatrices(l, r, t, contig, rows, swizzle, base, box))
+    return;
   for (int i = 0; i < l.numRegs(); i += vec) {
     if (i & dupMask)
       continue;
@@ -734,6 +736,66 @@ void Emitter::storeSwizzled(const ir::Layout &l, const std::vector<llvm::Value *
     llvm::Value *off = swizzledOffset(c[1 - contig], c[contig], rows, swizzle, eb);
     B.CreateAlignedStore(val, smemPtr(B.CreateAdd(off, B.getInt32(static_cast<uint32_t>(base)))), llvm::Align(vec * eb));
   }
+}
+
+bool Emitter::storeMatrices(const ir::Layout &l, const std::vector<llvm::Value *> &r, const ir::Type &t, int contig,
+                            int64_t rows, int swizzle, int64_t base, int box) {
+  // stmatrix.sync.aligned.m8n8.x4.shared.b16 (PTX ISA §9.7.9.x, sm_90): four 8 x 8 matrices of
+  // 16-bit elements; in each, lane 4 * i + j holds row i, columns 2j and 2j + 1 in one register,
+  // and lanes 8q .. 8q + 7 give the addresses of matrix q's eight rows (16 contiguous bytes each,
+  // which every swizzle here keeps). That is the fragment of the mma / wgmma accumulator: register
+  // bit 0 steps one column, lane bits 0-1 two and four columns, lane bits 2-4 one to four rows;
+  // the other register and warp bits must step whole matrices.
+  auto is = [](const ir::Layout::Basis &b, int64_t row, int64_t col) { return b[0] == row && b[1] == col; };
+  if (smVersion() < 90 || ir::storageBytes(t.dtype()) != 2 || contig != 1 || l.rank() != 2 || l.reg.size() < 3 ||
+      l.lane.size() != 5 || ir::replicatedRegisterBits(l) || rows % 8 || (rows & (rows - 1)) || !is(l.reg[0], 0, 1) || !is(l.lane[0], 0, 2) ||
+      !is(l.lane[1], 0, 4) || !is(l.lane[2], 1, 0) || !is(l.lane[3], 2, 0) || !is(l.lane[4], 4, 0))
+    return false;
+  for (size_t i = 1; i < l.reg.size(); ++i)
+    if (l.reg[i][0] % 8 || l.reg[i][1] % 8)
+      return false;
+  for (const auto &b : l.warp)
+    if (b[0] % 8 || b[1] % 8)
+      return false;
+  const int64_t perRow = swizzle / 2;
+  for (const auto &b : {l.reg[1], l.reg[2]}) // the four matrices of one instruction share a box
+    if (box >= 0 && b[1] >= perRow)
+      return false;
+  // Each thread's address, in the coordinates of a layout whose lanes are the matrices' rows
+  // (lane bits 0-2) and the x4's matrices (lane bits 3-4: register bits 1 and 2), and whose warps
+  // are the value's.
+  ir::Layout rowsOf = l;
+  rowsOf.reg.clear();
+  rowsOf.lane = {{1, 0}, {2, 0}, {4, 0}, l.reg[1], l.reg[2]};
+  const std::vector<llvm::Value *> &lw = laneWarpCoord(rowsOf);
+  llvm::Value *thread = swizzledOffset(lw[0], lw[1], rows, swizzle, 2);
+  // The swizzled offset is linear over GF(2) in the coordinate bits (power-of-two fields, an XOR
+  // of row bits into chunk bits): a register group's offset is the thread's XOR a constant.
+  auto constOffset = [&](int64_t row, int64_t col) {
+    int64_t off = (col / perRow) * rows * swizzle + row * swizzle + (col % perRow) * 2;
+    return off ^ (((off >> 7) & (swizzle / 16 - 1)) << 4);
+  };
+  auto *fty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt32Ty(), B.getInt32Ty(), B.getInt32Ty(),
+                                                      B.getInt32Ty(), B.getInt32Ty()}, false);
+  auto *asmStm = llvm::InlineAsm::get(fty, "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};",
+                                      "r,r,r,r,r", true);
+  llvm::Type *pair = llvm::FixedVectorType::get(llvmType(t.elem), 2);
+  for (int g = 0; g < l.numRegs(); g += 8) {
+    ir::Layout::Basis rc = l.regCoord(g);
+    if (box >= 0 && rc[1] / perRow != box)
+      continue;
+    llvm::Value *off = B.CreateXor(thread, B.getInt32(static_cast<uint32_t>(constOffset(rc[0], rc[1]))));
+    llvm::Value *addr = B.CreatePtrToInt(smemPtr(B.CreateAdd(off, B.getInt32(static_cast<uint32_t>(base)))), B.getInt32Ty());
+    std::vector<llvm::Value *> args{addr};
+    for (int q = 0; q < 4; ++q) {
+      llvm::Value *v = llvm::UndefValue::get(pair);
+      v = B.CreateInsertElement(v, r[size_t(g + 2 * q)], uint64_t(0));
+      v = B.CreateInsertElement(v, r[size_t(g + 2 * q + 1)], uint64_t(1));
+      args.push_back(B.CreateBitCast(v, B.getInt32Ty()));
+    }
+    B.CreateCall(fty, asmStm, args);
+  }
+  return true;
 }
 
 llvm::AllocaInst *Emitter::counterSlot(std::map<int, llvm::AllocaInst *> &counters, int cls) {

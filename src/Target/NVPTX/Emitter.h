@@ -104,6 +104,11 @@ public:
   /// stored; the layout's lane and warp bits must then stay within one column block.
   void storeSwizzled(const ir::Layout &l, const std::vector<llvm::Value *> &r, const ir::Type &t, int contig,
                      int64_t rows, int swizzle, int64_t base, int box = -1);
+  /// storeSwizzled by stmatrix (sm_90, 16-bit elements, a tile in the mma / wgmma accumulator's
+  /// fragment layout: four 8 x 8 matrices per instruction, 16 bytes per thread, instead of one
+  /// 4-byte store per register pair); false, storing nothing, for any other case.
+  bool storeMatrices(const ir::Layout &l, const std::vector<llvm::Value *> &r, const ir::Type &t, int contig,
+                     int64_t rows, int swizzle, int64_t base, int box);
   /// The registers of async value `v` (a padded slot, `ld` elements per row) as layout `l`
   /// holds them: one ld.shared per register, after the copies were waited for.
   std::vector<llvm::Value *> slotRegisters(const ir::Value *v, const ir::Layout &l);
