@@ -107,6 +107,13 @@ const ir::Value *pointerParam(const ir::Function &f, const ir::Value *ptr) {
   return nullptr;
 }
 
+bool inForLoopsOnly(const ir::Function &f, const ir::Op &op) {
+  for (const ir::Op *o = &op; o->parent != &f.body; o = o->parent->parent)
+    if (!o->parent || !o->parent->parent || o->parent->parent->kind != OpKind::For)
+      return false;
+  return true;
+}
+
 const ir::Op *tmaStoreLoop(const ir::Function &f, const ir::Op &store) {
   const ir::Op *top = &store;
   while (top->parent && top->parent != &f.body)
@@ -117,10 +124,8 @@ const ir::Op *tmaStoreLoop(const ir::Function &f, const ir::Op &store) {
 bool tmaStore(const ir::Function &f, const ir::Op &store) {
   if (f.arch != "sm_90a" || store.kind != OpKind::Store || store.ints.size() != 2)
     return false;
-  // At the top level or in `for` loops only: every thread reaches the staging's barriers.
-  for (const ir::Op *o = &store; o->parent != &f.body; o = o->parent->parent)
-    if (!o->parent->parent || o->parent->parent->kind != OpKind::For)
-      return false;
+  if (!inForLoopsOnly(f, store))
+    return false;
   const ir::DType t = store.operands[1]->type.dtype();
   int64_t rowBytes = store.ints[1] * ir::storageBytes(t);
   if (t == ir::DType::I1 || rowBytes < 32)

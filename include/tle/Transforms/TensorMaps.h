@@ -49,6 +49,10 @@ bool tmaStore(const ir::Function &f, const ir::Op &store);
 /// from anything else (a select, a load, an integer cast).
 const ir::Value *pointerParam(const ir::Function &f, const ir::Value *ptr);
 
+/// Whether `op` sits at the function's top level or in `for` loops only (no `if` or `while`
+/// around it): every thread of the block reaches it, so it may use block-wide barriers.
+bool inForLoopsOnly(const ir::Function &f, const ir::Op &op);
+
 /// The top-level loop around a store (an op of the function's body), or null for a top-level one.
 const ir::Op *tmaStoreLoop(const ir::Function &f, const ir::Op &store);
 

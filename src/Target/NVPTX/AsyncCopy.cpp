@@ -308,10 +308,7 @@ void Emitter::planAsyncOperands() {
   ir::walk(f.body, [&](ir::Op &o) {
     if (o.kind != OpKind::Store || !o.axis)
       return;
-    bool inLoops = true; // at the top level or in `for` loops only (transforms::tmaStore)
-    for (const ir::Op *x = &o; x->parent != &f.body; x = x->parent->parent)
-      inLoops &= x->parent->parent && x->parent->parent->kind == OpKind::For;
-    std::optional<ir::TensorMapParam> m = inLoops && arch == "sm_90a"
+    std::optional<ir::TensorMapParam> m = transforms::inForLoopsOnly(f, o) && arch == "sm_90a"
                                               ? transforms::tensorMapFor(f, o, transforms::tmaStoreSwizzle(o))
                                               : std::nullopt;
     if (!m) // its pointer and mask are placeholders (transforms::markTmaStores)
