@@ -308,13 +308,17 @@ void Emitter::planAsyncOperands() {
   ir::walk(f.body, [&](ir::Op &o) {
     if (o.kind != OpKind::Store || !o.axis)
       return;
-    std::optional<ir::TensorMapParam> m = transforms::inForLoopsOnly(f, o) && arch == "sm_90a"
-                                              ? transforms::tensorMapFor(f, o, transforms::tmaStoreSwizzle(o))
-                                              : std::nullopt;
-    if (!m) // its pointer and mask are placeholders (transforms::markTmaStores)
-      diags.fatal(o.loc, "a store marked 'tma' is written from its tensor descriptor with TMA, which needs sm_90a, "
-                         "the kernel's top level or its 'for' loops and a tensor map built from the params; here "
-                         "the target is " + arch);
+    // Its pointer and mask are placeholders (transforms::markTmaStores): TMA or nothing.
+    const std::string what = "a store marked 'tma' is written from its tensor descriptor with TMA, which ";
+    if (arch != "sm_90a")
+      diags.fatal(o.loc, what + "needs sm_90a; here the target is " + arch);
+    if (!transforms::inForLoopsOnly(f, o))
+      diags.fatal(o.loc, what + "must sit at the kernel's top level or in its 'for' loops, not under an 'if' or "
+                                "a 'while' (every thread takes part in its staging)");
+    std::optional<ir::TensorMapParam> m = transforms::tensorMapFor(f, o, transforms::tmaStoreSwizzle(o));
+    if (!m)
+      diags.fatal(o.loc, what + "needs a tensor map built from the params (base, shape and strides; the "
+                                "innermost stride 1, the others whole 16-byte units)");
     auto it = std::find(f.tensorMaps.begin(), f.tensorMaps.end(), *m);
     tmaStores_[&o] = static_cast<int>(it - f.tensorMaps.begin());
     if (it == f.tensorMaps.end())
