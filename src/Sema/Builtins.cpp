@@ -194,7 +194,8 @@ SVal Specializer::callMethod(const SVal &m, CallArgs &args) {
   if (m.s == "to") {
     Binder p(*this, "to", args, {"dtype", "fp_downcast_rounding", "bitcast"}, 1);
     ir::ScalarType t = p.dtype("dtype");
-    if (p.has("bitcast") && p.get("bitcast").val.i) {
+    // Triton's bitcast of or to a pointer is a cast (tl.semantic.bitcast).
+    if (p.has("bitcast") && p.get("bitcast").val.i && !t.isPointer() && !self.v->type.elem.isPointer()) {
       if (ir::bitWidth(t.dtype) != ir::bitWidth(self.v->type.dtype()))
         fail(p.loc("dtype"), "bitcast between types of different widths: " + self.v->type.elem.str() + " and " + t.str());
       return SVal::tensor(b->create(ir::OpKind::Bitcast, args.loc, {self.v}, {self.v->type.withElem(t)})->result());
@@ -1036,7 +1037,8 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
     Binder p(*this, "cast", args, {"input", "dtype", "fp_downcast_rounding", "bitcast"}, 2);
     ir::Value *x = p.tensor("input");
     ir::ScalarType t = p.dtype("dtype");
-    if (p.has("bitcast") && p.get("bitcast").val.i) {
+    // Triton's bitcast of or to a pointer is a cast (tl.semantic.bitcast).
+    if (p.has("bitcast") && p.get("bitcast").val.i && !t.isPointer() && !x->type.elem.isPointer()) {
       if (ir::bitWidth(t.dtype) != ir::bitWidth(x->type.dtype()))
         fail(p.loc("dtype"), "bitcast between types of different widths");
       return SVal::tensor(b->create(ir::OpKind::Bitcast, loc, {x}, {x->type.withElem(t)})->result());

@@ -130,6 +130,11 @@ bool tmaStore(const ir::Function &f, const ir::Op &store) {
   int64_t rowBytes = store.ints[1] * ir::storageBytes(t);
   if (t == ir::DType::I1 || rowBytes < 32)
     return false;
+  // The tile may be staged whole in shared memory (a layout whose lanes span its boxes): at most
+  // half of sm_90a's 227 KiB, so that a store from registers does not make a kernel too big
+  // for shared memory (a plain store needs none).
+  if (store.ints[0] * rowBytes > kMaxTmaStoreTileBytes)
+    return false;
   // Nothing after it may read or write global memory: the bulk copy writes through the async
   // proxy and completes after the kernel's last generic access; a later load or atomic of the
   // same addresses would need a wait for its completion and a proxy fence. In a loop, "after"

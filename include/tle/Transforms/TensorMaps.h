@@ -34,8 +34,8 @@ int tmaStoreSwizzle(const ir::Op &store);
 
 /// Whether the NVPTX backend writes the tensor-descriptor store `store` with TMA
 /// (cp.async.bulk.tensor from a swizzled staging tile in shared memory): on sm_90a, a rank-2
-/// store of at least 32 bytes per row whose tensor map tensorMapFor builds with min(128, row
-/// bytes) swizzle, either at the kernel's top level or in `for` loops (a persistent kernel's
+/// store of at least 32 bytes per row and at most kMaxTmaStoreTileBytes in all, whose tensor map
+/// tensorMapFor builds with min(128, row bytes) swizzle, either at the kernel's top level or in `for` loops (a persistent kernel's
 /// epilogue; not under an `if` or `while`), after which nothing reads or writes global memory.
 /// For a store in a loop, "after" includes the whole top-level loop (its next iterations), where
 /// loads through another pointer param (tensor-descriptor loads of another base, pointer loads
@@ -43,6 +43,10 @@ int tmaStoreSwizzle(const ir::Op &store);
 /// two params are assumed not to overlap, as Triton's TMA stores do. Layout assignment then lets
 /// the stored value keep its own layout (the staging tile takes any).
 bool tmaStore(const ir::Function &f, const ir::Op &store);
+
+/// The largest block (bytes) a descriptor store is written with TMA for: its staging tile may
+/// take the whole block in shared memory.
+constexpr int64_t kMaxTmaStoreTileBytes = 128 * 1024;
 
 /// The pointer param that the pointers `ptr` (a pointer or a tile of pointers) are offsets of,
 /// found through addptr, splat, broadcast, expand_dims and layout conversions; null when they come

@@ -306,6 +306,9 @@ void Emitter::planAsyncOperands() {
     }
   // Tensor-descriptor stores written with TMA get their tensor maps after the loads'.
   ir::walk(f.body, [&](ir::Op &o) {
+    genericGlobalWrites_ |= transforms::writesGlobalMemory(o) && !(o.kind == OpKind::Store && o.axis);
+  });
+  ir::walk(f.body, [&](ir::Op &o) {
     if (o.kind != OpKind::Store || !o.axis)
       return;
     // Its pointer and mask are placeholders (transforms::markTmaStores): TMA or nothing.
@@ -353,7 +356,9 @@ void Emitter::planAsyncOperands() {
   }
   sharedBytes_ = std::max(sharedBytes_, smemBase_);
   scratchBase_ = smemBase_;
-  // The last top-level op whose region or operands touch an async value.
+  // The last top-level op whose region or operands touch an async value, or that holds a TMA
+  // store with its own staging area (its copies read it until the loop is over): the scratch
+  // area, which starts at 0 after it, must not overlap a staging area still being read.
   size_t idx = 0;
   for (auto &top : f.body.ops) {
     bool uses = false;
@@ -362,6 +367,7 @@ void Emitter::planAsyncOperands() {
         uses |= isAsync(v);
       for (auto &r : o.results)
         uses |= isAsync(r.get());
+      uses |= tmaStaging_.count(&o) != 0;
     };
     visit(*top);
     for (auto &r : top->regions)
@@ -637,6 +643,10 @@ void Emitter::emitTmaStore(const ir::Op &op, int map) {
                   st.boxes == boxes ? -1 : c);
     // st.shared -> the bulk copy's reads through the async proxy (PTX ISA §9.7.13.4.1 fence.proxy.async).
     B.CreateCall(vty, llvm::InlineAsm::get(vty, "fence.proxy.async.shared::cta;", "", true));
+    // Generic global writes elsewhere in the kernel (to these addresses, perhaps) come before
+    // the bulk copy's writes through the async proxy only across a proxy fence.
+    if (genericGlobalWrites_)
+      B.CreateCall(vty, llvm::InlineAsm::get(vty, "fence.proxy.async.global;", "", true));
     barrier();
     llvm::Value *base = B.CreatePtrToInt(smemPtr(B.getInt32(static_cast<uint32_t>(area + buffer))), B.getInt32Ty());
     onFirstThread([&] {

@@ -90,6 +90,7 @@ public:
   };
   std::map<const ir::Op *, TmaStaging> tmaStaging_;
   bool tmaStoresPending_ = false; ///< a TMA store in a loop was emitted since the last drainTmaStores
+  bool genericGlobalWrites_ = false; ///< the kernel writes global memory other than by TMA stores
   /// Thread 0 waits until every TMA store issued in a loop has read its staging buffer: before
   /// the block exits, or before scratch space may overlap the staging areas. No-op without them.
   void drainTmaStores();
