@@ -241,6 +241,28 @@ case("tensor-descriptor matmul fp16 64x128x64 (TMA on sm_90a), ragged M, N, K", 
 case("tensor-descriptor matmul fp16 128x128x64, 8 warps, num_stages=1 (one slot per operand)",
      lambda: t_desc_mm("desc_mm_unpipelined", 128, 128, 64, 8))
 case("tensor-descriptor matmul fp8 e4m3, B transposed, 128x128x128, 8 warps (TMA on sm_90a)", t_desc_mm8)
+
+
+def t_desc_loop(kernel, bn):
+    # 64 row blocks of 32 over 3 programs: each program's TMA stores reuse their staging area
+    # while the loop's reduction or scan uses shared memory in every iteration.
+    m, n, bm = 2048, bn, 32
+    x = rng.standard_normal((m, n)).astype(np.float32)
+    o = run(kernel, f"*fp32:16, *fp32:16, i32:16, i32:16, {bm}, {bn}",
+            {"x_ptr": x, "y_ptr": np.full((m, n), np.nan, np.float32), "M": m, "N": n}, ["y_ptr"], 4,
+            grid_override="3", src=DESC)
+    blocks = x.astype(np.float64).reshape(m // bm, bm, n)
+    if kernel == "desc_loop_center":
+        want = blocks - blocks.sum(axis=1, keepdims=True)
+    else:
+        want = np.cumsum(blocks, axis=1)
+    return close(o["y_ptr"], want.reshape(m, n), rtol=1e-4, atol=1e-4)
+
+
+case("descriptor store in a loop after a column reduction, 32x64 blocks, 3 programs (TMA store on sm_90a)",
+     lambda: t_desc_loop("desc_loop_center", 64))
+case("descriptor store in a loop after a cumsum, 32x128 blocks, 3 programs (TMA store on sm_90a)",
+     lambda: t_desc_loop("desc_loop_cumsum", 128))
 DOT_KN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dot_kn.tle")
 
 
