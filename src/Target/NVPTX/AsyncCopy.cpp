@@ -322,6 +322,10 @@ void Emitter::planAsyncOperands() {
     if (!m)
       diags.fatal(o.loc, what + "needs a tensor map built from the params (base, shape and strides; the "
                                 "innermost stride 1, the others whole 16-byte units)");
+    if (!transforms::tmaStore(f, o)) // a hand-written mark: the access rule is checked here too
+      diags.fatal(o.loc, what + "must be the kernel's last access to global memory (in a loop: the loop may "
+                                "only load through other pointer params), at most 128 KiB, with rows of 32 "
+                                "bytes or more");
     auto it = std::find(f.tensorMaps.begin(), f.tensorMaps.end(), *m);
     tmaStores_[&o] = static_cast<int>(it - f.tensorMaps.begin());
     if (it == f.tensorMaps.end())
