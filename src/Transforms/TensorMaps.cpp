@@ -138,9 +138,9 @@ bool tmaStore(const ir::Function &f, const ir::Op &store) {
   // Nothing after it may read or write global memory: the bulk copy writes through the async
   // proxy and completes after the kernel's last generic access; a later load or atomic of the
   // same addresses would need a wait for its completion and a proxy fence. In a loop, "after"
-  // is the rest of the loop too (its next iterations); there the tensor-descriptor loads of other
-  // tensors (another base param) are allowed, as in a persistent matmul: they read what the
-  // stores never write, unless two params overlap (docs/compiler.md, "TMA stores").
+  // is the rest of the loop too (its next iterations); there loads through another pointer param
+  // are allowed (a persistent matmul's A and B tiles, a fused epilogue's bias): they read what
+  // the stores never write, unless two params overlap (docs/compiler.md, "TMA stores").
   const ir::Op *loop = tmaStoreLoop(f, store);
   const ir::Value *base = store.operands[3];
   auto otherTensorLoad = [&](const ir::Op &x) {

@@ -35,8 +35,9 @@ int tmaStoreSwizzle(const ir::Op &store);
 /// Whether the NVPTX backend writes the tensor-descriptor store `store` with TMA
 /// (cp.async.bulk.tensor from a swizzled staging tile in shared memory): on sm_90a, a rank-2
 /// store of at least 32 bytes per row and at most kMaxTmaStoreTileBytes in all, whose tensor map
-/// tensorMapFor builds with min(128, row bytes) swizzle, either at the kernel's top level or in `for` loops (a persistent kernel's
-/// epilogue; not under an `if` or `while`), after which nothing reads or writes global memory.
+/// tensorMapFor builds with min(128, row bytes) swizzle, at the kernel's top level or in `for`
+/// loops (a persistent kernel's epilogue; not under an `if` or `while`: inForLoopsOnly), after
+/// which nothing reads or writes global memory.
 /// For a store in a loop, "after" includes the whole top-level loop (its next iterations), where
 /// loads through another pointer param (tensor-descriptor loads of another base, pointer loads
 /// whose pointers pointerParam traces to another param: a fused epilogue's bias) are allowed:

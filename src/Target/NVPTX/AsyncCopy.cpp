@@ -306,10 +306,9 @@ void Emitter::planAsyncOperands() {
     }
   // Tensor-descriptor stores written with TMA get their tensor maps after the loads'.
   ir::walk(f.body, [&](ir::Op &o) {
-    genericGlobalWrites_ |= transforms::writesGlobalMemory(o) && !(o.kind == OpKind::Store && o.axis);
-  });
-  ir::walk(f.body, [&](ir::Op &o) {
-    if (o.kind != OpKind::Store || !o.axis)
+    const bool tma = o.kind == OpKind::Store && o.axis;
+    genericGlobalWrites_ |= transforms::writesGlobalMemory(o) && !tma;
+    if (!tma)
       return;
     // Its pointer and mask are placeholders (transforms::markTmaStores): TMA or nothing.
     const std::string what = "a store marked 'tma' is written from its tensor descriptor with TMA, which ";
@@ -318,7 +317,8 @@ void Emitter::planAsyncOperands() {
     if (!transforms::inForLoopsOnly(f, o))
       diags.fatal(o.loc, what + "must sit at the kernel's top level or in its 'for' loops, not under an 'if' or "
                                 "a 'while' (every thread takes part in its staging)");
-    std::optional<ir::TensorMapParam> m = transforms::tensorMapFor(f, o, transforms::tmaStoreSwizzle(o));
+    const int swizzle = transforms::tmaStoreSwizzle(o);
+    std::optional<ir::TensorMapParam> m = transforms::tensorMapFor(f, o, swizzle);
     if (!m)
       diags.fatal(o.loc, what + "needs a tensor map built from the params (base, shape and strides; the "
                                 "innermost stride 1, the others whole 16-byte units)");
@@ -335,7 +335,6 @@ void Emitter::planAsyncOperands() {
     // A store in a loop gets its own staging area (its copies read it while the loop goes on),
     // box by box in two buffers where the layout's lane and warp bits stay within one box.
     const ir::Value *val = o.operands[1];
-    const int swizzle = transforms::tmaStoreSwizzle(o);
     const int64_t perRow = swizzle / ir::storageBytes(val->type.dtype());
     const int64_t boxes = o.ints[1] / perRow, boxBytes = o.ints[0] * swizzle;
     bool byBox = boxes > 1 && boxBytes % 1024 == 0; // each box starts a whole swizzle pattern
@@ -619,24 +618,13 @@ void Emitter::emitTmaStore(const ir::Op &op, int map) {
   auto *cty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt64Ty(), B.getInt32Ty(), B.getInt32Ty(), B.getInt32Ty()}, false);
   auto *copy = llvm::InlineAsm::get(
       cty, "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [$0, {$1, $2}], [$3];", "l,r,r,r", true);
-  // Thread 0 issues and waits for the bulk copies, in a branch it alone takes (a predicated
-  // copy makes ptxas step through the warp's lanes).
-  auto onFirstThread = [&](const std::function<void()> &body) {
-    auto *then = llvm::BasicBlock::Create(ctx, "tma.store", kernel_);
-    auto *done = llvm::BasicBlock::Create(ctx, "tma.store.done", kernel_);
-    B.CreateCondBr(B.CreateICmpEQ(tid_, B.getInt32(0)), then, done);
-    B.SetInsertPoint(then);
-    body();
-    B.CreateBr(done);
-    B.SetInsertPoint(done);
-  };
   const int chunks = static_cast<int>(boxes / st.boxes);
   for (int c = 0; c < chunks; ++c) {
     const int64_t buffer = inLoop ? (c % st.buffers) * st.bytes : 0;
     // The buffer's earlier copies (a box ago with two buffers, a loop iteration ago with one)
     // have read it. Top level: earlier readers of the scratch area are done.
     if (inLoop)
-      onFirstThread([&] {
+      onThreadZero([&] {
         B.CreateCall(vty, llvm::InlineAsm::get(vty, "cp.async.bulk.wait_group.read " + std::to_string(st.buffers - 1) + ";",
                                                "", true));
       });
@@ -653,7 +641,7 @@ void Emitter::emitTmaStore(const ir::Op &op, int map) {
       B.CreateCall(vty, llvm::InlineAsm::get(vty, "fence.proxy.async.global;", "", true));
     barrier();
     llvm::Value *base = B.CreatePtrToInt(smemPtr(B.getInt32(static_cast<uint32_t>(area + buffer))), B.getInt32Ty());
-    onFirstThread([&] {
+    onThreadZero([&] {
       for (int64_t blk = 0; blk < st.boxes; ++blk)
         B.CreateCall(cty, copy,
                      {tensorMapAddr(map), B.CreateAdd(x, B.getInt32(static_cast<uint32_t>((c * st.boxes + blk) * perRow))), y,
@@ -667,18 +655,22 @@ void Emitter::emitTmaStore(const ir::Op &op, int map) {
   }
 }
 
+void Emitter::onThreadZero(const std::function<void()> &body) {
+  auto *then = llvm::BasicBlock::Create(ctx, "tma.store", kernel_);
+  auto *done = llvm::BasicBlock::Create(ctx, "tma.store.done", kernel_);
+  B.CreateCondBr(B.CreateICmpEQ(tid_, B.getInt32(0)), then, done);
+  B.SetInsertPoint(then);
+  body();
+  B.CreateBr(done);
+  B.SetInsertPoint(done);
+}
+
 void Emitter::drainTmaStores() {
   if (!tmaStoresPending_)
     return;
   tmaStoresPending_ = false;
   auto *vty = llvm::FunctionType::get(B.getVoidTy(), false);
-  auto *then = llvm::BasicBlock::Create(ctx, "tma.store.drain", kernel_);
-  auto *done = llvm::BasicBlock::Create(ctx, "tma.store.drained", kernel_);
-  B.CreateCondBr(B.CreateICmpEQ(tid_, B.getInt32(0)), then, done);
-  B.SetInsertPoint(then);
-  B.CreateCall(vty, llvm::InlineAsm::get(vty, "cp.async.bulk.wait_group.read 0;", "", true));
-  B.CreateBr(done);
-  B.SetInsertPoint(done);
+  onThreadZero([&] { B.CreateCall(vty, llvm::InlineAsm::get(vty, "cp.async.bulk.wait_group.read 0;", "", true)); });
 }
 
 void Emitter::storeSwizzled(const ir::Value *v, int contig, int64_t rows, int swizzle, int64_t base) {
@@ -785,11 +777,8 @@ bool Emitter::storeMatrices(const ir::Layout &l, const std::vector<llvm::Value *
   const std::vector<llvm::Value *> &lw = laneWarpCoord(rowsOf);
   llvm::Value *thread = swizzledOffset(lw[0], lw[1], rows, swizzle, 2);
   // The swizzled offset is linear over GF(2) in the coordinate bits (power-of-two fields, an XOR
-  // of row bits into chunk bits): a register group's offset is the thread's XOR a constant.
-  auto constOffset = [&](int64_t row, int64_t col) {
-    int64_t off = (col / perRow) * rows * swizzle + row * swizzle + (col % perRow) * 2;
-    return off ^ (((off >> 7) & (swizzle / 16 - 1)) << 4);
-  };
+  // of row bits into chunk bits): a register group's offset is the thread's XOR a constant, the
+  // same function of the group's coordinate (folded by the builder).
   auto *fty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt32Ty(), B.getInt32Ty(), B.getInt32Ty(),
                                                       B.getInt32Ty(), B.getInt32Ty()}, false);
   auto *asmStm = llvm::InlineAsm::get(fty, "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};",
@@ -799,7 +788,9 @@ bool Emitter::storeMatrices(const ir::Layout &l, const std::vector<llvm::Value *
     ir::Layout::Basis rc = l.regCoord(g);
     if (box >= 0 && rc[1] / perRow != box)
       continue;
-    llvm::Value *off = B.CreateXor(thread, B.getInt32(static_cast<uint32_t>(constOffset(rc[0], rc[1]))));
+    llvm::Value *group = swizzledOffset(B.getInt32(static_cast<uint32_t>(rc[0])), B.getInt32(static_cast<uint32_t>(rc[1])),
+                                        rows, swizzle, 2);
+    llvm::Value *off = B.CreateXor(thread, group);
     llvm::Value *addr = B.CreatePtrToInt(smemPtr(B.CreateAdd(off, B.getInt32(static_cast<uint32_t>(base)))), B.getInt32Ty());
     std::vector<llvm::Value *> args{addr};
     for (int q = 0; q < 4; ++q) {

@@ -10,6 +10,7 @@
 #include <llvm/IR/Module.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -94,6 +95,9 @@ public:
   /// Thread 0 waits until every TMA store issued in a loop has read its staging buffer: before
   /// the block exits, or before scratch space may overlap the staging areas. No-op without them.
   void drainTmaStores();
+  /// Emits `body` in a branch that thread 0 alone takes: TMA stores' bulk copies and their waits
+  /// (predicating them instead makes ptxas step through the warp's lanes).
+  void onThreadZero(const std::function<void()> &body);
   /// Stores tile `v` (its registers in its layout) into shared memory at byte offset `base` in
   /// the swizzled layout that wgmma and TMA read: dim `contig` of the tile becomes the
   /// contiguous one, in column blocks of `swizzle` bytes, each `rows` rows (swizzledOffset).
