@@ -56,7 +56,7 @@ def main():
                          "cubins mmtma_...), examples/matmul_persistent.tle (one program per SM, looping "
                          "over the tiles; cubins mmpers_...), examples/matmul_ws.tle (matmul_tma with its K "
                          "loop warp-specialised; cubins mmws_...), examples/matmul_persistent_tma.tle (the "
-                         "persistent loop through tensor descriptors; cubins mmptma_...) or "
+                         "persistent loop through tensor descriptors; cubins mmptma_...), "
                          "examples/matmul_persistent_ws.tle (it with the loop over tiles warp-specialised; "
                          "cubins mmpws_...) or examples/matmul_epilogue.tle (the persistent TMA kernel with "
                          "C = relu(A @ B + bias) fused; against cuBLASLt's bias + ReLU epilogue, "
