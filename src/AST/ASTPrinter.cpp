@@ -320,6 +320,15 @@ private:
       head(indent, label, "List", e) << '\n';
       list(llvm::cast<ListExpr>(e)->elts, indent + 1);
       return;
+    case K::Dict: {
+      auto *d = llvm::cast<DictExpr>(e);
+      head(indent, label, "Dict", e) << '\n';
+      for (size_t i = 0; i < d->keys.size(); ++i) {
+        expr(d->keys[i], indent + 1, "key");
+        expr(d->values[i], indent + 1, "value");
+      }
+      return;
+    }
     case K::Lambda: {
       auto *l = llvm::cast<LambdaExpr>(e);
       head(indent, label, "Lambda", e) << " params=[";

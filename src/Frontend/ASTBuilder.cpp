@@ -191,6 +191,7 @@ private:
     case Node::Kind::IfExp: return "conditional expression";
     case Node::Kind::Tuple: return "tuple";
     case Node::Kind::List: return "list";
+    case Node::Kind::Dict: return "dict";
     case Node::Kind::Lambda: return "lambda";
     case Node::Kind::Starred: return "starred";
     case Node::Kind::OtherExpr: return llvm::cast<OtherExpr>(e)->what;
@@ -787,7 +788,16 @@ private:
     }
     if (m->comp_for())
       return other(c, isDict ? "dict comprehension" : "set comprehension");
-    return other(c, isDict ? "dict display" : "set display");
+    if (!isDict)
+      return other(c, "set display");
+    auto *d = make<DictExpr>(loc(c));
+    for (P::Dictorset_itemContext *item : m->dictorset_item()) {
+      if (item->POWER())
+        return other(c, "dict display with ** unpacking");
+      d->keys.push_back(test(item->test(0)));
+      d->values.push_back(test(item->test(1)));
+    }
+    return d;
   }
 
   Expr *number(const Token *t) {

@@ -68,6 +68,12 @@ void exprChildren(const Expr *e, std::vector<const Expr *> &out) {
     for (const Expr *x : llvm::cast<ListExpr>(e)->elts)
       add(x);
     break;
+  case Node::Kind::Dict:
+    for (size_t i = 0; i < llvm::cast<DictExpr>(e)->keys.size(); ++i) {
+      add(llvm::cast<DictExpr>(e)->keys[i]);
+      add(llvm::cast<DictExpr>(e)->values[i]);
+    }
+    break;
   case Node::Kind::Lambda: add(llvm::cast<LambdaExpr>(e)->body); break;
   case Node::Kind::Starred: add(llvm::cast<StarredExpr>(e)->value); break;
   default: break;

@@ -2,6 +2,7 @@
 #include "tle/IR/IR.h"
 #include "tle/IR/Layout.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cstdint>
 #include <limits>
@@ -68,6 +69,9 @@ const char *name(OpKind k) {
   case OpKind::Print: return "print";
   case OpKind::Assert: return "assert";
   case OpKind::Barrier: return "barrier";
+  case OpKind::LocalAlloc: return "local_alloc";
+  case OpKind::RemotePtr: return "remote_ptr";
+  case OpKind::ClusterBarrier: return "cluster_barrier";
   case OpKind::GridDepControl: return "griddepcontrol";
   case OpKind::For: return "for";
   case OpKind::If: return "if";
@@ -419,8 +423,14 @@ struct Verifier {
     case OpKind::Assert:
       lo = hi = 1, res = 0;
       break;
-    case OpKind::Barrier: case OpKind::GridDepControl:
+    case OpKind::Barrier: case OpKind::GridDepControl: case OpKind::ClusterBarrier:
       res = 0;
+      break;
+    case OpKind::LocalAlloc:
+      lo = hi = 0, res = 1;
+      break;
+    case OpKind::RemotePtr:
+      lo = hi = 2, res = 1;
       break;
     case OpKind::Return:
       res = 0;
@@ -468,8 +478,8 @@ struct Verifier {
     walk(const_cast<Block &>(r), [&](Op &o) {
       bool memory = o.kind == OpKind::Load || o.kind == OpKind::Store || o.kind == OpKind::AtomicRMW ||
                     o.kind == OpKind::AtomicCAS || o.kind == OpKind::Dot || o.kind == OpKind::Barrier ||
-                    o.kind == OpKind::GridDepControl ||
-                    o.kind == OpKind::Print || o.kind == OpKind::Assert;
+                    o.kind == OpKind::GridDepControl || o.kind == OpKind::ClusterBarrier ||
+                    o.kind == OpKind::LocalAlloc || o.kind == OpKind::Print || o.kind == OpKind::Assert;
       bool tile = false;
       for (auto &res : o.results)
         tile = tile || res->type.isTile();
@@ -507,6 +517,9 @@ struct Verifier {
     if (!cacheOk || op.ival2 < 0 || op.ival2 > static_cast<int64_t>(EvictionHint::EvictLast) ||
         op.axis < 0 || op.axis > 1) // loads: volatile; stores: written with TMA
       return fail(op, "unknown cache, eviction or volatile hint");
+    if (op.operands[0]->type.elem.space != AddrSpace::Global &&
+        (c != CacheHint::None || op.ival2 != 0 || !op.ints.empty() || (!load && op.axis)))
+      return fail(op, "cache and eviction hints, tensor descriptors and TMA apply to global memory only");
     return true;
   }
 
@@ -819,8 +832,26 @@ struct Verifier {
       return true;
     case OpKind::Print:
       return true; // any values, no results: checked by arity()
-    case OpKind::Barrier:
+    case OpKind::Barrier: case OpKind::ClusterBarrier:
       return true;
+    case OpKind::LocalAlloc: {
+      const Type &r = op.result()->type;
+      if (!r.isScalar() || !r.elem.isPointer() || r.elem.space != AddrSpace::Shared || r.elem.pointee == DType::I1)
+        return fail(op, "expects a scalar shared-memory pointer result (not to i1), got " + r.str());
+      if (op.ints.empty() || std::any_of(op.ints.begin(), op.ints.end(), [](int64_t d) { return d < 1; }))
+        return fail(op, "expects a shape of positive dims (shape=[...])");
+      return true;
+    }
+    case OpKind::RemotePtr: {
+      const Type &p = op.operands[0]->type;
+      if (!p.elem.isPointer() || p.elem.space != AddrSpace::Shared)
+        return fail(op, "expects a shared-memory pointer, got " + p.str());
+      if (op.operands[1]->type != Type::scalar(DType::I32))
+        return fail(op, "expects an i32 scalar rank, got " + op.operands[1]->type.str());
+      if (op.result()->type != p.withElem(ScalarType::ptrTo(p.elem.pointee, AddrSpace::Cluster)))
+        return fail(op, "result must be the cluster pointer of the operand's shape");
+      return true;
+    }
     case OpKind::GridDepControl:
       if (op.ival != 0 && op.ival != 1)
         return fail(op, "expects ival 0 (wait) or 1 (launch_dependents)");

@@ -3,6 +3,8 @@
 #include "tle/IR/Parser.h"
 
 #include <cctype>
+#include <cstdio>
+#include <optional>
 #include <cstdlib>
 #include <limits>
 #include <map>
@@ -181,6 +183,13 @@ public:
           f->numStages = std::atoi(val.c_str());
         else if (key == "shared_bytes")
           f->sharedBytes = std::atoll(val.c_str());
+        else if (key == "cluster") { // XxYxZ
+          int x = 0, y = 0, z = 0;
+          char tail = 0;
+          if (std::sscanf(val.c_str(), "%dx%dx%d%c", &x, &y, &z, &tail) != 3 || x < 1 || y < 1 || z < 1)
+            fail("cluster must be XxYxZ with positive dims, got '" + val + "'");
+          f->cluster = {x, y, z};
+        }
         else
           f->constexprs.push_back({key, val});
         if (!accept(","))
@@ -288,15 +297,30 @@ private:
   ScalarType scalarType() {
     if (tok_.kind != Tok::Ident)
       fail("expected a type, found '" + tok_.text + "'");
-    std::string t = tok_.text;
-    bool ptr = t[0] == '*';
-    if (ptr)
-      t = t.substr(1);
-    auto d = parseDType(t);
-    if (!d)
+    auto st = parseScalarType(tok_.text);
+    if (!st)
       fail("unknown type '" + tok_.text + "'");
     bump();
-    return ptr ? ScalarType::ptrTo(*d) : ScalarType{*d};
+    return *st;
+  }
+  /// "fp32", "*fp32", "*fp32_shared", "*fp32_cluster" (ScalarType::str's spellings).
+  static std::optional<ScalarType> parseScalarType(std::string t) {
+    bool ptr = !t.empty() && t[0] == '*';
+    if (!ptr) {
+      auto d = parseDType(t);
+      return d ? std::optional<ScalarType>(ScalarType{*d}) : std::nullopt;
+    }
+    t = t.substr(1);
+    AddrSpace space = AddrSpace::Global;
+    for (AddrSpace s : {AddrSpace::Shared, AddrSpace::Cluster}) {
+      std::string suffix = std::string("_") + name(s);
+      if (t.size() > suffix.size() && t.compare(t.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        space = s;
+        t.resize(t.size() - suffix.size());
+      }
+    }
+    auto d = parseDType(t);
+    return d ? std::optional<ScalarType>(ScalarType::ptrTo(*d, space)) : std::nullopt;
   }
   Type type() {
     if (tok_.kind == Tok::Ident && tok_.text == "tile") {
@@ -322,9 +346,7 @@ private:
         shape.push_back(std::strtoll(acc.substr(pos, x - pos).c_str(), nullptr, 10));
         pos = x + 1;
       }
-      std::string elem = acc.substr(pos);
-      bool ptr = !elem.empty() && elem[0] == '*';
-      auto d = parseDType(ptr ? elem.substr(1) : elem);
+      auto d = parseScalarType(acc.substr(pos));
       if (!d || shape.empty())
         diags_.fatal(at, "bad tile type 'tile<" + acc + ">'");
       for (int64_t dim : shape)
@@ -332,7 +354,7 @@ private:
           diags_.fatal(at, "every tile dim must be a power of two, got 'tile<" + acc + ">'");
       if (std::string why = tileLimitError(shape); !why.empty())
         diags_.fatal(at, "tile 'tile<" + acc + ">' has " + why);
-      return Type(ptr ? ScalarType::ptrTo(*d) : ScalarType{*d}, shape);
+      return Type(*d, shape);
     }
     return Type(scalarType());
   }
@@ -479,9 +501,14 @@ private:
         }
       }
       break;
-    case OpKind::Barrier: // no operands: the next line is the next op
+    case OpKind::Barrier: case OpKind::ClusterBarrier: // no operands: the next line is the next op
       finish(*op, results, {});
       return;
+    case OpKind::LocalAlloc:
+      expectIdent("shape");
+      expect("=");
+      op->ints = intList();
+      break;
     case OpKind::GridDepControl: {
       std::string w = expectIdentAny();
       op->ival = w == "launch_dependents" ? 1 : w == "wait" ? 0 : (fail("unknown griddepcontrol '" + w + "'"), 0);

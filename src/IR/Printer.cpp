@@ -60,6 +60,8 @@ public:
       os_ << ", num_stages = " << f.numStages;
     if (f.sharedBytes)
       os_ << ", shared_bytes = " << f.sharedBytes;
+    if (f.cluster != std::array<int, 3>{1, 1, 1})
+      os_ << ", cluster = " << f.cluster[0] << "x" << f.cluster[1] << "x" << f.cluster[2];
     for (auto &[k, v] : f.constexprs)
       os_ << ", " << k << " = " << v;
     os_ << "} {\n";
@@ -201,6 +203,12 @@ private:
       break;
     case OpKind::Scan:
       os_ << " " << name(op.reduceKind) << " axis=" << op.axis << (op.ival ? " reverse" : "");
+      break;
+    case OpKind::LocalAlloc:
+      os_ << " shape=[";
+      for (size_t i = 0; i < op.ints.size(); ++i)
+        os_ << (i ? "," : "") << op.ints[i];
+      os_ << "]";
       break;
     default:
       break;

@@ -126,9 +126,18 @@ DType intDType(unsigned bits, bool sgn) {
   }
 }
 
+const char *name(AddrSpace s) {
+  switch (s) {
+  case AddrSpace::Global: return "global";
+  case AddrSpace::Shared: return "shared";
+  case AddrSpace::Cluster: return "cluster";
+  }
+  return "?";
+}
+
 std::string ScalarType::str() const {
   if (isPointer())
-    return std::string("*") + name(pointee);
+    return std::string("*") + name(pointee) + (space == AddrSpace::Global ? "" : std::string("_") + name(space));
   return name(dtype);
 }
 

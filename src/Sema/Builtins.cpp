@@ -112,6 +112,11 @@ static void applyMemoryHints(Specializer &S, Binder &p, ir::Op *op, bool load) {
       S.fail(p.loc("volatile"), "load() volatile=True takes no cache_modifier (PTX ld.volatile has no cache operator)");
     op->axis = 1;
   }
+  ir::AddrSpace space = op->operands[0]->type.elem.space;
+  if (space != ir::AddrSpace::Global && (op->ival || op->ival2))
+    S.fail(p.loc(op->ival ? "cache_modifier" : "eviction_policy"),
+           std::string(load ? "load" : "store") + "() cache_modifier and eviction_policy apply to global memory; "
+           "this pointer addresses " + (space == ir::AddrSpace::Shared ? "the CTA's shared memory" : "a cluster CTA's shared memory"));
 }
 
 ir::Value *Specializer::castWithRounding(ir::Value *v, ir::ScalarType t, const Arg *rounding, SourceLoc loc) {
@@ -168,6 +173,8 @@ void Specializer::materializeBlockPtr(const SVal &bp, const std::vector<int64_t>
 
 SVal Specializer::callMethod(const SVal &m, CallArgs &args) {
   const SVal &self = m.elts[0];
+  if (self.kind == SVal::Kind::Buffer)
+    return bufferSlot(self, args);
   if (self.kind == SVal::Kind::DType) { // a dtype predicate (Expressions.cpp lists them)
     Binder p(*this, m.s, args, {}, 0);
     DType d = self.dtype.dtype;
@@ -1388,6 +1395,8 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
   if (auto r = callStandard(name, args))
     return *r;
   if (auto r = callRandom(name, args))
+    return *r;
+  if (auto r = callTle(name, args))
     return *r;
   if (name == "tl.range" || name == "tl.static_range")
     fail(loc, name + "() can only be used as the iterable of a 'for' loop");

@@ -39,6 +39,24 @@ std::string SVal::describe() const {
     return r + ")";
   }
   case Kind::Method: return "method '" + s + "'";
+  case Kind::Dict: {
+    std::string r = "dict(";
+    for (size_t k = 0; k + 1 < elts.size(); k += 2)
+      r += (k ? ", " : "") + elts[k].describe() + ": " + elts[k + 1].describe();
+    return r + ")";
+  }
+  case Kind::Mesh: {
+    std::string r = "device_mesh(";
+    for (size_t k = 0; k < ints.size(); ++k)
+      r += (k ? ", " : "") + elts[k].s + "=" + std::to_string(ints[k]);
+    return r + ")";
+  }
+  case Kind::Buffer: {
+    std::string r = elts[0].v->type.elem.space == ir::AddrSpace::Cluster ? "remote shared buffer [" : "shared buffer [";
+    for (size_t k = 0; k < ints.size(); ++k)
+      r += std::to_string(ints[k]) + "x";
+    return r + ir::name(elts[0].v->type.elem.pointee) + "]";
+  }
   case Kind::Slice: return "slice";
   case Kind::BlockPtr: {
     std::string r = "block pointer [";
@@ -187,6 +205,24 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
     }
     if (m == "libdevice" || m == "triton.language.extra.libdevice" || m == "triton.language.extra.cuda.libdevice")
       return SVal::builtin("libdevice." + attr);
+    // TLE (FlagTree's spelling): triton.experimental.tle[.language] is TLE-Lite, its .gpu TLE-Struct.
+    if (m == "triton.experimental.tle" || m == "triton.experimental.tle.language") {
+      if (attr == "language")
+        return SVal::module("triton.experimental.tle.language");
+      if (attr == "gpu")
+        return SVal::module("triton.experimental.tle.language.gpu");
+      if (attr == "device_mesh" || attr == "shard_id" || attr == "remote" || attr == "distributed_barrier")
+        return SVal::builtin("tle." + attr);
+      fail(loc, "tle." + attr + " is not supported by tlec yet (TLE-Lite has device_mesh, shard_id, remote and "
+                "distributed_barrier)");
+    }
+    if (m == "triton.experimental.tle.language.gpu") {
+      if (attr == "alloc" || attr == "local_ptr")
+        return SVal::builtin("tle.gpu." + attr);
+      if (attr == "smem" || attr == "tmem")
+        return SVal::str("tle.gpu." + attr);
+      fail(loc, "tle.gpu." + attr + " is not supported by tlec yet (TLE-Struct has alloc, local_ptr and smem)");
+    }
     return SVal::module(m + "." + attr);
   }
   if (base.kind == SVal::Kind::BlockPtr) {
@@ -222,6 +258,34 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
       return SVal::method(base, attr);
     }
     fail(loc, base.describe() + " has no attribute '" + attr + "'");
+  }
+  if (base.kind == SVal::Kind::Mesh) {
+    if (attr == "shape") {
+      std::vector<SVal> dims;
+      for (int64_t d : base.ints)
+        dims.push_back(SVal::integer(d));
+      return SVal::tuple(dims);
+    }
+    if (attr == "dim_names")
+      return SVal::tuple(base.elts);
+    if (attr == "ndim")
+      return SVal::integer(static_cast<int64_t>(base.ints.size()));
+    if (attr == "size")
+      return SVal::integer(ir::numElements(base.ints));
+    fail(loc, base.describe() + " has no attribute '" + attr + "' (device meshes have shape, dim_names, ndim and size)");
+  }
+  if (base.kind == SVal::Kind::Buffer) {
+    if (attr == "slot")
+      return SVal::method(base, attr);
+    if (attr == "shape") {
+      std::vector<SVal> dims;
+      for (int64_t d : base.ints)
+        dims.push_back(SVal::integer(d));
+      return SVal::tuple(dims);
+    }
+    if (attr == "dtype")
+      return SVal::dtypeOf(ir::ScalarType{base.elts[0].v->type.elem.pointee});
+    fail(loc, base.describe() + " has no attribute '" + attr + "' (buffers have slot, shape and dtype)");
   }
   if (base.kind == SVal::Kind::TensorDesc) {
     if (attr == "load" || attr == "store") {
@@ -972,6 +1036,24 @@ SVal Specializer::eval(const ast::Expr *e, Env &env) {
     for (auto *x : elts)
       vals.push_back(eval(x, env));
     return SVal::tuple(vals);
+  }
+  case ast::Node::Kind::Dict: {
+    auto *d = dyn_cast<ast::DictExpr>(e);
+    std::vector<SVal> kv;
+    for (size_t i = 0; i < d->keys.size(); ++i) {
+      SVal k = eval(d->keys[i], env);
+      if (!k.isConstexpr())
+        fail(d->keys[i]->loc(), "dict keys must be compile-time values, got " + k.describe());
+      for (size_t j = 0; j < kv.size(); j += 2)
+        if (kv[j].describe() == k.describe())
+          fail(d->keys[i]->loc(), "duplicate dict key " + k.describe());
+      kv.push_back(k);
+      kv.push_back(eval(d->values[i], env));
+    }
+    SVal r;
+    r.kind = SVal::Kind::Dict;
+    r.elts = std::move(kv);
+    return r;
   }
   case ast::Node::Kind::Slice:
     fail(e->loc(), "a slice is only allowed inside a subscript");

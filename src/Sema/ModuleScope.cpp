@@ -28,6 +28,10 @@ bool languageModule(const std::string &m) {
       "triton.language.extra.libdevice",
       "triton.language.extra.cuda.libdevice",
       "libdevice",
+      "triton.experimental",
+      "triton.experimental.tle",
+      "triton.experimental.tle.language",
+      "triton.experimental.tle.language.gpu",
   };
   return known.count(m) != 0;
 }

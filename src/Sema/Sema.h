@@ -22,8 +22,13 @@ struct SVal {
   /// tuples of i64 scalars) and `ints` = block_shape. TensorDesc (tl.make_tensor_descriptor)
   /// keeps elts = {base, shape, strides} (tuples of i64 scalars), `ints` = block_shape and
   /// `s` = the padding option ("zero" or "nan").
+  ///
+  /// Dict (a `{key: value}` display) keeps elts = key0, value0, key1, value1, ... Mesh
+  /// (tle.device_mesh, a compile-time value) keeps elts = the axis names (Str) and `ints` = their
+  /// sizes, outermost first. Buffer (tle.gpu.alloc) keeps elts = {base}, the pointer to its
+  /// first element (shared memory, or a cluster CTA's after tle.remote), and `ints` = its shape.
   enum class Kind { None, Int, Float, Bool, Str, DType, Tensor, Module, Builtin, JitFn, Tuple, Method, Slice, BlockPtr,
-                    TensorDesc };
+                    TensorDesc, Dict, Mesh, Buffer };
   Kind kind = Kind::None;
   int64_t i = 0;
   double f = 0;
@@ -55,13 +60,16 @@ struct SVal {
 
   bool isConstexpr() const {
     return kind == Kind::None || kind == Kind::Int || kind == Kind::Float || kind == Kind::Bool ||
-           kind == Kind::Str || kind == Kind::DType || (kind == Kind::Tuple && allConst());
+           kind == Kind::Str || kind == Kind::DType || kind == Kind::Mesh ||
+           ((kind == Kind::Tuple || kind == Kind::Dict) && allConst());
   }
   bool isNumber() const { return kind == Kind::Int || kind == Kind::Float || kind == Kind::Bool; }
   bool isTensor() const { return kind == Kind::Tensor; }
   /// A value made of other values (elts) that may hold runtime leaves: a tuple, a block pointer
   /// or a tensor descriptor.
-  bool isAggregate() const { return kind == Kind::Tuple || kind == Kind::BlockPtr || kind == Kind::TensorDesc; }
+  bool isAggregate() const {
+    return kind == Kind::Tuple || kind == Kind::BlockPtr || kind == Kind::TensorDesc || kind == Kind::Buffer;
+  }
   bool allConst() const {
     for (auto &e : elts)
       if (!e.isConstexpr())
@@ -289,6 +297,14 @@ public:
   /// pair_uniform_to_normal (Triton's Philox 4x32-10 / 4x64 generators, bit for bit); nullopt when
   /// `name` is none of them.
   std::optional<SVal> callRandom(const std::string &name, CallArgs &args);
+  /// TLE's cluster and shared-memory builtins (Distributed.cpp): tle.device_mesh, tle.shard_id,
+  /// tle.remote, tle.distributed_barrier, tle.gpu.alloc, tle.gpu.local_ptr; nullopt for others.
+  std::optional<SVal> callTle(const std::string &name, CallArgs &args);
+  /// buf.slot(i), buf.shape, buf.dtype of a tle.gpu.alloc buffer.
+  SVal bufferSlot(const SVal &buf, CallArgs &args);
+  /// Makes the kernel's cluster the one of `mesh` (its cluster axes); an error at `loc` when the
+  /// kernel already has another. Returns the cluster size.
+  int64_t useMeshCluster(const SVal &mesh, SourceLoc loc);
   /// The extremum of tile `x` along `axis` (NaN-ignoring, like tl.max/tl.min) in x's dtype, and
   /// the int32 index of its first occurrence along `axis` (0 when every element is NaN): the
   /// pair tl.max/tl.min(return_indices=True) return. Both drop dim `axis`.

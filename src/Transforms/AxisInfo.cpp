@@ -182,6 +182,13 @@ void AxisInfoAnalysis::visit(const ir::Op &op) {
   case OpKind::ConvertLayout:
     a = in(0);
     break;
+  case OpKind::LocalAlloc: // a buffer starts 16-byte aligned (ir::OpKind::LocalAlloc)
+    a.divisibility[0] = 16;
+    break;
+  case OpKind::RemotePtr: // the same offset in another CTA's shared memory, which is aligned alike
+    a = in(0);
+    a.constant.reset();
+    break;
   case OpKind::Add: case OpKind::Sub: case OpKind::AddPtr: {
     if (op.kind != OpKind::AddPtr && !ir::isInteger(t.dtype()))
       break;

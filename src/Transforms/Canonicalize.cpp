@@ -17,7 +17,7 @@ namespace {
 bool isPure(const ir::Op &op) {
   switch (op.kind) {
   case OpKind::Load: case OpKind::Store: case OpKind::For: case OpKind::Yield: case OpKind::Return:
-  case OpKind::AtomicRMW: case OpKind::AtomicCAS:
+  case OpKind::AtomicRMW: case OpKind::AtomicCAS: case OpKind::LocalAlloc: // each alloc is a buffer of its own
     return false;
   case OpKind::InlineAsm: // inline assembly without is_pure may have side effects
     return op.ival2 != 0;

@@ -14,7 +14,7 @@ using ir::OpKind;
 bool blocksLoadMotion(const ir::Op &op) {
   switch (op.kind) {
   case OpKind::Store: case OpKind::AtomicRMW: case OpKind::AtomicCAS: case OpKind::Barrier:
-  case OpKind::GridDepControl: case OpKind::Print: case OpKind::Assert:
+  case OpKind::GridDepControl: case OpKind::Print: case OpKind::Assert: case OpKind::ClusterBarrier:
     return true;
   case OpKind::InlineAsm:
     return op.ival2 != 1;
@@ -57,7 +57,7 @@ public:
         block(*r);
     std::vector<ir::Op *> loads;
     for (auto &op : b.ops)
-      if (op->kind == OpKind::Load && op->axis != 1)
+      if (op->kind == OpKind::Load && op->axis != 1 && op->operands[0]->type.elem.space == ir::AddrSpace::Global)
         loads.push_back(op.get());
     std::set<const ir::Op *> hoisted;
     int64_t added = 0;

@@ -277,6 +277,10 @@ private:
         if (v->type.isTile())
           wish(v, defaultFor(v->type));
       return;
+    case OpKind::RemotePtr: // elementwise on the pointers (the rank is a scalar)
+      if (op.result()->type.isTile() && want_.count(op.result()))
+        wish(op.operands[0], want_[op.result()], strong_.count(op.result()) > 0);
+      return;
     case OpKind::InlineAsm: {
       // Elementwise over several results: the operands follow the first result.
       if (!op.result()->type.isTile())
@@ -605,7 +609,7 @@ private:
     }
     case OpKind::Yield: case OpKind::Return:
       return;
-    case OpKind::InlineAsm: {
+    case OpKind::InlineAsm: case OpKind::RemotePtr: {
       if (!op.result()->type.isTile())
         return;
       const Layout l = wanted(op.result());

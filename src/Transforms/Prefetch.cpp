@@ -33,7 +33,7 @@ bool isPureForSlice(const ir::Op &op) {
   switch (op.kind) {
   case OpKind::Load: case OpKind::Store: case OpKind::AtomicRMW: case OpKind::AtomicCAS: case OpKind::For:
   case OpKind::If: case OpKind::While: case OpKind::Dot: case OpKind::Yield: case OpKind::Return:
-  case OpKind::Condition: case OpKind::Reduce: case OpKind::Scan:
+  case OpKind::Condition: case OpKind::Reduce: case OpKind::Scan: case OpKind::LocalAlloc:
     return false;
   default:
     return op.regions.empty();
@@ -232,7 +232,8 @@ private:
       // Only the operands the NVPTX backend copies into shared memory: 16-bit ones; tf32, fp8
       // and int8 ones that reach wgmma K-major (sm_90a); tf32 and int8 ones that mma.sync reads
       // from a slot.
-      if (op->kind != OpKind::Load || op->result()->type.rank() != 2)
+      if (op->kind != OpKind::Load || op->result()->type.rank() != 2 ||
+          op->operands[0]->type.elem.space != ir::AddrSpace::Global)
         continue;
       ir::DType t = op->result()->type.dtype();
       bool b16 = t == ir::DType::F16 || t == ir::DType::BF16;
@@ -408,7 +409,7 @@ private:
     int64_t room = registerCeiling(f_.numWarps) * 3 / 4 - *std::max_element(live.begin(), live.end());
     std::vector<ir::Op *> loads;
     for (auto &op : body.ops) {
-      if (op->kind != OpKind::Load || op->axis == 1)
+      if (op->kind != OpKind::Load || op->axis == 1 || op->operands[0]->type.elem.space != ir::AddrSpace::Global)
         continue;
       // Loads read only by the yield are already ahead (an earlier prefetch's).
       auto it = users.find(op->result());

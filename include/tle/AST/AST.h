@@ -20,7 +20,7 @@ public:
   enum class Kind {
     // Expressions
     Name, IntLit, FloatLit, BoolLit, NoneLit, StringLit, Attribute, Call, Subscript, Slice,
-    Binary, Unary, Compare, BoolOp, IfExp, Tuple, List, Lambda, Starred, OtherExpr,
+    Binary, Unary, Compare, BoolOp, IfExp, Tuple, List, Dict, Lambda, Starred, OtherExpr,
     ExprFirst = Name, ExprLast = OtherExpr,
     // Statements
     ExprStmt, Assign, AugAssign, AnnAssign, Return, If, For, While, Pass, Break, Continue,
@@ -193,6 +193,13 @@ struct ListExpr : Expr {
   TLE_AST_CLASSOF(List)
 };
 
+/// `{key: value, ...}` (a dict display without `**` unpacking); keys[i] maps to values[i].
+struct DictExpr : Expr {
+  std::vector<Expr *> keys, values;
+  explicit DictExpr(SourceLoc l) : Expr(Kind::Dict, l) {}
+  TLE_AST_CLASSOF(Dict)
+};
+
 /// `lambda params: body` (parameter names only).
 struct LambdaExpr : Expr {
   std::vector<std::string> params;
@@ -208,7 +215,7 @@ struct StarredExpr : Expr {
   TLE_AST_CLASSOF(Starred)
 };
 
-/// Syntax the parser accepts but the AST does not model (comprehensions, dict/set displays,
+/// Syntax the parser accepts but the AST does not model (comprehensions, set displays,
 /// f-strings with fields, await, yield, ...). `what` names the construct for diagnostics.
 struct OtherExpr : Expr {
   std::string what;

@@ -13,6 +13,7 @@
 #include "tle/IR/Types.h"
 #include "tle/Support/Diagnostics.h"
 
+#include <array>
 #include <list>
 #include <map>
 #include <memory>
@@ -109,6 +110,23 @@ enum class OpKind {
                ///< yield zero. Every element of a tile is one atomic, even when two elements
                ///< address the same location. fp32/fp64 max/min use integer atomics on the bits.
   AtomicCAS,   ///< (ptr, cmp, value) -> old: per element, if *ptr == cmp then *ptr = value.
+               ///< Load, Store and the atomics take pointers of any address space: global,
+               ///< the CTA's shared memory, or a cluster CTA's shared memory. Cache and eviction
+               ///< hints apply to global memory only.
+  LocalAlloc,  ///< () -> scalar *T_shared: the first element of a buffer of `ints` (its shape,
+               ///< every dim >= 1, elements row-major) of the pointee dtype T in the CTA's
+               ///< shared memory (tle.gpu.alloc), live for the whole kernel, 16-byte aligned,
+               ///< contents undefined until written. Every LocalAlloc is a buffer of its own.
+               ///< GPU only.
+  RemotePtr,   ///< (*T_shared ptr (scalar or tile), i32 scalar rank) -> *T_cluster of ptr's
+               ///< shape: the same offset in the shared memory of the cluster's CTA `rank`
+               ///< (its %cluster_ctarank; tle.remote; PTX ISA §9.7.9.24, mapa.shared::cluster).
+               ///< A rank outside the cluster is undefined behaviour. GPU (sm_90+) only.
+  ClusterBarrier, ///< () -> (): every thread of every CTA of the cluster arrives, then waits
+               ///< for all of them (tle.distributed_barrier; PTX barrier.cluster.arrive.release
+               ///< and barrier.cluster.wait.acquire, §9.7.13.3): shared-memory writes before it,
+               ///< in any CTA of the cluster, are visible to reads after it. It is a CTA-wide
+               ///< barrier too. GPU (sm_90+) only.
   // --- Shape
   ExpandDims,  ///< (tile or scalar) -> tile with a size-1 dim inserted at `axis`.
   Broadcast,   ///< (tile) -> tile of the result shape; every size-1 dim of the operand is
@@ -318,6 +336,9 @@ public:
   /// codegen; its roles then move registers with `setmaxnreg`, PTX ISA §9.7.17.1); 0 when the
   /// kernel is not specialised.
   int maxRegisters = 0;
+  /// CTAs per thread-block cluster along x, y, z (from tle.device_mesh; sm_90+). {1, 1, 1}:
+  /// the kernel does not use clusters. The launch grid (in CTAs) must be a multiple of it.
+  std::array<int, 3> cluster = {1, 1, 1};
   /// TMA descriptors passed after `params`, in this order (set by codegen).
   std::vector<TensorMapParam> tensorMaps;
   /// Layouts referenced by values of this function (owned here).

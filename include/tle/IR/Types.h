@@ -41,15 +41,27 @@ std::optional<DType> parseDType(std::string_view s);
 /// The integer dtype of `bits` width and signedness, e.g. (32, true) -> I32.
 DType intDType(unsigned bits, bool isSigned);
 
-/// A scalar type: a dtype, or a global pointer to a dtype.
+/// The memory a pointer addresses (PTX ISA §5.1, state spaces):
+/// - Global: global memory, the only kind Triton's pointers have (`.global`).
+/// - Shared: the CTA's own shared memory, from tle.gpu.local_ptr (`.shared::cta`).
+/// - Cluster: the shared memory of a CTA of the thread-block cluster (distributed shared
+///   memory, sm_90+), from tle.remote (`.shared::cluster`; PTX ISA §9.7.9.24, mapa).
+enum class AddrSpace : uint8_t { Global, Shared, Cluster };
+/// "global", "shared", "cluster".
+const char *name(AddrSpace s);
+
+/// A scalar type: a dtype, or a pointer to a dtype in an address space.
 struct ScalarType {
   DType dtype = DType::Invalid;
   DType pointee = DType::Invalid; ///< set only when dtype == Ptr
+  AddrSpace space = AddrSpace::Global; ///< meaningful only when dtype == Ptr
   bool isPointer() const { return dtype == DType::Ptr; }
-  static ScalarType ptrTo(DType d) { return {DType::Ptr, d}; }
-  bool operator==(const ScalarType &o) const { return dtype == o.dtype && pointee == o.pointee; }
+  static ScalarType ptrTo(DType d, AddrSpace s = AddrSpace::Global) { return {DType::Ptr, d, s}; }
+  bool operator==(const ScalarType &o) const {
+    return dtype == o.dtype && pointee == o.pointee && (dtype != DType::Ptr || space == o.space);
+  }
   bool operator!=(const ScalarType &o) const { return !(*this == o); }
-  /// "fp32", "*fp16".
+  /// "fp32", "*fp16" (global), "*fp32_shared", "*fp32_cluster".
   std::string str() const;
 };
 

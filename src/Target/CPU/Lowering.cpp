@@ -411,6 +411,9 @@ bool Lowering::emitOp(const ir::Op &op) {
     return true;
   case OpKind::InlineAsm:
     return unsupported(op, "tl.inline_asm_elementwise runs PTX, which only the GPU target can");
+  case OpKind::LocalAlloc: case OpKind::RemotePtr: case OpKind::ClusterBarrier:
+    return unsupported(op, "shared buffers and thread-block clusters (tle.gpu.alloc, tle.remote, "
+                           "tle.distributed_barrier) need the GPU target");
   case OpKind::Constant:
     scalars_[op.result()] = constant(op.result()->type.elem, op.ival, op.fval);
     return true;

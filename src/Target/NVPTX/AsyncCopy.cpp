@@ -69,7 +69,8 @@ void Emitter::planAsyncOperands() {
         unite(body.args[i + 1].get(), op.result(static_cast<unsigned>(i)));
       }
     }
-    if (op.kind == OpKind::Load && op.result()->type.isTile())
+    if (op.kind == OpKind::Load && op.result()->type.isTile() &&
+        op.operands[0]->type.elem.space == ir::AddrSpace::Global)
       loads.push_back(&op), find(op.result());
   });
   // Classes in the order their first value appears in the IR (not by address: the shared-memory

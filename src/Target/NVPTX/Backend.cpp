@@ -35,6 +35,8 @@ namespace tle::nvptx {
 namespace {
 
 const char *kTriple = "nvptx64-nvidia-cuda";
+/// Module metadata carrying a clustered kernel's cluster dims from emitLLVM to emitPTX.
+const char *kClusterMetadata = "tle.cluster";
 
 void initNVPTX() {
   static std::once_flag once;
@@ -215,7 +217,7 @@ std::string metadataJSON(const ir::Function &f, const std::string &arch) {
   k["num_warps"] = f.numWarps + f.producerWarps;
   k["block"] = {32 * (f.numWarps + f.producerWarps), 1, 1};
   k["shared_bytes"] = f.sharedBytes;
-  k["cluster"] = {1, 1, 1};
+  k["cluster"] = {f.cluster[0], f.cluster[1], f.cluster[2]};
   k["cooperative"] = false;
   nlohmann::ordered_json params = nlohmann::ordered_json::array();
   for (auto &p : f.params)
@@ -293,6 +295,16 @@ std::unique_ptr<llvm::Module> emitLLVM(ir::Function &f, llvm::LLVMContext &ctx, 
     m->getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx, md));
   }
   annotate(*m, k, "reqntidx", threads);
+  // Cluster dims: LLVM 19 has no annotation for them, so emitPTX writes the directives.
+  if (f.cluster != std::array<int, 3>{1, 1, 1}) {
+    if (arch == "sm_80")
+      diags.fatal(f.loc, "kernel '" + f.name + "' uses thread-block clusters of " + std::to_string(f.cluster[0]) +
+                             " CTAs, which need sm_90 or newer; here the target is " + arch);
+    std::vector<llvm::Metadata *> dims;
+    for (int d : f.cluster)
+      dims.push_back(llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), d)));
+    m->getOrInsertNamedMetadata(kClusterMetadata)->addOperand(llvm::MDNode::get(ctx, dims));
+  }
   // Kernels with tl.dot get a minimum of one CTA per SM, so that ptxas may give the
   // accumulators and operand fragments up to 255 registers instead of budgeting for more CTAs
   // and spilling. Other kernels get no hint: with it ptxas spends registers freely (layernorm
@@ -354,7 +366,21 @@ std::string emitPTX(llvm::Module &m, const std::string &arch, bool fpFusion) {
   llvm::legacy::PassManager pm;
   tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile);
   pm.run(m);
-  return std::string(out.str());
+  std::string ptx(out.str());
+  // A clustered kernel declares its cluster (PTX ISA §11.4, .explicitcluster and
+  // .reqnctapercluster), so that a launch with other cluster dims fails instead of misbehaving.
+  if (llvm::NamedMDNode *cl = m.getNamedMetadata(kClusterMetadata); cl && cl->getNumOperands() == 1) {
+    std::string dims;
+    for (const llvm::MDOperand &d : cl->getOperand(0)->operands())
+      dims += (dims.empty() ? "" : ", ") +
+              std::to_string(llvm::mdconst::extract<llvm::ConstantInt>(d)->getZExtValue());
+    size_t at = ptx.find(".reqntid");
+    if (at != std::string::npos) {
+      size_t eol = ptx.find('\n', at);
+      ptx.insert(eol == std::string::npos ? ptx.size() : eol + 1, ".explicitcluster\n.reqnctapercluster " + dims + "\n");
+    }
+  }
+  return ptx;
 }
 
 namespace {

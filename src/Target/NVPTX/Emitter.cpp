@@ -41,7 +41,9 @@ llvm::Type *Emitter::llvmType(ir::ScalarType t) {
   case DType::BF16: return B.getBFloatTy();
   case DType::F32: return B.getFloatTy();
   case DType::F64: return B.getDoubleTy();
-  case DType::Ptr: return llvm::PointerType::get(ctx, 1);
+  case DType::Ptr: // global: addrspace 1; shared: 3; a cluster CTA's shared memory: 7 (only ever
+                   // converted to an integer for the inline PTX that accesses it)
+    return llvm::PointerType::get(ctx, t.space == ir::AddrSpace::Global ? 1 : t.space == ir::AddrSpace::Shared ? 3 : 7);
   case DType::Invalid: break;
   }
   assert(false && "invalid dtype");
@@ -64,6 +66,7 @@ llvm::Function *Emitter::run() {
       used_.insert(v);
   });
   f.tensorMaps.clear();
+  planUserBuffers();
   planAsyncOperands(); // decides the TMA descriptors, passed after the params
   std::vector<llvm::Type *> params;
   for (auto &p : f.params)
@@ -104,6 +107,10 @@ llvm::Function *Emitter::run() {
     emitSpecialized();
   } else {
     emitBlock(f.body);
+    // No CTA may leave while another of its cluster may still access its shared memory: each
+    // arrived after its last such access (emitBlock), and waits for the others here.
+    if (remoteAccess_)
+      clusterExitWait();
     if (!buffers_.empty()) {
       auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
       B.CreateCall(fty, llvm::InlineAsm::get(fty, "cp.async.wait_all;", "", true));
@@ -113,9 +120,9 @@ llvm::Function *Emitter::run() {
     B.CreateRetVoid();
   }
 
-  if (sharedBytes_ > 0 && smem_)
+  if ((sharedBytes_ > 0 || userBytes_ > 0) && smem_)
     smem_->setAlignment(llvm::Align(smemAlign_)); // 1024 for wgmma's swizzled layouts
-  f.sharedBytes = sharedBytes_;
+  f.sharedBytes = sharedBytes_ + userBytes_;
   return kernel_;
 }
 
@@ -222,6 +229,8 @@ llvm::Value *Emitter::smemRaw(llvm::Value *byteOffset) {
                                      nullptr, llvm::GlobalValue::NotThreadLocal, 3);
     smem_->setAlignment(llvm::Align(16));
   }
+  if (userBytes_) // the kernel's own buffers come first (planUserBuffers)
+    byteOffset = B.CreateAdd(byteOffset, llvm::ConstantInt::get(byteOffset->getType(), userBytes_));
   return B.CreateGEP(B.getInt8Ty(), smem_, byteOffset);
 }
 
@@ -233,6 +242,7 @@ void Emitter::barrier() {
                          {B.getInt32(1), B.getInt32(static_cast<uint32_t>(32 * f.numWarps))});
   else
     declareIntrinsicCall(llvm::Intrinsic::nvvm_barrier0, {}, {});
+  sharedWritePending_ = sharedReadPending_ = false;
   ++barrierSeq_;
   if (curBlock_)
     lastTopBarrier_[curBlock_] = barrierSeq_;
@@ -267,6 +277,8 @@ void Emitter::emitBlock(const ir::Block &b) {
       waitPendingWgmma(b, *op);
     emitOp(*op);
     curBlock_ = &b; // ops with regions emit other blocks
+    if (&b == &f.body && remoteAccess_ && i == clusterExitArriveAfter_)
+      clusterExitArrive();
     ++i;
   }
   curBlock_ = outer;
@@ -392,11 +404,23 @@ void Emitter::emitOpImpl(const ir::Op &op) {
   case OpKind::Return: case OpKind::Yield: case OpKind::Condition:
     return;
   case OpKind::For:
-    return emitFor(op);
+    orderSharedAroundRegions(op, false);
+    emitFor(op);
+    return orderSharedAroundRegions(op, true);
   case OpKind::If:
-    return emitIf(op);
+    orderSharedAroundRegions(op, false);
+    emitIf(op);
+    return orderSharedAroundRegions(op, true);
   case OpKind::While:
-    return emitWhile(op);
+    orderSharedAroundRegions(op, false);
+    emitWhile(op);
+    return orderSharedAroundRegions(op, true);
+  case OpKind::LocalAlloc:
+    return emitLocalAlloc(op);
+  case OpKind::RemotePtr:
+    return emitRemotePtr(op);
+  case OpKind::ClusterBarrier:
+    return emitClusterBarrier(op.loc);
   case OpKind::Load:
     if (isAsync(op.result()))
       return emitAsyncLoad(op);

@@ -70,6 +70,33 @@ public:
   std::vector<llvm::Value *> regsLike(const ir::Value *v, const ir::Value *like);
   void emitLoad(const ir::Op &op);
   void emitStore(const ir::Op &op);
+  // Shared buffers and clusters (ClusterOps.cpp).
+  /// Gives every LocalAlloc (tle.gpu.alloc) its place at the start of the shared buffer, before
+  /// everything codegen places there (smemRaw offsets start after them).
+  void planUserBuffers();
+  void emitLocalAlloc(const ir::Op &op);
+  /// RemotePtr: `mapa.shared::cluster.u64` per register (PTX ISA §9.7.9.24).
+  void emitRemotePtr(const ir::Op &op);
+  /// ClusterBarrier: barrier.cluster.arrive (release) and barrier.cluster.wait (acquire).
+  void emitClusterBarrier(SourceLoc loc);
+  /// A kernel that accesses other CTAs' shared memory arrives at a cluster barrier after its
+  /// last such access (and its last ClusterBarrier), and waits there before it exits, so that
+  /// no CTA's shared memory goes away while another may still access it (CUDA's rule for
+  /// distributed shared memory), while the stores after the last access run on meanwhile.
+  void clusterExitArrive();
+  void clusterExitWait();
+  /// Orders the kernel's own accesses to its shared buffers between threads: before a load
+  /// through a shared-memory pointer that may read what another thread stored (or atomically
+  /// updated) since the last barrier, and before a store or atomic that may overwrite what
+  /// another thread read since then, a CTA barrier (FlagTree inserts the first kind too).
+  /// `write`: the access is a store or an atomic; `read`: a load.
+  void orderSharedAccess(const ir::Value *ptr, bool write);
+  /// Before an op with regions: settles pending shared accesses (so that every branch and
+  /// iteration starts with none) and, for a loop whose body both reads and writes shared
+  /// buffers, makes its first access wait (the previous iteration's may conflict).
+  void orderSharedAroundRegions(const ir::Op &op, bool after);
+  /// The PTX state space of a pointer: "global", "shared" or "shared::cluster".
+  static const char *stateSpace(ir::AddrSpace s);
   /// A tensor-descriptor store written with TMA (transforms::tmaStore; tensor map `map`): the
   /// tile goes into a swizzled staging area in shared memory, then thread 0 issues one
   /// cp.async.bulk.tensor per swizzle span of columns (a box) in one bulk async-group (PTX ISA
@@ -412,6 +439,15 @@ private:
   llvm::Value *tid_ = nullptr, *lane_ = nullptr, *warp_ = nullptr;
   llvm::GlobalVariable *smem_ = nullptr;
   int64_t sharedBytes_ = 0;
+  /// Bytes at the start of the shared buffer that tle.gpu.alloc buffers take (a multiple of
+  /// 1024, so that codegen's swizzled areas after them stay aligned), and each one's offset.
+  int64_t userBytes_ = 0;
+  std::map<const ir::Op *, int64_t> userOffsets_;
+  bool remoteAccess_ = false; ///< the kernel addresses other CTAs' shared memory (RemotePtr)
+  /// The top-level op after which clusterExitArrive() runs.
+  size_t clusterExitArriveAfter_ = 0;
+  /// Accesses to the kernel's shared buffers since the last barrier (orderSharedAccess).
+  bool sharedWritePending_ = false, sharedReadPending_ = false;
   std::map<const ir::Value *, std::vector<llvm::Value *>> vals_;
   std::map<std::string, std::vector<llvm::Value *>> coordCache_;
   std::set<const ir::Value *> used_; ///< values some op reads

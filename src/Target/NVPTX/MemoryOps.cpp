@@ -131,6 +131,8 @@ void Emitter::emitLoad(const ir::Op &op) {
   Packing pk = packing(vec, eb);
   llvm::Type *wordTy = B.getIntNTy(pk.wordBits == 8 ? 16 : pk.wordBits);
   llvm::Type *sty = storageType(et);
+  std::string space = stateSpace(ptr->type.elem.space);
+  orderSharedAccess(ptr, false);
 
   std::vector<llvm::Value *> out(n);
   for (int g = 0; g < n; g += vec) {
@@ -160,7 +162,7 @@ void Emitter::emitLoad(const ir::Op &op) {
       pred = "@$" + std::to_string(pk.words + 1) + " ";
     }
     MemoryHints hints = memoryHints(op);
-    text += hints.policySetup + pred + (op.axis ? "ld.volatile.global" : "ld.global" + hints.qualifiers) +
+    text += hints.policySetup + pred + (op.axis ? "ld.volatile." + space : "ld." + space + hints.qualifiers) +
             vecSuffix(pk.words) + "." + (pk.wordBits == 8 ? "u8" : pk.ptxType()) + " " + regsList + ", [ $" +
             std::to_string(pk.words) + " + 0 ]" + (hints.usesPolicy && !op.axis ? ", %tle_pol" : "") + ";";
     if (!hints.policySetup.empty())
@@ -227,6 +229,8 @@ void Emitter::emitStore(const ir::Op &op) {
   Packing pk = packing(vec, eb);
   llvm::Type *wordTy = B.getIntNTy(pk.wordBits == 8 ? 16 : pk.wordBits);
   llvm::Type *sty = storageType(et);
+  std::string space = stateSpace(ptr->type.elem.space);
+  orderSharedAccess(ptr, true);
   // Registers whose bit has a zero basis duplicate a lower register: skip them.
   int dupMask = 0;
   if (tile)
@@ -267,7 +271,7 @@ void Emitter::emitStore(const ir::Op &op) {
     if (pk.words > 1)
       regsList = "{" + regsList + "}";
     MemoryHints hints = memoryHints(op);
-    std::string text = hints.policySetup + "@$1 st.global" + hints.qualifiers + vecSuffix(pk.words) + "." +
+    std::string text = hints.policySetup + "@$1 st." + space + hints.qualifiers + vecSuffix(pk.words) + "." +
                        (pk.wordBits == 8 ? "u8" : pk.ptxType()) + " [ $0 + 0 ], " + regsList +
                        (hints.usesPolicy ? ", %tle_pol" : "") + ";";
     if (!hints.policySetup.empty())

@@ -1,0 +1,125 @@
+// The kernel's own shared buffers (tle.gpu.alloc) and thread-block clusters (tle.remote,
+// tle.distributed_barrier): where the buffers live, how other CTAs' shared memory is addressed
+// (PTX ISA §9.7.9.24, mapa), the cluster barrier (§9.7.13.3, barrier.cluster), and the CTA
+// barriers that order the threads' accesses to the buffers.
+#include "Emitter.h"
+
+#include <llvm/IR/InlineAsm.h>
+
+namespace tle::nvptx {
+
+using ir::AddrSpace;
+using ir::OpKind;
+
+const char *Emitter::stateSpace(AddrSpace s) {
+  switch (s) {
+  case AddrSpace::Global: return "global";
+  case AddrSpace::Shared: return "shared";
+  case AddrSpace::Cluster: return "shared::cluster";
+  }
+  return "global";
+}
+
+void Emitter::planUserBuffers() {
+  int64_t at = 0;
+  size_t i = 0;
+  for (auto &top : f.body.ops) {
+    ir::Op *t = top.get();
+    auto visit = [&](ir::Op &op) {
+      bool clusterAccess = (op.kind == OpKind::Load || op.kind == OpKind::Store || op.kind == OpKind::AtomicRMW ||
+                            op.kind == OpKind::AtomicCAS) &&
+                           op.operands[0]->type.elem.space == AddrSpace::Cluster;
+      if (op.kind == OpKind::RemotePtr)
+        remoteAccess_ = true;
+      if (clusterAccess || op.kind == OpKind::ClusterBarrier)
+        clusterExitArriveAfter_ = i;
+      if (op.kind != OpKind::LocalAlloc)
+        return;
+      int64_t bytes = ir::numElements(op.ints) * ir::storageBytes(op.result()->type.elem.pointee);
+      userOffsets_[&op] = at;
+      at += (bytes + 15) / 16 * 16;
+    };
+    visit(*t);
+    for (auto &r : t->regions)
+      ir::walk(*r, visit);
+    ++i;
+  }
+  userBytes_ = at ? (at + 1023) / 1024 * 1024 : 0;
+}
+
+void Emitter::clusterExitArrive() {
+  auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
+  B.CreateCall(fty, llvm::InlineAsm::get(fty, "barrier.cluster.arrive.release;", "~{memory}", true));
+}
+
+void Emitter::clusterExitWait() {
+  auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
+  B.CreateCall(fty, llvm::InlineAsm::get(fty, "barrier.cluster.wait.acquire;", "~{memory}", true));
+}
+
+void Emitter::emitLocalAlloc(const ir::Op &op) {
+  smemRaw(B.getInt32(0)); // creates the shared buffer's symbol
+  vals_[op.result()] = {B.CreateGEP(B.getInt8Ty(), smem_, B.getInt32(static_cast<uint32_t>(userOffsets_.at(&op))))};
+}
+
+void Emitter::emitRemotePtr(const ir::Op &op) {
+  if (smVersion() < 90)
+    diags.fatal(op.loc, "tle.remote needs thread-block clusters (sm_90 or newer); here the target is " + arch);
+  const ir::Value *ptr = op.operands[0];
+  bool tile = ptr->type.isTile();
+  std::vector<llvm::Value *> P = tile ? regsIn(ptr, *op.result()->layout) : std::vector<llvm::Value *>{scalar(ptr)};
+  llvm::Value *rank = scalar(op.operands[1]);
+  llvm::Type *i64 = B.getInt64Ty();
+  auto *fty = llvm::FunctionType::get(i64, {i64, B.getInt32Ty()}, false);
+  auto *mapa = llvm::InlineAsm::get(fty, "mapa.shared::cluster.u64 $0, $1, $2;", "=l,l,r", /*hasSideEffects=*/false);
+  llvm::Type *rty = llvmType(op.result()->type.elem);
+  std::vector<llvm::Value *> out;
+  for (llvm::Value *p : P)
+    out.push_back(B.CreateIntToPtr(B.CreateCall(fty, mapa, {B.CreatePtrToInt(p, i64), rank}), rty));
+  vals_[op.result()] = out;
+}
+
+void Emitter::emitClusterBarrier(SourceLoc loc) {
+  if (smVersion() < 90)
+    diags.fatal(loc, "tle.distributed_barrier over a cluster needs sm_90 or newer; here the target is " + arch);
+  // Not the .aligned forms: the barrier may sit under a branch that only some warps take.
+  auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
+  B.CreateCall(fty, llvm::InlineAsm::get(fty, "barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;",
+                                         "~{memory}", /*hasSideEffects=*/true));
+  sharedWritePending_ = sharedReadPending_ = false; // it is a CTA barrier too
+}
+
+void Emitter::orderSharedAccess(const ir::Value *ptr, bool write) {
+  if (ptr->type.elem.space != AddrSpace::Shared)
+    return;
+  if (write ? sharedReadPending_ : sharedWritePending_)
+    barrier();
+  (write ? sharedWritePending_ : sharedReadPending_) = true;
+}
+
+void Emitter::orderSharedAroundRegions(const ir::Op &op, bool after) {
+  bool reads = false, writes = false;
+  for (auto &r : op.regions)
+    ir::walk(*r, [&](ir::Op &o) {
+      bool access = o.kind == OpKind::Load || o.kind == OpKind::Store || o.kind == OpKind::AtomicRMW ||
+                    o.kind == OpKind::AtomicCAS;
+      if (!access || o.operands[0]->type.elem.space != AddrSpace::Shared)
+        return;
+      (o.kind == OpKind::Load ? reads : writes) = true;
+    });
+  if (!reads && !writes)
+    return;
+  if (after) { // what any iteration or branch may have left pending
+    sharedReadPending_ |= reads;
+    sharedWritePending_ |= writes;
+    return;
+  }
+  if (sharedReadPending_ || sharedWritePending_)
+    barrier();
+  if (op.kind != OpKind::If && reads && writes) { // the previous iteration's accesses
+    sharedReadPending_ = true;
+    sharedWritePending_ = true;
+  }
+}
+
+} // namespace tle::nvptx
