@@ -370,9 +370,10 @@ def run_case(case, suite, env0, args, torch_dtype):
     res["bytes"] = nbytes
     res["vars"] = {k: env[k] for k in case.get("vars", {})}
 
-    # Triton launches of the same .tle sources.
+    # Triton launches of the same .tle sources (or, for a tle kernel that uses constructs Triton
+    # lacks, such as a thread-block cluster, the baseline the case names in "triton_launches").
     launches, kinfo = [], []
-    for l in case["launches"]:
+    for l in case.get("triton_launches", case["launches"]):
         spec = suite["kernels"][l["kernel"]]
         mod = load_tle_module(spec["path"])
         entry = spec.get("entry")

@@ -112,7 +112,7 @@ std::pair<std::string, std::vector<std::string>> parseCall(const std::string &s,
 
 KernelSpec parseKernel(const std::string &name, const ojson &k, const std::string &root) {
   std::string where = "kernel '" + name + "'";
-  checkKeys(k, {"source", "entry", "signature", "num_warps", "defines"}, where);
+  checkKeys(k, {"source", "entry", "signature", "num_warps", "defines", "archs"}, where);
   KernelSpec ks;
   ks.name = name;
   ks.source = getString(k, "source", where, true);
@@ -159,7 +159,8 @@ BufferSpec parseBuffer(const std::string &name, const ojson &b, const std::strin
 
 CaseSpec parseCase(const ojson &c, size_t index, const Suite &suite) {
   std::string where = fmt::format("{}: cases[{}]", suite.path, index);
-  checkKeys(c, {"comment", "name", "family", "label", "vars", "buffers", "launches", "bytes", "flops", "reps", "warmup"},
+  checkKeys(c, {"comment", "name", "family", "label", "vars", "buffers", "launches", "triton_launches", "bytes", "flops",
+                "reps", "warmup"},
             where);
   CaseSpec cs;
   cs.name = getString(c, "name", where, true);
@@ -194,6 +195,18 @@ CaseSpec parseCase(const ojson &c, size_t index, const Suite &suite) {
       throw BenchError(lw + ": missing \"args\"");
     ls.args = exprList(l.at("args"), lw + ": \"args\"");
     cs.launches.push_back(std::move(ls));
+  }
+  // "triton_launches" (read by bench/triton_suite.py): what Triton runs instead of "launches"
+  // when the tle kernel uses TLE constructs Triton does not have (a cluster); same form.
+  if (c.contains("triton_launches")) {
+    if (!c.at("triton_launches").is_array() || c.at("triton_launches").empty())
+      throw BenchError(where + ": \"triton_launches\" must be a non-empty array");
+    for (size_t i = 0; i < c.at("triton_launches").size(); ++i) {
+      const ojson &l = c.at("triton_launches")[i];
+      std::string lw = fmt::format("{}: triton_launches[{}]", where, i);
+      checkKeys(l, {"kernel", "grid", "args"}, lw);
+      suite.kernel(getString(l, "kernel", lw, true)); // must exist
+    }
   }
   if (c.contains("bytes"))
     cs.bytes = exprText(c.at("bytes"), where + ": \"bytes\"");

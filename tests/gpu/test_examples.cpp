@@ -69,7 +69,7 @@ std::string defaultCubinDir() {
   std::fprintf(status ? stderr : stdout,
                "usage: tle-gpu-tests [--cubin-dir DIR] [--arch ARCH] [--device N] "
                "[--only NAME[,NAME...]]\n"
-               "  NAME: runtime, vector_add, softmax, layernorm, matmul, matmul_tma, matmul_persistent, matmul_ws,\n"
+               "  NAME: runtime, vector_add, softmax, softmax_cluster, layernorm, matmul, matmul_tma, matmul_persistent, matmul_ws,\n"
                "        matmul_persistent_tma, matmul_persistent_ws, matmul_epilogue, matmul_tf32, matmul_tn,\n"
                "        matmul_tn_tf32\n");
   std::exit(status);
@@ -817,6 +817,85 @@ void runSoftmax(Report &rep, const Device &dev, const Options &opt) {
 }
 
 // ------------------------------------------------------------------------------------------------
+// softmax_cluster: rows split over the CTAs of a thread-block cluster (sm_90a)
+// ------------------------------------------------------------------------------------------------
+
+void runSoftmaxCluster(Report &rep, const Device &dev, const Options &opt) {
+  if (dev.computeMajor() < 9) {
+    rep.skip("softmax_cluster: thread-block clusters need sm_90");
+    return;
+  }
+  std::optional<Kernel> k;
+  if (!loadKernel(rep, dev, opt, "softmax_cluster", "softmax_cluster", k))
+    return;
+  const int64_t block = k->info().constexprInt("BLOCK").value_or(0);
+  const int64_t cluster = k->info().constexprInt("CLUSTER").value_or(0);
+  rep.check(k->info().cluster == std::array<unsigned, 3>{unsigned(cluster), 1, 1},
+            fmt::format("softmax_cluster: the metadata's cluster is ({}, {}, {}), CLUSTER = {}", k->info().cluster[0],
+                        k->info().cluster[1], k->info().cluster[2], cluster));
+  Stream stream(dev);
+  struct Shape {
+    int64_t rows, cols;
+  };
+  // Full rows, rows that end inside a CTA's part, rows only the first CTA has data for (the
+  // others' parts are all masked off), and one column.
+  const Shape shapes[] = {{1, 1}, {3, block * cluster}, {5, block * cluster - 7}, {17, block + 1},
+                          {9, 1000}, {130, block * cluster}, {1, block * (cluster - 1) + 16}};
+  for (const Shape &s : shapes) {
+    const int64_t stride = roundUp(s.cols, 16);
+    std::mt19937 rng(uint32_t(s.rows * 7919 + s.cols));
+    std::normal_distribution<float> unit(0.0f, 1.0f);
+    std::uniform_real_distribution<float> offset(-30.0f, 30.0f), spread(0.1f, 6.0f);
+    std::vector<float> in(size_t(s.rows * stride), poison());
+    for (int64_t r = 0; r < s.rows; ++r) {
+      float o = offset(rng), w = spread(rng);
+      for (int64_t c = 0; c < s.cols; ++c)
+        in[size_t(r * stride + c)] = o + w * unit(rng);
+    }
+    std::vector<double> want(size_t(s.rows * stride), 0.0);
+    for (int64_t r = 0; r < s.rows; ++r) {
+      const float *row = &in[size_t(r * stride)];
+      double m = -std::numeric_limits<double>::infinity(), sum = 0;
+      for (int64_t c = 0; c < s.cols; ++c)
+        m = std::max(m, double(row[c]));
+      for (int64_t c = 0; c < s.cols; ++c)
+        sum += std::exp(double(row[c]) - m);
+      for (int64_t c = 0; c < s.cols; ++c)
+        want[size_t(r * stride + c)] = std::exp(double(row[c]) - m) / sum;
+    }
+    DeviceBuffer din = DeviceBuffer::fromHost(dev, in);
+    DeviceBuffer dout(dev, in.size() * 4);
+    const unsigned grid = unsigned(s.rows * cluster);
+    std::string what = fmt::format("softmax_cluster {}x{} stride={}", s.rows, s.cols, stride);
+    guarded(rep, what, [&] {
+      dout.fillBytes(0xff);
+      k->launch(grid, stream, dout, din, int32_t(stride), int32_t(stride), int32_t(s.cols));
+      stream.synchronize();
+      std::vector<float> out = dout.toHost<float>();
+      Errors e(2e-6, 1e-5);
+      for (int64_t r = 0; r < s.rows; ++r) {
+        for (int64_t c = 0; c < s.cols; ++c) {
+          size_t i = size_t(r * stride + c);
+          e.add(fmt::format("out[{}][{}]", r, c), out[i], want[i], want[i]);
+        }
+        for (int64_t c = s.cols; c < stride; ++c)
+          e.untouched(fmt::format("out[{}][{}]", r, c), out[size_t(r * stride + c)]);
+      }
+      rep.check(e.ok(), fmt::format("{:<34} grid={:<6} {}", what, grid, e.summary()));
+    });
+  }
+  // A grid that is not a multiple of the cluster is refused before launch.
+  bool refused = false;
+  try {
+    DeviceBuffer d(dev, 64);
+    k->launch(unsigned(cluster + 1), stream, d, d, int32_t(16), int32_t(16), int32_t(1));
+  } catch (const ArgumentError &) {
+    refused = true;
+  }
+  rep.check(refused, "softmax_cluster: a grid of CLUSTER + 1 CTAs is refused (ArgumentError)");
+}
+
+// ------------------------------------------------------------------------------------------------
 // layernorm
 // ------------------------------------------------------------------------------------------------
 
@@ -925,6 +1004,8 @@ int main(int argc, char **argv) {
       runVectorAdd(rep, dev, opt);
     if (want("softmax"))
       runSoftmax(rep, dev, opt);
+    if (want("softmax_cluster"))
+      runSoftmaxCluster(rep, dev, opt);
     if (want("layernorm"))
       runLayerNorm(rep, dev, opt);
     if (want("matmul"))

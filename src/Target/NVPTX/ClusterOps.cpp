@@ -6,6 +6,8 @@
 
 #include <llvm/IR/InlineAsm.h>
 
+#include <optional>
+
 namespace tle::nvptx {
 
 using ir::AddrSpace;
@@ -23,16 +25,17 @@ const char *Emitter::stateSpace(AddrSpace s) {
 void Emitter::planUserBuffers() {
   int64_t at = 0;
   size_t i = 0;
+  std::optional<size_t> lastAccess, lastBarrier; // top-level ops holding them
   for (auto &top : f.body.ops) {
     ir::Op *t = top.get();
     auto visit = [&](ir::Op &op) {
       bool clusterAccess = (op.kind == OpKind::Load || op.kind == OpKind::Store || op.kind == OpKind::AtomicRMW ||
                             op.kind == OpKind::AtomicCAS) &&
                            op.operands[0]->type.elem.space == AddrSpace::Cluster;
-      if (op.kind == OpKind::RemotePtr)
-        remoteAccess_ = true;
-      if (clusterAccess || op.kind == OpKind::ClusterBarrier)
-        clusterExitArriveAfter_ = i;
+      if (clusterAccess)
+        lastAccess = i;
+      if (op.kind == OpKind::ClusterBarrier)
+        lastBarrier = i;
       if (op.kind != OpKind::LocalAlloc)
         return;
       int64_t bytes = ir::numElements(op.ints) * ir::storageBytes(op.result()->type.elem.pointee);
@@ -45,6 +48,10 @@ void Emitter::planUserBuffers() {
     ++i;
   }
   userBytes_ = at ? (at + 1023) / 1024 * 1024 : 0;
+  // A top-level cluster barrier after the last access already keeps every CTA's shared memory
+  // alive until all accesses are done; otherwise the exit needs one (clusterExitArrive).
+  remoteAccess_ = lastAccess && (!lastBarrier || *lastBarrier <= *lastAccess);
+  clusterExitArriveAfter_ = remoteAccess_ ? std::max(*lastAccess, lastBarrier.value_or(0)) : 0;
 }
 
 void Emitter::clusterExitArrive() {

@@ -443,7 +443,9 @@ private:
   /// 1024, so that codegen's swizzled areas after them stay aligned), and each one's offset.
   int64_t userBytes_ = 0;
   std::map<const ir::Op *, int64_t> userOffsets_;
-  bool remoteAccess_ = false; ///< the kernel addresses other CTAs' shared memory (RemotePtr)
+  /// The kernel accesses other CTAs' shared memory after its last top-level cluster barrier
+  /// (or has none): it arrives and waits at one more before it exits (clusterExitArrive).
+  bool remoteAccess_ = false;
   /// The top-level op after which clusterExitArrive() runs.
   size_t clusterExitArriveAfter_ = 0;
   /// Accesses to the kernel's shared buffers since the last barrier (orderSharedAccess).
