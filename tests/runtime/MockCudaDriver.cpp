@@ -8,7 +8,7 @@
 // "bogus" fails to "JIT" with CUDA_ERROR_INVALID_PTX and an error log; a line
 // `__tle_metadata_text = {...}` gives the metadata as plain text (tests/runtime/mock_modules/).
 // Launches are recorded (see mock_last_launch); `scale_kernel` (out[i] = alpha * in[i]),
-// `smem_kernel` (out[t] = (t + 1) % 128) and the examples' kernels (add_kernel, softmax_kernel,
+// `smem_kernel` (out[t] = (t + 1) % 128) and the examples' kernels (add_kernel, softmax_kernel, softmax_cluster,
 // layer_norm_fwd, with float arithmetic as the .tle sources spell it) are executed on the host.
 //
 // Fault injection: mock_fail("cuMemAlloc", 2, 1, 0) makes the next call of that entry point (named
@@ -285,6 +285,22 @@ static void runEmulated(const MockFunction &f, unsigned gx, unsigned bx, void **
         for (int c = 0; c < cols; ++c)
           out[r * outStride + c] = std::exp(row[c] - m) / sum;
       }
+  } else if (f.name == "softmax_cluster") { // one row per cluster of CLUSTER = 4 programs
+    auto out = arg<float *>(args, 0);
+    auto in = arg<const float *>(args, 1);
+    int outStride = arg<int>(args, 2), inStride = arg<int>(args, 3), cols = arg<int>(args, 4);
+    for (long r = 0; r < long(gx) / 4; ++r) {
+      const float *row = in + r * inStride;
+      // The kernel sums in a tree; a float running sum over 64K columns would drift further.
+      float m = -INFINITY;
+      double sum = 0;
+      for (int c = 0; c < cols; ++c)
+        m = std::fmax(m, row[c]);
+      for (int c = 0; c < cols; ++c)
+        sum += std::exp(row[c] - m);
+      for (int c = 0; c < cols; ++c)
+        out[r * outStride + c] = std::exp(row[c] - m) / float(sum);
+    }
   } else if (f.name == "layer_norm_fwd") {
     auto X = arg<const float *>(args, 0), W = arg<const float *>(args, 2), B = arg<const float *>(args, 3);
     auto Y = arg<float *>(args, 1), Mean = arg<float *>(args, 4), Rstd = arg<float *>(args, 5);

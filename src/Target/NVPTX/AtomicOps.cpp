@@ -46,7 +46,7 @@ void Emitter::emitAtomic(const ir::Op &op) {
   auto kind = static_cast<AtomicKind>(op.ival);
   std::string prefix = std::string("atom.") + ir::name(static_cast<ir::MemSem>(op.ival2)) + "." +
                        ir::name(static_cast<ir::MemScope>(op.axis)) + "." + stateSpace(ptr->type.elem.space) + ".";
-  orderSharedAccess(ptr, true);
+  orderSharedAccess(ptr, SharedAccess::Atomic);
   bool tile = ptr->type.isTile();
   const ir::Layout *l = tile ? op.result()->layout : nullptr;
   int n = tile ? l->numRegs() : 1;

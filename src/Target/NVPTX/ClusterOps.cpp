@@ -93,39 +93,64 @@ void Emitter::emitClusterBarrier(SourceLoc loc) {
   auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
   B.CreateCall(fty, llvm::InlineAsm::get(fty, "barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;",
                                          "~{memory}", /*hasSideEffects=*/true));
-  sharedWritePending_ = sharedReadPending_ = false; // it is a CTA barrier too
+  sharedWritePending_ = sharedReadPending_ = sharedAtomicPending_ = false; // it is a CTA barrier too
 }
 
-void Emitter::orderSharedAccess(const ir::Value *ptr, bool write) {
+void Emitter::orderSharedAccess(const ir::Value *ptr, SharedAccess kind) {
   if (ptr->type.elem.space != AddrSpace::Shared)
     return;
-  if (write ? sharedReadPending_ : sharedWritePending_)
+  // Loads after loads and atomics after atomics need no order; anything else may touch what
+  // another thread touched. A scalar store is thread 0's alone, so one after another keeps
+  // program order without a barrier.
+  bool scalarStore = kind == SharedAccess::Write && ptr->type.isScalar();
+  bool conflict = false;
+  switch (kind) {
+  case SharedAccess::Read: conflict = sharedWritePending_ || sharedAtomicPending_; break;
+  case SharedAccess::Write:
+    conflict = sharedReadPending_ || sharedAtomicPending_ || (sharedWritePending_ && !(scalarStore && scalarStoresOnly_));
+    break;
+  case SharedAccess::Atomic: conflict = sharedReadPending_ || sharedWritePending_; break;
+  }
+  if (conflict)
     barrier();
-  (write ? sharedWritePending_ : sharedReadPending_) = true;
+  if (kind == SharedAccess::Write) {
+    scalarStoresOnly_ = (!sharedWritePending_ || scalarStoresOnly_) && scalarStore;
+    sharedWritePending_ = true;
+  } else {
+    (kind == SharedAccess::Read ? sharedReadPending_ : sharedAtomicPending_) = true;
+  }
 }
 
 void Emitter::orderSharedAroundRegions(const ir::Op &op, bool after) {
-  bool reads = false, writes = false;
+  bool kinds[3] = {false, false, false}; // read, write, atomic
   for (auto &r : op.regions)
     ir::walk(*r, [&](ir::Op &o) {
       bool access = o.kind == OpKind::Load || o.kind == OpKind::Store || o.kind == OpKind::AtomicRMW ||
                     o.kind == OpKind::AtomicCAS;
-      if (!access || o.operands[0]->type.elem.space != AddrSpace::Shared)
-        return;
-      (o.kind == OpKind::Load ? reads : writes) = true;
+      if (access && o.operands[0]->type.elem.space == AddrSpace::Shared)
+        kinds[o.kind == OpKind::Load ? 0 : o.kind == OpKind::Store ? 1 : 2] = true;
     });
-  if (!reads && !writes)
+  int count = kinds[0] + kinds[1] + kinds[2];
+  if (!count)
     return;
   if (after) { // what any iteration or branch may have left pending
-    sharedReadPending_ |= reads;
-    sharedWritePending_ |= writes;
+    sharedReadPending_ |= kinds[0];
+    sharedAtomicPending_ |= kinds[2];
+    if (kinds[1]) {
+      sharedWritePending_ = true;
+      scalarStoresOnly_ = false;
+    }
     return;
   }
-  if (sharedReadPending_ || sharedWritePending_)
+  if (sharedReadPending_ || sharedWritePending_ || sharedAtomicPending_)
     barrier();
-  if (op.kind != OpKind::If && reads && writes) { // the previous iteration's accesses
-    sharedReadPending_ = true;
-    sharedWritePending_ = true;
+  // The previous iteration's accesses, for the first one of the next (a lone kind that needs
+  // no order with itself, loads or atomics, needs none).
+  if (op.kind != OpKind::If && (count > 1 || kinds[1])) {
+    sharedReadPending_ = kinds[0];
+    sharedWritePending_ = kinds[1];
+    sharedAtomicPending_ = kinds[2];
+    scalarStoresOnly_ = false;
   }
 }
 

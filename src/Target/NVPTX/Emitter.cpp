@@ -242,7 +242,7 @@ void Emitter::barrier() {
                          {B.getInt32(1), B.getInt32(static_cast<uint32_t>(32 * f.numWarps))});
   else
     declareIntrinsicCall(llvm::Intrinsic::nvvm_barrier0, {}, {});
-  sharedWritePending_ = sharedReadPending_ = false;
+  sharedWritePending_ = sharedReadPending_ = sharedAtomicPending_ = false;
   ++barrierSeq_;
   if (curBlock_)
     lastTopBarrier_[curBlock_] = barrierSeq_;

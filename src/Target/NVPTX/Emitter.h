@@ -85,12 +85,13 @@ public:
   /// distributed shared memory), while the stores after the last access run on meanwhile.
   void clusterExitArrive();
   void clusterExitWait();
-  /// Orders the kernel's own accesses to its shared buffers between threads: before a load
-  /// through a shared-memory pointer that may read what another thread stored (or atomically
-  /// updated) since the last barrier, and before a store or atomic that may overwrite what
-  /// another thread read since then, a CTA barrier (FlagTree inserts the first kind too).
-  /// `write`: the access is a store or an atomic; `read`: a load.
-  void orderSharedAccess(const ir::Value *ptr, bool write);
+  /// How an access touches a shared buffer: a load, a store, or an atomic read-modify-write.
+  enum class SharedAccess { Read, Write, Atomic };
+  /// Orders the kernel's own accesses to its shared buffers between threads (FlagTree inserts
+  /// barriers between stores and loads too): a CTA barrier before an access that may conflict
+  /// with one since the last barrier made by another thread. Loads after loads and atomics
+  /// after atomics do not conflict, nor scalar stores after scalar stores (thread 0 makes them).
+  void orderSharedAccess(const ir::Value *ptr, SharedAccess kind);
   /// Before an op with regions: settles pending shared accesses (so that every branch and
   /// iteration starts with none) and, for a loop whose body both reads and writes shared
   /// buffers, makes its first access wait (the previous iteration's may conflict).
@@ -449,7 +450,8 @@ private:
   /// The top-level op after which clusterExitArrive() runs.
   size_t clusterExitArriveAfter_ = 0;
   /// Accesses to the kernel's shared buffers since the last barrier (orderSharedAccess).
-  bool sharedWritePending_ = false, sharedReadPending_ = false;
+  bool sharedWritePending_ = false, sharedReadPending_ = false, sharedAtomicPending_ = false;
+  bool scalarStoresOnly_ = false; ///< every pending write is a scalar store
   std::map<const ir::Value *, std::vector<llvm::Value *>> vals_;
   std::map<std::string, std::vector<llvm::Value *>> coordCache_;
   std::set<const ir::Value *> used_; ///< values some op reads

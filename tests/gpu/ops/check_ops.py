@@ -1,4 +1,5 @@
-"""Runs the kernels of shape_scan.tle (and atomics.tle, math.tle, inline_asm.tle, descriptors.tle, dot_kn.tle) on the GPU with tle-run and checks them against NumPy.
+"""Runs the kernels of shape_scan.tle (and atomics.tle, math.tle, inline_asm.tle, descriptors.tle, dot_kn.tle,
+shared_buffers.tle) on the GPU with tle-run and checks them against NumPy.
 Usage: python3 check_ops.py TLE_RUN [WORKDIR]; prints one PASS/FAIL line per case and
 'N passed, M failed'; exits 1 on failure."""
 import os
@@ -304,6 +305,44 @@ def t_mm_ieee():
 
 
 case("fp32 matmul in IEEE precision (FMA), 128x128x32 over 4 warps, ragged M, N, K", t_mm_ieee)
+SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shared_buffers.tle")
+
+
+def t_reverse_smem():
+    x = rng.standard_normal(1024).astype(np.float32)
+    o = run("reverse_smem", "*fp32:16, *fp32:16, 1024", {"x_ptr": x, "y_ptr": np.full(1024, np.nan, np.float32)},
+            ["y_ptr"], 4, src=SHARED)
+    return close(o["y_ptr"], x[::-1], rtol=0, atol=0)
+
+
+def t_rotate_smem():
+    x = rng.standard_normal(256).astype(np.float32)
+    o = run("rotate_smem", "*fp32:16, *fp32:16, i32, 256",
+            {"x_ptr": x, "y_ptr": np.full(256, np.nan, np.float32), "steps": 37}, ["y_ptr"], 8, src=SHARED)
+    return close(o["y_ptr"], np.roll(x, -37), rtol=0, atol=0)
+
+
+def t_histogram_smem():
+    x = rng.integers(0, 64, size=(3, 4096)).astype(np.int32)
+    o = run("histogram_smem", "*i32:16, *i32:16, 4096, 64",
+            {"x_ptr": x, "out_ptr": np.full((3, 64), -1, np.int32)}, ["out_ptr"], 4, grid_override="3", src=SHARED)
+    want = np.stack([np.bincount(r, minlength=64) for r in x]).astype(np.int32)
+    return bool(np.array_equal(o["out_ptr"], want)), f"{int(np.sum(o['out_ptr'] != want))} bins differ"
+
+
+def t_cluster_sum():
+    x = rng.standard_normal((5 * 4, 512)).astype(np.float32)
+    o = run("cluster_sum", "*fp32:16, *fp32:16, 512",
+            {"x_ptr": x, "out_ptr": np.full((5, 512), np.nan, np.float32)}, ["out_ptr"], 4, grid_override="20",
+            src=SHARED)
+    return close(o["out_ptr"], x.reshape(5, 4, 512).astype(np.float64).sum(1), rtol=1e-6, atol=1e-5)
+
+
+case("shared buffer: store, then load another thread's element (reversal), 1024 fp32", t_reverse_smem)
+case("shared buffer: load then store in a runtime loop (37 rotations), 256 fp32, 8 warps", t_rotate_smem)
+case("shared buffer: zero fill, then shared atomics (64-bin histogram of 4096 int32), 3 programs",
+     t_histogram_smem)
+case("cluster of 4: atomics into rank 0's buffer through distributed shared memory, 5 clusters", t_cluster_sum)
 passed = sum(results)
 print(f"{passed} passed, {len(results) - passed} failed")
 sys.exit(0 if passed == len(results) else 1)
