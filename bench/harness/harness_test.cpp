@@ -135,6 +135,18 @@ TEST_CASE("suite errors name the case and the key", "[suite]") {
   CHECK_THROWS_WITH(loadSuite(writeSuite("b7", replaced("uniform(-1, 1)", "gauss(1)"))),
                     Catch::Contains("unknown init 'gauss'"));
   CHECK_THROWS_WITH(loadSuite(writeSuite("b8", "{ not json")), Catch::Contains("invalid JSON"));
+  // "archs" on a kernel and "triton_launches" on a case (the Triton side's baseline) are known
+  // keys; the baseline must name a kernel of the suite.
+  const std::string baseline = "\"triton_launches\": [{\"kernel\": \"add8\", \"grid\": [\"1\"], "
+                               "\"args\": [\"x\", \"y\", \"z\", \"N\"]}], \"launches\"";
+  std::string withBaseline = replaced("\"launches\"", baseline);
+  size_t at = withBaseline.find("\"num_warps\": 8}");
+  REQUIRE(at != std::string::npos);
+  withBaseline.replace(at, 15, "\"num_warps\": 8, \"archs\": [\"sm_90a\"]}");
+  CHECK_NOTHROW(loadSuite(writeSuite("b9", withBaseline)));
+  size_t k = withBaseline.find("\"kernel\": \"add8\"");
+  CHECK_THROWS_WITH(loadSuite(writeSuite("b10", withBaseline.replace(k, 16, "\"kernel\": \"nope\""))),
+                    Catch::Contains("no kernel 'nope'"));
 }
 
 TEST_CASE("launches are checked against the kernel's metadata", "[launch]") {
