@@ -103,6 +103,14 @@ const std::set<std::string> kTlFunctions = {
     "randint", "randint4x", "rand", "rand4x", "randn", "randn4x", "uint_to_uniform_float", "pair_uniform_to_normal", "softmax", "tensor", "dtype", "reduce", "associative_scan", "xor_sum", "sort", "histogram", "inline_asm_elementwise", "gather",
     "topk", "bitonic_merge", "reduce_or", "max_constancy", "broadcast"};
 
+/// A tuple of compile-time ints (a shape).
+SVal intTuple(const std::vector<int64_t> &v) {
+  std::vector<SVal> r;
+  for (int64_t d : v)
+    r.push_back(SVal::integer(d));
+  return SVal::tuple(r);
+}
+
 std::optional<ir::ScalarType> tlDType(const std::string &n) {
   static const std::pair<const char *, DType> table[] = {
       {"int1", DType::I1},      {"int8", DType::I8},       {"int16", DType::I16},   {"int32", DType::I32},
@@ -239,10 +247,7 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
     if (attr == "numel") // the number of elements (1 for a scalar), a compile-time int
       return SVal::integer(base.v->type.numElements());
     if (attr == "shape") {
-      std::vector<SVal> dims;
-      for (int64_t d : base.v->type.shape)
-        dims.push_back(SVal::integer(d));
-      return SVal::tuple(dims);
+      return intTuple(base.v->type.shape);
     }
     if (attr == "T") { // x.T: the 2-D transpose (Triton's AST visitor turns it into tl.trans)
       CallArgs args{loc, {Arg{loc, base}}, {}};
@@ -261,10 +266,7 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
   }
   if (base.kind == SVal::Kind::Mesh) {
     if (attr == "shape") {
-      std::vector<SVal> dims;
-      for (int64_t d : base.ints)
-        dims.push_back(SVal::integer(d));
-      return SVal::tuple(dims);
+      return intTuple(base.ints);
     }
     if (attr == "dim_names")
       return SVal::tuple(base.elts);
@@ -278,10 +280,7 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
     if (attr == "slot")
       return SVal::method(base, attr);
     if (attr == "shape") {
-      std::vector<SVal> dims;
-      for (int64_t d : base.ints)
-        dims.push_back(SVal::integer(d));
-      return SVal::tuple(dims);
+      return intTuple(base.ints);
     }
     if (attr == "dtype")
       return SVal::dtypeOf(ir::ScalarType{base.elts[0].v->type.elem.pointee});
@@ -292,10 +291,7 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
       return SVal::method(base, attr);
     }
     if (attr == "block_shape") {
-      std::vector<SVal> dims;
-      for (int64_t d : base.ints)
-        dims.push_back(SVal::integer(d));
-      return SVal::tuple(dims);
+      return intTuple(base.ints);
     }
     if (attr == "dtype")
       return SVal::dtypeOf(ir::ScalarType{base.elts[0].v->type.elem.pointee});

@@ -749,6 +749,46 @@ void runMatmulTn(Report &rep, const Device &dev, const Options &opt, const char 
 // softmax
 // ------------------------------------------------------------------------------------------------
 
+/// Rows of `cols` values (each row with its own offset and spread) at `stride` floats apart, the
+/// padding NaN (a masked load must never see it), and their float64 softmax.
+void softmaxRows(int64_t rows, int64_t cols, int64_t stride, std::vector<float> &in, std::vector<double> &want) {
+  std::mt19937 rng(uint32_t(rows * 7919 + cols));
+  std::normal_distribution<float> unit(0.0f, 1.0f);
+  std::uniform_real_distribution<float> offset(-30.0f, 30.0f), spread(0.1f, 6.0f);
+  in.assign(size_t(rows * stride), poison());
+  for (int64_t r = 0; r < rows; ++r) {
+    float o = offset(rng), w = spread(rng);
+    for (int64_t c = 0; c < cols; ++c)
+      in[size_t(r * stride + c)] = o + w * unit(rng);
+  }
+  want.assign(size_t(rows * stride), 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *row = &in[size_t(r * stride)];
+    double m = -std::numeric_limits<double>::infinity(), sum = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      m = std::max(m, double(row[c]));
+    for (int64_t c = 0; c < cols; ++c)
+      sum += std::exp(double(row[c]) - m);
+    for (int64_t c = 0; c < cols; ++c)
+      want[size_t(r * stride + c)] = std::exp(double(row[c]) - m) / sum;
+  }
+}
+
+/// A softmax output against `want` (fp32 tolerances), its padding left untouched.
+Errors softmaxErrors(const std::vector<float> &out, const std::vector<double> &want, int64_t rows, int64_t cols,
+                     int64_t stride) {
+  Errors e(2e-6, 1e-5);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      size_t i = size_t(r * stride + c);
+      e.add(fmt::format("out[{}][{}]", r, c), out[i], want[i], want[i]);
+    }
+    for (int64_t c = cols; c < stride; ++c)
+      e.untouched(fmt::format("out[{}][{}]", r, c), out[size_t(r * stride + c)]);
+  }
+  return e;
+}
+
 void runSoftmax(Report &rep, const Device &dev, const Options &opt) {
   std::optional<Kernel> k;
   if (!loadKernel(rep, dev, opt, "softmax", "softmax_kernel", k))
@@ -768,26 +808,9 @@ void runSoftmax(Report &rep, const Device &dev, const Options &opt) {
     const int64_t stride = roundUp(s.cols, 16);
     // Inputs: rows with different offsets and spreads; the padding is NaN, which a masked
     // load must never see.
-    std::mt19937 rng(uint32_t(s.rows * 7919 + s.cols));
-    std::normal_distribution<float> unit(0.0f, 1.0f);
-    std::uniform_real_distribution<float> offset(-30.0f, 30.0f), spread(0.1f, 6.0f);
-    std::vector<float> in(size_t(s.rows * stride), poison());
-    for (int64_t r = 0; r < s.rows; ++r) {
-      float o = offset(rng), w = spread(rng);
-      for (int64_t c = 0; c < s.cols; ++c)
-        in[size_t(r * stride + c)] = o + w * unit(rng);
-    }
-    std::vector<double> want(size_t(s.rows * stride), 0.0);
-    for (int64_t r = 0; r < s.rows; ++r) {
-      const float *row = &in[size_t(r * stride)];
-      double m = -std::numeric_limits<double>::infinity(), sum = 0;
-      for (int64_t c = 0; c < s.cols; ++c)
-        m = std::max(m, double(row[c]));
-      for (int64_t c = 0; c < s.cols; ++c)
-        sum += std::exp(double(row[c]) - m);
-      for (int64_t c = 0; c < s.cols; ++c)
-        want[size_t(r * stride + c)] = std::exp(double(row[c]) - m) / sum;
-    }
+    std::vector<float> in;
+    std::vector<double> want;
+    softmaxRows(s.rows, s.cols, stride, in, want);
     DeviceBuffer din = DeviceBuffer::fromHost(dev, in);
     DeviceBuffer dout(dev, in.size() * 4);
     std::vector<int64_t> grids = {std::min(s.rows, maxGrid)};
@@ -801,15 +824,7 @@ void runSoftmax(Report &rep, const Device &dev, const Options &opt) {
                   int32_t(s.rows), int32_t(s.cols));
         stream.synchronize();
         std::vector<float> out = dout.toHost<float>();
-        Errors e(2e-6, 1e-5);
-        for (int64_t r = 0; r < s.rows; ++r) {
-          for (int64_t c = 0; c < s.cols; ++c) {
-            size_t i = size_t(r * stride + c);
-            e.add(fmt::format("out[{}][{}]", r, c), out[i], want[i], want[i]);
-          }
-          for (int64_t c = s.cols; c < stride; ++c)
-            e.untouched(fmt::format("out[{}][{}]", r, c), out[size_t(r * stride + c)]);
-        }
+        Errors e = softmaxErrors(out, want, s.rows, s.cols, stride);
         rep.check(e.ok(), fmt::format("{:<28} grid={:<6} {}", what, grid, e.summary()));
       });
     }
@@ -843,26 +858,9 @@ void runSoftmaxCluster(Report &rep, const Device &dev, const Options &opt) {
                           {9, 1000}, {130, block * cluster}, {1, block * (cluster - 1) + 16}};
   for (const Shape &s : shapes) {
     const int64_t stride = roundUp(s.cols, 16);
-    std::mt19937 rng(uint32_t(s.rows * 7919 + s.cols));
-    std::normal_distribution<float> unit(0.0f, 1.0f);
-    std::uniform_real_distribution<float> offset(-30.0f, 30.0f), spread(0.1f, 6.0f);
-    std::vector<float> in(size_t(s.rows * stride), poison());
-    for (int64_t r = 0; r < s.rows; ++r) {
-      float o = offset(rng), w = spread(rng);
-      for (int64_t c = 0; c < s.cols; ++c)
-        in[size_t(r * stride + c)] = o + w * unit(rng);
-    }
-    std::vector<double> want(size_t(s.rows * stride), 0.0);
-    for (int64_t r = 0; r < s.rows; ++r) {
-      const float *row = &in[size_t(r * stride)];
-      double m = -std::numeric_limits<double>::infinity(), sum = 0;
-      for (int64_t c = 0; c < s.cols; ++c)
-        m = std::max(m, double(row[c]));
-      for (int64_t c = 0; c < s.cols; ++c)
-        sum += std::exp(double(row[c]) - m);
-      for (int64_t c = 0; c < s.cols; ++c)
-        want[size_t(r * stride + c)] = std::exp(double(row[c]) - m) / sum;
-    }
+    std::vector<float> in;
+    std::vector<double> want;
+    softmaxRows(s.rows, s.cols, stride, in, want);
     DeviceBuffer din = DeviceBuffer::fromHost(dev, in);
     DeviceBuffer dout(dev, in.size() * 4);
     const unsigned grid = unsigned(s.rows * cluster);
@@ -872,15 +870,7 @@ void runSoftmaxCluster(Report &rep, const Device &dev, const Options &opt) {
       k->launch(grid, stream, dout, din, int32_t(stride), int32_t(stride), int32_t(s.cols));
       stream.synchronize();
       std::vector<float> out = dout.toHost<float>();
-      Errors e(2e-6, 1e-5);
-      for (int64_t r = 0; r < s.rows; ++r) {
-        for (int64_t c = 0; c < s.cols; ++c) {
-          size_t i = size_t(r * stride + c);
-          e.add(fmt::format("out[{}][{}]", r, c), out[i], want[i], want[i]);
-        }
-        for (int64_t c = s.cols; c < stride; ++c)
-          e.untouched(fmt::format("out[{}][{}]", r, c), out[size_t(r * stride + c)]);
-      }
+      Errors e = softmaxErrors(out, want, s.rows, s.cols, stride);
       rep.check(e.ok(), fmt::format("{:<34} grid={:<6} {}", what, grid, e.summary()));
     });
   }
