@@ -963,6 +963,13 @@ std::string verify(const Function &f, SourceLoc &where) {
     return "shared_bytes must not be negative, got " + std::to_string(f.sharedBytes);
   if (f.body.args.size() != f.params.size())
     return "function arguments do not match parameters";
+  if (f.cluster[0] < 1 || f.cluster[1] < 1 || f.cluster[2] < 1 || f.cluster[0] * f.cluster[1] * f.cluster[2] > 16)
+    return "cluster dims must be positive, at most 16 CTAs in all";
+  for (const Param &p : f.params)
+    if (p.type.isPointer() && p.type.space != AddrSpace::Global) {
+      where = p.loc;
+      return "kernel parameters point to global memory";
+    }
   for (size_t i = 0; i < f.params.size(); ++i)
     if (f.body.args[i]->type != Type(f.params[i].type)) {
       where = f.params[i].loc;

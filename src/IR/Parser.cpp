@@ -156,6 +156,8 @@ public:
       Type t = type();
       if (t.isTile())
         fail("kernel parameters are scalars or pointers");
+      if (t.elem.isPointer() && t.elem.space != AddrSpace::Global)
+        fail("kernel parameters point to global memory, not " + std::string(name(t.elem.space)) + " memory");
       Param p{hintOf(v.text), t.elem, 1, v.loc};
       if (accept("{")) {
         expectIdent("divisibility");
