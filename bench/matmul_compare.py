@@ -41,7 +41,8 @@ def launch_matmul(kernel, grid, a, b, c, m, n, k, bias=None):
 
 # --source: the cubins' prefix for each example (bench/build_matmul_cubins.sh's SOURCE_PREFIX).
 SOURCE_PREFIX = {"matmul": "mm", "matmul_tma": "mmtma", "matmul_persistent": "mmpers", "matmul_ws": "mmws",
-                 "matmul_persistent_tma": "mmptma", "matmul_persistent_ws": "mmpws", "matmul_epilogue": "mmepi"}
+                 "matmul_persistent_tma": "mmptma", "matmul_persistent_ws": "mmpws", "matmul_epilogue": "mmepi",
+                 "matmul_splitk_cluster": "mmskc"}
 
 
 def main():
@@ -60,7 +61,10 @@ def main():
                          "examples/matmul_persistent_ws.tle (it with the loop over tiles warp-specialised; "
                          "cubins mmpws_...) or examples/matmul_epilogue.tle (the persistent TMA kernel with "
                          "C = relu(A @ B + bias) fused; against cuBLASLt's bias + ReLU epilogue, "
-                         "torch._addmm_activation; cubins mmepi_...)")
+                         "torch._addmm_activation; cubins mmepi_...) or examples/matmul_splitk_cluster.tle (K split over "
+                         "a cluster of --split-k CTAs; cubins mmskc<S>_...; Triton, which has no clusters, "
+                         "runs examples/matmul_tma.tle with the same tiles)")
+    ap.add_argument("--split-k", type=int, default=2, help="matmul_splitk_cluster's cluster size (SPLIT_K)")
     ap.add_argument("--no-triton", action="store_true")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
@@ -73,7 +77,9 @@ def main():
     if args.dtype == "tf32":
         torch.backends.cuda.matmul.allow_tf32 = True  # cuBLAS's TF32 GEMM, as tl.dot's default precision
     kernel_name = "matmul_tn_kernel" if tn else "matmul_kernel"
-    triton_kernel = load_example_kernel("matmul_fp8" if fp8 else "matmul_tn" if tn else args.source, kernel_name)
+    splitk = args.source == "matmul_splitk_cluster"
+    triton_source = "matmul_tma" if splitk else args.source
+    triton_kernel = load_example_kernel("matmul_fp8" if fp8 else "matmul_tn" if tn else triton_source, kernel_name)
     epilogue = args.source == "matmul_epilogue"
     if args.source not in ("matmul", "matmul_persistent"):
         # Triton builds in-kernel tensor descriptors in global scratch memory from its allocator.
@@ -136,18 +142,19 @@ def main():
             grid = triton.cdiv(m, bm) * triton.cdiv(n, bn)
             if args.source.startswith("matmul_persistent") or epilogue:  # one program per SM (fewer when fewer tiles)
                 grid = min(grid, torch.cuda.get_device_properties(0).multi_processor_count)
+            tle_grid = grid * args.split_k if splitk else grid  # a cluster of SPLIT_K CTAs per tile
             row = {"m": m, "n": n, "k": k, "config": f"{bm}x{bn}x{bk} w{w} s{s}", "cublas_tflops": tf_cublas,
                    "cublas_max_err": cerr}
             if tf_fast is not None:
                 row["cublas_fast_accum_tflops"] = tf_fast
             prefix = {"fp16": "mm", "bf16": "mm_bf16", "fp8e4nv": "mm_fp8e4nv", "int8": "mm_int8", "tf32": "mm_tf32"}[args.dtype]
-            prefix = prefix.replace("mm", SOURCE_PREFIX[args.source], 1)
+            prefix = prefix.replace("mm", SOURCE_PREFIX[args.source] + (str(args.split_k) if splitk else ""), 1)
             path = os.path.join(args.cubins, f"{prefix}_{bm}x{bn}x{bk}_w{w}_s{s}.sm_90a.cubin")
             kern = TleKernel(lib, path, kernel_name)
             tle = lambda *xs: launch_matmul(kern, *xs, bias=bias)  # noqa: E731
             poison = -2**31 if dt == torch.int32 else float("nan")
             c = torch.full((m, n), poison, device="cuda", dtype=dt)
-            tle(grid, a, b, c, m, n, k)
+            tle(tle_grid, a, b, c, m, n, k)
             torch.cuda.synchronize()
             err = (c.double() - ref.double()).abs().max().item()
             tol = 0.0 if dt == torch.int32 else 1e-2 * ref.abs().max().item() + 1e-2  # int8: exact
@@ -155,7 +162,7 @@ def main():
             all_ok &= ok
             row.update({"tle_max_err": err, "pass": ok})
             if ok:
-                ms = triton.testing.do_bench(lambda: tle(grid, a, b, c, m, n, k), return_mode="median")
+                ms = triton.testing.do_bench(lambda: tle(tle_grid, a, b, c, m, n, k), return_mode="median")
                 row["tle_tflops"] = flops / ms / 1e9
             if not args.no_triton:
                 c2 = torch.empty((m, n), device="cuda", dtype=dt)
@@ -183,7 +190,8 @@ def main():
                   f"  tle/triton {tle_tf / tr_tf:5.2f}  tle/cuBLAS {tle_tf / tf_cublas:5.2f}{fast}", flush=True)
     if args.out:
         with open(args.out, "w") as f:
-            json.dump({"dtype": args.dtype, "source": args.source, "device": torch.cuda.get_device_name(), "triton": triton.__version__, "torch": torch.__version__,
+            json.dump({"dtype": args.dtype, "source": args.source, "triton_source": triton_source,
+                   "split_k": args.split_k if splitk else None, "device": torch.cuda.get_device_name(), "triton": triton.__version__, "torch": torch.__version__,
                        "group_m": GROUP_M, "results": rows}, f, indent=2)
     sys.exit(0 if all_ok else 1)
 

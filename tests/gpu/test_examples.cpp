@@ -69,9 +69,9 @@ std::string defaultCubinDir() {
   std::fprintf(status ? stderr : stdout,
                "usage: tle-gpu-tests [--cubin-dir DIR] [--arch ARCH] [--device N] "
                "[--only NAME[,NAME...]]\n"
-               "  NAME: runtime, vector_add, softmax, softmax_cluster, layernorm, matmul, matmul_tma, matmul_persistent, matmul_ws,\n"
-               "        matmul_persistent_tma, matmul_persistent_ws, matmul_epilogue, matmul_tf32, matmul_tn,\n"
-               "        matmul_tn_tf32\n");
+               "  NAME: runtime, vector_add, softmax, softmax_cluster, layernorm, matmul, matmul_tma,\n"
+               "        matmul_persistent, matmul_ws, matmul_persistent_tma, matmul_persistent_ws,\n"
+               "        matmul_epilogue, matmul_splitk_cluster, matmul_tf32, matmul_tn, matmul_tn_tf32\n");
   std::exit(status);
 }
 
@@ -610,7 +610,8 @@ void runMatmul(Report &rep, const Device &dev, const Options &opt, const char *e
       // matmul_persistent*: every grid size computes all of C (one program, three programs that
       // share tiles unevenly, one per SM or one per tile). One program runs every tile, its TMA
       // fill counts (and slot phases) carried from tile to tile.
-      std::vector<unsigned> grids{tiles};
+      // matmul_splitk_cluster: every tile on a cluster of SPLIT_K CTAs.
+      std::vector<unsigned> grids{tiles * ki.cluster[0]};
       if (persistent)
         grids = {1, 3, std::max(1u, std::min(tiles, unsigned(dev.smCount())))};
       for (unsigned grid : grids) {
@@ -1012,6 +1013,12 @@ int main(int argc, char **argv) {
       runMatmul(rep, dev, opt, "matmul_persistent_ws");
     if (want("matmul_epilogue"))
       runMatmul(rep, dev, opt, "matmul_epilogue");
+    if (want("matmul_splitk_cluster")) {
+      if (dev.computeMajor() >= 9)
+        runMatmul(rep, dev, opt, "matmul_splitk_cluster");
+      else
+        rep.skip("matmul_splitk_cluster: thread-block clusters need sm_90");
+    }
     if (want("matmul_tf32"))
       runMatmul(rep, dev, opt, "matmul_tf32");
     if (want("matmul_tn"))
