@@ -777,8 +777,8 @@ private:
 
   Expr *braces(P::BraceAtomContext *c) {
     P::DictorsetmakerContext *m = c->dictorsetmaker();
-    if (!m)
-      return other(c, "dict display");
+    if (!m) // `{}` is an empty dict
+      return make<DictExpr>(loc(c));
     bool isDict = false, isSet = false;
     for (P::Dictorset_itemContext *item : m->dictorset_item()) {
       bool dictItem = item->COLON() || item->POWER();

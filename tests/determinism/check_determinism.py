@@ -9,7 +9,8 @@
 # path, another output file name, LC_ALL=C, a fresh TMPDIR (ptxas temporaries), TLE_PTXAS and
 # TLE_LIBDEVICE set explicitly (to the same files), glibc malloc tunables that change the heap
 # layout (so pointer-ordered iteration shows up), MALLOC_PERTURB_, and `taskset -c 0` when available.
-# Kernels: every examples/*.tle (signature and -w from its `# Compile:` line) for sm_80 and sm_90a;
+# Kernels: every examples/*.tle (signature and -w from its `# Compile:` line) for sm_80 and sm_90a (or the
+# --arch its line names);
 # the first `%tlec %s -s ...` RUN line of each kernel under tests/lit/{ptx,control,tile,gpu}; the
 # every `# Build:` line of tests/gpu/kernels/*.tle (sm_90a). Cubins need ptxas (the CUDA
 # toolkit); without it only PTX is compared. Exit status 0 when everything is identical, else 1.
@@ -40,7 +41,8 @@ def find_cases(src):
                 if not sig:
                     sys.exit("%s: `# Compile:` line without -s \"SIGNATURE\"" % path)
                 warps = WARPS_RE.search(line)
-                for arch in ("sm_80", "sm_90a"):
+                only = re.search(r" --arch ([a-z0-9_]+)", line)  # an example for that architecture alone
+                for arch in (only.group(1),) if only else ("sm_80", "sm_90a"):
                     cases.append(("examples.%s.%s" % (name[:-4], arch), path, sig.group(1),
                                   warps.group(1) if warps else "4", arch))
                 break

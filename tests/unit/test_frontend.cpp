@@ -446,8 +446,13 @@ TEST_CASE("frontend: displays and unmodelled expressions", "[frontend]") {
   CHECK(cast<OtherExpr>(valueOf(p, "{k: v for k, v in d.items()}"))->what == "dict comprehension");
   CHECK(cast<OtherExpr>(valueOf(p, "{x for x in s}"))->what == "set comprehension");
   CHECK(cast<OtherExpr>(valueOf(p, "(x async for x in s)"))->what == "generator expression");
-  CHECK(cast<OtherExpr>(valueOf(p, "{'a': 1, **other}"))->what == "dict display");
-  CHECK(cast<OtherExpr>(valueOf(p, "{}"))->what == "dict display");
+  CHECK(cast<OtherExpr>(valueOf(p, "{'a': 1, **other}"))->what == "dict display with ** unpacking");
+  CHECK(cast<DictExpr>(valueOf(p, "{}"))->keys.empty());
+  auto *dict = cast<DictExpr>(valueOf(p, "{'a': 1, \"b\": [x, 2]}"));
+  REQUIRE(dict->keys.size() == 2);
+  CHECK(cast<StringLit>(dict->keys[1])->value == "b");
+  CHECK(cast<ListExpr>(dict->values[1])->elts.size() == 2);
+  checkLoc(dict->loc(), 1, 5);
   CHECK(cast<OtherExpr>(valueOf(p, "{1, 2, *s}"))->what == "set display");
   CHECK(cast<OtherExpr>(valueOf(p, "(y := f(x))"))->what == "assignment expression");
   CHECK(cast<OtherExpr>(valueOf(p, "await g()"))->what == "await expression");
