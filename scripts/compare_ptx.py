@@ -57,8 +57,16 @@ def kernels():
 
 
 def compiles():
-    """(name, tlec arguments, arch) for every compile: each of kernels() for sm_90a and sm_80."""
-    return [(name, args, arch) for name, args in kernels() for arch in ("sm_90a", "sm_80")]
+    """(name, tlec arguments, arch) for every compile: each of kernels() for sm_90a and sm_80 (or the
+    one architecture its `--arch` names; the argument itself is dropped, ptx() adds the arch)."""
+    out = []
+    for name, args in kernels():
+        archs = ("sm_90a", "sm_80")
+        if "--arch" in args:
+            i = args.index("--arch")
+            archs, args = (args[i + 1],), args[:i] + args[i + 2:]
+        out += [(name, args, arch) for arch in archs]
+    return out
 
 
 def ptx(tlec, args, arch):

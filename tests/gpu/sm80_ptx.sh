@@ -22,6 +22,7 @@ for src in tests/gpu/kernels/*.tle; do
 done
 for src in examples/*.tle; do
   line=$(grep -m1 -E '^# Compile: tlec ' "$src") || continue
+  [[ $line =~ \ --arch\ ([a-z0-9_]+) && ${BASH_REMATCH[1]} != sm_80 ]] && continue # an sm_90a-only example (clusters)
   [[ $line =~ -s\ \"([^\"]+)\" ]] || { echo "$src: no -s in its Compile line" >&2; exit 1; }
   sig=${BASH_REMATCH[1]}
   warps=4
