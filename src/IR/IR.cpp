@@ -673,6 +673,8 @@ struct Verifier {
         return fail(op, "must keep the shape: " + a.str() + " -> " + r.str());
       if (a.elem.isPointer() != r.elem.isPointer() || bitWidth(a.dtype()) != bitWidth(r.dtype()))
         return fail(op, "needs types of one bit width (pointers only to pointers): " + a.str() + " -> " + r.str());
+      if (a.elem.isPointer() && a.elem.space != r.elem.space)
+        return fail(op, "cannot move a pointer to another address space: " + a.str() + " -> " + r.str());
       return true;
     }
     case OpKind::AddPtr:
@@ -963,8 +965,9 @@ std::string verify(const Function &f, SourceLoc &where) {
     return "shared_bytes must not be negative, got " + std::to_string(f.sharedBytes);
   if (f.body.args.size() != f.params.size())
     return "function arguments do not match parameters";
-  if (f.cluster[0] < 1 || f.cluster[1] < 1 || f.cluster[2] < 1 || f.cluster[0] * f.cluster[1] * f.cluster[2] > 16)
-    return "cluster dims must be positive, at most 16 CTAs in all";
+  const int clusterSize = f.cluster[0] * f.cluster[1] * f.cluster[2];
+  if (f.cluster[0] < 1 || f.cluster[1] < 1 || f.cluster[2] < 1 || clusterSize > 8)
+    return "cluster dims must be positive, at most 8 CTAs in all (the portable cluster size)";
   for (const Param &p : f.params)
     if (p.type.isPointer() && p.type.space != AddrSpace::Global) {
       where = p.loc;
@@ -983,7 +986,20 @@ std::string verify(const Function &f, SourceLoc &where) {
     where = v.where;
     return v.msg;
   }
-  return "";
+  // A constant remote rank must name a CTA of the kernel's cluster.
+  std::string bad;
+  walk(const_cast<Block &>(f.body), [&](Op &op) {
+    if (op.kind != OpKind::RemotePtr || !bad.empty() || !op.operands[1]->def ||
+        op.operands[1]->def->kind != OpKind::Constant)
+      return;
+    int64_t rank = op.operands[1]->def->ival;
+    if (rank < 0 || rank >= clusterSize) {
+      where = op.loc;
+      bad = "'remote_ptr': rank " + std::to_string(rank) + " is outside the kernel's cluster of " +
+            std::to_string(clusterSize) + " CTAs";
+    }
+  });
+  return bad;
 }
 
 std::string verify(const Function &f) {

@@ -560,6 +560,9 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
     const Arg &base = p.get("base");
     if (!base.val.isTensor() || !base.val.v->type.isScalar() || !base.val.v->type.elem.isPointer())
       fail(base.loc, "make_tensor_descriptor() base must be a scalar pointer, got " + base.val.describe());
+    if (base.val.v->type.elem.space != ir::AddrSpace::Global)
+      fail(base.loc, "make_tensor_descriptor() base must point to global memory (tensor descriptors and TMA "
+                     "read and write global memory), got " + base.val.v->type.str());
     std::vector<int64_t> block = shapeArg(*this, p.get("block_shape"), "make_tensor_descriptor");
     size_t rank = block.size();
     if (rank < 1 || rank > 5)

@@ -198,37 +198,52 @@ std::optional<SVal> Specializer::callTle(const std::string &name, CallArgs &args
     if (p.has("scope")) {
       mesh = &meshArg(*this, p, "scope", "remote");
       size = useMeshCluster(*mesh, p.loc("scope"));
+    } else if (fn->cluster == std::array<int, 3>{1, 1, 1}) {
+      fail(loc, "remote() without scope= needs a kernel that already uses a cluster (tle.shard_id or "
+                "tle.distributed_barrier with a mesh); pass scope=mesh");
     }
     const Arg &sa = p.get("shard_id");
-    ir::Value *rank = nullptr;
-    if (sa.val.kind == SVal::Kind::Int || sa.val.kind == SVal::Kind::Tuple) {
-      int64_t r = 0;
-      if (sa.val.kind == SVal::Kind::Int) {
-        r = sa.val.i;
-      } else { // coordinates along the scope's cluster axes, linearised row-major
-        if (!mesh)
-          fail(sa.loc, "remote() shard_id as a tuple needs scope= (the mesh its coordinates index)");
-        size_t first = firstClusterAxis(*this, *mesh, p.loc("scope"));
-        if (sa.val.elts.size() != mesh->ints.size() - first)
-          fail(sa.loc, "remote() shard_id has " + std::to_string(sa.val.elts.size()) + " coordinates; " +
-                           mesh->describe() + " has " + std::to_string(mesh->ints.size() - first) + " cluster axes");
-        for (size_t i = 0; i < sa.val.elts.size(); ++i) {
-          const SVal &c = sa.val.elts[i];
-          if (c.kind != SVal::Kind::Int || c.i < 0 || c.i >= mesh->ints[first + i])
-            fail(sa.loc, "remote() shard_id coordinate " + std::to_string(i) + " must be an integer in [0, " +
-                             std::to_string(mesh->ints[first + i]) + "), got " + c.describe());
-          r = r * mesh->ints[first + i] + c.i;
-        }
-      }
-      if (r < 0 || (size > 1 && r >= size))
-        fail(sa.loc, "remote() shard_id " + std::to_string(r) + " is outside the cluster of " + std::to_string(size) +
-                         " CTAs");
-      rank = b->constInt(sa.loc, DType::I32, r);
-    } else if (sa.val.isTensor() && sa.val.v->type.isScalar() && ir::isInteger(sa.val.v->type.dtype())) {
-      rank = castTo(sa.val.v, ir::ScalarType{DType::I32}, sa.loc);
-    } else {
-      fail(sa.loc, "remote() shard_id must be an integer scalar or a tuple of integers, got " + sa.val.describe());
+    // One coordinate (the rank) or one per cluster axis of the scope, linearised row-major; each
+    // an integer, or an integer scalar known at run time (not range-checked).
+    std::vector<SVal> coords = {sa.val};
+    std::vector<int64_t> sizes = {size};
+    if (sa.val.kind == SVal::Kind::Tuple) {
+      if (!mesh)
+        fail(sa.loc, "remote() shard_id as a tuple needs scope= (the mesh its coordinates index)");
+      size_t first = firstClusterAxis(*this, *mesh, p.loc("scope"));
+      if (sa.val.elts.size() != mesh->ints.size() - first)
+        fail(sa.loc, "remote() shard_id has " + std::to_string(sa.val.elts.size()) + " coordinates; " +
+                         mesh->describe() + " has " + std::to_string(mesh->ints.size() - first) + " cluster axes");
+      coords = sa.val.elts;
+      sizes.assign(mesh->ints.begin() + first, mesh->ints.end());
     }
+    ir::Value *rank = nullptr;
+    int64_t known = 0;
+    for (size_t i = 0; i < coords.size(); ++i) {
+      const SVal &c = coords[i];
+      std::string what = coords.size() == 1 ? "remote() shard_id" : "remote() shard_id coordinate " + std::to_string(i);
+      ir::Value *v = nullptr;
+      if (c.kind == SVal::Kind::Int) {
+        if (c.i < 0 || c.i >= sizes[i])
+          fail(sa.loc, what + " " + std::to_string(c.i) + " is outside " +
+                           (coords.size() == 1 ? "the cluster of " : "the axis of ") + std::to_string(sizes[i]) +
+                           " CTAs");
+        if (!rank) {
+          known = known * sizes[i] + c.i;
+          continue;
+        }
+        v = b->constInt(sa.loc, DType::I32, c.i);
+      } else if (c.isTensor() && c.v->type.isScalar() && ir::isInteger(c.v->type.dtype())) {
+        v = castTo(c.v, ir::ScalarType{DType::I32}, sa.loc);
+      } else {
+        fail(sa.loc, what + " must be an integer (or an integer scalar), got " + c.describe());
+      }
+      if (!rank)
+        rank = b->constInt(sa.loc, DType::I32, known);
+      rank = b->binary(OpKind::Add, sa.loc, b->binary(OpKind::Mul, sa.loc, rank, b->constInt(sa.loc, DType::I32, sizes[i])), v);
+    }
+    if (!rank)
+      rank = b->constInt(sa.loc, DType::I32, known);
     ir::Type rt = ptr->type.withElem(ir::ScalarType::ptrTo(ptr->type.elem.pointee, AddrSpace::Cluster));
     ir::Value *remote = b->create(OpKind::RemotePtr, loc, {ptr, rank}, {rt})->result();
     if (x.val.kind == SVal::Kind::Buffer) {
@@ -281,6 +296,10 @@ std::optional<SVal> Specializer::callTle(const std::string &name, CallArgs &args
     buf.elts = {SVal::tensor(op->result())};
     buf.ints = shape;
     if (p.has("init_value")) {
+      for (int64_t d : shape)
+        if (d & (d - 1))
+          fail(p.loc("init_value"), "alloc() init_value needs a buffer of power-of-two dims (a tile of its shape), got " +
+                                        buf.describe());
       CallArgs lp{loc, {Arg{loc, buf}}, {}};
       SVal ptrs = callTle("tle.gpu.local_ptr", lp).value();
       CallArgs st{loc, {Arg{loc, ptrs}, p.get("init_value")}, {}};

@@ -408,8 +408,12 @@ ir::Value *Specializer::castTo(ir::Value *v, ir::ScalarType t, SourceLoc loc) {
   if (v->type.elem == t)
     return v;
   if (v->type.elem.isPointer() || t.isPointer()) {
-    if (v->type.elem.isPointer() && t.isPointer())
+    if (v->type.elem.isPointer() && t.isPointer()) { // the pointee changes; the memory it points into does not
+      t.space = v->type.elem.space;
+      if (t == v->type.elem)
+        return v;
       return b->create(ir::OpKind::Bitcast, loc, {v}, {v->type.withElem(t)})->result();
+    }
     fail(loc, "cannot convert " + v->type.str() + " to " + t.str());
   }
   return b->cast(loc, v, t);

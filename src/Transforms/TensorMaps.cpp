@@ -83,8 +83,9 @@ int tmaStoreSwizzle(const ir::Op &store) {
 }
 
 bool writesGlobalMemory(const ir::Op &op) {
-  return op.kind == OpKind::Store || op.kind == OpKind::AtomicRMW || op.kind == OpKind::AtomicCAS ||
-         (op.kind == OpKind::InlineAsm && op.ival2 == 0);
+  if (op.kind == OpKind::Store || op.kind == OpKind::AtomicRMW || op.kind == OpKind::AtomicCAS) // not shared buffers
+    return op.operands[0]->type.elem.space == ir::AddrSpace::Global;
+  return op.kind == OpKind::InlineAsm && op.ival2 == 0;
 }
 
 bool writesGlobalMemoryIn(const ir::Op &op) {
@@ -156,9 +157,10 @@ bool tmaStore(const ir::Function &f, const ir::Op &store) {
   auto visit = [&](ir::Op &x) {
     if (&x == &store || otherTensorLoad(x))
       return;
-    later |= x.kind == OpKind::Load || x.kind == OpKind::Store || x.kind == OpKind::AtomicRMW ||
-             x.kind == OpKind::AtomicCAS || x.kind == OpKind::InlineAsm || x.kind == OpKind::Print ||
-             x.kind == OpKind::Assert;
+    bool memory = x.kind == OpKind::Load || x.kind == OpKind::Store || x.kind == OpKind::AtomicRMW ||
+                  x.kind == OpKind::AtomicCAS;
+    later |= (memory && x.operands[0]->type.elem.space == ir::AddrSpace::Global) || x.kind == OpKind::InlineAsm ||
+             x.kind == OpKind::Print || x.kind == OpKind::Assert;
   };
   for (auto &o : f.body.ops) {
     if (o.get() == (loop ? loop : &store))

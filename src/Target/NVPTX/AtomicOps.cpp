@@ -47,6 +47,9 @@ void Emitter::emitAtomic(const ir::Op &op) {
   std::string prefix = std::string("atom.") + ir::name(static_cast<ir::MemSem>(op.ival2)) + "." +
                        ir::name(static_cast<ir::MemScope>(op.axis)) + "." + stateSpace(ptr->type.elem.space) + ".";
   orderSharedAccess(ptr, SharedAccess::Atomic);
+  if (et == ir::DType::BF16 && smVersion() < 90) // PTX ISA §9.7.13.5: atom.add.noftz.bf16 needs sm_90
+    diags.fatal(op.loc, "atomic_add on bf16 needs sm_90 or newer (PTX atom.add.noftz.bf16); here the target is " +
+                            arch + "; use fp32 or fp16");
   bool tile = ptr->type.isTile();
   const ir::Layout *l = tile ? op.result()->layout : nullptr;
   int n = tile ? l->numRegs() : 1;

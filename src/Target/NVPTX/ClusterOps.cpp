@@ -25,7 +25,7 @@ const char *Emitter::stateSpace(AddrSpace s) {
 void Emitter::planUserBuffers() {
   int64_t at = 0;
   size_t i = 0;
-  std::optional<size_t> lastAccess, lastBarrier; // top-level ops holding them
+  std::optional<size_t> lastAccess, lastBarrier, anyBarrier; // top-level ops holding them
   for (auto &top : f.body.ops) {
     ir::Op *t = top.get();
     auto visit = [&](ir::Op &op) {
@@ -35,6 +35,8 @@ void Emitter::planUserBuffers() {
       if (clusterAccess)
         lastAccess = i;
       if (op.kind == OpKind::ClusterBarrier)
+        anyBarrier = i;
+      if (op.kind == OpKind::ClusterBarrier && &op == t) // one every path reaches (not in an if or a loop)
         lastBarrier = i;
       if (op.kind != OpKind::LocalAlloc)
         return;
@@ -48,10 +50,12 @@ void Emitter::planUserBuffers() {
     ++i;
   }
   userBytes_ = at ? (at + 1023) / 1024 * 1024 : 0;
-  // A top-level cluster barrier after the last access already keeps every CTA's shared memory
-  // alive until all accesses are done; otherwise the exit needs one (clusterExitArrive).
+  // A cluster barrier at the top level (so on every path) after the last access already keeps
+  // every CTA's shared memory alive until all accesses are done; otherwise the exit needs one
+  // (clusterExitArrive), after the last access and the last barrier of any kind (an arrive
+  // must not come before a barrier's own arrive and wait).
   remoteAccess_ = lastAccess && (!lastBarrier || *lastBarrier <= *lastAccess);
-  clusterExitArriveAfter_ = remoteAccess_ ? std::max(*lastAccess, lastBarrier.value_or(0)) : 0;
+  clusterExitArriveAfter_ = remoteAccess_ ? std::max(*lastAccess, anyBarrier.value_or(0)) : 0;
 }
 
 void Emitter::clusterExitArrive() {
