@@ -338,11 +338,24 @@ def t_cluster_sum():
     return close(o["out_ptr"], x.reshape(5, 4, 512).astype(np.float64).sum(1), rtol=1e-6, atol=1e-5)
 
 
+def t_cluster_swap():
+    o = run("cluster_swap", "*i32:16, 128", {"out_ptr": np.full((12, 128), -1, np.int32)}, ["out_ptr"], 4,
+            grid_override="12", src=SHARED)
+    want = np.zeros((12, 128), np.int32)
+    for pid in range(12):
+        base, y, x = pid - pid % 4, (pid % 4) // 2, pid % 2
+        # pid reads CTA (1 - y, x), which holds what CTA (1 - y, 1 - x) wrote there
+        writer = base + (1 - y) * 2 + (1 - x)
+        want[pid] = writer * 1000 + np.arange(128)
+    return bool(np.array_equal(o["out_ptr"], want)), f"{int(np.sum(o['out_ptr'] != want))} elements differ"
+
+
 case("shared buffer: store, then load another thread's element (reversal), 1024 fp32", t_reverse_smem)
 case("shared buffer: load then store in a runtime loop (37 rotations), 256 fp32, 8 warps", t_rotate_smem)
 case("shared buffer: zero fill, then shared atomics (64-bin histogram of 4096 int32), 3 programs",
      t_histogram_smem)
 case("cluster of 4: atomics into rank 0's buffer through distributed shared memory, 5 clusters", t_cluster_sum)
+case("cluster of 2 x 2: stores and loads addressed by runtime (y, x) coordinates, 3 clusters", t_cluster_swap)
 passed = sum(results)
 print(f"{passed} passed, {len(results) - passed} failed")
 sys.exit(0 if passed == len(results) else 1)
