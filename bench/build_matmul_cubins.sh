@@ -2,14 +2,14 @@
 # Compiles examples/matmul.tle (fp8e4nv: examples/matmul_fp8.tle; int8, tf32: examples/matmul_tn.tle; SOURCE=matmul_tma:
 # examples/matmul_tma.tle, tiles through tensor descriptors; SOURCE=matmul_persistent:
 # examples/matmul_persistent.tle, one program per SM looping over the tiles; SOURCE=matmul_ws,
-# matmul_persistent_tma, matmul_persistent_ws, matmul_epilogue: those examples; SOURCE=matmul_splitk_cluster:
+# matmul_persistent_tma, matmul_persistent_ws, matmul_epilogue, matmul_decode: those examples; SOURCE=matmul_splitk_cluster:
 # K split over a cluster of SPLIT_K CTAs (env, default 2)) for sm_90a once per block configuration, for
 # bench/matmul_compare.py.
-# Usage: [DTYPE=fp16|bf16|fp8e4nv|int8|tf32] [SOURCE=matmul|matmul_tma|matmul_persistent|matmul_ws|matmul_persistent_tma|matmul_persistent_ws|matmul_epilogue|matmul_splitk_cluster] [SPLIT_K=N] bench/build_matmul_cubins.sh TLEC OUT_DIR [BMxBNxBKxWxS ...]
+# Usage: [DTYPE=fp16|bf16|fp8e4nv|int8|tf32] [SOURCE=matmul|matmul_tma|matmul_persistent|matmul_ws|matmul_persistent_tma|matmul_persistent_ws|matmul_epilogue|matmul_splitk_cluster|matmul_decode] [SPLIT_K=N] bench/build_matmul_cubins.sh TLEC OUT_DIR [BMxBNxBKxWxS ...]
 # Writes mm_<BM>x<BN>x<BK>_w<W>_s<S>.sm_90a.cubin (fp16), mm_bf16_... (bf16), mm_fp8e4nv_... (fp8),
 # mm_int8_... (int8 operands, int32 output) or mm_tf32_... (fp32 operands and output);
 # with SOURCE=matmul_tma, mmtma_... and mmtma_bf16_...; with SOURCE=matmul_persistent, mmpers_...
-# and mmpers_bf16_...; mmws_, mmptma_, mmpws_ and mmepi_ likewise; mmskc<SPLIT_K>_ for matmul_splitk_cluster.
+# and mmpers_bf16_...; mmws_, mmptma_, mmpws_, mmepi_ and mmdec_ likewise; mmskc<SPLIT_K>_ for matmul_splitk_cluster.
 set -euo pipefail
 TLEC="$1"; OUT="$2"; shift 2
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,7 +28,7 @@ esac
 # The other sources (fp16 or bf16 only) and their cubins' prefixes.
 declare -A SOURCE_PREFIX=([matmul_tma]=mmtma [matmul_persistent]=mmpers [matmul_ws]=mmws
                           [matmul_persistent_tma]=mmptma [matmul_persistent_ws]=mmpws [matmul_epilogue]=mmepi
-                          [matmul_splitk_cluster]=mmskc)
+                          [matmul_splitk_cluster]=mmskc [matmul_decode]=mmdec)
 S="${SOURCE:-matmul}"
 if [[ "$S" != matmul ]]; then
   [[ -n "${SOURCE_PREFIX[$S]:-}" ]] || { echo "SOURCE must be matmul, ${!SOURCE_PREFIX[*]}" >&2; exit 2; }

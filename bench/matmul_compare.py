@@ -1,6 +1,6 @@
 """Matmul side by side in one process: examples/matmul.tle (or, with --source, matmul_tma.tle,
-matmul_persistent.tle, matmul_ws.tle, matmul_persistent_tma.tle, matmul_persistent_ws.tle or
-matmul_epilogue.tle) compiled by tlec for each block configuration (cubins launched through libtle_rt's C ABI with ctypes, on PyTorch's tensors), the
+matmul_persistent.tle, matmul_ws.tle, matmul_persistent_tma.tle, matmul_persistent_ws.tle,
+matmul_epilogue.tle or matmul_decode.tle) compiled by tlec for each block configuration (cubins launched through libtle_rt's C ABI with ctypes, on PyTorch's tensors), the
 same source and configuration run by Triton 3.6, and cuBLAS (torch.matmul), all timed with
 triton.testing.do_bench (median; L2 cleared between repetitions). fp16 (or, with --dtype bf16,
 bf16) inputs, fp32 accumulation, output in the input dtype. Every output is checked against torch.matmul before it is timed.
@@ -42,7 +42,7 @@ def launch_matmul(kernel, grid, a, b, c, m, n, k, bias=None):
 # --source: the cubins' prefix for each example (bench/build_matmul_cubins.sh's SOURCE_PREFIX).
 SOURCE_PREFIX = {"matmul": "mm", "matmul_tma": "mmtma", "matmul_persistent": "mmpers", "matmul_ws": "mmws",
                  "matmul_persistent_tma": "mmptma", "matmul_persistent_ws": "mmpws", "matmul_epilogue": "mmepi",
-                 "matmul_splitk_cluster": "mmskc"}
+                 "matmul_splitk_cluster": "mmskc", "matmul_decode": "mmdec"}
 
 
 def main():
@@ -63,7 +63,8 @@ def main():
                          "C = relu(A @ B + bias) fused; against cuBLASLt's bias + ReLU epilogue, "
                          "torch._addmm_activation; cubins mmepi_...) or examples/matmul_splitk_cluster.tle (K split over "
                          "a cluster of --split-k CTAs; cubins mmskc<S>_...; Triton, which has no clusters, "
-                         "runs examples/matmul_tma.tle with the same tiles)")
+                         "runs examples/matmul_tma.tle with the same tiles) or examples/matmul_decode.tle (C^T = B^T A^T, "
+                         "for few rows; cubins mmdec_...)")
     ap.add_argument("--split-k", type=int, default=2, help="matmul_splitk_cluster's cluster size (SPLIT_K)")
     ap.add_argument("--no-triton", action="store_true")
     ap.add_argument("--out", default="")

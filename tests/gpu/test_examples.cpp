@@ -69,7 +69,7 @@ std::string defaultCubinDir() {
   std::fprintf(status ? stderr : stdout,
                "usage: tle-gpu-tests [--cubin-dir DIR] [--arch ARCH] [--device N] "
                "[--only NAME[,NAME...]]\n"
-               "  NAME: runtime, vector_add, softmax, softmax_cluster, layernorm, matmul, matmul_tma,\n"
+               "  NAME: runtime, vector_add, softmax, softmax_cluster, layernorm, matmul, matmul_tma, matmul_decode,\n"
                "        matmul_persistent, matmul_ws, matmul_persistent_tma, matmul_persistent_ws,\n"
                "        matmul_epilogue, matmul_splitk_cluster, matmul_tf32, matmul_tn, matmul_tn_tf32\n");
   std::exit(status);
@@ -538,7 +538,8 @@ void runVectorAdd(Report &rep, const Device &dev, const Options &opt) {
 
 // ------------------------------------------------------------------------------------------------
 // matmul (examples/matmul.tle: pointer tiles, cp.async), matmul_tma (examples/matmul_tma.tle:
-// tensor descriptors, TMA on sm_90a with descriptors the runtime builds at launch) and
+// tensor descriptors, TMA on sm_90a with descriptors the runtime builds at launch),
+// matmul_decode (examples/matmul_decode.tle: matmul_tma computed as C^T = B^T A^T, for few rows) and
 // matmul_persistent (examples/matmul_persistent.tle: a grid-stride loop over the output tiles),
 // matmul_ws (examples/matmul_ws.tle: matmul_tma with a warp-specialised K loop: a TMA producer
 // warpgroup and the wgmma consumers); matmul_persistent_tma and matmul_persistent_ws
@@ -558,6 +559,9 @@ struct MatmulShape {
 };
 constexpr MatmulShape kMatmulShapes[] = {{256, 512, 1024}, {304, 272, 80}, {128, 256, 16},
                                          {16, 16, 48},     {528, 784, 336}, {128, 256, 0}};
+/// matmul_decode's extra shapes: row counts that are not multiples of 16 (its signature has no
+/// :16 on M), one row, and one whole BLOCK_M tile with a ragged N.
+constexpr MatmulShape kDecodeShapes[] = {{1, 256, 512}, {7, 272, 336}, {40, 128, 64}, {16, 8192 + 64, 256}};
 
 void runMatmul(Report &rep, const Device &dev, const Options &opt, const char *example) {
   std::optional<Kernel> k;
@@ -572,7 +576,10 @@ void runMatmul(Report &rep, const Device &dev, const Options &opt, const char *e
   const bool tf32 = std::string(example) == "matmul_tf32";
   const size_t outBytes = tf32 ? 4 : 2;
   Stream stream(dev);
-  for (MatmulShape sh : kMatmulShapes) {
+  std::vector<MatmulShape> shapes(std::begin(kMatmulShapes), std::end(kMatmulShapes));
+  if (std::string(example) == "matmul_decode")
+    shapes.insert(shapes.end(), std::begin(kDecodeShapes), std::end(kDecodeShapes));
+  for (MatmulShape sh : shapes) {
     std::string what = fmt::format("{} {}x{}x{}", example, sh.m, sh.n, sh.k);
     guarded(rep, what, [&] {
       std::mt19937 rng(uint32_t(sh.m * 7 + sh.n * 3 + sh.k));
@@ -1003,6 +1010,8 @@ int main(int argc, char **argv) {
       runMatmul(rep, dev, opt, "matmul");
     if (want("matmul_tma"))
       runMatmul(rep, dev, opt, "matmul_tma");
+    if (want("matmul_decode"))
+      runMatmul(rep, dev, opt, "matmul_decode");
     if (want("matmul_persistent"))
       runMatmul(rep, dev, opt, "matmul_persistent");
     if (want("matmul_ws"))

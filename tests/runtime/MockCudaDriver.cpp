@@ -321,7 +321,7 @@ static void runEmulated(const MockFunction &f, unsigned gx, unsigned bx, void **
       for (int c = 0; c < N; ++c)
         Y[long(row) * stride + c] = (x[c] - mean) * rstd * W[c] + B[c];
     }
-  } else if (f.name == "matmul_kernel") { // examples/matmul.tle, matmul_tma.tle, matmul_persistent.tle, matmul_ws.tle, fp16
+  } else if (f.name == "matmul_kernel") { // examples/matmul.tle, matmul_tma.tle, matmul_decode.tle, matmul_persistent.tle, matmul_ws.tle, fp16
     // (matmul_tf32: fp32 operands, fp32 output holding the fp16-rounded result; matmul_epilogue:
     // a bias pointer after C, C = relu(A @ B + bias), and a third descriptor, of C)
     const bool epilogue = f.paramSizes.size() == 13;
@@ -338,6 +338,9 @@ static void runEmulated(const MockFunction &f, unsigned gx, unsigned bx, void **
     bool mapsOk = true;
     if (f.paramSizes.size() == 11 && M > 0 && N > 0 && K > 0) // empty tensors get the runtime's zeros
       mapsOk = arg<const void *>(args, 9) == A && arg<const void *>(args, 10) == Bm;
+    // matmul_decode: descriptors of A, B and C (its store is a TMA store too).
+    if (f.paramSizes.size() == 12 && M > 0 && N > 0 && K > 0)
+      mapsOk = arg<const void *>(args, 9) == A && arg<const void *>(args, 10) == Bm && arg<const void *>(args, 11) == C;
     if (epilogue && M > 0 && N > 0 && K > 0)
       mapsOk = arg<const void *>(args, 10) == A && arg<const void *>(args, 11) == Bm && arg<const void *>(args, 12) == C;
     std::vector<float> a(size_t(M) * K), bt(size_t(N) * K); // converted once, B transposed
