@@ -1,11 +1,13 @@
 """Fused-attention forward benchmark: examples/attention.tle compiled by tlec (cubins launched
 through libtle_rt's C ABI with ctypes, on PyTorch's tensors), the same source run by Triton 3.6,
-and torch's scaled_dot_product_attention, on the same shapes in one process.
+and torch's scaled_dot_product_attention (the back end torch picks, and its flash-attention and
+cuDNN back ends each forced), on the same shapes in one process.
 
 Usage: python3 bench/attention_bench.py --lib build/runtime/libtle_rt.so --cubins DIR [--source attention_tma]
-                                        [--compare LABEL=DIR2 ...] [--out FILE]
+                                        [--dtype fp16|bf16] [--compare LABEL=DIR2 ...] [--out FILE]
 DIR holds attention_d{64,128}_c{0,1}.sm_90a.cubin (BLOCK_M 128, BLOCK_N 64, 8 warps; with --source
-attention_tma, examples/attention_tma.tle's attention_tma_d{64,128}_c{0,1}.sm_90a.cubin).
+attention_tma, examples/attention_tma.tle's attention_tma_d{64,128}_c{0,1}.sm_90a.cubin; with
+--dtype bf16, attention_bf16_... and attention_tma_bf16_..., compiled with bf16 pointers).
 --compare times the same cubin names from DIR2 (another compiler build: a before/after in one
 process) and reports them per row under "variants".
 Checks every output against torch's math attention in fp32 before timing (max abs error < 2e-2)."""
@@ -22,6 +24,11 @@ import triton
 import triton.testing
 
 from tle_ctypes import TleKernel, load_example_kernel, open_runtime
+
+try:
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+except ImportError:  # an older torch: only the default back end is timed
+    SDPBackend = sdpa_kernel = None
 
 BLOCK_M, BLOCK_N, WARPS = 128, 64, 8
 
@@ -51,6 +58,8 @@ def main():
     ap.add_argument("--source", choices=["attention", "attention_tma"], default="attention",
                     help="examples/attention.tle (pointer tiles) or examples/attention_tma.tle (tensor "
                          "descriptors; cubins attention_tma_d<D>_c<C>.sm_90a.cubin)")
+    ap.add_argument("--dtype", choices=["fp16", "bf16"], default="fp16",
+                    help="Q, K, V and Out dtype (cubins compiled with that pointer type; bf16 names carry _bf16)")
     ap.add_argument("--compare", action="append", default=[], metavar="LABEL=DIR",
                     help="also time the cubins of the same names in DIR (another compiler's build), checked "
                          "the same way, in the same process; reported per row as variants[LABEL]")
@@ -69,15 +78,19 @@ def main():
     if desc:  # Triton builds in-kernel descriptors in global scratch from its allocator
         triton.set_allocator(lambda size, alignment, stream: torch.empty(size, device="cuda", dtype=torch.int8))
     Z, H = 4, 32
+    dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float16
+    # Against fp32 math attention: P is rounded to the input dtype before the P.V dot and the
+    # output once more, 2^-11 (fp16) or 2^-8 (bf16) relative each.
+    tol = 4e-2 if args.dtype == "bf16" else 2e-2
     rows = []
     for D in (64, 128):
         for causal in (0, 1):
-            name = f"{args.source}_d{D}_c{causal}.sm_90a.cubin"
+            name = f"{args.source}{'_bf16' if args.dtype == 'bf16' else ''}_d{D}_c{causal}.sm_90a.cubin"
             tle = AttnKernel(lib, os.path.join(args.cubins, name), desc)
             others = [(label, AttnKernel(lib, os.path.join(path, name), desc)) for label, path in compare]
             for N in (int(x) for x in args.ctx.split(",")):
                 torch.manual_seed(0)
-                q, k, v = (torch.randn(Z, H, N, D, device="cuda", dtype=torch.float16) for _ in range(3))
+                q, k, v = (torch.randn(Z, H, N, D, device="cuda", dtype=dtype) for _ in range(3))
                 sm_scale = 1.0 / math.sqrt(D)
                 grid = (triton.cdiv(N, BLOCK_M), Z * H)
                 o = torch.full_like(q, float("nan"))
@@ -87,7 +100,7 @@ def main():
                 ref = F.scaled_dot_product_attention(q[:, :4].float(), k[:, :4].float(), v[:, :4].float(),
                                                      is_causal=bool(causal), scale=sm_scale)
                 err = (o[:, :4, sub].float() - ref[:, :, sub]).abs().max().item()
-                ok = err < 2e-2 and not torch.isnan(o).any().item()
+                ok = err < tol and not torch.isnan(o).any().item()
                 flops = 4.0 * Z * H * N * N * D * (0.5 if causal else 1.0)
                 ms = triton.testing.do_bench(lambda: tle(grid, q, k, v, o, sm_scale, H, N), return_mode="median")
                 row = {"D": D, "causal": causal, "N": N, "max_err": err, "pass": ok, "tle_ms": ms,
@@ -99,7 +112,7 @@ def main():
                     kernel(grid, q, k, v, o, sm_scale, H, N)
                     torch.cuda.synchronize()
                     e2 = (o[:, :4, sub].float() - ref[:, :, sub]).abs().max().item()
-                    ok2 = e2 < 2e-2 and not torch.isnan(o).any().item()
+                    ok2 = e2 < tol and not torch.isnan(o).any().item()
                     ms2 = triton.testing.do_bench(lambda: kernel(grid, q, k, v, o, sm_scale, H, N),
                                                   return_mode="median")
                     row["variants"][label] = {"max_err": e2, "pass": ok2, "ms": ms2, "tflops": flops / ms2 / 1e9}
@@ -121,15 +134,30 @@ def main():
                 ms_s = triton.testing.do_bench(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal)),
                                                return_mode="median")
                 row["sdpa_tflops"] = flops / ms_s / 1e9
+                for label, backend in (("flash", "FLASH_ATTENTION"), ("cudnn", "CUDNN_ATTENTION")):
+                    if sdpa_kernel is None or not hasattr(SDPBackend, backend):
+                        continue
+
+                    def run_sdpa(backend=backend):
+                        with sdpa_kernel(getattr(SDPBackend, backend)):
+                            return F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal))
+                    try:
+                        run_sdpa()
+                        torch.cuda.synchronize()
+                    except Exception as e:  # this back end refuses the shape or dtype
+                        row[f"sdpa_{label}_error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+                        continue
+                    row[f"sdpa_{label}_tflops"] = flops / triton.testing.do_bench(run_sdpa, return_mode="median") / 1e9
                 rows.append(row)
                 print(f"D={D:3d} causal={causal} N={N:6d} err={err:.2e} {'PASS' if ok else 'FAIL'}  tle {row['tle_tflops']:6.1f}"
                       f"  triton(1 stage) {row['triton1_tflops']:6.1f}  triton(3) {row['triton3_tflops']:6.1f}"
-                      f"  sdpa {row['sdpa_tflops']:6.1f} TFLOP/s"
+                      f"  sdpa {row['sdpa_tflops']:6.1f} (flash {row.get('sdpa_flash_tflops', float('nan')):6.1f},"
+                      f" cudnn {row.get('sdpa_cudnn_tflops', float('nan')):6.1f}) TFLOP/s"
                       + "".join(f"  {lb} {v['tflops']:6.1f}{'' if v['pass'] else ' FAIL'}"
                                 for lb, v in row.get("variants", {}).items()), flush=True)
     if args.out:
         with open(args.out, "w") as f:
-            json.dump({"source": args.source, "device": torch.cuda.get_device_name(), "triton": triton.__version__, "torch": torch.__version__,
+            json.dump({"source": args.source, "dtype": args.dtype, "device": torch.cuda.get_device_name(), "triton": triton.__version__, "torch": torch.__version__,
                        "batch": Z, "heads": H, "block": [BLOCK_M, BLOCK_N], "num_warps": WARPS, "results": rows}, f,
                        indent=2)
     sys.exit(0 if all(r["pass"] for r in rows) else 1)

@@ -113,15 +113,19 @@ if ! skip attention; then
   declare -A SIGS=(
     [attention]="*fp16:16, *fp16:16, *fp16:16, *fp16:16, fp32, i32:16, i32:16, i32:16, i32:16, i32:16, i32:16, i32:16, i32:16, i32:16, i32:16, i32:16, i32:16, i32, i32:16"
     [attention_tma]="*fp16:16, *fp16:16, *fp16:16, *fp16:16, fp32, i32, i32, i32:16")
-  for src in attention attention_tma; do
-    for d in 64 128; do
-      for c in 0 1; do
-        part "$src-cubin-d$d-c$c" "$TLEC" "$ROOT/examples/$src.tle" -s "${SIGS[$src]}, $d, 128, 64, $c" -w 8 \
-          --arch sm_90a -o "$CUBINS/attn/${src}_d${d}_c${c}.sm_90a.cubin"
+  # fp16, then bf16 (the same sources with bf16 pointers; cubins and results named _bf16).
+  for dt in fp16 bf16; do
+    sfx=""; [[ $dt == bf16 ]] && sfx=_bf16
+    for src in attention attention_tma; do
+      for d in 64 128; do
+        for c in 0 1; do
+          part "$src$sfx-cubin-d$d-c$c" "$TLEC" "$ROOT/examples/$src.tle" -s "${SIGS[$src]//fp16/$dt}, $d, 128, 64, $c" -w 8 \
+            --arch sm_90a -o "$CUBINS/attn/${src}${sfx}_d${d}_c${c}.sm_90a.cubin"
+        done
       done
+      part "$src$sfx" python3 "$ROOT/bench/attention_bench.py" --source "$src" --dtype "$dt" --lib "$LIB" \
+        --cubins "$CUBINS/attn" --ctx 1024,4096,16384 --out "$OUT/attention/$src$sfx.json"
     done
-    part "$src" python3 "$ROOT/bench/attention_bench.py" --source "$src" --lib "$LIB" --cubins "$CUBINS/attn" \
-      --ctx 1024,4096,16384 --out "$OUT/attention/$src.json"
   done
 fi
 
