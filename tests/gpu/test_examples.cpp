@@ -69,9 +69,10 @@ std::string defaultCubinDir() {
   std::fprintf(status ? stderr : stdout,
                "usage: tle-gpu-tests [--cubin-dir DIR] [--arch ARCH] [--device N] "
                "[--only NAME[,NAME...]]\n"
-               "  NAME: runtime, vector_add, softmax, softmax_cluster, layernorm, matmul, matmul_tma, matmul_decode,\n"
-               "        matmul_persistent, matmul_ws, matmul_persistent_tma, matmul_persistent_ws,\n"
-               "        matmul_epilogue, matmul_splitk_cluster, matmul_tf32, matmul_tn, matmul_tn_tf32\n");
+               "  NAME: runtime, vector_add, softmax, softmax_cluster, softmax_cluster_staged, layernorm, matmul,\n"
+               "        matmul_tma, matmul_decode, matmul_persistent, matmul_ws, matmul_persistent_tma,\n"
+               "        matmul_persistent_ws,"
+               " matmul_epilogue, matmul_splitk_cluster, matmul_tf32, matmul_tn, matmul_tn_tf32\n");
   std::exit(status);
 }
 
@@ -843,27 +844,34 @@ void runSoftmax(Report &rep, const Device &dev, const Options &opt) {
 // softmax_cluster: rows split over the CTAs of a thread-block cluster (sm_90a)
 // ------------------------------------------------------------------------------------------------
 
-void runSoftmaxCluster(Report &rep, const Device &dev, const Options &opt) {
+/// softmax_cluster (a CTA's BLOCK columns in registers) and softmax_cluster_staged (2 * BLOCK
+/// columns per CTA, the first BLOCK staged in shared memory): one row per cluster.
+void runSoftmaxCluster(Report &rep, const Device &dev, const Options &opt, const char *example) {
   if (dev.computeMajor() < 9) {
-    rep.skip("softmax_cluster: thread-block clusters need sm_90");
+    rep.skip(std::string(example) + ": thread-block clusters need sm_90");
     return;
   }
   std::optional<Kernel> k;
-  if (!loadKernel(rep, dev, opt, "softmax_cluster", "softmax_cluster", k))
+  if (!loadKernel(rep, dev, opt, example, example, k))
     return;
+  const bool staged = std::string(example) == "softmax_cluster_staged";
   const int64_t block = k->info().constexprInt("BLOCK").value_or(0);
   const int64_t cluster = k->info().constexprInt("CLUSTER").value_or(0);
+  const int64_t span = staged ? 2 * block : block; // columns per CTA
   rep.check(k->info().cluster == std::array<unsigned, 3>{unsigned(cluster), 1, 1},
-            fmt::format("softmax_cluster: the metadata's cluster is ({}, {}, {}), CLUSTER = {}", k->info().cluster[0],
+            fmt::format("{}: the metadata's cluster is ({}, {}, {}), CLUSTER = {}", example, k->info().cluster[0],
                         k->info().cluster[1], k->info().cluster[2], cluster));
   Stream stream(dev);
   struct Shape {
     int64_t rows, cols;
   };
   // Full rows, rows that end inside a CTA's part, rows only the first CTA has data for (the
-  // others' parts are all masked off), and one column.
-  const Shape shapes[] = {{1, 1}, {3, block * cluster}, {5, block * cluster - 7}, {17, block + 1},
-                          {9, 1000}, {130, block * cluster}, {1, block * (cluster - 1) + 16}};
+  // others' parts are all masked off), and one column. Staged: rows that end inside rank 0's
+  // staged half (its register half and the other CTAs empty) and inside rank 1's staged half.
+  std::vector<Shape> shapes = {{1, 1}, {3, span * cluster}, {5, span * cluster - 7}, {17, block + 1},
+                               {9, 1000}, {130, span * cluster}, {1, span * (cluster - 1) + 16}};
+  if (staged)
+    shapes.insert(shapes.end(), {{4, block - 3}, {2, span + block / 2 + 5}});
   for (const Shape &s : shapes) {
     const int64_t stride = roundUp(s.cols, 16);
     std::vector<float> in;
@@ -872,7 +880,7 @@ void runSoftmaxCluster(Report &rep, const Device &dev, const Options &opt) {
     DeviceBuffer din = DeviceBuffer::fromHost(dev, in);
     DeviceBuffer dout(dev, in.size() * 4);
     const unsigned grid = unsigned(s.rows * cluster);
-    std::string what = fmt::format("softmax_cluster {}x{} stride={}", s.rows, s.cols, stride);
+    std::string what = fmt::format("{} {}x{} stride={}", example, s.rows, s.cols, stride);
     guarded(rep, what, [&] {
       dout.fillBytes(0xff);
       k->launch(grid, stream, dout, din, int32_t(stride), int32_t(stride), int32_t(s.cols));
@@ -890,7 +898,7 @@ void runSoftmaxCluster(Report &rep, const Device &dev, const Options &opt) {
   } catch (const ArgumentError &) {
     refused = true;
   }
-  rep.check(refused, "softmax_cluster: a grid of CLUSTER + 1 CTAs is refused (ArgumentError)");
+  rep.check(refused, fmt::format("{}: a grid of CLUSTER + 1 CTAs is refused (ArgumentError)", example));
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1003,7 +1011,9 @@ int main(int argc, char **argv) {
     if (want("softmax"))
       runSoftmax(rep, dev, opt);
     if (want("softmax_cluster"))
-      runSoftmaxCluster(rep, dev, opt);
+      runSoftmaxCluster(rep, dev, opt, "softmax_cluster");
+    if (want("softmax_cluster_staged"))
+      runSoftmaxCluster(rep, dev, opt, "softmax_cluster_staged");
     if (want("layernorm"))
       runLayerNorm(rep, dev, opt);
     if (want("matmul"))

@@ -285,11 +285,13 @@ static void runEmulated(const MockFunction &f, unsigned gx, unsigned bx, void **
         for (int c = 0; c < cols; ++c)
           out[r * outStride + c] = std::exp(row[c] - m) / sum;
       }
-  } else if (f.name == "softmax_cluster") { // one row per cluster of CLUSTER = 4 programs
+  } else if (f.name == "softmax_cluster" || f.name == "softmax_cluster_staged") {
+    // One row per cluster: CLUSTER = 4 programs (softmax_cluster) or 2 (softmax_cluster_staged).
+    const long cluster = f.name == "softmax_cluster" ? 4 : 2;
     auto out = arg<float *>(args, 0);
     auto in = arg<const float *>(args, 1);
     int outStride = arg<int>(args, 2), inStride = arg<int>(args, 3), cols = arg<int>(args, 4);
-    for (long r = 0; r < long(gx) / 4; ++r) {
+    for (long r = 0; r < long(gx) / cluster; ++r) {
       const float *row = in + r * inStride;
       // The kernel sums in a tree; a float running sum over 64K columns would drift further.
       float m = -INFINITY;

@@ -68,9 +68,10 @@ void Emitter::emitAtomic(const ir::Op &op) {
   auto atom = [&](const std::string &suffix, llvm::Value *pred, llvm::Value *addr, llvm::Value *a, llvm::Value *b2) {
     std::string text = mov + " $0, 0;\n\t@$" + std::to_string(b2 ? 4 : 3) + " " + prefix + suffix + " $0, [$1], $2" +
                        (b2 ? ", $3" : "") + ";";
-    std::string cons = "=" + c + ",l," + c + (b2 ? "," + c : "") + ",b";
-    std::vector<llvm::Type *> tys = {B.getInt64Ty(), ity};
-    std::vector<llvm::Value *> args = {B.CreatePtrToInt(addr, B.getInt64Ty()), a};
+    auto [address, addrCons] = addressOperand(addr, ptr->type.elem.space);
+    std::string cons = "=" + c + "," + addrCons + "," + c + (b2 ? "," + c : "") + ",b";
+    std::vector<llvm::Type *> tys = {address->getType(), ity};
+    std::vector<llvm::Value *> args = {address, a};
     if (b2) {
       tys.push_back(ity);
       args.push_back(b2);

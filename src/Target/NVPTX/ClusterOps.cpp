@@ -22,6 +22,12 @@ const char *Emitter::stateSpace(AddrSpace s) {
   return "global";
 }
 
+std::pair<llvm::Value *, const char *> Emitter::addressOperand(llvm::Value *p, AddrSpace s) {
+  if (s == AddrSpace::Shared)
+    return {B.CreatePtrToInt(p, B.getInt32Ty()), "r"};
+  return {B.CreatePtrToInt(p, B.getInt64Ty()), "l"};
+}
+
 void Emitter::planUserBuffers() {
   int64_t at = 0;
   size_t i = 0;

@@ -150,7 +150,8 @@ void Emitter::emitLoad(const ir::Op &op) {
         text += "mov." + std::string(pk.wordBits == 32 ? "b32" : "b16") + " $" + std::to_string(w) + ", " +
                 hexLiteral(otherWords ? (*otherWords)[w] : 0) + ";\n\t";
     }
-    cons += ",l";
+    auto [addr, addrCons] = addressOperand(P[g], ptr->type.elem.space);
+    cons += std::string(",") + addrCons;
     std::string regsList;
     for (int w = 0; w < pk.words; ++w)
       regsList += (w ? ", $" : "$") + std::to_string(w);
@@ -169,8 +170,8 @@ void Emitter::emitLoad(const ir::Op &op) {
       text = "{\n\t" + text + "\n\t}";
     std::vector<llvm::Type *> rtys(pk.words, wordTy);
     llvm::Type *retTy = pk.words == 1 ? wordTy : static_cast<llvm::Type *>(llvm::StructType::get(ctx, rtys));
-    std::vector<llvm::Type *> argTys = {B.getInt64Ty()};
-    std::vector<llvm::Value *> args = {B.CreatePtrToInt(P[g], B.getInt64Ty())};
+    std::vector<llvm::Type *> argTys = {addr->getType()};
+    std::vector<llvm::Value *> args = {addr};
     if (mask) {
       argTys.push_back(B.getInt1Ty());
       args.push_back(M[g]);
@@ -206,6 +207,78 @@ void Emitter::emitLoad(const ir::Op &op) {
   vals_[op.result()] = out;
 }
 
+namespace {
+/// Whether a mask computed by `def` stays live long before `use`: across a reduction, scan, dot,
+/// barrier or control flow, or from another block. Otherwise recomputing it saves nothing.
+bool liveAcrossWork(const ir::Op &def, const ir::Op &use) {
+  if (def.parent != use.parent || !def.parent)
+    return true;
+  auto &ops = def.parent->ops;
+  auto it = std::find_if(ops.begin(), ops.end(), [&](const std::unique_ptr<ir::Op> &o) { return o.get() == &def; });
+  for (; it != ops.end() && it->get() != &use; ++it)
+    switch ((*it)->kind) {
+    case ir::OpKind::Reduce: case ir::OpKind::Scan: case ir::OpKind::Dot: case ir::OpKind::Barrier:
+    case ir::OpKind::ClusterBarrier: case ir::OpKind::For: case ir::OpKind::While: case ir::OpKind::If:
+      return true;
+    default: break;
+    }
+  return it == ops.end(); // `use` not after `def` in the block: be conservative
+}
+} // namespace
+
+std::pair<llvm::Value *, bool> Emitter::boundsMask(const ir::Value *mask, const ir::Layout &l,
+                                                   const ir::Op &store) {
+  auto through = [](const ir::Value *v) {
+    while (v->def && v->def->kind == ir::OpKind::ConvertLayout)
+      v = v->def->operands[0];
+    return v;
+  };
+  const ir::Value *m = through(mask);
+  if (l.rank() != 1 || !ir::registerBitsDisjoint(l) || !m->def || m->def->kind != ir::OpKind::Cmp)
+    return {nullptr, false};
+  const ir::Op &cmp = *m->def;
+  if (!liveAcrossWork(cmp, store))
+    return {nullptr, false};
+  const ir::Value *idx = through(cmp.operands[0]), *bound = through(cmp.operands[1]);
+  ir::CmpPred pred = cmp.pred;
+  if (pred == ir::CmpPred::Gt || pred == ir::CmpPred::Ge) { // n > offs is offs < n
+    std::swap(idx, bound);
+    pred = pred == ir::CmpPred::Gt ? ir::CmpPred::Lt : ir::CmpPred::Le;
+  }
+  if (pred != ir::CmpPred::Lt && pred != ir::CmpPred::Le)
+    return {nullptr, false};
+  auto isI32 = [](const ir::Value *v) { return v->type.elem.dtype == DType::I32 && !v->type.elem.isPointer(); };
+  if (!isI32(idx) || !isI32(bound) || !bound->def || bound->def->kind != ir::OpKind::Splat)
+    return {nullptr, false};
+  // offs: one arange plus any number of splatted scalars, added in any order (at most 8 terms).
+  const ir::Op *range = nullptr;
+  std::vector<const ir::Value *> offsets;
+  std::vector<const ir::Value *> work{idx};
+  while (!work.empty()) {
+    const ir::Value *v = through(work.back());
+    work.pop_back();
+    if (!v->def || offsets.size() > 8)
+      return {nullptr, false};
+    if (v->def->kind == ir::OpKind::Arange && !range) {
+      range = v->def;
+    } else if (v->def->kind == ir::OpKind::Splat) {
+      offsets.push_back(v->def->operands[0]);
+    } else if (v->def->kind == ir::OpKind::Add) {
+      work.push_back(v->def->operands[0]);
+      work.push_back(v->def->operands[1]);
+    } else {
+      return {nullptr, false};
+    }
+  }
+  if (!range)
+    return {nullptr, false};
+  llvm::Value *d = B.CreateSub(scalar(bound->def->operands[0]), B.getInt32(static_cast<uint32_t>(range->ival)));
+  for (const ir::Value *o : offsets)
+    d = B.CreateSub(d, scalar(o));
+  d = B.CreateSub(d, laneWarpCoord(l)[0]);
+  return {d, pred == ir::CmpPred::Le};
+}
+
 void Emitter::emitStore(const ir::Op &op) {
   if (auto it = tmaStores_.find(&op); it != tmaStores_.end())
     return emitTmaStore(op, it->second);
@@ -225,6 +298,7 @@ void Emitter::emitStore(const ir::Op &op) {
   // Only one thread writes each element: replicated lanes/warps (and, for scalars, every
   // thread but the first) are predicated off.
   llvm::Value *owner = tile ? ownerPredicate(*l) : B.CreateICmpEQ(B.CreateOr(laneId(), B.CreateShl(warpId(), 5)), B.getInt32(0));
+  auto [bounds, boundsLe] = mask && tile ? boundsMask(mask, *l, op) : std::pair<llvm::Value *, bool>{nullptr, false};
   int vec = vectorWidth(ptr, mask);
   Packing pk = packing(vec, eb);
   llvm::Type *wordTy = B.getIntNTy(pk.wordBits == 8 ? 16 : pk.wordBits);
@@ -263,7 +337,7 @@ void Emitter::emitStore(const ir::Op &op) {
       }
     }
     llvm::Value *pred = owner;
-    if (mask)
+    if (mask && !bounds)
       pred = B.CreateAnd(pred, M[g]);
     std::string regsList;
     for (int w = 0; w < pk.words; ++w)
@@ -271,18 +345,33 @@ void Emitter::emitStore(const ir::Op &op) {
     if (pk.words > 1)
       regsList = "{" + regsList + "}";
     MemoryHints hints = memoryHints(op);
-    std::string text = hints.policySetup + "@$1 st." + space + hints.qualifiers + vecSuffix(pk.words) + "." +
-                       (pk.wordBits == 8 ? "u8" : pk.ptxType()) + " [ $0 + 0 ], " + regsList +
-                       (hints.usesPolicy ? ", %tle_pol" : "") + ";";
-    if (!hints.policySetup.empty())
+    // With a bounds mask, the predicate is the owner's and `rc(g) < d` (or `<=`), computed here.
+    std::string guard = "$1";
+    std::string boundsSetup;
+    if (bounds) {
+      guard = "%tle_m";
+      boundsSetup = ".reg .pred %tle_m;\n\tsetp." + std::string(boundsLe ? "ge" : "gt") + ".s32 %tle_m, $" +
+                    std::to_string(pk.words + 2) + ", " + std::to_string(l->regCoord(g)[0]) +
+                    ";\n\tand.pred %tle_m, %tle_m, $1;\n\t";
+    }
+    std::string text = boundsSetup + hints.policySetup + "@" + guard + " st." + space + hints.qualifiers +
+                       vecSuffix(pk.words) + "." + (pk.wordBits == 8 ? "u8" : pk.ptxType()) + " [ $0 + 0 ], " +
+                       regsList + (hints.usesPolicy ? ", %tle_pol" : "") + ";";
+    if (!hints.policySetup.empty() || bounds)
       text = "{\n\t" + text + "\n\t}";
-    std::string cons = "l,b";
-    std::vector<llvm::Type *> argTys = {B.getInt64Ty(), B.getInt1Ty()};
-    std::vector<llvm::Value *> args = {B.CreatePtrToInt(P[g], B.getInt64Ty()), pred};
+    auto [addr, addrCons] = addressOperand(P[g], ptr->type.elem.space);
+    std::string cons = std::string(addrCons) + ",b";
+    std::vector<llvm::Type *> argTys = {addr->getType(), B.getInt1Ty()};
+    std::vector<llvm::Value *> args = {addr, pred};
     for (auto *w : words) {
       cons += std::string(",") + pk.constraint();
       argTys.push_back(w->getType());
       args.push_back(w);
+    }
+    if (bounds) {
+      cons += ",r";
+      argTys.push_back(bounds->getType());
+      args.push_back(bounds);
     }
     auto *fty = llvm::FunctionType::get(B.getVoidTy(), argTys, false);
     B.CreateCall(fty, llvm::InlineAsm::get(fty, text, cons, /*hasSideEffects=*/true), args);
