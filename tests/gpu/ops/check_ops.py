@@ -1,5 +1,5 @@
 """Runs the kernels of shape_scan.tle (and atomics.tle, math.tle, inline_asm.tle, descriptors.tle, dot_kn.tle,
-shared_buffers.tle) on the GPU with tle-run and checks them against NumPy.
+shared_buffers.tle, store_masks.tle) on the GPU with tle-run and checks them against NumPy.
 Usage: python3 check_ops.py TLE_RUN [WORKDIR]; prints one PASS/FAIL line per case and
 'N passed, M failed'; exits 1 on failure."""
 import os
@@ -356,6 +356,73 @@ case("shared buffer: zero fill, then shared atomics (64-bin histogram of 4096 in
      t_histogram_smem)
 case("cluster of 4: atomics into rank 0's buffer through distributed shared memory, 5 clusters", t_cluster_sum)
 case("cluster of 2 x 2: stores and loads addressed by runtime (y, x) coordinates, 3 clusters", t_cluster_swap)
+MASKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "store_masks.tle")
+POISON = np.float32(-12345.0)
+
+
+def t_row_scale(n, sig_n):
+    rows, stride = 6, 1024
+    x = rng.uniform(0.5, 1.5, (rows, stride)).astype(np.float32)
+    o = run("row_scale", f"*fp32:16, *fp32:16, {sig_n}, i32:16, 1024",
+            {"x_ptr": x, "y_ptr": np.full((rows, stride), POISON), "n": n, "stride": stride}, ["y_ptr"], 4,
+            grid_override=str(rows), src=MASKS)
+    want = np.full((rows, stride), POISON)
+    want[:, :n] = x[:, :n] / x[:, :n].astype(np.float64).sum(1, keepdims=True)
+    return close(o["y_ptr"], want)
+
+
+def t_swapped_le():
+    n, base, size = 1000, 24, 1280
+    x = rng.standard_normal(size).astype(np.float32)
+    o = run("swapped_le", "*fp32:16, *fp32:16, i32, i32, 256",
+            {"x_ptr": x, "y_ptr": np.full(size, POISON), "n": n, "base": base}, ["y_ptr"], 4, grid_override="4",
+            src=MASKS)
+    want = np.full(size, POISON)
+    for pid in range(4):
+        idx = base + pid * 256 + np.arange(256)
+        idx = idx[idx < n]
+        if idx.size:
+            want[idx] = x[idx] - x[idx].max()
+    return close(o["y_ptr"], want)
+
+
+def t_replicated():
+    x = rng.standard_normal(32).astype(np.float32)
+    o = run("replicated", "*fp32:16, *fp32:16, i32, 32", {"x_ptr": x, "y_ptr": np.full(32, POISON), "n": 27},
+            ["y_ptr"], 4, grid_override="1", src=MASKS)
+    want = np.full(32, POISON)
+    want[:27] = x[:27] * np.sum(x[:27].astype(np.float64) ** 2)
+    return close(o["y_ptr"], want, rtol=1e-5, atol=1e-5)
+
+
+def t_loop_rows():
+    rows, stride, n = 5, 512, 333
+    x = rng.standard_normal((rows, stride)).astype(np.float32)
+    o = run("loop_rows", "*fp32:16, *fp32:16, i32, i32, i32:16, 512",
+            {"x_ptr": x, "y_ptr": np.full((rows, stride), POISON), "n": n, "rows": rows, "stride": stride}, ["y_ptr"],
+            4, grid_override="1", src=MASKS)
+    want = np.full((rows, stride), POISON)
+    want[:, :n] = x[:, :n] - x[:, :n].max(1, keepdims=True)
+    return close(o["y_ptr"], want)
+
+
+def t_window():
+    x = rng.standard_normal(256).astype(np.float32)
+    o = run("window", "*fp32:16, *fp32:16, i32, i32, 256", {"x_ptr": x, "y_ptr": np.full(256, POISON), "lo": 17,
+            "hi": 201}, ["y_ptr"], 4, grid_override="1", src=MASKS)
+    want = np.full(256, POISON)
+    want[17:201] = x[17:201] + x[17:201].astype(np.float64).sum()
+    return close(o["y_ptr"], want, rtol=1e-5, atol=1e-5)
+
+
+case("store mask after a reduction: rows of 1024, n = 1008 (i32:16 hint, 16-byte stores)",
+     lambda: t_row_scale(1008, "i32:16"))
+case("store mask after a reduction: rows of 1024, n = 777 (scalar stores)", lambda: t_row_scale(777, "i32"))
+case("store mask after a reduction: n = 0 (nothing stored)", lambda: t_row_scale(0, "i32"))
+case("store mask n >= idx + 1 with a runtime base, 4 programs, some past n", t_swapped_le)
+case("store mask in a layout replicated over 4 warps (32 elements), n = 27", t_replicated)
+case("store mask from before a runtime loop, 5 rows of 333 in 512", t_loop_rows)
+case("store mask of another form (lo <= cols < hi) after a reduction", t_window)
 passed = sum(results)
 print(f"{passed} passed, {len(results) - passed} failed")
 sys.exit(0 if passed == len(results) else 1)
