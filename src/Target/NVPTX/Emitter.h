@@ -99,10 +99,10 @@ public:
   /// The PTX state space of a pointer: "global", "shared" or "shared::cluster".
   static const char *stateSpace(ir::AddrSpace s);
   /// A store's mask of Triton's bounds form `offs < n` (or `<=`, `>`, `>=` with the sides
-  /// swapped), where `offs` is a 1-D `tl.arange` plus an optional scalar and `n` a scalar, both
+  /// swapped), where `offs` is a 1-D `tl.arange` plus any splatted scalars and `n` a scalar, all
   /// i32, in layout `l` with register and lane/warp bits disjoint: then register r's element is
   /// in bounds iff `rc(r) < d` (or `<=`), with rc(r) the register's constant column offset and d
-  /// = n - start - scalar - (the thread's column) one value per thread. The store computes its
+  /// = n - start - scalars - (the thread's column) one value per thread. The store computes its
   /// predicates from d (`setp` in its own asm) instead of keeping the mask's predicates live from
   /// where the mask was computed, which may be long before (a softmax's loads, before its
   /// reductions and barriers). Indices are assumed not to overflow i32, as the address
