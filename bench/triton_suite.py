@@ -145,10 +145,22 @@ def parse_literal(s):
         return float(s)
 
 
-def split_signature(kernel_fn, spec):
-    """(runtime parameter names in order, their signature types, constexpr dict) for a suite kernel."""
+def kernel_params(spec):
+    """The parameter names of a suite kernel's entry, read from its source with ast (no import:
+    a TLE kernel may use modules Triton lacks)."""
+    tree = ast.parse(open(spec["path"]).read())
+    fns = [n for n in tree.body if isinstance(n, ast.FunctionDef)
+           and (n.name == spec.get("entry") or (not spec.get("entry") and n.decorator_list))]
+    if len(fns) != 1:
+        raise ValueError(f"{spec['source']}: no single kernel {spec.get('entry') or ''}")
+    return fns[0].name, [a.arg for a in fns[0].args.args]
+
+
+def split_signature(kernel_fn, spec, params=None):
+    """(runtime parameter names in order, their signature types, constexpr dict) for a suite kernel
+    (`kernel_fn`'s parameters, or the names `params`)."""
     import inspect
-    params = list(inspect.signature(kernel_fn).parameters)
+    params = params if params is not None else list(inspect.signature(kernel_fn).parameters)
     defines = {k: parse_literal(str(v)) for k, v in spec["defines"].items()}
     rest = [p for p in params if p not in defines]
     entries = [e.strip() for e in spec["signature"].split(",")]
@@ -370,6 +382,15 @@ def run_case(case, suite, env0, args, torch_dtype):
     res["bytes"] = nbytes
     res["vars"] = {k: env[k] for k in case.get("vars", {})}
 
+    # With --tle-cubins: tle's own cubins of the case (its "launches"), launched through libtle_rt
+    # with ctypes and timed by the same do_bench in this process, so that the ratio to Triton
+    # does not depend on two harnesses.
+    if args.tle_cubins:
+        try:
+            res["tle_same_process"] = run_tle(case, suite, env, b, args, nbytes)
+        except Exception as e:  # reported per case; Triton's side still runs
+            res["tle_same_process"] = {"correct": False, "error": f"{type(e).__name__}: {e}"}
+
     # Triton launches of the same .tle sources (or, for a tle kernel that uses constructs Triton
     # lacks, such as a thread-block cluster, the baseline the case names in "triton_launches").
     launches, kinfo = [], []
@@ -454,6 +475,53 @@ def run_case(case, suite, env0, args, torch_dtype):
     return res
 
 
+def run_tle(case, suite, env, b, args, nbytes):
+    """Times the case's tle launches (cubins DIR/<kernel>.sm_90a.cubin) through libtle_rt after
+    checking their outputs (written over NaN or -1) like Triton's; {"correct", "median_ms", "gbps"}."""
+    import ctypes
+    import torch
+    from tle_ctypes import TleKernel, open_runtime
+    lib = open_runtime(args.tle_lib)
+    ctype = {"i1": ctypes.c_int8, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
+             "i64": ctypes.c_int64, "u8": ctypes.c_uint8, "u16": ctypes.c_uint16, "u32": ctypes.c_uint32,
+             "u64": ctypes.c_uint64, "fp32": ctypes.c_float, "fp64": ctypes.c_double}
+    launches = []
+    for l in case["launches"]:
+        spec = suite["kernels"][l["kernel"]]
+        entry, params = kernel_params(spec)
+        runtime, types, constexprs = split_signature(None, spec, params)
+        lenv = dict(env)
+        lenv.update({k: v for k, v in constexprs.items() if isinstance(v, (int, float))})
+        vals = []
+        for ty, a in zip(types, l["args"]):
+            if ty.startswith("*"):
+                vals.append(ctypes.c_uint64(b[a].data_ptr()))
+            else:
+                v = eval_expr(a, lenv)
+                vals.append(ctype[ty](float(v) if ty.startswith("fp") else int(v)))
+        grid = tuple(int(eval_expr(g, lenv)) for g in l["grid"])
+        path = os.path.join(args.tle_cubins, f"{l['kernel']}.sm_90a.cubin")
+        launches.append((TleKernel(lib, path, entry), grid, vals))
+
+    def run():
+        stream = torch.cuda.current_stream().cuda_stream
+        for k, grid, vals in launches:
+            k.launch(grid, stream, vals)
+
+    for name, spec in case["buffers"].items():
+        if spec.get("role") == "output":
+            t = b[name]
+            t.fill_(float("nan") if t.dtype.is_floating_point else -1)
+    run()
+    torch.cuda.synchronize()
+    checks = check_outputs(case["family"], b, env)
+    out = {"correct": all(c["bad"] == 0 for c in checks), "check": checks}
+    if out["correct"]:
+        out.update(bench(run, args.warmup_ms, args.rep_ms))
+        out["gbps"] = nbytes / (out["median_ms"] * 1e-3) / 1e9
+    return out
+
+
 def cmd_run(args):
     import torch
     import triton
@@ -485,6 +553,13 @@ def cmd_run(args):
             if not res["triton"]["correct"]:
                 status = 1
             t, to, c = res["triton"], res["torch"], res["copy"]
+            if "tle_same_process" in res:
+                tl_ = res["tle_same_process"]
+                if not tl_["correct"]:
+                    status = 1
+                print(f"    tle (this process) {tl_.get('median_ms', float('nan')):.4f} ms "
+                      f"{tl_.get('gbps', float('nan')):.0f} GB/s, vs Triton "
+                      f"{t.get('median_ms', float('nan')) / tl_.get('median_ms', float('nan')):.3f}x", flush=True)
             print(f"    triton {t.get('median_ms', float('nan')):.4f} ms {t.get('gbps', float('nan')):.0f} GB/s | "
                   f"{to['op']} {to.get('median_ms', float('nan')):.4f} ms {to.get('gbps', float('nan')):.0f} GB/s | "
                   f"copy {c['gbps']:.0f} GB/s", flush=True)
@@ -579,6 +654,12 @@ def merge(tle, tri, gpu_info=None, clocks=None):
         r["py_error"] = p.get("error") or pto.get("error")
         r["ratio_to_triton"] = r["triton_ms"] / r["tle_ms"] if r["tle_ms"] and r["triton_ms"] else None
         r["ratio_to_torch"] = r["torch_ms"] / r["tle_ms"] if r["tle_ms"] and r["torch_ms"] else None
+        # tle's cubins timed in Triton's process (triton_suite.py run --tle-cubins), when present.
+        sp = p.get("tle_same_process") or {}
+        r["tle_same_process_ms"] = sp.get("median_ms")
+        r["tle_same_process_correct"] = sp.get("correct")
+        r["ratio_to_triton_same_process"] = (r["triton_ms"] / r["tle_same_process_ms"]
+                                             if r["tle_same_process_ms"] and r["triton_ms"] else None)
         misses = []
         if r["tle_fraction_of_copy"] is not None and r["tle_fraction_of_copy"] < TARGET_COPY_FRACTION:
             misses.append(f"{r['tle_fraction_of_copy']:.2f} of copy")
@@ -603,6 +684,11 @@ def merge(tle, tri, gpu_info=None, clocks=None):
         "cases_meeting_triton_target": sum(1 for r in rows if (r["ratio_to_triton"] or 0) >= TARGET_TRITON_RATIO),
         "targets": {"fraction_of_copy": TARGET_COPY_FRACTION, "ratio_to_triton": TARGET_TRITON_RATIO},
     }
+    same = [r["ratio_to_triton_same_process"] for r in rows if r["ratio_to_triton_same_process"]]
+    if same:
+        summary["geomean_ratio_to_triton_same_process"] = geomean(same)
+        summary["cases_meeting_triton_target_same_process"] = sum(1 for x in same if x >= TARGET_TRITON_RATIO)
+        summary["cases_same_process"] = len(same)
     return {"summary": summary, "rows": rows, "device": (tle or {}).get("device") or (tri or {}).get("device"),
             "versions": (tri or {}).get("versions"), "tle_method": (tle or {}).get("method"),
             "triton_method": (tri or {}).get("method"), "gpu_info": gpu_info, "clocks": clocks,
@@ -646,6 +732,20 @@ def markdown(rep):
               f"{f(s['geomean_ratio_to_triton'], '.3f')}x; tle vs torch {f(s['geomean_ratio_to_torch'], '.3f')}x. "
               f"Targets (issue 5): >= {TARGET_COPY_FRACTION} of copy on {s['cases_meeting_copy_target']}/{s['cases']} cases, "
               f">= {TARGET_TRITON_RATIO}x Triton on {s['cases_meeting_triton_target']}/{s['cases']}.", ""]
+    if s.get("cases_same_process"):
+        L += ["## tle and Triton timed in one process", "",
+              "tle's cubins launched through libtle_rt from Triton's process (`triton_suite.py run --tle-cubins`), "
+              "timed by the same `triton.testing.do_bench` as Triton, after the same output check.", "",
+              "| case | tle ms (this process) | Triton ms | vs Triton (one process) | vs Triton (tle-bench) | check |",
+              "|---|---:|---:|---:|---:|---|"]
+        for r in rep["rows"]:
+            if r["tle_same_process_ms"] is None and r["tle_same_process_correct"] is None:
+                continue
+            chk = "ok" if r["tle_same_process_correct"] else "WRONG"
+            L.append(f"| {r['label']} | {f(r['tle_same_process_ms'], '.4f')} | {f(r['triton_ms'], '.4f')} | "
+                     f"{f(r['ratio_to_triton_same_process'], '.3f')} | {f(r['ratio_to_triton'], '.3f')} | {chk} |")
+        L += ["", f"Geometric mean, one process: {f(s['geomean_ratio_to_triton_same_process'], '.3f')}x Triton; "
+                  f">= {TARGET_TRITON_RATIO}x on {s['cases_meeting_triton_target_same_process']}/{s['cases_same_process']}.", ""]
     L += ["## Kernels", "", "| case | tle kernel: warps, regs, spill B, grid | Triton: regs, spills, stages | Triton first call s | torch op |",
           "|---|---|---|---:|---|"]
     for r in rep["rows"]:
@@ -702,6 +802,10 @@ def main():
     r.add_argument("--warmup-ms", type=int, default=25)
     r.add_argument("--rep-ms", type=int, default=100)
     r.add_argument("--seed", type=int, default=1)
+    r.add_argument("--tle-cubins", default="", help="also time tle's cubins of each case from this directory "
+                   "(<kernel>.sm_90a.cubin) through libtle_rt in this process, with the same timer as Triton")
+    r.add_argument("--tle-lib", default=os.path.join(ROOT, "build", "runtime", "libtle_rt.so"),
+                   help="libtle_rt for --tle-cubins")
     m = sub.add_parser("merge", help="merge tle-bench and triton_suite.py JSON into report.{json,md}")
     m.add_argument("--tle")
     m.add_argument("--triton")
