@@ -292,13 +292,14 @@ void Emitter::emitStore(const ir::Op &op) {
   int n = tile ? l->numRegs() : 1;
   std::vector<llvm::Value *> P = tile ? regs(ptr) : std::vector<llvm::Value *>{scalar(ptr)};
   std::vector<llvm::Value *> V = tile ? regsIn(val, *l) : std::vector<llvm::Value *>{scalar(val)};
-  std::vector<llvm::Value *> M;
-  if (mask)
-    M = tile ? regsIn(mask, *l) : std::vector<llvm::Value *>{scalar(mask)};
   // Only one thread writes each element: replicated lanes/warps (and, for scalars, every
   // thread but the first) are predicated off.
   llvm::Value *owner = tile ? ownerPredicate(*l) : B.CreateICmpEQ(B.CreateOr(laneId(), B.CreateShl(warpId(), 5)), B.getInt32(0));
   auto [bounds, boundsLe] = mask && tile ? boundsMask(mask, *l, op) : std::pair<llvm::Value *, bool>{nullptr, false};
+  // The mask's own registers, unless the store recomputes it (no conversion into `l` then).
+  std::vector<llvm::Value *> M;
+  if (mask && !bounds)
+    M = tile ? regsIn(mask, *l) : std::vector<llvm::Value *>{scalar(mask)};
   int vec = vectorWidth(ptr, mask);
   Packing pk = packing(vec, eb);
   llvm::Type *wordTy = B.getIntNTy(pk.wordBits == 8 ? 16 : pk.wordBits);
