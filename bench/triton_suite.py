@@ -146,21 +146,20 @@ def parse_literal(s):
 
 
 def kernel_params(spec):
-    """The parameter names of a suite kernel's entry, read from its source with ast (no import:
-    a TLE kernel may use modules Triton lacks)."""
+    """(entry name, parameter names) of a suite kernel, read from its source with ast (no import:
+    a TLE kernel may use modules Triton lacks). Without "entry", the file's one decorated function."""
     tree = ast.parse(open(spec["path"]).read())
     fns = [n for n in tree.body if isinstance(n, ast.FunctionDef)
            and (n.name == spec.get("entry") or (not spec.get("entry") and n.decorator_list))]
     if len(fns) != 1:
-        raise ValueError(f"{spec['source']}: no single kernel {spec.get('entry') or ''}")
+        raise ValueError(f"{spec['source']}: name the kernel (\"entry\")")
     return fns[0].name, [a.arg for a in fns[0].args.args]
 
 
-def split_signature(kernel_fn, spec, params=None):
-    """(runtime parameter names in order, their signature types, constexpr dict) for a suite kernel
-    (`kernel_fn`'s parameters, or the names `params`)."""
-    import inspect
-    params = params if params is not None else list(inspect.signature(kernel_fn).parameters)
+def split_signature(spec):
+    """(entry name, runtime parameter names in order, their signature types, constexpr dict) for a
+    suite kernel."""
+    entry, params = kernel_params(spec)
     defines = {k: parse_literal(str(v)) for k, v in spec["defines"].items()}
     rest = [p for p in params if p not in defines]
     entries = [e.strip() for e in spec["signature"].split(",")]
@@ -174,7 +173,26 @@ def split_signature(kernel_fn, spec, params=None):
             types.append(base)
         else:
             constexprs[p] = parse_literal(e)
-    return runtime, types, constexprs
+    return entry, runtime, types, constexprs
+
+
+def launch_values(launch, spec, env):
+    """One suite launch evaluated: (entry name, constexprs, [(param, type, value)], grid), a value
+    being a buffer name for pointers and an int or float for scalars (as the signature types it)."""
+    entry, runtime, types, constexprs = split_signature(spec)
+    lenv = dict(env)
+    lenv.update({k: v for k, v in constexprs.items() if isinstance(v, (int, float))})
+    if len(launch["args"]) != len(runtime):
+        raise ValueError(f"kernel {launch['kernel']}: {len(launch['args'])} arguments for {len(runtime)} parameters")
+    vals = []
+    for p, ty, a in zip(runtime, types, launch["args"]):
+        if ty.startswith("*"):
+            vals.append((p, ty, a))
+        else:
+            v = eval_expr(a, lenv)
+            vals.append((p, ty, float(v) if ty.startswith(("fp", "bf")) else int(v)))
+    grid = tuple(int(eval_expr(g, lenv)) for g in launch["grid"])
+    return entry, constexprs, vals, grid
 
 
 def load_tle_module(path, cache={}):
@@ -396,28 +414,10 @@ def run_case(case, suite, env0, args, torch_dtype):
     launches, kinfo = [], []
     for l in case.get("triton_launches", case["launches"]):
         spec = suite["kernels"][l["kernel"]]
-        mod = load_tle_module(spec["path"])
-        entry = spec.get("entry")
-        if not entry:
-            entries = [v for v in vars(mod).values() if type(v).__name__ == "JITFunction"]
-            if len(entries) != 1:
-                raise ValueError(f"{spec['source']}: name the kernel (\"entry\")")
-            kern = entries[0]
-        else:
-            kern = getattr(mod, entry)
-        runtime, types, constexprs = split_signature(kern.fn, spec)
-        lenv = dict(env)
-        lenv.update({k: v for k, v in constexprs.items() if isinstance(v, (int, float))})
-        if len(l["args"]) != len(runtime):
-            raise ValueError(f"kernel {l['kernel']}: {len(l['args'])} arguments for {len(runtime)} parameters")
+        entry, constexprs, vals, grid = launch_values(l, spec, env)
+        kern = getattr(load_tle_module(spec["path"]), entry)
         kwargs = dict(constexprs)
-        for p, ty, a in zip(runtime, types, l["args"]):
-            if ty.startswith("*"):
-                kwargs[p] = b[a]
-            else:
-                v = eval_expr(a, lenv)
-                kwargs[p] = float(v) if ty.startswith(("fp", "bf")) else int(v)
-        grid = tuple(int(eval_expr(g, lenv)) for g in l["grid"])
+        kwargs.update({p: b[v] if ty.startswith("*") else v for p, ty, v in vals})
         launches.append((kern, grid, kwargs, spec["num_warps"]))
         kinfo.append({"kernel": l["kernel"], "entry": kern.fn.__name__, "grid": list(grid),
                       "num_warps": spec["num_warps"], "constexprs": constexprs})
@@ -475,33 +475,30 @@ def run_case(case, suite, env0, args, torch_dtype):
     return res
 
 
+def _runtime(path, cache={}):
+    """libtle_rt through ctypes, opened once per path."""
+    from tle_ctypes import open_runtime
+    if path not in cache:
+        cache[path] = open_runtime(path)
+    return cache[path]
+
+
 def run_tle(case, suite, env, b, args, nbytes):
     """Times the case's tle launches (cubins DIR/<kernel>.sm_90a.cubin) through libtle_rt after
     checking their outputs (written over NaN or -1) like Triton's; {"correct", "median_ms", "gbps"}."""
     import ctypes
     import torch
-    from tle_ctypes import TleKernel, open_runtime
-    lib = open_runtime(args.tle_lib)
+    from tle_ctypes import TleKernel
+    lib = _runtime(args.tle_lib)
     ctype = {"i1": ctypes.c_int8, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
              "i64": ctypes.c_int64, "u8": ctypes.c_uint8, "u16": ctypes.c_uint16, "u32": ctypes.c_uint32,
              "u64": ctypes.c_uint64, "fp32": ctypes.c_float, "fp64": ctypes.c_double}
     launches = []
     for l in case["launches"]:
-        spec = suite["kernels"][l["kernel"]]
-        entry, params = kernel_params(spec)
-        runtime, types, constexprs = split_signature(None, spec, params)
-        lenv = dict(env)
-        lenv.update({k: v for k, v in constexprs.items() if isinstance(v, (int, float))})
-        vals = []
-        for ty, a in zip(types, l["args"]):
-            if ty.startswith("*"):
-                vals.append(ctypes.c_uint64(b[a].data_ptr()))
-            else:
-                v = eval_expr(a, lenv)
-                vals.append(ctype[ty](float(v) if ty.startswith("fp") else int(v)))
-        grid = tuple(int(eval_expr(g, lenv)) for g in l["grid"])
+        entry, _, vals, grid = launch_values(l, suite["kernels"][l["kernel"]], env)
+        cvals = [ctypes.c_uint64(b[v].data_ptr()) if ty.startswith("*") else ctype[ty](v) for _, ty, v in vals]
         path = os.path.join(args.tle_cubins, f"{l['kernel']}.sm_90a.cubin")
-        launches.append((TleKernel(lib, path, entry), grid, vals))
+        launches.append((TleKernel(lib, path, entry), grid, cvals))
 
     def run():
         stream = torch.cuda.current_stream().cuda_stream
