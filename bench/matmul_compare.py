@@ -21,6 +21,7 @@ import argparse
 import ctypes
 import json
 import os
+import statistics
 import sys
 
 import torch
@@ -67,8 +68,15 @@ def main():
                          "for few rows; cubins mmdec_...)")
     ap.add_argument("--split-k", type=int, default=2, help="matmul_splitk_cluster's cluster size (SPLIT_K)")
     ap.add_argument("--no-triton", action="store_true")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="time each configuration's tle, Triton and cuBLAS kernels this many times, interleaved "
+                         "in rotating order (tle, Triton, cuBLAS; then Triton, cuBLAS, tle; ...) so that clock "
+                         "and power drift during the job falls on all three alike; the row's TFLOP/s are the "
+                         "medians over the rounds, and the per-round values and tle/Triton ratios are kept")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
+    if args.rounds < 1:
+        ap.error("--rounds must be at least 1")
     torch.cuda.init()
     lib = open_runtime(args.lib)
     fp8 = args.dtype == "fp8e4nv"
@@ -162,9 +170,9 @@ def main():
             ok = err <= tol and not torch.isnan(c.double()).any().item()
             all_ok &= ok
             row.update({"tle_max_err": err, "pass": ok})
+            timed = {}  # name -> the callable timed for it, in this configuration's rounds
             if ok:
-                ms = triton.testing.do_bench(lambda: tle(tle_grid, a, b, c, m, n, k), return_mode="median")
-                row["tle_tflops"] = flops / ms / 1e9
+                timed["tle"] = lambda: tle(tle_grid, a, b, c, m, n, k)
             if not args.no_triton:
                 c2 = torch.empty((m, n), device="cuda", dtype=dt)
 
@@ -181,14 +189,30 @@ def main():
                     print(f"  Triton failed: {row['triton_error']}", flush=True)
                 else:
                     row["triton_max_err"] = (c2.double() - ref.double()).abs().max().item()
-                    ms_t = triton.testing.do_bench(run_triton, return_mode="median")
-                    row["triton_tflops"] = flops / ms_t / 1e9
+                    timed["triton"] = run_triton
+            if args.rounds > 1:
+                timed["cublas"] = cublas
+            names = list(timed)
+            per_round = {name: [] for name in names}
+            for r in range(args.rounds):
+                for name in names[r % len(names):] + names[:r % len(names)]:
+                    per_round[name].append(flops / triton.testing.do_bench(timed[name], return_mode="median") / 1e9)
+            for name in names:
+                row[f"{name}_tflops"] = statistics.median(per_round[name])
+                if args.rounds > 1:
+                    row[f"{name}_tflops_rounds"] = per_round[name]
+            if args.rounds > 1 and "tle" in timed and "triton" in timed:
+                row["tle_over_triton_rounds"] = [x / y for x, y in zip(per_round["tle"], per_round["triton"])]
             rows.append(row)
             tle_tf = row.get("tle_tflops", float("nan"))
             tr_tf = row.get("triton_tflops", float("nan"))
             fast = f"  tle/cuBLAS-fast {tle_tf / tf_fast:5.2f}" if tf_fast else ""
             print(f"  {row['config']:22s} err {err:.2e} {'PASS' if ok else 'FAIL'}  tle {tle_tf:7.1f}  triton {tr_tf:7.1f}"
-                  f"  tle/triton {tle_tf / tr_tf:5.2f}  tle/cuBLAS {tle_tf / tf_cublas:5.2f}{fast}", flush=True)
+                  f"  tle/triton {tle_tf / tr_tf:5.2f}  tle/cuBLAS {tle_tf / row['cublas_tflops']:5.2f}{fast}", flush=True)
+            if "tle_over_triton_rounds" in row:
+                q = sorted(row["tle_over_triton_rounds"])
+                print(f"  {args.rounds} rounds: tle/triton per round min {q[0]:5.3f} median "
+                      f"{statistics.median(q):5.3f} max {q[-1]:5.3f}; cuBLAS median {row['cublas_tflops']:7.1f}", flush=True)
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"dtype": args.dtype, "source": args.source, "triton_source": triton_source,
