@@ -4,7 +4,7 @@ and torch's scaled_dot_product_attention (the back end torch picks, and its flas
 cuDNN back ends each forced), on the same shapes in one process.
 
 Usage: python3 bench/attention_bench.py --lib build/runtime/libtle_rt.so --cubins DIR [--source attention_tma]
-                                        [--dtype fp16|bf16] [--compare LABEL=DIR2 ...] [--out FILE]
+                                        [--dtype fp16|bf16] [--compare LABEL=DIR2 ...] [--rounds N] [--warmup-ms MS --rep-ms MS] [--out FILE]
 DIR holds attention_d{64,128}_c{0,1}.sm_90a.cubin (BLOCK_M 128, BLOCK_N 64, 8 warps; with --source
 attention_tma, examples/attention_tma.tle's attention_tma_d{64,128}_c{0,1}.sm_90a.cubin; with
 --dtype bf16, attention_bf16_... and attention_tma_bf16_..., compiled with bf16 pointers).
@@ -16,6 +16,7 @@ import ctypes
 import json
 import math
 import os
+import statistics
 import sys
 
 import torch
@@ -31,6 +32,18 @@ except ImportError:  # an older torch: only the default back end is timed
     SDPBackend = sdpa_kernel = None
 
 BLOCK_M, BLOCK_N, WARPS = 128, 64, 8
+
+
+def time_rounds(timed, rounds, warmup_ms=25, rep_ms=100):
+    """Median milliseconds (triton.testing.do_bench with `warmup_ms` and `rep_ms`) of every callable
+    in `timed`, `rounds` times, round r starting at the r-th callable (rotating order); returns
+    key -> list of times."""
+    keys = list(timed)
+    ms = {key: [] for key in keys}
+    for r in range(rounds):
+        for key in keys[r % len(keys):] + keys[:r % len(keys)]:
+            ms[key].append(triton.testing.do_bench(timed[key], warmup=warmup_ms, rep=rep_ms, return_mode="median"))
+    return ms
 
 
 class AttnKernel:
@@ -63,8 +76,21 @@ def main():
     ap.add_argument("--compare", action="append", default=[], metavar="LABEL=DIR",
                     help="also time the cubins of the same names in DIR (another compiler's build), checked "
                          "the same way, in the same process; reported per row as variants[LABEL]")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="time every kernel of a row this many times, interleaved in rotating order (tle, "
+                         "variants, Triton 1 and 3 stages, SDPA's back ends; then starting one later; ...) so "
+                         "that clock and power drift falls on all alike; TFLOP/s are the medians over the rounds, "
+                         "and every round and the per-round tle / better-Triton ratio are kept")
+    ap.add_argument("--warmup-ms", type=float, default=25,
+                    help="do_bench's warm-up time per measurement (default 25, do_bench's own)")
+    ap.add_argument("--rep-ms", type=float, default=100,
+                    help="do_bench's timed span per measurement (default 100, do_bench's own). A 20 ms kernel is "
+                         "then timed 5 times, while the GPU's power management is still settling after the "
+                         "previous kernel; longer spans measure closer to its steady state")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
+    if args.rounds < 1:
+        ap.error("--rounds must be at least 1")
     compare = []
     for spec in args.compare:
         label, sep, path = spec.partition("=")
@@ -102,9 +128,8 @@ def main():
                 err = (o[:, :4, sub].float() - ref[:, :, sub]).abs().max().item()
                 ok = err < tol and not torch.isnan(o).any().item()
                 flops = 4.0 * Z * H * N * N * D * (0.5 if causal else 1.0)
-                ms = triton.testing.do_bench(lambda: tle(grid, q, k, v, o, sm_scale, H, N), return_mode="median")
-                row = {"D": D, "causal": causal, "N": N, "max_err": err, "pass": ok, "tle_ms": ms,
-                       "tle_tflops": flops / ms / 1e9}
+                row = {"D": D, "causal": causal, "N": N, "max_err": err, "pass": ok}
+                timed = {"tle": lambda: tle(grid, q, k, v, o, sm_scale, H, N)}  # key -> callable
                 if others:
                     row["variants"] = {}
                 for label, kernel in others:
@@ -113,14 +138,12 @@ def main():
                     torch.cuda.synchronize()
                     e2 = (o[:, :4, sub].float() - ref[:, :, sub]).abs().max().item()
                     ok2 = e2 < tol and not torch.isnan(o).any().item()
-                    ms2 = triton.testing.do_bench(lambda: kernel(grid, q, k, v, o, sm_scale, H, N),
-                                                  return_mode="median")
-                    row["variants"][label] = {"max_err": e2, "pass": ok2, "ms": ms2, "tflops": flops / ms2 / 1e9}
+                    row["variants"][label] = {"max_err": e2, "pass": ok2}
                     row["pass"] = row["pass"] and ok2
+                    timed[f"variant:{label}"] = lambda kernel=kernel: kernel(grid, q, k, v, o, sm_scale, H, N)
+                o2 = torch.empty_like(q)
                 for stages in (1, 3):
-                    o2 = torch.empty_like(q)
-
-                    def run_triton():
+                    def run_triton(stages=stages):
                         if desc:
                             triton_kernel[grid](q, k, v, o2, sm_scale, Z, H, N, HEAD_DIM=D, BLOCK_M=BLOCK_M,
                                                 BLOCK_N=BLOCK_N, CAUSAL=causal, num_warps=WARPS, num_stages=stages)
@@ -129,11 +152,8 @@ def main():
                                             *o2.stride()[:3], H, N, HEAD_DIM=D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N,
                                             CAUSAL=causal, num_warps=WARPS, num_stages=stages)
                     run_triton()
-                    ms_t = triton.testing.do_bench(run_triton, return_mode="median")
-                    row[f"triton{stages}_tflops"] = flops / ms_t / 1e9
-                ms_s = triton.testing.do_bench(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal)),
-                                               return_mode="median")
-                row["sdpa_tflops"] = flops / ms_s / 1e9
+                    timed[f"triton{stages}"] = run_triton
+                timed["sdpa"] = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal))
                 for label, backend in (("flash", "FLASH_ATTENTION"), ("cudnn", "CUDNN_ATTENTION")):
                     if sdpa_kernel is None or not hasattr(SDPBackend, backend):
                         continue
@@ -147,7 +167,24 @@ def main():
                     except Exception as e:  # this back end refuses the shape or dtype
                         row[f"sdpa_{label}_error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
                         continue
-                    row[f"sdpa_{label}_tflops"] = flops / triton.testing.do_bench(run_sdpa, return_mode="median") / 1e9
+                    timed[f"sdpa_{label}"] = run_sdpa
+                ms = time_rounds(timed, args.rounds, args.warmup_ms, args.rep_ms)
+                tf = {key: [flops / m / 1e9 for m in ms[key]] for key in timed}
+                row["tle_ms"] = statistics.median(ms["tle"])
+                for key in timed:
+                    name, _, label = key.partition(":")
+                    if name == "variant":
+                        row["variants"][label].update({"ms": statistics.median(ms[key]),
+                                                       "tflops": statistics.median(tf[key])})
+                        if args.rounds > 1:
+                            row["variants"][label]["tflops_rounds"] = tf[key]
+                        continue
+                    row[f"{key}_tflops"] = statistics.median(tf[key])
+                    if args.rounds > 1:
+                        row[f"{key}_tflops_rounds"] = tf[key]
+                if args.rounds > 1:
+                    row["tle_over_best_triton_rounds"] = [t / max(a, b) for t, a, b in
+                                                          zip(tf["tle"], tf["triton1"], tf["triton3"])]
                 rows.append(row)
                 print(f"D={D:3d} causal={causal} N={N:6d} err={err:.2e} {'PASS' if ok else 'FAIL'}  tle {row['tle_tflops']:6.1f}"
                       f"  triton(1 stage) {row['triton1_tflops']:6.1f}  triton(3) {row['triton3_tflops']:6.1f}"
@@ -155,10 +192,14 @@ def main():
                       f" cudnn {row.get('sdpa_cudnn_tflops', float('nan')):6.1f}) TFLOP/s"
                       + "".join(f"  {lb} {v['tflops']:6.1f}{'' if v['pass'] else ' FAIL'}"
                                 for lb, v in row.get("variants", {}).items()), flush=True)
+                if args.rounds > 1:
+                    r = sorted(row["tle_over_best_triton_rounds"])
+                    print(f"  {args.rounds} rounds: tle / better Triton per round min {r[0]:5.3f} median "
+                          f"{statistics.median(r):5.3f} max {r[-1]:5.3f}", flush=True)
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"source": args.source, "dtype": args.dtype, "device": torch.cuda.get_device_name(), "triton": triton.__version__, "torch": torch.__version__,
-                       "batch": Z, "heads": H, "block": [BLOCK_M, BLOCK_N], "num_warps": WARPS, "results": rows}, f,
+                       "rounds": args.rounds, "warmup_ms": args.warmup_ms, "rep_ms": args.rep_ms, "batch": Z, "heads": H, "block": [BLOCK_M, BLOCK_N], "num_warps": WARPS, "results": rows}, f,
                        indent=2)
     sys.exit(0 if all(r["pass"] for r in rows) else 1)
 

@@ -1,0 +1,144 @@
+"""One attention-forward configuration from bench/attention_bench.py: tle's cubin and Triton 3.6 on
+the same source, launched alternately inside one CUDA profiler range so that Nsight Compute (which
+locks the clocks) measures both under the same conditions:
+
+    ncu --profile-from-start off --section SpeedOfLight ... \\
+        python3 bench/attention_profile_pair.py --lib build/runtime/libtle_rt.so --cubins DIR \\
+            --source attention_tma --dtype bf16 --head-dim 64 --causal 1 --ctx 16384
+
+DIR holds the cubins attention_bench.py reads (attention_tma_bf16_d64_c1.sm_90a.cubin, ...; batch
+4, 32 heads, BLOCK_M 128, BLOCK_N 64, 8 warps). Both outputs are checked against torch's fp32 math
+attention on the first queries of four heads first (the script exits 1 on a mismatch, before the
+profiled range). Inside the range: tle, Triton, tle, Triton, ... (--pairs pairs). --stages is
+Triton's num_stages (attention_bench.py times 1 and 3). With --dump DIR, Triton's PTX and cubin
+are written there (triton_<source>_<dtype>_d<D>_c<C>_s<S>.ptx/.cubin)."""
+import argparse
+import datetime
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+import triton
+
+from attention_bench import BLOCK_M, BLOCK_N, WARPS, AttnKernel
+from tle_ctypes import load_example_kernel, open_runtime
+
+
+def sustain(seconds, kernels):
+    """Runs each (label, fn) of `kernels` back to back for `seconds`, twice over, sampling the GPU
+    with nvidia-smi; prints per phase: launches per second, mean SM clock (MHz), power (W) and
+    temperature (C) over the samples inside the phase."""
+    smi = subprocess.Popen(["nvidia-smi", "--query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu",
+                            "--format=csv,noheader,nounits", "-lms", "50"], stdout=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    phases = []
+    for _ in range(2):
+        for label, fn in kernels:
+            torch.cuda.synchronize()
+            t0, n = time.time(), 0
+            while time.time() - t0 < seconds:
+                for _ in range(5):
+                    fn()
+                n += 5
+                torch.cuda.synchronize()
+            phases.append((label, t0, time.time(), n))
+    smi.terminate()
+    samples = []
+    for line in smi.communicate()[0].splitlines():
+        parts = [x.strip() for x in line.split(",")]
+        try:
+            ts = datetime.datetime.strptime(parts[0], "%Y/%m/%d %H:%M:%S.%f").timestamp()
+            samples.append((ts, float(parts[1]), float(parts[2]), float(parts[3])))
+        except (ValueError, IndexError):
+            continue
+    for label, t0, t1, n in phases:
+        inside = [s for s in samples if t0 + 0.2 <= s[0] <= t1]  # skip the phase's first 200 ms
+        mean = [statistics.mean(s[i] for s in inside) if inside else float("nan") for i in (1, 2, 3)]
+        print(f"{label:7s} {n / (t1 - t0):8.2f} launches/s ({(t1 - t0) / n * 1e3:7.3f} ms each)  SM clock "
+              f"{mean[0]:6.0f} MHz  power {mean[1]:6.1f} W  temperature {mean[2]:4.1f} C  ({len(inside)} samples)",
+              flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--cubins", required=True)
+    ap.add_argument("--source", choices=["attention", "attention_tma"], default="attention_tma")
+    ap.add_argument("--dtype", choices=["fp16", "bf16"], default="bf16")
+    ap.add_argument("--head-dim", type=int, choices=[64, 128], default=64)
+    ap.add_argument("--causal", type=int, choices=[0, 1], default=1)
+    ap.add_argument("--ctx", type=int, default=16384)
+    ap.add_argument("--stages", type=int, default=3, help="Triton's num_stages")
+    ap.add_argument("--pairs", type=int, default=2)
+    ap.add_argument("--dump", default="")
+    ap.add_argument("--sustain", type=float, default=0.0, metavar="SECONDS",
+                    help="instead of the profiler range: run tle alone back to back for SECONDS, then Triton, "
+                         "twice over, while nvidia-smi samples the SM clock, power and temperature every 50 ms; "
+                         "prints each phase's launches per second and mean clock, power and temperature")
+    args = ap.parse_args()
+    Z, H, N, D, causal = 4, 32, args.ctx, args.head_dim, args.causal
+    dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float16
+    tol = 4e-2 if args.dtype == "bf16" else 2e-2  # as attention_bench.py
+    desc = args.source == "attention_tma"
+    if desc:
+        triton.set_allocator(lambda size, alignment, stream: torch.empty(size, device="cuda", dtype=torch.int8))
+    name = f"{args.source}{'_bf16' if args.dtype == 'bf16' else ''}_d{D}_c{causal}.sm_90a.cubin"
+    tle = AttnKernel(open_runtime(args.lib), os.path.join(args.cubins, name), desc)
+    triton_kernel = load_example_kernel(args.source, "attn_fwd")
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(Z, H, N, D, device="cuda", dtype=dtype) for _ in range(3))
+    sm_scale = 1.0 / math.sqrt(D)
+    grid = (triton.cdiv(N, BLOCK_M), Z * H)
+    o = torch.full_like(q, float("nan"))
+    o2 = torch.full_like(q, float("nan"))
+
+    def run_tle():
+        tle(grid, q, k, v, o, sm_scale, H, N)
+
+    def run_triton():
+        if desc:
+            return triton_kernel[grid](q, k, v, o2, sm_scale, Z, H, N, HEAD_DIM=D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N,
+                                       CAUSAL=causal, num_warps=WARPS, num_stages=args.stages)
+        return triton_kernel[grid](q, k, v, o2, sm_scale, *q.stride()[:3], *k.stride()[:3], *v.stride()[:3],
+                                   *o2.stride()[:3], H, N, HEAD_DIM=D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N,
+                                   CAUSAL=causal, num_warps=WARPS, num_stages=args.stages)
+
+    run_tle()
+    compiled = run_triton()
+    torch.cuda.synchronize()
+    sub = slice(0, min(N, 1024))
+    ref = F.scaled_dot_product_attention(q[:, :4].float(), k[:, :4].float(), v[:, :4].float(),
+                                         is_causal=bool(causal), scale=sm_scale)
+    for label, out in (("tle", o), ("Triton", o2)):
+        err = (out[:, :4, sub].float() - ref[:, :, sub]).abs().max().item()
+        ok = err < tol and not torch.isnan(out).any().item()
+        print(f"{label}: max err {err:.2e} ({'PASS' if ok else 'FAIL'})", flush=True)
+        if not ok:
+            sys.exit(1)
+    if args.dump:
+        os.makedirs(args.dump, exist_ok=True)
+        stem = os.path.join(args.dump, f"triton_{args.source}_{args.dtype}_d{D}_c{causal}_s{args.stages}")
+        with open(stem + ".ptx", "w") as f:
+            f.write(compiled.asm["ptx"])
+        with open(stem + ".cubin", "wb") as f:
+            f.write(compiled.asm["cubin"])
+    if args.sustain > 0:
+        sustain(args.sustain, (("tle", run_tle), ("Triton", run_triton)))
+        return
+    torch.cuda.profiler.start()
+    for _ in range(args.pairs):
+        run_tle()
+        run_triton()
+    torch.cuda.synchronize()
+    torch.cuda.profiler.stop()
+    print(f"profiled {args.pairs} pairs: tle, Triton, ... ({args.source} {args.dtype} D={D} causal={causal} "
+          f"N_CTX={N}, Triton num_stages {args.stages}, grid {grid})")
+
+
+if __name__ == "__main__":
+    main()
