@@ -13,55 +13,17 @@ profiled range). Inside the range: tle, Triton, tle, Triton, ... (--pairs pairs)
 Triton's num_stages (attention_bench.py times 1 and 3). With --dump DIR, Triton's PTX and cubin
 are written there (triton_<source>_<dtype>_d<D>_c<C>_s<S>.ptx/.cubin)."""
 import argparse
-import datetime
 import math
 import os
-import statistics
-import subprocess
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 import triton
 
 from attention_bench import BLOCK_M, BLOCK_N, WARPS, AttnKernel
+from profile_common import dump_compiled, profile_pairs, sustain
 from tle_ctypes import load_example_kernel, open_runtime
-
-
-def sustain(seconds, kernels):
-    """Runs each (label, fn) of `kernels` back to back for `seconds`, twice over, sampling the GPU
-    with nvidia-smi; prints per phase: launches per second, mean SM clock (MHz), power (W) and
-    temperature (C) over the samples inside the phase."""
-    smi = subprocess.Popen(["nvidia-smi", "--query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu",
-                            "--format=csv,noheader,nounits", "-lms", "50"], stdout=subprocess.PIPE, text=True)
-    time.sleep(1.0)
-    phases = []
-    for _ in range(2):
-        for label, fn in kernels:
-            torch.cuda.synchronize()
-            t0, n = time.time(), 0
-            while time.time() - t0 < seconds:
-                for _ in range(5):
-                    fn()
-                n += 5
-                torch.cuda.synchronize()
-            phases.append((label, t0, time.time(), n))
-    smi.terminate()
-    samples = []
-    for line in smi.communicate()[0].splitlines():
-        parts = [x.strip() for x in line.split(",")]
-        try:
-            ts = datetime.datetime.strptime(parts[0], "%Y/%m/%d %H:%M:%S.%f").timestamp()
-            samples.append((ts, float(parts[1]), float(parts[2]), float(parts[3])))
-        except (ValueError, IndexError):
-            continue
-    for label, t0, t1, n in phases:
-        inside = [s for s in samples if t0 + 0.2 <= s[0] <= t1]  # skip the phase's first 200 ms
-        mean = [statistics.mean(s[i] for s in inside) if inside else float("nan") for i in (1, 2, 3)]
-        print(f"{label:7s} {n / (t1 - t0):8.2f} launches/s ({(t1 - t0) / n * 1e3:7.3f} ms each)  SM clock "
-              f"{mean[0]:6.0f} MHz  power {mean[1]:6.1f} W  temperature {mean[2]:4.1f} C  ({len(inside)} samples)",
-              flush=True)
 
 
 def main():
@@ -121,21 +83,11 @@ def main():
         if not ok:
             sys.exit(1)
     if args.dump:
-        os.makedirs(args.dump, exist_ok=True)
-        stem = os.path.join(args.dump, f"triton_{args.source}_{args.dtype}_d{D}_c{causal}_s{args.stages}")
-        with open(stem + ".ptx", "w") as f:
-            f.write(compiled.asm["ptx"])
-        with open(stem + ".cubin", "wb") as f:
-            f.write(compiled.asm["cubin"])
+        dump_compiled(compiled, args.dump, f"triton_{args.source}_{args.dtype}_d{D}_c{causal}_s{args.stages}")
     if args.sustain > 0:
         sustain(args.sustain, (("tle", run_tle), ("Triton", run_triton)))
         return
-    torch.cuda.profiler.start()
-    for _ in range(args.pairs):
-        run_tle()
-        run_triton()
-    torch.cuda.synchronize()
-    torch.cuda.profiler.stop()
+    profile_pairs(run_tle, run_triton, args.pairs)
     print(f"profiled {args.pairs} pairs: tle, Triton, ... ({args.source} {args.dtype} D={D} causal={causal} "
           f"N_CTX={N}, Triton num_stages {args.stages}, grid {grid})")
 

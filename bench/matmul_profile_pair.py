@@ -19,6 +19,7 @@ import torch
 import triton
 
 from matmul_compare import GROUP_M, SOURCE_PREFIX, launch_matmul
+from profile_common import dump_compiled, profile_pairs
 from tle_ctypes import TleKernel, load_example_kernel, open_runtime
 
 
@@ -72,18 +73,8 @@ def main():
         if not err <= tol:
             sys.exit(1)
     if args.dump:
-        os.makedirs(args.dump, exist_ok=True)
-        stem = os.path.join(args.dump, f"triton_{args.source}_{args.dtype}_{args.config}")
-        with open(stem + ".ptx", "w") as f:
-            f.write(compiled.asm["ptx"])
-        with open(stem + ".cubin", "wb") as f:
-            f.write(compiled.asm["cubin"])
-    torch.cuda.profiler.start()
-    for _ in range(args.pairs):
-        run_tle()
-        run_triton()
-    torch.cuda.synchronize()
-    torch.cuda.profiler.stop()
+        dump_compiled(compiled, args.dump, f"triton_{args.source}_{args.dtype}_{args.config}")
+    profile_pairs(run_tle, run_triton, args.pairs)
     print(f"profiled {args.pairs} pairs: tle, Triton, ... ({args.source} {args.dtype} {args.config} {args.size}, grid {grid})")
 
 
