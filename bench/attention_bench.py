@@ -76,6 +76,9 @@ def main():
     ap.add_argument("--compare", action="append", default=[], metavar="LABEL=DIR",
                     help="also time the cubins of the same names in DIR (another compiler's build), checked "
                          "the same way, in the same process; reported per row as variants[LABEL]")
+    ap.add_argument("--triton-stages", default="1,3",
+                    help="the num_stages values Triton runs the source with (comma-separated); tle / better "
+                         "Triton compares against the fastest of them")
     ap.add_argument("--rounds", type=int, default=1,
                     help="time every kernel of a row this many times, interleaved in rotating order (tle, "
                          "variants, Triton 1 and 3 stages, SDPA's back ends; then starting one later; ...) so "
@@ -91,6 +94,12 @@ def main():
     args = ap.parse_args()
     if args.rounds < 1:
         ap.error("--rounds must be at least 1")
+    try:
+        triton_stages = [int(x) for x in args.triton_stages.split(",")]
+    except ValueError:
+        ap.error(f"--triton-stages expects comma-separated integers, got '{args.triton_stages}'")
+    if not triton_stages or min(triton_stages) < 1:
+        ap.error("--triton-stages needs at least one value, each at least 1")
     compare = []
     for spec in args.compare:
         label, sep, path = spec.partition("=")
@@ -142,7 +151,7 @@ def main():
                     row["pass"] = row["pass"] and ok2
                     timed[f"variant:{label}"] = lambda kernel=kernel: kernel(grid, q, k, v, o, sm_scale, H, N)
                 o2 = torch.empty_like(q)
-                for stages in (1, 3):
+                for stages in triton_stages:
                     def run_triton(stages=stages):
                         if desc:
                             triton_kernel[grid](q, k, v, o2, sm_scale, Z, H, N, HEAD_DIM=D, BLOCK_M=BLOCK_M,
@@ -183,12 +192,12 @@ def main():
                     if args.rounds > 1:
                         row[f"{key}_tflops_rounds"] = tf[key]
                 if args.rounds > 1:
-                    row["tle_over_best_triton_rounds"] = [t / max(a, b) for t, a, b in
-                                                          zip(tf["tle"], tf["triton1"], tf["triton3"])]
+                    row["tle_over_best_triton_rounds"] = [
+                        t / max(tf[f"triton{st}"][r] for st in triton_stages) for r, t in enumerate(tf["tle"])]
                 rows.append(row)
                 print(f"D={D:3d} causal={causal} N={N:6d} err={err:.2e} {'PASS' if ok else 'FAIL'}  tle {row['tle_tflops']:6.1f}"
-                      f"  triton(1 stage) {row['triton1_tflops']:6.1f}  triton(3) {row['triton3_tflops']:6.1f}"
-                      f"  sdpa {row['sdpa_tflops']:6.1f} (flash {row.get('sdpa_flash_tflops', float('nan')):6.1f},"
+                      + "".join(f"  triton({st}) {row[f'triton{st}_tflops']:6.1f}" for st in triton_stages)
+                      + f"  sdpa {row['sdpa_tflops']:6.1f} (flash {row.get('sdpa_flash_tflops', float('nan')):6.1f},"
                       f" cudnn {row.get('sdpa_cudnn_tflops', float('nan')):6.1f}) TFLOP/s"
                       + "".join(f"  {lb} {v['tflops']:6.1f}{'' if v['pass'] else ' FAIL'}"
                                 for lb, v in row.get("variants", {}).items()), flush=True)
