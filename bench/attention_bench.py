@@ -22,8 +22,8 @@ import sys
 import torch
 import torch.nn.functional as F
 import triton
-import triton.testing
 
+from profile_common import time_rounds
 from tle_ctypes import TleKernel, load_example_kernel, open_runtime
 
 try:
@@ -34,16 +34,17 @@ except ImportError:  # an older torch: only the default back end is timed
 BLOCK_M, BLOCK_N, WARPS = 128, 64, 8
 
 
-def time_rounds(timed, rounds, warmup_ms=25, rep_ms=100):
-    """Median milliseconds (triton.testing.do_bench with `warmup_ms` and `rep_ms`) of every callable
-    in `timed`, `rounds` times, round r starting at the r-th callable (rotating order); returns
-    key -> list of times."""
-    keys = list(timed)
-    ms = {key: [] for key in keys}
-    for r in range(rounds):
-        for key in keys[r % len(keys):] + keys[:r % len(keys)]:
-            ms[key].append(triton.testing.do_bench(timed[key], warmup=warmup_ms, rep=rep_ms, return_mode="median"))
-    return ms
+def launch_triton(triton_kernel, grid, q, k, v, o, sm_scale, D, causal, stages, descriptors):
+    """Triton's launch of the attention source (examples/attention.tle, or attention_tma.tle when
+    `descriptors`) on q, k, v, o of shape (Z, H, N_CTX, D) with BLOCK_M, BLOCK_N and WARPS;
+    returns Triton's compiled kernel."""
+    Z, H, N = q.shape[0], q.shape[1], q.shape[2]
+    if descriptors:
+        return triton_kernel[grid](q, k, v, o, sm_scale, Z, H, N, HEAD_DIM=D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N,
+                                   CAUSAL=causal, num_warps=WARPS, num_stages=stages)
+    return triton_kernel[grid](q, k, v, o, sm_scale, *q.stride()[:3], *k.stride()[:3], *v.stride()[:3],
+                               *o.stride()[:3], H, N, HEAD_DIM=D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N,
+                               CAUSAL=causal, num_warps=WARPS, num_stages=stages)
 
 
 class AttnKernel:
@@ -81,7 +82,7 @@ def main():
                          "Triton compares against the fastest of them")
     ap.add_argument("--rounds", type=int, default=1,
                     help="time every kernel of a row this many times, interleaved in rotating order (tle, "
-                         "variants, Triton 1 and 3 stages, SDPA's back ends; then starting one later; ...) so "
+                         "variants, Triton at each --triton-stages, SDPA's back ends; then starting one later; ...) so "
                          "that clock and power drift falls on all alike; TFLOP/s are the medians over the rounds, "
                          "and every round and the per-round tle / better-Triton ratio are kept")
     ap.add_argument("--warmup-ms", type=float, default=25,
@@ -153,13 +154,7 @@ def main():
                 o2 = torch.empty_like(q)
                 for stages in triton_stages:
                     def run_triton(stages=stages):
-                        if desc:
-                            triton_kernel[grid](q, k, v, o2, sm_scale, Z, H, N, HEAD_DIM=D, BLOCK_M=BLOCK_M,
-                                                BLOCK_N=BLOCK_N, CAUSAL=causal, num_warps=WARPS, num_stages=stages)
-                            return
-                        triton_kernel[grid](q, k, v, o2, sm_scale, *q.stride()[:3], *k.stride()[:3], *v.stride()[:3],
-                                            *o2.stride()[:3], H, N, HEAD_DIM=D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N,
-                                            CAUSAL=causal, num_warps=WARPS, num_stages=stages)
+                        launch_triton(triton_kernel, grid, q, k, v, o2, sm_scale, D, causal, stages, desc)
                     run_triton()
                     timed[f"triton{stages}"] = run_triton
                 timed["sdpa"] = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal))

@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 import triton
 
-from attention_bench import BLOCK_M, BLOCK_N, WARPS, AttnKernel
+from attention_bench import BLOCK_M, AttnKernel, launch_triton
 from profile_common import dump_compiled, profile_pairs, sustain
 from tle_ctypes import load_example_kernel, open_runtime
 
@@ -63,12 +63,7 @@ def main():
         tle(grid, q, k, v, o, sm_scale, H, N)
 
     def run_triton():
-        if desc:
-            return triton_kernel[grid](q, k, v, o2, sm_scale, Z, H, N, HEAD_DIM=D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N,
-                                       CAUSAL=causal, num_warps=WARPS, num_stages=args.stages)
-        return triton_kernel[grid](q, k, v, o2, sm_scale, *q.stride()[:3], *k.stride()[:3], *v.stride()[:3],
-                                   *o2.stride()[:3], H, N, HEAD_DIM=D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N,
-                                   CAUSAL=causal, num_warps=WARPS, num_stages=args.stages)
+        return launch_triton(triton_kernel, grid, q, k, v, o2, sm_scale, D, causal, args.stages, desc)
 
     run_tle()
     compiled = run_triton()

@@ -28,6 +28,7 @@ import torch
 import triton
 import triton.testing
 
+from profile_common import time_rounds
 from tle_ctypes import TleKernel, load_example_kernel, open_runtime
 
 GROUP_M = 8
@@ -38,6 +39,17 @@ def launch_matmul(kernel, grid, a, b, c, m, n, k, bias=None):
     kernel.launch((grid,), torch.cuda.current_stream().cuda_stream,
                   ptrs + [ctypes.c_int32(m), ctypes.c_int32(n), ctypes.c_int32(k), ctypes.c_int32(a.stride(0)),
                           ctypes.c_int32(b.stride(0)), ctypes.c_int32(c.stride(0))])
+
+
+def launch_triton(triton_kernel, grid, a, b, c, m, n, k, config, bias=None):
+    """Triton's launch of the matmul source on a (M x K), b (K x N), c (M x N) and the optional
+    bias, with `config` = (BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages) and GROUP_M; returns
+    Triton's compiled kernel."""
+    bm, bn, bk, w, s = config
+    ptrs = (a, b, c) if bias is None else (a, b, c, bias)
+    return triton_kernel[(grid,)](*ptrs, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                                  c.stride(0), c.stride(1), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
+                                  GROUP_M=GROUP_M, num_warps=w, num_stages=s)
 
 
 # --source: the cubins' prefix for each example (bench/build_matmul_cubins.sh's SOURCE_PREFIX).
@@ -177,10 +189,7 @@ def main():
                 c2 = torch.empty((m, n), device="cuda", dtype=dt)
 
                 def run_triton():
-                    ptrs = (a, b, c2) if bias is None else (a, b, c2, bias)
-                    triton_kernel[(grid,)](*ptrs, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-                                           c2.stride(0), c2.stride(1), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
-                                           GROUP_M=GROUP_M, num_warps=w, num_stages=s)
+                    launch_triton(triton_kernel, grid, a, b, c2, m, n, k, (bm, bn, bk, w, s), bias)
                 try:
                     run_triton()
                     torch.cuda.synchronize()
@@ -192,12 +201,9 @@ def main():
                     timed["triton"] = run_triton
             if args.rounds > 1:
                 timed["cublas"] = cublas
-            names = list(timed)
-            per_round = {name: [] for name in names}
-            for r in range(args.rounds):
-                for name in names[r % len(names):] + names[:r % len(names)]:
-                    per_round[name].append(flops / triton.testing.do_bench(timed[name], return_mode="median") / 1e9)
-            for name in names:
+            ms = time_rounds(timed, args.rounds)
+            per_round = {name: [flops / t / 1e9 for t in ms[name]] for name in timed}
+            for name in timed:
                 row[f"{name}_tflops"] = statistics.median(per_round[name])
                 if args.rounds > 1:
                     row[f"{name}_tflops_rounds"] = per_round[name]

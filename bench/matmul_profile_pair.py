@@ -18,7 +18,7 @@ import sys
 import torch
 import triton
 
-from matmul_compare import GROUP_M, SOURCE_PREFIX, launch_matmul
+from matmul_compare import SOURCE_PREFIX, launch_matmul, launch_triton
 from profile_common import dump_compiled, profile_pairs
 from tle_ctypes import TleKernel, load_example_kernel, open_runtime
 
@@ -60,9 +60,7 @@ def main():
         launch_matmul(kern, grid, a, b, c, m, n, k)
 
     def run_triton():
-        return triton_kernel[(grid,)](a, b, c2, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-                                      c2.stride(0), c2.stride(1), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
-                                      GROUP_M=GROUP_M, num_warps=w, num_stages=s)
+        return launch_triton(triton_kernel, grid, a, b, c2, m, n, k, (bm, bn, bk, w, s))
 
     run_tle()
     compiled = run_triton()

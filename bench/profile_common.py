@@ -1,5 +1,6 @@
-"""Helpers of bench/matmul_profile_pair.py and bench/attention_profile_pair.py: tle's kernel and
-Triton's on the same source, side by side under Nsight Compute or in sustained runs."""
+"""Timing helpers of the Python benchmarks: interleaved rounds (bench/matmul_compare.py,
+bench/attention_bench.py), and tle's kernel and Triton's on the same source side by side under
+Nsight Compute or in sustained runs (bench/matmul_profile_pair.py, bench/attention_profile_pair.py)."""
 import datetime
 import os
 import statistics
@@ -7,6 +8,19 @@ import subprocess
 import time
 
 import torch
+import triton.testing
+
+
+def time_rounds(timed, rounds, warmup_ms=25, rep_ms=100):
+    """Median milliseconds (triton.testing.do_bench with `warmup_ms` and `rep_ms`) of every callable
+    in `timed` (a dict), `rounds` times, round r starting at the r-th callable (rotating order), so
+    that clock and power drift during the job falls on all alike; returns key -> list of times."""
+    keys = list(timed)
+    ms = {key: [] for key in keys}
+    for r in range(rounds if keys else 0):
+        for key in keys[r % len(keys):] + keys[:r % len(keys)]:
+            ms[key].append(triton.testing.do_bench(timed[key], warmup=warmup_ms, rep=rep_ms, return_mode="median"))
+    return ms
 
 
 def dump_compiled(compiled, dump_dir, stem):
