@@ -9,6 +9,7 @@
 #include "tle/Transforms/Canonicalize.h"
 #include "tle/Transforms/LayoutAssignment.h"
 #include "tle/Transforms/HoistLoads.h"
+#include "tle/Transforms/VersionMasks.h"
 #include "tle/Transforms/Prefetch.h"
 
 #include <llvm/IR/LLVMContext.h>
@@ -206,7 +207,9 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       // other loads one iteration ahead in registers.
       // hoist-loads then issues loads early, ahead of the reductions and loops that do not
       // depend on them.
-      order = {"canonicalize", "prefetch", "canonicalize", "hoist-loads", "assign-layouts"};
+      // version-masks gives loop bodies a branch without the per-element compare and select of
+      // an index mask that is true for every element in most iterations (a causal mask).
+      order = {"canonicalize", "prefetch", "canonicalize", "version-masks", "canonicalize", "hoist-loads", "assign-layouts"};
     // Layout assignment, with --layout-stats a line about what it did.
     auto runLayoutAssignment = [&] {
       transforms::LayoutAssignmentStats st = transforms::assignLayouts(*fn);
@@ -217,9 +220,15 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
             << " elementwise results kept in an operand's layout\n";
     };
     for (const std::string &p : order) {
-      if (p != "canonicalize" && p != "assign-layouts" && p != "prefetch" && p != "hoist-loads") {
-        diags.error({}, "unknown pass '" + p + "' (tile-IR passes: canonicalize, prefetch, hoist-loads, assign-layouts)");
+      if (p != "canonicalize" && p != "assign-layouts" && p != "prefetch" && p != "hoist-loads" && p != "version-masks") {
+        diags.error({}, "unknown pass '" + p +
+                            "' (tile-IR passes: canonicalize, prefetch, version-masks, hoist-loads, assign-layouts)");
         return 1;
+      }
+      if (p == "version-masks") {
+        if (!passes.run(p, &fn, false, [&] { transforms::versionUniformMasks(*fn); }))
+          return 2;
+        continue;
       }
       if (p == "hoist-loads") {
         if (!passes.run(p, &fn, false, [&] { transforms::hoistLoads(*fn); }))
@@ -309,6 +318,10 @@ std::unique_ptr<ir::Function> compileToTile(uint32_t file, const CompileOptions 
       return nullptr;
     }
     transforms::canonicalize(*fn);
+    // The CPU target runs the mask versioning the GPU pipeline runs, so that its results are
+    // those of the same tile IR (and the CPU tests check the transformation).
+    if (transforms::versionUniformMasks(*fn))
+      transforms::canonicalize(*fn);
     if (std::string v = ir::verify(*fn); !v.empty()) {
       diags.error({}, "internal error: invalid tile IR after canonicalize: " + v);
       return nullptr;

@@ -115,6 +115,14 @@ private:
       } else if (d->kind == OpKind::For) {
         if (const Layout *a = anchorOf(d->regions[0]->terminator()->operands[v->index], depth + 1))
           res = *a;
+      } else if (d->kind == OpKind::If) {
+        // A branch's result (a select versioned by version-masks) is computed from what either
+        // branch yields.
+        for (auto &reg : d->regions)
+          if (const Layout *a = anchorOf(reg->terminator()->operands[v->index], depth + 1)) {
+            res = *a;
+            break;
+          }
       } else if (d->kind == OpKind::Reduce) {
         if (const Layout *a = anchorOf(d->operands[0], depth + 1))
           res = ir::sliceLayout(*a, d->axis);
@@ -334,9 +342,15 @@ private:
         const ir::Value *r = op.result(static_cast<unsigned>(i));
         if (!r->type.isTile())
           continue;
+        // A result computed from a dot's accumulator keeps its layout, in both branches.
+        if (!strong_.count(r))
+          if (const Layout *a = anchorOf(r)) {
+            want_[r] = *a;
+            strong_.insert(r);
+          }
         wish(r, defaultFor(r->type));
         for (auto &reg : op.regions)
-          wish(reg->terminator()->operands[i], want_[r]);
+          wish(reg->terminator()->operands[i], want_[r], strong_.count(r) > 0);
       }
       for (auto &reg : op.regions)
         backward(*reg);

@@ -877,7 +877,9 @@ void Emitter::emitFor(const ir::Op &op) {
   vals_[body.args[0].get()] = {iv};
   std::vector<std::vector<llvm::PHINode *>> phis;
   for (size_t i = 3; i < op.operands.size(); ++i) {
-    const auto &init = regs(op.operands[i]);
+    // The initial value in the argument's layout: layout assignment leaves an init whose
+    // registers only need renumbering (a layout with replicated register bits) unconverted.
+    const std::vector<llvm::Value *> init = regsLike(op.operands[i], body.args[i - 2].get());
     std::vector<llvm::PHINode *> ps;
     std::vector<llvm::Value *> asVals;
     for (llvm::Value *x : init) {
