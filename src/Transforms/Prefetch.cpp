@@ -80,6 +80,19 @@ private:
   int numStages_;
   ir::Block *body_ = nullptr;
 
+  /// What pipeline() did to one load of a loop: the original load (left in the body without
+  /// uses), its clone for the iteration `depth` ahead (before the yield), and where the window
+  /// it carries sits among the loop's operands and results.
+  struct PipelinedLoad {
+    ir::Op *original = nullptr, *next = nullptr;
+    size_t firstOperand = 0, firstResult = 0;
+  };
+  struct PipelinedLoop {
+    int depth = 0;
+    std::vector<PipelinedLoad> loads;
+  };
+  std::map<const ir::Op *, PipelinedLoop> pipelined_;
+
   bool inBody(const ir::Value *v) const {
     if (v->owner)
       return v->owner == body_;
@@ -362,7 +375,235 @@ private:
     }
     if (!addressesRecomputable(outer, loads))
       return decline("a copy's coordinates depend on a value the loop carries that cannot be computed ahead");
+    if (flattenStream(outer, *inner, loads))
+      return;
     pipeline(outer, loads, 1, /*atTop=*/false, inner);
+  }
+
+  /// Whether `v` is the same in every iteration of `outer` and can be computed before it: not
+  /// defined in its body, or by pure ops of the body from such values.
+  bool invariantIn(const ir::Op &outer, const ir::Value *v, int depth = 0) const {
+    const ir::Block &body = *outer.regions[0];
+    if (v->owner)
+      return v->owner != &body;
+    if (!v->def || v->def->parent != &body)
+      return true;
+    if (depth > 16 || !isPureForSlice(*v->def))
+      return false;
+    for (const ir::Value *o : v->def->operands)
+      if (!invariantIn(outer, o, depth + 1))
+        return false;
+    return true;
+  }
+
+  /// Clones the computation of `v`, which lies in `outer`'s body or `inner`'s (nested in it),
+  /// with the two induction variables replaced by `tile` and `k`; values defined outside
+  /// `outer` are used as they are. Returns nullptr when it reads another argument of either
+  /// loop or an op that is not pure.
+  ir::Value *cloneAt(ir::Value *v, const ir::Op &outer, const ir::Op &inner, ir::Value *tile, ir::Value *k,
+                     std::map<ir::Value *, ir::Value *> &m, ir::Builder &bld) {
+    if (auto it = m.find(v); it != m.end())
+      return it->second;
+    const ir::Block *ob = outer.regions[0].get(), *ib = inner.regions[0].get();
+    if (v->owner) {
+      if (v->owner == ob || v->owner == ib)
+        return v->index == 0 ? (v->owner == ob ? tile : k) : nullptr;
+      return v;
+    }
+    if (!v->def || (v->def->parent != ob && v->def->parent != ib))
+      return v;
+    if (!isPureForSlice(*v->def))
+      return nullptr;
+    std::vector<ir::Value *> ops;
+    for (ir::Value *o : v->def->operands) {
+      ir::Value *c = cloneAt(o, outer, inner, tile, k, m, bld);
+      if (!c)
+        return nullptr;
+      ops.push_back(c);
+    }
+    ir::Op *c = bld.clone(*v->def, ops);
+    for (size_t i = 0; i < v->def->results.size(); ++i)
+      m[v->def->result(static_cast<unsigned>(i))] = c->result(static_cast<unsigned>(i));
+    return m[v];
+  }
+
+  /// flatten=True as one stream of (tile, K step) pairs, as Triton's flattened loop issues its
+  /// copies: the K loop's copy for `depth` steps ahead, where that runs past the tile's last K
+  /// step, is the next tiles' first, so that those are in flight while this tile's last wgmmas
+  /// run, not only during its epilogue. The K loop's window of prefetched values is carried by
+  /// the loop over tiles from one K loop to the next; the copies before the loop over tiles are
+  /// the stream's first `depth`. Position p of a tile's stream (p = its K step's index +
+  /// depth) is K step p % n of tile tile + (p / n) * step, n being the K loop's trip count,
+  /// which must be the same for every tile (bounds computed before the loop over tiles, a
+  /// constant positive step). Returns false, changing nothing, where that does not hold, where
+  /// a copy's coordinates read a value either loop carries, or where the K loop is
+  /// warp-specialised; crossTiles then issues the next tile's first copies after the K loop.
+  bool flattenStream(ir::Op &outer, ir::Op &inner, const std::vector<ir::Op *> &prologue) {
+    auto rec = pipelined_.find(&inner);
+    if (rec == pipelined_.end() || rec->second.loads.size() * rec->second.depth != prologue.size() ||
+        (inner.ival2 & ir::kForWarpSpecialize))
+      return false;
+    const int depth = rec->second.depth;
+    ir::Value *lbI = inner.operands[0], *ubI = inner.operands[1], *stepI = inner.operands[2];
+    for (ir::Value *b : {lbI, ubI, stepI})
+      if (!invariantIn(outer, b))
+        return false;
+    const ir::Op *stepDef = stepI->def;
+    if (!stepDef || stepDef->kind != OpKind::Constant || stepDef->ival <= 0 || stepI->type.isTile())
+      return false;
+    ir::Block &ob = *outer.regions[0];
+    ir::Block &ib = *inner.regions[0];
+    ir::Op *outerYield = ob.terminator();
+    // Every prologue load of the K loop is one of its pipelined loads' windows' initial values.
+    for (const PipelinedLoad &pl : rec->second.loads) {
+      if (!pl.next || pl.next->parent != &ib)
+        return false;
+      for (int j = 0; j < depth; ++j)
+        if (std::find(prologue.begin(), prologue.end(), inner.operands[pl.firstOperand + j]->def) == prologue.end())
+          return false;
+    }
+    // Dry run: every copy's operands must be clonable at a (tile, K step) pair.
+    {
+      ir::Block scratch;
+      ir::Builder dry(&scratch);
+      std::map<ir::Value *, ir::Value *> m;
+      for (const PipelinedLoad &pl : rec->second.loads)
+        for (ir::Value *o : pl.original->operands)
+          if (!cloneAt(o, outer, inner, outer.regions[0]->args[0].get(), ib.args[0].get(), m, dry))
+            return false;
+    }
+    const SourceLoc loc = outer.loc;
+    ir::Value *lbO = outer.operands[0], *ubO = outer.operands[1], *stepO = outer.operands[2];
+    // Tile and K-step arithmetic in one integer type.
+    const ir::DType idx = lbI->type.dtype();
+    for (ir::Value *b : {ubI, stepI, lbO, ubO, stepO})
+      if (b->type.isTile() || b->type.dtype() != idx)
+        return false;
+    // Before the loop over tiles: the K loop's trip count n (0 when it runs not at all), and
+    // the stream's first `depth` copies.
+    ir::Block *top = outer.parent;
+    auto outerIt = std::find_if(top->ops.begin(), top->ops.end(), [&](auto &p) { return p.get() == &outer; });
+    ir::Builder pre(top);
+    pre.setInsertionPoint(top, outerIt);
+    std::map<ir::Value *, ir::Value *> hoisted;
+    auto hoist = [&](ir::Value *v) { return cloneAt(v, outer, inner, nullptr, nullptr, hoisted, pre); };
+    ir::Value *lbH = hoist(lbI), *ubH = hoist(ubI), *stepH = hoist(stepI);
+    ir::Value *one = pre.constInt(loc, idx, 1), *zero = pre.constInt(loc, idx, 0);
+    ir::Value *span = pre.binary(OpKind::Sub, loc, ubH, lbH);
+    ir::Value *trips = pre.binary(OpKind::IDiv, loc, pre.binary(OpKind::Add, loc, span,
+                                                                 pre.binary(OpKind::Sub, loc, stepH, one)), stepH);
+    ir::Value *runs = pre.cmp(loc, ir::CmpPred::Gt, trips, zero);
+    ir::Value *n = pre.binary(OpKind::Max, loc, trips, one); // divides safely; `runs` guards
+    // The (tile, K step) of stream position p (an integer value) counted from tile `t`, with
+    // the K loop's lower bound and step as seen where `bld` inserts.
+    auto at = [&](ir::Builder &bld, ir::Value *t, ir::Value *p, ir::Value *lb, ir::Value *step, ir::Value *&tileOut,
+                  ir::Value *&kOut, ir::Value *&guard) {
+      ir::Value *q = bld.binary(OpKind::IDiv, loc, p, n), *r = bld.binary(OpKind::IRem, loc, p, n);
+      tileOut = bld.binary(OpKind::Add, loc, t, bld.binary(OpKind::Mul, loc, q, stepO));
+      kOut = bld.binary(OpKind::Add, loc, lb, bld.binary(OpKind::Mul, loc, r, step));
+      guard = bld.binary(OpKind::And, loc, bld.cmp(loc, ir::CmpPred::Lt, tileOut, ubO), runs);
+    };
+    std::vector<std::vector<ir::Value *>> first(rec->second.loads.size());
+    for (int j = 0; j < depth; ++j) {
+      ir::Value *t, *k, *guard;
+      at(pre, lbO, pre.constInt(loc, idx, j), lbH, stepH, t, k, guard);
+      std::map<ir::Value *, ir::Value *> m;
+      for (size_t li = 0; li < rec->second.loads.size(); ++li) {
+        const ir::Op &orig = *rec->second.loads[li].original;
+        std::vector<ir::Value *> ops;
+        for (ir::Value *o : orig.operands)
+          ops.push_back(cloneAt(o, outer, inner, t, k, m, pre));
+        ops = guardedOperands(orig, ops, guard, pre);
+        ir::Value *v = pre.clone(orig, ops)->result();
+        v->nameHint = orig.result()->nameHint;
+        first[li].push_back(v);
+      }
+    }
+    // The K loop's copies for `depth` steps ahead: position p = (k - lb) / step + depth, which
+    // lies in tile t + q * step with q = p / n <= depth (p < n + depth). No division in the K
+    // loop: q counts the multiples of n that p reaches, and what the copies read of the outer
+    // loop's body (scalars of the tile: its row, its column) is computed once per tile for
+    // tiles t + step .. t + depth * step, before the K loop, and picked by q.
+    std::vector<ir::Value *> multiples(depth + 1); // j * n, before the loop over tiles
+    for (int j = 1; j <= depth; ++j)
+      multiples[j] = pre.binary(OpKind::Mul, loc, n, pre.constInt(loc, idx, j));
+    auto innerIt = std::find_if(ob.ops.begin(), ob.ops.end(), [&](auto &p) { return p.get() == &inner; });
+    ir::Builder perTile(&ob);
+    perTile.setInsertionPoint(&ob, innerIt);
+    std::vector<ir::Value *> tileAhead(depth + 1); // t + q * step, once per tile
+    std::vector<std::map<ir::Value *, ir::Value *>> aheadMaps(depth + 1);
+    tileAhead[0] = ob.args[0].get();
+    for (int q = 1; q <= depth; ++q)
+      tileAhead[q] = perTile.binary(OpKind::Add, loc, ob.args[0].get(),
+                                    perTile.binary(OpKind::Mul, loc, perTile.constInt(loc, idx, q), stepO));
+    ir::Builder in(&ib);
+    for (size_t li = 0; li < rec->second.loads.size(); ++li) {
+      const PipelinedLoad &pl = rec->second.loads[li];
+      auto nextIt = std::find_if(ib.ops.begin(), ib.ops.end(), [&](auto &p) { return p.get() == pl.next; });
+      in.setInsertionPoint(&ib, nextIt);
+      ir::Value *steps = in.binary(OpKind::IDiv, loc, in.binary(OpKind::Sub, loc, ib.args[0].get(), lbI), stepI);
+      ir::Value *p = in.binary(OpKind::Add, loc, steps, in.constInt(loc, idx, depth));
+      ir::Value *q = in.constInt(loc, idx, 0);
+      for (int j = 1; j <= depth; ++j)
+        q = in.binary(OpKind::Add, loc, q,
+                      in.select(loc, in.cmp(loc, ir::CmpPred::Ge, p, multiples[j]), in.constInt(loc, idx, 1),
+                                in.constInt(loc, idx, 0)));
+      ir::Value *k = in.binary(OpKind::Add, loc, lbI,
+                               in.binary(OpKind::Mul, loc, in.binary(OpKind::Sub, loc, p, in.binary(OpKind::Mul, loc, q, n)),
+                                         stepI));
+      ir::Value *t = in.binary(OpKind::Add, loc, ob.args[0].get(), in.binary(OpKind::Mul, loc, q, stepO));
+      ir::Value *guard = in.binary(OpKind::And, loc, in.cmp(loc, ir::CmpPred::Lt, t, ubO), runs);
+      // A value of the outer loop's body at tile t + q * step: its clones per tile, picked by q.
+      std::map<ir::Value *, ir::Value *> picked;
+      auto pick = [&](ir::Value *v) -> ir::Value * {
+        if (auto it = picked.find(v); it != picked.end())
+          return it->second;
+        ir::Value *s = v;
+        for (int j = 1; j <= depth; ++j) {
+          ir::Value *vj = cloneAt(v, outer, inner, tileAhead[j], nullptr, aheadMaps[j], perTile);
+          s = in.select(loc, in.cmp(loc, ir::CmpPred::Eq, q, in.constInt(loc, idx, j)), vj, s);
+        }
+        return picked[v] = s;
+      };
+      std::map<ir::Value *, ir::Value *> m;
+      std::function<ir::Value *(ir::Value *)> stream = [&](ir::Value *v) -> ir::Value * {
+        if (auto it = m.find(v); it != m.end())
+          return it->second;
+        if (v->owner == &ib)
+          return m[v] = k; // the dry run admitted only the induction variables
+        if (v->owner == &ob)
+          return m[v] = t;
+        if (!v->def || (v->def->parent != &ob && v->def->parent != &ib))
+          return v;
+        if (v->def->parent == &ob && invariantIn(outer, v))
+          return v;
+        if (v->def->parent == &ob && !v->type.isTile())
+          return m[v] = pick(v);
+        std::vector<ir::Value *> ops;
+        for (ir::Value *o : v->def->operands)
+          ops.push_back(stream(o));
+        ir::Op *c = in.clone(*v->def, ops);
+        for (size_t i = 0; i < v->def->results.size(); ++i)
+          m[v->def->result(static_cast<unsigned>(i))] = c->result(static_cast<unsigned>(i));
+        return m[v];
+      };
+      std::vector<ir::Value *> ops;
+      for (ir::Value *o : pl.original->operands)
+        ops.push_back(stream(o));
+      pl.next->operands = guardedOperands(*pl.original, ops, guard, in);
+      // The window: carried by the loop over tiles, from the stream's first copies to each K
+      // loop and from its results to the next.
+      for (int j = 0; j < depth; ++j) {
+        const ir::Type &ty = pl.original->result()->type;
+        outer.operands.push_back(first[li][j]);
+        ir::Value *arg = ob.addArg(ty, pl.original->result()->nameHint);
+        outer.addResult(ty);
+        inner.operands[pl.firstOperand + j] = arg;
+        outerYield->operands.push_back(inner.results[pl.firstResult + j].get());
+      }
+    }
+    ++count;
+    return true;
   }
 
   static bool dependsOnNumPrograms(const ir::Value *v, int depth) {
@@ -571,6 +812,9 @@ private:
       ops = guardedOperands(*load, ops, more, top);
       ir::Value *next = top.clone(*load, ops)->result();
       next->nameHint = load->result()->nameHint;
+      PipelinedLoop &record = pipelined_[&forOp];
+      record.depth = depth;
+      record.loads.push_back({load, next->def, forOp.operands.size(), forOp.results.size()});
       // Carry them: depth new loop operands, body arguments, yield operands and results; the
       // yield shifts the window by one (argument j+1 becomes argument j, the new load the last).
       std::vector<ir::Value *> cur;
