@@ -51,8 +51,8 @@ std::optional<Emit> emitForPath(const std::string &path) {
 }
 
 const std::vector<std::string> &passNames() {
-  static const std::vector<std::string> names = {"specialize", "canonicalize", "prefetch", "assign-layouts", "emit-llvm",
-                                                 "llvm-codegen", "ptxas"};
+  static const std::vector<std::string> names = {"specialize", "canonicalize", "prefetch", "version-masks", "hoist-loads",
+                                                 "assign-layouts", "emit-llvm", "llvm-codegen", "ptxas"};
   return names;
 }
 

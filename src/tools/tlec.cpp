@@ -29,11 +29,13 @@ int main(int argc, char **argv) {
   std::string from;
   app.add_option("--from", from, "input kind: python (default) or tile (tile IR text; the default for .tir inputs)")
       ->check(CLI::IsMember({"python", "tile"}));
-  app.add_option("--pass", o.passes, "run only these tile-IR passes, in order (canonicalize, assign-layouts); "
+  app.add_option("--pass", o.passes, "run only these tile-IR passes, in order (canonicalize, prefetch, version-masks, hoist-loads, "
+                                     "assign-layouts); "
                                      "repeatable or comma-separated")
       ->delimiter(',');
   app.add_option("--print-after", o.printAfter, "print the IR (on stderr) after the named pass, repeatable: "
-                                                "specialize, canonicalize, assign-layouts")
+                                                "specialize, canonicalize, prefetch, version-masks, hoist-loads, "
+                                                "assign-layouts")
       ->delimiter(',');
   app.add_flag("--print-after-all", o.printAfterAll, "print the tile IR after every tile-IR pass");
   app.add_flag("--debug", o.debug,

@@ -1088,7 +1088,8 @@ void Emitter::waitAsyncOperands(const ir::Op &dot, bool asyncProxy) {
   // TMA copies: each thread waits on the slot's mbarrier, which also makes the data visible to
   // it (and to its wgmma: TMA writes through the async proxy).
   for (unsigned k = 0; k < 2; ++k)
-    if (isTma(dot.operands[k]) && (k == 0 || dot.operands[1] != dot.operands[0]))
+    if (isTma(dot.operands[k]) && (k == 0 || dot.operands[1] != dot.operands[0]) &&
+        !tmaWaitedBeforeLoop_.count(dot.operands[k]))
       waitTma(dot.operands[k]);
   int pending = INT_MAX;
   for (unsigned k = 0; k < 2; ++k) {

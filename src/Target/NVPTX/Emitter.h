@@ -308,6 +308,9 @@ public:
   bool tmaDrained_ = false;
   /// The shared address (32-bit window) of buffer `buf`'s mbarrier for slot `slot`.
   llvm::Value *tmaBarrierAddr(const AsyncBuffer &buf, llvm::Value *slot);
+  /// TMA values a loop's wgmmas read that were copied before the loop (attention's Q): their
+  /// mbarrier is waited on once, before the loop, instead of in every iteration.
+  std::set<const ir::Value *> tmaWaitedBeforeLoop_;
   /// Thread 0 runs the PTX `op` (its `$0` the address) on every TMA slot's mbarrier, and
   /// `emptyOp` (`op` when empty) on a warp-specialised kernel's empty mbarriers.
   void onEveryTmaBarrier(const std::string &op, const std::string &emptyOp = "");
