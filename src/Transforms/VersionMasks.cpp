@@ -158,7 +158,8 @@ private:
   ir::Op *nextCandidate() {
     ir::Op *found = nullptr;
     ir::walk(f_.body, [&](ir::Op &o) {
-      if (!found && o.kind == OpKind::Select && !done_.count(&o) && o.result()->type.isTile() && inLoop(o.parent))
+      if (!found && o.kind == OpKind::Select && !done_.count(&o) && o.result()->type.isTile() &&
+          ir::isFloat(o.result()->type.dtype()) && inLoop(o.parent))
         found = &o;
     });
     return found;

@@ -121,8 +121,9 @@ void broadcast(Suite &s, int M, int N, DType ta, DType tb) {
 
 /// tl.where in loops on index masks (the version-masks pass gives such loops a branch without
 /// the compare and select where every element is true): a causal mask whose true operand is
-/// index arithmetic, at the diagonal, away from it, and where the i32 index tiles wrap around
-/// (the branch must then not be taken); and a bounds mask `offs < n`. int32 results, exact.
+/// computed from the index tiles, at the diagonal, away from it, and where the i32 index tiles
+/// wrap around (the branch must then not be taken); and a bounds mask `offs < n`. fp32 sums of
+/// integers (the pass versions floating-point selects), exact.
 void whereLoopMasks(Suite &s) {
   constexpr int BM = 16, BN = 8, P = 4, NBLK = 9;
   auto w32 = [](int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(v)); };
@@ -132,32 +133,34 @@ void whereLoopMasks(Suite &s) {
                      "    pid = tl.program_id(0)\n"
                      "    offs_m = base + pid * BM + tl.arange(0, BM)\n"
                      "    offs_n = tl.arange(0, BN)\n"
-                     "    acc = tl.zeros([BM, BN], dtype=tl.int32)\n"
+                     "    acc = tl.zeros([BM, BN], dtype=tl.float32)\n"
                      "    for start_n in range(0, NBLK * BN, BN):\n"
                      "        cols = off + start_n + offs_n[None, :]\n"
                      "        keep = offs_m[:, None] >= cols\n"
-                     "        acc += tl.where(keep, cols + 1, -1)\n"
+                     "        acc += tl.where(keep, (cols % 1000 + 1).to(tl.float32), -1.0)\n"
                      "    tl.store(out_ptr + pid * BM * BN + tl.arange(0, BM)[:, None] * BN + offs_n[None, :], acc)\n");
-  bt.signature = "*i32, i32, i32, " + std::to_string(BM) + ", " + std::to_string(BN) + ", " + std::to_string(NBLK);
+  bt.signature = "*fp32, i32, i32, " + std::to_string(BM) + ", " + std::to_string(BN) + ", " + std::to_string(NBLK);
   const std::pair<int64_t, int64_t> args[] = {
       {0, 0}, {5, -3}, {40, 0},                      // the diagonal crosses the loop; every tile below it
       {INT32_MAX - 40, 0}, {INT32_MIN + 10, 40},     // rows that wrap past INT32_MAX; rows near INT32_MIN
       {100, INT32_MAX - 30}};                        // columns that wrap
   for (auto [base, off] : args) {
-    Buffer want(DType::I32, size_t(P * BM * BN));
+    // Sums of integers below 2^24: exact in fp32, in any order.
+    Buffer want(DType::F32, size_t(P * BM * BN));
     for (int p = 0; p < P; ++p)
       for (int i = 0; i < BM; ++i)
         for (int j = 0; j < BN; ++j) {
-          int32_t row = w32(base + p * BM + i), acc = 0;
+          int32_t row = w32(base + p * BM + i);
+          int64_t acc = 0;
           for (int sn = 0; sn < NBLK * BN; sn += BN) {
             int32_t col = w32(off + sn + j);
-            acc = w32(int64_t(acc) + (row >= col ? int64_t(w32(int64_t(col) + 1)) : -1));
+            acc += row >= col ? col % 1000 + 1 : -1; // % truncates toward zero, as Triton's
           }
-          want.setI(size_t((p * BM + i) * BN + j), static_cast<uint64_t>(static_cast<int64_t>(acc)));
+          want.setF(size_t((p * BM + i) * BN + j), static_cast<long double>(acc));
         }
     Run run;
     run.grid[0] = P;
-    run.args = {Arg::buf(Buffer(DType::I32, size_t(P * BM * BN))), Arg::i32(static_cast<int32_t>(base)),
+    run.args = {Arg::buf(Buffer(DType::F32, size_t(P * BM * BN))), Arg::i32(static_cast<int32_t>(base)),
                 Arg::i32(static_cast<int32_t>(off))};
     expect(run, 0, "where/loop_mask/causal/" + std::to_string(base) + "," + std::to_string(off), want);
     bt.runs.push_back(std::move(run));
@@ -170,24 +173,25 @@ void whereLoopMasks(Suite &s) {
   constexpr int N = 32;
   bd.name = "where/loop_mask/bounds";
   bd.source = module("@triton.jit\ndef k(x_ptr, out_ptr, n, total, BN: tl.constexpr):\n"
-                     "    acc = tl.zeros([BN], dtype=tl.int32)\n"
+                     "    acc = tl.zeros([BN], dtype=tl.float32)\n"
                      "    for start in range(0, total, BN):\n"
                      "        offs = start + tl.arange(0, BN)\n"
-                     "        acc += tl.where(offs < n, tl.load(x_ptr + offs), 0)\n"
+                     "        acc += tl.where(offs < n, tl.load(x_ptr + offs), 0.0)\n"
                      "    tl.store(out_ptr + tl.arange(0, BN), acc)\n");
-  bd.signature = "*i32, *i32, i32, i32, " + std::to_string(N);
+  bd.signature = "*fp32, *fp32, i32, i32, " + std::to_string(N);
   Rng rng(4242);
-  Buffer x = smallInts(DType::I32, size_t(4 * N), rng, -1000, 1000);
+  Buffer xi = smallInts(DType::I32, size_t(4 * N), rng, -1000, 1000);
+  Buffer x = makeBuffer(DType::F32, size_t(4 * N), [&](size_t i) { return static_cast<long double>(static_cast<int32_t>(xi.getI(i))); });
   for (int n : {0, 1, 31, 32, 33, 77, 96, 128}) {
-    Buffer want(DType::I32, size_t(N));
+    Buffer want(DType::F32, size_t(N));
     for (int j = 0; j < N; ++j) {
       int64_t acc = 0;
       for (int st = 0; st < 4 * N; st += N)
-        acc += st + j < n ? static_cast<int32_t>(x.getI(size_t(st + j))) : 0;
-      want.setI(size_t(j), static_cast<uint64_t>(acc));
+        acc += st + j < n ? static_cast<int32_t>(xi.getI(size_t(st + j))) : 0;
+      want.setF(size_t(j), static_cast<long double>(acc));
     }
     Run run;
-    run.args = {Arg::buf(x), Arg::buf(Buffer(DType::I32, size_t(N))), Arg::i32(n), Arg::i32(4 * N)};
+    run.args = {Arg::buf(x), Arg::buf(Buffer(DType::F32, size_t(N))), Arg::i32(n), Arg::i32(4 * N)};
     expect(run, 1, "where/loop_mask/bounds/n=" + std::to_string(n), want);
     bd.runs.push_back(std::move(run));
   }

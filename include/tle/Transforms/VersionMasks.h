@@ -21,9 +21,11 @@ namespace tle::transforms {
 /// only when both ranges lie within i32, where the tiles' i32 arithmetic cannot have wrapped:
 /// results are those of the ops as written, bit for bit.
 ///
-/// Only selects in a `for` or `while` body are versioned (straight-line code runs once), and
-/// only when the comparison moves into the `if` with them (it has no other use). Returns the
-/// number of selects versioned.
+/// Only selects of floating-point tiles in a `for` or `while` body are versioned (straight-line
+/// code runs once; an integer select is index arithmetic, such as `tl.where(rm < M, rm, 0)`,
+/// whose contiguity and divisibility facts an `if` result would not keep), and only when the
+/// comparison moves into the `if` with them (it has no other use). Returns the number of
+/// selects versioned.
 unsigned versionUniformMasks(ir::Function &f);
 
 } // namespace tle::transforms
