@@ -154,6 +154,7 @@ private:
   ir::Function &f_;
   std::set<const ir::Op *> done_;
   std::map<const ir::Value *, std::vector<ir::Op *>> uses_;
+  std::map<const ir::Op *, size_t> pos_;
 
   ir::Op *nextCandidate() {
     ir::Op *found = nullptr;
@@ -196,11 +197,13 @@ private:
     }
   }
 
+  /// The results of `r` that ops outside it use, in block order (pos_: the ops' positions).
   std::vector<ir::Value *> outputs(const std::set<ir::Op *> &r) {
     std::vector<ir::Value *> out;
     for (ir::Op *op : r)
       if (!usedOnlyBy(*op, r))
         out.push_back(op->result());
+    std::sort(out.begin(), out.end(), [&](ir::Value *p, ir::Value *q) { return pos_[p->def] < pos_[q->def]; });
     return out;
   }
 
@@ -251,6 +254,9 @@ private:
     int64_t k = x.lo - y.hi - (parts.strict ? 1 : 0);
 
     collectUses();
+    pos_.clear();
+    for (auto &o : b.ops)
+      pos_[o.get()] = pos_.size();
     if (diff.terms.empty() && k >= 0 && lhs->terms.empty() && rhs->terms.empty() && lhs->lo >= INT32_MIN &&
         lhs->hi <= INT32_MAX && rhs->lo >= INT32_MIN && rhs->hi <= INT32_MAX) {
       // True for every element in every iteration: the select is its true operand.
@@ -295,9 +301,6 @@ private:
     std::vector<ir::Value *> outs = outputs(r);
     if (outs.empty())
       return 0;
-    std::sort(outs.begin(), outs.end(), [&](ir::Value *p, ir::Value *q) {
-      return std::find(inOrder.begin(), inOrder.end(), p->def) < std::find(inOrder.begin(), inOrder.end(), q->def);
-    });
 
     for (const Range *rg : {&*lhs, &*rhs})
       if (rg->terms.empty() && (rg->lo < INT32_MIN || rg->hi > INT32_MAX))
