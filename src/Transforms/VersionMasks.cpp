@@ -23,28 +23,43 @@ struct Range {
   int64_t lo = 0, hi = 0;
 };
 
-/// Constants, coefficients and offsets stay below this, so that no i64 sum of them overflows.
-constexpr int64_t kLimit = int64_t(1) << 40;
+/// Bounds that keep every sum the pass computes, at compile time and in the branch condition,
+/// within i64: the terms are i32 values (|t| <= 2^31), so a range whose coefficients add up to
+/// at most 2^29 in magnitude and whose offsets are at most 2^60 has elements below 2^61, and
+/// the difference of two such ranges stays below 2^62.
+constexpr int64_t kMaxCoefficients = int64_t(1) << 29;
+constexpr int64_t kMaxOffset = int64_t(1) << 60;
 constexpr size_t kMaxTerms = 8;
 
 bool isI32(const ir::Value *v) { return v->type.elem == ir::ScalarType{ir::DType::I32}; }
 
-/// Adds `scale` times b's terms to a's, merging equal terms and dropping those that cancel.
-void addTerms(Range &a, const Range &b, int64_t scale) {
+/// Adds `scale` times b's terms to a's, merging equal terms and dropping those that cancel;
+/// false on i64 overflow.
+bool addTerms(Range &a, const Range &b, int64_t scale) {
   for (auto [v, c] : b.terms) {
+    int64_t add = 0;
+    if (__builtin_mul_overflow(c, scale, &add))
+      return false;
     auto it = std::find_if(a.terms.begin(), a.terms.end(), [&](auto &t) { return t.first == v; });
     if (it == a.terms.end())
-      a.terms.push_back({v, c * scale});
-    else
-      it->second += c * scale;
+      a.terms.push_back({v, add});
+    else if (__builtin_add_overflow(it->second, add, &it->second))
+      return false;
   }
   a.terms.erase(std::remove_if(a.terms.begin(), a.terms.end(), [](auto &t) { return t.second == 0; }), a.terms.end());
+  return true;
 }
 
 bool bounded(const Range &r) {
-  if (r.terms.size() > kMaxTerms || r.lo <= -kLimit || r.hi >= kLimit || r.lo > r.hi)
+  if (r.terms.size() > kMaxTerms || r.lo < -kMaxOffset || r.hi > kMaxOffset || r.lo > r.hi)
     return false;
-  return std::all_of(r.terms.begin(), r.terms.end(), [](auto &t) { return t.second > -kLimit && t.second < kLimit; });
+  int64_t sum = 0;
+  for (auto &t : r.terms) {
+    if (t.second <= -kMaxCoefficients || t.second >= kMaxCoefficients)
+      return false;
+    sum += t.second < 0 ? -t.second : t.second;
+  }
+  return sum <= kMaxCoefficients;
 }
 
 std::optional<int64_t> constantOf(const ir::Value *v) {
@@ -62,6 +77,8 @@ std::optional<Range> rangeOf(ir::Value *v, int depth = 0) {
     return std::nullopt;
   Range r;
   if (auto c = constantOf(v)) {
+    if (*c < -kMaxOffset || *c > kMaxOffset)
+      return std::nullopt;
     r.lo = r.hi = *c;
     return r;
   }
@@ -88,9 +105,12 @@ std::optional<Range> rangeOf(ir::Value *v, int depth = 0) {
       return std::nullopt;
     r = *a;
     bool add = d->kind == OpKind::Add;
-    addTerms(r, *b, add ? 1 : -1);
-    r.lo = add ? a->lo + b->lo : a->lo - b->hi;
-    r.hi = add ? a->hi + b->hi : a->hi - b->lo;
+    if (!addTerms(r, *b, add ? 1 : -1))
+      return std::nullopt;
+    bool overflow = add ? __builtin_add_overflow(a->lo, b->lo, &r.lo) || __builtin_add_overflow(a->hi, b->hi, &r.hi)
+                        : __builtin_sub_overflow(a->lo, b->hi, &r.lo) || __builtin_sub_overflow(a->hi, b->lo, &r.hi);
+    if (overflow)
+      return std::nullopt;
     break;
   }
   case OpKind::Mul: {
@@ -100,14 +120,14 @@ std::optional<Range> rangeOf(ir::Value *v, int depth = 0) {
       c = constantOf(d->operands[0]);
       x = d->operands[1];
     }
-    if (!c || *c <= -kLimit || *c >= kLimit)
+    if (!c)
       return std::nullopt;
     auto a = rangeOf(x, depth + 1);
-    if (!a)
+    if (!a || !addTerms(r, *a, *c))
       return std::nullopt;
-    addTerms(r, *a, *c);
-    r.lo = *c >= 0 ? a->lo * *c : a->hi * *c;
-    r.hi = *c >= 0 ? a->hi * *c : a->lo * *c;
+    if (__builtin_mul_overflow(*c >= 0 ? a->lo : a->hi, *c, &r.lo) ||
+        __builtin_mul_overflow(*c >= 0 ? a->hi : a->lo, *c, &r.hi))
+      return std::nullopt;
     break;
   }
   default:
@@ -153,17 +173,27 @@ public:
 private:
   ir::Function &f_;
   std::set<const ir::Op *> done_;
+  std::set<const ir::Op *> created_; ///< the ifs this pass made
   std::map<const ir::Value *, std::vector<ir::Op *>> uses_;
   std::map<const ir::Op *, size_t> pos_;
 
-  ir::Op *nextCandidate() {
-    ir::Op *found = nullptr;
-    ir::walk(f_.body, [&](ir::Op &o) {
-      if (!found && o.kind == OpKind::Select && !done_.count(&o) && o.result()->type.isTile() &&
-          ir::isFloat(o.result()->type.dtype()) && inLoop(o.parent))
-        found = &o;
-    });
-    return found;
+  /// The next select to try, outside the branches this pass created: the copies of another
+  /// select that a branch holds are left as they are (versioning them again, and their copies'
+  /// copies, would grow the body exponentially with the selects of one expression).
+  ir::Op *nextCandidate() { return find(f_.body); }
+
+  ir::Op *find(ir::Block &b) {
+    for (auto &o : b.ops) {
+      if (o->kind == OpKind::Select && !done_.count(o.get()) && o->result()->type.isTile() &&
+          ir::isFloat(o->result()->type.dtype()) && inLoop(&b))
+        return o.get();
+      if (created_.count(o.get()))
+        continue;
+      for (auto &r : o->regions)
+        if (ir::Op *s = find(*r))
+          return s;
+    }
+    return nullptr;
   }
 
   void collectUses() {
@@ -250,8 +280,9 @@ private:
     // "Every x >= every y": x's least element against y's greatest, minus one when strict.
     const Range &x = parts.swap ? *rhs : *lhs, &y = parts.swap ? *lhs : *rhs;
     Range diff = x;
-    addTerms(diff, y, -1);
-    int64_t k = x.lo - y.hi - (parts.strict ? 1 : 0);
+    if (!addTerms(diff, y, -1))
+      return 0;
+    int64_t k = x.lo - y.hi - (parts.strict ? 1 : 0); // |k| < 2^62 (bounded ranges)
 
     collectUses();
     pos_.clear();
@@ -347,6 +378,7 @@ private:
     for (ir::Value *v : outs)
       types.push_back(v->type);
     ir::Op *ifOp = bld.create(OpKind::If, loc, {cond}, types);
+    created_.insert(ifOp);
     for (int i = 0; i < 2; ++i) {
       ifOp->regions.push_back(std::make_unique<ir::Block>());
       ifOp->regions.back()->parent = ifOp;

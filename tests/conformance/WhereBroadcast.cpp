@@ -196,6 +196,42 @@ void whereLoopMasks(Suite &s) {
     bd.runs.push_back(std::move(run));
   }
   s.add(std::move(bd));
+
+  // Ranges whose i64 bounds would overflow: at run time (a * C + b * C + 15 * C with C =
+  // 2^31 - 1) and at compile time (offs * 962528571 * 1277658633, whose largest element is
+  // 2^64 + 29). Neither may be versioned as "always true"; the i32 tiles wrap.
+  constexpr int K = 16;
+  Batch ov;
+  ov.name = "where/loop_mask/overflow";
+  ov.source = module("@triton.jit\ndef k(o1, o2, a, b, n, C: tl.constexpr, BN: tl.constexpr):\n"
+                     "    offs = tl.arange(0, BN)\n"
+                     "    acc1 = tl.zeros([BN], dtype=tl.float32)\n"
+                     "    acc2 = tl.zeros([BN], dtype=tl.float32)\n"
+                     "    for i in range(n):\n"
+                     "        x = (offs + a + b) * C\n"
+                     "        acc1 += tl.where(x >= 0, 1.0, 0.0)\n"
+                     "        y = offs * 962528571 * 1277658633\n"
+                     "        acc2 += tl.where(y >= 0, 1.0, 0.0)\n"
+                     "    tl.store(o1 + offs, acc1)\n"
+                     "    tl.store(o2 + offs, acc2)\n");
+  ov.signature = "*fp32, *fp32, i32, i32, i32, 2147483647, " + std::to_string(K);
+  for (auto [a, b] : {std::pair<int32_t, int32_t>{INT32_MAX, INT32_MAX}, {1, 2}, {-7, INT32_MIN}}) {
+    Buffer w1(DType::F32, size_t(K)), w2(DType::F32, size_t(K));
+    for (int j = 0; j < K; ++j) {
+      int32_t x = w32(int64_t(w32(int64_t(w32(int64_t(j) + a)) + b)) * int64_t(INT32_MAX));
+      int32_t y = w32(int64_t(w32(int64_t(j) * 962528571)) * 1277658633);
+      w1.setF(size_t(j), x >= 0 ? 2 : 0);
+      w2.setF(size_t(j), y >= 0 ? 2 : 0);
+    }
+    Run run;
+    run.args = {Arg::buf(Buffer(DType::F32, size_t(K))), Arg::buf(Buffer(DType::F32, size_t(K))), Arg::i32(a), Arg::i32(b),
+                Arg::i32(2)};
+    std::string tagAB = std::to_string(a) + "," + std::to_string(b);
+    expect(run, 0, "where/loop_mask/overflow/runtime/" + tagAB, w1);
+    expect(run, 1, "where/loop_mask/overflow/static/" + tagAB, w2);
+    ov.runs.push_back(std::move(run));
+  }
+  s.add(std::move(ov));
 }
 
 void addWhereBroadcast(Suite &s) {
