@@ -602,6 +602,23 @@ SVal foldBinary(Specializer &S, ast::BinaryOp op, const SVal &a, const SVal &b, 
 
 } // namespace
 
+/// Triton's binary_op_type_checking_impl: a Python integer that takes the other operand's
+/// integer type (the scalar rule) must fit that type, or the operation is an error ("Scalar ...
+/// is out of range for type ..."): `n + 4294967296` with an int32 `n` is not computed in int32
+/// with a truncated constant. Empty when it fits (or is not an integer literal).
+static std::string literalOutOfRange(const SVal &lit, DType t) {
+  if (lit.kind != SVal::Kind::Int || !ir::isInteger(t) || t == DType::I1 || ir::bitWidth(t) >= 64)
+    return "";
+  int bits = ir::bitWidth(t);
+  int64_t lo = ir::isSigned(t) ? -(int64_t(1) << (bits - 1)) : 0;
+  int64_t hi = ir::isSigned(t) ? (int64_t(1) << (bits - 1)) - 1 : (int64_t(1) << bits) - 1;
+  if (lit.i >= lo && lit.i <= hi)
+    return "";
+  return "integer constant " + std::to_string(lit.i) + " is out of range for " + ir::name(t) +
+         ", the type of the other operand that it takes (Triton's rule for Python scalars); cast that operand "
+         "to a wider type first, e.g. x.to(tl.int64)";
+}
+
 SVal Specializer::binary(ast::BinaryOp op, const SVal &a, const SVal &bv, SourceLoc loc, SourceLoc la, SourceLoc lb) {
   using O = ast::BinaryOp;
   if (a.isNumber() && bv.isNumber())
@@ -680,6 +697,8 @@ SVal Specializer::binary(ast::BinaryOp op, const SVal &a, const SVal &bv, Source
     const SVal &lit = a.isTensor() ? bv : a;
     if (lit.kind == SVal::Kind::Int && lit.i < 0 && ir::isUnsigned(t) && t != DType::I1)
       fail(a.isTensor() ? lb : la, "negative constant " + std::to_string(lit.i) + " combined with unsigned type " + ir::name(t));
+    if (std::string m = literalOutOfRange(lit, t); !m.empty())
+      fail(a.isTensor() ? lb : la, m);
   } else {
     t = tensorOp(ta, tb);
   }
@@ -814,6 +833,8 @@ SVal Specializer::compare(ast::CompareOp op, const SVal &a, const SVal &bv, Sour
   if (lhs.isTensor() != rhs.isTensor()) {
     DType tensorT = lhs.isTensor() ? ta : tb, scalarT = lhs.isTensor() ? tb : ta;
     t = kindRank(scalarT) <= kindRank(tensorT) ? tensorT : scalarT;
+    if (std::string m = literalOutOfRange(lhs.isTensor() ? rhs : lhs, t); !m.empty())
+      fail(loc, m);
   } else if (ta == DType::Ptr || tb == DType::Ptr) {
     if (ta != tb)
       fail(loc, "cannot compare a pointer with a non-pointer");

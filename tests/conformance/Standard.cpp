@@ -230,7 +230,9 @@ void umulhiCases(Suite &s) {
       a.setI(i, i == 0 ? ~0ull : i == 1 ? 0 : rng.next());
       b.setI(i, i == 0 ? ~0ull : i == 2 ? 1 : rng.next());
     }
-    uint64_t c = w == 64 ? 0x52E7470EE14C6C93ull : 0xD2511F53ull; // a constexpr: below 2^63
+    // A constexpr that fits the tile's type (Triton rejects a Python integer out of its range):
+    // below 2^31 for int32, 2^32 for uint32, 2^63 for the 64-bit types.
+    uint64_t c = w == 64 ? 0x52E7470EE14C6C93ull : t == DType::I32 ? 0x52511F53ull : 0xD2511F53ull;
     auto mulhi = [&](uint64_t x, uint64_t y) -> uint64_t {
       x &= mask;
       y &= mask;
