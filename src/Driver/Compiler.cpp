@@ -219,10 +219,14 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
             << st.rematerialized << " by recomputing index arithmetic; " << st.followed
             << " elementwise results kept in an operand's layout\n";
     };
+    static const std::vector<std::string> tilePasses = {"canonicalize", "prefetch", "version-masks", "hoist-loads",
+                                                        "assign-layouts"};
     for (const std::string &p : order) {
-      if (p != "canonicalize" && p != "assign-layouts" && p != "prefetch" && p != "hoist-loads" && p != "version-masks") {
-        diags.error({}, "unknown pass '" + p +
-                            "' (tile-IR passes: canonicalize, prefetch, version-masks, hoist-loads, assign-layouts)");
+      if (std::find(tilePasses.begin(), tilePasses.end(), p) == tilePasses.end()) {
+        std::string known;
+        for (const std::string &n : tilePasses)
+          known += (known.empty() ? "" : ", ") + n;
+        diags.error({}, "unknown pass '" + p + "' (tile-IR passes: " + known + ")");
         return 1;
       }
       if (p == "version-masks") {

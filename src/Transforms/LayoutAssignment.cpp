@@ -171,6 +171,17 @@ private:
     return nullptr;
   }
 
+  /// A value computed from a dot's accumulator keeps the accumulator's layout (a strong wish)
+  /// unless an anchor (a store, say) wants otherwise: attention's scores stay in the mma layout.
+  void keepAnchor(const ir::Value *r) {
+    if (strong_.count(r))
+      return;
+    if (const Layout *a = anchorOf(r)) {
+      want_[r] = *a;
+      strong_.insert(r);
+    }
+  }
+
   // ---- Backward: uses before definitions.
   void backward(ir::Block &b) {
     for (auto it = b.ops.rbegin(); it != b.ops.rend(); ++it)
@@ -342,12 +353,7 @@ private:
         const ir::Value *r = op.result(static_cast<unsigned>(i));
         if (!r->type.isTile())
           continue;
-        // A result computed from a dot's accumulator keeps its layout, in both branches.
-        if (!strong_.count(r))
-          if (const Layout *a = anchorOf(r)) {
-            want_[r] = *a;
-            strong_.insert(r);
-          }
+        keepAnchor(r); // and both branches yield it in that layout
         wish(r, defaultFor(r->type));
         for (auto &reg : op.regions)
           wish(reg->terminator()->operands[i], want_[r], strong_.count(r) > 0);
@@ -382,14 +388,7 @@ private:
     if (op.results.size() != 1 || !op.result()->type.isTile())
       return;
     const ir::Value *r = op.result();
-    // A value computed from a dot's accumulator keeps the accumulator's layout unless an anchor
-    // (a store, say) wants otherwise: attention's scores stay in the mma layout.
-    if (!strong_.count(r)) {
-      if (const Layout *a = anchorOf(r)) {
-        want_[r] = *a;
-        strong_.insert(r);
-      }
-    }
+    keepAnchor(r);
     wish(r, defaultFor(r->type));
     const Layout l = want_[r];
     bool strong = strong_.count(r) > 0;

@@ -10,12 +10,13 @@
 // a CTA along M, 16 rows each, warp w of warpgroup g holds rows 64 g + 16 (w mod 4) .. + 15 of
 // every m64nNk16 instruction, exactly the fragment of §9.7.15.5.1 ("Register fragments"), so
 // layout assignment does not depend on the instruction family.
-#include <algorithm>
 #include "Emitter.h"
 #include "tle/Transforms/DotLowering.h"
 #include "tle/Transforms/RegisterEstimate.h"
 
 #include <llvm/IR/InlineAsm.h>
+
+#include <algorithm>
 
 #include <map>
 
