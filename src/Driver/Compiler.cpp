@@ -6,7 +6,9 @@
 #include "tle/IR/Parser.h"
 #include "tle/Sema/Specialize.h"
 #include "tle/Target/NVPTX/NVPTXBackend.h"
+#include "tle/Transforms/AllocateShared.h"
 #include "tle/Transforms/Canonicalize.h"
+#include "tle/Transforms/InsertBarriers.h"
 #include "tle/Transforms/LayoutAssignment.h"
 #include "tle/Transforms/HoistLoads.h"
 #include "tle/Transforms/VersionMasks.h"
@@ -52,7 +54,7 @@ std::optional<Emit> emitForPath(const std::string &path) {
 
 const std::vector<std::string> &passNames() {
   static const std::vector<std::string> names = {"specialize", "canonicalize", "prefetch", "version-masks", "hoist-loads",
-                                                 "assign-layouts", "emit-llvm", "llvm-codegen", "ptxas"};
+                                                 "assign-layouts", "allocate-shared", "insert-barriers", "emit-llvm", "llvm-codegen", "ptxas"};
   return names;
 }
 
@@ -209,7 +211,10 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       // depend on them.
       // version-masks gives loop bodies a branch without the per-element compare and select of
       // an index mask that is true for every element in most iterations (a causal mask).
-      order = {"canonicalize", "prefetch", "canonicalize", "version-masks", "canonicalize", "hoist-loads", "assign-layouts"};
+      // allocate-shared and insert-barriers make the GPU stage's shared buffers and barriers
+      // explicit ops, which the NVPTX backend translates.
+      order = {"canonicalize", "prefetch",    "canonicalize",    "version-masks",  "canonicalize",
+               "hoist-loads",  "assign-layouts", "allocate-shared", "insert-barriers"};
     // Layout assignment, with --layout-stats a line about what it did.
     auto runLayoutAssignment = [&] {
       transforms::LayoutAssignmentStats st = transforms::assignLayouts(*fn);
@@ -219,8 +224,14 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
             << st.rematerialized << " by recomputing index arithmetic; " << st.followed
             << " elementwise results kept in an operand's layout\n";
     };
-    static const std::vector<std::string> tilePasses = {"canonicalize", "prefetch", "version-masks", "hoist-loads",
-                                                        "assign-layouts"};
+    static const std::vector<std::string> tilePasses = {"canonicalize",   "prefetch",        "version-masks",
+                                                        "hoist-loads",    "assign-layouts",  "allocate-shared",
+                                                        "insert-barriers"};
+    auto runGpuPass = [&](const std::string &p) {
+      if (p == "allocate-shared")
+        return passes.run(p, &fn, !fn->layouts.empty(), [&] { transforms::allocateShared(*fn, &diags); });
+      return passes.run(p, &fn, !fn->layouts.empty(), [&] { transforms::insertBarriers(*fn); });
+    };
     for (const std::string &p : order) {
       if (std::find(tilePasses.begin(), tilePasses.end(), p) == tilePasses.end()) {
         std::string known;
@@ -232,6 +243,13 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       if (p == "version-masks") {
         if (!passes.run(p, &fn, false, [&] { transforms::versionUniformMasks(*fn); }))
           return 2;
+        continue;
+      }
+      if (p == "allocate-shared" || p == "insert-barriers") {
+        if (!runGpuPass(p))
+          return 2;
+        if (diags.numErrors())
+          return 1;
         continue;
       }
       if (p == "hoist-loads") {
@@ -266,6 +284,16 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
     }
     if (!hasLayouts && !passes.run("assign-layouts", &fn, true, runLayoutAssignment))
       return 2;
+    // The backend translates the GPU stage's ops: the passes that create them run before it
+    // even when --pass names others (they add nothing where they already ran).
+    if (explicitPasses)
+      for (const char *p : {"allocate-shared", "insert-barriers"})
+        if (std::find(order.begin(), order.end(), p) == order.end()) {
+          if (!runGpuPass(p))
+            return 2;
+          if (diags.numErrors())
+            return 1;
+        }
     llvm::LLVMContext ctx;
     std::unique_ptr<llvm::Module> m;
     passes.run("emit-llvm", nullptr, false, [&] { m = nvptx::emitLLVM(*fn, ctx, o.arch, diags); });

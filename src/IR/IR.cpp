@@ -72,6 +72,8 @@ const char *name(OpKind k) {
   case OpKind::LocalAlloc: return "local_alloc";
   case OpKind::RemotePtr: return "remote_ptr";
   case OpKind::ClusterBarrier: return "cluster_barrier";
+  case OpKind::ClusterArrive: return "cluster_arrive";
+  case OpKind::ClusterWait: return "cluster_wait";
   case OpKind::GridDepControl: return "griddepcontrol";
   case OpKind::For: return "for";
   case OpKind::If: return "if";
@@ -175,6 +177,7 @@ Op *Builder::clone(const Op &op, std::vector<Value *> operands) {
   c->ints = op.ints;
   c->sym = op.sym;
   c->constraints = op.constraints;
+  c->sharedOffset = op.sharedOffset;
   for (size_t i = 0; i < op.results.size(); ++i)
     c->results[i]->nameHint = op.results[i]->nameHint;
   return c;
@@ -424,7 +427,8 @@ struct Verifier {
       lo = hi = 1, res = 0;
       break;
     case OpKind::Barrier: case OpKind::GridDepControl: case OpKind::ClusterBarrier:
-      res = 0;
+    case OpKind::ClusterArrive: case OpKind::ClusterWait:
+      lo = hi = 0, res = 0;
       break;
     case OpKind::LocalAlloc:
       lo = hi = 0, res = 1;
@@ -479,7 +483,7 @@ struct Verifier {
       bool memory = o.kind == OpKind::Load || o.kind == OpKind::Store || o.kind == OpKind::AtomicRMW ||
                     o.kind == OpKind::AtomicCAS || o.kind == OpKind::Dot || o.kind == OpKind::Barrier ||
                     o.kind == OpKind::GridDepControl || o.kind == OpKind::ClusterBarrier ||
-                    o.kind == OpKind::LocalAlloc || o.kind == OpKind::Print || o.kind == OpKind::Assert;
+                    o.kind == OpKind::ClusterArrive || o.kind == OpKind::ClusterWait || o.kind == OpKind::LocalAlloc || o.kind == OpKind::Print || o.kind == OpKind::Assert;
       bool tile = false;
       for (auto &res : o.results)
         tile = tile || res->type.isTile();
@@ -834,7 +838,7 @@ struct Verifier {
       return true;
     case OpKind::Print:
       return true; // any values, no results: checked by arity()
-    case OpKind::Barrier: case OpKind::ClusterBarrier:
+    case OpKind::Barrier: case OpKind::ClusterBarrier: case OpKind::ClusterArrive: case OpKind::ClusterWait:
       return true;
     case OpKind::LocalAlloc: {
       const Type &r = op.result()->type;
@@ -842,6 +846,8 @@ struct Verifier {
         return fail(op, "expects a scalar shared-memory pointer result (not to i1), got " + r.str());
       if (op.ints.empty() || std::any_of(op.ints.begin(), op.ints.end(), [](int64_t d) { return d < 1; }))
         return fail(op, "expects a shape of positive dims (shape=[...])");
+      if (op.sharedOffset < -1 || (op.sharedOffset >= 0 && op.sharedOffset % 16))
+        return fail(op, "expects a 16-byte aligned offset, got " + std::to_string(op.sharedOffset));
       return true;
     }
     case OpKind::RemotePtr: {

@@ -503,13 +503,19 @@ private:
         }
       }
       break;
-    case OpKind::Barrier: case OpKind::ClusterBarrier: // no operands: the next line is the next op
+    case OpKind::Barrier: case OpKind::ClusterBarrier: case OpKind::ClusterArrive: case OpKind::ClusterWait:
+      // no operands: the next line is the next op
       finish(*op, results, {});
       return;
     case OpKind::LocalAlloc:
       expectIdent("shape");
       expect("=");
       op->ints = intList();
+      if (tok_.kind == Tok::Ident && tok_.text == "offset") { // placed by allocate-shared
+        bump();
+        expect("=");
+        op->sharedOffset = number();
+      }
       break;
     case OpKind::GridDepControl: {
       std::string w = expectIdentAny();

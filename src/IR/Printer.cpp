@@ -169,6 +169,8 @@ private:
       for (size_t i = 0; i < op.ints.size(); ++i)
         os_ << (i ? "," : "") << op.ints[i];
       os_ << "]";
+      if (op.sharedOffset >= 0)
+        os_ << " offset=" << op.sharedOffset;
       break;
     }
     case OpKind::FDiv:
@@ -209,6 +211,8 @@ private:
       for (size_t i = 0; i < op.ints.size(); ++i)
         os_ << (i ? "," : "") << op.ints[i];
       os_ << "]";
+      if (op.sharedOffset >= 0)
+        os_ << " offset=" << op.sharedOffset;
       break;
     default:
       break;

@@ -115,9 +115,12 @@ enum class OpKind {
                ///< hints apply to global memory only.
   LocalAlloc,  ///< () -> scalar *T_shared: the first element of a buffer of `ints` (its shape,
                ///< every dim >= 1, elements row-major) of the pointee dtype T in the CTA's
-               ///< shared memory (tle.gpu.alloc), live for the whole kernel, 16-byte aligned,
-               ///< contents undefined until written. Every LocalAlloc is a buffer of its own.
-               ///< GPU only.
+               ///< shared memory (tle.gpu.alloc), 16-byte aligned, contents undefined until
+               ///< written. Every LocalAlloc is a buffer of its own while it is live: from the
+               ///< alloc to the last use of a pointer derived from it (the whole kernel once
+               ///< the buffer is shared with the cluster through RemotePtr). `Op::sharedOffset`
+               ///< is its byte offset in the CTA's dynamic shared memory, -1 until the
+               ///< allocate-shared pass places it (transforms::allocateShared). GPU only.
   RemotePtr,   ///< (*T_shared ptr (scalar or tile), i32 scalar rank) -> *T_cluster of ptr's
                ///< shape: the same offset in the shared memory of the cluster's CTA `rank`
                ///< (its %cluster_ctarank; tle.remote; PTX ISA §9.7.9.24, mapa.shared::cluster).
@@ -127,6 +130,15 @@ enum class OpKind {
                ///< and barrier.cluster.wait.acquire, §9.7.13.3): shared-memory writes before it,
                ///< in any CTA of the cluster, are visible to reads after it. It is a CTA-wide
                ///< barrier too. GPU (sm_90+) only.
+  ClusterArrive, ///< () -> (): the first half of a split cluster barrier (PTX ISA §9.7.13.3,
+               ///< barrier.cluster.arrive.release): this thread has arrived, its shared-memory
+               ///< writes released to the cluster. Every thread of every CTA of the cluster must
+               ///< arrive exactly once before any of them waits (ClusterWait). Inserted by the
+               ///< insert-barriers pass so that no CTA exits while another may still access its
+               ///< shared memory (CUDA's rule for distributed shared memory). GPU (sm_90+) only.
+  ClusterWait, ///< () -> (): the second half (barrier.cluster.wait.acquire): waits until every
+               ///< thread of the cluster has arrived; their released writes are visible after
+               ///< it. GPU (sm_90+) only.
   // --- Shape
   ExpandDims,  ///< (tile or scalar) -> tile with a size-1 dim inserted at `axis`.
   Broadcast,   ///< (tile) -> tile of the result shape; every size-1 dim of the operand is
@@ -262,6 +274,9 @@ public:
   std::string sym;           ///< symbol attribute (ExternCall's function, InlineAsm's text)
   std::string constraints;   ///< InlineAsm's constraint string
   ReduceKind reduceKind = ReduceKind::Sum;
+  /// LocalAlloc: byte offset of the buffer in the CTA's dynamic shared memory (16-byte aligned),
+  /// set by transforms::allocateShared; -1 while not placed.
+  int64_t sharedOffset = -1;
 
   Op(OpKind k, SourceLoc l) : kind(k), loc(l) {}
   Value *result(unsigned i = 0) const { return results[i].get(); }
@@ -326,7 +341,9 @@ public:
   bool fpFusion = true;
   /// Constexpr parameter values the kernel was specialised with, as source text.
   std::vector<std::pair<std::string, std::string>> constexprs;
-  /// Bytes of dynamic shared memory the gpu stage needs (set by codegen).
+  /// Bytes of dynamic shared memory the gpu stage needs. After transforms::allocateShared: the
+  /// bytes its buffers (LocalAlloc) take, rounded up to 1024; the NVPTX backend places the areas
+  /// it still plans itself (pipeline slots, scratch) after them and sets the final total.
   int64_t sharedBytes = 0;
   /// Warps codegen added for warp specialisation (set by codegen): a producer warpgroup that
   /// issues the TMA copies, after the `numWarps` consumer warps that run the rest of the

@@ -46,7 +46,6 @@ void Emitter::emitAtomic(const ir::Op &op) {
   auto kind = static_cast<AtomicKind>(op.ival);
   std::string prefix = std::string("atom.") + ir::name(static_cast<ir::MemSem>(op.ival2)) + "." +
                        ir::name(static_cast<ir::MemScope>(op.axis)) + "." + stateSpace(ptr->type.elem.space) + ".";
-  orderSharedAccess(ptr, SharedAccess::Atomic);
   if (et == ir::DType::BF16 && smVersion() < 90) // PTX ISA §9.7.13.5: atom.add.noftz.bf16 needs sm_90
     diags.fatal(op.loc, "atomic_add on bf16 needs sm_90 or newer (PTX atom.add.noftz.bf16); here the target is " +
                             arch + "; use fp32 or fp16");

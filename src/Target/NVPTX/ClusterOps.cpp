@@ -1,7 +1,7 @@
 // The kernel's own shared buffers (tle.gpu.alloc) and thread-block clusters (tle.remote,
-// tle.distributed_barrier): where the buffers live, how other CTAs' shared memory is addressed
-// (PTX ISA §9.7.9.24, mapa), the cluster barrier (§9.7.13.3, barrier.cluster), and the CTA
-// barriers that order the threads' accesses to the buffers.
+// tle.distributed_barrier): a buffer's address at the offset allocate-shared gave it, how other
+// CTAs' shared memory is addressed (PTX ISA §9.7.9.24, mapa) and the cluster barrier (§9.7.13.3,
+// barrier.cluster), whole or split.
 #include "Emitter.h"
 
 #include <llvm/IR/InlineAsm.h>
@@ -28,55 +28,25 @@ std::pair<llvm::Value *, const char *> Emitter::addressOperand(llvm::Value *p, A
   return {B.CreatePtrToInt(p, B.getInt64Ty()), "l"};
 }
 
-void Emitter::planUserBuffers() {
-  int64_t at = 0;
-  size_t i = 0;
-  std::optional<size_t> lastAccess, lastBarrier, anyBarrier; // top-level ops holding them
-  for (auto &top : f.body.ops) {
-    ir::Op *t = top.get();
-    auto visit = [&](ir::Op &op) {
-      bool clusterAccess = (op.kind == OpKind::Load || op.kind == OpKind::Store || op.kind == OpKind::AtomicRMW ||
-                            op.kind == OpKind::AtomicCAS) &&
-                           op.operands[0]->type.elem.space == AddrSpace::Cluster;
-      if (clusterAccess)
-        lastAccess = i;
-      if (op.kind == OpKind::ClusterBarrier)
-        anyBarrier = i;
-      if (op.kind == OpKind::ClusterBarrier && &op == t) // one every path reaches (not in an if or a loop)
-        lastBarrier = i;
-      if (op.kind != OpKind::LocalAlloc)
-        return;
-      int64_t bytes = ir::numElements(op.ints) * ir::storageBytes(op.result()->type.elem.pointee);
-      userOffsets_[&op] = at;
-      at += (bytes + 15) / 16 * 16;
-    };
-    visit(*t);
-    for (auto &r : t->regions)
-      ir::walk(*r, visit);
-    ++i;
-  }
-  userBytes_ = at ? (at + 1023) / 1024 * 1024 : 0;
-  // A cluster barrier at the top level (so on every path) after the last access already keeps
-  // every CTA's shared memory alive until all accesses are done; otherwise the exit needs one
-  // (clusterExitArrive), after the last access and the last barrier of any kind (an arrive
-  // must not come before a barrier's own arrive and wait).
-  remoteAccess_ = lastAccess && (!lastBarrier || *lastBarrier <= *lastAccess);
-  clusterExitArriveAfter_ = remoteAccess_ ? std::max(*lastAccess, anyBarrier.value_or(0)) : 0;
-}
-
-void Emitter::clusterExitArrive() {
+void Emitter::emitClusterArrive(SourceLoc loc) {
+  if (smVersion() < 90)
+    diags.fatal(loc, "a cluster barrier needs sm_90 or newer; here the target is " + arch);
   auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
   B.CreateCall(fty, llvm::InlineAsm::get(fty, "barrier.cluster.arrive.release;", "~{memory}", true));
 }
 
-void Emitter::clusterExitWait() {
+void Emitter::emitClusterWait(SourceLoc loc) {
+  if (smVersion() < 90)
+    diags.fatal(loc, "a cluster barrier needs sm_90 or newer; here the target is " + arch);
   auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
   B.CreateCall(fty, llvm::InlineAsm::get(fty, "barrier.cluster.wait.acquire;", "~{memory}", true));
 }
 
 void Emitter::emitLocalAlloc(const ir::Op &op) {
+  if (op.sharedOffset < 0 || op.sharedOffset >= userBytes_)
+    diags.fatal(op.loc, "internal error: shared buffer not placed by allocate-shared");
   smemRaw(B.getInt32(0)); // creates the shared buffer's symbol
-  vals_[op.result()] = {B.CreateGEP(B.getInt8Ty(), smem_, B.getInt32(static_cast<uint32_t>(userOffsets_.at(&op))))};
+  vals_[op.result()] = {B.CreateGEP(B.getInt8Ty(), smem_, B.getInt32(static_cast<uint32_t>(op.sharedOffset)))};
 }
 
 void Emitter::emitRemotePtr(const ir::Op &op) {
@@ -103,65 +73,6 @@ void Emitter::emitClusterBarrier(SourceLoc loc) {
   auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
   B.CreateCall(fty, llvm::InlineAsm::get(fty, "barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;",
                                          "~{memory}", /*hasSideEffects=*/true));
-  sharedWritePending_ = sharedReadPending_ = sharedAtomicPending_ = false; // it is a CTA barrier too
-}
-
-void Emitter::orderSharedAccess(const ir::Value *ptr, SharedAccess kind) {
-  if (ptr->type.elem.space != AddrSpace::Shared)
-    return;
-  // Loads after loads and atomics after atomics need no order; anything else may touch what
-  // another thread touched. A scalar store is thread 0's alone, so one after another keeps
-  // program order without a barrier.
-  bool scalarStore = kind == SharedAccess::Write && ptr->type.isScalar();
-  bool conflict = false;
-  switch (kind) {
-  case SharedAccess::Read: conflict = sharedWritePending_ || sharedAtomicPending_; break;
-  case SharedAccess::Write:
-    conflict = sharedReadPending_ || sharedAtomicPending_ || (sharedWritePending_ && !(scalarStore && scalarStoresOnly_));
-    break;
-  case SharedAccess::Atomic: conflict = sharedReadPending_ || sharedWritePending_; break;
-  }
-  if (conflict)
-    barrier();
-  if (kind == SharedAccess::Write) {
-    scalarStoresOnly_ = (!sharedWritePending_ || scalarStoresOnly_) && scalarStore;
-    sharedWritePending_ = true;
-  } else {
-    (kind == SharedAccess::Read ? sharedReadPending_ : sharedAtomicPending_) = true;
-  }
-}
-
-void Emitter::orderSharedAroundRegions(const ir::Op &op, bool after) {
-  bool kinds[3] = {false, false, false}; // read, write, atomic
-  for (auto &r : op.regions)
-    ir::walk(*r, [&](ir::Op &o) {
-      bool access = o.kind == OpKind::Load || o.kind == OpKind::Store || o.kind == OpKind::AtomicRMW ||
-                    o.kind == OpKind::AtomicCAS;
-      if (access && o.operands[0]->type.elem.space == AddrSpace::Shared)
-        kinds[o.kind == OpKind::Load ? 0 : o.kind == OpKind::Store ? 1 : 2] = true;
-    });
-  int count = kinds[0] + kinds[1] + kinds[2];
-  if (!count)
-    return;
-  if (after) { // what any iteration or branch may have left pending
-    sharedReadPending_ |= kinds[0];
-    sharedAtomicPending_ |= kinds[2];
-    if (kinds[1]) {
-      sharedWritePending_ = true;
-      scalarStoresOnly_ = false;
-    }
-    return;
-  }
-  if (sharedReadPending_ || sharedWritePending_ || sharedAtomicPending_)
-    barrier();
-  // The previous iteration's accesses, for the first one of the next (a lone kind that needs
-  // no order with itself, loads or atomics, needs none).
-  if (op.kind != OpKind::If && (count > 1 || kinds[1])) {
-    sharedReadPending_ = kinds[0];
-    sharedWritePending_ = kinds[1];
-    sharedAtomicPending_ = kinds[2];
-    scalarStoresOnly_ = false;
-  }
 }
 
 } // namespace tle::nvptx

@@ -66,7 +66,7 @@ llvm::Function *Emitter::run() {
       used_.insert(v);
   });
   f.tensorMaps.clear();
-  planUserBuffers();
+  userBytes_ = f.sharedBytes; // the IR's own buffers (allocate-shared)
   planAsyncOperands(); // decides the TMA descriptors, passed after the params
   std::vector<llvm::Type *> params;
   for (auto &p : f.params)
@@ -107,10 +107,6 @@ llvm::Function *Emitter::run() {
     emitSpecialized();
   } else {
     emitBlock(f.body);
-    // No CTA may leave while another of its cluster may still access its shared memory: each
-    // arrived after its last such access (emitBlock), and waits for the others here.
-    if (remoteAccess_)
-      clusterExitWait();
     if (!buffers_.empty()) {
       auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
       B.CreateCall(fty, llvm::InlineAsm::get(fty, "cp.async.wait_all;", "", true));
@@ -229,7 +225,7 @@ llvm::Value *Emitter::smemRaw(llvm::Value *byteOffset) {
                                      nullptr, llvm::GlobalValue::NotThreadLocal, 3);
     smem_->setAlignment(llvm::Align(16));
   }
-  if (userBytes_) // the kernel's own buffers come first (planUserBuffers)
+  if (userBytes_) // the kernel's own buffers come first (allocate-shared)
     byteOffset = B.CreateAdd(byteOffset, llvm::ConstantInt::get(byteOffset->getType(), userBytes_));
   return B.CreateGEP(B.getInt8Ty(), smem_, byteOffset);
 }
@@ -242,7 +238,6 @@ void Emitter::barrier() {
                          {B.getInt32(1), B.getInt32(static_cast<uint32_t>(32 * f.numWarps))});
   else
     declareIntrinsicCall(llvm::Intrinsic::nvvm_barrier0, {}, {});
-  sharedWritePending_ = sharedReadPending_ = sharedAtomicPending_ = false;
   ++barrierSeq_;
   if (curBlock_)
     lastTopBarrier_[curBlock_] = barrierSeq_;
@@ -277,8 +272,6 @@ void Emitter::emitBlock(const ir::Block &b) {
       waitPendingWgmma(b, *op);
     emitOp(*op);
     curBlock_ = &b; // ops with regions emit other blocks
-    if (&b == &f.body && remoteAccess_ && i == clusterExitArriveAfter_)
-      clusterExitArrive();
     ++i;
   }
   curBlock_ = outer;
@@ -404,23 +397,21 @@ void Emitter::emitOpImpl(const ir::Op &op) {
   case OpKind::Return: case OpKind::Yield: case OpKind::Condition:
     return;
   case OpKind::For:
-    orderSharedAroundRegions(op, false);
-    emitFor(op);
-    return orderSharedAroundRegions(op, true);
+    return emitFor(op);
   case OpKind::If:
-    orderSharedAroundRegions(op, false);
-    emitIf(op);
-    return orderSharedAroundRegions(op, true);
+    return emitIf(op);
   case OpKind::While:
-    orderSharedAroundRegions(op, false);
-    emitWhile(op);
-    return orderSharedAroundRegions(op, true);
+    return emitWhile(op);
   case OpKind::LocalAlloc:
     return emitLocalAlloc(op);
   case OpKind::RemotePtr:
     return emitRemotePtr(op);
   case OpKind::ClusterBarrier:
     return emitClusterBarrier(op.loc);
+  case OpKind::ClusterArrive:
+    return emitClusterArrive(op.loc);
+  case OpKind::ClusterWait:
+    return emitClusterWait(op.loc);
   case OpKind::Load:
     if (isAsync(op.result()))
       return emitAsyncLoad(op);

@@ -70,32 +70,18 @@ public:
   std::vector<llvm::Value *> regsLike(const ir::Value *v, const ir::Value *like);
   void emitLoad(const ir::Op &op);
   void emitStore(const ir::Op &op);
-  // Shared buffers and clusters (ClusterOps.cpp).
-  /// Gives every LocalAlloc (tle.gpu.alloc) its place at the start of the shared buffer, before
-  /// everything codegen places there (smemRaw offsets start after them).
-  void planUserBuffers();
+  // Shared buffers and clusters (ClusterOps.cpp). Where the buffers live is decided by the
+  // allocate-shared pass (Op::sharedOffset), and the barriers around their accesses and the
+  // cluster exit protocol by insert-barriers: the emitter only translates those ops.
+  /// LocalAlloc: the address of its buffer, at its Op::sharedOffset.
   void emitLocalAlloc(const ir::Op &op);
   /// RemotePtr: `mapa.shared::cluster.u64` per register (PTX ISA §9.7.9.24).
   void emitRemotePtr(const ir::Op &op);
   /// ClusterBarrier: barrier.cluster.arrive (release) and barrier.cluster.wait (acquire).
   void emitClusterBarrier(SourceLoc loc);
-  /// A kernel that accesses other CTAs' shared memory arrives at a cluster barrier after its
-  /// last such access (and its last ClusterBarrier), and waits there before it exits, so that
-  /// no CTA's shared memory goes away while another may still access it (CUDA's rule for
-  /// distributed shared memory), while the stores after the last access run on meanwhile.
-  void clusterExitArrive();
-  void clusterExitWait();
-  /// How an access touches a shared buffer: a load, a store, or an atomic read-modify-write.
-  enum class SharedAccess { Read, Write, Atomic };
-  /// Orders the kernel's own accesses to its shared buffers between threads (FlagTree inserts
-  /// barriers between stores and loads too): a CTA barrier before an access that may conflict
-  /// with one since the last barrier made by another thread. Loads after loads and atomics
-  /// after atomics do not conflict, nor scalar stores after scalar stores (thread 0 makes them).
-  void orderSharedAccess(const ir::Value *ptr, SharedAccess kind);
-  /// Before an op with regions: settles pending shared accesses (so that every branch and
-  /// iteration starts with none) and, for a loop whose body both reads and writes shared
-  /// buffers, makes its first access wait (the previous iteration's may conflict).
-  void orderSharedAroundRegions(const ir::Op &op, bool after);
+  /// ClusterArrive / ClusterWait: one half of the split cluster barrier (PTX ISA §9.7.13.3).
+  void emitClusterArrive(SourceLoc loc);
+  void emitClusterWait(SourceLoc loc);
   /// The PTX state space of a pointer: "global", "shared" or "shared::cluster".
   static const char *stateSpace(ir::AddrSpace s);
   /// A store's mask of Triton's bounds form `offs < n` (or `<=`, `>`, `>=` with the sides
@@ -460,18 +446,10 @@ private:
   llvm::Value *tid_ = nullptr, *lane_ = nullptr, *warp_ = nullptr;
   llvm::GlobalVariable *smem_ = nullptr;
   int64_t sharedBytes_ = 0;
-  /// Bytes at the start of the shared buffer that tle.gpu.alloc buffers take (a multiple of
-  /// 1024, so that codegen's swizzled areas after them stay aligned), and each one's offset.
+  /// Bytes at the start of the shared buffer that the IR's own buffers take (Function::sharedBytes
+  /// as allocate-shared left it, a multiple of 1024, so that codegen's swizzled areas after them
+  /// stay aligned).
   int64_t userBytes_ = 0;
-  std::map<const ir::Op *, int64_t> userOffsets_;
-  /// The kernel accesses other CTAs' shared memory after its last top-level cluster barrier
-  /// (or has none): it arrives and waits at one more before it exits (clusterExitArrive).
-  bool remoteAccess_ = false;
-  /// The top-level op after which clusterExitArrive() runs.
-  size_t clusterExitArriveAfter_ = 0;
-  /// Accesses to the kernel's shared buffers since the last barrier (orderSharedAccess).
-  bool sharedWritePending_ = false, sharedReadPending_ = false, sharedAtomicPending_ = false;
-  bool scalarStoresOnly_ = false; ///< every pending write is a scalar store
   std::map<const ir::Value *, std::vector<llvm::Value *>> vals_;
   std::map<std::string, std::vector<llvm::Value *>> coordCache_;
   std::set<const ir::Value *> used_; ///< values some op reads

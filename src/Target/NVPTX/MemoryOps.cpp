@@ -132,7 +132,6 @@ void Emitter::emitLoad(const ir::Op &op) {
   llvm::Type *wordTy = B.getIntNTy(pk.wordBits == 8 ? 16 : pk.wordBits);
   llvm::Type *sty = storageType(et);
   std::string space = stateSpace(ptr->type.elem.space);
-  orderSharedAccess(ptr, SharedAccess::Read);
 
   std::vector<llvm::Value *> out(n);
   for (int g = 0; g < n; g += vec) {
@@ -305,7 +304,6 @@ void Emitter::emitStore(const ir::Op &op) {
   llvm::Type *wordTy = B.getIntNTy(pk.wordBits == 8 ? 16 : pk.wordBits);
   llvm::Type *sty = storageType(et);
   std::string space = stateSpace(ptr->type.elem.space);
-  orderSharedAccess(ptr, SharedAccess::Write);
   // Registers whose bit has a zero basis duplicate a lower register: skip them.
   int dupMask = 0;
   if (tile)

@@ -1,0 +1,48 @@
+// allocate-shared: a byte offset in the CTA's dynamic shared memory for every shared buffer of a
+// kernel, from the buffers' live ranges, so that buffers never live at once share bytes.
+#pragma once
+
+#include "tle/IR/IR.h"
+#include "tle/Support/Diagnostics.h"
+
+#include <cstdint>
+
+namespace tle::transforms {
+
+/// What allocateShared did: buffers placed, how many of them reuse bytes of a buffer that died
+/// before they were allocated, and the bytes the buffers take in all (Function::sharedBytes).
+struct SharedAllocation {
+  int buffers = 0;
+  int reused = 0;
+  int64_t bytes = 0;
+};
+
+/// The most dynamic shared memory one CTA may use on `arch`, in bytes: 227 KiB on sm_90a, 163
+/// KiB on sm_80 (CUDA C++ Programming Guide, "Technical Specifications per Compute Capability",
+/// the opt-in maximum per block).
+int64_t sharedMemoryLimit(const std::string &arch);
+
+/// Places every LocalAlloc (tle.gpu.alloc) of `f` and sets its Op::sharedOffset.
+///
+/// Live range of a buffer, in top-level ops of the kernel body: from the top-level op holding
+/// the alloc to the last top-level op holding a use of a value derived from its pointer (AddPtr,
+/// Splat, Broadcast and any other op with a derived operand and a pointer result; a loop or
+/// branch with a derived operand or yield makes its results and block arguments derived). A use
+/// inside a loop or branch keeps the buffer for the whole loop or branch. A buffer is live to the
+/// end of the kernel when its pointer escapes what the analysis sees: shared with the cluster
+/// (RemotePtr: other CTAs may access it until they exit) or stored to memory as a value.
+///
+/// Buffers are placed in program order, each at the lowest 16-byte aligned offset that overlaps
+/// no placed buffer whose live range meets its own, so a kernel whose buffers all live to the end
+/// gets them one after another, as declared. Reuse is safe because insert-barriers (which runs
+/// after this pass) orders every shared-memory access after a conflicting one by a CTA barrier,
+/// whichever buffer the two belong to. Sets f.sharedBytes to the end of the last buffer rounded
+/// up to 1024 (so that the areas the backend places after them keep wgmma's swizzle alignment), or
+/// 0 without buffers.
+///
+/// Errors (reported to `diags` at the alloc that does not fit, with the total and the limit; the
+/// pass then places nothing more): the buffers need more than sharedMemoryLimit(f.arch) bytes at
+/// once. Returns what it did; `diags` may be null (then an error only stops the placement).
+SharedAllocation allocateShared(ir::Function &f, DiagnosticEngine *diags);
+
+} // namespace tle::transforms

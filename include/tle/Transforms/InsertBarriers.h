@@ -1,0 +1,40 @@
+// insert-barriers: the CTA barriers that order threads' conflicting accesses to shared memory, and
+// the split cluster barrier that keeps a CTA's shared memory alive while its cluster may use it.
+#pragma once
+
+#include "tle/IR/IR.h"
+
+namespace tle::transforms {
+
+/// What insertBarriers added.
+struct BarrierInsertion {
+  int ctaBarriers = 0;   ///< Barrier ops (bar.sync 0)
+  bool clusterExit = false; ///< a ClusterArrive / ClusterWait pair
+};
+
+/// Makes the ordering of `f`'s accesses to the CTA's shared memory explicit, as Barrier ops.
+///
+/// CTA barriers. Scanning each block in program order, a Barrier goes right before a load, store
+/// or atomic through a shared-memory pointer (the kernel's own buffers: LocalAlloc) that may
+/// conflict with an access made by another thread since the last barrier: a load after a store or
+/// an atomic; a store after anything, except a scalar store after scalar stores only (thread 0
+/// makes those, in program order); an atomic after a load or a store. Loads after loads and
+/// atomics after atomics need no order (the same rule FlagTree's TLE applies between its stores
+/// and loads). Barrier and ClusterBarrier ops (a cluster barrier is a CTA barrier too) settle all
+/// pending accesses. Before a loop or branch whose regions access shared memory, pending accesses
+/// are settled (a Barrier before it), so every branch and iteration starts with none; a loop whose
+/// body stores, or mixes kinds of access, starts its body as if the previous iteration's accesses
+/// were pending. After such an op, what any of its regions may have left is pending.
+///
+/// Cluster exit (sm_90 clusters, CUDA's rule for distributed shared memory: a CTA's shared
+/// memory must outlive every access to it from its cluster). When the kernel accesses other CTAs'
+/// shared memory (a pointer in the cluster address space) after the last top-level
+/// ClusterBarrier, or has none: a ClusterArrive goes after the top-level op holding the last
+/// such access and the last ClusterBarrier at any depth (an arrive must not overtake a barrier's
+/// own arrive), and a ClusterWait right before the Return, so the stores in between run on while
+/// the other CTAs finish. Skipped when the body already ends with a ClusterWait.
+///
+/// Running the pass twice adds nothing the second time. Returns what it added.
+BarrierInsertion insertBarriers(ir::Function &f);
+
+} // namespace tle::transforms

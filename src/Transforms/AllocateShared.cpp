@@ -1,0 +1,148 @@
+// allocate-shared: offsets for the kernel's shared buffers from their live ranges (see AllocateShared.h).
+#include "tle/Transforms/AllocateShared.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <vector>
+
+namespace tle::transforms {
+
+using ir::OpKind;
+
+int64_t sharedMemoryLimit(const std::string &arch) { return arch == "sm_80" ? 163 * 1024 : 227 * 1024; }
+
+namespace {
+
+/// A buffer's live range in top-level op indices, both ends included.
+struct LiveRange {
+  ir::Op *alloc = nullptr;
+  size_t first = 0, last = 0;
+  int64_t bytes = 0;
+};
+
+/// The index of the top-level op of `f` that holds `op` (itself, or an op whose regions hold it).
+size_t topIndex(const ir::Function &f, const ir::Op &op, const std::map<const ir::Op *, size_t> &top) {
+  const ir::Op *o = &op;
+  while (o->parent && o->parent != &f.body)
+    o = o->parent->parent;
+  return top.at(o);
+}
+
+/// Values derived from `alloc`'s pointer (see allocateShared), and whether the pointer escapes.
+struct Derived {
+  std::set<const ir::Value *> values;
+  bool escapes = false;
+};
+
+/// Propagates "derived from the buffer" forward to a fixpoint: results of ops with a derived
+/// operand that are pointers, and all results and block arguments of an op with regions that
+/// takes a derived operand or whose regions yield one.
+Derived deriveFrom(ir::Function &f, const ir::Op &alloc) {
+  Derived d;
+  d.values.insert(alloc.result());
+  for (bool changed = true; changed;) {
+    changed = false;
+    auto add = [&](const ir::Value *v) { changed |= d.values.insert(v).second; };
+    ir::walk(f.body, [&](ir::Op &op) {
+      bool derivedOperand = std::any_of(op.operands.begin(), op.operands.end(),
+                                        [&](const ir::Value *v) { return d.values.count(v) > 0; });
+      if (!derivedOperand)
+        return;
+      if (op.kind == OpKind::RemotePtr)
+        d.escapes = true;
+      if (op.kind == OpKind::Store && op.operands.size() > 1 && d.values.count(op.operands[1]))
+        d.escapes = true; // the pointer itself stored as a value
+      if ((op.kind == OpKind::Yield || op.kind == OpKind::Condition) && op.parent && op.parent->parent) {
+        ir::Op *owner = op.parent->parent; // the loop or branch the region belongs to
+        for (auto &r : owner->results)
+          add(r.get());
+        for (auto &region : owner->regions)
+          for (auto &a : region->args)
+            add(a.get());
+        return;
+      }
+      for (auto &r : op.results)
+        if (r->type.elem.isPointer() || !op.regions.empty())
+          add(r.get());
+      for (auto &region : op.regions)
+        for (auto &a : region->args)
+          add(a.get());
+    });
+  }
+  return d;
+}
+
+/// The live range of `alloc` (see allocateShared).
+LiveRange liveRange(ir::Function &f, ir::Op &alloc, const std::map<const ir::Op *, size_t> &top) {
+  LiveRange r;
+  r.alloc = &alloc;
+  r.first = r.last = topIndex(f, alloc, top);
+  r.bytes = ir::numElements(alloc.ints) * ir::storageBytes(alloc.result()->type.elem.pointee);
+  Derived d = deriveFrom(f, alloc);
+  if (d.escapes) {
+    r.last = f.body.ops.size() - 1;
+    return r;
+  }
+  ir::walk(f.body, [&](ir::Op &op) {
+    for (const ir::Value *v : op.operands)
+      if (d.values.count(v))
+        r.last = std::max(r.last, topIndex(f, op, top));
+  });
+  return r;
+}
+
+int64_t alignUp(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+
+} // namespace
+
+SharedAllocation allocateShared(ir::Function &f, DiagnosticEngine *diags) {
+  std::map<const ir::Op *, size_t> top;
+  size_t i = 0;
+  for (auto &op : f.body.ops)
+    top[op.get()] = i++;
+  std::vector<LiveRange> ranges;
+  ir::walk(f.body, [&](ir::Op &op) {
+    if (op.kind == OpKind::LocalAlloc)
+      ranges.push_back(liveRange(f, op, top));
+  });
+  SharedAllocation out;
+  int64_t limit = sharedMemoryLimit(f.arch), end = 0;
+  std::vector<const LiveRange *> placed;
+  for (const LiveRange &r : ranges) {
+    // The lowest aligned offset past every placed buffer it would overlap while both are live.
+    auto overlaps = [&](const LiveRange *p, int64_t at) {
+      int64_t pOff = p->alloc->sharedOffset;
+      return at < pOff + alignUp(p->bytes, 16) && pOff < at + alignUp(r.bytes, 16);
+    };
+    auto live = [&](const LiveRange *p) { return p->first <= r.last && r.first <= p->last; };
+    int64_t at = 0;
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (const LiveRange *p : placed)
+        if (live(p) && overlaps(p, at)) {
+          at = p->alloc->sharedOffset + alignUp(p->bytes, 16);
+          moved = true;
+        }
+    }
+    bool reuse = std::any_of(placed.begin(), placed.end(), [&](const LiveRange *p) { return overlaps(p, at); });
+    if (at + r.bytes > limit) {
+      if (diags)
+        diags->error(r.alloc->loc, "shared buffers need " + std::to_string(at + r.bytes) +
+                                       " bytes of shared memory at once here, more than the " + std::to_string(limit) +
+                                       " bytes " + (f.arch.empty() ? std::string("the target") : f.arch) +
+                                       " allows per block; use smaller buffers");
+      break;
+    }
+    r.alloc->sharedOffset = at;
+    placed.push_back(&r);
+    end = std::max(end, at + alignUp(r.bytes, 16));
+    ++out.buffers;
+    out.reused += reuse;
+  }
+  out.bytes = end ? alignUp(end, 1024) : 0;
+  f.sharedBytes = out.bytes;
+  return out;
+}
+
+} // namespace tle::transforms

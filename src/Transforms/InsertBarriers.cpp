@@ -1,0 +1,166 @@
+// insert-barriers: CTA barriers between conflicting shared-memory accesses and the cluster exit
+// protocol, as explicit ops (see InsertBarriers.h).
+#include "tle/Transforms/InsertBarriers.h"
+
+#include <algorithm>
+#include <iterator>
+#include <optional>
+
+namespace tle::transforms {
+
+using ir::AddrSpace;
+using ir::OpKind;
+
+namespace {
+
+/// How an op touches memory through its pointer operand (operand 0).
+enum class Access { None, Read, Write, Atomic };
+
+/// The access `op` makes to memory in address space `space`, if any.
+Access accessIn(const ir::Op &op, AddrSpace space) {
+  bool memory = op.kind == OpKind::Load || op.kind == OpKind::Store || op.kind == OpKind::AtomicRMW ||
+                op.kind == OpKind::AtomicCAS;
+  if (!memory || op.operands.empty() || op.operands[0]->type.elem.space != space ||
+      !op.operands[0]->type.elem.isPointer())
+    return Access::None;
+  return op.kind == OpKind::Load ? Access::Read : op.kind == OpKind::Store ? Access::Write : Access::Atomic;
+}
+
+/// Accesses to shared memory made since the last barrier, by some thread.
+struct Pending {
+  bool read = false, write = false, atomic = false;
+  bool scalarStoresOnly = false; ///< every pending write is a scalar store (thread 0's)
+  bool any() const { return read || write || atomic; }
+};
+
+class Inserter {
+public:
+  explicit Inserter(BarrierInsertion &out) : out_(out) {}
+
+  void block(ir::Block &b) {
+    for (auto it = b.ops.begin(); it != b.ops.end(); ++it) {
+      ir::Op &op = **it;
+      if (op.kind == OpKind::Barrier || op.kind == OpKind::ClusterBarrier) {
+        p_ = {};
+        continue;
+      }
+      if (!op.regions.empty()) {
+        regions(b, it);
+        continue;
+      }
+      Access a = accessIn(op, AddrSpace::Shared);
+      if (a != Access::None)
+        access(b, it, a, op.operands[0]->type.isScalar());
+    }
+  }
+
+private:
+  void barrierBefore(ir::Block &b, std::list<std::unique_ptr<ir::Op>>::iterator it) {
+    ir::Builder B(&b);
+    B.setInsertionPoint(&b, it);
+    B.create(OpKind::Barrier, (*it)->loc, {}, {});
+    ++out_.ctaBarriers;
+    p_ = {};
+  }
+
+  void access(ir::Block &b, std::list<std::unique_ptr<ir::Op>>::iterator it, Access a, bool scalar) {
+    bool scalarStore = a == Access::Write && scalar;
+    bool conflict = false;
+    switch (a) {
+    case Access::Read: conflict = p_.write || p_.atomic; break;
+    case Access::Write: conflict = p_.read || p_.atomic || (p_.write && !(scalarStore && p_.scalarStoresOnly)); break;
+    case Access::Atomic: conflict = p_.read || p_.write; break;
+    case Access::None: break;
+    }
+    if (conflict)
+      barrierBefore(b, it);
+    if (a == Access::Write) {
+      p_.scalarStoresOnly = (!p_.write || p_.scalarStoresOnly) && scalarStore;
+      p_.write = true;
+    } else {
+      (a == Access::Read ? p_.read : p_.atomic) = true;
+    }
+  }
+
+  /// A loop or branch: settle what is pending, walk its regions, then assume what they may leave.
+  void regions(ir::Block &b, std::list<std::unique_ptr<ir::Op>>::iterator it) {
+    ir::Op &op = **it;
+    Pending kinds;
+    for (auto &r : op.regions)
+      ir::walk(*r, [&](ir::Op &o) {
+        Access a = accessIn(o, AddrSpace::Shared);
+        kinds.read |= a == Access::Read;
+        kinds.write |= a == Access::Write;
+        kinds.atomic |= a == Access::Atomic;
+      });
+    int count = kinds.read + kinds.write + kinds.atomic;
+    if (!count) {
+      for (auto &r : op.regions) // barriers inside may still be written there
+        block(*r);
+      return;
+    }
+    if (p_.any())
+      barrierBefore(b, it);
+    // The previous iteration's accesses, for the first one of the next (a lone kind that needs
+    // no order with itself, loads or atomics, needs none).
+    if (op.kind != OpKind::If && (count > 1 || kinds.write))
+      p_ = kinds;
+    for (auto &r : op.regions)
+      block(*r);
+    p_.read |= kinds.read;
+    p_.atomic |= kinds.atomic;
+    if (kinds.write) {
+      p_.write = true;
+      p_.scalarStoresOnly = false;
+    }
+  }
+
+  BarrierInsertion &out_;
+  Pending p_;
+};
+
+/// Adds the cluster exit protocol to `f` when it needs one (see insertBarriers).
+bool insertClusterExit(ir::Function &f) {
+  auto &ops = f.body.ops;
+  if (ops.empty() || ops.back()->kind != OpKind::Return)
+    return false;
+  if (ops.size() >= 2 && std::prev(ops.end(), 2)->get()->kind == OpKind::ClusterWait)
+    return false;
+  std::optional<size_t> lastAccess, lastBarrier, anyBarrier;
+  size_t i = 0;
+  for (auto &top : ops) {
+    ir::Op *t = top.get();
+    auto visit = [&](ir::Op &op) {
+      if (accessIn(op, AddrSpace::Cluster) != Access::None)
+        lastAccess = i;
+      if (op.kind == OpKind::ClusterBarrier)
+        anyBarrier = i;
+      if (op.kind == OpKind::ClusterBarrier && &op == t) // one every path reaches
+        lastBarrier = i;
+    };
+    visit(*t);
+    for (auto &r : t->regions)
+      ir::walk(*r, visit);
+    ++i;
+  }
+  if (!lastAccess || (lastBarrier && *lastBarrier > *lastAccess))
+    return false;
+  size_t arriveAfter = std::max(*lastAccess, anyBarrier.value_or(0));
+  ir::Builder B(&f.body);
+  B.setInsertionPoint(&f.body, std::next(ops.begin(), static_cast<long>(arriveAfter + 1)));
+  B.create(OpKind::ClusterArrive, std::next(ops.begin(), static_cast<long>(arriveAfter))->get()->loc, {}, {});
+  B.setInsertionPoint(&f.body, std::prev(ops.end()));
+  B.create(OpKind::ClusterWait, ops.back()->loc, {}, {});
+  return true;
+}
+
+} // namespace
+
+BarrierInsertion insertBarriers(ir::Function &f) {
+  BarrierInsertion out;
+  Inserter(out).block(f.body);
+  out.clusterExit = insertClusterExit(f);
+  return out;
+}
+
+} // namespace tle::transforms
