@@ -18,8 +18,6 @@ using ir::DType;
 
 namespace {
 
-bool isPow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
-
 /// The dims listed by a block-pointer access's boundary_check (an int or a tuple of ints).
 std::vector<int64_t> boundaryCheckDims(Specializer &S, const Arg *bc) {
   std::vector<int64_t> dims;
@@ -44,8 +42,6 @@ int64_t floorDiv(int64_t a, int64_t b) {
 
 } // namespace
 
-namespace {
-
 std::vector<int64_t> shapeArg(Specializer &S, const Arg &a, const std::string &fname) {
   std::vector<int64_t> shape;
   if (a.val.kind == SVal::Kind::Int) {
@@ -66,8 +62,6 @@ std::vector<int64_t> shapeArg(Specializer &S, const Arg &a, const std::string &f
     S.fail(a.loc, fname + "() shape has " + why);
   return shape;
 }
-
-} // namespace
 
 /// Reads tl.load / tl.store's cache_modifier, eviction_policy and (loads) volatile into `op`
 /// (Triton's accepted spellings; "" and None mean none). Located errors for other values.
@@ -226,7 +220,7 @@ const std::map<std::string, int> &libdeviceArities() {
   return table;
 }
 
-SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
+SVal Specializer::legacyBuiltin(const std::string &name, CallArgs &args) {
   SourceLoc loc = args.loc;
   // --- Python builtins
   if (name == "float" || name == "int" || name == "bool") {
@@ -1396,8 +1390,6 @@ SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
     return SVal::tensor(x);
   }
   if (auto r = callStandard(name, args))
-    return *r;
-  if (auto r = callRandom(name, args))
     return *r;
   if (auto r = callTle(name, args))
     return *r;

@@ -3,6 +3,7 @@
 // bits: Philox 4x32 (or 4x64 for 64-bit counters) with `n_rounds` rounds (default 10), the
 // uint -> [0, 1) float map and the Box-Muller transform.
 #include "Binder.h"
+#include "Registry.h"
 #include "Sema.h"
 
 namespace tle::sema {
@@ -20,64 +21,62 @@ constexpr PhiloxConstants kPhilox64{0x9E3779B97F4A7C15ull, 0xBB67AE8584CAA73Bull
                                     0xCA5A826395121157ull};
 constexpr int64_t kDefaultRounds = 10;
 
-} // namespace
+/// The Philox generator and the maps from its words to floats, building tile IR for one call.
+struct Philox {
+  Specializer &S;
+  SourceLoc loc;
+  const std::string &fname;
 
-std::optional<SVal> Specializer::callRandom(const std::string &name, CallArgs &args) {
-  static const std::set<std::string> names = {"tl.philox", "tl.randint", "tl.randint4x", "tl.rand", "tl.rand4x",
-                                              "tl.randn", "tl.randn4x", "tl.uint_to_uniform_float",
-                                              "tl.pair_uniform_to_normal"};
-  if (!names.count(name))
-    return std::nullopt;
-  SourceLoc loc = args.loc;
-  std::string fname = name.substr(3);
+  /// Elementwise integer op of two values of one dtype, broadcast together.
+  ir::Value *op2(ir::OpKind k, ir::Value *x, ir::Value *y) {
+    S.broadcastPair(x, y, loc);
+    return S.b->binary(k, loc, x, y);
+  }
 
-  // Elementwise integer op of two values of one dtype, broadcast together.
-  auto op2 = [&](ir::OpKind k, ir::Value *x, ir::Value *y) {
-    broadcastPair(x, y, loc);
-    return b->binary(k, loc, x, y);
-  };
-  auto rounds = [&](const Binder &p) {
+  /// The n_rounds argument (default 10), at most kMaxRounds.
+  int64_t rounds(const Binder &p) {
     int64_t n = p.constInt("n_rounds", kDefaultRounds);
     if (n < 0)
-      fail(p.loc("n_rounds"), fname + "() n_rounds must not be negative, got " + std::to_string(n));
+      S.fail(p.loc("n_rounds"), fname + "() n_rounds must not be negative, got " + std::to_string(n));
     // Every round is unrolled into the kernel: a bound keeps compile time and memory in check
     // (Philox uses 7 or 10; Triton does not bound it).
     constexpr int64_t kMaxRounds = 256;
     if (n > kMaxRounds)
-      fail(p.loc("n_rounds"), fname + "() n_rounds " + std::to_string(n) + " is more than " +
-                                  std::to_string(kMaxRounds) + " (each round is unrolled into the kernel)");
+      S.fail(p.loc("n_rounds"), fname + "() n_rounds " + std::to_string(n) + " is more than " +
+                                    std::to_string(kMaxRounds) + " (each round is unrolled into the kernel)");
     return n;
-  };
+  }
 
-  // philox(seed, c0, c1, c2, c3): key = (low, high) 32-bit halves of the seed as uint64 for
-  // 32-bit counters; (seed, 0) for 64-bit counters. Returns the four output words.
-  auto philox = [&](const Arg &seedArg, std::vector<ir::Value *> c, int64_t nRounds,
-                    const std::vector<SourceLoc> &cloc) -> std::vector<ir::Value *> {
+  /// philox(seed, c0, c1, c2, c3): key = (low, high) 32-bit halves of the seed as uint64 for
+  /// 32-bit counters; (seed, 0) for 64-bit counters. Returns the four output words.
+  std::vector<ir::Value *> philox(const Arg &seedArg, std::vector<ir::Value *> c, int64_t nRounds,
+                                  const std::vector<SourceLoc> &cloc) {
+    auto &b = S.b;
     if (!seedArg.val.isTensor() && !seedArg.val.isNumber())
-      fail(seedArg.loc, fname + "() seed must be an integer, got " + seedArg.val.describe());
-    ir::Value *seed = toTensor(seedArg.val, seedArg.loc);
+      S.fail(seedArg.loc, fname + "() seed must be an integer, got " + seedArg.val.describe());
+    ir::Value *seed = S.toTensor(seedArg.val, seedArg.loc);
     DType sd = seed->type.dtype();
     if (!ir::isInteger(sd) || sd == DType::I1)
-      fail(seedArg.loc, fname + "() seed must be an integer, got " + seed->type.str());
-    seed = castTo(seed, ir::ScalarType{DType::U64}, loc);
+      S.fail(seedArg.loc, fname + "() seed must be an integer, got " + seed->type.str());
+    seed = S.castTo(seed, ir::ScalarType{DType::U64}, loc);
     if (c[0]->type.elem.isPointer())
-      fail(cloc[0], fname + "() counters must be integers, got " + c[0]->type.str());
+      S.fail(cloc[0], fname + "() counters must be integers, got " + c[0]->type.str());
     unsigned width = ir::bitWidth(c[0]->type.dtype());
     if (width != 32 && width != 64)
-      fail(cloc[0], fname + "() counters must be 32- or 64-bit, got " + c[0]->type.str());
+      S.fail(cloc[0], fname + "() counters must be 32- or 64-bit, got " + c[0]->type.str());
     DType ut = width == 32 ? DType::U32 : DType::U64;
     const PhiloxConstants &K = width == 32 ? kPhilox32 : kPhilox64;
     for (size_t i = 0; i < 4; ++i) {
       if (c[i]->type.elem.isPointer() || ir::bitWidth(c[i]->type.dtype()) != width)
-        fail(cloc[i], fname + "() counters must all have " + std::to_string(width) + "-bit types, got " +
-                          c[i]->type.str());
+        S.fail(cloc[i], fname + "() counters must all have " + std::to_string(width) + "-bit types, got " +
+                            c[i]->type.str());
       if (c[i]->type.dtype() != ut)
         c[i] = b->create(ir::OpKind::Bitcast, loc, {c[i]}, {c[i]->type.withElem(ir::ScalarType{ut})})->result();
     }
     ir::Value *k0, *k1;
     if (width == 32) {
-      k0 = castTo(seed, ir::ScalarType{DType::U32}, loc);
-      k1 = castTo(op2(ir::OpKind::Shr, seed, b->constInt(loc, DType::U64, 32)), ir::ScalarType{DType::U32}, loc);
+      k0 = S.castTo(seed, ir::ScalarType{DType::U32}, loc);
+      k1 = S.castTo(op2(ir::OpKind::Shr, seed, b->constInt(loc, DType::U64, 32)), ir::ScalarType{DType::U32}, loc);
     } else {
       k0 = seed;
       k1 = b->splat(loc, b->constInt(loc, DType::U64, 0), {1}); // Triton: tl.full((1,), 0, tl.uint64)
@@ -93,120 +92,152 @@ std::optional<SVal> Specializer::callRandom(const std::string &name, CallArgs &a
       k1 = op2(ir::OpKind::Add, k1, cst(K.keyB));
     }
     return c;
-  };
+  }
 
-  // randint4x(seed, offset): philox(seed, offset, 0, 0, 0).
-  auto randint4x = [&](const Binder &p, const char *offsetName) {
+  /// randint4x(seed, offset): philox(seed, offset, 0, 0, 0).
+  std::vector<ir::Value *> randint4x(const Binder &p, const char *offsetName) {
+    auto &b = S.b;
     const Arg &off = p.get(offsetName);
     if (!off.val.isTensor() && !off.val.isNumber())
-      fail(off.loc, fname + "() " + offsetName + " must be an integer tensor, got " + off.val.describe());
-    ir::Value *o = toTensor(off.val, off.loc);
+      S.fail(off.loc, fname + "() " + offsetName + " must be an integer tensor, got " + off.val.describe());
+    ir::Value *o = S.toTensor(off.val, off.loc);
     if (!ir::isInteger(o->type.dtype()) || o->type.dtype() == DType::I1)
-      fail(off.loc, fname + "() " + offsetName + " must be an integer tensor, got " + o->type.str());
+      S.fail(off.loc, fname + "() " + offsetName + " must be an integer tensor, got " + o->type.str());
     ir::Value *zero = o->type.isTile() ? b->splat(loc, b->constInt(loc, o->type.dtype(), 0), o->type.shape)
                                        : b->constInt(loc, o->type.dtype(), 0);
     return philox(p.get("seed"), {o, zero, zero, zero}, rounds(p), {off.loc, loc, loc, loc});
-  };
+  }
 
-  // uint_to_uniform_float: the bits as a signed integer, negatives mirrored (-x - 1), times
-  // the largest scale that keeps the result below 1.0 in fp32.
-  auto toUniform = [&](ir::Value *x, SourceLoc xloc) -> ir::Value * {
+  /// uint_to_uniform_float: the bits as a signed integer, negatives mirrored (-x - 1), times
+  /// the largest scale that keeps the result below 1.0 in fp32.
+  ir::Value *toUniform(ir::Value *x, SourceLoc xloc) {
     DType d = x->type.dtype();
     bool is32 = d == DType::I32 || d == DType::U32, is64 = d == DType::I64 || d == DType::U64;
     if (!is32 && !is64)
-      fail(xloc, "uint_to_uniform_float() expects int32, uint32, int64 or uint64, got " + x->type.str());
+      S.fail(xloc, "uint_to_uniform_float() expects int32, uint32, int64 or uint64, got " + x->type.str());
     DType st = is32 ? DType::I32 : DType::I64;
     if (d != st)
-      x = b->create(ir::OpKind::Bitcast, loc, {x}, {x->type.withElem(ir::ScalarType{st})})->result();
+      x = S.b->create(ir::OpKind::Bitcast, loc, {x}, {x->type.withElem(ir::ScalarType{st})})->result();
     double scale = is32 ? 4.6566127342e-10 : 1.0842020432385337e-19;
     SVal xv = SVal::tensor(x);
-    SVal neg = compare(ast::CompareOp::Lt, xv, SVal::integer(0), loc);
-    SVal mirrored = binary(ast::BinaryOp::Sub, unary(ast::UnaryOp::Neg, xv, loc), SVal::integer(1), loc, loc, loc);
+    SVal neg = S.compare(ast::CompareOp::Lt, xv, SVal::integer(0), loc);
+    SVal mirrored = S.binary(ast::BinaryOp::Sub, S.unary(ast::UnaryOp::Neg, xv, loc), SVal::integer(1), loc, loc, loc);
     CallArgs w{loc, {{loc, neg}, {loc, mirrored}, {loc, xv}}, {}};
-    SVal y = callBuiltin("tl.where", w);
-    return binary(ast::BinaryOp::Mul, y, SVal::real(scale), loc, loc, loc).v;
-  };
+    SVal y = S.callBuiltin("tl.where", w);
+    return S.binary(ast::BinaryOp::Mul, y, SVal::real(scale), loc, loc, loc).v;
+  }
 
-  // Box-Muller: (sqrt(-2 ln u1) cos(2 pi u2), sqrt(-2 ln u1) sin(2 pi u2)), u1 kept >= 1e-7.
-  auto toNormal = [&](ir::Value *u1, ir::Value *u2) -> std::pair<ir::Value *, ir::Value *> {
+  /// Box-Muller: (sqrt(-2 ln u1) cos(2 pi u2), sqrt(-2 ln u1) sin(2 pi u2)), u1 kept >= 1e-7.
+  std::pair<ir::Value *, ir::Value *> toNormal(ir::Value *u1, ir::Value *u2) {
     auto call = [&](const char *f, std::vector<SVal> xs) {
       CallArgs a{loc, {}, {}};
       for (auto &x : xs)
         a.pos.push_back({loc, x});
-      return callBuiltin(f, a);
+      return S.callBuiltin(f, a);
     };
     SVal a = call("tl.maximum", {SVal::real(1.0e-7), SVal::tensor(u1)});
-    SVal th = binary(ast::BinaryOp::Mul, SVal::real(6.283185307179586), SVal::tensor(u2), loc, loc, loc);
-    SVal r = call("tl.sqrt", {binary(ast::BinaryOp::Mul, SVal::real(-2.0), call("tl.log", {a}), loc, loc, loc)});
-    SVal n1 = binary(ast::BinaryOp::Mul, r, call("tl.cos", {th}), loc, loc, loc);
-    SVal n2 = binary(ast::BinaryOp::Mul, r, call("tl.sin", {th}), loc, loc, loc);
+    SVal th = S.binary(ast::BinaryOp::Mul, SVal::real(6.283185307179586), SVal::tensor(u2), loc, loc, loc);
+    SVal r = call("tl.sqrt", {S.binary(ast::BinaryOp::Mul, SVal::real(-2.0), call("tl.log", {a}), loc, loc, loc)});
+    SVal n1 = S.binary(ast::BinaryOp::Mul, r, call("tl.cos", {th}), loc, loc, loc);
+    SVal n2 = S.binary(ast::BinaryOp::Mul, r, call("tl.sin", {th}), loc, loc, loc);
     return {n1.v, n2.v};
-  };
-  auto tuple = [](const std::vector<ir::Value *> &vs) {
-    std::vector<SVal> e;
-    for (auto *v : vs)
-      e.push_back(SVal::tensor(v));
-    return SVal::tuple(e);
-  };
+  }
+};
 
-  if (name == "tl.philox") {
-    Binder p(*this, fname, args, {"seed", "c0", "c1", "c2", "c3", "n_rounds"}, 5);
-    std::vector<ir::Value *> c;
-    std::vector<SourceLoc> cl;
-    for (const char *k : {"c0", "c1", "c2", "c3"}) {
-      const Arg &a = p.get(k);
-      if (!a.val.isTensor() && !a.val.isNumber())
-        fail(a.loc, fname + "() " + k + " must be an integer tensor, got " + a.val.describe());
-      c.push_back(toTensor(a.val, a.loc));
-      cl.push_back(a.loc);
-    }
-    return tuple(philox(p.get("seed"), c, rounds(p), cl));
+SVal tuple(const std::vector<ir::Value *> &vs) {
+  std::vector<SVal> e;
+  for (auto *v : vs)
+    e.push_back(SVal::tensor(v));
+  return SVal::tuple(e);
+}
+
+SVal philox(Specializer &S, const BuiltinCall &c) {
+  const Binder &p = c.p;
+  Philox g{S, c.loc, c.fname};
+  std::vector<ir::Value *> cs;
+  std::vector<SourceLoc> cl;
+  for (const char *k : {"c0", "c1", "c2", "c3"}) {
+    const Arg &a = p.get(k);
+    if (!a.val.isTensor() && !a.val.isNumber())
+      S.fail(a.loc, c.fname + "() " + k + " must be an integer tensor, got " + a.val.describe());
+    cs.push_back(S.toTensor(a.val, a.loc));
+    cl.push_back(a.loc);
   }
-  if (name == "tl.randint" || name == "tl.randint4x") {
-    Binder p(*this, fname, args, {"seed", "offset", "n_rounds"}, 2);
-    auto r = randint4x(p, "offset");
-    return name == "tl.randint" ? SVal::tensor(r[0]) : tuple(r);
-  }
-  if (name == "tl.rand") {
-    Binder p(*this, fname, args, {"seed", "offset", "n_rounds"}, 2);
-    return SVal::tensor(toUniform(randint4x(p, "offset")[0], loc));
-  }
-  if (name == "tl.rand4x") {
-    Binder p(*this, fname, args, {"seed", "offsets", "n_rounds"}, 2);
-    auto r = randint4x(p, "offsets");
-    for (auto *&x : r)
-      x = toUniform(x, loc);
-    return tuple(r);
-  }
-  if (name == "tl.randn") {
-    Binder p(*this, fname, args, {"seed", "offset", "n_rounds"}, 2);
-    auto r = randint4x(p, "offset");
-    return SVal::tensor(toNormal(toUniform(r[0], loc), toUniform(r[1], loc)).first);
-  }
-  if (name == "tl.randn4x") {
-    Binder p(*this, fname, args, {"seed", "offset", "n_rounds"}, 2);
-    auto r = randint4x(p, "offset");
-    for (auto *&x : r)
-      x = toUniform(x, loc);
-    auto [n1, n2] = toNormal(r[0], r[1]);
-    auto [n3, n4] = toNormal(r[2], r[3]);
-    return tuple({n1, n2, n3, n4});
-  }
-  if (name == "tl.uint_to_uniform_float") {
-    Binder p(*this, fname, args, {"x"}, 1);
-    const Arg &x = p.get("x");
-    if (!x.val.isTensor())
-      fail(x.loc, fname + "() expects an integer tensor, got " + x.val.describe());
-    return SVal::tensor(toUniform(x.val.v, x.loc));
-  }
-  // tl.pair_uniform_to_normal
-  Binder p(*this, fname, args, {"u1", "u2"}, 2);
+  return tuple(g.philox(p.get("seed"), cs, g.rounds(p), cl));
+}
+
+SVal randint(Specializer &S, const BuiltinCall &c) {
+  Philox g{S, c.loc, c.fname};
+  return SVal::tensor(g.randint4x(c.p, "offset")[0]);
+}
+
+SVal randint4x(Specializer &S, const BuiltinCall &c) {
+  Philox g{S, c.loc, c.fname};
+  return tuple(g.randint4x(c.p, "offset"));
+}
+
+SVal rand(Specializer &S, const BuiltinCall &c) {
+  Philox g{S, c.loc, c.fname};
+  return SVal::tensor(g.toUniform(g.randint4x(c.p, "offset")[0], c.loc));
+}
+
+SVal rand4x(Specializer &S, const BuiltinCall &c) {
+  Philox g{S, c.loc, c.fname};
+  auto r = g.randint4x(c.p, "offsets");
+  for (auto *&x : r)
+    x = g.toUniform(x, c.loc);
+  return tuple(r);
+}
+
+SVal randn(Specializer &S, const BuiltinCall &c) {
+  Philox g{S, c.loc, c.fname};
+  auto r = g.randint4x(c.p, "offset");
+  return SVal::tensor(g.toNormal(g.toUniform(r[0], c.loc), g.toUniform(r[1], c.loc)).first);
+}
+
+SVal randn4x(Specializer &S, const BuiltinCall &c) {
+  Philox g{S, c.loc, c.fname};
+  auto r = g.randint4x(c.p, "offset");
+  for (auto *&x : r)
+    x = g.toUniform(x, c.loc);
+  auto [n1, n2] = g.toNormal(r[0], r[1]);
+  auto [n3, n4] = g.toNormal(r[2], r[3]);
+  return tuple({n1, n2, n3, n4});
+}
+
+SVal uintToUniformFloat(Specializer &S, const BuiltinCall &c) {
+  Philox g{S, c.loc, c.fname};
+  const Arg &x = c.p.get("x");
+  if (!x.val.isTensor())
+    S.fail(x.loc, c.fname + "() expects an integer tensor, got " + x.val.describe());
+  return SVal::tensor(g.toUniform(x.val.v, x.loc));
+}
+
+SVal pairUniformToNormal(Specializer &S, const BuiltinCall &c) {
+  const Binder &p = c.p;
+  Philox g{S, c.loc, c.fname};
   ir::Value *u1 = p.tensor("u1"), *u2 = p.tensor("u2");
   for (auto [u, k] : {std::pair{u1, "u1"}, std::pair{u2, "u2"}})
     if (u->type.dtype() != DType::F32 && u->type.dtype() != DType::F64)
-      fail(p.loc(k), fname + "() expects fp32 or fp64 uniforms, got " + u->type.str());
-  auto [n1, n2] = toNormal(u1, u2);
+      S.fail(p.loc(k), c.fname + "() expects fp32 or fp64 uniforms, got " + u->type.str());
+  auto [n1, n2] = g.toNormal(u1, u2);
   return tuple({n1, n2});
+}
+
+} // namespace
+
+std::vector<BuiltinSpec> randomBuiltins() {
+  return {
+      {"tl.philox", "seed, c0, c1, c2, c3, n_rounds=10", philox},
+      {"tl.randint", "seed, offset, n_rounds=10", randint},
+      {"tl.randint4x", "seed, offset, n_rounds=10", randint4x},
+      {"tl.rand", "seed, offset, n_rounds=10", rand},
+      {"tl.rand4x", "seed, offsets, n_rounds=10", rand4x},
+      {"tl.randn", "seed, offset, n_rounds=10", randn},
+      {"tl.randn4x", "seed, offset, n_rounds=10", randn4x},
+      {"tl.uint_to_uniform_float", "x", uintToUniformFloat},
+      {"tl.pair_uniform_to_normal", "u1, u2", pairUniformToNormal},
+  };
 }
 
 } // namespace tle::sema

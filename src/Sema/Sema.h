@@ -15,6 +15,8 @@
 
 namespace tle::sema {
 
+struct Builtin;
+
 /// A value during specialisation: a compile-time (constexpr) Python value, an IR value
 /// (a runtime scalar or tile), or a name of the language (module, builtin, @jit function).
 struct SVal {
@@ -280,8 +282,14 @@ public:
   ir::Value *expandDims(ir::Value *v, int axis, SourceLoc loc);
   ir::Value *reduce(ir::Value *v, int axis, ir::ReduceKind k, SourceLoc loc);
 
-  // --- Builtins (Builtins.cpp)
+  // --- Builtins (Registry.cpp dispatches through the builtin table of Registry.h)
+  /// Calls the builtin `name` (qualified, e.g. "tl.load") on `args`: binds the arguments to its
+  /// table line's parameters and runs its handler. Located errors for unknown names.
   SVal callBuiltin(const std::string &name, CallArgs &args);
+  /// Runs the builtin `f` on `args` (`self`: a receiver method's receiver, else null).
+  SVal invokeBuiltin(const Builtin &f, CallArgs &args, const SVal *self);
+  /// The builtins not yet in the table (Builtins.cpp).
+  SVal legacyBuiltin(const std::string &name, CallArgs &args);
   /// tl.device_print / print: a Print op of `operands` (positional arguments after the prefix).
   void devicePrint(const std::string &fname, CallArgs &args);
   /// tl.device_assert / a runtime `assert`: an Assert op on `cond` (or `cond | ~mask`) in debug
@@ -293,10 +301,6 @@ public:
   /// tl.argmax/argmin, clamp, umulhi, flip, ravel, interleave, swizzle2d, debug_barrier, assume;
   /// nullopt when `name` is none of them.
   std::optional<SVal> callStandard(const std::string &name, CallArgs &args);
-  /// tl.philox, randint, randint4x, rand, rand4x, randn, randn4x, uint_to_uniform_float,
-  /// pair_uniform_to_normal (Triton's Philox 4x32-10 / 4x64 generators, bit for bit); nullopt when
-  /// `name` is none of them.
-  std::optional<SVal> callRandom(const std::string &name, CallArgs &args);
   /// TLE's cluster and shared-memory builtins (Distributed.cpp): tle.device_mesh, tle.shard_id,
   /// tle.remote, tle.distributed_barrier, tle.gpu.alloc, tle.gpu.local_ptr; nullopt for others.
   std::optional<SVal> callTle(const std::string &name, CallArgs &args);
