@@ -1,0 +1,734 @@
+// The tile IR verifier: operand types and shapes per op kind, terminators, dominance in regions.
+#include "tle/IR/IR.h"
+#include "tle/IR/Layout.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstdint>
+#include <limits>
+#include <set>
+#include <sstream>
+
+namespace tle::ir {
+
+namespace {
+
+bool isTerminator(OpKind k) { return k == OpKind::Yield || k == OpKind::Condition || k == OpKind::Return; }
+
+struct Verifier {
+  std::string msg;
+  SourceLoc where;
+  std::set<const Value *> defined;
+
+  bool fail(const Op &op, const std::string &m) {
+    msg = "'" + std::string(name(op.kind)) + "': " + m;
+    where = op.loc;
+    return false;
+  }
+
+  /// Verifies `b`, region `region` of `owner` (null for the function body).
+  bool block(const Block &b, const Op *owner, size_t region) {
+    for (auto &a : b.args)
+      defined.insert(a.get());
+    for (auto &op : b.ops) {
+      for (Value *v : op->operands)
+        if (!defined.count(v))
+          return fail(*op, "operand used before its definition or outside its region");
+      if (isTerminator(op->kind) && !terminates(*op, b, owner, region))
+        return false;
+      if (!arity(*op) || !check(*op))
+        return false;
+      for (size_t r = 0; r < op->regions.size(); ++r)
+        if (!block(*op->regions[r], op.get(), r))
+          return false;
+      for (auto &res : op->results)
+        defined.insert(res.get());
+    }
+    return true;
+  }
+
+  /// A terminator ends its block, and the block is one it can end: yield ends for and if bodies
+  /// and the after region of while, condition the before region, return the function body.
+  bool terminates(const Op &op, const Block &b, const Op *owner, size_t region) {
+    if (&op != b.terminator())
+      return fail(op, "a terminator must be the last op of its region");
+    bool ok;
+    if (op.kind == OpKind::Return)
+      ok = !owner;
+    else if (op.kind == OpKind::Condition)
+      ok = owner && owner->kind == OpKind::While && region == 0;
+    else
+      ok = owner && (owner->kind == OpKind::For || owner->kind == OpKind::If ||
+                     (owner->kind == OpKind::While && region == 1) ||
+                     ((owner->kind == OpKind::Reduce || owner->kind == OpKind::Scan) &&
+                      owner->reduceKind == ReduceKind::Combine));
+    if (!ok)
+      return fail(op, "cannot end this region");
+    return true;
+  }
+
+  /// Operand, result and region counts: checked before anything else reads them.
+  bool arity(const Op &op) {
+    size_t lo = 0, hi = 0, res = 1, regions = 0;
+    switch (op.kind) {
+    case OpKind::Constant: case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::Arange:
+      break;
+    case OpKind::Splat: case OpKind::Neg: case OpKind::Not: case OpKind::Exp: case OpKind::Exp2: case OpKind::Log:
+    case OpKind::Log2: case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Abs: case OpKind::Cast:
+    case OpKind::Bitcast: case OpKind::ExpandDims: case OpKind::Broadcast:
+    case OpKind::ConvertLayout: case OpKind::Permute: case OpKind::Reshape: case OpKind::Flip:
+      lo = hi = 1;
+      break;
+    case OpKind::Reduce: case OpKind::Scan:
+      if (op.reduceKind == ReduceKind::Combine)
+        lo = 1, hi = SIZE_MAX, res = op.operands.size(), regions = 1;
+      else
+        lo = hi = 1;
+      break;
+    case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::FDiv: case OpKind::IDiv:
+    case OpKind::IRem: case OpKind::FRem: case OpKind::And: case OpKind::Or: case OpKind::Xor:
+    case OpKind::Shl: case OpKind::Shr: case OpKind::Max: case OpKind::Min: case OpKind::Cmp:
+    case OpKind::AddPtr: case OpKind::Cat: case OpKind::Join: case OpKind::UMulHi:
+      lo = hi = 2;
+      break;
+    case OpKind::Select: case OpKind::Fma: case OpKind::Dot: case OpKind::AtomicCAS:
+      lo = hi = 3;
+      break;
+    case OpKind::ExternCall:
+      lo = 1, hi = SIZE_MAX;
+      break;
+    case OpKind::InlineAsm:
+      lo = 0, hi = SIZE_MAX, res = std::max<size_t>(op.results.size(), 1);
+      break;
+    case OpKind::Load:
+      lo = 1, hi = 3;
+      if (!op.ints.empty()) // a tensor-descriptor load: + base, shape, strides, offsets, guards
+        lo = 4 + 3 * op.ints.size(), hi = SIZE_MAX;
+      break;
+    case OpKind::Store:
+      lo = 2, hi = 3, res = 0;
+      if (!op.ints.empty()) // a tensor-descriptor store: mask, base, shape, strides, offsets
+        lo = hi = 4 + 3 * op.ints.size();
+      break;
+    case OpKind::AtomicRMW:
+      lo = 2, hi = 3;
+      break;
+    case OpKind::Split:
+      lo = hi = 1, res = 2;
+      break;
+    case OpKind::For: // checked by check()
+      lo = 3, hi = SIZE_MAX, res = op.operands.size() >= 3 ? op.operands.size() - 3 : 0, regions = 1;
+      break;
+    case OpKind::If:
+      lo = hi = 1, res = op.results.size(), regions = 2;
+      break;
+    case OpKind::While:
+      lo = 0, hi = SIZE_MAX, res = op.results.size(), regions = 2;
+      break;
+    case OpKind::Condition:
+      lo = 1, hi = SIZE_MAX, res = 0;
+      break;
+    case OpKind::Yield:
+      lo = 0, hi = SIZE_MAX, res = 0;
+      break;
+    case OpKind::Print:
+      lo = 0, hi = SIZE_MAX, res = 0;
+      break;
+    case OpKind::Assert:
+      lo = hi = 1, res = 0;
+      break;
+    case OpKind::Barrier: case OpKind::GridDepControl: case OpKind::ClusterBarrier:
+    case OpKind::ClusterArrive: case OpKind::ClusterWait:
+      lo = hi = 0, res = 0;
+      break;
+    case OpKind::LocalAlloc:
+      lo = hi = 0, res = 1;
+      break;
+    case OpKind::RemotePtr:
+      lo = hi = 2, res = 1;
+      break;
+    case OpKind::Return:
+      res = 0;
+      break;
+    default: // a kind without a row here is checked by check() alone
+      return true;
+    }
+    auto count = [](size_t n, const char *what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
+    if (op.operands.size() < lo || op.operands.size() > hi)
+      return fail(op, "expects " +
+                          (lo == hi ? count(lo, "operand")
+                                    : hi == SIZE_MAX ? "at least " + count(lo, "operand")
+                                                     : std::to_string(lo) + " to " + count(hi, "operand")) +
+                          ", got " + std::to_string(op.operands.size()));
+    if (op.results.size() != res)
+      return fail(op, "expects " + count(res, "result") + ", got " + std::to_string(op.results.size()));
+    if (op.regions.size() != regions)
+      return fail(op, "expects " + count(regions, "region") + ", got " + std::to_string(op.regions.size()));
+    return true;
+  }
+
+  /// The combine region of a Reduce or Scan with ReduceKind::Combine: 2N scalar arguments of
+  /// the operands' element types (twice), a yield of N scalars of those types, and no op that
+  /// touches memory or makes a tile.
+  bool combineRegion(const Op &op) {
+    if (op.reduceKind != ReduceKind::Combine)
+      return true;
+    const Block &r = *op.regions[0];
+    size_t n = op.operands.size();
+    if (r.args.size() != 2 * n)
+      return fail(op, "the combine region needs " + std::to_string(2 * n) + " arguments, got " +
+                          std::to_string(r.args.size()));
+    for (size_t i = 0; i < 2 * n; ++i)
+      if (r.args[i]->type != Type(op.operands[i % n]->type.elem))
+        return fail(op, "combine argument " + std::to_string(i) + " must be a " + op.operands[i % n]->type.elem.str() +
+                            " scalar, got " + r.args[i]->type.str());
+    const Op *y = r.terminator();
+    if (!y || y->kind != OpKind::Yield || y->operands.size() != n)
+      return fail(op, "the combine region must end with a yield of " + std::to_string(n) + " values");
+    for (size_t i = 0; i < n; ++i)
+      if (y->operands[i]->type != Type(op.operands[i]->type.elem))
+        return fail(op, "combine result " + std::to_string(i) + " must be a " + op.operands[i]->type.elem.str() +
+                            " scalar, got " + y->operands[i]->type.str());
+    std::string bad;
+    walk(const_cast<Block &>(r), [&](Op &o) {
+      bool memory = o.kind == OpKind::Load || o.kind == OpKind::Store || o.kind == OpKind::AtomicRMW ||
+                    o.kind == OpKind::AtomicCAS || o.kind == OpKind::Dot || o.kind == OpKind::Barrier ||
+                    o.kind == OpKind::GridDepControl || o.kind == OpKind::ClusterBarrier ||
+                    o.kind == OpKind::ClusterArrive || o.kind == OpKind::ClusterWait || o.kind == OpKind::LocalAlloc || o.kind == OpKind::Print || o.kind == OpKind::Assert;
+      bool tile = false;
+      for (auto &res : o.results)
+        tile = tile || res->type.isTile();
+      if (bad.empty() && (memory || tile))
+        bad = name(o.kind);
+    });
+    if (!bad.empty())
+      return fail(op, "the combine region may only compute on scalars, got '" + bad + "'");
+    return true;
+  }
+
+  /// The cache, eviction and volatile hints of a Load or Store.
+  /// A tensor-descriptor load's or store's operands from index 3 (`p`: its pointer tile's type):
+  /// the base, a scalar pointer to the pointee; shape, strides and offsets, i64 scalars; then
+  /// (loads only, by arity) i1 guards.
+  bool descriptorOperands(const Op &op, const Type &p) {
+    if (op.ints != p.shape)
+      return fail(op, "the descriptor's block shape must be the pointer tile's shape");
+    const Type &base = op.operands[3]->type;
+    if (!base.isScalar() || !base.elem.isPointer() || base.elem.pointee != p.elem.pointee)
+      return fail(op, "the descriptor's base must be a scalar pointer of the accessed type");
+    size_t guards = 4 + 3 * op.ints.size();
+    for (size_t i = 4; i < op.operands.size(); ++i)
+      if (op.operands[i]->type != Type(ScalarType{i < guards ? DType::I64 : DType::I1}))
+        return fail(op, i < guards ? "the descriptor's shape, strides and offsets must be i64 scalars"
+                                   : "a descriptor load's guards must be i1 scalars");
+    return true;
+  }
+
+  bool memoryHints(const Op &op) {
+    auto c = static_cast<CacheHint>(op.ival);
+    bool load = op.kind == OpKind::Load;
+    bool cacheOk = c == CacheHint::None || c == CacheHint::CG ||
+                   (load ? (c == CacheHint::CA || c == CacheHint::CV) : (c == CacheHint::WB || c == CacheHint::CS || c == CacheHint::WT));
+    if (!cacheOk || op.ival2 < 0 || op.ival2 > static_cast<int64_t>(EvictionHint::EvictLast) ||
+        op.axis < 0 || op.axis > 1) // loads: volatile; stores: written with TMA
+      return fail(op, "unknown cache, eviction or volatile hint");
+    if (op.operands[0]->type.elem.space != AddrSpace::Global &&
+        (c != CacheHint::None || op.ival2 != 0 || !op.ints.empty() || (!load && op.axis)))
+      return fail(op, "cache and eviction hints, tensor descriptors and TMA apply to global memory only");
+    return true;
+  }
+
+  bool sameOperandTypes(const Op &op, size_t first = 0) {
+    for (size_t i = first; i < op.operands.size(); ++i)
+      if (op.operands[i]->type != op.operands[first]->type)
+        return fail(op, "operand types differ: " + op.operands[first]->type.str() + " vs " + op.operands[i]->type.str());
+    return true;
+  }
+
+  /// The element class an op needs, as a predicate and a name for the message.
+  bool elemIs(const Op &op, const Type &t, bool ok, const char *what) {
+    if (!ok)
+      return fail(op, std::string("expects ") + what + ", got " + t.str());
+    return true;
+  }
+  static bool numeric(DType d) { return d != DType::Ptr && d != DType::Invalid; }
+
+  bool binary(const Op &op) {
+    if (!sameOperandTypes(op))
+      return false;
+    const Type &t = op.operands[0]->type;
+    if (op.result()->type != t)
+      return fail(op, "result type differs from operand type");
+    DType d = t.dtype();
+    if (d == DType::Ptr)
+      return fail(op, "arithmetic on pointers must use addptr");
+    if (isFP8(d))
+      return fail(op, "fp8 arithmetic must be computed in fp32 (Builder::binary), got " + t.str());
+    switch (op.kind) {
+    case OpKind::FDiv: case OpKind::FRem:
+      return elemIs(op, t, isFloat(d), "float operands");
+    case OpKind::IDiv: case OpKind::IRem: case OpKind::And: case OpKind::Or: case OpKind::Xor:
+    case OpKind::Shl: case OpKind::Shr:
+      return elemIs(op, t, isInteger(d), "integer operands");
+    case OpKind::UMulHi:
+      return elemIs(op, t, isInteger(d) && (bitWidth(d) == 32 || bitWidth(d) == 64), "32- or 64-bit integer operands");
+    default:
+      return true;
+    }
+  }
+
+  bool unary(const Op &op) {
+    const Type &t = op.operands[0]->type;
+    if (op.result()->type != t)
+      return fail(op, "result type differs from operand type");
+    DType d = t.dtype();
+    if (isFP8(d))
+      return fail(op, "fp8 arithmetic must be computed in fp32 (Builder::unary), got " + t.str());
+    switch (op.kind) {
+    case OpKind::Not:
+      return elemIs(op, t, isInteger(d), "an integer operand");
+    case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2: case OpKind::Sqrt: case OpKind::Rsqrt:
+      return elemIs(op, t, isFloat(d), "a float operand");
+    default:
+      return elemIs(op, t, numeric(d), "a numeric operand");
+    }
+  }
+
+  bool check(const Op &op) {
+    switch (op.kind) {
+    case OpKind::Constant:
+      if (!op.result()->type.isScalar() || !numeric(op.result()->type.dtype()))
+        return fail(op, "result must be a numeric scalar, got " + op.result()->type.str());
+      return true;
+    case OpKind::Splat:
+      if (!op.operands[0]->type.isScalar() || !op.result()->type.isTile() ||
+          op.result()->type.elem != op.operands[0]->type.elem)
+        return fail(op, "expects a scalar and a tile of its type, got " + op.operands[0]->type.str() + " -> " +
+                            op.result()->type.str());
+      return true;
+    case OpKind::ProgramId: case OpKind::NumPrograms:
+      if (op.axis < 0 || op.axis > 2)
+        return fail(op, "axis must be 0, 1 or 2, got " + std::to_string(op.axis));
+      if (op.result()->type != Type::scalar(DType::I32))
+        return fail(op, "result must be i32");
+      return true;
+    case OpKind::Arange: {
+      const Type &t = op.result()->type;
+      if (op.ival < std::numeric_limits<int32_t>::min() || op.ival2 > int64_t(std::numeric_limits<int32_t>::max()) + 1 ||
+          op.ival2 <= op.ival)
+        return fail(op, "bounds " + std::to_string(op.ival) + ", " + std::to_string(op.ival2) +
+                            " must satisfy start < end within int32");
+      if (t.rank() != 1 || t.dtype() != DType::I32 || t.shape[0] != op.ival2 - op.ival)
+        return fail(op, "result must be tile<" + std::to_string(op.ival2 - op.ival) + "xi32>, got " + t.str());
+      return true;
+    }
+    case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::FDiv: case OpKind::IDiv:
+    case OpKind::IRem: case OpKind::FRem: case OpKind::And: case OpKind::Or: case OpKind::Xor:
+    case OpKind::Shl: case OpKind::Shr: case OpKind::Max: case OpKind::Min: case OpKind::UMulHi:
+      return binary(op);
+    case OpKind::Neg: case OpKind::Not: case OpKind::Exp: case OpKind::Exp2: case OpKind::Log: case OpKind::Log2:
+    case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Abs:
+      return unary(op);
+    case OpKind::Fma:
+      if (!sameOperandTypes(op))
+        return false;
+      if (op.result()->type != op.operands[0]->type)
+        return fail(op, "result type differs from operand type");
+      return elemIs(op, op.operands[0]->type,
+                    isFloat(op.operands[0]->type.dtype()) && !isFP8(op.operands[0]->type.dtype()),
+                    "fp16, bf16, fp32 or fp64 operands");
+    case OpKind::Cmp:
+      if (!sameOperandTypes(op))
+        return false;
+      if (isFP8(op.operands[0]->type.dtype()))
+        return fail(op, "fp8 operands must be compared in fp32 (Builder::cmp), got " + op.operands[0]->type.str());
+      if (op.result()->type != op.operands[0]->type.withElem(ScalarType{DType::I1}))
+        return fail(op, "result must be i1 of the operands' shape");
+      return true;
+    case OpKind::Select:
+      if (op.operands[0]->type.dtype() != DType::I1 || op.operands[1]->type != op.operands[2]->type ||
+          op.operands[0]->type.shape != op.operands[1]->type.shape || op.result()->type != op.operands[1]->type)
+        return fail(op, "expects (i1 cond, a, b) of one shape");
+      return true;
+    case OpKind::InlineAsm: {
+      std::vector<Type> outs, ins;
+      for (auto &r : op.results) {
+        if (r->type.shape != op.result()->type.shape || !numeric(r->type.dtype()))
+          return fail(op, "results must be numeric values of one shape");
+        outs.push_back(r->type);
+      }
+      for (Value *v : op.operands) {
+        if ((v->type.isTile() && v->type.shape != op.result()->type.shape) || !numeric(v->type.dtype()))
+          return fail(op, "operands must be numeric scalars or tiles of the results' shape");
+        ins.push_back(v->type);
+      }
+      if (std::string why = inlineAsmConstraintError(op.constraints, outs, ins, op.ival); !why.empty())
+        return fail(op, why);
+      return true;
+    }
+    case OpKind::ExternCall:
+      if (op.sym.empty())
+        return fail(op, "needs a function name");
+      for (Value *v : op.operands)
+        if (v->type.shape != op.result()->type.shape || !numeric(v->type.dtype()) || isFP8(v->type.dtype()))
+          return fail(op, "operands must be numeric values (not fp8) of the result's shape");
+      return elemIs(op, op.result()->type, numeric(op.result()->type.dtype()) && !isFP8(op.result()->type.dtype()),
+                    "a numeric result (not fp8)");
+    case OpKind::Cast: {
+      const Type &a = op.operands[0]->type, &r = op.result()->type;
+      if (a.shape != r.shape)
+        return fail(op, "must keep the shape: " + a.str() + " -> " + r.str());
+      if (!numeric(a.dtype()) || !numeric(r.dtype()))
+        return fail(op, "converts numbers only (pointers use bitcast): " + a.str() + " -> " + r.str());
+      return true;
+    }
+    case OpKind::Bitcast: {
+      const Type &a = op.operands[0]->type, &r = op.result()->type;
+      if (a.shape != r.shape)
+        return fail(op, "must keep the shape: " + a.str() + " -> " + r.str());
+      if (a.elem.isPointer() != r.elem.isPointer() || bitWidth(a.dtype()) != bitWidth(r.dtype()))
+        return fail(op, "needs types of one bit width (pointers only to pointers): " + a.str() + " -> " + r.str());
+      if (a.elem.isPointer() && a.elem.space != r.elem.space)
+        return fail(op, "cannot move a pointer to another address space: " + a.str() + " -> " + r.str());
+      return true;
+    }
+    case OpKind::AddPtr:
+      if (!op.operands[0]->type.elem.isPointer() || !isInteger(op.operands[1]->type.dtype()) ||
+          op.operands[0]->type.shape != op.operands[1]->type.shape)
+        return fail(op, "expects (ptr, integer offset) of one shape");
+      if (op.result()->type != op.operands[0]->type)
+        return fail(op, "result type differs from the pointer type");
+      return true;
+    case OpKind::Load: {
+      const Type &p = op.operands[0]->type;
+      if (!p.elem.isPointer())
+        return fail(op, "expects a pointer operand");
+      if (op.result()->type != Type(ScalarType{p.elem.pointee}, p.shape))
+        return fail(op, "result must be the pointee type of the pointer's shape");
+      if (op.operands.size() > 1 && op.operands[1]->type != p.withElem(ScalarType{DType::I1}))
+        return fail(op, "mask must be i1 of the pointer's shape");
+      if (op.operands.size() > 2 && op.operands[2]->type != op.result()->type)
+        return fail(op, "other must have the result type");
+      if (!op.ints.empty() && !descriptorOperands(op, p)) // base, shape, strides, offsets, guards
+        return false;
+      return memoryHints(op);
+    }
+    case OpKind::Store: {
+      const Type &p = op.operands[0]->type;
+      if (!p.elem.isPointer() || op.operands[1]->type != Type(ScalarType{p.elem.pointee}, p.shape))
+        return fail(op, "expects (ptr, value of the pointee type) of one shape");
+      if (op.operands.size() > 2 && op.operands[2]->type != p.withElem(ScalarType{DType::I1}))
+        return fail(op, "mask must be i1 of the pointer's shape");
+      if (!op.ints.empty() && !descriptorOperands(op, p)) // mask, then base, shape, strides, offsets
+        return false;
+      if (op.ints.empty() && op.axis)
+        return fail(op, "a TMA store needs the tensor descriptor (desc=[...])");
+      return memoryHints(op);
+    }
+    case OpKind::AtomicRMW: case OpKind::AtomicCAS: {
+      const Type &p = op.operands[0]->type;
+      if (!p.elem.isPointer())
+        return fail(op, "expects a pointer operand");
+      Type v(ScalarType{p.elem.pointee}, p.shape);
+      if (isFP8(p.elem.pointee))
+        return fail(op, "atomics do not take fp8 values");
+      size_t values = op.kind == OpKind::AtomicCAS ? 2 : 1;
+      for (size_t i = 1; i <= values; ++i)
+        if (op.operands[i]->type != v)
+          return fail(op, "values must be the pointee type of the pointer's shape");
+      if (op.operands.size() > values + 1 && op.operands[values + 1]->type != p.withElem(ScalarType{DType::I1}))
+        return fail(op, "mask must be i1 of the pointer's shape");
+      if (op.result()->type != v)
+        return fail(op, "result must be the pointee type of the pointer's shape");
+      if ((op.kind == OpKind::AtomicRMW && (op.ival < 0 || op.ival > int64_t(AtomicKind::Xchg))) || op.ival2 < 0 ||
+          op.ival2 > int64_t(MemSem::AcqRel) || op.axis < 0 || op.axis > int(MemScope::Sys))
+        return fail(op, "unknown operation, ordering or scope");
+      return true;
+    }
+    case OpKind::ExpandDims: {
+      const Type &in = op.operands[0]->type;
+      if (op.axis < 0 || unsigned(op.axis) > in.rank())
+        return fail(op, "axis " + std::to_string(op.axis) + " out of range for " + in.str());
+      auto shape = in.shape;
+      shape.insert(shape.begin() + op.axis, 1);
+      if (op.result()->type != Type(in.elem, shape))
+        return fail(op, "result must be " + Type(in.elem, shape).str() + ", got " + op.result()->type.str());
+      return true;
+    }
+    case OpKind::Broadcast: {
+      const Type &in = op.operands[0]->type, &r = op.result()->type;
+      bool ok = in.isTile() && r.elem == in.elem && r.rank() == in.rank();
+      for (unsigned d = 0; ok && d < in.rank(); ++d)
+        ok = in.shape[d] == r.shape[d] || in.shape[d] == 1;
+      if (!ok)
+        return fail(op, "cannot broadcast " + in.str() + " to " + r.str());
+      return true;
+    }
+    case OpKind::ConvertLayout:
+      if (op.result()->type != op.operands[0]->type)
+        return fail(op, "must keep the type");
+      return true;
+    case OpKind::Reduce: {
+      auto &in = op.operands[0]->type;
+      if (!in.isTile() || op.axis < 0 || unsigned(op.axis) >= in.rank())
+        return fail(op, "axis out of range");
+      auto shape = in.shape;
+      shape.erase(shape.begin() + op.axis);
+      for (size_t i = 0; i < op.operands.size(); ++i) {
+        const Type &t = op.operands[i]->type;
+        if (t.shape != in.shape)
+          return fail(op, "operands must have one shape, got " + in.str() + " and " + t.str());
+        if (op.result(static_cast<unsigned>(i))->type.shape != shape || op.result(static_cast<unsigned>(i))->type.elem != t.elem)
+          return fail(op, "result type mismatch");
+        if (!elemIs(op, t, numeric(t.dtype()) && (!isFP8(t.dtype()) || op.reduceKind == ReduceKind::Combine),
+                    "numeric operands (fp8 only with a combine region)"))
+          return false;
+      }
+      return combineRegion(op);
+    }
+    case OpKind::Scan: {
+      auto &in = op.operands[0]->type;
+      if (!in.isTile() || op.axis < 0 || unsigned(op.axis) >= in.rank())
+        return fail(op, "axis " + std::to_string(op.axis) + " out of range for " + in.str());
+      for (size_t i = 0; i < op.operands.size(); ++i) {
+        const Type &t = op.operands[i]->type;
+        if (t.shape != in.shape)
+          return fail(op, "operands must have one shape, got " + in.str() + " and " + t.str());
+        if (op.result(static_cast<unsigned>(i))->type != t)
+          return fail(op, "result type differs from operand type");
+        if (!elemIs(op, t, numeric(t.dtype()) && (!isFP8(t.dtype()) || op.reduceKind == ReduceKind::Combine),
+                    "numeric operands (fp8 only with a combine region)"))
+          return false;
+      }
+      return combineRegion(op);
+    }
+    case OpKind::For: {
+      const Block &body = *op.regions[0];
+      size_t niter = op.operands.size() - 3;
+      const Type &iv = op.operands[0]->type;
+      if (!iv.isScalar() || !isInteger(iv.dtype()) || iv.dtype() == DType::I1 || op.operands[1]->type != iv ||
+          op.operands[2]->type != iv)
+        return fail(op, "bounds and step must be integer scalars of one type, got " + iv.str() + ", " +
+                            op.operands[1]->type.str() + ", " + op.operands[2]->type.str());
+      if (body.args.size() != niter + 1)
+        return fail(op, "body arguments / results do not match iter values");
+      if (body.args[0]->type != iv)
+        return fail(op, "the induction variable must have the bounds' type");
+      Op *term = body.terminator();
+      if (!term || term->kind != OpKind::Yield || term->operands.size() != niter)
+        return fail(op, "body must end with a yield of every iter value");
+      for (size_t i = 0; i < niter; ++i)
+        if (term->operands[i]->type != op.operands[3 + i]->type || op.result(unsigned(i))->type != op.operands[3 + i]->type ||
+            body.args[i + 1]->type != op.operands[3 + i]->type)
+          return fail(op, "iter value " + std::to_string(i) + " changes type");
+      return true;
+    }
+    case OpKind::Permute: {
+      const Type &in = op.operands[0]->type;
+      if (op.ints.size() != in.rank() || op.result()->type.rank() != in.rank() || op.result()->type.elem != in.elem)
+        return fail(op, "order must name every dim");
+      std::vector<bool> seen(in.rank(), false);
+      for (size_t i = 0; i < op.ints.size(); ++i) {
+        if (op.ints[i] < 0 || op.ints[i] >= int64_t(in.rank()) || seen[op.ints[i]])
+          return fail(op, "order is not a permutation");
+        seen[op.ints[i]] = true;
+        if (op.result()->type.shape[i] != in.shape[op.ints[i]])
+          return fail(op, "result shape does not match the order");
+      }
+      return true;
+    }
+    case OpKind::Reshape:
+      if (!op.operands[0]->type.isTile() || !op.result()->type.isTile() ||
+          op.result()->type.numElements() != op.operands[0]->type.numElements() ||
+          op.result()->type.elem != op.operands[0]->type.elem)
+        return fail(op, "reshape must keep the element count and type");
+      return true;
+    case OpKind::Assert:
+      if (op.operands[0]->type.dtype() != DType::I1)
+        return fail(op, "expects one i1 condition and no results");
+      return true;
+    case OpKind::Print:
+      return true; // any values, no results: checked by arity()
+    case OpKind::Barrier: case OpKind::ClusterBarrier: case OpKind::ClusterArrive: case OpKind::ClusterWait:
+      return true;
+    case OpKind::LocalAlloc: {
+      const Type &r = op.result()->type;
+      if (!r.isScalar() || !r.elem.isPointer() || r.elem.space != AddrSpace::Shared || r.elem.pointee == DType::I1)
+        return fail(op, "expects a scalar shared-memory pointer result (not to i1), got " + r.str());
+      if (op.ints.empty() || std::any_of(op.ints.begin(), op.ints.end(), [](int64_t d) { return d < 1; }))
+        return fail(op, "expects a shape of positive dims (shape=[...])");
+      if (op.sharedOffset < -1 || (op.sharedOffset >= 0 && op.sharedOffset % 16))
+        return fail(op, "expects a 16-byte aligned offset, got " + std::to_string(op.sharedOffset));
+      return true;
+    }
+    case OpKind::RemotePtr: {
+      const Type &p = op.operands[0]->type;
+      if (!p.elem.isPointer() || p.elem.space != AddrSpace::Shared)
+        return fail(op, "expects a shared-memory pointer, got " + p.str());
+      if (op.operands[1]->type != Type::scalar(DType::I32))
+        return fail(op, "expects an i32 scalar rank, got " + op.operands[1]->type.str());
+      if (op.result()->type != p.withElem(ScalarType::ptrTo(p.elem.pointee, AddrSpace::Cluster)))
+        return fail(op, "result must be the cluster pointer of the operand's shape");
+      return true;
+    }
+    case OpKind::GridDepControl:
+      if (op.ival != 0 && op.ival != 1)
+        return fail(op, "expects ival 0 (wait) or 1 (launch_dependents)");
+      return true;
+    case OpKind::Flip: {
+      const Type &in = op.operands[0]->type;
+      if (!in.isTile() || op.result()->type != in)
+        return fail(op, "expects a tile and a result of its type, got " + in.str() + " -> " + op.result()->type.str());
+      if (op.axis < 0 || op.axis >= static_cast<int>(in.rank()))
+        return fail(op, "axis out of range");
+      return true;
+    }
+    case OpKind::Cat: case OpKind::Join: {
+      if (!sameOperandTypes(op))
+        return false;
+      const Type &in = op.operands[0]->type;
+      auto shape = in.shape;
+      if (op.kind == OpKind::Cat) {
+        if (!in.isTile())
+          return fail(op, "expects tiles, got " + in.str());
+        shape[0] *= 2;
+      } else {
+        shape.push_back(2);
+      }
+      if (op.result()->type != Type(in.elem, shape))
+        return fail(op, "result must be " + Type(in.elem, shape).str() + ", got " + op.result()->type.str());
+      return true;
+    }
+    case OpKind::Split: {
+      const Type &in = op.operands[0]->type;
+      if (in.rank() < 2 || in.shape.back() != 2)
+        return fail(op, "expects a tile of rank 2 or more whose last dim is 2, got " + in.str());
+      Type half(in.elem, std::vector<int64_t>(in.shape.begin(), in.shape.end() - 1));
+      if (op.result(0)->type != half || op.result(1)->type != half)
+        return fail(op, "results must be " + half.str());
+      return true;
+    }
+    case OpKind::Dot: {
+      const Type &a = op.operands[0]->type, &b = op.operands[1]->type, &c = op.operands[2]->type;
+      if (a.rank() != 2 || b.rank() != 2 || c.rank() != 2 || a.shape[1] != b.shape[0] || c.shape[0] != a.shape[0] ||
+          c.shape[1] != b.shape[1] || (a.elem != b.elem && !(isFP8(a.dtype()) && isFP8(b.dtype()))) ||
+          op.result()->type != c)
+        return fail(op, "shapes or types do not form acc[M,N] + a[M,K] @ b[K,N]");
+      if (a.shape[0] < 16 || a.shape[1] < 16 || b.shape[1] < 16)
+        return fail(op, "M, N and K must be at least 16");
+      DType in = a.dtype();
+      if (!numeric(in) || in == DType::I1)
+        return fail(op, std::string("operands must be floats or integers wider than i1, got ") + name(in));
+      DType acc = isInteger(in) ? DType::I32 : in == DType::F64 ? DType::F64 : DType::F32;
+      if (c.dtype() != acc)
+        return fail(op, std::string("the accumulator must be ") + name(acc) + " for " + name(in) + " operands, got " +
+                            name(c.dtype()));
+      return true;
+    }
+    case OpKind::If: {
+      if (op.operands[0]->type != Type::scalar(DType::I1))
+        return fail(op, "expects an i1 scalar condition and two regions");
+      for (auto &r : op.regions) {
+        Op *term = r->terminator();
+        if (!term || term->kind != OpKind::Yield || term->operands.size() != op.results.size())
+          return fail(op, "each region must end with a yield of every result");
+        for (size_t i = 0; i < op.results.size(); ++i)
+          if (term->operands[i]->type != op.result(static_cast<unsigned>(i))->type)
+            return fail(op, "yielded value " + std::to_string(i) + " has the wrong type");
+      }
+      return true;
+    }
+    case OpKind::While: {
+      const Block &before = *op.regions[0], &after = *op.regions[1];
+      Op *cond = before.terminator();
+      Op *yield = after.terminator();
+      if (!cond || cond->kind != OpKind::Condition || !yield || yield->kind != OpKind::Yield)
+        return fail(op, "before must end with condition, after with yield");
+      if (before.args.size() != op.operands.size() || yield->operands.size() != op.operands.size())
+        return fail(op, "carried values do not match");
+      if (cond->operands.size() != op.results.size() + 1 || after.args.size() != op.results.size())
+        return fail(op, "forwarded values do not match");
+      if (cond->operands[0]->type != Type::scalar(DType::I1))
+        return fail(op, "the condition must be an i1 scalar");
+      for (size_t i = 0; i < op.operands.size(); ++i)
+        if (yield->operands[i]->type != op.operands[i]->type || before.args[i]->type != op.operands[i]->type)
+          return fail(op, "carried value " + std::to_string(i) + " changes type");
+      for (size_t i = 0; i < op.results.size(); ++i)
+        if (cond->operands[i + 1]->type != op.result(unsigned(i))->type || after.args[i]->type != op.result(unsigned(i))->type)
+          return fail(op, "forwarded value " + std::to_string(i) + " changes type");
+      return true;
+    }
+    case OpKind::Return:
+      if (!op.operands.empty())
+        return fail(op, "a kernel returns no values");
+      return true;
+    case OpKind::Condition: case OpKind::Yield:
+      return true; // checked with their parent op
+    }
+    return true;
+  }
+};
+
+} // namespace
+
+std::string verify(const Function &f, SourceLoc &where) {
+  where = {};
+  // num_warps as tlec's -w accepts it (a power of two, 1 to 32 warps: at most 1024 threads).
+  if (f.numWarps < 1 || f.numWarps > 32 || (f.numWarps & (f.numWarps - 1)) != 0)
+    return "num_warps must be a power of two from 1 to 32, got " + std::to_string(f.numWarps);
+  if (f.numStages < 0 || f.numStages > 16)
+    return "num_stages must be from 0 (the default) to 16, got " + std::to_string(f.numStages);
+  if (f.sharedBytes < 0)
+    return "shared_bytes must not be negative, got " + std::to_string(f.sharedBytes);
+  if (f.body.args.size() != f.params.size())
+    return "function arguments do not match parameters";
+  const int clusterSize = f.cluster[0] * f.cluster[1] * f.cluster[2];
+  if (f.cluster[0] < 1 || f.cluster[1] < 1 || f.cluster[2] < 1 || clusterSize > 8)
+    return "cluster dims must be positive, at most 8 CTAs in all (the portable cluster size)";
+  for (const Param &p : f.params)
+    if (p.type.isPointer() && p.type.space != AddrSpace::Global) {
+      where = p.loc;
+      return "kernel parameters point to global memory";
+    }
+  for (size_t i = 0; i < f.params.size(); ++i)
+    if (f.body.args[i]->type != Type(f.params[i].type)) {
+      where = f.params[i].loc;
+      return "argument " + std::to_string(i) + " does not have its parameter's type";
+    }
+  Op *term = f.body.terminator();
+  if (!term || term->kind != OpKind::Return)
+    return "function body must end with return";
+  Verifier v;
+  if (!v.block(f.body, nullptr, 0)) {
+    where = v.where;
+    return v.msg;
+  }
+  // A constant remote rank must name a CTA of the kernel's cluster.
+  std::string bad;
+  walk(const_cast<Block &>(f.body), [&](Op &op) {
+    if (op.kind != OpKind::RemotePtr || !bad.empty() || !op.operands[1]->def ||
+        op.operands[1]->def->kind != OpKind::Constant)
+      return;
+    int64_t rank = op.operands[1]->def->ival;
+    if (rank < 0 || rank >= clusterSize) {
+      where = op.loc;
+      bad = "'remote_ptr': rank " + std::to_string(rank) + " is outside the kernel's cluster of " +
+            std::to_string(clusterSize) + " CTAs";
+    }
+  });
+  return bad;
+}
+
+std::string verify(const Function &f) {
+  SourceLoc where;
+  std::string msg = verify(f, where);
+  if (msg.empty() || !where.valid())
+    return msg;
+  // "'reduce' at line 3: axis out of range"
+  size_t colon = msg.find("': ");
+  if (colon == std::string::npos)
+    return msg;
+  return msg.substr(0, colon + 1) + " at line " + std::to_string(where.line) + msg.substr(colon + 1);
+}
+
+} // namespace tle::ir

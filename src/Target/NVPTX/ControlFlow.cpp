@@ -1,0 +1,276 @@
+// Structured control flow: for loops (with their pipelined async slots), if and while.
+#include "Emitter.h"
+#include "tle/Transforms/TensorMaps.h"
+
+#include <algorithm>
+
+#include <llvm/IR/InlineAsm.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
+#include <llvm/Support/MathExtras.h>
+
+#include <cassert>
+#include <cmath>
+
+namespace tle::nvptx {
+
+using ir::DType;
+using ir::OpKind;
+
+void Emitter::emitFor(const ir::Op &op) {
+  const ir::Block &body = *op.regions[0];
+  llvm::Value *lb = scalar(op.operands[0]), *ub = scalar(op.operands[1]), *step = scalar(op.operands[2]);
+  bool sg = ir::isSigned(op.operands[0]->type.dtype());
+  llvm::BasicBlock *pre = B.GetInsertBlock();
+  auto *header = llvm::BasicBlock::Create(ctx, "for.header", kernel_);
+  auto *loop = llvm::BasicBlock::Create(ctx, "for.body", kernel_);
+  auto *exit = llvm::BasicBlock::Create(ctx, "for.exit", kernel_);
+  // A loop that leaves wgmma groups in flight across iterations is emitted rotated (guard, body,
+  // test at the bottom) with the final wait on the exit edge alone: ptxas serializes every
+  // wgmma of the loop (C7514) when a path that may still have groups in flight reaches other
+  // code before the wait.
+  // Groups left in flight by the previous iteration (carriedWgmma) are waited for where the
+  // next iteration first needs them (pendingWgmma_, set up before the body).
+  bool rotated = false;
+  std::vector<PendingWgmma> carried;
+  for (auto &o : body.ops) {
+    if (o->kind != ir::OpKind::Dot || !useWgmma(*o) || producer_)
+      continue;
+    unsigned yieldIndex = 0;
+    if (carriedWgmma(*o, &yieldIndex) == &op) {
+      PendingWgmma p{&body, body.args[yieldIndex + 1].get(), {}};
+      for (unsigned k = 0; k < 2; ++k)
+        if (isAsync(o->operands[k]))
+          p.classes.insert(asyncOf_.at(o->operands[k]));
+      carried.push_back(p);
+      rotated = true;
+    }
+    rotated |= deferrableWgmma(*o) == &op;
+  }
+  // A wgmma operand copied by TMA before the loop (not a pipeline's prologue, whose copies may
+  // not be issued: those have guards) is waited for here, once: in the body the wait would
+  // be a try_wait and a branch in every iteration.
+  std::vector<const ir::Value *> waitedHere;
+  if (!producer_)
+    for (auto &o : body.ops) {
+      if (o->kind != ir::OpKind::Dot || !useWgmma(*o))
+        continue;
+      for (unsigned k = 0; k < 2; ++k) {
+        const ir::Value *v = o->operands[k];
+        const ir::Op *d = v->def;
+        if (!isTma(v) || tmaWaitedBeforeLoop_.count(v) || !d || d->kind != ir::OpKind::Load || d->parent == &body ||
+            d->operands.size() > 4 + 3 * d->ints.size())
+          continue;
+        waitTma(v);
+        tmaWaitedBeforeLoop_.insert(v);
+        waitedHere.push_back(v);
+      }
+    }
+  pre = B.GetInsertBlock(); // the waits end in a block of their own
+  auto lessThan = [&](llvm::Value *a, llvm::Value *b) { return sg ? B.CreateICmpSLT(a, b) : B.CreateICmpULT(a, b); };
+  if (rotated)
+    B.CreateCondBr(lessThan(lb, ub), header, exit);
+  else
+    B.CreateBr(header);
+  B.SetInsertPoint(header);
+  llvm::PHINode *iv = B.CreatePHI(lb->getType(), 2, "iv");
+  iv->addIncoming(lb, pre);
+  vals_[body.args[0].get()] = {iv};
+  std::vector<std::vector<llvm::PHINode *>> phis;
+  for (size_t i = 3; i < op.operands.size(); ++i) {
+    // The initial value in the argument's layout: layout assignment leaves an init whose
+    // registers only need renumbering (a layout with replicated register bits) unconverted.
+    const std::vector<llvm::Value *> init = regsLike(op.operands[i], body.args[i - 2].get());
+    std::vector<llvm::PHINode *> ps;
+    std::vector<llvm::Value *> asVals;
+    for (llvm::Value *x : init) {
+      llvm::PHINode *p = B.CreatePHI(x->getType(), 2);
+      p->addIncoming(x, pre);
+      ps.push_back(p);
+      asVals.push_back(p);
+    }
+    phis.push_back(ps);
+    vals_[body.args[i - 2].get()] = asVals;
+    vals_[op.result(static_cast<unsigned>(i - 3))] = asVals;
+  }
+  if (rotated)
+    B.CreateBr(loop);
+  else
+    B.CreateCondBr(lessThan(iv, ub), loop, exit);
+  B.SetInsertPoint(loop);
+  int savedCommits = commits_;
+  commits_ = 0;
+  // Async values issued before the loop (attention's Q, copied once) keep counting: at least
+  // the savedCommits - stamp groups committed after them before the loop, plus the body's, are
+  // newer, so their stamps move to the body's origin (a lower bound, hence a safe wait count).
+  // Without this a value from before the loop looked newer than every group in the body and
+  // forced cp.async.wait_group 0, draining the whole pipeline each iteration.
+  std::map<const ir::Value *, int> savedStamps = commitStamp_;
+  for (auto &[v, stamp] : commitStamp_)
+    stamp -= savedCommits;
+  // A carried async value was committed before this iteration started; in a pipeline of depth
+  // D, the value for iteration i + j (argument j of the window) has the groups of the later
+  // stages, (D - 1 - j) iterations' worth, committed after it. Stamps count back from the
+  // body's first commit (0), so that waitAsyncOperands can take commits_ - stamp.
+  // Within an iteration the refills commit in body order (the prologue issues its stages in the
+  // same order, iteration by iteration: Prefetch.cpp), so a value whose refill is the n-th of G commits also has the G - 1 - n later
+  // refills of its own iteration committed after it: attention's K waits for K alone, not for
+  // the V copied after it.
+  int groupsPerIteration = 0;
+  std::map<const ir::Value *, int> commitOrder;
+  ir::walk(const_cast<ir::Block &>(body), [&](ir::Op &o) {
+    if (o.kind == ir::OpKind::Load && isAsync(o.result()) && !isTma(o.result()))
+      commitOrder[o.result()] = groupsPerIteration++;
+  });
+  const ir::Op *bodyYield = body.terminator();
+  for (auto &a : body.args) {
+    if (!isAsync(a.get()))
+      continue;
+    int later = 0;
+    const ir::Value *v = a.get();
+    while (v->owner == &body && v->index >= 1 && later < 64) {
+      v = bodyYield->operands[v->index - 1];
+      if (v->owner == &body)
+        ++later;
+    }
+    auto it = commitOrder.find(v);
+    int sameIteration = it != commitOrder.end() ? groupsPerIteration - 1 - it->second : 0;
+    commitStamp_[a.get()] = -later * groupsPerIteration - sameIteration;
+  }
+  pendingWgmma_.insert(pendingWgmma_.end(), carried.begin(), carried.end());
+  if (!producer_)
+    planSlotRetirement(body);
+  emitBlock(body);
+  for (const ir::Value *v : waitedHere)
+    tmaWaitedBeforeLoop_.erase(v);
+  assert(std::none_of(pendingWgmma_.begin(), pendingWgmma_.end(),
+                      [&](const PendingWgmma &p) { return p.body == &body; }));
+  for (auto &a : body.args)
+    privateRegs_.erase(a.get());
+  commits_ = savedCommits;
+  for (auto &[v, stamp] : commitStamp_)
+    if (!savedStamps.count(v))
+      savedStamps[v] = stamp + savedCommits;
+  commitStamp_ = std::move(savedStamps);
+  const ir::Op *yield = body.terminator();
+  llvm::BasicBlock *latch = B.GetInsertBlock();
+  std::vector<std::vector<llvm::Value *>> nexts;
+  for (size_t i = 0; i < phis.size(); ++i) {
+    const ir::Value *y = yield->operands[i];
+    nexts.push_back(y->type.isScalar() ? std::vector<llvm::Value *>{scalar(y)}
+                                       : regsIn(y, *op.result(static_cast<unsigned>(i))->layout));
+  }
+  llvm::Value *ivNext = B.CreateAdd(iv, step, "iv.next");
+  for (size_t i = 0; i < phis.size(); ++i)
+    for (size_t k = 0; k < phis[i].size(); ++k)
+      phis[i][k]->addIncoming(nexts[i][k], latch);
+  iv->addIncoming(ivNext, latch);
+  if (!rotated) {
+    B.CreateBr(header);
+    B.SetInsertPoint(exit);
+    if (ws_ && !producer_)
+      releaseAfterLoop(op, lessThan(lb, ub));
+    return;
+  }
+  auto *drain = llvm::BasicBlock::Create(ctx, "for.drain", kernel_);
+  B.CreateCondBr(lessThan(ivNext, ub), header, drain);
+  B.SetInsertPoint(drain);
+  auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
+  B.CreateCall(fty, llvm::InlineAsm::get(fty, "wgmma.wait_group.sync.aligned 0;", "", true));
+  B.CreateBr(exit);
+  // The loop's results: the initial values when it runs no iteration, the last yield's after.
+  B.SetInsertPoint(exit);
+  for (size_t i = 0; i < phis.size(); ++i) {
+    std::vector<llvm::Value *> res;
+    for (size_t k = 0; k < phis[i].size(); ++k) {
+      llvm::PHINode *p = B.CreatePHI(phis[i][k]->getType(), 2);
+      p->addIncoming(phis[i][k]->getIncomingValueForBlock(pre), pre);
+      p->addIncoming(nexts[i][k], drain);
+      res.push_back(p);
+    }
+    vals_[op.result(static_cast<unsigned>(i))] = res;
+  }
+  if (ws_ && !producer_) // after the drain's wgmma.wait_group 0
+    releaseAfterLoop(op, lessThan(lb, ub));
+}
+
+std::vector<llvm::Value *> Emitter::regsLike(const ir::Value *v, const ir::Value *like) {
+  if (like->type.isScalar())
+    return {scalar(v)};
+  return regsIn(v, *like->layout);
+}
+
+void Emitter::emitIf(const ir::Op &op) {
+  llvm::Value *cond = scalar(op.operands[0]);
+  auto *thenB = llvm::BasicBlock::Create(ctx, "if.then", kernel_);
+  auto *elseB = llvm::BasicBlock::Create(ctx, "if.else", kernel_);
+  auto *merge = llvm::BasicBlock::Create(ctx, "if.end", kernel_);
+  B.CreateCondBr(cond, thenB, elseB);
+  std::vector<std::vector<llvm::Value *>> outs[2];
+  llvm::BasicBlock *ends[2];
+  llvm::BasicBlock *starts[2] = {thenB, elseB};
+  for (int r = 0; r < 2; ++r) {
+    B.SetInsertPoint(starts[r]);
+    emitBlock(*op.regions[r]);
+    const ir::Op *yield = op.regions[r]->terminator();
+    for (size_t i = 0; i < op.results.size(); ++i)
+      outs[r].push_back(regsLike(yield->operands[i], op.result(static_cast<unsigned>(i))));
+    ends[r] = B.GetInsertBlock();
+    B.CreateBr(merge);
+  }
+  B.SetInsertPoint(merge);
+  for (size_t i = 0; i < op.results.size(); ++i) {
+    std::vector<llvm::Value *> vs;
+    for (size_t k = 0; k < outs[0][i].size(); ++k) {
+      llvm::PHINode *p = B.CreatePHI(outs[0][i][k]->getType(), 2);
+      p->addIncoming(outs[0][i][k], ends[0]);
+      p->addIncoming(outs[1][i][k], ends[1]);
+      vs.push_back(p);
+    }
+    vals_[op.result(static_cast<unsigned>(i))] = vs;
+  }
+}
+
+void Emitter::emitWhile(const ir::Op &op) {
+  const ir::Block &before = *op.regions[0], &after = *op.regions[1];
+  llvm::BasicBlock *pre = B.GetInsertBlock();
+  auto *header = llvm::BasicBlock::Create(ctx, "while.cond", kernel_);
+  auto *body = llvm::BasicBlock::Create(ctx, "while.body", kernel_);
+  auto *exit = llvm::BasicBlock::Create(ctx, "while.end", kernel_);
+  B.CreateBr(header);
+  B.SetInsertPoint(header);
+  std::vector<std::vector<llvm::PHINode *>> phis;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    std::vector<llvm::Value *> init = regsLike(op.operands[i], before.args[i].get());
+    std::vector<llvm::PHINode *> ps;
+    std::vector<llvm::Value *> asVals;
+    for (llvm::Value *x : init) {
+      llvm::PHINode *p = B.CreatePHI(x->getType(), 2);
+      p->addIncoming(x, pre);
+      ps.push_back(p);
+      asVals.push_back(p);
+    }
+    phis.push_back(ps);
+    vals_[before.args[i].get()] = asVals;
+  }
+  emitBlock(before);
+  const ir::Op *cond = before.terminator();
+  for (size_t i = 0; i < op.results.size(); ++i) {
+    auto fwd = regsLike(cond->operands[i + 1], op.result(static_cast<unsigned>(i)));
+    vals_[op.result(static_cast<unsigned>(i))] = fwd;
+    vals_[after.args[i].get()] = fwd;
+  }
+  B.CreateCondBr(scalar(cond->operands[0]), body, exit);
+  B.SetInsertPoint(body);
+  emitBlock(after);
+  const ir::Op *yield = after.terminator();
+  llvm::BasicBlock *latch = B.GetInsertBlock();
+  for (size_t i = 0; i < phis.size(); ++i) {
+    auto next = regsLike(yield->operands[i], before.args[i].get());
+    for (size_t k = 0; k < phis[i].size(); ++k)
+      phis[i][k]->addIncoming(next[k], latch);
+  }
+  B.CreateBr(header);
+  B.SetInsertPoint(exit);
+}
+
+} // namespace tle::nvptx
