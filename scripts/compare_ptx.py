@@ -72,7 +72,17 @@ def compiles():
 def ptx(tlec, args, arch):
     p = subprocess.run([tlec] + args + ["--arch", arch, "--emit=ptx", "-o", "-"], capture_output=True, text=True,
                        cwd=ROOT)
-    return p.returncode, "\n".join(l for l in p.stdout.split("\n") if "tle_metadata" not in l)
+    return p.returncode, "\n".join(l for l in p.stdout.split("\n") if "tle_metadata" not in l), shared_bytes(p.stdout)
+
+
+def shared_bytes(text):
+    """The `shared_bytes` of the first kernel in the PTX's metadata (a byte array), or None."""
+    m = re.search(r"__tle_metadata\[[0-9]+\]\s*=\s*\{([0-9, ]+)\}", text)
+    if not m:
+        return None
+    doc = bytes(int(b) for b in m.group(1).split(",") if b.strip()).decode(errors="replace")
+    n = re.search(r'"shared_bytes":([0-9]+)', doc)
+    return int(n.group(1)) if n else None
 
 
 STAT_PATTERNS = [
@@ -92,12 +102,28 @@ def stats(text):
     return {name: len(rx.findall(text)) for name, rx in STAT_PATTERNS}
 
 
+def write_shared_table(path, table):
+    """Writes the shared-bytes table and prints how many compiles grew and shrank."""
+    grew = [t for t in table if t[2] is not None and t[3] is not None and t[3] > t[2]]
+    shrank = [t for t in table if t[2] is not None and t[3] is not None and t[3] < t[2]]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("| kernel | arch | shared bytes, old | new |\n| --- | --- | ---: | ---: |\n")
+        for name, arch, o, n in table:
+            f.write(f"| {name} | {arch} | {'-' if o is None else o} | {'-' if n is None else n} |\n")
+        f.write(f"\n{len(table)} compiles: shared bytes grew in {len(grew)}, shrank in {len(shrank)}.\n")
+    print(f"shared bytes: grew in {len(grew)}, shrank in {len(shrank)} (table in {path})")
+    for name, arch, o, n in grew + shrank:
+        print(f"    {name} ({arch}): {o} -> {n}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("old")
     ap.add_argument("new")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--stats", action="store_true", help="per difference, instruction counts old -> new")
+    ap.add_argument("--shared-bytes", metavar="FILE",
+                    help="write a Markdown table of every compile's shared bytes (metadata), old and new")
     a = ap.parse_args()
     work = compiles()
 
@@ -107,8 +133,11 @@ def main():
 
     diffs = 0
     changed = {name: [0, 0] for name, _ in STAT_PATTERNS}  # compiles with fewer / more of it
+    table = []  # (name, arch, old shared bytes, new shared bytes)
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
         for name, arch, old, new in ex.map(one, work):
+            table.append((name, arch, old[2], new[2]))
+            old, new = old[:2], new[:2]
             if old != new:
                 diffs += 1
                 print(f"differs: {name} ({arch}): exit status {old[0]} -> {new[0]}")
@@ -120,6 +149,8 @@ def main():
                             changed[k][0 if sn[k] < so[k] else 1] += 1
                     print("    " + (", ".join(moved) if moved else "same instruction counts"))
     print(f"{len(work)} compiles, {len(work) - diffs} with identical PTX and exit status")
+    if a.shared_bytes:
+        write_shared_table(a.shared_bytes, table)
     if a.stats and diffs:
         print("compiles with fewer / more: " +
               ", ".join(f"{k} {v[0]}/{v[1]}" for k, v in changed.items() if v != [0, 0]))
