@@ -18,15 +18,16 @@ class Binder {
 public:
   /// Binds `args` to `fn`'s parameters; `fn.fname` names it in messages.
   Binder(Specializer &s, const Builtin &fn, CallArgs &args);
-  /// Binds `args` to `params` (the first `required` of them required); `fname` names the
-  /// function in messages. (For the builtins not yet in the registry.)
-  Binder(Specializer &s, const std::string &fname, CallArgs &args, std::vector<std::string> params, size_t required);
   /// A binder that binds nothing (for builtins that read their arguments themselves).
   Binder(Specializer &s, CallArgs &args) : S(s), name(), a(args) {}
 
-  bool has(const std::string &k) const { return set[index(k)] && vals[index(k)].val.kind != SVal::Kind::None; }
-  const Arg &get(const std::string &k) const { return vals[index(k)]; }
-  SourceLoc loc(const std::string &k) const { return set[index(k)] ? vals[index(k)].loc : a.loc; }
+  /// Whether `k` was given and is not None (false for a name the signature does not have: a
+  /// helper shared by several signatures may ask for any of their parameters).
+  bool has(const std::string &k) const { return given(k) && vals[index(k)].val.kind != SVal::Kind::None; }
+  /// The argument bound to `k` (None when absent).
+  const Arg &get(const std::string &k) const;
+  /// Where `k` was given, else the call.
+  SourceLoc loc(const std::string &k) const { return given(k) ? vals[index(k)].loc : a.loc; }
 
   /// A compile-time integer (or bool) argument; `dflt` when absent.
   int64_t constInt(const std::string &k, int64_t dflt) const;
@@ -37,6 +38,7 @@ public:
 
 private:
   size_t index(const std::string &k) const;
+  bool given(const std::string &k) const { return index(k) < names.size() && set[index(k)]; }
   Specializer &S;
   std::string name;
   CallArgs &a;
@@ -48,6 +50,10 @@ private:
 /// A shape argument (an int or a tuple of compile-time ints, each a power of two, within the
 /// tile limit); errors name `fname`.
 std::vector<int64_t> shapeArg(Specializer &S, const Arg &a, const std::string &fname);
+
+/// Whether the keyword `k`, which must be a compile-time bool, is true (false when absent);
+/// errors name `fname`.
+bool constBool(Specializer &S, const Binder &p, const std::string &fname, const std::string &k);
 
 /// Whether `x` is a power of two (> 0).
 inline bool isPow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }

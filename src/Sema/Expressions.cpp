@@ -1,5 +1,6 @@
 // Expression evaluation during specialisation: constexpr folding with Python semantics, and
 // tile IR for runtime values with Triton 3.6's promotion, broadcasting and literal typing.
+#include "Registry.h"
 #include "Sema.h"
 
 #include <llvm/Support/Casting.h>
@@ -90,19 +91,6 @@ ir::DType integerPromote(DType a, DType b) {
 
 namespace {
 
-const std::set<std::string> kTlFunctions = {
-    "program_id", "num_programs", "arange", "zeros", "zeros_like", "full", "load", "store", "where", "exp",
-    "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "abs", "maximum", "minimum", "sum", "max", "min",
-    "cast", "cdiv", "expand_dims", "broadcast_to", "range", "static_range", "constexpr", "pointer_type",
-    "multiple_of", "max_contiguous", "static_assert", "fdiv", "div_rn", "dot", "trans", "permute", "reshape",
-    "view", "cat", "join", "split", "cumsum", "cumprod", "atomic_add", "atomic_max", "atomic_min", "atomic_and",
-    "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cas", "sin", "cos", "floor", "ceil", "erf", "tanh", "log1p",
-    "pow", "trunc", "atan2", "fma", "sigmoid", "make_block_ptr", "advance", "device_print", "device_assert",
-    "static_print", "make_tensor_descriptor", "load_tensor_descriptor", "store_tensor_descriptor", "argmax",
-    "argmin", "clamp", "umulhi", "flip", "ravel", "interleave", "swizzle2d", "debug_barrier", "assume", "philox",
-    "randint", "randint4x", "rand", "rand4x", "randn", "randn4x", "uint_to_uniform_float", "pair_uniform_to_normal", "softmax", "tensor", "dtype", "reduce", "associative_scan", "xor_sum", "sort", "histogram", "inline_asm_elementwise", "gather",
-    "topk", "bitonic_merge", "reduce_or", "max_constancy", "broadcast"};
-
 /// A tuple of compile-time ints (a shape).
 SVal intTuple(const std::vector<int64_t> &v) {
   std::vector<SVal> r;
@@ -157,9 +145,7 @@ SVal Specializer::lookup(const std::string &name, SourceLoc loc, Env &env) {
     return it->second;
   if (auto it = globals.find(name); it != globals.end())
     return it->second;
-  static const std::set<std::string> builtins = {"range", "min", "max", "float", "int", "bool", "len", "abs", "print",
-                                                 "isinstance", "str", "tuple", "list"};
-  if (builtins.count(name))
+  if (isModuleBuiltin("", name))
     return SVal::builtin(name);
   if (auto it = onlyOneBranch_.find(name); it != onlyOneBranch_.end())
     fail(loc, "'" + name + "' " + it->second);
@@ -174,9 +160,10 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
     if (m == "triton") {
       if (attr == "language")
         return SVal::module("triton.language");
-      if (attr == "cdiv" || attr == "next_power_of_2" || attr == "jit" || attr == "autotune" ||
-          attr == "heuristics" || attr == "Config" || attr == "constexpr")
-        return SVal::builtin(attr == "constexpr" ? "tl.constexpr" : "triton." + attr);
+      if (attr == "constexpr")
+        return SVal::builtin("tl.constexpr");
+      if (isModuleBuiltin("triton", attr))
+        return SVal::builtin("triton." + attr);
       return SVal::module(m + "." + attr);
     }
     if (m == "triton.language.PropagateNan") { // Triton's enum values
@@ -194,7 +181,7 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
         return SVal::module("triton.language." + attr);
       if (attr == "PropagateNan" || attr == "random")
         return SVal::module("triton.language." + attr);
-      if (kTlFunctions.count(attr))
+      if (isModuleBuiltin("tl", attr))
         return SVal::builtin("tl." + attr);
       if (attr == "float8e4b15" || attr == "float8e4b8" || attr == "float8e5b16")
         fail(loc, "tl." + attr + " is not supported: TLE targets NVIDIA GPUs, whose fp8 types are "
@@ -206,8 +193,7 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
       if (attr == "libdevice")
         return SVal::module("libdevice");
       // tl.extra.cuda's programmatic-dependent-launch controls and launch geometry.
-      if (m == "triton.language.extra.cuda" &&
-          (attr == "gdc_wait" || attr == "gdc_launch_dependents" || attr == "num_warps" || attr == "num_threads"))
+      if (m == "triton.language.extra.cuda" && isModuleBuiltin("cuda", attr))
         return SVal::builtin("cuda." + attr);
       return SVal::module(m + "." + attr);
     }
@@ -219,17 +205,18 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
         return SVal::module("triton.experimental.tle.language");
       if (attr == "gpu")
         return SVal::module("triton.experimental.tle.language.gpu");
-      if (attr == "device_mesh" || attr == "shard_id" || attr == "remote" || attr == "distributed_barrier")
+      if (isModuleBuiltin("tle", attr))
         return SVal::builtin("tle." + attr);
-      fail(loc, "tle." + attr + " is not supported by tlec yet (TLE-Lite has device_mesh, shard_id, remote and "
-                "distributed_barrier)");
+      fail(loc, "tle." + attr + " is not supported by tlec yet (TLE-Lite has " + joinNames(builtinNames("tle")) + ")");
     }
     if (m == "triton.experimental.tle.language.gpu") {
-      if (attr == "alloc" || attr == "local_ptr")
+      if (isModuleBuiltin("tle.gpu", attr))
         return SVal::builtin("tle.gpu." + attr);
       if (attr == "smem" || attr == "tmem")
         return SVal::str("tle.gpu." + attr);
-      fail(loc, "tle.gpu." + attr + " is not supported by tlec yet (TLE-Struct has alloc, local_ptr and smem)");
+      std::vector<std::string> names = builtinNames("tle.gpu");
+      names.push_back("smem");
+      fail(loc, "tle.gpu." + attr + " is not supported by tlec yet (TLE-Struct has " + joinNames(names) + ")");
     }
     return SVal::module(m + "." + attr);
   }
@@ -253,13 +240,8 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
       CallArgs args{loc, {Arg{loc, base}}, {}};
       return callBuiltin("tl.trans", args);
     }
-    // Triton's tensor member functions (core._tensor_member_fn): x.f(...) is tl.f(x, ...).
-    static const std::set<std::string> methods = {
-        "to", "reshape", "view", "trans", "permute", "split", "sum", "max", "min", "expand_dims", "broadcast_to",
-        "cumsum", "cumprod", "argmax", "argmin", "flip", "ravel", "reduce", "associative_scan", "xor_sum", "sort",
-        "histogram", "cast", "gather", "softmax", "sigmoid", "topk", "reduce_or", "cdiv", "exp", "exp2", "log", "log2", "cos", "sin",
-        "sqrt", "sqrt_rn", "rsqrt", "abs", "erf", "floor", "ceil", "fdiv", "div_rn", "fma", "umulhi"};
-    if (methods.count(attr)) {
+    // Triton's tensor member functions (core._tensor_member_fn): x.f(...) is tl.f(x, ...), and x.to.
+    if (isBuiltinMethod("tensor", attr)) {
       return SVal::method(base, attr);
     }
     fail(loc, base.describe() + " has no attribute '" + attr + "'");
@@ -277,7 +259,7 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
     fail(loc, base.describe() + " has no attribute '" + attr + "' (device meshes have shape, dim_names, ndim and size)");
   }
   if (base.kind == SVal::Kind::Buffer) {
-    if (attr == "slot")
+    if (isBuiltinMethod("buffer", attr))
       return SVal::method(base, attr);
     if (attr == "shape") {
       return intTuple(base.ints);
@@ -287,7 +269,7 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
     fail(loc, base.describe() + " has no attribute '" + attr + "' (buffers have slot, shape and dtype)");
   }
   if (base.kind == SVal::Kind::TensorDesc) {
-    if (attr == "load" || attr == "store") {
+    if (isBuiltinMethod("tensor_descriptor", attr)) {
       return SVal::method(base, attr);
     }
     if (attr == "block_shape") {
@@ -322,11 +304,7 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
       return attr == "int_bitwidth" ? SVal::integer(ir::bitWidth(d)) : SVal::boolean(ir::isSigned(d));
     }
     // Triton's dtype predicates (tl.dtype.is_fp8() etc.), called as methods.
-    static const std::set<std::string> predicates = {
-        "is_fp8", "is_fp8e4nv", "is_fp8e5", "is_fp16", "is_bf16", "is_fp32", "is_fp64", "is_floating",
-        "is_standard_floating", "is_int", "is_int1", "is_int8", "is_int16", "is_int32", "is_int64", "is_uint8",
-        "is_uint16", "is_uint32", "is_uint64", "is_int_signed", "is_int_unsigned", "is_bool", "is_ptr"};
-    if (predicates.count(attr)) {
+    if (isBuiltinMethod("dtype", attr)) {
       return SVal::method(base, attr);
     }
     fail(loc, "dtype has no attribute '" + attr + "'");

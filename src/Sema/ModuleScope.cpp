@@ -1,5 +1,6 @@
 // Module scope: a module's imports, @jit functions and constants, and the `if` / `try` blocks
 // around them, run in order as Python runs a module on import.
+#include "Registry.h"
 #include "Sema.h"
 
 #include <llvm/Support/Casting.h>
@@ -105,7 +106,7 @@ bool Specializer::knownGlobal(const std::string &name) const {
   if (v.kind == SVal::Kind::Module)
     return languageModule(v.s);
   if (v.kind == SVal::Kind::Builtin && v.s.rfind("libdevice.", 0) == 0)
-    return libdeviceArities().count(v.s.substr(10)) != 0;
+    return findBuiltin(v.s) != nullptr;
   return true;
 }
 

@@ -93,7 +93,8 @@ struct Registry {
   std::map<std::string, std::vector<const Builtin *>> byName;
 
   Registry() {
-    for (auto family : {randomBuiltins})
+    for (auto family : {coreBuiltins, debugBuiltins, memoryBuiltins, atomicBuiltins, mathBuiltins, shapeBuiltins,
+                        reduceBuiltins, sortBuiltins, dotBuiltins, randomBuiltins, tleBuiltins})
       for (const BuiltinSpec &spec : family()) {
         all.push_back(parse(spec));
         std::vector<const Builtin *> &lines = byName[all.back().name];
@@ -110,7 +111,7 @@ const Registry &registry() {
 }
 
 /// The receiver kind of a method call ("tensor", "dtype", ...), as method lines name it.
-[[maybe_unused]] std::string receiverKind(const SVal &self) {
+std::string receiverKind(const SVal &self) {
   switch (self.kind) {
   case SVal::Kind::Buffer: return "buffer";
   case SVal::Kind::DType: return "dtype";
@@ -136,7 +137,7 @@ std::vector<std::string> builtinNames(const std::string &module) {
   std::vector<std::string> names;
   std::string prefix = module.empty() ? "" : module + ".";
   for (const Builtin &f : registry().all) {
-    if (f.name.compare(0, prefix.size(), prefix) != 0 || (f.spec.flags & kHidden))
+    if (f.name.compare(0, prefix.size(), prefix) != 0)
       continue;
     std::string rest = f.name.substr(prefix.size());
     if (rest.find('.') != std::string::npos || (!names.empty() && names.back() == rest))
@@ -149,8 +150,7 @@ std::vector<std::string> builtinNames(const std::string &module) {
 bool isModuleBuiltin(const std::string &module, const std::string &name) {
   if (name.find('.') != std::string::npos)
     return false;
-  const Builtin *f = findBuiltin(module.empty() ? name : module + "." + name);
-  return f && !(f->spec.flags & kHidden);
+  return findBuiltin(module.empty() ? name : module + "." + name) != nullptr;
 }
 
 bool isBuiltinMethod(const std::string &receiver, const std::string &name) {
@@ -216,35 +216,17 @@ Binder::Binder(Specializer &s, const Builtin &fn, CallArgs &args) : S(s), name(f
       S.fail(a.loc, name + "() missing required argument '" + names[i] + "'");
 }
 
-Binder::Binder(Specializer &s, const std::string &fname, CallArgs &args, std::vector<std::string> params,
-               size_t required)
-    : S(s), name(fname), a(args), names(std::move(params)), vals(names.size()), set(names.size(), false) {
-  if (a.pos.size() > names.size())
-    S.fail(a.loc, name + "() takes at most " + std::to_string(names.size()) + " arguments but " +
-                      std::to_string(a.pos.size()) + " were given");
-  for (size_t i = 0; i < a.pos.size(); ++i) {
-    vals[i] = a.pos[i];
-    set[i] = true;
-  }
-  for (auto &[k, v] : a.kw) {
-    size_t i = index(k);
-    if (i == names.size())
-      S.fail(v.loc, name + "() got an unexpected keyword argument '" + k + "'");
-    if (set[i])
-      S.fail(v.loc, name + "() got multiple values for argument '" + k + "'");
-    vals[i] = v;
-    set[i] = true;
-  }
-  for (size_t i = 0; i < required; ++i)
-    if (!set[i])
-      S.fail(a.loc, name + "() missing required argument '" + names[i] + "'");
-}
-
 size_t Binder::index(const std::string &k) const {
   for (size_t i = 0; i < names.size(); ++i)
     if (names[i] == k)
       return i;
   return names.size();
+}
+
+const Arg &Binder::get(const std::string &k) const {
+  static const Arg absent{};
+  size_t i = index(k);
+  return i < names.size() ? vals[i] : absent;
 }
 
 int64_t Binder::constInt(const std::string &k, int64_t dflt) const {
@@ -287,10 +269,19 @@ SVal Specializer::invokeBuiltin(const Builtin &f, CallArgs &args, const SVal *se
 SVal Specializer::callBuiltin(const std::string &name, CallArgs &args) {
   if (const Builtin *f = findBuiltin(name, &args))
     return invokeBuiltin(*f, args, nullptr);
-  return legacyBuiltin(name, args);
   if (name.rfind("libdevice.", 0) == 0)
     fail(args.loc, name + " is not available in TLE yet");
   fail(args.loc, "'" + name + "' is not supported yet");
+}
+
+SVal Specializer::callMethod(const SVal &m, CallArgs &args) {
+  const SVal &self = m.elts[0];
+  if (const Builtin *f = findBuiltin(receiverKind(self) + "." + m.s, &args))
+    return invokeBuiltin(*f, args, &self);
+  // Other methods are the tl functions with the receiver as first argument.
+  CallArgs withSelf = args;
+  withSelf.pos.insert(withSelf.pos.begin(), Arg{args.loc, self});
+  return callBuiltin("tl." + m.s, withSelf);
 }
 
 } // namespace tle::sema

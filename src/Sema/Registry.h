@@ -42,8 +42,6 @@ enum BuiltinFlags : unsigned {
   /// The handler reads the call's arguments itself (variadic builtins, and builtins whose
   /// argument errors have their own wording or order); the signature documents them.
   kBindsOwnArguments = 1u << 2,
-  /// Not a name of its module: reachable only as a method or from other builtins.
-  kHidden = 1u << 3,
 };
 
 /// One line of a builtin table.
@@ -90,10 +88,10 @@ struct Builtin {
 const Builtin *findBuiltin(const std::string &name, const CallArgs *args = nullptr);
 
 /// The short names of the builtins directly under `module` ("tl", "tle", "tle.gpu", "cuda",
-/// "triton", "" for Python's builtins), in table order, hidden ones left out.
+/// "triton", "" for Python's builtins), in table order.
 std::vector<std::string> builtinNames(const std::string &module);
 
-/// Whether `module.name` is a builtin (not hidden).
+/// Whether `module.name` is a builtin (`name` alone for module "").
 bool isModuleBuiltin(const std::string &module, const std::string &name);
 
 /// Whether `receiver.name(...)` is a method call the language has, for receiver "tensor",

@@ -288,24 +288,17 @@ public:
   SVal callBuiltin(const std::string &name, CallArgs &args);
   /// Runs the builtin `f` on `args` (`self`: a receiver method's receiver, else null).
   SVal invokeBuiltin(const Builtin &f, CallArgs &args, const SVal *self);
-  /// The builtins not yet in the table (Builtins.cpp).
-  SVal legacyBuiltin(const std::string &name, CallArgs &args);
+  /// `m` (a Method value: receiver and name) called on `args`: the table's RECEIVER.NAME line
+  /// (x.to, dtype.is_fp8, buf.slot), else tl.NAME with the receiver first (x.sum(0)).
+  SVal callMethod(const SVal &m, CallArgs &args);
   /// tl.device_print / print: a Print op of `operands` (positional arguments after the prefix).
   void devicePrint(const std::string &fname, CallArgs &args);
   /// tl.device_assert / a runtime `assert`: an Assert op on `cond` (or `cond | ~mask`) in debug
   /// builds; nothing otherwise.
   void deviceAssert(const Arg &cond, const std::string &msg, const Arg *mask, SourceLoc loc);
-  SVal callMethod(const SVal &method, CallArgs &args);
 
-  // --- Standard-library builtins (Standard.cpp) and random numbers (Random.cpp)
-  /// tl.argmax/argmin, clamp, umulhi, flip, ravel, interleave, swizzle2d, debug_barrier, assume;
-  /// nullopt when `name` is none of them.
-  std::optional<SVal> callStandard(const std::string &name, CallArgs &args);
-  /// TLE's cluster and shared-memory builtins (Distributed.cpp): tle.device_mesh, tle.shard_id,
-  /// tle.remote, tle.distributed_barrier, tle.gpu.alloc, tle.gpu.local_ptr; nullopt for others.
-  std::optional<SVal> callTle(const std::string &name, CallArgs &args);
-  /// buf.slot(i), buf.shape, buf.dtype of a tle.gpu.alloc buffer.
-  SVal bufferSlot(const SVal &buf, CallArgs &args);
+  // --- Helpers of the builtin families (Debug.cpp, Memory.cpp, Math.cpp, Reductions.cpp, Sort.cpp,
+  // Dot.cpp, Distributed.cpp)
   /// Makes the kernel's cluster the one of `mesh` (its cluster axes); an error at `loc` when the
   /// kernel already has another. Returns the cluster size.
   int64_t useMeshCluster(const SVal &mesh, SourceLoc loc);

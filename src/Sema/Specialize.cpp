@@ -1,4 +1,5 @@
 // Specialisation entry point: module scan, kernel selection, parameter binding, statements.
+#include "Registry.h"
 #include "Sema.h"
 
 #include <llvm/Support/Casting.h>
@@ -819,8 +820,8 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
   int64_t loopStages = 0;
   bool warpSpecialize = false, flatten = false;
   for (auto &k : callExpr->keywords) {
-    static const std::set<std::string> accepted = {"num_stages", "loop_unroll_factor", "warp_specialize",
-                                                   "flatten", "disallow_acc_multi_buffer", "disable_licm"};
+    // The keywords of tl.range's table line (Core.cpp).
+    static const std::vector<std::string> accepted = builtinKeywords("tl.range");
     if (kind == "tl.range" && k.name == "num_stages") {
       // Triton's per-loop pipelining depth; an explicit value also lets the loop's loads be
       // issued ahead of the loop's own stores (see transforms::prefetchLoopLoads).
@@ -845,7 +846,7 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
       (k.name == "flatten" ? flatten : warpSpecialize) = v.i != 0;
       continue;
     }
-    if (kind == "tl.range" && accepted.count(k.name)) {
+    if (kind == "tl.range" && std::find(accepted.begin(), accepted.end(), k.name) != accepted.end()) {
       eval(k.value, env);
       continue;
     }
