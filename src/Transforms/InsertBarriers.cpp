@@ -154,11 +154,43 @@ bool insertClusterExit(ir::Function &f) {
   return true;
 }
 
+/// Whether `op` takes part in the cluster barrier's phases (a whole, split or half barrier).
+bool clusterBarrierOp(const ir::Op &op) {
+  return op.kind == OpKind::ClusterBarrier || op.kind == OpKind::ClusterArrive || op.kind == OpKind::ClusterWait;
+}
+
+/// Adds the cluster entry protocol to `f` when it needs one (see insertBarriers).
+bool insertClusterEntry(ir::Function &f) {
+  auto &ops = f.body.ops;
+  bool remote = false;
+  ir::walk(f.body, [&](ir::Op &op) { remote |= accessIn(op, AddrSpace::Cluster) != Access::None; });
+  auto first = ops.end(); // the first top-level op with a remote access or a cluster barrier in it
+  for (auto it = ops.begin(); it != ops.end() && first == ops.end(); ++it) {
+    auto visit = [&](ir::Op &op) {
+      if (accessIn(op, AddrSpace::Cluster) != Access::None || clusterBarrierOp(op))
+        first = it;
+    };
+    visit(**it);
+    for (auto &r : (*it)->regions)
+      ir::walk(*r, visit);
+  }
+  // Nothing to protect, or a barrier every path reaches comes first: every CTA has started by then.
+  if (!remote || first == ops.end() || clusterBarrierOp(**first))
+    return false;
+  ir::Builder B(&f.body);
+  B.setInsertionPoint(&f.body, ops.begin());
+  B.create(OpKind::ClusterArrive, (*first)->loc, {}, {});
+  B.setInsertionPoint(&f.body, first);
+  B.create(OpKind::ClusterWait, (*first)->loc, {}, {});
+  return true;
+}
+
 } // namespace
 
 BarrierInsertion insertBarriers(ir::Function &f) {
   BarrierInsertion out;
   Inserter(out).block(f.body);
+  out.clusterEntry = insertClusterEntry(f);
   out.clusterExit = insertClusterExit(f);
   return out;
 }

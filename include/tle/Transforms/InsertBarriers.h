@@ -9,7 +9,8 @@ namespace tle::transforms {
 /// What insertBarriers added.
 struct BarrierInsertion {
   int ctaBarriers = 0;   ///< Barrier ops (bar.sync 0)
-  bool clusterExit = false; ///< a ClusterArrive / ClusterWait pair
+  bool clusterEntry = false; ///< a ClusterArrive / ClusterWait pair before the first remote access
+  bool clusterExit = false;  ///< a ClusterArrive / ClusterWait pair before the kernel exits
 };
 
 /// Makes the ordering of `f`'s accesses to the CTA's shared memory explicit, as Barrier ops.
@@ -25,6 +26,13 @@ struct BarrierInsertion {
 /// are settled (a Barrier before it), so every branch and iteration starts with none; a loop whose
 /// body stores, or mixes kinds of access, starts its body as if the previous iteration's accesses
 /// were pending. After such an op, what any of its regions may have left is pending.
+///
+/// Cluster entry (CUDA's rule for distributed shared memory: a CTA may access another CTA's
+/// shared memory only once that CTA has started, which a cluster barrier guarantees). When the
+/// kernel accesses other CTAs' shared memory before any cluster barrier: a ClusterArrive at the
+/// start of the kernel and a ClusterWait right before the top-level op holding the first such
+/// access (or the first cluster barrier, at any depth), so the work before it overlaps the other
+/// CTAs' start. None when a top-level ClusterBarrier, ClusterArrive or ClusterWait comes first.
 ///
 /// Cluster exit (sm_90 clusters, CUDA's rule for distributed shared memory: a CTA's shared
 /// memory must outlive every access to it from its cluster). When the kernel accesses other CTAs'
