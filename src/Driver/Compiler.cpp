@@ -6,13 +6,7 @@
 #include "tle/IR/Parser.h"
 #include "tle/Sema/Specialize.h"
 #include "tle/Target/NVPTX/NVPTXBackend.h"
-#include "tle/Transforms/AllocateShared.h"
-#include "tle/Transforms/Canonicalize.h"
-#include "tle/Transforms/InsertBarriers.h"
-#include "tle/Transforms/LayoutAssignment.h"
-#include "tle/Transforms/HoistLoads.h"
-#include "tle/Transforms/VersionMasks.h"
-#include "tle/Transforms/Prefetch.h"
+#include "tle/Transforms/PassRegistry.h"
 
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
@@ -52,12 +46,6 @@ std::optional<Emit> emitForPath(const std::string &path) {
   return std::nullopt;
 }
 
-const std::vector<std::string> &passNames() {
-  static const std::vector<std::string> names = {"specialize", "canonicalize", "prefetch", "version-masks", "hoist-loads",
-                                                 "assign-layouts", "allocate-shared", "insert-barriers", "emit-llvm", "llvm-codegen", "ptxas"};
-  return names;
-}
-
 namespace {
 
 /// Runs passes with --print-after / --print-after-all / --time-passes and verifies the tile IR
@@ -83,10 +71,10 @@ public:
     err_ << line;
   }
 
-  /// Times `body`; for tile-IR passes (`fn` non-null) verifies and prints the IR afterwards.
-  /// Returns false after an internal verification error.
+  /// Times `body`; for tile-IR passes (`fn` non-null) verifies and prints the IR afterwards
+  /// (with its layouts once it has them). Returns false after an internal verification error.
   template <typename F>
-  bool run(const std::string &name, const std::unique_ptr<ir::Function> *fnSlot, bool layouts, F &&body) {
+  bool run(const std::string &name, const std::unique_ptr<ir::Function> *fnSlot, F &&body) {
     auto t0 = std::chrono::steady_clock::now();
     body();
     times_.push_back({name, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()});
@@ -101,7 +89,7 @@ public:
                  std::find(o_.printAfter.begin(), o_.printAfter.end(), name) != o_.printAfter.end();
     if (print) {
       err_ << "// ----- IR after " << name << " ----- //\n";
-      ir::print(err_, *fn, layouts);
+      ir::print(err_, *fn, !fn->layouts.empty());
     }
     return true;
   }
@@ -111,6 +99,23 @@ private:
   std::ostream &err_;
   std::vector<std::pair<std::string, double>> times_;
 };
+
+/// Reports a --pass or --print-after name that names no pass of the table (--print-after also
+/// takes `specialize`, the step that makes the tile IR). Returns false after an error.
+bool checkPassNames(const CompileOptions &o, DiagnosticEngine &diags) {
+  for (const std::string &p : o.passes)
+    if (!transforms::findPass(p)) {
+      diags.error({}, "unknown pass '" + p + "' in --pass (tile-IR passes: " + transforms::passNameList() + ")");
+      return false;
+    }
+  for (const std::string &p : o.printAfter)
+    if (p != "specialize" && !transforms::findPass(p)) {
+      diags.error({}, "unknown pass '" + p + "' in --print-after (passes that print tile IR: specialize, " +
+                          transforms::passNameList() + ")");
+      return false;
+    }
+  return true;
+}
 
 /// Writes `text` to the output file, or to `out` for "-" / empty.
 bool writeOutput(const CompileOptions &o, const std::string &text, std::ostream &out, DiagnosticEngine &diags) {
@@ -142,6 +147,8 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       diags.error({}, "--num-warps must be a power of two between 1 and 32, got " + std::to_string(o.numWarps));
       return 1;
     }
+    if (!checkPassNames(o, diags))
+      return 1;
     if (o.emit == Emit::Cubin && (o.output.empty() || o.output == "-")) {
       diags.error({}, "a cubin is binary: give an output file with -o");
       return 1;
@@ -192,7 +199,7 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       so.defines = o.defines;
       so.numWarps = o.numWarps;
       so.debug = o.debug;
-      if (!passes.run("specialize", &fn, false, [&] { fn = sema::specialize(mod, so, diags); }))
+      if (!passes.run("specialize", &fn, [&] { fn = sema::specialize(mod, so, diags); }))
         return 2;
       launch = collectLaunchFacts(o, &mod, *fn, sm, diags);
     }
@@ -200,81 +207,28 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       fn->numStages = *o.numStages;
     fn->arch = o.arch;
     fn->fpFusion = o.fpFusion;
-    // Tile-IR passes: the pipeline's, or the ones --pass names.
-    std::vector<std::string> order = o.passes;
-    bool explicitPasses = !order.empty();
-    if (!explicitPasses)
-      // prefetch issues fp16/bf16 dot-operand loads num_stages - 1 iterations ahead (the NVPTX
-      // backend turns them into cp.async copies into multi-buffered shared memory) and a loop's
-      // other loads one iteration ahead in registers.
-      // hoist-loads then issues loads early, ahead of the reductions and loops that do not
-      // depend on them.
-      // version-masks gives loop bodies a branch without the per-element compare and select of
-      // an index mask that is true for every element in most iterations (a causal mask).
-      // allocate-shared and insert-barriers make the GPU stage's shared buffers and barriers
-      // explicit ops, which the NVPTX backend translates.
-      order = {"canonicalize", "prefetch",    "canonicalize",    "version-masks",  "canonicalize",
-               "hoist-loads",  "assign-layouts", "allocate-shared", "insert-barriers"};
-    // Layout assignment, with --layout-stats a line about what it did.
-    auto runLayoutAssignment = [&] {
-      transforms::LayoutAssignmentStats st = transforms::assignLayouts(*fn);
-      if (o.layoutStats)
-        err << "tlec: layout stats: " << fn->name << ": " << st.tiles << " tiles, " << st.conversions
-            << " convert_layout inserted; conversions avoided: " << st.renumbered << " by renumbering registers, "
-            << st.rematerialized << " by recomputing index arithmetic; " << st.followed
-            << " elementwise results kept in an operand's layout\n";
+    // Tile-IR passes: the default pipeline's (tle/Transforms/PassRegistry.h), or the ones --pass names.
+    bool explicitPasses = !o.passes.empty();
+    std::vector<std::string> order = explicitPasses ? o.passes : transforms::defaultPipeline();
+    transforms::PassContext context{&diags, o.layoutStats ? &err : nullptr};
+    // Runs `p`: 0 when it went well, 1 after an error it reported, 2 after an internal error.
+    auto runPass = [&](const transforms::PassInfo &p) {
+      unsigned errors = diags.numErrors();
+      if (!passes.run(p.name, &fn, [&] { p.run(*fn, context); }))
+        return 2;
+      return diags.numErrors() > errors ? 1 : 0;
     };
-    static const std::vector<std::string> tilePasses = {"canonicalize",   "prefetch",        "version-masks",
-                                                        "hoist-loads",    "assign-layouts",  "allocate-shared",
-                                                        "insert-barriers"};
-    auto runGpuPass = [&](const std::string &p) {
-      if (p == "allocate-shared")
-        return passes.run(p, &fn, !fn->layouts.empty(), [&] { transforms::allocateShared(*fn, &diags); });
-      return passes.run(p, &fn, !fn->layouts.empty(), [&] { transforms::insertBarriers(*fn); });
-    };
-    for (const std::string &p : order) {
-      if (std::find(tilePasses.begin(), tilePasses.end(), p) == tilePasses.end()) {
-        std::string known;
-        for (const std::string &n : tilePasses)
-          known += (known.empty() ? "" : ", ") + n;
-        diags.error({}, "unknown pass '" + p + "' (tile-IR passes: " + known + ")");
+    for (const std::string &name : order) {
+      const transforms::PassInfo &p = *transforms::findPass(name); // checked by checkPassNames
+      if (!explicitPasses && p.has(transforms::kAssignsLayouts) && o.emit == Emit::Tile)
+        break;
+      if (p.has(transforms::kNeedsLayouts) && fn->layouts.empty()) {
+        diags.error({}, "pass '" + name + "' needs layouts: run assign-layouts before it (--pass=assign-layouts," +
+                            name + ") or give it gpu-stage tile IR");
         return 1;
       }
-      if (p == "version-masks") {
-        if (!passes.run(p, &fn, false, [&] { transforms::versionUniformMasks(*fn); }))
-          return 2;
-        continue;
-      }
-      if (p == "allocate-shared" || p == "insert-barriers") {
-        if (!runGpuPass(p))
-          return 2;
-        if (diags.numErrors())
-          return 1;
-        continue;
-      }
-      if (p == "hoist-loads") {
-        if (!passes.run(p, &fn, false, [&] { transforms::hoistLoads(*fn); }))
-          return 2;
-        continue;
-      }
-      if (p == "prefetch") {
-        if (!passes.run(p, &fn, false, [&] {
-              transforms::prefetchDotOperands(*fn, &diags);
-              transforms::prefetchLoopLoads(*fn, &diags);
-            }))
-          return 2;
-        continue;
-      }
-      if (!explicitPasses && p == "assign-layouts" && o.emit == Emit::Tile)
-        break;
-      bool ok = p == "canonicalize" ? passes.run(p, &fn, !fn->layouts.empty(), [&] { transforms::canonicalize(*fn); })
-                                    : passes.run(p, &fn, true, runLayoutAssignment);
-      if (!ok)
-        return 2;
-      // Layout assignment leaves index arithmetic it recomputed elsewhere unused.
-      if (!explicitPasses && p == "assign-layouts" &&
-          !passes.run("canonicalize", &fn, true, [&] { transforms::canonicalize(*fn); }))
-        return 2;
+      if (int rc = runPass(p))
+        return rc;
     }
     bool hasLayouts = !fn->layouts.empty();
     if (o.emit == Emit::Tile || (o.emit == Emit::Gpu && explicitPasses)) {
@@ -282,21 +236,19 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       ir::print(s, *fn, hasLayouts);
       return writeOutput(o, s.str(), out, diags) ? 0 : 1;
     }
-    if (!hasLayouts && !passes.run("assign-layouts", &fn, true, runLayoutAssignment))
-      return 2;
+    if (!hasLayouts)
+      if (int rc = runPass(*transforms::findPass("assign-layouts")))
+        return rc;
     // The backend translates the GPU stage's ops: the passes that create them run before it
     // even when --pass names others (they add nothing where they already ran).
     if (explicitPasses)
-      for (const char *p : {"allocate-shared", "insert-barriers"})
-        if (std::find(order.begin(), order.end(), p) == order.end()) {
-          if (!runGpuPass(p))
-            return 2;
-          if (diags.numErrors())
-            return 1;
-        }
+      for (const transforms::PassInfo &p : transforms::passRegistry())
+        if (p.has(transforms::kBeforeEmit) && std::find(order.begin(), order.end(), p.name) == order.end())
+          if (int rc = runPass(p))
+            return rc;
     llvm::LLVMContext ctx;
     std::unique_ptr<llvm::Module> m;
-    passes.run("emit-llvm", nullptr, false, [&] { m = nvptx::emitLLVM(*fn, ctx, o.arch, diags); });
+    passes.run("emit-llvm", nullptr, [&] { m = nvptx::emitLLVM(*fn, ctx, o.arch, diags); });
     recordLaunchFacts(*m, launch);
     if (o.emit == Emit::Gpu) {
       std::ostringstream s;
@@ -311,12 +263,12 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       return writeOutput(o, text, out, diags) ? 0 : 1;
     }
     std::string ptx;
-    passes.run("llvm-codegen", nullptr, false, [&] { ptx = nvptx::emitPTX(*m, o.arch, o.fpFusion); });
+    passes.run("llvm-codegen", nullptr, [&] { ptx = nvptx::emitPTX(*m, o.arch, o.fpFusion); });
     if (o.emit == Emit::PTX)
       return writeOutput(o, ptx, out, diags) && writeLaunchHeaders(o, ptx, diags) ? 0 : 1;
     std::string cubin, error;
     bool assembled = false;
-    passes.run("ptxas", nullptr, false, [&] { assembled = nvptx::assembleCubin(ptx, o.arch, o.ptxas, cubin, error); });
+    passes.run("ptxas", nullptr, [&] { assembled = nvptx::assembleCubin(ptx, o.arch, o.ptxas, cubin, error); });
     if (!assembled) {
       diags.error({}, error);
       return 1;
@@ -349,14 +301,16 @@ std::unique_ptr<ir::Function> compileToTile(uint32_t file, const CompileOptions 
       diags.error({}, "invalid tile IR: " + v);
       return nullptr;
     }
-    transforms::canonicalize(*fn);
-    // The CPU target runs the mask versioning the GPU pipeline runs, so that its results are
-    // those of the same tile IR (and the CPU tests check the transformation).
-    if (transforms::versionUniformMasks(*fn))
-      transforms::canonicalize(*fn);
-    if (std::string v = ir::verify(*fn); !v.empty()) {
-      diags.error({}, "internal error: invalid tile IR after canonicalize: " + v);
-      return nullptr;
+    // The CPU target runs the passes of the table marked for it (fp8 dot widening, TMA store
+    // marking, mask versioning, their cleanups) where the GPU pipeline runs them, so that its
+    // results are those of the same tile IR (and the CPU tests check the transformations).
+    transforms::PassContext context{&diags, nullptr};
+    for (const std::string &name : transforms::cpuPipeline()) {
+      transforms::findPass(name)->run(*fn, context);
+      if (std::string v = ir::verify(*fn); !v.empty()) {
+        diags.error({}, "internal error: invalid tile IR after " + name + ": " + v);
+        return nullptr;
+      }
     }
     return fn;
   } catch (CompileAborted &) {

@@ -1,7 +1,5 @@
 // Common-subexpression and dead-code elimination on the tile IR.
 #include "tle/Transforms/Canonicalize.h"
-#include "tle/Transforms/DotLowering.h"
-#include "tle/Transforms/TensorMaps.h"
 
 #include <map>
 #include <set>
@@ -159,8 +157,6 @@ private:
 } // namespace
 
 CanonicalizeStats canonicalize(ir::Function &f) {
-  widenFp8Dots(f); // before CSE, which then shares the casts
-  markTmaStores(f); // before DCE, which then drops their index arithmetic
   Canonicalizer c;
   c.run(f);
   return c.stats;

@@ -1,11 +1,32 @@
 // tlec: the TLE compiler command line.
 #include "tle/Driver/Compiler.h"
+#include "tle/Transforms/PassRegistry.h"
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <iostream>
 #include <string>
 #include <vector>
+
+namespace {
+
+/// The help's list of tile-IR passes, one per line with its summary, and the default pipeline.
+std::string passesHelp() {
+  using namespace tle::transforms;
+  size_t width = 0;
+  for (const PassInfo &p : passRegistry())
+    width = std::max(width, std::string(p.name).size());
+  std::string text = "Tile-IR passes (--pass, --print-after; --print-after also takes specialize):\n";
+  for (const PassInfo &p : passRegistry())
+    text += "  " + std::string(p.name) + std::string(width + 2 - std::string(p.name).size(), ' ') + p.summary + "\n";
+  std::string order;
+  for (const std::string &n : defaultPipeline())
+    order += (order.empty() ? "" : ", ") + n;
+  return text + "Default pipeline: " + order + "\n";
+}
+
+} // namespace
 
 int main(int argc, char **argv) {
   using namespace tle::driver;
@@ -29,13 +50,11 @@ int main(int argc, char **argv) {
   std::string from;
   app.add_option("--from", from, "input kind: python (default) or tile (tile IR text; the default for .tir inputs)")
       ->check(CLI::IsMember({"python", "tile"}));
-  app.add_option("--pass", o.passes, "run only these tile-IR passes, in order (canonicalize, prefetch, version-masks, hoist-loads, "
-                                     "assign-layouts); "
-                                     "repeatable or comma-separated")
+  app.add_option("--pass", o.passes, "run only these tile-IR passes (listed below), in order, instead of the default "
+                                     "pipeline; repeatable or comma-separated")
       ->delimiter(',');
-  app.add_option("--print-after", o.printAfter, "print the IR (on stderr) after the named pass, repeatable: "
-                                                "specialize, canonicalize, prefetch, version-masks, hoist-loads, "
-                                                "assign-layouts")
+  app.add_option("--print-after", o.printAfter, "print the IR (on stderr) after the named pass (listed below, or "
+                                                "specialize); repeatable or comma-separated")
       ->delimiter(',');
   app.add_flag("--print-after-all", o.printAfterAll, "print the tile IR after every tile-IR pass");
   app.add_flag("--debug", o.debug,
@@ -58,6 +77,7 @@ int main(int argc, char **argv) {
   app.add_option("--emit-header", o.emitHeader, "also write a typed C++ launcher header (needs a .cubin or .ptx output)");
   app.add_option("--emit-header-c", o.emitHeaderC, "also write a C launcher header (needs a .cubin or .ptx output)");
   app.add_option("--out-name", o.launcherName, "-on: the launcher's function name (default: the kernel's name)");
+  app.footer(passesHelp());
   // Triton's two-letter single-dash options.
   std::vector<std::string> args(argv, argv + argc);
   for (std::string &a : args) {

@@ -41,10 +41,11 @@ struct CompileOptions {
   std::string ptxas;                  ///< --ptxas: path override (else $TLE_PTXAS, the CUDA toolkit)
   /// --from=tile: the input is tile IR text (default for .tir inputs), not Python source.
   bool fromTile = false;
-  /// --pass=NAME (repeatable): run only these tile-IR passes, in order, instead of the
-  /// pipeline's (canonicalize, assign-layouts).
+  /// --pass=NAME (repeatable): run only these tile-IR passes, in order, instead of the default
+  /// pipeline (names from tle/Transforms/PassRegistry.h; an unknown name is an error).
   std::vector<std::string> passes;
-  std::vector<std::string> printAfter; ///< --print-after=PASS: print the IR after these passes
+  /// --print-after=PASS: print the IR after these passes (`specialize` or a registry name).
+  std::vector<std::string> printAfter;
   bool printAfterAll = false;         ///< --print-after-all
   bool timePasses = false;            ///< --time-passes: report wall time per pass on `err`
   /// --layout-stats: after layout assignment, one line on `err` with what it did to the kernel
@@ -61,16 +62,14 @@ struct CompileOptions {
   std::string launcherName;           ///< -on/--out-name: the launcher's name (default: the kernel's)
 };
 
-/// The passes of the pipeline, in order, as --print-after names them.
-const std::vector<std::string> &passNames();
-
 /// Runs the pipeline. Diagnostics go to `err`; output to `options.output` (or `out`).
 /// Returns the process exit status: 0 on success, 1 on a user error (bad source, signature,
 /// options, missing CUDA toolkit for a cubin), never crashing on bad input.
 int compile(const CompileOptions &options, std::ostream &out, std::ostream &err);
 
 /// Runs the pipeline up to the `tile` stage on `file` (registered in the source manager of
-/// `diags`): parse and specialise (or read tile IR when options.fromTile), canonicalise, verify.
+/// `diags`): parse and specialise (or read tile IR when options.fromTile), run the CPU pipeline
+/// (transforms::cpuPipeline), verify.
 /// This is the input of the CPU target (tle/Target/CPU/CPUBackend.h). Returns nullptr after
 /// reporting errors through `diags`; never throws CompileAborted.
 std::unique_ptr<ir::Function> compileToTile(uint32_t file, const CompileOptions &options, DiagnosticEngine &diags);

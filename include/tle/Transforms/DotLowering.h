@@ -56,7 +56,9 @@ int64_t asyncSlotBytes(int64_t rows, int64_t cols, int64_t elemBytes, bool swizz
 
 /// Rewrites every tl.dot with fp8 operands that nativeFp8Dot rejects (other shapes, other
 /// architectures, the CPU target) to take its operands widened to fp16, which holds every fp8e4nv
-/// and fp8e5 value exactly: the same products and fp32 sums. Returns how many dots it rewrote.
+/// and fp8e5 value exactly: the same products and fp32 sums. The pass `widen-fp8-dots`, run
+/// first thing on both targets, before canonicalize (which then shares the casts). Returns how
+/// many dots it rewrote.
 unsigned widenFp8Dots(ir::Function &f);
 
 } // namespace tle::transforms

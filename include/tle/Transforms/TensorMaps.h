@@ -64,8 +64,9 @@ const ir::Op *tmaStoreLoop(const ir::Function &f, const ir::Op &store);
 /// Marks every store tmaStore accepts as written with TMA (ir::Op::axis = 1, printed "tma") and
 /// replaces its pointer and mask tiles by splats of the descriptor's base and of true, which it
 /// no longer reads: their index arithmetic becomes dead code, and the tile takes any layout for
-/// free. Run before layout assignment (canonicalize does, first thing; DCE then removes the
-/// arithmetic); the NVPTX backend writes marked stores with TMA. Returns how many it marked.
+/// free. The pass `mark-tma-stores`, run first thing, before layout assignment (canonicalize then
+/// removes the arithmetic); the NVPTX backend writes marked stores with TMA. Returns how many it
+/// marked.
 unsigned markTmaStores(ir::Function &f);
 
 } // namespace tle::transforms

@@ -18,8 +18,8 @@ using transforms::DotPlan;
 
 void Emitter::emitDot(const ir::Op &op) {
   if ((ir::isFP8(op.operands[0]->type.dtype()) || ir::isFP8(op.operands[1]->type.dtype())) && !useWgmma(op))
-    diags.fatal(op.loc, "internal error: an fp8 dot that no native instruction takes reached the NVPTX backend "
-                        "(the canonicalize pass widens those to fp16)");
+    diags.fatal(op.loc, "an fp8 tl.dot that no native instruction takes reached the NVPTX backend unwidened: the "
+                        "pass widen-fp8-dots gives it fp16 operands (the default pipeline runs it; add it to --pass)");
   DotPlan plan = transforms::planDot(op, f.numWarps);
   std::vector<llvm::Value *> C = regsIn(op.operands[2], plan.acc);
   ir::DType in = op.operands[0]->type.dtype();

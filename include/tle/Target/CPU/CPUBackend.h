@@ -128,8 +128,8 @@ struct RunOptions {
 /// any number of times from any thread (run() is const and keeps no state between calls).
 class Kernel {
 public:
-  /// Lowers and JIT-compiles `f`, a `tile`-stage function (after sema::specialize and
-  /// transforms::canonicalize; no layouts needed). Ops the CPU target cannot run are reported
+  /// Lowers and JIT-compiles `f`, a `tile`-stage function (after sema::specialize and the CPU
+  /// pipeline, transforms::cpuPipeline; no layouts needed). Ops the CPU target cannot run are reported
   /// through `diags` ("'X' is not supported on the cpu target") and give nullptr, as do JIT
   /// failures; never crashes on valid tile IR.
   static std::unique_ptr<Kernel> compile(const ir::Function &f, DiagnosticEngine &diags,

@@ -1,0 +1,121 @@
+// The table of tile-IR passes: names, one-line summaries, entry points and pipeline places.
+#include "tle/Transforms/PassRegistry.h"
+#include "tle/Transforms/AllocateShared.h"
+#include "tle/Transforms/Canonicalize.h"
+#include "tle/Transforms/DotLowering.h"
+#include "tle/Transforms/HoistLoads.h"
+#include "tle/Transforms/InsertBarriers.h"
+#include "tle/Transforms/LayoutAssignment.h"
+#include "tle/Transforms/Prefetch.h"
+#include "tle/Transforms/TensorMaps.h"
+#include "tle/Transforms/VersionMasks.h"
+
+#include <ostream>
+
+namespace tle::transforms {
+
+namespace {
+
+void runWidenFp8Dots(ir::Function &f, PassContext &) { widenFp8Dots(f); }
+
+void runMarkTmaStores(ir::Function &f, PassContext &) { markTmaStores(f); }
+
+void runCanonicalize(ir::Function &f, PassContext &) { canonicalize(f); }
+
+/// Dot operands first (cp.async slots), then the loop's other loads (registers).
+void runPrefetch(ir::Function &f, PassContext &ctx) {
+  prefetchDotOperands(f, ctx.diags);
+  prefetchLoopLoads(f, ctx.diags);
+}
+
+void runVersionMasks(ir::Function &f, PassContext &) { versionUniformMasks(f); }
+
+void runHoistLoads(ir::Function &f, PassContext &) { hoistLoads(f); }
+
+/// Layout assignment, with its statistics on ctx.layoutStats when asked for.
+void runAssignLayouts(ir::Function &f, PassContext &ctx) {
+  LayoutAssignmentStats st = assignLayouts(f);
+  if (!ctx.layoutStats)
+    return;
+  *ctx.layoutStats << "tlec: layout stats: " << f.name << ": " << st.tiles << " tiles, " << st.conversions
+                   << " convert_layout inserted; conversions avoided: " << st.renumbered
+                   << " by renumbering registers, " << st.rematerialized << " by recomputing index arithmetic; "
+                   << st.followed << " elementwise results kept in an operand's layout\n";
+}
+
+void runAllocateShared(ir::Function &f, PassContext &ctx) { allocateShared(f, ctx.diags); }
+
+void runInsertBarriers(ir::Function &f, PassContext &) { insertBarriers(f); }
+
+} // namespace
+
+const std::vector<PassInfo> &passRegistry() {
+  static const std::vector<PassInfo> passes = {
+      // The tile stage: target-independent rewrites, before layouts.
+      {"widen-fp8-dots", "fp8 tl.dot operands that no native instruction takes widened to fp16 (exact)",
+       runWidenFp8Dots, kInPipeline | kOnCpu},
+      {"mark-tma-stores",
+       "sm_90a stores of a tile that TMA can write marked 'tma', their pointer and mask tiles replaced",
+       runMarkTmaStores, kInPipeline | kOnCpu | kCleanup},
+      {"canonicalize", "common-subexpression and dead-code elimination", runCanonicalize, 0},
+      {"prefetch",
+       "loads feeding tl.dot in loops pipelined num_stages - 1 iterations ahead; other loop loads one "
+       "iteration ahead in registers",
+       runPrefetch, kInPipeline | kCleanup},
+      {"version-masks",
+       "loop bodies given a branch without the compare and select of an index mask true for every element",
+       runVersionMasks, kInPipeline | kOnCpu | kCleanup},
+      {"hoist-loads", "loads issued early, ahead of reductions and loops they do not depend on (no tl.dot)",
+       runHoistLoads, kInPipeline},
+      {"assign-layouts", "a layout on every tile value, layout changes made explicit (tile stage to gpu stage)",
+       runAssignLayouts, kInPipeline | kAssignsLayouts | kCleanup},
+      // The gpu stage: the passes that make the GPU's resources explicit ops of the IR, in the
+      // order the pipeline runs them (pipeline and warp-specialize go here too). Those that
+      // read layouts carry kNeedsLayouts.
+      {"allocate-shared",
+       "byte offsets for the kernel's shared buffers from their live ranges (buffers never live at once share "
+       "bytes); the kernel's shared bytes",
+       runAllocateShared, kInPipeline | kBeforeEmit},
+      {"insert-barriers",
+       "CTA barriers between conflicting shared-memory accesses, and the cluster exit protocol", runInsertBarriers,
+       kInPipeline | kBeforeEmit},
+  };
+  return passes;
+}
+
+const PassInfo *findPass(std::string_view name) {
+  for (const PassInfo &p : passRegistry())
+    if (name == p.name)
+      return &p;
+  return nullptr;
+}
+
+namespace {
+
+/// The passes carrying `flag`, in table order, each followed by canonicalize when it asks for it.
+std::vector<std::string> pipelineOf(PassFlag flag) {
+  std::vector<std::string> order;
+  for (const PassInfo &p : passRegistry()) {
+    if (!p.has(flag))
+      continue;
+    order.push_back(p.name);
+    if (p.has(kCleanup))
+      order.push_back("canonicalize");
+  }
+  return order;
+}
+
+} // namespace
+
+std::vector<std::string> defaultPipeline() { return pipelineOf(kInPipeline); }
+
+std::vector<std::string> cpuPipeline() { return pipelineOf(kOnCpu); }
+
+std::string passNameList() {
+  std::string names;
+  for (const PassInfo &p : passRegistry())
+    names += (names.empty() ? "" : ", ") + std::string(p.name);
+  return names;
+}
+
+} // namespace tle::transforms
