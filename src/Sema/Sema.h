@@ -6,6 +6,7 @@
 #include "tle/Sema/Specialize.h"
 
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <set>
@@ -131,7 +132,7 @@ public:
   /// constants made by the compiler) or computed at `at` itself.
   void noteDefinition(std::vector<Note> &notes, const ir::Value *v, const std::string &what, SourceLoc at) const;
 
-  // --- Statements (Specialize.cpp)
+  // --- Statements (Specialize.cpp; loops in Loops.cpp)
   //
   // `return`, `break` and `continue` set control-flow flags in the environment (the hidden names
   // kReturned, kBroke, kContinued: a compile-time bool, or an i1 scalar when the exit depends on
@@ -255,7 +256,7 @@ public:
   /// to `quiet`; the tile IR it builds goes into a function of its own, never compiled.
   std::unique_ptr<Specializer> moduleProbe(DiagnosticEngine &quiet) const;
 
-  // --- Expressions (Expressions.cpp)
+  // --- Expressions (Expressions.cpp; names and attributes in Names.cpp)
   SVal eval(const ast::Expr *e, Env &env);
   SVal lookup(const std::string &name, SourceLoc loc, Env &env);
   SVal attribute(const SVal &base, const std::string &attr, SourceLoc loc);
@@ -384,6 +385,20 @@ public:
   /// A debug build (SpecializeOptions::debug or @triton.jit(debug=True) on the kernel).
   bool debug = false;
 };
+
+// --- Statement helpers shared by Specialize.cpp and Loops.cpp
+
+/// The value of control-flow flag `name` in `env` (absent means False).
+SVal flagOf(const Env &env, const char *name);
+/// Forgets the flags `names` (and kExited) of `env`.
+void clearFlags(Env &env, std::initializer_list<const char *> names);
+/// Adds to `out` the names assigned anywhere in `blk` (targets of assignments, augmented
+/// assignments and loops).
+void collectAssigned(const ast::Block &blk, std::set<std::string> &out);
+/// Whether `blk` holds a `break` of the loop whose body it is (not one of a nested loop).
+bool breaksOut(const ast::Block &blk);
+/// Whether `blk` holds a `return` at any depth.
+bool returnsFrom(const ast::Block &blk);
 
 /// Whether a decorator is `@triton.jit` / `@tle.jit` / `@jit`, with or without arguments.
 bool isJitDecorator(const ast::Expr *d);

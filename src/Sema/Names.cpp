@@ -1,0 +1,274 @@
+// Names and attributes during specialisation: values' descriptions, name lookup, and the
+// attributes of modules (the language's functions, from the builtin table), tensors, meshes,
+// buffers, tensor descriptors and dtypes.
+#include "Registry.h"
+#include "Sema.h"
+
+#include <optional>
+#include <sstream>
+
+namespace tle::sema {
+
+using ir::DType;
+
+std::string SVal::describe() const {
+  switch (kind) {
+  case Kind::None: return "None";
+  case Kind::Int: return "int " + std::to_string(i);
+  case Kind::Float: {
+    std::ostringstream s;
+    s << "float " << f;
+    return s.str();
+  }
+  case Kind::Bool: return i ? "True" : "False";
+  case Kind::Str: return "str '" + s + "'";
+  case Kind::DType: return "dtype " + dtype.str();
+  case Kind::Tensor: return v->type.str();
+  case Kind::Module: return "module '" + s + "'";
+  case Kind::Builtin: return "function '" + s + "'";
+  case Kind::JitFn: return "@jit function '" + fn->name + "'";
+  case Kind::Tuple: {
+    std::string r = "tuple(";
+    for (size_t k = 0; k < elts.size(); ++k)
+      r += (k ? ", " : "") + elts[k].describe();
+    return r + ")";
+  }
+  case Kind::Method: return "method '" + s + "'";
+  case Kind::Dict: {
+    std::string r = "dict(";
+    for (size_t k = 0; k + 1 < elts.size(); k += 2)
+      r += (k ? ", " : "") + elts[k].describe() + ": " + elts[k + 1].describe();
+    return r + ")";
+  }
+  case Kind::Mesh: {
+    std::string r = "device_mesh(";
+    for (size_t k = 0; k < ints.size(); ++k)
+      r += (k ? ", " : "") + elts[k].s + "=" + std::to_string(ints[k]);
+    return r + ")";
+  }
+  case Kind::Buffer: {
+    std::string r = elts[0].v->type.elem.space == ir::AddrSpace::Cluster ? "remote shared buffer [" : "shared buffer [";
+    for (size_t k = 0; k < ints.size(); ++k)
+      r += std::to_string(ints[k]) + "x";
+    return r + ir::name(elts[0].v->type.elem.pointee) + "]";
+  }
+  case Kind::Slice: return "slice";
+  case Kind::BlockPtr: {
+    std::string r = "block pointer [";
+    for (size_t k = 0; k < ints.size(); ++k)
+      r += (k ? "x" : "") + std::to_string(ints[k]);
+    return r + "]";
+  }
+  case Kind::TensorDesc: {
+    std::string r = "tensor descriptor [";
+    for (size_t k = 0; k < ints.size(); ++k)
+      r += (k ? "x" : "") + std::to_string(ints[k]);
+    return r + "x" + (elts.empty() ? std::string("?") : elts[0].v->type.elem.pointee == ir::DType::Invalid
+                                                              ? std::string("?")
+                                                              : std::string(ir::name(elts[0].v->type.elem.pointee))) +
+           "]";
+  }
+  }
+  return "?";
+}
+
+namespace {
+
+/// A tuple of compile-time ints (a shape).
+SVal intTuple(const std::vector<int64_t> &v) {
+  std::vector<SVal> r;
+  for (int64_t d : v)
+    r.push_back(SVal::integer(d));
+  return SVal::tuple(r);
+}
+
+std::optional<ir::ScalarType> tlDType(const std::string &n) {
+  static const std::pair<const char *, DType> table[] = {
+      {"int1", DType::I1},      {"int8", DType::I8},       {"int16", DType::I16},   {"int32", DType::I32},
+      {"int64", DType::I64},    {"uint8", DType::U8},      {"uint16", DType::U16},  {"uint32", DType::U32},
+      {"uint64", DType::U64},   {"float16", DType::F16},   {"bfloat16", DType::BF16}, {"float32", DType::F32},
+      {"float64", DType::F64},  {"bool", DType::I1},       {"float8e4nv", DType::F8E4M3}, {"float8e5", DType::F8E5M2}};
+  for (auto &[name, d] : table)
+    if (n == name)
+      return ir::ScalarType{d};
+  return std::nullopt;
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Names and attributes
+
+SVal Specializer::lookup(const std::string &name, SourceLoc loc, Env &env) {
+  if (auto it = env.find(name); it != env.end())
+    return it->second;
+  if (auto it = globals.find(name); it != globals.end())
+    return it->second;
+  if (isModuleBuiltin("", name))
+    return SVal::builtin(name);
+  if (auto it = onlyOneBranch_.find(name); it != onlyOneBranch_.end())
+    fail(loc, "'" + name + "' " + it->second);
+  if (auto it = unresolvedGlobals_.find(name); it != unresolvedGlobals_.end())
+    fail(loc, "'" + name + "' " + it->second);
+  fail(loc, "unknown name '" + name + "'");
+}
+
+SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc loc) {
+  if (base.kind == SVal::Kind::Module) {
+    const std::string &m = base.s;
+    if (m == "triton") {
+      if (attr == "language")
+        return SVal::module("triton.language");
+      if (attr == "constexpr")
+        return SVal::builtin("tl.constexpr");
+      if (isModuleBuiltin("triton", attr))
+        return SVal::builtin("triton." + attr);
+      return SVal::module(m + "." + attr);
+    }
+    if (m == "triton.language.PropagateNan") { // Triton's enum values
+      if (attr == "NONE")
+        return SVal::integer(0);
+      if (attr == "ALL")
+        return SVal::integer(0xFFFF);
+      fail(loc, "tl.PropagateNan has no member '" + attr + "' (NONE or ALL)");
+    }
+    if (m == "triton.language" || m == "triton.language.math" || m == "triton.language.core" ||
+        m == "triton.language.random") {
+      if (auto d = tlDType(attr))
+        return SVal::dtypeOf(*d);
+      if (attr == "math" || attr == "core" || attr == "extra")
+        return SVal::module("triton.language." + attr);
+      if (attr == "PropagateNan" || attr == "random")
+        return SVal::module("triton.language." + attr);
+      if (isModuleBuiltin("tl", attr))
+        return SVal::builtin("tl." + attr);
+      if (attr == "float8e4b15" || attr == "float8e4b8" || attr == "float8e5b16")
+        fail(loc, "tl." + attr + " is not supported: TLE targets NVIDIA GPUs, whose fp8 types are "
+                  "tl.float8e4nv and tl.float8e5");
+      fail(loc, "'" + attr + "' is not a function of triton.language that TLE supports");
+    }
+    // triton.language.extra[.cuda].libdevice: the libdevice wrappers.
+    if (m == "triton.language.extra" || m == "triton.language.extra.cuda") {
+      if (attr == "libdevice")
+        return SVal::module("libdevice");
+      // tl.extra.cuda's programmatic-dependent-launch controls and launch geometry.
+      if (m == "triton.language.extra.cuda" && isModuleBuiltin("cuda", attr))
+        return SVal::builtin("cuda." + attr);
+      return SVal::module(m + "." + attr);
+    }
+    if (m == "libdevice" || m == "triton.language.extra.libdevice" || m == "triton.language.extra.cuda.libdevice")
+      return SVal::builtin("libdevice." + attr);
+    // TLE (FlagTree's spelling): triton.experimental.tle[.language] is TLE-Lite, its .gpu TLE-Struct.
+    if (m == "triton.experimental.tle" || m == "triton.experimental.tle.language") {
+      if (attr == "language")
+        return SVal::module("triton.experimental.tle.language");
+      if (attr == "gpu")
+        return SVal::module("triton.experimental.tle.language.gpu");
+      if (isModuleBuiltin("tle", attr))
+        return SVal::builtin("tle." + attr);
+      fail(loc, "tle." + attr + " is not supported by tlec yet (TLE-Lite has " + joinNames(builtinNames("tle")) + ")");
+    }
+    if (m == "triton.experimental.tle.language.gpu") {
+      if (isModuleBuiltin("tle.gpu", attr))
+        return SVal::builtin("tle.gpu." + attr);
+      if (attr == "smem" || attr == "tmem")
+        return SVal::str("tle.gpu." + attr);
+      std::vector<std::string> names = builtinNames("tle.gpu");
+      names.push_back("smem");
+      fail(loc, "tle.gpu." + attr + " is not supported by tlec yet (TLE-Struct has " + joinNames(names) + ")");
+    }
+    return SVal::module(m + "." + attr);
+  }
+  if (base.kind == SVal::Kind::BlockPtr) {
+    // A block pointer's dtype is its pointer type: p.dtype.element_ty is the element dtype.
+    if (attr == "dtype" || attr == "type")
+      return SVal::dtypeOf(base.elts[0].v->type.elem);
+    fail(loc, base.describe() + " has no attribute '" + attr + "' (block pointers have dtype)");
+  }
+  if (base.isTensor()) {
+    // x.dtype is the element type; x.type, Triton's full type, is that too for a scalar (a
+    // pointer's x_ptr.type.element_ty is the pointee) and the element type of a tile.
+    if (attr == "dtype" || attr == "type")
+      return SVal::dtypeOf(base.v->type.elem);
+    if (attr == "numel") // the number of elements (1 for a scalar), a compile-time int
+      return SVal::integer(base.v->type.numElements());
+    if (attr == "shape") {
+      return intTuple(base.v->type.shape);
+    }
+    if (attr == "T") { // x.T: the 2-D transpose (Triton's AST visitor turns it into tl.trans)
+      CallArgs args{loc, {Arg{loc, base}}, {}};
+      return callBuiltin("tl.trans", args);
+    }
+    // Triton's tensor member functions (core._tensor_member_fn): x.f(...) is tl.f(x, ...), and x.to.
+    if (isBuiltinMethod("tensor", attr)) {
+      return SVal::method(base, attr);
+    }
+    fail(loc, base.describe() + " has no attribute '" + attr + "'");
+  }
+  if (base.kind == SVal::Kind::Mesh) {
+    if (attr == "shape") {
+      return intTuple(base.ints);
+    }
+    if (attr == "dim_names")
+      return SVal::tuple(base.elts);
+    if (attr == "ndim")
+      return SVal::integer(static_cast<int64_t>(base.ints.size()));
+    if (attr == "size")
+      return SVal::integer(ir::numElements(base.ints));
+    fail(loc, base.describe() + " has no attribute '" + attr + "' (device meshes have shape, dim_names, ndim and size)");
+  }
+  if (base.kind == SVal::Kind::Buffer) {
+    if (isBuiltinMethod("buffer", attr))
+      return SVal::method(base, attr);
+    if (attr == "shape") {
+      return intTuple(base.ints);
+    }
+    if (attr == "dtype")
+      return SVal::dtypeOf(ir::ScalarType{base.elts[0].v->type.elem.pointee});
+    fail(loc, base.describe() + " has no attribute '" + attr + "' (buffers have slot, shape and dtype)");
+  }
+  if (base.kind == SVal::Kind::TensorDesc) {
+    if (isBuiltinMethod("tensor_descriptor", attr)) {
+      return SVal::method(base, attr);
+    }
+    if (attr == "block_shape") {
+      return intTuple(base.ints);
+    }
+    if (attr == "dtype")
+      return SVal::dtypeOf(ir::ScalarType{base.elts[0].v->type.elem.pointee});
+    if (attr == "shape")
+      return base.elts[1];
+    if (attr == "strides")
+      return base.elts[2];
+    fail(loc, base.describe() + " has no attribute '" + attr + "' (tensor descriptors have load, store, block_shape, "
+                                "dtype, shape and strides)");
+  }
+  if (base.kind == SVal::Kind::DType) {
+    if (attr == "element_ty") {
+      if (!base.dtype.isPointer())
+        fail(loc, "dtype " + base.dtype.str() + " is not a pointer type and has no element_ty");
+      return SVal::dtypeOf(ir::ScalarType{base.dtype.pointee});
+    }
+    DType d = base.dtype.dtype;
+    if (attr == "primitive_bitwidth")
+      return SVal::integer(ir::bitWidth(d));
+    if (attr == "fp_mantissa_width") {
+      if (!ir::isFloat(d))
+        fail(loc, "fp_mantissa_width is defined for floating-point dtypes, not " + base.dtype.str());
+      return SVal::integer(ir::mantissaBits(d));
+    }
+    if (attr == "int_bitwidth" || attr == "int_signedness") {
+      if (!ir::isInteger(d))
+        fail(loc, attr + " is defined for integer dtypes, not " + base.dtype.str());
+      return attr == "int_bitwidth" ? SVal::integer(ir::bitWidth(d)) : SVal::boolean(ir::isSigned(d));
+    }
+    // Triton's dtype predicates (tl.dtype.is_fp8() etc.), called as methods.
+    if (isBuiltinMethod("dtype", attr)) {
+      return SVal::method(base, attr);
+    }
+    fail(loc, "dtype has no attribute '" + attr + "'");
+  }
+  fail(loc, base.describe() + " has no attribute '" + attr + "'");
+}
+
+} // namespace tle::sema
