@@ -246,15 +246,16 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
         if (p.has(transforms::kBeforeEmit) && std::find(order.begin(), order.end(), p.name) == order.end())
           if (int rc = runPass(p))
             return rc;
-    llvm::LLVMContext ctx;
-    std::unique_ptr<llvm::Module> m;
-    passes.run("emit-llvm", nullptr, [&] { m = nvptx::emitLLVM(*fn, ctx, o.arch, diags); });
-    recordLaunchFacts(*m, launch);
+    // The gpu stage: the tile IR after the last GPU pass, before any LLVM.
     if (o.emit == Emit::Gpu) {
       std::ostringstream s;
       ir::print(s, *fn, /*withLayouts=*/true);
       return writeOutput(o, s.str(), out, diags) ? 0 : 1;
     }
+    llvm::LLVMContext ctx;
+    std::unique_ptr<llvm::Module> m;
+    passes.run("emit-llvm", nullptr, [&] { m = nvptx::emitLLVM(*fn, ctx, o.arch, diags); });
+    recordLaunchFacts(*m, launch);
     if (o.emit == Emit::LLVM) {
       std::string text;
       llvm::raw_string_ostream os(text);
