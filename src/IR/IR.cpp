@@ -74,6 +74,15 @@ const char *name(OpKind k) {
   case OpKind::ClusterBarrier: return "cluster_barrier";
   case OpKind::ClusterArrive: return "cluster_arrive";
   case OpKind::ClusterWait: return "cluster_wait";
+  case OpKind::MbarrierInit: return "mbarrier_init";
+  case OpKind::MbarrierArrive: return "mbarrier_arrive";
+  case OpKind::MbarrierExpectTx: return "mbarrier_expect_tx";
+  case OpKind::MbarrierWait: return "mbarrier_wait";
+  case OpKind::MbarrierInval: return "mbarrier_inval";
+  case OpKind::FenceProxyAsync: return "fence_proxy_async";
+  case OpKind::FenceMbarrierInit: return "fence_mbarrier_init";
+  case OpKind::BarrierArrive: return "barrier_arrive";
+  case OpKind::AsyncCopyMbarrierArrive: return "async_copy_mbarrier_arrive";
   case OpKind::GridDepControl: return "griddepcontrol";
   case OpKind::For: return "for";
   case OpKind::If: return "if";
@@ -96,6 +105,22 @@ const char *name(MemSem s) {
 const char *name(MemScope s) {
   static const char *n[] = {"gpu", "cta", "sys"};
   return n[static_cast<int>(s)];
+}
+
+const char *name(Arrivers a) {
+  static const char *n[] = {"cta", "warp", "thread"};
+  return n[static_cast<int>(a)];
+}
+
+bool isGpuSyncOp(OpKind k) {
+  switch (k) {
+  case OpKind::MbarrierInit: case OpKind::MbarrierArrive: case OpKind::MbarrierExpectTx: case OpKind::MbarrierWait:
+  case OpKind::MbarrierInval: case OpKind::FenceProxyAsync: case OpKind::FenceMbarrierInit:
+  case OpKind::BarrierArrive: case OpKind::AsyncCopyMbarrierArrive:
+    return true;
+  default:
+    return false;
+  }
 }
 
 bool isElementwise(OpKind k) {
@@ -178,6 +203,7 @@ Op *Builder::clone(const Op &op, std::vector<Value *> operands) {
   c->sym = op.sym;
   c->constraints = op.constraints;
   c->sharedOffset = op.sharedOffset;
+  c->sync = op.sync;
   for (size_t i = 0; i < op.results.size(); ++i)
     c->results[i]->nameHint = op.results[i]->nameHint;
   return c;

@@ -503,10 +503,17 @@ private:
         }
       }
       break;
-    case OpKind::Barrier: case OpKind::ClusterBarrier: case OpKind::ClusterArrive: case OpKind::ClusterWait:
+    case OpKind::Barrier: case OpKind::BarrierArrive: case OpKind::FenceProxyAsync: case OpKind::FenceMbarrierInit:
+      syncAttrs(*op);
+      [[fallthrough]];
+    case OpKind::ClusterBarrier: case OpKind::ClusterArrive: case OpKind::ClusterWait:
       // no operands: the next line is the next op
       finish(*op, results, {});
       return;
+    case OpKind::MbarrierInit: case OpKind::MbarrierArrive: case OpKind::MbarrierExpectTx: case OpKind::MbarrierWait:
+    case OpKind::MbarrierInval: case OpKind::AsyncCopyMbarrierArrive:
+      syncAttrs(*op);
+      break;
     case OpKind::LocalAlloc:
       expectIdent("shape");
       expect("=");
@@ -621,6 +628,51 @@ private:
       block(*body);
       expect("}");
     }
+  }
+
+  /// The `key=value` attributes of a GPU synchronisation op (SyncAttrs), on the op's line:
+  /// id= and threads= (named barriers), per=, count= and tx= (mbarriers), each only where its
+  /// kind reads it; mbarrier_init needs count=.
+  void syncAttrs(Op &op) {
+    std::string allowed;
+    switch (op.kind) {
+    case OpKind::Barrier: case OpKind::BarrierArrive: allowed = "id threads"; break;
+    case OpKind::MbarrierInit: allowed = "count"; break;
+    case OpKind::MbarrierArrive: allowed = "per count tx"; break;
+    case OpKind::MbarrierExpectTx: allowed = "tx"; break;
+    default: break;
+    }
+    bool count = false;
+    while (tok_.kind == Tok::Ident && tok_.loc.line == op.loc.line) {
+      std::string k = tok_.text;
+      if (k != "id" && k != "threads" && k != "per" && k != "count" && k != "tx")
+        break;
+      if ((" " + allowed + " ").find(" " + k + " ") == std::string::npos)
+        fail("'" + std::string(name(op.kind)) + "' takes no '" + k + "='" +
+             (allowed.empty() ? std::string(" attribute") : " (it takes: " + allowed + ")"));
+      bump();
+      expect("=");
+      if (k == "per") {
+        std::string w = expectIdentAny();
+        op.sync.per = w == "cta" ? Arrivers::Cta : w == "warp" ? Arrivers::Warp : w == "thread" ? Arrivers::Thread
+                                                                  : (fail("unknown per='" + w + "' (cta, warp, thread)"), Arrivers::Cta);
+        continue;
+      }
+      SourceLoc at = tok_.loc;
+      int64_t v = number();
+      if ((k == "id" || k == "threads") && (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max()))
+        diags_.fatal(at, k + "=" + std::to_string(v) + " is out of range");
+      if (k == "id")
+        op.sync.barrierId = static_cast<int>(v);
+      else if (k == "threads")
+        op.sync.threads = static_cast<int>(v);
+      else if (k == "count")
+        op.sync.count = v, count = true;
+      else
+        op.sync.tx = v;
+    }
+    if (op.kind == OpKind::MbarrierInit && !count)
+      fail("'mbarrier_init' needs its arrival count (count=N)");
   }
 
   void finish(Op &op, const std::vector<Tok> &results, const std::vector<Type> &types) {

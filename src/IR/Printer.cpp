@@ -119,6 +119,22 @@ private:
       opLine(*op, depth);
   }
 
+  /// The named attributes of a GPU synchronisation op (SyncAttrs), defaults left out except an
+  /// mbarrier_init's count.
+  void syncAttrs(const Op &op) {
+    const SyncAttrs &a = op.sync;
+    if (a.barrierId >= 0)
+      os_ << " id=" << a.barrierId;
+    if (a.threads)
+      os_ << " threads=" << a.threads;
+    if (a.per != Arrivers::Cta)
+      os_ << " per=" << name(a.per);
+    if (a.count != 1 || op.kind == OpKind::MbarrierInit)
+      os_ << " count=" << a.count;
+    if (a.tx)
+      os_ << " tx=" << a.tx;
+  }
+
   void opLine(const Op &op, int depth) {
     indent(depth);
     for (size_t i = 0; i < op.results.size(); ++i)
@@ -205,6 +221,10 @@ private:
       break;
     case OpKind::Scan:
       os_ << " " << name(op.reduceKind) << " axis=" << op.axis << (op.ival ? " reverse" : "");
+      break;
+    case OpKind::Barrier: case OpKind::BarrierArrive: case OpKind::MbarrierInit: case OpKind::MbarrierArrive:
+    case OpKind::MbarrierExpectTx:
+      syncAttrs(op);
       break;
     case OpKind::LocalAlloc:
       os_ << " shape=[";

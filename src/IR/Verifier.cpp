@@ -138,8 +138,19 @@ struct Verifier {
       lo = hi = 1, res = 0;
       break;
     case OpKind::Barrier: case OpKind::GridDepControl: case OpKind::ClusterBarrier:
-    case OpKind::ClusterArrive: case OpKind::ClusterWait:
+    case OpKind::ClusterArrive: case OpKind::ClusterWait: case OpKind::FenceProxyAsync:
+    case OpKind::FenceMbarrierInit: case OpKind::BarrierArrive:
       lo = hi = 0, res = 0;
+      break;
+    case OpKind::MbarrierInit: case OpKind::MbarrierExpectTx: case OpKind::MbarrierInval:
+    case OpKind::AsyncCopyMbarrierArrive:
+      lo = hi = 1, res = 0;
+      break;
+    case OpKind::MbarrierArrive:
+      lo = 1, hi = 2, res = 0;
+      break;
+    case OpKind::MbarrierWait:
+      lo = hi = 2, res = 0;
       break;
     case OpKind::LocalAlloc:
       lo = hi = 0, res = 1;
@@ -194,7 +205,8 @@ struct Verifier {
       bool memory = o.kind == OpKind::Load || o.kind == OpKind::Store || o.kind == OpKind::AtomicRMW ||
                     o.kind == OpKind::AtomicCAS || o.kind == OpKind::Dot || o.kind == OpKind::Barrier ||
                     o.kind == OpKind::GridDepControl || o.kind == OpKind::ClusterBarrier ||
-                    o.kind == OpKind::ClusterArrive || o.kind == OpKind::ClusterWait || o.kind == OpKind::LocalAlloc || o.kind == OpKind::Print || o.kind == OpKind::Assert;
+                    o.kind == OpKind::ClusterArrive || o.kind == OpKind::ClusterWait || o.kind == OpKind::LocalAlloc ||
+                    o.kind == OpKind::Print || o.kind == OpKind::Assert || isGpuSyncOp(o.kind);
       bool tile = false;
       for (auto &res : o.results)
         tile = tile || res->type.isTile();
@@ -236,6 +248,63 @@ struct Verifier {
         (c != CacheHint::None || op.ival2 != 0 || !op.ints.empty() || (!load && op.axis)))
       return fail(op, "cache and eviction hints, tensor descriptors and TMA apply to global memory only");
     return true;
+  }
+
+  /// Barrier's optional and BarrierArrive's required named barrier: id 0..15 (PTX has 16 per
+  /// CTA), threads a positive multiple of 32 up to 1024 (whole warps of one CTA).
+  bool namedBarrier(const Op &op) {
+    const SyncAttrs &a = op.sync;
+    bool arrive = op.kind == OpKind::BarrierArrive;
+    if (arrive && (a.barrierId < 0 || a.threads == 0))
+      return fail(op, "expects a named barrier: id=0..15 and threads=N");
+    if (a.barrierId < -1 || a.barrierId > 15)
+      return fail(op, "expects a barrier id from 0 to 15, got " + std::to_string(a.barrierId));
+    if (a.threads < 0 || a.threads % 32 || a.threads > 1024)
+      return fail(op, "expects threads= to be a multiple of 32 from 32 to 1024 (whole warps), got " +
+                          std::to_string(a.threads));
+    if (a.threads && a.barrierId < 0)
+      return fail(op, "threads= needs a named barrier (id=)");
+    return true;
+  }
+
+  /// The mbarrier ops: operand 0 a scalar `*i64_shared`; the counts in PTX's ranges (arrival
+  /// and transaction counts below 2^20); a remote rank and a phase as i32 (phase also i1).
+  bool mbarrierOp(const Op &op) {
+    const Type mbar(ScalarType::ptrTo(DType::I64, AddrSpace::Shared));
+    if (op.operands[0]->type != mbar)
+      return fail(op, "expects an mbarrier: a scalar *i64_shared pointer, got " + op.operands[0]->type.str());
+    const SyncAttrs &a = op.sync;
+    constexpr int64_t kMax = (int64_t(1) << 20) - 1;
+    switch (op.kind) {
+    case OpKind::MbarrierInit:
+      if (a.count < 1 || a.count > kMax)
+        return fail(op, "expects an arrival count=1.." + std::to_string(kMax) + ", got " + std::to_string(a.count));
+      return true;
+    case OpKind::MbarrierArrive:
+      if (a.count < 1 || a.count > kMax)
+        return fail(op, "expects an arrival count=1.." + std::to_string(kMax) + ", got " + std::to_string(a.count));
+      if (a.tx < 0 || a.tx > kMax)
+        return fail(op, "expects tx=0.." + std::to_string(kMax) + " bytes, got " + std::to_string(a.tx));
+      if (a.tx && a.count != 1)
+        return fail(op, "an arrival with tx= counts once: count must be 1, got " + std::to_string(a.count));
+      if (a.per != Arrivers::Cta && a.per != Arrivers::Warp && a.per != Arrivers::Thread)
+        return fail(op, "expects per=cta, warp or thread");
+      if (op.operands.size() > 1 && op.operands[1]->type != Type::scalar(DType::I32))
+        return fail(op, "expects an i32 scalar CTA rank, got " + op.operands[1]->type.str());
+      return true;
+    case OpKind::MbarrierExpectTx:
+      if (a.tx < 1 || a.tx > kMax)
+        return fail(op, "expects tx=1.." + std::to_string(kMax) + " bytes, got " + std::to_string(a.tx));
+      return true;
+    case OpKind::MbarrierWait: {
+      const Type &p = op.operands[1]->type;
+      if (p != Type::scalar(DType::I32) && p != Type::scalar(DType::I1))
+        return fail(op, "expects an i32 or i1 scalar phase, got " + p.str());
+      return true;
+    }
+    default:
+      return true;
+    }
   }
 
   bool sameOperandTypes(const Op &op, size_t first = 0) {
@@ -549,8 +618,14 @@ struct Verifier {
       return true;
     case OpKind::Print:
       return true; // any values, no results: checked by arity()
-    case OpKind::Barrier: case OpKind::ClusterBarrier: case OpKind::ClusterArrive: case OpKind::ClusterWait:
+    case OpKind::ClusterBarrier: case OpKind::ClusterArrive: case OpKind::ClusterWait:
+    case OpKind::FenceProxyAsync: case OpKind::FenceMbarrierInit:
       return true;
+    case OpKind::Barrier: case OpKind::BarrierArrive:
+      return namedBarrier(op);
+    case OpKind::MbarrierInit: case OpKind::MbarrierArrive: case OpKind::MbarrierExpectTx: case OpKind::MbarrierWait:
+    case OpKind::MbarrierInval: case OpKind::AsyncCopyMbarrierArrive:
+      return mbarrierOp(op);
     case OpKind::LocalAlloc: {
       const Type &r = op.result()->type;
       if (!r.isScalar() || !r.elem.isPointer() || r.elem.space != AddrSpace::Shared || r.elem.pointee == DType::I1)

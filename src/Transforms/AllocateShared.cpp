@@ -49,8 +49,8 @@ Derived deriveFrom(ir::Function &f, const ir::Op &alloc) {
                                         [&](const ir::Value *v) { return d.values.count(v) > 0; });
       if (!derivedOperand)
         return;
-      if (op.kind == OpKind::RemotePtr)
-        d.escapes = true;
+      if (op.kind == OpKind::RemotePtr || (op.kind == OpKind::MbarrierArrive && op.operands.size() > 1))
+        d.escapes = true; // other CTAs of the cluster access it
       if (op.kind == OpKind::Store && op.operands.size() > 1 && d.values.count(op.operands[1]))
         d.escapes = true; // the pointer itself stored as a value
       if ((op.kind == OpKind::Yield || op.kind == OpKind::Condition) && op.parent && op.parent->parent) {

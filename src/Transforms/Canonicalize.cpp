@@ -13,6 +13,8 @@ using ir::OpKind;
 namespace {
 
 bool isPure(const ir::Op &op) {
+  if (ir::isGpuSyncOp(op.kind)) // mbarriers, fences, async copies
+    return false;
   switch (op.kind) {
   case OpKind::Load: case OpKind::Store: case OpKind::For: case OpKind::Yield: case OpKind::Return:
   case OpKind::AtomicRMW: case OpKind::AtomicCAS: case OpKind::LocalAlloc: // each alloc is a buffer of its own

@@ -12,6 +12,8 @@ namespace tle::transforms {
 using ir::OpKind;
 
 bool blocksLoadMotion(const ir::Op &op) {
+  if (ir::isGpuSyncOp(op.kind)) // mbarriers, fences, async copies: they order memory
+    return true;
   switch (op.kind) {
   case OpKind::Store: case OpKind::AtomicRMW: case OpKind::AtomicCAS: case OpKind::Barrier:
   case OpKind::GridDepControl: case OpKind::Print: case OpKind::Assert: case OpKind::ClusterBarrier:

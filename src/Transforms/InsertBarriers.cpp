@@ -40,7 +40,8 @@ public:
   void block(ir::Block &b) {
     for (auto it = b.ops.begin(); it != b.ops.end(); ++it) {
       ir::Op &op = **it;
-      if (op.kind == OpKind::Barrier || op.kind == OpKind::ClusterBarrier) {
+      // A named barrier of part of the CTA's threads (threads=) does not order the others.
+      if ((op.kind == OpKind::Barrier && op.sync.threads == 0) || op.kind == OpKind::ClusterBarrier) {
         p_ = {};
         continue;
       }

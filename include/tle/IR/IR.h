@@ -139,6 +139,51 @@ enum class OpKind {
   ClusterWait, ///< () -> (): the second half (barrier.cluster.wait.acquire): waits until every
                ///< thread of the cluster has arrived; their released writes are visible after
                ///< it. GPU (sm_90+) only.
+  // --- GPU synchronisation and asynchronous copies (TLE-Struct's explicit ops; GPU only, the
+  // CPU target rejects them). Attributes are Op::sync's named fields (SyncAttrs). Like every
+  // op they are executed by the whole CTA; each says which of its threads run the instruction.
+  // An mbarrier (PTX ISA §9.7.13.15) is an i64 in the CTA's shared memory, named by a scalar
+  // `*i64_shared` pointer (8-byte aligned: an element of a `local_alloc shape=[N] :
+  // *i64_shared`). The mbarrier ops need sm_90 or newer.
+  MbarrierInit, ///< (*i64_shared bar) -> (): thread 0 initialises the mbarrier for `count`
+               ///< arrivals per phase (1 <= count < 2^20), in phase 0 (mbarrier.init.shared::cta).
+               ///< Other threads may use it after a `barrier`; other CTAs of the cluster after
+               ///< fence_mbarrier_init and a cluster barrier. Initialising an mbarrier that is
+               ///< in use, or its bytes again before mbarrier_inval, is undefined.
+  MbarrierArrive, ///< (*i64_shared bar [, i32 rank]) -> (): the threads `per` chooses (one per
+               ///< CTA: thread 0; one per warp: lane 0; every thread) each arrive `count` times
+               ///< (mbarrier.arrive; release semantics: the arriving thread's own earlier memory
+               ///< accesses, not its CTA's: put a `barrier` before it to release the whole
+               ///< CTA's). With `tx` > 0 (count must be 1), the arrival also expects `tx` more
+               ///< transaction bytes (mbarrier.arrive.expect_tx). With a rank, the arrival goes
+               ///< to the mbarrier at the same offset in the cluster's CTA `rank`
+               ///< (mapa.shared::cluster, then mbarrier.arrive.release.cluster.shared::cluster).
+  MbarrierExpectTx, ///< (*i64_shared bar) -> (): thread 0 raises the current phase's expected
+               ///< transaction count by `tx` bytes (1 <= tx < 2^20) without arriving
+               ///< (mbarrier.expect_tx.relaxed.cta).
+  MbarrierWait, ///< (*i64_shared bar, i32 or i1 scalar phase) -> (): every thread waits until
+               ///< the phase of parity `phase & 1` has completed (a loop of
+               ///< mbarrier.try_wait.parity); the memory accesses released by its arrivals and
+               ///< the transactions it counted are visible after it. A fresh mbarrier is in
+               ///< phase 0, so a wait on parity 1 returns at once.
+  MbarrierInval, ///< (*i64_shared bar) -> (): thread 0 invalidates the mbarrier
+               ///< (mbarrier.inval.shared::cta), after which its bytes may hold other data or a
+               ///< new mbarrier. No thread may still use it: put a `barrier` before.
+  FenceProxyAsync, ///< () -> (): every thread orders its earlier shared-memory accesses of the
+               ///< generic proxy (ld/st) before later ones of the async proxy (TMA, wgmma) and
+               ///< the other way round (fence.proxy.async.shared::cta, §9.7.13.4). GPU (sm_90+).
+  FenceMbarrierInit, ///< () -> (): every thread releases its earlier mbarrier_init to the
+               ///< cluster (fence.mbarrier_init.release.cluster, §9.7.13.4), before a cluster
+               ///< barrier after which other CTAs arrive on them. GPU (sm_90+).
+  BarrierArrive, ///< () -> (): the arriving half of named barrier `id` (0..15) of `threads`
+               ///< threads (a multiple of 32; waiters and arrivers together): every thread of
+               ///< the CTA arrives without waiting (bar.arrive id, threads; §9.7.13.1); the
+               ///< barrier completes when `threads` threads have executed `barrier id= threads=`
+               ///< or this. Warp-granular: every thread of a warp must execute the same one.
+  AsyncCopyMbarrierArrive, ///< (*i64_shared bar) -> (): every thread makes the mbarrier track
+               ///< its cp.async copies issued so far: one arrival when they have all completed,
+               ///< which the mbarrier's count must include (cp.async.mbarrier.arrive.noinc,
+               ///< §9.7.13.15; sm_80+).
   // --- Shape
   ExpandDims,  ///< (tile or scalar) -> tile with a size-1 dim inserted at `axis`.
   Broadcast,   ///< (tile) -> tile of the result shape; every size-1 dim of the operand is
@@ -185,7 +230,11 @@ enum class OpKind {
                ///< the message `sym` (GPU: __assertfail, which traps the kernel; CPU: the run
                ///< fails with the message, location and program id). Emitted only in debug builds.
   Barrier,     ///< () -> (): a CTA-wide execution barrier (tl.debug_barrier; GPU `bar.sync 0`,
-               ///< nothing on the CPU target, where a program is one thread).
+               ///< nothing on the CPU target, where a program is one thread). With a named
+               ///< barrier `id` (0..15; Op::sync): `bar.sync id` for every thread of the CTA, or
+               ///< with `threads` (a multiple of 32) for that many threads, waiters and arrivers
+               ///< (BarrierArrive) together (PTX ISA §9.7.13.1). Named barrier 1 is the consumer
+               ///< warps' barrier in a kernel the backend warp-specialises.
   GridDepControl, ///< () -> (): programmatic dependent launch (tl.extra.cuda.gdc_wait /
                ///< gdc_launch_dependents; PTX ISA 9.7.13.9 `griddepcontrol`, sm_90+). `ival` 0
                ///< (wait): block until the grids this one depends on have completed and their
@@ -230,6 +279,27 @@ const char *name(MemScope s);
 /// Precision of an fp32 tl.dot (Triton's input_precision), stored in Op::ival.
 enum class DotPrecision : int64_t { TF32 = 0, TF32x3 = 1, IEEE = 2 };
 const char *name(ReduceKind k);
+
+/// Which threads of the CTA execute an mbarrier arrival (MbarrierArrive's `per=`).
+enum class Arrivers : int { Cta, Warp, Thread };
+const char *name(Arrivers a);
+/// Named attributes of the GPU synchronisation and asynchronous-copy ops (OpKind::MbarrierInit
+/// to AsyncCopyMbarrierArrive, and Barrier's named form); each kind's doc says which it reads,
+/// the others keep these defaults. Printed as `key=value`, defaults left out.
+struct SyncAttrs {
+  int64_t count = 1;          ///< `count=`: arrivals (mbarrier_init, mbarrier_arrive)
+  int64_t tx = 0;             ///< `tx=`: transaction bytes (mbarrier_arrive, mbarrier_expect_tx)
+  int barrierId = -1;         ///< `id=`: named barrier 0..15 (barrier, barrier_arrive); -1: none
+  int threads = 0;            ///< `threads=`: threads of a named barrier; 0: the whole CTA
+  Arrivers per = Arrivers::Cta; ///< `per=`: who arrives (mbarrier_arrive)
+  bool operator==(const SyncAttrs &o) const {
+    return count == o.count && tx == o.tx && barrierId == o.barrierId && threads == o.threads && per == o.per;
+  }
+};
+/// Whether `k` is one of the GPU synchronisation and asynchronous-copy ops (mbarriers, fences,
+/// barrier_arrive, cp.async, TMA): ops with effects on memory or on other threads, which
+/// passes neither move loads across nor remove, and which only the GPU target runs.
+bool isGpuSyncOp(OpKind k);
 
 /// An SSA value: an op result or a block argument.
 class Value {
@@ -277,6 +347,8 @@ public:
   /// LocalAlloc: byte offset of the buffer in the CTA's dynamic shared memory (16-byte aligned),
   /// set by transforms::allocateShared; -1 while not placed.
   int64_t sharedOffset = -1;
+  /// The GPU synchronisation and asynchronous-copy ops' attributes (see SyncAttrs).
+  SyncAttrs sync;
 
   Op(OpKind k, SourceLoc l) : kind(k), loc(l) {}
   Value *result(unsigned i = 0) const { return results[i].get(); }

@@ -407,6 +407,10 @@ bool Lowering::emitOp(const ir::Op &op) {
     return true;
   case OpKind::Barrier: // one program is one thread: nothing to wait for
     return true;
+  case OpKind::MbarrierInit: case OpKind::MbarrierArrive: case OpKind::MbarrierExpectTx: case OpKind::MbarrierWait:
+  case OpKind::MbarrierInval: case OpKind::FenceProxyAsync: case OpKind::FenceMbarrierInit:
+  case OpKind::BarrierArrive: case OpKind::AsyncCopyMbarrierArrive:
+    return unsupported(op, "mbarriers, fences, named barriers and asynchronous copies need the GPU target");
   case OpKind::GridDepControl: // grids run one after the other: nothing to wait for or release
     return true;
   case OpKind::InlineAsm:

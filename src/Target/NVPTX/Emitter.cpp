@@ -435,7 +435,9 @@ void Emitter::emitOpImpl(const ir::Op &op) {
     return emitPrint(op);
   case OpKind::Assert:
     return emitAssert(op);
-  case OpKind::Barrier: // tl.debug_barrier: bar.sync 0
+  case OpKind::Barrier: // tl.debug_barrier: bar.sync 0; a named barrier (id=) as written
+    if (op.sync.barrierId >= 0)
+      return emitSyncOp(op);
     return barrier();
   case OpKind::GridDepControl: { // griddepcontrol needs sm_90; before it there is nothing to do
     if (smVersion() < 90)
@@ -447,6 +449,10 @@ void Emitter::emitOpImpl(const ir::Op &op) {
   }
   case OpKind::InlineAsm:
     return emitInlineAsm(op);
+  case OpKind::MbarrierInit: case OpKind::MbarrierArrive: case OpKind::MbarrierExpectTx: case OpKind::MbarrierWait:
+  case OpKind::MbarrierInval: case OpKind::FenceProxyAsync: case OpKind::FenceMbarrierInit:
+  case OpKind::BarrierArrive: case OpKind::AsyncCopyMbarrierArrive:
+    return emitSyncOp(op);
   case OpKind::Constant: {
     ir::ScalarType t = op.result()->type.elem;
     llvm::Type *ty = llvmType(t);

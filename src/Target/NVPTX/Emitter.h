@@ -82,6 +82,20 @@ public:
   /// ClusterArrive / ClusterWait: one half of the split cluster barrier (PTX ISA §9.7.13.3).
   void emitClusterArrive(SourceLoc loc);
   void emitClusterWait(SourceLoc loc);
+  // GPU synchronisation ops (SyncOps.cpp): mbarriers, proxy fences, named barriers, each
+  // translated alone.
+  /// The ops of ir::isGpuSyncOp, and Barrier's named form (`id=`).
+  void emitSyncOp(const ir::Op &op);
+  /// MbarrierArrive: the threads `per` picks arrive, on this CTA's mbarrier or (a rank operand)
+  /// on another cluster CTA's.
+  void emitMbarrierArrive(const ir::Op &op);
+  /// The 32-bit shared address of the mbarrier that `op`'s operand 0 points to.
+  llvm::Value *mbarrierAddress(const ir::Op &op);
+  /// True in the threads that `who` names: thread 0, lane 0 of each warp, or every thread.
+  llvm::Value *syncThreads(ir::Arrivers who);
+  /// Every thread loops on mbarrier.try_wait.parity until the phase of parity `parity` (i32 0
+  /// or 1) of the mbarrier at shared address `bar` has completed.
+  void waitMbarrierParity(llvm::Value *bar, llvm::Value *parity);
   /// The PTX state space of a pointer: "global", "shared" or "shared::cluster".
   static const char *stateSpace(ir::AddrSpace s);
   /// A store's mask of Triton's bounds form `offs < n` (or `<=`, `>`, `>=` with the sides

@@ -1,0 +1,126 @@
+// The GPU synchronisation ops of the tile IR (ir::isGpuSyncOp, named barriers): mbarriers (PTX
+// ISA §9.7.13.15), proxy fences (§9.7.13.4), named barriers (§9.7.13.1), each translated alone:
+// the op says which threads run its instruction, and nothing here plans or places anything.
+#include "Emitter.h"
+
+#include <llvm/IR/InlineAsm.h>
+
+namespace tle::nvptx {
+
+using ir::OpKind;
+
+namespace {
+
+/// `text` as a convergent inline-asm statement with side effects that clobbers memory (the
+/// ops order memory; convergent keeps LLVM from duplicating a barrier into divergent paths).
+void emitAsm(llvm::IRBuilder<> &B, const std::string &text, const std::string &constraints,
+             const std::vector<llvm::Value *> &args) {
+  std::vector<llvm::Type *> types;
+  for (llvm::Value *a : args)
+    types.push_back(a->getType());
+  auto *fty = llvm::FunctionType::get(B.getVoidTy(), types, false);
+  std::string cons = constraints.empty() ? "~{memory}" : constraints + ",~{memory}";
+  llvm::CallInst *call = B.CreateCall(fty, llvm::InlineAsm::get(fty, text, cons, /*hasSideEffects=*/true), args);
+  call->addFnAttr(llvm::Attribute::Convergent);
+}
+
+} // namespace
+
+llvm::Value *Emitter::mbarrierAddress(const ir::Op &op) {
+  return addressOperand(scalar(op.operands[0]), ir::AddrSpace::Shared).first;
+}
+
+llvm::Value *Emitter::syncThreads(ir::Arrivers who) {
+  switch (who) {
+  case ir::Arrivers::Cta: return B.CreateICmpEQ(tid_, B.getInt32(0));
+  case ir::Arrivers::Warp: return B.CreateICmpEQ(lane_, B.getInt32(0));
+  case ir::Arrivers::Thread: break;
+  }
+  return B.getTrue();
+}
+
+void Emitter::emitSyncOp(const ir::Op &op) {
+  const ir::SyncAttrs &a = op.sync;
+  if (op.kind == OpKind::Barrier || op.kind == OpKind::BarrierArrive) {
+    // bar.sync / bar.arrive with their id (and thread count) as immediates.
+    std::string text = std::string(op.kind == OpKind::Barrier ? "bar.sync " : "bar.arrive ") +
+                       std::to_string(a.barrierId) + (a.threads ? ", " + std::to_string(a.threads) : "") + ";";
+    emitAsm(B, text, "", {});
+    return;
+  }
+  if (op.kind != OpKind::AsyncCopyMbarrierArrive && smVersion() < 90)
+    diags.fatal(op.loc, std::string("'") + ir::name(op.kind) + "' needs sm_90 or newer; here the target is " + arch);
+  llvm::Value *thread0 = nullptr;
+  auto first = [&] { return thread0 ? thread0 : (thread0 = syncThreads(ir::Arrivers::Cta)); };
+  switch (op.kind) {
+  case OpKind::MbarrierInit:
+    emitAsm(B, "@$1 mbarrier.init.shared::cta.b64 [$0], " + std::to_string(a.count) + ";", "r,b",
+            {mbarrierAddress(op), first()});
+    return;
+  case OpKind::MbarrierArrive:
+    return emitMbarrierArrive(op);
+  case OpKind::MbarrierExpectTx:
+    emitAsm(B, "@$1 mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [$0], " + std::to_string(a.tx) + ";", "r,b",
+            {mbarrierAddress(op), first()});
+    return;
+  case OpKind::MbarrierWait: {
+    llvm::Value *phase = scalar(op.operands[1]);
+    llvm::Value *parity = phase->getType()->isIntegerTy(1) ? B.CreateZExt(phase, B.getInt32Ty())
+                                                            : B.CreateAnd(phase, B.getInt32(1));
+    return waitMbarrierParity(mbarrierAddress(op), parity);
+  }
+  case OpKind::MbarrierInval:
+    emitAsm(B, "@$1 mbarrier.inval.shared::cta.b64 [$0];", "r,b", {mbarrierAddress(op), first()});
+    return;
+  case OpKind::FenceProxyAsync:
+    emitAsm(B, "fence.proxy.async.shared::cta;", "", {});
+    return;
+  case OpKind::FenceMbarrierInit:
+    emitAsm(B, "fence.mbarrier_init.release.cluster;", "", {});
+    return;
+  case OpKind::AsyncCopyMbarrierArrive:
+    if (smVersion() < 80)
+      diags.fatal(op.loc, "'async_copy_mbarrier_arrive' needs sm_80 or newer; here the target is " + arch);
+    emitAsm(B, "cp.async.mbarrier.arrive.noinc.shared::cta.b64 [$0];", "r", {mbarrierAddress(op)});
+    return;
+  default:
+    diags.fatal(op.loc, std::string("internal error: '") + ir::name(op.kind) + "' is not a synchronisation op");
+  }
+}
+
+void Emitter::emitMbarrierArrive(const ir::Op &op) {
+  const ir::SyncAttrs &a = op.sync;
+  bool remote = op.operands.size() > 1;
+  llvm::Value *addr = mbarrierAddress(op);
+  if (remote) {
+    // The same offset in the shared memory of the cluster's CTA `rank` (a 32-bit
+    // shared::cluster address).
+    auto *fty = llvm::FunctionType::get(B.getInt32Ty(), {B.getInt32Ty(), B.getInt32Ty()}, false);
+    addr = B.CreateCall(fty, llvm::InlineAsm::get(fty, "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r", false),
+                        {addr, scalar(op.operands[1])});
+  }
+  std::string space = remote ? ".release.cluster.shared::cluster.b64" : ".shared::cta.b64";
+  std::string text = a.tx ? "mbarrier.arrive.expect_tx" + space + " _, [$0], " + std::to_string(a.tx) + ";"
+                          : "mbarrier.arrive" + space + " _, [$0]" +
+                                (a.count != 1 ? ", " + std::to_string(a.count) : std::string()) + ";";
+  if (a.per == ir::Arrivers::Thread) // every thread: no predicate
+    return emitAsm(B, text, "r", {addr});
+  emitAsm(B, "@$1 " + text, "r,b", {addr, syncThreads(a.per)});
+}
+
+void Emitter::waitMbarrierParity(llvm::Value *bar, llvm::Value *parity) {
+  // try_wait returns after a time limit even when the phase is incomplete: loop until it is.
+  llvm::BasicBlock *loop = llvm::BasicBlock::Create(ctx, "mbarrier.wait", kernel_);
+  llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx, "mbarrier.done", kernel_);
+  B.CreateBr(loop);
+  B.SetInsertPoint(loop);
+  auto *fty = llvm::FunctionType::get(B.getInt32Ty(), {B.getInt32Ty(), B.getInt32Ty()}, false);
+  auto *tryWait = llvm::InlineAsm::get(
+      fty, "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }",
+      "=r,r,r,~{memory}", true);
+  llvm::Value *ok = B.CreateCall(fty, tryWait, {bar, parity});
+  B.CreateCondBr(B.CreateICmpNE(ok, B.getInt32(0)), done, loop);
+  B.SetInsertPoint(done);
+}
+
+} // namespace tle::nvptx
