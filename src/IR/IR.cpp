@@ -83,6 +83,9 @@ const char *name(OpKind k) {
   case OpKind::FenceMbarrierInit: return "fence_mbarrier_init";
   case OpKind::BarrierArrive: return "barrier_arrive";
   case OpKind::AsyncCopyMbarrierArrive: return "async_copy_mbarrier_arrive";
+  case OpKind::AsyncCopy: return "async_copy";
+  case OpKind::AsyncCommitGroup: return "async_commit_group";
+  case OpKind::AsyncWaitGroup: return "async_wait_group";
   case OpKind::GridDepControl: return "griddepcontrol";
   case OpKind::For: return "for";
   case OpKind::If: return "if";
@@ -116,7 +119,8 @@ bool isGpuSyncOp(OpKind k) {
   switch (k) {
   case OpKind::MbarrierInit: case OpKind::MbarrierArrive: case OpKind::MbarrierExpectTx: case OpKind::MbarrierWait:
   case OpKind::MbarrierInval: case OpKind::FenceProxyAsync: case OpKind::FenceMbarrierInit:
-  case OpKind::BarrierArrive: case OpKind::AsyncCopyMbarrierArrive:
+  case OpKind::BarrierArrive: case OpKind::AsyncCopyMbarrierArrive: case OpKind::AsyncCopy:
+  case OpKind::AsyncCommitGroup: case OpKind::AsyncWaitGroup:
     return true;
   default:
     return false;

@@ -503,7 +503,17 @@ private:
         }
       }
       break;
+    case OpKind::AsyncWaitGroup: { // async_wait_group N
+      SourceLoc at = tok_.loc;
+      int64_t n = number();
+      if (n < 0 || n > 63)
+        diags_.fatal(at, "async_wait_group takes 0 to 63 pending groups, got " + std::to_string(n));
+      op->sync.pending = static_cast<int>(n);
+      finish(*op, results, {});
+      return;
+    }
     case OpKind::Barrier: case OpKind::BarrierArrive: case OpKind::FenceProxyAsync: case OpKind::FenceMbarrierInit:
+    case OpKind::AsyncCommitGroup:
       syncAttrs(*op);
       [[fallthrough]];
     case OpKind::ClusterBarrier: case OpKind::ClusterArrive: case OpKind::ClusterWait:
@@ -511,7 +521,7 @@ private:
       finish(*op, results, {});
       return;
     case OpKind::MbarrierInit: case OpKind::MbarrierArrive: case OpKind::MbarrierExpectTx: case OpKind::MbarrierWait:
-    case OpKind::MbarrierInval: case OpKind::AsyncCopyMbarrierArrive:
+    case OpKind::MbarrierInval: case OpKind::AsyncCopyMbarrierArrive: case OpKind::AsyncCopy:
       syncAttrs(*op);
       break;
     case OpKind::LocalAlloc:
@@ -640,12 +650,13 @@ private:
     case OpKind::MbarrierInit: allowed = "count"; break;
     case OpKind::MbarrierArrive: allowed = "per count tx"; break;
     case OpKind::MbarrierExpectTx: allowed = "tx"; break;
+    case OpKind::AsyncCopy: allowed = "vec cache"; break;
     default: break;
     }
     bool count = false;
     while (tok_.kind == Tok::Ident && tok_.loc.line == op.loc.line) {
       std::string k = tok_.text;
-      if (k != "id" && k != "threads" && k != "per" && k != "count" && k != "tx")
+      if (k != "id" && k != "threads" && k != "per" && k != "count" && k != "tx" && k != "vec" && k != "cache")
         break;
       if ((" " + allowed + " ").find(" " + k + " ") == std::string::npos)
         fail("'" + std::string(name(op.kind)) + "' takes no '" + k + "='" +
@@ -658,14 +669,22 @@ private:
                                                                   : (fail("unknown per='" + w + "' (cta, warp, thread)"), Arrivers::Cta);
         continue;
       }
+      if (k == "cache") {
+        std::string w = expectIdentAny();
+        op.sync.cache = w == "ca" ? CopyCache::CA : w == "cg" ? CopyCache::CG
+                                                                : (fail("unknown cache='" + w + "' (ca, cg)"), CopyCache::Auto);
+        continue;
+      }
       SourceLoc at = tok_.loc;
       int64_t v = number();
-      if ((k == "id" || k == "threads") && (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max()))
+      if ((k == "id" || k == "threads" || k == "vec") && (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max()))
         diags_.fatal(at, k + "=" + std::to_string(v) + " is out of range");
       if (k == "id")
         op.sync.barrierId = static_cast<int>(v);
       else if (k == "threads")
         op.sync.threads = static_cast<int>(v);
+      else if (k == "vec")
+        op.sync.vec = static_cast<int>(v);
       else if (k == "count")
         op.sync.count = v, count = true;
       else

@@ -133,6 +133,10 @@ private:
       os_ << " count=" << a.count;
     if (a.tx)
       os_ << " tx=" << a.tx;
+    if (a.vec)
+      os_ << " vec=" << a.vec;
+    if (a.cache != CopyCache::Auto)
+      os_ << " cache=" << (a.cache == CopyCache::CA ? "ca" : "cg");
   }
 
   void opLine(const Op &op, int depth) {
@@ -223,8 +227,11 @@ private:
       os_ << " " << name(op.reduceKind) << " axis=" << op.axis << (op.ival ? " reverse" : "");
       break;
     case OpKind::Barrier: case OpKind::BarrierArrive: case OpKind::MbarrierInit: case OpKind::MbarrierArrive:
-    case OpKind::MbarrierExpectTx:
+    case OpKind::MbarrierExpectTx: case OpKind::AsyncCopy:
       syncAttrs(op);
+      break;
+    case OpKind::AsyncWaitGroup:
+      os_ << " " << op.sync.pending;
       break;
     case OpKind::LocalAlloc:
       os_ << " shape=[";

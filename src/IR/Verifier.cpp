@@ -139,8 +139,12 @@ struct Verifier {
       break;
     case OpKind::Barrier: case OpKind::GridDepControl: case OpKind::ClusterBarrier:
     case OpKind::ClusterArrive: case OpKind::ClusterWait: case OpKind::FenceProxyAsync:
-    case OpKind::FenceMbarrierInit: case OpKind::BarrierArrive:
+    case OpKind::FenceMbarrierInit: case OpKind::BarrierArrive: case OpKind::AsyncCommitGroup:
+    case OpKind::AsyncWaitGroup:
       lo = hi = 0, res = 0;
+      break;
+    case OpKind::AsyncCopy:
+      lo = 2, hi = 3, res = 0;
       break;
     case OpKind::MbarrierInit: case OpKind::MbarrierExpectTx: case OpKind::MbarrierInval:
     case OpKind::AsyncCopyMbarrierArrive:
@@ -264,6 +268,29 @@ struct Verifier {
                           std::to_string(a.threads));
     if (a.threads && a.barrierId < 0)
       return fail(op, "threads= needs a named barrier (id=)");
+    return true;
+  }
+
+  /// AsyncCopy: a shared pointer tile and a global one of one shape and pointee, an i1 mask of
+  /// that shape; a vector of 4, 8 or 16 bytes that holds whole elements; `.cg` only for 16.
+  bool asyncCopy(const Op &op) {
+    const Type &d = op.operands[0]->type, &s = op.operands[1]->type;
+    if (!d.isTile() || !d.elem.isPointer() || d.elem.space != AddrSpace::Shared)
+      return fail(op, "expects a tile of shared-memory pointers as destination, got " + d.str());
+    if (!s.isTile() || !s.elem.isPointer() || s.elem.space != AddrSpace::Global)
+      return fail(op, "expects a tile of global-memory pointers as source, got " + s.str());
+    if (d.shape != s.shape || d.elem.pointee != s.elem.pointee || d.elem.pointee == DType::I1)
+      return fail(op, "expects source and destination of one shape and element type (not i1), got " + d.str() +
+                          " and " + s.str());
+    if (op.operands.size() > 2 && op.operands[2]->type != s.withElem(ScalarType{DType::I1}))
+      return fail(op, "mask must be i1 of the pointers' shape, got " + op.operands[2]->type.str());
+    int v = op.sync.vec;
+    unsigned eb = storageBytes(d.elem.pointee);
+    if ((v != 0 && v != 4 && v != 8 && v != 16) || (v && v % static_cast<int>(eb)))
+      return fail(op, "expects vec=4, 8 or 16 bytes, a multiple of the " + std::to_string(eb) + "-byte element, got " +
+                          std::to_string(v));
+    if (op.sync.cache == CopyCache::CG && v && v != 16)
+      return fail(op, "cache=cg copies 16-byte vectors only, got vec=" + std::to_string(v));
     return true;
   }
 
@@ -619,8 +646,14 @@ struct Verifier {
     case OpKind::Print:
       return true; // any values, no results: checked by arity()
     case OpKind::ClusterBarrier: case OpKind::ClusterArrive: case OpKind::ClusterWait:
-    case OpKind::FenceProxyAsync: case OpKind::FenceMbarrierInit:
+    case OpKind::FenceProxyAsync: case OpKind::FenceMbarrierInit: case OpKind::AsyncCommitGroup:
       return true;
+    case OpKind::AsyncWaitGroup:
+      if (op.sync.pending < 0 || op.sync.pending > 63)
+        return fail(op, "expects 0 to 63 pending groups, got " + std::to_string(op.sync.pending));
+      return true;
+    case OpKind::AsyncCopy:
+      return asyncCopy(op);
     case OpKind::Barrier: case OpKind::BarrierArrive:
       return namedBarrier(op);
     case OpKind::MbarrierInit: case OpKind::MbarrierArrive: case OpKind::MbarrierExpectTx: case OpKind::MbarrierWait:

@@ -209,6 +209,17 @@ private:
       }
       return;
     }
+    case OpKind::AsyncCopy: {
+      // Every operand in the source's access layout (the vectors its pointers allow), or with
+      // vec= (the author's promise of contiguity) the default one of 16 bytes per thread.
+      const ir::Value *src = op.operands[1];
+      Layout l = strong_.count(src) ? want_[src]
+                 : op.sync.vec ? defaultFor(src->type, ir::storageBytes(src->type.elem.pointee))
+                               : accessLayout(src, op.operands.size() > 2 ? op.operands[2] : nullptr);
+      for (ir::Value *v : op.operands)
+        wish(v, l, true);
+      return;
+    }
     case OpKind::Load: case OpKind::AtomicRMW: case OpKind::AtomicCAS: {
       const ir::Value *r = op.result();
       if (r->type.isTile()) {
@@ -618,6 +629,13 @@ private:
       const Layout l = *op.operands[0]->layout;
       for (unsigned i = 1; i < op.operands.size(); ++i)
         require(b, at, op, i, l);
+      return;
+    }
+    case OpKind::AsyncCopy: { // destination and mask in the source's layout
+      const Layout l = *op.operands[1]->layout;
+      for (unsigned i = 0; i < op.operands.size(); ++i)
+        if (i != 1)
+          require(b, at, op, i, l);
       return;
     }
     case OpKind::Yield: case OpKind::Return:

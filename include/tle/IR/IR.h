@@ -184,6 +184,21 @@ enum class OpKind {
                ///< its cp.async copies issued so far: one arrival when they have all completed,
                ///< which the mbarrier's count must include (cp.async.mbarrier.arrive.noinc,
                ///< §9.7.13.15; sm_80+).
+  AsyncCopy,   ///< (*T_shared dst, *T src [, i1 mask]) -> (): tiles of one shape (src global):
+               ///< each thread starts asynchronous copies of its elements, dst[i] = src[i], in
+               ///< vectors of `vec` bytes (4, 8 or 16; 0: the widest the layout, the pointers'
+               ///< contiguity and alignment and the mask's runs allow, at least 4 bytes; with
+               ///< `vec` given the pointers must be aligned and contiguous for it and the mask
+               ///< constant over each vector); a masked-off vector reads nothing and zero-fills
+               ///< its bytes (cp.async.ca / .cg with src-size 0, PTX ISA §9.7.9.25.3; `.cg`, L2
+               ///< only, for 16-byte vectors unless `cache=ca`). Each element is copied once
+               ///< (replicated copies are not). The bytes are written by the time this thread's
+               ///< async_wait_group (or an async_copy_mbarrier_arrive's phase) says its group
+               ///< completed; other threads see them after a `barrier` that follows. sm_80+.
+  AsyncCommitGroup, ///< () -> (): every thread closes a group of its async_copy copies issued
+               ///< since its last commit (cp.async.commit_group). sm_80+.
+  AsyncWaitGroup, ///< () -> (): every thread waits until at most `pending` (0..63) of its most
+               ///< recently committed groups are incomplete (cp.async.wait_group pending). sm_80+.
   // --- Shape
   ExpandDims,  ///< (tile or scalar) -> tile with a size-1 dim inserted at `axis`.
   Broadcast,   ///< (tile) -> tile of the result shape; every size-1 dim of the operand is
@@ -283,6 +298,9 @@ const char *name(ReduceKind k);
 /// Which threads of the CTA execute an mbarrier arrival (MbarrierArrive's `per=`).
 enum class Arrivers : int { Cta, Warp, Thread };
 const char *name(Arrivers a);
+/// The cache operator of an async_copy (`cache=`): Auto is `.cg` for 16-byte vectors and `.ca`
+/// for 4 and 8 (cp.async.cg copies 16 bytes only).
+enum class CopyCache : int { Auto, CA, CG };
 /// Named attributes of the GPU synchronisation and asynchronous-copy ops (OpKind::MbarrierInit
 /// to AsyncCopyMbarrierArrive, and Barrier's named form); each kind's doc says which it reads,
 /// the others keep these defaults. Printed as `key=value`, defaults left out.
@@ -292,8 +310,12 @@ struct SyncAttrs {
   int barrierId = -1;         ///< `id=`: named barrier 0..15 (barrier, barrier_arrive); -1: none
   int threads = 0;            ///< `threads=`: threads of a named barrier; 0: the whole CTA
   Arrivers per = Arrivers::Cta; ///< `per=`: who arrives (mbarrier_arrive)
+  int vec = 0;                ///< `vec=`: bytes per copy (async_copy; 0: from the layout)
+  CopyCache cache = CopyCache::Auto; ///< `cache=`: async_copy's cache operator
+  int pending = 0;            ///< groups that may stay incomplete (async_wait_group N)
   bool operator==(const SyncAttrs &o) const {
-    return count == o.count && tx == o.tx && barrierId == o.barrierId && threads == o.threads && per == o.per;
+    return count == o.count && tx == o.tx && barrierId == o.barrierId && threads == o.threads && per == o.per &&
+           vec == o.vec && cache == o.cache && pending == o.pending;
   }
 };
 /// Whether `k` is one of the GPU synchronisation and asynchronous-copy ops (mbarriers, fences,

@@ -409,7 +409,8 @@ bool Lowering::emitOp(const ir::Op &op) {
     return true;
   case OpKind::MbarrierInit: case OpKind::MbarrierArrive: case OpKind::MbarrierExpectTx: case OpKind::MbarrierWait:
   case OpKind::MbarrierInval: case OpKind::FenceProxyAsync: case OpKind::FenceMbarrierInit:
-  case OpKind::BarrierArrive: case OpKind::AsyncCopyMbarrierArrive:
+  case OpKind::BarrierArrive: case OpKind::AsyncCopyMbarrierArrive: case OpKind::AsyncCopy:
+  case OpKind::AsyncCommitGroup: case OpKind::AsyncWaitGroup:
     return unsupported(op, "mbarriers, fences, named barriers and asynchronous copies need the GPU target");
   case OpKind::GridDepControl: // grids run one after the other: nothing to wait for or release
     return true;

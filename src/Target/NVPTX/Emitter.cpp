@@ -451,8 +451,11 @@ void Emitter::emitOpImpl(const ir::Op &op) {
     return emitInlineAsm(op);
   case OpKind::MbarrierInit: case OpKind::MbarrierArrive: case OpKind::MbarrierExpectTx: case OpKind::MbarrierWait:
   case OpKind::MbarrierInval: case OpKind::FenceProxyAsync: case OpKind::FenceMbarrierInit:
-  case OpKind::BarrierArrive: case OpKind::AsyncCopyMbarrierArrive:
+  case OpKind::BarrierArrive: case OpKind::AsyncCopyMbarrierArrive: case OpKind::AsyncCommitGroup:
+  case OpKind::AsyncWaitGroup:
     return emitSyncOp(op);
+  case OpKind::AsyncCopy:
+    return emitAsyncCopy(op);
   case OpKind::Constant: {
     ir::ScalarType t = op.result()->type.elem;
     llvm::Type *ty = llvmType(t);

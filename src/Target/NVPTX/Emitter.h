@@ -86,6 +86,12 @@ public:
   // translated alone.
   /// The ops of ir::isGpuSyncOp, and Barrier's named form (`id=`).
   void emitSyncOp(const ir::Op &op);
+  /// AsyncCopy: one cp.async per vector of the source tile's layout (SyncOps.cpp).
+  void emitAsyncCopy(const ir::Op &op);
+  /// The bytes each cp.async of AsyncCopy `op` copies: its `vec=`, else the widest vector the
+  /// layout, the pointers' contiguity and alignment and the mask allow (4, 8 or 16); a located
+  /// error when that is under 4 bytes or `vec=` exceeds the layout's contiguous registers.
+  int asyncCopyBytes(const ir::Op &op);
   /// MbarrierArrive: the threads `per` picks arrive, on this CTA's mbarrier or (a rank operand)
   /// on another cluster CTA's.
   void emitMbarrierArrive(const ir::Op &op);

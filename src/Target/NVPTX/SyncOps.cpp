@@ -1,8 +1,10 @@
-// The GPU synchronisation ops of the tile IR (ir::isGpuSyncOp, named barriers): mbarriers (PTX
-// ISA §9.7.13.15), proxy fences (§9.7.13.4), named barriers (§9.7.13.1), each translated alone:
-// the op says which threads run its instruction, and nothing here plans or places anything.
+// The GPU synchronisation and asynchronous-copy ops of the tile IR (ir::isGpuSyncOp, named
+// barriers): mbarriers (PTX ISA §9.7.13.15), proxy fences (§9.7.13.4), named barriers
+// (§9.7.13.1), cp.async with its groups (§9.7.9.25.3), each translated alone: the op says which
+// threads run its instruction, and nothing here plans or places anything.
 #include "Emitter.h"
 
+#include <llvm/IR/Constants.h>
 #include <llvm/IR/InlineAsm.h>
 
 namespace tle::nvptx {
@@ -48,8 +50,11 @@ void Emitter::emitSyncOp(const ir::Op &op) {
     emitAsm(B, text, "", {});
     return;
   }
-  if (op.kind != OpKind::AsyncCopyMbarrierArrive && smVersion() < 90)
-    diags.fatal(op.loc, std::string("'") + ir::name(op.kind) + "' needs sm_90 or newer; here the target is " + arch);
+  bool sm80 = op.kind == OpKind::AsyncCopyMbarrierArrive || op.kind == OpKind::AsyncCommitGroup ||
+              op.kind == OpKind::AsyncWaitGroup;
+  if (smVersion() < (sm80 ? 80u : 90u))
+    diags.fatal(op.loc, std::string("'") + ir::name(op.kind) + "' needs sm_" + (sm80 ? "80" : "90") +
+                            " or newer; here the target is " + arch);
   llvm::Value *thread0 = nullptr;
   auto first = [&] { return thread0 ? thread0 : (thread0 = syncThreads(ir::Arrivers::Cta)); };
   switch (op.kind) {
@@ -79,9 +84,13 @@ void Emitter::emitSyncOp(const ir::Op &op) {
     emitAsm(B, "fence.mbarrier_init.release.cluster;", "", {});
     return;
   case OpKind::AsyncCopyMbarrierArrive:
-    if (smVersion() < 80)
-      diags.fatal(op.loc, "'async_copy_mbarrier_arrive' needs sm_80 or newer; here the target is " + arch);
     emitAsm(B, "cp.async.mbarrier.arrive.noinc.shared::cta.b64 [$0];", "r", {mbarrierAddress(op)});
+    return;
+  case OpKind::AsyncCommitGroup:
+    emitAsm(B, "cp.async.commit_group;", "", {});
+    return;
+  case OpKind::AsyncWaitGroup:
+    emitAsm(B, "cp.async.wait_group " + std::to_string(a.pending) + ";", "", {});
     return;
   default:
     diags.fatal(op.loc, std::string("internal error: '") + ir::name(op.kind) + "' is not a synchronisation op");
@@ -121,6 +130,61 @@ void Emitter::waitMbarrierParity(llvm::Value *bar, llvm::Value *parity) {
   llvm::Value *ok = B.CreateCall(fty, tryWait, {bar, parity});
   B.CreateCondBr(B.CreateICmpNE(ok, B.getInt32(0)), done, loop);
   B.SetInsertPoint(done);
+}
+
+int Emitter::asyncCopyBytes(const ir::Op &op) {
+  const ir::Value *dst = op.operands[0], *src = op.operands[1];
+  const ir::Value *mask = op.operands.size() > 2 ? op.operands[2] : nullptr;
+  const ir::Layout &l = *src->layout;
+  int eb = static_cast<int>(ir::storageBytes(src->type.elem.pointee));
+  int64_t run = ir::contiguousRegisters(l, l.rank() - 1); // registers adjacent in the last dim
+  if (op.sync.vec) {
+    if (run * eb < op.sync.vec)
+      diags.fatal(op.loc, "async_copy vec=" + std::to_string(op.sync.vec) + " needs " +
+                              std::to_string(op.sync.vec / eb) + " contiguous elements per thread; its layout holds " +
+                              std::to_string(run));
+    return op.sync.vec;
+  }
+  int64_t elems = std::min<int64_t>(vectorWidth(src, mask), vectorWidth(dst, nullptr));
+  int bytes = static_cast<int>(std::min<int64_t>(elems * eb, 16));
+  while (bytes & (bytes - 1)) // a power of two
+    bytes &= bytes - 1;
+  if (bytes < 4)
+    diags.fatal(op.loc, "async_copy copies 4, 8 or 16 bytes per cp.async, but the pointers are known contiguous and "
+                        "aligned for " + std::to_string(bytes) + " bytes only (give vec= to promise more)");
+  return bytes;
+}
+
+void Emitter::emitAsyncCopy(const ir::Op &op) {
+  if (smVersion() < 80)
+    diags.fatal(op.loc, "'async_copy' needs sm_80 or newer; here the target is " + arch);
+  const ir::Value *src = op.operands[1];
+  const ir::Layout &l = *src->layout; // the layout pass gives every operand the source's
+  std::vector<llvm::Value *> S = regsIn(src, l), D = regsIn(op.operands[0], l);
+  std::vector<llvm::Value *> M;
+  if (op.operands.size() > 2)
+    M = regsIn(op.operands[2], l);
+  const int bytes = asyncCopyBytes(op);
+  const int perCopy = bytes / static_cast<int>(ir::storageBytes(src->type.elem.pointee));
+  bool cg = op.sync.cache == ir::CopyCache::CG || (op.sync.cache == ir::CopyCache::Auto && bytes == 16);
+  std::string text = std::string("cp.async.") + (cg ? "cg" : "ca") + ".shared.global [$0], [$1], " +
+                     std::to_string(bytes) + ", $2;";
+  // Each element once: one register of a replicated group, one thread of those holding it.
+  llvm::Value *owner = ownerPredicate(l);
+  bool everyThread = llvm::isa<llvm::ConstantInt>(owner) && llvm::cast<llvm::ConstantInt>(owner)->isOne();
+  int dupMask = ir::replicatedRegisterBits(l);
+  for (int g = 0; g < l.numRegs(); g += perCopy) {
+    if (g & dupMask)
+      continue;
+    llvm::Value *dst = addressOperand(D[g], ir::AddrSpace::Shared).first;
+    llvm::Value *from = B.CreatePtrToInt(S[g], B.getInt64Ty());
+    // A masked-off vector reads 0 bytes and zero-fills its destination.
+    llvm::Value *size = M.empty() ? B.getInt32(bytes) : B.CreateSelect(M[g], B.getInt32(bytes), B.getInt32(0));
+    if (everyThread)
+      emitAsm(B, text, "r,l,r", {dst, from, size});
+    else
+      emitAsm(B, "@$3 " + text, "r,l,r,b", {dst, from, size, owner});
+  }
 }
 
 } // namespace tle::nvptx
