@@ -254,8 +254,7 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
     }
     llvm::LLVMContext ctx;
     std::unique_ptr<llvm::Module> m;
-    passes.run("emit-llvm", nullptr, [&] { m = nvptx::emitLLVM(*fn, ctx, o.arch, diags); });
-    recordLaunchFacts(*m, launch);
+    passes.run("emit-llvm", nullptr, [&] { m = nvptx::emitLLVM(*fn, ctx, o.arch, launch, diags); });
     if (o.emit == Emit::LLVM) {
       std::string text;
       llvm::raw_string_ostream os(text);

@@ -1,19 +1,13 @@
-// Launch facts: -ns, checked -g expressions and `:1` parameters, recorded in __tle_metadata; the
+// Launch facts: -ns, checked -g expressions and `:1` parameters, for the kernel's metadata; the
 // launcher headers tlec writes next to a cubin or PTX output.
 #include "tle/Driver/LaunchFacts.h"
 #include "tle/AST/AST.h"
 #include "tle/Driver/GridExpr.h"
 #include "tle/Driver/Launcher.h"
 #include "tle/IR/IR.h"
-#include "tle/Runtime/Metadata.h"
 #include "tle/Sema/Specialize.h"
 
-#include <llvm/IR/Constants.h>
-#include <llvm/IR/GlobalVariable.h>
-#include <llvm/IR/Module.h>
 #include <llvm/Support/Casting.h>
-
-#include <nlohmann/json.hpp>
 
 #include <fstream>
 #include <set>
@@ -141,41 +135,6 @@ LaunchFacts collectLaunchFacts(const CompileOptions &o, const ast::Module *modul
   if (!o.grid.empty())
     f.grid = checkedGrid(o, fn, f.equalToOne, sm, diags);
   return f;
-}
-
-void recordLaunchFacts(llvm::Module &m, const LaunchFacts &facts) {
-  if (facts.empty())
-    return;
-  llvm::GlobalVariable *g = m.getGlobalVariable(metadata::kSymbol);
-  if (!g || !g->hasInitializer())
-    return;
-  auto *init = llvm::dyn_cast<llvm::ConstantDataSequential>(g->getInitializer());
-  if (!init || !init->isString())
-    return;
-  std::string text = init->getAsString().str();
-  text = text.substr(0, text.find('\0'));
-  auto doc = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!doc.is_object() || !doc["kernels"].is_array() || doc["kernels"].empty())
-    return;
-  nlohmann::ordered_json &k = doc["kernels"][0];
-  if (facts.numStages)
-    k["num_stages"] = *facts.numStages;
-  if (!facts.grid.empty())
-    k["grid"] = facts.grid;
-  if (!facts.equalToOne.empty()) {
-    nlohmann::ordered_json ones = nlohmann::ordered_json::array();
-    for (auto &e : facts.equalToOne)
-      ones.push_back({{"name", e.name}, {"type", e.type}, {"index", e.index}});
-    k["equal_to_1"] = ones;
-  }
-  auto *data = llvm::ConstantDataArray::getString(m.getContext(), doc.dump(), /*AddNull=*/true);
-  auto *fresh = new llvm::GlobalVariable(m, data->getType(), g->isConstant(), g->getLinkage(), data, "", nullptr,
-                                         g->getThreadLocalMode(), g->getAddressSpace());
-  fresh->setAlignment(g->getAlign());
-  fresh->takeName(g);
-  if (!g->use_empty())
-    g->replaceAllUsesWith(fresh);
-  g->eraseFromParent();
 }
 
 bool writeLaunchHeaders(const CompileOptions &o, const std::string &image, DiagnosticEngine &diags) {

@@ -4,15 +4,12 @@
 
 #include "tle/Driver/Compiler.h"
 #include "tle/Support/Diagnostics.h"
+#include "tle/Target/NVPTX/KernelMetadata.h"
 
 #include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
-
-namespace llvm {
-class Module;
-} // namespace llvm
 
 namespace tle {
 namespace ast {
@@ -25,22 +22,10 @@ class Function;
 
 namespace tle::driver {
 
-/// Launch facts of one specialised kernel, recorded in its `__tle_metadata` as the optional keys
-/// "num_stages", "grid" and "equal_to_1" (tle/Runtime/Metadata.h).
-struct LaunchFacts {
-  std::optional<int> numStages;  ///< -ns / --num-stages, when given
-  std::vector<std::string> grid; ///< -g: the three dimension expressions, or empty
-  /// A parameter a `:1` hint specialised to the constant 1: gone from the kernel's parameters,
-  /// still an argument of its launchers (which check that it is 1).
-  struct EqualToOne {
-    std::string name;  ///< the parameter name
-    std::string type;  ///< its type spelling, e.g. "i32"
-    size_t index = 0;  ///< its position among the launcher's arguments (runtime + `:1` parameters)
-  };
-  std::vector<EqualToOne> equalToOne;
-  /// True when nothing is to be recorded.
-  bool empty() const { return !numStages && grid.empty() && equalToOne.empty(); }
-};
+/// Launch facts of one specialised kernel (-ns, -g, `:1` parameters), handed to the NVPTX
+/// backend, which records them in the kernel's metadata as the optional keys "num_stages",
+/// "grid" and "equal_to_1" (tle/Target/NVPTX/KernelMetadata.h, tle/Runtime/Metadata.h).
+using LaunchFacts = nvptx::LaunchFacts;
 
 /// Collects the launch facts of `fn` specialised from `module` (null for tile-IR input) with
 /// `options`, and checks the -g expressions against its parameters. A bad expression is reported
@@ -48,9 +33,6 @@ struct LaunchFacts {
 /// then CompileAborted is thrown.
 LaunchFacts collectLaunchFacts(const CompileOptions &options, const ast::Module *module, const ir::Function &fn,
                                SourceManager &sm, DiagnosticEngine &diags);
-
-/// Adds `facts` to the `__tle_metadata` global of `m` (a no-op when facts.empty()).
-void recordLaunchFacts(llvm::Module &m, const LaunchFacts &facts);
 
 /// Writes the launchers --emit-header (C++) and --emit-header-c (C) ask for, from the emitted
 /// module `image` (cubin or PTX, read back the way tle-link reads it). Returns false after

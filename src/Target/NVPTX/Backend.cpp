@@ -1,6 +1,7 @@
 // The NVPTX target driver: module set-up (annotations, metadata), O3 + NVPTX codegen to PTX,
 // and ptxas for cubins.
 #include "tle/Target/NVPTX/NVPTXBackend.h"
+#include "tle/Target/NVPTX/KernelMetadata.h"
 #include "tle/Runtime/Metadata.h"
 #include "Emitter.h"
 #include "tle/Transforms/DotLowering.h"
@@ -21,8 +22,6 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
-
-#include <nlohmann/json.hpp>
 
 #include <llvm/Support/CommandLine.h>
 
@@ -209,69 +208,8 @@ bool containsDot(const ir::Block &b) {
 
 bool isSupportedArch(const std::string &arch) { return arch == "sm_80" || arch == "sm_90a"; }
 
-std::string metadataJSON(const ir::Function &f, const std::string &arch) {
-  nlohmann::ordered_json k;
-  k["name"] = f.name;
-  // A warp-specialised kernel launches its producer warpgroup too (as Triton's metadata counts
-  // all warps after warp specialisation).
-  k["num_warps"] = f.numWarps + f.producerWarps;
-  k["block"] = {32 * (f.numWarps + f.producerWarps), 1, 1};
-  k["shared_bytes"] = f.sharedBytes;
-  k["cluster"] = {f.cluster[0], f.cluster[1], f.cluster[2]};
-  k["cooperative"] = false;
-  nlohmann::ordered_json params = nlohmann::ordered_json::array();
-  for (auto &p : f.params)
-    params.push_back({{"name", p.name}, {"type", p.type.str()}, {"divisibility", p.divisibility}});
-  k["params"] = params;
-  if (!f.tensorMaps.empty()) {
-    // Built by the launcher from the arguments and passed after the params (docs/runtime.md).
-    nlohmann::ordered_json maps = nlohmann::ordered_json::array();
-    // A param by name, a constant, or a product as an array of both.
-    auto src = [&](const ir::TensorMapParam::Source &s) {
-      if (s.params.empty())
-        return nlohmann::ordered_json(s.value);
-      if (s.params.size() == 1 && s.value == 1)
-        return nlohmann::ordered_json(f.params[s.params[0]].name);
-      nlohmann::ordered_json product = nlohmann::ordered_json::array();
-      for (int p : s.params)
-        product.push_back(f.params[p].name);
-      if (s.value != 1)
-        product.push_back(s.value);
-      if (s.bits == 32)
-        return nlohmann::ordered_json{{"product", product}, {"bits", 32}};
-      return product;
-    };
-    for (const ir::TensorMapParam &t : f.tensorMaps) {
-      nlohmann::ordered_json shape = nlohmann::ordered_json::array(), strides = nlohmann::ordered_json::array();
-      for (size_t d = 0; d < t.shape.size(); ++d) {
-        shape.push_back(src(t.shape[d]));
-        strides.push_back(src(t.strides[d]));
-      }
-      maps.push_back({{"dtype", ir::name(t.dtype)}, {"base", f.params[t.base].name}, {"shape", shape},
-                      {"strides", strides}, {"box", t.box}, {"swizzle", t.swizzle}});
-    }
-    k["tensor_maps"] = maps;
-  }
-  nlohmann::ordered_json ce = nlohmann::ordered_json::object();
-  for (auto &[n, v] : f.constexprs) {
-    // Numbers and booleans as JSON values; anything else (a dtype name) as its text.
-    nlohmann::ordered_json parsed = nlohmann::ordered_json::parse(v, nullptr, /*allow_exceptions=*/false);
-    if (v == "True" || v == "False")
-      parsed = v == "True";
-    ce[n] = parsed.is_number() || parsed.is_boolean() ? parsed : nlohmann::ordered_json(v);
-  }
-  k["constexprs"] = ce;
-  nlohmann::ordered_json doc;
-  doc["format"] = metadata::kFormat;
-  doc["version"] = metadata::kVersion;
-  doc["target"] = arch;
-  doc["compiler"] = std::string("tlec ") + TLE_VERSION_STRING;
-  doc["kernels"] = nlohmann::ordered_json::array({k});
-  return doc.dump();
-}
-
 std::unique_ptr<llvm::Module> emitLLVM(ir::Function &f, llvm::LLVMContext &ctx, const std::string &arch,
-                                       DiagnosticEngine &diags) {
+                                       const LaunchFacts &launch, DiagnosticEngine &diags) {
   auto m = std::make_unique<llvm::Module>(f.name, ctx);
   m->setTargetTriple(kTriple);
   if (auto tm = makeTargetMachine(arch))
@@ -280,28 +218,30 @@ std::unique_ptr<llvm::Module> emitLLVM(ir::Function &f, llvm::LLVMContext &ctx, 
   Emitter e(f, *m, diags);
   e.arch = arch;
   llvm::Function *k = e.run();
-  int threads = 32 * (f.numWarps + f.producerWarps);
+  // The kernel's launch metadata, now that the emitter has set its resources.
+  const KernelMetadata md = describeKernel(f, arch, launch);
+  int threads = 32 * md.launchWarps();
   annotate(*m, k, "kernel", 1);
   // TMA descriptors are grid constants (CUDA's __grid_constant__): their address is the
   // param's own, not a local copy's. Indices are 1-based.
-  if (!f.tensorMaps.empty()) {
+  if (!md.tensorMaps.empty()) {
     llvm::LLVMContext &ctx = m->getContext();
     std::vector<llvm::Metadata *> idx;
-    for (size_t i = 0; i < f.tensorMaps.size(); ++i)
+    for (size_t i = 0; i < md.tensorMaps.size(); ++i)
       idx.push_back(llvm::ConstantAsMetadata::get(
-          llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), f.params.size() + i + 1)));
+          llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), md.params.size() + i + 1)));
     llvm::Metadata *md[] = {llvm::ValueAsMetadata::get(k), llvm::MDString::get(ctx, "grid_constant"),
                             llvm::MDNode::get(ctx, idx)};
     m->getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx, md));
   }
   annotate(*m, k, "reqntidx", threads);
   // Cluster dims: LLVM 19 has no annotation for them, so emitPTX writes the directives.
-  if (f.cluster != std::array<int, 3>{1, 1, 1}) {
+  if (md.cluster != std::array<int, 3>{1, 1, 1}) {
     if (arch == "sm_80")
-      diags.fatal(f.loc, "kernel '" + f.name + "' uses thread-block clusters of " + std::to_string(f.cluster[0]) +
+      diags.fatal(f.loc, "kernel '" + f.name + "' uses thread-block clusters of " + std::to_string(md.cluster[0]) +
                              " CTAs, which need sm_90 or newer; here the target is " + arch);
     std::vector<llvm::Metadata *> dims;
-    for (int d : f.cluster)
+    for (int d : md.cluster)
       dims.push_back(llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), d)));
     m->getOrInsertNamedMetadata(kClusterMetadata)->addOperand(llvm::MDNode::get(ctx, dims));
   }
@@ -313,8 +253,8 @@ std::unique_ptr<llvm::Module> emitLLVM(ir::Function &f, llvm::LLVMContext &ctx, 
     annotate(*m, k, "minctasm", 1);
   // A warp-specialised kernel's registers per thread at launch (`.maxnreg`), which its roles
   // then redistribute with setmaxnreg.
-  if (f.maxRegisters)
-    annotate(*m, k, "maxnreg", f.maxRegisters);
+  if (md.maxRegisters)
+    annotate(*m, k, "maxnreg", md.maxRegisters);
   // libdevice: functions the kernel calls (`__nv_*`) are linked in and made internal, so that
   // the O3 pipeline (NVVMReflect first) inlines and specialises them.
   bool needsLibdevice = false;
@@ -325,12 +265,12 @@ std::unique_ptr<llvm::Module> emitLLVM(ir::Function &f, llvm::LLVMContext &ctx, 
   // Resource checks that must be compile-time errors, not launch failures.
   constexpr int64_t kMaxShared = 227 * 1024; // sm_90 opt-in limit per block (sm_80: 163 KiB)
   int64_t limit = arch == "sm_80" ? 163 * 1024 : kMaxShared;
-  if (f.sharedBytes > limit)
-    diags.fatal(f.loc, "kernel '" + f.name + "' needs " + std::to_string(f.sharedBytes) +
+  if (md.sharedBytes > limit)
+    diags.fatal(f.loc, "kernel '" + f.name + "' needs " + std::to_string(md.sharedBytes) +
                            " bytes of shared memory, more than the " + std::to_string(limit) + " bytes " + arch +
                            " allows per block; use smaller blocks or fewer stages (-ns)");
   // Self-description: the metadata document as a NUL-terminated .global byte array.
-  std::string json = metadataJSON(f, arch);
+  std::string json = toJSON(md);
   auto *init = llvm::ConstantDataArray::getString(ctx, json, /*AddNull=*/true);
   auto *g = new llvm::GlobalVariable(*m, init->getType(), true, llvm::GlobalValue::ExternalLinkage, init,
                                      metadata::kSymbol, nullptr, llvm::GlobalValue::NotThreadLocal, 1);

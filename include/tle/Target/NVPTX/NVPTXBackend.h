@@ -3,6 +3,7 @@
 #pragma once
 
 #include "tle/IR/IR.h"
+#include "tle/Target/NVPTX/KernelMetadata.h"
 #include "tle/Support/Diagnostics.h"
 
 #include <memory>
@@ -22,10 +23,12 @@ bool isSupportedArch(const std::string &arch);
 /// Lowers a gpu-stage function (every tile value has a layout; see Transforms/LayoutAssignment.h)
 /// to an LLVM module for nvptx64-nvidia-cuda: one `ptx_kernel` function whose block size
 /// (32 * num_warps) is declared through `!nvvm.annotations` (reqntidx/maxntidx) so PTX carries
-/// `.reqntid`, plus the `__tle_metadata` global (tle/Runtime/Metadata.h). Sets
-/// `f.sharedBytes`. User-visible resource errors are reported through `diags`.
+/// `.reqntid`, plus the `__tle_metadata` global (tle/Runtime/Metadata.h): the kernel's
+/// KernelMetadata (describeKernel of `f` with the driver's `launch` facts), computed once after
+/// the emitter has set f's resources (shared bytes, producer warps, register cap, tensor maps)
+/// and serialised once (toJSON). User-visible resource errors are reported through `diags`.
 std::unique_ptr<llvm::Module> emitLLVM(ir::Function &f, llvm::LLVMContext &ctx, const std::string &arch,
-                                       DiagnosticEngine &diags);
+                                       const LaunchFacts &launch, DiagnosticEngine &diags);
 
 /// Runs LLVM's O3 pipeline on `m` and the NVPTX backend; returns the PTX text. `fpFusion`
 /// (Triton's enable_fp_fusion, default on; tlec --no-fp-fusion turns it off) lets the backend
@@ -38,8 +41,5 @@ std::string emitPTX(llvm::Module &m, const std::string &arch, bool fpFusion = tr
 /// Returns false with `error` set (including ptxas's own log) on failure or when no ptxas exists.
 bool assembleCubin(const std::string &ptx, const std::string &arch, const std::string &ptxasPath,
                    std::string &cubin, std::string &error);
-
-/// The JSON metadata document for `f` (format in tle/Runtime/Metadata.h).
-std::string metadataJSON(const ir::Function &f, const std::string &arch);
 
 } // namespace tle::nvptx
