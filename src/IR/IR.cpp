@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cassert>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -127,6 +129,10 @@ bool isGpuSyncOp(OpKind k) {
   }
 }
 
+const char *name(DotPrecision p) {
+  return p == DotPrecision::IEEE ? "ieee" : p == DotPrecision::TF32x3 ? "tf32x3" : "tf32";
+}
+
 bool isElementwise(OpKind k) {
   switch (k) {
   case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::FDiv: case OpKind::IDiv:
@@ -181,6 +187,11 @@ Value *Op::addResult(Type t) {
   return v;
 }
 
+void Op::attributeMisuse(const char *attr) const {
+  std::fprintf(stderr, "internal error: '%s' op has no attribute %s()\n", name(kind), attr);
+  std::abort();
+}
+
 Op *Builder::create(OpKind k, SourceLoc loc, std::vector<Value *> operands, std::vector<Type> resultTypes) {
   auto op = std::make_unique<Op>(k, loc);
   op->operands = std::move(operands);
@@ -215,8 +226,8 @@ Op *Builder::clone(const Op &op, std::vector<Value *> operands) {
 
 Value *Builder::constInt(SourceLoc loc, DType t, int64_t v) {
   Op *op = create(OpKind::Constant, loc, {}, {Type::scalar(t)});
-  op->ival = v;
-  op->fval = static_cast<double>(v);
+  op->setIntValue(v);
+  op->setFloatValue(static_cast<double>(v));
   return op->result();
 }
 
@@ -239,7 +250,7 @@ const char *evictionHintName(EvictionHint h) {
 
 Value *Builder::constFloat(SourceLoc loc, DType t, double v) {
   Op *op = create(OpKind::Constant, loc, {}, {Type::scalar(t)});
-  op->fval = v;
+  op->setFloatValue(v);
   return op->result();
 }
 
@@ -271,7 +282,7 @@ Value *Builder::cmp(SourceLoc loc, CmpPred p, Value *a, Value *b) {
     b = cast(loc, b, f32);
   }
   Op *op = create(OpKind::Cmp, loc, {a, b}, {a->type.withElem(ScalarType{DType::I1})});
-  op->pred = p;
+  op->setPredicate(p);
   return op->result();
 }
 

@@ -407,9 +407,9 @@ private:
       expect(":");
       Type t = type();
       if (isFloat(t.dtype()))
-        op->fval = v == "inf" ? 1.0 / 0.0 : v == "-inf" ? -1.0 / 0.0 : v == "nan" ? 0.0 / 0.0 : std::strtod(v.c_str(), nullptr);
+        op->setFloatValue(v == "inf" ? 1.0 / 0.0 : v == "-inf" ? -1.0 / 0.0 : v == "nan" ? 0.0 / 0.0 : std::strtod(v.c_str(), nullptr));
       else
-        op->ival = std::strtoll(v.c_str(), nullptr, 10);
+        op->setIntValue(std::strtoll(v.c_str(), nullptr, 10));
       finish(*op, results, {t});
       return;
     }
@@ -418,59 +418,63 @@ private:
       expect("=");
       op->axis = axisNumber();
       break;
-    case OpKind::Arange:
-      op->ival = number();
+    case OpKind::Arange: {
+      int64_t start = number();
       expect(",");
-      op->ival2 = number();
+      op->setArangeBounds(start, number());
       break;
+    }
     case OpKind::Cmp: {
       std::string p = expectIdentAny();
       static const std::map<std::string, CmpPred> preds = {{"eq", CmpPred::Eq}, {"ne", CmpPred::Ne}, {"lt", CmpPred::Lt},
                                                           {"le", CmpPred::Le}, {"gt", CmpPred::Gt}, {"ge", CmpPred::Ge}};
       if (!preds.count(p))
         fail("unknown comparison '" + p + "'");
-      op->pred = preds.at(p);
+      op->setPredicate(preds.at(p));
       break;
     }
     case OpKind::Permute: {
       expectIdent("order");
       expect("=");
-      op->ints = intList();
+      op->setPermutation(intList());
       break;
     }
     case OpKind::FDiv: case OpKind::Cast:
       if (tok_.kind == Tok::Ident && (tok_.text == "rn" || tok_.text == "rtz")) {
-        op->ival = 1;
+        if (op->kind == OpKind::FDiv)
+          op->setDivRn(true);
+        else
+          op->setRoundTowardZero(true);
         bump();
       }
       break;
     case OpKind::ExternCall:
-      op->sym = expectString();
+      op->setCallee(expectString());
       break;
     case OpKind::InlineAsm:
-      op->sym = expectString();
-      op->constraints = expectString();
+      op->setAsmText(expectString());
+      op->setAsmConstraints(expectString());
       expectIdent("pack");
       expect("=");
-      op->ival = number();
+      op->setAsmPack(number());
       if (tok_.kind == Tok::Ident && tok_.text == "pure") {
         bump();
-        op->ival2 = 1;
+        op->setAsmPure(true);
       }
       break;
     case OpKind::Print:
       if (tok_.kind == Tok::Ident && tok_.text == "hex") {
         bump();
-        op->ival = 1;
+        op->setPrintHex(true);
       }
-      op->sym = expectString();
+      op->setPrintPrefix(expectString());
       if (tok_.loc.line != loc.line) { // no operands: the next line is the next op
         finish(*op, results, {});
         return;
       }
       break;
     case OpKind::Assert:
-      op->sym = expectString();
+      op->setAssertMessage(expectString());
       break;
     case OpKind::Load: case OpKind::Store:
       // Optional hints: cache=cg eviction=evict_last volatile (loads), before the operands.
@@ -482,12 +486,15 @@ private:
         if (k == "volatile" && op->kind != OpKind::Load)
           fail("'volatile' marks loads only");
         if (k == "volatile" || k == "tma") {
-          op->axis = 1;
+          if (k == "volatile")
+            op->setVolatile(true);
+          else
+            op->setTmaStore(true);
           continue;
         }
         if (k == "desc") { // desc=[block shape]: a tensor-descriptor load or store
           expect("=");
-          op->ints = intList();
+          op->setBlockShape(intList());
           continue;
         }
         expect("=");
@@ -497,9 +504,11 @@ private:
           for (int64_t i = 1; i <= static_cast<int64_t>(CacheHint::WT); ++i)
             if (v == cacheHintName(static_cast<CacheHint>(i)) + 1)
               c = i;
-          op->ival = c ? c : (fail("unknown cache hint '" + v + "'"), 0);
+          op->setCacheHint(c ? static_cast<CacheHint>(c) : (fail("unknown cache hint '" + v + "'"), CacheHint::None));
         } else {
-          op->ival2 = v == "evict_first" ? 1 : v == "evict_last" ? 2 : (fail("unknown eviction hint '" + v + "'"), 0);
+          op->setEvictionHint(v == "evict_first"  ? EvictionHint::EvictFirst
+                              : v == "evict_last" ? EvictionHint::EvictLast
+                                                  : (fail("unknown eviction hint '" + v + "'"), EvictionHint::None));
         }
       }
       break;
@@ -527,7 +536,7 @@ private:
     case OpKind::LocalAlloc:
       expectIdent("shape");
       expect("=");
-      op->ints = intList();
+      op->setAllocShape(intList());
       if (tok_.kind == Tok::Ident && tok_.text == "offset") { // placed by allocate-shared
         bump();
         expect("=");
@@ -536,7 +545,9 @@ private:
       break;
     case OpKind::GridDepControl: {
       std::string w = expectIdentAny();
-      op->ival = w == "launch_dependents" ? 1 : w == "wait" ? 0 : (fail("unknown griddepcontrol '" + w + "'"), 0);
+      if (w != "launch_dependents" && w != "wait")
+        fail("unknown griddepcontrol '" + w + "'");
+      op->setLaunchDependents(w == "launch_dependents");
       finish(*op, results, {});
       return;
     }
@@ -549,9 +560,9 @@ private:
         fail(std::string("unknown atomic ") + what + " '" + w + "'");
       };
       if (op->kind == OpKind::AtomicRMW)
-        op->ival = pick({"add", "max", "min", "and", "or", "xor", "xchg"}, "operation");
-      op->ival2 = pick({"relaxed", "acquire", "release", "acq_rel"}, "ordering");
-      op->axis = static_cast<int>(pick({"gpu", "cta", "sys"}, "scope"));
+        op->setAtomicKind(static_cast<AtomicKind>(pick({"add", "max", "min", "and", "or", "xor", "xchg"}, "operation")));
+      op->setMemSem(static_cast<MemSem>(pick({"relaxed", "acquire", "release", "acq_rel"}, "ordering")));
+      op->setMemScope(static_cast<MemScope>(pick({"gpu", "cta", "sys"}, "scope")));
       break;
     }
     case OpKind::Scan: {
@@ -564,7 +575,7 @@ private:
       op->axis = axisNumber();
       if (tok_.kind == Tok::Ident && tok_.text == "reverse") {
         bump();
-        op->ival = 1;
+        op->setReverse(true);
       }
       break;
     }
@@ -573,13 +584,16 @@ private:
         break; // fp16/bf16/int dots print no precision
       std::string pr = expectIdentAny();
       if (pr != "max_num_imprecise_acc") {
-        op->ival = pr == "ieee" ? 2 : pr == "tf32x3" ? 1 : pr == "tf32" ? 0 : (fail("unknown dot precision '" + pr + "'"), 0);
+        op->setDotPrecision(pr == "ieee"     ? DotPrecision::IEEE
+                            : pr == "tf32x3" ? DotPrecision::TF32x3
+                            : pr == "tf32"   ? DotPrecision::TF32
+                                             : (fail("unknown dot precision '" + pr + "'"), DotPrecision::TF32));
         if (tok_.kind != Tok::Ident)
           break;
         expectIdent("max_num_imprecise_acc");
       }
       expect("=");
-      op->ival2 = number();
+      op->setMaxNumImpreciseAcc(number());
       break;
     }
     case OpKind::Reduce: {
@@ -719,15 +733,15 @@ private:
     op.operands.push_back(use());
     if (tok_.kind == Tok::Ident && tok_.text == "num_stages") {
       bump();
-      op.ival = number();
+      op.setNumStages(number());
     }
     if (tok_.kind == Tok::Ident && tok_.text == "warp_specialize") {
       bump();
-      op.ival2 |= kForWarpSpecialize;
+      op.setWarpSpecialize(true);
     }
     if (tok_.kind == Tok::Ident && tok_.text == "flatten") {
       bump();
-      op.ival2 |= kForFlatten;
+      op.setFlatten(true);
     }
     std::vector<Tok> iters;
     if (tok_.kind == Tok::Ident && tok_.text == "iter") {

@@ -95,6 +95,14 @@ private:
     return s;
   }
 
+  /// Prints `label` and the list as `[a,b,...]`.
+  void intList(const char *label, const std::vector<int64_t> &v) {
+    os_ << label << "[";
+    for (size_t i = 0; i < v.size(); ++i)
+      os_ << (i ? "," : "") << v[i];
+    os_ << "]";
+  }
+
   void indent(int n) {
     for (int i = 0; i < n; ++i)
       os_ << "  ";
@@ -148,83 +156,76 @@ private:
     os_ << name(op.kind);
     switch (op.kind) {
     case OpKind::Constant:
-      os_ << " " << (isFloat(op.result()->type.dtype()) ? floatText(op.fval) : std::to_string(op.ival));
+      os_ << " " << (isFloat(op.result()->type.dtype()) ? floatText(op.floatValue()) : std::to_string(op.intValue()));
       break;
     case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::ExpandDims: case OpKind::Flip:
       os_ << " axis=" << op.axis;
       break;
     case OpKind::Arange:
-      os_ << " " << op.ival << ", " << op.ival2;
+      os_ << " " << op.arangeStart() << ", " << op.arangeEnd();
       break;
     case OpKind::Cmp:
-      os_ << " " << name(op.pred);
+      os_ << " " << name(op.predicate());
       break;
     case OpKind::Load: case OpKind::Store:
-      if (op.ival)
-        os_ << " cache=" << (cacheHintName(static_cast<CacheHint>(op.ival)) + 1);
-      if (op.ival2)
-        os_ << " eviction=" << evictionHintName(static_cast<EvictionHint>(op.ival2));
-      if (op.kind == OpKind::Load && op.axis)
+      if (op.cacheHint() != CacheHint::None)
+        os_ << " cache=" << (cacheHintName(op.cacheHint()) + 1);
+      if (op.evictionHint() != EvictionHint::None)
+        os_ << " eviction=" << evictionHintName(op.evictionHint());
+      if (op.kind == OpKind::Load && op.isVolatile())
         os_ << " volatile";
-      if (op.kind == OpKind::Store && op.axis)
+      if (op.kind == OpKind::Store && op.isTmaStore())
         os_ << " tma";
-      if (!op.ints.empty()) {
-        os_ << " desc=[";
-        for (size_t i = 0; i < op.ints.size(); ++i)
-          os_ << (i ? "," : "") << op.ints[i];
-        os_ << "]";
-      }
+      if (op.hasDescriptor())
+        intList(" desc=", op.blockShape());
       break;
     case OpKind::Reduce:
       os_ << " " << name(op.reduceKind) << " axis=" << op.axis;
       break;
     case OpKind::Dot:
       if (op.operands[0]->type.dtype() == DType::F32)
-        os_ << " " << (op.ival == 2 ? "ieee" : op.ival == 1 ? "tf32x3" : "tf32");
-      if (op.ival2 > 0)
-        os_ << " max_num_imprecise_acc=" << op.ival2;
+        os_ << " " << name(op.dotPrecision());
+      if (op.maxNumImpreciseAcc() > 0)
+        os_ << " max_num_imprecise_acc=" << op.maxNumImpreciseAcc();
       break;
     case OpKind::Permute: {
-      os_ << " order=[";
-      for (size_t i = 0; i < op.ints.size(); ++i)
-        os_ << (i ? "," : "") << op.ints[i];
-      os_ << "]";
+      intList(" order=", op.permutation());
       if (op.sharedOffset >= 0)
         os_ << " offset=" << op.sharedOffset;
       break;
     }
     case OpKind::FDiv:
-      if (op.ival)
+      if (op.isDivRn())
         os_ << " rn";
       break;
     case OpKind::Cast:
-      if (op.ival)
+      if (op.roundsTowardZero())
         os_ << " rtz";
       break;
     case OpKind::ExternCall:
-      os_ << " \"" << op.sym << "\"";
+      os_ << " \"" << op.callee() << "\"";
       break;
     case OpKind::InlineAsm:
-      os_ << " " << quoted(op.sym) << " " << quoted(op.constraints) << " pack=" << op.ival << (op.ival2 ? " pure" : "");
+      os_ << " " << quoted(op.asmText()) << " " << quoted(op.asmConstraints()) << " pack=" << op.asmPack()
+          << (op.asmPure() ? " pure" : "");
       break;
     case OpKind::Print:
-      os_ << (op.ival ? " hex " : " ") << quoted(op.sym);
+      os_ << (op.printHex() ? " hex " : " ") << quoted(op.printPrefix());
       break;
     case OpKind::Assert:
-      os_ << " " << quoted(op.sym);
+      os_ << " " << quoted(op.assertMessage());
       break;
     case OpKind::GridDepControl:
-      os_ << (op.ival ? " launch_dependents" : " wait");
+      os_ << (op.launchDependents() ? " launch_dependents" : " wait");
       break;
     case OpKind::AtomicRMW:
-      os_ << " " << name(static_cast<AtomicKind>(op.ival)) << " " << name(static_cast<MemSem>(op.ival2)) << " "
-          << name(static_cast<MemScope>(op.axis));
+      os_ << " " << name(op.atomicKind()) << " " << name(op.memSem()) << " " << name(op.memScope());
       break;
     case OpKind::AtomicCAS:
-      os_ << " " << name(static_cast<MemSem>(op.ival2)) << " " << name(static_cast<MemScope>(op.axis));
+      os_ << " " << name(op.memSem()) << " " << name(op.memScope());
       break;
     case OpKind::Scan:
-      os_ << " " << name(op.reduceKind) << " axis=" << op.axis << (op.ival ? " reverse" : "");
+      os_ << " " << name(op.reduceKind) << " axis=" << op.axis << (op.isReverse() ? " reverse" : "");
       break;
     case OpKind::Barrier: case OpKind::BarrierArrive: case OpKind::MbarrierInit: case OpKind::MbarrierArrive:
     case OpKind::MbarrierExpectTx: case OpKind::AsyncCopy:
@@ -234,10 +235,7 @@ private:
       os_ << " " << op.sync.pending;
       break;
     case OpKind::LocalAlloc:
-      os_ << " shape=[";
-      for (size_t i = 0; i < op.ints.size(); ++i)
-        os_ << (i ? "," : "") << op.ints[i];
-      os_ << "]";
+      intList(" shape=", op.allocShape());
       if (op.sharedOffset >= 0)
         os_ << " offset=" << op.sharedOffset;
       break;
@@ -248,11 +246,11 @@ private:
       const Block &body = *op.regions[0];
       os_ << " " << ref(body.args[0].get()) << " = " << ref(op.operands[0]) << " to " << ref(op.operands[1])
           << " step " << ref(op.operands[2]);
-      if (op.ival)
-        os_ << " num_stages " << op.ival;
-      if (op.ival2 & ir::kForWarpSpecialize)
+      if (op.numStages())
+        os_ << " num_stages " << op.numStages();
+      if (op.warpSpecialize())
         os_ << " warp_specialize";
-      if (op.ival2 & ir::kForFlatten)
+      if (op.flatten())
         os_ << " flatten";
       if (op.operands.size() > 3) {
         os_ << " iter(";

@@ -102,13 +102,13 @@ struct Verifier {
       break;
     case OpKind::Load:
       lo = 1, hi = 3;
-      if (!op.ints.empty()) // a tensor-descriptor load: + base, shape, strides, offsets, guards
-        lo = 4 + 3 * op.ints.size(), hi = SIZE_MAX;
+      if (op.hasDescriptor()) // a tensor-descriptor load: + base, shape, strides, offsets, guards
+        lo = 4 + 3 * op.blockShape().size(), hi = SIZE_MAX;
       break;
     case OpKind::Store:
       lo = 2, hi = 3, res = 0;
-      if (!op.ints.empty()) // a tensor-descriptor store: mask, base, shape, strides, offsets
-        lo = hi = 4 + 3 * op.ints.size();
+      if (op.hasDescriptor()) // a tensor-descriptor store: mask, base, shape, strides, offsets
+        lo = hi = 4 + 3 * op.blockShape().size();
       break;
     case OpKind::AtomicRMW:
       lo = 2, hi = 3;
@@ -227,12 +227,12 @@ struct Verifier {
   /// the base, a scalar pointer to the pointee; shape, strides and offsets, i64 scalars; then
   /// (loads only, by arity) i1 guards.
   bool descriptorOperands(const Op &op, const Type &p) {
-    if (op.ints != p.shape)
+    if (op.blockShape() != p.shape)
       return fail(op, "the descriptor's block shape must be the pointer tile's shape");
     const Type &base = op.operands[3]->type;
     if (!base.isScalar() || !base.elem.isPointer() || base.elem.pointee != p.elem.pointee)
       return fail(op, "the descriptor's base must be a scalar pointer of the accessed type");
-    size_t guards = 4 + 3 * op.ints.size();
+    size_t guards = 4 + 3 * op.blockShape().size();
     for (size_t i = 4; i < op.operands.size(); ++i)
       if (op.operands[i]->type != Type(ScalarType{i < guards ? DType::I64 : DType::I1}))
         return fail(op, i < guards ? "the descriptor's shape, strides and offsets must be i64 scalars"
@@ -241,15 +241,15 @@ struct Verifier {
   }
 
   bool memoryHints(const Op &op) {
-    auto c = static_cast<CacheHint>(op.ival);
+    CacheHint c = op.cacheHint();
+    EvictionHint e = op.evictionHint();
     bool load = op.kind == OpKind::Load;
     bool cacheOk = c == CacheHint::None || c == CacheHint::CG ||
                    (load ? (c == CacheHint::CA || c == CacheHint::CV) : (c == CacheHint::WB || c == CacheHint::CS || c == CacheHint::WT));
-    if (!cacheOk || op.ival2 < 0 || op.ival2 > static_cast<int64_t>(EvictionHint::EvictLast) ||
-        op.axis < 0 || op.axis > 1) // loads: volatile; stores: written with TMA
-      return fail(op, "unknown cache, eviction or volatile hint");
+    if (!cacheOk || e < EvictionHint::None || e > EvictionHint::EvictLast)
+      return fail(op, "unknown cache or eviction hint");
     if (op.operands[0]->type.elem.space != AddrSpace::Global &&
-        (c != CacheHint::None || op.ival2 != 0 || !op.ints.empty() || (!load && op.axis)))
+        (c != CacheHint::None || e != EvictionHint::None || op.hasDescriptor() || (!load && op.isTmaStore())))
       return fail(op, "cache and eviction hints, tensor descriptors and TMA apply to global memory only");
     return true;
   }
@@ -410,12 +410,13 @@ struct Verifier {
       return true;
     case OpKind::Arange: {
       const Type &t = op.result()->type;
-      if (op.ival < std::numeric_limits<int32_t>::min() || op.ival2 > int64_t(std::numeric_limits<int32_t>::max()) + 1 ||
-          op.ival2 <= op.ival)
-        return fail(op, "bounds " + std::to_string(op.ival) + ", " + std::to_string(op.ival2) +
+      int64_t start = op.arangeStart(), end = op.arangeEnd();
+      if (start < std::numeric_limits<int32_t>::min() || end > int64_t(std::numeric_limits<int32_t>::max()) + 1 ||
+          end <= start)
+        return fail(op, "bounds " + std::to_string(start) + ", " + std::to_string(end) +
                             " must satisfy start < end within int32");
-      if (t.rank() != 1 || t.dtype() != DType::I32 || t.shape[0] != op.ival2 - op.ival)
-        return fail(op, "result must be tile<" + std::to_string(op.ival2 - op.ival) + "xi32>, got " + t.str());
+      if (t.rank() != 1 || t.dtype() != DType::I32 || t.shape[0] != end - start)
+        return fail(op, "result must be tile<" + std::to_string(end - start) + "xi32>, got " + t.str());
       return true;
     }
     case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::FDiv: case OpKind::IDiv:
@@ -458,12 +459,12 @@ struct Verifier {
           return fail(op, "operands must be numeric scalars or tiles of the results' shape");
         ins.push_back(v->type);
       }
-      if (std::string why = inlineAsmConstraintError(op.constraints, outs, ins, op.ival); !why.empty())
+      if (std::string why = inlineAsmConstraintError(op.asmConstraints(), outs, ins, op.asmPack()); !why.empty())
         return fail(op, why);
       return true;
     }
     case OpKind::ExternCall:
-      if (op.sym.empty())
+      if (op.callee().empty())
         return fail(op, "needs a function name");
       for (Value *v : op.operands)
         if (v->type.shape != op.result()->type.shape || !numeric(v->type.dtype()) || isFP8(v->type.dtype()))
@@ -505,7 +506,7 @@ struct Verifier {
         return fail(op, "mask must be i1 of the pointer's shape");
       if (op.operands.size() > 2 && op.operands[2]->type != op.result()->type)
         return fail(op, "other must have the result type");
-      if (!op.ints.empty() && !descriptorOperands(op, p)) // base, shape, strides, offsets, guards
+      if (op.hasDescriptor() && !descriptorOperands(op, p)) // base, shape, strides, offsets, guards
         return false;
       return memoryHints(op);
     }
@@ -515,9 +516,9 @@ struct Verifier {
         return fail(op, "expects (ptr, value of the pointee type) of one shape");
       if (op.operands.size() > 2 && op.operands[2]->type != p.withElem(ScalarType{DType::I1}))
         return fail(op, "mask must be i1 of the pointer's shape");
-      if (!op.ints.empty() && !descriptorOperands(op, p)) // mask, then base, shape, strides, offsets
+      if (op.hasDescriptor() && !descriptorOperands(op, p)) // mask, then base, shape, strides, offsets
         return false;
-      if (op.ints.empty() && op.axis)
+      if (!op.hasDescriptor() && op.isTmaStore())
         return fail(op, "a TMA store needs the tensor descriptor (desc=[...])");
       return memoryHints(op);
     }
@@ -536,8 +537,9 @@ struct Verifier {
         return fail(op, "mask must be i1 of the pointer's shape");
       if (op.result()->type != v)
         return fail(op, "result must be the pointee type of the pointer's shape");
-      if ((op.kind == OpKind::AtomicRMW && (op.ival < 0 || op.ival > int64_t(AtomicKind::Xchg))) || op.ival2 < 0 ||
-          op.ival2 > int64_t(MemSem::AcqRel) || op.axis < 0 || op.axis > int(MemScope::Sys))
+      if ((op.kind == OpKind::AtomicRMW && (op.atomicKind() < AtomicKind::Add || op.atomicKind() > AtomicKind::Xchg)) ||
+          op.memSem() < MemSem::Relaxed || op.memSem() > MemSem::AcqRel || op.memScope() < MemScope::Gpu ||
+          op.memScope() > MemScope::Sys)
         return fail(op, "unknown operation, ordering or scope");
       return true;
     }
@@ -621,14 +623,15 @@ struct Verifier {
     }
     case OpKind::Permute: {
       const Type &in = op.operands[0]->type;
-      if (op.ints.size() != in.rank() || op.result()->type.rank() != in.rank() || op.result()->type.elem != in.elem)
+      const std::vector<int64_t> &order = op.permutation();
+      if (order.size() != in.rank() || op.result()->type.rank() != in.rank() || op.result()->type.elem != in.elem)
         return fail(op, "order must name every dim");
       std::vector<bool> seen(in.rank(), false);
-      for (size_t i = 0; i < op.ints.size(); ++i) {
-        if (op.ints[i] < 0 || op.ints[i] >= int64_t(in.rank()) || seen[op.ints[i]])
+      for (size_t i = 0; i < order.size(); ++i) {
+        if (order[i] < 0 || order[i] >= int64_t(in.rank()) || seen[order[i]])
           return fail(op, "order is not a permutation");
-        seen[op.ints[i]] = true;
-        if (op.result()->type.shape[i] != in.shape[op.ints[i]])
+        seen[order[i]] = true;
+        if (op.result()->type.shape[i] != in.shape[order[i]])
           return fail(op, "result shape does not match the order");
       }
       return true;
@@ -647,6 +650,7 @@ struct Verifier {
       return true; // any values, no results: checked by arity()
     case OpKind::ClusterBarrier: case OpKind::ClusterArrive: case OpKind::ClusterWait:
     case OpKind::FenceProxyAsync: case OpKind::FenceMbarrierInit: case OpKind::AsyncCommitGroup:
+    case OpKind::GridDepControl:
       return true;
     case OpKind::AsyncWaitGroup:
       if (op.sync.pending < 0 || op.sync.pending > 63)
@@ -663,7 +667,8 @@ struct Verifier {
       const Type &r = op.result()->type;
       if (!r.isScalar() || !r.elem.isPointer() || r.elem.space != AddrSpace::Shared || r.elem.pointee == DType::I1)
         return fail(op, "expects a scalar shared-memory pointer result (not to i1), got " + r.str());
-      if (op.ints.empty() || std::any_of(op.ints.begin(), op.ints.end(), [](int64_t d) { return d < 1; }))
+      const std::vector<int64_t> &shape = op.allocShape();
+      if (shape.empty() || std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d < 1; }))
         return fail(op, "expects a shape of positive dims (shape=[...])");
       if (op.sharedOffset < -1 || (op.sharedOffset >= 0 && op.sharedOffset % 16))
         return fail(op, "expects a 16-byte aligned offset, got " + std::to_string(op.sharedOffset));
@@ -679,10 +684,6 @@ struct Verifier {
         return fail(op, "result must be the cluster pointer of the operand's shape");
       return true;
     }
-    case OpKind::GridDepControl:
-      if (op.ival != 0 && op.ival != 1)
-        return fail(op, "expects ival 0 (wait) or 1 (launch_dependents)");
-      return true;
     case OpKind::Flip: {
       const Type &in = op.operands[0]->type;
       if (!in.isTile() || op.result()->type != in)
@@ -817,7 +818,7 @@ std::string verify(const Function &f, SourceLoc &where) {
     if (op.kind != OpKind::RemotePtr || !bad.empty() || !op.operands[1]->def ||
         op.operands[1]->def->kind != OpKind::Constant)
       return;
-    int64_t rank = op.operands[1]->def->ival;
+    int64_t rank = op.operands[1]->def->intValue();
     if (rank < 0 || rank >= clusterSize) {
       where = op.loc;
       bad = "'remote_ptr': rank " + std::to_string(rank) + " is outside the kernel's cluster of " +

@@ -89,9 +89,10 @@ SVal atomic(Specializer &S, const BuiltinCall &c) {
   }
   ir::Op *op = S.b->create(cas ? ir::OpKind::AtomicCAS : ir::OpKind::AtomicRMW, loc, ops,
                          {ptr->type.withElem(ir::ScalarType{et})});
-  op->ival = static_cast<int64_t>(kind);
-  op->ival2 = static_cast<int64_t>(sem);
-  op->axis = static_cast<int>(scope);
+  if (!cas)
+    op->setAtomicKind(kind);
+  op->setMemSem(sem);
+  op->setMemScope(scope);
   return SVal::tensor(op->result());
 }
 

@@ -211,7 +211,7 @@ SVal cudaGdc(Specializer &S, const BuiltinCall &c) {
     S.fail(args.pos.empty() ? args.kw.front().second.loc : args.pos[0].loc,
          c.fname + "() takes no arguments");
   ir::Op *op = S.b->create(ir::OpKind::GridDepControl, loc, {}, {});
-  op->ival = name == "cuda.gdc_launch_dependents" ? 1 : 0;
+  op->setLaunchDependents(name == "cuda.gdc_launch_dependents");
   return SVal::none();
 }
 

@@ -154,8 +154,8 @@ void Specializer::devicePrint(const std::string &fname, CallArgs &args) {
   if (prefix.size() > 2 && prefix[0] != ' ')
     prefix = " " + prefix;
   ir::Op *op = b->create(ir::OpKind::Print, loc, operands, {});
-  op->sym = prefix;
-  op->ival = hex ? 1 : 0;
+  op->setPrintPrefix(prefix);
+  op->setPrintHex(hex);
 }
 
 void Specializer::deviceAssert(const Arg &cond, const std::string &msg, const Arg *mask, SourceLoc loc) {
@@ -179,7 +179,7 @@ void Specializer::deviceAssert(const Arg &cond, const std::string &msg, const Ar
     c = b->binary(ir::OpKind::Or, loc, c, b->unary(ir::OpKind::Not, loc, m));
   }
   ir::Op *op = b->create(ir::OpKind::Assert, loc, {c}, {});
-  op->sym = msg;
+  op->setAssertMessage(msg);
 }
 
 } // namespace tle::sema

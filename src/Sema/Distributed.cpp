@@ -309,7 +309,7 @@ SVal alloc(Specializer &S, const BuiltinCall &c) {
   if (p.has("nv_mma_shared_layout"))
     S.truthy(p.get("nv_mma_shared_layout").val, p.loc("nv_mma_shared_layout")); // accepted; the layout is row-major
   ir::Op *op = S.b->create(OpKind::LocalAlloc, loc, {}, {ir::Type(ir::ScalarType::ptrTo(et.dtype, AddrSpace::Shared))});
-  op->ints = shape;
+  op->setAllocShape(shape);
   SVal buf;
   buf.kind = SVal::Kind::Buffer;
   buf.elts = {SVal::tensor(op->result())};
@@ -348,8 +348,7 @@ SVal localPtr(Specializer &S, const BuiltinCall &c) {
       S.fail(ba.loc, "local_ptr() of the whole " + ba.val.describe() + " would be a tile of " + why);
     for (size_t d = 0; d < shape.size(); ++d) {
       ir::Op *ar = S.b->create(OpKind::Arange, loc, {}, {ir::Type(ir::ScalarType{DType::I32}, {shape[d]})});
-      ar->ival = 0;
-      ar->ival2 = shape[d];
+      ar->setArangeBounds(0, shape[d]);
       ir::Value *v = ar->result();
       if (strides[d] != 1)
         v = S.b->binary(OpKind::Mul, loc, v, S.b->splat(loc, S.b->constInt(loc, DType::I32, strides[d]), {shape[d]}));

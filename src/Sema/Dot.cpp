@@ -69,7 +69,7 @@ std::vector<ir::Value *> batchSlices(ir::Builder &b, ir::Value *x, SourceLoc loc
   if (s[0] == 1)
     return {reshapeTo(b, x, {s[1], s[2]}, loc)};
   ir::Op *perm = b.create(ir::OpKind::Permute, loc, {x}, {ir::Type(x->type.elem, {s[1], s[2], s[0]})});
-  perm->ints = {1, 2, 0};
+  perm->setPermutation({1, 2, 0});
   return lastDimSlices(b, perm->result(), loc);
 }
 
@@ -80,7 +80,7 @@ ir::Value *stackBatches(ir::Builder &b, const std::vector<ir::Value *> &r, Sourc
   if (r.size() == 1)
     return reshapeTo(b, r[0], shape, loc);
   ir::Op *perm = b.create(ir::OpKind::Permute, loc, {stackLastDim(b, r, loc)}, {ir::Type(r[0]->type.elem, shape)});
-  perm->ints = {2, 0, 1};
+  perm->setPermutation({2, 0, 1});
   return perm->result();
 }
 
@@ -178,8 +178,8 @@ SVal dot(Specializer &S, const BuiltinCall &c) {
     r = S.dotTF32x3(a, bm, acc, loc);
   } else {
     ir::Op *op = S.b->create(ir::OpKind::Dot, loc, {a, bm, acc}, {acc->type});
-    op->ival = in == DType::F32 ? precision : 0;
-    op->ival2 = ir::isFP8(in) ? maxImprecise : 0;
+    op->setDotPrecision(in == DType::F32 ? static_cast<ir::DotPrecision>(precision) : ir::DotPrecision::TF32);
+    op->setMaxNumImpreciseAcc(ir::isFP8(in) ? maxImprecise : 0);
     r = op->result();
   }
   if (p.has("out_dtype") && p.dtype("out_dtype").dtype != out)
@@ -273,7 +273,7 @@ ir::Value *Specializer::dotTF32x3(ir::Value *a, ir::Value *bm, ir::Value *acc, S
   };
   auto dot = [&](ir::Value *x, ir::Value *y, ir::Value *c) {
     ir::Op *op = b->create(ir::OpKind::Dot, loc, {x, y, c}, {c->type});
-    op->ival = static_cast<int64_t>(ir::DotPrecision::TF32);
+    op->setDotPrecision(ir::DotPrecision::TF32);
     return op->result();
   };
   ir::Value *aBig = tf32(a), *bBig = tf32(bm);

@@ -159,8 +159,9 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
   for (auto *v : inits)
     resultTypes.push_back(v->type);
   ir::Op *forOp = b->create(ir::OpKind::For, s->loc(), operands, resultTypes);
-  forOp->ival = loopStages;
-  forOp->ival2 = (warpSpecialize ? ir::kForWarpSpecialize : 0) | (flatten ? ir::kForFlatten : 0);
+  forOp->setNumStages(loopStages);
+  forOp->setWarpSpecialize(warpSpecialize);
+  forOp->setFlatten(flatten);
   forOp->regions.push_back(std::make_unique<ir::Block>());
   ir::Block *body = forOp->regions[0].get();
   body->parent = forOp;

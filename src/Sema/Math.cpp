@@ -50,7 +50,7 @@ SVal libdeviceCall(Specializer &S, const std::string &fn, CallArgs &a, SourceLoc
     sym = "__nv_" + fn + (t == DType::F32 ? "f" : "d");
   ir::Type rt = predicate ? xs[0]->type.withElem(ir::ScalarType{DType::I32}) : xs[0]->type;
   ir::Op *op = S.b->create(ir::OpKind::ExternCall, loc, xs, {rt});
-  op->sym = sym;
+  op->setCallee(sym);
   ir::Value *r = op->result();
   if (predicate) {
     ir::Value *zero = S.toTensorOfType(SVal::integer(0), DType::I32, loc);
@@ -175,7 +175,7 @@ SVal fdiv(Specializer &S, const BuiltinCall &c) {
   // div_rn, and fdiv with ieee_rounding=True, round correctly (div.rn) instead of div.full.
   bool ieee = name == "tl.div_rn" || (p.has("ieee_rounding") && S.truthy(p.get("ieee_rounding").val, p.loc("ieee_rounding")));
   if (ieee && q.isTensor() && q.v->def && q.v->def->kind == ir::OpKind::FDiv)
-    q.v->def->ival = 1;
+    q.v->def->setDivRn(true);
   return q;
 }
 
@@ -317,10 +317,10 @@ SVal inlineAsm(Specializer &S, const BuiltinCall &c) {
   if (std::string why = ir::inlineAsmConstraintError(p.get("constraints").val.s, outs, ins, pack); !why.empty())
     S.fail(p.loc("constraints"), "inline_asm_elementwise(): " + why);
   ir::Op *op = S.b->create(ir::OpKind::InlineAsm, loc, xs, outs);
-  op->sym = p.get("asm").val.s;
-  op->constraints = p.get("constraints").val.s;
-  op->ival = pack;
-  op->ival2 = S.truthy(p.get("is_pure").val, p.loc("is_pure")) ? 1 : 0;
+  op->setAsmText(p.get("asm").val.s);
+  op->setAsmConstraints(p.get("constraints").val.s);
+  op->setAsmPack(pack);
+  op->setAsmPure(S.truthy(p.get("is_pure").val, p.loc("is_pure")));
   if (dt.kind != SVal::Kind::Tuple)
     return SVal::tensor(op->result());
   std::vector<SVal> rs;
@@ -411,7 +411,7 @@ ir::Value *Specializer::castWithRounding(ir::Value *v, ir::ScalarType t, const A
   if (!narrowing)
     fail(rounding->loc, "fp_downcast_rounding applies only to float-to-narrower-float casts");
   if (rounding->val.s == "rtz" && r->def && r->def->kind == ir::OpKind::Cast)
-    r->def->ival = 1; // round toward zero
+    r->def->setRoundTowardZero(true);
   return r;
 }
 

@@ -49,7 +49,7 @@ void applyMemoryHints(Specializer &S, const Binder &p, ir::Op *op, bool load) {
     for (auto &[n, h] : load ? std::vector<std::pair<const char *, ir::CacheHint>>(std::begin(loads), std::end(loads))
                              : std::vector<std::pair<const char *, ir::CacheHint>>(std::begin(stores), std::end(stores)))
       if (c == n) {
-        op->ival = static_cast<int64_t>(h);
+        op->setCacheHint(h);
         found = true;
       }
     if (!found)
@@ -60,21 +60,22 @@ void applyMemoryHints(Specializer &S, const Binder &p, ir::Op *op, bool load) {
   std::string e = text("eviction_policy");
   if (!e.empty()) {
     if (e == "evict_first")
-      op->ival2 = static_cast<int64_t>(ir::EvictionHint::EvictFirst);
+      op->setEvictionHint(ir::EvictionHint::EvictFirst);
     else if (e == "evict_last")
-      op->ival2 = static_cast<int64_t>(ir::EvictionHint::EvictLast);
+      op->setEvictionHint(ir::EvictionHint::EvictLast);
     else if (e != "evict_normal")
       S.fail(p.loc("eviction_policy"), std::string(load ? "load" : "store") + "() eviction_policy \"" + e +
                                            "\" is not supported (\"evict_first\", \"evict_last\" or \"evict_normal\")");
   }
   if (load && p.has("volatile") && S.truthy(p.get("volatile").val, p.loc("volatile"))) {
-    if (op->ival)
+    if (op->cacheHint() != ir::CacheHint::None)
       S.fail(p.loc("volatile"), "load() volatile=True takes no cache_modifier (PTX ld.volatile has no cache operator)");
-    op->axis = 1;
+    op->setVolatile(true);
   }
   ir::AddrSpace space = op->operands[0]->type.elem.space;
-  if (space != ir::AddrSpace::Global && (op->ival || op->ival2))
-    S.fail(p.loc(op->ival ? "cache_modifier" : "eviction_policy"),
+  bool cached = op->cacheHint() != ir::CacheHint::None;
+  if (space != ir::AddrSpace::Global && (cached || op->evictionHint() != ir::EvictionHint::None))
+    S.fail(p.loc(cached ? "cache_modifier" : "eviction_policy"),
            std::string(load ? "load" : "store") + "() cache_modifier and eviction_policy apply to global memory; "
            "this pointer addresses " + (space == ir::AddrSpace::Shared ? "the CTA's shared memory" : "a cluster CTA's shared memory"));
 }
@@ -239,7 +240,7 @@ SVal descLoad(Specializer &S, const BuiltinCall &c) {
   std::vector<ir::Value *> ops = {ptrs, mask, S.b->splat(loc, pad, ptrs->type.shape)};
   appendDescriptor(td, offs, ops);
   ir::Op *ld = S.b->create(ir::OpKind::Load, loc, ops, {ptrs->type.withElem(ir::ScalarType{et})});
-  ld->ints = td.ints;
+  ld->setBlockShape(td.ints);
   applyMemoryHints(S, c.p, ld, true);
   return SVal::tensor(ld->result());
 }
@@ -266,7 +267,7 @@ SVal descStore(Specializer &S, const BuiltinCall &c) {
   std::vector<ir::Value *> ops = {ptrs, va.val.v, mask};
   appendDescriptor(td, offs, ops);
   ir::Op *st = S.b->create(ir::OpKind::Store, c.loc, ops, {});
-  st->ints = td.ints;
+  st->setBlockShape(td.ints);
   return SVal::none();
 }
 
@@ -423,8 +424,7 @@ void Specializer::materializeBlockPtr(const SVal &bp, const std::vector<int64_t>
   mask = nullptr;
   for (size_t d = 0; d < rank; ++d) {
     ir::Op *ar = b->create(ir::OpKind::Arange, loc, {}, {ir::Type(ir::ScalarType{DType::I32}, {block[d]})});
-    ar->ival = 0;
-    ar->ival2 = block[d];
+    ar->setArangeBounds(0, block[d]);
     ir::Value *c = castTo(ar->result(), ir::ScalarType{DType::I64}, loc);
     c = b->binary(ir::OpKind::Add, loc, c, b->splat(loc, bp.elts[3].elts[d].v, {block[d]}));
     // Size-1 dims around d: c becomes [1, .., block_d, .., 1].

@@ -134,7 +134,7 @@ SVal cumulative(Specializer &S, const BuiltinCall &c) {
   ir::Op *op = S.b->create(ir::OpKind::Scan, loc, {x}, {x->type});
   op->axis = static_cast<int>(axis < 0 ? axis + rank : axis);
   op->reduceKind = name == "tl.cumsum" ? ir::ReduceKind::Sum : ir::ReduceKind::Prod;
-  op->ival = p.has("reverse") && S.truthy(p.get("reverse").val, p.loc("reverse")) ? 1 : 0;
+  op->setReverse(p.has("reverse") && S.truthy(p.get("reverse").val, p.loc("reverse")));
   return SVal::tensor(op->result());
 }
 
@@ -178,8 +178,7 @@ SVal histogram(Specializer &S, const BuiltinCall &c) {
     S.fail(loc, "histogram() of " + std::to_string(n) + " values into " + std::to_string(bins) +
                   " bins compares them all at once ([" + std::to_string(n) + ", " + std::to_string(bins) + "]), which has " + why);
   ir::Op *ar = S.b->create(ir::OpKind::Arange, loc, {}, {ir::Type(ir::ScalarType{DType::I32}, {bins})});
-  ar->ival = 0;
-  ar->ival2 = bins;
+  ar->setArangeBounds(0, bins);
   ir::Value *binIds = S.castTo(ar->result(), x->type.elem, loc);
   std::vector<int64_t> shape = {n, bins};
   ir::Value *hit = S.b->cmp(loc, ir::CmpPred::Eq, S.broadcastTo(S.expandDims(x, 1, loc), shape, loc),
@@ -345,8 +344,7 @@ std::pair<ir::Value *, ir::Value *> Specializer::reduceWithIndices(ir::Value *x,
   if (ir::isFloat(orig))
     match = b->binary(ir::OpKind::Or, loc, match, isNan(mb, loc));
   ir::Op *ar = b->create(ir::OpKind::Arange, loc, {}, {ir::Type(ir::ScalarType{DType::I32}, {n})});
-  ar->ival = 0;
-  ar->ival2 = n;
+  ar->setArangeBounds(0, n);
   ir::Value *idx = ar->result();
   for (int d = 0; d < static_cast<int>(shape.size()); ++d)
     if (d != axis)
@@ -398,7 +396,7 @@ std::vector<ir::Value *> Specializer::combineOp(ir::OpKind kind, const std::vect
   ir::Op *op = b->create(kind, loc, inputs, resultTypes);
   op->axis = axis;
   op->reduceKind = ir::ReduceKind::Combine;
-  op->ival = reverse ? 1 : 0;
+  op->setReverse(reverse);
   op->regions.push_back(std::make_unique<ir::Block>());
   ir::Block *region = op->regions[0].get();
   region->parent = op;

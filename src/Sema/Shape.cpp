@@ -53,8 +53,7 @@ SVal arange(Specializer &S, const BuiltinCall &c) {
   if (start < std::numeric_limits<int32_t>::min() || end > int64_t(std::numeric_limits<int32_t>::max()) + 1)
     S.fail(loc, "arange() bounds must fit in int32");
   ir::Op *op = S.b->create(ir::OpKind::Arange, loc, {}, {ir::Type(ir::ScalarType{DType::I32}, {n})});
-  op->ival = start;
-  op->ival2 = end;
+  op->setArangeBounds(start, end);
   return SVal::tensor(op->result());
 }
 
@@ -172,7 +171,7 @@ SVal transPermute(Specializer &S, const BuiltinCall &c) {
   if (order.size() != size_t(rank))
     S.fail(loc, c.fname + "() order must name all " + std::to_string(rank) + " dims");
   ir::Op *op = S.b->create(ir::OpKind::Permute, loc, {x}, {ir::Type(x->type.elem, shape)});
-  op->ints = order;
+  op->setPermutation(order);
   return SVal::tensor(op->result());
 }
 
@@ -330,8 +329,7 @@ SVal gather(Specializer &S, const BuiltinCall &c) {
     S.fail(loc, "gather() compares every index with every source position along the axis ([" +
                   std::to_string(index->type.shape[size_t(axis)]) + " x " + std::to_string(n) + "] per slice), which has " + why);
   ir::Op *ar = S.b->create(ir::OpKind::Arange, loc, {}, {ir::Type(ir::ScalarType{DType::I32}, {n})});
-  ar->ival = 0;
-  ar->ival2 = n;
+  ar->setArangeBounds(0, n);
   ir::Value *pos = ar->result();
   for (int d = 0; d < rank + 1; ++d)
     if (d != axis + 1)

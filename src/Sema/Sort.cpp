@@ -90,8 +90,7 @@ ir::Value *lastDimIndexBit(Specializer &S, const std::vector<int64_t> &shape, in
   ir::Builder &b = *S.b;
   const int64_t n = shape.back();
   ir::Op *ar = b.create(ir::OpKind::Arange, loc, {}, {ir::Type(ir::ScalarType{DType::I32}, {n})});
-  ar->ival = 0;
-  ar->ival2 = n;
+  ar->setArangeBounds(0, n);
   ir::Value *j = ar->result();
   for (size_t k = 0; k + 1 < shape.size(); ++k)
     j = S.expandDims(j, static_cast<int>(k), loc);

@@ -78,7 +78,7 @@ LiveRange liveRange(ir::Function &f, ir::Op &alloc, const std::map<const ir::Op 
   LiveRange r;
   r.alloc = &alloc;
   r.first = r.last = topIndex(f, alloc, top);
-  r.bytes = ir::numElements(alloc.ints) * ir::storageBytes(alloc.result()->type.elem.pointee);
+  r.bytes = ir::numElements(alloc.allocShape()) * ir::storageBytes(alloc.result()->type.elem.pointee);
   Derived d = deriveFrom(f, alloc);
   if (d.escapes) {
     r.last = f.body.ops.size() - 1;

@@ -132,8 +132,8 @@ void AxisInfoAnalysis::visit(const ir::Op &op) {
   switch (op.kind) {
   case OpKind::Constant:
     if (ir::isInteger(t.dtype())) {
-      a.divisibility[0] = pow2Divisor(op.ival);
-      a.constant = op.ival;
+      a.divisibility[0] = pow2Divisor(op.intValue());
+      a.constant = op.intValue();
     }
     break;
   case OpKind::Splat:
@@ -144,8 +144,8 @@ void AxisInfoAnalysis::visit(const ir::Op &op) {
     a.constant = in(0).constant;
     break;
   case OpKind::Arange:
-    a.contiguity[0] = op.ival2 - op.ival;
-    a.divisibility[0] = pow2Divisor(op.ival);
+    a.contiguity[0] = op.arangeEnd() - op.arangeStart();
+    a.divisibility[0] = pow2Divisor(op.arangeStart());
     break;
   case OpKind::ExpandDims: {
     const AxisInfo &x = in(0);

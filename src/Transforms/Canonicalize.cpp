@@ -20,7 +20,7 @@ bool isPure(const ir::Op &op) {
   case OpKind::AtomicRMW: case OpKind::AtomicCAS: case OpKind::LocalAlloc: // each alloc is a buffer of its own
     return false;
   case OpKind::InlineAsm: // inline assembly without is_pure may have side effects
-    return op.ival2 != 0;
+    return op.asmPure();
   default:
     return op.regions.empty() && !op.results.empty();
   }

@@ -11,7 +11,7 @@ DotPlan planDot(const ir::Op &dot, int numWarps) {
   ir::DType in = a.dtype();
   DotPlan p;
   bool f16 = in == ir::DType::F16 || in == ir::DType::BF16 || ir::isFP8(in);
-  bool tf32 = in == ir::DType::F32 && dot.ival == static_cast<int64_t>(ir::DotPrecision::TF32);
+  bool tf32 = in == ir::DType::F32 && dot.dotPrecision() == ir::DotPrecision::TF32;
   bool i8 = (in == ir::DType::I8 || in == ir::DType::U8) && dot.result()->type.dtype() == ir::DType::I32;
   if (M % 16 == 0 && N % 8 == 0 &&
       ((f16 && K % 16 == 0) || (tf32 && K % 8 == 0) || (i8 && K % 32 == 0))) {

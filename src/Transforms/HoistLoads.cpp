@@ -20,9 +20,9 @@ bool blocksLoadMotion(const ir::Op &op) {
   case OpKind::ClusterArrive: case OpKind::ClusterWait:
     return true;
   case OpKind::InlineAsm:
-    return op.ival2 != 1;
+    return !op.asmPure();
   case OpKind::Load:
-    return op.axis == 1; // volatile
+    return op.isVolatile();
   default:
     break;
   }
@@ -60,7 +60,7 @@ public:
         block(*r);
     std::vector<ir::Op *> loads;
     for (auto &op : b.ops)
-      if (op->kind == OpKind::Load && op->axis != 1 && op->operands[0]->type.elem.space == ir::AddrSpace::Global)
+      if (op->kind == OpKind::Load && !op->isVolatile() && op->operands[0]->type.elem.space == ir::AddrSpace::Global)
         loads.push_back(op.get());
     std::set<const ir::Op *> hoisted;
     int64_t added = 0;

@@ -202,7 +202,7 @@ private:
                        : accessLayout(ptr, op.operands.size() > 2 ? op.operands[2] : nullptr);
         // A store written with TMA stages the tile in shared memory from any layout: a value
         // computed from a dot's accumulator stays in it (no conversion before the staging).
-        if (const Layout *a = op.axis && !strong_.count(ptr) ? anchorOf(op.operands[1]) : nullptr)
+        if (const Layout *a = op.isTmaStore() && !strong_.count(ptr) ? anchorOf(op.operands[1]) : nullptr)
           l = *a;
         for (ir::Value *v : op.operands)
           wish(v, l, true);
@@ -412,9 +412,10 @@ private:
       wish(op.operands[0], ir::broadcastOperandLayout(l, op.operands[0]->type.shape), strong);
       break;
     case OpKind::Permute: {
-      std::vector<int64_t> inverse(op.ints.size());
-      for (size_t i = 0; i < op.ints.size(); ++i)
-        inverse[op.ints[i]] = static_cast<int64_t>(i);
+      const std::vector<int64_t> &order = op.permutation();
+      std::vector<int64_t> inverse(order.size());
+      for (size_t i = 0; i < order.size(); ++i)
+        inverse[order[i]] = static_cast<int64_t>(i);
       wish(op.operands[0], ir::permuteLayout(l, inverse), strong);
       if (keepVector_.count(r))
         keepVector_.insert(op.operands[0]);
@@ -687,7 +688,7 @@ private:
       setLayout(r, ir::sliceLayout(*op.operands[0]->layout, op.axis));
       return;
     case OpKind::Permute:
-      setLayout(r, ir::permuteLayout(*op.operands[0]->layout, op.ints));
+      setLayout(r, ir::permuteLayout(*op.operands[0]->layout, op.permutation()));
       return;
     case OpKind::Scan:
       setLayout(r, *op.operands[0]->layout);

@@ -65,7 +65,7 @@ public:
         registerLoop(*op);
       if (op->kind == OpKind::For && !registers) {
         loop(*op);
-        if (op->ival2 & ir::kForFlatten)
+        if (op->flatten())
           crossTiles(*op);
       }
     }
@@ -158,7 +158,7 @@ private:
     }
     // A tensor-descriptor load also lists the guard itself: a TMA copy is issued whole or not
     // at all (ir::OpKind::Load).
-    if (!load.ints.empty())
+    if (load.hasDescriptor())
       ops.push_back(cond);
     return ops;
   }
@@ -180,7 +180,7 @@ private:
         restaged = true;
         continue;
       }
-      if (u->kind == OpKind::Permute && u->ints == std::vector<int64_t>{1, 0}) {
+      if (u->kind == OpKind::Permute && u->permutation() == std::vector<int64_t>{1, 0}) {
         auto pu = users.find(u->result());
         if (pu != users.end() && std::all_of(pu->second.begin(), pu->second.end(), [&](const ir::Op *d) {
               return wgmma(d) && d->operands[1] == u->result() && d->operands[0] != u->result();
@@ -229,7 +229,7 @@ private:
       for (const ir::Op *u : it->second) {
         if (reads(u, v, false))
           continue;
-        if (u->kind == OpKind::Permute && u->parent == &body && u->ints == std::vector<int64_t>{1, 0}) {
+        if (u->kind == OpKind::Permute && u->parent == &body && u->permutation() == std::vector<int64_t>{1, 0}) {
           auto pu = users.find(u->result());
           if (pu != users.end() && std::all_of(pu->second.begin(), pu->second.end(),
                                                [&](const ir::Op *d) { return reads(d, u->result(), true); }))
@@ -281,7 +281,7 @@ private:
     // Depth: loads run `depth` iterations ahead of the dot that reads them, into depth + 1
     // shared-memory slots each; Triton's num_stages counts the slots.
     // The loop's own tl.range(num_stages=...) overrides the kernel's, as in Triton.
-    int stages = forOp.ival > 0 ? static_cast<int>(forOp.ival) : numStages_;
+    int stages = forOp.numStages() > 0 ? static_cast<int>(forOp.numStages()) : numStages_;
     int depth = stages >= 2 ? stages - 1 : stages == 1 ? 0 : kDefaultStages - 1;
     int64_t bytesPerStage = 0;
     for (ir::Op *load : loads)
@@ -335,7 +335,7 @@ private:
     std::vector<ir::Op *> loads;
     bool mixed = false;
     for (auto &op : body.ops) {
-      if (op->kind != OpKind::Load || op->ints.empty())
+      if (op->kind != OpKind::Load || !op->hasDescriptor())
         continue;
       auto it = users.find(op->result());
       if (it == users.end() || it->second.size() != 1 || it->second[0]->kind != OpKind::For ||
@@ -365,7 +365,7 @@ private:
     for (ir::Op *load : loads) {
       const ir::Type &t = load->result()->type;
       int swizzle = static_cast<int>(std::min<int64_t>(128, t.shape.back() * ir::storageBytes(t.dtype())));
-      if (load->ints.size() != 2 || !transforms::tensorMapFor(f_, *load, swizzle))
+      if (load->blockShape().size() != 2 || !transforms::tensorMapFor(f_, *load, swizzle))
         return decline("a load before the nested loop is not copied with TMA (its descriptor's base, shape and "
                        "strides must be 16-byte aligned params; docs/compiler.md, \"TMA for tensor descriptors\")");
       std::set<const ir::Value *> seen;
@@ -441,7 +441,7 @@ private:
   bool flattenStream(ir::Op &outer, ir::Op &inner, const std::vector<ir::Op *> &prologue) {
     auto rec = pipelined_.find(&inner);
     if (rec == pipelined_.end() || rec->second.loads.size() * rec->second.depth != prologue.size() ||
-        (inner.ival2 & ir::kForWarpSpecialize))
+        inner.warpSpecialize())
       return false;
     const int depth = rec->second.depth;
     ir::Value *lbI = inner.operands[0], *ubI = inner.operands[1], *stepI = inner.operands[2];
@@ -449,7 +449,7 @@ private:
       if (!invariantIn(outer, b))
         return false;
     const ir::Op *stepDef = stepI->def;
-    if (!stepDef || stepDef->kind != OpKind::Constant || stepDef->ival <= 0 || stepI->type.isTile())
+    if (!stepDef || stepDef->kind != OpKind::Constant || stepDef->intValue() <= 0 || stepI->type.isTile())
       return false;
     ir::Block &ob = *outer.regions[0];
     ir::Block &ib = *inner.regions[0];
@@ -622,7 +622,7 @@ private:
     body_ = &body;
     // tl.range(num_stages=1), or num_stages=1 for the kernel without a per-loop value: no
     // pipelining, as in Triton.
-    int64_t asked = forOp.ival;
+    int64_t asked = forOp.numStages();
     if (asked == 1 || (asked == 0 && numStages_ == 1))
       return;
     bool effects = false, dots = false;
@@ -650,7 +650,7 @@ private:
     int64_t room = registerCeiling(f_.numWarps) * 3 / 4 - *std::max_element(live.begin(), live.end());
     std::vector<ir::Op *> loads;
     for (auto &op : body.ops) {
-      if (op->kind != OpKind::Load || op->axis == 1 || op->operands[0]->type.elem.space != ir::AddrSpace::Global)
+      if (op->kind != OpKind::Load || op->isVolatile() || op->operands[0]->type.elem.space != ir::AddrSpace::Global)
         continue;
       // Loads read only by the yield are already ahead (an earlier prefetch's).
       auto it = users.find(op->result());
@@ -691,13 +691,13 @@ private:
   /// registers where it disagrees.
   bool stageable(const ir::Op &load) {
     const ir::Value *ptr = load.operands[0];
-    if (!ptr->type.isTile() || load.axis == 1 || !load.ints.empty() || load.ival != 0 || load.ival2 != 0 ||
-        load.result()->type.dtype() == ir::DType::I1)
+    if (!ptr->type.isTile() || load.isVolatile() || load.hasDescriptor() || load.cacheHint() != ir::CacheHint::None ||
+        load.evictionHint() != ir::EvictionHint::None || load.result()->type.dtype() == ir::DType::I1)
       return false;
     if (load.operands.size() > 2) {
       const ir::Value *o = load.operands[2];
       const ir::Op *c = o->def && o->def->kind == OpKind::Splat ? o->def->operands[0]->def : o->def;
-      if (!c || c->kind != OpKind::Constant || c->ival != 0 || c->fval != 0.0)
+      if (!c || c->kind != OpKind::Constant || c->intValue() != 0 || c->floatValue() != 0.0)
         return false;
     }
     return accessBytes(load) >= 4;

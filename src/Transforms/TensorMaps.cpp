@@ -10,13 +10,14 @@ namespace tle::transforms {
 using ir::OpKind;
 
 std::optional<ir::TensorMapParam> tensorMapFor(const ir::Function &f, const ir::Op &access, int swizzle) {
-  size_t r = access.ints.size();
+  const std::vector<int64_t> &block = access.blockShape();
+  size_t r = block.size();
   if (r != 2 || access.operands.size() < 4 + 3 * r || (swizzle != 32 && swizzle != 64 && swizzle != 128) ||
-      access.ints[0] > 256)
+      block[0] > 256)
     return std::nullopt;
   const ir::DType dtype = access.kind == OpKind::Store ? access.operands[1]->type.dtype() : access.result()->type.dtype();
   unsigned eb = ir::storageBytes(dtype);
-  if (access.ints[1] * eb < swizzle || (access.ints[1] * eb) % swizzle)
+  if (block[1] * eb < swizzle || (block[1] * eb) % swizzle)
     return std::nullopt; // whole boxes of one swizzle span of columns
   // A product of runtime params and constants, each possibly widened to i64 (a widening integer
   // cast keeps its value; the product is computed in the launcher's int64 as in the kernel).
@@ -33,7 +34,7 @@ std::optional<ir::TensorMapParam> tensorMapFor(const ir::Function &f, const ir::
           return true;
         }
         if (v->def && v->def->kind == OpKind::Constant && v->type.isScalar()) {
-          s.value *= v->def->ival;
+          s.value *= v->def->intValue();
           return true;
         }
         // Every multiplication of one product in one width (the kernel's product wraps at 32
@@ -73,19 +74,19 @@ std::optional<ir::TensorMapParam> tensorMapFor(const ir::Function &f, const ir::
       return std::nullopt; // TMA needs strides of whole 16-byte units
     }
   }
-  m.box = {access.ints[0], swizzle / static_cast<int64_t>(eb)};
+  m.box = {block[0], swizzle / static_cast<int64_t>(eb)};
   m.swizzle = swizzle;
   return m;
 }
 
 int tmaStoreSwizzle(const ir::Op &store) {
-  return static_cast<int>(std::min<int64_t>(128, store.ints[1] * ir::storageBytes(store.operands[1]->type.dtype())));
+  return static_cast<int>(std::min<int64_t>(128, store.blockShape()[1] * ir::storageBytes(store.operands[1]->type.dtype())));
 }
 
 bool writesGlobalMemory(const ir::Op &op) {
   if (op.kind == OpKind::Store || op.kind == OpKind::AtomicRMW || op.kind == OpKind::AtomicCAS) // not shared buffers
     return op.operands[0]->type.elem.space == ir::AddrSpace::Global;
-  return op.kind == OpKind::InlineAsm && op.ival2 == 0;
+  return op.kind == OpKind::InlineAsm && !op.asmPure();
 }
 
 bool writesGlobalMemoryIn(const ir::Op &op) {
@@ -123,18 +124,18 @@ const ir::Op *tmaStoreLoop(const ir::Function &f, const ir::Op &store) {
 }
 
 bool tmaStore(const ir::Function &f, const ir::Op &store) {
-  if (f.arch != "sm_90a" || store.kind != OpKind::Store || store.ints.size() != 2)
+  if (f.arch != "sm_90a" || store.kind != OpKind::Store || store.blockShape().size() != 2)
     return false;
   if (!inForLoopsOnly(f, store))
     return false;
   const ir::DType t = store.operands[1]->type.dtype();
-  int64_t rowBytes = store.ints[1] * ir::storageBytes(t);
+  int64_t rowBytes = store.blockShape()[1] * ir::storageBytes(t);
   if (t == ir::DType::I1 || rowBytes < 32)
     return false;
   // The tile may be staged whole in shared memory (a layout whose lanes span its boxes): at most
   // half of sm_90a's 227 KiB, so that a store from registers does not make a kernel too big
   // for shared memory (a plain store needs none).
-  if (store.ints[0] * rowBytes > kMaxTmaStoreTileBytes)
+  if (store.blockShape()[0] * rowBytes > kMaxTmaStoreTileBytes)
     return false;
   // Nothing after it may read or write global memory: the bulk copy writes through the async
   // proxy and completes after the kernel's last generic access; a later load or atomic of the
@@ -147,7 +148,7 @@ bool tmaStore(const ir::Function &f, const ir::Op &store) {
   auto otherTensorLoad = [&](const ir::Op &x) {
     if (!loop || x.kind != OpKind::Load)
       return false;
-    size_t r = x.ints.size();
+    size_t r = x.blockShape().size();
     if (r >= 1 && x.operands.size() >= 4 + 3 * r) // through a tensor descriptor
       return x.operands[3] != base && x.operands[3]->owner == &f.body;
     const ir::Value *root = pointerParam(f, x.operands[0]);
@@ -177,7 +178,7 @@ bool tmaStore(const ir::Function &f, const ir::Op &store) {
 unsigned markTmaStores(ir::Function &f) {
   std::vector<ir::Op *> stores;
   ir::walk(f.body, [&](ir::Op &o) {
-    if (o.kind == OpKind::Store && !o.axis && tmaStore(f, o))
+    if (o.kind == OpKind::Store && !o.isTmaStore() && tmaStore(f, o))
       stores.push_back(&o);
   });
   for (ir::Op *st : stores) {
@@ -188,7 +189,7 @@ unsigned markTmaStores(ir::Function &f) {
     const std::vector<int64_t> &shape = st->operands[0]->type.shape;
     st->operands[0] = b.splat(st->loc, st->operands[3], shape);
     st->operands[2] = b.splat(st->loc, b.constInt(st->loc, ir::DType::I1, 1), shape);
-    st->axis = 1;
+    st->setTmaStore(true);
   }
   return static_cast<unsigned>(stores.size());
 }

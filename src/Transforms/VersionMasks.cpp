@@ -67,7 +67,7 @@ std::optional<int64_t> constantOf(const ir::Value *v) {
   while (d && (d->kind == OpKind::Splat || d->kind == OpKind::Broadcast || d->kind == OpKind::ExpandDims))
     d = d->operands[0]->def;
   if (d && d->kind == OpKind::Constant)
-    return d->ival;
+    return d->intValue();
   return std::nullopt;
 }
 
@@ -95,8 +95,8 @@ std::optional<Range> rangeOf(ir::Value *v, int depth = 0) {
   case OpKind::ExpandDims:
     return rangeOf(d->operands[0], depth + 1);
   case OpKind::Arange:
-    r.lo = d->ival;
-    r.hi = d->ival2 - 1;
+    r.lo = d->arangeStart();
+    r.hi = d->arangeEnd() - 1;
     break;
   case OpKind::Add:
   case OpKind::Sub: {
@@ -272,7 +272,7 @@ private:
     if (!cmp || cmp->kind != OpKind::Cmp || cmp->parent != &b || !cmp->result()->type.isTile())
       return 0;
     CmpPredicateParts parts;
-    if (!parts.set(cmp->pred))
+    if (!parts.set(cmp->predicate()))
       return 0;
     auto lhs = rangeOf(cmp->operands[0]), rhs = rangeOf(cmp->operands[1]);
     if (!lhs || !rhs)

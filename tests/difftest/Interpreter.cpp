@@ -469,9 +469,9 @@ private:
     case OpKind::Constant: {
       Tensor r = makeTensor(*rt);
       if (r.isFloatT())
-        r.f[0] = roundToFloat(op.fval, rt->dtype());
+        r.f[0] = roundToFloat(op.floatValue(), rt->dtype());
       else
-        r.i[0] = normInt(static_cast<uint64_t>(op.ival), rt->dtype());
+        r.i[0] = normInt(static_cast<uint64_t>(op.intValue()), rt->dtype());
       env_[op.result()] = std::move(r);
       return;
     }
@@ -486,7 +486,7 @@ private:
     case OpKind::Arange: {
       Tensor r = makeTensor(*rt);
       for (size_t k = 0; k < r.i.size(); ++k)
-        r.i[k] = normInt(static_cast<uint64_t>(op.ival + int64_t(k)), rt->dtype());
+        r.i[k] = normInt(static_cast<uint64_t>(op.arangeStart() + int64_t(k)), rt->dtype());
       env_[op.result()] = std::move(r);
       return;
     }
@@ -522,14 +522,14 @@ private:
         if (a.isFloatT()) {
           long double x = a.f[k], y = b.f[k];
           if (std::isnan(x) || std::isnan(y))
-            v = op.pred == ir::CmpPred::Ne;
+            v = op.predicate() == ir::CmpPred::Ne;
           else
-            v = compare(op.pred, x < y ? -1 : x > y ? 1 : 0);
+            v = compare(op.predicate(), x < y ? -1 : x > y ? 1 : 0);
         } else if (ir::isSigned(t)) {
           int64_t x = int64_t(a.i[k]), y = int64_t(b.i[k]);
-          v = compare(op.pred, x < y ? -1 : x > y ? 1 : 0);
+          v = compare(op.predicate(), x < y ? -1 : x > y ? 1 : 0);
         } else {
-          v = compare(op.pred, a.i[k] < b.i[k] ? -1 : a.i[k] > b.i[k] ? 1 : 0);
+          v = compare(op.predicate(), a.i[k] < b.i[k] ? -1 : a.i[k] > b.i[k] ? 1 : 0);
         }
         r.i[k] = v;
       }
@@ -593,7 +593,7 @@ private:
         if (ir::isFloat(from) && ir::isFloat(to)) {
           bool narrowing = ir::bitWidth(to) < ir::bitWidth(from) || (from == DType::F16 && to == DType::BF16) ||
                            (from == DType::BF16 && to == DType::F16);
-          r.f[k] = roundToFloat(a.f[k], to, op.ival == 1 && narrowing);
+          r.f[k] = roundToFloat(a.f[k], to, op.roundsTowardZero() && narrowing);
         } else if (ir::isFloat(from)) {
           r.i[k] = floatToInt(a.f[k], to);
         } else if (ir::isFloat(to)) {
@@ -685,7 +685,7 @@ private:
       for (size_t k = 0; k < r.size(); ++k) {
         std::vector<int64_t> idx = unflatten(int64_t(k), rt->shape), src(idx.size());
         for (size_t d = 0; d < idx.size(); ++d)
-          src[size_t(op.ints[d])] = idx[d]; // result dim d is operand dim ints[d]
+          src[size_t(op.permutation()[d])] = idx[d]; // result dim d is operand dim permutation()[d]
         copyElem(r, k, a, size_t(flatten(src, a.type.shape)));
       }
       env_[op.result()] = std::move(r);
@@ -801,7 +801,7 @@ private:
     int64_t stride = stridesOf(shape)[axis];
     Tensor r = makeTensor(op.result()->type);
     bool scan = op.kind == OpKind::Scan;
-    bool reverse = scan && op.ival == 1;
+    bool reverse = scan && op.isReverse();
     // Every line along `axis` starts at a flat index whose `axis` coordinate is 0.
     for (size_t base = 0; base < a.size(); ++base) {
       if (unflatten(int64_t(base), shape)[axis] != 0)

@@ -293,7 +293,19 @@ enum class MemScope : int { Gpu, Cta, Sys };
 const char *name(MemScope s);
 /// Precision of an fp32 tl.dot (Triton's input_precision), stored in Op::ival.
 enum class DotPrecision : int64_t { TF32 = 0, TF32x3 = 1, IEEE = 2 };
+/// "tf32", "tf32x3", "ieee" (as the tile IR text spells it).
+const char *name(DotPrecision p);
 const char *name(ReduceKind k);
+/// Cache operators of a global load or store (tl.load / tl.store cache_modifier; PTX ISA
+/// §9.7.9.8 "Cache operators"): loads take ca, cg, cv; stores wb, cg, cs, wt.
+enum class CacheHint : int64_t { None, CA, CG, CV, WB, CS, WT };
+/// Eviction priority of a global load or store (eviction_policy; PTX ISA `.L1::evict_*` and an
+/// L2 `createpolicy` of the same priority).
+enum class EvictionHint : int64_t { None, EvictFirst, EvictLast };
+/// ".ca", ".cg", ... (as tl.load spells them) or "" for None.
+const char *cacheHintName(CacheHint h);
+/// "evict_first", "evict_last" or "" for None.
+const char *evictionHintName(EvictionHint h);
 
 /// Which threads of the CTA execute an mbarrier arrival (MbarrierArrive's `per=`).
 enum class Arrivers : int { Cta, Warp, Thread };
@@ -347,7 +359,9 @@ public:
   Op *terminator() const { return ops.empty() ? nullptr : ops.back().get(); }
 };
 
-/// An operation.
+/// An operation. Its attributes are read and written through the named accessors below, grouped
+/// by the kinds that have them (OpKind states what each means); in debug builds an accessor
+/// aborts when the op is of a kind without its attribute.
 class Op {
 public:
   OpKind kind;
@@ -375,6 +389,106 @@ public:
   Op(OpKind k, SourceLoc l) : kind(k), loc(l) {}
   Value *result(unsigned i = 0) const { return results[i].get(); }
   Value *addResult(Type t);
+
+  // --- Constant
+  /// The integer value (two's complement, truncated to the dtype).
+  int64_t intValue() const { need(__func__, K::Constant); return ival; }
+  void setIntValue(int64_t v) { need(__func__, K::Constant); ival = v; }
+  /// The float value; Builder::constInt sets it to an integer constant's value too.
+  double floatValue() const { need(__func__, K::Constant); return fval; }
+  void setFloatValue(double v) { need(__func__, K::Constant); fval = v; }
+  // --- Arange: the half-open range [start, end) of the i32 values.
+  int64_t arangeStart() const { need(__func__, K::Arange); return ival; }
+  int64_t arangeEnd() const { need(__func__, K::Arange); return ival2; }
+  void setArangeBounds(int64_t start, int64_t end) { need(__func__, K::Arange); ival = start, ival2 = end; }
+  // --- Cmp: the comparison.
+  CmpPred predicate() const { need(__func__, K::Cmp); return pred; }
+  void setPredicate(CmpPred p) { need(__func__, K::Cmp); pred = p; }
+  // --- FDiv: correctly rounded (tl.div_rn) rather than Triton's approximate `/`.
+  bool isDivRn() const { need(__func__, K::FDiv); return ival != 0; }
+  void setDivRn(bool rn) { need(__func__, K::FDiv); ival = rn; }
+  // --- Cast: a narrowing float cast rounds toward zero instead of to nearest even.
+  bool roundsTowardZero() const { need(__func__, K::Cast); return ival != 0; }
+  void setRoundTowardZero(bool rtz) { need(__func__, K::Cast); ival = rtz; }
+  // --- ExternCall: the device function's name (`__nv_*`).
+  const std::string &callee() const { need(__func__, K::ExternCall); return sym; }
+  void setCallee(std::string f) { need(__func__, K::ExternCall); sym = std::move(f); }
+  // --- InlineAsm: the PTX text, its constraint string, the elements per run (pack) and
+  // whether it is pure (no side effects).
+  const std::string &asmText() const { need(__func__, K::InlineAsm); return sym; }
+  void setAsmText(std::string t) { need(__func__, K::InlineAsm); sym = std::move(t); }
+  const std::string &asmConstraints() const { need(__func__, K::InlineAsm); return constraints; }
+  void setAsmConstraints(std::string c) { need(__func__, K::InlineAsm); constraints = std::move(c); }
+  int64_t asmPack() const { need(__func__, K::InlineAsm); return ival; }
+  void setAsmPack(int64_t n) { need(__func__, K::InlineAsm); ival = n; }
+  bool asmPure() const { need(__func__, K::InlineAsm); return ival2 != 0; }
+  void setAsmPure(bool pure) { need(__func__, K::InlineAsm); ival2 = pure; }
+  // --- Load and Store: cache operator and eviction priority (tl.load / tl.store hints), and
+  // the tensor descriptor's block shape (empty for an access through pointers alone).
+  CacheHint cacheHint() const { need(__func__, K::Load, K::Store); return static_cast<CacheHint>(ival); }
+  void setCacheHint(CacheHint h) { need(__func__, K::Load, K::Store); ival = static_cast<int64_t>(h); }
+  EvictionHint evictionHint() const { need(__func__, K::Load, K::Store); return static_cast<EvictionHint>(ival2); }
+  void setEvictionHint(EvictionHint h) { need(__func__, K::Load, K::Store); ival2 = static_cast<int64_t>(h); }
+  const std::vector<int64_t> &blockShape() const { need(__func__, K::Load, K::Store); return ints; }
+  void setBlockShape(std::vector<int64_t> s) { need(__func__, K::Load, K::Store); ints = std::move(s); }
+  /// Whether the access goes through a tensor descriptor (its operands follow the mask).
+  bool hasDescriptor() const { return !blockShape().empty(); }
+  /// Load: tl.load(volatile=True).
+  bool isVolatile() const { need(__func__, K::Load); return axis != 0; }
+  void setVolatile(bool v) { need(__func__, K::Load); axis = v; }
+  /// Store: written with TMA from the descriptor alone (transforms::markTmaStores).
+  bool isTmaStore() const { need(__func__, K::Store); return axis != 0; }
+  void setTmaStore(bool tma) { need(__func__, K::Store); axis = tma; }
+  // --- AtomicRMW: the operation; AtomicRMW and AtomicCAS: memory order and scope.
+  AtomicKind atomicKind() const { need(__func__, K::AtomicRMW); return static_cast<AtomicKind>(ival); }
+  void setAtomicKind(AtomicKind k) { need(__func__, K::AtomicRMW); ival = static_cast<int64_t>(k); }
+  MemSem memSem() const { need(__func__, K::AtomicRMW, K::AtomicCAS); return static_cast<MemSem>(ival2); }
+  void setMemSem(MemSem s) { need(__func__, K::AtomicRMW, K::AtomicCAS); ival2 = static_cast<int64_t>(s); }
+  MemScope memScope() const { need(__func__, K::AtomicRMW, K::AtomicCAS); return static_cast<MemScope>(axis); }
+  void setMemScope(MemScope s) { need(__func__, K::AtomicRMW, K::AtomicCAS); axis = static_cast<int>(s); }
+  // --- LocalAlloc: the buffer's shape (elements row-major; see also sharedOffset).
+  const std::vector<int64_t> &allocShape() const { need(__func__, K::LocalAlloc); return ints; }
+  void setAllocShape(std::vector<int64_t> s) { need(__func__, K::LocalAlloc); ints = std::move(s); }
+  // --- Permute: result dim i is operand dim permutation()[i].
+  const std::vector<int64_t> &permutation() const { need(__func__, K::Permute); return ints; }
+  void setPermutation(std::vector<int64_t> p) { need(__func__, K::Permute); ints = std::move(p); }
+  // --- Scan: combines from the last element toward the first.
+  bool isReverse() const { need(__func__, K::Scan); return ival != 0; }
+  void setReverse(bool r) { need(__func__, K::Scan); ival = r; }
+  // --- Dot: the precision of fp32 inputs, and fp8's max_num_imprecise_acc (0: not given).
+  DotPrecision dotPrecision() const { need(__func__, K::Dot); return static_cast<DotPrecision>(ival); }
+  void setDotPrecision(DotPrecision p) { need(__func__, K::Dot); ival = static_cast<int64_t>(p); }
+  int64_t maxNumImpreciseAcc() const { need(__func__, K::Dot); return ival2; }
+  void setMaxNumImpreciseAcc(int64_t n) { need(__func__, K::Dot); ival2 = n; }
+  // --- Print: the prefix (Triton's " name: " form), and whether numbers print as hex bits.
+  const std::string &printPrefix() const { need(__func__, K::Print); return sym; }
+  void setPrintPrefix(std::string p) { need(__func__, K::Print); sym = std::move(p); }
+  bool printHex() const { need(__func__, K::Print); return ival != 0; }
+  void setPrintHex(bool hex) { need(__func__, K::Print); ival = hex; }
+  // --- Assert: the message.
+  const std::string &assertMessage() const { need(__func__, K::Assert); return sym; }
+  void setAssertMessage(std::string m) { need(__func__, K::Assert); sym = std::move(m); }
+  // --- GridDepControl: launch_dependents (true) or wait (false).
+  bool launchDependents() const { need(__func__, K::GridDepControl); return ival != 0; }
+  void setLaunchDependents(bool l) { need(__func__, K::GridDepControl); ival = l; }
+  // --- For: tl.range's num_stages (0: not given), warp_specialize and flatten.
+  int64_t numStages() const { need(__func__, K::For); return ival; }
+  void setNumStages(int64_t n) { need(__func__, K::For); ival = n; }
+  bool warpSpecialize() const { need(__func__, K::For); return (ival2 & kForWarpSpecialize) != 0; }
+  void setWarpSpecialize(bool w) { need(__func__, K::For); ival2 = w ? ival2 | kForWarpSpecialize : ival2 & ~kForWarpSpecialize; }
+  bool flatten() const { need(__func__, K::For); return (ival2 & kForFlatten) != 0; }
+  void setFlatten(bool f) { need(__func__, K::For); ival2 = f ? ival2 | kForFlatten : ival2 & ~kForFlatten; }
+
+private:
+  using K = OpKind;
+  /// Aborts (debug builds) unless the op is of one of `kinds`, naming the accessor `attr`.
+  template <typename... Kinds> void need([[maybe_unused]] const char *attr, [[maybe_unused]] Kinds... kinds) const {
+#ifndef NDEBUG
+    if (((kind != kinds) && ...))
+      attributeMisuse(attr);
+#endif
+  }
+  [[noreturn]] void attributeMisuse(const char *attr) const;
 };
 
 /// A kernel runtime parameter (constexpr parameters are folded away by specialisation).
@@ -455,17 +569,6 @@ public:
   /// Layouts referenced by values of this function (owned here).
   std::vector<std::unique_ptr<Layout>> layouts;
 };
-
-/// Cache operators of a global load or store (tl.load / tl.store cache_modifier; PTX ISA
-/// §9.7.9.8 "Cache operators"): loads take ca, cg, cv; stores wb, cg, cs, wt.
-enum class CacheHint : int64_t { None, CA, CG, CV, WB, CS, WT };
-/// Eviction priority of a global load or store (eviction_policy; PTX ISA `.L1::evict_*` and an
-/// L2 `createpolicy` of the same priority).
-enum class EvictionHint : int64_t { None, EvictFirst, EvictLast };
-/// ".ca", ".cg", ... (as tl.load spells them) or "" for None.
-const char *cacheHintName(CacheHint h);
-/// "evict_first", "evict_last" or "" for None.
-const char *evictionHintName(EvictionHint h);
 
 /// Creates ops at an insertion point (the end of a block, or before an op).
 class Builder {

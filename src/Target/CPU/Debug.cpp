@@ -28,8 +28,8 @@ llvm::Value *Lowering::indexArray(const Index &idx) {
 
 void Lowering::emitPrint(const ir::Op &op) {
   int site = addSite("print", op.loc);
-  sites_[size_t(site)].text = op.sym;
-  sites_[size_t(site)].hex = op.ival != 0;
+  sites_[size_t(site)].text = op.printPrefix();
+  sites_[size_t(site)].hex = op.printHex();
   for (const ir::Value *v : op.operands)
     sites_[size_t(site)].types.push_back(v->type);
   auto fn = m_.getOrInsertFunction(kPrintFn, llvm::FunctionType::get(B.getVoidTy(),
@@ -54,7 +54,7 @@ void Lowering::emitPrint(const ir::Op &op) {
 
 void Lowering::emitAssert(const ir::Op &op) {
   int site = addSite("assert", op.loc);
-  sites_[size_t(site)].text = op.sym;
+  sites_[size_t(site)].text = op.assertMessage();
   const ir::Value *c = op.operands[0];
   sites_[size_t(site)].types.push_back(c->type);
   auto fn = m_.getOrInsertFunction(kAssertFn, llvm::FunctionType::get(B.getVoidTy(),

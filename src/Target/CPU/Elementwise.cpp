@@ -307,9 +307,9 @@ llvm::Value *Lowering::fma(DType t, llvm::Value *a, llvm::Value *b, llvm::Value 
 
 llvm::Value *Lowering::externCall(const ir::Op &op, const std::vector<llvm::Value *> &in) {
   // libdevice names: __nv_<fn>f on fp32, __nv_<fn> on fp64; predicates __nv_is...f/d -> i32.
-  if (op.sym.rfind("__nv_", 0) != 0 || in.empty())
+  if (op.callee().rfind("__nv_", 0) != 0 || in.empty())
     return nullptr;
-  std::string fn = op.sym.substr(5);
+  std::string fn = op.callee().substr(5);
   DType t = op.operands[0]->type.dtype();
   if (t != DType::F32 && t != DType::F64)
     return nullptr;
@@ -388,7 +388,7 @@ llvm::Value *Lowering::apply(const ir::Op &op, const std::vector<llvm::Value *> 
   case OpKind::Cmp: {
     if (fl) {
       llvm::Value *x = toF32(a, t), *y = toF32(b, t);
-      switch (op.pred) {
+      switch (op.predicate()) {
       case ir::CmpPred::Eq: return B.CreateFCmpOEQ(x, y);
       case ir::CmpPred::Ne: return B.CreateFCmpUNE(x, y);
       case ir::CmpPred::Lt: return B.CreateFCmpOLT(x, y);
@@ -398,7 +398,7 @@ llvm::Value *Lowering::apply(const ir::Op &op, const std::vector<llvm::Value *> 
       }
       return nullptr;
     }
-    switch (op.pred) {
+    switch (op.predicate()) {
     case ir::CmpPred::Eq: return B.CreateICmpEQ(a, b);
     case ir::CmpPred::Ne: return B.CreateICmpNE(a, b);
     case ir::CmpPred::Lt: return sg ? B.CreateICmpSLT(a, b) : B.CreateICmpULT(a, b);
@@ -426,7 +426,7 @@ llvm::Value *Lowering::apply(const ir::Op &op, const std::vector<llvm::Value *> 
     if (!fl) return nullptr;
     return fromF32(floatUnary(op.kind, toF32(a, t)), t);
   case OpKind::Cast:
-    return cast(a, op.operands[0]->type.elem, op.result()->type.elem, op.ival == 1);
+    return cast(a, op.operands[0]->type.elem, op.result()->type.elem, op.roundsTowardZero());
   case OpKind::Fma:
     return fl ? fma(t, in[0], in[1], in[2]) : nullptr;
   case OpKind::ExternCall:

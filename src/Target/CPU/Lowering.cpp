@@ -108,7 +108,7 @@ llvm::Value *Lowering::compute(const ir::Value *res, const Index &idx) {
   case OpKind::Splat:
     return scalar(op.operands[0]);
   case OpKind::Arange:
-    return B.CreateAdd(B.CreateTrunc(idx[0], B.getInt32Ty()), B.getInt32(static_cast<uint32_t>(op.ival)));
+    return B.CreateAdd(B.CreateTrunc(idx[0], B.getInt32Ty()), B.getInt32(static_cast<uint32_t>(op.arangeStart())));
   case OpKind::ExpandDims: {
     const ir::Value *in = op.operands[0];
     if (in->type.isScalar())
@@ -127,10 +127,11 @@ llvm::Value *Lowering::compute(const ir::Value *res, const Index &idx) {
   case OpKind::ConvertLayout:
     return elem(op.operands[0], idx);
   case OpKind::Permute: {
-    // Result dim i is operand dim ints[i].
+    // Result dim i is operand dim permutation()[i].
+    const std::vector<int64_t> &order = op.permutation();
     Index j(idx.size());
-    for (size_t i = 0; i < idx.size() && i < op.ints.size(); ++i)
-      j[static_cast<size_t>(op.ints[i])] = idx[i];
+    for (size_t i = 0; i < idx.size() && i < order.size(); ++i)
+      j[static_cast<size_t>(order[i])] = idx[i];
     return elem(op.operands[0], j);
   }
   case OpKind::Reshape: {
@@ -384,7 +385,7 @@ bool Lowering::emitOp(const ir::Op &op) {
   case OpKind::Store:
     // A store marked for TMA (sm_90a) no longer has its pointers and mask: only the NVPTX
     // backend can write it (transforms::markTmaStores).
-    if (op.axis)
+    if (op.isTmaStore())
       return unsupported(op, "it is marked 'tma' (written from its tensor descriptor on sm_90a)");
     emitStore(op);
     return true;
@@ -421,7 +422,7 @@ bool Lowering::emitOp(const ir::Op &op) {
     return unsupported(op, "shared buffers and thread-block clusters (tle.gpu.alloc, tle.remote, "
                            "tle.distributed_barrier) need the GPU target");
   case OpKind::Constant:
-    scalars_[op.result()] = constant(op.result()->type.elem, op.ival, op.fval);
+    scalars_[op.result()] = constant(op.result()->type.elem, op.intValue(), op.floatValue());
     return true;
   case OpKind::ProgramId: case OpKind::NumPrograms:
     if (op.axis < 0 || op.axis > 2)
@@ -664,7 +665,7 @@ void Lowering::emitScan(const ir::Op &op) {
   const auto &S = op.operands[0]->type.shape;
   size_t axis = static_cast<size_t>(op.axis);
   int64_t A = S[axis];
-  bool reverse = op.ival != 0;
+  bool reverse = op.isReverse();
   std::vector<llvm::Value *> dst;
   for (auto &res : op.results)
     dst.push_back(buffer(res.get()));
@@ -720,7 +721,7 @@ void Lowering::emitDot(const ir::Op &op) {
   bool fl = ir::isFloat(out);
   bool small = out == DType::F16 || out == DType::BF16;
   llvm::Type *accTy = fl ? (out == DType::F64 ? B.getDoubleTy() : B.getFloatTy()) : regType(r->type.elem);
-  bool tf32 = in == DType::F32 && op.ival == static_cast<int64_t>(ir::DotPrecision::TF32);
+  bool tf32 = in == DType::F32 && op.dotPrecision() == ir::DotPrecision::TF32;
   auto widen = [&](llvm::Value *v) -> llvm::Value * {
     if (!fl)
       return B.CreateIntCast(v, accTy, ir::isSigned(in));
@@ -767,8 +768,8 @@ void Lowering::emitDot(const ir::Op &op) {
 }
 
 namespace {
-llvm::AtomicOrdering ordering(int64_t sem) {
-  switch (static_cast<ir::MemSem>(sem)) {
+llvm::AtomicOrdering ordering(ir::MemSem sem) {
+  switch (sem) {
   case ir::MemSem::Relaxed: return llvm::AtomicOrdering::Monotonic;
   case ir::MemSem::Acquire: return llvm::AtomicOrdering::Acquire;
   case ir::MemSem::Release: return llvm::AtomicOrdering::Release;
@@ -779,7 +780,7 @@ llvm::AtomicOrdering ordering(int64_t sem) {
 } // namespace
 
 llvm::Value *Lowering::atomicRMW(const ir::Op &op, llvm::Value *p, llvm::Value *v, llvm::Value *cmp, ir::ScalarType t) {
-  llvm::AtomicOrdering ord = ordering(op.ival2);
+  llvm::AtomicOrdering ord = ordering(op.memSem());
   llvm::AtomicOrdering failOrd = ord == llvm::AtomicOrdering::AcquireRelease || ord == llvm::AtomicOrdering::Acquire
                                      ? llvm::AtomicOrdering::Acquire
                                      : llvm::AtomicOrdering::Monotonic;
@@ -794,7 +795,7 @@ llvm::Value *Lowering::atomicRMW(const ir::Op &op, llvm::Value *p, llvm::Value *
     llvm::Value *pair = B.CreateAtomicCmpXchg(p, bits(cmp), bits(v), align, ord, failOrd);
     return fromBits(B.CreateExtractValue(pair, 0));
   }
-  auto kind = static_cast<ir::AtomicKind>(op.ival);
+  ir::AtomicKind kind = op.atomicKind();
   bool fl = ir::isFloat(dt), sg = ir::isSigned(dt);
   using RMW = llvm::AtomicRMWInst::BinOp;
   std::optional<RMW> rmw;
@@ -877,7 +878,7 @@ bool Lowering::emitAtomic(const ir::Op &op) {
     forEach(r->type.shape, [&](const Index &i) { storeMem(dst, linear(i, r->type.shape), one(i), t); });
   }
   if (!ok)
-    return unsupported(op, std::string("atomic ") + ir::name(static_cast<ir::AtomicKind>(op.ival)) + " on " +
+    return unsupported(op, std::string("atomic ") + (op.kind == OpKind::AtomicCAS ? "cas" : ir::name(op.atomicKind())) + " on " +
                                ir::name(t.dtype));
   return !failed_;
 }

@@ -25,7 +25,7 @@ bool isZeroSplat(const ir::Value *v) {
   if (!v->def || v->def->kind != OpKind::Splat)
     return false;
   const ir::Op *c = v->def->operands[0]->def;
-  return c && c->kind == OpKind::Constant && c->ival == 0 && c->fval == 0.0;
+  return c && c->kind == OpKind::Constant && c->intValue() == 0 && c->floatValue() == 0.0;
 }
 
 } // namespace
@@ -149,7 +149,7 @@ void Emitter::planAsyncOperands() {
         }
         // tl.trans of the tile feeding one dot operand alone: the dot reads the slot with the
         // other major order (the view shares the slot).
-        if (u->kind == OpKind::Permute && u->result()->type.rank() == 2 && u->ints == std::vector<int64_t>{1, 0}) {
+        if (u->kind == OpKind::Permute && u->result()->type.rank() == 2 && u->permutation() == std::vector<int64_t>{1, 0}) {
           const auto &pu = uses[u->result()];
           if (pu.size() == 1 && pu[0].first->kind == OpKind::Dot && pu[0].second <= 1 &&
               fromSlot(*pu[0].first, pu[0].second, true) && (operandIdx < 0 || operandIdx == int(pu[0].second)) &&
@@ -222,7 +222,7 @@ void Emitter::planAsyncOperands() {
         // A load in the loop is issued for a later iteration: only the prefetch pass's, which
         // lists the guard that the iteration exists, is known to be read whenever it is issued
         // (a hand-written window's last fill would still be in flight after the loop).
-        bool guarded = l.operands.size() > 4 + 3 * l.ints.size();
+        bool guarded = l.operands.size() > 4 + 3 * l.blockShape().size();
         if (!top && !guarded)
           return false; // an in-loop fill without the prefetch guard
         // An unguarded fill at the top level is waited for at the end (drainTma): only in a
@@ -307,7 +307,7 @@ void Emitter::planAsyncOperands() {
     }
   // Tensor-descriptor stores written with TMA get their tensor maps after the loads'.
   ir::walk(f.body, [&](ir::Op &o) {
-    const bool tma = o.kind == OpKind::Store && o.axis;
+    const bool tma = o.kind == OpKind::Store && o.isTmaStore();
     genericGlobalWrites_ |= transforms::writesGlobalMemory(o) && !tma;
     if (!tma)
       return;
@@ -337,7 +337,7 @@ void Emitter::planAsyncOperands() {
     // box by box in two buffers where the layout's lane and warp bits stay within one box.
     const ir::Value *val = o.operands[1];
     const int64_t perRow = swizzle / ir::storageBytes(val->type.dtype());
-    const int64_t boxes = o.ints[1] / perRow, boxBytes = o.ints[0] * swizzle;
+    const int64_t boxes = o.blockShape()[1] / perRow, boxBytes = o.blockShape()[0] * swizzle;
     bool byBox = boxes > 1 && boxBytes % 1024 == 0; // each box starts a whole swizzle pattern
     for (const auto *bases : {&val->layout->lane, &val->layout->warp})
       for (const auto &b : *bases)
@@ -414,7 +414,8 @@ void Emitter::planPrivateSlots(
         const ir::Op &l = *v->def;
         const ir::Value *mask = l.operands.size() > 1 ? l.operands[1] : nullptr;
         int bytes = vectorWidth(l.operands[0], mask) * static_cast<int>(ir::storageBytes(v->type.dtype()));
-        if (l.axis == 1 || !l.ints.empty() || l.ival != 0 || l.ival2 != 0 ||
+        if (l.isVolatile() || l.hasDescriptor() || l.cacheHint() != ir::CacheHint::None ||
+            l.evictionHint() != ir::EvictionHint::None ||
             (l.operands.size() > 2 && !isZeroSplat(l.operands[2])) ||
             (bytes != 4 && bytes != 8 && bytes != 16) || (copyBytes && bytes != copyBytes)) {
           ok = false;
@@ -449,7 +450,7 @@ void Emitter::planPrivateSlots(
     }
     // Only loops that ask for pipelining (an explicit num_stages >= 2): Prefetch.cpp leaves the
     // register budget aside for their stageable loads.
-    if (!ok || !loop || carried == 0 || classLoads.empty() || loop->ival < 2)
+    if (!ok || !loop || carried == 0 || classLoads.empty() || loop->numStages() < 2)
       continue;
     for (const ir::Op *l : classLoads)
       ok = ok && (l->parent == loop->regions[0].get() || l->parent == loop->parent);
@@ -583,7 +584,8 @@ llvm::Value *Emitter::asyncSlotAddr(const ir::Value *v) {
 // --- TMA (PTX ISA §9.7.9.25.5 cp.async.bulk.tensor, §9.7.13.15 mbarrier) ---------------------
 
 std::optional<ir::TensorMapParam> Emitter::tensorMapOf(const ir::Op &load, const AsyncBuffer &buf) const {
-  if (load.ints.size() != 2 || load.ints[0] != buf.rows || load.ints[1] != buf.cols)
+  const std::vector<int64_t> &block = load.blockShape();
+  if (block.size() != 2 || block[0] != buf.rows || block[1] != buf.cols)
     return std::nullopt;
   return transforms::tensorMapFor(f, load, buf.swizzle);
 }
@@ -715,7 +717,7 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
     llvm::Value *next = B.CreateAdd(scalar(a.get()), B.getInt32(1));
     slot = B.CreateSelect(B.CreateICmpEQ(next, B.getInt32(wrap)), B.getInt32(0), next);
   }
-  size_t rank = load.ints.size();
+  size_t rank = load.blockShape().size();
   if (buf.dynamicFills) {
     // The count continues from the fills before, wherever they were issued; a fill whose
     // guards fail is not issued and does not count.
@@ -729,7 +731,7 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
   if (buf.privateSlots)
     return emitPrivateAsyncLoad(load, slot);
   // An unguarded TMA fill at the top level is waited for at the end (drainTma).
-  if (buf.tmaMap >= 0 && !inLoop && load.parent == &f.body && load.operands.size() == 4 + 3 * load.ints.size())
+  if (buf.tmaMap >= 0 && !inLoop && load.parent == &f.body && load.operands.size() == 4 + 3 * load.blockShape().size())
     tmaTopFills_.push_back({cls, static_cast<int>((prologueLoads_[cls] - 1) % (2 * buf.slots))});
   if (ws_ && buf.tmaMap >= 0 && !producer_) {
     // A warp-specialised consumer issues no copy: it counts the fill, and in the loop releases

@@ -43,9 +43,9 @@ void Emitter::emitAtomic(const ir::Op &op) {
   const ir::Value *ptr = op.operands[0];
   DType et = op.result()->type.dtype();
   unsigned bits = ir::bitWidth(et);
-  auto kind = static_cast<AtomicKind>(op.ival);
-  std::string prefix = std::string("atom.") + ir::name(static_cast<ir::MemSem>(op.ival2)) + "." +
-                       ir::name(static_cast<ir::MemScope>(op.axis)) + "." + stateSpace(ptr->type.elem.space) + ".";
+  AtomicKind kind = cas ? AtomicKind::Add : op.atomicKind(); // unused by a compare-and-swap
+  std::string prefix = std::string("atom.") + ir::name(op.memSem()) + "." + ir::name(op.memScope()) + "." +
+                       stateSpace(ptr->type.elem.space) + ".";
   if (et == ir::DType::BF16 && smVersion() < 90) // PTX ISA §9.7.13.5: atom.add.noftz.bf16 needs sm_90
     diags.fatal(op.loc, "atomic_add on bf16 needs sm_90 or newer (PTX atom.add.noftz.bf16); here the target is " +
                             arch + "; use fp32 or fp16");

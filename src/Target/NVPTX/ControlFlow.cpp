@@ -58,7 +58,7 @@ void Emitter::emitFor(const ir::Op &op) {
         const ir::Value *v = o->operands[k];
         const ir::Op *d = v->def;
         if (!isTma(v) || tmaWaitedBeforeLoop_.count(v) || !d || d->kind != ir::OpKind::Load || d->parent == &body ||
-            d->operands.size() > 4 + 3 * d->ints.size())
+            d->operands.size() > 4 + 3 * d->blockShape().size())
           continue;
         waitTma(v);
         tmaWaitedBeforeLoop_.insert(v);

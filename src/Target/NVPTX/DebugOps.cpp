@@ -81,8 +81,8 @@ void Emitter::emitPrint(const ir::Op &op) {
   llvm::Value *thread0 = B.CreateICmpEQ(B.CreateOr(laneId(), B.CreateShl(warpId(), 5)), B.getInt32(0));
   std::string pidFmt = "pid (%u, %u, %u)";
   if (op.operands.empty())
-    return call(pidFmt + op.sym, pid, thread0);
-  bool hex = op.ival != 0;
+    return call(pidFmt + op.printPrefix(), pid, thread0);
+  bool hex = op.printHex();
   for (size_t k = 0; k < op.operands.size(); ++k) {
     const ir::Value *v = op.operands[k];
     ir::ScalarType et = v->type.elem;
@@ -102,7 +102,7 @@ void Emitter::emitPrint(const ir::Op &op) {
         return x;
       return ir::isSigned(et.dtype) && !hex ? B.CreateSExt(x, i32) : B.CreateZExt(x, i32);
     };
-    std::string suffix = op.sym + (op.operands.size() > 1 ? "(operand " + std::to_string(k) + ") " : "") +
+    std::string suffix = op.printPrefix() + (op.operands.size() > 1 ? "(operand " + std::to_string(k) + ") " : "") +
                          formatOf(et, hex);
     if (v->type.isScalar()) {
       std::vector<llvm::Value *> args = pid;
@@ -150,7 +150,7 @@ void Emitter::emitAssert(const ir::Op &op) {
   B.CreateCondBr(anyFalse, then, cont);
   B.SetInsertPoint(then);
   std::string file = op.loc.file ? diags.sources().path(op.loc.file) : std::string("unknown");
-  B.CreateCall(fail, {globalString(op.sym, "assertMessage_"), globalString(file, "assertFile_"),
+  B.CreateCall(fail, {globalString(op.assertMessage(), "assertMessage_"), globalString(file, "assertFile_"),
                       B.getInt32(op.loc.line), globalString(f.name, "assertFunc_"), B.getInt64(1)});
   B.CreateBr(cont);
   B.SetInsertPoint(cont);

@@ -80,7 +80,7 @@ llvm::Value *Emitter::elementwise(const ir::Op &op, const std::vector<llvm::Valu
   case OpKind::FDiv:
     if (t == DType::F64)
       return B.CreateFDiv(a, b);
-    if (op.ival) // correctly rounded: LLVM's fdiv lowers to div.rn
+    if (op.isDivRn()) // correctly rounded: LLVM's fdiv lowers to div.rn
       return viaF32([&](llvm::Value *x, llvm::Value *y) -> llvm::Value * { return B.CreateFDiv(x, y); });
     return viaF32([&](llvm::Value *x, llvm::Value *y) -> llvm::Value * {
       // Triton's fp32 '/': div.full.f32 (approximate, ~2 ulp).
@@ -120,7 +120,7 @@ llvm::Value *Emitter::elementwise(const ir::Op &op, const std::vector<llvm::Valu
   case OpKind::Cmp: {
     if (fl) {
       llvm::CmpInst::Predicate p;
-      switch (op.pred) {
+      switch (op.predicate()) {
       case ir::CmpPred::Eq: p = llvm::CmpInst::FCMP_OEQ; break;
       case ir::CmpPred::Ne: p = llvm::CmpInst::FCMP_UNE; break;
       case ir::CmpPred::Lt: p = llvm::CmpInst::FCMP_OLT; break;
@@ -131,7 +131,7 @@ llvm::Value *Emitter::elementwise(const ir::Op &op, const std::vector<llvm::Valu
       return B.CreateFCmp(p, a, b);
     }
     llvm::CmpInst::Predicate p;
-    switch (op.pred) {
+    switch (op.predicate()) {
     case ir::CmpPred::Eq: p = llvm::CmpInst::ICMP_EQ; break;
     case ir::CmpPred::Ne: p = llvm::CmpInst::ICMP_NE; break;
     case ir::CmpPred::Lt: p = sg ? llvm::CmpInst::ICMP_SLT : llvm::CmpInst::ICMP_ULT; break;
@@ -176,11 +176,11 @@ llvm::Value *Emitter::elementwise(const ir::Op &op, const std::vector<llvm::Valu
     DType to = op.result()->type.dtype();
     llvm::Type *ty = llvmType(op.result()->type.elem);
     if (ir::isFP8(t) || ir::isFP8(to))
-      return castFp8(a, t, to, op.ival != 0);
+      return castFp8(a, t, to, op.roundsTowardZero());
     if (to == DType::I1)
       return fl ? B.CreateFCmpUNE(a, llvm::ConstantFP::get(a->getType(), 0.0))
                 : B.CreateICmpNE(a, llvm::ConstantInt::get(a->getType(), 0));
-    if (fl && ir::isFloat(to) && op.ival && ir::bitWidth(to) < ir::bitWidth(t)) {
+    if (fl && ir::isFloat(to) && op.roundsTowardZero() && ir::bitWidth(to) < ir::bitWidth(t)) {
       // Round toward zero: cvt.rz (PTX ISA §9.7.9.21).
       llvm::Value *x = t == DType::F64 && to != DType::F32 ? B.CreateFPTrunc(a, B.getFloatTy()) : a;
       std::string src = x->getType()->isDoubleTy() ? "f64" : "f32";
@@ -218,7 +218,7 @@ llvm::Value *Emitter::elementwise(const ir::Op &op, const std::vector<llvm::Valu
     for (llvm::Value *x : in)
       tys.push_back(x->getType());
     auto *fty = llvm::FunctionType::get(llvmType(op.result()->type.elem), tys, false);
-    llvm::FunctionCallee callee = m.getOrInsertFunction(op.sym, fty);
+    llvm::FunctionCallee callee = m.getOrInsertFunction(op.callee(), fty);
     if (auto *fn = llvm::dyn_cast<llvm::Function>(callee.getCallee()))
       fn->setDoesNotAccessMemory();
     return B.CreateCall(callee, in);
@@ -243,14 +243,14 @@ void Emitter::emitInlineAsm(const ir::Op &op) {
   // One asm statement per `pack` consecutive registers of the thread. Each operand and result
   // travels in the register its constraint names (checked in Sema and by the verifier: r/f 32,
   // l/d 64, h 16 bits): the pack's elements form a vector bitcast to that register's type.
-  const int pack = static_cast<int>(op.ival);
+  const int pack = static_cast<int>(op.asmPack());
   const ir::Value *r0 = op.result();
   const int n = r0->type.isTile() ? r0->layout->numRegs() : 1;
   if (n % pack)
     diags.fatal(op.loc, "tl.inline_asm_elementwise with pack=" + std::to_string(pack) + " needs a multiple of " +
                             std::to_string(pack) + " elements per thread; this tile's layout gives each thread " +
                             std::to_string(n));
-  std::vector<std::string> toks = ir::splitInlineAsmConstraints(op.constraints);
+  std::vector<std::string> toks = ir::splitInlineAsmConstraints(op.asmConstraints());
   auto regType = [&](const std::string &tok) -> llvm::Type * {
     char c = tok.back();
     return c == 'r' ? B.getInt32Ty() : c == 'l' ? B.getInt64Ty() : c == 'h' ? B.getInt16Ty() : c == 'f' ? B.getFloatTy()
@@ -281,7 +281,7 @@ void Emitter::emitInlineAsm(const ir::Op &op) {
   std::string cons;
   for (size_t i = 0; i < toks.size(); ++i)
     cons += (i ? "," : "") + toks[i];
-  auto *asmv = llvm::InlineAsm::get(fty, op.sym, cons, /*hasSideEffects=*/op.ival2 == 0);
+  auto *asmv = llvm::InlineAsm::get(fty, op.asmText(), cons, /*hasSideEffects=*/!op.asmPure());
   std::vector<std::vector<llvm::Value *>> outs(nout, std::vector<llvm::Value *>(size_t(n)));
   for (int g = 0; g < n; g += pack) {
     std::vector<llvm::Value *> args;

@@ -443,7 +443,7 @@ void Emitter::emitOpImpl(const ir::Op &op) {
     if (smVersion() < 90)
       return;
     auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
-    const char *text = op.ival ? "griddepcontrol.launch_dependents;" : "griddepcontrol.wait;";
+    const char *text = op.launchDependents() ? "griddepcontrol.launch_dependents;" : "griddepcontrol.wait;";
     B.CreateCall(fty, llvm::InlineAsm::get(fty, text, "~{memory}", /*hasSideEffects=*/true));
     return;
   }
@@ -459,9 +459,9 @@ void Emitter::emitOpImpl(const ir::Op &op) {
   case OpKind::Constant: {
     ir::ScalarType t = op.result()->type.elem;
     llvm::Type *ty = llvmType(t);
-    llvm::Value *c = ir::isFP8(t.dtype)    ? B.getInt8(ir::fp8FromDouble(op.fval, t.dtype))
-                     : ir::isFloat(t.dtype) ? llvm::ConstantFP::get(ty, op.fval)
-                                            : llvm::ConstantInt::get(ty, static_cast<uint64_t>(op.ival), ir::isSigned(t.dtype));
+    llvm::Value *c = ir::isFP8(t.dtype)    ? B.getInt8(ir::fp8FromDouble(op.floatValue(), t.dtype))
+                     : ir::isFloat(t.dtype) ? llvm::ConstantFP::get(ty, op.floatValue())
+                                            : llvm::ConstantInt::get(ty, static_cast<uint64_t>(op.intValue()), ir::isSigned(t.dtype));
     vals_[op.result()] = {c};
     return;
   }
@@ -478,7 +478,7 @@ void Emitter::emitOpImpl(const ir::Op &op) {
     const ir::Layout &l = *op.result()->layout;
     std::vector<llvm::Value *> out;
     for (int r = 0; r < l.numRegs(); ++r)
-      out.push_back(B.CreateAdd(coord(l, r)[0], B.getInt32(static_cast<uint32_t>(op.ival))));
+      out.push_back(B.CreateAdd(coord(l, r)[0], B.getInt32(static_cast<uint32_t>(op.arangeStart()))));
     vals_[op.result()] = out;
     return;
   }

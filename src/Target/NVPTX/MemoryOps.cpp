@@ -94,10 +94,10 @@ struct MemoryHints {
 };
 MemoryHints memoryHints(const ir::Op &op) {
   MemoryHints h;
-  if (op.kind == ir::OpKind::Load && op.axis) // ld.volatile takes no cache qualifier
+  if (op.kind == ir::OpKind::Load && op.isVolatile()) // ld.volatile takes no cache qualifier
     return h;
-  auto c = static_cast<ir::CacheHint>(op.ival);
-  auto e = static_cast<ir::EvictionHint>(op.ival2);
+  ir::CacheHint c = op.cacheHint();
+  ir::EvictionHint e = op.evictionHint();
   if (c != ir::CacheHint::None)
     h.qualifiers += ir::cacheHintName(c);
   if (e != ir::EvictionHint::None) {
@@ -162,9 +162,9 @@ void Emitter::emitLoad(const ir::Op &op) {
       pred = "@$" + std::to_string(pk.words + 1) + " ";
     }
     MemoryHints hints = memoryHints(op);
-    text += hints.policySetup + pred + (op.axis ? "ld.volatile." + space : "ld." + space + hints.qualifiers) +
+    text += hints.policySetup + pred + (op.isVolatile() ? "ld.volatile." + space : "ld." + space + hints.qualifiers) +
             vecSuffix(pk.words) + "." + (pk.wordBits == 8 ? "u8" : pk.ptxType()) + " " + regsList + ", [ $" +
-            std::to_string(pk.words) + " + 0 ]" + (hints.usesPolicy && !op.axis ? ", %tle_pol" : "") + ";";
+            std::to_string(pk.words) + " + 0 ]" + (hints.usesPolicy && !op.isVolatile() ? ", %tle_pol" : "") + ";";
     if (!hints.policySetup.empty())
       text = "{\n\t" + text + "\n\t}";
     std::vector<llvm::Type *> rtys(pk.words, wordTy);
@@ -239,7 +239,7 @@ std::pair<llvm::Value *, bool> Emitter::boundsMask(const ir::Value *mask, const 
   if (!liveAcrossWork(cmp, store))
     return {nullptr, false};
   const ir::Value *idx = through(cmp.operands[0]), *bound = through(cmp.operands[1]);
-  ir::CmpPred pred = cmp.pred;
+  ir::CmpPred pred = cmp.predicate();
   if (pred == ir::CmpPred::Gt || pred == ir::CmpPred::Ge) { // n > offs is offs < n
     std::swap(idx, bound);
     pred = pred == ir::CmpPred::Gt ? ir::CmpPred::Lt : ir::CmpPred::Le;
@@ -271,7 +271,7 @@ std::pair<llvm::Value *, bool> Emitter::boundsMask(const ir::Value *mask, const 
   }
   if (!range)
     return {nullptr, false};
-  llvm::Value *d = B.CreateSub(scalar(bound->def->operands[0]), B.getInt32(static_cast<uint32_t>(range->ival)));
+  llvm::Value *d = B.CreateSub(scalar(bound->def->operands[0]), B.getInt32(static_cast<uint32_t>(range->arangeStart())));
   for (const ir::Value *o : offsets)
     d = B.CreateSub(d, scalar(o));
   d = B.CreateSub(d, laneWarpCoord(l)[0]);

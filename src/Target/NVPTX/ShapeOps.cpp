@@ -192,7 +192,7 @@ bool Emitter::emitScanByBits(const ir::Op &op) {
   if (!owners)
     return false;
   const size_t nops = op.operands.size();
-  bool reverse = op.ival != 0;
+  bool reverse = op.isReverse();
   const int n = l.numRegs();
   std::vector<Vals> P(static_cast<size_t>(n), Vals(nops));
   for (size_t k = 0; k < nops; ++k) {
@@ -332,7 +332,7 @@ void Emitter::emitScan(const ir::Op &op) {
   const ir::Layout &l = *in->layout;
   unsigned axis = static_cast<unsigned>(op.axis);
   int64_t len = in->type.shape[axis];
-  bool reverse = op.ival != 0;
+  bool reverse = op.isReverse();
   std::vector<int64_t> opOffset(nops);
   int64_t total = 0;
   for (size_t k = 0; k < nops; ++k) {

@@ -14,7 +14,7 @@ using ir::OpKind;
 
 void Emitter::emitTmaStore(const ir::Op &op, int map) {
   const ir::Value *val = op.operands[1];
-  const int64_t rows = op.ints[0], cols = op.ints[1];
+  const int64_t rows = op.blockShape()[0], cols = op.blockShape()[1];
   const unsigned eb = ir::storageBytes(val->type.dtype());
   const int swizzle = transforms::tmaStoreSwizzle(op);
   const int64_t perRow = swizzle / eb; // columns of one box
@@ -30,7 +30,7 @@ void Emitter::emitTmaStore(const ir::Op &op, int map) {
     st.bytes = rows * cols * eb;
     st.boxes = static_cast<int>(boxes);
   }
-  const size_t rank = op.ints.size();
+  const size_t rank = op.blockShape().size();
   llvm::Value *y = B.CreateTrunc(scalar(op.operands[4 + 2 * rank]), B.getInt32Ty());
   llvm::Value *x = B.CreateTrunc(scalar(op.operands[4 + 2 * rank + 1]), B.getInt32Ty());
   // Byte offset of the staging area as smemPtr takes it (relative to the scratch base).

@@ -108,7 +108,7 @@ bool Emitter::producerSlice(std::string &why) {
     if (op.kind == OpKind::For)
       return need(op.operands[0]) && need(op.operands[1]) && need(op.operands[2]);
     if (op.kind == OpKind::Load && isTma(op.result())) {
-      size_t rank = op.ints.size();
+      size_t rank = op.blockShape().size();
       for (size_t i = 4 + 2 * rank; i < op.operands.size(); ++i) // offsets, then guards
         if (!need(op.operands[i]))
           return false;
@@ -141,7 +141,7 @@ bool Emitter::producerSlice(std::string &why) {
 void Emitter::planWarpSpecialization() {
   const ir::Op *loop = nullptr;
   ir::walk(f.body, [&](ir::Op &op) {
-    if (op.kind != OpKind::For || !(op.ival2 & ir::kForWarpSpecialize))
+    if (op.kind != OpKind::For || !op.warpSpecialize())
       return;
     if (!loop)
       loop = &op;

@@ -269,7 +269,7 @@ void Emitter::emitWgmma(const ir::Op &op) {
     for (int64_t m = 0; m < repM; ++m)
       for (int64_t kk = 0; kk < K / 16; ++kk)
         aFrag[{m, kk}] = aFragment(m, kk);
-  // fp8 with max_num_imprecise_acc = n < K (Dot's ival2; Triton's knob): Hopper's fp8 wgmma adds
+  // fp8 with max_num_imprecise_acc = n < K (Op::maxNumImpreciseAcc; Triton's knob): Hopper's fp8 wgmma adds
   // with fewer bits than fp32, so every n elements of K go into fresh registers (scale-d = 0 on
   // the first instruction) that are then added to the accumulator in fp32.
   // The base descriptors are computed before the first wgmma.fence, outside the instructions'
@@ -277,7 +277,8 @@ void Emitter::emitWgmma(const ir::Op &op) {
   if (!regA)
     descA(0, 0);
   descB(0, 0);
-  int64_t promote = fp8 && op.ival2 > 0 && op.ival2 < K ? std::max<int64_t>(1, op.ival2 / kStep) : 0;
+  const int64_t every = op.maxNumImpreciseAcc();
+  int64_t promote = fp8 && every > 0 && every < K ? std::max<int64_t>(1, every / kStep) : 0;
   if (promote) {
     for (int64_t m = 0; m < repM; ++m)
       for (int64_t ch = 0; ch < chunks; ++ch)
@@ -349,7 +350,8 @@ void Emitter::emitWgmma(const ir::Op &op) {
 const ir::Op *Emitter::wgmmaLoopWithCarriedSlots(const ir::Op &op, bool registerA) const {
   if ((!registerA && !wgmmaReadsSlot(op.operands[0])) || !wgmmaReadsSlot(op.operands[1]))
     return nullptr;
-  if (ir::isFP8(op.operands[0]->type.dtype()) && op.ival2 > 0 && op.ival2 < op.operands[0]->type.shape[1])
+  if (ir::isFP8(op.operands[0]->type.dtype()) && op.maxNumImpreciseAcc() > 0 &&
+      op.maxNumImpreciseAcc() < op.operands[0]->type.shape[1])
     return nullptr; // promoted fp8 accumulation waits for every group
 
   const ir::Block *body = op.parent;
