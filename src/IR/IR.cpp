@@ -88,6 +88,10 @@ const char *name(OpKind k) {
   case OpKind::AsyncCopy: return "async_copy";
   case OpKind::AsyncCommitGroup: return "async_commit_group";
   case OpKind::AsyncWaitGroup: return "async_wait_group";
+  case OpKind::TmaLoad: return "tma_load";
+  case OpKind::TmaStore: return "tma_store";
+  case OpKind::TmaStoreCommit: return "tma_store_commit";
+  case OpKind::TmaStoreWait: return "tma_store_wait";
   case OpKind::GridDepControl: return "griddepcontrol";
   case OpKind::For: return "for";
   case OpKind::If: return "if";
@@ -122,7 +126,8 @@ bool isGpuSyncOp(OpKind k) {
   case OpKind::MbarrierInit: case OpKind::MbarrierArrive: case OpKind::MbarrierExpectTx: case OpKind::MbarrierWait:
   case OpKind::MbarrierInval: case OpKind::FenceProxyAsync: case OpKind::FenceMbarrierInit:
   case OpKind::BarrierArrive: case OpKind::AsyncCopyMbarrierArrive: case OpKind::AsyncCopy:
-  case OpKind::AsyncCommitGroup: case OpKind::AsyncWaitGroup:
+  case OpKind::AsyncCommitGroup: case OpKind::AsyncWaitGroup: case OpKind::TmaLoad: case OpKind::TmaStore:
+  case OpKind::TmaStoreCommit: case OpKind::TmaStoreWait:
     return true;
   default:
     return false;

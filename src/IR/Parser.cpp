@@ -177,6 +177,12 @@ public:
       while (!is("}")) {
         std::string key = expectIdentAny();
         expect("=");
+        if (key == "tensor_maps") {
+          tensorMaps(*f);
+          if (!accept(","))
+            break;
+          continue;
+        }
         std::string val = tok_.text;
         bump();
         if (key == "num_warps")
@@ -512,17 +518,31 @@ private:
         }
       }
       break;
-    case OpKind::AsyncWaitGroup: { // async_wait_group N
+    case OpKind::AsyncWaitGroup: case OpKind::TmaStoreWait: { // async_wait_group N, tma_store_wait [read] N
+      if (op->kind == OpKind::TmaStoreWait && tok_.kind == Tok::Ident && tok_.text == "read") {
+        bump();
+        op->sync.read = true;
+      }
       SourceLoc at = tok_.loc;
       int64_t n = number();
       if (n < 0 || n > 63)
-        diags_.fatal(at, "async_wait_group takes 0 to 63 pending groups, got " + std::to_string(n));
+        diags_.fatal(at, std::string(ir::name(op->kind)) + " takes 0 to 63 pending groups, got " + std::to_string(n));
       op->sync.pending = static_cast<int>(n);
       finish(*op, results, {});
       return;
     }
+    case OpKind::TmaLoad: case OpKind::TmaStore: { // map=K
+      expectIdent("map");
+      expect("=");
+      SourceLoc at = tok_.loc;
+      int64_t k = number();
+      if (k < 0 || k > std::numeric_limits<int>::max())
+        diags_.fatal(at, "map=" + std::to_string(k) + " is out of range");
+      op->sync.map = static_cast<int>(k);
+      break;
+    }
     case OpKind::Barrier: case OpKind::BarrierArrive: case OpKind::FenceProxyAsync: case OpKind::FenceMbarrierInit:
-    case OpKind::AsyncCommitGroup:
+    case OpKind::AsyncCommitGroup: case OpKind::TmaStoreCommit:
       syncAttrs(*op);
       [[fallthrough]];
     case OpKind::ClusterBarrier: case OpKind::ClusterArrive: case OpKind::ClusterWait:
@@ -652,6 +672,83 @@ private:
       block(*body);
       expect("}");
     }
+  }
+
+  /// `tensor_maps = [{fp16, base = %a, shape = [...], strides = [...], box = [...], swizzle = N},
+  /// ...]`: the tensor maps the function declares (ir::TensorMapParam), in order.
+  void tensorMaps(Function &f) {
+    expect("[");
+    while (!is("]")) {
+      TensorMapParam t;
+      expect("{");
+      SourceLoc at = tok_.loc;
+      auto d = parseDType(expectIdentAny());
+      if (!d)
+        diags_.fatal(at, "expected the tensor map's element type");
+      t.dtype = *d;
+      auto field = [&](const char *k) {
+        expect(",");
+        expectIdent(k);
+        expect("=");
+      };
+      field("base");
+      t.base = paramIndex(f);
+      for (const char *k : {"shape", "strides"}) {
+        field(k);
+        auto &list = std::string(k) == "shape" ? t.shape : t.strides;
+        expect("[");
+        while (!is("]")) {
+          list.push_back(source(f));
+          if (!accept(","))
+            break;
+        }
+        expect("]");
+      }
+      field("box");
+      t.box = intList();
+      field("swizzle");
+      t.swizzle = static_cast<int>(number());
+      expect("}");
+      f.tensorMaps.push_back(t);
+      if (!accept(","))
+        break;
+    }
+    expect("]");
+    f.declaredTensorMaps = static_cast<int>(f.tensorMaps.size());
+  }
+  /// The index of the parameter named by the next %value.
+  int paramIndex(const Function &f) {
+    SourceLoc at = tok_.loc;
+    Value *v = use();
+    for (size_t i = 0; i < f.body.args.size(); ++i)
+      if (f.body.args[i].get() == v)
+        return static_cast<int>(i);
+    diags_.fatal(at, "a tensor map names kernel parameters only");
+  }
+  /// A tensor-map number: N, %param, or a product `(%a * %b * N)`, `i32(...)` in 32 bits.
+  TensorMapParam::Source source(const Function &f) {
+    TensorMapParam::Source s;
+    bool paren = false;
+    if (tok_.kind == Tok::Ident && tok_.text == "i32") {
+      bump();
+      s.bits = 32;
+      expect("(");
+      paren = true;
+    } else {
+      paren = accept("(");
+    }
+    for (;;) {
+      if (tok_.kind == Tok::Value)
+        s.params.push_back(paramIndex(f));
+      else
+        s.value *= number();
+      if (!paren || tok_.kind != Tok::Ident || tok_.text != "*")
+        break;
+      bump();
+    }
+    if (paren)
+      expect(")");
+    return s;
   }
 
   /// The `key=value` attributes of a GPU synchronisation op (SyncAttrs), on the op's line:

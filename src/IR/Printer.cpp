@@ -62,6 +62,12 @@ public:
       os_ << ", shared_bytes = " << f.sharedBytes;
     if (f.cluster != std::array<int, 3>{1, 1, 1})
       os_ << ", cluster = " << f.cluster[0] << "x" << f.cluster[1] << "x" << f.cluster[2];
+    if (f.declaredTensorMaps > 0) {
+      os_ << ", tensor_maps = [";
+      for (int k = 0; k < f.declaredTensorMaps; ++k)
+        os_ << (k ? ", " : "") << tensorMap(f, f.tensorMaps[size_t(k)]);
+      os_ << "]";
+    }
     for (auto &[k, v] : f.constexprs)
       os_ << ", " << k << " = " << v;
     os_ << "} {\n";
@@ -74,6 +80,37 @@ private:
   bool layouts_;
   std::map<const Value *, unsigned> ids_;
   std::map<const Layout *, unsigned> layoutIds_;
+
+  /// A tensor-map number: a constant, a parameter, or a product `(%a * %b * 4)`, `i32(...)` when
+  /// computed in 32 bits.
+  std::string source(const Function &f, const TensorMapParam::Source &s) {
+    std::vector<std::string> terms;
+    for (int p : s.params)
+      terms.push_back(ref(f.body.args[size_t(p)].get()));
+    if (s.value != 1 || terms.empty())
+      terms.push_back(std::to_string(s.value));
+    if (terms.size() == 1 && s.bits != 32)
+      return terms[0];
+    std::string r = s.bits == 32 ? "i32(" : "(";
+    for (size_t i = 0; i < terms.size(); ++i)
+      r += (i ? " * " : "") + terms[i];
+    return r + ")";
+  }
+
+  std::string tensorMap(const Function &f, const TensorMapParam &t) {
+    std::string r = std::string("{") + name(t.dtype) + ", base = " + ref(f.body.args[size_t(t.base)].get());
+    for (const char *which : {"shape", "strides"}) {
+      const auto &list = std::string(which) == "shape" ? t.shape : t.strides;
+      r += std::string(", ") + which + " = [";
+      for (size_t i = 0; i < list.size(); ++i)
+        r += (i ? ", " : "") + source(f, list[i]);
+      r += "]";
+    }
+    r += ", box = [";
+    for (size_t i = 0; i < t.box.size(); ++i)
+      r += (i ? ", " : "") + std::to_string(t.box[i]);
+    return r + "], swizzle = " + std::to_string(t.swizzle) + "}";
+  }
 
   std::string ref(const Value *v) {
     auto it = ids_.find(v);
@@ -231,8 +268,11 @@ private:
     case OpKind::MbarrierExpectTx: case OpKind::AsyncCopy:
       syncAttrs(op);
       break;
-    case OpKind::AsyncWaitGroup:
-      os_ << " " << op.sync.pending;
+    case OpKind::AsyncWaitGroup: case OpKind::TmaStoreWait:
+      os_ << (op.sync.read ? " read " : " ") << op.sync.pending;
+      break;
+    case OpKind::TmaLoad: case OpKind::TmaStore:
+      os_ << " map=" << op.sync.map;
       break;
     case OpKind::LocalAlloc:
       intList(" shape=", op.allocShape());

@@ -16,9 +16,12 @@ namespace {
 bool isTerminator(OpKind k) { return k == OpKind::Yield || k == OpKind::Condition || k == OpKind::Return; }
 
 struct Verifier {
+  const Function &fn;
   std::string msg;
   SourceLoc where;
   std::set<const Value *> defined;
+
+  explicit Verifier(const Function &f) : fn(f) {}
 
   bool fail(const Op &op, const std::string &m) {
     msg = "'" + std::string(name(op.kind)) + "': " + m;
@@ -145,6 +148,12 @@ struct Verifier {
       break;
     case OpKind::AsyncCopy:
       lo = 2, hi = 3, res = 0;
+      break;
+    case OpKind::TmaStoreCommit: case OpKind::TmaStoreWait:
+      lo = hi = 0, res = 0;
+      break;
+    case OpKind::TmaLoad: case OpKind::TmaStore:
+      lo = 1, hi = SIZE_MAX, res = 0;
       break;
     case OpKind::MbarrierInit: case OpKind::MbarrierExpectTx: case OpKind::MbarrierInval:
     case OpKind::AsyncCopyMbarrierArrive:
@@ -291,6 +300,34 @@ struct Verifier {
                           std::to_string(v));
     if (op.sync.cache == CopyCache::CG && v && v != 16)
       return fail(op, "cache=cg copies 16-byte vectors only, got vec=" + std::to_string(v));
+    return true;
+  }
+
+  /// TmaLoad (dst, bar, coords) and TmaStore (src, coords): a tensor map of the function, a
+  /// scalar shared pointer to its element type, an mbarrier (loads), one i32 coordinate per dim.
+  bool tmaCopy(const Op &op) {
+    int k = op.sync.map;
+    if (k < 0 || size_t(k) >= fn.tensorMaps.size())
+      return fail(op, "expects map= to name one of the function's " + std::to_string(fn.tensorMaps.size()) +
+                          " tensor maps, got " + std::to_string(k));
+    const TensorMapParam &t = fn.tensorMaps[size_t(k)];
+    const Type buf(ScalarType::ptrTo(t.dtype, AddrSpace::Shared));
+    if (op.operands[0]->type != buf)
+      return fail(op, "expects a scalar " + buf.str() + " buffer (tensor map " + std::to_string(k) + " holds " +
+                          name(t.dtype) + "), got " + op.operands[0]->type.str());
+    size_t first = 1;
+    if (op.kind == OpKind::TmaLoad) {
+      const Type mbar(ScalarType::ptrTo(DType::I64, AddrSpace::Shared));
+      if (op.operands.size() < 2 || op.operands[1]->type != mbar)
+        return fail(op, "expects an mbarrier (a scalar *i64_shared) after the destination");
+      first = 2;
+    }
+    if (op.operands.size() - first != t.box.size())
+      return fail(op, "expects " + std::to_string(t.box.size()) + " coordinates for tensor map " + std::to_string(k) +
+                          ", got " + std::to_string(op.operands.size() - first));
+    for (size_t i = first; i < op.operands.size(); ++i)
+      if (op.operands[i]->type != Type::scalar(DType::I32))
+        return fail(op, "coordinates must be i32 scalars, got " + op.operands[i]->type.str());
     return true;
   }
 
@@ -658,6 +695,14 @@ struct Verifier {
       return true;
     case OpKind::AsyncCopy:
       return asyncCopy(op);
+    case OpKind::TmaLoad: case OpKind::TmaStore:
+      return tmaCopy(op);
+    case OpKind::TmaStoreCommit:
+      return true;
+    case OpKind::TmaStoreWait:
+      if (op.sync.pending < 0 || op.sync.pending > 63)
+        return fail(op, "expects 0 to 63 pending groups, got " + std::to_string(op.sync.pending));
+      return true;
     case OpKind::Barrier: case OpKind::BarrierArrive:
       return namedBarrier(op);
     case OpKind::MbarrierInit: case OpKind::MbarrierArrive: case OpKind::MbarrierExpectTx: case OpKind::MbarrierWait:
@@ -780,6 +825,46 @@ struct Verifier {
 
 } // namespace
 
+/// Why one of `f`'s tensor maps cannot be encoded (cuTensorMapEncodeTiled's limits), or "":
+/// rank 1..5 with one shape, stride and box dim each; a base param pointing to the dtype;
+/// integer params in the products; the last stride 1; box dims 1..256, the inner one a multiple
+/// of 16 bytes and, with a swizzle (32, 64 or 128 bytes), at most the swizzle span.
+static std::string tensorMapsError(const Function &f) {
+  if (f.declaredTensorMaps < 0 || size_t(f.declaredTensorMaps) > f.tensorMaps.size())
+    return "declared tensor maps out of range";
+  for (size_t k = 0; k < f.tensorMaps.size(); ++k) {
+    const TensorMapParam &t = f.tensorMaps[k];
+    std::string m = "tensor map " + std::to_string(k) + ": ";
+    size_t r = t.box.size();
+    if (r < 1 || r > 5 || t.shape.size() != r || t.strides.size() != r)
+      return m + "needs rank 1 to 5 and one shape, stride and box dim per dim";
+    if (t.base < 0 || size_t(t.base) >= f.params.size() || !f.params[t.base].type.isPointer() ||
+        f.params[t.base].type.pointee != t.dtype)
+      return m + "its base must be a pointer parameter to " + name(t.dtype);
+    for (const auto *list : {&t.shape, &t.strides})
+      for (const TensorMapParam::Source &src : *list)
+        for (int p : src.params)
+          if (p < 0 || size_t(p) >= f.params.size() || !isInteger(f.params[p].type.dtype))
+            return m + "shapes and strides are products of integer parameters and a constant";
+    const TensorMapParam::Source &last = t.strides.back();
+    if (!last.params.empty() || last.value != 1)
+      return m + "the innermost stride must be 1";
+    unsigned eb = storageBytes(t.dtype);
+    for (int64_t b : t.box)
+      if (b < 1 || b > 256)
+        return m + "box dims must be 1 to 256, got " + std::to_string(b);
+    int64_t inner = t.box.back() * eb;
+    if (inner % 16)
+      return m + "the inner box dim must span a multiple of 16 bytes, got " + std::to_string(inner);
+    if (t.swizzle != 0 && t.swizzle != 32 && t.swizzle != 64 && t.swizzle != 128)
+      return m + "swizzle must be 0, 32, 64 or 128, got " + std::to_string(t.swizzle);
+    if (t.swizzle && inner > t.swizzle)
+      return m + "the inner box dim spans " + std::to_string(inner) + " bytes, more than the " +
+             std::to_string(t.swizzle) + "-byte swizzle";
+  }
+  return "";
+}
+
 std::string verify(const Function &f, SourceLoc &where) {
   where = {};
   // num_warps as tlec's -w accepts it (a power of two, 1 to 32 warps: at most 1024 threads).
@@ -807,7 +892,9 @@ std::string verify(const Function &f, SourceLoc &where) {
   Op *term = f.body.terminator();
   if (!term || term->kind != OpKind::Return)
     return "function body must end with return";
-  Verifier v;
+  if (std::string bad = tensorMapsError(f); !bad.empty())
+    return bad;
+  Verifier v(f);
   if (!v.block(f.body, nullptr, 0)) {
     where = v.where;
     return v.msg;

@@ -19,6 +19,7 @@ struct LiveRange {
   ir::Op *alloc = nullptr;
   size_t first = 0, last = 0;
   int64_t bytes = 0;
+  int64_t align = 16; ///< 1024 for a buffer a TMA copy names (ir::OpKind::TmaLoad)
 };
 
 /// The index of the top-level op of `f` that holds `op` (itself, or an op whose regions hold it).
@@ -80,15 +81,15 @@ LiveRange liveRange(ir::Function &f, ir::Op &alloc, const std::map<const ir::Op 
   r.first = r.last = topIndex(f, alloc, top);
   r.bytes = ir::numElements(alloc.allocShape()) * ir::storageBytes(alloc.result()->type.elem.pointee);
   Derived d = deriveFrom(f, alloc);
-  if (d.escapes) {
-    r.last = f.body.ops.size() - 1;
-    return r;
-  }
   ir::walk(f.body, [&](ir::Op &op) {
     for (const ir::Value *v : op.operands)
       if (d.values.count(v))
         r.last = std::max(r.last, topIndex(f, op, top));
+    if ((op.kind == OpKind::TmaLoad || op.kind == OpKind::TmaStore) && d.values.count(op.operands[0]))
+      r.align = 1024; // TMA's swizzle patterns repeat every 1024 bytes
   });
+  if (d.escapes)
+    r.last = f.body.ops.size() - 1;
   return r;
 }
 
@@ -121,7 +122,7 @@ SharedAllocation allocateShared(ir::Function &f, DiagnosticEngine *diags) {
       moved = false;
       for (const LiveRange *p : placed)
         if (live(p) && overlaps(p, at)) {
-          at = p->alloc->sharedOffset + alignUp(p->bytes, 16);
+          at = alignUp(p->alloc->sharedOffset + alignUp(p->bytes, 16), r.align);
           moved = true;
         }
     }

@@ -199,6 +199,27 @@ enum class OpKind {
                ///< since its last commit (cp.async.commit_group). sm_80+.
   AsyncWaitGroup, ///< () -> (): every thread waits until at most `pending` (0..63) of its most
                ///< recently committed groups are incomplete (cp.async.wait_group pending). sm_80+.
+  // TMA (PTX ISA §9.7.9.25.5.2, cp.async.bulk.tensor; sm_90+): tensor map `map` is
+  // Function::tensorMaps[map] (rank r, element type T, its box and swizzle), declared by the IR
+  // (Function::declaredTensorMaps). Thread 0 issues each copy. A shared buffer a TMA op names is
+  // placed 1024-byte aligned (allocate-shared); a pointer into it must stay 128-byte aligned
+  // (1024 with a swizzle).
+  TmaLoad,     ///< (*T_shared dst, *i64_shared bar, i32 coord_0..r-1) -> (): copies the box of
+               ///< the tensor at element coordinates coord (outermost first; elements outside
+               ///< the tensor read as zero) into dst, row-major and swizzled as the map says;
+               ///< the copy completes the box's bytes as transactions on mbarrier `bar`, whose
+               ///< phase must expect them (mbarrier_arrive tx=, mbarrier_expect_tx)
+               ///< (...shared::cluster.global.tile.mbarrier::complete_tx::bytes).
+  TmaStore,    ///< (*T_shared src, i32 coord_0..r-1) -> (): copies the box at src to the tensor
+               ///< at coord (elements outside it are not written), in thread 0's current bulk
+               ///< group (...global.shared::cta.tile.bulk_group). src is read by the async
+               ///< proxy: its writers must fence_proxy_async, then `barrier`, before.
+  TmaStoreCommit, ///< () -> (): thread 0 closes a bulk group of its TMA stores since the last
+               ///< commit (cp.async.bulk.commit_group).
+  TmaStoreWait, ///< () -> (): thread 0 waits until at most `pending` (0..63) of its latest bulk
+               ///< groups are incomplete (cp.async.bulk.wait_group), or with `read` until they
+               ///< have read their sources (.read; the buffers may then be written again, after
+               ///< a `barrier` for the other threads).
   // --- Shape
   ExpandDims,  ///< (tile or scalar) -> tile with a size-1 dim inserted at `axis`.
   Broadcast,   ///< (tile) -> tile of the result shape; every size-1 dim of the operand is
@@ -324,10 +345,12 @@ struct SyncAttrs {
   Arrivers per = Arrivers::Cta; ///< `per=`: who arrives (mbarrier_arrive)
   int vec = 0;                ///< `vec=`: bytes per copy (async_copy; 0: from the layout)
   CopyCache cache = CopyCache::Auto; ///< `cache=`: async_copy's cache operator
-  int pending = 0;            ///< groups that may stay incomplete (async_wait_group N)
+  int pending = 0;            ///< groups that may stay incomplete (async_wait_group N, tma_store_wait N)
+  int map = -1;               ///< `map=`: the tensor map of tma_load / tma_store
+  bool read = false;          ///< tma_store_wait `read`: until the sources are read
   bool operator==(const SyncAttrs &o) const {
     return count == o.count && tx == o.tx && barrierId == o.barrierId && threads == o.threads && per == o.per &&
-           vec == o.vec && cache == o.cache && pending == o.pending;
+           vec == o.vec && cache == o.cache && pending == o.pending && map == o.map && read == o.read;
   }
 };
 /// Whether `k` is one of the GPU synchronisation and asynchronous-copy ops (mbarriers, fences,
@@ -504,8 +527,10 @@ struct Param {
 /// A TMA descriptor (CUDA's CUtensorMap) that the launcher builds on the host from the kernel's
 /// arguments and passes by value (a `.param .align 64 .b8 [128]` grid constant) after the
 /// kernel's params. Codegen creates one for each tensor descriptor (tl.make_tensor_descriptor)
-/// whose loads it copies with TMA; the runtime reads them from the module metadata
-/// ("tensor_maps", docs/runtime.md).
+/// whose loads it copies with TMA, and the tile IR may declare its own for TmaLoad / TmaStore
+/// (text: `{fp16, base = %a, shape = [%M, 64], strides = [(%K * 2), 1], box = [64, 64],
+/// swizzle = 128}`, a 32-bit product as `i32(%Z * %H)`); the runtime reads them from the
+/// module metadata ("tensor_maps", docs/runtime.md).
 struct TensorMapParam {
   /// One number of the descriptor: `value` times the product of the runtime params `params`
   /// (a constant when there are none), computed modulo 2^bits and sign-extended as the kernel
@@ -564,8 +589,11 @@ public:
   /// CTAs per thread-block cluster along x, y, z (from tle.device_mesh; sm_90+). {1, 1, 1}:
   /// the kernel does not use clusters. The launch grid (in CTAs) must be a multiple of it.
   std::array<int, 3> cluster = {1, 1, 1};
-  /// TMA descriptors passed after `params`, in this order (set by codegen).
+  /// TMA descriptors passed after `params`, in this order: the `declaredTensorMaps` that the
+  /// tile IR declares (`tensor_maps = [...]`, named by TmaLoad / TmaStore), then those codegen
+  /// creates for its own TMA copies.
   std::vector<TensorMapParam> tensorMaps;
+  int declaredTensorMaps = 0;
   /// Layouts referenced by values of this function (owned here).
   std::vector<std::unique_ptr<Layout>> layouts;
 };

@@ -32,8 +32,9 @@ int64_t sharedMemoryLimit(const std::string &arch);
 /// end of the kernel when its pointer escapes what the analysis sees: shared with the cluster
 /// (RemotePtr: other CTAs may access it until they exit) or stored to memory as a value.
 ///
-/// Buffers are placed in program order, each at the lowest 16-byte aligned offset that overlaps
-/// no placed buffer whose live range meets its own, so a kernel whose buffers all live to the end
+/// Buffers are placed in program order, each at the lowest 16-byte aligned offset (1024-byte for
+/// a buffer a tma_load or tma_store names: TMA's swizzle patterns) that overlaps no placed buffer
+/// whose live range meets its own, so a kernel whose buffers all live to the end
 /// gets them one after another, as declared. Reuse is safe because insert-barriers (which runs
 /// after this pass) orders every shared-memory access after a conflicting one by a CTA barrier,
 /// whichever buffer the two belong to. Sets f.sharedBytes to the end of the last buffer rounded

@@ -411,7 +411,8 @@ bool Lowering::emitOp(const ir::Op &op) {
   case OpKind::MbarrierInit: case OpKind::MbarrierArrive: case OpKind::MbarrierExpectTx: case OpKind::MbarrierWait:
   case OpKind::MbarrierInval: case OpKind::FenceProxyAsync: case OpKind::FenceMbarrierInit:
   case OpKind::BarrierArrive: case OpKind::AsyncCopyMbarrierArrive: case OpKind::AsyncCopy:
-  case OpKind::AsyncCommitGroup: case OpKind::AsyncWaitGroup:
+  case OpKind::AsyncCommitGroup: case OpKind::AsyncWaitGroup: case OpKind::TmaLoad: case OpKind::TmaStore:
+  case OpKind::TmaStoreCommit: case OpKind::TmaStoreWait:
     return unsupported(op, "mbarriers, fences, named barriers and asynchronous copies need the GPU target");
   case OpKind::GridDepControl: // grids run one after the other: nothing to wait for or release
     return true;

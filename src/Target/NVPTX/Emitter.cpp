@@ -65,7 +65,7 @@ llvm::Function *Emitter::run() {
     for (const ir::Value *v : op.operands)
       used_.insert(v);
   });
-  f.tensorMaps.clear();
+  f.tensorMaps.resize(static_cast<size_t>(f.declaredTensorMaps)); // the IR's own; codegen's follow
   userBytes_ = f.sharedBytes; // the IR's own buffers (allocate-shared)
   planAsyncOperands(); // decides the TMA descriptors, passed after the params
   std::vector<llvm::Type *> params;
@@ -456,6 +456,8 @@ void Emitter::emitOpImpl(const ir::Op &op) {
     return emitSyncOp(op);
   case OpKind::AsyncCopy:
     return emitAsyncCopy(op);
+  case OpKind::TmaLoad: case OpKind::TmaStore: case OpKind::TmaStoreCommit: case OpKind::TmaStoreWait:
+    return emitTmaOp(op);
   case OpKind::Constant: {
     ir::ScalarType t = op.result()->type.elem;
     llvm::Type *ty = llvmType(t);

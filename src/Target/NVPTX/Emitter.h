@@ -86,6 +86,8 @@ public:
   // translated alone.
   /// The ops of ir::isGpuSyncOp, and Barrier's named form (`id=`).
   void emitSyncOp(const ir::Op &op);
+  /// TmaLoad, TmaStore and their bulk-group ops: thread 0 issues each (SyncOps.cpp).
+  void emitTmaOp(const ir::Op &op);
   /// AsyncCopy: one cp.async per vector of the source tile's layout (SyncOps.cpp).
   void emitAsyncCopy(const ir::Op &op);
   /// The bytes each cp.async of AsyncCopy `op` copies: its `vec=`, else the widest vector the
@@ -95,8 +97,8 @@ public:
   /// MbarrierArrive: the threads `per` picks arrive, on this CTA's mbarrier or (a rank operand)
   /// on another cluster CTA's.
   void emitMbarrierArrive(const ir::Op &op);
-  /// The 32-bit shared address of the mbarrier that `op`'s operand 0 points to.
-  llvm::Value *mbarrierAddress(const ir::Op &op);
+  /// The 32-bit shared address of the mbarrier that scalar `bar` points to.
+  llvm::Value *mbarrierAddress(const ir::Value *bar);
   /// True in the threads that `who` names: thread 0, lane 0 of each warp, or every thread.
   llvm::Value *syncThreads(ir::Arrivers who);
   /// Every thread loops on mbarrier.try_wait.parity until the phase of parity `parity` (i32 0

@@ -1,7 +1,8 @@
 // The GPU synchronisation and asynchronous-copy ops of the tile IR (ir::isGpuSyncOp, named
 // barriers): mbarriers (PTX ISA §9.7.13.15), proxy fences (§9.7.13.4), named barriers
-// (§9.7.13.1), cp.async with its groups (§9.7.9.25.3), each translated alone: the op says which
-// threads run its instruction, and nothing here plans or places anything.
+// (§9.7.13.1), cp.async with its groups (§9.7.9.25.3), TMA copies of the IR's tensor maps with
+// their bulk groups (§9.7.9.25.5.2), each translated alone: the op says which threads run its
+// instruction, and nothing here plans or places anything.
 #include "Emitter.h"
 
 #include <llvm/IR/Constants.h>
@@ -28,8 +29,8 @@ void emitAsm(llvm::IRBuilder<> &B, const std::string &text, const std::string &c
 
 } // namespace
 
-llvm::Value *Emitter::mbarrierAddress(const ir::Op &op) {
-  return addressOperand(scalar(op.operands[0]), ir::AddrSpace::Shared).first;
+llvm::Value *Emitter::mbarrierAddress(const ir::Value *bar) {
+  return addressOperand(scalar(bar), ir::AddrSpace::Shared).first;
 }
 
 llvm::Value *Emitter::syncThreads(ir::Arrivers who) {
@@ -60,22 +61,22 @@ void Emitter::emitSyncOp(const ir::Op &op) {
   switch (op.kind) {
   case OpKind::MbarrierInit:
     emitAsm(B, "@$1 mbarrier.init.shared::cta.b64 [$0], " + std::to_string(a.count) + ";", "r,b",
-            {mbarrierAddress(op), first()});
+            {mbarrierAddress(op.operands[0]), first()});
     return;
   case OpKind::MbarrierArrive:
     return emitMbarrierArrive(op);
   case OpKind::MbarrierExpectTx:
     emitAsm(B, "@$1 mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [$0], " + std::to_string(a.tx) + ";", "r,b",
-            {mbarrierAddress(op), first()});
+            {mbarrierAddress(op.operands[0]), first()});
     return;
   case OpKind::MbarrierWait: {
     llvm::Value *phase = scalar(op.operands[1]);
     llvm::Value *parity = phase->getType()->isIntegerTy(1) ? B.CreateZExt(phase, B.getInt32Ty())
                                                             : B.CreateAnd(phase, B.getInt32(1));
-    return waitMbarrierParity(mbarrierAddress(op), parity);
+    return waitMbarrierParity(mbarrierAddress(op.operands[0]), parity);
   }
   case OpKind::MbarrierInval:
-    emitAsm(B, "@$1 mbarrier.inval.shared::cta.b64 [$0];", "r,b", {mbarrierAddress(op), first()});
+    emitAsm(B, "@$1 mbarrier.inval.shared::cta.b64 [$0];", "r,b", {mbarrierAddress(op.operands[0]), first()});
     return;
   case OpKind::FenceProxyAsync:
     emitAsm(B, "fence.proxy.async.shared::cta;", "", {});
@@ -84,7 +85,7 @@ void Emitter::emitSyncOp(const ir::Op &op) {
     emitAsm(B, "fence.mbarrier_init.release.cluster;", "", {});
     return;
   case OpKind::AsyncCopyMbarrierArrive:
-    emitAsm(B, "cp.async.mbarrier.arrive.noinc.shared::cta.b64 [$0];", "r", {mbarrierAddress(op)});
+    emitAsm(B, "cp.async.mbarrier.arrive.noinc.shared::cta.b64 [$0];", "r", {mbarrierAddress(op.operands[0])});
     return;
   case OpKind::AsyncCommitGroup:
     emitAsm(B, "cp.async.commit_group;", "", {});
@@ -100,7 +101,7 @@ void Emitter::emitSyncOp(const ir::Op &op) {
 void Emitter::emitMbarrierArrive(const ir::Op &op) {
   const ir::SyncAttrs &a = op.sync;
   bool remote = op.operands.size() > 1;
-  llvm::Value *addr = mbarrierAddress(op);
+  llvm::Value *addr = mbarrierAddress(op.operands[0]);
   if (remote) {
     // The same offset in the shared memory of the cluster's CTA `rank` (a 32-bit
     // shared::cluster address).
@@ -130,6 +131,45 @@ void Emitter::waitMbarrierParity(llvm::Value *bar, llvm::Value *parity) {
   llvm::Value *ok = B.CreateCall(fty, tryWait, {bar, parity});
   B.CreateCondBr(B.CreateICmpNE(ok, B.getInt32(0)), done, loop);
   B.SetInsertPoint(done);
+}
+
+void Emitter::emitTmaOp(const ir::Op &op) {
+  if (smVersion() < 90)
+    diags.fatal(op.loc, std::string("'") + ir::name(op.kind) + "' needs sm_90 or newer; here the target is " + arch);
+  smemAlign_ = std::max(smemAlign_, 1024); // the buffers' 1024-byte offsets must be absolute
+  if (op.kind == OpKind::TmaStoreCommit || op.kind == OpKind::TmaStoreWait) {
+    std::string text = op.kind == OpKind::TmaStoreCommit
+                           ? "cp.async.bulk.commit_group;"
+                           : std::string("cp.async.bulk.wait_group") + (op.sync.read ? ".read " : " ") +
+                                 std::to_string(op.sync.pending) + ";";
+    return onThreadZero([&] { emitAsm(B, text, "", {}); });
+  }
+  // Operands: the shared buffer, the tensor map's address, the coordinates innermost first
+  // (PTX's order; the IR lists them outermost first), and a load's mbarrier.
+  bool load = op.kind == OpKind::TmaLoad;
+  size_t first = load ? 2 : 1, rank = op.operands.size() - first;
+  std::vector<llvm::Value *> args = {addressOperand(scalar(op.operands[0]), ir::AddrSpace::Shared).first,
+                                     tensorMapAddr(op.sync.map)};
+  std::string coords;
+  for (size_t i = 0; i < rank; ++i) {
+    args.push_back(scalar(op.operands[op.operands.size() - 1 - i]));
+    coords += (i ? ", $" : "$") + std::to_string(i + 2);
+  }
+  std::string cons = "r,l";
+  for (size_t i = 0; i < rank; ++i)
+    cons += ",r";
+  std::string dims = std::to_string(rank) + "d";
+  std::string text;
+  if (load) {
+    args.push_back(mbarrierAddress(op.operands[1]));
+    cons += ",r";
+    text = "cp.async.bulk.tensor." + dims + ".shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {" +
+           coords + "}], [$" + std::to_string(rank + 2) + "];";
+  } else {
+    text = "cp.async.bulk.tensor." + dims + ".global.shared::cta.tile.bulk_group [$1, {" + coords + "}], [$0];";
+  }
+  // One thread in a branch: predicating the copy instead makes ptxas loop over the warp's lanes.
+  onThreadZero([&] { emitAsm(B, text, cons, args); });
 }
 
 int Emitter::asyncCopyBytes(const ir::Op &op) {
