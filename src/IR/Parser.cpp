@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <set>
 
 namespace tle::ir {
 
@@ -560,7 +561,12 @@ private:
       if (tok_.kind == Tok::Ident && tok_.text == "offset") { // placed by allocate-shared
         bump();
         expect("=");
+        SourceLoc at = tok_.loc;
         op->sharedOffset = number();
+        if (op->sharedOffset < 0) // -1 is "not placed" (Op::sharedOffset): never written out
+          diags_.fatal(at, "offset=" + std::to_string(op->sharedOffset) + " is negative");
+        if (tok_.kind == Tok::Ident && tok_.text == "offset")
+          fail("'local_alloc' has 'offset=' twice");
       }
       break;
     case OpKind::GridDepControl: {
@@ -764,7 +770,7 @@ private:
     case OpKind::AsyncCopy: allowed = "vec cache"; break;
     default: break;
     }
-    bool count = false;
+    std::set<std::string> seen;
     while (tok_.kind == Tok::Ident && tok_.loc.line == op.loc.line) {
       std::string k = tok_.text;
       if (k != "id" && k != "threads" && k != "per" && k != "count" && k != "tx" && k != "vec" && k != "cache")
@@ -772,6 +778,8 @@ private:
       if ((" " + allowed + " ").find(" " + k + " ") == std::string::npos)
         fail("'" + std::string(name(op.kind)) + "' takes no '" + k + "='" +
              (allowed.empty() ? std::string(" attribute") : " (it takes: " + allowed + ")"));
+      if (!seen.insert(k).second)
+        fail("'" + std::string(name(op.kind)) + "' has '" + k + "=' twice");
       bump();
       expect("=");
       if (k == "per") {
@@ -790,6 +798,11 @@ private:
       int64_t v = number();
       if ((k == "id" || k == "threads" || k == "vec") && (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max()))
         diags_.fatal(at, k + "=" + std::to_string(v) + " is out of range");
+      // The defaults mean "not given" (SyncAttrs): written out, they would silently read as absent.
+      if ((k == "id" && v < 0) || ((k == "threads" || k == "vec") && v <= 0))
+        diags_.fatal(at, k + "=" + std::to_string(v) + " is out of range (" +
+                             (k == "id" ? "0 to 15" : k == "threads" ? "a multiple of 32 from 32 to 1024" : "4, 8 or 16") +
+                             ")");
       if (k == "id")
         op.sync.barrierId = static_cast<int>(v);
       else if (k == "threads")
@@ -797,11 +810,11 @@ private:
       else if (k == "vec")
         op.sync.vec = static_cast<int>(v);
       else if (k == "count")
-        op.sync.count = v, count = true;
+        op.sync.count = v;
       else
         op.sync.tx = v;
     }
-    if (op.kind == OpKind::MbarrierInit && !count)
+    if (op.kind == OpKind::MbarrierInit && !seen.count("count"))
       fail("'mbarrier_init' needs its arrival count (count=N)");
   }
 

@@ -22,6 +22,17 @@ struct LiveRange {
   int64_t align = 16; ///< 1024 for a buffer a TMA copy names (ir::OpKind::TmaLoad)
 };
 
+/// Bytes no buffer may reach: a buffer's size saturates here, so that offsets and ends computed
+/// from it never overflow int64 (every limit is far below).
+constexpr int64_t kHugeBytes = int64_t(1) << 60;
+
+/// The bytes of `alloc`'s buffer, saturated at kHugeBytes (a shape such as [2^32, 2^32]).
+int64_t bufferBytes(const ir::Op &alloc) {
+  int64_t n = ir::numElements(alloc.allocShape());
+  int64_t eb = ir::storageBytes(alloc.result()->type.elem.pointee);
+  return n > kHugeBytes / eb ? kHugeBytes : n * eb;
+}
+
 /// The index of the top-level op of `f` that holds `op` (itself, or an op whose regions hold it).
 size_t topIndex(const ir::Function &f, const ir::Op &op, const std::map<const ir::Op *, size_t> &top) {
   const ir::Op *o = &op;
@@ -79,7 +90,7 @@ LiveRange liveRange(ir::Function &f, ir::Op &alloc, const std::map<const ir::Op 
   LiveRange r;
   r.alloc = &alloc;
   r.first = r.last = topIndex(f, alloc, top);
-  r.bytes = ir::numElements(alloc.allocShape()) * ir::storageBytes(alloc.result()->type.elem.pointee);
+  r.bytes = bufferBytes(alloc);
   Derived d = deriveFrom(f, alloc);
   ir::walk(f.body, [&](ir::Op &op) {
     for (const ir::Value *v : op.operands)
@@ -127,9 +138,10 @@ SharedAllocation allocateShared(ir::Function &f, DiagnosticEngine *diags) {
         }
     }
     bool reuse = std::any_of(placed.begin(), placed.end(), [&](const LiveRange *p) { return overlaps(p, at); });
-    if (at + r.bytes > limit) {
+    if (r.bytes > limit - at) {
+      std::string need = r.bytes >= kHugeBytes ? "more than " + std::to_string(kHugeBytes) : std::to_string(at + r.bytes);
       if (diags)
-        diags->error(r.alloc->loc, "shared buffers need " + std::to_string(at + r.bytes) +
+        diags->error(r.alloc->loc, "shared buffers need " + need +
                                        " bytes of shared memory at once here, more than the " + std::to_string(limit) +
                                        " bytes " + (f.arch.empty() ? std::string("the target") : f.arch) +
                                        " allows per block; use smaller buffers");
