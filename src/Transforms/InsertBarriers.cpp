@@ -26,6 +26,41 @@ Access accessIn(const ir::Op &op, AddrSpace space) {
   return op.kind == OpKind::Load ? Access::Read : op.kind == OpKind::Store ? Access::Write : Access::Atomic;
 }
 
+/// How `op` touches the CTA's shared memory, for the barrier rule: loads, stores and atomics
+/// through a shared pointer; an async_copy writes its destination (it must not overtake other
+/// threads' earlier accesses to those bytes), and its bytes are written for other threads at
+/// the async_wait_group that waits for them (`issue`: the copy's own point, which leaves nothing
+/// pending); mbarrier_init and mbarrier_inval are thread 0's scalar writes of the mbarrier,
+/// the other mbarrier ops read it (they need no order among themselves, only after its
+/// initialisation and before its invalidation, which let allocate-shared reuse its bytes).
+struct SharedEffect {
+  Access access = Access::None;
+  bool scalar = false; ///< a scalar access (thread 0's, for a write)
+  bool issue = false;  ///< an async_copy: ordered after pending accesses, leaves none
+};
+
+SharedEffect sharedEffect(const ir::Op &op) {
+  switch (op.kind) {
+  case OpKind::AsyncCopy: return {Access::Write, false, true};
+  case OpKind::AsyncWaitGroup: return {Access::Write, false, false};
+  case OpKind::MbarrierInit: case OpKind::MbarrierInval: return {Access::Write, true, false};
+  case OpKind::MbarrierArrive:
+    return {op.operands.size() > 1 ? Access::None : Access::Read, true, false}; // remote: the cluster's
+  case OpKind::MbarrierExpectTx: case OpKind::MbarrierWait: case OpKind::AsyncCopyMbarrierArrive:
+    return {Access::Read, true, false};
+  default: break;
+  }
+  Access a = accessIn(op, AddrSpace::Shared);
+  return {a, a != Access::None && op.operands[0]->type.isScalar(), false};
+}
+
+/// Whether `op` accesses another CTA's shared memory (a cluster pointer, or a remote mbarrier
+/// arrival), for the cluster entry and exit protocols.
+bool clusterAccess(const ir::Op &op) {
+  return accessIn(op, AddrSpace::Cluster) != Access::None ||
+         (op.kind == OpKind::MbarrierArrive && op.operands.size() > 1);
+}
+
 /// Accesses to shared memory made since the last barrier, by some thread.
 struct Pending {
   bool read = false, write = false, atomic = false;
@@ -49,9 +84,9 @@ public:
         regions(b, it);
         continue;
       }
-      Access a = accessIn(op, AddrSpace::Shared);
-      if (a != Access::None)
-        access(b, it, a, op.operands[0]->type.isScalar());
+      SharedEffect e = sharedEffect(op);
+      if (e.access != Access::None)
+        access(b, it, e);
     }
   }
 
@@ -64,8 +99,9 @@ private:
     p_ = {};
   }
 
-  void access(ir::Block &b, std::list<std::unique_ptr<ir::Op>>::iterator it, Access a, bool scalar) {
-    bool scalarStore = a == Access::Write && scalar;
+  void access(ir::Block &b, std::list<std::unique_ptr<ir::Op>>::iterator it, SharedEffect e) {
+    Access a = e.access;
+    bool scalarStore = a == Access::Write && e.scalar;
     bool conflict = false;
     switch (a) {
     case Access::Read: conflict = p_.write || p_.atomic; break;
@@ -75,6 +111,8 @@ private:
     }
     if (conflict)
       barrierBefore(b, it);
+    if (e.issue)
+      return;
     if (a == Access::Write) {
       p_.scalarStoresOnly = (!p_.write || p_.scalarStoresOnly) && scalarStore;
       p_.write = true;
@@ -89,7 +127,7 @@ private:
     Pending kinds;
     for (auto &r : op.regions)
       ir::walk(*r, [&](ir::Op &o) {
-        Access a = accessIn(o, AddrSpace::Shared);
+        Access a = sharedEffect(o).access;
         kinds.read |= a == Access::Read;
         kinds.write |= a == Access::Write;
         kinds.atomic |= a == Access::Atomic;
@@ -132,7 +170,7 @@ bool insertClusterExit(ir::Function &f) {
   for (auto &top : ops) {
     ir::Op *t = top.get();
     auto visit = [&](ir::Op &op) {
-      if (accessIn(op, AddrSpace::Cluster) != Access::None)
+      if (clusterAccess(op))
         lastAccess = i;
       if (op.kind == OpKind::ClusterBarrier)
         anyBarrier = i;
@@ -164,11 +202,11 @@ bool clusterBarrierOp(const ir::Op &op) {
 bool insertClusterEntry(ir::Function &f) {
   auto &ops = f.body.ops;
   bool remote = false;
-  ir::walk(f.body, [&](ir::Op &op) { remote |= accessIn(op, AddrSpace::Cluster) != Access::None; });
+  ir::walk(f.body, [&](ir::Op &op) { remote |= clusterAccess(op); });
   auto first = ops.end(); // the first top-level op with a remote access or a cluster barrier in it
   for (auto it = ops.begin(); it != ops.end() && first == ops.end(); ++it) {
     auto visit = [&](ir::Op &op) {
-      if (accessIn(op, AddrSpace::Cluster) != Access::None || clusterBarrierOp(op))
+      if (clusterAccess(op) || clusterBarrierOp(op))
         first = it;
     };
     visit(**it);

@@ -21,7 +21,13 @@ struct BarrierInsertion {
 /// an atomic; a store after anything, except a scalar store after scalar stores only (thread 0
 /// makes those, in program order); an atomic after a load or a store. Loads after loads and
 /// atomics after atomics need no order (the same rule FlagTree's TLE applies between its stores
-/// and loads). Barrier and ClusterBarrier ops (a cluster barrier is a CTA barrier too) settle all
+/// and loads). The GPU ops count as accesses too: an async_copy writes its destination (a
+/// barrier before it when anything is pending, none after: its bytes arrive later) and
+/// async_wait_group is where they become writes other threads may read (pending after it);
+/// mbarrier_init and mbarrier_inval are thread 0's scalar stores, the other local mbarrier ops
+/// loads, so that an mbarrier is initialised before it is used and used before it is
+/// invalidated, and bytes allocate-shared gives to another buffer are never accessed by two
+/// threads at once. Barrier and ClusterBarrier ops (a cluster barrier is a CTA barrier too) settle all
 /// pending accesses. Before a loop or branch whose regions access shared memory, pending accesses
 /// are settled (a Barrier before it), so every branch and iteration starts with none; a loop whose
 /// body stores, or mixes kinds of access, starts its body as if the previous iteration's accesses
@@ -29,7 +35,8 @@ struct BarrierInsertion {
 ///
 /// Cluster entry (CUDA's rule for distributed shared memory: a CTA may access another CTA's
 /// shared memory only once that CTA has started, which a cluster barrier guarantees). When the
-/// kernel accesses other CTAs' shared memory before any cluster barrier: a ClusterArrive at the
+/// kernel accesses other CTAs' shared memory (a cluster pointer, or an mbarrier_arrive with a CTA
+/// rank) before any cluster barrier: a ClusterArrive at the
 /// start of the kernel and a ClusterWait right before the top-level op holding the first such
 /// access (or the first cluster barrier, at any depth), so the work before it overlaps the other
 /// CTAs' start. None when a top-level ClusterBarrier, ClusterArrive or ClusterWait comes first.
