@@ -85,6 +85,33 @@ Derived deriveFrom(ir::Function &f, const ir::Op &alloc) {
   return d;
 }
 
+/// Whether ops of kind `k` name an mbarrier (operand 0; a tma_load's operand 1).
+bool namesMbarrier(OpKind k) {
+  switch (k) {
+  case OpKind::MbarrierInit: case OpKind::MbarrierArrive: case OpKind::MbarrierExpectTx: case OpKind::MbarrierWait:
+  case OpKind::MbarrierInval: case OpKind::AsyncCopyMbarrierArrive: case OpKind::TmaLoad:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// The last top-level op of `f` that may wait for an asynchronous access of kind `k` (AsyncCopy,
+/// TmaLoad, TmaStore) issued at top-level index `at`: the last one holding a wait that may
+/// complete it (async_wait_group or mbarrier_wait for a cp.async, mbarrier_wait for a TMA load,
+/// tma_store_wait for a TMA store), or the end of the kernel when none comes after `at`.
+size_t asyncEnd(ir::Function &f, OpKind k, size_t at, const std::map<const ir::Op *, size_t> &top) {
+  size_t last = 0;
+  ir::walk(f.body, [&](ir::Op &op) {
+    bool waits = k == OpKind::TmaStore ? op.kind == OpKind::TmaStoreWait
+                                       : op.kind == OpKind::MbarrierWait ||
+                                             (k == OpKind::AsyncCopy && op.kind == OpKind::AsyncWaitGroup);
+    if (waits)
+      last = std::max(last, topIndex(f, op, top));
+  });
+  return last >= at ? last : f.body.ops.size() - 1;
+}
+
 /// The live range of `alloc` (see allocateShared).
 LiveRange liveRange(ir::Function &f, ir::Op &alloc, const std::map<const ir::Op *, size_t> &top) {
   LiveRange r;
@@ -92,13 +119,24 @@ LiveRange liveRange(ir::Function &f, ir::Op &alloc, const std::map<const ir::Op 
   r.first = r.last = topIndex(f, alloc, top);
   r.bytes = bufferBytes(alloc);
   Derived d = deriveFrom(f, alloc);
+  bool mbarrier = false, invalidated = false; // an mbarrier op names it; an mbarrier_inval does
   ir::walk(f.body, [&](ir::Op &op) {
     for (const ir::Value *v : op.operands)
       if (d.values.count(v))
         r.last = std::max(r.last, topIndex(f, op, top));
     if ((op.kind == OpKind::TmaLoad || op.kind == OpKind::TmaStore) && d.values.count(op.operands[0]))
       r.align = 1024; // TMA's swizzle patterns repeat every 1024 bytes
+    // The copy goes on after its op: the buffer stays until the copy may have been waited for.
+    bool async = op.kind == OpKind::AsyncCopy || op.kind == OpKind::TmaLoad || op.kind == OpKind::TmaStore;
+    if (async && d.values.count(op.operands[0]))
+      r.last = std::max(r.last, asyncEnd(f, op.kind, topIndex(f, op, top), top));
+    size_t barOperand = op.kind == OpKind::TmaLoad ? 1 : 0;
+    if (namesMbarrier(op.kind))
+      (op.kind == OpKind::MbarrierInval ? invalidated : mbarrier) |= d.values.count(op.operands[barOperand]) > 0;
   });
+  // PTX ISA §9.7.13.15: an mbarrier's bytes may hold anything else only after mbarrier.inval.
+  if (mbarrier && !invalidated)
+    r.last = f.body.ops.size() - 1;
   if (d.escapes)
     r.last = f.body.ops.size() - 1;
   return r;

@@ -30,24 +30,29 @@ Access accessIn(const ir::Op &op, AddrSpace space) {
 /// through a shared pointer; an async_copy writes its destination (it must not overtake other
 /// threads' earlier accesses to those bytes), and its bytes are written for other threads at
 /// the async_wait_group that waits for them (`issue`: the copy's own point, which leaves nothing
-/// pending); mbarrier_init and mbarrier_inval are thread 0's scalar writes of the mbarrier,
-/// the other mbarrier ops read it (they need no order among themselves, only after its
-/// initialisation and before its invalidation, which let allocate-shared reuse its bytes).
+/// pending); a tma_load writes like an async_copy (thread 0 issues it; an mbarrier_wait
+/// completes it for the waiting threads), a tma_store reads its source, and the source counts
+/// as read until tma_store_wait; mbarrier_init and mbarrier_inval are thread 0's scalar writes of
+/// the mbarrier, the other mbarrier ops read it after its initialisation (and the stores before
+/// an arrival) and leave nothing pending: the copies and waits an mbarrier orders need no CTA
+/// barrier, and a barrier between its last use and its inval is the author's (IR.h).
 struct SharedEffect {
   Access access = Access::None;
   bool scalar = false; ///< a scalar access (thread 0's, for a write)
-  bool issue = false;  ///< an async_copy: ordered after pending accesses, leaves none
+  bool issue = false;  ///< ordered after pending accesses, leaves none (copies, mbarrier uses)
 };
 
 SharedEffect sharedEffect(const ir::Op &op) {
   switch (op.kind) {
   case OpKind::AsyncCopy: return {Access::Write, false, true};
+  case OpKind::TmaLoad: return {Access::Write, true, true}; // thread 0's; complete at mbarrier_wait
+  case OpKind::TmaStore: case OpKind::TmaStoreWait: return {Access::Read, true, false}; // reads until the wait
   case OpKind::AsyncWaitGroup: return {Access::Write, false, false};
   case OpKind::MbarrierInit: case OpKind::MbarrierInval: return {Access::Write, true, false};
   case OpKind::MbarrierArrive:
-    return {op.operands.size() > 1 ? Access::None : Access::Read, true, false}; // remote: the cluster's
+    return {op.operands.size() > 1 ? Access::None : Access::Read, true, true}; // remote: the cluster's
   case OpKind::MbarrierExpectTx: case OpKind::MbarrierWait: case OpKind::AsyncCopyMbarrierArrive:
-    return {Access::Read, true, false};
+    return {Access::Read, true, true};
   default: break;
   }
   Access a = accessIn(op, AddrSpace::Shared);

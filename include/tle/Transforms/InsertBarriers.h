@@ -23,10 +23,12 @@ struct BarrierInsertion {
 /// atomics after atomics need no order (the same rule FlagTree's TLE applies between its stores
 /// and loads). The GPU ops count as accesses too: an async_copy writes its destination (a
 /// barrier before it when anything is pending, none after: its bytes arrive later) and
-/// async_wait_group is where they become writes other threads may read (pending after it);
+/// async_wait_group is where they become writes other threads may read (pending after it); a
+/// tma_load is written like an async_copy, a tma_store and tma_store_wait read their source;
 /// mbarrier_init and mbarrier_inval are thread 0's scalar stores, the other local mbarrier ops
-/// loads, so that an mbarrier is initialised before it is used and used before it is
-/// invalidated, and bytes allocate-shared gives to another buffer are never accessed by two
+/// loads that leave nothing pending (an mbarrier is used after its initialisation, an arrival
+/// comes after the stores before it, and an arrival or wait needs no barrier before the copy
+/// it tracks), so that bytes allocate-shared gives to another buffer are never accessed by two
 /// threads at once. Barrier and ClusterBarrier ops (a cluster barrier is a CTA barrier too) settle all
 /// pending accesses. Before a loop or branch whose regions access shared memory, pending accesses
 /// are settled (a Barrier before it), so every branch and iteration starts with none; a loop whose
