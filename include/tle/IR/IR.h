@@ -157,7 +157,9 @@ enum class OpKind {
                ///< CTA's). With `tx` > 0 (count must be 1), the arrival also expects `tx` more
                ///< transaction bytes (mbarrier.arrive.expect_tx). With a rank, the arrival goes
                ///< to the mbarrier at the same offset in the cluster's CTA `rank`
-               ///< (mapa.shared::cluster, then mbarrier.arrive.release.cluster.shared::cluster).
+               ///< (mapa.shared::cluster, then mbarrier.arrive.release.cluster.shared::cluster),
+               ///< which must still be running (it normally waits on that mbarrier); waits are
+               ///< always on the CTA's own mbarriers.
   MbarrierExpectTx, ///< (*i64_shared bar) -> (): thread 0 raises the current phase's expected
                ///< transaction count by `tx` bytes (1 <= tx < 2^20) without arriving
                ///< (mbarrier.expect_tx.relaxed.cta).

@@ -1,5 +1,5 @@
 """Runs the kernels of shape_scan.tle (and atomics.tle, math.tle, inline_asm.tle, descriptors.tle, dot_kn.tle,
-shared_buffers.tle, store_masks.tle) on the GPU with tle-run and checks them against NumPy.
+shared_buffers.tle, store_masks.tle, and the tile IR of gpuops_copy.tir and gpuops_tma.tir) on the GPU with tle-run and checks them against NumPy.
 Usage: python3 check_ops.py TLE_RUN [WORKDIR]; prints one PASS/FAIL line per case and
 'N passed, M failed'; exits 1 on failure."""
 import os
@@ -423,6 +423,50 @@ case("store mask n >= idx + 1 with a runtime base, 4 programs, some past n", t_s
 case("store mask in a layout replicated over 4 warps (32 elements), n = 27", t_replicated)
 case("store mask from before a runtime loop, 5 rows of 333 in 512", t_loop_rows)
 case("store mask of another form (lo <= cols < hi) after a reduction", t_window)
+
+def run_tir(name, args, saves):
+    """Runs the hand-written tile IR tests/gpu/ops/NAME.tir (its signature and warps are its own)."""
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".tir")
+    cmd = [TLE_RUN, src, "--target", "gpu", "-q"]
+    for arg, arr in args.items():
+        if isinstance(arr, (int, float)):
+            cmd += ["--arg", f"{arg}={arr}"]
+            continue
+        path = os.path.join(WORK, f"{name}_{arg}.npy")
+        np.save(path, arr)
+        cmd += ["--arg", f"{arg}={path}"]
+    out = {a: os.path.join(WORK, f"{name}_{a}_out.npy") for a in saves}
+    for a, path in out.items():
+        cmd += ["--save", f"{a}={path}"]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(p.stderr.strip() or p.stdout.strip())
+    return {a: np.load(path) for a, path in out.items()}
+
+
+def t_gpuops_copy():
+    x = rng.standard_normal(512).astype(np.float32)
+    o = run_tir("gpuops_copy", {"x": x, "y": np.full(1024, np.nan, np.float32), "n": 256}, ["y"])
+    want = np.concatenate([x[:256], np.zeros(256, np.float32), x])
+    return close(o["y"], want, rtol=0, atol=0)
+
+
+def t_gpuops_tma():
+    a = rng.standard_normal(128 * 64).astype(np.float16)
+    o = run_tir("gpuops_tma", {"a": a, "y": np.zeros(4096, np.float16), "z": np.zeros(8192, np.float16), "r": 32},
+                ["y", "z"])
+    want_z = np.zeros(8192, np.float16)
+    want_z[2048:6144] = a[2048:6144]
+    ok_y, d_y = close(o["y"], a[2048:6144], rtol=0, atol=0)
+    ok_z, d_z = close(o["z"], want_z, rtol=0, atol=0)
+    return ok_y and ok_z, f"y {d_y}, z {d_z}"
+
+
+case("tile IR cp.async: masked async_copy completing on an mbarrier (zero fill), vec=8 copy and group wait",
+     t_gpuops_copy)
+case("tile IR TMA: tma_load of a declared tensor map on an mbarrier, tma_store of another, bulk-group wait",
+     t_gpuops_tma)
+
 passed = sum(results)
 print(f"{passed} passed, {len(results) - passed} failed")
 sys.exit(0 if passed == len(results) else 1)
