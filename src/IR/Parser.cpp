@@ -546,7 +546,13 @@ private:
     case OpKind::AsyncCommitGroup: case OpKind::TmaStoreCommit:
       syncAttrs(*op);
       [[fallthrough]];
-    case OpKind::ClusterBarrier: case OpKind::ClusterArrive: case OpKind::ClusterWait:
+    case OpKind::ClusterArrive: // cluster_arrive [relaxed]
+      if (tok_.kind == Tok::Ident && tok_.text == "relaxed" && tok_.loc.line == op->loc.line) {
+        bump();
+        op->sync.relaxed = true;
+      }
+      [[fallthrough]];
+    case OpKind::ClusterBarrier: case OpKind::ClusterWait:
       // no operands: the next line is the next op
       finish(*op, results, {});
       return;

@@ -182,6 +182,8 @@ private:
       os_ << " vec=" << a.vec;
     if (a.cache != CopyCache::Auto)
       os_ << " cache=" << (a.cache == CopyCache::CA ? "ca" : "cg");
+    if (a.relaxed)
+      os_ << " relaxed";
   }
 
   void opLine(const Op &op, int depth) {
@@ -265,7 +267,7 @@ private:
       os_ << " " << name(op.reduceKind) << " axis=" << op.axis << (op.isReverse() ? " reverse" : "");
       break;
     case OpKind::Barrier: case OpKind::BarrierArrive: case OpKind::MbarrierInit: case OpKind::MbarrierArrive:
-    case OpKind::MbarrierExpectTx: case OpKind::AsyncCopy:
+    case OpKind::MbarrierExpectTx: case OpKind::AsyncCopy: case OpKind::ClusterArrive:
       syncAttrs(op);
       break;
     case OpKind::AsyncWaitGroup: case OpKind::TmaStoreWait:

@@ -132,7 +132,9 @@ enum class OpKind {
                ///< barrier too. GPU (sm_90+) only.
   ClusterArrive, ///< () -> (): the first half of a split cluster barrier (PTX ISA §9.7.13.3,
                ///< barrier.cluster.arrive.release): this thread has arrived, its shared-memory
-               ///< writes released to the cluster. Every thread of every CTA of the cluster must
+               ///< writes released to the cluster; `relaxed` (Op::sync): it has arrived and
+               ///< releases nothing (barrier.cluster.arrive.relaxed), for a barrier that only
+               ///< says every CTA has started. Every thread of every CTA of the cluster must
                ///< arrive exactly once before any of them waits (ClusterWait). Inserted by the
                ///< insert-barriers pass so that no CTA exits while another may still access its
                ///< shared memory (CUDA's rule for distributed shared memory). GPU (sm_90+) only.
@@ -350,9 +352,11 @@ struct SyncAttrs {
   int pending = 0;            ///< groups that may stay incomplete (async_wait_group N, tma_store_wait N)
   int map = -1;               ///< `map=`: the tensor map of tma_load / tma_store
   bool read = false;          ///< tma_store_wait `read`: until the sources are read
+  bool relaxed = false;       ///< `relaxed`: a cluster_arrive that releases no memory accesses
   bool operator==(const SyncAttrs &o) const {
     return count == o.count && tx == o.tx && barrierId == o.barrierId && threads == o.threads && per == o.per &&
-           vec == o.vec && cache == o.cache && pending == o.pending && map == o.map && read == o.read;
+           vec == o.vec && cache == o.cache && pending == o.pending && map == o.map && read == o.read &&
+           relaxed == o.relaxed;
   }
 };
 /// Whether `k` is one of the GPU synchronisation and asynchronous-copy ops (mbarriers, fences,

@@ -38,8 +38,8 @@ struct BarrierInsertion {
 /// Cluster entry (CUDA's rule for distributed shared memory: a CTA may access another CTA's
 /// shared memory only once that CTA has started, which a cluster barrier guarantees). When the
 /// kernel accesses other CTAs' shared memory (a cluster pointer, or an mbarrier_arrive with a CTA
-/// rank) before any cluster barrier: a ClusterArrive at the
-/// start of the kernel and a ClusterWait right before the top-level op holding the first such
+/// rank) before any cluster barrier: a relaxed ClusterArrive (it releases nothing) at the start
+/// of the kernel and a ClusterWait right before the top-level op holding the first such
 /// access (or the first cluster barrier, at any depth), so the work before it overlaps the other
 /// CTAs' start. None when a top-level ClusterBarrier, ClusterArrive or ClusterWait comes first.
 ///

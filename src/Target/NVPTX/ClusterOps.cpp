@@ -28,11 +28,12 @@ std::pair<llvm::Value *, const char *> Emitter::addressOperand(llvm::Value *p, A
   return {B.CreatePtrToInt(p, B.getInt64Ty()), "l"};
 }
 
-void Emitter::emitClusterArrive(SourceLoc loc) {
+void Emitter::emitClusterArrive(const ir::Op &op) {
   if (smVersion() < 90)
-    diags.fatal(loc, "a cluster barrier needs sm_90 or newer; here the target is " + arch);
+    diags.fatal(op.loc, "a cluster barrier needs sm_90 or newer; here the target is " + arch);
   auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
-  B.CreateCall(fty, llvm::InlineAsm::get(fty, "barrier.cluster.arrive.release;", "~{memory}", true));
+  const char *text = op.sync.relaxed ? "barrier.cluster.arrive.relaxed;" : "barrier.cluster.arrive.release;";
+  B.CreateCall(fty, llvm::InlineAsm::get(fty, text, "~{memory}", true));
 }
 
 void Emitter::emitClusterWait(SourceLoc loc) {

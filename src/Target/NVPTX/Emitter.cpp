@@ -409,7 +409,7 @@ void Emitter::emitOpImpl(const ir::Op &op) {
   case OpKind::ClusterBarrier:
     return emitClusterBarrier(op.loc);
   case OpKind::ClusterArrive:
-    return emitClusterArrive(op.loc);
+    return emitClusterArrive(op);
   case OpKind::ClusterWait:
     return emitClusterWait(op.loc);
   case OpKind::Load:

@@ -80,7 +80,7 @@ public:
   /// ClusterBarrier: barrier.cluster.arrive (release) and barrier.cluster.wait (acquire).
   void emitClusterBarrier(SourceLoc loc);
   /// ClusterArrive / ClusterWait: one half of the split cluster barrier (PTX ISA §9.7.13.3).
-  void emitClusterArrive(SourceLoc loc);
+  void emitClusterArrive(const ir::Op &op);
   void emitClusterWait(SourceLoc loc);
   // GPU synchronisation ops (SyncOps.cpp): mbarriers, proxy fences, named barriers, each
   // translated alone.
