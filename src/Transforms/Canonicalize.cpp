@@ -1,6 +1,8 @@
 // Common-subexpression and dead-code elimination on the tile IR.
 #include "tle/Transforms/Canonicalize.h"
 
+#include <cstdint>
+#include <cstring>
 #include <map>
 #include <set>
 #include <tuple>
@@ -26,7 +28,7 @@ bool isPure(const ir::Op &op) {
   }
 }
 
-using Key = std::tuple<int, std::vector<const ir::Value *>, int64_t, int64_t, double, int, int, int, std::string>;
+using Key = std::tuple<int, std::vector<const ir::Value *>, int64_t, int64_t, uint64_t, int, int, int, std::string>;
 
 Key keyOf(const ir::Op &op) {
   std::string types;
@@ -35,10 +37,12 @@ Key keyOf(const ir::Op &op) {
   for (int64_t i : op.ints)
     types += "," + std::to_string(i);
   types += op.sym + "\x1f" + op.constraints;
-  // Compare doubles bitwise through their value; NaN constants never match each other, which
-  // only loses an optimisation.
+  // Doubles compare by their bits: NaN, unordered to every double, would otherwise match any
+  // float constant of its type (a NaN folded into a 0.0).
+  uint64_t fbits;
+  std::memcpy(&fbits, &op.fval, sizeof fbits);
   std::vector<const ir::Value *> operands(op.operands.begin(), op.operands.end());
-  return Key(static_cast<int>(op.kind), operands, op.ival, op.ival2, op.fval, op.axis, static_cast<int>(op.pred),
+  return Key(static_cast<int>(op.kind), operands, op.ival, op.ival2, fbits, op.axis, static_cast<int>(op.pred),
              static_cast<int>(op.reduceKind), types);
 }
 
