@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 namespace tle::ir {
 
@@ -197,6 +199,27 @@ void Op::attributeMisuse(const char *attr) const {
   std::abort();
 }
 
+namespace {
+/// The bits of a double, so that equal attributes compare equal even for NaN.
+uint64_t bitsOf(double d) {
+  uint64_t b;
+  std::memcpy(&b, &d, sizeof b);
+  return b;
+}
+} // namespace
+
+bool Op::Attributes::operator==(const Attributes &o) const {
+  uint64_t f = bitsOf(fval), of = bitsOf(o.fval);
+  return std::tie(ival, ival2, f, axis, pred, reduceKind, ints, sym, constraints) ==
+         std::tie(o.ival, o.ival2, of, o.axis, o.pred, o.reduceKind, o.ints, o.sym, o.constraints);
+}
+
+bool Op::Attributes::operator<(const Attributes &o) const {
+  uint64_t f = bitsOf(fval), of = bitsOf(o.fval);
+  return std::tie(ival, ival2, f, axis, pred, reduceKind, ints, sym, constraints) <
+         std::tie(o.ival, o.ival2, of, o.axis, o.pred, o.reduceKind, o.ints, o.sym, o.constraints);
+}
+
 Op *Builder::create(OpKind k, SourceLoc loc, std::vector<Value *> operands, std::vector<Type> resultTypes) {
   auto op = std::make_unique<Op>(k, loc);
   op->operands = std::move(operands);
@@ -213,15 +236,7 @@ Op *Builder::clone(const Op &op, std::vector<Value *> operands) {
   for (auto &r : op.results)
     types.push_back(r->type);
   Op *c = create(op.kind, op.loc, std::move(operands), types);
-  c->ival = op.ival;
-  c->ival2 = op.ival2;
-  c->fval = op.fval;
-  c->axis = op.axis;
-  c->pred = op.pred;
-  c->reduceKind = op.reduceKind;
-  c->ints = op.ints;
-  c->sym = op.sym;
-  c->constraints = op.constraints;
+  c->setAttributes(op.attributes());
   c->sharedOffset = op.sharedOffset;
   c->sync = op.sync;
   for (size_t i = 0; i < op.results.size(); ++i)

@@ -423,7 +423,7 @@ private:
     case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::ExpandDims: case OpKind::Flip:
       expectIdent("axis");
       expect("=");
-      op->axis = axisNumber();
+      op->setAxis(axisNumber());
       break;
     case OpKind::Arange: {
       int64_t start = number();
@@ -599,12 +599,12 @@ private:
     }
     case OpKind::Scan: {
       std::string k = expectIdentAny();
-      op->reduceKind = k == "sum" ? ReduceKind::Sum : k == "max" ? ReduceKind::Max : k == "min" ? ReduceKind::Min
+      op->setReduceKind(k == "sum" ? ReduceKind::Sum : k == "max" ? ReduceKind::Max : k == "min" ? ReduceKind::Min
                        : k == "prod" ? ReduceKind::Prod : k == "combine" ? ReduceKind::Combine
-                                                                         : (fail("unknown scan '" + k + "'"), ReduceKind::Sum);
+                                                                         : (fail("unknown scan '" + k + "'"), ReduceKind::Sum));
       expectIdent("axis");
       expect("=");
-      op->axis = axisNumber();
+      op->setAxis(axisNumber());
       if (tok_.kind == Tok::Ident && tok_.text == "reverse") {
         bump();
         op->setReverse(true);
@@ -630,11 +630,11 @@ private:
     }
     case OpKind::Reduce: {
       std::string k = expectIdentAny();
-      op->reduceKind = k == "sum" ? ReduceKind::Sum : k == "max" ? ReduceKind::Max : k == "min" ? ReduceKind::Min
-                       : k == "combine" ? ReduceKind::Combine : (fail("unknown reduction '" + k + "'"), ReduceKind::Sum);
+      op->setReduceKind(k == "sum" ? ReduceKind::Sum : k == "max" ? ReduceKind::Max : k == "min" ? ReduceKind::Min
+                       : k == "combine" ? ReduceKind::Combine : (fail("unknown reduction '" + k + "'"), ReduceKind::Sum));
       expectIdent("axis");
       expect("=");
-      op->axis = axisNumber();
+      op->setAxis(axisNumber());
       break;
     }
     default:
@@ -663,7 +663,7 @@ private:
       }
     }
     finish(*op, results, resultTypes);
-    if ((op->kind == OpKind::Reduce || op->kind == OpKind::Scan) && op->reduceKind == ReduceKind::Combine) {
+    if ((op->kind == OpKind::Reduce || op->kind == OpKind::Scan) && op->reduceKind() == ReduceKind::Combine) {
       // The combine region: `(%a0, ..., %b0, ...) { ... yield ... }`, 2N scalar arguments typed
       // like the operands' elements.
       Block *body = region(*op);

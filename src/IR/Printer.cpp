@@ -198,7 +198,7 @@ private:
       os_ << " " << (isFloat(op.result()->type.dtype()) ? floatText(op.floatValue()) : std::to_string(op.intValue()));
       break;
     case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::ExpandDims: case OpKind::Flip:
-      os_ << " axis=" << op.axis;
+      os_ << " axis=" << op.axis();
       break;
     case OpKind::Arange:
       os_ << " " << op.arangeStart() << ", " << op.arangeEnd();
@@ -219,7 +219,7 @@ private:
         intList(" desc=", op.blockShape());
       break;
     case OpKind::Reduce:
-      os_ << " " << name(op.reduceKind) << " axis=" << op.axis;
+      os_ << " " << name(op.reduceKind()) << " axis=" << op.axis();
       break;
     case OpKind::Dot:
       if (op.operands[0]->type.dtype() == DType::F32)
@@ -264,7 +264,7 @@ private:
       os_ << " " << name(op.memSem()) << " " << name(op.memScope());
       break;
     case OpKind::Scan:
-      os_ << " " << name(op.reduceKind) << " axis=" << op.axis << (op.isReverse() ? " reverse" : "");
+      os_ << " " << name(op.reduceKind()) << " axis=" << op.axis() << (op.isReverse() ? " reverse" : "");
       break;
     case OpKind::Barrier: case OpKind::BarrierArrive: case OpKind::MbarrierInit: case OpKind::MbarrierArrive:
     case OpKind::MbarrierExpectTx: case OpKind::AsyncCopy: case OpKind::ClusterArrive:

@@ -64,7 +64,7 @@ struct Verifier {
       ok = owner && (owner->kind == OpKind::For || owner->kind == OpKind::If ||
                      (owner->kind == OpKind::While && region == 1) ||
                      ((owner->kind == OpKind::Reduce || owner->kind == OpKind::Scan) &&
-                      owner->reduceKind == ReduceKind::Combine));
+                      owner->reduceKind() == ReduceKind::Combine));
     if (!ok)
       return fail(op, "cannot end this region");
     return true;
@@ -83,7 +83,7 @@ struct Verifier {
       lo = hi = 1;
       break;
     case OpKind::Reduce: case OpKind::Scan:
-      if (op.reduceKind == ReduceKind::Combine)
+      if (op.reduceKind() == ReduceKind::Combine)
         lo = 1, hi = SIZE_MAX, res = op.operands.size(), regions = 1;
       else
         lo = hi = 1;
@@ -195,7 +195,7 @@ struct Verifier {
   /// the operands' element types (twice), a yield of N scalars of those types, and no op that
   /// touches memory or makes a tile.
   bool combineRegion(const Op &op) {
-    if (op.reduceKind != ReduceKind::Combine)
+    if (op.reduceKind() != ReduceKind::Combine)
       return true;
     const Block &r = *op.regions[0];
     size_t n = op.operands.size();
@@ -440,8 +440,8 @@ struct Verifier {
                             op.result()->type.str());
       return true;
     case OpKind::ProgramId: case OpKind::NumPrograms:
-      if (op.axis < 0 || op.axis > 2)
-        return fail(op, "axis must be 0, 1 or 2, got " + std::to_string(op.axis));
+      if (op.axis() < 0 || op.axis() > 2)
+        return fail(op, "axis must be 0, 1 or 2, got " + std::to_string(op.axis()));
       if (op.result()->type != Type::scalar(DType::I32))
         return fail(op, "result must be i32");
       return true;
@@ -582,10 +582,10 @@ struct Verifier {
     }
     case OpKind::ExpandDims: {
       const Type &in = op.operands[0]->type;
-      if (op.axis < 0 || unsigned(op.axis) > in.rank())
-        return fail(op, "axis " + std::to_string(op.axis) + " out of range for " + in.str());
+      if (op.axis() < 0 || unsigned(op.axis()) > in.rank())
+        return fail(op, "axis " + std::to_string(op.axis()) + " out of range for " + in.str());
       auto shape = in.shape;
-      shape.insert(shape.begin() + op.axis, 1);
+      shape.insert(shape.begin() + op.axis(), 1);
       if (op.result()->type != Type(in.elem, shape))
         return fail(op, "result must be " + Type(in.elem, shape).str() + ", got " + op.result()->type.str());
       return true;
@@ -605,17 +605,17 @@ struct Verifier {
       return true;
     case OpKind::Reduce: {
       auto &in = op.operands[0]->type;
-      if (!in.isTile() || op.axis < 0 || unsigned(op.axis) >= in.rank())
+      if (!in.isTile() || op.axis() < 0 || unsigned(op.axis()) >= in.rank())
         return fail(op, "axis out of range");
       auto shape = in.shape;
-      shape.erase(shape.begin() + op.axis);
+      shape.erase(shape.begin() + op.axis());
       for (size_t i = 0; i < op.operands.size(); ++i) {
         const Type &t = op.operands[i]->type;
         if (t.shape != in.shape)
           return fail(op, "operands must have one shape, got " + in.str() + " and " + t.str());
         if (op.result(static_cast<unsigned>(i))->type.shape != shape || op.result(static_cast<unsigned>(i))->type.elem != t.elem)
           return fail(op, "result type mismatch");
-        if (!elemIs(op, t, numeric(t.dtype()) && (!isFP8(t.dtype()) || op.reduceKind == ReduceKind::Combine),
+        if (!elemIs(op, t, numeric(t.dtype()) && (!isFP8(t.dtype()) || op.reduceKind() == ReduceKind::Combine),
                     "numeric operands (fp8 only with a combine region)"))
           return false;
       }
@@ -623,15 +623,15 @@ struct Verifier {
     }
     case OpKind::Scan: {
       auto &in = op.operands[0]->type;
-      if (!in.isTile() || op.axis < 0 || unsigned(op.axis) >= in.rank())
-        return fail(op, "axis " + std::to_string(op.axis) + " out of range for " + in.str());
+      if (!in.isTile() || op.axis() < 0 || unsigned(op.axis()) >= in.rank())
+        return fail(op, "axis " + std::to_string(op.axis()) + " out of range for " + in.str());
       for (size_t i = 0; i < op.operands.size(); ++i) {
         const Type &t = op.operands[i]->type;
         if (t.shape != in.shape)
           return fail(op, "operands must have one shape, got " + in.str() + " and " + t.str());
         if (op.result(static_cast<unsigned>(i))->type != t)
           return fail(op, "result type differs from operand type");
-        if (!elemIs(op, t, numeric(t.dtype()) && (!isFP8(t.dtype()) || op.reduceKind == ReduceKind::Combine),
+        if (!elemIs(op, t, numeric(t.dtype()) && (!isFP8(t.dtype()) || op.reduceKind() == ReduceKind::Combine),
                     "numeric operands (fp8 only with a combine region)"))
           return false;
       }
@@ -733,7 +733,7 @@ struct Verifier {
       const Type &in = op.operands[0]->type;
       if (!in.isTile() || op.result()->type != in)
         return fail(op, "expects a tile and a result of its type, got " + in.str() + " -> " + op.result()->type.str());
-      if (op.axis < 0 || op.axis >= static_cast<int>(in.rank()))
+      if (op.axis() < 0 || op.axis() >= static_cast<int>(in.rank()))
         return fail(op, "axis out of range");
       return true;
     }

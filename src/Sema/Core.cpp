@@ -198,7 +198,7 @@ SVal programId(Specializer &S, const BuiltinCall &c) {
     S.fail(p.loc("axis"), c.fname + "() axis must be 0, 1 or 2, got " + std::to_string(axis));
   ir::Op *op = S.b->create(name == "tl.program_id" ? ir::OpKind::ProgramId : ir::OpKind::NumPrograms, loc, {},
                          {ir::Type::scalar(DType::I32)});
-  op->axis = static_cast<int>(axis);
+  op->setAxis(static_cast<int>(axis));
   return SVal::tensor(op->result());
 }
 

@@ -161,7 +161,7 @@ SVal shardId(Specializer &S, const BuiltinCall &c) {
     return SVal::tensor(S.b->constInt(loc, DType::I32, 0));
   int64_t inner = ir::numElements(std::vector<int64_t>(mesh.ints.begin() + axis + 1, mesh.ints.end()));
   ir::Op *pid = S.b->create(OpKind::ProgramId, loc, {}, {ir::Type::scalar(DType::I32)});
-  pid->axis = 0;
+  pid->setAxis(0);
   ir::Value *r = pid->result();
   if (inner > 1)
     r = S.b->binary(OpKind::IDiv, loc, r, S.b->constInt(loc, DType::I32, inner));

@@ -147,7 +147,7 @@ ir::Value *Specializer::expandDims(ir::Value *v, int axis, SourceLoc loc) {
   auto shape = v->type.shape;
   shape.insert(shape.begin() + axis, 1);
   ir::Op *op = b->create(ir::OpKind::ExpandDims, loc, {v}, {ir::Type(v->type.elem, shape)});
-  op->axis = axis;
+  op->setAxis(axis);
   return op->result();
 }
 
@@ -207,8 +207,8 @@ ir::Value *Specializer::reduce(ir::Value *v, int axis, ir::ReduceKind k, SourceL
   auto shape = v->type.shape;
   shape.erase(shape.begin() + axis);
   ir::Op *op = b->create(ir::OpKind::Reduce, loc, {v}, {ir::Type(v->type.elem, shape)});
-  op->axis = axis;
-  op->reduceKind = k;
+  op->setAxis(axis);
+  op->setReduceKind(k);
   return op->result();
 }
 

@@ -132,8 +132,8 @@ SVal cumulative(Specializer &S, const BuiltinCall &c) {
       x = S.castTo(x, ir::ScalarType{ir::isSigned(t) ? DType::I32 : DType::U32}, loc);
   }
   ir::Op *op = S.b->create(ir::OpKind::Scan, loc, {x}, {x->type});
-  op->axis = static_cast<int>(axis < 0 ? axis + rank : axis);
-  op->reduceKind = name == "tl.cumsum" ? ir::ReduceKind::Sum : ir::ReduceKind::Prod;
+  op->setAxis(static_cast<int>(axis < 0 ? axis + rank : axis));
+  op->setReduceKind(name == "tl.cumsum" ? ir::ReduceKind::Sum : ir::ReduceKind::Prod);
   op->setReverse(p.has("reverse") && S.truthy(p.get("reverse").val, p.loc("reverse")));
   return SVal::tensor(op->result());
 }
@@ -370,8 +370,8 @@ ir::Value *Specializer::bitwiseReduce(ir::Value *x, int axis, ir::OpKind combine
   auto rshape = x->type.shape;
   rshape.erase(rshape.begin() + axis);
   op->addResult(ir::Type(x->type.elem, rshape));
-  op->axis = axis;
-  op->reduceKind = ir::ReduceKind::Combine;
+  op->setAxis(axis);
+  op->setReduceKind(ir::ReduceKind::Combine);
   op->regions.push_back(std::make_unique<ir::Block>());
   ir::Block *region = op->regions[0].get();
   region->parent = op;
@@ -394,9 +394,10 @@ std::vector<ir::Value *> Specializer::combineOp(ir::OpKind kind, const std::vect
     resultTypes.push_back(ir::Type(x->type.elem, shape));
   }
   ir::Op *op = b->create(kind, loc, inputs, resultTypes);
-  op->axis = axis;
-  op->reduceKind = ir::ReduceKind::Combine;
-  op->setReverse(reverse);
+  op->setAxis(axis);
+  op->setReduceKind(ir::ReduceKind::Combine);
+  if (kind == ir::OpKind::Scan)
+    op->setReverse(reverse);
   op->regions.push_back(std::make_unique<ir::Block>());
   ir::Block *region = op->regions[0].get();
   region->parent = op;

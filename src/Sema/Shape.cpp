@@ -268,7 +268,7 @@ SVal flip(Specializer &S, const BuiltinCall &c) {
   if (x->type.shape[static_cast<size_t>(d)] == 1)
     return SVal::tensor(x);
   ir::Op *op = S.b->create(ir::OpKind::Flip, loc, {x}, {x->type});
-  op->axis = static_cast<int>(d);
+  op->setAxis(static_cast<int>(d));
   return SVal::tensor(op->result());
 }
 

@@ -112,7 +112,7 @@ void AxisInfoAnalysis::visit(const ir::Op &op) {
     return;
   }
   if (op.kind == OpKind::If || op.kind == OpKind::While ||
-      ((op.kind == OpKind::Reduce || op.kind == OpKind::Scan) && op.reduceKind == ir::ReduceKind::Combine)) {
+      ((op.kind == OpKind::Reduce || op.kind == OpKind::Scan) && op.reduceKind() == ir::ReduceKind::Combine)) {
     for (auto &reg : op.regions) {
       for (auto &a : reg->args)
         info_[a.get()] = unknown(a->type);
@@ -162,9 +162,9 @@ void AxisInfoAnalysis::visit(const ir::Op &op) {
     int64_t minDiv = kMaxDiv;
     for (size_t d = 0; d < x.divisibility.size(); ++d)
       minDiv = std::min(minDiv, x.contiguity[d] > 1 ? int64_t(1) : x.divisibility[d]);
-    a.contiguity.insert(a.contiguity.begin() + op.axis, 1);
-    a.divisibility.insert(a.divisibility.begin() + op.axis, minDiv);
-    a.constancy.insert(a.constancy.begin() + op.axis, 1);
+    a.contiguity.insert(a.contiguity.begin() + op.axis(), 1);
+    a.divisibility.insert(a.divisibility.begin() + op.axis(), minDiv);
+    a.constancy.insert(a.constancy.begin() + op.axis(), 1);
     break;
   }
   case OpKind::Broadcast: {

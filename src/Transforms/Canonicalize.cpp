@@ -1,8 +1,6 @@
 // Common-subexpression and dead-code elimination on the tile IR.
 #include "tle/Transforms/Canonicalize.h"
 
-#include <cstdint>
-#include <cstring>
 #include <map>
 #include <set>
 #include <tuple>
@@ -28,22 +26,14 @@ bool isPure(const ir::Op &op) {
   }
 }
 
-using Key = std::tuple<int, std::vector<const ir::Value *>, int64_t, int64_t, uint64_t, int, int, int, std::string>;
+using Key = std::tuple<int, std::vector<const ir::Value *>, ir::Op::Attributes, std::string>;
 
 Key keyOf(const ir::Op &op) {
   std::string types;
   for (auto &r : op.results)
     types += r->type.str() + (r->layout ? r->layout->str() : std::string()) + ";";
-  for (int64_t i : op.ints)
-    types += "," + std::to_string(i);
-  types += op.sym + "\x1f" + op.constraints;
-  // Doubles compare by their bits: NaN, unordered to every double, would otherwise match any
-  // float constant of its type (a NaN folded into a 0.0).
-  uint64_t fbits;
-  std::memcpy(&fbits, &op.fval, sizeof fbits);
   std::vector<const ir::Value *> operands(op.operands.begin(), op.operands.end());
-  return Key(static_cast<int>(op.kind), operands, op.ival, op.ival2, fbits, op.axis, static_cast<int>(op.pred),
-             static_cast<int>(op.reduceKind), types);
+  return Key(static_cast<int>(op.kind), operands, op.attributes(), types); // floats by their bits (NaN too)
 }
 
 class Canonicalizer {
@@ -132,7 +122,7 @@ public:
         continue;
       }
       // A tl.reduce / tl.associative_scan with a combine region computes only on its operands.
-      bool combine = (op.kind == OpKind::Reduce || op.kind == OpKind::Scan) && op.reduceKind == ir::ReduceKind::Combine;
+      bool combine = (op.kind == OpKind::Reduce || op.kind == OpKind::Scan) && op.reduceKind() == ir::ReduceKind::Combine;
       bool removable = (isPure(op) || op.kind == OpKind::Load || combine) && !op.results.empty();
       for (auto &r : op.results)
         removable = removable && uses[r.get()] == 0;

@@ -125,10 +125,10 @@ private:
           }
       } else if (d->kind == OpKind::Reduce) {
         if (const Layout *a = anchorOf(d->operands[0], depth + 1))
-          res = ir::sliceLayout(*a, d->axis);
+          res = ir::sliceLayout(*a, d->axis());
       } else if (d->kind == OpKind::ExpandDims && d->operands[0]->type.isTile()) {
         if (const Layout *a = anchorOf(d->operands[0], depth + 1))
-          res = ir::expandDimsLayout(*a, d->axis);
+          res = ir::expandDimsLayout(*a, d->axis());
       } else if (ir::isElementwise(d->kind)) {
         for (const ir::Value *o : d->operands)
           if (o->type.isTile() && o->type.shape == v->type.shape)
@@ -406,7 +406,7 @@ private:
     switch (op.kind) {
     case OpKind::ExpandDims:
       if (op.operands[0]->type.isTile())
-        wish(op.operands[0], ir::squeezeLayout(l, op.axis), strong);
+        wish(op.operands[0], ir::squeezeLayout(l, op.axis()), strong);
       break;
     case OpKind::Broadcast:
       wish(op.operands[0], ir::broadcastOperandLayout(l, op.operands[0]->type.shape), strong);
@@ -546,7 +546,7 @@ private:
         ops.push_back(o);
         continue;
       }
-      Layout need = d->kind == OpKind::ExpandDims  ? ir::squeezeLayout(l, d->axis)
+      Layout need = d->kind == OpKind::ExpandDims  ? ir::squeezeLayout(l, d->axis())
                     : d->kind == OpKind::Broadcast ? ir::broadcastOperandLayout(l, o->type.shape)
                                                    : l;
       ops.push_back(rematerialize(b, at, o, need));
@@ -653,7 +653,7 @@ private:
       return;
     }
     case OpKind::Reduce: case OpKind::Scan: {
-      if (op.reduceKind != ir::ReduceKind::Combine)
+      if (op.reduceKind() != ir::ReduceKind::Combine)
         break;
       // tl.reduce / tl.associative_scan: every operand in the first one's layout (the combine
       // works register by register); the results as for a single operand.
@@ -662,7 +662,7 @@ private:
         require(b, at, op, i, l);
       for (auto &res : op.results)
         if (res->type.isTile())
-          setLayout(res.get(), op.kind == OpKind::Reduce ? ir::sliceLayout(l, op.axis) : l);
+          setLayout(res.get(), op.kind == OpKind::Reduce ? ir::sliceLayout(l, op.axis()) : l);
       return;
     }
     default:
@@ -674,7 +674,7 @@ private:
     switch (op.kind) {
     case OpKind::ExpandDims:
       if (op.operands[0]->type.isTile())
-        setLayout(r, ir::expandDimsLayout(*op.operands[0]->layout, op.axis));
+        setLayout(r, ir::expandDimsLayout(*op.operands[0]->layout, op.axis()));
       else
         setLayout(r, wanted(r));
       return;
@@ -685,7 +685,7 @@ private:
       return;
     }
     case OpKind::Reduce:
-      setLayout(r, ir::sliceLayout(*op.operands[0]->layout, op.axis));
+      setLayout(r, ir::sliceLayout(*op.operands[0]->layout, op.axis()));
       return;
     case OpKind::Permute:
       setLayout(r, ir::permuteLayout(*op.operands[0]->layout, op.permutation()));

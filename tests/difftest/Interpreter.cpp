@@ -476,10 +476,10 @@ private:
       return;
     }
     case OpKind::ProgramId: case OpKind::NumPrograms: {
-      if (op.axis < 0 || op.axis > 2)
+      if (op.axis() < 0 || op.axis() > 2)
         throw InterpError(where(op) + ": axis out of range");
       Tensor r = makeTensor(*rt);
-      r.i[0] = op.kind == OpKind::ProgramId ? pid_[op.axis] : grid_[op.axis];
+      r.i[0] = op.kind == OpKind::ProgramId ? pid_[op.axis()] : grid_[op.axis()];
       env_[op.result()] = std::move(r);
       return;
     }
@@ -696,7 +696,7 @@ private:
       Tensor r = makeTensor(*rt);
       for (size_t k = 0; k < r.size(); ++k) {
         std::vector<int64_t> idx = unflatten(int64_t(k), rt->shape);
-        idx[size_t(op.axis)] = rt->shape[size_t(op.axis)] - 1 - idx[size_t(op.axis)];
+        idx[size_t(op.axis())] = rt->shape[size_t(op.axis())] - 1 - idx[size_t(op.axis())];
         copyElem(r, k, a, size_t(flatten(idx, a.type.shape)));
       }
       env_[op.result()] = std::move(r);
@@ -796,7 +796,7 @@ private:
   void execReduceOrScan(const Op &op) {
     const Tensor &a = get(op.operands[0]);
     const auto &shape = a.type.shape;
-    size_t axis = size_t(op.axis);
+    size_t axis = size_t(op.axis());
     int64_t n = shape[axis];
     int64_t stride = stridesOf(shape)[axis];
     Tensor r = makeTensor(op.result()->type);
@@ -820,12 +820,12 @@ private:
           else {
             size_t prev = base + size_t((reverse ? j + 1 : j - 1) * stride);
             copyElem(r, src, r, prev);
-            combine(r, src, a, src, op.reduceKind, op);
+            combine(r, src, a, src, op.reduceKind(), op);
           }
         } else if (s == 0) {
           copyElem(r, out, a, src);
         } else {
-          combine(r, out, a, src, op.reduceKind, op);
+          combine(r, out, a, src, op.reduceKind(), op);
         }
       }
     }

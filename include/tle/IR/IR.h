@@ -22,10 +22,6 @@
 
 namespace tle::ir {
 
-/// Flags of a For op's `ival2`: Triton's tl.range(warp_specialize=True) and tl.range(flatten=True).
-constexpr int64_t kForWarpSpecialize = 1;
-constexpr int64_t kForFlatten = 2;
-
 class Op;
 class Block;
 
@@ -34,17 +30,17 @@ class Block;
 /// (a scalar, or tiles of one shape: Sema inserts splat/broadcast/cast) and produce that type.
 enum class OpKind {
   // --- Constants and program geometry
-  Constant,    ///< () -> scalar. Integer value in `ival` (two's complement, truncated to the
-               ///< dtype), float value in `fval`.
+  Constant,    ///< () -> scalar. Integer value intValue() (two's complement, truncated to the
+               ///< dtype), float value floatValue().
   Splat,       ///< (scalar s) -> tile of s's type: every element is s (tt.splat).
-  ProgramId,   ///< () -> i32: the CTA index along grid axis `axis` (0..2) (ctaid).
-  NumPrograms, ///< () -> i32: the grid size along axis `axis` (nctaid).
-  Arange,      ///< () -> tile<(end-start) x i32> holding start, start+1, ... (`ival`=start,
-               ///< `ival2`=end; end-start is a power of two).
+  ProgramId,   ///< () -> i32: the CTA index along grid axis axis() (0..2) (ctaid).
+  NumPrograms, ///< () -> i32: the grid size along axis axis() (nctaid).
+  Arange,      ///< () -> tile<(end-start) x i32> holding start, start+1, ... (arangeStart(),
+               ///< arangeEnd(); end-start is a power of two).
   // --- Elementwise binary arithmetic
   Add, Sub, Mul, ///< Integer ops wrap (two's complement); float ops round to nearest.
   FDiv,        ///< Float division. fp32: approximate `div.full.f32` (~2 ulp, Triton's `/`), or
-               ///< correctly rounded `div.rn` when `ival` is 1 (tl.div_rn); fp64: `div.rn.f64`;
+               ///< correctly rounded `div.rn` when isDivRn() (tl.div_rn); fp64: `div.rn.f64`;
                ///< fp16/bf16 are computed in fp32 and rounded.
   IDiv,        ///< Integer division truncating toward zero (C semantics; Triton's `//`).
   IRem,        ///< Integer remainder with the sign of the dividend (C `%`).
@@ -56,7 +52,7 @@ enum class OpKind {
                ///< integers: signed or unsigned by dtype.
   UMulHi,      ///< Integers (32 or 64 bits): the high half of the unsigned 2N-bit product of the
                ///< operands' bits (tl.umulhi; PTX mul.hi.u32 / mul.hi.u64), whatever their signedness.
-  Cmp,         ///< (a, b) -> i1 of a's shape; predicate in `pred`; floats compare ordered
+  Cmp,         ///< (a, b) -> i1 of a's shape; predicate() says which; floats compare ordered
                ///< except `!=` (unordered, true for NaN), integers by their signedness.
   Select,      ///< (i1 cond, a, b) -> a's type: cond ? a : b elementwise (tl.where).
   // --- Elementwise unary
@@ -69,51 +65,51 @@ enum class OpKind {
   Sqrt,        ///< square root, IEEE round-to-nearest (`sqrt.rn`).
   Rsqrt,       ///< 1/sqrt(x), fp32 `rsqrt.approx.f32`.
   Abs,         ///< |x| (floats clear the sign bit; signed ints; unsigned unchanged).
-  ExternCall,  ///< (x...) -> result type: the pure elementwise device function `sym` (a libdevice
+  ExternCall,  ///< (x...) -> result type: the pure elementwise device function callee() (a libdevice
                ///< `__nv_*` function) applied to each element; operands share the result's shape.
   InlineAsm,   ///< (x...) -> (r...): tl.inline_asm_elementwise. Operands are scalars or tiles of
-               ///< the results' shape; the PTX text `sym` with LLVM-style `constraints` (outputs
-               ///< first, `=r`, then inputs; r/l/h/f/d) runs once per `ival` (pack) consecutive
-               ///< elements of a thread, packed operands and results bitcast to the constraint's
-               ///< register; `ival2` 1: pure (no side effects). GPU only.
+               ///< the results' shape; the PTX text asmText() with LLVM-style asmConstraints()
+               ///< (outputs first, `=r`, then inputs; r/l/h/f/d) runs once per asmPack()
+               ///< consecutive elements of a thread, packed operands and results bitcast to the
+               ///< constraint's register; asmPure(): no side effects. GPU only.
   Fma,         ///< (a, b, c) -> a * b + c with one rounding (floats).
   Cast,        ///< Value conversion to the result's dtype (tl.cast / .to): float<->float
                ///< rounds to nearest even, float->int truncates toward zero, int->int
                ///< sign- or zero-extends by the source's signedness or truncates, to i1 is != 0.
-               ///< A narrowing float cast rounds toward zero when `ival` is 1.
+               ///< A narrowing float cast rounds toward zero when roundsTowardZero().
   Bitcast,     ///< Reinterpret bits as the result's dtype (same bit width).
   // --- Memory
   AddPtr,      ///< (ptr p, integer offset) -> ptr: p + offset * sizeof(pointee) (tt.addptr);
                ///< the offset is signed (unsigned offsets are zero-extended).
   Load,        ///< (ptr [, i1 mask [, other]]) -> pointee: masked-off lanes read nothing and
                ///< yield `other`, or zero when there is no other (TLE defines this). Hints
-               ///< (tl.load's cache_modifier, eviction_policy, volatile): `ival` = CacheHint,
-               ///< `ival2` = EvictionHint, `axis` = 1 for a volatile load.
+               ///< (tl.load's cache_modifier, eviction_policy, volatile): cacheHint(),
+               ///< evictionHint(), isVolatile().
                ///< A tile load through a tensor descriptor (tl.make_tensor_descriptor) also
                ///< records the descriptor, so that a backend may copy the tile with TMA:
-               ///< `ints` = the block shape (rank r >= 1), and after (ptr, mask, other) come
+               ///< blockShape() (rank r >= 1; hasDescriptor()), and after (ptr, mask, other) come
                ///< the scalars base (the descriptor's pointer), shape_0..r-1, strides_0..r-1
                ///< and offsets_0..r-1 (i64, outermost first), then any number of i1 scalar
                ///< guards. The mask is the descriptor's bounds check (0 <= offset_d + i <
                ///< shape_d in every dim) and'ed with splats of the guards; when a guard is false
                ///< the result is never read (a pipeline's prefetch past its loop's end), so a
                ///< copy need not be issued at all.
-  Store,       ///< (ptr, value [, i1 mask]) -> (): masked-off lanes write nothing. `ival` =
-               ///< CacheHint, `ival2` = EvictionHint. A tensor-descriptor store (`ints` = block
-               ///< shape) also lists the descriptor after the mask: base, shape_0..r-1,
-               ///< strides_0..r-1, offsets_0..r-1 (i64). `axis` = 1 ("tma"): written with TMA
+  Store,       ///< (ptr, value [, i1 mask]) -> (): masked-off lanes write nothing. Hints
+               ///< cacheHint(), evictionHint(). A tensor-descriptor store (blockShape())
+               ///< also lists the descriptor after the mask: base, shape_0..r-1,
+               ///< strides_0..r-1, offsets_0..r-1 (i64). isTmaStore() ("tma"): written with TMA
                ///< from the descriptor alone (transforms::markTmaStores; ptr and mask are then
                ///< splats of the base and of true, kept for the types).
   AtomicRMW,   ///< (ptr, value [, i1 mask]) -> old values: per element, atomically
-               ///< *ptr = *ptr OP value (`ival` = AtomicKind) with memory order `ival2`
-               ///< (MemSem) and scope `axis` (MemScope); masked-off elements do nothing and
+               ///< *ptr = *ptr OP value (atomicKind()) with memory order memSem() and
+               ///< scope memScope() (AtomicCAS has these two as well); masked-off elements do nothing and
                ///< yield zero. Every element of a tile is one atomic, even when two elements
                ///< address the same location. fp32/fp64 max/min use integer atomics on the bits.
   AtomicCAS,   ///< (ptr, cmp, value) -> old: per element, if *ptr == cmp then *ptr = value.
                ///< Load, Store and the atomics take pointers of any address space: global,
                ///< the CTA's shared memory, or a cluster CTA's shared memory. Cache and eviction
                ///< hints apply to global memory only.
-  LocalAlloc,  ///< () -> scalar *T_shared: the first element of a buffer of `ints` (its shape,
+  LocalAlloc,  ///< () -> scalar *T_shared: the first element of a buffer of allocShape() (its shape,
                ///< every dim >= 1, elements row-major) of the pointee dtype T in the CTA's
                ///< shared memory (tle.gpu.alloc), 16-byte aligned, contents undefined until
                ///< written. Every LocalAlloc is a buffer of its own while it is live: from the
@@ -225,28 +221,28 @@ enum class OpKind {
                ///< have read their sources (.read; the buffers may then be written again, after
                ///< a `barrier` for the other threads).
   // --- Shape
-  ExpandDims,  ///< (tile or scalar) -> tile with a size-1 dim inserted at `axis`.
+  ExpandDims,  ///< (tile or scalar) -> tile with a size-1 dim inserted at axis().
   Broadcast,   ///< (tile) -> tile of the result shape; every size-1 dim of the operand is
                ///< stretched (operand and result have equal rank).
-  Reduce,      ///< (tile) -> tile without dim `axis` (or a scalar when the operand has rank
-               ///< 1): combine `reduceKind` (Sum adds in the operand dtype; Max/Min as Max/Min).
+  Reduce,      ///< (tile) -> tile without dim axis() (or a scalar when the operand has rank
+               ///< 1): combine reduceKind() (Sum adds in the operand dtype; Max/Min as Max/Min).
                ///< With ReduceKind::Combine (tl.reduce): N >= 1 operand tiles of one shape give
                ///< N results, and the op has one region, the combine function: its 2N scalar
                ///< arguments are (a_0..a_{N-1}, b_0..b_{N-1}) of the operands' element types and
                ///< it yields N scalars of those types. As in Triton, the combine must be
                ///< associative and commutative: the order of combination is unspecified.
   ConvertLayout, ///< (tile) -> the same tile in another layout (gpu stage only).
-  Permute,     ///< (tile) -> tile with dims reordered: result dim i is operand dim `ints[i]`
+  Permute,     ///< (tile) -> tile with dims reordered: result dim i is operand dim permutation()[i]
                ///< (tl.trans, tl.permute).
   Reshape,     ///< (tile) -> tile of the result shape with the same elements in row-major
                ///< order (tl.reshape, tl.view).
   Cat,         ///< (a, b) -> a and b (same shape) concatenated along dim 0 (tl.cat).
   Join,        ///< (a, b) -> tile of shape a.shape + [2]: result[..., 0] = a, [..., 1] = b.
   Split,       ///< (x with last dim 2) -> (x[..., 0], x[..., 1]).
-  Flip,        ///< (tile) -> same type with dim `axis` reversed: result[..., i, ...] =
-               ///< x[..., n - 1 - i, ...] for n = shape[axis] (tl.flip).
-  Scan,        ///< (tile) -> same shape: inclusive prefix combine (`reduceKind`) along `axis`,
-               ///< from the end when `ival` is 1 (tl.cumsum, tl.cumprod; sums in the operand
+  Flip,        ///< (tile) -> same type with dim axis() reversed: result[..., i, ...] =
+               ///< x[..., n - 1 - i, ...] for n = shape[axis()] (tl.flip).
+  Scan,        ///< (tile) -> same shape: inclusive prefix combine (reduceKind()) along axis(),
+               ///< from the end when isReverse() (tl.cumsum, tl.cumprod; sums in the operand
                ///< dtype, products as Mul). With ReduceKind::Combine (tl.associative_scan): N
                ///< operands and results and a combine region as for Reduce, which need only be
                ///< associative: result[i] = combine(...combine(x[0], x[1])..., x[i]), each call
@@ -254,20 +250,21 @@ enum class OpKind {
                ///< the later elements are the first argument).
   Dot,         ///< (a [M,K], b [K,N], acc [M,N]) -> [M,N] of acc's dtype: acc + a @ b (tl.dot).
                ///< a and b share a dtype (or are both fp8, of either format); fp16/bf16/fp8
-               ///< products accumulate in fp32; fp32 inputs use TF32 (`ival` =
+               ///< products accumulate in fp32; fp32 inputs use TF32 (dotPrecision() ==
                ///< DotPrecision::TF32, Triton's default) or IEEE fp32 FMA (DotPrecision::IEEE);
-               ///< integers accumulate in int32. fp8: `ival2` > 0 is max_num_imprecise_acc (an
-               ///< fp32 addition every `ival2` elements of K on sm_90a). M, N, K >= 16.
+               ///< integers accumulate in int32. fp8: maxNumImpreciseAcc() > 0 is Triton's
+               ///< max_num_imprecise_acc (an fp32 addition every that many elements of K on
+               ///< sm_90a). M, N, K >= 16.
   // --- Debugging (tl.device_print, tl.device_assert)
   Print,       ///< (values...) -> (): prints every element of every operand, one line each, as
                ///< Triton does: "pid (X, Y, Z) idx (I, J)<prefix>[(operand K) ]<value>" (idx
-               ///< empty for scalars; "(operand K) " only with several operands). `sym` is the
-               ///< prefix, already in Triton's form (" name: "); `ival` 1 prints integers and
-               ///< floats as hexadecimal bits. Without operands it prints "pid (X, Y, Z)<prefix>".
+               ///< empty for scalars; "(operand K) " only with several operands). printPrefix()
+               ///< is the prefix, already in Triton's form (" name: "); printHex() prints
+               ///< integers and floats as hexadecimal bits. Without operands it prints "pid (X, Y, Z)<prefix>".
                ///< Each element is printed once (replicated copies are not). Order across
                ///< elements and programs is unspecified.
   Assert,      ///< (i1 cond) -> (): where an element of cond is false, the program stops with
-               ///< the message `sym` (GPU: __assertfail, which traps the kernel; CPU: the run
+               ///< the message assertMessage() (GPU: __assertfail, which traps the kernel; CPU: the run
                ///< fails with the message, location and program id). Emitted only in debug builds.
   Barrier,     ///< () -> (): a CTA-wide execution barrier (tl.debug_barrier; GPU `bar.sync 0`,
                ///< nothing on the CPU target, where a program is one thread). With a named
@@ -276,18 +273,18 @@ enum class OpKind {
                ///< (BarrierArrive) together (PTX ISA §9.7.13.1). Named barrier 1 is the consumer
                ///< warps' barrier in a kernel the backend warp-specialises.
   GridDepControl, ///< () -> (): programmatic dependent launch (tl.extra.cuda.gdc_wait /
-               ///< gdc_launch_dependents; PTX ISA 9.7.13.9 `griddepcontrol`, sm_90+). `ival` 0
-               ///< (wait): block until the grids this one depends on have completed and their
-               ///< memory is visible; 1 (launch_dependents): let the dependent grid start
+               ///< gdc_launch_dependents; PTX ISA 9.7.13.9 `griddepcontrol`, sm_90+).
+               ///< launchDependents() false (wait): block until the grids this one depends on have completed and their
+               ///< memory is visible; true (launch_dependents): let the dependent grid start
                ///< launching. A grid not launched as a programmatic dependent has nothing to wait
                ///< for, so targets without the instruction (sm_80, the CPU) emit nothing.
   // --- Control flow
   For,         ///< (lb, ub, step, init...) -> (final...): runs the body for iv = lb, lb+step,
                ///< ... while iv < ub (step must be positive). The body block's arguments are
-               ///< (iv, iter...); it ends with Yield of the next iter values. `ival`: the
-               ///< loop's `tl.range(num_stages=...)`, 0 when not given; `ival2`: flags, bit 0
-               ///< `tl.range(warp_specialize=True)`, bit 1 `tl.range(flatten=True)`
-               ///< (requests the GPU backend may decline; ir::kForWarpSpecialize, kForFlatten).
+               ///< (iv, iter...); it ends with Yield of the next iter values. numStages(): the
+               ///< loop's `tl.range(num_stages=...)`, 0 when not given; warpSpecialize() and
+               ///< flatten(): `tl.range(warp_specialize=True)` and `tl.range(flatten=True)`
+               ///< (requests the GPU backend may decline).
   If,          ///< (i1 scalar cond) -> (results...): two regions, `then` and `else`, each
                ///< ending with a Yield of one value per result (same types); runs one of them.
   While,       ///< (init...) -> (results...): region 0 ("before") takes the carried values as
@@ -307,16 +304,16 @@ const char *name(CmpPred p);
 /// The combine of Reduce and Scan: a built-in one, or Combine, the op's region (tl.reduce,
 /// tl.associative_scan).
 enum class ReduceKind { Sum, Max, Min, Prod, Combine };
-/// Read-modify-write operations of AtomicRMW (tl.atomic_*), stored in Op::ival.
+/// Read-modify-write operations of AtomicRMW (tl.atomic_*; Op::atomicKind).
 enum class AtomicKind : int64_t { Add, Max, Min, And, Or, Xor, Xchg };
 const char *name(AtomicKind k);
-/// Memory ordering of atomics (Triton's `sem`), stored in Op::ival2; PTX ISA §8.6.
+/// Memory ordering of atomics (Triton's `sem`; Op::memSem); PTX ISA §8.6.
 enum class MemSem : int64_t { Relaxed, Acquire, Release, AcqRel };
 const char *name(MemSem s);
-/// Scope of atomics (Triton's `scope`), stored in Op::axis.
+/// Scope of atomics (Triton's `scope`; Op::memScope).
 enum class MemScope : int { Gpu, Cta, Sys };
 const char *name(MemScope s);
-/// Precision of an fp32 tl.dot (Triton's input_precision), stored in Op::ival.
+/// Precision of an fp32 tl.dot (Triton's input_precision; Op::dotPrecision).
 enum class DotPrecision : int64_t { TF32 = 0, TF32x3 = 1, IEEE = 2 };
 /// "tf32", "tf32x3", "ieee" (as the tile IR text spells it).
 const char *name(DotPrecision p);
@@ -400,15 +397,6 @@ public:
   std::vector<std::unique_ptr<Block>> regions;
   Block *parent = nullptr;
 
-  // Attributes (which ones are meaningful depends on the kind; see OpKind).
-  int64_t ival = 0, ival2 = 0;
-  double fval = 0.0;
-  int axis = 0;
-  CmpPred pred = CmpPred::Eq;
-  std::vector<int64_t> ints; ///< list attribute (Permute's order)
-  std::string sym;           ///< symbol attribute (ExternCall's function, InlineAsm's text)
-  std::string constraints;   ///< InlineAsm's constraint string
-  ReduceKind reduceKind = ReduceKind::Sum;
   /// LocalAlloc: byte offset of the buffer in the CTA's dynamic shared memory (16-byte aligned),
   /// set by transforms::allocateShared; -1 while not placed.
   int64_t sharedOffset = -1;
@@ -419,94 +407,133 @@ public:
   Value *result(unsigned i = 0) const { return results[i].get(); }
   Value *addResult(Type t);
 
+  /// Every attribute behind the accessors below, as one value: copied whole (Builder::clone)
+  /// and compared whole (common-subexpression elimination; floats by their bits), its parts
+  /// reachable only through the accessors.
+  class Attributes {
+  public:
+    bool operator==(const Attributes &o) const;
+    bool operator<(const Attributes &o) const;
+
+  private:
+    friend class Op;
+    // Slots shared by the kinds, each accessor naming what its kind keeps in one.
+    int64_t ival = 0, ival2 = 0;
+    double fval = 0.0;
+    int axis = 0;
+    CmpPred pred = CmpPred::Eq;
+    ReduceKind reduceKind = ReduceKind::Sum;
+    std::vector<int64_t> ints;
+    std::string sym, constraints;
+  };
+  const Attributes &attributes() const { return a_; }
+  void setAttributes(const Attributes &a) { a_ = a; }
+
+  // --- ProgramId, NumPrograms: the grid axis (0..2); ExpandDims: the new size-1 dim; Reduce,
+  // Scan, Flip: the dim reduced, scanned or reversed.
+  int axis() const {
+    need(__func__, K::ProgramId, K::NumPrograms, K::ExpandDims, K::Reduce, K::Scan, K::Flip);
+    return a_.axis;
+  }
+  void setAxis(int d) {
+    need(__func__, K::ProgramId, K::NumPrograms, K::ExpandDims, K::Reduce, K::Scan, K::Flip);
+    a_.axis = d;
+  }
+  // --- Reduce, Scan: the combine (a built-in one, or Combine: the op's region).
+  ReduceKind reduceKind() const { need(__func__, K::Reduce, K::Scan); return a_.reduceKind; }
+  void setReduceKind(ReduceKind k) { need(__func__, K::Reduce, K::Scan); a_.reduceKind = k; }
+
   // --- Constant
   /// The integer value (two's complement, truncated to the dtype).
-  int64_t intValue() const { need(__func__, K::Constant); return ival; }
-  void setIntValue(int64_t v) { need(__func__, K::Constant); ival = v; }
+  int64_t intValue() const { need(__func__, K::Constant); return a_.ival; }
+  void setIntValue(int64_t v) { need(__func__, K::Constant); a_.ival = v; }
   /// The float value; Builder::constInt sets it to an integer constant's value too.
-  double floatValue() const { need(__func__, K::Constant); return fval; }
-  void setFloatValue(double v) { need(__func__, K::Constant); fval = v; }
+  double floatValue() const { need(__func__, K::Constant); return a_.fval; }
+  void setFloatValue(double v) { need(__func__, K::Constant); a_.fval = v; }
   // --- Arange: the half-open range [start, end) of the i32 values.
-  int64_t arangeStart() const { need(__func__, K::Arange); return ival; }
-  int64_t arangeEnd() const { need(__func__, K::Arange); return ival2; }
-  void setArangeBounds(int64_t start, int64_t end) { need(__func__, K::Arange); ival = start, ival2 = end; }
+  int64_t arangeStart() const { need(__func__, K::Arange); return a_.ival; }
+  int64_t arangeEnd() const { need(__func__, K::Arange); return a_.ival2; }
+  void setArangeBounds(int64_t start, int64_t end) { need(__func__, K::Arange); a_.ival = start, a_.ival2 = end; }
   // --- Cmp: the comparison.
-  CmpPred predicate() const { need(__func__, K::Cmp); return pred; }
-  void setPredicate(CmpPred p) { need(__func__, K::Cmp); pred = p; }
+  CmpPred predicate() const { need(__func__, K::Cmp); return a_.pred; }
+  void setPredicate(CmpPred p) { need(__func__, K::Cmp); a_.pred = p; }
   // --- FDiv: correctly rounded (tl.div_rn) rather than Triton's approximate `/`.
-  bool isDivRn() const { need(__func__, K::FDiv); return ival != 0; }
-  void setDivRn(bool rn) { need(__func__, K::FDiv); ival = rn; }
+  bool isDivRn() const { need(__func__, K::FDiv); return a_.ival != 0; }
+  void setDivRn(bool rn) { need(__func__, K::FDiv); a_.ival = rn; }
   // --- Cast: a narrowing float cast rounds toward zero instead of to nearest even.
-  bool roundsTowardZero() const { need(__func__, K::Cast); return ival != 0; }
-  void setRoundTowardZero(bool rtz) { need(__func__, K::Cast); ival = rtz; }
+  bool roundsTowardZero() const { need(__func__, K::Cast); return a_.ival != 0; }
+  void setRoundTowardZero(bool rtz) { need(__func__, K::Cast); a_.ival = rtz; }
   // --- ExternCall: the device function's name (`__nv_*`).
-  const std::string &callee() const { need(__func__, K::ExternCall); return sym; }
-  void setCallee(std::string f) { need(__func__, K::ExternCall); sym = std::move(f); }
+  const std::string &callee() const { need(__func__, K::ExternCall); return a_.sym; }
+  void setCallee(std::string f) { need(__func__, K::ExternCall); a_.sym = std::move(f); }
   // --- InlineAsm: the PTX text, its constraint string, the elements per run (pack) and
   // whether it is pure (no side effects).
-  const std::string &asmText() const { need(__func__, K::InlineAsm); return sym; }
-  void setAsmText(std::string t) { need(__func__, K::InlineAsm); sym = std::move(t); }
-  const std::string &asmConstraints() const { need(__func__, K::InlineAsm); return constraints; }
-  void setAsmConstraints(std::string c) { need(__func__, K::InlineAsm); constraints = std::move(c); }
-  int64_t asmPack() const { need(__func__, K::InlineAsm); return ival; }
-  void setAsmPack(int64_t n) { need(__func__, K::InlineAsm); ival = n; }
-  bool asmPure() const { need(__func__, K::InlineAsm); return ival2 != 0; }
-  void setAsmPure(bool pure) { need(__func__, K::InlineAsm); ival2 = pure; }
+  const std::string &asmText() const { need(__func__, K::InlineAsm); return a_.sym; }
+  void setAsmText(std::string t) { need(__func__, K::InlineAsm); a_.sym = std::move(t); }
+  const std::string &asmConstraints() const { need(__func__, K::InlineAsm); return a_.constraints; }
+  void setAsmConstraints(std::string c) { need(__func__, K::InlineAsm); a_.constraints = std::move(c); }
+  int64_t asmPack() const { need(__func__, K::InlineAsm); return a_.ival; }
+  void setAsmPack(int64_t n) { need(__func__, K::InlineAsm); a_.ival = n; }
+  bool asmPure() const { need(__func__, K::InlineAsm); return a_.ival2 != 0; }
+  void setAsmPure(bool pure) { need(__func__, K::InlineAsm); a_.ival2 = pure; }
   // --- Load and Store: cache operator and eviction priority (tl.load / tl.store hints), and
   // the tensor descriptor's block shape (empty for an access through pointers alone).
-  CacheHint cacheHint() const { need(__func__, K::Load, K::Store); return static_cast<CacheHint>(ival); }
-  void setCacheHint(CacheHint h) { need(__func__, K::Load, K::Store); ival = static_cast<int64_t>(h); }
-  EvictionHint evictionHint() const { need(__func__, K::Load, K::Store); return static_cast<EvictionHint>(ival2); }
-  void setEvictionHint(EvictionHint h) { need(__func__, K::Load, K::Store); ival2 = static_cast<int64_t>(h); }
-  const std::vector<int64_t> &blockShape() const { need(__func__, K::Load, K::Store); return ints; }
-  void setBlockShape(std::vector<int64_t> s) { need(__func__, K::Load, K::Store); ints = std::move(s); }
+  CacheHint cacheHint() const { need(__func__, K::Load, K::Store); return static_cast<CacheHint>(a_.ival); }
+  void setCacheHint(CacheHint h) { need(__func__, K::Load, K::Store); a_.ival = static_cast<int64_t>(h); }
+  EvictionHint evictionHint() const { need(__func__, K::Load, K::Store); return static_cast<EvictionHint>(a_.ival2); }
+  void setEvictionHint(EvictionHint h) { need(__func__, K::Load, K::Store); a_.ival2 = static_cast<int64_t>(h); }
+  const std::vector<int64_t> &blockShape() const { need(__func__, K::Load, K::Store); return a_.ints; }
+  void setBlockShape(std::vector<int64_t> s) { need(__func__, K::Load, K::Store); a_.ints = std::move(s); }
   /// Whether the access goes through a tensor descriptor (its operands follow the mask).
   bool hasDescriptor() const { return !blockShape().empty(); }
   /// Load: tl.load(volatile=True).
-  bool isVolatile() const { need(__func__, K::Load); return axis != 0; }
-  void setVolatile(bool v) { need(__func__, K::Load); axis = v; }
+  bool isVolatile() const { need(__func__, K::Load); return a_.axis != 0; }
+  void setVolatile(bool v) { need(__func__, K::Load); a_.axis = v; }
   /// Store: written with TMA from the descriptor alone (transforms::markTmaStores).
-  bool isTmaStore() const { need(__func__, K::Store); return axis != 0; }
-  void setTmaStore(bool tma) { need(__func__, K::Store); axis = tma; }
+  bool isTmaStore() const { need(__func__, K::Store); return a_.axis != 0; }
+  void setTmaStore(bool tma) { need(__func__, K::Store); a_.axis = tma; }
   // --- AtomicRMW: the operation; AtomicRMW and AtomicCAS: memory order and scope.
-  AtomicKind atomicKind() const { need(__func__, K::AtomicRMW); return static_cast<AtomicKind>(ival); }
-  void setAtomicKind(AtomicKind k) { need(__func__, K::AtomicRMW); ival = static_cast<int64_t>(k); }
-  MemSem memSem() const { need(__func__, K::AtomicRMW, K::AtomicCAS); return static_cast<MemSem>(ival2); }
-  void setMemSem(MemSem s) { need(__func__, K::AtomicRMW, K::AtomicCAS); ival2 = static_cast<int64_t>(s); }
-  MemScope memScope() const { need(__func__, K::AtomicRMW, K::AtomicCAS); return static_cast<MemScope>(axis); }
-  void setMemScope(MemScope s) { need(__func__, K::AtomicRMW, K::AtomicCAS); axis = static_cast<int>(s); }
+  AtomicKind atomicKind() const { need(__func__, K::AtomicRMW); return static_cast<AtomicKind>(a_.ival); }
+  void setAtomicKind(AtomicKind k) { need(__func__, K::AtomicRMW); a_.ival = static_cast<int64_t>(k); }
+  MemSem memSem() const { need(__func__, K::AtomicRMW, K::AtomicCAS); return static_cast<MemSem>(a_.ival2); }
+  void setMemSem(MemSem s) { need(__func__, K::AtomicRMW, K::AtomicCAS); a_.ival2 = static_cast<int64_t>(s); }
+  MemScope memScope() const { need(__func__, K::AtomicRMW, K::AtomicCAS); return static_cast<MemScope>(a_.axis); }
+  void setMemScope(MemScope s) { need(__func__, K::AtomicRMW, K::AtomicCAS); a_.axis = static_cast<int>(s); }
   // --- LocalAlloc: the buffer's shape (elements row-major; see also sharedOffset).
-  const std::vector<int64_t> &allocShape() const { need(__func__, K::LocalAlloc); return ints; }
-  void setAllocShape(std::vector<int64_t> s) { need(__func__, K::LocalAlloc); ints = std::move(s); }
+  const std::vector<int64_t> &allocShape() const { need(__func__, K::LocalAlloc); return a_.ints; }
+  void setAllocShape(std::vector<int64_t> s) { need(__func__, K::LocalAlloc); a_.ints = std::move(s); }
   // --- Permute: result dim i is operand dim permutation()[i].
-  const std::vector<int64_t> &permutation() const { need(__func__, K::Permute); return ints; }
-  void setPermutation(std::vector<int64_t> p) { need(__func__, K::Permute); ints = std::move(p); }
+  const std::vector<int64_t> &permutation() const { need(__func__, K::Permute); return a_.ints; }
+  void setPermutation(std::vector<int64_t> p) { need(__func__, K::Permute); a_.ints = std::move(p); }
   // --- Scan: combines from the last element toward the first.
-  bool isReverse() const { need(__func__, K::Scan); return ival != 0; }
-  void setReverse(bool r) { need(__func__, K::Scan); ival = r; }
+  bool isReverse() const { need(__func__, K::Scan); return a_.ival != 0; }
+  void setReverse(bool r) { need(__func__, K::Scan); a_.ival = r; }
   // --- Dot: the precision of fp32 inputs, and fp8's max_num_imprecise_acc (0: not given).
-  DotPrecision dotPrecision() const { need(__func__, K::Dot); return static_cast<DotPrecision>(ival); }
-  void setDotPrecision(DotPrecision p) { need(__func__, K::Dot); ival = static_cast<int64_t>(p); }
-  int64_t maxNumImpreciseAcc() const { need(__func__, K::Dot); return ival2; }
-  void setMaxNumImpreciseAcc(int64_t n) { need(__func__, K::Dot); ival2 = n; }
+  DotPrecision dotPrecision() const { need(__func__, K::Dot); return static_cast<DotPrecision>(a_.ival); }
+  void setDotPrecision(DotPrecision p) { need(__func__, K::Dot); a_.ival = static_cast<int64_t>(p); }
+  int64_t maxNumImpreciseAcc() const { need(__func__, K::Dot); return a_.ival2; }
+  void setMaxNumImpreciseAcc(int64_t n) { need(__func__, K::Dot); a_.ival2 = n; }
   // --- Print: the prefix (Triton's " name: " form), and whether numbers print as hex bits.
-  const std::string &printPrefix() const { need(__func__, K::Print); return sym; }
-  void setPrintPrefix(std::string p) { need(__func__, K::Print); sym = std::move(p); }
-  bool printHex() const { need(__func__, K::Print); return ival != 0; }
-  void setPrintHex(bool hex) { need(__func__, K::Print); ival = hex; }
+  const std::string &printPrefix() const { need(__func__, K::Print); return a_.sym; }
+  void setPrintPrefix(std::string p) { need(__func__, K::Print); a_.sym = std::move(p); }
+  bool printHex() const { need(__func__, K::Print); return a_.ival != 0; }
+  void setPrintHex(bool hex) { need(__func__, K::Print); a_.ival = hex; }
   // --- Assert: the message.
-  const std::string &assertMessage() const { need(__func__, K::Assert); return sym; }
-  void setAssertMessage(std::string m) { need(__func__, K::Assert); sym = std::move(m); }
+  const std::string &assertMessage() const { need(__func__, K::Assert); return a_.sym; }
+  void setAssertMessage(std::string m) { need(__func__, K::Assert); a_.sym = std::move(m); }
   // --- GridDepControl: launch_dependents (true) or wait (false).
-  bool launchDependents() const { need(__func__, K::GridDepControl); return ival != 0; }
-  void setLaunchDependents(bool l) { need(__func__, K::GridDepControl); ival = l; }
+  bool launchDependents() const { need(__func__, K::GridDepControl); return a_.ival != 0; }
+  void setLaunchDependents(bool l) { need(__func__, K::GridDepControl); a_.ival = l; }
   // --- For: tl.range's num_stages (0: not given), warp_specialize and flatten.
-  int64_t numStages() const { need(__func__, K::For); return ival; }
-  void setNumStages(int64_t n) { need(__func__, K::For); ival = n; }
-  bool warpSpecialize() const { need(__func__, K::For); return (ival2 & kForWarpSpecialize) != 0; }
-  void setWarpSpecialize(bool w) { need(__func__, K::For); ival2 = w ? ival2 | kForWarpSpecialize : ival2 & ~kForWarpSpecialize; }
-  bool flatten() const { need(__func__, K::For); return (ival2 & kForFlatten) != 0; }
-  void setFlatten(bool f) { need(__func__, K::For); ival2 = f ? ival2 | kForFlatten : ival2 & ~kForFlatten; }
+  int64_t numStages() const { need(__func__, K::For); return a_.ival; }
+  void setNumStages(int64_t n) { need(__func__, K::For); a_.ival = n; }
+  bool warpSpecialize() const { need(__func__, K::For); return (a_.ival2 & kForWarpSpecialize) != 0; }
+  void setWarpSpecialize(bool w) {
+    need(__func__, K::For);
+    a_.ival2 = w ? a_.ival2 | kForWarpSpecialize : a_.ival2 & ~kForWarpSpecialize;
+  }
+  bool flatten() const { need(__func__, K::For); return (a_.ival2 & kForFlatten) != 0; }
+  void setFlatten(bool f) { need(__func__, K::For); a_.ival2 = f ? a_.ival2 | kForFlatten : a_.ival2 & ~kForFlatten; }
 
 private:
   using K = OpKind;
@@ -518,6 +545,10 @@ private:
 #endif
   }
   [[noreturn]] void attributeMisuse(const char *attr) const;
+  /// For's flags (a_.ival2).
+  static constexpr int64_t kForWarpSpecialize = 1, kForFlatten = 2;
+
+  Attributes a_;
 };
 
 /// A kernel runtime parameter (constexpr parameters are folded away by specialisation).

@@ -114,7 +114,7 @@ llvm::Value *Lowering::compute(const ir::Value *res, const Index &idx) {
     if (in->type.isScalar())
       return scalar(in);
     Index j = idx;
-    j.erase(j.begin() + op.axis);
+    j.erase(j.begin() + op.axis());
     return elem(in, j);
   }
   case OpKind::Broadcast: {
@@ -169,8 +169,8 @@ llvm::Value *Lowering::compute(const ir::Value *res, const Index &idx) {
   case OpKind::Flip: {
     // Element i along `axis` reads element n - 1 - i.
     Index j = idx;
-    auto n = static_cast<uint64_t>(res->type.shape[static_cast<size_t>(op.axis)]);
-    j[static_cast<size_t>(op.axis)] = B.CreateSub(B.getInt64(n - 1), idx[static_cast<size_t>(op.axis)]);
+    auto n = static_cast<uint64_t>(res->type.shape[static_cast<size_t>(op.axis())]);
+    j[static_cast<size_t>(op.axis())] = B.CreateSub(B.getInt64(n - 1), idx[static_cast<size_t>(op.axis())]);
     return elem(op.operands[0], j);
   }
   default:
@@ -426,9 +426,9 @@ bool Lowering::emitOp(const ir::Op &op) {
     scalars_[op.result()] = constant(op.result()->type.elem, op.intValue(), op.floatValue());
     return true;
   case OpKind::ProgramId: case OpKind::NumPrograms:
-    if (op.axis < 0 || op.axis > 2)
+    if (op.axis() < 0 || op.axis() > 2)
       return unsupported(op, "axis must be 0, 1 or 2");
-    scalars_[op.result()] = op.kind == OpKind::ProgramId ? pid_[op.axis] : nprog_[op.axis];
+    scalars_[op.result()] = op.kind == OpKind::ProgramId ? pid_[op.axis()] : nprog_[op.axis()];
     return true;
   default:
     break;
@@ -558,8 +558,8 @@ void Lowering::emitStore(const ir::Op &op) {
 
 std::vector<llvm::Value *> Lowering::combineValues(const ir::Op &op, const std::vector<llvm::Value *> &a,
                                                   const std::vector<llvm::Value *> &b) {
-  if (op.reduceKind != ir::ReduceKind::Combine)
-    return {combine(op.reduceKind, op.operands[0]->type.dtype(), a[0], b[0])};
+  if (op.reduceKind() != ir::ReduceKind::Combine)
+    return {combine(op.reduceKind(), op.operands[0]->type.dtype(), a[0], b[0])};
   // The combine region, emitted inline on these scalars.
   const ir::Block &r = *op.regions[0];
   size_t n = op.operands.size();
@@ -579,7 +579,7 @@ std::vector<llvm::Value *> Lowering::combineValues(const ir::Op &op, const std::
 void Lowering::emitReduce(const ir::Op &op) {
   const size_t n = op.operands.size();
   const auto &S = op.operands[0]->type.shape;
-  size_t axis = static_cast<size_t>(op.axis);
+  size_t axis = static_cast<size_t>(op.axis());
   int64_t A = S[axis];
   auto elems = [&](const Index &i) {
     std::vector<llvm::Value *> v;
@@ -664,7 +664,7 @@ void Lowering::emitScan(const ir::Op &op) {
   // dims after the axis innermost.
   const size_t n = op.operands.size();
   const auto &S = op.operands[0]->type.shape;
-  size_t axis = static_cast<size_t>(op.axis);
+  size_t axis = static_cast<size_t>(op.axis());
   int64_t A = S[axis];
   bool reverse = op.isReverse();
   std::vector<llvm::Value *> dst;

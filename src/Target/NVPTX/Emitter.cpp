@@ -473,7 +473,7 @@ void Emitter::emitOpImpl(const ir::Op &op) {
          llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z},
         {llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x, llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_y,
          llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_z}};
-    vals_[op.result()] = {declareIntrinsicCall(ids[op.kind == OpKind::NumPrograms][op.axis], {}, {})};
+    vals_[op.result()] = {declareIntrinsicCall(ids[op.kind == OpKind::NumPrograms][op.axis()], {}, {})};
     return;
   }
   case OpKind::Arange: {
@@ -494,7 +494,7 @@ void Emitter::emitOpImpl(const ir::Op &op) {
     if (in->type.isScalar())
       vals_[op.result()] = std::vector<llvm::Value *>(l.numRegs(), scalar(in));
     else
-      vals_[op.result()] = regsIn(in, ir::squeezeLayout(l, op.axis));
+      vals_[op.result()] = regsIn(in, ir::squeezeLayout(l, op.axis()));
     return;
   }
   case OpKind::Broadcast: {

@@ -60,8 +60,8 @@ llvm::Value *Emitter::shuffleXor(llvm::Value *v, int laneMask) {
 
 std::vector<llvm::Value *> Emitter::combineValues(const ir::Op &op, const std::vector<llvm::Value *> &a,
                                                  const std::vector<llvm::Value *> &b) {
-  if (op.reduceKind != ir::ReduceKind::Combine)
-    return {combine(op.reduceKind, op.operands[0]->type.dtype(), a[0], b[0])};
+  if (op.reduceKind() != ir::ReduceKind::Combine)
+    return {combine(op.reduceKind(), op.operands[0]->type.dtype(), a[0], b[0])};
   // The combine region, emitted inline on these scalars (every value in it is a scalar).
   const ir::Block &r = *op.regions[0];
   size_t n = op.operands.size();
@@ -79,7 +79,7 @@ std::vector<llvm::Value *> Emitter::combineValues(const ir::Op &op, const std::v
 
 std::vector<llvm::Value *> Emitter::combineOrdered(const ir::Op &op, llvm::Value *upper, const std::vector<llvm::Value *> &mine,
                                                   const std::vector<llvm::Value *> &partner) {
-  if (op.reduceKind != ir::ReduceKind::Combine)
+  if (op.reduceKind() != ir::ReduceKind::Combine)
     return combineValues(op, mine, partner); // built-in combines are commutative
   std::vector<llvm::Value *> first, second;
   for (size_t k = 0; k < mine.size(); ++k) {
@@ -108,7 +108,7 @@ Emitter::ReducePartials Emitter::reduceWithinWarps(const ir::Op &op) {
   const size_t n = op.operands.size();
   const ir::Value *in = op.operands[0];
   const ir::Layout &L = *in->layout;
-  unsigned axisDim = static_cast<unsigned>(op.axis);
+  unsigned axisDim = static_cast<unsigned>(op.axis());
   std::vector<std::vector<llvm::Value *>> src;
   for (const ir::Value *x : op.operands)
     src.push_back(regs(x));
@@ -140,7 +140,7 @@ Emitter::ReducePartials Emitter::reduceWithinWarps(const ir::Op &op) {
         a = combineOrdered(op, upper, a, shuffledAll(a, 1 << i));
     }
   // Step 3 (reduceAcrossWarps) combines over the warp bits that move along the axis.
-  p.warpBits = reduceWarpBits(L, op.axis);
+  p.warpBits = reduceWarpBits(L, op.axis());
   return p;
 }
 
@@ -305,12 +305,12 @@ std::vector<const ir::Op *> Emitter::reduceBatch(const ir::Op &op, const ReduceP
     const ir::Value *in = o.operands[0];
     if (!in->type.isTile() || !in->layout)
       continue;
-    std::vector<int> warpBits = reduceWarpBits(*in->layout, o.axis);
+    std::vector<int> warpBits = reduceWarpBits(*in->layout, o.axis());
     if (warpBits.empty())
       continue; // no exchange to share
     if (!std::all_of(o.operands.begin(), o.operands.end(), [&](const ir::Value *x) { return definedBefore(x) && !isAsync(x); }))
       continue;
-    ReducePartials probe{&o, ir::sliceLayout(*in->layout, static_cast<unsigned>(o.axis)), std::move(warpBits), {}};
+    ReducePartials probe{&o, ir::sliceLayout(*in->layout, static_cast<unsigned>(o.axis())), std::move(warpBits), {}};
     int64_t bytes = (total + 15) / 16 * 16 + reducePartialsBytes(probe, nullptr);
     if (bytes > limit)
       continue;

@@ -97,7 +97,7 @@ void Emitter::emitShapeOp(const ir::Op &op) {
     storeToShared(op.operands[0], 1, 0);
     barrier();
     const ir::Layout &l = *res->layout;
-    auto ax = static_cast<size_t>(op.axis);
+    auto ax = static_cast<size_t>(op.axis());
     uint32_t last = static_cast<uint32_t>(res->type.shape[ax] - 1);
     std::vector<llvm::Value *> out;
     for (int i = 0; i < l.numRegs(); ++i) {
@@ -187,7 +187,7 @@ bool Emitter::emitScanByBits(const ir::Op &op) {
   using Vals = std::vector<llvm::Value *>;
   const ir::Value *in = op.operands[0];
   const ir::Layout &l = *in->layout;
-  unsigned axis = static_cast<unsigned>(op.axis);
+  unsigned axis = static_cast<unsigned>(op.axis());
   auto owners = axisBitOwners(l, axis, in->type.shape[axis]);
   if (!owners)
     return false;
@@ -330,7 +330,7 @@ void Emitter::emitScan(const ir::Op &op) {
   const size_t nops = op.operands.size();
   const ir::Value *in = op.operands[0];
   const ir::Layout &l = *in->layout;
-  unsigned axis = static_cast<unsigned>(op.axis);
+  unsigned axis = static_cast<unsigned>(op.axis());
   int64_t len = in->type.shape[axis];
   bool reverse = op.isReverse();
   std::vector<int64_t> opOffset(nops);
