@@ -865,6 +865,41 @@ static std::string tensorMapsError(const Function &f) {
   return "";
 }
 
+/// The split cluster barrier's phases in `b`, entered with `arrived` (this thread has arrived and
+/// not yet waited): cluster_arrive needs none pending, cluster_wait one, cluster_barrier none;
+/// each region of a loop or branch leaves the state as it found it (every path and iteration
+/// arrives once per wait). Sets `arrived` to the state at the end of `b`; returns the problem
+/// (at `where`) or "".
+std::string clusterPhases(const Block &b, bool &arrived, SourceLoc &where) {
+  for (auto &op : b.ops) {
+    std::string bad;
+    if (op->kind == OpKind::ClusterArrive && arrived)
+      bad = "'cluster_arrive': arrives again before a cluster_wait (every thread arrives once per phase)";
+    else if (op->kind == OpKind::ClusterWait && !arrived)
+      bad = "'cluster_wait': no cluster_arrive before it (the wait would never complete)";
+    else if (op->kind == OpKind::ClusterBarrier && arrived)
+      bad = "'cluster_barrier': a cluster_arrive is pending (wait for it first)";
+    if (!bad.empty()) {
+      where = op->loc;
+      return bad;
+    }
+    if (op->kind == OpKind::ClusterArrive || op->kind == OpKind::ClusterWait)
+      arrived = op->kind == OpKind::ClusterArrive;
+    for (auto &r : op->regions) {
+      bool inner = arrived;
+      if (std::string e = clusterPhases(*r, inner, where); !e.empty())
+        return e;
+      if (inner != arrived) {
+        where = op->loc;
+        return "'" + std::string(name(op->kind)) + "': a region " + (inner ? "arrives at" : "waits for") +
+               " the cluster barrier without the matching " + (inner ? "cluster_wait" : "cluster_arrive") +
+               " in the same region";
+      }
+    }
+  }
+  return "";
+}
+
 std::string verify(const Function &f, SourceLoc &where) {
   where = {};
   // num_warps as tlec's -w accepts it (a power of two, 1 to 32 warps: at most 1024 threads).
@@ -899,17 +934,20 @@ std::string verify(const Function &f, SourceLoc &where) {
     where = v.where;
     return v.msg;
   }
+  bool arrived = false; // the kernel may exit with an arrival pending
+  if (std::string bad = clusterPhases(f.body, arrived, where); !bad.empty())
+    return bad;
   // A constant remote rank must name a CTA of the kernel's cluster.
   std::string bad;
   walk(const_cast<Block &>(f.body), [&](Op &op) {
-    if (op.kind != OpKind::RemotePtr || !bad.empty() || !op.operands[1]->def ||
-        op.operands[1]->def->kind != OpKind::Constant)
+    bool remote = op.kind == OpKind::RemotePtr || (op.kind == OpKind::MbarrierArrive && op.operands.size() > 1);
+    if (!remote || !bad.empty() || !op.operands[1]->def || op.operands[1]->def->kind != OpKind::Constant)
       return;
     int64_t rank = op.operands[1]->def->intValue();
     if (rank < 0 || rank >= clusterSize) {
       where = op.loc;
-      bad = "'remote_ptr': rank " + std::to_string(rank) + " is outside the kernel's cluster of " +
-            std::to_string(clusterSize) + " CTAs";
+      bad = "'" + std::string(name(op.kind)) + "': rank " + std::to_string(rank) +
+            " is outside the kernel's cluster of " + std::to_string(clusterSize) + " CTAs";
     }
   });
   return bad;

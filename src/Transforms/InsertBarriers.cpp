@@ -163,44 +163,74 @@ private:
   Pending p_;
 };
 
+/// Whether `op` takes part in the cluster barrier's phases (a whole, split or half barrier).
+bool clusterBarrierOp(const ir::Op &op) {
+  return op.kind == OpKind::ClusterBarrier || op.kind == OpKind::ClusterArrive || op.kind == OpKind::ClusterWait;
+}
+
+/// Inserts a `k` op into the function body before `at`, located at `loc`.
+void insertAt(ir::Function &f, std::list<std::unique_ptr<ir::Op>>::iterator at, OpKind k, SourceLoc loc) {
+  ir::Builder B(&f.body);
+  B.setInsertionPoint(&f.body, at);
+  B.create(k, loc, {}, {});
+}
+
 /// Adds the cluster exit protocol to `f` when it needs one (see insertBarriers).
 bool insertClusterExit(ir::Function &f) {
   auto &ops = f.body.ops;
   if (ops.empty() || ops.back()->kind != OpKind::Return)
     return false;
-  if (ops.size() >= 2 && std::prev(ops.end(), 2)->get()->kind == OpKind::ClusterWait)
-    return false;
-  std::optional<size_t> lastAccess, lastBarrier, anyBarrier;
-  size_t i = 0;
+  // The last top-level op holding a remote access, and the last one holding a cluster barrier op
+  // in its regions (an arrival there must not be overtaken by ours).
+  std::optional<size_t> lastAccess;
+  size_t lastNested = 0, i = 0;
   for (auto &top : ops) {
-    ir::Op *t = top.get();
-    auto visit = [&](ir::Op &op) {
-      if (clusterAccess(op))
-        lastAccess = i;
-      if (op.kind == OpKind::ClusterBarrier)
-        anyBarrier = i;
-      if (op.kind == OpKind::ClusterBarrier && &op == t) // one every path reaches
-        lastBarrier = i;
-    };
-    visit(*t);
-    for (auto &r : t->regions)
-      ir::walk(*r, visit);
+    if (clusterAccess(*top))
+      lastAccess = i;
+    for (auto &r : top->regions)
+      ir::walk(*r, [&](ir::Op &op) {
+        if (clusterAccess(op))
+          lastAccess = i;
+        if (clusterBarrierOp(op))
+          lastNested = i;
+      });
     ++i;
   }
-  if (!lastAccess || (lastBarrier && *lastBarrier > *lastAccess))
+  if (!lastAccess)
     return false;
-  size_t arriveAfter = std::max(*lastAccess, anyBarrier.value_or(0));
-  ir::Builder B(&f.body);
-  B.setInsertionPoint(&f.body, std::next(ops.begin(), static_cast<long>(arriveAfter + 1)));
-  B.create(OpKind::ClusterArrive, std::next(ops.begin(), static_cast<long>(arriveAfter))->get()->loc, {}, {});
-  B.setInsertionPoint(&f.body, std::prev(ops.end()));
-  B.create(OpKind::ClusterWait, ops.back()->loc, {}, {});
+  // Follow the top-level phases (regions leave them as they found them: ir::verify) from the
+  // point after which this thread must arrive: a barrier, or an arrival then its wait, after it
+  // protects the accesses; a wait of an arrival made before them moves that point past it.
+  size_t after = std::max(*lastAccess, lastNested);
+  bool arrived = false, arrivedAfter = false;
+  auto afterIt = ops.begin();
+  i = 0;
+  for (auto it = ops.begin(); std::next(it) != ops.end(); ++it, ++i) {
+    OpKind k = (*it)->kind;
+    if (i <= after) {
+      if (k == OpKind::ClusterArrive || k == OpKind::ClusterWait)
+        arrived = k == OpKind::ClusterArrive;
+      afterIt = it;
+      continue;
+    }
+    if (k == OpKind::ClusterBarrier || (k == OpKind::ClusterWait && arrivedAfter))
+      return false;
+    if (k == OpKind::ClusterArrive)
+      arrived = arrivedAfter = true;
+    if (k == OpKind::ClusterWait) { // completes a phase begun before the accesses
+      arrived = false;
+      afterIt = it;
+    }
+  }
+  SourceLoc loc = (*afterIt)->loc;
+  auto next = std::next(afterIt);
+  if (!arrivedAfter) {
+    if (arrived) // complete the pending phase first: a thread arrives once per phase
+      insertAt(f, next, OpKind::ClusterWait, loc);
+    insertAt(f, next, OpKind::ClusterArrive, loc);
+  }
+  insertAt(f, std::prev(ops.end()), OpKind::ClusterWait, ops.back()->loc);
   return true;
-}
-
-/// Whether `op` takes part in the cluster barrier's phases (a whole, split or half barrier).
-bool clusterBarrierOp(const ir::Op &op) {
-  return op.kind == OpKind::ClusterBarrier || op.kind == OpKind::ClusterArrive || op.kind == OpKind::ClusterWait;
 }
 
 /// Adds the cluster entry protocol to `f` when it needs one (see insertBarriers).

@@ -131,7 +131,11 @@ enum class OpKind {
                ///< writes released to the cluster; `relaxed` (Op::sync): it has arrived and
                ///< releases nothing (barrier.cluster.arrive.relaxed), for a barrier that only
                ///< says every CTA has started. Every thread of every CTA of the cluster must
-               ///< arrive exactly once before any of them waits (ClusterWait). Inserted by the
+               ///< arrive exactly once before any of them waits (ClusterWait). Verified: in
+               ///< program order a thread's arrivals and waits alternate, starting with an
+               ///< arrival (no ClusterBarrier in between), and each region of a loop or branch
+               ///< leaves them as it found them; the kernel may return with an arrival pending.
+               ///< Inserted by the
                ///< insert-barriers pass so that no CTA exits while another may still access its
                ///< shared memory (CUDA's rule for distributed shared memory). GPU (sm_90+) only.
   ClusterWait, ///< () -> (): the second half (barrier.cluster.wait.acquire): waits until every

@@ -49,7 +49,11 @@ struct BarrierInsertion {
 /// ClusterBarrier, or has none: a ClusterArrive goes after the top-level op holding the last
 /// such access and the last ClusterBarrier at any depth (an arrive must not overtake a barrier's
 /// own arrive), and a ClusterWait right before the Return, so the stores in between run on while
-/// the other CTAs finish. Skipped when the body already ends with a ClusterWait.
+/// the other CTAs finish. The kernel's own top-level phases count: nothing is added when a
+/// ClusterBarrier, or a ClusterArrive and its ClusterWait, follow those points; an arrival
+/// pending at the end gets only the ClusterWait; when the author's arrival came before the last
+/// access, the new ClusterArrive goes after its ClusterWait (or after a ClusterWait added to
+/// complete it), since a thread arrives once per phase (ir::verify checks the phases).
 ///
 /// Running the pass twice adds nothing the second time. Returns what it added.
 BarrierInsertion insertBarriers(ir::Function &f);
