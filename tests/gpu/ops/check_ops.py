@@ -20,23 +20,28 @@ def run(kernel, sig, args, saves, warps=4, grid_override=None, src=None):
     cmd = [TLE_RUN, src or SRC, "-n", kernel, "-s", sig, "-w", str(warps), "--target", "gpu", "-q"]
     if grid_override:
         cmd += ["--grid", str(grid_override)]
+    return launch(cmd, kernel, args, saves)
+
+
+def launch(cmd, tag, args, saves):
+    """Runs tle-run command `cmd` with `args` (numbers, or arrays passed as .npy files named after
+    `tag`) and returns the arrays of the `saves` arguments after the run."""
     for name, arr in args.items():
         if isinstance(arr, (int, float)):
             cmd += ["--arg", f"{name}={arr}"]
             continue
-        path = os.path.join(WORK, f"{kernel}_{name}.npy")
+        path = os.path.join(WORK, f"{tag}_{name}.npy")
         np.save(path, arr)
         cmd += ["--arg", f"{name}={path}"]
     out = {}
     for name in saves:
-        path = os.path.join(WORK, f"{kernel}_{name}_out.npy")
+        path = os.path.join(WORK, f"{tag}_{name}_out.npy")
         cmd += ["--save", f"{name}={path}"]
         out[name] = path
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError(p.stderr.strip() or p.stdout.strip())
     return {k: np.load(v) for k, v in out.items()}
-
 
 def case(name, fn):
     try:
@@ -427,21 +432,7 @@ case("store mask of another form (lo <= cols < hi) after a reduction", t_window)
 def run_tir(name, args, saves):
     """Runs the hand-written tile IR tests/gpu/ops/NAME.tir (its signature and warps are its own)."""
     src = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".tir")
-    cmd = [TLE_RUN, src, "--target", "gpu", "-q"]
-    for arg, arr in args.items():
-        if isinstance(arr, (int, float)):
-            cmd += ["--arg", f"{arg}={arr}"]
-            continue
-        path = os.path.join(WORK, f"{name}_{arg}.npy")
-        np.save(path, arr)
-        cmd += ["--arg", f"{arg}={path}"]
-    out = {a: os.path.join(WORK, f"{name}_{a}_out.npy") for a in saves}
-    for a, path in out.items():
-        cmd += ["--save", f"{a}={path}"]
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        raise RuntimeError(p.stderr.strip() or p.stdout.strip())
-    return {a: np.load(path) for a, path in out.items()}
+    return launch([TLE_RUN, src, "--target", "gpu", "-q"], name, args, saves)
 
 
 def t_gpuops_copy():
