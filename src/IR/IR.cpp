@@ -94,6 +94,11 @@ const char *name(OpKind k) {
   case OpKind::TmaStore: return "tma_store";
   case OpKind::TmaStoreCommit: return "tma_store_commit";
   case OpKind::TmaStoreWait: return "tma_store_wait";
+  case OpKind::LocalLoad: return "local_load";
+  case OpKind::LocalStore: return "local_store";
+  case OpKind::Wgmma: return "wgmma";
+  case OpKind::WgmmaWait: return "wgmma_wait";
+  case OpKind::WarpSpecialize: return "warp_specialize";
   case OpKind::GridDepControl: return "griddepcontrol";
   case OpKind::For: return "for";
   case OpKind::If: return "if";
@@ -129,11 +134,40 @@ bool isGpuSyncOp(OpKind k) {
   case OpKind::MbarrierInval: case OpKind::FenceProxyAsync: case OpKind::FenceMbarrierInit:
   case OpKind::BarrierArrive: case OpKind::AsyncCopyMbarrierArrive: case OpKind::AsyncCopy:
   case OpKind::AsyncCommitGroup: case OpKind::AsyncWaitGroup: case OpKind::TmaLoad: case OpKind::TmaStore:
-  case OpKind::TmaStoreCommit: case OpKind::TmaStoreWait:
+  case OpKind::TmaStoreCommit: case OpKind::TmaStoreWait: case OpKind::LocalLoad: case OpKind::LocalStore:
+  case OpKind::Wgmma: case OpKind::WgmmaWait:
     return true;
   default:
     return false;
   }
+}
+
+const Op *sharedBuffer(const Value *p) {
+  while (p && p->def && !p->type.isTile()) {
+    if (p->def->kind == OpKind::LocalAlloc)
+      return p->def;
+    if (p->def->kind != OpKind::AddPtr)
+      return nullptr;
+    p = p->def->operands[0];
+  }
+  return nullptr;
+}
+
+std::array<int64_t, 2> matrixShape(const Op &alloc) {
+  const std::vector<int64_t> &s = alloc.allocShape();
+  if (s.size() < 2)
+    return {1, s.empty() ? 1 : s[0]};
+  return {s[s.size() - 2], s.back()};
+}
+
+int64_t swizzledByteOffset(int64_t row, int64_t col, int64_t rows, int64_t cols, int swizzle, int64_t elemBytes) {
+  if (swizzle == 0)
+    return (row * cols + col) * elemBytes;
+  int64_t perRow = swizzle / elemBytes; // elements per row of a column block
+  int64_t off = (col / perRow) * rows * swizzle + row * swizzle + (col % perRow) * elemBytes;
+  // The 16-byte chunk index (bits 4..) XOR the row within its 8-row group (bits 7..).
+  int64_t chunkMask = swizzle / 16 - 1;
+  return off ^ (((off >> 7) & chunkMask) << 4);
 }
 
 const char *name(DotPrecision p) {
@@ -210,14 +244,14 @@ uint64_t bitsOf(double d) {
 
 bool Op::Attributes::operator==(const Attributes &o) const {
   uint64_t f = bitsOf(fval), of = bitsOf(o.fval);
-  return std::tie(ival, ival2, f, axis, pred, reduceKind, ints, sym, constraints) ==
-         std::tie(o.ival, o.ival2, of, o.axis, o.pred, o.reduceKind, o.ints, o.sym, o.constraints);
+  return std::tie(ival, ival2, f, axis, pred, reduceKind, ints, ints2, sym, constraints) ==
+         std::tie(o.ival, o.ival2, of, o.axis, o.pred, o.reduceKind, o.ints, o.ints2, o.sym, o.constraints);
 }
 
 bool Op::Attributes::operator<(const Attributes &o) const {
   uint64_t f = bitsOf(fval), of = bitsOf(o.fval);
-  return std::tie(ival, ival2, f, axis, pred, reduceKind, ints, sym, constraints) <
-         std::tie(o.ival, o.ival2, of, o.axis, o.pred, o.reduceKind, o.ints, o.sym, o.constraints);
+  return std::tie(ival, ival2, f, axis, pred, reduceKind, ints, ints2, sym, constraints) <
+         std::tie(o.ival, o.ival2, of, o.axis, o.pred, o.reduceKind, o.ints, o.ints2, o.sym, o.constraints);
 }
 
 Op *Builder::create(OpKind k, SourceLoc loc, std::vector<Value *> operands, std::vector<Type> resultTypes) {

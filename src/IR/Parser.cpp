@@ -192,6 +192,8 @@ public:
           f->numStages = std::atoi(val.c_str());
         else if (key == "shared_bytes")
           f->sharedBytes = std::atoll(val.c_str());
+        else if (key == "max_registers" || key == "producer_warps")
+          (key == "max_registers" ? f->maxRegisters : f->producerWarps) = std::atoi(val.c_str());
         else if (key == "cluster") { // XxYxZ
           int x = 0, y = 0, z = 0;
           char tail = 0;
@@ -519,19 +521,36 @@ private:
         }
       }
       break;
-    case OpKind::AsyncWaitGroup: case OpKind::TmaStoreWait: { // async_wait_group N, tma_store_wait [read] N
+    case OpKind::AsyncWaitGroup: case OpKind::TmaStoreWait: case OpKind::WgmmaWait: {
+      // async_wait_group N, tma_store_wait [read] N, wgmma_wait N operands
       if (op->kind == OpKind::TmaStoreWait && tok_.kind == Tok::Ident && tok_.text == "read") {
         bump();
         op->sync.read = true;
       }
       SourceLoc at = tok_.loc;
       int64_t n = number();
-      if (n < 0 || n > 63)
-        diags_.fatal(at, std::string(ir::name(op->kind)) + " takes 0 to 63 pending groups, got " + std::to_string(n));
+      int most = op->kind == OpKind::WgmmaWait ? 7 : 63;
+      if (n < 0 || n > most)
+        diags_.fatal(at, std::string(ir::name(op->kind)) + " takes 0 to " + std::to_string(most) +
+                             " pending groups, got " + std::to_string(n));
       op->sync.pending = static_cast<int>(n);
+      if (op->kind == OpKind::WgmmaWait)
+        break;
       finish(*op, results, {});
       return;
     }
+    case OpKind::Wgmma: { // wgmma [trans_a] [trans_b]
+      bool ta = tok_.kind == Tok::Ident && tok_.text == "trans_a";
+      if (ta)
+        bump();
+      bool tb = tok_.kind == Tok::Ident && tok_.text == "trans_b";
+      if (tb)
+        bump();
+      op->setWgmmaTrans(ta, tb);
+      break;
+    }
+    case OpKind::WarpSpecialize:
+      return warpSpecializeOp(*op, results);
     case OpKind::TmaLoad: case OpKind::TmaStore: { // map=K
       expectIdent("map");
       expect("=");
@@ -564,6 +583,15 @@ private:
       expectIdent("shape");
       expect("=");
       op->setAllocShape(intList());
+      if (tok_.kind == Tok::Ident && tok_.text == "swizzle") { // the NVMMA shared layout
+        bump();
+        expect("=");
+        SourceLoc at = tok_.loc;
+        int64_t sw = number();
+        if (sw != 32 && sw != 64 && sw != 128) // 0, row-major, is written by leaving it out
+          diags_.fatal(at, "swizzle=" + std::to_string(sw) + " is not one of 32, 64, 128");
+        op->setAllocSwizzle(static_cast<int>(sw));
+      }
       if (tok_.kind == Tok::Ident && tok_.text == "offset") { // placed by allocate-shared
         bump();
         expect("=");
@@ -883,6 +911,29 @@ private:
     block(*body);
     expect("}");
     finish(op, results, std::vector<Type>(ts.begin() + 1, ts.end()));
+  }
+
+  /// `warp_specialize warps=[W1, ...] [regs=[R0, R1, ...]] { default } partition { worker 1 }
+  /// ...`: one worker region per entry of warps=.
+  void warpSpecializeOp(Op &op, const std::vector<Tok> &results) {
+    expectIdent("warps");
+    expect("=");
+    op.setPartitionWarps(intList());
+    if (tok_.kind == Tok::Ident && tok_.text == "regs") {
+      bump();
+      expect("=");
+      op.setPartitionRegisters(intList());
+    }
+    expect("{");
+    block(*region(op));
+    expect("}");
+    for (size_t i = 0; i < op.partitionWarps().size(); ++i) {
+      expectIdent("partition");
+      expect("{");
+      block(*region(op));
+      expect("}");
+    }
+    finish(op, results, {});
   }
 
   void ifOp(Op &op, const std::vector<Tok> &results) {

@@ -60,6 +60,10 @@ public:
       os_ << ", num_stages = " << f.numStages;
     if (f.sharedBytes)
       os_ << ", shared_bytes = " << f.sharedBytes;
+    if (f.maxRegisters)
+      os_ << ", max_registers = " << f.maxRegisters;
+    if (f.producerWarps)
+      os_ << ", producer_warps = " << f.producerWarps;
     if (f.cluster != std::array<int, 3>{1, 1, 1})
       os_ << ", cluster = " << f.cluster[0] << "x" << f.cluster[1] << "x" << f.cluster[2];
     if (f.declaredTensorMaps > 0) {
@@ -270,14 +274,19 @@ private:
     case OpKind::MbarrierExpectTx: case OpKind::AsyncCopy: case OpKind::ClusterArrive:
       syncAttrs(op);
       break;
-    case OpKind::AsyncWaitGroup: case OpKind::TmaStoreWait:
+    case OpKind::AsyncWaitGroup: case OpKind::TmaStoreWait: case OpKind::WgmmaWait:
       os_ << (op.sync.read ? " read " : " ") << op.sync.pending;
+      break;
+    case OpKind::Wgmma:
+      os_ << (op.wgmmaTransA() ? " trans_a" : "") << (op.wgmmaTransB() ? " trans_b" : "");
       break;
     case OpKind::TmaLoad: case OpKind::TmaStore:
       os_ << " map=" << op.sync.map;
       break;
     case OpKind::LocalAlloc:
       intList(" shape=", op.allocShape());
+      if (op.allocSwizzle())
+        os_ << " swizzle=" << op.allocSwizzle();
       if (op.sharedOffset >= 0)
         os_ << " offset=" << op.sharedOffset;
       break;
@@ -307,6 +316,19 @@ private:
       block(body, depth + 1);
       indent(depth);
       os_ << "}\n";
+      return;
+    }
+    if (op.kind == OpKind::WarpSpecialize) {
+      intList(" warps=", op.partitionWarps());
+      if (!op.partitionRegisters().empty())
+        intList(" regs=", op.partitionRegisters());
+      for (size_t r = 0; r < op.regions.size(); ++r) {
+        os_ << (r ? " partition {\n" : " {\n");
+        block(*op.regions[r], depth + 1);
+        indent(depth);
+        os_ << "}";
+      }
+      os_ << "\n";
       return;
     }
     if (op.kind == OpKind::If || op.kind == OpKind::While) {

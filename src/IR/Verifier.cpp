@@ -1,4 +1,5 @@
 // The tile IR verifier: operand types and shapes per op kind, terminators, dominance in regions.
+#include "VerifyGpu.h"
 #include "tle/IR/IR.h"
 #include "tle/IR/Layout.h"
 
@@ -61,7 +62,7 @@ struct Verifier {
     else if (op.kind == OpKind::Condition)
       ok = owner && owner->kind == OpKind::While && region == 0;
     else
-      ok = owner && (owner->kind == OpKind::For || owner->kind == OpKind::If ||
+      ok = owner && (owner->kind == OpKind::For || owner->kind == OpKind::If || owner->kind == OpKind::WarpSpecialize ||
                      (owner->kind == OpKind::While && region == 1) ||
                      ((owner->kind == OpKind::Reduce || owner->kind == OpKind::Scan) &&
                       owner->reduceKind() == ReduceKind::Combine));
@@ -167,6 +168,21 @@ struct Verifier {
       break;
     case OpKind::LocalAlloc:
       lo = hi = 0, res = 1;
+      break;
+    case OpKind::LocalLoad:
+      lo = hi = 1, res = 1;
+      break;
+    case OpKind::LocalStore:
+      lo = hi = 2, res = 0;
+      break;
+    case OpKind::Wgmma:
+      lo = hi = 3, res = 1;
+      break;
+    case OpKind::WgmmaWait:
+      lo = 1, hi = SIZE_MAX, res = op.operands.size();
+      break;
+    case OpKind::WarpSpecialize:
+      lo = hi = 0, res = 0, regions = op.regions.size() ? op.regions.size() : 1;
       break;
     case OpKind::RemotePtr:
       lo = hi = 2, res = 1;
@@ -717,7 +733,17 @@ struct Verifier {
         return fail(op, "expects a shape of positive dims (shape=[...])");
       if (op.sharedOffset < -1 || (op.sharedOffset >= 0 && op.sharedOffset % 16))
         return fail(op, "expects a 16-byte aligned offset, got " + std::to_string(op.sharedOffset));
+      if (std::string bad = verifySwizzledAlloc(op); !bad.empty())
+        return fail(op, bad);
+      if (op.allocSwizzle() && op.sharedOffset >= 0 && op.sharedOffset % 1024)
+        return fail(op, "expects a swizzled buffer at a multiple of 1024 bytes, got offset " +
+                            std::to_string(op.sharedOffset));
       return true;
+    }
+    case OpKind::LocalLoad: case OpKind::LocalStore: case OpKind::Wgmma: case OpKind::WgmmaWait:
+    case OpKind::WarpSpecialize: {
+      std::string bad = verifyMatrixOp(fn, op);
+      return bad.empty() || fail(op, bad);
     }
     case OpKind::RemotePtr: {
       const Type &p = op.operands[0]->type;
@@ -825,81 +851,6 @@ struct Verifier {
 
 } // namespace
 
-/// Why one of `f`'s tensor maps cannot be encoded (cuTensorMapEncodeTiled's limits), or "":
-/// rank 1..5 with one shape, stride and box dim each; a base param pointing to the dtype;
-/// integer params in the products; the last stride 1; box dims 1..256, the inner one a multiple
-/// of 16 bytes and, with a swizzle (32, 64 or 128 bytes), at most the swizzle span.
-static std::string tensorMapsError(const Function &f) {
-  if (f.declaredTensorMaps < 0 || size_t(f.declaredTensorMaps) > f.tensorMaps.size())
-    return "declared tensor maps out of range";
-  for (size_t k = 0; k < f.tensorMaps.size(); ++k) {
-    const TensorMapParam &t = f.tensorMaps[k];
-    std::string m = "tensor map " + std::to_string(k) + ": ";
-    size_t r = t.box.size();
-    if (r < 1 || r > 5 || t.shape.size() != r || t.strides.size() != r)
-      return m + "needs rank 1 to 5 and one shape, stride and box dim per dim";
-    if (t.base < 0 || size_t(t.base) >= f.params.size() || !f.params[t.base].type.isPointer() ||
-        f.params[t.base].type.pointee != t.dtype)
-      return m + "its base must be a pointer parameter to " + name(t.dtype);
-    for (const auto *list : {&t.shape, &t.strides})
-      for (const TensorMapParam::Source &src : *list)
-        for (int p : src.params)
-          if (p < 0 || size_t(p) >= f.params.size() || !isInteger(f.params[p].type.dtype))
-            return m + "shapes and strides are products of integer parameters and a constant";
-    const TensorMapParam::Source &last = t.strides.back();
-    if (!last.params.empty() || last.value != 1)
-      return m + "the innermost stride must be 1";
-    unsigned eb = storageBytes(t.dtype);
-    for (int64_t b : t.box)
-      if (b < 1 || b > 256)
-        return m + "box dims must be 1 to 256, got " + std::to_string(b);
-    int64_t inner = t.box.back() * eb;
-    if (inner % 16)
-      return m + "the inner box dim must span a multiple of 16 bytes, got " + std::to_string(inner);
-    if (t.swizzle != 0 && t.swizzle != 32 && t.swizzle != 64 && t.swizzle != 128)
-      return m + "swizzle must be 0, 32, 64 or 128, got " + std::to_string(t.swizzle);
-    if (t.swizzle && inner > t.swizzle)
-      return m + "the inner box dim spans " + std::to_string(inner) + " bytes, more than the " +
-             std::to_string(t.swizzle) + "-byte swizzle";
-  }
-  return "";
-}
-
-/// The split cluster barrier's phases in `b`, entered with `arrived` (this thread has arrived and
-/// not yet waited): cluster_arrive needs none pending, cluster_wait one, cluster_barrier none;
-/// each region of a loop or branch leaves the state as it found it (every path and iteration
-/// arrives once per wait). Sets `arrived` to the state at the end of `b`; returns the problem
-/// (at `where`) or "".
-std::string clusterPhases(const Block &b, bool &arrived, SourceLoc &where) {
-  for (auto &op : b.ops) {
-    std::string bad;
-    if (op->kind == OpKind::ClusterArrive && arrived)
-      bad = "'cluster_arrive': arrives again before a cluster_wait (every thread arrives once per phase)";
-    else if (op->kind == OpKind::ClusterWait && !arrived)
-      bad = "'cluster_wait': no cluster_arrive before it (the wait would never complete)";
-    else if (op->kind == OpKind::ClusterBarrier && arrived)
-      bad = "'cluster_barrier': a cluster_arrive is pending (wait for it first)";
-    if (!bad.empty()) {
-      where = op->loc;
-      return bad;
-    }
-    if (op->kind == OpKind::ClusterArrive || op->kind == OpKind::ClusterWait)
-      arrived = op->kind == OpKind::ClusterArrive;
-    for (auto &r : op->regions) {
-      bool inner = arrived;
-      if (std::string e = clusterPhases(*r, inner, where); !e.empty())
-        return e;
-      if (inner != arrived) {
-        where = op->loc;
-        return "'" + std::string(name(op->kind)) + "': a region " + (inner ? "arrives at" : "waits for") +
-               " the cluster barrier without the matching " + (inner ? "cluster_wait" : "cluster_arrive") +
-               " in the same region";
-      }
-    }
-  }
-  return "";
-}
-
 std::string verify(const Function &f, SourceLoc &where) {
   where = {};
   // num_warps as tlec's -w accepts it (a power of two, 1 to 32 warps: at most 1024 threads).
@@ -909,6 +860,11 @@ std::string verify(const Function &f, SourceLoc &where) {
     return "num_stages must be from 0 (the default) to 16, got " + std::to_string(f.numStages);
   if (f.sharedBytes < 0)
     return "shared_bytes must not be negative, got " + std::to_string(f.sharedBytes);
+  if (f.producerWarps < 0 || f.numWarps + f.producerWarps > 32)
+    return "producer_warps must be from 0 to " + std::to_string(32 - f.numWarps) + " (1024 threads), got " +
+           std::to_string(f.producerWarps);
+  if (f.maxRegisters != 0 && (f.maxRegisters < 24 || f.maxRegisters > 255))
+    return "max_registers must be from 24 to 255, got " + std::to_string(f.maxRegisters);
   if (f.body.args.size() != f.params.size())
     return "function arguments do not match parameters";
   const int clusterSize = f.cluster[0] * f.cluster[1] * f.cluster[2];
@@ -934,6 +890,8 @@ std::string verify(const Function &f, SourceLoc &where) {
     where = v.where;
     return v.msg;
   }
+  if (std::string bad = verifyMatrixFunction(f, where); !bad.empty())
+    return bad;
   bool arrived = false; // the kernel may exit with an arrival pending
   if (std::string bad = clusterPhases(f.body, arrived, where); !bad.empty())
     return bad;

@@ -97,13 +97,15 @@ bool namesMbarrier(OpKind k) {
 }
 
 /// The last top-level op of `f` that may wait for an asynchronous access of kind `k` (AsyncCopy,
-/// TmaLoad, TmaStore) issued at top-level index `at`: the last one holding a wait that may
-/// complete it (async_wait_group or mbarrier_wait for a cp.async, mbarrier_wait for a TMA load,
-/// tma_store_wait for a TMA store), or the end of the kernel when none comes after `at`.
+/// TmaLoad, TmaStore, Wgmma) issued at top-level index `at`: the last one holding a wait that
+/// may complete it (async_wait_group or mbarrier_wait for a cp.async, mbarrier_wait for a TMA
+/// load, tma_store_wait for a TMA store, wgmma_wait for a wgmma's reads), or the end of the
+/// kernel when none comes after `at`.
 size_t asyncEnd(ir::Function &f, OpKind k, size_t at, const std::map<const ir::Op *, size_t> &top) {
   size_t last = 0;
   ir::walk(f.body, [&](ir::Op &op) {
     bool waits = k == OpKind::TmaStore ? op.kind == OpKind::TmaStoreWait
+                 : k == OpKind::Wgmma  ? op.kind == OpKind::WgmmaWait
                                        : op.kind == OpKind::MbarrierWait ||
                                              (k == OpKind::AsyncCopy && op.kind == OpKind::AsyncWaitGroup);
     if (waits)
@@ -118,6 +120,8 @@ LiveRange liveRange(ir::Function &f, ir::Op &alloc, const std::map<const ir::Op 
   r.alloc = &alloc;
   r.first = r.last = topIndex(f, alloc, top);
   r.bytes = bufferBytes(alloc);
+  if (alloc.allocSwizzle())
+    r.align = 1024; // the swizzle pattern repeats every 1024 bytes of the address
   Derived d = deriveFrom(f, alloc);
   bool mbarrier = false, invalidated = false; // an mbarrier op names it; an mbarrier_inval does
   ir::walk(f.body, [&](ir::Op &op) {
@@ -129,6 +133,8 @@ LiveRange liveRange(ir::Function &f, ir::Op &alloc, const std::map<const ir::Op 
     // The copy goes on after its op: the buffer stays until the copy may have been waited for.
     bool async = op.kind == OpKind::AsyncCopy || op.kind == OpKind::TmaLoad || op.kind == OpKind::TmaStore;
     if (async && d.values.count(op.operands[0]))
+      r.last = std::max(r.last, asyncEnd(f, op.kind, topIndex(f, op, top), top));
+    if (op.kind == OpKind::Wgmma && (d.values.count(op.operands[0]) || d.values.count(op.operands[1])))
       r.last = std::max(r.last, asyncEnd(f, op.kind, topIndex(f, op, top), top));
     size_t barOperand = op.kind == OpKind::TmaLoad ? 1 : 0;
     if (namesMbarrier(op.kind))

@@ -35,7 +35,8 @@ Access accessIn(const ir::Op &op, AddrSpace space) {
 /// as read until tma_store_wait; mbarrier_init and mbarrier_inval are thread 0's scalar writes of
 /// the mbarrier, the other mbarrier ops read it after its initialisation (and the stores before
 /// an arrival) and leave nothing pending: the copies and waits an mbarrier orders need no CTA
-/// barrier, and a barrier between its last use and its inval is the author's (IR.h).
+/// barrier, and a barrier between its last use and its inval is the author's (IR.h); local_load
+/// reads and local_store writes its matrix, a wgmma reads its operands until wgmma_wait.
 struct SharedEffect {
   Access access = Access::None;
   bool scalar = false; ///< a scalar access (thread 0's, for a write)
@@ -47,6 +48,9 @@ SharedEffect sharedEffect(const ir::Op &op) {
   case OpKind::AsyncCopy: return {Access::Write, false, true};
   case OpKind::TmaLoad: return {Access::Write, true, true}; // thread 0's; complete at mbarrier_wait
   case OpKind::TmaStore: case OpKind::TmaStoreWait: return {Access::Read, true, false}; // reads until the wait
+  case OpKind::LocalLoad: case OpKind::Wgmma: case OpKind::WgmmaWait: // a wgmma reads until its wait
+    return {Access::Read, false, false};
+  case OpKind::LocalStore: return {Access::Write, false, false};
   case OpKind::AsyncWaitGroup: return {Access::Write, false, false};
   case OpKind::MbarrierInit: case OpKind::MbarrierInval: return {Access::Write, true, false};
   case OpKind::MbarrierArrive:
@@ -146,11 +150,15 @@ private:
     if (p_.any())
       barrierBefore(b, it);
     // The previous iteration's accesses, for the first one of the next (a lone kind that needs
-    // no order with itself, loads or atomics, needs none).
-    if (op.kind != OpKind::If && (count > 1 || kinds.write))
+    // no order with itself, loads or atomics, needs none). Branches and warp partitions run
+    // their regions once.
+    if (op.kind != OpKind::If && op.kind != OpKind::WarpSpecialize && (count > 1 || kinds.write))
       p_ = kinds;
-    for (auto &r : op.regions)
+    for (auto &r : op.regions) {
+      if (op.kind == OpKind::WarpSpecialize)
+        p_ = {}; // each partition starts behind the barrier before the op
       block(*r);
+    }
     p_.read |= kinds.read;
     p_.atomic |= kinds.atomic;
     if (kinds.write) {

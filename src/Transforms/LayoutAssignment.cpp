@@ -112,6 +112,11 @@ private:
     if (d && v->type.isTile() && depth < 32) {
       if (d->kind == OpKind::Dot) {
         res = planDot(*d, f_.numWarps).acc;
+      } else if (d->kind == OpKind::Wgmma) {
+        res = ir::mmaAccLayout(v->type.shape[0], v->type.shape[1], f_.numWarps);
+      } else if (d->kind == OpKind::WgmmaWait) {
+        if (const Layout *a = anchorOf(d->operands[v->index], depth + 1))
+          res = *a;
       } else if (d->kind == OpKind::For) {
         if (const Layout *a = anchorOf(d->regions[0]->terminator()->operands[v->index], depth + 1))
           res = *a;
@@ -307,6 +312,22 @@ private:
         if (v->type.isTile())
           wish(v, defaultFor(v->type));
       return;
+    case OpKind::Wgmma: {
+      // The accumulator (and a register A) in wgmma's register fragment, as a tl.dot's.
+      const std::vector<int64_t> &acc = op.result()->type.shape;
+      want_[op.result()] = ir::mmaAccLayout(acc[0], acc[1], f_.numWarps);
+      strong_.insert(op.result());
+      wish(op.operands[2], want_[op.result()], true);
+      if (op.operands[0]->type.isTile())
+        wish(op.operands[0], ir::mmaAccLayout(acc[0], op.operands[0]->type.shape[1], f_.numWarps), true);
+      return;
+    }
+    case OpKind::WgmmaWait: // the results are the operands' registers
+      return;
+    case OpKind::WarpSpecialize:
+      for (auto it = op.regions.rbegin(); it != op.regions.rend(); ++it)
+        backward(**it);
+      return;
     case OpKind::RemotePtr: // elementwise on the pointers (the rank is a scalar)
       if (op.result()->type.isTile() && want_.count(op.result()))
         wish(op.operands[0], want_[op.result()], strong_.count(op.result()) > 0);
@@ -461,8 +482,10 @@ private:
     // operand; elementwise ops with only weak wishes follow fixed operands instead of converting.
     const ir::Op *d = v->def;
     bool forced = d && (d->kind == OpKind::Dot || d->kind == OpKind::Reduce || d->kind == OpKind::Permute ||
-                        d->kind == OpKind::Scan || d->kind == OpKind::ExpandDims || d->kind == OpKind::Broadcast) &&
-                  (d->kind == OpKind::Dot || (d->operands[0]->type.isTile() && fixed_.count(d->operands[0])));
+                        d->kind == OpKind::Scan || d->kind == OpKind::ExpandDims || d->kind == OpKind::Broadcast ||
+                        d->kind == OpKind::Wgmma || d->kind == OpKind::WgmmaWait) &&
+                  (d->kind == OpKind::Dot || d->kind == OpKind::Wgmma || d->kind == OpKind::WgmmaWait ||
+                   (d->operands[0]->type.isTile() && fixed_.count(d->operands[0])));
     if (strong_.count(v) || forced)
       fixed_.insert(v);
   }
@@ -623,6 +646,23 @@ private:
     case OpKind::Split:
       for (auto &res : op.results)
         setLayout(res.get(), wanted(res.get()));
+      return;
+    case OpKind::Wgmma: {
+      const std::vector<int64_t> &acc = op.result()->type.shape;
+      Layout l = ir::mmaAccLayout(acc[0], acc[1], f_.numWarps);
+      require(b, at, op, 2, l);
+      if (op.operands[0]->type.isTile())
+        require(b, at, op, 0, ir::mmaAccLayout(acc[0], op.operands[0]->type.shape[1], f_.numWarps));
+      setLayout(op.result(), l);
+      return;
+    }
+    case OpKind::WgmmaWait:
+      for (size_t i = 0; i < op.results.size(); ++i)
+        setLayout(op.result(static_cast<unsigned>(i)), *op.operands[i]->layout);
+      return;
+    case OpKind::WarpSpecialize:
+      for (auto &reg : op.regions)
+        forward(*reg);
       return;
     case OpKind::Store: {
       if (!op.operands[0]->type.isTile())

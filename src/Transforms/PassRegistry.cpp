@@ -9,6 +9,7 @@
 #include "tle/Transforms/Prefetch.h"
 #include "tle/Transforms/TensorMaps.h"
 #include "tle/Transforms/VersionMasks.h"
+#include "tle/Transforms/WarpSpecialize.h"
 
 #include <ostream>
 
@@ -46,6 +47,7 @@ void runAssignLayouts(ir::Function &f, PassContext &ctx) {
 void runAllocateShared(ir::Function &f, PassContext &ctx) { allocateShared(f, ctx.diags); }
 
 void runInsertBarriers(ir::Function &f, PassContext &) { insertBarriers(f); }
+void runWarpSpecialize(ir::Function &f, PassContext &) { warpSpecialize(f); }
 
 } // namespace
 
@@ -72,6 +74,10 @@ const std::vector<PassInfo> &passRegistry() {
       // The gpu stage: the passes that make the GPU's resources explicit ops of the IR, in the
       // order the pipeline runs them (pipeline and warp-specialize go here too). Those that
       // read layouts carry kNeedsLayouts.
+      {"warp-specialize",
+       "a warp_specialize's worker warps added to the launch, and the register ceiling its partitions' "
+       "setmaxnreg budgets move from",
+       runWarpSpecialize, kInPipeline | kBeforeEmit},
       {"allocate-shared",
        "byte offsets for the kernel's shared buffers from their live ranges (buffers never live at once share "
        "bytes); the kernel's shared bytes",

@@ -224,6 +224,47 @@ enum class OpKind {
                ///< groups are incomplete (cp.async.bulk.wait_group), or with `read` until they
                ///< have read their sources (.read; the buffers may then be written again, after
                ///< a `barrier` for the other threads).
+  // Shared buffers as matrices. A LocalAlloc with a swizzle (allocSwizzle() 32, 64 or 128: the
+  // NVMMA shared layout that TMA writes and wgmma reads, PTX ISA §9.7.15.5.1 "Shared Memory
+  // Matrix Layout") holds prod(shape[:-2]) matrices ("slots") of R x C = shape[-2:] elements:
+  // C is cut into column blocks of swizzle bytes, each block R rows of swizzle bytes, blocks one
+  // after the other; within each 8-row group the 16-byte chunks of a row are permuted by
+  // XOR-ing the chunk index with bits 7.. of the byte offset (ir::swizzledByteOffset). Without a
+  // swizzle a buffer is row-major. The ops below take a scalar *T_shared `buf` that is a
+  // LocalAlloc's pointer or one advanced by AddPtr (ir::sharedBuffer finds the alloc), at the
+  // first element of one matrix (element offset a multiple of R * C; undefined otherwise).
+  LocalLoad,   ///< (*T_shared buf) -> tile [R, C] of T (the alloc's last two dims; a rank-1
+               ///< buffer: its one dim): the matrix at buf, in the result's layout.
+  LocalStore,  ///< (*T_shared buf, tile [R, C] of T) -> (): writes the tile into the matrix at buf.
+               ///< Every thread stores its own elements; others see them after a `barrier`, the
+               ///< async proxy (wgmma, tma_store) after fence_proxy_async and then a `barrier`.
+  Wgmma,       ///< (a, *T_shared b, acc [M, N]) -> [M, N] of acc's dtype: starts acc + a @ b as
+               ///< one asynchronous warpgroup MMA group (wgmma.fence, then wgmma.mma_async per
+               ///< 64-row block, N chunk and K step, then wgmma.commit_group; PTX ISA §9.7.15).
+               ///< `a` is a swizzled [M, K] matrix (with wgmmaTransA(): [K, M], M contiguous) or
+               ///< a 16-bit register tile in the accumulator layout; `b` a swizzled [K, N]
+               ///< matrix (wgmmaTransB(): [N, K], K contiguous). fp16/bf16 (fp32 acc), fp8
+               ///< (fp32 acc, both K-major), int8 (int32 acc, both K-major), tf32 for fp32
+               ///< (K-major). M a multiple of 64 per warpgroup (num_warps / 4 warpgroups along M),
+               ///< N a multiple of 16 (<= 256 per instruction), K of 32 bytes. The result must pass
+               ///< through WgmmaWait before any other op reads it (the verifier checks), and
+               ///< the operands' matrices must not be written until then. sm_90a only.
+  WgmmaWait,   ///< (tiles...) -> the same tiles: waits until at most `pending` (Op::sync; 0..7)
+               ///< of this warpgroup's most recent wgmma groups are in flight
+               ///< (wgmma.wait_group), then yields its operands, which are then readable.
+  WarpSpecialize, ///< () -> (): runs its regions concurrently on disjoint warps of the CTA
+               ///< (FlagTree's tle.gpu.warp_specialize): region 0, the default partition, on the
+               ///< kernel's num_warps warps 0..num_warps-1; region i >= 1, worker i, on the next
+               ///< partitionWarps()[i-1] warps. Each region ends with a `yield` and may read
+               ///< values defined before the op; workers only scalars (their ops are scalar and
+               ///< GPU ops). partitionRegisters() (0: not given) are each partition's register
+               ///< budgets, set on entry (setmaxnreg, PTX ISA §9.7.17.1: workers decrease to
+               ///< theirs, the default partition increases to its own). Within a partition a
+               ///< `barrier` without `id=` synchronises that partition's warps only (named
+               ///< barrier 1 + region index); partitions order their accesses to shared buffers
+               ///< through mbarriers. After the op the workers' warps have exited and the default
+               ///< partition continues alone (its barriers stay named barrier 1). One per
+               ///< kernel, at its top level; sm_90+ for register budgets.
   // --- Shape
   ExpandDims,  ///< (tile or scalar) -> tile with a size-1 dim inserted at axis().
   Broadcast,   ///< (tile) -> tile of the result shape; every size-1 dim of the operand is
@@ -361,8 +402,9 @@ struct SyncAttrs {
   }
 };
 /// Whether `k` is one of the GPU synchronisation and asynchronous-copy ops (mbarriers, fences,
-/// barrier_arrive, cp.async, TMA): ops with effects on memory or on other threads, which
-/// passes neither move loads across nor remove, and which only the GPU target runs.
+/// barrier_arrive, cp.async, TMA, local_load/local_store, wgmma): ops with effects on memory or
+/// on other threads, which passes neither move loads across nor remove, and which only the GPU
+/// target runs.
 bool isGpuSyncOp(OpKind k);
 
 /// An SSA value: an op result or a block argument.
@@ -427,7 +469,7 @@ public:
     int axis = 0;
     CmpPred pred = CmpPred::Eq;
     ReduceKind reduceKind = ReduceKind::Sum;
-    std::vector<int64_t> ints;
+    std::vector<int64_t> ints, ints2;
     std::string sym, constraints;
   };
   const Attributes &attributes() const { return a_; }
@@ -506,6 +548,19 @@ public:
   // --- LocalAlloc: the buffer's shape (elements row-major; see also sharedOffset).
   const std::vector<int64_t> &allocShape() const { need(__func__, K::LocalAlloc); return a_.ints; }
   void setAllocShape(std::vector<int64_t> s) { need(__func__, K::LocalAlloc); a_.ints = std::move(s); }
+  // --- LocalAlloc: its swizzle in bytes (0: row-major; 32, 64, 128: see OpKind::LocalLoad).
+  int allocSwizzle() const { need(__func__, K::LocalAlloc); return static_cast<int>(a_.ival); }
+  void setAllocSwizzle(int s) { need(__func__, K::LocalAlloc); a_.ival = s; }
+  // --- Wgmma: operand a is [K, M] (M contiguous) / b is [N, K] (K contiguous) in shared memory.
+  bool wgmmaTransA() const { need(__func__, K::Wgmma); return (a_.ival & 1) != 0; }
+  bool wgmmaTransB() const { need(__func__, K::Wgmma); return (a_.ival & 2) != 0; }
+  void setWgmmaTrans(bool a, bool b) { need(__func__, K::Wgmma); a_.ival = (a ? 1 : 0) | (b ? 2 : 0); }
+  // --- WarpSpecialize: warps of each worker (region 1..), and the register budgets of every
+  // partition, default first (0: not given).
+  const std::vector<int64_t> &partitionWarps() const { need(__func__, K::WarpSpecialize); return a_.ints; }
+  void setPartitionWarps(std::vector<int64_t> w) { need(__func__, K::WarpSpecialize); a_.ints = std::move(w); }
+  const std::vector<int64_t> &partitionRegisters() const { need(__func__, K::WarpSpecialize); return a_.ints2; }
+  void setPartitionRegisters(std::vector<int64_t> r) { need(__func__, K::WarpSpecialize); a_.ints2 = std::move(r); }
   // --- Permute: result dim i is operand dim permutation()[i].
   const std::vector<int64_t> &permutation() const { need(__func__, K::Permute); return a_.ints; }
   void setPermutation(std::vector<int64_t> p) { need(__func__, K::Permute); a_.ints = std::move(p); }
@@ -690,6 +745,19 @@ std::string verify(const Function &f);
 /// "'reduce': axis out of range", and sets `where` to the location of the op it concerns (left
 /// invalid for a problem of the function as a whole).
 std::string verify(const Function &f, SourceLoc &where);
+
+/// The LocalAlloc whose buffer scalar shared pointer `p` points into: `p` is the alloc's result
+/// or a scalar AddPtr chain from it; nullptr otherwise (a tile of pointers, a block argument,
+/// a remote pointer). The rule by which LocalLoad, LocalStore and Wgmma find a matrix's layout.
+const Op *sharedBuffer(const Value *p);
+
+/// The matrix shape [R, C] of LocalAlloc `alloc`'s buffer (its last two dims; [1, n] for rank 1).
+std::array<int64_t, 2> matrixShape(const Op &alloc);
+
+/// Byte offset of element (row, col) of an R-row matrix of `elemBytes`-byte elements in the
+/// NVMMA shared layout with a `swizzle`-byte swizzle (0: row-major with `cols` columns),
+/// relative to the matrix's start, which is aligned to 8 * swizzle bytes (OpKind::LocalLoad).
+int64_t swizzledByteOffset(int64_t row, int64_t col, int64_t rows, int64_t cols, int swizzle, int64_t elemBytes);
 
 /// Prints the function in the tile IR text form (deterministic value numbering).
 /// With `withLayouts`, tile types carry their layout (the gpu stage).

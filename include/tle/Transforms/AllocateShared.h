@@ -29,17 +29,18 @@ int64_t sharedMemoryLimit(const std::string &arch);
 /// Splat, Broadcast and any other op with a derived operand and a pointer result; a loop or
 /// branch with a derived operand or yield makes its results and block arguments derived). A use
 /// inside a loop or branch keeps the buffer for the whole loop or branch. An asynchronous copy
-/// goes on after its op: a buffer an async_copy or tma_load writes or a tma_store reads stays live
-/// to the last top-level op holding a wait that may complete it (async_wait_group or
-/// mbarrier_wait, mbarrier_wait, tma_store_wait respectively), or to the end of the kernel when
-/// no such wait follows the copy. A buffer that holds an mbarrier (an mbarrier op or tma_load
+/// goes on after its op: a buffer an async_copy or tma_load writes or a tma_store or wgmma reads
+/// stays live to the last top-level op holding a wait that may complete it (async_wait_group or
+/// mbarrier_wait, mbarrier_wait, tma_store_wait, wgmma_wait respectively), or to the end of the
+/// kernel when no such wait follows the copy. A buffer that holds an mbarrier (an mbarrier op or tma_load
 /// names it) lives to the end unless an mbarrier_inval names it (PTX ISA §9.7.13.15: its bytes
 /// may be used otherwise only after mbarrier.inval). A buffer is live to the
 /// end of the kernel when its pointer escapes what the analysis sees: shared with the cluster
 /// (RemotePtr: other CTAs may access it until they exit) or stored to memory as a value.
 ///
 /// Buffers are placed in program order, each at the lowest 16-byte aligned offset (1024-byte for
-/// a buffer a tma_load or tma_store names: TMA's swizzle patterns) that overlaps no placed buffer
+/// a swizzled buffer, LocalAlloc's swizzle, and one a tma_load or tma_store names: the swizzle
+/// patterns repeat every 1024 bytes of the address) that overlaps no placed buffer
 /// whose live range meets its own, so a kernel whose buffers all live to the end
 /// gets them one after another, as declared. Reuse is safe because insert-barriers (which runs
 /// after this pass) orders every shared-memory access after a conflicting one by a CTA barrier,

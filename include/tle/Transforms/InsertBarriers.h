@@ -28,12 +28,17 @@ struct BarrierInsertion {
 /// mbarrier_init and mbarrier_inval are thread 0's scalar stores, the other local mbarrier ops
 /// loads that leave nothing pending (an mbarrier is used after its initialisation, an arrival
 /// comes after the stores before it, and an arrival or wait needs no barrier before the copy
-/// it tracks), so that bytes allocate-shared gives to another buffer are never accessed by two
-/// threads at once. Barrier and ClusterBarrier ops (a cluster barrier is a CTA barrier too) settle all
+/// it tracks); local_load reads and local_store writes its matrix (every thread), and a wgmma
+/// reads its operands until the wgmma_wait after it (an async-proxy read: the author's
+/// fence_proxy_async after generic writes comes before the barrier placed here), so that bytes
+/// allocate-shared gives to another buffer are never accessed by two threads at once. Barrier and ClusterBarrier ops (a cluster barrier is a CTA barrier too) settle all
 /// pending accesses. Before a loop or branch whose regions access shared memory, pending accesses
 /// are settled (a Barrier before it), so every branch and iteration starts with none; a loop whose
 /// body stores, or mixes kinds of access, starts its body as if the previous iteration's accesses
-/// were pending. After such an op, what any of its regions may have left is pending.
+/// were pending. After such an op, what any of its regions may have left is pending. The
+/// regions of a warp_specialize run once each, concurrently: a Barrier placed in one is that
+/// partition's own (OpKind::WarpSpecialize), and partitions order their accesses to each other's
+/// bytes through mbarriers, which this pass does not place.
 ///
 /// Cluster entry (CUDA's rule for distributed shared memory: a CTA may access another CTA's
 /// shared memory only once that CTA has started, which a cluster barrier guarantees). When the

@@ -414,6 +414,9 @@ bool Lowering::emitOp(const ir::Op &op) {
   case OpKind::AsyncCommitGroup: case OpKind::AsyncWaitGroup: case OpKind::TmaLoad: case OpKind::TmaStore:
   case OpKind::TmaStoreCommit: case OpKind::TmaStoreWait:
     return unsupported(op, "mbarriers, fences, named barriers and asynchronous copies need the GPU target");
+  case OpKind::LocalLoad: case OpKind::LocalStore: case OpKind::Wgmma: case OpKind::WgmmaWait:
+  case OpKind::WarpSpecialize:
+    return unsupported(op, "shared matrices, wgmma and warp specialisation need the GPU target");
   case OpKind::GridDepControl: // grids run one after the other: nothing to wait for or release
     return true;
   case OpKind::InlineAsm:

@@ -57,7 +57,7 @@ void Emitter::emitAtomic(const ir::Op &op) {
   std::vector<llvm::Value *> Cmp = cas ? get(op.operands[1]) : std::vector<llvm::Value *>();
   std::vector<llvm::Value *> M = !cas && op.operands.size() > 2 ? get(op.operands[2]) : std::vector<llvm::Value *>();
   llvm::Value *owner =
-      tile ? ownerPredicate(*l) : B.CreateICmpEQ(B.CreateOr(laneId(), B.CreateShl(warpId(), 5)), B.getInt32(0));
+      tile ? ownerPredicate(*l) : firstThread(B.CreateOr(laneId(), B.CreateShl(warpId(), 5)));
   llvm::Type *ity = B.getIntNTy(bits);
   std::string c = bits == 64 ? "l" : bits == 16 ? "h" : "r";
   std::string mov = bits == 64 ? "mov.b64" : bits == 16 ? "mov.b16" : "mov.b32";

@@ -78,7 +78,7 @@ void Emitter::emitPrint(const ir::Op &op) {
     B.CreateBr(cont);
     B.SetInsertPoint(cont);
   };
-  llvm::Value *thread0 = B.CreateICmpEQ(B.CreateOr(laneId(), B.CreateShl(warpId(), 5)), B.getInt32(0));
+  llvm::Value *thread0 = firstThread(B.CreateOr(laneId(), B.CreateShl(warpId(), 5)));
   std::string pidFmt = "pid (%u, %u, %u)";
   if (op.operands.empty())
     return call(pidFmt + op.printPrefix(), pid, thread0);

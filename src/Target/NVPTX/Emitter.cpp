@@ -236,6 +236,10 @@ void Emitter::barrier() {
   if (split_)
     declareIntrinsicCall(llvm::Intrinsic::nvvm_barrier_sync_cnt, {},
                          {B.getInt32(1), B.getInt32(static_cast<uint32_t>(32 * f.numWarps))});
+  else if (partitionBarrier_) // within a warp partition, or after one: the partition's warps
+    declareIntrinsicCall(llvm::Intrinsic::nvvm_barrier_sync_cnt, {},
+                         {B.getInt32(static_cast<uint32_t>(partitionBarrier_)),
+                          B.getInt32(static_cast<uint32_t>(partitionThreads_))});
   else
     declareIntrinsicCall(llvm::Intrinsic::nvvm_barrier0, {}, {});
   ++barrierSeq_;
@@ -458,6 +462,14 @@ void Emitter::emitOpImpl(const ir::Op &op) {
     return emitAsyncCopy(op);
   case OpKind::TmaLoad: case OpKind::TmaStore: case OpKind::TmaStoreCommit: case OpKind::TmaStoreWait:
     return emitTmaOp(op);
+  case OpKind::LocalLoad: case OpKind::LocalStore:
+    return emitLocalMove(op);
+  case OpKind::Wgmma:
+    return emitWgmmaOp(op);
+  case OpKind::WgmmaWait:
+    return emitWgmmaWait(op);
+  case OpKind::WarpSpecialize:
+    return emitWarpSpecialize(op);
   case OpKind::Constant: {
     ir::ScalarType t = op.result()->type.elem;
     llvm::Type *ty = llvmType(t);

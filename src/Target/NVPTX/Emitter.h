@@ -339,6 +339,54 @@ public:
   /// of the PTX ISA's "Shared Memory Matrix Layout" for wgmma, §9.7.15.5.1). The block's base
   /// must be aligned to 8 * swizzle bytes.
   llvm::Value *swizzledOffset(llvm::Value *row, llvm::Value *col, int64_t rows, int swizzle, unsigned elemBytes);
+  /// Where a wgmma operand sits in shared memory: a [rows, cols] matrix, cols contiguous, in the
+  /// swizzled layout of `swizzle` bytes (swizzledOffset), at 32-bit shared address `base`.
+  struct WgmmaSmem {
+    llvm::Value *base = nullptr;
+    int64_t rows = 0, cols = 0;
+    int swizzle = 0;
+    /// Whether the contiguous dim is K (wgmma's default "K-major"); otherwise M or N
+    /// ("MN-major", the instruction's transpose flag).
+    bool kMajor = true;
+  };
+  /// One wgmma group: A [M, K] (a matrix in shared memory, or with `regA` the registers `aRegs`
+  /// of a 16-bit tile in the accumulator layout) times B [K, N] (ops[1]), inputs `in` and `inB`.
+  struct WgmmaIssue {
+    WgmmaSmem ops[2];
+    bool regA = false;
+    std::vector<llvm::Value *> aRegs;
+    ir::DType in, inB;
+    int64_t M = 0, N = 0, K = 0;
+    int64_t maxNumImpreciseAcc = 0; ///< fp8: Op::maxNumImpreciseAcc (0: not given)
+    SourceLoc loc;
+  };
+  /// Issues `w` on the accumulator registers `C` (mmaAccLayout of [M, N]; all-zero constants
+  /// start from scale-d 0): wgmma.fence, the wgmma.mma_async instructions, wgmma.commit_group
+  /// (PTX ISA §9.7.15). Returns true with the group in flight and `C` its (not yet readable)
+  /// outputs; false when it waited for the group itself (fp8 with promoted accumulation) and
+  /// `C` is complete.
+  bool issueWgmma(const WgmmaIssue &w, std::vector<llvm::Value *> &C);
+  /// Wgmma (the tile IR op): its matrices' descriptors from their buffers (ir::sharedBuffer),
+  /// then issueWgmma; the result's registers are in flight until a WgmmaWait.
+  void emitWgmmaOp(const ir::Op &op);
+  /// WgmmaWait: wgmma.wait_group `pending`, the operands' registers passed through it.
+  void emitWgmmaWait(const ir::Op &op);
+  /// LocalLoad / LocalStore: the matrix's elements at their offsets in its buffer's layout
+  /// (ir::swizzledByteOffset), 16-byte vectors where the registers are contiguous.
+  void emitLocalMove(const ir::Op &op);
+  /// WarpSpecialize: each partition on its warps (a branch on the warp id), register budgets
+  /// by setmaxnreg; the workers exit after their region, the default partition goes on.
+  void emitWarpSpecialize(const ir::Op &op);
+  /// The named barrier and thread count of the partition being emitted (OpKind::WarpSpecialize):
+  /// id 0 (the CTA, bar.sync 0) outside partitions; and the partition's first thread (its
+  /// "thread 0", which issues the ops IR.h gives to thread 0).
+  int partitionBarrier_ = 0, partitionThreads_ = 0, partitionFirstThread_ = 0;
+  /// Whether this is the first thread of the CTA, or of the partition being emitted: `tid` (this
+  /// thread's index, however the caller computed it) == 0 outside partitions.
+  llvm::Value *firstThread(llvm::Value *tid) {
+    return partitionFirstThread_ ? B.CreateICmpEQ(tid_, B.getInt32(static_cast<uint32_t>(partitionFirstThread_)))
+                                 : B.CreateICmpEQ(tid, B.getInt32(0));
+  }
   /// Whether `dot` runs on wgmma.mma_async (sm_90a, fp16/bf16, warps along M in whole
   /// warpgroups); otherwise mma.sync.
   bool useWgmma(const ir::Op &dot) const;
@@ -369,8 +417,8 @@ public:
   std::vector<PendingWgmma> pendingWgmma_;
   /// Waits for the pending groups of `block` that top-level `op` needs (PendingWgmma).
   void waitPendingWgmma(const ir::Block &block, const ir::Op &op);
-  /// wgmma.wait_group 0, with `C` (accumulator registers) passed through it and replaced.
-  void waitWgmma(std::vector<llvm::Value *> &C);
+  /// wgmma.wait_group `pending`, with `C` (accumulator registers) passed through it and replaced.
+  void waitWgmma(std::vector<llvm::Value *> &C, int pending = 0);
   // --- Warp specialisation (WarpSpecialize.cpp; docs/compiler.md, "Warp specialisation"). A
   // kernel whose top-level loop asks for it (tl.range(warp_specialize=True)) and whose TMA
   // fills' coordinates are scalar computations runs as two roles: the numWarps consumer warps

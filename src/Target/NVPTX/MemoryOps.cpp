@@ -293,7 +293,7 @@ void Emitter::emitStore(const ir::Op &op) {
   std::vector<llvm::Value *> V = tile ? regsIn(val, *l) : std::vector<llvm::Value *>{scalar(val)};
   // Only one thread writes each element: replicated lanes/warps (and, for scalars, every
   // thread but the first) are predicated off.
-  llvm::Value *owner = tile ? ownerPredicate(*l) : B.CreateICmpEQ(B.CreateOr(laneId(), B.CreateShl(warpId(), 5)), B.getInt32(0));
+  llvm::Value *owner = tile ? ownerPredicate(*l) : firstThread(B.CreateOr(laneId(), B.CreateShl(warpId(), 5)));
   auto [bounds, boundsLe] = mask && tile ? boundsMask(mask, *l, op) : std::pair<llvm::Value *, bool>{nullptr, false};
   // The mask's own registers, unless the store recomputes it (no conversion into `l` then).
   std::vector<llvm::Value *> M;

@@ -35,7 +35,7 @@ llvm::Value *Emitter::mbarrierAddress(const ir::Value *bar) {
 
 llvm::Value *Emitter::syncThreads(ir::Arrivers who) {
   switch (who) {
-  case ir::Arrivers::Cta: return B.CreateICmpEQ(tid_, B.getInt32(0));
+  case ir::Arrivers::Cta: return firstThread(tid_);
   case ir::Arrivers::Warp: return B.CreateICmpEQ(lane_, B.getInt32(0));
   case ir::Arrivers::Thread: break;
   }

@@ -79,7 +79,7 @@ void Emitter::emitTmaStore(const ir::Op &op, int map) {
 void Emitter::onThreadZero(const std::function<void()> &body) {
   auto *then = llvm::BasicBlock::Create(ctx, "tma.store", kernel_);
   auto *done = llvm::BasicBlock::Create(ctx, "tma.store.done", kernel_);
-  B.CreateCondBr(B.CreateICmpEQ(tid_, B.getInt32(0)), then, done);
+  B.CreateCondBr(firstThread(tid_), then, done);
   B.SetInsertPoint(then);
   body();
   B.CreateBr(done);

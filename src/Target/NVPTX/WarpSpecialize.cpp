@@ -154,6 +154,9 @@ void Emitter::planWarpSpecialization() {
   auto decline = [&](const std::string &why) {
     diags.warning(loop->loc, "tl.range(warp_specialize=True) is ignored: " + why);
   };
+  for (auto &op : f.body.ops)
+    if (op->kind == OpKind::WarpSpecialize)
+      return decline("the kernel has its own warp_specialize partitions");
   if (arch != "sm_90a")
     return decline("warp specialisation needs TMA and setmaxnreg (sm_90a); the target is " + arch);
   if (loop->parent != &f.body)

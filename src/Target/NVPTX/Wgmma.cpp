@@ -22,19 +22,7 @@
 
 namespace tle::nvptx {
 
-namespace {
-
-/// Where one operand sits in shared memory: a [rows, cols] tile, cols contiguous, swizzled.
-struct SmemOperand {
-  llvm::Value *base = nullptr; ///< 32-bit shared-window byte address of the tile
-  int64_t rows = 0, cols = 0;
-  int swizzle = 0;
-  /// Whether the contiguous dim is K (wgmma's default "K-major"); otherwise M or N
-  /// ("MN-major", the instruction's transpose flag).
-  bool kMajor = true;
-};
-
-} // namespace
+using SmemOperand = Emitter::WgmmaSmem;
 
 bool Emitter::useWgmma(const ir::Op &dot) const { return transforms::wgmmaDot(dot, arch, f.numWarps); }
 
@@ -44,14 +32,9 @@ void Emitter::emitWgmma(const ir::Op &op) {
   ir::DType in = op.operands[0]->type.dtype(), inB = op.operands[1]->type.dtype();
   int64_t M = op.operands[0]->type.shape[0], K = op.operands[0]->type.shape[1], N = op.operands[1]->type.shape[1];
   unsigned eb = ir::storageBytes(in);
-  // One instruction's K is 32 bytes: k16 (fp16/bf16), k8 (tf32), k32 (fp8, int8). tf32, fp8 and
-  // int8 read both operands K-major (the instruction has no transpose for them).
-  bool fp8 = ir::isFP8(in);
+  // tf32, fp8 and int8 read both operands K-major (the instruction has no transpose for them).
   bool kMajorOnly = transforms::wgmmaNeedsKMajor(in);
-  bool integer = ir::isInteger(in);
-  int64_t kStep = 32 / eb;
-  llvm::Type *i32 = B.getInt32Ty(), *i64 = B.getInt64Ty();
-  llvm::Type *accTy = integer ? i32 : static_cast<llvm::Type *>(B.getFloatTy());
+  llvm::Type *i32 = B.getInt32Ty();
   auto *voidTy = llvm::FunctionType::get(B.getVoidTy(), false);
   auto plain = [&](const std::string &text) { B.CreateCall(voidTy, llvm::InlineAsm::get(voidTy, text, "", true)); };
 
@@ -131,6 +114,39 @@ void Emitter::emitWgmma(const ir::Op &op) {
     ops[k].base = wgmmaReadsSlot(op.operands[k]) ? asyncSlotAddr(op.operands[k])
                                           : B.CreatePtrToInt(smemPtr(B.getInt32(static_cast<uint32_t>(stageOff[k]))), i32);
 
+  WgmmaIssue w{{ops[0], ops[1]}, regA, regA ? regs(op.operands[0]) : std::vector<llvm::Value *>{}, in, inB, M, N, K,
+               op.maxNumImpreciseAcc(), op.loc};
+  if (!issueWgmma(w, C)) {
+    vals_[op.result()] = C;
+    return;
+  }
+  if (deferrableWgmma(op)) {
+    // Only the next iteration's wgmma reads the accumulators (chaining in flight is allowed) and
+    // its own operands stay untouched until then: let this group run while the loop goes on,
+    // and wait for the previous iteration's (whose slots the loads after this dot refill).
+    auto *voidTy = llvm::FunctionType::get(B.getVoidTy(), false);
+    B.CreateCall(voidTy, llvm::InlineAsm::get(voidTy, "wgmma.wait_group.sync.aligned 1;", "", true));
+  } else if (!carriedWgmma(op)) {
+    // A carried group is waited for by the next iteration where it first reads the result or
+    // refills one of the group's operand classes (emitFor's pendingWgmma_); the loop's exit
+    // edge waits for the last one.
+    waitWgmma(C);
+  }
+  vals_[op.result()] = C;
+}
+
+bool Emitter::issueWgmma(const WgmmaIssue &w, std::vector<llvm::Value *> &C) {
+  const SmemOperand *ops = w.ops;
+  const bool regA = w.regA;
+  const ir::DType in = w.in, inB = w.inB;
+  const int64_t M = w.M, N = w.N, K = w.K;
+  const unsigned eb = ir::storageBytes(in);
+  const bool fp8 = ir::isFP8(in), kMajorOnly = transforms::wgmmaNeedsKMajor(in), integer = ir::isInteger(in);
+  const int64_t kStep = 32 / eb;
+  llvm::Type *i32 = B.getInt32Ty(), *i64 = B.getInt64Ty();
+  llvm::Type *accTy = integer ? i32 : static_cast<llvm::Type *>(B.getFloatTy());
+  auto *voidTy = llvm::FunctionType::get(B.getVoidTy(), false);
+  auto plain = [&](const std::string &text) { B.CreateCall(voidTy, llvm::InlineAsm::get(voidTy, text, "", true)); };
   // Matrix descriptor (PTX ISA §9.7.15.5.1.2): start address, leading-dimension byte offset
   // (between column blocks of the swizzled layout: rows x swizzle bytes), stride-dimension byte
   // offset (between 8-row groups: 8 x swizzle bytes), all in 16-byte units; swizzle mode in
@@ -158,7 +174,7 @@ void Emitter::emitWgmma(const ir::Op &op) {
     // position in the (unswizzled) row; the hardware applies the XOR pattern to the address.
     int64_t elems = (col / perRow) * (s.rows * perRow) + row * perRow + col % perRow;
     if ((elems * eb) % 16)
-      diags.fatal(op.loc, "internal error: a wgmma sub-tile does not start on a 16-byte boundary");
+      diags.fatal(w.loc, "internal error: a wgmma sub-tile does not start on a 16-byte boundary");
     return elems != 0 ? B.CreateAdd(bd, B.getInt64(static_cast<uint64_t>(elems * eb) >> 4)) : bd;
   };
   // The warpgroup's first row of M (uniform within the warpgroup).
@@ -245,8 +261,8 @@ void Emitter::emitWgmma(const ir::Op &op) {
   // at (i | b << 2 | m << (2 + log2(K / 8))); a pair (i, i + 1) packs into one 32-bit register.
   std::vector<llvm::Value *> Aregs;
   if (regA)
-    Aregs = regs(op.operands[0]);
-  llvm::Type *pairTy = llvm::FixedVectorType::get(llvmType(op.operands[0]->type.elem), 2);
+    Aregs = w.aRegs;
+  llvm::Type *pairTy = llvm::FixedVectorType::get(llvmType(ir::ScalarType{in}), 2);
   auto aFragment = [&](int64_t m, int64_t kk) {
     std::vector<llvm::Value *> out;
     for (int64_t blk = 2 * kk; blk < 2 * kk + 2; ++blk)
@@ -277,7 +293,7 @@ void Emitter::emitWgmma(const ir::Op &op) {
   if (!regA)
     descA(0, 0);
   descB(0, 0);
-  const int64_t every = op.maxNumImpreciseAcc();
+  const int64_t every = w.maxNumImpreciseAcc;
   int64_t promote = fp8 && every > 0 && every < K ? std::max<int64_t>(1, every / kStep) : 0;
   if (promote) {
     for (int64_t m = 0; m < repM; ++m)
@@ -299,8 +315,7 @@ void Emitter::emitWgmma(const ir::Op &op) {
           for (int i = 0; i < nRegs; ++i)
             C[cIdx(m, ch, i)] = B.CreateFAdd(C[cIdx(m, ch, i)], D[size_t(i)]);
         }
-    vals_[op.result()] = C;
-    return;
+    return false;
   }
   // A zero accumulator (tl.dot without acc=, or acc= a zeros tile) is not materialised: the
   // first wgmma of each accumulator block runs with scale-d = 0 (D = A * B, PTX ISA §9.7.15.5.2),
@@ -333,18 +348,7 @@ void Emitter::emitWgmma(const ir::Op &op) {
           C[cIdx(m, ch, i)] = B.CreateExtractValue(res, static_cast<unsigned>(i));
       }
   plain("wgmma.commit_group.sync.aligned;");
-  if (deferrableWgmma(op)) {
-    // Only the next iteration's wgmma reads the accumulators (chaining in flight is allowed) and
-    // its own operands stay untouched until then: let this group run while the loop goes on,
-    // and wait for the previous iteration's (whose slots the loads after this dot refill).
-    plain("wgmma.wait_group.sync.aligned 1;");
-  } else if (!carriedWgmma(op)) {
-    // A carried group is waited for by the next iteration where it first reads the result or
-    // refills one of the group's operand classes (emitFor's pendingWgmma_); the loop's exit
-    // edge waits for the last one.
-    waitWgmma(C);
-  }
-  vals_[op.result()] = C;
+  return true;
 }
 
 const ir::Op *Emitter::wgmmaLoopWithCarriedSlots(const ir::Op &op, bool registerA) const {
@@ -443,14 +447,15 @@ const ir::Op *Emitter::deferrableWgmma(const ir::Op &op) const {
   return accUses == 1 && resUses == 1 ? loop : nullptr;
 }
 
-void Emitter::waitWgmma(std::vector<llvm::Value *> &C) {
+void Emitter::waitWgmma(std::vector<llvm::Value *> &C, int pending) {
   // Every group of this warpgroup retires here: carried groups' slot reads too.
-  for (auto &[key, seq] : slotReadsRetired_)
-    if (key.first == curBlock_ && seq < 0)
-      seq = barrierSeq_;
+  if (pending == 0)
+    for (auto &[key, seq] : slotReadsRetired_)
+      if (key.first == curBlock_ && seq < 0)
+        seq = barrierSeq_;
   // The wait takes the accumulators (fp32 or int32) in and out, so that nothing reads them
   // before it.
-  std::string wtext = "wgmma.wait_group.sync.aligned 0;";
+  std::string wtext = "wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";";
   std::string wcons;
   std::vector<llvm::Type *> wTys;
   for (llvm::Value *c : C) {
@@ -463,6 +468,56 @@ void Emitter::waitWgmma(std::vector<llvm::Value *> &C) {
   llvm::Value *w = B.CreateCall(waitTy, llvm::InlineAsm::get(waitTy, wtext, wcons, true), C);
   for (size_t i = 0; i < C.size(); ++i)
     C[i] = B.CreateExtractValue(w, static_cast<unsigned>(i));
+}
+
+void Emitter::emitWgmmaOp(const ir::Op &op) {
+  if (arch != "sm_90a")
+    diags.fatal(op.loc, "wgmma needs sm_90a; here the target is " + arch);
+  const ir::Value *a = op.operands[0], *b = op.operands[1];
+  // The matrix a scalar shared pointer addresses, in its buffer's layout (ir::sharedBuffer).
+  auto matrix = [&](const ir::Value *p, bool kMajor) {
+    const ir::Op *alloc = ir::sharedBuffer(p);
+    std::array<int64_t, 2> m = ir::matrixShape(*alloc);
+    SmemOperand s;
+    s.base = B.CreatePtrToInt(scalar(p), B.getInt32Ty());
+    s.rows = m[0];
+    s.cols = m[1];
+    s.swizzle = alloc->allocSwizzle();
+    s.kMajor = kMajor;
+    return s;
+  };
+  WgmmaIssue w;
+  w.regA = a->type.isTile();
+  w.in = w.regA ? a->type.dtype() : a->type.elem.pointee;
+  w.inB = b->type.elem.pointee;
+  w.M = op.result()->type.shape[0];
+  w.N = op.result()->type.shape[1];
+  if (w.regA) {
+    w.aRegs = regs(a);
+    w.K = a->type.shape[1];
+  } else {
+    w.ops[0] = matrix(a, !op.wgmmaTransA());
+    w.K = op.wgmmaTransA() ? w.ops[0].rows : w.ops[0].cols;
+  }
+  w.ops[1] = matrix(b, op.wgmmaTransB());
+  w.loc = op.loc;
+  std::vector<llvm::Value *> C = regs(op.operands[2]);
+  issueWgmma(w, C);
+  vals_[op.result()] = C;
+}
+
+void Emitter::emitWgmmaWait(const ir::Op &op) {
+  std::vector<llvm::Value *> all;
+  for (const ir::Value *v : op.operands)
+    for (llvm::Value *r : regs(v))
+      all.push_back(r);
+  waitWgmma(all, op.sync.pending);
+  size_t at = 0;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    size_t n = regs(op.operands[i]).size();
+    vals_[op.result(static_cast<unsigned>(i))] = std::vector<llvm::Value *>(all.begin() + at, all.begin() + at + n);
+    at += n;
+  }
 }
 
 } // namespace tle::nvptx

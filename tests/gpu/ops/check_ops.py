@@ -1,5 +1,5 @@
 """Runs the kernels of shape_scan.tle (and atomics.tle, math.tle, inline_asm.tle, descriptors.tle, dot_kn.tle,
-shared_buffers.tle, store_masks.tle, and the tile IR of gpuops_copy.tir and gpuops_tma.tir) on the GPU with tle-run and checks them against NumPy.
+shared_buffers.tle, store_masks.tle, and the tile IR of gpuops_copy.tir, gpuops_tma.tir, gpuops_wgmma.tir and gpuops_ws.tir) on the GPU with tle-run and checks them against NumPy.
 Usage: python3 check_ops.py TLE_RUN [WORKDIR]; prints one PASS/FAIL line per case and
 'N passed, M failed'; exits 1 on failure."""
 import os
@@ -457,6 +457,29 @@ case("tile IR cp.async: masked async_copy completing on an mbarrier (zero fill),
      t_gpuops_copy)
 case("tile IR TMA: tma_load of a declared tensor map on an mbarrier, tma_store of another, bulk-group wait",
      t_gpuops_tma)
+
+def t_gpuops_wgmma():
+    a = rng.standard_normal(64 * 64).astype(np.float16)
+    b = rng.standard_normal(64 * 64).astype(np.float16)
+    o = run_tir("gpuops_wgmma", {"a": a, "b": b, "c": np.full(4096, np.nan, np.float32),
+                                 "d": np.full(4096, np.nan, np.float32), "y": np.zeros(4096, np.float16)}, ["c", "d", "y"])
+    A, B = a.reshape(64, 64).astype(np.float32), b.reshape(64, 64).astype(np.float32)
+    ok_c, d_c = close(o["c"], (A @ B).ravel(), rtol=1e-3, atol=1e-2)
+    ok_d, d_d = close(o["d"], (A @ B.T).ravel(), rtol=1e-3, atol=1e-2)
+    ok_y, d_y = close(o["y"], a, rtol=0, atol=0)
+    return ok_c and ok_d and ok_y, f"c {d_c}, d {d_d}, y {d_y}"
+
+
+def t_gpuops_ws():
+    a = rng.standard_normal(128 * 64).astype(np.float16)
+    o = run_tir("gpuops_ws", {"a": a, "y": np.zeros(4096, np.float16), "r": 32}, ["y"])
+    return close(o["y"], a[2048:6144], rtol=0, atol=0)
+
+
+case("tile IR wgmma: local_store into swizzled buffers, a @ b and a @ b^T (trans_b) in two groups, local_load back",
+     t_gpuops_wgmma)
+case("tile IR warp_specialize: a worker warpgroup's TMA load (128-byte swizzle) on an mbarrier, the default "
+     "partition's local_load, setmaxnreg budgets", t_gpuops_ws)
 
 passed = sum(results)
 print(f"{passed} passed, {len(results) - passed} failed")

@@ -1,0 +1,355 @@
+// The verifier's rules for the GPU stage: tensor maps, the split cluster barrier's phases, shared
+// matrices, wgmma and warp specialisation; Verifier.cpp calls them.
+#include "VerifyGpu.h"
+
+#include <numeric>
+#include <set>
+
+namespace tle::ir {
+
+namespace {
+
+bool sharedScalarPtr(const Type &t) { return t.isScalar() && t.elem.isPointer() && t.elem.space == AddrSpace::Shared; }
+
+/// The shape a LocalLoad / LocalStore moves for `alloc`: its one dim, or its matrix [R, C].
+std::vector<int64_t> movedShape(const Op &alloc) {
+  if (alloc.allocShape().size() == 1)
+    return alloc.allocShape();
+  std::array<int64_t, 2> m = matrixShape(alloc);
+  return {m[0], m[1]};
+}
+
+std::string shapeText(const std::vector<int64_t> &s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i)
+    r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+/// `p` (operand `what`) points into a local_alloc buffer of element type `elem`; returns the
+/// alloc, or sets `err`.
+const Op *bufferOf(const Value *p, const char *what, std::string &err) {
+  if (!sharedScalarPtr(p->type)) {
+    err = std::string("expects ") + what + " to be a scalar shared-memory pointer, got " + p->type.str();
+    return nullptr;
+  }
+  const Op *alloc = sharedBuffer(p);
+  if (!alloc)
+    err = std::string("expects ") + what + " to point into a local_alloc buffer (the alloc's pointer or an addptr of it)";
+  return alloc;
+}
+
+std::string localMove(const Op &op) {
+  std::string err;
+  const Op *alloc = bufferOf(op.operands[0], "the buffer", err);
+  if (!alloc)
+    return err;
+  const Type &tile = op.kind == OpKind::LocalLoad ? op.result()->type : op.operands[1]->type;
+  DType t = op.operands[0]->type.elem.pointee;
+  std::vector<int64_t> shape = movedShape(*alloc);
+  if (tile != Type(ScalarType{t}, shape))
+    return "expects " + Type(ScalarType{t}, shape).str() + " (one matrix of the buffer), got " + tile.str();
+  return "";
+}
+
+/// A wgmma operand in shared memory: a swizzled matrix of `rows` x `cols` (`what` names it).
+std::string wgmmaMatrix(const Value *p, const char *what, int64_t rows, int64_t cols) {
+  std::string err;
+  const Op *alloc = bufferOf(p, what, err);
+  if (!alloc)
+    return err;
+  if (!alloc->allocSwizzle())
+    return std::string("expects ") + what + " in a swizzled buffer (local_alloc swizzle=32, 64 or 128)";
+  std::array<int64_t, 2> m = matrixShape(*alloc);
+  if (alloc->allocShape().size() < 2 || m[0] != rows || m[1] != cols)
+    return std::string("expects ") + what + " to be a " + shapeText({rows, cols}) + " matrix, got " +
+           shapeText(alloc->allocShape().size() < 2 ? alloc->allocShape() : std::vector<int64_t>{m[0], m[1]});
+  return "";
+}
+
+bool wgmmaInput(DType t) {
+  return t == DType::F16 || t == DType::BF16 || t == DType::F32 || isFP8(t) || t == DType::I8 || t == DType::U8;
+}
+
+std::string wgmma(const Function &f, const Op &op) {
+  const Value *a = op.operands[0], *b = op.operands[1], *acc = op.operands[2];
+  if (!acc->type.isTile() || acc->type.rank() != 2)
+    return "expects a rank-2 accumulator tile, got " + acc->type.str();
+  if (op.result()->type != acc->type)
+    return "result must have the accumulator's type " + acc->type.str() + ", got " + op.result()->type.str();
+  bool regA = a->type.isTile();
+  DType ta = regA ? a->type.dtype() : a->type.elem.pointee;
+  DType tb = sharedScalarPtr(b->type) ? b->type.elem.pointee : DType::I1;
+  if (!wgmmaInput(ta) || !wgmmaInput(tb) || (ta != tb && !(isFP8(ta) && isFP8(tb))))
+    return "expects fp16, bf16, fp32 (tf32), fp8 or int8 operands of one type (fp8 of either format), got " +
+           a->type.str() + " and " + b->type.str();
+  bool integer = isInteger(ta);
+  if (acc->type.dtype() != (integer ? DType::I32 : DType::F32))
+    return std::string("expects an ") + (integer ? "i32" : "fp32") + " accumulator for " + name(ta) + " inputs, got " +
+           acc->type.str();
+  int64_t M = acc->type.shape[0], N = acc->type.shape[1];
+  int64_t eb = storageBytes(ta), kStep = 32 / eb;
+  if (f.numWarps % 4 || M % (16 * f.numWarps))
+    return "needs whole warpgroups along M: num_warps a multiple of 4 and M a multiple of 16 * num_warps (" +
+           std::to_string(16 * f.numWarps) + "), got M = " + std::to_string(M) + " with num_warps = " +
+           std::to_string(f.numWarps);
+  if (N % 16 || N < 16)
+    return "expects N a positive multiple of 16, got " + std::to_string(N);
+  bool kMajorOnly = ta == DType::F32 || isFP8(ta) || integer;
+  if (kMajorOnly && (op.wgmmaTransA() || !op.wgmmaTransB()))
+    return std::string("reads ") + name(ta) + " operands K-major only: a as [M, K] and b as [N, K] (trans_b)";
+  int64_t K;
+  if (regA) {
+    if (eb != 2 || op.wgmmaTransA())
+      return "takes a register operand a of fp16 or bf16 only, as an [M, K] tile (no trans_a)";
+    if (a->type.rank() != 2 || a->type.shape[0] != M)
+      return "expects a register operand a of shape [" + std::to_string(M) + ", K], got " + a->type.str();
+    K = a->type.shape[1];
+  } else {
+    std::string err;
+    const Op *alloc = bufferOf(a, "operand a", err);
+    if (!alloc)
+      return err;
+    std::array<int64_t, 2> m = matrixShape(*alloc);
+    K = op.wgmmaTransA() ? m[0] : m[1];
+    if (std::string e = wgmmaMatrix(a, "operand a", op.wgmmaTransA() ? K : M, op.wgmmaTransA() ? M : K); !e.empty())
+      return e;
+  }
+  if (K % kStep || K < kStep)
+    return "expects K a positive multiple of " + std::to_string(kStep) + " (32 bytes), got " + std::to_string(K);
+  return wgmmaMatrix(b, "operand b", op.wgmmaTransB() ? N : K, op.wgmmaTransB() ? K : N);
+}
+
+std::string wgmmaWait(const Op &op) {
+  if (op.sync.pending < 0 || op.sync.pending > 7)
+    return "expects 0 to 7 pending groups, got " + std::to_string(op.sync.pending);
+  if (op.results.size() != op.operands.size())
+    return "expects one result per operand";
+  for (size_t i = 0; i < op.operands.size(); ++i)
+    if (!op.operands[i]->type.isTile() || op.result(static_cast<unsigned>(i))->type != op.operands[i]->type ||
+        (op.operands[i]->type.dtype() != DType::F32 && op.operands[i]->type.dtype() != DType::I32))
+      return "expects fp32 or i32 tiles (wgmma accumulators) and results of their types";
+  return "";
+}
+
+std::string warpSpecialize(const Function &f, const Op &op) {
+  if (op.parent != &f.body)
+    return "must be at the kernel's top level";
+  const std::vector<int64_t> &w = op.partitionWarps(), &r = op.partitionRegisters();
+  if (w.empty() || op.regions.size() != w.size() + 1)
+    return "expects a default region and one partition per worker (warps=[...])";
+  int64_t total = f.numWarps;
+  for (int64_t n : w) {
+    if (n < 1 || n > 32)
+      return "expects 1 to 32 warps per worker, got " + std::to_string(n);
+    total += n;
+  }
+  if (total > 32)
+    return "needs " + std::to_string(total) + " warps in all, more than 32 (1024 threads)";
+  if (!r.empty()) {
+    if (r.size() != w.size() + 1)
+      return "expects one register budget per partition, default first (regs=[...] of " +
+             std::to_string(w.size() + 1) + ")";
+    int64_t regs = 0;
+    for (size_t i = 0; i < r.size(); ++i) {
+      int64_t warps = i ? w[i - 1] : f.numWarps;
+      if (r[i] < 24 || r[i] > 256 || r[i] % 8)
+        return "register budgets must be multiples of 8 from 24 to 256 (setmaxnreg), got " + std::to_string(r[i]);
+      if (warps % 4)
+        return "register budgets apply to whole warpgroups: partition " + std::to_string(i) + " has " +
+               std::to_string(warps) + " warps";
+      regs += r[i] * warps * 32;
+    }
+    if (regs > 65536)
+      return "register budgets take " + std::to_string(regs) + " registers, more than the SM's 65536";
+  }
+  for (size_t i = 0; i < op.regions.size(); ++i) {
+    const Block &b = *op.regions[i];
+    if (!b.args.empty())
+      return "partitions take no arguments";
+    const Op *y = b.terminator();
+    if (!y || y->kind != OpKind::Yield || !y->operands.empty())
+      return "each partition must end with a yield of no values";
+    if (i == 0)
+      continue;
+    std::string bad;
+    walk(const_cast<Block &>(b), [&](Op &o) {
+      bool tile = false;
+      for (auto &res : o.results)
+        tile |= res->type.isTile();
+      for (const Value *v : o.operands)
+        tile |= v->type.isTile();
+      if (bad.empty() && tile)
+        bad = name(o.kind);
+    });
+    if (!bad.empty())
+      return "worker partitions compute on scalars only (a tile's layout spans the default partition's warps), got '" +
+             bad + "' in partition " + std::to_string(i);
+  }
+  return "";
+}
+
+/// Calls `fn` on `op` and every op nested in its regions.
+template <typename F> void walk(const Op &op, F &&fn) {
+  fn(op);
+  for (auto &r : op.regions)
+    for (auto &o : r->ops)
+      walk(*o, fn);
+}
+
+} // namespace
+
+std::string tensorMapsError(const Function &f) {
+  if (f.declaredTensorMaps < 0 || size_t(f.declaredTensorMaps) > f.tensorMaps.size())
+    return "declared tensor maps out of range";
+  for (size_t k = 0; k < f.tensorMaps.size(); ++k) {
+    const TensorMapParam &t = f.tensorMaps[k];
+    std::string m = "tensor map " + std::to_string(k) + ": ";
+    size_t r = t.box.size();
+    if (r < 1 || r > 5 || t.shape.size() != r || t.strides.size() != r)
+      return m + "needs rank 1 to 5 and one shape, stride and box dim per dim";
+    if (t.base < 0 || size_t(t.base) >= f.params.size() || !f.params[t.base].type.isPointer() ||
+        f.params[t.base].type.pointee != t.dtype)
+      return m + "its base must be a pointer parameter to " + name(t.dtype);
+    for (const auto *list : {&t.shape, &t.strides})
+      for (const TensorMapParam::Source &src : *list)
+        for (int p : src.params)
+          if (p < 0 || size_t(p) >= f.params.size() || !isInteger(f.params[p].type.dtype))
+            return m + "shapes and strides are products of integer parameters and a constant";
+    const TensorMapParam::Source &last = t.strides.back();
+    if (!last.params.empty() || last.value != 1)
+      return m + "the innermost stride must be 1";
+    unsigned eb = storageBytes(t.dtype);
+    for (int64_t b : t.box)
+      if (b < 1 || b > 256)
+        return m + "box dims must be 1 to 256, got " + std::to_string(b);
+    int64_t inner = t.box.back() * eb;
+    if (inner % 16)
+      return m + "the inner box dim must span a multiple of 16 bytes, got " + std::to_string(inner);
+    if (t.swizzle != 0 && t.swizzle != 32 && t.swizzle != 64 && t.swizzle != 128)
+      return m + "swizzle must be 0, 32, 64 or 128, got " + std::to_string(t.swizzle);
+    if (t.swizzle && inner > t.swizzle)
+      return m + "the inner box dim spans " + std::to_string(inner) + " bytes, more than the " +
+             std::to_string(t.swizzle) + "-byte swizzle";
+  }
+  return "";
+}
+
+std::string clusterPhases(const Block &b, bool &arrived, SourceLoc &where) {
+  for (auto &op : b.ops) {
+    std::string bad;
+    if (op->kind == OpKind::ClusterArrive && arrived)
+      bad = "'cluster_arrive': arrives again before a cluster_wait (every thread arrives once per phase)";
+    else if (op->kind == OpKind::ClusterWait && !arrived)
+      bad = "'cluster_wait': no cluster_arrive before it (the wait would never complete)";
+    else if (op->kind == OpKind::ClusterBarrier && arrived)
+      bad = "'cluster_barrier': a cluster_arrive is pending (wait for it first)";
+    if (!bad.empty()) {
+      where = op->loc;
+      return bad;
+    }
+    if (op->kind == OpKind::ClusterArrive || op->kind == OpKind::ClusterWait)
+      arrived = op->kind == OpKind::ClusterArrive;
+    for (auto &r : op->regions) {
+      bool inner = arrived;
+      if (std::string e = clusterPhases(*r, inner, where); !e.empty())
+        return e;
+      if (inner != arrived) {
+        where = op->loc;
+        return "'" + std::string(name(op->kind)) + "': a region " + (inner ? "arrives at" : "waits for") +
+               " the cluster barrier without the matching " + (inner ? "cluster_wait" : "cluster_arrive") +
+               " in the same region";
+      }
+    }
+  }
+  return "";
+}
+
+std::string verifyMatrixOp(const Function &f, const Op &op) {
+  switch (op.kind) {
+  case OpKind::LocalLoad: case OpKind::LocalStore: return localMove(op);
+  case OpKind::Wgmma: return wgmma(f, op);
+  case OpKind::WgmmaWait: return wgmmaWait(op);
+  case OpKind::WarpSpecialize: return warpSpecialize(f, op);
+  default: return "";
+  }
+}
+
+std::string verifySwizzledAlloc(const Op &alloc) {
+  int sw = alloc.allocSwizzle();
+  if (!sw)
+    return "";
+  if (sw != 32 && sw != 64 && sw != 128)
+    return "swizzle must be 32, 64 or 128 bytes, got " + std::to_string(sw);
+  const std::vector<int64_t> &s = alloc.allocShape();
+  int64_t eb = storageBytes(alloc.result()->type.elem.pointee);
+  if (s.size() < 2)
+    return "a swizzled buffer holds matrices: rank 2 or more, got rank " + std::to_string(s.size());
+  std::array<int64_t, 2> m = matrixShape(alloc);
+  if (m[0] % 8)
+    return "a swizzled matrix has a multiple of 8 rows, got " + std::to_string(m[0]);
+  if ((m[1] * eb) % sw)
+    return "a swizzled matrix's rows are whole " + std::to_string(sw) + "-byte column blocks, got " +
+           std::to_string(m[1] * eb) + " bytes";
+  return "";
+}
+
+std::string verifyMatrixFunction(const Function &f, SourceLoc &where) {
+  std::set<const Value *> pending;
+  walk(const_cast<Block &>(f.body), [&](Op &op) {
+    if (op.kind == OpKind::Wgmma)
+      pending.insert(op.result());
+  });
+  std::string bad;
+  walk(const_cast<Block &>(f.body), [&](Op &op) {
+    if (!bad.empty() || op.kind == OpKind::WgmmaWait)
+      return;
+    for (size_t i = 0; i < op.operands.size(); ++i)
+      if (pending.count(op.operands[i])) {
+        where = op.loc;
+        bad = "'" + std::string(name(op.kind)) +
+              "': reads the result of a wgmma that has not passed through a wgmma_wait";
+        return;
+      }
+  });
+  if (!bad.empty())
+    return bad;
+  // Named barriers 1..partitions are the partitions' own (OpKind::WarpSpecialize).
+  size_t partitions = 0;
+  const Op *tileOp = nullptr; // the first op before the warp_specialize with a tile
+  for (auto &op : f.body.ops) {
+    if (op->kind == OpKind::WarpSpecialize) {
+      if (partitions) {
+        where = op->loc;
+        return "'warp_specialize': a kernel has one warp_specialize";
+      }
+      partitions = op->regions.size();
+      if (tileOp) {
+        where = tileOp->loc;
+        return "'" + std::string(name(tileOp->kind)) +
+               "': before a warp_specialize every warp of the block runs the kernel, so it computes on scalars "
+               "only (tiles belong in its partitions or after it)";
+      }
+    }
+    if (partitions || tileOp)
+      continue;
+    walk(*op, [&](const Op &o) {
+      for (auto &r : o.results)
+        if (!tileOp && r->type.isTile())
+          tileOp = &o;
+    });
+  }
+  if (!partitions)
+    return "";
+  walk(const_cast<Block &>(f.body), [&](Op &op) {
+    bool named = (op.kind == OpKind::Barrier || op.kind == OpKind::BarrierArrive) && op.sync.barrierId >= 1;
+    if (bad.empty() && named && static_cast<size_t>(op.sync.barrierId) <= partitions) {
+      where = op.loc;
+      bad = "'" + std::string(name(op.kind)) + "': named barriers 1 to " + std::to_string(partitions) +
+            " are the warp partitions' own in this kernel, got id=" + std::to_string(op.sync.barrierId);
+    }
+  });
+  return bad;
+}
+
+} // namespace tle::ir
