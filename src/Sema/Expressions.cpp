@@ -231,6 +231,21 @@ bool Specializer::truthy(const SVal &v, SourceLoc loc) {
 
 namespace {
 
+/// Python's float `**` on compile-time values: 0 to a negative power raises ZeroDivisionError, a
+/// negative base to a fractional power is a complex number, and a finite result too large for a
+/// double raises OverflowError; each is a located error here rather than inf or NaN.
+SVal foldFloatPow(Specializer &S, double fa, double fb, SourceLoc loc) {
+  if (fa == 0 && fb < 0)
+    S.fail(loc, "0 cannot be raised to a negative power in a compile-time expression (Python raises ZeroDivisionError)");
+  if (fa < 0 && std::isfinite(fb) && fb != std::floor(fb))
+    S.fail(loc, "a negative number raised to a fractional power is a complex number (Python), not supported in a "
+                "compile-time expression");
+  double r = std::pow(fa, fb);
+  if (std::isinf(r) && std::isfinite(fa) && std::isfinite(fb))
+    S.fail(loc, "float overflow in a compile-time expression ('**' result out of range; Python raises OverflowError)");
+  return SVal::real(r);
+}
+
 SVal foldBinary(Specializer &S, ast::BinaryOp op, const SVal &a, const SVal &b, SourceLoc loc) {
   bool isFloat = a.kind == SVal::Kind::Float || b.kind == SVal::Kind::Float;
   double fa = a.kind == SVal::Kind::Float ? a.f : double(a.i);
@@ -292,7 +307,7 @@ SVal foldBinary(Specializer &S, ast::BinaryOp op, const SVal &a, const SVal &b, 
         r = (ib & 1) ? -1 : 1;
       return SVal::integer(r);
     }
-    return SVal::real(std::pow(fa, fb));
+    return foldFloatPow(S, fa, fb, loc);
   default:
     break;
   }
@@ -336,6 +351,13 @@ static std::string literalOutOfRange(const SVal &lit, DType t) {
   return "integer constant " + std::to_string(lit.i) + " is out of range for " + ir::name(t) +
          ", the type of the other operand that it takes (Triton's rule for Python scalars); cast that operand "
          "to a wider type first, e.g. x.to(tl.int64)";
+}
+
+void Specializer::checkScalarOperand(const SVal &lit, DType t, SourceLoc loc) {
+  if (lit.kind == SVal::Kind::Int && lit.i < 0 && ir::isUnsigned(t) && t != DType::I1)
+    fail(loc, "negative constant " + std::to_string(lit.i) + " combined with unsigned type " + ir::name(t));
+  if (std::string m = literalOutOfRange(lit, t); !m.empty())
+    fail(loc, m);
 }
 
 SVal Specializer::binary(ast::BinaryOp op, const SVal &a, const SVal &bv, SourceLoc loc, SourceLoc la, SourceLoc lb) {
@@ -413,11 +435,7 @@ SVal Specializer::binary(ast::BinaryOp op, const SVal &a, const SVal &bv, Source
     t = kindRank(scalarT) <= kindRank(tensorT) ? tensorT : scalarT;
     if (divOrMod && (t == DType::F16 || t == DType::BF16))
       t = DType::F32;
-    const SVal &lit = a.isTensor() ? bv : a;
-    if (lit.kind == SVal::Kind::Int && lit.i < 0 && ir::isUnsigned(t) && t != DType::I1)
-      fail(a.isTensor() ? lb : la, "negative constant " + std::to_string(lit.i) + " combined with unsigned type " + ir::name(t));
-    if (std::string m = literalOutOfRange(lit, t); !m.empty())
-      fail(a.isTensor() ? lb : la, m);
+    checkScalarOperand(a.isTensor() ? bv : a, t, a.isTensor() ? lb : la);
   } else {
     t = tensorOp(ta, tb);
   }

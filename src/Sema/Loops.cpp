@@ -122,7 +122,7 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
     clearFlags(env, {kBroke, kContinued});
     return;
   }
-  if (allConst && step.val.i == 0)
+  if (step.val.isConstexpr() && step.val.i == 0) // Python's ValueError, also with runtime bounds
     fail(step.loc, "range() step must not be zero");
   if (step.val.isConstexpr() && step.val.i < 0)
     fail(step.loc, "a negative range() step is not supported yet");

@@ -86,6 +86,8 @@ SVal where(Specializer &S, const BuiltinCall &c) {
     DType tensorT = xa.val.isTensor() ? tx : ty, scalarT = xa.val.isTensor() ? ty : tx;
     auto rank = [](DType d) { return d == DType::I1 ? 0 : ir::isInteger(d) ? 1 : 2; }; // bool < integer < float
     t = rank(scalarT) <= rank(tensorT) ? tensorT : scalarT;
+    const Arg &lit = xa.val.isTensor() ? ya : xa;
+    S.checkScalarOperand(lit.val, t, lit.loc);
   } else if (ir::isFloat(tx) || ir::isFloat(ty)) {
     // fp64 > fp32 > fp16 (with bf16 or an integer too) > bf16 (with an integer: fp32).
     t = (tx == DType::F64 || ty == DType::F64)   ? DType::F64

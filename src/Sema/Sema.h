@@ -274,6 +274,10 @@ public:
   ir::Value *toTensorOfType(const SVal &v, ir::DType t, SourceLoc loc);
   /// The literal type Triton gives a Python number (i32, u32, i64, u64, fp32, fp64, i1).
   ir::DType literalType(const SVal &v, SourceLoc loc);
+  /// Triton's scalar rule (binary_op_type_checking_impl): a Python integer `lit` that takes the
+  /// other operand's type `t` must fit it, and must not be negative for an unsigned `t`; a located
+  /// error at `loc` otherwise. Used by binary operators and tl.where.
+  void checkScalarOperand(const SVal &lit, ir::DType t, SourceLoc loc);
   ir::Value *broadcastTo(ir::Value *v, const std::vector<int64_t> &shape, SourceLoc loc);
   /// Broadcasts two values to a common shape (NumPy rules); errors name both shapes.
   void broadcastPair(ir::Value *&a, ir::Value *&b, SourceLoc loc);
