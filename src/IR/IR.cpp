@@ -395,4 +395,52 @@ std::string inlineAsmConstraintError(const std::string &constraints, const std::
   return "";
 }
 
+std::string inlineAsmOperandError(const std::string &text, size_t numOperands) {
+  auto bad = [&](size_t at, const std::string &why) {
+    return "malformed operand reference \"" + text.substr(at, 8) + "\" at offset " + std::to_string(at) +
+           " of the asm: " + why;
+  };
+  // The operand number text[from, from + len) (all digits) must name an operand.
+  auto range = [&](size_t from, size_t len) -> std::string {
+    if (len <= 9 && std::stoul(text.substr(from, len)) < numOperands)
+      return "";
+    return "operand $" + text.substr(from, std::min<size_t>(len, 24)) + " is out of range: the asm has " +
+           std::to_string(numOperands) + " operands (outputs first, then inputs)";
+  };
+  auto isDigit = [](char c) { return c >= '0' && c <= '9'; };
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '$')
+      continue;
+    size_t at = i++;
+    if (i < text.size() && text[i] == '$') // "$$": a literal '$'
+      continue;
+    if (i < text.size() && isDigit(text[i])) { // "$N"
+      size_t end = i;
+      while (end < text.size() && isDigit(text[end]))
+        ++end;
+      if (std::string why = range(i, end - i); !why.empty())
+        return why;
+      i = end - 1;
+      continue;
+    }
+    if (i == text.size() || text[i] != '{')
+      return bad(at, "'$' must be followed by an operand number or '{' (a literal '$' is written '$$')");
+    size_t close = text.find('}', i);
+    if (close == std::string::npos)
+      return bad(at, "'${' without a closing '}'");
+    std::string body = text.substr(i + 1, close - i - 1);
+    i = close;
+    if (body == ":uid" || body == ":comment" || body == ":private")
+      continue;
+    std::string num = body.substr(0, body.find(':'));
+    if (num.empty() || num.find_first_not_of("0123456789") != std::string::npos)
+      return bad(at, "'${...}' holds an operand number, optionally followed by the modifier ':r'");
+    if (num.size() < body.size() && body.substr(num.size()) != ":r")
+      return bad(at, "the only operand modifier is ':r'");
+    if (std::string why = range(at + 2, num.size()); !why.empty())
+      return why;
+  }
+  return "";
+}
+
 } // namespace tle::ir

@@ -735,6 +735,11 @@ std::vector<std::string> splitInlineAsmConstraints(const std::string &constraint
 /// integer), l (64-bit), h (16-bit), f (fp32), d (fp64) (PTX ISA inline assembly constraints).
 std::string inlineAsmConstraintError(const std::string &constraints, const std::vector<Type> &outs,
                                      const std::vector<Type> &ins, int64_t pack);
+/// Why the operand references of the InlineAsm text `text` are malformed or name no operand of
+/// the `numOperands` (outputs, then inputs), empty when all are valid. Accepted: `$N` and `${N}`
+/// with N < numOperands, `${N:r}`, `$$` (a literal '$'), `${:uid}`, `${:comment}`, `${:private}`
+/// (LLVM's inline asm string syntax; anything else aborts LLVM's asm printer).
+std::string inlineAsmOperandError(const std::string &text, size_t numOperands);
 
 /// Checks structural invariants (operand types and shapes per OpKind, terminators, dominance
 /// of operands within structured regions). Returns an empty string when valid, else the first
