@@ -305,6 +305,11 @@ KernelInfo parseKernel(const json &k, const std::string &where, const std::strin
   info.name = string(member(k, "name", where), join(where, "name"));
   if (info.name.empty())
     bad(join(where, "name"), "empty kernel name");
+  if (auto it = k.find("symbol"); it != k.end()) {
+    info.symbol = string(*it, join(where, "symbol"));
+    if (info.symbol.empty())
+      bad(join(where, "symbol"), "empty entry symbol");
+  }
   info.numWarps = int(integer(member(k, "num_warps", where), join(where, "num_warps"), 1, 32));
   info.block = {unsigned(32 * info.numWarps), 1, 1};
   if (auto it = k.find("block"); it != k.end()) {

@@ -555,10 +555,11 @@ Kernel Module::kernel(std::string_view name, KernelInfo info) const {
   const Device &dev = state_->device;
   dev.makeCurrent();
   std::string n(name);
+  const std::string &sym = info.symbol.empty() ? n : info.symbol; // the metadata's entry symbol
   CUfunction fn = nullptr;
-  CUresult r = a.cuModuleGetFunction(&fn, state_->module, n.c_str());
+  CUresult r = a.cuModuleGetFunction(&fn, state_->module, sym.c_str());
   if (r != CUDA_SUCCESS)
-    fail(fmt::format("cuModuleGetFunction({})", n), r, "in " + state_->label);
+    fail(fmt::format("cuModuleGetFunction({})", sym), r, "in " + state_->label);
   if (info.name.empty())
     info.name = n;
   if (info.threadsPerBlock() == 0 || info.threadsPerBlock() > 1024)

@@ -162,6 +162,30 @@ TEST_CASE("mock: metadata is read back and typed launches pack arguments", "[moc
   CHECK_THROWS_WITH(k.launchRaw(1, stream, nullArgs, 4), Contains("argument 1 ('in') is a null pointer"));
 }
 
+TEST_CASE("mock: a kernel is looked up by its name and launched through its metadata symbol", "[mock]") {
+  // tlec mangles a name PTX does not accept ("kérnel") into the entry symbol and keeps the
+  // source name in "name"; kernel(name) must find the entry under "symbol".
+  const std::string ptx = ".version 8.0\n.target sm_90a\n.address_size 64\n" +
+                          metadataGlobal(R"({"format": "tle-module", "version": 1, "target": "sm_90a", "kernels": [
+    {"name": "k\u00e9rnel", "symbol": "k$c3$a9rnel", "num_warps": 1, "params": [{"name": "out", "type": "*fp32"}]}]})") +
+                          ".visible .entry k$c3$a9rnel(.param .u64 out) { ret; }\n";
+  Device dev(0);
+  Module mod = Module::fromPtx(dev, ptx, "mangled.ptx");
+  Kernel k = mod.kernel("k\xc3\xa9rnel");
+  CHECK(k.info().name == "k\xc3\xa9rnel");
+  CHECK(k.info().symbol == "k$c3$a9rnel");
+  DeviceBuffer out(dev, 16);
+  Stream stream(dev);
+  k.launch(Grid(1), stream, out);
+  CHECK(std::string(lastLaunch().function) == "k$c3$a9rnel");
+  CHECK_THROWS_WITH(Module::fromPtx(dev, ".version 8.0\n.target sm_90a\n.address_size 64\n" +
+                                             metadataGlobal(R"({"format": "tle-module", "version": 1, "target": "sm_90a",
+    "kernels": [{"name": "k", "symbol": "", "num_warps": 1, "params": []}]})"),
+                                         "empty.ptx")
+                        .info(),
+                    Contains("kernels[0].symbol: empty entry symbol"));
+}
+
 TEST_CASE("mock: large dynamic shared memory and cluster launches", "[mock]") {
   Device dev(0);
   Module mod = Module::fromPtx(dev, modulePtx(metadata()), "mock.ptx");

@@ -66,6 +66,24 @@ TEST_CASE("kernel metadata: optional keys are left out", "[metadata]") {
         R"("constexprs":{}}]})");
 }
 
+TEST_CASE("kernel metadata: a name PTX does not accept gets a mangled symbol beside it", "[metadata]") {
+  CHECK(nvptx::ptxSymbol("add_kernel") == "add_kernel");
+  CHECK(nvptx::ptxSymbol("k\xc3\xa9rnel") == "k$c3$a9rnel");
+  CHECK(nvptx::ptxSymbol("\xce\xbb_2") == "$ce$bb_2");
+  KernelMetadata k;
+  k.target = "sm_80";
+  k.compiler = "tlec 9.9.9";
+  k.name = "k\xc3\xa9rnel";
+  k.symbol = nvptx::ptxSymbol(k.name);
+  CHECK(nvptx::toJSON(k) ==
+        R"({"format":"tle-module","version":1,"target":"sm_80","compiler":"tlec 9.9.9","kernels":[{)"
+        "\"name\":\"k\xc3\xa9rnel\",\"symbol\":\"k$c3$a9rnel\","
+        R"("num_warps":4,"block":[128,1,1],"shared_bytes":0,"cluster":[1,1,1],"cooperative":false,)"
+        R"("params":[],"constexprs":{}}]})");
+  k.name = k.symbol = "add";
+  CHECK(nvptx::toJSON(k).find("symbol") == std::string::npos);
+}
+
 TEST_CASE("kernel metadata: describeKernel reads the function and the launch facts", "[metadata]") {
   SourceManager sm;
   DiagnosticEngine diags(sm);

@@ -20,7 +20,9 @@ inline constexpr int kVersion = 1;
 //   "target": "sm_90a",                      // the architecture the module was compiled for
 //   "compiler": "tlec 0.1.0",
 //   "kernels": [{
-//     "name": "softmax_kernel",              // the entry symbol
+//     "name": "softmax_kernel",              // the kernel's name (what kernel(name) looks up)
+//     "symbol": "k$c3$a9rnel",               // optional: the entry symbol when it is not "name"
+//                                            // (a name PTX does not accept, e.g. "kérnel")
 //     "num_warps": 4,                        // block size is 32 * num_warps threads (x only)
 //     "block": [128, 1, 1],
 //     "shared_bytes": 1024,                  // dynamic shared memory to pass at launch

@@ -169,7 +169,10 @@ struct TensorMapArgInfo {
 
 /// Everything needed to launch one kernel, as recorded by tlec in `__tle_metadata`.
 struct TLE_RT_API KernelInfo {
-  std::string name;                          ///< entry symbol
+  std::string name;                          ///< the kernel's name (as in its source)
+  /// The entry symbol when it differs from name (a name PTX does not accept, mangled by tlec);
+  /// empty: the symbol is name.
+  std::string symbol;
   int numWarps = 4;                          ///< block = 32 * numWarps threads (x only)
   std::array<unsigned, 3> block{128, 1, 1};  ///< threads per block
   unsigned sharedBytes = 0;                  ///< dynamic shared memory per block, bytes

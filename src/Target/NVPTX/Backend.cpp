@@ -220,6 +220,7 @@ std::unique_ptr<llvm::Module> emitLLVM(ir::Function &f, llvm::LLVMContext &ctx, 
   llvm::Function *k = e.run();
   // The kernel's launch metadata, now that the emitter has set its resources.
   const KernelMetadata md = describeKernel(f, arch, launch);
+  k->setName(md.symbol); // PTX accepts only ASCII identifiers; the metadata keeps the source name
   int threads = 32 * md.launchWarps();
   annotate(*m, k, "kernel", 1);
   // TMA descriptors are grid constants (CUDA's __grid_constant__): their address is the

@@ -80,11 +80,27 @@ void addLaunchFacts(Json &k, const LaunchFacts &launch) {
 
 } // namespace
 
+std::string ptxSymbol(const std::string &name) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : name) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_') {
+      out += char(c);
+      continue;
+    }
+    out += '$';
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
+  }
+  return out;
+}
+
 KernelMetadata describeKernel(const ir::Function &f, const std::string &arch, const LaunchFacts &launch) {
   KernelMetadata k;
   k.target = arch;
   k.compiler = std::string("tlec ") + TLE_VERSION_STRING;
   k.name = f.name;
+  k.symbol = ptxSymbol(f.name);
   for (const ir::Param &p : f.params)
     k.params.push_back({p.name, p.type.str(), p.divisibility});
   k.numWarps = f.numWarps;
@@ -112,6 +128,8 @@ KernelMetadata describeKernel(const ir::Function &f, const std::string &arch, co
 std::string toJSON(const KernelMetadata &k) {
   Json kernel;
   kernel["name"] = k.name;
+  if (!k.symbol.empty() && k.symbol != k.name)
+    kernel["symbol"] = k.symbol;
   // A warp-specialised kernel launches its producer warpgroup too (as Triton's metadata counts
   // all warps after warp specialisation).
   kernel["num_warps"] = k.launchWarps();

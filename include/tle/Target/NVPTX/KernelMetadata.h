@@ -55,7 +55,9 @@ struct TensorMapSpec {
 struct KernelMetadata {
   std::string target;   ///< ["target"] the architecture: "sm_80" or "sm_90a"
   std::string compiler; ///< ["compiler"] "tlec VERSION"
-  std::string name;     ///< ["name"] the entry symbol
+  std::string name;     ///< ["name"] the kernel's source name (what launchers look it up by)
+  /// ["symbol"] the PTX entry symbol, ptxSymbol(name); written only when set and not name.
+  std::string symbol;
   /// A runtime parameter, in ABI order (["params"]).
   struct Param {
     std::string name;         ///< ["name"]
@@ -84,6 +86,12 @@ struct KernelMetadata {
   /// Warps per block at launch: numWarps + producerWarps (the block is 32 times as many threads).
   int launchWarps() const { return numWarps + producerWarps; }
 };
+
+/// The PTX entry symbol of a kernel named `name`: PTX identifiers take only ASCII letters,
+/// digits, '_' and '$' (PTX ISA, "Identifiers"), so every other byte of the UTF-8 name becomes
+/// '$' and two lowercase hex digits ("kérnel" -> "k$c3$a9rnel"); an ASCII identifier is unchanged.
+/// Deterministic, and one-to-one on source names, which cannot hold a '$'.
+std::string ptxSymbol(const std::string &name);
 
 /// The metadata of `f` compiled for `arch`, once its gpu stage has decided its resources (shared
 /// bytes, producer warps, register cap, tensor maps), with the driver's launch facts.
