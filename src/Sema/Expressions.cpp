@@ -876,8 +876,17 @@ void Specializer::fail(SourceLoc loc, const std::string &msg, const std::vector<
   diags.error(loc, msg);
   for (const Note &n : notes)
     diags.note(n.loc, n.msg);
-  for (auto it = callSites.rbegin(); it != callSites.rend(); ++it)
-    diags.note(it->second, "in '" + it->first->name + "', called from here");
+  // The call chain, innermost first; a long one keeps its innermost calls and its outermost.
+  constexpr size_t kShownCalls = 16;
+  size_t n = callSites.size();
+  for (size_t i = 0; i < n; ++i) {
+    const auto &[callee, at] = callSites[n - 1 - i];
+    if (i < kShownCalls || i + 1 == n)
+      diags.note(at, "in '" + callee->name + "', called from here" +
+                         (i + 1 == n && n > kShownCalls + 1
+                              ? " (" + std::to_string(n - kShownCalls - 1) + " calls between not shown)"
+                              : std::string()));
+  }
   throw CompileAborted();
 }
 
@@ -898,6 +907,9 @@ SVal Specializer::callJit(const ast::FunctionDef *f, CallArgs &args) {
   for (auto *c : callStack)
     if (c == f)
       fail(args.loc, "recursive call of @jit function '" + f->name + "' is not supported");
+  if (callStack.size() > kMaxCallDepth) // the kernel, then the helpers being executed
+    fail(args.loc, "@jit helper calls nest more than " + std::to_string(kMaxCallDepth) +
+                       " deep (each call is inlined; the limit bounds the compiler's own recursion)");
   Env local;
   std::vector<bool> bound(f->params.size(), false);
   if (args.pos.size() > f->params.size())

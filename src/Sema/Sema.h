@@ -366,6 +366,10 @@ public:
   Env globals;
   std::map<std::string, const ast::FunctionDef *> jitFns;
   std::vector<const ast::FunctionDef *> callStack;
+  /// The most @jit helper calls that may be active at once (every call is inlined): a deeper
+  /// chain is a located error rather than an overflow of the compiler's stack. Python's own
+  /// recursion limit stops Triton far earlier.
+  static constexpr size_t kMaxCallDepth = 256;
   /// The calls of @jit helpers being executed (callee, call location), outermost first, for the
   /// call-chain notes of diagnostics.
   std::vector<std::pair<const ast::FunctionDef *, SourceLoc>> callSites;

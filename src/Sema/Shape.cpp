@@ -67,15 +67,18 @@ SVal zerosFull(Specializer &S, const BuiltinCall &c) {
   if (t.isPointer())
     S.fail(p.loc("dtype"), c.fname + "() of a pointer dtype is not supported");
   SVal v = full ? p.get("value").val : SVal::integer(0);
+  ir::Value *s;
   if (full && v.isTensor()) {
     if (!v.v->type.isScalar())
       S.fail(p.loc("value"), "full() value must be a scalar, got " + v.describe());
-    return SVal::tensor(S.b->splat(loc, S.castTo(v.v, t, loc), shape));
+    s = S.castTo(v.v, t, loc);
+  } else {
+    if (full && !v.isNumber())
+      S.fail(p.loc("value"), "full() value must be a number or a scalar, got " + v.describe());
+    s = S.toTensorOfType(v, t.dtype, loc);
   }
-  if (full && !v.isNumber())
-    S.fail(p.loc("value"), "full() value must be a number or a scalar, got " + v.describe());
-  ir::Value *s = S.toTensorOfType(v, t.dtype, loc);
-  return SVal::tensor(S.b->splat(loc, s, shape));
+  // An empty shape is a 0-d tensor, i.e. a scalar (Triton's semantic.full returns the constant).
+  return SVal::tensor(shape.empty() ? s : S.b->splat(loc, s, shape));
 }
 
 SVal zerosLike(Specializer &S, const BuiltinCall &c) {
