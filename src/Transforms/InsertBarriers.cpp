@@ -133,15 +133,20 @@ private:
   /// A loop or branch: settle what is pending, walk its regions, then assume what they may leave.
   void regions(ir::Block &b, std::list<std::unique_ptr<ir::Op>>::iterator it) {
     ir::Op &op = **it;
-    Pending kinds;
+    // The accesses of the regions (`all`), and what they may leave pending (`kinds`): an access
+    // that leaves nothing pending (a copy's issue, an mbarrier use) counts in `all` only.
+    Pending kinds, all;
     for (auto &r : op.regions)
       ir::walk(*r, [&](ir::Op &o) {
-        Access a = sharedEffect(o).access;
-        kinds.read |= a == Access::Read;
-        kinds.write |= a == Access::Write;
-        kinds.atomic |= a == Access::Atomic;
+        SharedEffect e = sharedEffect(o);
+        for (Pending *p : {&all, &kinds}) {
+          Access a = e.issue && p == &kinds ? Access::None : e.access;
+          p->read |= a == Access::Read;
+          p->write |= a == Access::Write;
+          p->atomic |= a == Access::Atomic;
+        }
       });
-    int count = kinds.read + kinds.write + kinds.atomic;
+    int count = all.read + all.write + all.atomic;
     if (!count) {
       for (auto &r : op.regions) // barriers inside may still be written there
         block(*r);
@@ -152,7 +157,7 @@ private:
     // The previous iteration's accesses, for the first one of the next (a lone kind that needs
     // no order with itself, loads or atomics, needs none). Branches and warp partitions run
     // their regions once.
-    if (op.kind != OpKind::If && op.kind != OpKind::WarpSpecialize && (count > 1 || kinds.write))
+    if (op.kind != OpKind::If && op.kind != OpKind::WarpSpecialize && (count > 1 || all.write))
       p_ = kinds;
     for (auto &r : op.regions) {
       if (op.kind == OpKind::WarpSpecialize)

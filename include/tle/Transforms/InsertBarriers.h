@@ -35,7 +35,8 @@ struct BarrierInsertion {
 /// pending accesses. Before a loop or branch whose regions access shared memory, pending accesses
 /// are settled (a Barrier before it), so every branch and iteration starts with none; a loop whose
 /// body stores, or mixes kinds of access, starts its body as if the previous iteration's accesses
-/// were pending. After such an op, what any of its regions may have left is pending. The
+/// were pending (any access of the body counts for that, a copy's issue and an mbarrier use
+/// too). After such an op, what any of its regions may have left is pending (those do not). The
 /// regions of a warp_specialize run once each, concurrently: a Barrier placed in one is that
 /// partition's own (OpKind::WarpSpecialize), and partitions order their accesses to each other's
 /// bytes through mbarriers, which this pass does not place.

@@ -1,5 +1,5 @@
 """Runs the kernels of shape_scan.tle (and atomics.tle, math.tle, inline_asm.tle, descriptors.tle, dot_kn.tle,
-shared_buffers.tle, store_masks.tle, and the tile IR of gpuops_copy.tir, gpuops_tma.tir, gpuops_wgmma.tir and gpuops_ws.tir) on the GPU with tle-run and checks them against NumPy.
+shared_buffers.tle, store_masks.tle, and the tile IR of gpuops_copy.tir, gpuops_tma.tir, gpuops_wgmma.tir, gpuops_ws.tir and gpuops_pipeline.tir) on the GPU with tle-run and checks them against NumPy.
 Usage: python3 check_ops.py TLE_RUN [WORKDIR]; prints one PASS/FAIL line per case and
 'N passed, M failed'; exits 1 on failure."""
 import os
@@ -476,10 +476,23 @@ def t_gpuops_ws():
     return close(o["y"], a[2048:6144], rtol=0, atol=0)
 
 
+def t_gpuops_pipeline(k):
+    a = rng.standard_normal(64 * k).astype(np.float16)
+    b = rng.standard_normal(k * 64).astype(np.float16)
+    o = run_tir("gpuops_pipeline", {"a": a, "b": b, "c": np.full(4096, np.nan, np.float32), "K": k}, ["c"])
+    want = a.reshape(64, k).astype(np.float32) @ b.reshape(k, 64).astype(np.float32)
+    return close(o["c"], want.ravel(), rtol=1e-3, atol=2e-2)
+
+
 case("tile IR wgmma: local_store into swizzled buffers, a @ b and a @ b^T (trans_b) in two groups, local_load back",
      t_gpuops_wgmma)
 case("tile IR warp_specialize: a worker warpgroup's TMA load (128-byte swizzle) on an mbarrier, the default "
      "partition's local_load, setmaxnreg budgets", t_gpuops_ws)
+
+case("tile IR pipelined GEMM: TMA into two slots on mbarriers, wgmma per slot, K = 64 (one iteration)",
+     lambda: t_gpuops_pipeline(64))
+case("tile IR pipelined GEMM: TMA into two slots on mbarriers, wgmma per slot, K = 512 (phases flip)",
+     lambda: t_gpuops_pipeline(512))
 
 passed = sum(results)
 print(f"{passed} passed, {len(results) - passed} failed")
