@@ -254,7 +254,14 @@ bool Op::Attributes::operator<(const Attributes &o) const {
          std::tie(o.ival, o.ival2, of, o.axis, o.pred, o.reduceKind, o.ints, o.ints2, o.sym, o.constraints);
 }
 
+namespace {
+thread_local uint64_t opsCreated = 0;
+} // namespace
+
+uint64_t opsCreatedOnThisThread() { return opsCreated; }
+
 Op *Builder::create(OpKind k, SourceLoc loc, std::vector<Value *> operands, std::vector<Type> resultTypes) {
+  ++opsCreated;
   auto op = std::make_unique<Op>(k, loc);
   op->operands = std::move(operands);
   for (auto &t : resultTypes)

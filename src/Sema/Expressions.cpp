@@ -365,6 +365,9 @@ SVal Specializer::binary(ast::BinaryOp op, const SVal &a, const SVal &bv, Source
   if (a.isNumber() && bv.isNumber())
     return foldBinary(*this, op, a, bv, loc);
   if (a.kind == SVal::Kind::Tuple && bv.kind == SVal::Kind::Tuple && op == O::Add) {
+    if (a.elts.size() + bv.elts.size() > kMaxTupleElements)
+      fail(loc, "compile-time work limit: a tuple of " + std::to_string(a.elts.size() + bv.elts.size()) +
+                    " elements (the limit is " + std::to_string(kMaxTupleElements) + ")");
     auto e = a.elts;
     e.insert(e.end(), bv.elts.begin(), bv.elts.end());
     return SVal::tuple(e);

@@ -370,6 +370,16 @@ public:
   /// chain is a located error rather than an overflow of the compiler's stack. Python's own
   /// recursion limit stops Triton far earlier.
   static constexpr size_t kMaxCallDepth = 256;
+  /// Compile-time work budgets of one kernel (located errors beyond; docs/language.md):
+  /// statements executed (unrolled tl.static_range bodies and inlined helpers count each time),
+  /// tile-IR ops created, and the elements of a tuple built with `+`.
+  static constexpr uint64_t kMaxStatements = 5'000'000;
+  static constexpr uint64_t kMaxOps = 500'000;
+  static constexpr size_t kMaxTupleElements = 4096;
+  uint64_t statements = 0;
+  uint64_t opsAtStart = ir::opsCreatedOnThisThread();
+  /// Counts one executed statement at `loc`; a located error once a budget is spent.
+  void chargeStatement(SourceLoc loc);
   /// The calls of @jit helpers being executed (callee, call location), outermost first, for the
   /// call-chain notes of diagnostics.
   std::vector<std::pair<const ast::FunctionDef *, SourceLoc>> callSites;

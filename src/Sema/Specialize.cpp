@@ -613,7 +613,19 @@ void Specializer::assign(const ast::Expr *target, const SVal &v, Env &env, Sourc
   fail(target->loc(), "cannot assign to this expression");
 }
 
+void Specializer::chargeStatement(SourceLoc loc) {
+  const char *why = " (unrolled tl.static_range loops and inlined helpers count each time; use range() for a "
+                    "runtime loop)";
+  if (++statements > kMaxStatements)
+    fail(loc, "compile-time work limit: the kernel executes more than " + std::to_string(kMaxStatements) +
+                  " statements while being compiled" + why);
+  if (ir::opsCreatedOnThisThread() - opsAtStart > kMaxOps)
+    fail(loc, "compile-time work limit: the kernel creates more than " + std::to_string(kMaxOps) + " tile-IR ops" +
+                  why);
+}
+
 bool Specializer::execStmt(const ast::Stmt *s, Env &env) {
+  chargeStatement(s->loc());
   switch (s->kind()) {
   case ast::Node::Kind::ExprStmt: {
     auto *es = dyn_cast<ast::ExprStmt>(s);

@@ -727,6 +727,10 @@ private:
   std::list<std::unique_ptr<Op>>::iterator before_;
 };
 
+/// Ops Builder::create has made on the calling thread so far: Sema's measure of the compile-time
+/// work a kernel asks for (its op budget, tle/Sema).
+uint64_t opsCreatedOnThisThread();
+
 /// The comma-separated constraints of an InlineAsm op, blanks removed ("=r, r" -> {"=r", "r"}).
 std::vector<std::string> splitInlineAsmConstraints(const std::string &constraints);
 /// Why the InlineAsm constraint string `constraints` does not fit outputs `outs` and inputs `ins`
