@@ -13,8 +13,10 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -123,13 +125,21 @@ bool writeOutput(const CompileOptions &o, const std::string &text, std::ostream 
     out << text;
     return true;
   }
+  errno = 0;
   std::ofstream f(o.output, std::ios::binary);
   if (!f) {
-    diags.error({}, "cannot open output file '" + o.output + "'");
+    diags.error({}, "cannot open output file '" + o.output + "'" + (errno ? std::string(": ") + std::strerror(errno) : ""));
     return false;
   }
+  // Closed here, so that a failed write (a full disk, /dev/full) is reported, not lost in the
+  // destructor's flush.
   f << text;
-  return static_cast<bool>(f);
+  f.close();
+  if (!f) {
+    diags.error({}, "cannot write output file '" + o.output + "'" + (errno ? std::string(": ") + std::strerror(errno) : ""));
+    return false;
+  }
+  return true;
 }
 
 } // namespace

@@ -9,6 +9,8 @@
 
 #include <llvm/Support/Casting.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -114,11 +116,14 @@ std::vector<std::string> checkedGrid(const CompileOptions &o, const ir::Function
 }
 
 bool writeFile(const std::string &path, const std::string &text, DiagnosticEngine &diags) {
+  errno = 0;
   std::ofstream f(path, std::ios::binary);
-  if (f)
+  if (f) {
     f << text;
+    f.close(); // a failed flush (a full disk) is an error too
+  }
   if (!f) {
-    diags.error({}, "cannot write '" + path + "'");
+    diags.error({}, "cannot write '" + path + "'" + (errno ? std::string(": ") + std::strerror(errno) : ""));
     return false;
   }
   return true;

@@ -1,9 +1,12 @@
 // Source files and caret diagnostics.
 #include "tle/Support/Diagnostics.h"
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <vector>
 
 namespace tle {
 
@@ -20,14 +23,32 @@ uint32_t SourceManager::addFile(std::string path, std::string text) {
 }
 
 uint32_t SourceManager::loadFile(const std::string &path, std::string &error) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    error = "cannot read '" + path + "': it is a directory";
+    return 0;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     error = "cannot open '" + path + "'";
     return 0;
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return addFile(path, ss.str());
+  // Read in chunks up to the limit: the size of a device or a pipe is not known beforehand.
+  std::string text;
+  std::vector<char> chunk(size_t(1) << 16);
+  while (in.read(chunk.data(), std::streamsize(chunk.size())) || in.gcount() > 0) {
+    text.append(chunk.data(), size_t(in.gcount()));
+    if (text.size() > kMaxSourceBytes) {
+      error = "'" + path + "' is larger than " + std::to_string(kMaxSourceBytes >> 20) +
+              " MiB, the limit on a source file";
+      return 0;
+    }
+  }
+  if (in.bad()) {
+    error = "cannot read '" + path + "'";
+    return 0;
+  }
+  return addFile(path, std::move(text));
 }
 
 const std::string &SourceManager::path(uint32_t file) const {
@@ -76,10 +97,24 @@ void DiagnosticEngine::report(Severity sev, SourceLoc loc, const std::string &ms
   std::string_view line = sm_.lineText(loc.file, loc.line);
   if (line.empty())
     return;
-  os << "  " << line << '\n' << "  ";
+  // A long line is shown as an excerpt around the caret, marked with "..." at a cut end.
+  size_t caret = std::min<size_t>(loc.col ? loc.col - 1 : 0, line.size());
+  size_t first = 0, last = line.size();
+  if (line.size() > kMaxExcerpt) {
+    first = caret > kMaxExcerpt / 2 ? caret - kMaxExcerpt / 2 : 0;
+    last = std::min(line.size(), first + kMaxExcerpt);
+    auto continuation = [&](size_t i) { return i < line.size() && (static_cast<unsigned char>(line[i]) & 0xC0) == 0x80; };
+    while (first < caret && continuation(first)) // whole UTF-8 characters only
+      ++first;
+    while (last > caret && continuation(last))
+      --last;
+  }
+  std::string_view shown = line.substr(first, last - first);
+  const char *before = first > 0 ? "..." : "";
+  os << "  " << before << shown << (last < line.size() ? "..." : "") << '\n' << "  " << before;
   // Keep tabs so that the caret lines up with the source line in a terminal.
-  for (uint32_t i = 1; i < loc.col && i - 1 < line.size(); ++i)
-    os << (line[i - 1] == '\t' ? '\t' : ' ');
+  for (size_t i = first; i < caret; ++i)
+    os << (line[i] == '\t' ? '\t' : ' ');
   os << "^\n";
 }
 

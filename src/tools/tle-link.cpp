@@ -15,8 +15,10 @@ int fail(const std::string &message) {
 
 bool writeFile(const std::string &path, const std::string &text) {
   std::ofstream f(path, std::ios::binary);
-  if (f)
+  if (f) {
     f << text;
+    f.close(); // a failed flush (a full disk) is an error too
+  }
   return static_cast<bool>(f);
 }
 

@@ -27,7 +27,11 @@ class SourceManager {
 public:
   /// Registers `text` under `path` and returns its file id.
   uint32_t addFile(std::string path, std::string text);
-  /// Reads a file from disk; returns 0 and leaves `error` set when it cannot be read.
+  /// The largest source file loadFile reads: 16 MiB (a kernel module is far smaller; the limit
+  /// stops `tlec /dev/zero` from reading without end).
+  static constexpr size_t kMaxSourceBytes = size_t(16) << 20;
+  /// Reads a file from disk; returns 0 and leaves `error` set when it cannot be read (it does not
+  /// exist, is a directory, or holds more than kMaxSourceBytes bytes), naming the path.
   uint32_t loadFile(const std::string &path, std::string &error);
   const std::string &path(uint32_t file) const;
   const std::string &text(uint32_t file) const;
@@ -58,6 +62,9 @@ struct CompileAborted : std::exception {
 class DiagnosticEngine {
 public:
   explicit DiagnosticEngine(const SourceManager &sm);
+  /// The most characters of a source line a diagnostic shows: a longer line is shown as an
+  /// excerpt of this many bytes around the caret, "..." marking each cut end.
+  static constexpr size_t kMaxExcerpt = 512;
   /// Redirects output (default std::cerr).
   void setStream(std::ostream &os) { os_ = &os; }
 
