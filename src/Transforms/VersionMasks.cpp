@@ -36,7 +36,10 @@ bool isI32(const ir::Value *v) { return v->type.elem == ir::ScalarType{ir::DType
 /// Adds `scale` times b's terms to a's, merging equal terms and dropping those that cancel;
 /// false on i64 overflow.
 bool addTerms(Range &a, const Range &b, int64_t scale) {
-  for (auto [v, c] : b.terms) {
+  for (const auto &term : b.terms) {
+    // Not a structured binding: lambdas may capture those only from C++20 (clang 14 refuses).
+    ir::Value *v = term.first;
+    int64_t c = term.second;
     int64_t add = 0;
     if (__builtin_mul_overflow(c, scale, &add))
       return false;
