@@ -30,25 +30,36 @@ struct Verifier {
     return false;
   }
 
-  /// Verifies `b`, region `region` of `owner` (null for the function body).
+  /// Verifies `b`, region `region` of `owner` (null for the function body). The values `b`
+  /// defines (its arguments, its ops' results) are visible in `b` after their definition and in
+  /// the regions nested in it, not after `b` ends: a region's values reach its parent only
+  /// through its terminator (the parent op's results).
   bool block(const Block &b, const Op *owner, size_t region) {
+    std::vector<const Value *> scope;
+    auto define = [&](const Value *v) {
+      if (defined.insert(v).second)
+        scope.push_back(v);
+    };
     for (auto &a : b.args)
-      defined.insert(a.get());
+      define(a.get());
+    bool ok = true;
     for (auto &op : b.ops) {
       for (Value *v : op->operands)
-        if (!defined.count(v))
-          return fail(*op, "operand used before its definition or outside its region");
-      if (isTerminator(op->kind) && !terminates(*op, b, owner, region))
-        return false;
-      if (!arity(*op) || !check(*op))
-        return false;
-      for (size_t r = 0; r < op->regions.size(); ++r)
-        if (!block(*op->regions[r], op.get(), r))
-          return false;
+        if (!defined.count(v)) {
+          ok = fail(*op, "operand used before its definition or outside its region");
+          break;
+        }
+      ok = ok && (!isTerminator(op->kind) || terminates(*op, b, owner, region)) && arity(*op) && check(*op);
+      for (size_t r = 0; ok && r < op->regions.size(); ++r)
+        ok = block(*op->regions[r], op.get(), r);
+      if (!ok)
+        break;
       for (auto &res : op->results)
-        defined.insert(res.get());
+        define(res.get());
     }
-    return true;
+    for (const Value *v : scope)
+      defined.erase(v);
+    return ok;
   }
 
   /// A terminator ends its block, and the block is one it can end: yield ends for and if bodies

@@ -2,6 +2,7 @@
 // matrices, wgmma and warp specialisation; Verifier.cpp calls them.
 #include "VerifyGpu.h"
 
+#include <algorithm>
 #include <numeric>
 #include <set>
 
@@ -170,23 +171,106 @@ std::string warpSpecialize(const Function &f, const Op &op) {
     const Op *y = b.terminator();
     if (!y || y->kind != OpKind::Yield || !y->operands.empty())
       return "each partition must end with a yield of no values";
-    if (i == 0)
-      continue;
-    std::string bad;
-    walk(const_cast<Block &>(b), [&](Op &o) {
+  }
+  return "";
+}
+
+/// The rules for ops inside the partitions of `ws` (OpKind::WarpSpecialize); the problem at
+/// `where`, or "".
+std::string partitionRules(const Op &ws, SourceLoc &where) {
+  std::string bad;
+  for (size_t i = 0; i < ws.regions.size() && bad.empty(); ++i)
+    walk(const_cast<Block &>(*ws.regions[i]), [&](Op &o) {
+      if (!bad.empty())
+        return;
       bool tile = false;
       for (auto &res : o.results)
         tile |= res->type.isTile();
       for (const Value *v : o.operands)
         tile |= v->type.isTile();
-      if (bad.empty() && tile)
-        bad = name(o.kind);
+      bool cta = (o.kind == OpKind::Barrier || o.kind == OpKind::BarrierArrive) && o.sync.barrierId >= 0 &&
+                 o.sync.threads == 0;
+      bool cluster = o.kind == OpKind::ClusterBarrier || o.kind == OpKind::ClusterArrive || o.kind == OpKind::ClusterWait;
+      bool remote = o.kind == OpKind::RemotePtr || (o.kind == OpKind::MbarrierArrive && o.operands.size() > 1);
+      if (i > 0 && tile)
+        bad = "worker partitions compute on scalars only (a tile's layout spans the default partition's warps)";
+      else if (cta)
+        bad = "a named barrier of the whole CTA in a warp partition waits for warps that never come (give "
+              "threads=, or use `barrier`, the partition's own)";
+      else if (cluster)
+        bad = "a cluster barrier in a warp partition waits for the other partitions' threads, which never come";
+      else if (i > 0 && remote)
+        bad = "a worker partition does not access other CTAs' shared memory (its warps exit before the "
+              "cluster's exit protocol)";
+      if (!bad.empty()) {
+        where = o.loc;
+        bad = "'" + std::string(name(o.kind)) + "': " + bad;
+      }
     });
-    if (!bad.empty())
-      return "worker partitions compute on scalars only (a tile's layout spans the default partition's warps), got '" +
-             bad + "' in partition " + std::to_string(i);
+  return bad;
+}
+
+/// The wgmma results still in flight: every Wgmma result, a WgmmaWait N > 0 result whose wgmma
+/// is among the last N issued before the wait in its block (so certainly among the groups left
+/// in flight), and what a loop or branch carries or yields of them.
+std::set<const Value *> wgmmaInFlight(const Function &f) {
+  std::set<const Value *> pending;
+  walk(const_cast<Block &>(f.body), [&](Op &op) {
+    if (op.kind == OpKind::Wgmma)
+      pending.insert(op.result());
+    if (op.kind != OpKind::WgmmaWait || op.sync.pending == 0)
+      return;
+    // The wgmma ops issued before the wait in its block, latest first (ops with regions count
+    // as one group of unknown origin).
+    std::vector<const Op *> latest;
+    for (auto it = op.parent->ops.begin(); it->get() != &op; ++it)
+      if ((*it)->kind == OpKind::Wgmma || !(*it)->regions.empty())
+        latest.insert(latest.begin(), it->get());
+    latest.resize(std::min(latest.size(), static_cast<size_t>(op.sync.pending)));
+    for (size_t i = 0; i < op.operands.size(); ++i)
+      if (std::find(latest.begin(), latest.end(), op.operands[i]->def) != latest.end())
+        pending.insert(op.result(static_cast<unsigned>(i)));
+  });
+  for (bool changed = true; changed;) {
+    changed = false;
+    walk(const_cast<Block &>(f.body), [&](Op &op) {
+      if (op.kind == OpKind::For)
+        for (size_t i = 0; i < op.results.size(); ++i)
+          if (pending.count(op.operands[3 + i]) || pending.count(op.regions[0]->terminator()->operands[i])) {
+            changed |= pending.insert(op.regions[0]->args[i + 1].get()).second;
+            changed |= pending.insert(op.result(static_cast<unsigned>(i))).second;
+          }
+      if (op.kind == OpKind::If)
+        for (size_t i = 0; i < op.results.size(); ++i)
+          for (auto &r : op.regions)
+            if (pending.count(r->terminator()->operands[i]))
+              changed |= pending.insert(op.result(static_cast<unsigned>(i))).second;
+    });
   }
-  return "";
+  return pending;
+}
+
+/// Reads of wgmma results in flight (wgmmaInFlight): only wgmma_wait, a wgmma's accumulator
+/// (a chained group) and a loop or branch carrying them may take one.
+std::string wgmmaResultUses(const Function &f, SourceLoc &where) {
+  std::set<const Value *> pending = wgmmaInFlight(f);
+  std::string bad;
+  walk(const_cast<Block &>(f.body), [&](Op &op) {
+    for (size_t i = 0; i < op.operands.size() && bad.empty(); ++i) {
+      if (!pending.count(op.operands[i]))
+        continue;
+      const Op *owner = op.parent ? op.parent->parent : nullptr;
+      bool carried = (op.kind == OpKind::For && i >= 3) ||
+                     (op.kind == OpKind::Yield && owner && (owner->kind == OpKind::For || owner->kind == OpKind::If));
+      if (op.kind == OpKind::WgmmaWait || (op.kind == OpKind::Wgmma && i == 2) || carried)
+        continue;
+      where = op.loc;
+      bad = "'" + std::string(name(op.kind)) +
+            "': reads the result of a wgmma still in flight (pass it through a wgmma_wait that leaves its "
+            "group complete: wgmma_wait 0, or N below the groups issued after it)";
+    }
+  });
+  return bad;
 }
 
 /// Calls `fn` on `op` and every op nested in its regions.
@@ -295,24 +379,7 @@ std::string verifySwizzledAlloc(const Op &alloc) {
 }
 
 std::string verifyMatrixFunction(const Function &f, SourceLoc &where) {
-  std::set<const Value *> pending;
-  walk(const_cast<Block &>(f.body), [&](Op &op) {
-    if (op.kind == OpKind::Wgmma)
-      pending.insert(op.result());
-  });
-  std::string bad;
-  walk(const_cast<Block &>(f.body), [&](Op &op) {
-    if (!bad.empty() || op.kind == OpKind::WgmmaWait)
-      return;
-    for (size_t i = 0; i < op.operands.size(); ++i)
-      if (pending.count(op.operands[i])) {
-        where = op.loc;
-        bad = "'" + std::string(name(op.kind)) +
-              "': reads the result of a wgmma that has not passed through a wgmma_wait";
-        return;
-      }
-  });
-  if (!bad.empty())
+  if (std::string bad = wgmmaResultUses(f, where); !bad.empty())
     return bad;
   // Named barriers 1..partitions are the partitions' own (OpKind::WarpSpecialize).
   size_t partitions = 0;
@@ -324,6 +391,8 @@ std::string verifyMatrixFunction(const Function &f, SourceLoc &where) {
         return "'warp_specialize': a kernel has one warp_specialize";
       }
       partitions = op->regions.size();
+      if (std::string bad = partitionRules(*op, where); !bad.empty())
+        return bad;
       if (tileOp) {
         where = tileOp->loc;
         return "'" + std::string(name(tileOp->kind)) +
@@ -341,6 +410,7 @@ std::string verifyMatrixFunction(const Function &f, SourceLoc &where) {
   }
   if (!partitions)
     return "";
+  std::string bad;
   walk(const_cast<Block &>(f.body), [&](Op &op) {
     bool named = (op.kind == OpKind::Barrier || op.kind == OpKind::BarrierArrive) && op.sync.barrierId >= 1;
     if (bad.empty() && named && static_cast<size_t>(op.sync.barrierId) <= partitions) {
