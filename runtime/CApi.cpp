@@ -95,16 +95,28 @@ tle_rt_status tle_rt_module_load_file(int device, const char *path, tle_rt_modul
   return guarded([&] { *out = new tle_rt_module_st{Module::fromFile(deviceFor(device), path)}; });
 }
 
+namespace {
+// The kind and byte range of a C image argument. PTX: the text up to its NUL, read no further
+// than `size` bytes when size is not 0 (a text of exactly `size` bytes needs no NUL).
+std::pair<ImageKind, size_t> imageOf(const void *data, size_t size) {
+  if (detail::isBinaryImage(data, size))
+    return {ImageKind::Binary, size};
+  const char *text = static_cast<const char *>(data);
+  return {ImageKind::Ptx, size ? strnlen(text, size) : std::strlen(text)};
+}
+} // namespace
+
 tle_rt_status tle_rt_module_load_data(int device, const void *data, size_t size, tle_rt_module *out) {
   if (!data || !out)
     return fail(TLE_RT_ERROR_INVALID_ARGUMENT, "tle_rt_module_load_data: data or out is NULL");
   *out = nullptr;
   return guarded([&] {
     Device &d = deviceFor(device);
-    if (detail::isBinaryImage(data, size))
-      *out = new tle_rt_module_st{Module::fromImage(d, data, size)};
+    auto [kind, bytes] = imageOf(data, size);
+    if (kind == ImageKind::Binary)
+      *out = new tle_rt_module_st{Module::fromImage(d, data, bytes)};
     else
-      *out = new tle_rt_module_st{Module::fromPtx(d, static_cast<const char *>(data))};
+      *out = new tle_rt_module_st{Module::fromPtx(d, std::string_view(static_cast<const char *>(data), bytes))};
   });
 }
 
@@ -168,12 +180,6 @@ tle_rt_status tle_rt_launch(tle_rt_kernel kernel, unsigned grid_x, unsigned grid
 namespace {
 ModuleCache &cacheOf(tle_rt_module_cache cache) { return cache ? cache->cache : ModuleCache::global(); }
 
-// The kind and byte range of a C image argument (PTX: NUL-terminated, size ignored).
-std::pair<ImageKind, size_t> imageOf(const void *data, size_t size) {
-  if (detail::isBinaryImage(data, size))
-    return {ImageKind::Binary, size};
-  return {ImageKind::Ptx, std::strlen(static_cast<const char *>(data))};
-}
 } // namespace
 
 tle_rt_status tle_rt_module_cache_create(size_t capacity, tle_rt_module_cache *out) {

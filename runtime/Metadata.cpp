@@ -147,9 +147,37 @@ const KernelInfo *ModuleInfo::find(std::string_view name) const {
 
 // ---------------------------------------------------------------------------------------------
 // parseModuleMetadata
+
 // ---------------------------------------------------------------------------------------------
 
 namespace {
+
+/// Limits on a metadata document: tlec writes a few kilobytes, nested 4 levels deep.
+constexpr size_t kMaxMetadataBytes = size_t(16) << 20;
+constexpr size_t kMaxMetadataDepth = 64;
+
+/// The deepest nesting of arrays and objects in JSON text `text` (brackets inside strings do not
+/// count), without parsing it.
+size_t nestingDepth(std::string_view text) {
+  size_t depth = 0, deepest = 0;
+  bool inString = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (inString) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
 
 [[noreturn]] void bad(const std::string &where, const std::string &what) {
   throw MetadataError("invalid __tle_metadata: " + (where.empty() ? "" : where + ": ") + what);
@@ -356,6 +384,12 @@ KernelInfo parseKernel(const json &k, const std::string &where, const std::strin
 } // namespace
 
 ModuleInfo parseModuleMetadata(std::string_view text) {
+  // Bounded before parsing: the JSON parser (and the dumps of constexprs and error messages) recurse
+  // once per level, so a crafted document nested 100,000 deep would overflow the stack.
+  if (text.size() > kMaxMetadataBytes)
+    bad("", fmt::format("the document is {} bytes, more than the limit of {}", text.size(), kMaxMetadataBytes));
+  if (size_t depth = nestingDepth(text); depth > kMaxMetadataDepth)
+    bad("", fmt::format("the document nests {} levels deep, more than the limit of {}", depth, kMaxMetadataDepth));
   json doc;
   try {
     doc = json::parse(text.begin(), text.end());

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -487,6 +488,20 @@ bool detail::isBinaryImage(const void *data, size_t size) {
 }
 
 std::string detail::readModuleFile(const std::string &path) {
+  // A regular file of bounded size only: a directory gave an error without the path, and a device
+  // such as /dev/zero was read without end.
+  std::error_code ec;
+  auto status = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::is_directory(status))
+    throw Error(fmt::format("libtle_rt: module file '{}' is a directory", path));
+  if (!ec && !std::filesystem::is_regular_file(status))
+    throw Error(fmt::format("libtle_rt: module file '{}' is not a regular file", path));
+  if (!ec) {
+    auto size = std::filesystem::file_size(path, ec);
+    if (!ec && size > kMaxModuleFileBytes)
+      throw Error(fmt::format("libtle_rt: module file '{}' is {} bytes, more than the limit of {}", path, size,
+                              kMaxModuleFileBytes));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw Error(fmt::format("libtle_rt: cannot open module file '{}': {}", path, std::strerror(errno)));

@@ -282,6 +282,32 @@ TEST_CASE("mock: module and metadata failures are named", "[mock]") {
   CHECK_THROWS_WITH(plain.kernel("scale_kernel", huge), Contains("needs 300000 bytes of dynamic"));
 }
 
+TEST_CASE("mock: hostile metadata and module files are refused with an error", "[mock]") {
+  Device dev(0);
+  // Nested 100,000 levels in the constexprs: before the limit, the parser overflowed the stack.
+  std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  std::string json = R"({"format": "tle-module", "version": 1, "target": "sm_90a", "kernels": [
+    {"name": "scale_kernel", "num_warps": 4, "params": [], "constexprs": {"X": )" + deep + "}}]}";
+  CHECK_THROWS_WITH(Module::fromPtx(dev, modulePtx(json), "deep.ptx"),
+                    Contains("deep.ptx: invalid __tle_metadata: the document nests 100004 levels deep, more "
+                             "than the limit of 64"));
+  // Brackets inside strings do not count.
+  std::string quoted = R"({"format": "tle-module", "version": 1, "target": "sm_90a", "kernels": [
+    {"name": "scale_kernel", "num_warps": 4, "params": [], "constexprs": {"S": ")" + std::string(1000, '[') + "\"}}]}";
+  CHECK(Module::fromPtx(dev, modulePtx(quoted), "quoted.ptx").info().kernels.at(0).constexprs.size() == 1);
+  // A device that never ends, and a directory, are named instead of read.
+  CHECK_THROWS_WITH(Module::fromFile(dev, "/dev/zero"),
+                    Contains("libtle_rt: module file '/dev/zero' is not a regular file"));
+  CHECK_THROWS_WITH(Module::fromFile(dev, "/tmp"), Contains("libtle_rt: module file '/tmp' is a directory"));
+  // In-memory PTX with a size is read no further than that size (strlen ran past it).
+  std::string ptx = modulePtx(metadata());
+  std::string padded = ptx + "\nbogus;\n";
+  tle_rt_module m = nullptr;
+  REQUIRE(tle_rt_module_load_data(0, padded.data(), ptx.size(), &m) == TLE_RT_SUCCESS);
+  tle_rt_module_unload(m);
+  CHECK(tle_rt_module_load_data(0, padded.data(), 0, &m) == TLE_RT_ERROR_DRIVER); // NUL-terminated: all of it
+}
+
 TEST_CASE("mock: files and images", "[mock]") {
   Device dev(0);
   CHECK_THROWS_WITH(Module::fromFile(dev, "/nonexistent/softmax.cubin"),

@@ -373,6 +373,11 @@ TEST_CASE("module cache: the C ABI", "[mock][cache][capi]") {
 
   tle_rt_module bad = nullptr;
   CHECK(tle_rt_module_cache_get(cache, 0, ".entry k() { bogus; }", 0, &bad) == TLE_RT_ERROR_DRIVER);
+  // PTX with a size is read no further than that size (strlen ran past it into the bad text).
+  std::string padded = ptx + "\nbogus;\n";
+  tle_rt_module sized = nullptr;
+  REQUIRE(tle_rt_module_cache_get(cache, 0, padded.data(), ptx.size(), &sized) == TLE_RT_SUCCESS);
+  tle_rt_module_unload(sized);
   CHECK(bad == nullptr);
   CHECK_THAT(std::string(tle_rt_last_error()), Contains("cuModuleLoadDataEx failed: CUDA_ERROR_INVALID_PTX"));
   CHECK(tle_rt_module_cache_get(cache, 0, nullptr, 0, &bad) == TLE_RT_ERROR_INVALID_ARGUMENT);

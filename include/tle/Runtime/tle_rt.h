@@ -48,8 +48,9 @@ TLE_RT_C_API tle_rt_status tle_rt_device_context(int device, void **context);
 /** Loads a cubin, fatbin or PTX file on device `device` (its primary context). */
 TLE_RT_C_API tle_rt_status tle_rt_module_load_file(int device, const char *path, tle_rt_module *out);
 
-/** Loads an in-memory cubin/fatbin image of `size` bytes, or NUL-terminated PTX text (size ignored
- * when it does not start with the ELF or fatbin magic). */
+/** Loads an in-memory cubin/fatbin image of `size` bytes, or PTX text when it does not start with
+ * the ELF or fatbin magic: NUL-terminated when `size` is 0, else read up to its NUL but no further
+ * than `size` bytes. */
 TLE_RT_C_API tle_rt_status tle_rt_module_load_data(int device, const void *data, size_t size,
                                                    tle_rt_module *out);
 
@@ -117,8 +118,8 @@ TLE_RT_C_API void tle_rt_module_cache_destroy(tle_rt_module_cache cache);
 
 /**
  * The module for image `data` on device `device`, loaded on the first request and shared after:
- * a cubin/fatbin image of `size` bytes, or NUL-terminated PTX text (size ignored, as in
- * tle_rt_module_load_data). `cache` NULL means the process-wide cache. Concurrent calls for the
+ * a cubin/fatbin image of `size` bytes, or PTX text: NUL-terminated when `size` is 0, else read
+ * up to its NUL but no further than `size` bytes. `cache` NULL means the process-wide cache. Concurrent calls for the
  * same image load it once. A failed load is not cached. Release *out with tle_rt_module_unload
  * (the cached module itself stays loaded while the cache holds it).
  */
