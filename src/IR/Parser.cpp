@@ -4,6 +4,7 @@
 #include "TextLexer.h"
 
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <optional>
 #include <cstdlib>
@@ -64,15 +65,23 @@ public:
           continue;
         }
         std::string val = tok_.text;
+        SourceLoc at = tok_.loc;
         bump();
+        // A count of the function (the verifier checks its range): a decimal int.
+        auto count = [&]() {
+          int64_t v = integer(val, at);
+          if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
+            diags_.fatal(at, key + " = " + val + " is out of range");
+          return static_cast<int>(v);
+        };
         if (key == "num_warps")
-          f->numWarps = std::atoi(val.c_str());
+          f->numWarps = count();
         else if (key == "num_stages")
-          f->numStages = std::atoi(val.c_str());
+          f->numStages = count();
         else if (key == "shared_bytes")
-          f->sharedBytes = std::atoll(val.c_str());
+          f->sharedBytes = integer(val, at);
         else if (key == "max_registers" || key == "producer_warps")
-          (key == "max_registers" ? f->maxRegisters : f->producerWarps) = std::atoi(val.c_str());
+          (key == "max_registers" ? f->maxRegisters : f->producerWarps) = count();
         else if (key == "cluster") { // XxYxZ
           int x = 0, y = 0, z = 0;
           char tail = 0;
@@ -143,8 +152,28 @@ private:
   int64_t number() {
     if (tok_.kind != Tok::Number)
       fail("expected a number, found '" + tok_.text + "'");
-    int64_t v = std::strtoll(tok_.text.c_str(), nullptr, 10);
+    int64_t v = integer(tok_.text, tok_.loc);
     bump();
+    return v;
+  }
+  /// The whole of `text` as a decimal int64 (no hex, fraction or trailing letters); a located
+  /// error at `at` otherwise.
+  int64_t integer(const std::string &text, SourceLoc at) {
+    errno = 0;
+    char *end = nullptr;
+    long long v = std::strtoll(text.c_str(), &end, 10);
+    if (text.empty() || *end || errno == ERANGE)
+      diags_.fatal(at, "expected a decimal integer that fits in 64 bits, found '" + text + "'");
+    return v;
+  }
+  /// The whole of `text` as a float (decimal, with an exponent, or inf, -inf, nan).
+  double real(const std::string &text, SourceLoc at) {
+    if (text == "inf" || text == "-inf" || text == "nan")
+      return text == "inf" ? 1.0 / 0.0 : text == "-inf" ? -1.0 / 0.0 : 0.0 / 0.0;
+    char *end = nullptr;
+    double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end || text.find_first_of("xXpP") != std::string::npos)
+      diags_.fatal(at, "expected a decimal floating-point number, found '" + text + "'");
     return v;
   }
   /// `[n, n, ...]`: a list attribute (Permute's order, a descriptor load's block shape).
@@ -291,13 +320,14 @@ private:
     case OpKind::While: return whileOp(*op, results);
     case OpKind::Constant: {
       std::string v = tok_.text;
+      SourceLoc at = tok_.loc;
       bump();
       expect(":");
       Type t = type();
       if (isFloat(t.dtype()))
-        op->setFloatValue(v == "inf" ? 1.0 / 0.0 : v == "-inf" ? -1.0 / 0.0 : v == "nan" ? 0.0 / 0.0 : std::strtod(v.c_str(), nullptr));
+        op->setFloatValue(real(v, at));
       else
-        op->setIntValue(std::strtoll(v.c_str(), nullptr, 10));
+        op->setIntValue(integer(v, at));
       finish(*op, results, {t});
       return;
     }
@@ -418,13 +448,16 @@ private:
       finish(*op, results, {});
       return;
     }
-    case OpKind::Wgmma: { // wgmma [trans_a] [trans_b]
-      bool ta = tok_.kind == Tok::Ident && tok_.text == "trans_a";
-      if (ta)
+    case OpKind::Wgmma: { // wgmma [trans_a] [trans_b], in either order
+      bool ta = false, tb = false;
+      while (tok_.kind == Tok::Ident) {
+        bool &flag = tok_.text == "trans_a" ? ta : tok_.text == "trans_b" ? tb
+                                                      : (fail("unknown wgmma attribute '" + tok_.text + "' (trans_a, trans_b)"), ta);
+        if (flag)
+          fail("'wgmma' has '" + tok_.text + "' twice");
+        flag = true;
         bump();
-      bool tb = tok_.kind == Tok::Ident && tok_.text == "trans_b";
-      if (tb)
-        bump();
+      }
       op->setWgmmaTrans(ta, tb);
       break;
     }
@@ -462,25 +495,23 @@ private:
       expectIdent("shape");
       expect("=");
       op->setAllocShape(intList());
-      if (tok_.kind == Tok::Ident && tok_.text == "swizzle") { // the NVMMA shared layout
+      // swizzle= (the NVMMA shared layout; 0, row-major, is written by leaving it out), then
+      // offset= (placed by allocate-shared; -1, not placed, is never written out).
+      for (const char *key : {"swizzle", "offset"}) {
+        if (tok_.kind != Tok::Ident || tok_.text != key)
+          continue;
         bump();
         expect("=");
         SourceLoc at = tok_.loc;
-        int64_t sw = number();
-        if (sw != 32 && sw != 64 && sw != 128) // 0, row-major, is written by leaving it out
-          diags_.fatal(at, "swizzle=" + std::to_string(sw) + " is not one of 32, 64, 128");
-        op->setAllocSwizzle(static_cast<int>(sw));
+        int64_t v = number();
+        if (key[0] == 's' && v != 32 && v != 64 && v != 128)
+          diags_.fatal(at, "swizzle=" + std::to_string(v) + " is not one of 32, 64, 128");
+        if (key[0] == 'o' && v < 0)
+          diags_.fatal(at, "offset=" + std::to_string(v) + " is negative");
+        key[0] == 's' ? op->setAllocSwizzle(static_cast<int>(v)) : void(op->sharedOffset = v);
       }
-      if (tok_.kind == Tok::Ident && tok_.text == "offset") { // placed by allocate-shared
-        bump();
-        expect("=");
-        SourceLoc at = tok_.loc;
-        op->sharedOffset = number();
-        if (op->sharedOffset < 0) // -1 is "not placed" (Op::sharedOffset): never written out
-          diags_.fatal(at, "offset=" + std::to_string(op->sharedOffset) + " is negative");
-        if (tok_.kind == Tok::Ident && tok_.text == "offset")
-          fail("'local_alloc' has 'offset=' twice");
-      }
+      if (tok_.kind == Tok::Ident && (tok_.text == "swizzle" || tok_.text == "offset"))
+        fail("'local_alloc' has '" + tok_.text + "=' twice, or after offset=");
       break;
     case OpKind::GridDepControl: {
       std::string w = expectIdentAny();

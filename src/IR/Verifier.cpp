@@ -355,7 +355,8 @@ struct Verifier {
     for (size_t i = first; i < op.operands.size(); ++i)
       if (op.operands[i]->type != Type::scalar(DType::I32))
         return fail(op, "coordinates must be i32 scalars, got " + op.operands[i]->type.str());
-    return true;
+    std::string bad = verifyTmaBuffer(op, t);
+    return bad.empty() || fail(op, bad);
   }
 
   /// The mbarrier ops: operand 0 a scalar `*i64_shared`; the counts in PTX's ranges (arrival
@@ -561,6 +562,8 @@ struct Verifier {
         return fail(op, "expects (ptr, integer offset) of one shape");
       if (op.result()->type != op.operands[0]->type)
         return fail(op, "result type differs from the pointer type");
+      if (std::string bad = verifySharedPointer(op); !bad.empty())
+        return fail(op, bad);
       return true;
     case OpKind::Load: {
       const Type &p = op.operands[0]->type;

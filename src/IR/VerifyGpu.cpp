@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <set>
 
 namespace tle::ir {
@@ -40,11 +41,37 @@ const Op *bufferOf(const Value *p, const char *what, std::string &err) {
   return alloc;
 }
 
+/// The element offset of scalar shared pointer `p` from its buffer's start when every AddPtr
+/// on the way adds a constant; nullopt otherwise.
+std::optional<int64_t> constantOffset(const Value *p) {
+  int64_t off = 0;
+  for (; p && p->def && p->def->kind == OpKind::AddPtr; p = p->def->operands[0]) {
+    const Op *c = p->def->operands[1]->def;
+    if (!c || c->kind != OpKind::Constant || __builtin_add_overflow(off, c->intValue(), &off))
+      return std::nullopt;
+  }
+  return off;
+}
+
+/// `p` (operand `what`) at the first element of one matrix of `alloc`'s buffer, when its
+/// offset is a constant; "" or the problem.
+std::string atMatrix(const Value *p, const Op &alloc, const char *what) {
+  std::optional<int64_t> off = constantOffset(p);
+  std::array<int64_t, 2> m = matrixShape(alloc);
+  int64_t per = m[0] * m[1], total = numElements(alloc.allocShape());
+  if (!off || (*off >= 0 && *off % per == 0 && *off + per <= total))
+    return "";
+  return std::string("expects ") + what + " at the start of one of the buffer's " + std::to_string(total / per) +
+         " matrices (an element offset k * " + std::to_string(per) + "), got element offset " + std::to_string(*off);
+}
+
 std::string localMove(const Op &op) {
   std::string err;
   const Op *alloc = bufferOf(op.operands[0], "the buffer", err);
   if (!alloc)
     return err;
+  if (std::string e = atMatrix(op.operands[0], *alloc, "the buffer"); !e.empty())
+    return e;
   const Type &tile = op.kind == OpKind::LocalLoad ? op.result()->type : op.operands[1]->type;
   DType t = op.operands[0]->type.elem.pointee;
   std::vector<int64_t> shape = movedShape(*alloc);
@@ -65,7 +92,7 @@ std::string wgmmaMatrix(const Value *p, const char *what, int64_t rows, int64_t 
   if (alloc->allocShape().size() < 2 || m[0] != rows || m[1] != cols)
     return std::string("expects ") + what + " to be a " + shapeText({rows, cols}) + " matrix, got " +
            shapeText(alloc->allocShape().size() < 2 ? alloc->allocShape() : std::vector<int64_t>{m[0], m[1]});
-  return "";
+  return atMatrix(p, *alloc, what);
 }
 
 bool wgmmaInput(DType t) {
@@ -357,6 +384,32 @@ std::string verifyMatrixOp(const Function &f, const Op &op) {
   case OpKind::WarpSpecialize: return warpSpecialize(f, op);
   default: return "";
   }
+}
+
+std::string verifyTmaBuffer(const Op &op, const TensorMapParam &map) {
+  const Op *alloc = sharedBuffer(op.operands[0]);
+  if (!alloc)
+    return ""; // a pointer whose buffer the verifier does not follow
+  if (alloc->allocSwizzle() != map.swizzle)
+    return "tensor map " + std::to_string(op.sync.map) + " arranges its box with a " + std::to_string(map.swizzle) +
+           "-byte swizzle, its buffer with " +
+           (alloc->allocSwizzle() ? std::to_string(alloc->allocSwizzle()) + "-byte one" : std::string("none")) +
+           " (local_alloc swizzle= must match the map's)";
+  int64_t box = numElements(map.box), total = numElements(alloc->allocShape());
+  int64_t off = constantOffset(op.operands[0]).value_or(0);
+  if (off < 0 || box > total - off)
+    return "the box of " + std::to_string(box) + " elements does not fit its buffer of " + std::to_string(total) +
+           " elements from element offset " + std::to_string(off);
+  return "";
+}
+
+std::string verifySharedPointer(const Op &addptr) {
+  const Op *alloc = addptr.result()->type.isScalar() ? sharedBuffer(addptr.result()) : nullptr;
+  std::optional<int64_t> off = alloc ? constantOffset(addptr.result()) : std::nullopt;
+  int64_t total = alloc ? numElements(alloc->allocShape()) : 0;
+  if (!off || (*off >= 0 && *off <= total))
+    return "";
+  return "element offset " + std::to_string(*off) + " is outside its buffer of " + std::to_string(total) + " elements";
 }
 
 std::string verifySwizzledAlloc(const Op &alloc) {

@@ -24,6 +24,13 @@ std::string clusterPhases(const Block &b, bool &arrived, SourceLoc &where);
 /// The operand, shape and dtype rules of a LocalLoad, LocalStore, Wgmma, WgmmaWait or
 /// WarpSpecialize `op` of `f` (IR.h states them); "" when it follows them, else the problem.
 std::string verifyMatrixOp(const Function &f, const Op &op);
+/// TmaLoad / TmaStore `op` with tensor map `map`, when its buffer's alloc is known
+/// (ir::sharedBuffer): the buffer's swizzle is the map's, and the box fits the buffer from the
+/// pointer's constant element offset (0 when it is not constant). "" or the problem.
+std::string verifyTmaBuffer(const Op &op, const TensorMapParam &map);
+/// A scalar AddPtr into a local_alloc buffer by constant offsets stays within the buffer (up to
+/// one past its end). "" or the problem.
+std::string verifySharedPointer(const Op &addptr);
 /// The layout rules of a LocalAlloc's swizzle (32, 64 or 128 bytes; matrices of whole column
 /// blocks and 8-row groups); "" without a swizzle or when they hold.
 std::string verifySwizzledAlloc(const Op &alloc);
