@@ -193,7 +193,7 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       fn = ir::parseFunction(file, diags);
       SourceLoc where;
       if (std::string v = ir::verify(*fn, where); !v.empty())
-        diags.fatal(where.valid() ? where : SourceLoc{file, 0, 0}, "invalid tile IR: " + v);
+        diags.fatal(where.valid() ? where : fn->loc, "invalid tile IR: " + v);
       launch = collectLaunchFacts(o, nullptr, *fn, sm, diags);
     } else {
       ast::ASTContext actx;

@@ -25,6 +25,7 @@ public:
 
   std::unique_ptr<Function> function() {
     auto f = std::make_unique<Function>();
+    f->loc = tok_.loc; // problems of the function as a whole are reported here
     expectIdent("func");
     if (tok_.kind != Tok::Ident || tok_.text[0] != '@')
       fail("expected '@name' after 'func'");
