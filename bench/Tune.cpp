@@ -495,6 +495,8 @@ int runTune(int argc, char **argv) {
             e.path = fmt::format("{}/{}.c{}.{}.{}", work, kspec.name, i, dm.arch, ext);
             e.log = fmt::format("{}/{}.c{}.log", work, kspec.name, i);
             std::vector<std::string> av = {tlec, srcPath, "-s", kspec.signature};
+          for (const std::string &a : includeArgs(kspec, suite.root))
+            av.push_back(a);
             if (!kspec.entry.empty()) {
               av.push_back("-n");
               av.push_back(kspec.entry);
@@ -838,6 +840,8 @@ int runTune(int argc, char **argv) {
           Candidate cd = Candidate::fromJson(s["config"]);
           std::string out = o.dispatchDir + "/" + s["module"].get<std::string>();
           std::vector<std::string> av = {tlec, srcPath, "-s", kspec.signature};
+          for (const std::string &a : includeArgs(kspec, suite.root))
+            av.push_back(a);
           if (!kspec.entry.empty())
             av.insert(av.end(), {"-n", kspec.entry});
           for (const auto &[n, v] : kspec.defines)

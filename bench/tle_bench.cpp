@@ -379,6 +379,8 @@ void runCpuCase(const BenchOptions &o, const Suite &suite, const CaseSpec &c, co
       argv.push_back("-D");
       argv.push_back(dn + "=" + dv);
     }
+    for (const std::string &a : includeArgs(ks, suite.root))
+      argv.push_back(a);
     std::vector<std::pair<int, std::string>> saved;
     for (size_t i = 0; i < rl.args.size(); ++i) {
       const std::string &pname = rl.kernel->info.params[i].name;

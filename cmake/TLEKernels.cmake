@@ -6,6 +6,9 @@
 #                               CUDA toolkit and is JIT-compiled by the driver at first launch)
 #     [C_API]                   also C launchers <name>_c.h (the project must enable C)
 #     [OUTPUT_DIR dir]          generated files (default: <current binary dir>/<target>_tle)
+#     [INCLUDE_DIRS dir...]     tlec -I: directories searched for the modules kernels import (after
+#                               each source's own package root); the files a kernel imported are
+#                               dependencies of its module (tlec --depfile)
 #     [SOURCES file.tle...]     each compiled as the `# Compile: tlec ...` line of its header says
 #                               (-n, -s "...", -w, -ns, -g "...", -D); header <file stem>.h
 #     [KERNEL file.tle          one specialisation, repeatable:
@@ -101,6 +104,7 @@ function(tle_add_kernels target)
   set(_key "")       # the keyword whose values follow
   set(_top_archs "")
   set(_top_archs_given OFF)
+  set(_include_dirs "")
   foreach(_arg IN LISTS ARGN)
     if(_arg STREQUAL "KERNEL")
       set(_entry ${_n})
@@ -118,7 +122,7 @@ function(tle_add_kernels target)
       set(_c_api ON)
       set(_key "")
       continue()
-    elseif(_arg MATCHES "^(FORMAT|OUTPUT_DIR)$")
+    elseif(_arg MATCHES "^(FORMAT|OUTPUT_DIR|INCLUDE_DIRS)$")
       set(_entry -1)
       set(_key ${_arg})
       continue()
@@ -145,6 +149,9 @@ function(tle_add_kernels target)
       set(_format "${_arg}")
     elseif(_key STREQUAL "OUTPUT_DIR")
       set(_outdir "${_arg}")
+    elseif(_key STREQUAL "INCLUDE_DIRS")
+      get_filename_component(_dir "${_arg}" ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+      list(APPEND _include_dirs "${_dir}")
     elseif(_key STREQUAL "ARCHS" AND _entry EQUAL -1)
       list(APPEND _top_archs "${_arg}")
     elseif(_key MATCHES "^(ARCHS|DEFINES)$")
@@ -170,6 +177,25 @@ function(tle_add_kernels target)
     if(NOT "C" IN_LIST _languages)
       message(FATAL_ERROR "tle_add_kernels(${target}): C_API needs the C language: project(... LANGUAGES C CXX)")
     endif()
+  endif()
+
+  # Imported modules: -I for each include directory, and the files a compilation read as the
+  # dependencies of its module, from tlec's depfile where the generator reads depfiles (else every
+  # module under the include directories).
+  set(_include_args "")
+  foreach(_dir IN LISTS _include_dirs)
+    list(APPEND _include_args -I ${_dir})
+  endforeach()
+  set(_use_depfile OFF)
+  if(CMAKE_GENERATOR MATCHES "Ninja" OR (CMAKE_GENERATOR MATCHES "Makefiles" AND CMAKE_VERSION VERSION_GREATER_EQUAL 3.20))
+    set(_use_depfile ON)
+  endif()
+  set(_module_deps "")
+  if(NOT _use_depfile)
+    foreach(_dir IN LISTS _include_dirs)
+      file(GLOB_RECURSE _found CONFIGURE_DEPENDS ${_dir}/*.py ${_dir}/*.tle)
+      list(APPEND _module_deps ${_found})
+    endforeach()
   endif()
 
   # One tlec command per entry and target; entries are grouped by header into launchers.
@@ -219,11 +245,20 @@ function(tle_add_kernels target)
     endif()
     foreach(_arch IN LISTS _entry_archs)
       set(_module ${_outdir}/modules/${_header}.${_i}.${_arch}.${_format})
+      set(_depfile_args "")
+      if(_use_depfile)
+        set(_depfile_args --depfile ${_module}.d)
+        set(_depfile DEPFILE ${_module}.d)
+      else()
+        set(_depfile "")
+      endif()
       add_custom_command(
         OUTPUT ${_module}
         COMMAND ${CMAKE_COMMAND} -E make_directory ${_outdir}/modules
-        COMMAND $<TARGET_FILE:${_tlec}> ${_file} ${_args} --arch ${_arch} -o ${_module}
-        DEPENDS ${_file} ${_tlec_dep}
+        COMMAND $<TARGET_FILE:${_tlec}> ${_file} ${_include_args} ${_args} --arch ${_arch} -o ${_module}
+                ${_depfile_args}
+        DEPENDS ${_file} ${_tlec_dep} ${_module_deps}
+        ${_depfile}
         COMMENT "tlec ${_stem} (${_header} #${_i}) for ${_arch}"
         VERBATIM)
       list(APPEND _h_${_header}_modules ${_module})

@@ -112,7 +112,7 @@ std::pair<std::string, std::vector<std::string>> parseCall(const std::string &s,
 
 KernelSpec parseKernel(const std::string &name, const ojson &k, const std::string &root) {
   std::string where = "kernel '" + name + "'";
-  checkKeys(k, {"source", "entry", "signature", "num_warps", "defines", "archs"}, where);
+  checkKeys(k, {"source", "entry", "signature", "num_warps", "defines", "archs", "include_dirs"}, where);
   KernelSpec ks;
   ks.name = name;
   ks.source = getString(k, "source", where, true);
@@ -124,6 +124,16 @@ KernelSpec parseKernel(const std::string &name, const ojson &k, const std::strin
       throw BenchError(where + ": \"defines\" must be an object NAME: VALUE");
     for (const auto &[dn, dv] : k.at("defines").items())
       ks.defines.emplace_back(dn, dv.is_string() ? dv.get<std::string>() : dv.dump());
+  }
+  if (k.contains("include_dirs")) {
+    const ojson &dirs = k.at("include_dirs");
+    if (!dirs.is_array())
+      throw BenchError(where + ": \"include_dirs\" must be an array of directories");
+    for (const ojson &d : dirs) {
+      if (!d.is_string())
+        throw BenchError(where + ": \"include_dirs\" must be an array of directories");
+      ks.includeDirs.push_back(d.get<std::string>());
+    }
   }
   completeFromHeader(ks, root + "/" + ks.source, k.contains("num_warps"));
   if (ks.numWarps < 1 || ks.numWarps > 32 || (ks.numWarps & (ks.numWarps - 1)))
@@ -413,6 +423,15 @@ ResolvedCase resolveCase(const CaseSpec &c, const Env &builtins,
   rc.bytes = c.bytes.empty() ? ioBytes : evalExpr(c.bytes, rc.env).asDouble();
   rc.flops = c.flops.empty() ? 0 : evalExpr(c.flops, rc.env).asDouble();
   return rc;
+}
+
+std::vector<std::string> includeArgs(const KernelSpec &ks, const std::string &root) {
+  std::vector<std::string> args;
+  for (const std::string &d : ks.includeDirs) {
+    args.push_back("-I");
+    args.push_back(root + "/" + d);
+  }
+  return args;
 }
 
 } // namespace tle::bench

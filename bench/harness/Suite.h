@@ -24,7 +24,13 @@ struct KernelSpec {
   std::string signature; ///< Triton AOT signature, e.g. "*fp32:16, i32, 1024"
   int numWarps = 4;
   std::vector<std::pair<std::string, std::string>> defines; ///< -D NAME=VALUE
+  /// "include_dirs": repository-relative directories searched for the modules the source imports
+  /// (tlec / tle-run -I), after the source's own package root.
+  std::vector<std::string> includeDirs;
 };
+
+/// The `-I DIR` arguments of `ks`'s include directories, each under the repository root `root`.
+std::vector<std::string> includeArgs(const KernelSpec &ks, const std::string &root);
 
 /// A buffer of a case. Role "input" is generated before the run; "output" is written by the
 /// kernels and checked; "scratch" is zeroed and neither checked nor counted in the bytes moved.

@@ -40,7 +40,8 @@ const char *kGoodSuite = R"JSON({
   "comment": "test",
   "suite": "t", "reps": 5, "warmup": 1,
   "kernels": {"add": {"source": "k.tle"},
-              "add8": {"source": "k.tle", "entry": "add_kernel", "signature": "*fp32:16, *fp32:16, *fp32:16, i32, 1024", "num_warps": 8}},
+              "add8": {"source": "k.tle", "entry": "add_kernel", "signature": "*fp32:16, *fp32:16, *fp32:16, i32, 1024",
+                       "include_dirs": ["lib", "third_party/kern"], "num_warps": 8}},
   "cases": [{"name": "va", "family": "vector_add", "vars": {"N": 1000, "H": "N // 2"},
              "buffers": {"x": {"dtype": "fp32", "shape": ["N"]},
                          "y": {"dtype": "fp32", "shape": ["N"], "init": "uniform(-1, 1)"},
@@ -96,6 +97,9 @@ TEST_CASE("suites load, take header fields and resolve", "[suite]") {
   CHECK(k.numWarps == 2);
   CHECK(s.kernel("add8").numWarps == 8);
   CHECK(s.kernel("add8").signature.find("1024") != std::string::npos);
+  CHECK(k.includeDirs.empty());
+  CHECK(includeArgs(s.kernel("add8"), "/repo") ==
+        std::vector<std::string>{"-I", "/repo/lib", "-I", "/repo/third_party/kern"});
   REQUIRE(s.cases.size() == 1);
   CHECK(s.cases[0].reps == 5);
 
@@ -130,6 +134,8 @@ TEST_CASE("suite errors name the case and the key", "[suite]") {
                     Catch::Contains("needs a buffer named 'y'"));
   CHECK_THROWS_WITH(loadSuite(writeSuite("b5", replaced("\"reps\": 5", "\"repz\": 5"))),
                     Catch::Contains("unknown key 'repz'"));
+  CHECK_THROWS_WITH(loadSuite(writeSuite("b5i", replaced("[\"lib\", \"third_party/kern\"]", "\"lib\""))),
+                    Catch::Contains("\"include_dirs\" must be an array of directories"));
   CHECK_THROWS_WITH(loadSuite(writeSuite("b6", replaced("\"fp32\", \"shape\": [\"H\"]", "\"f32\", \"shape\": [\"H\"]"))),
                     Catch::Contains("unknown dtype 'f32'"));
   CHECK_THROWS_WITH(loadSuite(writeSuite("b7", replaced("uniform(-1, 1)", "gauss(1)"))),

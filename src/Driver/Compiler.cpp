@@ -1,6 +1,7 @@
 // The compilation pipeline: parse, specialise, verify, assign layouts, emit LLVM IR, PTX, cubin.
 #include "tle/Driver/Compiler.h"
 #include "tle/Driver/LaunchFacts.h"
+#include "tle/Driver/ModuleFiles.h"
 #include "tle/Frontend/Parser.h"
 #include "tle/IR/IR.h"
 #include "tle/IR/Parser.h"
@@ -163,6 +164,10 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       diags.error({}, "a cubin is binary: give an output file with -o");
       return 1;
     }
+    if (!o.depfile.empty() && (o.output.empty() || o.output == "-")) {
+      diags.error({}, "--depfile needs an output file (-o): it is the depfile's target");
+      return 1;
+    }
     if ((!o.emitHeader.empty() || !o.emitHeaderC.empty()) && o.emit != Emit::Cubin && o.emit != Emit::PTX) {
       diags.error({}, "--emit-header and --emit-header-c need a cubin or PTX output (-o FILE.cubin or FILE.ptx)");
       return 1;
@@ -183,6 +188,7 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       return writeOutput(o, s.str(), out, diags) ? 0 : 1;
     }
     PassRunner passes(o, err);
+    ModuleFiles imports(diags); // the modules the input imports (alive until specialisation ends)
     std::unique_ptr<ir::Function> fn;
     LaunchFacts launch; // -g, -ns and `:1` parameters, for the metadata and launchers
     if (o.fromTile) {
@@ -209,10 +215,14 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       so.defines = o.defines;
       so.numWarps = o.numWarps;
       so.debug = o.debug;
+      imports.attach(so, o.importPath);
       if (!passes.run("specialize", &fn, [&] { fn = sema::specialize(mod, so, diags); }))
         return 2;
-      launch = collectLaunchFacts(o, &mod, *fn, sm, diags);
+      const ast::Module *home = imports.moduleOfFile(fn->loc.file); // a kernel the input imports
+      launch = collectLaunchFacts(o, home ? home : &mod, *fn, sm, diags);
     }
+    if (!o.depfile.empty() && !writeDepfile(o.depfile, o.output, o.input, imports.paths(), diags))
+      return 1;
     if (o.numStages)
       fn->numStages = *o.numStages;
     fn->arch = o.arch;
@@ -303,6 +313,8 @@ std::unique_ptr<ir::Function> compileToTile(uint32_t file, const CompileOptions 
       so.defines = o.defines;
       so.numWarps = o.numWarps;
       so.debug = o.debug;
+      ModuleFiles imports(diags);
+      imports.attach(so, o.importPath);
       fn = sema::specialize(mod, so, diags);
     }
     if (!fn || diags.numErrors())

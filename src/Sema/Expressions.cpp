@@ -868,8 +868,11 @@ SVal Specializer::call(const ast::CallExpr *e, Env &env) {
     return callMethod(callee, args);
   case SVal::Kind::JitFn:
     return callJit(callee.fn, args);
-  case SVal::Kind::Module:
-    fail(e->callee->loc(), "'" + callee.s + "' is not available in a kernel");
+  case SVal::Kind::Module: {
+    std::vector<Note> notes;
+    std::string why = missingModule(callee.s, notes); // an import not found on the search path
+    fail(e->callee->loc(), "'" + callee.s + "' is not available in a kernel" + why, notes);
+  }
   default:
     fail(e->callee->loc(), callee.describe() + " is not callable");
   }
@@ -913,6 +916,12 @@ SVal Specializer::callJit(const ast::FunctionDef *f, CallArgs &args) {
   if (callStack.size() > kMaxCallDepth) // the kernel, then the helpers being executed
     fail(args.loc, "@jit helper calls nest more than " + std::to_string(kMaxCallDepth) +
                        " deep (each call is inlined; the limit bounds the compiler's own recursion)");
+  // A helper of another module reads that module's names (its defaults included).
+  struct Home {
+    Specializer &s;
+    SavedGlobals saved;
+    ~Home() { s.leaveHomeModule(saved); }
+  } home{*this, enterHomeModule(f)};
   Env local;
   std::vector<bool> bound(f->params.size(), false);
   if (args.pos.size() > f->params.size())

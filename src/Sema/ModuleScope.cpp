@@ -63,7 +63,7 @@ bool moduleValue(const SVal &v) {
 /// The state module-level statements change, saved to run an alternative branch.
 struct ScopeState {
   Env globals;
-  std::map<std::string, std::string> unresolved;
+  std::map<std::string, Specializer::Unresolved> unresolved;
   std::map<std::string, const ast::FunctionDef *> jitFns;
 };
 
@@ -73,6 +73,8 @@ std::unique_ptr<Specializer> Specializer::moduleProbe(DiagnosticEngine &quiet) c
   auto probe = std::make_unique<Specializer>(mod, opts, quiet);
   probe->globals = globals;
   probe->unresolvedGlobals_ = unresolvedGlobals_;
+  probe->modules_ = modules_;
+  probe->self_ = self_;
   // Module-level code that builds values (`X = tl.arange(0, 16)`) builds them into a function
   // that is thrown away: they are not compile-time values.
   probe->fn = std::make_unique<ir::Function>();
@@ -98,19 +100,32 @@ std::optional<SVal> Specializer::evalQuietly(const ast::Expr *e, std::string &wh
   return std::nullopt;
 }
 
+std::optional<SVal> Specializer::quietAttribute(const SVal &base, const std::string &attr, SourceLoc loc,
+                                                std::string &why) const {
+  DiagnosticEngine quiet(diags.sources());
+  std::ostringstream sink;
+  quiet.setStream(sink);
+  try {
+    return moduleProbe(quiet)->attribute(base, attr, loc);
+  } catch (CompileAborted &) {
+    why = firstError(sink.str());
+  }
+  return std::nullopt;
+}
+
 bool Specializer::knownGlobal(const std::string &name) const {
   auto it = globals.find(name);
   if (it == globals.end())
     return false;
   const SVal &v = it->second;
   if (v.kind == SVal::Kind::Module)
-    return languageModule(v.s);
+    return languageModule(v.s) || userModule(v.s);
   if (v.kind == SVal::Kind::Builtin && v.s.rfind("libdevice.", 0) == 0)
     return findBuiltin(v.s) != nullptr;
   return true;
 }
 
-void Specializer::defineGlobal(const std::string &name, std::optional<SVal> v, const std::string &why,
+void Specializer::defineGlobal(const std::string &name, std::optional<SVal> v, const Unresolved &why,
                                std::set<std::string> *bound) {
   if (bound)
     bound->insert(name);
@@ -161,31 +176,11 @@ void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bo
   };
 
   if (auto *imp = dyn_cast<ast::ImportStmt>(s)) {
-    // `import a.b.c` binds `a`; `import a.b.c as d` binds `d` to a.b.c.
-    for (auto &a : imp->names) {
-      std::string head = a.name.substr(0, a.name.find('.'));
-      defineGlobal(a.asname.empty() ? head : a.asname, SVal::module(a.asname.empty() ? head : a.name), "", bound);
-    }
+    importNames(imp, bound); // Imports.cpp
     return;
   }
   if (auto *imp = dyn_cast<ast::ImportFromStmt>(s)) {
-    // `from triton.language import float32` binds the attribute; `from triton import language
-    // as tl` the submodule. A name TLE does not have is an error only where a kernel reads it.
-    for (auto &a : imp->names) {
-      if (a.name == "*")
-        continue;
-      std::string name = a.asname.empty() ? a.name : a.asname;
-      DiagnosticEngine quiet(diags.sources());
-      std::ostringstream sink;
-      quiet.setStream(sink);
-      try {
-        std::unique_ptr<Specializer> probe = moduleProbe(quiet);
-        defineGlobal(name, probe->attribute(SVal::module(std::string(size_t(imp->level), '.') + imp->module), a.name, a.loc),
-                     "", bound);
-      } catch (CompileAborted &) {
-        defineGlobal(name, std::nullopt, "was imported from " + imp->module + ": " + firstError(sink.str()), bound);
-      }
-    }
+    importFrom(imp, bound);
     return;
   }
   if (auto *fd = dyn_cast<ast::FunctionDef>(s)) {

@@ -109,13 +109,15 @@ SVal Specializer::lookup(const std::string &name, SourceLoc loc, Env &env) {
   if (auto it = onlyOneBranch_.find(name); it != onlyOneBranch_.end())
     fail(loc, "'" + name + "' " + it->second);
   if (auto it = unresolvedGlobals_.find(name); it != unresolvedGlobals_.end())
-    fail(loc, "'" + name + "' " + it->second);
+    fail(loc, "'" + name + "' " + it->second.why, it->second.notes);
   fail(loc, "unknown name '" + name + "'");
 }
 
 SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc loc) {
   if (base.kind == SVal::Kind::Module) {
     const std::string &m = base.s;
+    if (UserModule *um = userModule(m)) // a module of the user's code (Imports.cpp)
+      return moduleAttribute(*um, attr, loc);
     if (m == "triton") {
       if (attr == "language")
         return SVal::module("triton.language");

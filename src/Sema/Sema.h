@@ -17,6 +17,8 @@
 namespace tle::sema {
 
 struct Builtin;
+struct ModuleTable;
+struct UserModule;
 
 /// A value during specialisation: a compile-time (constexpr) Python value, an IR value
 /// (a runtime scalar or tile), or a name of the language (module, builtin, @jit function).
@@ -123,6 +125,14 @@ public:
   struct Note {
     SourceLoc loc;
     std::string msg;
+  };
+  /// Why a module-level name has no value (the rest of the sentence "'NAME' ..."), and notes
+  /// that locate its definition: reported where a kernel reads the name.
+  struct Unresolved {
+    Unresolved(std::string w = "", std::vector<Note> n = {}) : why(std::move(w)), notes(std::move(n)) {}
+    Unresolved(const char *w) : why(w) {}
+    std::string why;
+    std::vector<Note> notes;
   };
   /// Reports the error `msg` at `loc`, then `notes`, then (inside @jit helpers) the call chain,
   /// innermost first ("in 'helper', called from here" at each call), and aborts compilation.
@@ -242,7 +252,7 @@ public:
   /// One module-level statement (see defineModuleBlock).
   void defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bound);
   /// Binds a module-level name to `v`, or records why it has no value when `v` is absent.
-  void defineGlobal(const std::string &name, std::optional<SVal> v, const std::string &why,
+  void defineGlobal(const std::string &name, std::optional<SVal> v, const Unresolved &why,
                     std::set<std::string> *bound);
   /// Whether a global's value is something the compiler gives meaning to: a compile-time value,
   /// a @jit function, a language function or dtype, a libdevice function TLE lowers, or a
@@ -255,6 +265,58 @@ public:
   /// A specializer that evaluates module-level code with the globals defined so far, reporting
   /// to `quiet`; the tile IR it builds goes into a function of its own, never compiled.
   std::unique_ptr<Specializer> moduleProbe(DiagnosticEngine &quiet) const;
+
+  // --- Imports (Imports.cpp)
+  //
+  // A module the kernel's file imports is found on the import search path (the input's package
+  // root, then SpecializeOptions::importPath), read through SpecializeOptions::loadModule and run
+  // once, by a specializer of its own, with the module-scope rules above; its namespace is kept
+  // in the module table that every specializer of one compilation shares. A module that cannot
+  // be found is an ImportError: the names the import binds are unresolved (an error only where a
+  // kernel reads them; a `try` runs its handler). A helper imported from another module runs with
+  // that module's globals.
+
+  /// Sets up the module table for the kernel's file (its module name, package and search path),
+  /// imports its packages and runs the file, then takes the file's names as the globals.
+  void runMainModule();
+  /// `import a.b [as c]` (language modules bind as before; other names are user modules).
+  void importNames(const ast::ImportStmt *s, std::set<std::string> *bound);
+  /// `from [.]a.b import c [as d]` and `from a import *`.
+  void importFrom(const ast::ImportFromStmt *s, std::set<std::string> *bound);
+  /// Imports the user module `name` (absolute, dotted) and its packages, each run once; null,
+  /// with the reason in `why`, when some part cannot be found. `at`: the import statement.
+  UserModule *importModule(const std::string &name, SourceLoc at, std::string &why);
+  /// `from m import attr as name`: the value of m's name `attr`, else its submodule; unresolved
+  /// (the reason kept) otherwise. While m runs (an import cycle) a name it lacks is an error.
+  void importOne(UserModule &m, const std::string &attr, const std::string &name, SourceLoc loc,
+                 std::set<std::string> *bound);
+  /// `from m import *`: the names of m's `__all__`, else its names that do not start with '_'.
+  void importStar(UserModule &m, std::set<std::string> *bound);
+  /// The located error for a name missing from a module that is still running (a cycle).
+  [[noreturn]] void failCircular(const UserModule &m, const std::string &attr, SourceLoc loc);
+  /// The language module `base`'s attribute `attr` without reporting errors: nullopt, with the
+  /// first error's message in `why`, when TLE does not have it.
+  std::optional<SVal> quietAttribute(const SVal &base, const std::string &attr, SourceLoc loc, std::string &why) const;
+  /// For a module value `path` that names nothing TLE has (torch.finfo): ": " and why an import
+  /// of it or of a module above it failed ("no module named 'torch' (searched: ...)"), with a
+  /// note at that import added to `notes`; "" when no such import failed.
+  std::string missingModule(const std::string &path, std::vector<Note> &notes) const;
+  /// The user module imported under `name`, or null.
+  UserModule *userModule(const std::string &name) const;
+  /// The running module's names, saved while a helper of another module runs (callJit).
+  struct SavedGlobals {
+    bool swapped = false;
+    Env globals;
+    std::map<std::string, Unresolved> unresolved;
+    UserModule *self = nullptr;
+  };
+  /// Makes the user module that defines `f` the running one (its globals) when it is another;
+  /// returns what leaveHomeModule restores.
+  SavedGlobals enterHomeModule(const ast::FunctionDef *f);
+  void leaveHomeModule(SavedGlobals &saved);
+  /// `m.attr` for a user module: a name of its namespace, else an imported submodule; a located
+  /// error otherwise (with the reason when the name is unresolved there).
+  SVal moduleAttribute(const UserModule &m, const std::string &attr, SourceLoc loc);
 
   // --- Expressions (Expressions.cpp; names and attributes in Names.cpp)
   SVal eval(const ast::Expr *e, Env &env);
@@ -393,7 +455,11 @@ public:
   std::map<std::string, std::string> onlyOneBranch_;
   /// Module-level names whose definition could not be evaluated (an import of something TLE
   /// does not have), with the reason, for the error where a kernel reads one.
-  std::map<std::string, std::string> unresolvedGlobals_;
+  std::map<std::string, Unresolved> unresolvedGlobals_;
+  /// The user modules of this compilation (shared by the specializers of its modules and
+  /// probes), and the one whose code is running (its names are `globals`).
+  std::shared_ptr<ModuleTable> modules_;
+  UserModule *self_ = nullptr;
   /// Per function being executed (kernel, then inlined helpers): where it returned a value and
   /// where it returned nothing, to reject helpers that do both.
   struct Returns {

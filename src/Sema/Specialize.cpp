@@ -133,23 +133,26 @@ Specializer::Specializer(const ast::Module &m, const SpecializeOptions &o, Diagn
     : mod(m), opts(o), diags(d) {}
 
 std::unique_ptr<ir::Function> Specializer::run() {
-  // Module scope: imports, @jit functions, module-level constants (ModuleScope.cpp).
-  globals["triton"] = SVal::module("triton");
-  globals["__name__"] = SVal::str("__tle__"); // never "__main__": host code under it is skipped
-  defineModuleBlock(mod.body, nullptr);
+  // Module scope: the file's imports (and the modules they run), @jit functions, module-level
+  // constants (Imports.cpp, ModuleScope.cpp).
+  runMainModule();
 
   // Kernel selection.
   const ast::FunctionDef *kernel = nullptr;
   if (!opts.kernel.empty()) {
     auto it = jitFns.find(opts.kernel);
-    if (it == jitFns.end()) {
+    auto imported = globals.find(opts.kernel); // a kernel the file imports from another module
+    if (it == jitFns.end() && imported != globals.end() && imported->second.kind == SVal::Kind::JitFn) {
+      kernel = imported->second.fn;
+    } else if (it == jitFns.end()) {
       std::string names;
       for (auto &[n, f] : jitFns)
         names += (names.empty() ? "" : ", ") + n;
       fail({mod.file, 0, 0}, "no @triton.jit kernel named '" + opts.kernel + "'" +
                                  (names.empty() ? " (the file defines none)" : " (kernels: " + names + ")"));
+    } else {
+      kernel = it->second;
     }
-    kernel = it->second;
   } else if (jitFns.size() == 1) {
     kernel = jitFns.begin()->second;
   } else if (jitFns.empty()) {
@@ -161,6 +164,10 @@ std::unique_ptr<ir::Function> Specializer::run() {
       names += (names.empty() ? "" : ", ") + n;
     fail({mod.file, 0, 0}, "several @jit functions (" + names + "); choose the kernel with -n/--kernel");
   }
+
+  // A kernel imported from another module runs with that module's names.
+  SavedGlobals kernelHome = enterHomeModule(kernel);
+  (void)kernelHome;
 
   // @triton.jit(debug=True) makes a debug build, like --debug.
   debug = opts.debug;

@@ -78,7 +78,7 @@ std::string_view SourceManager::lineText(uint32_t file, uint32_t line) const {
   return std::string_view(f.text).substr(start, end - start);
 }
 
-DiagnosticEngine::DiagnosticEngine(const SourceManager &sm) : sm_(sm), os_(&std::cerr) {}
+DiagnosticEngine::DiagnosticEngine(SourceManager &sm) : sm_(sm), os_(&std::cerr) {}
 
 void DiagnosticEngine::report(Severity sev, SourceLoc loc, const std::string &msg) {
   const char *kind = sev == Severity::Error ? "error" : sev == Severity::Warning ? "warning" : "note";

@@ -40,6 +40,11 @@ int main(int argc, char **argv) {
                                           "(.tokens .ast .tir .gpu.tir .ll .ptx .cubin) unless --emit is given");
   app.add_option("--emit", emit, "stage to emit: tokens, ast, tile, gpu, llvm, ptx, cubin")
       ->check(CLI::IsMember({"tokens", "ast", "tile", "gpu", "llvm", "ptx", "cubin"}));
+  app.add_option("-I", o.importPath,
+                 "directory searched for imported modules (repeatable; searched in order, after the input's "
+                 "package root: the parent of its outermost directory with an __init__.py)");
+  app.add_option("--depfile", o.depfile, "-MF: also write a Make-style depfile: the output, depending on the input and "
+                                         "every module file it imports");
   app.add_option("-n,--kernel", o.kernel, "kernel to compile (default: the file's only @jit kernel)");
   app.add_option("-s,--signature", o.signature,
                  "Triton AOT signature, one entry per parameter: '*fp32:16, *fp32:16, i32, 1024' "
@@ -81,7 +86,9 @@ int main(int argc, char **argv) {
   // Triton's two-letter single-dash options.
   std::vector<std::string> args(argv, argv + argc);
   for (std::string &a : args) {
-    for (auto [from, to] : {std::pair<const char *, const char *>{"-ns", "--num-stages"}, {"-on", "--out-name"}}) {
+    for (auto [from, to] : {std::pair<const char *, const char *>{"-ns", "--num-stages"},
+                            {"-on", "--out-name"},
+                            {"-MF", "--depfile"}}) {
       std::string f = from;
       if (a == f || a.rfind(f + "=", 0) == 0)
         a = to + a.substr(f.size());

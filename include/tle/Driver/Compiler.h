@@ -29,6 +29,12 @@ std::optional<Emit> emitForPath(const std::string &path);
 
 struct CompileOptions {
   std::string input;                  ///< the .tle / .py file
+  /// -I DIR (repeatable): directories searched for imported modules, in order, after the input's
+  /// package root (docs/language.md, "Modules and imports").
+  std::vector<std::string> importPath;
+  /// --depfile / -MF FILE: a Make-style depfile naming the output and, as its prerequisites, the
+  /// input and every module file it imported (needs an output file).
+  std::string depfile;
   std::string output;                 ///< "-" or empty: standard output (not for cubin)
   Emit emit = Emit::Cubin;
   std::string kernel;                 ///< -n

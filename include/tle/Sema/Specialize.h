@@ -6,6 +6,7 @@
 #include "tle/IR/IR.h"
 #include "tle/Support/Diagnostics.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -27,6 +28,12 @@ struct SignatureEntry {
 /// as command-line errors naming the offending entry; returns nullopt after reporting.
 std::optional<std::vector<SignatureEntry>> parseSignature(const std::string &text, DiagnosticEngine &diags);
 
+/// An imported module's file, read and parsed by SpecializeOptions::loadModule.
+struct LoadedModule {
+  const ast::Module *module = nullptr; ///< null when the file cannot be read
+  std::string error;                   ///< why not
+};
+
 /// What to specialise.
 struct SpecializeOptions {
   std::string kernel;                 ///< -n; empty: the module's only @jit kernel
@@ -37,6 +44,13 @@ struct SpecializeOptions {
   /// otherwise they are compiled out. A kernel decorated @triton.jit(debug=True) is a debug build
   /// too.
   bool debug = false;
+  /// -I: directories searched for imported modules, in order, after the kernel file's package
+  /// root (the parent of its outermost directory with an __init__.py, else its own directory).
+  std::vector<std::string> importPath;
+  /// Reads and parses an imported module's file (registering it with the diagnostics' source
+  /// manager; syntax errors are reported there and end in CompileAborted). The module stays
+  /// alive until specialisation ends. Without it, only the language's modules can be imported.
+  std::function<LoadedModule(const std::string &path)> loadModule;
 };
 
 /// Specialises a kernel of `module`. User errors are reported through `diags` (located at the

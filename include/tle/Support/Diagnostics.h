@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <iosfwd>
 #include <memory>
@@ -44,7 +45,7 @@ private:
     std::string text;
     std::vector<size_t> lineStarts;
   };
-  std::vector<File> files_;
+  std::deque<File> files_; ///< a deque: a file's text stays in place as files are added
 };
 
 enum class Severity { Note, Warning, Error };
@@ -61,7 +62,8 @@ struct CompileAborted : std::exception {
 /// Errors are counted; `fatal` reports and throws CompileAborted.
 class DiagnosticEngine {
 public:
-  explicit DiagnosticEngine(const SourceManager &sm);
+  /// `sm` may gain files while diagnostics are reported (the modules a kernel's file imports).
+  explicit DiagnosticEngine(SourceManager &sm);
   /// The most characters of a source line a diagnostic shows: a longer line is shown as an
   /// excerpt of this many bytes around the caret, "..." marking each cut end.
   static constexpr size_t kMaxExcerpt = 512;
@@ -77,9 +79,10 @@ public:
 
   unsigned numErrors() const { return numErrors_; }
   const SourceManager &sources() const { return sm_; }
+  SourceManager &sources() { return sm_; }
 
 private:
-  const SourceManager &sm_;
+  SourceManager &sm_;
   std::ostream *os_;
   unsigned numErrors_ = 0;
 };

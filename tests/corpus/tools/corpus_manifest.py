@@ -36,9 +36,14 @@ class Entry:
         return args + ["-w", str(self.warps)] + self.extra
 
 
-def corpus_files():
-    """The corpus's Triton files: tests/corpus/*.py, sorted."""
-    return sorted(os.path.join(CORPUS_DIR, f) for f in os.listdir(CORPUS_DIR) if f.endswith(".py"))
+def corpus_files(packages=False):
+    """The corpus's Triton files: tests/corpus/*.py, sorted; with `packages`, also the kernel
+    modules of its packages (tests/corpus/PACKAGE/...) that the manifest names."""
+    files = {os.path.join(CORPUS_DIR, f) for f in os.listdir(CORPUS_DIR) if f.endswith(".py")}
+    if packages:
+        entries, rejected = read()
+        files |= {os.path.join(CORPUS_DIR, e.file) for e in entries + rejected if "/" in e.file}
+    return sorted(files)
 
 
 def _fields(text):
@@ -61,7 +66,7 @@ def read(path=MANIFEST):
                 entries.append(Entry(path, lineno, _fields(line)))
     counts = {}
     for e in entries + rejected:
-        base = "%s.%s" % (os.path.splitext(e.file)[0], e.kernel)
+        base = "%s.%s" % (os.path.splitext(e.file)[0].replace("/", "."), e.kernel)
         counts[base] = counts.get(base, 0) + 1
         e.name = base if counts[base] == 1 else "%s.%d" % (base, counts[base])
     return entries, rejected

@@ -1,0 +1,43 @@
+// The files of the modules a kernel's file imports: read, parsed and kept alive for
+// specialisation (sema::SpecializeOptions::loadModule), and listed in a depfile.
+#pragma once
+
+#include "tle/AST/AST.h"
+#include "tle/Sema/Specialize.h"
+#include "tle/Support/Diagnostics.h"
+
+#include <deque>
+#include <string>
+#include <vector>
+
+namespace tle::driver {
+
+/// Loads imported modules for one compilation: registers each file with the diagnostics'
+/// source manager (so errors in it show its lines), parses it (syntax errors are reported and
+/// end in CompileAborted) and owns its AST.
+class ModuleFiles {
+public:
+  explicit ModuleFiles(DiagnosticEngine &diags) : diags_(diags) {}
+  /// Reads and parses `path`; a null module with the reason when it cannot be read.
+  sema::LoadedModule load(const std::string &path);
+  /// Gives `so` the import search path `importPath` (-I) and this loader.
+  void attach(sema::SpecializeOptions &so, const std::vector<std::string> &importPath);
+  /// The loaded module of source file `file` (a kernel imported from it), or null.
+  const ast::Module *moduleOfFile(uint32_t file) const;
+  /// The files loaded so far, in load order.
+  const std::vector<std::string> &paths() const { return paths_; }
+
+private:
+  DiagnosticEngine &diags_;
+  ast::ASTContext ctx_;
+  std::deque<ast::Module> modules_; ///< a deque: a module stays in place as others are loaded
+  std::vector<std::string> paths_;
+};
+
+/// Writes a Make-style depfile "TARGET: INPUT IMPORTED..." (spaces, '#' and '$' escaped) for
+/// build systems (CMake's DEPFILE, Ninja's deps). Reports an error and returns false when the
+/// file cannot be written.
+bool writeDepfile(const std::string &depfile, const std::string &target, const std::string &input,
+                  const std::vector<std::string> &imported, DiagnosticEngine &diags);
+
+} // namespace tle::driver

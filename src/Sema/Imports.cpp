@@ -1,0 +1,459 @@
+// Imports: the import search path, the user modules found on it (each run once, with the
+// module-scope rules of ModuleScope.cpp), relative imports and the attributes of user modules.
+#include "Imports.h"
+
+#include <llvm/Support/Casting.h>
+
+#include <cctype>
+#include <filesystem>
+#include <system_error>
+
+using llvm::dyn_cast;
+namespace fs = std::filesystem;
+
+namespace tle::sema {
+
+const Env &UserModule::names() const { return running ? running->globals : globals; }
+
+const std::map<std::string, Specializer::Unresolved> &UserModule::unresolvedNames() const {
+  return running ? running->unresolvedGlobals_ : unresolved;
+}
+
+namespace {
+
+bool isIdentifier(const std::string &s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])))
+    return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+      return false;
+  return true;
+}
+
+/// Whether `name` is a module of the language (triton..., libdevice): never searched for on disk.
+bool languageImport(const std::string &name) {
+  std::string head = name.substr(0, name.find('.'));
+  return head == "triton" || head == "libdevice";
+}
+
+bool isFile(const fs::path &p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec);
+}
+
+bool isDir(const fs::path &p) {
+  std::error_code ec;
+  return fs::is_directory(p, ec);
+}
+
+/// The `__init__.py` (or `__init__.tle`) of a package directory; empty when `dir` is none.
+fs::path packageInit(const fs::path &dir) {
+  for (const char *f : {"__init__.py", "__init__.tle"})
+    if (isFile(dir / f))
+      return dir / f;
+  return {};
+}
+
+/// Where a module lives: a package (a directory with __init__), a module file (.py, .tle), or a
+/// namespace package (a directory without __init__, taken only when no directory of the search
+/// holds one of the others, as in Python).
+struct Location {
+  enum class Kind { None, Package, Module, Namespace } kind = Kind::None;
+  fs::path file; ///< the __init__ or module file
+  fs::path dir;  ///< a package's directory
+};
+
+Location locateIn(const fs::path &dir, const std::string &name) {
+  fs::path sub = dir / name;
+  if (isDir(sub))
+    if (fs::path init = packageInit(sub); !init.empty())
+      return {Location::Kind::Package, init, sub};
+  for (const char *ext : {".py", ".tle"})
+    if (isFile(dir / (name + ext)))
+      return {Location::Kind::Module, dir / (name + ext), {}};
+  if (isDir(sub))
+    return {Location::Kind::Namespace, {}, sub};
+  return {};
+}
+
+Location locate(const std::vector<std::string> &dirs, const std::string &name) {
+  Location ns;
+  for (const std::string &d : dirs) {
+    Location l = locateIn(d, name);
+    if (l.kind == Location::Kind::Package || l.kind == Location::Kind::Module)
+      return l;
+    if (l.kind == Location::Kind::Namespace && ns.kind == Location::Kind::None)
+      ns = l;
+  }
+  return ns;
+}
+
+/// The key a file is run once under.
+std::string canonicalPath(const fs::path &p) {
+  std::error_code ec;
+  fs::path c = fs::weakly_canonical(p, ec);
+  return ec ? p.lexically_normal().string() : c.string();
+}
+
+/// `p` absolute and normalised, without a trailing separator.
+fs::path absoluteDir(const fs::path &p) {
+  std::error_code ec;
+  fs::path a = fs::absolute(p, ec).lexically_normal();
+  if (!a.has_filename() && a.has_parent_path() && a != a.root_path())
+    a = a.parent_path();
+  return a;
+}
+
+std::string join(const std::vector<std::string> &parts, const char *sep) {
+  std::string r;
+  for (const std::string &p : parts)
+    r += (r.empty() ? "" : sep) + p;
+  return r;
+}
+
+/// `name` without its last dotted component ("" for a top-level name).
+std::string parentName(const std::string &name) {
+  size_t dot = name.rfind('.');
+  return dot == std::string::npos ? "" : name.substr(0, dot);
+}
+
+/// Reads the module `name` found at `l` (through SpecializeOptions::loadModule) and registers it
+/// under its file's key; null with the reason in `why` when it cannot be read. A syntax error in
+/// it is reported with a note at the import `at`.
+UserModule *newModule(Specializer &s, const std::string &name, const Location &l, const std::string &key, SourceLoc at,
+                      std::string &why) {
+  ModuleTable &t = *s.modules_;
+  bool package = l.kind != Location::Kind::Module;
+  std::string path = l.kind == Location::Kind::Namespace ? "" : l.file.string();
+  const ast::Module *code = nullptr;
+  if (!path.empty()) {
+    if (!s.opts.loadModule) {
+      why = "cannot read module '" + name + "' (" + path + "): no module loader";
+      return nullptr;
+    }
+    LoadedModule loaded;
+    try {
+      loaded = s.opts.loadModule(path);
+    } catch (CompileAborted &) {
+      if (at.valid())
+        s.diags.note(at, "in module '" + name + "', imported here");
+      throw;
+    }
+    if (!loaded.module) {
+      why = "cannot read module '" + name + "': " + loaded.error;
+      return nullptr;
+    }
+    code = loaded.module;
+  }
+  auto owned = std::make_unique<UserModule>();
+  UserModule *m = owned.get();
+  t.owned.push_back(std::move(owned));
+  m->name = name;
+  m->package = package ? name : parentName(name);
+  m->path = path;
+  m->dir = package ? l.dir.string() : "";
+  m->ast = code;
+  t.byPath[key] = m;
+  if (code)
+    t.byFile[code->file] = m;
+  return m;
+}
+
+/// Runs module `m`'s statements with a specializer of its own (sharing `importer`'s module
+/// table) and keeps its names. While it runs, `m` is partially initialised: its names so far.
+void runModule(Specializer &importer, UserModule &m, SourceLoc at) {
+  ModuleTable &t = *importer.modules_;
+  if (!m.ast) { // a namespace package: a directory of modules, no code
+    m.state = UserModule::State::Done;
+    return;
+  }
+  Specializer s(*m.ast, importer.opts, importer.diags);
+  s.modules_ = importer.modules_;
+  s.self_ = &m;
+  s.globals["triton"] = SVal::module("triton");
+  // The kernel's file is never "__main__": host code under `if __name__ == "__main__"` is skipped.
+  s.globals["__name__"] = SVal::str(&m == t.main ? "__tle__" : m.name);
+  m.state = UserModule::State::Running;
+  m.running = &s;
+  t.stack.emplace_back(&m, at);
+  struct Leave {
+    ModuleTable &t;
+    UserModule &m;
+    ~Leave() {
+      t.stack.pop_back();
+      m.running = nullptr;
+    }
+  } leave{t, m};
+  s.defineModuleBlock(m.ast->body, nullptr);
+  m.globals = std::move(s.globals);
+  m.unresolved = std::move(s.unresolvedGlobals_);
+  m.jitFns = std::move(s.jitFns);
+  m.state = UserModule::State::Done;
+}
+
+} // namespace
+
+UserModule *Specializer::userModule(const std::string &name) const {
+  if (!modules_)
+    return nullptr;
+  auto it = modules_->byName.find(name);
+  return it == modules_->byName.end() ? nullptr : it->second;
+}
+
+void Specializer::runMainModule() {
+  modules_ = std::make_shared<ModuleTable>();
+  ModuleTable &t = *modules_;
+  fs::path file(diags.sources().path(mod.file));
+  fs::path dir = file.parent_path().empty() ? fs::path(".") : file.parent_path();
+  // The package root: the parent of the outermost directory above the file with an __init__.
+  std::vector<std::string> packages;
+  fs::path root = absoluteDir(dir);
+  while (!packageInit(root).empty() && isIdentifier(root.filename().string()) && root.has_parent_path()) {
+    packages.insert(packages.begin(), root.filename().string());
+    root = root.parent_path();
+  }
+  t.searchPath.push_back(packages.empty() ? dir.string() : root.string());
+  t.searchPath.insert(t.searchPath.end(), opts.importPath.begin(), opts.importPath.end());
+
+  auto owned = std::make_unique<UserModule>();
+  UserModule &m = *owned;
+  t.owned.push_back(std::move(owned));
+  std::string stem = file.stem().string();
+  bool isInit = stem == "__init__" && !packages.empty();
+  m.package = join(packages, ".");
+  m.name = isInit ? m.package : m.package.empty() ? stem : m.package + "." + stem;
+  m.path = canonicalPath(file);
+  m.dir = isInit ? dir.string() : "";
+  m.ast = &mod;
+  t.main = &m;
+  t.byName[m.name] = &m;
+  t.byPath[m.path] = &m;
+  t.byFile[mod.file] = &m;
+  // Its packages first, as Python imports a module of a package (their __init__ may import it).
+  std::string why;
+  importModule(m.name, {}, why);
+  if (m.state == UserModule::State::NotStarted)
+    runModule(*this, m, {});
+  globals = m.globals;
+  unresolvedGlobals_ = m.unresolved;
+  jitFns = m.jitFns;
+  self_ = &m;
+}
+
+UserModule *Specializer::importModule(const std::string &name, SourceLoc at, std::string &why) {
+  ModuleTable &t = *modules_;
+  if (auto f = t.failed.find(name); f != t.failed.end()) {
+    why = f->second.why;
+    return nullptr;
+  }
+  auto failWith = [&](std::string reason) -> UserModule * {
+    why = std::move(reason);
+    t.failed[name] = Unresolved(why, at.valid() ? std::vector<Note>{{at, "imported here"}} : std::vector<Note>{});
+    return nullptr;
+  };
+  UserModule *parent = nullptr;
+  for (size_t start = 0;;) {
+    size_t dot = name.find('.', start);
+    std::string prefix = name.substr(0, dot);
+    std::string part = name.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    UserModule *m = userModule(prefix);
+    if (!m) {
+      if (parent && parent->dir.empty())
+        return failWith("no module named '" + prefix + "' ('" + parent->name + "' is not a package)");
+      std::vector<std::string> dirs = parent ? std::vector<std::string>{parent->dir} : t.searchPath;
+      Location l = isIdentifier(part) ? locate(dirs, part) : Location{};
+      if (l.kind == Location::Kind::None)
+        return failWith("no module named '" + prefix + "' (searched: " + join(dirs, ", ") + ")");
+      std::string key = canonicalPath(l.kind == Location::Kind::Namespace ? l.dir : l.file);
+      if (auto p = t.byPath.find(key); p != t.byPath.end()) {
+        m = p->second; // the same file under another name: it runs once
+      } else {
+        m = newModule(*this, prefix, l, key, at, why);
+        if (!m)
+          return failWith(why);
+      }
+      t.byName[prefix] = m;
+    }
+    if (m->state == UserModule::State::NotStarted)
+      runModule(*this, *m, at);
+    parent = m;
+    if (dot == std::string::npos)
+      return m;
+    start = dot + 1;
+  }
+}
+
+void Specializer::importNames(const ast::ImportStmt *s, std::set<std::string> *bound) {
+  // `import a.b.c` binds `a` (a, a.b and a.b.c are imported); `import a.b.c as d` binds `d` to
+  // a.b.c. A module not on the search path (torch, numpy) is bound as a module TLE does not know:
+  // an error only where a kernel uses it (missingModule says why), and a `try` runs its handler.
+  for (auto &a : s->names) {
+    std::string head = a.name.substr(0, a.name.find('.'));
+    std::string why;
+    if (!languageImport(a.name))
+      importModule(a.name, a.loc, why);
+    defineGlobal(a.asname.empty() ? head : a.asname, SVal::module(a.asname.empty() ? head : a.name), "", bound);
+  }
+}
+
+void Specializer::importFrom(const ast::ImportFromStmt *s, std::set<std::string> *bound) {
+  // A relative import starts from the running module's package.
+  std::string base = s->module, why;
+  if (s->level > 0) {
+    std::string pkg = self_ ? self_->package : "";
+    for (int up = 1; up < s->level && !pkg.empty(); ++up)
+      pkg = parentName(pkg);
+    if (!self_ || self_->package.empty())
+      why = "attempted relative import with no known parent package";
+    else if (pkg.empty())
+      why = "attempted relative import beyond top-level package";
+    else
+      base = s->module.empty() ? pkg : pkg + "." + s->module;
+  }
+  UserModule *m = nullptr;
+  if (why.empty() && !(s->level == 0 && languageImport(base)) && !(m = importModule(base, s->loc(), why)) &&
+      s->level == 0)
+    why.clear(); // a module TLE does not know (torch): its attributes, as for the language's modules
+  std::string shown = std::string(size_t(s->level), '.') + s->module;
+  for (auto &a : s->names) {
+    std::string name = a.asname.empty() ? a.name : a.asname;
+    if (m) {
+      if (a.name == "*")
+        importStar(*m, bound);
+      else
+        importOne(*m, a.name, name, a.loc, bound);
+    } else if (a.name == "*") {
+      continue;
+    } else if (!why.empty()) {
+      defineGlobal(name, std::nullopt,
+                   Unresolved("could not be imported from " + shown + ": " + why, {{a.loc, "imported here"}}), bound);
+    } else {
+      // `from triton.language import float32` binds the attribute; `from triton import language
+      // as tl` the submodule. A name TLE does not have is an error only where a kernel reads it.
+      std::optional<SVal> v = quietAttribute(SVal::module(base), a.name, a.loc, why);
+      defineGlobal(name, v, v ? Unresolved() : Unresolved("was imported from " + base + ": " + why), bound);
+      why.clear();
+    }
+  }
+}
+
+std::string Specializer::missingModule(const std::string &path, std::vector<Note> &notes) const {
+  if (!modules_)
+    return "";
+  for (std::string p = path; !p.empty(); p = parentName(p))
+    if (auto it = modules_->failed.find(p); it != modules_->failed.end()) {
+      notes.insert(notes.end(), it->second.notes.begin(), it->second.notes.end());
+      return ": " + it->second.why;
+    }
+  return "";
+}
+
+void Specializer::importOne(UserModule &m, const std::string &attr, const std::string &name, SourceLoc loc,
+                            std::set<std::string> *bound) {
+  const Env &ns = m.names();
+  if (auto it = ns.find(attr); it != ns.end()) {
+    defineGlobal(name, it->second, "", bound);
+    return;
+  }
+  const auto &unresolved = m.unresolvedNames();
+  if (auto it = unresolved.find(attr); it != unresolved.end()) {
+    Unresolved u = it->second;
+    u.why = "was imported from " + m.name + ", where '" + attr + "' " + u.why;
+    u.notes.push_back({loc, "imported here"});
+    defineGlobal(name, std::nullopt, u, bound);
+    return;
+  }
+  // `from pkg import mod`: a submodule.
+  std::string why;
+  if (!m.dir.empty() && importModule(m.name + "." + attr, loc, why)) {
+    defineGlobal(name, SVal::module(m.name + "." + attr), "", bound);
+    return;
+  }
+  if (m.state == UserModule::State::Running)
+    failCircular(m, attr, loc);
+  defineGlobal(name, std::nullopt,
+               Unresolved("could not be imported: module '" + m.name + "'" + (m.path.empty() ? "" : " (" + m.path + ")") +
+                              " has no name '" + attr + "'",
+                          {{loc, "imported here"}}),
+               bound);
+}
+
+void Specializer::importStar(UserModule &m, std::set<std::string> *bound) {
+  // `__all__` when the module defines it (a tuple or list of names), else its public names.
+  std::vector<std::string> names;
+  const Env &ns = m.names();
+  if (auto all = ns.find("__all__"); all != ns.end() && all->second.kind == SVal::Kind::Tuple) {
+    for (const SVal &n : all->second.elts)
+      if (n.kind == SVal::Kind::Str)
+        names.push_back(n.s);
+  } else {
+    for (auto &[n, v] : ns)
+      if (n[0] != '_')
+        names.push_back(n);
+    for (auto &[n, u] : m.unresolvedNames())
+      if (n[0] != '_')
+        names.push_back(n);
+  }
+  for (const std::string &n : names)
+    importOne(m, n, n, {}, bound);
+}
+
+void Specializer::failCircular(const UserModule &m, const std::string &attr, SourceLoc loc) {
+  const auto &stack = modules_->stack;
+  std::vector<std::string> chain;
+  std::vector<Note> notes;
+  bool inCycle = false;
+  for (auto &[mod, at] : stack) {
+    inCycle = inCycle || mod == &m;
+    if (!inCycle)
+      continue;
+    chain.push_back(mod->name);
+    if (at.valid())
+      notes.push_back({at, "'" + mod->name + "' is imported here"});
+  }
+  chain.push_back(m.name);
+  fail(loc, "cannot import name '" + attr + "' from partially initialized module '" + m.name +
+                "' (an import cycle: " + join(chain, " -> ") + ")",
+       notes);
+}
+
+SVal Specializer::moduleAttribute(const UserModule &m, const std::string &attr, SourceLoc loc) {
+  const Env &ns = m.names();
+  if (auto it = ns.find(attr); it != ns.end())
+    return it->second;
+  if (UserModule *sub = userModule(m.name + "." + attr))
+    return SVal::module(sub->name);
+  const auto &unresolved = m.unresolvedNames();
+  if (auto it = unresolved.find(attr); it != unresolved.end())
+    fail(loc, "'" + m.name + "." + attr + "' " + it->second.why, it->second.notes);
+  fail(loc, "module '" + m.name + "' has no attribute '" + attr + "'");
+}
+
+Specializer::SavedGlobals Specializer::enterHomeModule(const ast::FunctionDef *f) {
+  SavedGlobals saved;
+  if (!modules_)
+    return saved;
+  auto it = modules_->byFile.find(f->loc().file);
+  if (it == modules_->byFile.end() || it->second == self_)
+    return saved;
+  UserModule *home = it->second;
+  saved.swapped = true;
+  saved.globals = std::move(globals);
+  saved.unresolved = std::move(unresolvedGlobals_);
+  saved.self = self_;
+  globals = home->names();
+  unresolvedGlobals_ = home->unresolvedNames();
+  self_ = home;
+  return saved;
+}
+
+void Specializer::leaveHomeModule(SavedGlobals &saved) {
+  if (!saved.swapped)
+    return;
+  globals = std::move(saved.globals);
+  unresolvedGlobals_ = std::move(saved.unresolved);
+  self_ = saved.self;
+  saved.swapped = false;
+}
+
+} // namespace tle::sema

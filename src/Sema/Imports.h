@@ -1,0 +1,51 @@
+// Internal to Sema: the user modules of one compilation (files found on the import search path),
+// each run once, and the table that finds them by name, file and path.
+#pragma once
+
+#include "Sema.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tle::sema {
+
+/// A module of the user's code: the kernel's file or a file it imports (directly or not).
+struct UserModule {
+  enum class State { NotStarted, Running, Done };
+  std::string name;    ///< absolute dotted name ("mylib.ops.norm")
+  std::string package; ///< what relative imports start from: the package itself or the module's parent ("" at top level)
+  std::string path;    ///< the file (empty for a namespace package: a directory without __init__.py)
+  std::string dir;     ///< a package's directory, where its submodules are found (empty for a plain module)
+  const ast::Module *ast = nullptr;
+  State state = State::NotStarted;
+  /// Its names once run (Done); while it runs, `running` holds them.
+  Env globals;
+  std::map<std::string, Specializer::Unresolved> unresolved;
+  std::map<std::string, const ast::FunctionDef *> jitFns;
+  const Specializer *running = nullptr;
+
+  /// The names of the namespace as they are now (partially initialised while it runs).
+  const Env &names() const;
+  const std::map<std::string, Specializer::Unresolved> &unresolvedNames() const;
+};
+
+/// The user modules of one compilation, shared by all its specializers.
+struct ModuleTable {
+  /// Directories searched for a top-level module, in order: the kernel file's package root,
+  /// then SpecializeOptions::importPath.
+  std::vector<std::string> searchPath;
+  std::vector<std::unique_ptr<UserModule>> owned;
+  std::map<std::string, UserModule *> byName;
+  std::map<std::string, UserModule *> byPath; ///< canonical file path (each file runs once)
+  std::map<uint32_t, UserModule *> byFile;    ///< source file id (a helper's home module)
+  /// Names that failed to import, with the reason (asked again, the same answer) and, as its
+  /// note, the first import statement that asked.
+  std::map<std::string, Specializer::Unresolved> failed;
+  /// The modules being run, outermost first, with the import statement of each (cycle notes).
+  std::vector<std::pair<UserModule *, SourceLoc>> stack;
+  UserModule *main = nullptr;
+};
+
+} // namespace tle::sema

@@ -1,0 +1,4 @@
+# A module with a syntax error.
+import triton
+
+X = (1,

@@ -1,0 +1,2 @@
+# A helper library found through tle_add_kernels' INCLUDE_DIRS.
+from .scale import FACTOR, scaled

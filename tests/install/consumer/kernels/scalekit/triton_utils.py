@@ -1,0 +1,3 @@
+# The package's re-export of triton and tl.
+import triton
+import triton.language as tl
