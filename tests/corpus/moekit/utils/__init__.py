@@ -1,0 +1,2 @@
+from .constants import *
+from .jit_helpers import *
