@@ -90,9 +90,14 @@ public:
         continue;
       }
       if (!op.regions.empty()) {
+        bool writes = genericWritesIn(op);
+        if (writes && op.kind == OpKind::For)
+          unfenced_ = true; // the previous iteration's writes, at the body's start
         regions(b, it);
+        unfenced_ |= writes;
         continue;
       }
+      proxyFence(b, it);
       SharedEffect e = sharedEffect(op);
       if (e.access != Access::None)
         access(b, it, e);
@@ -100,6 +105,40 @@ public:
   }
 
 private:
+  /// Whether `op` writes shared memory through the generic proxy (st.shared, atomics).
+  static bool genericWrite(const ir::Op &op) {
+    return op.kind == OpKind::LocalStore || (accessIn(op, AddrSpace::Shared) != Access::None &&
+                                              op.kind != OpKind::Load);
+  }
+  static bool genericWritesIn(ir::Op &op) {
+    bool any = false;
+    for (auto &r : op.regions)
+      ir::walk(*r, [&](ir::Op &o) { any |= genericWrite(o); });
+    return any;
+  }
+  /// Generic-proxy writes to shared memory are made visible to an async-proxy reader (wgmma,
+  /// tma_store) by fence.proxy.async in the writing threads before the barrier that orders them
+  /// (PTX ISA §9.7.13.4): one goes before `it` when such a reader follows writes no fence has
+  /// covered (the barrier, if one is needed, goes after it).
+  void proxyFence(ir::Block &b, std::list<std::unique_ptr<ir::Op>>::iterator it) {
+    ir::Op &op = **it;
+    if (op.kind == OpKind::FenceProxyAsync) {
+      unfenced_ = false;
+      return;
+    }
+    if (genericWrite(op)) {
+      unfenced_ = true;
+      return;
+    }
+    if ((op.kind != OpKind::Wgmma && op.kind != OpKind::TmaStore) || !unfenced_)
+      return;
+    ir::Builder B(&b);
+    B.setInsertionPoint(&b, it);
+    B.create(OpKind::FenceProxyAsync, op.loc, {}, {});
+    ++out_.proxyFences;
+    unfenced_ = false;
+  }
+
   void barrierBefore(ir::Block &b, std::list<std::unique_ptr<ir::Op>>::iterator it) {
     ir::Builder B(&b);
     B.setInsertionPoint(&b, it);
@@ -174,6 +213,7 @@ private:
 
   BarrierInsertion &out_;
   Pending p_;
+  bool unfenced_ = false; ///< generic-proxy shared writes since the last fence.proxy.async
 };
 
 /// Whether `op` takes part in the cluster barrier's phases (a whole, split or half barrier).

@@ -217,7 +217,8 @@ enum class OpKind {
   TmaStore,    ///< (*T_shared src, i32 coord_0..r-1) -> (): copies the box at src to the tensor
                ///< at coord (elements outside it are not written), in thread 0's current bulk
                ///< group (...global.shared::cta.tile.bulk_group). src is read by the async
-               ///< proxy: its writers must fence_proxy_async, then `barrier`, before.
+               ///< proxy: its writers must fence_proxy_async, then `barrier`, before
+               ///< (insert-barriers adds them).
   TmaStoreCommit, ///< () -> (): thread 0 closes a bulk group of its TMA stores since the last
                ///< commit (cp.async.bulk.commit_group).
   TmaStoreWait, ///< () -> (): thread 0 waits until at most `pending` (0..63) of its latest bulk
@@ -237,7 +238,8 @@ enum class OpKind {
                ///< buffer: its one dim): the matrix at buf, in the result's layout.
   LocalStore,  ///< (*T_shared buf, tile [R, C] of T) -> (): writes the tile into the matrix at buf.
                ///< Every thread stores its own elements; others see them after a `barrier`, the
-               ///< async proxy (wgmma, tma_store) after fence_proxy_async and then a `barrier`.
+               ///< async proxy (wgmma, tma_store) after fence_proxy_async and then a `barrier`
+               ///< (insert-barriers places both where they are missing).
   Wgmma,       ///< (a, *T_shared b, acc [M, N]) -> [M, N] of acc's dtype: starts acc + a @ b as
                ///< one asynchronous warpgroup MMA group (wgmma.fence, then wgmma.mma_async per
                ///< 64-row block, N chunk and K step, then wgmma.commit_group; PTX ISA §9.7.15).

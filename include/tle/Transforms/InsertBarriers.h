@@ -9,6 +9,7 @@ namespace tle::transforms {
 /// What insertBarriers added.
 struct BarrierInsertion {
   int ctaBarriers = 0;   ///< Barrier ops (bar.sync 0)
+  int proxyFences = 0;   ///< FenceProxyAsync ops before async-proxy readers
   bool clusterEntry = false; ///< a ClusterArrive / ClusterWait pair before the first remote access
   bool clusterExit = false;  ///< a ClusterArrive / ClusterWait pair before the kernel exits
 };
@@ -29,8 +30,8 @@ struct BarrierInsertion {
 /// loads that leave nothing pending (an mbarrier is used after its initialisation, an arrival
 /// comes after the stores before it, and an arrival or wait needs no barrier before the copy
 /// it tracks); local_load reads and local_store writes its matrix (every thread), and a wgmma
-/// reads its operands until the wgmma_wait after it (an async-proxy read: the author's
-/// fence_proxy_async after generic writes comes before the barrier placed here), so that bytes
+/// reads its operands until the wgmma_wait after it (an async-proxy read: see proxy fences,
+/// below), so that bytes
 /// allocate-shared gives to another buffer are never accessed by two threads at once. Barrier and ClusterBarrier ops (a cluster barrier is a CTA barrier too) settle all
 /// pending accesses. Before a loop or branch whose regions access shared memory, pending accesses
 /// are settled (a Barrier before it), so every branch and iteration starts with none; a loop whose
@@ -60,6 +61,13 @@ struct BarrierInsertion {
 /// pending at the end gets only the ClusterWait; when the author's arrival came before the last
 /// access, the new ClusterArrive goes after its ClusterWait (or after a ClusterWait added to
 /// complete it), since a thread arrives once per phase (ir::verify checks the phases).
+///
+/// Proxy fences (PTX ISA §9.7.13.4). The async proxy (wgmma, tma_store) sees shared-memory
+/// writes made through the generic proxy (stores, local_store, atomics) only after a
+/// fence.proxy.async in the writing threads, before the barrier that orders them: a
+/// FenceProxyAsync goes right before a Wgmma or TmaStore when such writes may have happened since
+/// the last one (in this block, in a loop or branch before it, or in the previous iteration of
+/// the loop it is in), ahead of the Barrier this pass may place there.
 ///
 /// Running the pass twice adds nothing the second time. Returns what it added.
 BarrierInsertion insertBarriers(ir::Function &f);
