@@ -167,6 +167,9 @@ void runModule(Specializer &importer, UserModule &m, SourceLoc at) {
     m.state = UserModule::State::Done;
     return;
   }
+  if (t.stack.size() >= ModuleTable::kMaxDepth)
+    importer.fail(at, "imports nest more than " + std::to_string(ModuleTable::kMaxDepth) + " modules deep (importing '" +
+                          m.name + "'; each import runs the module inside the one importing it)");
   Specializer s(*m.ast, importer.opts, importer.diags);
   s.modules_ = importer.modules_;
   s.self_ = &m;

@@ -33,6 +33,9 @@ struct UserModule {
 
 /// The user modules of one compilation, shared by all its specializers.
 struct ModuleTable {
+  /// The most modules running at once (an import inside a module being imported nests a
+  /// specializer): bounds the compiler's own recursion.
+  static constexpr size_t kMaxDepth = 200;
   /// Directories searched for a top-level module, in order: the kernel file's package root,
   /// then SpecializeOptions::importPath.
   std::vector<std::string> searchPath;
