@@ -112,6 +112,8 @@ private:
   std::map<std::string, Value *> values_;
 
   [[noreturn]] void fail(const std::string &msg) { diags_.fatal(tok_.loc, msg); }
+  /// The current token as an error message names it: 'text', or "the end of the file".
+  std::string found() const { return tok_.kind == Tok::End ? "the end of the file" : "'" + tok_.text + "'"; }
   void bump() { tok_ = lex_.next(); }
   bool is(const char *p) const { return tok_.kind == Tok::Punct && tok_.text == p; }
   bool accept(const char *p) {
@@ -122,37 +124,37 @@ private:
   }
   void expect(const char *p) {
     if (!accept(p))
-      fail(std::string("expected '") + p + "', found '" + tok_.text + "'");
+      fail(std::string("expected '") + p + "', found " + found());
   }
   void expectIdent(const char *w) {
     if (tok_.kind != Tok::Ident || tok_.text != w)
-      fail(std::string("expected '") + w + "', found '" + tok_.text + "'");
+      fail(std::string("expected '") + w + "', found " + found());
     bump();
   }
   std::string expectIdentAny() {
     if (tok_.kind != Tok::Ident)
-      fail("expected a name, found '" + tok_.text + "'");
+      fail("expected a name, found " + found());
     std::string s = tok_.text;
     bump();
     return s;
   }
   std::string expectString() {
     if (tok_.kind != Tok::Str)
-      fail("expected a \"string\", found '" + tok_.text + "'");
+      fail("expected a \"string\", found " + found());
     std::string s = tok_.text;
     bump();
     return s;
   }
   Tok expectValue() {
     if (tok_.kind != Tok::Value)
-      fail("expected a %value, found '" + tok_.text + "'");
+      fail("expected a %value, found " + found());
     Tok t = tok_;
     bump();
     return t;
   }
   int64_t number() {
     if (tok_.kind != Tok::Number)
-      fail("expected a number, found '" + tok_.text + "'");
+      fail("expected a number, found " + found());
     int64_t v = integer(tok_.text, tok_.loc);
     bump();
     return v;
@@ -216,7 +218,7 @@ private:
   }
   ScalarType scalarType() {
     if (tok_.kind != Tok::Ident)
-      fail("expected a type, found '" + tok_.text + "'");
+      fail("expected a type, found " + found());
     auto st = parseScalarType(tok_.text);
     if (!st)
       fail("unknown type '" + tok_.text + "'");
