@@ -185,7 +185,10 @@ void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bo
   }
   if (auto *fd = dyn_cast<ast::FunctionDef>(s)) {
     if (std::none_of(fd->decorators.begin(), fd->decorators.end(), isJitDecorator)) {
-      defineGlobal(fd->name, std::nullopt, "is a Python function without @triton.jit, which a kernel cannot call", bound);
+      defineGlobal(fd->name, std::nullopt,
+                   Unresolved("is a Python function without @triton.jit, which a kernel cannot call",
+                              {{fd->loc(), "'" + fd->name + "' is defined here"}}),
+                   bound);
       return;
     }
     jitFns[fd->name] = fd;
