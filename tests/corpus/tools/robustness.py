@@ -4,7 +4,8 @@
 Usage: robustness.py --tlec TLEC [--work-dir DIR] [--timeout S] [--jobs N] [--seed N]
                      [--line-cuts N] [--char-cuts N] [--shuffles N] [FILE ...]
 
-For each corpus file (tests/corpus/*.py, or the FILEs given) the variants are:
+For each corpus file (tests/corpus/*.py and the kernel modules of its packages, damaged inside a
+copy of their package; or the FILEs given) the variants are:
   * truncations after N sampled line counts and at N sampled character offsets (inside tokens,
     strings and indentation alike);
   * line shuffles: the whole file shuffled, a window of lines of one jit function shuffled, two
@@ -138,10 +139,12 @@ def main():
     os.makedirs(cases_dir)
 
     entries, _ = corpus_manifest.read()
-    files = [os.path.abspath(f) for f in args.files] or corpus_manifest.corpus_files()
+    files = [os.path.abspath(f) for f in args.files] or corpus_manifest.corpus_files(packages=True)
     jobs = []
     for path in files:
-        name = os.path.basename(path)
+        name = os.path.relpath(path, corpus_manifest.CORPUS_DIR)  # as kernels.txt names it
+        if name.startswith(".."):
+            name = os.path.basename(path)
         mine = [e for e in entries if e.file == name]
         if not mine:
             print("skipped %s: no manifest entry" % name)
@@ -152,8 +155,11 @@ def main():
         for i, (label, damaged) in enumerate(variants(path, text, rng, args.line_cuts, args.char_cuts,
                                                       args.shuffles)):
             # the damaged file keeps the original's name so that diagnostics read naturally
-            d = os.path.join(cases_dir, "%s.%03d" % (os.path.splitext(name)[0], i))
+            d = os.path.join(cases_dir, "%s.%03d" % (os.path.splitext(name)[0].replace("/", "."), i))
             os.makedirs(d)
+            if "/" in name:  # a kernel module of a package: damaged inside a copy of its package
+                top = name.split("/")[0]
+                shutil.copytree(os.path.join(corpus_manifest.CORPUS_DIR, top), os.path.join(d, top))
             src = os.path.join(d, name)
             with open(src, "w", encoding="utf-8") as f:
                 f.write(damaged)
@@ -165,6 +171,7 @@ def main():
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         futs = [pool.submit(run_variant, args.tlec, e, src, out, args.timeout) for (_, _, e, src, out) in jobs]
         for (name, label, e, src, out), fut in zip(jobs, futs):
+            case = os.path.dirname(out)  # the case's directory (a package's copy included)
             cmd, rc, output, secs = fut.result()
             if secs > slowest[0]:
                 slowest = (secs, "%s, %s" % (name, label))
@@ -172,8 +179,8 @@ def main():
             if why is None:
                 counts[rc] += 1
                 continue
-            keep = os.path.join(fail_dir, os.path.basename(os.path.dirname(src)))
-            shutil.copytree(os.path.dirname(src), keep)
+            keep = os.path.join(fail_dir, os.path.basename(case))
+            shutil.copytree(case, keep)
             kept_src = os.path.join(keep, name)
             shown = ["tlec"] + [kept_src if a == src else a for a in cmd[1:]]
             with open(os.path.join(keep, "command.txt"), "w", encoding="utf-8") as f:
