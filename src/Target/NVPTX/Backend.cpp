@@ -206,6 +206,24 @@ bool containsDot(const ir::Block &b) {
   return false;
 }
 
+/// A kernel's parameters must fit the 4096 bytes of parameter space of the PTX ISA versions tlec
+/// emits (7.4 and 8.0; 8.1 raised it); past that ptxas fails with no source location. Each
+/// parameter at its ABI alignment, TMA descriptors (byval) at their own size.
+static void checkParamSpace(const ir::Function &f, const llvm::Function &k, DiagnosticEngine &diags) {
+  constexpr uint64_t kMaxParamBytes = 4096;
+  const llvm::DataLayout &dl = k.getParent()->getDataLayout();
+  uint64_t bytes = 0;
+  for (const llvm::Argument &a : k.args()) {
+    llvm::Type *t = a.hasByValAttr() ? a.getParamByValType() : a.getType();
+    bytes = llvm::alignTo(bytes, dl.getABITypeAlign(t).value()) + dl.getTypeAllocSize(t);
+  }
+  if (bytes > kMaxParamBytes)
+    diags.fatal(f.loc, "kernel '" + f.name + "' takes " + std::to_string(bytes) + " bytes of parameters (" +
+                           std::to_string(k.arg_size()) + " parameters), more than the " +
+                           std::to_string(kMaxParamBytes) + " bytes of parameter space a kernel has; pass fewer "
+                           "parameters (e.g. one base pointer and offsets)");
+}
+
 bool isSupportedArch(const std::string &arch) { return arch == "sm_80" || arch == "sm_90a"; }
 
 std::unique_ptr<llvm::Module> emitLLVM(ir::Function &f, llvm::LLVMContext &ctx, const std::string &arch,
@@ -264,6 +282,7 @@ std::unique_ptr<llvm::Module> emitLLVM(ir::Function &f, llvm::LLVMContext &ctx, 
   if (needsLibdevice)
     linkLibdevice(*m, diags);
   // Resource checks that must be compile-time errors, not launch failures.
+  checkParamSpace(f, *k, diags);
   constexpr int64_t kMaxShared = 227 * 1024; // sm_90 opt-in limit per block (sm_80: 163 KiB)
   int64_t limit = arch == "sm_80" ? 163 * 1024 : kMaxShared;
   if (md.sharedBytes > limit)
@@ -383,6 +402,14 @@ bool assembleCubin(const std::string &ptx, const std::string &arch, const std::s
       error = "ptxas produced no output";
     } else {
       cubin.assign((*buf)->getBufferStart(), (*buf)->getBufferSize());
+      // A program that exits 0 without writing a cubin (a wrong --ptxas) must not give an empty
+      // or foreign output file.
+      if (cubin.size() < 4 || cubin.compare(0, 4, "\x7f" "ELF") != 0) {
+        ok = false;
+        error = "ptxas (" + ptxas + ") exited successfully but wrote no cubin (" + std::to_string(cubin.size()) +
+                " bytes, not an ELF image); is it the CUDA toolkit's ptxas?";
+        cubin.clear();
+      }
     }
   } else {
     error = "ptxas failed (" + ptxas + " " + archFlag + ")" + (execErr.empty() ? "" : ": " + execErr) +
