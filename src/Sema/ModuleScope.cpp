@@ -82,18 +82,44 @@ std::unique_ptr<Specializer> Specializer::moduleProbe(DiagnosticEngine &quiet) c
   return probe;
 }
 
+void Specializer::withModuleProbe(DiagnosticEngine &quiet, const std::function<void(Specializer &)> &f) {
+  Specializer probe(mod, opts, quiet);
+  probe.modules_ = modules_;
+  probe.self_ = self_;
+  // Module-level code that builds values (`X = tl.arange(0, 16)`) builds them into a function
+  // that is thrown away: they are not compile-time values.
+  probe.fn = std::make_unique<ir::Function>();
+  probe.b = std::make_unique<ir::Builder>(&probe.fn->body);
+  // The globals are lent, not copied (a copy per module statement made module evaluation
+  // quadratic in the number of globals), and given back however `f` ends.
+  struct Lend {
+    Specializer &from, &to;
+    Lend(Specializer &a, Specializer &b) : from(a), to(b) { swap(); }
+    ~Lend() { swap(); }
+    void swap() {
+      from.globals.swap(to.globals);
+      from.unresolvedGlobals_.swap(to.unresolvedGlobals_);
+    }
+  } lend(*this, probe);
+  f(probe);
+}
+
 std::optional<SVal> Specializer::evalQuietly(const ast::Expr *e, std::string &why) {
   DiagnosticEngine quiet(diags.sources());
   std::ostringstream sink;
   quiet.setStream(sink);
   try {
-    std::unique_ptr<Specializer> probe = moduleProbe(quiet);
-    Env env;
-    SVal v = probe->eval(e, env);
-    if (moduleValue(v))
-      return v;
-    why = "it is a " + v.describe() + ", not a compile-time value (compute it in the kernel)";
-    return std::nullopt;
+    std::optional<SVal> result;
+    withModuleProbe(quiet, [&](Specializer &probe) {
+      Env env;
+      SVal v = probe.eval(e, env);
+      // Checked here: a value that is not a module value may point into the probe's IR.
+      if (moduleValue(v))
+        result = v;
+      else
+        why = "it is a " + v.describe() + ", not a compile-time value (compute it in the kernel)";
+    });
+    return result;
   } catch (CompileAborted &) {
     why = firstError(sink.str());
   }
@@ -250,7 +276,7 @@ void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bo
       quiet.setStream(sink);
       bool taken = false;
       try {
-        taken = moduleProbe(quiet)->truthy(*c, ifs->cond->loc());
+        withModuleProbe(quiet, [&](Specializer &probe) { taken = probe.truthy(*c, ifs->cond->loc()); });
       } catch (CompileAborted &) {
       }
       defineModuleBlock(taken ? ifs->body : ifs->orelse, bound);

@@ -262,9 +262,13 @@ public:
   /// error's message, or what runtime value it makes, in `why`) when it is not a compile-time
   /// value, a language function or module, a @jit function, or a tuple of them.
   std::optional<SVal> evalQuietly(const ast::Expr *e, std::string &why);
-  /// A specializer that evaluates module-level code with the globals defined so far, reporting
-  /// to `quiet`; the tile IR it builds goes into a function of its own, never compiled.
+  /// A specializer that evaluates module-level code with a copy of the globals defined so far,
+  /// reporting to `quiet`; the tile IR it builds goes into a function of its own, never compiled.
   std::unique_ptr<Specializer> moduleProbe(DiagnosticEngine &quiet) const;
+  /// Runs `f` on a specializer that evaluates module-level code with the globals defined so far
+  /// (lent to it for the call), reporting to `quiet`; the tile IR it builds goes into a function
+  /// of its own, never compiled.
+  void withModuleProbe(DiagnosticEngine &quiet, const std::function<void(Specializer &)> &f);
 
   // --- Imports (Imports.cpp)
   //
