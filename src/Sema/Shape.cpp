@@ -197,6 +197,9 @@ SVal reshape(Specializer &S, const BuiltinCall &c) {
   else
     for (auto &d : dims)
       shape.push_back(shapeArg(S, d, c.fname)[0]);
+  if (shape.empty())
+    S.fail(loc, c.fname + "() to an empty shape is not supported (Triton forbids 0-d tiles); keep the "
+                          "one-element tile or reduce it (tl.max(x, 0))");
   ir::Type t(x->type.elem, shape);
   if (t.numElements() != x->type.numElements())
     S.fail(loc, c.fname + "() cannot change the number of elements: " + x->type.str() + " to " + t.str());
