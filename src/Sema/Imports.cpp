@@ -432,6 +432,15 @@ SVal Specializer::moduleAttribute(const UserModule &m, const std::string &attr, 
   fail(loc, "module '" + m.name + "' has no attribute '" + attr + "'");
 }
 
+void Specializer::passRunningModule(Specializer &other) {
+  if (!self_)
+    return;
+  if (self_->running == this)
+    self_->running = &other;
+  else if (self_->running == &other)
+    self_->running = this;
+}
+
 Specializer::SavedGlobals Specializer::enterHomeModule(const ast::FunctionDef *f) {
   SavedGlobals saved;
   if (!modules_)

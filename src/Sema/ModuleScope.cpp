@@ -99,6 +99,7 @@ void Specializer::withModuleProbe(DiagnosticEngine &quiet, const std::function<v
     void swap() {
       from.globals.swap(to.globals);
       from.unresolvedGlobals_.swap(to.unresolvedGlobals_);
+      from.passRunningModule(to); // a running module's names are read where its globals are
     }
   } lend(*this, probe);
   f(probe);

@@ -305,6 +305,9 @@ public:
   /// of it or of a module above it failed ("no module named 'torch' (searched: ...)"), with a
   /// note at that import added to `notes`; "" when no such import failed.
   std::string missingModule(const std::string &path, std::vector<Note> &notes) const;
+  /// When this specializer's globals are the names of the module it is running, makes `other`
+  /// (which now holds them: withModuleProbe) the module's holder, and back when they return.
+  void passRunningModule(Specializer &other);
   /// The user module imported under `name`, or null.
   UserModule *userModule(const std::string &name) const;
   /// The running module's names, saved while a helper of another module runs (callJit).
