@@ -118,6 +118,10 @@ int main(int argc, char **argv) {
     return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
   };
   o.fromTile = from == "tile" || (from.empty() && endsWith(o.input, ".tir"));
+  // Tile IR carries its own kernel, num_warps and specialisation: these options would change nothing.
+  for (const char *flag : {"-n", "-s", "-D", "-w"})
+    if (o.fromTile && app.count(flag))
+      std::cerr << "tlec: warning: " << flag << " is ignored for tile IR input (the function's own attributes decide)\n";
   if (!emit.empty()) {
     o.emit = *parseEmit(emit);
   } else if (!o.output.empty() && o.output != "-") {
