@@ -160,16 +160,6 @@ std::array<int64_t, 2> matrixShape(const Op &alloc) {
   return {s[s.size() - 2], s.back()};
 }
 
-int64_t swizzledByteOffset(int64_t row, int64_t col, int64_t rows, int64_t cols, int swizzle, int64_t elemBytes) {
-  if (swizzle == 0)
-    return (row * cols + col) * elemBytes;
-  int64_t perRow = swizzle / elemBytes; // elements per row of a column block
-  int64_t off = (col / perRow) * rows * swizzle + row * swizzle + (col % perRow) * elemBytes;
-  // The 16-byte chunk index (bits 4..) XOR the row within its 8-row group (bits 7..).
-  int64_t chunkMask = swizzle / 16 - 1;
-  return off ^ (((off >> 7) & chunkMask) << 4);
-}
-
 const char *name(DotPrecision p) {
   return p == DotPrecision::IEEE ? "ieee" : p == DotPrecision::TF32x3 ? "tf32x3" : "tf32";
 }

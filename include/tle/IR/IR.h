@@ -230,8 +230,8 @@ enum class OpKind {
   // Matrix Layout") holds prod(shape[:-2]) matrices ("slots") of R x C = shape[-2:] elements:
   // C is cut into column blocks of swizzle bytes, each block R rows of swizzle bytes, blocks one
   // after the other; within each 8-row group the 16-byte chunks of a row are permuted by
-  // XOR-ing the chunk index with bits 7.. of the byte offset (ir::swizzledByteOffset). Without a
-  // swizzle a buffer is row-major. The ops below take a scalar *T_shared `buf` that is a
+  // XOR-ing the chunk index with bits 7.. of the byte offset (the row within 8 rows for a
+  // 128-byte swizzle). Without a swizzle a buffer is row-major. The ops below take a scalar *T_shared `buf` that is a
   // LocalAlloc's pointer or one advanced by AddPtr (ir::sharedBuffer finds the alloc), at the
   // first element of one matrix (element offset a multiple of R * C; undefined otherwise).
   LocalLoad,   ///< (*T_shared buf) -> tile [R, C] of T (the alloc's last two dims; a rank-1
@@ -764,11 +764,6 @@ const Op *sharedBuffer(const Value *p);
 
 /// The matrix shape [R, C] of LocalAlloc `alloc`'s buffer (its last two dims; [1, n] for rank 1).
 std::array<int64_t, 2> matrixShape(const Op &alloc);
-
-/// Byte offset of element (row, col) of an R-row matrix of `elemBytes`-byte elements in the
-/// NVMMA shared layout with a `swizzle`-byte swizzle (0: row-major with `cols` columns),
-/// relative to the matrix's start, which is aligned to 8 * swizzle bytes (OpKind::LocalLoad).
-int64_t swizzledByteOffset(int64_t row, int64_t col, int64_t rows, int64_t cols, int swizzle, int64_t elemBytes);
 
 /// Prints the function in the tile IR text form (deterministic value numbering).
 /// With `withLayouts`, tile types carry their layout (the gpu stage).

@@ -372,7 +372,7 @@ public:
   /// WgmmaWait: wgmma.wait_group `pending`, the operands' registers passed through it.
   void emitWgmmaWait(const ir::Op &op);
   /// LocalLoad / LocalStore: the matrix's elements at their offsets in its buffer's layout
-  /// (ir::swizzledByteOffset), 16-byte vectors where the registers are contiguous.
+  /// (swizzledOffset), 16-byte vectors where the registers are contiguous.
   void emitLocalMove(const ir::Op &op);
   /// WarpSpecialize: each partition on its warps (a branch on the warp id), register budgets
   /// by setmaxnreg; the workers exit after their region, the default partition goes on.
