@@ -1,4 +1,4 @@
-# Install rules and the CMake package: `cmake --install` puts tlec, tle-link, tle-run, libtle_rt, its headers and TLEConfig.cmake under the prefix.
+# Install rules and the CMake package: `cmake --install` puts tlec, tle-link, tle-run, tle-inspect, libtle_rt, its headers and TLEConfig.cmake under the prefix.
 #
 # A consumer then writes find_package(TLE) and tle_add_kernels(...) (cmake/TLEKernels.cmake);
 # docs/aot.md describes both. Included at the end of the top-level CMakeLists.txt.
@@ -16,7 +16,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/tle/Runtime
   FILES_MATCHING PATTERN "*.h")
 
 # The tools; tle-run finds libtle_rt next to it, in ../lib.
-foreach(_tool tlec tle-link tle-run)
+foreach(_tool tlec tle-link tle-run tle-inspect)
   if(TARGET ${_tool})
     set_target_properties(${_tool} PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
     install(TARGETS ${_tool} EXPORT TLETargets RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

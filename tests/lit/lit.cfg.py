@@ -37,6 +37,8 @@ config.substitutions.append(("%tlec", config.tlec))
 config.substitutions.append(("%tle-link", '"%s"' % os.path.join(os.path.dirname(config.tlec), "tle-link")))
 # tle-run (CPU target and GPU runner) is built next to tlec too.
 config.substitutions.append(("%tle-run", '"%s"' % os.path.join(os.path.dirname(config.tlec), "tle-run")))
+# tle-inspect (cubin / PTX module reader) is built next to tlec too.
+config.substitutions.append(("%tle-inspect", '"%s"' % os.path.join(os.path.dirname(config.tlec), "tle-inspect")))
 config.substitutions.append(("%exit1", '"%s" "%s"' % (python, exit1)))
 config.substitutions.append(("%python", '"%s"' % python))
 
