@@ -232,16 +232,25 @@ uint64_t bitsOf(double d) {
 }
 } // namespace
 
+bool PipelineBuffer::operator==(const PipelineBuffer &o) const {
+  return std::tie(base, slotBytes, slots, rows, cols, ld, swizzle, elemBytes, tmaMap, barBase, privateSlots, copyBytes,
+                  restaged, dynamicFills) == std::tie(o.base, o.slotBytes, o.slots, o.rows, o.cols, o.ld, o.swizzle,
+                                                      o.elemBytes, o.tmaMap, o.barBase, o.privateSlots, o.copyBytes,
+                                                      o.restaged, o.dynamicFills);
+}
+
 bool Op::Attributes::operator==(const Attributes &o) const {
   uint64_t f = bitsOf(fval), of = bitsOf(o.fval);
-  return std::tie(ival, ival2, f, axis, pred, reduceKind, ints, ints2, sym, constraints) ==
-         std::tie(o.ival, o.ival2, of, o.axis, o.pred, o.reduceKind, o.ints, o.ints2, o.sym, o.constraints);
+  return std::tie(ival, ival2, f, axis, pred, reduceKind, ints, ints2, sym, constraints, pipeline, staging, tmaMap) ==
+         std::tie(o.ival, o.ival2, of, o.axis, o.pred, o.reduceKind, o.ints, o.ints2, o.sym, o.constraints, o.pipeline,
+                  o.staging, o.tmaMap);
 }
 
 bool Op::Attributes::operator<(const Attributes &o) const {
   uint64_t f = bitsOf(fval), of = bitsOf(o.fval);
-  return std::tie(ival, ival2, f, axis, pred, reduceKind, ints, ints2, sym, constraints) <
-         std::tie(o.ival, o.ival2, of, o.axis, o.pred, o.reduceKind, o.ints, o.ints2, o.sym, o.constraints);
+  return std::tie(ival, ival2, f, axis, pred, reduceKind, ints, ints2, sym, constraints, pipeline, staging, tmaMap) <
+         std::tie(o.ival, o.ival2, of, o.axis, o.pred, o.reduceKind, o.ints, o.ints2, o.sym, o.constraints, o.pipeline,
+                  o.staging, o.tmaMap);
 }
 
 namespace {

@@ -59,8 +59,11 @@ public:
       while (!is("}")) {
         std::string key = expectIdentAny();
         expect("=");
-        if (key == "tensor_maps") {
-          tensorMaps(*f);
+        if (key == "tensor_maps" || key == "pipelines") {
+          if (key == "tensor_maps")
+            tensorMaps(*f);
+          else
+            pipelines(*f);
           if (!accept(","))
             break;
           continue;
@@ -79,8 +82,8 @@ public:
           f->numWarps = count();
         else if (key == "num_stages")
           f->numStages = count();
-        else if (key == "shared_bytes")
-          f->sharedBytes = integer(val, at);
+        else if (key == "shared_bytes" || key == "pipeline_bytes")
+          (key == "shared_bytes" ? f->sharedBytes : f->pipelineBytes) = integer(val, at);
         else if (key == "max_registers" || key == "producer_warps")
           (key == "max_registers" ? f->maxRegisters : f->producerWarps) = count();
         else if (key == "cluster") { // XxYxZ
@@ -358,6 +361,14 @@ private:
       expectIdent("order");
       expect("=");
       op->setPermutation(intList());
+      if (tok_.kind == Tok::Ident && tok_.text == "pipeline") { // a view of pipeline slots
+        bump();
+        expect("=");
+        int64_t v = number();
+        if (v < 0 || v > std::numeric_limits<int>::max())
+          fail("'pipeline' must be a non-negative int, got " + std::to_string(v));
+        op->setPipeline(static_cast<int>(v));
+      }
       break;
     }
     case OpKind::FDiv: case OpKind::Cast:
@@ -400,8 +411,24 @@ private:
     case OpKind::Load: case OpKind::Store:
       // Optional hints: cache=cg eviction=evict_last volatile (loads), before the operands.
       while (tok_.kind == Tok::Ident && (tok_.text == "cache" || tok_.text == "eviction" || tok_.text == "volatile" ||
-                                         tok_.text == "desc" || tok_.text == "tma")) {
+                                         tok_.text == "desc" || tok_.text == "tma" || tok_.text == "pipeline" ||
+                                         tok_.text == "map" || tok_.text == "staging")) {
         std::string k = expectIdentAny();
+        if (k == "pipeline" || k == "map" || k == "staging") { // the pipeline pass's marks
+          if ((k == "pipeline") != (op->kind == OpKind::Load))
+            fail("'" + k + "' marks " + (k == "pipeline" ? "loads" : "stores") + " only");
+          expect("=");
+          int64_t v = number();
+          if (v < 0 || v > std::numeric_limits<int>::max())
+            fail("'" + k + "' must be a non-negative int, got " + std::to_string(v));
+          if (k == "pipeline")
+            op->setPipeline(static_cast<int>(v));
+          else if (k == "map")
+            op->setStoreTensorMap(static_cast<int>(v));
+          else
+            op->setTmaStaging(v);
+          continue;
+        }
         if (k == "tma" && op->kind != OpKind::Store)
           fail("'tma' marks stores only");
         if (k == "volatile" && op->kind != OpKind::Load)
@@ -629,6 +656,65 @@ private:
 
   /// `tensor_maps = [{fp16, base = %a, shape = [...], strides = [...], box = [...], swizzle = N},
   /// ...]`: the tensor maps the function declares (ir::TensorMapParam), in order.
+  /// `pipelines = [{offset = N, slots = S, slot_bytes = B, elem_bytes = E, tile = [R, C],
+  /// swizzle = W, ld = L, tma = K, barriers = N, dynamic, restaged, private, copy = C}, ...]`
+  /// (IR.h, PipelineBuffer; the pipeline pass recomputes them before emission).
+  void pipelines(Function &f) {
+    expect("[");
+    while (!is("]")) {
+      PipelineBuffer b;
+      expect("{");
+      while (!is("}")) {
+        SourceLoc at = tok_.loc;
+        std::string k = expectIdentAny();
+        if (k == "dynamic" || k == "restaged" || k == "private") {
+          (k == "dynamic" ? b.dynamicFills : k == "restaged" ? b.restaged : b.privateSlots) = true;
+        } else if (k == "tile") {
+          expect("=");
+          std::vector<int64_t> t = intList();
+          if (t.size() != 2)
+            diags_.fatal(at, "a pipeline's tile is [rows, cols]");
+          b.rows = t[0], b.cols = t[1];
+        } else {
+          expect("=");
+          int64_t v = number();
+          auto small = [&]() {
+            if (v < 0 || v > std::numeric_limits<int>::max())
+              diags_.fatal(at, "pipeline field '" + k + "' out of range: " + std::to_string(v));
+            return static_cast<int>(v);
+          };
+          if (k == "offset")
+            b.base = v;
+          else if (k == "slots")
+            b.slots = small();
+          else if (k == "slot_bytes")
+            b.slotBytes = v;
+          else if (k == "elem_bytes")
+            b.elemBytes = static_cast<unsigned>(small());
+          else if (k == "swizzle")
+            b.swizzle = small();
+          else if (k == "ld")
+            b.ld = v;
+          else if (k == "tma")
+            b.tmaMap = small();
+          else if (k == "barriers")
+            b.barBase = v;
+          else if (k == "copy")
+            b.copyBytes = small();
+          else
+            diags_.fatal(at, "unknown pipeline field '" + k + "'");
+        }
+        if (!accept(","))
+          break;
+      }
+      expect("}");
+      f.pipelines.push_back(b);
+      if (!accept(","))
+        break;
+    }
+    expect("]");
+  }
+
   void tensorMaps(Function &f) {
     expect("[");
     while (!is("]")) {

@@ -66,12 +66,20 @@ public:
       os_ << ", producer_warps = " << f.producerWarps;
     if (f.cluster != std::array<int, 3>{1, 1, 1})
       os_ << ", cluster = " << f.cluster[0] << "x" << f.cluster[1] << "x" << f.cluster[2];
-    if (f.declaredTensorMaps > 0) {
+    if (!f.tensorMaps.empty()) { // the IR's own, then the pipeline pass's (read back as declared)
       os_ << ", tensor_maps = [";
-      for (int k = 0; k < f.declaredTensorMaps; ++k)
-        os_ << (k ? ", " : "") << tensorMap(f, f.tensorMaps[size_t(k)]);
+      for (size_t k = 0; k < f.tensorMaps.size(); ++k)
+        os_ << (k ? ", " : "") << tensorMap(f, f.tensorMaps[k]);
       os_ << "]";
     }
+    if (!f.pipelines.empty()) {
+      os_ << ", pipelines = [";
+      for (size_t k = 0; k < f.pipelines.size(); ++k)
+        os_ << (k ? ", " : "") << pipelineText(f.pipelines[k]);
+      os_ << "]";
+    }
+    if (f.pipelineBytes)
+      os_ << ", pipeline_bytes = " << f.pipelineBytes;
     for (auto &[k, v] : f.constexprs)
       os_ << ", " << k << " = " << v;
     os_ << "} {\n";
@@ -114,6 +122,27 @@ private:
     for (size_t i = 0; i < t.box.size(); ++i)
       r += (i ? ", " : "") + std::to_string(t.box[i]);
     return r + "], swizzle = " + std::to_string(t.swizzle) + "}";
+  }
+
+  /// A pipeline class's slots (Function::pipelines): `{offset = N, slots = S, slot_bytes = B,
+  /// ...}` with the tile, layout and copy fields that apply.
+  static std::string pipelineText(const PipelineBuffer &b) {
+    std::string r = "{offset = " + std::to_string(b.base) + ", slots = " + std::to_string(b.slots) +
+                    ", slot_bytes = " + std::to_string(b.slotBytes) + ", elem_bytes = " + std::to_string(b.elemBytes);
+    if (b.privateSlots)
+      return r + ", private, copy = " + std::to_string(b.copyBytes) + "}";
+    r += ", tile = [" + std::to_string(b.rows) + ", " + std::to_string(b.cols) + "]";
+    if (b.swizzle)
+      r += ", swizzle = " + std::to_string(b.swizzle);
+    if (b.ld)
+      r += ", ld = " + std::to_string(b.ld);
+    if (b.tmaMap >= 0)
+      r += ", tma = " + std::to_string(b.tmaMap) + ", barriers = " + std::to_string(b.barBase);
+    if (b.dynamicFills)
+      r += ", dynamic";
+    if (b.restaged)
+      r += ", restaged";
+    return r + "}";
   }
 
   std::string ref(const Value *v) {
@@ -219,6 +248,12 @@ private:
         os_ << " volatile";
       if (op.kind == OpKind::Store && op.isTmaStore())
         os_ << " tma";
+      if (op.kind == OpKind::Store && op.storeTensorMap() >= 0)
+        os_ << " map=" << op.storeTensorMap();
+      if (op.kind == OpKind::Store && op.tmaStaging() >= 0)
+        os_ << " staging=" << op.tmaStaging();
+      if (op.kind == OpKind::Load && op.pipeline() >= 0)
+        os_ << " pipeline=" << op.pipeline();
       if (op.hasDescriptor())
         intList(" desc=", op.blockShape());
       break;
@@ -233,6 +268,8 @@ private:
       break;
     case OpKind::Permute: {
       intList(" order=", op.permutation());
+      if (op.pipeline() >= 0)
+        os_ << " pipeline=" << op.pipeline();
       if (op.sharedOffset >= 0)
         os_ << " offset=" << op.sharedOffset;
       break;

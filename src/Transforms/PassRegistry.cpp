@@ -6,6 +6,7 @@
 #include "tle/Transforms/HoistLoads.h"
 #include "tle/Transforms/InsertBarriers.h"
 #include "tle/Transforms/LayoutAssignment.h"
+#include "tle/Transforms/Pipeline.h"
 #include "tle/Transforms/Prefetch.h"
 #include "tle/Transforms/TensorMaps.h"
 #include "tle/Transforms/VersionMasks.h"
@@ -48,6 +49,7 @@ void runAllocateShared(ir::Function &f, PassContext &ctx) { allocateShared(f, ct
 
 void runInsertBarriers(ir::Function &f, PassContext &) { insertBarriers(f); }
 void runWarpSpecialize(ir::Function &f, PassContext &) { warpSpecialize(f); }
+void runPipeline(ir::Function &f, PassContext &ctx) { pipeline(f, ctx.diags); }
 
 } // namespace
 
@@ -72,8 +74,11 @@ const std::vector<PassInfo> &passRegistry() {
       {"assign-layouts", "a layout on every tile value, layout changes made explicit (tile stage to gpu stage)",
        runAssignLayouts, kInPipeline | kAssignsLayouts | kCleanup},
       // The gpu stage: the passes that make the GPU's resources explicit ops of the IR, in the
-      // order the pipeline runs them (pipeline and warp-specialize go here too). Those that
-      // read layouts carry kNeedsLayouts.
+      // order the pipeline runs them.
+      {"pipeline",
+       "prefetched loads feeding tl.dot (or read in their loop body) placed in shared-memory slots filled by "
+       "cp.async or TMA; their mbarriers, TMA stores' staging, tl.range(warp_specialize=True)'s producer warps",
+       runPipeline, kInPipeline | kBeforeEmit},
       {"warp-specialize",
        "a warp_specialize's worker warps added to the launch, and the register ceiling its partitions' "
        "setmaxnreg budgets move from",

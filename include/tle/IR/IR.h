@@ -473,6 +473,9 @@ public:
     ReduceKind reduceKind = ReduceKind::Sum;
     std::vector<int64_t> ints, ints2;
     std::string sym, constraints;
+    int pipeline = -1;         ///< Load, Permute: see pipeline()
+    int64_t staging = -1;      ///< Store: see tmaStaging()
+    int tmaMap = -1;           ///< Store: see storeTensorMap()
   };
   const Attributes &attributes() const { return a_; }
   void setAttributes(const Attributes &a) { a_ = a; }
@@ -540,6 +543,18 @@ public:
   /// Store: written with TMA from the descriptor alone (transforms::markTmaStores).
   bool isTmaStore() const { need(__func__, K::Store); return a_.axis != 0; }
   void setTmaStore(bool tma) { need(__func__, K::Store); a_.axis = tma; }
+  /// Load, Permute: the pipeline class (Function::pipelines) whose slots hold the load's value
+  /// or that a tl.trans view reads with the other major order; -1: none (set by
+  /// transforms::pipeline, printed `pipeline=k`).
+  int pipeline() const { need(__func__, K::Load, K::Permute); return a_.pipeline; }
+  void setPipeline(int k) { need(__func__, K::Load, K::Permute); a_.pipeline = k; }
+  /// Store marked tma: the index of its descriptor in Function::tensorMaps (`map=k`), and the
+  /// byte offset in the pipeline area of the staging area a store in a loop copies from
+  /// (`staging=N`), -1 when it stages in the scratch area (transforms::pipeline).
+  int storeTensorMap() const { need(__func__, K::Store); return a_.tmaMap; }
+  void setStoreTensorMap(int k) { need(__func__, K::Store); a_.tmaMap = k; }
+  int64_t tmaStaging() const { need(__func__, K::Store); return a_.staging; }
+  void setTmaStaging(int64_t off) { need(__func__, K::Store); a_.staging = off; }
   // --- AtomicRMW: the operation; AtomicRMW and AtomicCAS: memory order and scope.
   AtomicKind atomicKind() const { need(__func__, K::AtomicRMW); return static_cast<AtomicKind>(a_.ival); }
   void setAtomicKind(AtomicKind k) { need(__func__, K::AtomicRMW); a_.ival = static_cast<int64_t>(k); }
@@ -650,6 +665,43 @@ struct TensorMapParam {
   }
 };
 
+/// The shared-memory slots of one pipelined load class, decided by transforms::pipeline (the
+/// function attribute `pipelines = [...]`, entry k for the loads marked `pipeline=k`). A class is
+/// a load and the values linked to it by loop carries (a prefetched loop's window: the
+/// prologue's load, the body's argument, the refill it yields); its values live in the slots,
+/// not in registers: each value's single "register" is its slot index (a fill count for TMA).
+/// Byte offsets are from the start of the backend's pipeline area, which follows the buffers
+/// of allocate-shared (Function::sharedBytes).
+struct PipelineBuffer {
+  int64_t base = 0;           ///< `offset`: byte offset of slot 0
+  int64_t slotBytes = 0;      ///< `slot_bytes`: bytes per slot
+  int slots = 1;              ///< slots: the loop's carried values plus the one being filled
+  int64_t rows = 0, cols = 0; ///< the tile's shape (cols contiguous in global memory); private: 0
+  /// `ld`: row length in elements of the padded layout (mma.sync operands read with ldmatrix,
+  /// 16 bytes of padding per row; a restaged operand's unpadded rows); 0 when swizzled.
+  int64_t ld = 0;
+  /// 0: rows of `ld` elements; 32, 64 or 128: the NVMMA layout of that swizzle (IR.h, LocalAlloc).
+  int swizzle = 0;
+  unsigned elemBytes = 2; ///< bytes per element (`elem`)
+  /// `tma=k`: filled by TMA copies through f.tensorMaps[k] (sm_90a), each completing on the
+  /// slot's mbarrier; -1: cp.async copies (PTX ISA §9.7.9.25).
+  int tmaMap = -1;
+  /// `barriers`: TMA: byte offset of the slots' mbarriers (8 bytes each; in a warp-specialised
+  /// kernel a second, "empty", set follows the "full" one).
+  int64_t barBase = 0;
+  /// `private`: a loop's prefetched load that no tl.dot reads: each thread copies its own
+  /// registers' vectors of `copyBytes` (`copy`) and reads back only those (no barrier).
+  bool privateSlots = false;
+  int copyBytes = 16;
+  /// `restaged`: a wgmma B operand of a type read only K-major (tf32, fp8, int8) loaded as
+  /// [K, N]: the dot reads the slot into registers and stages it K-major.
+  bool restaged = false;
+  /// `dynamic`: TMA fills in a pipelined loop nested in a top-level loop (a persistent kernel):
+  /// their fill counts are kept at run time across the inner loop's runs.
+  bool dynamicFills = false;
+  bool operator==(const PipelineBuffer &o) const;
+};
+
 /// A specialised kernel.
 class Function {
 public:
@@ -673,8 +725,8 @@ public:
   /// Constexpr parameter values the kernel was specialised with, as source text.
   std::vector<std::pair<std::string, std::string>> constexprs;
   /// Bytes of dynamic shared memory the gpu stage needs. After transforms::allocateShared: the
-  /// bytes its buffers (LocalAlloc) take, rounded up to 1024; the NVPTX backend places the areas
-  /// it still plans itself (pipeline slots, scratch) after them and sets the final total.
+  /// bytes its buffers (LocalAlloc) take, rounded up to 1024; the NVPTX backend places the pipeline
+  /// area (pipelineBytes) and its scratch after them and sets the final total.
   int64_t sharedBytes = 0;
   /// Warps codegen added for warp specialisation (set by codegen): a producer warpgroup that
   /// issues the TMA copies, after the `numWarps` consumer warps that run the rest of the
@@ -692,6 +744,11 @@ public:
   /// creates for its own TMA copies.
   std::vector<TensorMapParam> tensorMaps;
   int declaredTensorMaps = 0;
+  /// Pipelined load classes (transforms::pipeline), and the bytes of the area that holds their
+  /// slots, mbarriers and TMA-store staging areas (`pipeline_bytes`; the backend's scratch
+  /// follows it while a pipeline is live, and starts at the area's beginning after that).
+  std::vector<PipelineBuffer> pipelines;
+  int64_t pipelineBytes = 0;
   /// Layouts referenced by values of this function (owned here).
   std::vector<std::unique_ptr<Layout>> layouts;
 };

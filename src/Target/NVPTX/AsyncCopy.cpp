@@ -4,6 +4,7 @@
 // layout); cp.async.wait_group and a barrier make a slot's data visible before use.
 #include "Emitter.h"
 #include "tle/Transforms/DotLowering.h"
+#include "tle/Transforms/Pipeline.h"
 #include "tle/Transforms/TensorMaps.h"
 
 #include <llvm/IR/InlineAsm.h>
@@ -19,345 +20,57 @@ namespace tle::nvptx {
 
 using ir::OpKind;
 
-namespace {
-
-bool isZeroSplat(const ir::Value *v) {
-  if (!v->def || v->def->kind != OpKind::Splat)
-    return false;
-  const ir::Op *c = v->def->operands[0]->def;
-  return c && c->kind == OpKind::Constant && c->intValue() == 0 && c->floatValue() == 0.0;
-}
-
-} // namespace
-
-void Emitter::planAsyncOperands() {
-  // TMA reads global memory through the async proxy, which does not see the kernel's own earlier
-  // generic writes without a proxy fence: TMA copies are used only by top-level ops before the
-  // first one that writes global memory (a store or an atomic, in it or its regions).
-  std::map<const ir::Op *, size_t> topIndex;
-  size_t firstWrite = SIZE_MAX, topIdx = 0;
-  for (auto &top : f.body.ops) {
-    if (transforms::writesGlobalMemoryIn(*top) && firstWrite == SIZE_MAX)
-      firstWrite = topIdx;
-    topIndex[top.get()] = topIdx++;
+void Emitter::loadPipelines() {
+  // The pipeline pass's decisions (tle/Transforms/Pipeline.h) as the tables emission reads.
+  buffers_ = f.pipelines;
+  asyncOf_ = transforms::pipelineValues(f, &asyncTransposed_);
+  bool explicitPartitions = false;
+  for (auto &op : f.body.ops)
+    explicitPartitions |= op->kind == OpKind::WarpSpecialize;
+  ws_ = f.producerWarps > 0 && !explicitPartitions;
+  if (ws_) {
+    std::string why;
+    if (!transforms::producerSlice(f, asyncOf_, slice_, why))
+      diags.fatal(f.loc, "internal error: the pipeline pass's producer slice no longer holds: " + why);
+    // A slot that only wgmma reads (not restaged through registers) is released once per
+    // consumer warpgroup: a wgmma is one warpgroup-wide operation, so when one of its threads has
+    // seen the group retire (wgmma.wait_group), the whole warpgroup's reads of the slot are done.
+    // Slots that threads read themselves are released by every thread.
+    releasePerWarpgroup_ = std::none_of(buffers_.begin(), buffers_.end(), [](const AsyncBuffer &buf) {
+      return buf.tmaMap >= 0 && (buf.restaged || buf.privateSlots);
+    });
   }
-  auto beforeWrites = [&](const ir::Op &op) {
-    const ir::Op *o = &op;
-    while (o->parent && o->parent != &f.body)
-      o = o->parent->parent;
-    return o->parent == &f.body && topIndex.at(o) < firstWrite;
-  };
-  // Values linked by loop carries (init, body argument, yield operand, result) form classes.
-  std::map<const ir::Value *, const ir::Value *> parent;
-  std::function<const ir::Value *(const ir::Value *)> find = [&](const ir::Value *v) {
-    auto it = parent.find(v);
-    if (it == parent.end() || it->second == v)
-      return parent[v] = v;
-    return it->second = find(it->second);
-  };
-  auto unite = [&](const ir::Value *a, const ir::Value *b) { parent[find(a)] = find(b); };
-  std::map<const ir::Value *, std::vector<std::pair<const ir::Op *, unsigned>>> uses;
-  std::vector<const ir::Op *> loads;
-  ir::walk(f.body, [&](ir::Op &op) {
-    for (unsigned k = 0; k < op.operands.size(); ++k)
-      uses[op.operands[k]].push_back({&op, k});
-    if (op.kind == OpKind::For) {
-      const ir::Block &body = *op.regions[0];
-      for (size_t i = 0; i + 3 < op.operands.size(); ++i) {
-        unite(op.operands[3 + i], body.args[i + 1].get());
-        unite(body.args[i + 1].get(), body.terminator()->operands[i]);
-        unite(body.args[i + 1].get(), op.result(static_cast<unsigned>(i)));
-      }
-    }
-    if (op.kind == OpKind::Load && op.result()->type.isTile() &&
-        op.operands[0]->type.elem.space == ir::AddrSpace::Global)
-      loads.push_back(&op), find(op.result());
-  });
-  // Classes in the order their first value appears in the IR (not by address: the shared-memory
-  // offsets they get must be the same on every run).
-  std::vector<const ir::Value *> seenOrder;
-  std::set<const ir::Value *> seen;
-  ir::walk(f.body, [&](ir::Op &op) {
-    auto note = [&](const ir::Value *v) {
-      if (parent.count(v) && seen.insert(v).second)
-        seenOrder.push_back(v);
-    };
-    for (const ir::Value *o : op.operands)
-      note(o);
-    for (auto &r : op.regions)
-      for (auto &a : r->args)
-        note(a.get());
-    for (auto &r : op.results)
-      note(r.get());
-  });
-  std::map<const ir::Value *, std::vector<const ir::Value *>> members;
-  std::vector<const ir::Value *> roots;
-  for (const ir::Value *v : seenOrder) {
-    const ir::Value *root = find(v);
-    if (!members.count(root))
-      roots.push_back(root);
-    members[root].push_back(v);
-  }
-  bool anySwizzled = false;
-  for (const ir::Value *root : roots) {
-    const std::vector<const ir::Value *> &vs = members[root];
-    bool ok = true, hasLoad = false, vec16 = true, restaged = false;
-    int operandIdx = -1, carried = 0;
-    std::map<const ir::Block *, int> carriedIn; // carried values per loop body
-    std::vector<const ir::Value *> transposedViews;
-    const ir::Op *dot = nullptr;
-    for (const ir::Value *v : vs) {
-      if (v->def && v->def->kind == OpKind::Load) {
-        hasLoad = true;
-        const ir::Op &l = *v->def;
-        const ir::Value *mask = l.operands.size() > 1 ? l.operands[1] : nullptr;
-        // cp.async copies 16-byte vectors (TMA, below, needs none).
-        vec16 = vec16 && vectorWidth(l.operands[0], mask) * ir::storageBytes(v->type.dtype()) == 16;
-        ok = ok && (l.operands.size() < 3 || isZeroSplat(l.operands[2]));
-      } else if (v->def && v->def->kind != OpKind::For) {
-        ok = false;
-      } else if (!v->def && !(v->owner && v->owner->parent && v->owner->parent->kind == OpKind::For)) {
-        ok = false;
-      } else if (!v->def) {
-        ++carried;
-        ++carriedIn[v->owner];
-      }
-      for (auto [u, k] : uses[v]) {
-        if (u->kind == OpKind::For && k >= 3)
-          continue;
-        if (u->kind == OpKind::Yield && u->parent->parent && u->parent->parent->kind == OpKind::For)
-          continue;
-        // wgmma reads tf32, fp8 and int8 operands only K-major: A as loaded ([M, K], K
-        // contiguous), B through a transposed view of an [N, K] tile (below); such a B given as
-        // [K, N] is restaged K-major from its slot by the dot (AsyncBuffer::restaged). mma.sync
-        // reads what transforms::mmaSyncSlotOperand lists.
-        bool kMajorOnly = transforms::wgmmaNeedsKMajor(v->type.dtype());
-        auto fromSlot = [&](const ir::Op &d, unsigned idx, bool transposed) {
-          if (!useWgmma(d))
-            return transforms::mmaSyncSlotOperand(d, idx, transposed, arch, f.numWarps);
-          return !kMajorOnly || idx == (transposed ? 1u : 0u);
-        };
-        if (u->kind == OpKind::Dot && k <= 1 && (operandIdx < 0 || operandIdx == int(k)) &&
-            (!dot || useWgmma(*dot) == useWgmma(*u))) {
-          bool restage = kMajorOnly && k == 1 && useWgmma(*u) && u->operands[0] != v;
-          if (fromSlot(*u, k, false) || restage) {
-            operandIdx = static_cast<int>(k);
-            dot = u;
-            restaged = restaged || restage;
-            continue;
-          }
-        }
-        // tl.trans of the tile feeding one dot operand alone: the dot reads the slot with the
-        // other major order (the view shares the slot).
-        if (u->kind == OpKind::Permute && u->result()->type.rank() == 2 && u->permutation() == std::vector<int64_t>{1, 0}) {
-          const auto &pu = uses[u->result()];
-          if (pu.size() == 1 && pu[0].first->kind == OpKind::Dot && pu[0].second <= 1 &&
-              fromSlot(*pu[0].first, pu[0].second, true) && (operandIdx < 0 || operandIdx == int(pu[0].second)) &&
-              (!dot || useWgmma(*dot) == useWgmma(*pu[0].first))) {
-            operandIdx = static_cast<int>(pu[0].second);
-            dot = pu[0].first;
-            transposedViews.push_back(u->result());
-            continue;
-          }
-        }
-        ok = false;
-      }
-    }
-    // A restaged class is read by its dots alone, never through a transposed view.
-    if (!ok || !hasLoad || operandIdx < 0 || (restaged && !transposedViews.empty()))
-      continue;
-    const ir::Type &t = vs.front()->type;
-    AsyncBuffer buf;
-    buf.rows = t.shape[0];
-    buf.cols = t.shape[1];
-    // A pipelined loop carries one value per stage ahead of the dot: that many slots plus the
-    // one being filled.
-    buf.slots = carried + 1;
-    buf.elemBytes = ir::storageBytes(t.dtype());
-    buf.restaged = restaged;
-    if (restaged) {
-      // Unpadded rows: the copies write whole rows and the dot reads each row with consecutive
-      // lanes, both free of bank conflicts without padding; sized as a wgmma slot, as `prefetch`
-      // counts it.
-      buf.ld = t.shape[1];
-      buf.slotBytes = transforms::asyncSlotBytes(buf.rows, buf.cols, buf.elemBytes, /*swizzled=*/true);
-    } else if (useWgmma(*dot)) {
-      buf.swizzle = static_cast<int>(std::min<int64_t>(128, buf.cols * buf.elemBytes));
-      buf.slotBytes = transforms::asyncSlotBytes(buf.rows, buf.cols, buf.elemBytes, /*swizzled=*/true);
-    } else {
-      buf.ld = t.shape[1] + 16 / buf.elemBytes; // 16 bytes of padding per row, as the dot's own staging
-      buf.slotBytes = transforms::asyncSlotBytes(buf.rows, buf.cols, buf.elemBytes, /*swizzled=*/false);
-    }
-    // sm_90a copies a tensor descriptor's tiles with TMA when every load of the class can be
-    // (the same descriptor, launch-time base, shape and strides) and each fill's mbarrier phase
-    // can be known from the count of fills before it. Statically when the loads lie at the
-    // kernel's top level or in one top-level loop; at run time (AsyncBuffer::dynamicFills) when
-    // a pipelined loop nested in a top-level loop holds them (a persistent kernel's K loop, its
-    // prologue in the loop over tiles).
-    if (arch == "sm_90a" && buf.swizzle >= 32) {
-      std::optional<ir::TensorMapParam> map;
-      bool tma = true;
-      const ir::Op *classTop = nullptr; // the top-level loop around the class's in-loop loads
-      std::set<const ir::Block *> blocks;
-      // Whether a load of the class may be a TMA fill: each rule below refuses one case.
-      auto tmaFill = [&](const ir::Op &l) {
-        bool top = l.parent == &f.body;
-        if (!top) {
-          // Only 'for' loops around it, all in one top-level loop.
-          const ir::Op *outer = nullptr;
-          for (const ir::Block *b = l.parent; b != &f.body; b = outer->parent) {
-            outer = b->parent;
-            if (!outer || outer->kind != OpKind::For)
-              return false; // inside an 'if' or 'while'
-          }
-          if (classTop && classTop != outer)
-            return false; // loads in two top-level loops
-          classTop = outer;
-          blocks.insert(l.parent);
-        }
-        // In a loop only pipelined loads (carried to a later iteration) count their fills;
-        // an unpipelined one would refill its single slot with the same static phase.
-        if (!top && carried == 0)
-          return false; // in an unpipelined loop
-        // A load in the loop is issued for a later iteration: only the prefetch pass's, which
-        // lists the guard that the iteration exists, is known to be read whenever it is issued
-        // (a hand-written window's last fill would still be in flight after the loop).
-        bool guarded = l.operands.size() > 4 + 3 * l.blockShape().size();
-        if (!top && !guarded)
-          return false; // an in-loop fill without the prefetch guard
-        // An unguarded fill at the top level is waited for at the end (drainTma): only in a
-        // class without in-loop fills, whose slot phases it alone advances.
-        if (!guarded && carried > 0)
-          return false; // an unguarded fill in a class with in-loop fills
-        return true;
-      };
-      for (const ir::Value *v : vs) {
-        if (!v->def || v->def->kind != OpKind::Load)
-          continue;
-        const ir::Op &l = *v->def;
-        std::optional<ir::TensorMapParam> m = tmaFill(l) ? tensorMapOf(l, buf) : std::nullopt;
-        if (!m || (map && !(*m == *map))) {
-          tma = false;
-          break;
-        }
-        map = m;
-      }
-      // Static counts: loads at the top level and in one top-level loop's body, all before the
-      // kernel's first global write. Run-time counts: no global write before the top-level loop
-      // (nor before a top-level load: guarded ones, a flattened loop's first tile); writes inside
-      // the loop are followed by a proxy fence (emitOpImpl) and, unless warp-specialised, a
-      // barrier before the next fill.
-      bool nested = blocks.size() > 1 || (blocks.size() == 1 && (*blocks.begin())->parent != classTop);
-      if (tma && nested) {
-        tma = topIndex.at(classTop) <= firstWrite;
-        for (const ir::Value *v : vs)
-          if (v->def && v->def->kind == OpKind::Load && v->def->parent == &f.body && !beforeWrites(*v->def))
-            tma = false;
-      } else if (tma)
-        for (const ir::Value *v : vs)
-          if (v->def && v->def->kind == OpKind::Load && !beforeWrites(*v->def))
-            tma = false;
-      if (tma && map) {
-        auto it = std::find(f.tensorMaps.begin(), f.tensorMaps.end(), *map);
-        buf.tmaMap = static_cast<int>(it - f.tensorMaps.begin());
-        if (it == f.tensorMaps.end())
-          f.tensorMaps.push_back(*map);
-        buf.dynamicFills = nested;
-        if (nested) {
-          tmaFillNests_.insert(classTop);
-          // The fills outstanding at once are one loop's pipeline: a flattened loop's early
-          // prologue is issued after the nested loop's fills were all read.
-          int most = 0;
-          for (auto [b, n] : carriedIn)
-            most = std::max(most, n);
-          buf.slots = most + 1;
-        }
-      }
-    }
-    // Values carried by two loops (a flattened loop's early prologue) count their fills only at
-    // run time, which cp.async's slot and commit-group bookkeeping does not: they stay loads
-    // into registers.
-    if (buf.tmaMap < 0 && carriedIn.size() > 1)
-      continue;
-    if (buf.tmaMap < 0 && !vec16)
-      continue;
-    if (buf.swizzle) {
-      smemBase_ = (smemBase_ + 1023) / 1024 * 1024;
-      anySwizzled = true;
-    }
-    buf.base = smemBase_;
-    smemBase_ += buf.slots * buf.slotBytes;
-    for (const ir::Value *v : vs)
-      asyncOf_[v] = static_cast<int>(buffers_.size());
-    for (const ir::Value *v : transposedViews) {
-      asyncOf_[v] = static_cast<int>(buffers_.size());
-      asyncTransposed_.insert(v);
-    }
-    buffers_.push_back(buf);
-  }
-  planPrivateSlots(members, roots, uses);
-  planWarpSpecialization();
-  // The TMA slots' mbarriers (8 bytes each) follow the slots: one per slot ("full"), and in a
-  // warp-specialised kernel a second per slot ("empty", after the full ones).
-  for (AsyncBuffer &buf : buffers_)
-    if (buf.tmaMap >= 0) {
-      smemBase_ = (smemBase_ + 7) / 8 * 8;
-      buf.barBase = smemBase_;
-      smemBase_ += (ws_ ? 16 : 8) * buf.slots;
-    }
-  // Tensor-descriptor stores written with TMA get their tensor maps after the loads'.
+  bool swizzled = std::any_of(buffers_.begin(), buffers_.end(), [](const AsyncBuffer &b) { return b.swizzle > 0; });
   ir::walk(f.body, [&](ir::Op &o) {
+    swizzled |= o.kind == OpKind::Dot && useWgmma(o);
+    // The top-level loops around dynamicFills classes' fills (a global write in one is followed
+    // by a proxy fence).
+    if (o.kind == OpKind::Load && o.pipeline() >= 0 && buffers_[size_t(o.pipeline())].dynamicFills) {
+      const ir::Op *top = &o;
+      while (top->parent && top->parent != &f.body)
+        top = top->parent->parent;
+      tmaFillNests_.insert(top);
+    }
     const bool tma = o.kind == OpKind::Store && o.isTmaStore();
     genericGlobalWrites_ |= transforms::writesGlobalMemory(o) && !tma;
     if (!tma)
       return;
-    // Its pointer and mask are placeholders (transforms::markTmaStores): TMA or nothing.
-    const std::string what = "a store marked 'tma' is written from its tensor descriptor with TMA, which ";
-    if (arch != "sm_90a")
-      diags.fatal(o.loc, what + "needs sm_90a; here the target is " + arch);
-    if (!transforms::inForLoopsOnly(f, o))
-      diags.fatal(o.loc, what + "must sit at the kernel's top level or in its 'for' loops, not under an 'if' or "
-                                "a 'while' (every thread takes part in its staging)");
-    const int swizzle = transforms::tmaStoreSwizzle(o);
-    std::optional<ir::TensorMapParam> m = transforms::tensorMapFor(f, o, swizzle);
-    if (!m)
-      diags.fatal(o.loc, what + "needs a tensor map built from the params (base, shape and strides; the "
-                                "innermost stride 1, the others whole 16-byte units)");
-    if (!transforms::tmaStore(f, o)) // a hand-written mark: the access rule is checked here too
-      diags.fatal(o.loc, what + "must be the kernel's last access to global memory (in a loop: the loop may "
-                                "only load through other pointer params), at most 128 KiB, with rows of 32 "
-                                "bytes or more");
-    auto it = std::find(f.tensorMaps.begin(), f.tensorMaps.end(), *m);
-    tmaStores_[&o] = static_cast<int>(it - f.tensorMaps.begin());
-    if (it == f.tensorMaps.end())
-      f.tensorMaps.push_back(*m);
-    if (!transforms::tmaStoreLoop(f, o))
+    swizzled = true;
+    tmaStores_[&o] = o.storeTensorMap();
+    if (o.tmaStaging() < 0)
       return;
-    // A store in a loop gets its own staging area (its copies read it while the loop goes on),
-    // box by box in two buffers where the layout's lane and warp bits stay within one box.
-    const ir::Value *val = o.operands[1];
-    const int64_t perRow = swizzle / ir::storageBytes(val->type.dtype());
-    const int64_t boxes = o.blockShape()[1] / perRow, boxBytes = o.blockShape()[0] * swizzle;
-    bool byBox = boxes > 1 && boxBytes % 1024 == 0; // each box starts a whole swizzle pattern
-    for (const auto *bases : {&val->layout->lane, &val->layout->warp})
-      for (const auto &b : *bases)
-        byBox &= b[1] < perRow;
+    transforms::TmaStoreStaging plan = transforms::tmaStoreStaging(o);
     TmaStaging st;
-    st.buffers = byBox ? 2 : 1;
-    st.boxes = byBox ? 1 : static_cast<int>(boxes);
-    st.bytes = boxBytes * st.boxes;
-    smemBase_ = (smemBase_ + 1023) / 1024 * 1024; // the 128-byte swizzle repeats every 1024 bytes
-    st.offset = smemBase_;
-    smemBase_ += st.buffers * st.bytes;
+    st.offset = o.tmaStaging();
+    st.bytes = plan.bytes;
+    st.buffers = plan.buffers;
+    st.boxes = plan.boxes;
     tmaStaging_[&o] = st;
   });
-  // wgmma and TMA-store staging areas (smemPtr) follow the slots and need the same alignment.
-  bool wgmmaStaging = !tmaStores_.empty();
-  ir::walk(f.body, [&](ir::Op &op) { wgmmaStaging |= op.kind == OpKind::Dot && useWgmma(op); });
-  if (anySwizzled || wgmmaStaging) {
-    smemBase_ = (smemBase_ + 1023) / 1024 * 1024;
+  // wgmma's and TMA stores' swizzled areas need the 1024-byte alignment of the swizzle pattern.
+  if (swizzled)
     smemAlign_ = 1024;
-  }
+  smemBase_ = f.pipelineBytes;
   sharedBytes_ = std::max(sharedBytes_, smemBase_);
   scratchBase_ = smemBase_;
   // The last top-level op whose region or operands touch an async value, or that holds a TMA
@@ -379,99 +92,6 @@ void Emitter::planAsyncOperands() {
     if (uses)
       lastAsyncTopOp_ = idx;
     ++idx;
-  }
-}
-
-void Emitter::planPrivateSlots(
-    const std::map<const ir::Value *, std::vector<const ir::Value *>> &members, const std::vector<const ir::Value *> &roots,
-    const std::map<const ir::Value *, std::vector<std::pair<const ir::Op *, unsigned>>> &uses) {
-  // Loads prefetched by a loop (Prefetch.cpp's register prefetch) whose values are not dot
-  // operands: the window of values ahead lives in shared memory instead of registers. A class
-  // qualifies when it is a loop's carried window of one load (the prologue's loads before the
-  // loop, the refill in the body), the carried values are read only by ops directly in the
-  // body, and each load's vector (contiguity, alignment, mask runs) is 4, 8 or 16 bytes with a
-  // zero or no `other` (a masked-off cp.async zero-fills) and no cache or eviction hint (which
-  // cp.async would drop).
-  const int64_t threads = 32 * int64_t(f.numWarps);
-  const int64_t budget = 96 * 1024; // private slots per kernel, bytes
-  for (const ir::Value *root : roots) {
-    const std::vector<const ir::Value *> &vs = members.at(root);
-    if (isAsync(vs.front()))
-      continue;
-    bool ok = true;
-    int carried = 0, copyBytes = 0;
-    const ir::Op *loop = nullptr;
-    const ir::Layout *layout = nullptr;
-    std::vector<const ir::Op *> classLoads;
-    for (const ir::Value *v : vs) {
-      if (!v->type.isTile() || !v->layout || v->type.dtype() == ir::DType::I1 || (layout && !(*v->layout == *layout))) {
-        ok = false;
-        break;
-      }
-      layout = v->layout;
-      auto u = uses.find(v);
-      if (v->def && v->def->kind == OpKind::Load) {
-        const ir::Op &l = *v->def;
-        const ir::Value *mask = l.operands.size() > 1 ? l.operands[1] : nullptr;
-        int bytes = vectorWidth(l.operands[0], mask) * static_cast<int>(ir::storageBytes(v->type.dtype()));
-        if (l.isVolatile() || l.hasDescriptor() || l.cacheHint() != ir::CacheHint::None ||
-            l.evictionHint() != ir::EvictionHint::None ||
-            (l.operands.size() > 2 && !isZeroSplat(l.operands[2])) ||
-            (bytes != 4 && bytes != 8 && bytes != 16) || (copyBytes && bytes != copyBytes)) {
-          ok = false;
-          break;
-        }
-        copyBytes = bytes;
-        classLoads.push_back(&l);
-      } else if (v->def && v->def->kind == OpKind::For) {
-        if (u != uses.end() && !u->second.empty())
-          ok = false; // a window value left over after the loop: never read
-        continue;
-      } else if (!v->def && v->owner && v->owner->parent && v->owner->parent->kind == OpKind::For) {
-        if (loop && loop != v->owner->parent)
-          ok = false;
-        loop = v->owner->parent;
-        ++carried;
-      } else {
-        ok = false;
-        break;
-      }
-      if (u == uses.end())
-        continue;
-      for (auto [user, k] : u->second) {
-        if (user->kind == OpKind::For && k >= 3)
-          continue;
-        if (user->kind == OpKind::Yield && user->parent->parent && user->parent->parent->kind == OpKind::For)
-          continue;
-        // Read only by ops directly in the body that carries it, and not by a dot.
-        if (user->kind == OpKind::Dot || v->def || user->parent != v->owner)
-          ok = false;
-      }
-    }
-    // Only loops that ask for pipelining (an explicit num_stages >= 2): Prefetch.cpp leaves the
-    // register budget aside for their stageable loads.
-    if (!ok || !loop || carried == 0 || classLoads.empty() || loop->numStages() < 2)
-      continue;
-    for (const ir::Op *l : classLoads)
-      ok = ok && (l->parent == loop->regions[0].get() || l->parent == loop->parent);
-    if (!ok)
-      continue;
-    AsyncBuffer buf;
-    buf.privateSlots = true;
-    buf.copyBytes = copyBytes;
-    buf.elemBytes = ir::storageBytes(vs.front()->type.dtype());
-    buf.slots = carried + 1;
-    int64_t perCopy = copyBytes / buf.elemBytes;
-    int64_t copies = (layout->numRegs() + perCopy - 1) / perCopy;
-    buf.slotBytes = copies * threads * copyBytes;
-    int64_t base = (smemBase_ + 15) / 16 * 16;
-    if (base + buf.slots * buf.slotBytes > budget)
-      continue;
-    buf.base = base;
-    smemBase_ = base + buf.slots * buf.slotBytes;
-    for (const ir::Value *v : vs)
-      asyncOf_[v] = static_cast<int>(buffers_.size());
-    buffers_.push_back(buf);
   }
 }
 
@@ -582,13 +202,6 @@ llvm::Value *Emitter::asyncSlotAddr(const ir::Value *v) {
 }
 
 // --- TMA (PTX ISA §9.7.9.25.5 cp.async.bulk.tensor, §9.7.13.15 mbarrier) ---------------------
-
-std::optional<ir::TensorMapParam> Emitter::tensorMapOf(const ir::Op &load, const AsyncBuffer &buf) const {
-  const std::vector<int64_t> &block = load.blockShape();
-  if (block.size() != 2 || block[0] != buf.rows || block[1] != buf.cols)
-    return std::nullopt;
-  return transforms::tensorMapFor(f, load, buf.swizzle);
-}
 
 llvm::Value *Emitter::tensorMapAddr(int k) {
   return B.CreatePtrToInt(kernel_->getArg(static_cast<unsigned>(f.params.size() + k)), B.getInt64Ty());

@@ -77,7 +77,7 @@ void Emitter::emitDot(const ir::Op &op) {
   const ir::Layout &la = *op.operands[0]->layout, &lb = *op.operands[1]->layout;
   const auto &ra = regs(op.operands[0]), &rb = regs(op.operands[1]);
   // Operands that arrive through cp.async already sit in their shared-memory slot, with rows
-  // padded as the staging area's (planAsyncOperands admits only what transforms::mmaSyncSlotOperand
+  // padded as the staging area's (the pipeline pass admits only what transforms::mmaSyncSlotOperand
   // lists): fp16 A [M][K] and B [K][N]; tf32 A [M][K] and B as [K][N] or, through tl.trans,
   // [N][K]; int8 A [M][K] and B^T [N][K].
   bool asyncA = isAsync(op.operands[0]), asyncB = isAsync(op.operands[1]);

@@ -65,9 +65,8 @@ llvm::Function *Emitter::run() {
     for (const ir::Value *v : op.operands)
       used_.insert(v);
   });
-  f.tensorMaps.resize(static_cast<size_t>(f.declaredTensorMaps)); // the IR's own; codegen's follow
   userBytes_ = f.sharedBytes; // the IR's own buffers (allocate-shared)
-  planAsyncOperands(); // decides the TMA descriptors, passed after the params
+  loadPipelines();             // the pipeline pass's slots, TMA descriptors and roles
   std::vector<llvm::Type *> params;
   for (auto &p : f.params)
     params.push_back(p.type.dtype == DType::I1 ? B.getInt8Ty() : llvmType(p.type));

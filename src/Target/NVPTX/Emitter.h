@@ -223,37 +223,9 @@ public:
   // loop-carried values into tl.dot operands are copied with cp.async straight into one of
   // `slots` shared-memory slots (num_stages of them in a pipelined loop); such a value's single
   // "register" is its slot index.
-  struct AsyncBuffer {
-    int64_t base = 0;      ///< byte offset of slot 0
-    int64_t slotBytes = 0; ///< bytes per slot
-    int slots = 1;         ///< slots (pipeline stages)
-    int64_t rows = 0, cols = 0; ///< tile shape (cols contiguous in global memory)
-    int64_t ld = 0;        ///< padded layout: row length in elements
-    /// 0: rows padded to `ld` (read with ldmatrix); 32, 64 or 128: the wgmma swizzled layout
-    /// with that swizzle width (swizzledOffset).
-    int swizzle = 0;
-    unsigned elemBytes = 2; ///< 2 (fp16, bf16), 4 (tf32) or 1 (fp8, int8)
-    /// Copied with TMA (sm_90a, loads through a tensor descriptor): the index of its descriptor
-    /// in f.tensorMaps, else -1. A TMA value's "register" counts the buffer's fills modulo
-    /// 2 * slots: slot = count % slots, and the fill completes the phase of parity
-    /// count / slots of that slot's mbarrier.
-    int tmaMap = -1;
-    int64_t barBase = 0; ///< TMA: byte offset of the slots' mbarriers (8 bytes each)
-    /// A load that is not a dot operand, prefetched by a loop (Prefetch.cpp): each thread
-    /// copies its own registers' vectors of `copyBytes` into the slot, copy k of thread t at
-    /// (k * threads + t) * copyBytes (consecutive threads in consecutive chunks: no bank
-    /// conflicts), and reads back only what it copied, so no barrier is needed.
-    bool privateSlots = false;
-    int copyBytes = 16; ///< private slots: bytes per cp.async (4, 8 or 16)
-    /// A wgmma B of a type wgmma reads only K-major (tf32, fp8, int8) given as [K, N]: its slot
-    /// holds the rows as loaded (unpadded: `ld` = cols), and the dot reads it into registers and
-    /// stores it K-major into its staging area (wgmma never reads the slot itself).
-    bool restaged = false;
-    /// TMA fills in a pipelined loop nested in a top-level loop (a persistent kernel's K loop
-    /// and its prologue, once per tile): their counts continue from one run of the inner loop
-    /// to the next, so they are kept at run time (fillCount_), not derived from the loop.
-    bool dynamicFills = false;
-  };
+  /// One class's slots, as the pipeline pass placed them (ir::PipelineBuffer, offsets from the
+  /// pipeline area's start).
+  using AsyncBuffer = ir::PipelineBuffer;
   /// Per async class with dynamicFills: an i32 stack slot (promoted to registers by LLVM)
   /// holding the count of fills issued so far modulo 2 * slots; a fill whose guards fail (a
   /// prefetch past its loop's end) is not issued and does not count.
@@ -281,10 +253,9 @@ public:
   bool isPrivateAsync(const ir::Value *v) const { return isAsync(v) && asyncBuffer(v).privateSlots; }
   std::map<const ir::Value *, std::vector<llvm::Value *>> privateRegs_;
   std::set<const ir::Value *> privateActive_; ///< private values standing in as registers now
-  void planPrivateSlots(const std::map<const ir::Value *, std::vector<const ir::Value *>> &members,
-                        const std::vector<const ir::Value *> &roots,
-                        const std::map<const ir::Value *, std::vector<std::pair<const ir::Op *, unsigned>>> &uses);
-  void planAsyncOperands();
+  /// Reads the pipeline pass's decisions (Function::pipelines, the `pipeline=k` marks, TMA
+  /// stores' maps and staging, f.producerWarps) into buffers_, asyncOf_ and the tables below.
+  void loadPipelines();
   bool isAsync(const ir::Value *v) const { return asyncOf_.count(v) > 0; }
   const AsyncBuffer &asyncBuffer(const ir::Value *v) const { return buffers_[asyncOf_.at(v)]; }
   void emitAsyncLoad(const ir::Op &load);
@@ -301,11 +272,6 @@ public:
   /// The slot index of async value `v` (for TMA values, its fill count modulo the slots).
   llvm::Value *asyncSlotIndex(const ir::Value *v);
   bool isTma(const ir::Value *v) const { return isAsync(v) && asyncBuffer(v).tmaMap >= 0; }
-  /// The TMA descriptor a tensor-descriptor load of buffer `buf` can be copied with: its base,
-  /// shape and strides are params or constants, the base 16-byte aligned and the strides
-  /// multiples of 16 bytes by the params' divisibility, the mask the descriptor's bounds check
-  /// and'ed with scalar guards. nullopt otherwise (the load stays a cp.async copy).
-  std::optional<ir::TensorMapParam> tensorMapOf(const ir::Op &load, const AsyncBuffer &buf) const;
   /// Every thread waits for the TMA fills issued unguarded at the kernel's top level (a tile
   /// loaded once, whose dot may not run: a loop of no iterations, an `if`), so that no copy is
   /// in flight when the slots' bytes are reused or the block exits. Guarded fills (a pipeline's)
@@ -426,16 +392,6 @@ public:
   // loop, releases the slot the previous iteration read (an arrival on the slot's "empty"
   // mbarrier); a producer warpgroup after them runs the slice of the kernel that computes the
   // fills' coordinates and issues the copies, each after the slot's release.
-  /// Decides warp specialisation after the async buffers are planned (their TMA classes known);
-  /// warns at the loop when a request is declined.
-  void planWarpSpecialization();
-  /// The ops the producer emits: the TMA fills, what their coordinates, guards and slot counts
-  /// are computed from, and the loops around them. False (with the reason) when one of them is
-  /// not a scalar computation the producer can repeat.
-  bool producerSlice(std::string &why);
-  /// Accumulator registers per thread of the widest wgmma instruction of the kernel (N / 2 for
-  /// m64nNk with fp32 or int32 accumulators), which ptxas must fit within the kernel's maxnreg.
-  int wgmmaAccumulatorRegisters() const;
   /// Undefined registers for the results of `op` (an op the producer leaves out).
   void undefResults(const ir::Op &op);
   /// Emits both roles after the kernel's setup: the consumers' code, then the producer's, then

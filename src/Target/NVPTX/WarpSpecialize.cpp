@@ -7,6 +7,7 @@
 // count = consumer threads). Register budgets move from the producer to the consumers with
 // setmaxnreg (PTX ISA §9.7.17.1).
 #include "Emitter.h"
+#include "tle/Transforms/Pipeline.h"
 #include "tle/Transforms/RegisterEstimate.h"
 
 #include <llvm/IR/InlineAsm.h>
@@ -20,16 +21,13 @@ using ir::OpKind;
 
 namespace {
 
-/// Warps in the producer role: one warpgroup, since setmaxnreg applies to whole warpgroups.
-constexpr int kProducerWarps = 4;
 /// The producer's register budget after setmaxnreg.dec: it computes a few scalars.
 constexpr int kProducerRegisters = 40;
 /// The consumers' budget never exceeds this (leaves ptxas headroom below the 255 limit).
 constexpr int kMaxConsumerRegisters = 240;
 
-/// Registers ptxas must find free for a wgmma's operands beyond its accumulator (descriptors,
-/// addresses, the loop's counters), from the smallest budgets it accepted.
-constexpr int kWgmmaHeadroom = 32;
+using transforms::kProducerWarps;
+using transforms::kWgmmaHeadroom;
 
 /// Blocks per SM a specialised kernel is compiled for: ptxas allocates every role within the
 /// kernel's `.maxnreg` (setmaxnreg moves registers between warpgroups at run time, but does not
@@ -45,165 +43,6 @@ int blocksPerSM(int64_t sharedBytes, int threads, int wgmmaRegisters) {
 }
 
 } // namespace
-
-int Emitter::wgmmaAccumulatorRegisters() const {
-  // One m64nNk instruction per warpgroup holds N / 2 fp32 (or int32) accumulators per thread;
-  // N is the accumulator's columns, divided among the warpgroups that M (in 64-row blocks) does
-  // not occupy.
-  int most = 0;
-  int groups = std::max(1, f.numWarps / 4);
-  ir::walk(f.body, [&](ir::Op &op) {
-    if (op.kind != OpKind::Dot || !useWgmma(op) || op.operands[2]->type.shape.size() != 2)
-      return;
-    const auto &shape = op.operands[2]->type.shape;
-    int64_t mGroups = std::max<int64_t>(1, std::min<int64_t>(groups, shape[0] / 64));
-    int64_t n = std::min<int64_t>(256, shape[1] / std::max<int64_t>(1, groups / mGroups));
-    most = std::max(most, static_cast<int>(n / 2));
-  });
-  return most;
-}
-
-bool Emitter::producerSlice(std::string &why) {
-  slice_.clear();
-  std::set<const ir::Value *> seen;
-  std::function<bool(const ir::Op &)> needOp;
-  std::function<bool(const ir::Value *)> need = [&](const ir::Value *v) -> bool {
-    if (!seen.insert(v).second)
-      return true;
-    if (v->def) {
-      const ir::Op &d = *v->def;
-      if (d.kind == OpKind::For) { // a loop result: its initial value and what the body yields
-        unsigned k = v->index;
-        return needOp(d) && need(d.operands[3 + k]) && need(d.regions[0]->terminator()->operands[k]);
-      }
-      return needOp(d);
-    }
-    const ir::Block *blk = v->owner;
-    if (blk == &f.body)
-      return true; // a kernel param
-    const ir::Op *owner = blk->parent;
-    if (!owner || owner->kind != OpKind::For) {
-      why = "a copy's coordinates depend on a value carried by a 'while' loop";
-      return false;
-    }
-    if (!needOp(*owner))
-      return false;
-    if (v->index == 0)
-      return true; // the induction variable
-    unsigned k = v->index - 1;
-    return need(owner->operands[3 + k]) && need(blk->terminator()->operands[k]);
-  };
-  needOp = [&](const ir::Op &op) -> bool {
-    if (!slice_.insert(&op).second)
-      return true;
-    if (op.parent != &f.body) {
-      const ir::Op *outer = op.parent->parent;
-      if (!outer || outer->kind != OpKind::For) {
-        why = "a copy or its coordinates are computed inside an 'if' or 'while'";
-        return false;
-      }
-      if (!needOp(*outer))
-        return false;
-    }
-    if (op.kind == OpKind::For)
-      return need(op.operands[0]) && need(op.operands[1]) && need(op.operands[2]);
-    if (op.kind == OpKind::Load && isTma(op.result())) {
-      size_t rank = op.blockShape().size();
-      for (size_t i = 4 + 2 * rank; i < op.operands.size(); ++i) // offsets, then guards
-        if (!need(op.operands[i]))
-          return false;
-      return true;
-    }
-    bool scalarOnly = std::all_of(op.results.begin(), op.results.end(),
-                                  [](const auto &r) { return r->type.isScalar(); });
-    // Scalar loads too (a block's offset read from an index array): nothing before the copies
-    // writes global memory (the TMA rule), so the producer reads what the consumers would.
-    bool computes = op.kind == OpKind::Constant || op.kind == OpKind::ProgramId || op.kind == OpKind::NumPrograms ||
-                    (ir::isElementwise(op.kind) && op.kind != OpKind::InlineAsm) ||
-                    (op.kind == OpKind::Load && !isAsync(op.result()));
-    if (!scalarOnly || !computes) {
-      why = "a copy's coordinates depend on an op other than scalar arithmetic (" + std::string(ir::name(op.kind)) + ")";
-      return false;
-    }
-    for (const ir::Value *v : op.operands)
-      if (!need(v))
-        return false;
-    return true;
-  };
-  bool ok = true;
-  ir::walk(f.body, [&](ir::Op &op) {
-    if (ok && op.kind == OpKind::Load && isTma(op.result()))
-      ok = needOp(op);
-  });
-  return ok;
-}
-
-void Emitter::planWarpSpecialization() {
-  const ir::Op *loop = nullptr;
-  ir::walk(f.body, [&](ir::Op &op) {
-    if (op.kind != OpKind::For || !op.warpSpecialize())
-      return;
-    if (!loop)
-      loop = &op;
-    else // one producer per kernel: the first loop that asks for it
-      diags.warning(op.loc, "tl.range(warp_specialize=True) is ignored: only one loop of a kernel is "
-                            "specialised, the first that asks for it");
-  });
-  if (!loop)
-    return;
-  auto decline = [&](const std::string &why) {
-    diags.warning(loop->loc, "tl.range(warp_specialize=True) is ignored: " + why);
-  };
-  for (auto &op : f.body.ops)
-    if (op->kind == OpKind::WarpSpecialize)
-      return decline("the kernel has its own warp_specialize partitions");
-  if (arch != "sm_90a")
-    return decline("warp specialisation needs TMA and setmaxnreg (sm_90a); the target is " + arch);
-  if (loop->parent != &f.body)
-    return decline("only a loop at the kernel's top level is specialised (in a persistent kernel, the loop over "
-                   "the tiles)");
-  bool fills = false, elsewhere = false;
-  ir::walk(f.body, [&](ir::Op &op) {
-    if (op.kind != OpKind::Load || !isTma(op.result()))
-      return;
-    // In the loop's body, or in a pipelined loop nested in it (dynamicFills).
-    const ir::Op *top = &op;
-    while (top->parent && top->parent != &f.body)
-      top = top->parent->parent;
-    fills |= top == loop;
-    elsewhere |= op.parent != &f.body && top != loop;
-  });
-  if (!fills)
-    return decline("no load in the loop is copied with TMA (a pipelined tensor-descriptor load that feeds tl.dot, "
-                   "before the kernel's first global store; docs/compiler.md, \"TMA for tensor descriptors\")");
-  if (elsewhere)
-    return decline("another loop also has TMA copies");
-  if (f.numWarps % 4 != 0)
-    return decline("the consumers must be whole warpgroups (num_warps a multiple of 4), not " +
-                   std::to_string(f.numWarps) + " warps");
-  if (f.numWarps + kProducerWarps > 32)
-    return decline("num_warps " + std::to_string(f.numWarps) + " leaves no room for a producer warpgroup "
-                   "(1024 threads per block)");
-  int threads = 32 * (f.numWarps + kProducerWarps);
-  int64_t regs = transforms::registerCeiling(f.numWarps + kProducerWarps) / 8 * 8;
-  int accumulators = wgmmaAccumulatorRegisters();
-  if (regs < accumulators + kWgmmaHeadroom)
-    return decline("with a producer warpgroup the " + std::to_string(threads) + " threads get " + std::to_string(regs) +
-                   " registers each, too few for the consumers' wgmma accumulators (" + std::to_string(accumulators) +
-                   " per instruction); use fewer warps");
-  std::string why;
-  if (!producerSlice(why))
-    return decline(why);
-  ws_ = true;
-  // A slot that only wgmma reads (not restaged through registers) is released once per consumer
-  // warpgroup: a wgmma is one warpgroup-wide operation, so when one of its threads has seen the
-  // group retire (wgmma.wait_group), the whole warpgroup's reads of the slot are done. Slots
-  // that threads read themselves are released by every thread.
-  releasePerWarpgroup_ = std::none_of(buffers_.begin(), buffers_.end(), [](const AsyncBuffer &buf) {
-    return buf.tmaMap >= 0 && (buf.restaged || buf.privateSlots);
-  });
-  f.producerWarps = kProducerWarps;
-}
 
 void Emitter::undefResults(const ir::Op &op) {
   for (auto &r : op.results) {
@@ -307,7 +146,7 @@ void Emitter::emitSpecialized() {
   // producer gives most of its share back and the consumers take it (blocksPerSM: ptxas still
   // compiles the consumers within maxnreg).
   int threads = 32 * (f.numWarps + kProducerWarps);
-  int blocks = blocksPerSM(sharedBytes_, threads, wgmmaAccumulatorRegisters());
+  int blocks = blocksPerSM(sharedBytes_, threads, transforms::wgmmaAccumulatorRegisters(f));
   int maxRegs = static_cast<int>(transforms::registerCeiling(blocks * (f.numWarps + kProducerWarps))) / 8 * 8;
   int consumerRegs = (maxRegs * threads - kProducerRegisters * 32 * kProducerWarps) / (32 * f.numWarps) / 8 * 8;
   consumerRegs = std::min(consumerRegs, kMaxConsumerRegisters);
