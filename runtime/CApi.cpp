@@ -172,9 +172,21 @@ tle_rt_status tle_rt_launch(tle_rt_kernel kernel, unsigned grid_x, unsigned grid
   if (!kernel)
     return fail(TLE_RT_ERROR_INVALID_ARGUMENT, "tle_rt_launch: kernel is NULL");
   return guarded([&] {
-    Stream s = Stream::wrap(kernel->kernel.device(), stream);
-    kernel->kernel.launchRaw(Grid(grid_x, grid_y, grid_z), s, args, num_args);
+    kernel->kernel.launchRaw(Grid(grid_x, grid_y, grid_z), static_cast<CUstream_st *>(stream), args,
+                             num_args);
   });
+}
+
+tle_rt_status tle_rt_stream_device(void *stream, int *device) {
+  if (!device)
+    return fail(TLE_RT_ERROR_INVALID_ARGUMENT, "tle_rt_stream_device: device is NULL");
+  return guarded([&] { *device = Device::ofStream(static_cast<CUstream_st *>(stream)).ordinal(); });
+}
+
+tle_rt_status tle_rt_stream_is_capturing(void *stream, int *capturing) {
+  if (!capturing)
+    return fail(TLE_RT_ERROR_INVALID_ARGUMENT, "tle_rt_stream_is_capturing: capturing is NULL");
+  return guarded([&] { *capturing = Stream::wrap(static_cast<CUstream_st *>(stream)).isCapturing() ? 1 : 0; });
 }
 
 namespace {

@@ -62,6 +62,7 @@ void load(Loaded &out) {
   need(a.cuCtxGetCurrent, {"cuCtxGetCurrent"});
   need(a.cuCtxSetCurrent, {"cuCtxSetCurrent"});
   need(a.cuCtxSynchronize, {"cuCtxSynchronize"});
+  need(a.cuCtxGetDevice, {"cuCtxGetDevice"});
   need(a.cuModuleLoadDataEx, {"cuModuleLoadDataEx"});
   need(a.cuModuleUnload, {"cuModuleUnload"});
   need(a.cuModuleGetFunction, {"cuModuleGetFunction"});
@@ -82,6 +83,8 @@ void load(Loaded &out) {
   need(a.cuStreamCreate, {"cuStreamCreate"});
   need(a.cuStreamDestroy, {"cuStreamDestroy_v2"});
   need(a.cuStreamSynchronize, {"cuStreamSynchronize"});
+  need(a.cuStreamGetCtx, {"cuStreamGetCtx"});
+  need(a.cuStreamIsCapturing, {"cuStreamIsCapturing"});
   need(a.cuEventCreate, {"cuEventCreate"});
   need(a.cuEventDestroy, {"cuEventDestroy_v2"});
   need(a.cuEventRecord, {"cuEventRecord"});
@@ -90,6 +93,13 @@ void load(Loaded &out) {
   need(a.cuEventElapsedTime, {"cuEventElapsedTime_v2", "cuEventElapsedTime"});
   // Optional (CUDA 12.0+): only needed for cluster or cooperative launches.
   resolve(lib, a.cuLaunchKernelEx, {"cuLaunchKernelEx"});
+  // Optional: only needed to capture and replay CUDA graphs (tle::rt::Graph).
+  resolve(lib, a.cuStreamBeginCapture, {"cuStreamBeginCapture_v2"});
+  resolve(lib, a.cuStreamEndCapture, {"cuStreamEndCapture"});
+  resolve(lib, a.cuGraphInstantiateWithFlags, {"cuGraphInstantiateWithFlags"});
+  resolve(lib, a.cuGraphLaunch, {"cuGraphLaunch"});
+  resolve(lib, a.cuGraphExecDestroy, {"cuGraphExecDestroy"});
+  resolve(lib, a.cuGraphDestroy, {"cuGraphDestroy"});
   // Optional (CUDA 12.0+): only needed to build TMA descriptors (TensorMap.h).
   resolve(lib, a.cuTensorMapEncodeTiled, {"cuTensorMapEncodeTiled"});
   if (!missing.empty()) {

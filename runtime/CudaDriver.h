@@ -10,6 +10,9 @@
 #include <string>
 #include <string_view>
 
+// The stream object at global scope, as cuda.h and the CUDA runtime declare it (Runtime.h too).
+struct CUstream_st;
+
 namespace tle::rt::cu {
 
 using CUresult = int;
@@ -18,13 +21,16 @@ using CUdeviceptr = unsigned long long;
 struct CUctx_st;
 struct CUmod_st;
 struct CUfunc_st;
-struct CUstream_st;
 struct CUevent_st;
+struct CUgraph_st;
+struct CUgraphExec_st;
 using CUcontext = CUctx_st *;
 using CUmodule = CUmod_st *;
 using CUfunction = CUfunc_st *;
-using CUstream = CUstream_st *;
+using CUstream = ::CUstream_st *;
 using CUevent = CUevent_st *;
+using CUgraph = CUgraph_st *;
+using CUgraphExec = CUgraphExec_st *;
 
 // CUresult values referred to by name.
 enum : int {
@@ -62,6 +68,18 @@ enum : int {
   CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
   CU_JIT_LOG_VERBOSE = 12,
 };
+
+// CUstreamCaptureStatus and CUstreamCaptureMode.
+enum : int {
+  CU_STREAM_CAPTURE_STATUS_NONE = 0,
+  CU_STREAM_CAPTURE_STATUS_ACTIVE = 1,
+  CU_STREAM_CAPTURE_STATUS_INVALIDATED = 2,
+  CU_STREAM_CAPTURE_MODE_GLOBAL = 0,
+};
+
+// The special stream handles of cuda.h: the legacy and the per-thread default stream.
+inline CUstream const CU_STREAM_LEGACY = reinterpret_cast<CUstream>(0x1);
+inline CUstream const CU_STREAM_PER_THREAD = reinterpret_cast<CUstream>(0x2);
 
 // Stream and event creation flags.
 enum : unsigned { CU_STREAM_DEFAULT = 0, CU_EVENT_DEFAULT = 0 };
@@ -133,6 +151,7 @@ struct Api {
   CUresult (*cuCtxGetCurrent)(CUcontext *);
   CUresult (*cuCtxSetCurrent)(CUcontext);
   CUresult (*cuCtxSynchronize)();
+  CUresult (*cuCtxGetDevice)(CUdevice *);
   CUresult (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *, void **);
   CUresult (*cuModuleUnload)(CUmodule);
   CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
@@ -155,6 +174,15 @@ struct Api {
   CUresult (*cuStreamCreate)(CUstream *, unsigned);
   CUresult (*cuStreamDestroy)(CUstream);                                // _v2
   CUresult (*cuStreamSynchronize)(CUstream);
+  CUresult (*cuStreamGetCtx)(CUstream, CUcontext *);
+  CUresult (*cuStreamIsCapturing)(CUstream, int *); // CUstreamCaptureStatus
+  // Optional (graphs): stream capture and replay.
+  CUresult (*cuStreamBeginCapture)(CUstream, int);  // _v2; CUstreamCaptureMode
+  CUresult (*cuStreamEndCapture)(CUstream, CUgraph *);
+  CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec *, CUgraph, unsigned long long);
+  CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
+  CUresult (*cuGraphExecDestroy)(CUgraphExec);
+  CUresult (*cuGraphDestroy)(CUgraph);
   CUresult (*cuEventCreate)(CUevent *, unsigned);
   CUresult (*cuEventDestroy)(CUevent);                                  // _v2
   CUresult (*cuEventRecord)(CUevent, CUstream);

@@ -12,6 +12,7 @@
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <new>
 
 namespace tle::rt {
 
@@ -60,16 +61,47 @@ struct DeviceState {
       return;
     check(a.cuCtxSetCurrent(context), "cuCtxSetCurrent");
   }
+};
 
-  /// makeCurrent() for destructors: never throws.
-  bool makeCurrentNoThrow() const noexcept {
+/// Makes `context` current on the calling thread for the scope and, when it was not, restores the
+/// caller's current context (possibly none) at the end: libtle_rt leaves the thread's context as
+/// it found it. Costs one cuCtxGetCurrent when the context is already current.
+class ScopedContext {
+public:
+  /// Throws DriverError when the context cannot be made current.
+  explicit ScopedContext(CUcontext context) {
+    if (!enter(context))
+      check(result_, "cuCtxSetCurrent");
+  }
+  /// For destructors: never throws; ok() says whether the context is current.
+  ScopedContext(CUcontext context, std::nothrow_t) noexcept {
     try {
-      makeCurrent();
-      return true;
+      enter(context);
     } catch (...) {
-      return false;
+      result_ = CUDA_ERROR_INVALID_VALUE;
     }
   }
+  ~ScopedContext() {
+    if (switched_)
+      api().cuCtxSetCurrent(previous_); // the driver's loader succeeded, so api() cannot throw
+  }
+  ScopedContext(const ScopedContext &) = delete;
+  ScopedContext &operator=(const ScopedContext &) = delete;
+  /// True when the context is current.
+  bool ok() const { return result_ == CUDA_SUCCESS; }
+
+private:
+  bool enter(CUcontext context) {
+    const Api &a = api();
+    if (a.cuCtxGetCurrent(&previous_) == CUDA_SUCCESS && previous_ == context)
+      return true;
+    result_ = a.cuCtxSetCurrent(context);
+    switched_ = result_ == CUDA_SUCCESS;
+    return switched_;
+  }
+  CUcontext previous_ = nullptr;
+  CUresult result_ = CUDA_SUCCESS;
+  bool switched_ = false;
 };
 
 /// A loaded module, its metadata and JIT log.
@@ -84,11 +116,9 @@ struct ModuleState {
   ~ModuleState() {
     if (!module)
       return;
-    try {
-      device.makeCurrent();
+    ScopedContext scope(static_cast<CUcontext>(device.context()), std::nothrow);
+    if (scope.ok())
       api().cuModuleUnload(module);
-    } catch (...) {
-    }
   }
 };
 
@@ -170,6 +200,61 @@ size_t Device::maxSharedBytesPerBlockOptin() const { return state_->sharedOptin;
 void *Device::context() const { return state_->context; }
 void Device::makeCurrent() const { state_->makeCurrent(); }
 
+namespace {
+
+/// The ordinal of the device of context `ctx` (cuCtxGetDevice with `ctx` current for the call).
+int ordinalOfContext(CUcontext ctx) {
+  const Api &a = api();
+  CUdevice dev = 0;
+  {
+    detail::ScopedContext scope(ctx);
+    check(a.cuCtxGetDevice(&dev), "cuCtxGetDevice");
+  }
+  int count = Device::count();
+  for (int i = 0; i < count; ++i) {
+    CUdevice d = 0;
+    if (a.cuDeviceGet(&d, i) == CUDA_SUCCESS && d == dev)
+      return i;
+  }
+  throw Error(fmt::format("libtle_rt: the device of a stream's context ({}) has no ordinal", dev));
+}
+
+/// The device whose primary context is `ctx`; the last answer is cached per thread (a primary
+/// context keeps its handle while retained, and the cache retains it).
+Device deviceOfContext(CUcontext ctx, const char *what) {
+  thread_local CUcontext lastContext = nullptr;
+  thread_local std::optional<Device> lastDevice;
+  if (ctx && ctx == lastContext)
+    return *lastDevice;
+  Device dev(ordinalOfContext(ctx));
+  if (static_cast<CUcontext>(dev.context()) != ctx)
+    throw ArgumentError(fmt::format(
+        "libtle_rt: {} belongs to a CUDA context that is not the primary context of device {}; "
+        "libtle_rt loads modules into primary contexts (those the CUDA runtime uses), so create "
+        "the stream there",
+        what, dev.ordinal()));
+  lastContext = ctx;
+  lastDevice = dev;
+  return dev;
+}
+
+} // namespace
+
+Device Device::current() {
+  CUcontext ctx = nullptr;
+  check(api().cuCtxGetCurrent(&ctx), "cuCtxGetCurrent");
+  return ctx ? deviceOfContext(ctx, "the calling thread's current context") : Device(0);
+}
+
+Device Device::ofStream(CUstream_st *stream) {
+  auto s = reinterpret_cast<CUstream>(stream);
+  if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
+    return current();
+  CUcontext ctx = nullptr;
+  check(api().cuStreamGetCtx(s, &ctx), "cuStreamGetCtx");
+  return deviceOfContext(ctx, "the stream");
+}
+
 std::string Device::arch() const {
   if (state_->ccMajor == 9 && state_->ccMinor == 0)
     return "sm_90a";
@@ -177,7 +262,7 @@ std::string Device::arch() const {
 }
 
 void Device::synchronize() const {
-  state_->makeCurrent();
+  detail::ScopedContext scope(state_->context);
   check(api().cuCtxSynchronize(), "cuCtxSynchronize");
 }
 
@@ -186,7 +271,7 @@ void Device::synchronize() const {
 // ---------------------------------------------------------------------------------------------
 
 Stream::Stream(const Device &device) : device_(device) {
-  device_.makeCurrent();
+  detail::ScopedContext scope(device_.state_->context);
   CUstream s = nullptr;
   check(api().cuStreamCreate(&s, CU_STREAM_DEFAULT), "cuStreamCreate");
   handle_ = s;
@@ -198,8 +283,20 @@ Stream::Stream(const Device &device, void *handle, bool owned)
 
 Stream Stream::wrap(const Device &device, void *handle) { return Stream(device, handle, false); }
 
+Stream Stream::wrap(CUstream_st *handle) { return Stream(Device::ofStream(handle), handle, false); }
+
+bool Stream::isCapturing() const {
+  detail::ScopedContext scope(device_.state_->context);
+  int status = CU_STREAM_CAPTURE_STATUS_NONE;
+  check(api().cuStreamIsCapturing(static_cast<CUstream>(handle_), &status), "cuStreamIsCapturing");
+  return status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
 Stream::~Stream() {
-  if (owned_ && handle_ && device_.state_->makeCurrentNoThrow())
+  if (!owned_ || !handle_)
+    return;
+  detail::ScopedContext scope(device_.state_->context, std::nothrow);
+  if (scope.ok())
     api().cuStreamDestroy(static_cast<CUstream>(handle_));
 }
 
@@ -221,7 +318,7 @@ Stream &Stream::operator=(Stream &&o) noexcept {
 }
 
 void Stream::synchronize() {
-  device_.makeCurrent();
+  detail::ScopedContext scope(device_.state_->context);
   check(api().cuStreamSynchronize(static_cast<CUstream>(handle_)), "cuStreamSynchronize");
 }
 
@@ -232,14 +329,17 @@ void *Stream::handle() const { return handle_; }
 // ---------------------------------------------------------------------------------------------
 
 Event::Event(const Device &device) : device_(device) {
-  device_.makeCurrent();
+  detail::ScopedContext scope(device_.state_->context);
   CUevent e = nullptr;
   check(api().cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate");
   handle_ = e;
 }
 
 Event::~Event() {
-  if (handle_ && device_.state_->makeCurrentNoThrow())
+  if (!handle_)
+    return;
+  detail::ScopedContext scope(device_.state_->context, std::nothrow);
+  if (scope.ok())
     api().cuEventDestroy(static_cast<CUevent>(handle_));
 }
 
@@ -258,24 +358,97 @@ Event &Event::operator=(Event &&o) noexcept {
 void Event::record(Stream &stream) {
   if (stream.device() != device_)
     throw ArgumentError("Event::record: the stream belongs to another device");
-  device_.makeCurrent();
+  detail::ScopedContext scope(device_.state_->context);
   check(api().cuEventRecord(static_cast<CUevent>(handle_), static_cast<CUstream>(stream.handle())),
         "cuEventRecord");
 }
 
 void Event::synchronize() {
-  device_.makeCurrent();
+  detail::ScopedContext scope(device_.state_->context);
   check(api().cuEventSynchronize(static_cast<CUevent>(handle_)), "cuEventSynchronize");
 }
 
 float Event::elapsedMs(const Event &start, const Event &end) {
-  end.device_.makeCurrent();
+  detail::ScopedContext scope(end.device_.state_->context);
   check(api().cuEventSynchronize(static_cast<CUevent>(end.handle_)), "cuEventSynchronize");
   float ms = 0;
   check(api().cuEventElapsedTime(&ms, static_cast<CUevent>(start.handle_),
                                  static_cast<CUevent>(end.handle_)),
         "cuEventElapsedTime");
   return ms;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Graph
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+const Api &graphApi() {
+  const Api &a = api();
+  if (!a.cuStreamBeginCapture || !a.cuStreamEndCapture || !a.cuGraphInstantiateWithFlags ||
+      !a.cuGraphLaunch || !a.cuGraphExecDestroy || !a.cuGraphDestroy)
+    throw Error("libtle_rt: the CUDA driver lacks the graph entry points (cuStreamBeginCapture_v2, "
+                "cuStreamEndCapture, cuGraphInstantiateWithFlags, cuGraphLaunch)");
+  return a;
+}
+} // namespace
+
+void Graph::beginCapture(Stream &stream) {
+  const Api &a = graphApi();
+  detail::ScopedContext scope(stream.device().state_->context);
+  check(a.cuStreamBeginCapture(static_cast<CUstream>(stream.handle()), CU_STREAM_CAPTURE_MODE_GLOBAL),
+        "cuStreamBeginCapture");
+}
+
+Graph Graph::endCapture(Stream &stream) {
+  const Api &a = graphApi();
+  detail::ScopedContext scope(stream.device().state_->context);
+  Graph g;
+  g.device_ = stream.device().state_;
+  CUgraph graph = nullptr;
+  check(a.cuStreamEndCapture(static_cast<CUstream>(stream.handle()), &graph), "cuStreamEndCapture");
+  g.graph_ = graph;
+  CUgraphExec exec = nullptr;
+  check(a.cuGraphInstantiateWithFlags(&exec, graph, 0), "cuGraphInstantiateWithFlags");
+  g.exec_ = exec;
+  return g;
+}
+
+Graph::~Graph() {
+  if (!graph_)
+    return;
+  detail::ScopedContext scope(device_->context, std::nothrow);
+  if (!scope.ok())
+    return;
+  if (exec_)
+    api().cuGraphExecDestroy(static_cast<CUgraphExec>(exec_));
+  api().cuGraphDestroy(static_cast<CUgraph>(graph_));
+}
+
+Graph::Graph(Graph &&o) noexcept : device_(std::move(o.device_)), graph_(o.graph_), exec_(o.exec_) {
+  o.graph_ = o.exec_ = nullptr;
+}
+
+Graph &Graph::operator=(Graph &&o) noexcept {
+  if (this != &o) {
+    Graph tmp(std::move(*this));
+    device_ = std::move(o.device_);
+    graph_ = o.graph_;
+    exec_ = o.exec_;
+    o.graph_ = o.exec_ = nullptr;
+  }
+  return *this;
+}
+
+void Graph::launch(Stream &stream) {
+  if (!exec_)
+    throw ArgumentError("Graph::launch: the graph is empty (made by Graph(), or moved from)");
+  if (stream.device().state_ != device_)
+    throw ArgumentError(fmt::format("Graph::launch: the stream belongs to device {}, the graph to device {}",
+                                    stream.device().ordinal(), device_->ordinal));
+  detail::ScopedContext scope(device_->context);
+  check(api().cuGraphLaunch(static_cast<CUgraphExec>(exec_), static_cast<CUstream>(stream.handle())),
+        "cuGraphLaunch");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -286,7 +459,7 @@ DeviceBuffer::DeviceBuffer(const Device &device, size_t bytes)
     : device_(device.state_), bytes_(bytes) {
   if (bytes == 0)
     return;
-  device_->makeCurrent();
+  detail::ScopedContext scope(device_->context);
   CUdeviceptr p = 0;
   CUresult r = api().cuMemAlloc(&p, bytes);
   if (r != CUDA_SUCCESS)
@@ -295,8 +468,11 @@ DeviceBuffer::DeviceBuffer(const Device &device, size_t bytes)
 }
 
 void DeviceBuffer::release() noexcept {
-  if (address_ && device_->makeCurrentNoThrow())
-    api().cuMemFree(address_);
+  if (address_) {
+    detail::ScopedContext scope(device_->context, std::nothrow);
+    if (scope.ok())
+      api().cuMemFree(address_);
+  }
   address_ = 0;
   bytes_ = 0;
   device_.reset();
@@ -343,7 +519,7 @@ void DeviceBuffer::copyFromHost(const void *src, size_t bytes, size_t dstOffset)
   checkRange("copyFromHost", dstOffset, bytes, bytes_);
   if (bytes == 0)
     return;
-  device_->makeCurrent();
+  detail::ScopedContext scope(device_->context);
   check(api().cuMemcpyHtoD(address_ + dstOffset, src, bytes), "cuMemcpyHtoD");
 }
 
@@ -351,7 +527,7 @@ void DeviceBuffer::copyToHost(void *dst, size_t bytes, size_t srcOffset) const {
   checkRange("copyToHost", srcOffset, bytes, bytes_);
   if (bytes == 0)
     return;
-  device_->makeCurrent();
+  detail::ScopedContext scope(device_->context);
   check(api().cuMemcpyDtoH(dst, address_ + srcOffset, bytes), "cuMemcpyDtoH");
 }
 
@@ -361,7 +537,7 @@ void DeviceBuffer::copyFromDevice(const DeviceBuffer &src, size_t bytes, size_t 
   checkRange("copyFromDevice (source)", srcOffset, bytes, src.bytes_);
   if (bytes == 0)
     return;
-  device_->makeCurrent();
+  detail::ScopedContext scope(device_->context);
   check(api().cuMemcpyDtoD(address_ + dstOffset, src.address_ + srcOffset, bytes), "cuMemcpyDtoD");
 }
 
@@ -371,7 +547,7 @@ void DeviceBuffer::copyFromDeviceAsync(const DeviceBuffer &src, size_t bytes, St
   checkRange("copyFromDeviceAsync (source)", srcOffset, bytes, src.bytes_);
   if (bytes == 0)
     return;
-  device_->makeCurrent();
+  detail::ScopedContext scope(device_->context);
   check(api().cuMemcpyDtoDAsync(address_ + dstOffset, src.address_ + srcOffset, bytes,
                                 static_cast<CUstream>(stream.handle())),
         "cuMemcpyDtoDAsync");
@@ -380,7 +556,7 @@ void DeviceBuffer::copyFromDeviceAsync(const DeviceBuffer &src, size_t bytes, St
 void DeviceBuffer::fillBytes(uint8_t value) {
   if (!bytes_)
     return;
-  device_->makeCurrent();
+  detail::ScopedContext scope(device_->context);
   check(api().cuMemsetD8(address_, value, bytes_), "cuMemsetD8");
 }
 
@@ -389,14 +565,14 @@ void DeviceBuffer::fill32(uint32_t value) {
     throw ArgumentError(fmt::format("DeviceBuffer::fill32: size {} is not a multiple of 4", bytes_));
   if (!bytes_)
     return;
-  device_->makeCurrent();
+  detail::ScopedContext scope(device_->context);
   check(api().cuMemsetD32(address_, value, bytes_ / 4), "cuMemsetD32");
 }
 
 void DeviceBuffer::fillBytesAsync(uint8_t value, Stream &stream) {
   if (!bytes_)
     return;
-  device_->makeCurrent();
+  detail::ScopedContext scope(device_->context);
   check(api().cuMemsetD8Async(address_, value, bytes_, static_cast<CUstream>(stream.handle())),
         "cuMemsetD8Async");
 }
@@ -406,7 +582,7 @@ void DeviceBuffer::fill32Async(uint32_t value, Stream &stream) {
     throw ArgumentError(fmt::format("DeviceBuffer::fill32Async: size {} is not a multiple of 4", bytes_));
   if (!bytes_)
     return;
-  device_->makeCurrent();
+  detail::ScopedContext scope(device_->context);
   check(api().cuMemsetD32Async(address_, value, bytes_ / 4, static_cast<CUstream>(stream.handle())),
         "cuMemsetD32Async");
 }
@@ -430,7 +606,7 @@ std::string trimLog(const std::vector<char> &log) {
 
 Module Module::load(const Device &device, const void *data, std::string label, bool isPtx) {
   const Api &a = api();
-  device.makeCurrent();
+  detail::ScopedContext scope(device.state_->context);
   auto state = std::make_shared<detail::ModuleState>(device);
   state->label = std::move(label);
 
@@ -565,10 +741,14 @@ Kernel Module::kernel(std::string_view name) const {
   return kernel(name, *k);
 }
 
+namespace {
+uint64_t zeroBytes(const Device &dev);
+} // namespace
+
 Kernel Module::kernel(std::string_view name, KernelInfo info) const {
   const Api &a = api();
   const Device &dev = state_->device;
-  dev.makeCurrent();
+  detail::ScopedContext scope(dev.state_->context);
   std::string n(name);
   const std::string &sym = info.symbol.empty() ? n : info.symbol; // the metadata's entry symbol
   CUfunction fn = nullptr;
@@ -604,6 +784,10 @@ Kernel Module::kernel(std::string_view name, KernelInfo info) const {
         "kernel allows at most {}",
         n, info.threadsPerBlock(), info.numWarps, regs, maxThreads));
   }
+  // The zero bytes that descriptors of empty tensors point at are allocated now, not at a launch
+  // that may be captured into a CUDA graph (where the blocking memset is not allowed).
+  if (!info.tensorMaps.empty())
+    zeroBytes(dev);
   return Kernel(state_, fn, std::move(info));
 }
 
@@ -614,7 +798,7 @@ Kernel Module::kernel(std::string_view name, KernelInfo info) const {
 const Device &Kernel::device() const { return module_->device; }
 
 int Kernel::attribute(int attr) const {
-  module_->device.makeCurrent();
+  detail::ScopedContext scope(module_->device.state_->context);
   int v = 0;
   check(api().cuFuncGetAttribute(&v, attr, static_cast<CUfunction>(function_)),
         "cuFuncGetAttribute");
@@ -666,7 +850,24 @@ uint64_t zeroBytes(const Device &dev) {
 
 } // namespace
 
+void Kernel::launchRaw(Grid grid, CUstream_st *stream, void **args, size_t numArgs) const {
+  Stream s = Stream::wrap(stream);
+  launchRaw(grid, s, args, numArgs);
+}
+
+void Kernel::launchOnRawStream(Grid grid, CUstream_st *stream, void **args, size_t numArgs) const {
+  Stream s = Stream::wrap(stream);
+  launchChecked(grid, s, args, numArgs);
+}
+
 void Kernel::launchChecked(Grid grid, Stream &stream, void **args, size_t numArgs) const {
+  if (stream.device() != module_->device)
+    throw ArgumentError(fmt::format("{}: the stream belongs to device {}, the kernel to device {}",
+                                    info_.name, stream.device().ordinal(), module_->device.ordinal()));
+  launchOnHandle(grid, stream.handle(), args, numArgs);
+}
+
+void Kernel::launchOnHandle(Grid grid, void *stream, void **args, size_t numArgs) const {
   for (size_t i = 0; i < numArgs; ++i)
     checkArgValue(info_, i, args[i]);
   // TMA descriptors built from the arguments go after them (KernelInfo::tensorMaps).
@@ -688,13 +889,10 @@ void Kernel::launchChecked(Grid grid, Stream &stream, void **args, size_t numArg
                                     "least 1, x at most 2^31-1, y and z at most 65535",
                                     info_.name, grid.x, grid.y, grid.z));
   const Device &dev = module_->device;
-  if (stream.device() != dev)
-    throw ArgumentError(fmt::format("{}: the stream belongs to device {}, the kernel to device {}",
-                                    info_.name, stream.device().ordinal(), dev.ordinal()));
-  dev.makeCurrent();
+  detail::ScopedContext scope(dev.state_->context);
   const Api &a = api();
   auto fn = static_cast<CUfunction>(function_);
-  auto s = static_cast<CUstream>(stream.handle());
+  auto s = static_cast<CUstream>(stream);
   bool clustered = info_.cluster != std::array<unsigned, 3>{1, 1, 1};
   if (!clustered && !info_.cooperative) {
     CUresult r = a.cuLaunchKernel(fn, grid.x, grid.y, grid.z, info_.block[0], info_.block[1],

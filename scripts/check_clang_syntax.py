@@ -7,7 +7,8 @@ C++20: g++ 12 accepts it silently in C++17 mode, clang 14 rejects it).
 Usage: scripts/check_clang_syntax.py BUILD_DIR [--clang CLANG++] [--jobs N]
 
 Reads BUILD_DIR/compile_commands.json and runs `CLANG++ -fsyntax-only` with each source's
-definitions, include paths and standard, for the sources under src/ and runtime/. Exit status 0
+definitions, include paths and standard, for the sources under src/ and runtime/ (not
+runtime/mock/, the driver test double). Exit status 0
 when all compile, 1 when one does not (its errors are printed), 77 when no clang++ is found
 (ctest reports the test as skipped).
 """
@@ -63,7 +64,11 @@ def main():
         return 77
     db = json.load(open(os.path.join(a.build_dir, "compile_commands.json")))
     dirs = tuple(os.path.join(ROOT, d) + os.sep for d in ("src", "runtime"))
-    entries = [e for e in db if os.path.abspath(e["file"]).startswith(dirs)]
+    # runtime/mock/ is the driver test double, test code like tests/: its host emulation of fp16
+    # kernels uses _Float16, which the fuzz build's clang 14 lacks on x86.
+    mock = os.path.join(ROOT, "runtime", "mock") + os.sep
+    entries = [e for e in db if os.path.abspath(e["file"]).startswith(dirs)
+               and not os.path.abspath(e["file"]).startswith(mock)]
     failed = 0
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
         for src, rc, err in pool.map(lambda e: check(clang, e), entries):

@@ -269,6 +269,10 @@ struct Generator {
       s += ", " + (cxx ? cxxType(specs[0].args[a].type) : cType(specs[0].args[a].type)) + " " + idents[a];
     return s;
   }
+  /// params() of the raw-stream overload: a CUstream / cudaStream_t instead of a tle::rt::Stream.
+  std::string rawParams(bool withGrid) const {
+    return "CUstream_st *stream" + params(withGrid).substr(std::string("tle::rt::Stream &stream").size());
+  }
   std::string argParams() const {
     std::string s;
     for (size_t a = 0; a < idents.size(); ++a)
@@ -364,6 +368,12 @@ struct Generator {
                       "nothing). Throws as the launch with a computed grid.",
                       true);
       h << "void " << fn << "(" << params(true) << ");\n";
+      h << docComment("The launches above on a raw CUstream / cudaStream_t (nullptr: the legacy default stream); "
+                      "the device is the stream's (tle::rt::Device::ofStream).",
+                      true);
+      if (computedGrid)
+        h << "void " << fn << "(" << rawParams(false) << ");\n";
+      h << "void " << fn << "(" << rawParams(true) << ");\n";
     };
     if (dispatch) {
       declPair(name, kernelName + " through the first specialisation whose requirements the arguments meet (the "
@@ -405,7 +415,8 @@ struct Generator {
           << ")" << (s.images[m].ptx ? " - 1" : "") << ", " << s.images[m].ptx << "},\n";
       d << "};\n";
       d << "tle::launcher::LazyKernel kernel" << is << "(" << cString(dispatch ? name + " (spec " + is + ")" : name)
-        << ", " << cString(s.kernel) << ", images" << is << ", " << s.images.size() << ");\n";
+        << ", " << cString(s.kernel) << ", images" << is << ", " << s.images.size() << ", "
+        << cString(name + "_load") << ");\n";
       d << requirementTable(i) << "\n";
     }
     d << "const tle_launcher_spec specs[] = {\n";
@@ -421,14 +432,14 @@ struct Generator {
       d << "  tle::launcher::requireSpec(" << cString(name) << ", " << prefix << "::specs[" << i << "], tle_args, " << nargs()
         << ");\n";
       d << "  if (tle::launcher::emptyGrid(grid))\n    return;\n";
-      d << "  " << prefix << "::kernel" << is << ".get(stream.device()).launch(grid, stream";
+      d << "  " << prefix << "::kernel" << is << ".get(stream).launch(grid, stream";
       for (size_t a = 0; a < s.args.size(); ++a)
         if (!s.args[a].equalToOne)
           d << ", " << idents[a] << (s.args[a].type[0] == '*' ? ".ptr()" : "");
       d << ");\n}\n\n";
       if (computedGrid) {
         d << "void " << fn << "(" << params(false) << ") {\n";
-        d << "  tle_launcher_grid_ctx tle_ctx = {0};\n";
+        d << "  tle_launcher_grid_ctx tle_ctx{};\n";
         d << "  const int64_t tle_x = " << gridC[i][0] << ";\n";
         d << "  const int64_t tle_y = " << gridC[i][1] << ";\n";
         d << "  const int64_t tle_z = " << gridC[i][2] << ";\n";
@@ -453,6 +464,20 @@ struct Generator {
       if (computedGrid)
         dispatcher(false);
       dispatcher(true);
+    }
+    // The raw-stream overloads wrap the stream (finding its device once) and forward.
+    auto raw = [&](const std::string &fn, bool withGrid) {
+      d << "void " << fn << "(" << rawParams(withGrid) << ") {\n";
+      d << "  tle::rt::Stream tle_stream = tle::rt::Stream::wrap(stream);\n";
+      d << "  " << fn << "(tle_stream" << forward(withGrid).substr(std::string("stream").size()) << ");\n}\n\n";
+    };
+    for (size_t i = 0; i <= specs.size(); ++i) {
+      if (i == specs.size() && !dispatch)
+        break;
+      std::string fn = i == specs.size() ? name : specFn(i);
+      if (computedGrid)
+        raw(fn, false);
+      raw(fn, true);
     }
     d << "int " << name << "_select(" << argParams() << ") {\n";
     d << "  const tle_launcher_arg tle_args[] = {" << dispatchArgs() << "};\n";
@@ -566,8 +591,8 @@ struct Generator {
         << nargs() << ");\n";
       d << "  if (tle_status != TLE_RT_SUCCESS)\n    return tle_status;\n";
       d << "  if (grid_x == 0 || grid_y == 0 || grid_z == 0)\n    return TLE_RT_SUCCESS;\n";
-      d << "  tle_status = tle_launcher_get_kernel(&" << prefix << "_kernel" << is << ", " << who
-        << ", device, &tle_kernel);\n";
+      d << "  tle_status = tle_launcher_get_kernel_for_stream(&" << prefix << "_kernel" << is << ", " << who << ", "
+        << cString(name + "_load") << ", device, stream, &tle_kernel);\n";
       d << "  if (tle_status != TLE_RT_SUCCESS)\n    return tle_status;\n";
       for (size_t a = 0; a < s.args.size(); ++a)
         if (!s.args[a].equalToOne)

@@ -13,15 +13,23 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <type_traits>
 
 namespace tle::launcher {
 
 /// A pointer argument of a generated launcher: a tle::rt::DevicePtr, a tle::rt::DeviceBuffer
-/// (its first byte) or nullptr. Host pointers do not convert.
+/// (its first byte), a raw device pointer (`void *`, `const void *`, or any `T *` that converts
+/// to them, as cudaMalloc returns), a CUdeviceptr (`unsigned long long`) or nullptr.
 struct Pointer {
   uint64_t address = 0; ///< the device address (a CUdeviceptr)
   /// A raw device address.
   Pointer(rt::DevicePtr p) : address(p.address) {}
+  /// A raw device pointer (the CUDA runtime's).
+  Pointer(const void *p) : address(reinterpret_cast<uintptr_t>(p)) {}
+  /// A CUdeviceptr (cuda.h: unsigned long long). Only that exact type converts, so that an
+  /// integer meant for a scalar parameter is not taken for an address.
+  template <class T, std::enable_if_t<std::is_same_v<T, unsigned long long>, int> = 0>
+  Pointer(T cuDevicePtr) : address(cuDevicePtr) {}
   /// The first byte of `buffer`.
   Pointer(const rt::DeviceBuffer &buffer) : address(buffer.address()) {}
   /// The null device address.
@@ -103,11 +111,30 @@ inline bool emptyGrid(const rt::Grid &g) { return g.x == 0 || g.y == 0 || g.z ==
 /// rt::ModuleCache::global(), so launchers embedding the same image share one module per device.
 class LazyKernel {
 public:
-  /// `launcher` names the launcher in messages; `kernel` is the entry name in the images.
-  constexpr LazyKernel(const char *launcher, const char *kernel, const tle_launcher_image *images, size_t numImages)
-      : launcher_(launcher), kernel_(kernel), images_(images), numImages_(numImages) {}
+  /// `launcher` names the launcher in messages; `kernel` is the entry name in the images;
+  /// `loadFunction` the generated function that loads it ahead of a graph capture.
+  constexpr LazyKernel(const char *launcher, const char *kernel, const tle_launcher_image *images, size_t numImages,
+                       const char *loadFunction = nullptr)
+      : launcher_(launcher), kernel_(kernel), images_(images), numImages_(numImages), loadFunction_(loadFunction) {}
   LazyKernel(const LazyKernel &) = delete;
   LazyKernel &operator=(const LazyKernel &) = delete;
+
+  /// The kernel for a launch on `stream`: as get(stream.device()), but when the kernel is not
+  /// loaded yet and the stream is being captured into a CUDA graph (where a module load is not
+  /// allowed) throws tle::rt::Error naming the NAME_load function to call before the capture.
+  const rt::Kernel &get(const rt::Stream &stream) {
+    const rt::Device &device = stream.device();
+    int ordinal = device.ordinal();
+    if (ordinal >= 0 && ordinal < TLE_LAUNCHER_MAX_DEVICES)
+      if (const rt::Kernel *k = slots_[ordinal].load(std::memory_order_acquire))
+        return *k;
+    if (stream.isCapturing())
+      throw rt::Error(std::string(launcher_) + ": kernel " + kernel_ + " is not loaded on device " +
+                      std::to_string(ordinal) + " and the stream is being captured into a CUDA graph, where loading a "
+                      "module is not allowed; call " + (loadFunction_ ? loadFunction_ : "the launcher's _load") +
+                      "(device) before the capture");
+    return get(device);
+  }
 
   /// The kernel on `device`, loaded now if needed. Throws tle::rt::Error when no embedded image
   /// runs on the device (the message lists the targets the launcher has), and what
@@ -169,6 +196,7 @@ private:
   const char *kernel_;
   const tle_launcher_image *images_;
   size_t numImages_;
+  const char *loadFunction_;
   std::mutex mutex_;
   std::atomic<const rt::Kernel *> slots_[TLE_LAUNCHER_MAX_DEVICES] = {};
   int images_loaded_[TLE_LAUNCHER_MAX_DEVICES] = {}; // per device: the image index loaded

@@ -12,7 +12,8 @@
 //   k.launch(grid, stream, out, in, int32_t(stride), int32_t(stride), int32_t(rows), int32_t(cols));
 //
 // Thread-safety: the lazy driver initialisation is guarded by std::call_once; every call that
-// needs a CUDA context makes the device's primary context current on the calling thread first.
+// needs a CUDA context makes the device's primary context current on the calling thread for its
+// duration and restores the caller's current context before returning (docs/runtime.md).
 // Distinct objects may be used from distinct threads; one object must not be used concurrently
 // from several threads unless its documentation says so.
 #pragma once
@@ -32,6 +33,11 @@
 
 /// Marks the declarations libtle_rt exports (everything else in the library is hidden).
 #define TLE_RT_API __attribute__((visibility("default")))
+
+/// The CUDA stream object: cuda.h declares `typedef struct CUstream_st *CUstream` and the CUDA
+/// runtime `typedef struct CUstream_st *cudaStream_t`, so both handle types are `CUstream_st *`
+/// and pass to the raw-stream overloads below without casts or CUDA headers.
+struct CUstream_st;
 
 namespace tle::rt {
 
@@ -235,8 +241,9 @@ struct TLE_RT_API BFloat16 {
   float toFloat() const;
 };
 
-/// A raw device address (a CUdeviceptr) to pass for a pointer parameter. Wrap raw addresses
-/// in this type: a bare uint64_t is a u64 scalar and is refused for pointer parameters.
+/// A raw device address (a CUdeviceptr) to pass for a pointer parameter. Wrap integer addresses
+/// in this type: a bare uint64_t is a u64 scalar and is refused for pointer parameters. A raw
+/// `void *` / `const void *` device pointer (cudaMalloc's) may be passed as it is.
 struct DevicePtr {
   uint64_t address = 0; ///< the CUdeviceptr value
 };
@@ -263,14 +270,18 @@ struct ArgDesc {
 class DeviceBuffer;
 
 /// The ArgDesc of C++ argument type T: bool -> i1, intN_t -> iN, uintN_t -> uN, float -> fp32,
-/// double -> fp64, Half -> fp16, BFloat16 -> bf16, DeviceBuffer / DevicePtr -> pointer,
-/// TensorMap -> nvTmaDesc. Host pointers are a compile-time error.
+/// double -> fp64, Half -> fp16, BFloat16 -> bf16, DeviceBuffer / DevicePtr / `void *` /
+/// `const void *` (a raw device pointer, as cuBLASLt takes them) -> pointer, TensorMap ->
+/// nvTmaDesc. Typed pointers (`float *`, ...) are a compile-time error, so that a host array's
+/// data() is not passed by mistake: cast a device pointer to `void *` or wrap it in DevicePtr.
 template <class T> constexpr ArgDesc argDescOf() {
   using U = std::remove_cv_t<std::remove_reference_t<T>>;
-  static_assert(!std::is_pointer_v<U>,
-                "tle::rt: pass device memory (tle::rt::DeviceBuffer or tle::rt::DevicePtr), not "
-                "a host pointer, for pointer parameters");
-  if constexpr (std::is_same_v<U, DeviceBuffer>) {
+  static_assert(!std::is_pointer_v<U> || std::is_void_v<std::remove_pointer_t<U>>,
+                "tle::rt: pass device memory (tle::rt::DeviceBuffer, tle::rt::DevicePtr or a raw "
+                "void * device pointer), not a typed pointer, for pointer parameters");
+  if constexpr (std::is_pointer_v<U>) {
+    return {true, ScalarKind::Int, 64, "void *"};
+  } else if constexpr (std::is_same_v<U, DeviceBuffer>) {
     return {true, ScalarKind::Int, 64, "tle::rt::DeviceBuffer"};
   } else if constexpr (std::is_same_v<U, DevicePtr>) {
     return {true, ScalarKind::Int, 64, "tle::rt::DevicePtr"};
@@ -380,8 +391,21 @@ public:
   std::string arch() const;
   /// Waits for all work on the device's primary context (cuCtxSynchronize).
   void synchronize() const;
-  /// Makes the primary context current on the calling thread (cuCtxSetCurrent) if it is not.
+  /// Makes the primary context current on the calling thread (cuCtxSetCurrent) if it is not, and
+  /// leaves it current. No other call needs it: every libtle_rt call makes the primary context
+  /// current for its own duration and restores the caller's context before returning.
   void makeCurrent() const;
+
+  /// The device whose primary context `stream` (a CUstream or cudaStream_t) belongs to
+  /// (cuStreamGetCtx); for the default streams (nullptr, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD)
+  /// the device of the calling thread's current context, device 0 when none is current. Throws
+  /// ArgumentError when the context is not the primary context of any device (libtle_rt loads
+  /// modules into primary contexts, those the CUDA runtime uses), DriverError when the driver
+  /// rejects the handle. Cheap after the first call for a context (cached per thread).
+  static Device ofStream(CUstream_st *stream);
+  /// The device of the calling thread's current context (device 0 when none is current), under
+  /// the rule of ofStream.
+  static Device current();
   /// The primary context (a CUcontext).
   void *context() const;
 
@@ -393,6 +417,7 @@ public:
 private:
   friend class Stream;
   friend class Event;
+  friend class Graph;
   friend class DeviceBuffer;
   friend class Module;
   friend class Kernel;
@@ -409,6 +434,9 @@ public:
   /// Wraps an existing CUstream `handle` of `device` without owning it (nullptr = the legacy
   /// default stream). The caller keeps it alive while the wrapper is used.
   static Stream wrap(const Device &device, void *handle);
+  /// Wraps an existing CUstream / cudaStream_t without owning it; its device is
+  /// Device::ofStream(handle) (throws as that does).
+  static Stream wrap(CUstream_st *handle);
   /// Destroys the stream if owned (without waiting for its work; the driver finishes it).
   ~Stream();
   /// Moves the stream; the source becomes the legacy default stream, not owned.
@@ -420,6 +448,9 @@ public:
 
   /// Waits until all work queued on the stream has finished (cuStreamSynchronize).
   void synchronize();
+  /// True while the stream is being captured into a CUDA graph (cuStreamIsCapturing: active, or
+  /// invalidated by an illegal call). Loading a module then is not allowed: load kernels first.
+  bool isCapturing() const;
   /// The CUstream handle (nullptr for the legacy default stream).
   void *handle() const;
   /// The device the stream belongs to.
@@ -459,6 +490,43 @@ public:
 private:
   Device device_;
   void *handle_ = nullptr;
+};
+
+/// An executable CUDA graph captured from a stream (stream capture): launches of kernels, copies
+/// and memsets queued on the stream between beginCapture and endCapture are recorded instead of
+/// run, and every launch() replays them. Kernels must be loaded before the capture (a module load
+/// inside a capture is refused: call the generated launcher's NAME_load(device) or
+/// Module::kernel first). Move-only; destroys the graph on destruction.
+class TLE_RT_API Graph {
+public:
+  /// Starts capturing `stream` (cuStreamBeginCapture, CU_STREAM_CAPTURE_MODE_GLOBAL: a call that
+  /// is not allowed during a capture, from any thread, fails instead of silently running).
+  /// Throws Error when the driver lacks graph support, DriverError when the capture cannot start.
+  static void beginCapture(Stream &stream);
+  /// Ends the capture of `stream` (cuStreamEndCapture) and instantiates the captured graph
+  /// (cuGraphInstantiateWithFlags). Throws DriverError when the capture was invalidated (e.g. by
+  /// a synchronous call during it) or instantiation fails.
+  static Graph endCapture(Stream &stream);
+  /// An empty graph (launch() throws).
+  Graph() = default;
+  /// Destroys the executable and the captured graph.
+  ~Graph();
+  /// Moves the graph; the source becomes empty.
+  Graph(Graph &&) noexcept;
+  /// Destroys the current graph, then moves.
+  Graph &operator=(Graph &&) noexcept;
+  Graph(const Graph &) = delete;
+  Graph &operator=(const Graph &) = delete;
+
+  /// Replays the graph on `stream` of the same device (cuGraphLaunch); asynchronous.
+  void launch(Stream &stream);
+  /// The CUgraphExec handle (nullptr when empty).
+  void *handle() const { return exec_; }
+
+private:
+  std::shared_ptr<detail::DeviceState> device_;
+  void *graph_ = nullptr;
+  void *exec_ = nullptr;
 };
 
 /// Device memory allocated with cuMemAlloc (256-byte aligned), freed on destruction. Move-only.
@@ -626,10 +694,24 @@ public:
     launchChecked(grid, stream, ptrs.data(), n);
   }
 
+  /// The launch above on a raw CUstream / cudaStream_t (nullptr: the legacy default stream), with
+  /// the same checks, and that the stream belongs to the kernel's device (Device::ofStream).
+  template <class... Args> void launch(Grid grid, CUstream_st *stream, Args &&...args) const {
+    constexpr size_t n = sizeof...(Args);
+    checkArgCount(info_, n);
+    std::array<uint64_t, n ? n : 1> slots{};
+    std::array<void *, n ? n : 1> ptrs{};
+    size_t i = 0;
+    (pack(i++, slots.data(), ptrs.data(), args), ...);
+    launchOnRawStream(grid, stream, ptrs.data(), n);
+  }
+
   /// Launches with pre-packed arguments: `args[i]` points to the value of parameter i (the
   /// parameter's argBytes() are read). Checks the count, the divisibility promises and the grid,
   /// not the C++ types.
   void launchRaw(Grid grid, Stream &stream, void **args, size_t numArgs) const;
+  /// launchRaw on a raw CUstream / cudaStream_t of the kernel's device (checked as launch does).
+  void launchRaw(Grid grid, CUstream_st *stream, void **args, size_t numArgs) const;
 
   /// Registers per thread (CU_FUNC_ATTRIBUTE_NUM_REGS).
   int numRegisters() const;
@@ -656,6 +738,8 @@ private:
       slots[i] = arg.address();
     } else if constexpr (std::is_same_v<U, DevicePtr>) {
       slots[i] = arg.address;
+    } else if constexpr (std::is_pointer_v<U>) {
+      slots[i] = reinterpret_cast<uintptr_t>(arg);
     } else if constexpr (std::is_same_v<U, TensorMap>) {
       // 128 bytes: the driver copies them from the caller's object, alive for the whole call.
       ptrs[i] = const_cast<TensorMap *>(&arg);
@@ -667,6 +751,8 @@ private:
   }
   void checkBuffer(size_t index, const DeviceBuffer &buffer) const;
   void launchChecked(Grid grid, Stream &stream, void **args, size_t numArgs) const;
+  void launchOnRawStream(Grid grid, CUstream_st *stream, void **args, size_t numArgs) const;
+  void launchOnHandle(Grid grid, void *stream, void **args, size_t numArgs) const;
   int attribute(int attr) const;
 
   std::shared_ptr<detail::ModuleState> module_;

@@ -539,6 +539,37 @@ static inline tle_rt_status tle_launcher_get_kernel(tle_launcher_lazy_kernel *lk
 }
 
 /**
+ * tle_launcher_get_kernel for a launch on CUstream `stream`: when the kernel is not loaded on
+ * `device` yet and the stream is being captured into a CUDA graph, where a module load is not
+ * allowed, fails with TLE_RT_ERROR_INVALID_ARGUMENT naming `load_function` to call before the
+ * capture, instead of loading.
+ */
+static inline tle_rt_status tle_launcher_get_kernel_for_stream(tle_launcher_lazy_kernel *lk, const char *launcher,
+                                                              const char *load_function, int device, void *stream,
+                                                              tle_rt_kernel *out) {
+  int capturing = 0;
+  tle_rt_status st;
+  if (device >= 0 && device < TLE_LAUNCHER_MAX_DEVICES) {
+    tle_rt_kernel k = __atomic_load_n(&lk->kernels[device], __ATOMIC_ACQUIRE);
+    if (k) {
+      *out = k;
+      return TLE_RT_SUCCESS;
+    }
+  }
+  st = tle_rt_stream_is_capturing(stream, &capturing);
+  if (st != TLE_RT_SUCCESS)
+    return tle_launcher_fail_rt(launcher, st);
+  if (capturing) {
+    snprintf(tle_launcher_error_buffer(), 1024,
+             "%s: kernel %s is not loaded on device %d and the stream is being captured into a CUDA graph, "
+             "where loading a module is not allowed; call %s(%d) before the capture",
+             launcher, lk->kernel, device, load_function, device);
+    return TLE_RT_ERROR_INVALID_ARGUMENT;
+  }
+  return tle_launcher_get_kernel(lk, launcher, device, out);
+}
+
+/**
  * Releases every loaded kernel and module, and drops their images from the process-wide module
  * cache (a module still used by another launcher stays loaded for it). Not to be called while
  * launches may be in flight.

@@ -83,14 +83,24 @@ TLE_RT_C_API unsigned tle_rt_kernel_block_threads(tle_rt_kernel kernel);
 TLE_RT_C_API unsigned tle_rt_kernel_shared_bytes(tle_rt_kernel kernel);
 
 /**
- * Launches `kernel` on grid (grid_x, grid_y, grid_z) on CUstream `stream` (NULL: the legacy
- * default stream) of the kernel's device. args[i] points to the value of parameter i: an 8-byte
- * CUdeviceptr for pointer parameters, a value of the parameter's natural size for scalars.
+ * Launches `kernel` on grid (grid_x, grid_y, grid_z) on CUstream / cudaStream_t `stream` (NULL:
+ * the legacy default stream), which must belong to the kernel's device's primary context (checked).
+ * args[i] points to the value of parameter i: an 8-byte CUdeviceptr for pointer parameters, a value of the parameter's natural size for scalars.
  * Checks num_args, the divisibility promises and the grid before launching (asynchronously).
  */
 TLE_RT_C_API tle_rt_status tle_rt_launch(tle_rt_kernel kernel, unsigned grid_x, unsigned grid_y,
                                          unsigned grid_z, void *stream, void **args,
                                          size_t num_args);
+
+/** The ordinal of the device whose primary context CUstream `stream` belongs to into *device
+ * (NULL and the CU_STREAM_LEGACY / CU_STREAM_PER_THREAD handles: the device of the calling
+ * thread's current context, 0 when none). TLE_RT_ERROR_INVALID_ARGUMENT when the stream's context
+ * is not a primary context. */
+TLE_RT_C_API tle_rt_status tle_rt_stream_device(void *stream, int *device);
+
+/** *capturing = 1 while CUstream `stream` is being captured into a CUDA graph (where loading a
+ * module is not allowed), else 0. */
+TLE_RT_C_API tle_rt_status tle_rt_stream_is_capturing(void *stream, int *capturing);
 
 /* ---- Content-keyed module cache (C++: tle::rt::ModuleCache, include/tle/Runtime/ModuleCache.h) ---- */
 

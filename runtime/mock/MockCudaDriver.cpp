@@ -26,8 +26,17 @@
 // with a pattern derived from them; built with TLE_MOCK_NO_TENSOR_MAP the library does not export
 // it (a driver older than CUDA 12.0). A `.param .align 64 .b8 name[128]` parameter is 128 bytes;
 // mock_last_launch_arg copies a launch argument of any size.
+//
+// Streams know their device (cuStreamGetCtx); mock_foreign_stream() makes one of a context that is
+// not a primary context, mock_set_current / mock_current set and read the thread's context as
+// another library would. Stream capture (global mode): launches on a capturing stream are recorded
+// with copies of their arguments, cuGraphLaunch replays them; a module load or a blocking memset
+// while any capture is active fails with CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED.
 #include "CudaDriver.h"
 
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -64,6 +73,32 @@ struct CtxTag {
 };
 constexpr int kMaxDevices = 8;
 CtxTag primaryCtx[kMaxDevices] = {{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}};
+CtxTag foreignCtx = {0}; // a context of device 0 that is not its primary context
+
+/// A launch recorded by a stream capture, with copies of its argument bytes.
+struct CapturedLaunch {
+  CUfunction function;
+  unsigned grid[3], block[3], shared;
+  std::vector<std::vector<unsigned char>> args;
+};
+
+/// A stream: its device (-1: a stream of foreignCtx) and capture state (CUstreamCaptureStatus).
+struct MockStream {
+  int device = 0;
+  int capture = 0;
+  std::vector<CapturedLaunch> captured;
+};
+
+/// A captured graph (also its executable: instantiation copies it).
+struct MockGraph {
+  std::vector<CapturedLaunch> launches;
+};
+std::atomic<int> activeCaptures{0};
+
+/// The MockStream behind `s`, or nullptr for the default-stream handles (0, 1, 2).
+MockStream *mockStream(CUstream s) {
+  return reinterpret_cast<uintptr_t>(s) > 2 ? reinterpret_cast<MockStream *>(s) : nullptr;
+}
 std::atomic<int> deviceCount{1};
 thread_local CUcontext current = nullptr;
 std::mutex mutex;
@@ -255,6 +290,88 @@ static MockModule *parseModule(const std::string &text) {
   return m;
 }
 
+// ---- cubins (ELF images) ------------------------------------------------------------------------
+
+template <class T> static T readLE(const unsigned char *p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T)); // ELF64 little-endian, as on every CUDA host
+  return v;
+}
+
+/// The bytes of symbol `name` of a 64-bit little-endian ELF image (whose size the header gives:
+/// the section table is read from it), or false.
+static bool elfSymbol(const unsigned char *img, const std::string &name, std::vector<unsigned char> &out) {
+  if (img[4] != 2 || img[5] != 1)
+    return false;
+  uint64_t shoff = readLE<uint64_t>(img + 0x28);
+  uint16_t shentsize = readLE<uint16_t>(img + 0x3A), shnum = readLE<uint16_t>(img + 0x3C);
+  auto section = [&](unsigned i) { return img + shoff + uint64_t(i) * shentsize; };
+  for (unsigned i = 0; i < shnum; ++i) {
+    const unsigned char *sh = section(i);
+    if (readLE<uint32_t>(sh + 4) != 2 /*SHT_SYMTAB*/)
+      continue;
+    const unsigned char *strtab = img + readLE<uint64_t>(section(readLE<uint32_t>(sh + 0x28)) + 0x18);
+    uint64_t off = readLE<uint64_t>(sh + 0x18), size = readLE<uint64_t>(sh + 0x20);
+    for (uint64_t e = 0; e + 24 <= size; e += 24) {
+      const unsigned char *sym = img + off + e;
+      if (name != reinterpret_cast<const char *>(strtab + readLE<uint32_t>(sym)))
+        continue;
+      uint16_t shndx = readLE<uint16_t>(sym + 6);
+      if (shndx == 0 || shndx >= shnum)
+        return false;
+      const unsigned char *sec = section(shndx);
+      uint64_t addr = readLE<uint64_t>(sec + 0x10), value = readLE<uint64_t>(sym + 8);
+      uint64_t at = readLE<uint64_t>(sec + 0x18) + (value >= addr ? value - addr : value);
+      out.assign(img + at, img + at + readLE<uint64_t>(sym + 16));
+      return true;
+    }
+  }
+  return false;
+}
+
+/// The bytes a parameter of type `type` (Triton spelling, or "nvTmaDesc") takes.
+static size_t paramBytes(const std::string &type) {
+  if (type.empty() || type[0] == '*')
+    return 8;
+  if (type == "nvTmaDesc")
+    return 128;
+  if (type == "i1")
+    return 1;
+  size_t digits = type.find_first_of("0123456789");
+  size_t bits = digits == std::string::npos ? 8 : std::strtoul(type.c_str() + digits, nullptr, 10);
+  return bits < 8 ? 1 : bits / 8;
+}
+
+/// A module for a cubin: its __tle_metadata from the ELF symbol table, and one function per
+/// kernel the metadata describes (parameter sizes from its types, then 128 bytes per TMA
+/// descriptor), as the driver would find them. Null when the image is not a readable ELF file.
+static MockModule *parseCubin(const unsigned char *img) {
+  auto m = new MockModule;
+  std::vector<unsigned char> md;
+  if (!elfSymbol(img, "__tle_metadata", md))
+    return m; // a cubin without metadata loads, as with the driver
+  m->metadata = md;
+  m->hasMetadata = true;
+  std::string json(md.begin(), std::find(md.begin(), md.end(), 0));
+  auto doc = nlohmann::json::parse(json, nullptr, false);
+  if (doc.is_discarded() || !doc.contains("kernels"))
+    return m;
+  for (const auto &k : doc["kernels"]) {
+    MockFunction f;
+    f.name = k.value("symbol", k.value("name", std::string()));
+    for (const auto &p : k.value("params", nlohmann::json::array())) {
+      std::string type = p.value("type", std::string());
+      f.paramSizes.push_back(paramBytes(type));
+      f.int8Operands = f.int8Operands || type == "*i8";
+      f.fp32Operands = f.fp32Operands || type == "*fp32";
+    }
+    for (size_t t = 0; t < k.value("tensor_maps", nlohmann::json::array()).size(); ++t)
+      f.paramSizes.push_back(128);
+    m->functions[f.name] = f;
+  }
+  return m;
+}
+
 template <class T> static T arg(void **args, int i) {
   T v;
   std::memcpy(&v, args[i], sizeof(T));
@@ -411,6 +528,15 @@ static CUresult doLaunch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, u
   if (int(shared) > f->maxDynamicShared || gx == 0 || bx * by * bz > 1024)
     return CUDA_ERROR_INVALID_VALUE;
   std::lock_guard<std::mutex> lock(mutex);
+  if (MockStream *ms = mockStream(stream); ms && ms->capture == 1) { // recorded, not run
+    CapturedLaunch c{fn, {gx, gy, gz}, {bx, by, bz}, shared, {}};
+    for (size_t i = 0; i < f->paramSizes.size(); ++i) {
+      const auto *bytes = static_cast<const unsigned char *>(args[i]);
+      c.args.emplace_back(bytes, bytes + f->paramSizes[i]);
+    }
+    ms->captured.push_back(std::move(c));
+    return CUDA_SUCCESS;
+  }
   std::snprintf(lastLaunch.function, sizeof(lastLaunch.function), "%s", f->name.c_str());
   lastLaunch.grid[0] = gx, lastLaunch.grid[1] = gy, lastLaunch.grid[2] = gz;
   lastLaunch.block[0] = bx, lastLaunch.block[1] = by, lastLaunch.block[2] = bz;
@@ -436,6 +562,21 @@ static CUresult doLaunch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, u
 extern "C" {
 
 __attribute__((visibility("default"))) const MockLaunch *mock_last_launch() { return &lastLaunch; }
+
+/// A new stream of a context of device 0 that is not its primary context (release with
+/// cuStreamDestroy).
+__attribute__((visibility("default"))) void *mock_foreign_stream() {
+  ++live.streams;
+  return new MockStream{-1, 0, {}};
+}
+/// Makes `context` (nullptr: none) current on the calling thread, as another library would.
+__attribute__((visibility("default"))) void mock_set_current(void *context) {
+  current = static_cast<CUcontext>(context);
+}
+/// The calling thread's current context.
+__attribute__((visibility("default"))) void *mock_current() { return current; }
+/// The foreign (non-primary) context of device 0.
+__attribute__((visibility("default"))) void *mock_foreign_context() { return &foreignCtx; }
 __attribute__((visibility("default"))) int mock_last_set_shared_attr() { return lastSetSharedAttr; }
 
 /// Copies argument `index` of the last launch (up to `cap` bytes) to `out`; returns its size in
@@ -524,6 +665,7 @@ CUresult cuGetErrorName(CUresult r, const char **s) {
       {200, "CUDA_ERROR_INVALID_IMAGE"},  {201, "CUDA_ERROR_INVALID_CONTEXT"},
       {209, "CUDA_ERROR_NO_BINARY_FOR_GPU"}, {218, "CUDA_ERROR_INVALID_PTX"},
       {500, "CUDA_ERROR_NOT_FOUND"},      {700, "CUDA_ERROR_ILLEGAL_ADDRESS"},
+      {900, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"}, {901, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"},
       {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"}, {719, "CUDA_ERROR_LAUNCH_FAILED"}};
   auto it = names.find(r);
   *s = it == names.end() ? nullptr : it->second;
@@ -544,6 +686,8 @@ CUresult cuGetErrorString(CUresult r, const char **s) {
       {218, "a PTX JIT compilation failed"},
       {500, "named symbol not found"},
       {700, "an illegal memory access was encountered"},
+      {900, "operation not permitted when stream is capturing"},
+      {901, "operation failed due to a previous error during capture"},
       {701, "too many resources requested for launch"},
       {719, "unspecified launch failure"}};
   auto it = texts.find(r);
@@ -620,11 +764,31 @@ CUresult cuCtxSynchronize() {
   MOCK_INJECT("cuCtxSynchronize");
   return current ? CUDA_SUCCESS : 201;
 }
+CUresult cuCtxGetDevice(CUdevice *d) {
+  MOCK_INJECT("cuCtxGetDevice");
+  if (!current)
+    return 201;
+  *d = reinterpret_cast<CtxTag *>(current)->device;
+  return CUDA_SUCCESS;
+}
+
+/// Capture in CU_STREAM_CAPTURE_MODE_GLOBAL: a call that is not allowed while any capture is
+/// active (a module load, a blocking memset) fails, as the driver's does.
+static bool refusedDuringCapture() { return activeCaptures > 0; }
 
 CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned n, int *opts, void **vals) {
   MOCK_INJECT("cuModuleLoadDataEx");
   if (!current)
     return 201;
+  if (refusedDuringCapture())
+    return 900; // CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+  if (std::memcmp(image, "\x7f" "ELF", 4) == 0) { // a cubin
+    MockModule *m = parseCubin(static_cast<const unsigned char *>(image));
+    m->device = reinterpret_cast<CtxTag *>(current)->device;
+    *mod = reinterpret_cast<CUmodule>(m);
+    ++live.modules;
+    return CUDA_SUCCESS;
+  }
   std::string text(static_cast<const char *>(image));
   if (text.find("bogus") != std::string::npos) {
     for (unsigned i = 0; i < n; ++i)
@@ -752,6 +916,8 @@ CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream) 
 }
 CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) {
   MOCK_INJECT("cuMemsetD8");
+  if (refusedDuringCapture())
+    return 900;
   std::memset(reinterpret_cast<void *>(d), v, n);
   return CUDA_SUCCESS;
 }
@@ -764,7 +930,8 @@ CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned v, size_t n) {
 }
 CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream) {
   MOCK_INJECT("cuMemsetD8Async");
-  return cuMemsetD8_v2(d, v, n);
+  std::memset(reinterpret_cast<void *>(d), v, n);
+  return CUDA_SUCCESS;
 }
 CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, CUstream) {
   MOCK_INJECT("cuMemsetD32Async");
@@ -772,14 +939,82 @@ CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, CUstream) {
 }
 CUresult cuStreamCreate(CUstream *s, unsigned) {
   MOCK_INJECT("cuStreamCreate");
-  *s = reinterpret_cast<CUstream>(new int(0));
+  if (!current)
+    return 201;
+  *s = reinterpret_cast<CUstream>(new MockStream{reinterpret_cast<CtxTag *>(current)->device, 0, {}});
   ++live.streams;
   return CUDA_SUCCESS;
 }
 CUresult cuStreamDestroy_v2(CUstream s) {
   MOCK_INJECT("cuStreamDestroy");
-  delete reinterpret_cast<int *>(s);
+  delete mockStream(s);
   --live.streams;
+  return CUDA_SUCCESS;
+}
+CUresult cuStreamGetCtx(CUstream s, CUcontext *ctx) {
+  MOCK_INJECT("cuStreamGetCtx");
+  MockStream *ms = mockStream(s);
+  if (!ms) {
+    *ctx = current;
+    return current ? CUDA_SUCCESS : 201;
+  }
+  *ctx = reinterpret_cast<CUcontext>(ms->device < 0 ? &foreignCtx : &primaryCtx[ms->device]);
+  return CUDA_SUCCESS;
+}
+CUresult cuStreamIsCapturing(CUstream s, int *status) {
+  MOCK_INJECT("cuStreamIsCapturing");
+  MockStream *ms = mockStream(s);
+  *status = ms ? ms->capture : 0;
+  return CUDA_SUCCESS;
+}
+CUresult cuStreamBeginCapture_v2(CUstream s, int mode) {
+  MOCK_INJECT("cuStreamBeginCapture");
+  MockStream *ms = mockStream(s);
+  if (!ms || ms->capture || mode != CU_STREAM_CAPTURE_MODE_GLOBAL)
+    return CUDA_ERROR_INVALID_VALUE; // the legacy stream cannot be captured
+  std::lock_guard<std::mutex> lock(mutex);
+  ms->capture = 1;
+  ms->captured.clear();
+  ++activeCaptures;
+  return CUDA_SUCCESS;
+}
+CUresult cuStreamEndCapture(CUstream s, CUgraph *graph) {
+  MOCK_INJECT("cuStreamEndCapture");
+  MockStream *ms = mockStream(s);
+  if (!ms || !ms->capture)
+    return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> lock(mutex);
+  ms->capture = 0;
+  --activeCaptures;
+  *graph = reinterpret_cast<CUgraph>(new MockGraph{std::move(ms->captured)});
+  ms->captured.clear();
+  return CUDA_SUCCESS;
+}
+CUresult cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph, unsigned long long) {
+  MOCK_INJECT("cuGraphInstantiateWithFlags");
+  *exec = reinterpret_cast<CUgraphExec>(new MockGraph(*reinterpret_cast<MockGraph *>(graph)));
+  return CUDA_SUCCESS;
+}
+CUresult cuGraphLaunch(CUgraphExec exec, CUstream s) {
+  MOCK_INJECT("cuGraphLaunch");
+  for (CapturedLaunch &c : reinterpret_cast<MockGraph *>(exec)->launches) {
+    std::vector<void *> ptrs;
+    for (auto &a : c.args)
+      ptrs.push_back(a.data());
+    if (CUresult r = doLaunch(c.function, c.grid[0], c.grid[1], c.grid[2], c.block[0], c.block[1],
+                              c.block[2], c.shared, s, ptrs.data()))
+      return r;
+  }
+  return CUDA_SUCCESS;
+}
+CUresult cuGraphExecDestroy(CUgraphExec exec) {
+  MOCK_INJECT("cuGraphExecDestroy");
+  delete reinterpret_cast<MockGraph *>(exec);
+  return CUDA_SUCCESS;
+}
+CUresult cuGraphDestroy(CUgraph graph) {
+  MOCK_INJECT("cuGraphDestroy");
+  delete reinterpret_cast<MockGraph *>(graph);
   return CUDA_SUCCESS;
 }
 CUresult cuStreamSynchronize(CUstream) {
