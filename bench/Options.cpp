@@ -237,11 +237,11 @@ ParsedCommandLine<TuneOptions> parseTuneCommandLine(const std::vector<std::strin
       ->type_name("N")
       ->transform(integerIn(0, kIntMax))
       ->group("Compiling");
-  single(app, "--tlec", o.tlec, "the compiler (default: $TLE_TLEC, then ../src/tlec beside tle-bench, then PATH)")
+  single(app, "--tlec", o.tlec, "the compiler (default: $TLE_TLEC, then ../src/tlec or tlec beside tle-bench, then PATH)")
       ->type_name("PATH")
       ->group("Compiling");
   single(app, "--tle-link", o.tleLink,
-         "the linker of dispatch launchers (default: $TLE_LINK, then ../src/tle-link beside tle-bench, then PATH)")
+         "the linker of dispatch launchers (default: $TLE_LINK, then ../src/tle-link or tle-link beside tle-bench, then PATH)")
       ->type_name("PATH")
       ->group("Compiling");
   single(app, "--work-dir", o.workDir, "keep the candidates' modules and logs there (default: a temporary directory)")

@@ -54,9 +54,12 @@ std::string findTool(const std::string &flag, const char *env, const std::string
     return flag;
   if (const char *e = std::getenv(env); e && *e)
     return e;
-  std::string local = executableDirectory() + "/../src/" + name;
+  std::string local = executableDirectory() + "/../src/" + name; // the build tree
   if (access(local.c_str(), X_OK) == 0)
     return local;
+  std::string beside = executableDirectory() + "/" + name; // an installed tree: bin/
+  if (access(beside.c_str(), X_OK) == 0)
+    return beside;
   return name; // PATH
 }
 
