@@ -160,7 +160,11 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
     }
     if (!checkPassNames(o, diags))
       return 1;
-    if (o.emit == Emit::Cubin && (o.output.empty() || o.output == "-")) {
+    if (!o.tritonPrefix.empty() && o.emit != Emit::Cubin && o.emit != Emit::PTX) {
+      diags.error({}, "-o " + o.tritonPrefix + " (a launcher prefix, as Triton's -o) needs --emit=cubin or ptx");
+      return 1;
+    }
+    if (o.emit == Emit::Cubin && (o.output.empty() || o.output == "-") && o.tritonPrefix.empty()) {
       diags.error({}, "a cubin is binary: give an output file with -o");
       return 1;
     }
@@ -284,6 +288,8 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
     }
     std::string ptx;
     passes.run("llvm-codegen", nullptr, [&] { ptx = nvptx::emitPTX(*m, o.arch, o.fpFusion); });
+    if (o.emit == Emit::PTX && !o.tritonPrefix.empty())
+      return writeTritonLauncher(o, ptx, diags) ? 0 : 1;
     if (o.emit == Emit::PTX)
       return writeOutput(o, ptx, out, diags) && writeLaunchHeaders(o, ptx, diags) ? 0 : 1;
     std::string cubin, error;
@@ -293,6 +299,8 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       diags.error({}, error);
       return 1;
     }
+    if (!o.tritonPrefix.empty())
+      return writeTritonLauncher(o, cubin, diags) ? 0 : 1;
     return writeOutput(o, cubin, out, diags) && writeLaunchHeaders(o, cubin, diags) ? 0 : 1;
   } catch (CompileAborted &) {
     return 1;

@@ -7,7 +7,9 @@
 #include "tle/IR/IR.h"
 #include "tle/Sema/Specialize.h"
 
+#include <llvm/ADT/StringExtras.h>
 #include <llvm/Support/Casting.h>
+#include <llvm/Support/SHA256.h>
 
 #include <cerrno>
 #include <cstring>
@@ -172,6 +174,77 @@ bool writeLaunchHeaders(const CompileOptions &o, const std::string &image, Diagn
       return false;
   }
   return true;
+}
+
+TritonNames tritonNames(const std::string &signature, int numWarps, int numStages) {
+  std::vector<std::string> items;
+  std::stringstream ss(signature);
+  for (std::string item; std::getline(ss, item, ',');) {
+    size_t b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
+    items.push_back(b == std::string::npos ? "" : item.substr(b, e - b + 1));
+  }
+  if (!signature.empty() && signature.back() == ',')
+    items.push_back("");
+  std::string joined;
+  for (const std::string &i : items)
+    joined += i + " ";
+  joined += "warps" + std::to_string(numWarps) + "xstages" + std::to_string(numStages);
+  TritonNames n;
+  auto digest = llvm::SHA256::hash(llvm::arrayRefFromStringRef(joined));
+  n.hash = llvm::toHex(digest, /*LowerCase=*/true).substr(0, 8);
+  for (size_t i = 0; i < items.size(); ++i) {
+    size_t colon = items[i].rfind(':');
+    if (colon == std::string::npos)
+      continue;
+    std::string hint = items[i].substr(colon + 1);
+    if (hint == "16")
+      n.suffix += std::to_string(i) + "d";
+    else if (hint == "1")
+      n.suffix += std::to_string(i) + "c";
+  }
+  return n;
+}
+
+std::string withSuffix(const std::string &prefix, const std::string &suffix) {
+  size_t slash = prefix.find_last_of('/');
+  size_t nameAt = slash == std::string::npos ? 0 : slash + 1;
+  size_t dot = prefix.find_last_of('.');
+  if (dot != std::string::npos && dot > nameAt && dot + 1 < prefix.size())
+    return prefix.substr(0, dot) + suffix;
+  return prefix + suffix;
+}
+
+bool writeTritonLauncher(const CompileOptions &o, const std::string &image, DiagnosticEngine &diags) {
+  LaunchImage img;
+  img.bytes = image;
+  img.origin = o.tritonPrefix;
+  std::string json, error;
+  LaunchSpec spec;
+  if (!readImageMetadata(image, json, img.ptx, error) || !specFromMetadata(json, std::move(img), spec, error)) {
+    diags.error({}, "cannot write a launcher: " + error);
+    return false;
+  }
+  TritonNames n = tritonNames(o.signature.value_or(""), o.numWarps, o.numStages.value_or(3));
+  std::string tag = n.hash + "_" + n.suffix;
+  std::string header = withSuffix(o.tritonPrefix, "." + tag + ".h"), source = withSuffix(o.tritonPrefix, "." + tag + ".c");
+  LauncherOptions lo;
+  lo.name = (o.launcherName.empty() ? spec.kernel : o.launcherName) + "_" + tag;
+  lo.language = LauncherLanguage::C;
+  lo.split = true;
+  size_t slash = header.find_last_of('/');
+  lo.headerInclude = slash == std::string::npos ? header : header.substr(slash + 1);
+  lo.generator = std::string("tlec ") + TLE_VERSION;
+  if (!isValidLauncherName(lo.name)) {
+    diags.error({}, "'" + lo.name + "' cannot name a launcher: give -on NAME, a C identifier");
+    return false;
+  }
+  LauncherFiles files;
+  std::vector<std::string> warnings;
+  if (!generateLauncher({spec}, lo, files, error, warnings)) {
+    diags.error({}, error);
+    return false;
+  }
+  return writeFile(header, files.header, diags) && writeFile(source, files.source, diags);
 }
 
 } // namespace tle::driver

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 
@@ -22,6 +23,26 @@ bool writeFile(const std::string &path, const std::string &text) {
   return static_cast<bool>(f);
 }
 
+bool endsWith(const std::string &s, const std::string &suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+/// The requirements a specialisation's hints put on the arguments (`:16` and `:1` parameters).
+int hintCount(const tle::driver::LaunchSpec &spec) {
+  int n = 0;
+  for (const tle::driver::LaunchArg &a : spec.args)
+    n += a.equalToOne || a.divisibility > 1;
+  return n;
+}
+
+/// True when the file name of `path` has an extension (a dot after its first character).
+bool hasExtension(const std::string &path) {
+  size_t slash = path.find_last_of('/');
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  size_t dot = name.find_last_of('.');
+  return dot != std::string::npos && dot > 0;
+}
+
 std::string baseName(const std::string &path) {
   size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -38,10 +59,16 @@ int main(int argc, char **argv) {
   app.set_version_flag("--version", std::string("tle-link ") + TLE_VERSION);
   std::vector<std::string> inputs;
   std::string header, source, cHeader, cSource, name;
-  app.add_option("modules", inputs, "tlec modules (.cubin or .ptx); the same specialisation for several targets "
-                                    "is one specialisation; order = dispatch order")
+  app.add_option("modules", inputs, "tlec modules (.cubin or .ptx), or launcher headers tlec -o PREFIX wrote (.h, "
+                                    "their modules embedded in the .c next to them, as Triton's link takes); the "
+                                    "same specialisation for several targets is one specialisation; order = dispatch "
+                                    "order")
       ->required();
-  app.add_option("-o,--output", header, "C++ launcher header to write");
+  std::string unusedPrefix;
+  app.add_option("-o,--output,--out", header,
+                 "C++ launcher header to write (FILE.h, .hpp, .hh); without an extension, Triton's link spelling: "
+                 "write the C launcher OUT.h and its definitions OUT.c");
+  app.add_option("--prefix", unusedPrefix, "accepted for Triton's link command line, which ignores it too");
   app.add_option("--source", source, "also write the C++ definitions to this file (the header then only declares)");
   app.add_option("--c-header", cHeader, "C launcher header to write");
   app.add_option("--c-source", cSource, "also write the C definitions to this file (the C header then only declares)");
@@ -51,6 +78,15 @@ int main(int argc, char **argv) {
   } catch (const CLI::ParseError &e) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : 1;
+  }
+  // Triton's `link.py ... -o OUT` writes OUT.h and OUT.c (C).
+  if (!header.empty() && !hasExtension(header)) {
+    if (!cHeader.empty() || !source.empty() || !cSource.empty())
+      return fail("-o " + header + " (no extension: Triton's OUT.h and OUT.c) cannot be combined with --source, "
+                  "--c-header or --c-source");
+    cHeader = header + ".h";
+    cSource = header + ".c";
+    header.clear();
   }
   if (header.empty() && cHeader.empty())
     return fail("nothing to write: give -o HEADER (C++) and/or --c-header HEADER (C)");
@@ -63,14 +99,16 @@ int main(int argc, char **argv) {
 
   std::vector<LaunchSpec> specs;
   std::string error;
-  for (const std::string &in : inputs) {
-    LaunchSpec spec;
-    if (!readSpecFile(in, spec, error))
+  for (const std::string &in : inputs)
+    if (!readSpecInput(in, specs, error))
       return fail(error);
-    specs.push_back(std::move(spec));
-  }
   if (!groupSpecs(specs, error))
     return fail(error);
+  // Triton's link tries the specialisations with more hints first, whatever the order of the
+  // headers (a shell glob sorts them by hash); so does tle-link when it is given only headers.
+  if (std::all_of(inputs.begin(), inputs.end(), [](const std::string &in) { return endsWith(in, ".h"); }))
+    std::stable_sort(specs.begin(), specs.end(),
+                     [](const LaunchSpec &a, const LaunchSpec &b) { return hintCount(a) > hintCount(b); });
 
   bool warned = false;
   for (int lang = 0; lang < 2; ++lang) {

@@ -26,6 +26,15 @@ std::string passesHelp() {
   return text + "Default pipeline: " + order + "\n";
 }
 
+/// The architecture of Triton's target spelling "cuda:CC:32", or empty when tlec has none for it.
+std::string archForTarget(const std::string &target) {
+  if (target == "cuda:80:32" || target == "cuda:80")
+    return "sm_80";
+  if (target == "cuda:90:32" || target == "cuda:90")
+    return "sm_90a";
+  return "";
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -36,8 +45,10 @@ int main(int argc, char **argv) {
   std::string emit;
   std::vector<std::string> defines;
   app.add_option("input", o.input, "kernel source (.tle or a Triton .py file)")->required();
-  app.add_option("-o,--output", o.output, "output file ('-' for standard output); its extension picks the stage "
-                                          "(.tokens .ast .tir .gpu.tir .ll .ptx .cubin) unless --emit is given");
+  app.add_option("-o,--output,--out-path", o.output,
+                 "output file ('-' for standard output); its extension picks the stage (.tokens .ast .tir .gpu.tir "
+                 ".ll .ptx .cubin) unless --emit is given; without one, Triton's prefix: write the C launcher "
+                 "PREFIX.<hash>_<suffix>.h and .c with the module embedded");
   app.add_option("--emit", emit, "stage to emit: tokens, ast, tile, gpu, llvm, ptx, cubin")
       ->check(CLI::IsMember({"tokens", "ast", "tile", "gpu", "llvm", "ptx", "cubin"}));
   app.add_option("-I", o.importPath,
@@ -45,13 +56,16 @@ int main(int argc, char **argv) {
                  "package root: the parent of its outermost directory with an __init__.py)");
   app.add_option("--depfile", o.depfile, "-MF: also write a Make-style depfile: the output, depending on the input and "
                                          "every module file it imports");
-  app.add_option("-n,--kernel", o.kernel, "kernel to compile (default: the file's only @jit kernel)");
+  app.add_option("-n,--kernel,--kernel-name", o.kernel, "kernel to compile (default: the file's only @jit kernel)");
   app.add_option("-s,--signature", o.signature,
                  "Triton AOT signature, one entry per parameter: '*fp32:16, *fp32:16, i32, 1024' "
                  "(types, ':16' divisibility hints, ':1' for an integer equal to 1, literals for constexprs)");
   app.add_option("-D", defines, "constexpr parameter value, NAME=VALUE (repeatable)");
   app.add_option("-w,--num-warps", o.numWarps, "warps per program (power of two, 1-32; default 4)");
   app.add_option("--arch", o.arch, "target architecture: sm_80 or sm_90a (default sm_90a)");
+  std::string target;
+  app.add_option("-t,--target", target, "Triton's target spelling BACKEND:ARCH:WARP_SIZE: cuda:80:32 (sm_80) or "
+                                        "cuda:90:32 (sm_90a)");
   std::string from;
   app.add_option("--from", from, "input kind: python (default) or tile (tile IR text; the default for .tir inputs)")
       ->check(CLI::IsMember({"python", "tile"}));
@@ -113,6 +127,20 @@ int main(int argc, char **argv) {
   }
   if (numStages > 0)
     o.numStages = numStages;
+  if (!target.empty()) {
+    std::string arch = archForTarget(target);
+    if (arch.empty()) {
+      std::cerr << "tlec: error: unsupported --target '" << target << "' (supported: cuda:80:32 for sm_80, "
+                << "cuda:90:32 for sm_90a)\n";
+      return 1;
+    }
+    if (app.count("--arch") && o.arch != arch) {
+      std::cerr << "tlec: error: --target " << target << " means --arch " << arch << ", but --arch " << o.arch
+                << " is given too\n";
+      return 1;
+    }
+    o.arch = arch;
+  }
   o.fpFusion = !noFpFusion;
   auto endsWith = [](const std::string &s, const std::string &suf) {
     return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
@@ -126,14 +154,16 @@ int main(int argc, char **argv) {
     o.emit = *parseEmit(emit);
   } else if (!o.output.empty() && o.output != "-") {
     auto e = emitForPath(o.output);
-    if (!e) {
-      std::cerr << "tlec: error: cannot tell the output kind from '" << o.output
-                << "': use an extension (.tokens .ast .tir .gpu.tir .ll .ptx .cubin) or --emit\n";
-      return 1;
-    }
-    o.emit = *e;
+    o.emit = e ? *e : Emit::Cubin;
   } else {
     o.emit = Emit::PTX;
+  }
+  // Triton's -o PREFIX: an output with no stage extension names the launcher pair instead.
+  // (--emit of another stage writes that stage to the file, whatever its name.)
+  if (!o.output.empty() && o.output != "-" && !emitForPath(o.output) &&
+      (emit.empty() || o.emit == Emit::Cubin || o.emit == Emit::PTX)) {
+    o.tritonPrefix = o.output;
+    o.output.clear();
   }
   return compile(o, std::cout, std::cerr);
 }

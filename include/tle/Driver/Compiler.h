@@ -66,6 +66,10 @@ struct CompileOptions {
   std::string emitHeader;             ///< --emit-header=PATH: typed C++ launcher (cubin or PTX output)
   std::string emitHeaderC;            ///< --emit-header-c=PATH: C launcher (cubin or PTX output)
   std::string launcherName;           ///< -on/--out-name: the launcher's name (default: the kernel's)
+  /// -o PREFIX without an output extension (Triton's --out-path): no module file, but the C
+  /// launcher pair PREFIX.<hash>_<suffix>.h / .c with the module (cubin, or PTX with --emit=ptx)
+  /// embedded, named as triton.tools.compile names its output (LaunchFacts.h, writeTritonLauncher).
+  std::string tritonPrefix;
 };
 
 /// Runs the pipeline. Diagnostics go to `err`; output to `options.output` (or `out`).

@@ -39,4 +39,22 @@ LaunchFacts collectLaunchFacts(const CompileOptions &options, const ast::Module 
 /// reporting an error through `diags`.
 bool writeLaunchHeaders(const CompileOptions &options, const std::string &image, DiagnosticEngine &diags);
 
+/// The names triton.tools.compile gives one specialisation: `hash` is the first 8 hex digits of
+/// SHA-256 over the stripped signature items and "warps{W}xstages{S}" joined by spaces; `suffix`
+/// is "{i}d" for every `:16` item and "{i}c" for every `:1` item, in order (e.g. "0d1d3c").
+struct TritonNames {
+  std::string hash, suffix;
+};
+TritonNames tritonNames(const std::string &signature, int numWarps, int numStages);
+
+/// `prefix` with its file name's extension (if any) replaced by `suffix`, as Python's
+/// Path.with_suffix: ("out/rms", ".h") -> "out/rms.h", ("rms.o", ".h") -> "rms.h".
+std::string withSuffix(const std::string &prefix, const std::string &suffix);
+
+/// For `-o PREFIX` (options.tritonPrefix): writes the C launcher of `image` as
+/// PREFIX.<hash>_<suffix>.h (declarations) and .c (definitions, the module embedded), the
+/// function named <out-name>_<hash>_<suffix>, where triton.tools.compile writes its pair.
+/// Returns false after reporting an error through `diags`.
+bool writeTritonLauncher(const CompileOptions &options, const std::string &image, DiagnosticEngine &diags);
+
 } // namespace tle::driver

@@ -57,6 +57,12 @@ bool specFromMetadata(const std::string &json, LaunchImage image, LaunchSpec &sp
 /// Reads a tlec module file (cubin or PTX) into a one-image specialisation.
 bool readSpecFile(const std::string &path, LaunchSpec &spec, std::string &error);
 
+/// Reads one input of tle-link into `specs`: a tlec module file (cubin or PTX), or a launcher
+/// header `X.h` tlec wrote (for Triton's `-o PREFIX`, the header Triton's link takes), whose
+/// modules are embedded in `X.c` (or `X.cpp`) next to it. Returns false with `error` set otherwise
+/// (a header Triton generated is named as such).
+bool readSpecInput(const std::string &path, std::vector<LaunchSpec> &specs, std::string &error);
+
 /// Merges specialisations with equal key() into one with several images, keeping the order of
 /// first appearance. Returns false with `error` set when two images of one specialisation have
 /// the same target.
