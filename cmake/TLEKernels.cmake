@@ -20,6 +20,8 @@
 #        [NUM_WARPS n] [NUM_STAGES n]
 #        [GRID "x, y, z"]       tlec -g: grid expressions, e.g. "cdiv(n, BLOCK), 1, 1"
 #        [DEFINES NAME=VALUE...] tlec -D
+#        [WHEN "PRED"...]       shape predicates on integer arguments the dispatcher also requires
+#                               for this entry, e.g. WHEN "M <= 64" "N % 128 == 0" (tle-link --when)
 #        [ARCHS arch...]]...    targets of this specialisation
 #   )
 #
@@ -110,7 +112,7 @@ function(tle_add_kernels target)
       set(_entry ${_n})
       math(EXPR _n "${_n} + 1")
       set(_key FILE)
-      foreach(_f FILE NAME KERNEL_NAME SIGNATURE NUM_WARPS NUM_STAGES GRID DEFINES ARCHS FROM_SOURCES)
+      foreach(_f FILE NAME KERNEL_NAME SIGNATURE NUM_WARPS NUM_STAGES GRID DEFINES ARCHS FROM_SOURCES WHEN)
         set(_e${_entry}_${_f} "")
       endforeach()
       continue()
@@ -132,7 +134,7 @@ function(tle_add_kernels target)
         set(_top_archs_given ON)
       endif()
       continue()
-    elseif(_entry GREATER -1 AND _arg MATCHES "^(NAME|KERNEL_NAME|SIGNATURE|NUM_WARPS|NUM_STAGES|GRID|DEFINES)$")
+    elseif(_entry GREATER -1 AND _arg MATCHES "^(NAME|KERNEL_NAME|SIGNATURE|NUM_WARPS|NUM_STAGES|GRID|DEFINES|WHEN)$")
       set(_key ${_arg})
       continue()
     endif()
@@ -141,7 +143,7 @@ function(tle_add_kernels target)
     elseif(_key STREQUAL "SOURCES")
       set(_e${_n}_FILE "${_arg}")
       set(_e${_n}_FROM_SOURCES ON)
-      foreach(_f NAME ARCHS)
+      foreach(_f NAME ARCHS WHEN)
         set(_e${_n}_${_f} "")
       endforeach()
       math(EXPR _n "${_n} + 1")
@@ -154,7 +156,7 @@ function(tle_add_kernels target)
       list(APPEND _include_dirs "${_dir}")
     elseif(_key STREQUAL "ARCHS" AND _entry EQUAL -1)
       list(APPEND _top_archs "${_arg}")
-    elseif(_key MATCHES "^(ARCHS|DEFINES)$")
+    elseif(_key MATCHES "^(ARCHS|DEFINES|WHEN)$")
       list(APPEND _e${_entry}_${_key} "${_arg}")
     else()
       if(NOT "${_e${_entry}_${_key}}" STREQUAL "")
@@ -219,6 +221,8 @@ function(tle_add_kernels target)
       list(APPEND _headers ${_header})
       set(_h_${_header}_modules "")
       set(_h_${_header}_name "${_e${_i}_NAME}")
+      set(_h_${_header}_when "")   # tle-link --when arguments
+      set(_h_${_header}_count 0)   # modules so far: the index --when names
     endif()
     set(_args "")
     if(_e${_i}_KERNEL_NAME)
@@ -262,6 +266,10 @@ function(tle_add_kernels target)
         COMMENT "tlec ${_stem} (${_header} #${_i}) for ${_arch}"
         VERBATIM)
       list(APPEND _h_${_header}_modules ${_module})
+      foreach(_w IN LISTS _e${_i}_WHEN)
+        list(APPEND _h_${_header}_when --when "${_h_${_header}_count}: ${_w}")
+      endforeach()
+      math(EXPR _h_${_header}_count "${_h_${_header}_count} + 1")
     endforeach()
   endforeach()
 
@@ -280,7 +288,7 @@ function(tle_add_kernels target)
     add_custom_command(
       OUTPUT ${_outputs}
       COMMAND ${CMAKE_COMMAND} -E make_directory ${_outdir}/include ${_outdir}/src
-      COMMAND $<TARGET_FILE:${_tle_link}> ${_h_${_header}_modules} ${_link_args}
+      COMMAND $<TARGET_FILE:${_tle_link}> ${_h_${_header}_modules} ${_h_${_header}_when} ${_link_args}
       DEPENDS ${_h_${_header}_modules} ${_link_dep}
       COMMENT "tle-link ${_header}"
       VERBATIM)

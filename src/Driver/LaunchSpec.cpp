@@ -315,6 +315,9 @@ std::string LaunchSpec::key() const {
   s << '|';
   for (auto &g : grid)
     s << g << ';';
+  s << '|';
+  for (auto &w : when)
+    s << w << ';';
   return s.str();
 }
 
@@ -333,6 +336,8 @@ std::string LaunchSpec::describe() const {
   s += "; " + std::to_string(numWarps) + (numWarps == 1 ? " warp" : " warps");
   if (numStages)
     s += ", " + std::to_string(numStages) + " stages";
+  for (size_t i = 0; i < when.size(); ++i)
+    s += (i ? ", " : "; when ") + when[i];
   return s;
 }
 

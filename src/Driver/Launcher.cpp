@@ -1,7 +1,9 @@
 // Writes typed C++ and C launchers (and dispatchers over several specialisations) for tlec modules.
 #include "tle/Driver/Launcher.h"
 #include "tle/Driver/GridExpr.h"
+#include "tle/Driver/ShapePredicate.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -130,6 +132,8 @@ struct Generator {
   std::vector<std::string> idents; ///< argument identifiers
   std::vector<std::map<std::string, GridBinding>> bindings;
   std::vector<std::vector<std::string>> gridC; ///< per spec: 3 C expressions
+  /// Per spec: its shape predicates and the index of the argument each reads.
+  std::vector<std::vector<std::pair<ShapePredicate, size_t>>> preds;
 
   Generator(const std::vector<LaunchSpec> &s, const LauncherOptions &opt) : specs(s), o(opt) {}
 
@@ -181,7 +185,7 @@ struct Generator {
     }
     computedGrid = withGrid == specs.size();
     for (size_t i = 0; i < specs.size(); ++i)
-      if (!prepareGrid(i, error))
+      if (!prepareGrid(i, error) || !preparePredicates(i, error))
         return false;
     // A specialisation is unreachable when an earlier one accepts everything it accepts.
     for (size_t j = 1; j < specs.size(); ++j)
@@ -195,8 +199,40 @@ struct Generator {
     return true;
   }
 
+  /// Parses the shape predicates of spec `i`; each must read an integer argument of the launcher.
+  bool preparePredicates(size_t i, std::string &error) {
+    std::vector<std::pair<ShapePredicate, size_t>> out;
+    const std::vector<LaunchArg> &args = specs[0].args;
+    for (const std::string &text : specs[i].when) {
+      auto p = parseShapePredicate(text, error);
+      if (!p) {
+        error = "specialisation " + std::to_string(i) + ": " + error;
+        return false;
+      }
+      size_t a = 0;
+      while (a < args.size() && !(args[a].name == p->name && isIntegerType(args[a].type)))
+        ++a;
+      if (a == args.size()) {
+        std::string ints;
+        for (auto &arg : args)
+          if (isIntegerType(arg.type))
+            ints += (ints.empty() ? "" : ", ") + arg.name;
+        error = "specialisation " + std::to_string(i) + ": shape predicate '" + text + "': '" + p->name +
+                "' is not an integer argument of the launcher (its integer arguments: " +
+                (ints.empty() ? "none" : ints) + ")";
+        return false;
+      }
+      out.emplace_back(*p, a);
+    }
+    preds.push_back(std::move(out));
+    return true;
+  }
+
   /// True when every argument `later` accepts is accepted by `earlier`.
   static bool implies(const LaunchSpec &later, const LaunchSpec &earlier) {
+    for (const std::string &w : earlier.when) // a predicate `later` lacks may reject what it accepts
+      if (std::find(later.when.begin(), later.when.end(), w) == later.when.end())
+        return false;
     for (size_t a = 0; a < later.args.size(); ++a) {
       const LaunchArg &l = later.args[a], &e = earlier.args[a];
       if (e.equalToOne && !l.equalToOne)
@@ -323,6 +359,8 @@ struct Generator {
                (a.type[0] == '*' ? " " + std::to_string(a.divisibility) + "-byte aligned"
                                  : " % " + std::to_string(a.divisibility) + " == 0");
     }
+    for (auto &[p, a] : preds[i])
+      req += (req.empty() ? "" : ", ") + p.text;
     c << "//     requires: " << (req.empty() ? "nothing" : req) << "\n";
     if (!s.grid.empty())
       c << "//     grid: (" << gridText(i) << ")\n";
@@ -389,6 +427,12 @@ struct Generator {
                         " launches for these arguments, or -1 when none accepts them (needs no GPU).",
                     true);
     h << "int " << name << "_select(" << argParams() << ");\n\n";
+    h << docComment("The same index, with `*why` (when not null) set to which specialisation and why: the "
+                    "reason each earlier one rejects the arguments (a broken promise or a false shape "
+                    "predicate), e.g. \"" + name + ": spec 1 [...] chosen; spec 0 [...] rejected: 'M' (= 100) breaks "
+                    "M <= 64\".",
+                    true);
+    h << "int " << name << "_select(" << argParamsThen("std::string *why") << ");\n\n";
     h << "/// Loads the kernel" << (dispatch ? "s" : "") << " on `device` now instead of at the first launch.\n";
     h << "void " << name << "_load(const tle::rt::Device &device);\n\n";
     h << docComment(std::string("Releases the loaded kernel") + (dispatch ? "s" : "") +
@@ -421,7 +465,7 @@ struct Generator {
     }
     d << "const tle_launcher_spec specs[] = {\n";
     for (size_t i = 0; i < specs.size(); ++i)
-      d << "    {" << cString(label(i)) << ", requirements" << i << "},\n";
+      d << "    {" << cString(label(i)) << ", requirements" << i << predicateFields(i, "predicates") << "},\n";
     d << "};\n\n} // namespace " << prefix << "\n} // namespace\n\n";
 
     for (size_t i = 0; i < specs.size(); ++i) {
@@ -482,6 +526,12 @@ struct Generator {
     d << "int " << name << "_select(" << argParams() << ") {\n";
     d << "  const tle_launcher_arg tle_args[] = {" << dispatchArgs() << "};\n";
     d << "  return tle_launcher_select(" << prefix << "::specs, " << specs.size() << ", tle_args, " << nargs() << ");\n}\n\n";
+    d << "int " << name << "_select(" << argParamsThen("std::string *why") << ") {\n";
+    d << "  const tle_launcher_arg tle_args[] = {" << dispatchArgs() << "};\n";
+    d << "  int tle_chosen = -1;\n";
+    d << "  std::string tle_why = tle::launcher::explainChoice(" << cString(name) << ", " << cString(kernelName)
+      << ", " << prefix << "::specs, " << specs.size() << ", tle_args, " << nargs() << ", &tle_chosen);\n";
+    d << "  if (why)\n    *why = tle_why;\n  return tle_chosen;\n}\n\n";
     d << "void " << name << "_load(const tle::rt::Device &device) {\n";
     for (size_t i = 0; i < specs.size(); ++i)
       d << "  " << prefix << "::kernel" << i << ".get(device);\n";
@@ -490,6 +540,19 @@ struct Generator {
       d << "  " << prefix << "::kernel" << i << ".unload();\n";
     d << "}\n";
     return d.str();
+  }
+
+  /// The predicate fields of spec `i`'s tle_launcher_spec initialiser (none without predicates).
+  std::string predicateFields(size_t i, const std::string &table) const {
+    if (preds[i].empty())
+      return cxx ? ", nullptr, 0" : ", NULL, 0";
+    return ", " + table + std::to_string(i) + ", " + std::to_string(preds[i].size());
+  }
+
+  /// The parameters of NAME_select's explaining form: the arguments, then `tail`.
+  std::string argParamsThen(const std::string &tail) const {
+    std::string a = argParams();
+    return a.empty() || a == "void" ? tail : a + ", " + tail;
   }
 
   std::string requirementTable(size_t i) const {
@@ -504,6 +567,14 @@ struct Generator {
       d << "    {" << cString(a.name) << ", " << kind << ", " << (a.equalToOne ? 1 : a.divisibility) << "},\n";
     }
     d << "    {" << (cxx ? "nullptr" : "NULL") << ", TLE_LAUNCHER_ANY, 0}, /* sentinel */\n};\n";
+    if (!preds[i].empty()) {
+      d << (cxx ? "" : "static ") << "const tle_launcher_predicate " << (cxx ? "" : prefix + "_") << "predicates" << i
+        << "[] = {\n";
+      for (auto &[p, a] : preds[i])
+        d << "    {" << cString(p.text) << ", " << a << ", " << p.opMacro() << ", INT64_C(" << p.value << "), INT64_C("
+          << p.modulus << ")},\n";
+      d << "};\n";
+    }
     return d.str();
   }
 
@@ -520,7 +591,7 @@ struct Generator {
       << "// CUdeviceptr values, fp16/bf16 scalars their uint16_t bits, `stream` a CUstream (NULL: the legacy\n"
       << "// default stream) of device `device`. See docs/aot.md.\n";
     h << "#ifndef " << guard << "\n#define " << guard << "\n\n#include \"tle/Runtime/tle_launcher.h\"\n\n"
-      << "#include <stdbool.h>\n#include <stdint.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
+      << "#include <stdbool.h>\n#include <stddef.h>\n#include <stdint.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
     auto declPair = [&](const std::string &fn, const std::string &what) {
       if (computedGrid) {
         h << docComment("Launches " + what + " with the grid computed from the arguments (a zero dimension "
@@ -543,6 +614,11 @@ struct Generator {
     h << docComment("The index of the specialisation " + name + " launches for these arguments, or -1 (needs no GPU).",
                     false);
     h << "int " << name << "_select(" << argParams() << ");\n\n";
+    h << docComment("The same index, with `why` (`cap` bytes) set to which specialisation and why, as the C++ "
+                    "launcher's " + name + "_select(..., std::string *why).",
+                    false);
+    h << "int " << name << "_select_why(char *why, size_t cap" << (idents.empty() ? "" : ", " + argParams())
+      << ");\n\n";
     h << docComment(std::string("Loads the kernel") + (dispatch ? "s" : "") +
                         " on device `device` now instead of at the first launch.",
                     false);
@@ -575,7 +651,8 @@ struct Generator {
     }
     d << "static const tle_launcher_spec " << prefix << "_specs[] = {\n";
     for (size_t i = 0; i < specs.size(); ++i)
-      d << "    {" << cString(label(i)) << ", " << prefix << "_requirements" << i << "},\n";
+      d << "    {" << cString(label(i)) << ", " << prefix << "_requirements" << i
+        << predicateFields(i, prefix + "_predicates") << "},\n";
     d << "};\n\n";
 
     for (size_t i = 0; i < specs.size(); ++i) {
@@ -631,6 +708,10 @@ struct Generator {
     d << "  const tle_launcher_arg tle_args[] = {" << dispatchArgs() << "};\n";
     d << "  return tle_launcher_select(" << prefix << "_specs, " << specs.size() << ", tle_args, " << nargs()
       << ");\n}\n\n";
+    d << "int " << name << "_select_why(char *why, size_t cap" << (idents.empty() ? "" : ", " + argParams()) << ") {\n";
+    d << "  const tle_launcher_arg tle_args[] = {" << dispatchArgs() << "};\n";
+    d << "  return tle_launcher_explain_choice(why, cap, " << cString(name) << ", " << cString(kernelName) << ", "
+      << prefix << "_specs, " << specs.size() << ", tle_args, " << nargs() << ");\n}\n\n";
     d << "tle_rt_status " << name << "_load(int device) {\n  tle_rt_kernel tle_kernel;\n  tle_rt_status tle_status;\n";
     for (size_t i = 0; i < specs.size(); ++i)
       d << "  if ((tle_status = tle_launcher_get_kernel(&" << prefix << "_kernel" << i << ", "

@@ -48,6 +48,40 @@ std::string baseName(const std::string &path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+/// `text` without leading and trailing blanks.
+std::string trim(const std::string &text) {
+  size_t b = text.find_first_not_of(" \t"), e = text.find_last_not_of(" \t");
+  return b == std::string::npos ? "" : text.substr(b, e - b + 1);
+}
+
+/// Attaches each --when "I: PRED; PRED" to module I (before modules of one specialisation are
+/// grouped: the predicates are part of what makes a specialisation). The predicates themselves
+/// are checked by the launcher generator.
+bool attachPredicates(const std::vector<std::string> &when, std::vector<tle::driver::LaunchSpec> &specs,
+                      std::string &error) {
+  for (const std::string &w : when) {
+    size_t colon = w.find(':');
+    std::string index = trim(w.substr(0, colon == std::string::npos ? 0 : colon));
+    if (colon == std::string::npos || index.empty() || index.find_first_not_of("0123456789") != std::string::npos ||
+        index.size() > 6 || std::stoul(index) >= specs.size()) {
+      error = "--when \"" + w + "\": expected \"I: PRED; ...\" with I the position of a module (0 to " +
+              std::to_string(specs.size() - 1) + ")";
+      return false;
+    }
+    std::string rest = w.substr(colon + 1);
+    for (size_t pos = 0; pos <= rest.size();) {
+      size_t semi = rest.find(';', pos);
+      std::string pred = trim(rest.substr(pos, semi == std::string::npos ? std::string::npos : semi - pos));
+      if (!pred.empty())
+        specs[std::stoul(index)].when.push_back(pred);
+      if (semi == std::string::npos)
+        break;
+      pos = semi + 1;
+    }
+  }
+  return true;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -73,6 +107,12 @@ int main(int argc, char **argv) {
   app.add_option("--c-header", cHeader, "C launcher header to write");
   app.add_option("--c-source", cSource, "also write the C definitions to this file (the C header then only declares)");
   app.add_option("-n,--name", name, "launcher function name (default: the kernel's name)");
+  std::vector<std::string> when;
+  app.add_option("--when", when,
+                 "\"I: PRED; PRED...\": shape predicates on integer arguments that module I (0-based, in "
+                 "command-line order) also requires to be chosen, e.g. --when \"0: M <= 64; N % 128 == 0\" "
+                 "(comparisons < <= > >= == != with an integer, or NAME % D == R); repeatable")
+      ->type_name("\"I: PRED; ...\"");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -102,6 +142,8 @@ int main(int argc, char **argv) {
   for (const std::string &in : inputs)
     if (!readSpecInput(in, specs, error))
       return fail(error);
+  if (!attachPredicates(when, specs, error))
+    return fail(error);
   if (!groupSpecs(specs, error))
     return fail(error);
   // Triton's link tries the specialisations with more hints first, whatever the order of the

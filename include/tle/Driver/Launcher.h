@@ -35,12 +35,14 @@ struct LaunchSpec {
   /// Constexpr values, each as its JSON text ("1024", "true", "\"fp16\"").
   std::vector<std::pair<std::string, std::string>> constexprs;
   std::vector<std::string> grid;      ///< -g: three expressions, or empty
+  /// Shape predicates the dispatcher also requires (tle-link --when): "M <= 64", "N % 128 == 0".
+  std::vector<std::string> when;
   std::vector<LaunchImage> images;    ///< one per target
 
   /// Everything but the images, as text: specialisations with equal keys are one specialisation
   /// compiled for several targets.
   std::string key() const;
-  /// A one-line description: "*fp32:16 x_ptr, i32 n; BLOCK=1024; 4 warps".
+  /// A one-line description: "*fp32:16 x_ptr, i32 n; BLOCK=1024; 4 warps; when n <= 4096".
   std::string describe() const;
 };
 

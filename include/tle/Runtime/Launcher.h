@@ -63,11 +63,10 @@ inline tle_launcher_arg dispatchArg(T v) {
 /// "add_kernel: argument 'n' (= 1000) is not a multiple of 16 (required by spec 0 (...))".
 inline void requireSpec(const char *launcher, const tle_launcher_spec &spec, const tle_launcher_arg *args,
                         size_t nargs) {
-  long bad = tle_launcher_first_unmet(&spec, args, nargs);
-  if (bad < 0)
+  if (tle_launcher_accepts(&spec, args, nargs))
     return;
   char why[256] = "";
-  tle_launcher_describe_unmet(why, sizeof why, &spec.requirements[bad], &args[bad]);
+  tle_launcher_describe_rejection(why, sizeof why, &spec, args, nargs);
   throw rt::ArgumentError(std::string(launcher) + ": argument " + why + " (required by " + spec.label + ")");
 }
 
@@ -81,6 +80,17 @@ inline int selectOrThrow(const char *launcher, const char *kernel, const tle_lau
   char why[1024];
   tle_launcher_explain(why, sizeof why, launcher, kernel, specs, nspecs, args, nargs);
   throw rt::ArgumentError(why);
+}
+
+/// Which specialisation the dispatcher launches for these arguments and why (every earlier one's
+/// reason for rejecting them), as tle_launcher_explain_choice writes it; `*chosen` its index or -1.
+inline std::string explainChoice(const char *launcher, const char *kernel, const tle_launcher_spec *specs,
+                                 size_t nspecs, const tle_launcher_arg *args, size_t nargs, int *chosen) {
+  char why[2048];
+  int s = tle_launcher_explain_choice(why, sizeof why, launcher, kernel, specs, nspecs, args, nargs);
+  if (chosen)
+    *chosen = s;
+  return why;
 }
 
 /// The grid computed by a launcher's grid expressions: throws tle::rt::ArgumentError when an

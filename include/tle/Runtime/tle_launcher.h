@@ -183,10 +183,36 @@ typedef struct tle_launcher_requirement {
   int64_t divisor;  /**< for TLE_LAUNCHER_MULTIPLE_OF: bytes (pointers) or the value's divisor */
 } tle_launcher_requirement;
 
-/** A specialisation as the dispatcher sees it: one requirement per caller argument. */
+/** Comparisons of a shape predicate (tle_launcher_predicate::op). */
+enum {
+  TLE_LAUNCHER_LT = 0,    /**< arg < value */
+  TLE_LAUNCHER_LE = 1,    /**< arg <= value */
+  TLE_LAUNCHER_GT = 2,    /**< arg > value */
+  TLE_LAUNCHER_GE = 3,    /**< arg >= value */
+  TLE_LAUNCHER_EQ = 4,    /**< arg == value */
+  TLE_LAUNCHER_NE = 5,    /**< arg != value */
+  TLE_LAUNCHER_MOD_EQ = 6 /**< arg % modulus == value (Python's modulo: the sign of the modulus) */
+};
+
+/** A shape predicate of a specialisation on an integer argument, e.g. "M <= 64", "N % 128 == 0". */
+typedef struct tle_launcher_predicate {
+  const char *text; /**< as written, for messages */
+  size_t arg;       /**< the index of the argument it reads */
+  int op;           /**< TLE_LAUNCHER_LT ... TLE_LAUNCHER_MOD_EQ */
+  int64_t value;    /**< the right-hand side (the remainder for TLE_LAUNCHER_MOD_EQ) */
+  int64_t modulus;  /**< for TLE_LAUNCHER_MOD_EQ (not 0) */
+} tle_launcher_predicate;
+
+/**
+ * A specialisation as the dispatcher sees it: one requirement per caller argument (the promises
+ * of its signature), then the shape predicates it was linked with (tle-link --when), all of which
+ * must hold.
+ */
 typedef struct tle_launcher_spec {
   const char *label;                             /**< e.g. "spec 0 (*fp32:16, i32:16)" */
   const tle_launcher_requirement *requirements; /**< as many as the launcher has arguments */
+  const tle_launcher_predicate *predicates;      /**< num_predicates of them (NULL when none) */
+  size_t num_predicates;                         /**< how many */
 } tle_launcher_spec;
 
 /** An argument holding device address `address`. */
@@ -252,12 +278,55 @@ static inline long tle_launcher_first_unmet(const tle_launcher_spec *spec, const
   return -1;
 }
 
+/** 1 when integer argument `arg` satisfies predicate `p`, else 0 (never for other arguments). */
+static inline int tle_launcher_holds(const tle_launcher_predicate *p, const tle_launcher_arg *arg) {
+  int64_t x, r;
+  if (arg->kind != TLE_LAUNCHER_ARG_SIGNED && arg->kind != TLE_LAUNCHER_ARG_UNSIGNED)
+    return 0;
+  if (arg->kind == TLE_LAUNCHER_ARG_UNSIGNED && arg->bits > (uint64_t)INT64_MAX) /* above every int64 */
+    return p->op == TLE_LAUNCHER_GT || p->op == TLE_LAUNCHER_GE || p->op == TLE_LAUNCHER_NE ||
+           (p->op == TLE_LAUNCHER_MOD_EQ && p->modulus > 0 &&
+            (int64_t)(arg->bits % (uint64_t)p->modulus) == p->value);
+  x = (int64_t)arg->bits;
+  switch (p->op) {
+  case TLE_LAUNCHER_LT: return x < p->value;
+  case TLE_LAUNCHER_LE: return x <= p->value;
+  case TLE_LAUNCHER_GT: return x > p->value;
+  case TLE_LAUNCHER_GE: return x >= p->value;
+  case TLE_LAUNCHER_EQ: return x == p->value;
+  case TLE_LAUNCHER_NE: return x != p->value;
+  case TLE_LAUNCHER_MOD_EQ:
+    if (p->modulus == 0 || (p->modulus == -1 && x == INT64_MIN))
+      return p->modulus == -1 && p->value == 0;
+    r = x % p->modulus;
+    if (r != 0 && ((r < 0) != (p->modulus < 0)))
+      r += p->modulus;
+    return r == p->value;
+  default: return 0;
+  }
+}
+
+/** The index of the first predicate of `spec` the arguments break, or -1 when all hold. */
+static inline long tle_launcher_first_false(const tle_launcher_spec *spec, const tle_launcher_arg *args,
+                                            size_t nargs) {
+  size_t i;
+  for (i = 0; i < spec->num_predicates; ++i)
+    if (spec->predicates[i].arg >= nargs || !tle_launcher_holds(&spec->predicates[i], &args[spec->predicates[i].arg]))
+      return (long)i;
+  return -1;
+}
+
+/** 1 when `spec` accepts the arguments: every requirement met and every predicate true. */
+static inline int tle_launcher_accepts(const tle_launcher_spec *spec, const tle_launcher_arg *args, size_t nargs) {
+  return tle_launcher_first_unmet(spec, args, nargs) < 0 && tle_launcher_first_false(spec, args, nargs) < 0;
+}
+
 /** The index of the first specialisation (in order) that accepts the arguments, or -1. */
 static inline int tle_launcher_select(const tle_launcher_spec *specs, size_t nspecs,
                                       const tle_launcher_arg *args, size_t nargs) {
   size_t s;
   for (s = 0; s < nspecs; ++s)
-    if (tle_launcher_first_unmet(&specs[s], args, nargs) < 0)
+    if (tle_launcher_accepts(&specs[s], args, nargs))
       return (int)s;
   return -1;
 }
@@ -287,6 +356,58 @@ static inline void tle_launcher_describe_unmet(char *buf, size_t cap, const tle_
              (long long)req->divisor);
 }
 
+/** The value of `arg` as text: "0x10004", "-3", "1000". */
+static inline void tle_launcher_arg_text(char *out, size_t cap, const tle_launcher_arg *arg) {
+  if (arg->kind == TLE_LAUNCHER_ARG_POINTER)
+    snprintf(out, cap, "0x%llx", (unsigned long long)arg->bits);
+  else if (arg->kind == TLE_LAUNCHER_ARG_SIGNED)
+    snprintf(out, cap, "%lld", (long long)(int64_t)arg->bits);
+  else if (arg->kind == TLE_LAUNCHER_ARG_UNSIGNED)
+    snprintf(out, cap, "%llu", (unsigned long long)arg->bits);
+  else
+    snprintf(out, cap, "a floating-point value");
+}
+
+/**
+ * Appends to buf (cap bytes, NUL-terminated) why `spec` rejects the arguments: the first broken
+ * requirement ("'n' (= 1000) is not a multiple of 16"), else the first false predicate ("'M'
+ * (= 100) breaks M <= 64"). Returns 1 when it rejects them, 0 (appending nothing) when it accepts.
+ */
+static inline int tle_launcher_describe_rejection(char *buf, size_t cap, const tle_launcher_spec *spec,
+                                                  const tle_launcher_arg *args, size_t nargs) {
+  long bad = tle_launcher_first_unmet(spec, args, nargs);
+  size_t len;
+  char value[48];
+  const tle_launcher_predicate *p;
+  if (bad >= 0) {
+    tle_launcher_describe_unmet(buf, cap, &spec->requirements[bad], &args[bad]);
+    return 1;
+  }
+  bad = tle_launcher_first_false(spec, args, nargs);
+  if (bad < 0)
+    return 0;
+  p = &spec->predicates[bad];
+  len = strlen(buf);
+  if (len + 1 >= cap)
+    return 1;
+  if (p->arg < nargs) {
+    tle_launcher_arg_text(value, sizeof value, &args[p->arg]);
+    snprintf(buf + len, cap - len, "'%s' (= %s) breaks %s", spec->requirements[p->arg].name, value, p->text);
+  } else {
+    snprintf(buf + len, cap - len, "%s reads no argument", p->text);
+  }
+  return 1;
+}
+
+/**
+ * Writes into buf (cap bytes) which specialisation the dispatcher launches for these arguments and
+ * why: "add: spec 1 [...] chosen; spec 0 [...] rejected: 'M' (= 100) breaks M <= 64", or the
+ * explanation of tle_launcher_explain when none accepts them. Returns the chosen index, or -1.
+ */
+static inline int tle_launcher_explain_choice(char *buf, size_t cap, const char *launcher, const char *kernel,
+                                              const tle_launcher_spec *specs, size_t nspecs,
+                                              const tle_launcher_arg *args, size_t nargs);
+
 /**
  * Writes into buf (cap bytes) why no specialisation accepts the arguments, naming the launcher,
  * the kernel and, per specialisation, the first argument it rejects:
@@ -301,13 +422,34 @@ static inline void tle_launcher_explain(char *buf, size_t cap, const char *launc
     return;
   snprintf(buf, cap, "%s (kernel %s): no specialisation accepts these arguments", launcher, kernel);
   for (s = 0; s < nspecs; ++s) {
-    long bad = tle_launcher_first_unmet(&specs[s], args, nargs);
     size_t len = strlen(buf);
-    if (bad < 0 || len + 1 >= cap)
+    if (tle_launcher_accepts(&specs[s], args, nargs) || len + 1 >= cap)
       continue;
     snprintf(buf + len, cap - len, "%s %s: ", s == 0 ? ":" : ";", specs[s].label);
-    tle_launcher_describe_unmet(buf, cap, &specs[s].requirements[bad], &args[bad]);
+    tle_launcher_describe_rejection(buf, cap, &specs[s], args, nargs);
   }
+}
+
+static inline int tle_launcher_explain_choice(char *buf, size_t cap, const char *launcher, const char *kernel,
+                                              const tle_launcher_spec *specs, size_t nspecs,
+                                              const tle_launcher_arg *args, size_t nargs) {
+  int chosen = tle_launcher_select(specs, nspecs, args, nargs);
+  int s;
+  if (cap == 0)
+    return chosen;
+  if (chosen < 0) {
+    tle_launcher_explain(buf, cap, launcher, kernel, specs, nspecs, args, nargs);
+    return chosen;
+  }
+  snprintf(buf, cap, "%s: %s chosen", launcher, specs[chosen].label);
+  for (s = 0; s < chosen; ++s) {
+    size_t len = strlen(buf);
+    if (len + 1 >= cap)
+      break;
+    snprintf(buf + len, cap - len, "; %s rejected: ", specs[s].label);
+    tle_launcher_describe_rejection(buf, cap, &specs[s], args, nargs);
+  }
+  return chosen;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -405,11 +547,10 @@ static inline tle_rt_status tle_launcher_require_spec(const char *launcher, cons
                                                       const tle_launcher_arg *args, size_t nargs) {
   char *buf = tle_launcher_error_buffer();
   size_t len;
-  long bad = tle_launcher_first_unmet(spec, args, nargs);
-  if (bad < 0)
+  if (tle_launcher_accepts(spec, args, nargs))
     return TLE_RT_SUCCESS;
   snprintf(buf, 1024, "%s: argument ", launcher);
-  tle_launcher_describe_unmet(buf, 1024, &spec->requirements[bad], &args[bad]);
+  tle_launcher_describe_rejection(buf, 1024, spec, args, nargs);
   len = strlen(buf);
   snprintf(buf + len, 1024 - len, " (required by %s)", spec->label);
   return TLE_RT_ERROR_INVALID_ARGUMENT;
