@@ -250,6 +250,8 @@ Device Device::ofStream(CUstream_st *stream) {
   auto s = reinterpret_cast<CUstream>(stream);
   if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
     return current();
+  // One cuStreamGetCtx per call (a field read in the driver): a stream handle is not cached, since
+  // a destroyed stream's address may come back as a stream of another context.
   CUcontext ctx = nullptr;
   check(api().cuStreamGetCtx(s, &ctx), "cuStreamGetCtx");
   return deviceOfContext(ctx, "the stream");
