@@ -324,6 +324,21 @@ public:
 
   rt::Stream &stream() { return stream_; }
   const rt::Kernel &kernel(const std::string &name) const { return kernels_.at(name); }
+  size_t numBuffers() const { return specs_.size(); }
+
+  /// Captures the whole block (every step, in order) into a CUDA graph on the engine's stream:
+  /// the kernels are loaded already (the constructor), so the capture only records launches.
+  rt::Graph captureBlock() {
+    rt::Graph::beginCapture(stream_);
+    try {
+      for (const Step &s : steps_)
+        launch(s);
+    } catch (...) {
+      rt::Graph::endCapture(stream_);
+      throw;
+    }
+    return rt::Graph::endCapture(stream_);
+  }
 
 private:
   const Options &o_;
@@ -373,9 +388,38 @@ double median(std::vector<float> v) {
   return n % 2 ? v[n / 2] : 0.5 * (double(v[n / 2 - 1]) + double(v[n / 2]));
 }
 
-/// Times every step (warm-up, then the median of --reps launches, each between two events) and
-/// the whole block, and prints the table.
-void timeSteps(const Options &o, rt::Device &dev, Engine &e) {
+/// Runs the block once from the initial state by eager launches and once as a replay of `graph`,
+/// and prints the largest difference between the two final states (0 for deterministic kernels).
+/// Returns false when they differ.
+bool compareGraph(const Options &o, Engine &e, rt::Graph &graph) {
+  HostState init = initialState(o.block, o.seed), eager(e.numBuffers()), replayed(e.numBuffers());
+  e.upload(init);
+  for (const Step &s : e.steps())
+    e.launch(s);
+  e.stream().synchronize();
+  for (size_t b = 0; b < e.numBuffers(); ++b)
+    e.download(Buf(b), eager[b]);
+  e.upload(init);
+  graph.launch(e.stream());
+  e.stream().synchronize();
+  double maxAbs = 0;
+  for (size_t b = 0; b < e.numBuffers(); ++b) {
+    e.download(Buf(b), replayed[b]);
+    for (size_t i = 0; i < eager[b].size(); ++i)
+      maxAbs = std::max(maxAbs, double(std::fabs(eager[b][i] - replayed[b][i])));
+  }
+  std::printf("CUDA graph of the block (%zu kernels, one cuGraphLaunch): final state %s eager launches "
+              "(max |difference| %.3e)\n",
+              e.steps().size(), maxAbs == 0 ? "identical to" : "DIFFERS from", maxAbs);
+  return maxAbs == 0;
+}
+
+/// Times every step (warm-up, then the median of --reps launches, each between two events), the
+/// whole block launched step by step and the whole block replayed as one CUDA graph, and prints
+/// the table. Returns false when the graph's result differs from the eager launches'.
+bool timeSteps(const Options &o, rt::Device &dev, Engine &e) {
+  rt::Graph graph = e.captureBlock();
+  bool graphOk = compareGraph(o, e, graph);
   std::printf("\ntimes: median of %d launches after %d warm-up launches, CUDA events on one stream\n", o.reps,
               o.warmup);
   std::printf("%-13s %-15s %-18s %5s %10s %10s %10s\n", "step", "kernel", "grid", "regs", "ms", "TFLOP/s", "GB/s");
@@ -421,10 +465,14 @@ void timeSteps(const Options &o, rt::Device &dev, Engine &e) {
   });
   std::printf("%-13s %-15s %-18s %5s %10.4f %10.1f %10s\n", "sum of steps", "", "", "", sum,
               flops / (sum * 1e-3) / 1e12, "");
+  double replay = measure([&] { graph.launch(e.stream()); });
   std::printf("%-13s %-15s %-18s %5s %10.4f %10.1f %10s\n", "whole block", "(back to back)", "", "", block,
               flops / (block * 1e-3) / 1e12, "");
+  std::printf("%-13s %-15s %-18s %5s %10.4f %10.1f %10s\n", "whole block", "(CUDA graph)", "", "", replay,
+              flops / (replay * 1e-3) / 1e12, "");
   std::printf("TFLOP/s counts the matmuls' 2*M*N*K and attention's causal half of 4*B*H*S^2*D; GB/s the ideal "
               "bytes read and written.\n");
+  return graphOk;
 }
 
 } // namespace
@@ -458,14 +506,17 @@ int main(int argc, char **argv) {
                 dev.arch().c_str(), dev.smCount(), rt::driverVersion(), o.kernelDir.c_str());
     Engine e(o, dev);
     int failed = runAndCheck(o, e);
-    if (o.time)
-      timeSteps(o, dev, e);
+    bool graphOk = !o.time || timeSteps(o, dev, e);
     if (!o.check) {
       std::printf("\nchecks skipped (--no-check)\n");
       return 0;
     }
     if (failed) {
       std::printf("\nFAILED: %d of %zu steps outside their tolerance\n", failed, e.steps().size());
+      return 1;
+    }
+    if (!graphOk) {
+      std::printf("\nFAILED: the block replayed as a CUDA graph differs from its eager launches\n");
       return 1;
     }
     std::printf("\nPASSED: all %zu steps within their tolerance\n", e.steps().size());

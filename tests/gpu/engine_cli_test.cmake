@@ -41,7 +41,7 @@ run(plan 0 "qkv_proj +matmul +grid \\(192, 1, 1\\).*rotary +rotary_d128 .*attent
 
 if(MOCK AND PTX_DIR)
   set(_shape --batch 1 --seq 128 --hidden 256 --heads 4 --ffn 320)
-  run(mock-launches 0 "block: batch 1, seq 128.*whole block.*checks skipped" "TLE_RT_CUDA_DRIVER=${MOCK}"
+  run(mock-launches 0 "block: batch 1, seq 128.*CUDA graph of the block \\(12 kernels, one cuGraphLaunch\\): final state identical to eager launches.*whole block +\\(CUDA graph\\).*checks skipped" "TLE_RT_CUDA_DRIVER=${MOCK}"
       ${_shape} --kernel-dir ${PTX_DIR} --no-check --warmup 1 --reps 2)
   run(mock-launches-d128 0 "checks skipped" "TLE_RT_CUDA_DRIVER=${MOCK}"
       --batch 2 --seq 256 --hidden 1280 --heads 10 --head-dim 128 --ffn 512 --kernel-dir ${PTX_DIR} --no-check
