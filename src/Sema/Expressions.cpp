@@ -497,6 +497,12 @@ SVal Specializer::binary(ast::BinaryOp op, const SVal &a, const SVal &bv, Source
 SVal Specializer::compare(ast::CompareOp op, const SVal &a, const SVal &bv, SourceLoc loc) {
   using C = ast::CompareOp;
   if (op == C::Is || op == C::IsNot) {
+    // `x is None` on any value is decided at compile time (Triton compares the Python objects):
+    // a runtime pointer or tile is never None, the usual test of an optional pointer parameter.
+    if (a.kind == SVal::Kind::None || bv.kind == SVal::Kind::None) {
+      bool same = a.kind == bv.kind;
+      return SVal::boolean(op == C::Is ? same : !same);
+    }
     if (!a.isConstexpr() || !bv.isConstexpr())
       fail(loc, "'is' is only supported between compile-time values");
     bool same = a.kind == bv.kind && a.i == bv.i && a.f == bv.f && a.s == bv.s && a.dtype == bv.dtype;

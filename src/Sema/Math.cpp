@@ -411,6 +411,9 @@ ir::Value *Specializer::castWithRounding(ir::Value *v, ir::ScalarType t, const A
     return r;
   if (rounding->val.kind != SVal::Kind::Str || (rounding->val.s != "rtne" && rounding->val.s != "rtz"))
     fail(rounding->loc, "fp_downcast_rounding must be \"rtne\" or \"rtz\"");
+  // A cast to the value's own type is no cast (Triton's semantic.cast returns its input first).
+  if (v->type.elem == t)
+    return r;
   bool narrowing = ir::isFloat(v->type.dtype()) && ir::isFloat(t.dtype) && ir::bitWidth(t.dtype) < ir::bitWidth(v->type.dtype());
   if (!narrowing)
     fail(rounding->loc, "fp_downcast_rounding applies only to float-to-narrower-float casts");
