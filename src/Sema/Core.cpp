@@ -254,6 +254,89 @@ SVal swizzle2d(Specializer &S, const BuiltinCall &c) {
   return SVal::tuple({newI, newJ});
 }
 
+/// `triton.jit(fn, **options)`: the Python function `fn` as a @jit function (the call form of
+/// the decorator); `debug=` is kept for a kernel, the other options are accepted and ignored.
+SVal jitCall(Specializer &S, const BuiltinCall &c) {
+  const Binder &p = c.p;
+  if (!p.has("fn"))
+    S.fail(c.loc, "triton.jit() without a function (the decorator factory `triton.jit(debug=...)(fn)`) is not "
+                  "supported; write `triton.jit(fn, debug=...)`");
+  SVal f = p.get("fn").val;
+  if (f.kind != SVal::Kind::PyFn && f.kind != SVal::Kind::JitFn)
+    S.fail(p.loc("fn"), "triton.jit() takes a Python function, got " + f.describe());
+  if (f.kind == SVal::Kind::PyFn && f.i)
+    S.fail(p.loc("fn"), "triton.jit() of constexpr function '" + f.fn->name + "'");
+  SVal r;
+  r.kind = SVal::Kind::JitFn;
+  r.fn = f.fn;
+  if (p.has("debug")) {
+    const SVal &d = p.get("debug").val;
+    if (d.kind != SVal::Kind::None) {
+      if (!d.isConstexpr())
+        S.fail(p.loc("debug"), "debug= must be a compile-time value");
+      r.i = S.truthy(d, p.loc("debug")) ? 2 : 1;
+    }
+  }
+  return r;
+}
+
+/// `triton.constexpr_function(fn)`: the call form of the decorator.
+SVal constexprFunctionCall(Specializer &S, const BuiltinCall &c) {
+  const Binder &p = c.p;
+  SVal f = p.get("fn").val;
+  if (f.kind != SVal::Kind::PyFn)
+    S.fail(p.loc("fn"), "constexpr_function() takes a Python function, got " + f.describe());
+  f.i = 1;
+  return f;
+}
+
+/// Python's int.bit_length() on a compile-time integer.
+SVal intBitLength(Specializer &S, const BuiltinCall &c) {
+  uint64_t m = c.self->i < 0 ? 0 - uint64_t(c.self->i) : uint64_t(c.self->i);
+  int64_t n = 0;
+  for (; m; m >>= 1)
+    ++n;
+  return SVal::integer(n);
+}
+
+/// Python's str methods that compile-time string building uses: upper, lower, startswith,
+/// endswith, replace.
+SVal strMethod(Specializer &S, const BuiltinCall &c) {
+  const std::string &x = c.self->s;
+  const std::string &n = c.fname;
+  auto text = [&](const char *k) {
+    const SVal &v = c.p.get(k).val;
+    if (v.kind != SVal::Kind::Str)
+      S.fail(c.p.loc(k), "str." + n + "() argument must be a str, got " + v.describe());
+    return v.s;
+  };
+  if (n == "upper" || n == "lower") {
+    std::string r = x;
+    for (char &ch : r)
+      ch = static_cast<char>(n == "upper" ? std::toupper(static_cast<unsigned char>(ch))
+                                          : std::tolower(static_cast<unsigned char>(ch)));
+    return SVal::str(r);
+  }
+  if (n == "startswith" || n == "endswith") {
+    std::string a = text("prefix");
+    bool r = a.size() <= x.size() && (n == "startswith" ? x.compare(0, a.size(), a) == 0
+                                                        : x.compare(x.size() - a.size(), a.size(), a) == 0);
+    return SVal::boolean(r);
+  }
+  std::string from = text("old"), to = text("new"), r;
+  if (from.empty())
+    S.fail(c.loc, "str.replace() of an empty string is not supported");
+  for (size_t i = 0; i < x.size();) {
+    if (x.compare(i, from.size(), from) == 0) {
+      r += to;
+      i += from.size();
+    } else {
+      r += x[i++];
+    }
+  }
+  return SVal::str(r);
+}
+
 /// range, tl.range and tl.static_range outside a `for` header (Specialize.cpp's execFor binds
 /// them there).
 SVal forIterable(Specializer &S, const BuiltinCall &c) {
@@ -306,7 +389,12 @@ std::vector<BuiltinSpec> coreBuiltins() {
       // triton's helpers and decorators
       {"triton.cdiv", "x, div", cdiv},
       {"triton.next_power_of_2", "n", nextPowerOf2},
-      {"triton.jit", "", nullptr},
+      {"triton.jit",
+       "fn=None, *, version=None, repr=None, launch_metadata=None, do_not_specialize=None, "
+       "do_not_specialize_on_alignment=None, debug=None, noinline=None",
+       jitCall},
+      {"triton.constexpr_function", "fn", constexprFunctionCall},
+      {"tl.constexpr_function", "fn", constexprFunctionCall},
       {"triton.autotune", "", nullptr},
       {"triton.heuristics", "", nullptr},
       {"triton.Config", "", nullptr},
@@ -318,7 +406,6 @@ std::vector<BuiltinSpec> coreBuiltins() {
       {"tl.max_contiguous", "input, values", hint},
       {"tl.max_constancy", "input, values", hint},
       {"tl.tensor", "", nullptr},
-      {"tl.dtype", "", nullptr},
       // loops (bound by the `for` statement)
       {"tl.range",
        "arg1, arg2=None, step=None, /, num_stages=None, loop_unroll_factor=None, warp_specialize=False, "
@@ -333,6 +420,13 @@ std::vector<BuiltinSpec> coreBuiltins() {
       {"cuda.gdc_launch_dependents", "", cudaGdc, kBindsOwnArguments},
       {"cuda.num_warps", "", cudaWarps, kBindsOwnArguments},
       {"cuda.num_threads", "", cudaWarps, kBindsOwnArguments},
+      // Python's methods of compile-time values
+      {"int.bit_length", "", intBitLength},
+      {"str.upper", "", strMethod},
+      {"str.lower", "", strMethod},
+      {"str.startswith", "prefix, /", strMethod},
+      {"str.endswith", "prefix, /", strMethod},
+      {"str.replace", "old, new, /", strMethod},
       // dtype predicates: dtype.is_fp8() ...
       {"dtype.is_fp8", "", dtypePredicate},
       {"dtype.is_fp8e4nv", "", dtypePredicate},

@@ -372,6 +372,20 @@ SVal Specializer::binary(ast::BinaryOp op, const SVal &a, const SVal &bv, Source
     e.insert(e.end(), bv.elts.begin(), bv.elts.end());
     return SVal::tuple(e);
   }
+  // Compile-time strings: "int" + "8", "ab" * 3 (type names and messages built in Python).
+  if (a.kind == SVal::Kind::Str && bv.kind == SVal::Kind::Str && op == O::Add)
+    return SVal::str(a.s + bv.s);
+  if (op == O::Mul && ((a.kind == SVal::Kind::Str && bv.kind == SVal::Kind::Int) ||
+                       (a.kind == SVal::Kind::Int && bv.kind == SVal::Kind::Str))) {
+    const SVal &str = a.kind == SVal::Kind::Str ? a : bv;
+    int64_t n = a.kind == SVal::Kind::Int ? a.i : bv.i;
+    if (n > 0 && str.s.size() * uint64_t(n) > (uint64_t(1) << 20))
+      fail(loc, "compile-time work limit: a string of more than 1 MiB");
+    std::string r;
+    for (int64_t k = 0; k < n; ++k)
+      r += str.s;
+    return SVal::str(r);
+  }
   if (!(a.isTensor() || a.isNumber()) || !(bv.isTensor() || bv.isNumber()))
     fail(loc, std::string("unsupported operand types for '") + ast::spelling(op) + "': " + a.describe() + " and " +
                   bv.describe());
@@ -874,9 +888,21 @@ SVal Specializer::call(const ast::CallExpr *e, Env &env) {
     return callMethod(callee, args);
   case SVal::Kind::JitFn:
     return callJit(callee.fn, args);
+  case SVal::Kind::PyFn:
+    if (callee.i)
+      return callConstexprFn(callee.fn, args, e->callee->loc());
+  {
+    std::string home = homeModuleName(callee.fn);
+    fail(e->callee->loc(),
+         "'" + callee.fn->name + "' is a Python function without @triton.jit" + (home.empty() ? "" : " (in " + home + ")") +
+             ", which a kernel cannot call",
+         {{callee.fn->loc(), "'" + callee.fn->name + "' is defined here"}});
+  }
   case SVal::Kind::Module: {
     std::vector<Note> notes;
     std::string why = missingModule(callee.s, notes); // an import not found on the search path
+    if (why.empty() && callee.s.rfind("torch.", 0) == 0)
+      why = " (of torch, TLE knows the dtypes, torch.finfo and torch.iinfo)";
     fail(e->callee->loc(), "'" + callee.s + "' is not available in a kernel" + why, notes);
   }
   default:
@@ -913,6 +939,40 @@ void Specializer::noteDefinition(std::vector<Note> &notes, const ir::Value *v, c
   if (!v || !v->def || !v->def->loc.valid() || (sameLine(v->def->loc) && v->def->loc.col == at.col))
     return;
   notes.push_back({v->def->loc, what + " comes from here"});
+}
+
+SVal Specializer::callConstexprFn(const ast::FunctionDef *f, CallArgs &args, SourceLoc calleeLoc) {
+  auto compileTime = [](const SVal &v) {
+    return v.isConstexpr() || v.kind == SVal::Kind::Module || v.kind == SVal::Kind::Builtin ||
+           v.kind == SVal::Kind::JitFn || v.kind == SVal::Kind::PyFn;
+  };
+  for (const Arg &a : args.pos)
+    if (!compileTime(a.val))
+      fail(a.loc, "constexpr function '" + f->name + "' is called with a runtime value (" + a.val.describe() +
+                      "); its arguments must be compile-time values",
+           {{f->loc(), "'" + f->name + "' is defined here"}});
+  for (auto &[name, a] : args.kw)
+    if (!compileTime(a.val))
+      fail(a.loc, "constexpr function '" + f->name + "' is called with a runtime value (" + a.val.describe() +
+                      ") for '" + name + "'; its arguments must be compile-time values",
+           {{f->loc(), "'" + f->name + "' is defined here"}});
+  uint64_t opsBefore = ir::opsCreatedOnThisThread();
+  ++pythonDepth;
+  SVal r;
+  try {
+    r = callJit(f, args);
+  } catch (...) {
+    --pythonDepth;
+    throw;
+  }
+  --pythonDepth;
+  if (ir::opsCreatedOnThisThread() != opsBefore || !(compileTime(r) || r.kind == SVal::Kind::None))
+    fail(calleeLoc, "constexpr function '" + f->name + "' computes a runtime value" +
+                        (compileTime(r) ? std::string() : " (" + r.describe() + ")") +
+                        "; it must compute a compile-time value from compile-time values (use @triton.jit for "
+                        "tile code)",
+         {{f->loc(), "'" + f->name + "' is defined here"}});
+  return r;
 }
 
 SVal Specializer::callJit(const ast::FunctionDef *f, CallArgs &args) {

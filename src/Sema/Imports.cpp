@@ -33,7 +33,7 @@ bool isIdentifier(const std::string &s) {
 /// Whether `name` is a module of the language (triton..., libdevice): never searched for on disk.
 bool languageImport(const std::string &name) {
   std::string head = name.substr(0, name.find('.'));
-  return head == "triton" || head == "libdevice";
+  return head == "triton" || head == "libdevice" || head == "torch";
 }
 
 bool isFile(const fs::path &p) {
@@ -288,7 +288,7 @@ UserModule *Specializer::importModule(const std::string &name, SourceLoc at, std
 
 void Specializer::importNames(const ast::ImportStmt *s, std::set<std::string> *bound) {
   // `import a.b.c` binds `a` (a, a.b and a.b.c are imported); `import a.b.c as d` binds `d` to
-  // a.b.c. A module not on the search path (torch, numpy) is bound as a module TLE does not know:
+  // a.b.c. A module not on the search path (numpy) is bound as a module TLE does not know:
   // an error only where a kernel uses it (missingModule says why), and a `try` runs its handler.
   for (auto &a : s->names) {
     std::string head = a.name.substr(0, a.name.find('.'));
@@ -316,7 +316,7 @@ void Specializer::importFrom(const ast::ImportFromStmt *s, std::set<std::string>
   UserModule *m = nullptr;
   if (why.empty() && !(s->level == 0 && languageImport(base)) && !(m = importModule(base, s->loc(), why)) &&
       s->level == 0)
-    why.clear(); // a module TLE does not know (torch): its attributes, as for the language's modules
+    why.clear(); // a module TLE does not know (numpy): its attributes, as for the language's modules
   std::string shown = std::string(size_t(s->level), '.') + s->module;
   for (auto &a : s->names) {
     std::string name = a.asname.empty() ? a.name : a.asname;
@@ -439,6 +439,13 @@ void Specializer::passRunningModule(Specializer &other) {
     self_->running = &other;
   else if (self_->running == &other)
     self_->running = this;
+}
+
+std::string Specializer::homeModuleName(const ast::FunctionDef *f) const {
+  if (!modules_)
+    return "";
+  auto it = modules_->byFile.find(f->loc().file);
+  return it == modules_->byFile.end() || it->second == self_ ? "" : it->second->name;
 }
 
 Specializer::SavedGlobals Specializer::enterHomeModule(const ast::FunctionDef *f) {

@@ -18,10 +18,29 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
   if (!s->orelse.empty())
     fail(s->loc(), "'for ... else' is not supported");
   auto *callExpr = dyn_cast<ast::CallExpr>(s->iter);
+  if (!callExpr && pythonDepth > 0) { // a constexpr function: `for x in (a, b, c)` at compile time
+    SVal seq = eval(s->iter, env);
+    if (seq.kind != SVal::Kind::Tuple)
+      fail(s->iter->loc(), "a constexpr function's 'for' loop iterates over range(...) or a tuple, got " +
+                               seq.describe());
+    for (const SVal &x : seq.elts) {
+      if (exitState(env) == Exit::Yes)
+        break;
+      assign(s->target, x, env, s->loc());
+      ++loopDepth;
+      execBlock(s->body, env);
+      --loopDepth;
+      clearFlags(env, {kContinued});
+    }
+    clearFlags(env, {kBroke, kContinued});
+    return;
+  }
   if (!callExpr)
     fail(s->iter->loc(), "a kernel 'for' loop must iterate over range(...), tl.range(...) or tl.static_range(...)");
   SVal callee = eval(callExpr->callee, env);
   std::string kind = callee.kind == SVal::Kind::Builtin ? callee.s : "";
+  if (pythonDepth > 0 && kind == "range") // Python's range, run at compile time
+    kind = "tl.static_range";
   if (kind != "range" && kind != "tl.range" && kind != "tl.static_range")
     fail(s->iter->loc(), "a kernel 'for' loop must iterate over range(...), tl.range(...) or tl.static_range(...)");
   CallArgs args;
@@ -290,6 +309,25 @@ void Specializer::materializeCarriedNumbers(const std::set<std::string> &assigne
 void Specializer::execWhile(const ast::WhileStmt *s, Env &env) {
   if (!s->orelse.empty())
     fail(s->loc(), "'while ... else' is not supported");
+  if (pythonDepth > 0) { // a constexpr function: Python's loop, run at compile time
+    while (true) {
+      chargeStatement(s->loc());
+      SVal c = eval(s->cond, env);
+      if (!c.isConstexpr())
+        fail(s->cond->loc(), "a constexpr function's 'while' condition must be a compile-time value, got " +
+                                 c.describe());
+      if (!truthy(c, s->cond->loc()))
+        break;
+      ++loopDepth;
+      execBlock(s->body, env);
+      --loopDepth;
+      clearFlags(env, {kContinued});
+      if (exitState(env) == Exit::Yes)
+        break;
+    }
+    clearFlags(env, {kBroke, kContinued});
+    return;
+  }
   if (breaksOut(s->body) || returnsFrom(s->body)) {
     execLoopAsWhile(s, s->body, nullptr, s->cond, env);
     return;

@@ -33,6 +33,7 @@ bool languageModule(const std::string &m) {
       "triton.experimental.tle",
       "triton.experimental.tle.language",
       "triton.experimental.tle.language.gpu",
+      "torch", // its dtypes, finfo and iinfo (Torch.cpp)
   };
   return known.count(m) != 0;
 }
@@ -53,7 +54,7 @@ bool moduleValue(const SVal &v) {
   switch (v.kind) {
   case SVal::Kind::Tuple:
     return std::all_of(v.elts.begin(), v.elts.end(), moduleValue);
-  case SVal::Kind::Builtin: case SVal::Kind::Module: case SVal::Kind::JitFn:
+  case SVal::Kind::Builtin: case SVal::Kind::Module: case SVal::Kind::JitFn: case SVal::Kind::PyFn:
     return true;
   default:
     return v.isConstexpr();
@@ -149,6 +150,8 @@ bool Specializer::knownGlobal(const std::string &name) const {
     return languageModule(v.s) || userModule(v.s);
   if (v.kind == SVal::Kind::Builtin && v.s.rfind("libdevice.", 0) == 0)
     return findBuiltin(v.s) != nullptr;
+  if (v.kind == SVal::Kind::PyFn) // a plain Python function means nothing to a kernel
+    return v.i != 0;
   return true;
 }
 
@@ -212,10 +215,13 @@ void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bo
   }
   if (auto *fd = dyn_cast<ast::FunctionDef>(s)) {
     if (std::none_of(fd->decorators.begin(), fd->decorators.end(), isJitDecorator)) {
-      defineGlobal(fd->name, std::nullopt,
-                   Unresolved("is a Python function without @triton.jit, which a kernel cannot call",
-                              {{fd->loc(), "'" + fd->name + "' is defined here"}}),
-                   bound);
+      // A Python function: `triton.jit(f)` may make a @jit function of it later, and a
+      // @triton.constexpr_function is called by kernels at compile time.
+      SVal f;
+      f.kind = SVal::Kind::PyFn;
+      f.fn = fd;
+      f.i = std::any_of(fd->decorators.begin(), fd->decorators.end(), isConstexprFnDecorator) ? 1 : 0;
+      defineGlobal(fd->name, f, "", bound);
       return;
     }
     jitFns[fd->name] = fd;
@@ -247,6 +253,9 @@ void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bo
     for (const ast::Expr *t : targets) {
       if (auto *n = dyn_cast<ast::NameExpr>(t)) {
         defineGlobal(n->name, v, reason, bound);
+        // `kernel = triton.jit(fn)`: a kernel of this module, under the name it is bound to.
+        if (v && v->kind == SVal::Kind::JitFn && isa<ast::CallExpr>(value))
+          jitFns[n->name] = v->fn;
         continue;
       }
       auto *tu = dyn_cast<ast::TupleExpr>(t);

@@ -53,6 +53,8 @@ std::string SVal::describe() const {
     return r + ir::name(elts[0].v->type.elem.pointee) + "]";
   }
   case Kind::Slice: return "slice";
+  case Kind::PyFn: return (i ? "constexpr function '" : "Python function '") + fn->name + "'";
+  case Kind::Namespace: return s + " object";
   case Kind::BlockPtr: {
     std::string r = "block pointer [";
     for (size_t k = 0; k < ints.size(); ++k)
@@ -125,6 +127,13 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
         return SVal::builtin("tl.constexpr");
       if (isModuleBuiltin("triton", attr))
         return SVal::builtin("triton." + attr);
+      return SVal::module(m + "." + attr);
+    }
+    if (m == "torch") { // torch's dtypes and limits, without torch (Torch.cpp)
+      if (auto d = torchDType(attr))
+        return SVal::dtypeOf(*d);
+      if (isModuleBuiltin("torch", attr))
+        return SVal::builtin("torch." + attr);
       return SVal::module(m + "." + attr);
     }
     if (m == "triton.language.PropagateNan") { // Triton's enum values
@@ -245,6 +254,20 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
     fail(loc, base.describe() + " has no attribute '" + attr + "' (tensor descriptors have load, store, block_shape, "
                                 "dtype, shape and strides)");
   }
+  if (base.kind == SVal::Kind::Namespace) { // torch.finfo(...) and the like
+    for (size_t k = 0; k + 1 < base.elts.size(); k += 2)
+      if (base.elts[k].s == attr)
+        return base.elts[k + 1];
+    std::string names;
+    for (size_t k = 0; k + 1 < base.elts.size(); k += 2)
+      names += (k ? ", " : "") + base.elts[k].s;
+    fail(loc, base.describe() + " has no attribute '" + attr + "' (it has " + names + ")");
+  }
+  // Python's methods of compile-time ints and strings (constexpr functions use them).
+  if ((base.kind == SVal::Kind::Int || base.kind == SVal::Kind::Bool) && isBuiltinMethod("int", attr))
+    return SVal::method(base, attr);
+  if (base.kind == SVal::Kind::Str && isBuiltinMethod("str", attr))
+    return SVal::method(base, attr);
   if (base.kind == SVal::Kind::DType) {
     if (attr == "element_ty") {
       if (!base.dtype.isPointer())

@@ -94,7 +94,7 @@ struct Registry {
 
   Registry() {
     for (auto family : {coreBuiltins, debugBuiltins, memoryBuiltins, atomicBuiltins, mathBuiltins, shapeBuiltins,
-                        reduceBuiltins, sortBuiltins, dotBuiltins, randomBuiltins, tleBuiltins})
+                        reduceBuiltins, sortBuiltins, dotBuiltins, randomBuiltins, tleBuiltins, torchBuiltins})
       for (const BuiltinSpec &spec : family()) {
         all.push_back(parse(spec));
         std::vector<const Builtin *> &lines = byName[all.back().name];
@@ -116,6 +116,8 @@ std::string receiverKind(const SVal &self) {
   case SVal::Kind::Buffer: return "buffer";
   case SVal::Kind::DType: return "dtype";
   case SVal::Kind::TensorDesc: return "tensor_descriptor";
+  case SVal::Kind::Int: case SVal::Kind::Bool: return "int";
+  case SVal::Kind::Str: return "str";
   default: return "tensor";
   }
 }

@@ -5,6 +5,7 @@
 
 #include "Sema.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -117,5 +118,10 @@ std::vector<BuiltinSpec> sortBuiltins();    // Sort.cpp: sort, topk, bitonic_mer
 std::vector<BuiltinSpec> dotBuiltins();     // Dot.cpp
 std::vector<BuiltinSpec> randomBuiltins();  // Random.cpp
 std::vector<BuiltinSpec> tleBuiltins();     // Distributed.cpp: meshes, clusters, shared buffers
+std::vector<BuiltinSpec> torchBuiltins();   // Torch.cpp: torch.finfo / torch.iinfo, tl.dtype(name)
+
+/// torch's dtype `torch.NAME` (float16, half, bfloat16, int32, float8_e4m3fn, ...) as the
+/// language's dtype; nullopt for a name torch has no dtype of (or TLE has no type for).
+std::optional<ir::ScalarType> torchDType(const std::string &name);
 
 } // namespace tle::sema

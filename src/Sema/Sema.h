@@ -32,8 +32,15 @@ struct SVal {
   /// (tle.device_mesh, a compile-time value) keeps elts = the axis names (Str) and `ints` = their
   /// sizes, outermost first. Buffer (tle.gpu.alloc) keeps elts = {base}, the pointer to its
   /// first element (shared memory, or a cluster CTA's after tle.remote), and `ints` = its shape.
+  ///
+  /// PyFn is a Python function without @triton.jit (`fn`): not callable in a kernel, but
+  /// `triton.jit(f)` makes a @jit function of it; `i` is 1 for a @triton.constexpr_function,
+  /// which kernels call on compile-time values (its body runs as Python at compile time).
+  /// Namespace (torch.finfo(...), torch.iinfo(...)) keeps elts = name0, value0, name1, value1,
+  /// ... (the attributes) and `s` = its type's name. A JitFn made by `triton.jit(f, debug=...)`
+  /// keeps `i` = 1 + the debug flag (0 when not given).
   enum class Kind { None, Int, Float, Bool, Str, DType, Tensor, Module, Builtin, JitFn, Tuple, Method, Slice, BlockPtr,
-                    TensorDesc, Dict, Mesh, Buffer };
+                    TensorDesc, Dict, Mesh, Buffer, PyFn, Namespace };
   Kind kind = Kind::None;
   int64_t i = 0;
   double f = 0;
@@ -66,7 +73,7 @@ struct SVal {
   bool isConstexpr() const {
     return kind == Kind::None || kind == Kind::Int || kind == Kind::Float || kind == Kind::Bool ||
            kind == Kind::Str || kind == Kind::DType || kind == Kind::Mesh ||
-           ((kind == Kind::Tuple || kind == Kind::Dict) && allConst());
+           ((kind == Kind::Tuple || kind == Kind::Dict || kind == Kind::Namespace) && allConst());
   }
   bool isNumber() const { return kind == Kind::Int || kind == Kind::Float || kind == Kind::Bool; }
   bool isTensor() const { return kind == Kind::Tensor; }
@@ -320,6 +327,8 @@ public:
   /// Makes the user module that defines `f` the running one (its globals) when it is another;
   /// returns what leaveHomeModule restores.
   SavedGlobals enterHomeModule(const ast::FunctionDef *f);
+  /// The dotted name of the user module that defines `f` when it is not the running one, else "".
+  std::string homeModuleName(const ast::FunctionDef *f) const;
   void leaveHomeModule(SavedGlobals &saved);
   /// `m.attr` for a user module: a name of its namespace, else an imported submodule; a located
   /// error otherwise (with the reason when the name is unresolved there).
@@ -335,6 +344,12 @@ public:
   SVal subscript(const ast::SubscriptExpr *e, Env &env);
   SVal call(const ast::CallExpr *e, Env &env);
   SVal callJit(const ast::FunctionDef *fn, CallArgs &args);
+  /// Calls a @triton.constexpr_function: its body runs as Python at compile time (`range` loops
+  /// and `while` unrolled, no tile IR) on compile-time arguments; its result must be a
+  /// compile-time value. Located errors otherwise.
+  SVal callConstexprFn(const ast::FunctionDef *fn, CallArgs &args, SourceLoc calleeLoc);
+  /// Inside a constexpr function: statements are Python run at compile time.
+  int pythonDepth = 0;
   bool truthy(const SVal &v, SourceLoc loc);
 
   // --- Tensors and types (Expressions.cpp)
@@ -493,6 +508,9 @@ bool returnsFrom(const ast::Block &blk);
 
 /// Whether a decorator is `@triton.jit` / `@tle.jit` / `@jit`, with or without arguments.
 bool isJitDecorator(const ast::Expr *d);
+/// Whether a decorator is `@triton.constexpr_function` / `@tl.constexpr_function` /
+/// `@constexpr_function`.
+bool isConstexprFnDecorator(const ast::Expr *d);
 
 /// The libdevice functions TLE lowers (`libdevice.NAME`, `tl.math.NAME`), with their arity.
 const std::map<std::string, int> &libdeviceArities();

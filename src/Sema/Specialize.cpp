@@ -62,6 +62,14 @@ bool isJitDecorator(const ast::Expr *d) {
   return false;
 }
 
+bool isConstexprFnDecorator(const ast::Expr *d) {
+  if (auto *a = dyn_cast<ast::AttributeExpr>(d))
+    return a->attr == "constexpr_function";
+  if (auto *n = dyn_cast<ast::NameExpr>(d))
+    return n->name == "constexpr_function";
+  return false;
+}
+
 std::optional<std::vector<SignatureEntry>> parseSignature(const std::string &text, DiagnosticEngine &diags) {
   std::vector<SignatureEntry> out;
   size_t start = 0;
@@ -169,8 +177,15 @@ std::unique_ptr<ir::Function> Specializer::run() {
   SavedGlobals kernelHome = enterHomeModule(kernel);
   (void)kernelHome;
 
-  // @triton.jit(debug=True) makes a debug build, like --debug.
+  // @triton.jit(debug=True) makes a debug build, like --debug; so does
+  // `kernel = triton.jit(fn, debug=True)`.
   debug = opts.debug;
+  if (auto it = globals.find(opts.kernel); !opts.kernel.empty() && it != globals.end() &&
+                                           it->second.kind == SVal::Kind::JitFn && it->second.i)
+    debug = it->second.i == 2;
+  for (auto &[name, v] : globals)
+    if (opts.kernel.empty() && v.kind == SVal::Kind::JitFn && v.fn == kernel && v.i)
+      debug = v.i == 2;
   for (const ast::Expr *d : kernel->decorators)
     if (auto *c = dyn_cast<ast::CallExpr>(d); c && isJitDecorator(d))
       for (auto &k : c->keywords)
@@ -671,7 +686,7 @@ bool Specializer::execStmt(const ast::Stmt *s, Env &env) {
   case ast::Node::Kind::Return: {
     auto *r = dyn_cast<ast::ReturnStmt>(s);
     SVal v = r->value ? eval(r->value, env) : SVal::none();
-    if (callStack.size() == 1 && v.kind != SVal::Kind::None)
+    if (callStack.size() == 1 && pythonDepth == 0 && v.kind != SVal::Kind::None)
       fail(s->loc(), "a kernel cannot return a value");
     if (v.kind != SVal::Kind::None && runtimeLoopDepth > 0)
       fail(s->loc(), "returning a value from inside a runtime loop is not supported; assign it to a variable, "
