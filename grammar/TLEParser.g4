@@ -15,6 +15,11 @@ file_input
   : ( NEWLINE | stmt )* EOF
   ;
 
+// One expression on its own: a replacement field of an f-string, parsed from the field's text.
+eval_input
+  : testlist NEWLINE* EOF
+  ;
+
 stmt
   : simple_stmts
   | compound_stmt

@@ -342,6 +342,29 @@ private:
       head(indent, label, "Starred", e) << '\n';
       expr(llvm::cast<StarredExpr>(e)->value, indent + 1);
       return;
+    case K::FString: {
+      auto *f = llvm::cast<FStringExpr>(e);
+      head(indent, label, "FString", e);
+      if (!f->error.empty())
+        os_ << " error=" << quoted(f->error);
+      os_ << '\n';
+      for (const FStringPart &p : f->parts) {
+        if (!p.value) {
+          line(indent + 1) << "Text value=" << quoted(p.literal) << '\n';
+          continue;
+        }
+        line(indent + 1) << "Field";
+        if (p.conversion)
+          os_ << " conversion=" << p.conversion;
+        if (!p.spec.empty())
+          os_ << " spec=" << quoted(p.spec);
+        if (!p.label.empty())
+          os_ << " label=" << quoted(p.label);
+        os_ << '\n';
+        expr(p.value, indent + 2);
+      }
+      return;
+    }
     case K::OtherExpr:
       head(indent, label, "OtherExpr", e) << " what=" << quoted(llvm::cast<OtherExpr>(e)->what) << '\n';
       return;

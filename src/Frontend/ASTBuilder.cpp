@@ -7,6 +7,7 @@
 #include <llvm/Support/Casting.h>
 
 #include <set>
+#include <sstream>
 #include <utility>
 
 namespace tle::frontend {
@@ -21,6 +22,9 @@ namespace {
 class Builder {
 public:
   Builder(uint32_t file, ASTContext &ctx, DiagnosticEngine &diags) : file_(file), ctx_(ctx), diags_(diags) {}
+
+  /// The expression of a replacement field (one testlist).
+  Expr *expression(P::TestlistContext *c) { return testlist(c); }
 
   Module module(P::File_inputContext *c) {
     Module m;
@@ -180,7 +184,8 @@ private:
     case Node::Kind::Name: return "name";
     case Node::Kind::IntLit:
     case Node::Kind::FloatLit:
-    case Node::Kind::StringLit: return "literal";
+    case Node::Kind::StringLit:
+    case Node::Kind::FString: return "literal";
     case Node::Kind::BoolLit: return llvm::cast<BoolLit>(e)->value ? "True" : "False";
     case Node::Kind::NoneLit: return "None";
     case Node::Kind::Attribute: return "attribute";
@@ -813,6 +818,67 @@ private:
     return make<IntLit>(loc(t), v);
   }
 
+  /// Adjacent string tokens of which some are f-strings with fields: one FStringExpr.
+  Expr *fstring(P::StringAtomContext *c) {
+    auto *f = make<FStringExpr>(loc(c));
+    auto addLiteral = [&](std::string text) {
+      if (text.empty())
+        return;
+      if (!f->parts.empty() && !f->parts.back().value)
+        f->parts.back().literal += text;
+      else {
+        FStringPart part;
+        part.literal = std::move(text);
+        f->parts.push_back(std::move(part));
+      }
+    };
+    for (TerminalNode *n : c->STRING()) {
+      StringPiece piece;
+      size_t offset = 0;
+      std::string token = n->getText();
+      decodeStringToken(token, piece, offset); // checked by strings()
+      if (!piece.hasFields) {
+        addLiteral(piece.value);
+        continue;
+      }
+      // The body starts after the prefix and the opening quote(s).
+      size_t q = token.find_first_of("'\"");
+      size_t quoteLen = token.size() >= q + 6 && token.compare(q, 3, std::string(3, token[q])) == 0 ? 3 : 1;
+      size_t bodyAt = q + quoteLen;
+      std::vector<FStringPiece> pieces;
+      std::string err = splitFString(std::string_view(token).substr(bodyAt, token.size() - bodyAt - quoteLen),
+                                     piece.isRaw, pieces, offset);
+      if (!err.empty()) {
+        f->error = err;
+        f->errorLoc = locWithin(n->getSymbol(), bodyAt + offset);
+        return f;
+      }
+      for (FStringPiece &p : pieces) {
+        if (!p.field) {
+          addLiteral(std::move(p.text));
+          continue;
+        }
+        FStringPart part;
+        // A field that does not parse is reported where the f-string is evaluated.
+        DiagnosticEngine quiet(diags_.sources());
+        std::ostringstream sink;
+        quiet.setStream(sink);
+        try {
+          part.value = parseFieldExpression(file_, locWithin(n->getSymbol(), bodyAt + p.offset), p.text, ctx_, quiet);
+        } catch (CompileAborted &) {
+          f->error = quiet.firstErrorMessage();
+          f->errorLoc = quiet.firstErrorLoc();
+          return f;
+        }
+        part.conversion = p.conversion;
+        part.spec = std::move(p.spec);
+        part.label = std::move(p.label);
+        f->parts.push_back(std::move(part));
+      }
+    }
+    return f;
+  }
+
   Expr *strings(P::StringAtomContext *c) {
     std::string value;
     bool anyBytes = false, anyText = false, fields = false;
@@ -829,7 +895,7 @@ private:
     if (anyBytes && anyText)
       error(loc(c), "cannot mix bytes and nonbytes literals");
     if (fields)
-      return other(c, "f-string");
+      return fstring(c);
     if (anyBytes)
       return other(c, "bytes literal");
     return make<StringLit>(loc(c), std::move(value));
@@ -837,6 +903,11 @@ private:
 };
 
 } // namespace
+
+ast::Expr *buildExpression(uint32_t file, P::Eval_inputContext *tree, ASTContext &ctx, DiagnosticEngine &diags) {
+  Builder b(file, ctx, diags);
+  return b.expression(tree->testlist());
+}
 
 ast::Module buildModule(uint32_t file, P::File_inputContext *tree, ASTContext &ctx, DiagnosticEngine &diags) {
   Builder b(file, ctx, diags);

@@ -15,4 +15,14 @@ namespace tle::frontend {
 ast::Module buildModule(uint32_t file, grammar::TLEParser::File_inputContext *tree, ast::ASTContext &ctx,
                         DiagnosticEngine &diags);
 
+/// Builds the expression of an `eval_input` parse tree (an f-string's replacement field).
+ast::Expr *buildExpression(uint32_t file, grammar::TLEParser::Eval_inputContext *tree, ast::ASTContext &ctx,
+                           DiagnosticEngine &diags);
+
+/// Parses `text`, the source of an f-string's replacement field that starts at `at` in file
+/// `file`, as one expression whose tokens carry their locations in the file; syntax errors are
+/// reported there (CompileAborted).
+ast::Expr *parseFieldExpression(uint32_t file, SourceLoc at, const std::string &text, ast::ASTContext &ctx,
+                                DiagnosticEngine &diags);
+
 } // namespace tle::frontend

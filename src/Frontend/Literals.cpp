@@ -204,6 +204,132 @@ double parseFloatLiteral(std::string_view text) {
   return std::strtod(s.c_str(), nullptr);
 }
 
+std::string splitFString(std::string_view body, bool raw, std::vector<FStringPiece> &out, size_t &errorOffset) {
+  std::string pending; // literal source text not yet decoded
+  size_t pendingAt = 0;
+  auto flush = [&]() -> std::string {
+    if (pending.empty())
+      return {};
+    FStringPiece p;
+    if (raw) {
+      p.text = pending;
+    } else {
+      size_t at = 0;
+      std::string err = unescape(pending, false, p.text, at);
+      if (!err.empty()) {
+        errorOffset = pendingAt + at;
+        return err;
+      }
+    }
+    out.push_back(std::move(p));
+    pending.clear();
+    return {};
+  };
+  auto fail = [&](size_t at, const char *msg) {
+    errorOffset = at;
+    return std::string(msg);
+  };
+  size_t i = 0;
+  while (i < body.size()) {
+    char c = body[i];
+    if ((c == '{' || c == '}') && i + 1 < body.size() && body[i + 1] == c) {
+      if (pending.empty())
+        pendingAt = i;
+      pending += c;
+      i += 2;
+      continue;
+    }
+    if (c == '}')
+      return fail(i, "f-string: single '}' is not allowed");
+    if (c != '{') {
+      if (pending.empty())
+        pendingAt = i;
+      pending += c;
+      if (c == '\\' && !raw && i + 1 < body.size() && body[i + 1] != '{') // an escape pair stays whole
+        pending += body[++i];
+      ++i;
+      continue;
+    }
+    if (std::string err = flush(); !err.empty())
+      return err;
+    // A replacement field: the expression runs to a '!', ':', '=' or '}' outside brackets/quotes.
+    size_t start = i + 1, k = start;
+    int depth = 0;
+    char quote = 0;
+    size_t end = std::string_view::npos;
+    bool selfDoc = false;
+    for (; k < body.size(); ++k) {
+      char d = body[k];
+      if (quote) {
+        if (d == quote)
+          quote = 0;
+        continue;
+      }
+      if (d == '\'' || d == '"') {
+        quote = d;
+      } else if (d == '(' || d == '[' || d == '{') {
+        ++depth;
+      } else if ((d == ')' || d == ']' || d == '}') && depth > 0) {
+        --depth;
+      } else if (depth == 0 && (d == '}' || d == ':')) {
+        end = k;
+        break;
+      } else if (depth == 0 && d == '!' && !(k + 1 < body.size() && body[k + 1] == '=')) {
+        end = k;
+        break;
+      } else if (depth == 0 && d == '=' && !(k + 1 < body.size() && body[k + 1] == '=') &&
+                 !(k > start && std::string_view("=!<>").find(body[k - 1]) != std::string_view::npos)) {
+        size_t after = k + 1;
+        while (after < body.size() && (body[after] == ' ' || body[after] == '\t'))
+          ++after;
+        if (after < body.size() && (body[after] == '}' || body[after] == '!' || body[after] == ':')) {
+          selfDoc = true;
+          end = k;
+          break;
+        }
+      }
+    }
+    if (end == std::string_view::npos)
+      return fail(i, "f-string: expecting '}'");
+    FStringPiece f;
+    f.field = true;
+    f.offset = start;
+    f.text.assign(body.substr(start, end - start));
+    if (f.text.find_first_not_of(" \t\r\n") == std::string::npos)
+      return fail(start, "f-string: empty expression not allowed");
+    k = end;
+    if (selfDoc) {
+      ++k;
+      while (k < body.size() && (body[k] == ' ' || body[k] == '\t'))
+        ++k;
+      f.label.assign(body.substr(start, k - start));
+      f.conversion = 'r';
+    }
+    if (k < body.size() && body[k] == '!') {
+      if (k + 1 >= body.size() || std::string_view("rsa").find(body[k + 1]) == std::string_view::npos)
+        return fail(k, "f-string: invalid conversion character: expected 's', 'r', or 'a'");
+      f.conversion = body[k + 1];
+      k += 2;
+    }
+    if (k < body.size() && body[k] == ':') {
+      size_t specStart = ++k;
+      while (k < body.size() && body[k] != '}') {
+        if (body[k] == '{')
+          return fail(k, "f-string: a replacement field inside a format spec is not supported");
+        ++k;
+      }
+      f.spec.assign(body.substr(specStart, k - specStart));
+      if (selfDoc && f.conversion == 'r' && body[end + 1] != '!')
+        f.conversion = 0; // `{x=:spec}` formats the value, not its repr
+    }
+    if (k >= body.size() || body[k] != '}')
+      return fail(i, "f-string: expecting '}'");
+    out.push_back(std::move(f));
+    i = k + 1;
+  }
+  return flush();
+}
+
 std::string decodeStringToken(std::string_view text, StringPiece &out, size_t &errorOffset) {
   size_t q = 0;
   while (q < text.size() && text[q] != '\'' && text[q] != '"') {

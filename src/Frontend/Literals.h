@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tle::frontend {
 
@@ -28,5 +29,22 @@ struct StringPiece {
 /// success and an error message otherwise; `errorOffset` is then the byte offset of the bad
 /// escape within `text`.
 std::string decodeStringToken(std::string_view text, StringPiece &out, size_t &errorOffset);
+
+/// One piece of an f-string's body: literal text, or a replacement field.
+struct FStringPiece {
+  bool field = false;
+  std::string text;     ///< literal: decoded text; field: the expression's source text
+  size_t offset = 0;    ///< field: byte offset of the expression within the body
+  char conversion = 0;  ///< 'r', 's', 'a' or 0
+  std::string spec;     ///< the format spec after ':'
+  std::string label;    ///< `{x=}`: the field's text through '=' and the spaces after it
+};
+
+/// Splits the body of an f-string (the text between its quotes) into literal pieces and
+/// replacement fields, as Python's tokenizer does: `{{` and `}}` are braces, escapes are decoded
+/// in literal pieces unless `raw`. Returns "" or an error message (with `errorOffset`, the byte
+/// offset in `body`): a single '}', an empty expression, an unclosed field, a bad conversion, a
+/// format spec with nested fields (not supported).
+std::string splitFString(std::string_view body, bool raw, std::vector<FStringPiece> &out, size_t &errorOffset);
 
 } // namespace tle::frontend

@@ -76,6 +76,11 @@ void exprChildren(const Expr *e, std::vector<const Expr *> &out) {
     break;
   case Node::Kind::Lambda: add(llvm::cast<LambdaExpr>(e)->body); break;
   case Node::Kind::Starred: add(llvm::cast<StarredExpr>(e)->value); break;
+  case Node::Kind::FString:
+    for (const FStringPart &p : llvm::cast<FStringExpr>(e)->parts)
+      if (p.value)
+        add(p.value);
+    break;
   default: break;
   }
 }

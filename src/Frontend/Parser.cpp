@@ -286,6 +286,60 @@ ast::Module parseModule(uint32_t file, ast::ASTContext &ctx, DiagnosticEngine &d
   return buildModule(file, tree, ctx, diags);
 }
 
+ast::Expr *parseFieldExpression(uint32_t file, SourceLoc at, const std::string &text, ast::ASTContext &ctx,
+                                DiagnosticEngine &diags) {
+  // Parenthesised and padded with newlines and spaces so that the field's tokens sit at their
+  // line and column in the file (inside brackets, line breaks and indentation mean nothing).
+  std::string padded = "(";
+  if (at.line <= 1) {
+    padded += std::string(at.col > 2 ? at.col - 2 : 0, ' ');
+  } else {
+    padded += std::string(at.line - 1, '\n');
+    padded += std::string(at.col - 1, ' ');
+  }
+  padded += text + "\n)";
+  antlr4::ANTLRInputStream input(padded);
+  input.name = diags.sources().path(file);
+  IndentingTokenSource source(file, diags.sources(), &input);
+  antlr4::CommonTokenStream tokens(&source);
+  TLEParser parser(&tokens);
+  parser.removeErrorListeners();
+  parser.setErrorHandler(std::make_shared<ErrorStrategy>(file));
+  DepthGuard guard(file, parser);
+  parser.addParseListener(&guard);
+  TLEParser::Eval_inputContext *tree = nullptr;
+  try {
+    tree = parser.eval_input();
+  } catch (const SyntaxAbort &e) {
+    if (source.error().set && e.atEof)
+      diags.fatal(source.error().loc, source.error().message);
+    // The closing parenthesis (on a line of its own) and the end are ours: an error there is
+    // at the field's end, the '}'.
+    SourceLoc end = at;
+    for (char ch : text) {
+      if (ch == '\n') {
+        ++end.line;
+        end.col = 1;
+      } else if ((static_cast<unsigned char>(ch) & 0xC0) != 0x80) {
+        ++end.col;
+      }
+    }
+    if (e.atEof || e.loc.line > end.line) {
+      std::string msg = e.message;
+      if (size_t k = msg.find("')'"); k != std::string::npos)
+        msg.replace(k, 3, "'}'");
+      diags.fatal(end, "f-string: " + msg);
+    }
+    diags.fatal(e.loc, "f-string: " + e.message);
+  } catch (const std::exception &e) {
+    diags.fatal(at, std::string("internal parser error: ") + e.what());
+  }
+  if (source.error().set)
+    diags.fatal(source.error().loc, source.error().message);
+  parser.removeParseListeners();
+  return buildExpression(file, tree, ctx, diags);
+}
+
 void dumpTokens(uint32_t file, std::ostream &os, DiagnosticEngine &diags) {
   const std::string &text = diags.sources().text(file);
   checkUtf8(file, text, diags);

@@ -383,7 +383,6 @@ std::vector<BuiltinSpec> coreBuiltins() {
       {"abs", "x", pyAbs},
       {"range", range, forIterable, kBindsOwnArguments},
       {"isinstance", "obj, classinfo", isinstance},
-      {"str", "", nullptr},
       {"tuple", "", nullptr},
       {"list", "", nullptr},
       // triton's helpers and decorators

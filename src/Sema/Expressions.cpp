@@ -738,6 +738,8 @@ SVal Specializer::eval(const ast::Expr *e, Env &env) {
     return SVal::none();
   case ast::Node::Kind::StringLit:
     return SVal::str(dyn_cast<ast::StringLit>(e)->value);
+  case ast::Node::Kind::FString:
+    return evalFString(dyn_cast<ast::FStringExpr>(e), env);
   case ast::Node::Kind::Attribute: {
     auto *a = dyn_cast<ast::AttributeExpr>(e);
     return attribute(eval(a->base, env), a->attr, a->loc());

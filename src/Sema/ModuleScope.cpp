@@ -23,6 +23,7 @@ bool languageModule(const std::string &m) {
       "triton.language.math",
       "triton.language.core",
       "triton.language.random",
+      "triton.language.standard",
       "triton.language.PropagateNan",
       "triton.language.extra",
       "triton.language.extra.cuda",

@@ -143,11 +143,14 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
         return SVal::integer(0xFFFF);
       fail(loc, "tl.PropagateNan has no member '" + attr + "' (NONE or ALL)");
     }
+    // triton.language.standard: the tl functions it defines, and its underscore helpers (Standard.cpp).
+    if (m == "triton.language.standard" && isModuleBuiltin("standard", attr))
+      return SVal::builtin("standard." + attr);
     if (m == "triton.language" || m == "triton.language.math" || m == "triton.language.core" ||
-        m == "triton.language.random") {
+        m == "triton.language.random" || m == "triton.language.standard") {
       if (auto d = tlDType(attr))
         return SVal::dtypeOf(*d);
-      if (attr == "math" || attr == "core" || attr == "extra")
+      if (attr == "math" || attr == "core" || attr == "extra" || attr == "standard")
         return SVal::module("triton.language." + attr);
       if (attr == "PropagateNan" || attr == "random")
         return SVal::module("triton.language." + attr);

@@ -224,7 +224,7 @@ SVal reduceWithCombine(Specializer &S, const BuiltinCall &c) {
                                e.v->type.str());
     xs.push_back(e.v);
   }
-  const ast::FunctionDef *combineFn = nullptr;
+  SVal combineFn;
   if (orReduce) {
     if (!single)
       S.fail(p.loc("input"), "reduce_or() expects a tile, got a tuple");
@@ -232,9 +232,10 @@ SVal reduceWithCombine(Specializer &S, const BuiltinCall &c) {
       S.fail(p.loc("input"), "reduce_or only supported for integers and booleans, got " + xs[0]->type.str());
   } else if (!xorSum) {
     const SVal &f = p.get("combine_fn").val;
-    if (f.kind != SVal::Kind::JitFn)
+    // A @jit function, or a language function such as tl.maximum or standard._sum_combine.
+    if (f.kind != SVal::Kind::JitFn && !(f.kind == SVal::Kind::Builtin && findBuiltin(f.s)))
       S.fail(p.loc("combine_fn"), fname + "() combine_fn must be a @triton.jit function, got " + f.describe());
-    combineFn = f.fn;
+    combineFn = f;
   } else if (!ir::isInteger(xs[0]->type.dtype())) {
     S.fail(p.loc("input"), "xor_sum only supported for integers, got " + xs[0]->type.str());
   }
@@ -383,7 +384,7 @@ ir::Value *Specializer::bitwiseReduce(ir::Value *x, int axis, ir::OpKind combine
 }
 
 std::vector<ir::Value *> Specializer::combineOp(ir::OpKind kind, const std::vector<ir::Value *> &inputs, int axis,
-                                                const ast::FunctionDef *combineFn, bool reverse, SourceLoc loc) {
+                                                const SVal &combineFn, bool reverse, SourceLoc loc) {
   const char *fname = kind == ir::OpKind::Reduce ? "reduce" : "associative_scan";
   size_t n = inputs.size();
   std::vector<ir::Type> resultTypes;
@@ -410,9 +411,10 @@ std::vector<ir::Value *> Specializer::combineOp(ir::OpKind kind, const std::vect
   }
   BuilderScope scope(b);
   b = std::make_unique<ir::Builder>(region);
-  SVal r = callJit(combineFn, call);
+  SVal r = combineFn.kind == SVal::Kind::JitFn ? callJit(combineFn.fn, call) : callBuiltin(combineFn.s, call);
   std::vector<SVal> outs = r.kind == SVal::Kind::Tuple ? r.elts : std::vector<SVal>{r};
-  std::string who = std::string(fname) + "() combine_fn '" + combineFn->name + "'";
+  std::string who = std::string(fname) + "() combine_fn '" +
+                    (combineFn.kind == SVal::Kind::JitFn ? combineFn.fn->name : combineFn.s) + "'";
   if (r.kind == SVal::Kind::None)
     fail(loc, who + " returns nothing; it must return " + std::to_string(n) + (n == 1 ? " value" : " values"));
   if (outs.size() != n)

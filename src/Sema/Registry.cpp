@@ -94,7 +94,8 @@ struct Registry {
 
   Registry() {
     for (auto family : {coreBuiltins, debugBuiltins, memoryBuiltins, atomicBuiltins, mathBuiltins, shapeBuiltins,
-                        reduceBuiltins, sortBuiltins, dotBuiltins, randomBuiltins, tleBuiltins, torchBuiltins})
+                        reduceBuiltins, sortBuiltins, dotBuiltins, randomBuiltins, tleBuiltins, torchBuiltins,
+                        stringBuiltins, standardBuiltins})
       for (const BuiltinSpec &spec : family()) {
         all.push_back(parse(spec));
         std::vector<const Builtin *> &lines = byName[all.back().name];

@@ -119,6 +119,8 @@ std::vector<BuiltinSpec> dotBuiltins();     // Dot.cpp
 std::vector<BuiltinSpec> randomBuiltins();  // Random.cpp
 std::vector<BuiltinSpec> tleBuiltins();     // Distributed.cpp: meshes, clusters, shared buffers
 std::vector<BuiltinSpec> torchBuiltins();   // Torch.cpp: torch.finfo / torch.iinfo, tl.dtype(name)
+std::vector<BuiltinSpec> stringBuiltins();  // Strings.cpp: str(), repr()
+std::vector<BuiltinSpec> standardBuiltins(); // Standard.cpp: triton.language.standard's underscore helpers
 
 /// torch's dtype `torch.NAME` (float16, half, bfloat16, int32, float8_e4m3fn, ...) as the
 /// language's dtype; nullopt for a name torch has no dtype of (or TLE has no type for).

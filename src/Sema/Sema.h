@@ -344,6 +344,15 @@ public:
   SVal subscript(const ast::SubscriptExpr *e, Env &env);
   SVal call(const ast::CallExpr *e, Env &env);
   SVal callJit(const ast::FunctionDef *fn, CallArgs &args);
+  /// An f-string (Strings.cpp): its fields must be compile-time values; in a kernel they are
+  /// formatted as Triton does (str(), or the !r / !s conversion; the format spec is not
+  /// applied), in module-level code and constexpr functions as Python does.
+  SVal evalFString(const ast::FStringExpr *f, Env &env);
+  /// Python's str() (or repr()) of a compile-time value; a located error for other values.
+  std::string pyStr(const SVal &v, bool repr, SourceLoc loc);
+  /// format(v, spec) with Python's format-spec mini-language (fill, align, sign, #, 0, width,
+  /// grouping, precision, and the types b c d e E f F g G n o s x X %).
+  std::string pyFormat(const SVal &v, const std::string &spec, SourceLoc loc);
   /// Calls a @triton.constexpr_function: its body runs as Python at compile time (`range` loops
   /// and `while` unrolled, no tile IR) on compile-time arguments; its result must be a
   /// compile-time value. Located errors otherwise.
@@ -396,11 +405,12 @@ public:
   /// pair tl.max/tl.min(return_indices=True) return. Both drop dim `axis`.
   std::pair<ir::Value *, ir::Value *> reduceWithIndices(ir::Value *x, int axis, bool isMax, SourceLoc loc);
   /// A Reduce (dropping dim `axis`) or Scan (`reverse`: from the end) of `inputs` (tiles of one
-  /// shape) whose combine region is the @jit function `combineFn` called on 2N scalars; returns
+  /// shape) whose combine region is `combineFn` (a @jit function, or a language function such
+  /// as tl.maximum or triton.language.standard's _sum_combine) called on 2N scalars; returns
   /// the N results. Located errors when the function returns the wrong number of values or a
   /// dtype other than its input's, or touches memory (tl.reduce, tl.associative_scan).
   std::vector<ir::Value *> combineOp(ir::OpKind kind, const std::vector<ir::Value *> &inputs, int axis,
-                                     const ast::FunctionDef *combineFn, bool reverse, SourceLoc loc);
+                                     const SVal &combineFn, bool reverse, SourceLoc loc);
   /// The xor of the elements of `x` along `axis` (a Reduce with a combine region; tl.xor_sum).
   ir::Value *xorReduce(ir::Value *x, int axis, SourceLoc loc);
   /// The elements of the integer tile `x` combined along `axis` by the bitwise op `combine`

@@ -423,7 +423,21 @@ TEST_CASE("frontend: literals", "[frontend]") {
   CHECK(cast<StringLit>(valueOf(p, R"("tab\there\n\x41\u00e9\101\\")"))->value == "tab\there\nA\xc3\xa9" "A\\");
   CHECK(cast<StringLit>(valueOf(p, R"(r"\d+\n")"))->value == "\\d+\\n");
   CHECK(cast<StringLit>(valueOf(p, R"(f"{{x}}")"))->value == "{x}");
-  CHECK(cast<OtherExpr>(valueOf(p, R"(f"x={x!r:>10}")"))->what == "f-string");
+  auto *fs = cast<FStringExpr>(valueOf(p, R"(f"x={x!r:>10}" f"\t{y + 1=}{{}}")"));
+  REQUIRE(fs->parts.size() == 5);
+  CHECK(fs->parts[0].literal == "x=");
+  CHECK(cast<NameExpr>(fs->parts[1].value)->name == "x");
+  CHECK(fs->parts[1].conversion == 'r');
+  CHECK(fs->parts[1].spec == ">10");
+  CHECK(fs->parts[2].literal == "\t");
+  CHECK(isa<BinaryExpr>(fs->parts[3].value));
+  CHECK(fs->parts[3].label == "y + 1=");
+  CHECK(cast<BinaryExpr>(fs->parts[3].value)->lhs->loc().col == 25); // the field's own column in the source line
+  CHECK(fs->parts[4].literal == "{}");
+  // Not modelled (a field in a format spec) or a Python SyntaxError: kept, an error where evaluated.
+  CHECK(cast<FStringExpr>(valueOf(p, R"(f"{x:>{w}}")"))->error ==
+        "f-string: a replacement field inside a format spec is not supported");
+  CHECK(cast<FStringExpr>(valueOf(p, R"(f"{x + }")"))->error == "f-string: expected an expression, found '}'");
   CHECK(cast<OtherExpr>(valueOf(p, R"(b"\x00" rb'\d')"))->what == "bytes literal");
   auto *multi = cast<StringLit>(valueOf(p, "\"\"\"line1\nline2\"\"\""));
   CHECK(multi->value == "line1\nline2");

@@ -20,7 +20,7 @@ public:
   enum class Kind {
     // Expressions
     Name, IntLit, FloatLit, BoolLit, NoneLit, StringLit, Attribute, Call, Subscript, Slice,
-    Binary, Unary, Compare, BoolOp, IfExp, Tuple, List, Dict, Lambda, Starred, OtherExpr,
+    Binary, Unary, Compare, BoolOp, IfExp, Tuple, List, Dict, Lambda, Starred, FString, OtherExpr,
     ExprFirst = Name, ExprLast = OtherExpr,
     // Statements
     ExprStmt, Assign, AugAssign, AnnAssign, Return, If, For, While, Pass, Break, Continue,
@@ -215,8 +215,31 @@ struct StarredExpr : Expr {
   TLE_AST_CLASSOF(Starred)
 };
 
+/// One piece of an f-string: literal text (escapes processed, `{{` / `}}` collapsed), or a
+/// replacement field `{value!conversion:spec}` (`{value=}` keeps its source text as `label`).
+struct FStringPart {
+  std::string literal;   ///< the text, when `value` is null
+  Expr *value = nullptr; ///< the field's expression
+  char conversion = 0;   ///< 'r', 's', 'a', or 0
+  std::string spec;      ///< the format spec after ':' (literal; no nested fields)
+  std::string label;     ///< `{x = }`: the text "x = " printed before the value
+};
+
+/// An f-string with replacement fields (adjacent literals concatenated into it):
+/// `f"BLOCK={BLOCK} too small"`; the location is that of its first string token.
+struct FStringExpr : Expr {
+  std::vector<FStringPart> parts;
+  /// A problem Python reports as a SyntaxError (a single '}', a bad field) or that TLE does not
+  /// support (a field inside a format spec): an error only where the f-string is evaluated, so
+  /// that host code with such f-strings still compiles.
+  std::string error;
+  SourceLoc errorLoc;
+  explicit FStringExpr(SourceLoc l) : Expr(Kind::FString, l) {}
+  TLE_AST_CLASSOF(FString)
+};
+
 /// Syntax the parser accepts but the AST does not model (comprehensions, set displays,
-/// f-strings with fields, await, yield, ...). `what` names the construct for diagnostics.
+/// await, yield, ...). `what` names the construct for diagnostics.
 struct OtherExpr : Expr {
   std::string what;
   OtherExpr(SourceLoc l, std::string w) : Expr(Kind::OtherExpr, l), what(std::move(w)) {}

@@ -1,0 +1,298 @@
+// Compile-time strings: f-strings, str() and repr() of compile-time values with Python's
+// spelling, and Python's format-spec mini-language for module-level and constexpr-function code.
+#include "Binder.h"
+#include "Registry.h"
+#include "Sema.h"
+
+#include <llvm/Support/Casting.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace tle::sema {
+
+namespace {
+
+/// printf of one double with a format such as "%.6e".
+std::string printfDouble(const char *fmt, int precision, double x) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, fmt, precision, x);
+  return buf;
+}
+
+/// Python's repr of a float: the shortest digits that read back to the same double, in fixed
+/// notation for decimal exponents -4 <= e < 16, else scientific ("1e-05", "1e+16").
+std::string floatRepr(double x) {
+  if (std::isnan(x))
+    return "nan";
+  if (std::isinf(x))
+    return x < 0 ? "-inf" : "inf";
+  if (x == 0)
+    return std::signbit(x) ? "-0.0" : "0.0";
+  std::string e;
+  for (int p = 0; p <= 16; ++p) {
+    e = printfDouble("%.*e", p, x);
+    if (std::strtod(e.c_str(), nullptr) == x)
+      break;
+  }
+  std::string sign = x < 0 ? "-" : "";
+  size_t mantEnd = e.find('e');
+  std::string digits;
+  for (size_t i = sign.size(); i < mantEnd; ++i)
+    if (e[i] != '.')
+      digits += e[i];
+  int exp = std::atoi(e.c_str() + mantEnd + 1);
+  if (exp >= -4 && exp < 16) {
+    if (exp >= 0) {
+      std::string intPart = digits.substr(0, std::min(digits.size(), size_t(exp) + 1));
+      intPart += std::string(size_t(exp) + 1 > digits.size() ? size_t(exp) + 1 - digits.size() : 0, '0');
+      std::string frac = digits.size() > size_t(exp) + 1 ? digits.substr(size_t(exp) + 1) : "0";
+      return sign + intPart + "." + frac;
+    }
+    return sign + "0." + std::string(size_t(-exp - 1), '0') + digits;
+  }
+  std::string r = sign + digits.substr(0, 1);
+  if (digits.size() > 1)
+    r += "." + digits.substr(1);
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+  return r + buf;
+}
+
+/// Python's repr of a str: single quotes unless the text has ' and no ".
+std::string strRepr(const std::string &s) {
+  char q = s.find('\'') != std::string::npos && s.find('"') == std::string::npos ? '"' : '\'';
+  std::string r(1, q);
+  for (unsigned char c : s) {
+    if (c == '\\') r += "\\\\";
+    else if (c == '\n') r += "\\n";
+    else if (c == '\r') r += "\\r";
+    else if (c == '\t') r += "\\t";
+    else if (c == static_cast<unsigned char>(q)) r += std::string("\\") + q;
+    else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      r += buf;
+    } else r += static_cast<char>(c);
+  }
+  return r + q;
+}
+
+/// Triton's str() of a dtype ("fp16", "pointer<fp16>").
+std::string dtypeStr(const ir::ScalarType &t) {
+  if (t.isPointer())
+    return "pointer<" + dtypeStr(ir::ScalarType{t.pointee}) + ">";
+  std::string n = t.str(); // "i8", "u32", "fp16", ...: Triton spells the integers in full
+  if (n.size() > 1 && (n[0] == 'i' || n[0] == 'u') && std::isdigit(static_cast<unsigned char>(n[1])))
+    return (n[0] == 'i' ? "int" : "uint") + n.substr(1);
+  return n;
+}
+
+/// A parsed format spec: [[fill]align][sign][#][0][width][,|_][.precision][type].
+struct Spec {
+  char fill = ' ', align = 0, sign = '-', type = 0, grouping = 0;
+  bool alternate = false;
+  int width = 0, precision = -1;
+};
+
+/// Inserts `sep` every three digits of the integer part of a number's text.
+std::string group(const std::string &num, char sep) {
+  size_t start = num.find_first_of("0123456789");
+  size_t end = num.find_first_not_of("0123456789", start);
+  if (end == std::string::npos)
+    end = num.size();
+  std::string r = num.substr(0, start);
+  std::string digits = num.substr(start, end - start);
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0)
+      r += sep;
+    r += digits[i];
+  }
+  return r + num.substr(end);
+}
+
+} // namespace
+
+std::string Specializer::pyStr(const SVal &v, bool repr, SourceLoc loc) {
+  switch (v.kind) {
+  case SVal::Kind::None: return "None";
+  case SVal::Kind::Bool: return v.i ? "True" : "False";
+  case SVal::Kind::Int: return std::to_string(v.i);
+  case SVal::Kind::Float: return floatRepr(v.f);
+  case SVal::Kind::Str: return repr ? strRepr(v.s) : v.s;
+  case SVal::Kind::DType: return repr ? "triton.language." + dtypeStr(v.dtype) : dtypeStr(v.dtype);
+  case SVal::Kind::Tuple: {
+    std::string r = "(";
+    for (size_t k = 0; k < v.elts.size(); ++k)
+      r += (k ? ", " : "") + pyStr(v.elts[k], true, loc);
+    return r + (v.elts.size() == 1 ? ",)" : ")");
+  }
+  default:
+    fail(loc, "cannot convert " + v.describe() + " to a string at compile time");
+  }
+}
+
+std::string Specializer::pyFormat(const SVal &v, const std::string &specText, SourceLoc loc) {
+  if (specText.empty())
+    return pyStr(v, false, loc);
+  Spec sp;
+  size_t i = 0;
+  auto isAlign = [](char c) { return c == '<' || c == '>' || c == '^' || c == '='; };
+  if (specText.size() >= 2 && isAlign(specText[1])) {
+    sp.fill = specText[0];
+    sp.align = specText[1];
+    i = 2;
+  } else if (!specText.empty() && isAlign(specText[0])) {
+    sp.align = specText[0];
+    i = 1;
+  }
+  if (i < specText.size() && (specText[i] == '+' || specText[i] == '-' || specText[i] == ' '))
+    sp.sign = specText[i++];
+  if (i < specText.size() && specText[i] == '#') {
+    sp.alternate = true;
+    ++i;
+  }
+  if (i < specText.size() && specText[i] == '0') {
+    if (!sp.align) {
+      sp.fill = '0';
+      sp.align = '=';
+    }
+    ++i;
+  }
+  while (i < specText.size() && std::isdigit(static_cast<unsigned char>(specText[i])))
+    sp.width = sp.width * 10 + (specText[i++] - '0');
+  if (i < specText.size() && (specText[i] == ',' || specText[i] == '_'))
+    sp.grouping = specText[i++];
+  if (i < specText.size() && specText[i] == '.') {
+    ++i;
+    sp.precision = 0;
+    if (i >= specText.size() || !std::isdigit(static_cast<unsigned char>(specText[i])))
+      fail(loc, "format specifier '" + specText + "': a precision needs digits after '.'");
+    while (i < specText.size() && std::isdigit(static_cast<unsigned char>(specText[i])))
+      sp.precision = sp.precision * 10 + (specText[i++] - '0');
+  }
+  if (i < specText.size())
+    sp.type = specText[i++];
+  if (i != specText.size() || (sp.type && std::string("bcdeEfFgGnosxX%").find(sp.type) == std::string::npos))
+    fail(loc, "invalid format specifier '" + specText + "' for " + v.describe());
+
+  std::string body, signText;
+  bool numeric = true;
+  if (v.kind == SVal::Kind::Str || (v.kind != SVal::Kind::Int && v.kind != SVal::Kind::Bool &&
+                                    v.kind != SVal::Kind::Float)) {
+    if (sp.type && sp.type != 's')
+      fail(loc, "format code '" + std::string(1, sp.type) + "' does not apply to " + v.describe());
+    body = pyStr(v, false, loc);
+    if (sp.precision >= 0 && size_t(sp.precision) < body.size())
+      body = body.substr(0, size_t(sp.precision));
+    numeric = false;
+  } else if ((v.kind == SVal::Kind::Int || v.kind == SVal::Kind::Bool) &&
+             (!sp.type || std::string("bdnoxXc").find(sp.type) != std::string::npos)) {
+    if (sp.precision >= 0)
+      fail(loc, "precision is not allowed in an integer format specifier '" + specText + "'");
+    if (sp.type == 0 && v.kind == SVal::Kind::Bool && !sp.width)
+      return v.i ? "True" : "False";
+    uint64_t mag = v.i < 0 ? 0 - uint64_t(v.i) : uint64_t(v.i);
+    int base = sp.type == 'b' ? 2 : sp.type == 'o' ? 8 : (sp.type == 'x' || sp.type == 'X') ? 16 : 10;
+    const char *digits = sp.type == 'X' ? "0123456789ABCDEF" : "0123456789abcdef";
+    do {
+      body.insert(body.begin(), digits[mag % uint64_t(base)]);
+      mag /= uint64_t(base);
+    } while (mag);
+    if (sp.grouping)
+      body = group(body, sp.grouping);
+    if (sp.alternate && base != 10)
+      body = std::string(sp.type == 'b' ? "0b" : sp.type == 'o' ? "0o" : sp.type == 'X' ? "0X" : "0x") + body;
+    signText = v.i < 0 ? "-" : sp.sign == '+' ? "+" : sp.sign == ' ' ? " " : "";
+  } else {
+    double x = v.kind == SVal::Kind::Float ? v.f : double(v.i);
+    double mag = std::fabs(x);
+    int prec = sp.precision >= 0 ? sp.precision : 6;
+    char t = sp.type;
+    if (t == '%') {
+      body = printfDouble("%.*f", prec, mag * 100) + "%";
+    } else if (t == 'f' || t == 'F' || t == 'e' || t == 'E' || t == 'g' || t == 'G') {
+      const char *fmt = t == 'f' || t == 'F' ? "%.*f" : t == 'e' ? "%.*e" : t == 'E' ? "%.*E" : t == 'g' ? "%.*g" : "%.*G";
+      body = printfDouble(fmt, prec, mag);
+    } else if (sp.precision >= 0) { // no type, a precision: 'g' that keeps a decimal point
+      body = printfDouble("%.*g", std::max(prec, 1), mag);
+      if (body.find_first_of(".e") == std::string::npos && std::isfinite(mag))
+        body += ".0";
+    } else {
+      body = floatRepr(mag);
+    }
+    if (std::isnan(x))
+      body = t == 'F' || t == 'E' || t == 'G' ? "NAN" : "nan";
+    else if (std::isinf(x))
+      body = t == 'F' || t == 'E' || t == 'G' ? "INF" : "inf";
+    if (sp.grouping)
+      body = group(body, sp.grouping);
+    signText = std::signbit(x) && !std::isnan(x) ? "-" : sp.sign == '+' ? "+" : sp.sign == ' ' ? " " : "";
+  }
+  // Padding to the width: numbers align right by default, text left; '=' pads after the sign.
+  char align = sp.align ? sp.align : numeric ? '>' : '<';
+  std::string whole = signText + body;
+  if (int(whole.size()) >= sp.width)
+    return whole;
+  size_t pad = size_t(sp.width) - whole.size();
+  std::string fill(pad, sp.fill);
+  switch (align) {
+  case '<': return whole + fill;
+  case '^': return std::string(pad / 2, sp.fill) + whole + std::string(pad - pad / 2, sp.fill);
+  case '=': return signText + fill + body;
+  default: return fill + whole;
+  }
+}
+
+SVal Specializer::evalFString(const ast::FStringExpr *f, Env &env) {
+  // In a kernel, as Triton's code generator: each field is a compile-time value formatted with
+  // str() (or its !r / !s conversion) and the format spec is not applied. Module-level code and
+  // constexpr functions are Python: the spec applies.
+  if (!f->error.empty())
+    fail(f->errorLoc, f->error);
+  bool kernelCode = pythonDepth == 0 && !callStack.empty();
+  std::string r;
+  for (const ast::FStringPart &p : f->parts) {
+    if (!p.value) {
+      r += p.literal;
+      continue;
+    }
+    SVal v = eval(p.value, env);
+    SourceLoc at = startLoc(p.value);
+    if (!v.isConstexpr())
+      fail(at, "an f-string formats compile-time values only, and this field is a " + v.describe() +
+                   (kernelCode ? " (print runtime values as tl.device_print's arguments)" : ""));
+    r += p.label;
+    if (p.conversion == 'r' || p.conversion == 'a')
+      r += pyStr(v, true, at);
+    else if (kernelCode || p.conversion == 's')
+      r += pyStr(v, false, at);
+    else
+      r += pyFormat(v, p.spec, at);
+  }
+  return SVal::str(r);
+}
+
+namespace {
+
+/// str(x) / repr(x) of a compile-time value (str() with no argument is "").
+SVal strBuiltin(Specializer &S, const BuiltinCall &c) {
+  if (!c.p.has("object"))
+    return SVal::str("");
+  const SVal &v = c.p.get("object").val;
+  if (!v.isConstexpr())
+    S.fail(c.p.loc("object"), c.fname + "() of a runtime value (" + v.describe() + ") is not supported in a kernel");
+  return SVal::str(S.pyStr(v, c.fname == "repr", c.p.loc("object")));
+}
+
+} // namespace
+
+std::vector<BuiltinSpec> stringBuiltins() {
+  return {
+      {"str", "object=None, /", strBuiltin},
+      {"repr", "object, /", strBuiltin},
+  };
+}
+
+} // namespace tle::sema
