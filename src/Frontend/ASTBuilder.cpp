@@ -6,6 +6,7 @@
 
 #include <llvm/Support/Casting.h>
 
+#include <cstdio>
 #include <set>
 #include <sstream>
 #include <utility>
@@ -818,6 +819,24 @@ private:
     return make<IntLit>(loc(t), v);
   }
 
+  /// The message and location of the first error in quiet diagnostics of this file
+  /// ("PATH:LINE:COL: error: MESSAGE").
+  void firstError(const std::string &text, std::string &msg, SourceLoc &at) const {
+    std::string prefix = diags_.sources().path(file_) + ":";
+    size_t lineEnd = text.find('\n');
+    std::string first = text.substr(0, lineEnd);
+    at = SourceLoc{file_, 0, 0};
+    msg = first;
+    if (first.compare(0, prefix.size(), prefix) != 0)
+      return;
+    unsigned line = 0, col = 0;
+    int used = 0;
+    if (std::sscanf(first.c_str() + prefix.size(), "%u:%u: error: %n", &line, &col, &used) >= 2 && used > 0) {
+      at = SourceLoc{file_, line, col};
+      msg = first.substr(prefix.size() + size_t(used));
+    }
+  }
+
   /// Adjacent string tokens of which some are f-strings with fields: one FStringExpr.
   Expr *fstring(P::StringAtomContext *c) {
     auto *f = make<FStringExpr>(loc(c));
@@ -866,8 +885,7 @@ private:
         try {
           part.value = parseFieldExpression(file_, locWithin(n->getSymbol(), bodyAt + p.offset), p.text, ctx_, quiet);
         } catch (CompileAborted &) {
-          f->error = quiet.firstErrorMessage();
-          f->errorLoc = quiet.firstErrorLoc();
+          firstError(sink.str(), f->error, f->errorLoc);
           return f;
         }
         part.conversion = p.conversion;

@@ -82,10 +82,8 @@ DiagnosticEngine::DiagnosticEngine(SourceManager &sm) : sm_(sm), os_(&std::cerr)
 
 void DiagnosticEngine::report(Severity sev, SourceLoc loc, const std::string &msg) {
   const char *kind = sev == Severity::Error ? "error" : sev == Severity::Warning ? "warning" : "note";
-  if (sev == Severity::Error && numErrors_++ == 0) {
-    firstErrorLoc_ = loc;
-    firstErrorMessage_ = msg;
-  }
+  if (sev == Severity::Error)
+    ++numErrors_;
   std::ostream &os = *os_;
   if (loc.valid())
     os << sm_.path(loc.file) << ':' << loc.line << ':' << loc.col << ": ";

@@ -78,9 +78,6 @@ public:
   [[noreturn]] void fatal(SourceLoc loc, const std::string &msg);
 
   unsigned numErrors() const { return numErrors_; }
-  /// The location and message of the first error reported (invalid / empty before any).
-  SourceLoc firstErrorLoc() const { return firstErrorLoc_; }
-  const std::string &firstErrorMessage() const { return firstErrorMessage_; }
   const SourceManager &sources() const { return sm_; }
   SourceManager &sources() { return sm_; }
 
@@ -88,8 +85,6 @@ private:
   SourceManager &sm_;
   std::ostream *os_;
   unsigned numErrors_ = 0;
-  SourceLoc firstErrorLoc_;
-  std::string firstErrorMessage_;
 };
 
 } // namespace tle
