@@ -217,6 +217,7 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       so.kernel = o.kernel;
       so.signature = o.signature;
       so.defines = o.defines;
+      so.argTypes = o.argTypes;
       so.numWarps = o.numWarps;
       so.debug = o.debug;
       imports.attach(so, o.importPath);
@@ -319,6 +320,7 @@ std::unique_ptr<ir::Function> compileToTile(uint32_t file, const CompileOptions 
       so.kernel = o.kernel;
       so.signature = o.signature;
       so.defines = o.defines;
+      so.argTypes = o.argTypes;
       so.numWarps = o.numWarps;
       so.debug = o.debug;
       ModuleFiles imports(diags);

@@ -115,6 +115,21 @@ std::optional<DType> parseDType(std::string_view s) {
   return std::nullopt;
 }
 
+std::optional<DType> parseDTypeName(std::string_view s) {
+  static const std::pair<const char *, DType> table[] = {
+      {"f16", DType::F16},  {"float16", DType::F16},  {"half", DType::F16},     {"bfloat16", DType::BF16},
+      {"f32", DType::F32},  {"float32", DType::F32},  {"float", DType::F32},    {"f64", DType::F64},
+      {"float64", DType::F64}, {"double", DType::F64}, {"int8", DType::I8},     {"int16", DType::I16},
+      {"float8e4nv", DType::F8E4M3}, {"float8_e4m3fn", DType::F8E4M3}, {"float8e5", DType::F8E5M2},
+      {"float8_e5m2", DType::F8E5M2},
+      {"int32", DType::I32}, {"int64", DType::I64},   {"uint8", DType::U8},     {"uint16", DType::U16},
+      {"uint32", DType::U32}, {"uint64", DType::U64}, {"bool", DType::I1}};
+  for (auto &[n, t] : table)
+    if (s == n)
+      return t;
+  return parseDType(s);
+}
+
 DType intDType(unsigned bits, bool sgn) {
   switch (bits) {
   case 1: return DType::I1;

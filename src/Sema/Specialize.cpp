@@ -93,7 +93,7 @@ std::optional<std::vector<SignatureEntry>> parseSignature(const std::string &tex
     std::string base = ptr ? ty.substr(1) : ty;
     if (ptr && !base.empty() && base[0] == 'k') // *kfp32: const pointer
       base = base.substr(1);
-    auto dt = ir::parseDType(base);
+    auto dt = ir::parseDTypeName(base); // the command lines' vocabulary: fp16, f16, float16, ...
     if (!dt && !ptr && hint.empty()) {
       auto c = parseConstexprText(item);
       if (!c || c->kind == SVal::Kind::DType) {
@@ -112,7 +112,8 @@ std::optional<std::vector<SignatureEntry>> parseSignature(const std::string &tex
     }
     if (!dt) {
       diags.error({}, "unknown type '" + base + "' in signature entry '" + item +
-                          "' (expected one of i1 i8 i16 i32 i64 u8 u16 u32 u64 fp8e4nv fp8e5 fp16 bf16 fp32 fp64)");
+                          "' (expected one of i1 i8 i16 i32 i64 u8 u16 u32 u64 fp8e4nv fp8e5 fp16 bf16 fp32 fp64, or "
+                          "f16 f32 f64, float16 float32 float64 bfloat16, int8..int64, uint8..uint64, bool)");
       return std::nullopt;
     }
     if (!ptr && ir::isFP8(*dt)) {
@@ -293,6 +294,16 @@ std::unique_ptr<ir::Function> Specializer::run() {
         continue;
       }
       fail(p.loc, "constexpr parameter '" + p.name + "' has no value: pass -D " + p.name + "=VALUE or a signature with -s");
+    }
+    if (!p.annotation && opts.argTypes.count(p.name)) {
+      auto parsed = parseSignature(opts.argTypes.at(p.name), diags);
+      if (!parsed || parsed->size() != 1 || (*parsed)[0].kind != SignatureEntry::Kind::Runtime ||
+          (*parsed)[0].specializedToOne)
+        fail(p.loc, "parameter '" + p.name + "': '" + opts.argTypes.at(p.name) + "' is not a parameter type");
+      const SignatureEntry &e = (*parsed)[0];
+      fn->params.push_back({p.name, e.type, e.divisibility, p.loc});
+      env[p.name] = SVal::tensor(fn->body.addArg(ir::Type(e.type), p.name));
+      continue;
     }
     if (!p.annotation)
       fail(p.loc, "parameter '" + p.name + "' has no type: annotate it (e.g. '" + p.name +

@@ -1,6 +1,7 @@
 // tle-run: compiles a kernel and runs it once on host arrays (CPU target, ORC JIT) or on the GPU
 // (through libtle_rt), with arguments from .npy files, generators or numbers; saves outputs.
 #include "tle/Driver/Compiler.h"
+#include "tle/Driver/GridExpr.h"
 #include "tle/IR/IR.h"
 #include "tle/Runtime/Runtime.h"
 #include "tle/Support/Diagnostics.h"
@@ -35,8 +36,9 @@ struct UsageError : std::runtime_error {
 struct Options {
   std::string input;
   driver::CompileOptions compile;
-  std::vector<std::string> defines, args, saves, prints;
+  std::vector<std::string> defines, args, saves, prints, expects;
   std::string grid = "1";
+  std::optional<double> rtol, atol;
   std::string target = "cpu";
   uint64_t seed = 0;
   unsigned threads = 0;
@@ -53,22 +55,166 @@ std::pair<std::string, std::string> splitAssign(const std::string &s, const char
   return {s.substr(0, eq), s.substr(eq + 1)};
 }
 
-cpu::Grid parseGrid(const std::string &s) {
-  std::vector<uint32_t> dims;
-  std::stringstream ss(s);
-  std::string tok;
-  while (std::getline(ss, tok, ',')) {
+/// Without -s: the signature entry of each parameter, from its --arg value, for the parameters
+/// that have no annotation (sema::SpecializeOptions::argTypes): a .npy file's dtype, a
+/// generator's dtype, or a number typed as Triton's JIT types it (bool i1; an int i32, else i64,
+/// else u64; a float fp32). Values that say nothing (a generator without a dtype) are left out.
+std::map<std::string, std::string> inferArgTypes(const std::map<std::string, std::string> &given) {
+  std::map<std::string, std::string> types;
+  for (auto &[name, spec] : given) {
+    std::vector<std::string> parts;
+    std::stringstream ss(spec);
+    for (std::string p; std::getline(ss, p, ':');)
+      parts.push_back(p);
+    const std::string kind = parts.empty() ? "" : parts[0];
+    size_t dtypeAt = kind == "full" ? 2 : 1;
+    if (kind == "zeros" || kind == "ones" || kind == "rand" || kind == "full") {
+      if (parts.size() == dtypeAt + 2)
+        if (auto d = cpu::parseArrayDType(parts[dtypeAt]))
+          types[name] = std::string("*") + ir::name(*d);
+      continue;
+    }
+    if (spec.size() > 4 && spec.compare(spec.size() - 4, 4, ".npy") == 0) {
+      try {
+        types[name] = std::string("*") + ir::name(cpu::readNpyDType(spec));
+      } catch (const cpu::Error &e) {
+        throw UsageError("--arg " + name + ": " + e.what());
+      }
+      continue;
+    }
+    if (spec == "true" || spec == "false" || spec == "True" || spec == "False") {
+      types[name] = "i1";
+      continue;
+    }
     char *end = nullptr;
     errno = 0;
-    long long v = std::strtoll(tok.c_str(), &end, 10);
-    if (tok.empty() || *end || errno || v < 1 || v > 0x7fffffffLL)
-      throw UsageError("--grid expects X[,Y[,Z]] with positive integers, got '" + s + "'");
-    dims.push_back(static_cast<uint32_t>(v));
+    long long v = std::strtoll(spec.c_str(), &end, 0);
+    if (!spec.empty() && !*end && !errno) {
+      types[name] = v >= INT32_MIN && v <= INT32_MAX ? "i32" : "i64";
+      continue;
+    }
+    if (!spec.empty() && spec[0] != '-' && !*end && errno == ERANGE) {
+      errno = 0;
+      std::strtoull(spec.c_str(), &end, 0);
+      if (!*end && !errno)
+        types[name] = "u64";
+      continue;
+    }
+    std::strtod(spec.c_str(), &end);
+    if (!spec.empty() && !*end)
+      types[name] = "fp32";
   }
-  if (dims.empty() || dims.size() > 3)
-    throw UsageError("--grid expects X[,Y[,Z]] with positive integers, got '" + s + "'");
-  dims.resize(3, 1);
-  return {dims[0], dims[1], dims[2]};
+  return types;
+}
+
+/// The signed value of an integer scalar argument's bits of type `t`.
+int64_t signedValue(uint64_t bits, ir::DType t) {
+  unsigned w = ir::bitWidth(t);
+  if (!ir::isSigned(t) || w >= 64)
+    return static_cast<int64_t>(bits);
+  uint64_t sign = 1ULL << (w - 1);
+  return static_cast<int64_t>((bits ^ sign) - sign);
+}
+
+/// The grid of --grid: one to three expressions as tlec -g takes them ("cdiv(n, BLOCK), 4"), over
+/// the kernel's integer scalar arguments and integer constexprs.
+cpu::Grid evaluateRunGrid(const std::string &text, const ir::Function &fn, const std::vector<uint64_t> &scalars) {
+  driver::GridError err;
+  auto bad = [&](const std::string &why) {
+    return UsageError("--grid '" + text + "': " + why);
+  };
+  std::optional<driver::GridExpr> g = driver::parseGrid(text, &err);
+  if (!g)
+    throw bad(err.message + " (column " + std::to_string(err.column + 1) + ")");
+  std::map<std::string, int64_t> values;
+  for (size_t i = 0; i < fn.params.size(); ++i)
+    if (!fn.params[i].type.isPointer() && ir::isInteger(fn.params[i].type.dtype))
+      values[fn.params[i].name] = signedValue(scalars[i], fn.params[i].type.dtype);
+  for (auto &[name, value] : fn.constexprs) {
+    char *end = nullptr;
+    errno = 0;
+    long long v = std::strtoll(value.c_str(), &end, 10);
+    if (!value.empty() && !*end && !errno)
+      values[name] = v;
+  }
+  int64_t dims[3] = {1, 1, 1};
+  for (size_t d = 0; d < g->dims.size(); ++d) {
+    std::optional<int64_t> v = driver::evaluateGrid(*g->dims[d], values, &err);
+    if (!v) {
+      std::string usable;
+      for (auto &[n, _] : values)
+        usable += (usable.empty() ? "" : ", ") + n;
+      throw bad(err.message + " (names: the integer scalar arguments and constexprs: " +
+                (usable.empty() ? "none" : usable) + ")");
+    }
+    int64_t limit = d == 0 ? 0x7fffffffLL : 65535;
+    if (*v < 1 || *v > limit)
+      throw bad("dimension " + std::to_string(d) + " (" + g->dimText(d) + ") is " + std::to_string(*v) +
+                ", outside [1, " + std::to_string(limit) + "]");
+    dims[d] = *v;
+  }
+  return {uint32_t(dims[0]), uint32_t(dims[1]), uint32_t(dims[2])};
+}
+
+/// torch.testing.assert_close's default (rtol, atol) for comparing elements of `t`; integers exact.
+std::pair<double, double> defaultTolerance(ir::DType t) {
+  switch (t) {
+  case ir::DType::F16: return {1e-3, 1e-5};
+  case ir::DType::BF16: return {1.6e-2, 1e-5};
+  case ir::DType::F32: return {1.3e-6, 1e-5};
+  case ir::DType::F64: return {1e-7, 1e-7};
+  case ir::DType::F8E4M3: return {1.25e-1, 1e-5};
+  case ir::DType::F8E5M2: return {2.5e-1, 1e-5};
+  default: return {0, 0};
+  }
+}
+
+/// --expect NAME=FILE.npy: `got` equals the file's array elementwise within atol + rtol *
+/// |expected| (NaN matches NaN); a UsageError says how many elements differ and where.
+std::string checkExpected(const std::string &name, const std::string &path, const cpu::HostArray &got,
+                          std::optional<double> rtolGiven, std::optional<double> atolGiven) {
+  cpu::HostArray want;
+  try {
+    want = cpu::readNpy(path);
+  } catch (const cpu::Error &e) {
+    throw UsageError("--expect " + name + ": " + e.what());
+  }
+  bool bits = ir::isFP8(got.dtype()) || got.dtype() == ir::DType::BF16;
+  if (bits && ir::storageBytes(want.dtype()) == ir::storageBytes(got.dtype()) && ir::isInteger(want.dtype()))
+    want.reinterpret(got.dtype()); // NumPy has no bf16 or fp8: their bits travel as integers
+  if (want.numElements() != got.numElements())
+    throw UsageError("--expect " + name + ": '" + path + "' holds " + want.describe() + " but " + name + " is " +
+                     got.describe() + " (" + std::to_string(got.numElements()) + " elements)");
+  auto [rtol, atol] = defaultTolerance(got.dtype());
+  rtol = rtolGiven.value_or(rtol);
+  atol = atolGiven.value_or(atol);
+  size_t bad = 0, first = 0, worstAt = 0;
+  double worst = 0;
+  for (size_t i = 0; i < got.numElements(); ++i) {
+    double g = got.get(i), w = want.get(i);
+    if (std::isnan(g) && std::isnan(w))
+      continue;
+    double err = std::fabs(g - w);
+    if (std::isnan(err) || err > worst || (std::isinf(err) && !std::isinf(worst))) {
+      worst = std::isnan(err) ? INFINITY : err;
+      worstAt = i;
+    }
+    if (!(err <= atol + rtol * std::fabs(w)) && !(g == w)) {
+      if (!bad++)
+        first = i;
+    }
+  }
+  char tol[96];
+  std::snprintf(tol, sizeof tol, "atol=%g, rtol=%g", atol, rtol);
+  char worstText[96];
+  std::snprintf(worstText, sizeof worstText, "max abs error %g at index %zu", worst, worstAt);
+  if (bad)
+    throw UsageError("--expect " + name + "=" + path + ": " + std::to_string(bad) + " of " +
+                     std::to_string(got.numElements()) + " elements differ by more than atol + rtol * |expected| (" +
+                     tol + "); first at index " + std::to_string(first) + ": got " + got.str(first) + ", expected " +
+                     want.str(first) + "; " + worstText);
+  return name + " matches " + path + ": " + std::to_string(got.numElements()) + " elements, " + worstText + " (" +
+         tol + ")";
 }
 
 /// A scalar argument's bits from its text, range-checked against `t`.
@@ -258,23 +404,11 @@ void printArray(const std::string &name, const cpu::HostArray &a) {
   std::cout << "]\n";
 }
 
-int run(const Options &o) {
+int run(Options o) {
   if (o.target != "cpu" && o.target != "gpu")
     throw UsageError("--target must be cpu or gpu, got '" + o.target + "'");
   if (o.checkBounds && o.target != "cpu")
     throw UsageError("--check-bounds works with --target cpu only");
-  cpu::Grid grid = parseGrid(o.grid);
-
-  SourceManager sm;
-  DiagnosticEngine diags(sm);
-  std::string ioErr;
-  uint32_t file = sm.loadFile(o.input, ioErr);
-  if (!file)
-    throw UsageError(ioErr);
-  std::unique_ptr<ir::Function> fn = driver::compileToTile(file, o.compile, diags);
-  if (!fn)
-    return 1;
-
   // Arguments, by parameter name.
   std::map<std::string, std::string> given;
   for (const std::string &a : o.args) {
@@ -283,6 +417,24 @@ int run(const Options &o) {
       throw UsageError("--arg " + name + " is given twice");
     given[name] = spec;
   }
+  if (!o.compile.signature)
+    o.compile.argTypes = inferArgTypes(given);
+
+  SourceManager sm;
+  DiagnosticEngine diags(sm);
+  std::string ioErr;
+  uint32_t file = sm.loadFile(o.input, ioErr);
+  if (!file)
+    throw UsageError(ioErr);
+  std::unique_ptr<ir::Function> fn = driver::compileToTile(file, o.compile, diags);
+  if (!fn) {
+    for (auto &[name, spec] : given)
+      if (!o.compile.signature && !o.compile.argTypes.count(name) && spec.find(':') != std::string::npos)
+        std::cerr << "tle-run: note: --arg " << name << "=" << spec << " gives no type: write its dtype (e.g. "
+                  << spec.substr(0, spec.find(':')) << ":f32" << spec.substr(spec.find(':')) << ") or pass -s\n";
+    return 1;
+  }
+
   std::string paramList;
   for (auto &p : fn->params)
     paramList += (paramList.empty() ? "" : ", ") + p.name + " (" + p.type.str() + ")";
@@ -337,6 +489,16 @@ int run(const Options &o) {
   }
   for (const std::string &name : o.prints)
     arrayArg(name, "--print");
+  std::vector<std::pair<std::string, std::string>> expects;
+  for (const std::string &e : o.expects) {
+    auto ev = splitAssign(e, "--expect");
+    arrayArg(ev.first, "--expect");
+    expects.push_back(ev);
+  }
+  std::vector<uint64_t> scalars;
+  for (const Arg &a : args)
+    scalars.push_back(a.bits);
+  cpu::Grid grid = evaluateRunGrid(o.grid, *fn, scalars);
 
   double ms = 0;
   try {
@@ -355,11 +517,16 @@ int run(const Options &o) {
   }
   for (const std::string &name : o.prints)
     printArray(name, arrayArg(name, "--print"));
+  std::vector<std::string> matched;
+  for (auto &[name, path] : expects)
+    matched.push_back(checkExpected(name, path, arrayArg(name, "--expect"), o.rtol, o.atol));
   if (!o.quiet) {
     char line[256];
     std::snprintf(line, sizeof line, "%s: ran %u x %u x %u programs on the %s in %.3f ms\n", fn->name.c_str(), grid.x,
                   grid.y, grid.z, o.target.c_str(), ms);
     std::cerr << line;
+    for (const std::string &m : matched)
+      std::cerr << "tle-run: " << m << "\n";
   }
   return 0;
 }
@@ -377,16 +544,26 @@ int main(int argc, char **argv) {
                  "directory searched for imported modules (repeatable; after the input's package root, as tlec -I)");
   app.add_option("-n,--kernel", o.compile.kernel, "kernel to run (default: the file's only @jit kernel)");
   app.add_option("-s,--signature", o.compile.signature,
-                 "Triton AOT signature, e.g. '*fp32:16, *fp32:16, i32, 1024' (default: the annotations)");
+                 "Triton AOT signature, e.g. '*fp32:16, *fp32:16, i32, 1024' (default: the annotations, and for "
+                 "parameters without one the --arg values' types: a .npy file's dtype, a generator's DTYPE, "
+                 "an integer i32 (i64 when larger), a float fp32, true/false i1)");
   app.add_option("-D", o.defines, "constexpr parameter value, NAME=VALUE (repeatable)");
   app.add_option("-w,--num-warps", o.compile.numWarps, "warps per program for the GPU (default 4)");
-  app.add_option("--grid", o.grid, "programs to run: X[,Y[,Z]] (default 1)");
+  app.add_option("--grid", o.grid, "programs to run: one to three expressions as tlec -g takes them, over the "
+                                  "integer scalar arguments and constexprs, e.g. 'cdiv(n, BLOCK), 4' (default 1)");
   app.add_option("--arg", o.args,
                  "NAME=SPEC for each runtime parameter (repeatable). Pointers: a .npy file, "
                  "zeros:[DTYPE:]SHAPE, ones:[DTYPE:]SHAPE, rand:[DTYPE:]SHAPE or full:VALUE:[DTYPE:]SHAPE "
                  "(SHAPE like 4096 or 128x1024); scalars: a number (true/false for i1)");
   app.add_option("--save", o.saves, "NAME=FILE.npy: write pointer argument NAME after the run (repeatable)");
   app.add_option("--print", o.prints, "NAME: print pointer argument NAME after the run (repeatable)");
+  app.add_option("--expect", o.expects,
+                 "NAME=FILE.npy: after the run, pointer argument NAME must equal the file's array within "
+                 "atol + rtol * |expected| elementwise, else exit 1 naming the first difference (repeatable)");
+  app.add_option("--rtol", o.rtol, "--expect's relative tolerance (default: torch.testing's for the dtype, e.g. "
+                                   "1.3e-6 for fp32, 1e-3 for fp16; 0 for integers)");
+  app.add_option("--atol", o.atol, "--expect's absolute tolerance (default: torch.testing's for the dtype, e.g. "
+                                   "1e-5; 0 for integers)");
   app.add_option("--target", o.target, "cpu (default; ORC JIT on this machine) or gpu (CUDA, through libtle_rt)");
   app.add_option("--seed", o.seed, "seed for rand: arrays (default 0; argument i uses seed + i)");
   app.add_option("--threads", o.threads, "cpu worker threads (default: one per hardware thread)");

@@ -40,6 +40,9 @@ struct CompileOptions {
   std::string kernel;                 ///< -n
   std::optional<std::string> signature; ///< -s
   std::map<std::string, std::string> defines; ///< -D
+  /// Types of parameters that have no annotation, by name, when there is no signature (tle-run
+  /// infers them from its --arg values); sema::SpecializeOptions::argTypes.
+  std::map<std::string, std::string> argTypes;
   int numWarps = 4;                   ///< -w
   /// --debug: keep runtime `assert` / tl.device_assert as device asserts (Triton's debug=True).
   bool debug = false;

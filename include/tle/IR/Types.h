@@ -38,6 +38,12 @@ unsigned storageBytes(DType t);
 const char *name(DType t);
 /// Parses Triton's spelling (also the aliases "B" for i1 and "u1" for i1); nullopt if unknown.
 std::optional<DType> parseDType(std::string_view s);
+/// The one dtype vocabulary of the command lines (tlec -s, tle-run's --arg generators, tle-bench):
+/// Triton's spelling or its short and NumPy / torch names: "fp32"/"f32"/"float32"/"float",
+/// "fp16"/"f16"/"float16"/"half", "bf16"/"bfloat16", "fp64"/"f64"/"float64"/"double",
+/// "i8".."i64"/"int8".."int64", "u8".."u64"/"uint8".."uint64", "i1"/"bool",
+/// "fp8e4nv"/"float8e4nv"/"float8_e4m3fn", "fp8e5"/"float8e5"/"float8_e5m2"; nullopt if unknown.
+std::optional<DType> parseDTypeName(std::string_view s);
 /// The integer dtype of `bits` width and signedness, e.g. (32, true) -> I32.
 DType intDType(unsigned bits, bool isSigned);
 

@@ -39,6 +39,10 @@ struct SpecializeOptions {
   std::string kernel;                 ///< -n; empty: the module's only @jit kernel
   std::optional<std::string> signature; ///< -s; absent: parameter annotations are used
   std::map<std::string, std::string> defines; ///< -D NAME=VALUE (constexpr parameters)
+  /// Without a signature: the type of each parameter that has no annotation, by name, as one
+  /// signature entry ("*fp16", "i32"); tle-run infers them from its --arg values. A parameter's
+  /// own annotation wins.
+  std::map<std::string, std::string> argTypes;
   int numWarps = 4;                   ///< -w (a power of two, 1..32)
   /// --debug (Triton's debug=True): runtime `assert` and tl.device_assert become device asserts;
   /// otherwise they are compiled out. A kernel decorated @triton.jit(debug=True) is a debug build

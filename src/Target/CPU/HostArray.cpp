@@ -266,8 +266,15 @@ std::string headerValue(const std::string &h, const std::string &key) {
 
 } // namespace
 
-HostArray readNpy(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
+namespace {
+
+/// What a .npy header says: the dtype and the shape (C order), the stream left at the data.
+struct NpyHeader {
+  DType dtype = DType::Invalid;
+  std::vector<int64_t> shape;
+};
+
+NpyHeader readNpyHeader(std::ifstream &in, const std::string &path) {
   if (!in)
     throw Error("cannot open '" + path + "': " + std::strerror(errno));
   auto bad = [&](const std::string &why) { return Error("'" + path + "' is not a valid .npy file: " + why); };
@@ -325,7 +332,21 @@ HostArray readNpy(const std::string &path) {
     if (big > 1)
       throw Error("'" + path + "' is in Fortran order; save it in C order (numpy.ascontiguousarray)");
   }
-  HostArray a(*dt, shape);
+  return {*dt, shape};
+}
+
+} // namespace
+
+DType readNpyDType(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return readNpyHeader(in, path).dtype;
+}
+
+HostArray readNpy(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  NpyHeader h = readNpyHeader(in, path);
+  DType *dt = &h.dtype;
+  HostArray a(h.dtype, h.shape);
   if (a.bytes() && !in.read(static_cast<char *>(a.data()), static_cast<std::streamsize>(a.bytes())))
     throw Error("'" + path + "' is truncated: " + a.describe() + " needs " + std::to_string(a.bytes()) +
                 " bytes of data, the file has " + std::to_string(in.gcount()));
@@ -362,20 +383,7 @@ void writeNpy(const std::string &path, const HostArray &a) {
 // ---------------------------------------------------------------------------------------------
 // Generated arrays
 
-std::optional<DType> parseArrayDType(const std::string &s) {
-  static const std::pair<const char *, DType> table[] = {
-      {"f16", DType::F16},  {"float16", DType::F16},  {"half", DType::F16},     {"bfloat16", DType::BF16},
-      {"f32", DType::F32},  {"float32", DType::F32},  {"float", DType::F32},    {"f64", DType::F64},
-      {"float64", DType::F64}, {"double", DType::F64}, {"int8", DType::I8},     {"int16", DType::I16},
-      {"float8e4nv", DType::F8E4M3}, {"float8_e4m3fn", DType::F8E4M3}, {"float8e5", DType::F8E5M2},
-      {"float8_e5m2", DType::F8E5M2},
-      {"int32", DType::I32}, {"int64", DType::I64},   {"uint8", DType::U8},     {"uint16", DType::U16},
-      {"uint32", DType::U32}, {"uint64", DType::U64}, {"bool", DType::I1}};
-  for (auto &[n, t] : table)
-    if (s == n)
-      return t;
-  return ir::parseDType(s);
-}
+std::optional<DType> parseArrayDType(const std::string &s) { return ir::parseDTypeName(s); }
 
 std::optional<HostArray> makeArray(const std::string &spec, DType pointee, uint64_t seed) {
   std::vector<std::string> parts;

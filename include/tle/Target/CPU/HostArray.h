@@ -71,13 +71,13 @@ std::optional<ir::DType> dtypeFromNpyDescr(const std::string &descr);
 /// Reads a .npy file (format 1.0, 2.0 or 3.0; little-endian; C order, or Fortran order for
 /// arrays of at most one dim > 1). Throws cpu::Error with the path and the cause.
 HostArray readNpy(const std::string &path);
+/// The dtype of a .npy file, from its header alone. Throws cpu::Error as readNpy.
+ir::DType readNpyDType(const std::string &path);
 /// Writes `a` as a .npy file (format 1.0). Throws cpu::Error when the file cannot be written.
 void writeNpy(const std::string &path, const HostArray &a);
 
-/// Parses a dtype spelled as in signatures or NumPy: "fp32"/"f32"/"float32", "fp16"/"f16"/
-/// "float16", "bf16"/"bfloat16", "fp64"/"f64"/"float64", "i8".."i64"/"int8".."int64",
-/// "u8".."u64"/"uint8".."uint64", "i1"/"bool", "fp8e4nv"/"float8e4nv"/"float8_e4m3fn",
-/// "fp8e5"/"float8e5"/"float8_e5m2".
+/// Parses a dtype spelled as in signatures or NumPy (ir::parseDTypeName, the one vocabulary of
+/// the command lines).
 std::optional<ir::DType> parseArrayDType(const std::string &s);
 
 /// Makes an array from a generator spec (tle-run's --arg syntax), for a pointer to `pointee`:
