@@ -265,10 +265,12 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       if (int rc = runPass(*transforms::findPass("assign-layouts")))
         return rc;
     // The backend translates the GPU stage's ops: the passes that create them run before it
-    // even when --pass names others (they add nothing where they already ran).
+    // even when --pass names others (they add nothing where they already ran), and again after
+    // layouts assigned only now (scratch and pipeline decisions read layouts).
     if (explicitPasses)
       for (const transforms::PassInfo &p : transforms::passRegistry())
-        if (p.has(transforms::kBeforeEmit) && std::find(order.begin(), order.end(), p.name) == order.end())
+        if (p.has(transforms::kBeforeEmit) &&
+            (!hasLayouts || std::find(order.begin(), order.end(), p.name) == order.end()))
           if (int rc = runPass(p))
             return rc;
     // The gpu stage: the tile IR after the last GPU pass, before any LLVM.

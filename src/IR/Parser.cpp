@@ -82,8 +82,9 @@ public:
           f->numWarps = count();
         else if (key == "num_stages")
           f->numStages = count();
-        else if (key == "shared_bytes" || key == "pipeline_bytes")
-          (key == "shared_bytes" ? f->sharedBytes : f->pipelineBytes) = integer(val, at);
+        else if (key == "shared_bytes" || key == "pipeline_bytes" || key == "pipeline_offset")
+          (key == "shared_bytes" ? f->sharedBytes : key == "pipeline_bytes" ? f->pipelineBytes : f->pipelineOffset) =
+              integer(val, at);
         else if (key == "max_registers" || key == "producer_warps")
           (key == "max_registers" ? f->maxRegisters : f->producerWarps) = count();
         else if (key == "cluster") { // XxYxZ
@@ -631,6 +632,13 @@ private:
       }
     }
     finish(*op, results, resultTypes);
+    if (tok_.kind == Tok::Ident && tok_.text == "scratch") { // allocate-shared's scratch offset
+      bump();
+      expect("=");
+      op->sharedOffset = number();
+      if (op->sharedOffset < 0)
+        fail("'scratch' must be a byte offset, got " + std::to_string(op->sharedOffset));
+    }
     if ((op->kind == OpKind::Reduce || op->kind == OpKind::Scan) && op->reduceKind() == ReduceKind::Combine) {
       // The combine region: `(%a0, ..., %b0, ...) { ... yield ... }`, 2N scalar arguments typed
       // like the operands' elements.

@@ -80,6 +80,8 @@ public:
     }
     if (f.pipelineBytes)
       os_ << ", pipeline_bytes = " << f.pipelineBytes;
+    if (f.pipelineBytes && f.pipelineOffset)
+      os_ << ", pipeline_offset = " << f.pipelineOffset;
     for (auto &[k, v] : f.constexprs)
       os_ << ", " << k << " = " << v;
     os_ << "} {\n";
@@ -411,6 +413,8 @@ private:
       for (size_t i = 0; i < op.results.size(); ++i)
         os_ << (i ? ", " : "") << type(op.result(i));
     }
+    if (op.sharedOffset >= 0 && op.kind != OpKind::LocalAlloc)
+      os_ << " scratch=" << op.sharedOffset;
     if (!op.regions.empty() && (op.kind == OpKind::Reduce || op.kind == OpKind::Scan)) {
       // The combine region: its arguments (typed like the operands' elements), then its body.
       const Block &r = *op.regions[0];

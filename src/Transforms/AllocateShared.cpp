@@ -1,5 +1,7 @@
 // allocate-shared: offsets for the kernel's shared buffers from their live ranges (see AllocateShared.h).
 #include "tle/Transforms/AllocateShared.h"
+#include "tle/Transforms/Pipeline.h"
+#include "tle/Transforms/Scratch.h"
 
 #include <algorithm>
 #include <map>
@@ -150,6 +152,35 @@ LiveRange liveRange(ir::Function &f, ir::Op &alloc, const std::map<const ir::Op 
 
 int64_t alignUp(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
+/// Places the areas the backend lays out after the kernel's buffers, which end at `userEnd`:
+/// the pipeline area (Function::pipelineBytes) at userEnd, and every op's scratch
+/// (scratchNeeds) at the area's end while a pipeline class is live, at userEnd after the last
+/// top-level op that uses one; scratch areas of different ops share bytes (the backend puts a
+/// barrier before each op's first write). Sets f.pipelineOffset and each op's sharedOffset;
+/// returns the kernel's shared bytes. Without layouts (tile-stage IR) only the buffers count.
+int64_t placeBackendAreas(ir::Function &f, const std::map<const ir::Op *, size_t> &top, int64_t userEnd) {
+  bool layouts = true;
+  ir::walk(f.body, [&](ir::Op &op) {
+    if (op.kind != OpKind::LocalAlloc)
+      op.sharedOffset = -1; // an earlier run's scratch
+    for (auto &r : op.results)
+      layouts &= !r->type.isTile() || r->layout != nullptr;
+  });
+  f.pipelineOffset = userEnd;
+  if (!layouts)
+    return userEnd;
+  std::map<const ir::Value *, int> async = pipelineValues(f);
+  size_t lastPipelined = lastPipelineTopOp(f, async);
+  int64_t end = userEnd + f.pipelineBytes;
+  for (auto &[op, need] : scratchNeeds(f, async)) {
+    bool pipelineLive = f.pipelineBytes > 0 && topIndex(f, *op, top) <= lastPipelined;
+    int64_t at = alignUp(userEnd + (pipelineLive ? f.pipelineBytes : 0), need.align);
+    const_cast<ir::Op *>(op)->sharedOffset = at;
+    end = std::max(end, at + need.bytes);
+  }
+  return end;
+}
+
 } // namespace
 
 SharedAllocation allocateShared(ir::Function &f, DiagnosticEngine *diags) {
@@ -198,7 +229,7 @@ SharedAllocation allocateShared(ir::Function &f, DiagnosticEngine *diags) {
     out.reused += reuse;
   }
   out.bytes = end ? alignUp(end, 1024) : 0;
-  f.sharedBytes = out.bytes;
+  f.sharedBytes = placeBackendAreas(f, top, out.bytes);
   return out;
 }
 

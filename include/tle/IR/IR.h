@@ -445,8 +445,10 @@ public:
   std::vector<std::unique_ptr<Block>> regions;
   Block *parent = nullptr;
 
-  /// LocalAlloc: byte offset of the buffer in the CTA's dynamic shared memory (16-byte aligned),
-  /// set by transforms::allocateShared; -1 while not placed.
+  /// LocalAlloc: byte offset of the buffer in the CTA's dynamic shared memory (16-byte aligned);
+  /// an op the backend lowers through shared memory (transforms::scratchNeeds): where its scratch
+  /// area starts (printed `scratch=N` after its types). Set by transforms::allocateShared; -1
+  /// while not placed.
   int64_t sharedOffset = -1;
   /// The GPU synchronisation and asynchronous-copy ops' attributes (see SyncAttrs).
   SyncAttrs sync;
@@ -724,9 +726,9 @@ public:
   bool fpFusion = true;
   /// Constexpr parameter values the kernel was specialised with, as source text.
   std::vector<std::pair<std::string, std::string>> constexprs;
-  /// Bytes of dynamic shared memory the gpu stage needs. After transforms::allocateShared: the
-  /// bytes its buffers (LocalAlloc) take, rounded up to 1024; the NVPTX backend places the pipeline
-  /// area (pipelineBytes) and its scratch after them and sets the final total.
+  /// Bytes of dynamic shared memory the kernel needs, set by transforms::allocateShared: its
+  /// buffers (LocalAlloc, rounded up to 1024), then the pipeline area (pipelineOffset) and the
+  /// ops' scratch areas.
   int64_t sharedBytes = 0;
   /// Warps codegen added for warp specialisation (set by codegen): a producer warpgroup that
   /// issues the TMA copies, after the `numWarps` consumer warps that run the rest of the
@@ -749,6 +751,9 @@ public:
   /// follows it while a pipeline is live, and starts at the area's beginning after that).
   std::vector<PipelineBuffer> pipelines;
   int64_t pipelineBytes = 0;
+  /// Where allocate-shared placed the pipeline area (`pipeline_offset`): after the kernel's
+  /// buffers, in bytes of the dynamic shared buffer.
+  int64_t pipelineOffset = 0;
   /// Layouts referenced by values of this function (owned here).
   std::vector<std::unique_ptr<Layout>> layouts;
 };

@@ -70,9 +70,10 @@ void Emitter::loadPipelines() {
   // wgmma's and TMA stores' swizzled areas need the 1024-byte alignment of the swizzle pattern.
   if (swizzled)
     smemAlign_ = 1024;
-  smemBase_ = f.pipelineBytes;
-  sharedBytes_ = std::max(sharedBytes_, smemBase_);
-  scratchBase_ = smemBase_;
+  // The kernel's shared memory as allocate-shared laid it out: the IR's buffers, the pipeline
+  // area at userBytes_, the ops' scratch areas (each op's sharedOffset).
+  sharedBytes_ = f.sharedBytes - userBytes_;
+  pipelineLive_ = f.pipelineBytes > 0;
   // The last top-level op whose region or operands touch an async value, or that holds a TMA
   // store with its own staging area (its copies read it until the loop is over): the scratch
   // area, which starts at 0 after it, must not overlap a staging area still being read.

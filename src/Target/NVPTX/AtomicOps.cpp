@@ -112,7 +112,7 @@ void Emitter::emitAtomic(const ir::Op &op) {
   if (used_.count(op.result()) && replicated) {
     unsigned eb = ir::storageBytes(et);
     int64_t elems = tile ? op.result()->type.numElements() : 1;
-    reserveShared(elems * eb);
+    assertScratchFits(elems * eb);
     barrier();
     for (int r = 0; r < n; ++r) {
       if (r & dupMask)

@@ -27,7 +27,7 @@ void Emitter::emitConvert(const ir::Op &op) {
   llvm::Type *sty = storageType(et);
   const std::vector<int64_t> &shape = in->type.shape;
   unsigned last = in->type.rank() - 1;
-  reserveShared(in->type.numElements() * eb);
+  assertScratchFits(in->type.numElements() * eb);
   // The tile goes through shared memory row-major, in vectors of up to 16 bytes along the last
   // dim on both sides. Rows of 128 bytes or more are swizzled: the 16-byte chunk index within
   // each 128-byte segment is XOR-ed with the row index mod 8, so that a warp writing (or reading)

@@ -86,7 +86,7 @@ void Emitter::emitDot(const ir::Op &op) {
   waitAsyncOperands(op);
   bool staged = !(asyncA && asyncB);
   if (staged)
-    reserveShared(bytesA + bytesB);
+    assertScratchFits(bytesA + bytesB);
   if (staged)
     barrier();
   auto offsetIn = [&](int64_t ld, llvm::Value *row, llvm::Value *col, int64_t base) {

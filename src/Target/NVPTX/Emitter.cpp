@@ -65,8 +65,8 @@ llvm::Function *Emitter::run() {
     for (const ir::Value *v : op.operands)
       used_.insert(v);
   });
-  userBytes_ = f.sharedBytes; // the IR's own buffers (allocate-shared)
-  loadPipelines();             // the pipeline pass's slots, TMA descriptors and roles
+  userBytes_ = f.pipelineOffset; // the IR's own buffers come first (allocate-shared)
+  loadPipelines();                // the pipeline pass's slots, TMA descriptors and roles
   std::vector<llvm::Type *> params;
   for (auto &p : f.params)
     params.push_back(p.type.dtype == DType::I1 ? B.getInt8Ty() : llvmType(p.type));
@@ -213,6 +213,13 @@ std::vector<llvm::Value *> Emitter::regsIn(const ir::Value *v, const ir::Layout 
   return out;
 }
 
+void Emitter::assertScratchFits(int64_t bytes) {
+  if (scratchBase_ < 0 || scratchBase_ + bytes > sharedBytes_)
+    diags.fatal(f.loc, "internal error: an op needs " + std::to_string(bytes) + " bytes of scratch at " +
+                           std::to_string(scratchBase_) + ", beyond the " + std::to_string(sharedBytes_) +
+                           " bytes allocate-shared placed after the kernel's buffers");
+}
+
 llvm::Value *Emitter::smemPtr(llvm::Value *byteOffset) {
   return smemRaw(scratchBase_ ? B.CreateAdd(byteOffset, B.getInt32(static_cast<uint32_t>(scratchBase_))) : byteOffset);
 }
@@ -256,7 +263,7 @@ void Emitter::emitBlock(const ir::Block &b) {
   for (auto &op : b.ops) {
     // Past the last top-level user of the async buffers, scratch space starts at 0 again; the
     // copies still in flight (a pipeline's masked-off prefetches) must land first.
-    if (&b == &f.body && scratchBase_ && i > lastAsyncTopOp_ && !producer_) {
+    if (&b == &f.body && pipelineLive_ && i > lastAsyncTopOp_ && !producer_) {
       auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
       B.CreateCall(fty, llvm::InlineAsm::get(fty, "cp.async.wait_all;", "", true));
       if (tmaLoads())
@@ -265,7 +272,7 @@ void Emitter::emitBlock(const ir::Block &b) {
         drainTmaStores();
         barrier();
       }
-      scratchBase_ = 0;
+      pipelineLive_ = false;
     }
     if (batchedReduces_.erase(op.get())) { // emitted with an earlier reduce's batch
       ++i;
@@ -356,6 +363,11 @@ void Emitter::waitPendingWgmma(const ir::Block &block, const ir::Op &op) {
 void Emitter::emitOp(const ir::Op &op) {
   if (producer_ && !slice_.count(&op))
     return undefResults(op); // the producer computes only the TMA fills and their inputs
+  // An op lowered through shared memory works in the scratch area allocate-shared gave it.
+  // Others have none (-1: assertScratchFits refuses any use); an op of a region (a combine)
+  // leaves its parent's as it found it.
+  const int64_t parentScratch = scratchBase_;
+  scratchBase_ = op.kind != OpKind::LocalAlloc && op.sharedOffset >= 0 ? op.sharedOffset - userBytes_ : -1;
   // A prefetched value held in private shared-memory slots stands in as its registers for the
   // ops that read it (the loop's yield and the loop itself carry its slot index).
   std::vector<std::pair<const ir::Value *, std::vector<llvm::Value *>>> swapped;
@@ -386,6 +398,7 @@ void Emitter::emitOp(const ir::Op &op) {
     vals_[v] = slot;
     privateActive_.erase(v);
   }
+  scratchBase_ = parentScratch;
 }
 
 void Emitter::emitOpImpl(const ir::Op &op) {

@@ -55,7 +55,9 @@ public:
 
   // Shared memory: one dynamic buffer; every use is barrier, write, barrier, read.
   llvm::Value *smemPtr(llvm::Value *byteOffset);
-  void reserveShared(int64_t bytes) { sharedBytes_ = std::max(sharedBytes_, scratchBase_ + bytes); }
+  /// The op being emitted lays out `bytes` of scratch from scratchBase_: they must lie within
+  /// what allocate-shared placed (transforms::scratchNeeds); an internal error otherwise.
+  void assertScratchFits(int64_t bytes);
   /// Pointer into the whole shared buffer, below the scratch area smemPtr() hands out.
   llvm::Value *smemRaw(llvm::Value *byteOffset);
   void barrier();
@@ -186,18 +188,14 @@ public:
     std::vector<int> warpBits;                   ///< warp bits that move along the axis
     std::vector<std::vector<llvm::Value *>> acc; ///< [S register][operand]
   };
-  /// The warp bits of layout `l` that move along `axis`: a reduce over it combines across them.
-  static std::vector<int> reduceWarpBits(const ir::Layout &l, int axis);
   /// Steps 1-2 of a reduce: within each thread, then a butterfly across the axis' lanes.
   ReducePartials reduceWithinWarps(const ir::Op &op);
   /// Step 3 for every reduce of a batch: their partials through shared memory, each reduce in
   /// its own region, between one pair of barriers.
   void reduceAcrossWarps(std::vector<ReducePartials> &parts);
-  /// Bytes of shared memory a reduce's cross-warp partials take; `base` gets each operand's offset.
-  int64_t reducePartialsBytes(const ReducePartials &p, std::vector<int64_t> *base) const;
-  /// Reduces after `op` in its block that can join its cross-warp exchange: operands all
-  /// defined before `op`, a cross-warp step of their own, a few KiB of partials in all.
-  std::vector<const ir::Op *> reduceBatch(const ir::Op &op, const ReducePartials &first) const;
+  /// Reduces after `op` in its block that join its cross-warp exchange (transforms::reduceBatch,
+  /// within the op's scratch area); none while a carried wgmma group is pending.
+  std::vector<const ir::Op *> reduceBatch(const ir::Op &op) const;
   /// Reduces emitted early with an earlier one's batch; emitBlock skips them (once).
   std::set<const ir::Op *> batchedReduces_;
   /// Whether bit `bit` of this thread's lane id is set.
@@ -481,11 +479,12 @@ private:
   std::set<const ir::Value *> used_; ///< values some op reads
   std::map<const ir::Value *, int> asyncOf_;   ///< value -> index into buffers_
   std::vector<AsyncBuffer> buffers_;
-  int64_t smemBase_ = 0;                       ///< bytes reserved for async buffers
-  /// Where smemPtr's scratch area starts: after the async buffers while any is live, at 0 once
-  /// the top-level ops that use them are done (so an epilogue's layout conversions reuse the
-  /// pipeline's slots and the kernel needs less shared memory per CTA).
+  /// Where smemPtr's scratch area starts, from userBytes_: the scratch offset allocate-shared
+  /// gave the op being emitted (Op::sharedOffset).
   int64_t scratchBase_ = 0;
+  /// The pipeline area is still in use: until the top-level op after lastAsyncTopOp_, which first
+  /// drains the copies in flight (scratch after it may reuse the area's bytes).
+  bool pipelineLive_ = false;
   size_t lastAsyncTopOp_ = 0; ///< index in f.body of the last top-level op using async buffers
   /// A barrier since the last op that may have read shared memory (set by an async load in a
   /// loop, which needs one before refilling a slot; cleared by other ops: Emitter::emitOp).

@@ -1,5 +1,6 @@
 // Reductions (tl.reduce, tl.sum, tl.max ...): within threads, across lanes by shuffles, across warps through shared memory.
 #include "Emitter.h"
+#include "tle/Transforms/Scratch.h"
 
 #include <algorithm>
 
@@ -140,32 +141,8 @@ Emitter::ReducePartials Emitter::reduceWithinWarps(const ir::Op &op) {
         a = combineOrdered(op, upper, a, shuffledAll(a, 1 << i));
     }
   // Step 3 (reduceAcrossWarps) combines over the warp bits that move along the axis.
-  p.warpBits = reduceWarpBits(L, op.axis());
+  p.warpBits = transforms::reduceWarpBits(L, op.axis());
   return p;
-}
-
-std::vector<int> Emitter::reduceWarpBits(const ir::Layout &l, int axis) {
-  std::vector<int> bits;
-  for (size_t i = 0; i < l.warp.size(); ++i)
-    if (l.warp[i][static_cast<size_t>(axis)] != 0)
-      bits.push_back(static_cast<int>(i));
-  return bits;
-}
-
-int64_t Emitter::reducePartialsBytes(const ReducePartials &p, std::vector<int64_t> *base) const {
-  int64_t outElems = 1;
-  for (int64_t d : p.S.shape)
-    outElems *= d;
-  const int64_t W = int64_t{1} << p.warpBits.size();
-  int64_t total = 0;
-  for (const ir::Value *x : p.op->operands) {
-    int64_t eb = ir::storageBytes(x->type.dtype());
-    total = (total + eb - 1) / eb * eb;
-    if (base)
-      base->push_back(total);
-    total += outElems * W * eb;
-  }
-  return total;
 }
 
 void Emitter::reduceAcrossWarps(std::vector<ReducePartials> &parts) {
@@ -182,7 +159,7 @@ void Emitter::reduceAcrossWarps(std::vector<ReducePartials> &parts) {
   for (size_t q = 0; q < parts.size(); ++q) {
     ReducePartials &p = parts[q];
     std::vector<int64_t> base;
-    int64_t bytes = reducePartialsBytes(p, &base);
+    int64_t bytes = transforms::reducePartialsBytes(*p.op, p.warpBits.size(), &base);
     total = (total + 15) / 16 * 16;
     for (int64_t &b : base)
       b += total;
@@ -195,7 +172,7 @@ void Emitter::reduceAcrossWarps(std::vector<ReducePartials> &parts) {
     for (size_t j = 0; j < p.acc.size(); ++j)
       rg.slots.push_back(p.S.rank() ? linearize(coord(p.S, static_cast<int>(j)), p.S.shape) : B.getInt32(0));
   }
-  reserveShared(total);
+  assertScratchFits(total);
   auto at = [&](size_t q, size_t k, llvm::Value *idx) {
     unsigned eb = ir::storageBytes(parts[q].op->operands[k]->type.dtype());
     return smemPtr(B.CreateAdd(B.CreateMul(idx, B.getInt32(eb)), B.getInt32(static_cast<uint32_t>(regions[q].base[k]))));
@@ -278,46 +255,16 @@ void Emitter::reduceAcrossWarps(std::vector<ReducePartials> &parts) {
   }
 }
 
-std::vector<const ir::Op *> Emitter::reduceBatch(const ir::Op &op, const ReducePartials &first) const {
+std::vector<const ir::Op *> Emitter::reduceBatch(const ir::Op &op) const {
   // Later reduces of the same block whose operands are all defined before `op` can be computed
   // here instead (a reduce has no side effects); those that also combine across warps share
-  // `op`'s exchange. Not where a carried wgmma group is still pending: its wait is placed
-  // before the first op that reads the accumulators, which a moved reduce would skip.
-  std::vector<const ir::Op *> batch;
-  if (first.warpBits.empty() || !op.parent || op.parent != curBlock_ || !pendingWgmma_.empty())
-    return batch;
-  const ir::Block &blk = *op.parent;
-  std::set<const ir::Op *> before; // the ops of the block ahead of `op`
-  auto it = blk.ops.begin();
-  for (; it != blk.ops.end() && it->get() != &op; ++it)
-    before.insert(it->get());
-  auto definedBefore = [&](const ir::Value *x) {
-    // A block argument or a value of an enclosing block is visible throughout the block.
-    return !x->def || x->def->parent != &blk || before.count(x->def);
-  };
-  // The batch's shared memory stays small: its regions are laid out side by side.
-  int64_t total = reducePartialsBytes(first, nullptr);
-  const int64_t limit = std::max<int64_t>(total, 4096);
-  for (++it; it != blk.ops.end(); ++it) {
-    const ir::Op &o = **it;
-    if (o.kind != OpKind::Reduce || batchedReduces_.count(&o))
-      continue;
-    const ir::Value *in = o.operands[0];
-    if (!in->type.isTile() || !in->layout)
-      continue;
-    std::vector<int> warpBits = reduceWarpBits(*in->layout, o.axis());
-    if (warpBits.empty())
-      continue; // no exchange to share
-    if (!std::all_of(o.operands.begin(), o.operands.end(), [&](const ir::Value *x) { return definedBefore(x) && !isAsync(x); }))
-      continue;
-    ReducePartials probe{&o, ir::sliceLayout(*in->layout, static_cast<unsigned>(o.axis())), std::move(warpBits), {}};
-    int64_t bytes = (total + 15) / 16 * 16 + reducePartialsBytes(probe, nullptr);
-    if (bytes > limit)
-      continue;
-    total = bytes;
-    batch.push_back(&o);
-  }
-  return batch;
+  // `op`'s exchange, within the scratch allocate-shared placed (transforms::reduceBatch). Not
+  // where a carried wgmma group is still pending: its wait is placed before the first op that
+  // reads the accumulators, which a moved reduce would skip.
+  if (!op.parent || op.parent != curBlock_ || !pendingWgmma_.empty())
+    return {};
+  int64_t total = 0;
+  return transforms::reduceBatch(op, batchedReduces_, asyncOf_, sharedBytes_ - scratchBase_, total);
 }
 
 void Emitter::emitReduce(const ir::Op &op) {
@@ -326,7 +273,7 @@ void Emitter::emitReduce(const ir::Op &op) {
     // Independent reduces later in the block join this one's exchange through shared memory:
     // one pair of barriers for all of them instead of a pair each (layernorm backward's two
     // row sums; a label-smoothed cross-entropy's sum of logits beside its maximum).
-    for (const ir::Op *o : reduceBatch(op, parts[0])) {
+    for (const ir::Op *o : reduceBatch(op)) {
       batchedReduces_.insert(o);
       parts.push_back(reduceWithinWarps(*o));
     }

@@ -3,6 +3,7 @@
 // (registers, shuffles, one barrier per warp bit), or as a Hillis-Steele scan in shared memory
 // for layouts that mix dims.
 #include "Emitter.h"
+#include "tle/Transforms/Scratch.h"
 
 #include <map>
 #include <optional>
@@ -62,7 +63,7 @@ void Emitter::emitShapeOp(const ir::Op &op) {
     return;
   case OpKind::Reshape: {
     // The row-major linear index of an element is the same before and after.
-    reserveShared(op.result()->type.numElements() * ir::storageBytes(op.result()->type.dtype()));
+    assertScratchFits(op.result()->type.numElements() * ir::storageBytes(op.result()->type.dtype()));
     barrier();
     storeToShared(op.operands[0], 1, 0);
     barrier();
@@ -71,7 +72,7 @@ void Emitter::emitShapeOp(const ir::Op &op) {
   }
   case OpKind::Cat: {
     int64_t n = op.operands[0]->type.numElements();
-    reserveShared(2 * n * ir::storageBytes(op.result()->type.dtype()));
+    assertScratchFits(2 * n * ir::storageBytes(op.result()->type.dtype()));
     barrier();
     storeToShared(op.operands[0], 1, 0);
     storeToShared(op.operands[1], 1, n);
@@ -80,7 +81,7 @@ void Emitter::emitShapeOp(const ir::Op &op) {
     return;
   }
   case OpKind::Join: {
-    reserveShared(op.result()->type.numElements() * ir::storageBytes(op.result()->type.dtype()));
+    assertScratchFits(op.result()->type.numElements() * ir::storageBytes(op.result()->type.dtype()));
     barrier();
     storeToShared(op.operands[0], 2, 0);
     storeToShared(op.operands[1], 2, 1);
@@ -92,7 +93,7 @@ void Emitter::emitShapeOp(const ir::Op &op) {
     // Stored by row-major index; each result element reads the mirrored position along `axis`.
     const ir::Value *res = op.result();
     unsigned eb = ir::storageBytes(res->type.dtype());
-    reserveShared(res->type.numElements() * eb);
+    assertScratchFits(res->type.numElements() * eb);
     barrier();
     storeToShared(op.operands[0], 1, 0);
     barrier();
@@ -113,7 +114,7 @@ void Emitter::emitShapeOp(const ir::Op &op) {
     return;
   }
   case OpKind::Split: {
-    reserveShared(op.operands[0]->type.numElements() * ir::storageBytes(op.operands[0]->type.dtype()));
+    assertScratchFits(op.operands[0]->type.numElements() * ir::storageBytes(op.operands[0]->type.dtype()));
     barrier();
     storeToShared(op.operands[0], 1, 0);
     barrier();
@@ -126,52 +127,8 @@ void Emitter::emitShapeOp(const ir::Op &op) {
   }
 }
 
-namespace {
-
-/// Which register, lane or warp bit of a layout holds each bit of the index along `axis`.
-struct AxisBit {
-  char kind; ///< 'r' register, 'l' lane, 'w' warp
-  int bit;
-};
-
-/// The owner of every bit of the index along `axis` (length `len`, a power of two), when each
-/// basis that moves along `axis` moves along it alone by a distinct power of two; nullopt
-/// otherwise (then the scan goes through shared memory).
-std::optional<std::vector<AxisBit>> axisBitOwners(const ir::Layout &l, unsigned axis, int64_t len) {
-  if (len < 1 || (len & (len - 1)) != 0)
-    return std::nullopt;
-  int nbits = 0;
-  while ((int64_t(1) << nbits) < len)
-    ++nbits;
-  std::vector<AxisBit> owner(nbits, AxisBit{0, -1});
-  auto visit = [&](const std::vector<ir::Layout::Basis> &bases, char kind) {
-    for (size_t i = 0; i < bases.size(); ++i) {
-      int64_t a = bases[i][axis];
-      if (a == 0)
-        continue;
-      for (unsigned d = 0; d < bases[i].size(); ++d)
-        if (d != axis && bases[i][d] != 0)
-          return false;
-      if (a < 0 || (a & (a - 1)) != 0)
-        return false;
-      int k = 0;
-      while ((int64_t(1) << k) < a)
-        ++k;
-      if (k >= nbits || owner[k].bit >= 0)
-        return false;
-      owner[k] = AxisBit{kind, static_cast<int>(i)};
-    }
-    return true;
-  };
-  if (!visit(l.reg, 'r') || !visit(l.lane, 'l') || !visit(l.warp, 'w'))
-    return std::nullopt;
-  for (const AxisBit &o : owner)
-    if (o.bit < 0)
-      return std::nullopt;
-  return owner;
-}
-
-} // namespace
+using transforms::AxisBit;
+using transforms::axisBitOwners;
 
 bool Emitter::emitScanByBits(const ir::Op &op) {
   // Inclusive scan over the bits of the index along the axis, lowest first. After bit k every
@@ -240,7 +197,7 @@ bool Emitter::emitScanByBits(const ir::Op &op) {
     regionBytes += perThreadSlots * ir::storageBytes(op.operands[k]->type.dtype());
   }
   if (maxReps)
-    reserveShared(2 * regionBytes);
+    assertScratchFits(2 * regionBytes);
   int warpRound = 0;
   for (const AxisBit &o : *owners) {
     if (o.kind == 'r') {
@@ -341,7 +298,7 @@ void Emitter::emitScan(const ir::Op &op) {
     opOffset[k] = total;
     total += in->type.numElements() * eb;
   }
-  reserveShared(total);
+  assertScratchFits(total);
   std::vector<Vals> vals(static_cast<size_t>(l.numRegs()), Vals(nops));
   for (size_t k = 0; k < nops; ++k) {
     const auto &src = regs(op.operands[k]);

@@ -24,9 +24,10 @@ void Emitter::emitTmaStore(const ir::Op &op, int map) {
   TmaStaging st;
   if (inLoop) {
     st = staging->second;
+    scratchBase_ = 0; // its own staging area, at st.offset of the pipeline area
     tmaStoresPending_ = true;
   } else { // scratch space for the whole tile
-    reserveShared(rows * cols * eb);
+    assertScratchFits(rows * cols * eb);
     st.bytes = rows * cols * eb;
     st.boxes = static_cast<int>(boxes);
   }

@@ -89,7 +89,7 @@ void Emitter::emitWgmma(const ir::Op &op) {
   if (restage)
     waitAsyncOperands(op, /*asyncProxy=*/true);
   if (staging) {
-    reserveShared(staging);
+    assertScratchFits(staging);
     if (!restage)
       barrier(); // earlier readers of the staging area are done
     for (unsigned k = 0; k < 2; ++k) {
