@@ -44,9 +44,15 @@ int64_t sharedMemoryLimit(const std::string &arch);
 /// whose live range meets its own, so a kernel whose buffers all live to the end
 /// gets them one after another, as declared. Reuse is safe because insert-barriers (which runs
 /// after this pass) orders every shared-memory access after a conflicting one by a CTA barrier,
-/// whichever buffer the two belong to. Sets f.sharedBytes to the end of the last buffer rounded
-/// up to 1024 (so that the areas the backend places after them keep wgmma's swizzle alignment), or
-/// 0 without buffers.
+/// whichever buffer the two belong to.
+///
+/// After the buffers (their end rounded up to 1024, so that the swizzled areas after them stay
+/// aligned) come the areas the backend lays out: the pipeline area (f.pipelineOffset,
+/// f.pipelineBytes from transforms::pipeline), then each op's scratch (transforms::scratchNeeds;
+/// the op's sharedOffset): at the pipeline area's end while a pipeline class is live
+/// (lastPipelineTopOp), at its start after that; scratch areas of different ops share bytes (the
+/// backend orders each op's scratch accesses after earlier ones by a barrier). On IR without
+/// layouts only the buffers are placed. Sets f.sharedBytes to the kernel's total.
 ///
 /// Errors (reported to `diags` at the alloc that does not fit, with the total and the limit; the
 /// pass then places nothing more): the buffers need more than sharedMemoryLimit(f.arch) bytes at
