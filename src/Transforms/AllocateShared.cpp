@@ -18,10 +18,12 @@ namespace {
 
 /// A buffer's live range in top-level op indices, both ends included.
 struct LiveRange {
-  ir::Op *alloc = nullptr;
+  ir::Op *alloc = nullptr; ///< null for an area the backend lays out (the pipeline area, scratch)
   size_t first = 0, last = 0;
   int64_t bytes = 0;
   int64_t align = 16; ///< 1024 for a buffer a TMA copy names (ir::OpKind::TmaLoad)
+  int64_t offset = -1; ///< where it was placed
+  std::vector<ir::Op *> users; ///< a scratch area: the ops whose scratch it is
 };
 
 /// Bytes no buffer may reach: a buffer's size saturates here, so that offsets and ends computed
@@ -47,6 +49,9 @@ size_t topIndex(const ir::Function &f, const ir::Op &op, const std::map<const ir
 struct Derived {
   std::set<const ir::Value *> values;
   bool escapes = false;
+  /// Other CTAs of the cluster access it: from their start, which may come before this CTA
+  /// allocates it (its bytes must hold nothing else at any time).
+  bool cluster = false;
 };
 
 /// Propagates "derived from the buffer" forward to a fixpoint: results of ops with a derived
@@ -64,7 +69,7 @@ Derived deriveFrom(ir::Function &f, const ir::Op &alloc) {
       if (!derivedOperand)
         return;
       if (op.kind == OpKind::RemotePtr || (op.kind == OpKind::MbarrierArrive && op.operands.size() > 1))
-        d.escapes = true; // other CTAs of the cluster access it
+        d.escapes = d.cluster = true; // other CTAs of the cluster access it
       if (op.kind == OpKind::Store && op.operands.size() > 1 && d.values.count(op.operands[1]))
         d.escapes = true; // the pointer itself stored as a value
       if ((op.kind == OpKind::Yield || op.kind == OpKind::Condition) && op.parent && op.parent->parent) {
@@ -147,18 +152,21 @@ LiveRange liveRange(ir::Function &f, ir::Op &alloc, const std::map<const ir::Op 
     r.last = f.body.ops.size() - 1;
   if (d.escapes)
     r.last = f.body.ops.size() - 1;
+  if (d.cluster)
+    r.first = 0;
   return r;
 }
 
 int64_t alignUp(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
-/// Places the areas the backend lays out after the kernel's buffers, which end at `userEnd`:
-/// the pipeline area (Function::pipelineBytes) at userEnd, and every op's scratch
-/// (scratchNeeds) at the area's end while a pipeline class is live, at userEnd after the last
-/// top-level op that uses one; scratch areas of different ops share bytes (the backend puts a
-/// barrier before each op's first write). Sets f.pipelineOffset and each op's sharedOffset;
-/// returns the kernel's shared bytes. Without layouts (tile-stage IR) only the buffers count.
-int64_t placeBackendAreas(ir::Function &f, const std::map<const ir::Op *, size_t> &top, int64_t userEnd) {
+/// Appends to `ranges` the areas the backend lays out (none on IR without layouts): the
+/// pipeline area (Function::pipelineBytes), live from the kernel's start (its mbarriers are
+/// initialised there) to the last top-level op that uses a pipeline class, and per top-level op
+/// one scratch area for the ops in it (scratchNeeds; the largest need, they run one after
+/// another), live at that op (a TMA store's staging to the end of the kernel: its bulk copy reads
+/// it until the kernel ends). Clears the scratch offsets of an earlier run. Returns the pipeline
+/// area's range, or null.
+LiveRange *backendAreas(ir::Function &f, const std::map<const ir::Op *, size_t> &top, std::vector<LiveRange> &ranges) {
   bool layouts = true;
   ir::walk(f.body, [&](ir::Op &op) {
     if (op.kind != OpKind::LocalAlloc)
@@ -166,19 +174,42 @@ int64_t placeBackendAreas(ir::Function &f, const std::map<const ir::Op *, size_t
     for (auto &r : op.results)
       layouts &= !r->type.isTile() || r->layout != nullptr;
   });
-  f.pipelineOffset = userEnd;
   if (!layouts)
-    return userEnd;
+    return nullptr;
   std::map<const ir::Value *, int> async = pipelineValues(f);
-  size_t lastPipelined = lastPipelineTopOp(f, async);
-  int64_t end = userEnd + f.pipelineBytes;
-  for (auto &[op, need] : scratchNeeds(f, async)) {
-    bool pipelineLive = f.pipelineBytes > 0 && topIndex(f, *op, top) <= lastPipelined;
-    int64_t at = alignUp(userEnd + (pipelineLive ? f.pipelineBytes : 0), need.align);
-    const_cast<ir::Op *>(op)->sharedOffset = at;
-    end = std::max(end, at + need.bytes);
+  const size_t end = f.body.ops.empty() ? 0 : f.body.ops.size() - 1;
+  size_t pipelineRange = SIZE_MAX;
+  if (f.pipelineBytes > 0) {
+    LiveRange r;
+    r.last = lastPipelineTopOp(f, async);
+    r.bytes = f.pipelineBytes;
+    r.align = 1024; // swizzled slots and staging areas
+    pipelineRange = ranges.size();
+    ranges.push_back(r);
   }
-  return end;
+  std::map<size_t, size_t> scratchOf; // top-level op -> its range
+  std::map<const ir::Op *, ScratchNeed> needs = scratchNeeds(f, async);
+  std::vector<std::pair<ir::Op *, ScratchNeed>> inOrder; // program order (offsets must not depend on addresses)
+  ir::walk(f.body, [&](ir::Op &op) {
+    if (auto it = needs.find(&op); it != needs.end())
+      inOrder.push_back({&op, it->second});
+  });
+  for (auto &[op, need] : inOrder) {
+    size_t at = topIndex(f, *op, top);
+    auto [it, fresh] = scratchOf.try_emplace(at, ranges.size());
+    if (fresh) {
+      LiveRange r;
+      r.first = r.last = at;
+      ranges.push_back(r);
+    }
+    LiveRange &r = ranges[it->second];
+    r.bytes = std::max(r.bytes, need.bytes);
+    r.align = std::max(r.align, need.align);
+    if (op->kind == OpKind::Store)
+      r.last = end;
+    r.users.push_back(op);
+  }
+  return pipelineRange == SIZE_MAX ? nullptr : &ranges[pipelineRange];
 }
 
 } // namespace
@@ -193,14 +224,15 @@ SharedAllocation allocateShared(ir::Function &f, DiagnosticEngine *diags) {
     if (op.kind == OpKind::LocalAlloc)
       ranges.push_back(liveRange(f, op, top));
   });
+  const size_t buffers = ranges.size();
+  LiveRange *pipelineArea = backendAreas(f, top, ranges);
   SharedAllocation out;
   int64_t limit = sharedMemoryLimit(f.arch), end = 0;
   std::vector<const LiveRange *> placed;
-  for (const LiveRange &r : ranges) {
-    // The lowest aligned offset past every placed buffer it would overlap while both are live.
+  for (LiveRange &r : ranges) {
+    // The lowest aligned offset past every placed range it would overlap while both are live.
     auto overlaps = [&](const LiveRange *p, int64_t at) {
-      int64_t pOff = p->alloc->sharedOffset;
-      return at < pOff + alignUp(p->bytes, 16) && pOff < at + alignUp(r.bytes, 16);
+      return at < p->offset + alignUp(p->bytes, 16) && p->offset < at + alignUp(r.bytes, 16);
     };
     auto live = [&](const LiveRange *p) { return p->first <= r.last && r.first <= p->last; };
     int64_t at = 0;
@@ -208,12 +240,12 @@ SharedAllocation allocateShared(ir::Function &f, DiagnosticEngine *diags) {
       moved = false;
       for (const LiveRange *p : placed)
         if (live(p) && overlaps(p, at)) {
-          at = alignUp(p->alloc->sharedOffset + alignUp(p->bytes, 16), r.align);
+          at = alignUp(p->offset + alignUp(p->bytes, 16), r.align);
           moved = true;
         }
     }
     bool reuse = std::any_of(placed.begin(), placed.end(), [&](const LiveRange *p) { return overlaps(p, at); });
-    if (r.bytes > limit - at) {
+    if (r.bytes > limit - at && r.alloc) {
       std::string need = r.bytes >= kHugeBytes ? "more than " + std::to_string(kHugeBytes) : std::to_string(at + r.bytes);
       if (diags)
         diags->error(r.alloc->loc, "shared buffers need " + need +
@@ -222,14 +254,22 @@ SharedAllocation allocateShared(ir::Function &f, DiagnosticEngine *diags) {
                                        " allows per block; use smaller buffers");
       break;
     }
-    r.alloc->sharedOffset = at;
+    // The backend's areas past the limit are reported with the kernel's total (the backend).
+    r.offset = at;
+    if (r.alloc)
+      r.alloc->sharedOffset = at;
+    for (ir::Op *u : r.users)
+      u->sharedOffset = at;
     placed.push_back(&r);
-    end = std::max(end, at + alignUp(r.bytes, 16));
-    ++out.buffers;
-    out.reused += reuse;
+    end = std::max(end, at + (r.alloc ? alignUp(r.bytes, 16) : r.bytes));
+    if (r.alloc) {
+      ++out.buffers;
+      out.reused += reuse;
+    }
   }
-  out.bytes = end ? alignUp(end, 1024) : 0;
-  f.sharedBytes = placeBackendAreas(f, top, out.bytes);
+  f.pipelineOffset = pipelineArea ? std::max<int64_t>(pipelineArea->offset, 0) : 0;
+  out.bytes = end;
+  f.sharedBytes = buffers > 0 ? alignUp(end, 1024) : end;
   return out;
 }
 

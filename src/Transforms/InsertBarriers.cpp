@@ -1,10 +1,14 @@
 // insert-barriers: CTA barriers between conflicting shared-memory accesses and the cluster exit
 // protocol, as explicit ops (see InsertBarriers.h).
 #include "tle/Transforms/InsertBarriers.h"
+#include "tle/Transforms/Pipeline.h"
+#include "tle/Transforms/Scratch.h"
 
 #include <algorithm>
 #include <iterator>
+#include <map>
 #include <optional>
+#include <set>
 
 namespace tle::transforms {
 
@@ -77,13 +81,63 @@ struct Pending {
   bool any() const { return read || write || atomic; }
 };
 
+/// The top-level ops of `f` in which the backend reads shared memory it laid out that shares
+/// bytes with one of the kernel's buffers (allocate-shared places them by liveness): an op with
+/// such a scratch area (Op::sharedOffset, transforms::scratchNeeds), or one that uses a value in
+/// pipeline slots or holds a TMA store's staging area when the pipeline area is such.
+std::set<const ir::Op *> backendReaders(ir::Function &f) {
+  std::map<const ir::Value *, int> async = pipelineValues(f);
+  std::vector<std::pair<int64_t, int64_t>> buffers; // [begin, end) of each placed buffer
+  ir::walk(f.body, [&](ir::Op &o) {
+    if (o.kind == OpKind::LocalAlloc && o.sharedOffset >= 0)
+      buffers.push_back({o.sharedOffset, o.sharedOffset + ir::numElements(o.allocShape()) *
+                                                             ir::storageBytes(o.result()->type.elem.pointee)});
+  });
+  auto sharesBytes = [&](int64_t at, int64_t bytes) {
+    return std::any_of(buffers.begin(), buffers.end(),
+                       [&](auto b) { return at < b.second && b.first < at + bytes; });
+  };
+  if (buffers.empty())
+    return {};
+  std::map<const ir::Op *, ScratchNeed> needs = scratchNeeds(f, async);
+  const bool pipelineShares = f.pipelineBytes > 0 && sharesBytes(f.pipelineOffset, f.pipelineBytes);
+  std::set<const ir::Op *> tops;
+  for (auto &top : f.body.ops) {
+    bool reads = false;
+    auto visit = [&](ir::Op &o) {
+      auto need = needs.find(&o);
+      reads |= o.kind != OpKind::LocalAlloc && o.sharedOffset >= 0 && need != needs.end() &&
+               sharesBytes(o.sharedOffset, need->second.bytes);
+      if (!pipelineShares)
+        return;
+      reads |= o.kind == OpKind::Store && o.tmaStaging() >= 0;
+      for (const ir::Value *v : o.operands)
+        reads |= async.count(v) > 0;
+    };
+    visit(*top);
+    for (auto &r : top->regions)
+      ir::walk(*r, visit);
+    if (reads)
+      tops.insert(top.get());
+  }
+  return tops;
+}
+
 class Inserter {
 public:
-  explicit Inserter(BarrierInsertion &out) : out_(out) {}
+  Inserter(BarrierInsertion &out, ir::Function &f) : out_(out), body_(&f.body), backendReaders_(backendReaders(f)) {}
 
   void block(ir::Block &b) {
     for (auto it = b.ops.begin(); it != b.ops.end(); ++it) {
       ir::Op &op = **it;
+      // The backend's own scratch and pipeline slots share bytes with the kernel's buffers
+      // across top-level ops (allocate-shared): its reads there are pending after the op (it
+      // orders its writes after earlier accesses itself, with a barrier of its own).
+      struct ReadsAfter {
+        Pending &p;
+        bool on;
+        ~ReadsAfter() { p.read |= on; }
+      } after{p_, &b == body_ && backendReaders_.count(&op) > 0};
       // A named barrier of part of the CTA's threads (threads=) does not order the others.
       if ((op.kind == OpKind::Barrier && op.sync.threads == 0) || op.kind == OpKind::ClusterBarrier) {
         p_ = {};
@@ -212,6 +266,8 @@ private:
   }
 
   BarrierInsertion &out_;
+  const ir::Block *body_;
+  std::set<const ir::Op *> backendReaders_;
   Pending p_;
   bool unfenced_ = false; ///< generic-proxy shared writes since the last fence.proxy.async
 };
@@ -318,7 +374,7 @@ bool insertClusterEntry(ir::Function &f) {
 
 BarrierInsertion insertBarriers(ir::Function &f) {
   BarrierInsertion out;
-  Inserter(out).block(f.body);
+  Inserter(out, f).block(f.body);
   out.clusterEntry = insertClusterEntry(f);
   out.clusterExit = insertClusterExit(f);
   return out;

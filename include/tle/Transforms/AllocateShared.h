@@ -36,7 +36,9 @@ int64_t sharedMemoryLimit(const std::string &arch);
 /// names it) lives to the end unless an mbarrier_inval names it (PTX ISA §9.7.13.15: its bytes
 /// may be used otherwise only after mbarrier.inval). A buffer is live to the
 /// end of the kernel when its pointer escapes what the analysis sees: shared with the cluster
-/// (RemotePtr: other CTAs may access it until they exit) or stored to memory as a value.
+/// (RemotePtr: other CTAs may access it until they exit) or stored to memory as a value; one
+/// shared with the cluster is live from the kernel's start as well (other CTAs may write it
+/// as soon as they pass the cluster entry barrier, before this CTA reaches its alloc).
 ///
 /// Buffers are placed in program order, each at the lowest 16-byte aligned offset (1024-byte for
 /// a swizzled buffer, LocalAlloc's swizzle, and one a tma_load or tma_store names: the swizzle

@@ -5,6 +5,7 @@
 #include "Emitter.h"
 #include "tle/Transforms/DotLowering.h"
 #include "tle/Transforms/Pipeline.h"
+#include "tle/Transforms/Scratch.h"
 #include "tle/Transforms/TensorMaps.h"
 
 #include <llvm/IR/InlineAsm.h>
@@ -74,6 +75,7 @@ void Emitter::loadPipelines() {
   // area at userBytes_, the ops' scratch areas (each op's sharedOffset).
   sharedBytes_ = f.sharedBytes - userBytes_;
   pipelineLive_ = f.pipelineBytes > 0;
+  scratchNeeds_ = transforms::scratchNeeds(f, asyncOf_);
   // The last top-level op whose region or operands touch an async value, or that holds a TMA
   // store with its own staging area (its copies read it until the loop is over): the scratch
   // area, which starts at 0 after it, must not overlap a staging area still being read.

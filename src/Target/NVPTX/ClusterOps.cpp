@@ -44,7 +44,7 @@ void Emitter::emitClusterWait(SourceLoc loc) {
 }
 
 void Emitter::emitLocalAlloc(const ir::Op &op) {
-  if (op.sharedOffset < 0 || op.sharedOffset >= userBytes_)
+  if (op.sharedOffset < 0 || op.sharedOffset >= f.sharedBytes)
     diags.fatal(op.loc, "internal error: shared buffer not placed by allocate-shared");
   smemRaw(B.getInt32(0)); // creates the shared buffer's symbol
   vals_[op.result()] = {B.CreateGEP(B.getInt8Ty(), smem_, B.getInt32(static_cast<uint32_t>(op.sharedOffset)))};

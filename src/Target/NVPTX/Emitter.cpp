@@ -214,10 +214,9 @@ std::vector<llvm::Value *> Emitter::regsIn(const ir::Value *v, const ir::Layout 
 }
 
 void Emitter::assertScratchFits(int64_t bytes) {
-  if (scratchBase_ < 0 || scratchBase_ + bytes > sharedBytes_)
-    diags.fatal(f.loc, "internal error: an op needs " + std::to_string(bytes) + " bytes of scratch at " +
-                           std::to_string(scratchBase_) + ", beyond the " + std::to_string(sharedBytes_) +
-                           " bytes allocate-shared placed after the kernel's buffers");
+  if (bytes > scratchRoom_)
+    diags.fatal(f.loc, "internal error: an op lays out " + std::to_string(bytes) + " bytes of scratch where "
+                           "allocate-shared placed " + std::to_string(std::max<int64_t>(scratchRoom_, 0)));
 }
 
 llvm::Value *Emitter::smemPtr(llvm::Value *byteOffset) {
@@ -366,8 +365,11 @@ void Emitter::emitOp(const ir::Op &op) {
   // An op lowered through shared memory works in the scratch area allocate-shared gave it.
   // Others have none (-1: assertScratchFits refuses any use); an op of a region (a combine)
   // leaves its parent's as it found it.
-  const int64_t parentScratch = scratchBase_;
-  scratchBase_ = op.kind != OpKind::LocalAlloc && op.sharedOffset >= 0 ? op.sharedOffset - userBytes_ : -1;
+  const int64_t parentScratch = scratchBase_, parentRoom = scratchRoom_;
+  bool scratch = op.kind != OpKind::LocalAlloc && op.sharedOffset >= 0;
+  scratchBase_ = scratch ? op.sharedOffset - userBytes_ : 0;
+  auto need = scratchNeeds_.find(&op);
+  scratchRoom_ = scratch && need != scratchNeeds_.end() ? need->second.bytes : -1;
   // A prefetched value held in private shared-memory slots stands in as its registers for the
   // ops that read it (the loop's yield and the loop itself carry its slot index).
   std::vector<std::pair<const ir::Value *, std::vector<llvm::Value *>>> swapped;
@@ -399,6 +401,7 @@ void Emitter::emitOp(const ir::Op &op) {
     privateActive_.erase(v);
   }
   scratchBase_ = parentScratch;
+  scratchRoom_ = parentRoom;
 }
 
 void Emitter::emitOpImpl(const ir::Op &op) {

@@ -5,6 +5,7 @@
 #include "tle/IR/Layout.h"
 #include "tle/Support/Diagnostics.h"
 #include "tle/Transforms/AxisInfo.h"
+#include "tle/Transforms/Scratch.h"
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
@@ -56,7 +57,7 @@ public:
   // Shared memory: one dynamic buffer; every use is barrier, write, barrier, read.
   llvm::Value *smemPtr(llvm::Value *byteOffset);
   /// The op being emitted lays out `bytes` of scratch from scratchBase_: they must lie within
-  /// what allocate-shared placed (transforms::scratchNeeds); an internal error otherwise.
+  /// what allocate-shared placed for it (scratchRoom_); an internal error otherwise.
   void assertScratchFits(int64_t bytes);
   /// Pointer into the whole shared buffer, below the scratch area smemPtr() hands out.
   llvm::Value *smemRaw(llvm::Value *byteOffset);
@@ -479,9 +480,11 @@ private:
   std::set<const ir::Value *> used_; ///< values some op reads
   std::map<const ir::Value *, int> asyncOf_;   ///< value -> index into buffers_
   std::vector<AsyncBuffer> buffers_;
-  /// Where smemPtr's scratch area starts, from userBytes_: the scratch offset allocate-shared
-  /// gave the op being emitted (Op::sharedOffset).
-  int64_t scratchBase_ = 0;
+  /// Where smemPtr's scratch area starts, from userBytes_ (it may be below: allocate-shared
+  /// places scratch wherever the bytes are free): the scratch offset of the op being emitted
+  /// (Op::sharedOffset); and the bytes it may use there (its transforms::scratchNeeds; -1: none).
+  int64_t scratchBase_ = 0, scratchRoom_ = -1;
+  std::map<const ir::Op *, transforms::ScratchNeed> scratchNeeds_;
   /// The pipeline area is still in use: until the top-level op after lastAsyncTopOp_, which first
   /// drains the copies in flight (scratch after it may reuse the area's bytes).
   bool pipelineLive_ = false;

@@ -264,7 +264,7 @@ std::vector<const ir::Op *> Emitter::reduceBatch(const ir::Op &op) const {
   if (!op.parent || op.parent != curBlock_ || !pendingWgmma_.empty())
     return {};
   int64_t total = 0;
-  return transforms::reduceBatch(op, batchedReduces_, asyncOf_, sharedBytes_ - scratchBase_, total);
+  return transforms::reduceBatch(op, batchedReduces_, asyncOf_, scratchRoom_, total);
 }
 
 void Emitter::emitReduce(const ir::Op &op) {
