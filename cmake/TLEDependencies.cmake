@@ -1,6 +1,10 @@
 # Finds TLE's dependencies: Debian 12 packages (see scripts/setup.sh) and, optionally, the CUDA toolkit.
 
 if(TLE_BUILD_COMPILER)
+  # LLVM's package looks for optional libraries of tools TLE does not link (the line editor, the
+  # debuginfod client) and reports each one missing; they stay unused, so skip the search.
+  set(CMAKE_DISABLE_FIND_PACKAGE_LibEdit ON)
+  set(CMAKE_DISABLE_FIND_PACKAGE_CURL ON)
   find_package(LLVM 19.1 REQUIRED CONFIG HINTS /usr/lib/llvm-19/lib/cmake/llvm)
   message(STATUS "LLVM ${LLVM_PACKAGE_VERSION} from ${LLVM_DIR}")
   find_package(antlr4-runtime REQUIRED CONFIG)

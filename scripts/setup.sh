@@ -6,7 +6,8 @@
 #                                            with libFuzzer, then stops before configuring)
 # Environment: TLE_BUILD_DIR (default: <repo>/build), TLE_JOBS (default: all cores),
 #              CUDAToolkit_ROOT (default: /usr/local/cuda when it exists; the toolkit is optional),
-#              TLE_CMAKE_ARGS (extra arguments for the CMake configure step).
+#              TLE_CMAKE_ARGS (extra arguments for the CMake configure step),
+#              TLE_BUILD_TARGETS (build only these targets, e.g. "tlec tle-run"; default: everything).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -80,7 +81,14 @@ fi
 say "configuring $BUILD_DIR"
 cmake "${CMAKE_ARGS[@]}"
 
-# --- 3. Build everything (compiler, runtime, tests, and every example for sm_80 and sm_90a).
-say "building with $JOBS jobs"
-cmake --build "$BUILD_DIR" -j "$JOBS"
+# --- 3. Build everything (compiler, runtime, tests, and every example for sm_80 and sm_90a), or
+# only TLE_BUILD_TARGETS.
+if [[ -n "${TLE_BUILD_TARGETS:-}" ]]; then
+  read -r -a targets <<<"$TLE_BUILD_TARGETS"
+  say "building ${targets[*]} with $JOBS jobs"
+  cmake --build "$BUILD_DIR" -j "$JOBS" --target "${targets[@]}"
+else
+  say "building everything with $JOBS jobs"
+  cmake --build "$BUILD_DIR" -j "$JOBS"
+fi
 say "build finished: $BUILD_DIR"
