@@ -66,6 +66,10 @@ std::vector<LaunchFacts::EqualToOne> equalToOneParams(const CompileOptions &o, c
       ++index;
       continue;
     }
+    if (e.kind == sema::SignatureEntry::Kind::TensorDesc) { // base, a shape and a stride per dim but the last
+      index += 2 * e.blockShape.size();
+      continue;
+    }
     if (e.kind == sema::SignatureEntry::Kind::Runtime && e.specializedToOne)
       out.push_back({n, e.type.str(), index++});
   }

@@ -149,6 +149,11 @@ public:
   /// constants made by the compiler) or computed at `at` itself.
   void noteDefinition(std::vector<Note> &notes, const ir::Value *v, const std::string &what, SourceLoc at) const;
 
+  /// A kernel parameter given as a host tensor descriptor (`tensordesc<fp16[64, 64]>` in the
+  /// signature): adds its runtime parameters (NAME_base, NAME_shape<d>, NAME_stride<d> but the
+  /// last) and returns the descriptor built from them, as tl.make_tensor_descriptor does.
+  SVal bindHostDescriptor(const ast::Param &p, const SignatureEntry &e);
+
   // --- Statements (Specialize.cpp; loops in Loops.cpp)
   //
   // `return`, `break` and `continue` set control-flow flags in the environment (the hidden names

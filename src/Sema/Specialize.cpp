@@ -70,11 +70,67 @@ bool isConstexprFnDecorator(const ast::Expr *d) {
   return false;
 }
 
+namespace {
+
+/// The next ',' at `from` or after that is outside brackets ([] and <>), or npos.
+size_t nextSeparator(const std::string &text, size_t from) {
+  int depth = 0;
+  for (size_t i = from; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '[' || c == '<')
+      ++depth;
+    else if ((c == ']' || c == '>') && depth > 0)
+      --depth;
+    else if (c == ',' && depth == 0)
+      return i;
+  }
+  return std::string::npos;
+}
+
+/// Parses `tensordesc<DTYPE[B0, B1, ...]>` into `e`; "" or why not.
+std::string parseTensorDesc(const std::string &item, SignatureEntry &e) {
+  std::string body = trim(item.substr(std::string("tensordesc<").size()));
+  if (body.empty() || body.back() != '>')
+    return "expected tensordesc<DTYPE[B0, B1, ...]>";
+  body = trim(body.substr(0, body.size() - 1));
+  size_t open = body.find('['), close = body.rfind(']');
+  if (open == std::string::npos || close == std::string::npos || close < open)
+    return "expected tensordesc<DTYPE[B0, B1, ...]>";
+  if (!trim(body.substr(close + 1)).empty())
+    return "a layout after the block shape is not supported (Gluon's shared layouts)";
+  auto dt = ir::parseDType(trim(body.substr(0, open)));
+  if (!dt)
+    return "unknown element type '" + trim(body.substr(0, open)) + "'";
+  e.kind = SignatureEntry::Kind::TensorDesc;
+  e.type = ir::ScalarType{*dt};
+  std::string dims = body.substr(open + 1, close - open - 1);
+  for (size_t at = 0; at <= dims.size();) {
+    size_t comma = dims.find(',', at);
+    std::string d = trim(dims.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    at = comma == std::string::npos ? dims.size() + 1 : comma + 1;
+    size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(d, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (d.empty() || used != d.size() || v <= 0 || (v & (v - 1)) != 0)
+      return "block dimension '" + d + "' is not a power of two";
+    e.blockShape.push_back(v);
+  }
+  if (e.blockShape.empty() || e.blockShape.size() > 5)
+    return "a tensor descriptor has 1 to 5 block dimensions";
+  return "";
+}
+
+} // namespace
+
 std::optional<std::vector<SignatureEntry>> parseSignature(const std::string &text, DiagnosticEngine &diags) {
   std::vector<SignatureEntry> out;
   size_t start = 0;
   while (start <= text.size()) {
-    size_t comma = text.find(',', start);
+    size_t comma = nextSeparator(text, start);
     std::string item = trim(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
     start = comma == std::string::npos ? text.size() + 1 : comma + 1;
     if (item.empty()) {
@@ -84,6 +140,14 @@ std::optional<std::vector<SignatureEntry>> parseSignature(const std::string &tex
       return std::nullopt;
     }
     SignatureEntry e;
+    if (item.rfind("tensordesc<", 0) == 0) {
+      if (std::string why = parseTensorDesc(item, e); !why.empty()) {
+        diags.error({}, "signature entry '" + item + "': " + why);
+        return std::nullopt;
+      }
+      out.push_back(e);
+      continue;
+    }
     std::string ty = item, hint;
     if (auto colon = item.find(':'); colon != std::string::npos) {
       ty = trim(item.substr(0, colon));
@@ -272,6 +336,10 @@ std::unique_ptr<ir::Function> Specializer::run() {
       if (annotatedConstexpr)
         fail(p.loc, "parameter '" + p.name + "' is annotated tl.constexpr but the signature gives it the runtime type " +
                         e.type.str());
+      if (e.kind == SignatureEntry::Kind::TensorDesc) {
+        env[p.name] = bindHostDescriptor(p, e);
+        continue;
+      }
       if (e.specializedToOne) {
         env[p.name] = SVal::integer(1);
         fn->constexprs.push_back({p.name, "1"});
@@ -343,6 +411,30 @@ std::unique_ptr<ir::Function> Specializer::run() {
   b->setInsertionPointToEnd(&fn->body);
   b->create(ir::OpKind::Return, kernel->loc(), {}, {});
   return std::move(fn);
+}
+
+SVal Specializer::bindHostDescriptor(const ast::Param &p, const SignatureEntry &e) {
+  // The descriptor's parts are runtime parameters: NAME_base (16-byte aligned), NAME_shape0..,
+  // and NAME_stride0.. for all but the last dim (whose stride is 1, as Triton's host
+  // TensorDescriptor requires), each stride a multiple of 16 elements; in the kernel it is the
+  // descriptor tl.make_tensor_descriptor builds from them.
+  size_t rank = e.blockShape.size();
+  auto addParam = [&](const std::string &name, ir::ScalarType t, int64_t divisibility) {
+    fn->params.push_back({name, t, divisibility, p.loc});
+    return SVal::tensor(fn->body.addArg(ir::Type(t), name));
+  };
+  SourceLoc loc = p.loc;
+  SVal base = addParam(p.name + "_base", ir::ScalarType::ptrTo(e.type.dtype), 16);
+  std::vector<SVal> shape, strides, block;
+  for (size_t d = 0; d < rank; ++d)
+    shape.push_back(addParam(p.name + "_shape" + std::to_string(d), ir::ScalarType{ir::DType::I32}, 1));
+  for (size_t d = 0; d + 1 < rank; ++d)
+    strides.push_back(addParam(p.name + "_stride" + std::to_string(d), ir::ScalarType{ir::DType::I64}, 16));
+  strides.push_back(SVal::integer(1));
+  for (int64_t b : e.blockShape)
+    block.push_back(SVal::integer(b));
+  CallArgs args{loc, {{loc, base}, {loc, SVal::tuple(shape)}, {loc, SVal::tuple(strides)}, {loc, SVal::tuple(block)}}, {}};
+  return callBuiltin("tl.make_tensor_descriptor", args);
 }
 
 // ---------------------------------------------------------------------------------------------

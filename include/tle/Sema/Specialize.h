@@ -17,8 +17,11 @@ namespace tle::sema {
 
 /// One entry of Triton's AOT signature string, e.g. `*fp32:16`, `i32`, `i32:1`, `1024`.
 struct SignatureEntry {
-  enum class Kind { Runtime, Constexpr } kind = Kind::Runtime;
-  ir::ScalarType type;        ///< Runtime: the parameter type
+  /// TensorDesc: a host tensor descriptor, `tensordesc<fp16[64, 64]>` (Triton's AOT spelling of
+  /// a `TensorDescriptor` argument): `type` is its element dtype, `blockShape` its block.
+  enum class Kind { Runtime, Constexpr, TensorDesc } kind = Kind::Runtime;
+  ir::ScalarType type;        ///< Runtime: the parameter type; TensorDesc: the element dtype
+  std::vector<int64_t> blockShape; ///< TensorDesc: the block shape (1 to 5 dims)
   int64_t divisibility = 1;   ///< Runtime: the `:16` hint (bytes for pointers, value for ints)
   bool specializedToOne = false; ///< Runtime integer with `:1`: the value is the constant 1
   std::string constexprText;  ///< Constexpr: the literal as written (int, float, True/False, dtype)
