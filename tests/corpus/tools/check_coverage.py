@@ -98,6 +98,13 @@ class FileInfo:
         with open(path, encoding="utf-8") as f:
             self.tree = ast.parse(f.read(), filename=path)
         self.jit = {n.name: n for n in self.tree.body if isinstance(n, ast.FunctionDef) and is_jit(n)}
+        # `kernel = triton.jit(fn, ...)`: the decorator applied as a call to a module function
+        plain = {n.name: n for n in self.tree.body if isinstance(n, ast.FunctionDef)}
+        for n in self.tree.body:
+            if (isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+                    and isinstance(n.value, ast.Call) and (dotted(n.value.func) or "").split(".")[-1] == "jit"
+                    and n.value.args and isinstance(n.value.args[0], ast.Name) and n.value.args[0].id in plain):
+                self.jit[n.targets[0].id] = plain[n.value.args[0].id]
         self.globals = set()
         for n in self.tree.body:
             if isinstance(n, ast.Assign):
