@@ -671,50 +671,39 @@ private:
     expect("[");
     while (!is("]")) {
       PipelineBuffer b;
+      int64_t slots = 1, elemBytes = 2, swizzle = 0, tma = -1, copy = 16;
+      const std::map<std::string, int64_t *> ints = {
+          {"offset", &b.base}, {"slots", &slots},   {"slot_bytes", &b.slotBytes}, {"elem_bytes", &elemBytes},
+          {"swizzle", &swizzle}, {"ld", &b.ld},      {"tma", &tma},               {"barriers", &b.barBase},
+          {"copy", &copy}};
+      const std::map<std::string, bool *> flags = {
+          {"dynamic", &b.dynamicFills}, {"restaged", &b.restaged}, {"private", &b.privateSlots}};
       expect("{");
       while (!is("}")) {
         SourceLoc at = tok_.loc;
         std::string k = expectIdentAny();
-        if (k == "dynamic" || k == "restaged" || k == "private") {
-          (k == "dynamic" ? b.dynamicFills : k == "restaged" ? b.restaged : b.privateSlots) = true;
+        if (flags.count(k)) {
+          *flags.at(k) = true;
         } else if (k == "tile") {
           expect("=");
           std::vector<int64_t> t = intList();
           if (t.size() != 2)
             diags_.fatal(at, "a pipeline's tile is [rows, cols]");
           b.rows = t[0], b.cols = t[1];
-        } else {
+        } else if (ints.count(k)) {
           expect("=");
-          int64_t v = number();
-          auto small = [&]() {
-            if (v < 0 || v > std::numeric_limits<int>::max())
-              diags_.fatal(at, "pipeline field '" + k + "' out of range: " + std::to_string(v));
-            return static_cast<int>(v);
-          };
-          if (k == "offset")
-            b.base = v;
-          else if (k == "slots")
-            b.slots = small();
-          else if (k == "slot_bytes")
-            b.slotBytes = v;
-          else if (k == "elem_bytes")
-            b.elemBytes = static_cast<unsigned>(small());
-          else if (k == "swizzle")
-            b.swizzle = small();
-          else if (k == "ld")
-            b.ld = v;
-          else if (k == "tma")
-            b.tmaMap = small();
-          else if (k == "barriers")
-            b.barBase = v;
-          else if (k == "copy")
-            b.copyBytes = small();
-          else
-            diags_.fatal(at, "unknown pipeline field '" + k + "'");
+          *ints.at(k) = number();
+        } else {
+          diags_.fatal(at, "unknown pipeline field '" + k + "'");
         }
         if (!accept(","))
           break;
       }
+      for (int64_t v : {slots, elemBytes, swizzle, tma, copy})
+        if (v < -1 || v > std::numeric_limits<int>::max())
+          fail("a pipeline field is out of range: " + std::to_string(v));
+      b.slots = int(slots), b.elemBytes = unsigned(elemBytes), b.swizzle = int(swizzle), b.tmaMap = int(tma);
+      b.copyBytes = int(copy);
       expect("}");
       f.pipelines.push_back(b);
       if (!accept(","))

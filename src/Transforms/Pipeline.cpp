@@ -592,12 +592,14 @@ void pipeline(ir::Function &f, DiagnosticEngine *diags) { Planner(f, diags).run(
 std::map<const ir::Value *, int> pipelineValues(const ir::Function &f, std::set<const ir::Value *> *transposed) {
   CarryClasses classes(f);
   std::map<const ir::Value *, int> out;
+  // Marks naming no class of f.pipelines (hand-written text) are ignored.
+  auto named = [&](const ir::Op &op) { return op.pipeline() >= 0 && size_t(op.pipeline()) < f.pipelines.size(); };
   for (const ir::Op *l : classes.tileLoads)
-    if (l->pipeline() >= 0)
+    if (named(*l))
       for (const ir::Value *v : classes.members.at(classes.find(l->result())))
         out[v] = l->pipeline();
   ir::walk(const_cast<ir::Block &>(f.body), [&](ir::Op &op) {
-    if (op.kind == OpKind::Permute && op.pipeline() >= 0) {
+    if (op.kind == OpKind::Permute && named(op)) {
       out[op.result()] = op.pipeline();
       if (transposed)
         transposed->insert(op.result());

@@ -242,10 +242,15 @@ int64_t scanFallbackBytes(const ir::Op &scan) {
 
 std::map<const ir::Op *, ScratchNeed> scratchNeeds(const ir::Function &f, const std::map<const ir::Value *, int> &async) {
   std::set<const ir::Value *> used;
+  bool layouts = true;
   ir::walk(const_cast<ir::Block &>(f.body), [&](ir::Op &op) {
     for (const ir::Value *v : op.operands)
       used.insert(v);
+    for (auto &r : op.results)
+      layouts &= !r->type.isTile() || r->layout != nullptr;
   });
+  if (!layouts)
+    return {}; // tile-stage IR: the backend's lowerings are not chosen yet
   std::map<const ir::Op *, ScratchNeed> needs;
   std::set<const ir::Op *> batched;
   ir::walk(const_cast<ir::Block &>(f.body), [&](ir::Op &op) {

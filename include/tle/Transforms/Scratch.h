@@ -52,8 +52,8 @@ struct ScratchNeed {
   int64_t bytes = 0;
   int64_t align = 16; ///< 1024 for swizzled areas (wgmma operand staging, TMA-store staging)
 };
-/// Every op of `f` that needs scratch while it runs, with its need. `async` are the values in
-/// pipeline slots (pipelineValues), `transposed` their tl.trans views.
+/// Every op of `f` that needs scratch while it runs, with its need; none on IR without layouts.
+/// `async` are the values in pipeline slots (pipelineValues).
 std::map<const ir::Op *, ScratchNeed> scratchNeeds(const ir::Function &f, const std::map<const ir::Value *, int> &async);
 
 /// The index of the last top-level op of `f` that touches a pipeline class's values (operands
