@@ -79,23 +79,7 @@ void Emitter::loadPipelines() {
   // The last top-level op whose region or operands touch an async value, or that holds a TMA
   // store with its own staging area (its copies read it until the loop is over): the scratch
   // area, which starts at 0 after it, must not overlap a staging area still being read.
-  size_t idx = 0;
-  for (auto &top : f.body.ops) {
-    bool uses = false;
-    auto visit = [&](ir::Op &o) {
-      for (const ir::Value *v : o.operands)
-        uses |= isAsync(v);
-      for (auto &r : o.results)
-        uses |= isAsync(r.get());
-      uses |= tmaStaging_.count(&o) != 0;
-    };
-    visit(*top);
-    for (auto &r : top->regions)
-      ir::walk(*r, visit);
-    if (uses)
-      lastAsyncTopOp_ = idx;
-    ++idx;
-  }
+  lastAsyncTopOp_ = transforms::lastPipelineTopOp(f, asyncOf_);
 }
 
 llvm::Value *Emitter::privateCopyBase(const AsyncBuffer &buf, llvm::Value *slot) {
