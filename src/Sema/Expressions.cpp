@@ -694,6 +694,18 @@ SVal Specializer::subscript(const ast::SubscriptExpr *e, Env &env) {
       fail(e->indices[0]->loc(), "tuple index " + std::to_string(idx.i) + " out of range");
     return base.elts[i];
   }
+  if (base.kind == SVal::Kind::Dict) { // a compile-time dict (e.g. @triton.heuristics' args)
+    if (e->indices.size() != 1)
+      fail(e->loc(), "a dict takes one key");
+    SVal key = eval(e->indices[0], env);
+    std::string keys;
+    for (size_t j = 0; j + 1 < base.elts.size(); j += 2) {
+      if (base.elts[j].describe() == key.describe())
+        return base.elts[j + 1];
+      keys += (keys.empty() ? "" : ", ") + base.elts[j].describe();
+    }
+    fail(e->indices[0]->loc(), "no key " + key.describe() + " in the dict (keys: " + (keys.empty() ? "none" : keys) + ")");
+  }
   if (!base.isTensor())
     fail(e->loc(), base.describe() + " is not subscriptable");
   ir::Value *v = base.v;

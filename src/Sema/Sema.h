@@ -127,6 +127,22 @@ public:
   Specializer(const ast::Module &m, const SpecializeOptions &o, DiagnosticEngine &d);
   std::unique_ptr<ir::Function> run();
 
+  // --- @triton.heuristics (Heuristics.cpp)
+  /// One entry of the kernel's @triton.heuristics({'NAME': lambda args: EXPR, ...}): the
+  /// constexpr parameter it sets and the lambda computing it.
+  struct Heuristic {
+    std::string param;
+    const ast::LambdaExpr *fn = nullptr;
+  };
+  /// The kernel's heuristics, in the decorator's order (Triton applies them in that order).
+  std::vector<Heuristic> kernelHeuristics(const ast::FunctionDef *kernel);
+  /// Sets each heuristic's parameter that `pending` holds (no -D, signature or default gave it)
+  /// by evaluating its lambda on a dict of the compile-time parameter values in `env`, as
+  /// Triton's JIT does with the call's arguments; the result is a constexpr of the kernel. A
+  /// lambda that reads a runtime parameter is an error asking for the value.
+  void applyHeuristics(const std::vector<Heuristic> &heuristics, const std::set<std::string> &pending,
+                       const ast::FunctionDef *kernel, Env &env);
+
   // --- Diagnostics
   /// A note attached to an error: where something it names comes from.
   struct Note {

@@ -268,21 +268,28 @@ std::unique_ptr<ir::Function> Specializer::run() {
   fn->numWarps = opts.numWarps;
   b = std::make_unique<ir::Builder>(&fn->body);
 
-  // Parameter binding.
+  // Parameter binding. @triton.heuristics' parameters, when nothing else gives them, are set after
+  // the others, from their values (Heuristics.cpp).
+  std::vector<Heuristic> heuristics = kernelHeuristics(kernel);
+  std::set<std::string> heuristic, pending;
+  for (const Heuristic &h : heuristics)
+    heuristic.insert(h.param);
+  auto givenElsewhere = [&](const std::string &name) { return opts.defines.count(name) || heuristic.count(name); };
   std::optional<std::vector<SignatureEntry>> sig;
   if (opts.signature) {
     sig = parseSignature(*opts.signature, diags);
     if (!sig)
       throw CompileAborted();
-    // The signature lists every parameter, or every parameter that -D does not give.
+    // The signature lists every parameter, or every parameter that -D and @triton.heuristics do
+    // not give.
     size_t defined = 0;
     for (auto &p : kernel->params)
-      defined += opts.defines.count(p.name);
+      defined += givenElsewhere(p.name);
     if (sig->size() == kernel->params.size() - defined && defined > 0) {
       std::vector<SignatureEntry> full;
       size_t next = 0;
       for (auto &p : kernel->params) {
-        if (opts.defines.count(p.name)) {
+        if (givenElsewhere(p.name)) { // an empty constexpr: -D or the heuristic gives it
           SignatureEntry e;
           e.kind = SignatureEntry::Kind::Constexpr;
           full.push_back(e);
@@ -294,7 +301,7 @@ std::unique_ptr<ir::Function> Specializer::run() {
     } else if (sig->size() != kernel->params.size()) {
       fail(kernel->loc(), "signature has " + std::to_string(sig->size()) + " entries but kernel '" + kernel->name +
                             "' has " + std::to_string(kernel->params.size()) + " parameters" +
-                            (defined ? " (" + std::to_string(defined) + " given by -D)" : ""));
+                            (defined ? " (" + std::to_string(defined) + " given by -D or @triton.heuristics)" : ""));
     }
   }
   std::set<std::string> usedDefines;
@@ -329,6 +336,10 @@ std::unique_ptr<ir::Function> Specializer::run() {
     }
     if (sig) {
       const SignatureEntry &e = (*sig)[i];
+      if (e.kind == SignatureEntry::Kind::Constexpr && e.constexprText.empty() && heuristic.count(p.name)) {
+        pending.insert(p.name);
+        continue;
+      }
       if (e.kind == SignatureEntry::Kind::Constexpr) {
         bindConst(e.constexprText, "from the signature");
         continue;
@@ -348,6 +359,10 @@ std::unique_ptr<ir::Function> Specializer::run() {
       ir::Param param{p.name, e.type, e.divisibility, p.loc};
       fn->params.push_back(param);
       env[p.name] = SVal::tensor(fn->body.addArg(ir::Type(e.type), p.name));
+      continue;
+    }
+    if (heuristic.count(p.name)) { // @triton.heuristics overrides a default, as in Triton
+      pending.insert(p.name);
       continue;
     }
     // No signature: the annotation decides.
@@ -399,6 +414,7 @@ std::unique_ptr<ir::Function> Specializer::run() {
     fn->params.push_back({p.name, t, 1, p.loc});
     env[p.name] = SVal::tensor(fn->body.addArg(ir::Type(t), p.name));
   }
+  applyHeuristics(heuristics, pending, kernel, env);
   for (auto &[k, v] : opts.defines)
     if (!usedDefines.count(k))
       fail({}, "-D " + k + "=" + v + ": kernel '" + kernel->name + "' has no parameter named '" + k + "'");
