@@ -382,7 +382,7 @@ public:
   int pythonDepth = 0;
   bool truthy(const SVal &v, SourceLoc loc);
 
-  // --- Tensors and types (Expressions.cpp)
+  // --- Tensors and types (Tensors.cpp; checkScalarOperand in Expressions.cpp, castWithRounding in Math.cpp)
   /// Materialises a constexpr number as an IR scalar with Triton's literal typing.
   ir::Value *toTensor(const SVal &v, SourceLoc loc);
   ir::Value *toTensorOfType(const SVal &v, ir::DType t, SourceLoc loc);
@@ -542,6 +542,10 @@ bool isJitDecorator(const ast::Expr *d);
 /// Whether a decorator is `@triton.constexpr_function` / `@tl.constexpr_function` /
 /// `@constexpr_function`.
 bool isConstexprFnDecorator(const ast::Expr *d);
+
+/// Parses a constexpr value from the command line (-D, signature literals): int, float,
+/// True/False, None, a quoted string or a dtype name; empty when the text is none of these.
+std::optional<SVal> parseConstexprText(const std::string &t);
 
 /// The libdevice functions TLE lowers (`libdevice.NAME`, `tl.math.NAME`), with their arity.
 const std::map<std::string, int> &libdeviceArities();

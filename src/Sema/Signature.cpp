@@ -1,0 +1,181 @@
+// Kernel signature text (-s, string annotations) and command-line constexpr values (-D) parsing.
+#include "Sema.h"
+
+#include <cctype>
+
+namespace tle::sema {
+
+namespace {
+
+std::string trim(std::string s) {
+  auto ws = [](unsigned char c) { return std::isspace(c) != 0; };
+  while (!s.empty() && ws(s.back()))
+    s.pop_back();
+  size_t i = 0;
+  while (i < s.size() && ws(s[i]))
+    ++i;
+  return s.substr(i);
+}
+
+} // namespace
+
+/// Parses a constexpr literal from the command line: int, float, True/False, or a dtype name.
+std::optional<SVal> parseConstexprText(const std::string &t) {
+  if (t == "True" || t == "true")
+    return SVal::boolean(true);
+  if (t == "False" || t == "false")
+    return SVal::boolean(false);
+  if (t == "None")
+    return SVal::none();
+  if (auto d = ir::parseDType(t))
+    return SVal::dtypeOf(ir::ScalarType{*d});
+  if (t.empty())
+    return std::nullopt;
+  if (t.size() >= 2 && (t.front() == '"' || t.front() == '\'') && t.back() == t.front()) // a string
+    return SVal::str(t.substr(1, t.size() - 2));
+  try {
+    size_t pos = 0;
+    long long v = std::stoll(t, &pos, 0);
+    if (pos == t.size())
+      return SVal::integer(v);
+    double d = std::stod(t, &pos);
+    if (pos == t.size())
+      return SVal::real(d);
+  } catch (...) {
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+/// The next ',' at `from` or after that is outside brackets ([] and <>), or npos.
+size_t nextSeparator(const std::string &text, size_t from) {
+  int depth = 0;
+  for (size_t i = from; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '[' || c == '<')
+      ++depth;
+    else if ((c == ']' || c == '>') && depth > 0)
+      --depth;
+    else if (c == ',' && depth == 0)
+      return i;
+  }
+  return std::string::npos;
+}
+
+/// Parses `tensordesc<DTYPE[B0, B1, ...]>` into `e`; "" or why not.
+std::string parseTensorDesc(const std::string &item, SignatureEntry &e) {
+  std::string body = trim(item.substr(std::string("tensordesc<").size()));
+  if (body.empty() || body.back() != '>')
+    return "expected tensordesc<DTYPE[B0, B1, ...]>";
+  body = trim(body.substr(0, body.size() - 1));
+  size_t open = body.find('['), close = body.rfind(']');
+  if (open == std::string::npos || close == std::string::npos || close < open)
+    return "expected tensordesc<DTYPE[B0, B1, ...]>";
+  if (!trim(body.substr(close + 1)).empty())
+    return "a layout after the block shape is not supported (Gluon's shared layouts)";
+  auto dt = ir::parseDType(trim(body.substr(0, open)));
+  if (!dt)
+    return "unknown element type '" + trim(body.substr(0, open)) + "'";
+  e.kind = SignatureEntry::Kind::TensorDesc;
+  e.type = ir::ScalarType{*dt};
+  std::string dims = body.substr(open + 1, close - open - 1);
+  for (size_t at = 0; at <= dims.size();) {
+    size_t comma = dims.find(',', at);
+    std::string d = trim(dims.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    at = comma == std::string::npos ? dims.size() + 1 : comma + 1;
+    size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(d, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (d.empty() || used != d.size() || v <= 0 || (v & (v - 1)) != 0)
+      return "block dimension '" + d + "' is not a power of two";
+    e.blockShape.push_back(v);
+  }
+  if (e.blockShape.empty() || e.blockShape.size() > 5)
+    return "a tensor descriptor has 1 to 5 block dimensions";
+  return "";
+}
+
+} // namespace
+
+std::optional<std::vector<SignatureEntry>> parseSignature(const std::string &text, DiagnosticEngine &diags) {
+  std::vector<SignatureEntry> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = nextSeparator(text, start);
+    std::string item = trim(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    start = comma == std::string::npos ? text.size() + 1 : comma + 1;
+    if (item.empty()) {
+      if (comma == std::string::npos && !out.empty())
+        break; // trailing comma
+      diags.error({}, "empty entry in signature '" + text + "'");
+      return std::nullopt;
+    }
+    SignatureEntry e;
+    if (item.rfind("tensordesc<", 0) == 0) {
+      if (std::string why = parseTensorDesc(item, e); !why.empty()) {
+        diags.error({}, "signature entry '" + item + "': " + why);
+        return std::nullopt;
+      }
+      out.push_back(e);
+      continue;
+    }
+    std::string ty = item, hint;
+    if (auto colon = item.find(':'); colon != std::string::npos) {
+      ty = trim(item.substr(0, colon));
+      hint = trim(item.substr(colon + 1));
+    }
+    bool ptr = !ty.empty() && ty[0] == '*';
+    std::string base = ptr ? ty.substr(1) : ty;
+    if (ptr && !base.empty() && base[0] == 'k') // *kfp32: const pointer
+      base = base.substr(1);
+    auto dt = ir::parseDTypeName(base); // the command lines' vocabulary: fp16, f16, float16, ...
+    if (!dt && !ptr && hint.empty()) {
+      auto c = parseConstexprText(item);
+      if (!c || c->kind == SVal::Kind::DType) {
+        diags.error({}, "signature entry '" + item + "' is neither a type (e.g. *fp32:16, i32) nor a constexpr literal");
+        return std::nullopt;
+      }
+      e.kind = SignatureEntry::Kind::Constexpr;
+      e.constexprText = item;
+      out.push_back(e);
+      continue;
+    }
+    if (!dt && (base == "fp8e4b15" || base == "fp8e4b8" || base == "fp8e5b16")) {
+      diags.error({}, "type '" + base + "' in signature entry '" + item +
+                          "' is not supported: TLE targets NVIDIA GPUs, whose fp8 types are fp8e4nv and fp8e5");
+      return std::nullopt;
+    }
+    if (!dt) {
+      diags.error({}, "unknown type '" + base + "' in signature entry '" + item +
+                          "' (expected one of i1 i8 i16 i32 i64 u8 u16 u32 u64 fp8e4nv fp8e5 fp16 bf16 fp32 fp64, or "
+                          "f16 f32 f64, float16 float32 float64 bfloat16, int8..int64, uint8..uint64, bool)");
+      return std::nullopt;
+    }
+    if (!ptr && ir::isFP8(*dt)) {
+      diags.error({}, "signature entry '" + item + "': an fp8 scalar parameter is not supported; pass fp8 data "
+                                                   "through a pointer (*" + base + ") or the value as fp16/fp32");
+      return std::nullopt;
+    }
+    e.type = ptr ? ir::ScalarType::ptrTo(*dt) : ir::ScalarType{*dt};
+    if (!hint.empty()) {
+      if (hint == "16") {
+        e.divisibility = 16;
+      } else if (hint == "1" && !ptr && ir::isInteger(*dt)) {
+        e.specializedToOne = true;
+      } else {
+        diags.error({}, "unsupported hint ':" + hint + "' in signature entry '" + item +
+                            "' (':16' for divisibility, ':1' for an integer equal to 1)");
+        return std::nullopt;
+      }
+    }
+    out.push_back(e);
+  }
+  return out;
+}
+
+} // namespace tle::sema
