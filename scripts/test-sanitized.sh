@@ -41,8 +41,8 @@ cmake "${CMAKE_ARGS[@]}" >/dev/null
 # the examples with the sanitized tlec).
 # Everything the runtime.* tests run: the mock drivers (tle-runtime-mock-tests depends on both), the
 # stress test and the engine example (run against the mock driver).
-TARGETS=(tlec tle-link tle-run tle-unit-tests tle-runtime-tests tle-runtime-mock-tests tle-mock-cuda tle-gpu-tests
-         tle-conformance tle-runtime-stress tle-engine)
+TARGETS=(tlec tle-link tle-run tle-inspect tle-unit-tests tle-runtime-tests tle-runtime-mock-tests tle-mock-cuda
+         tle-gpu-tests tle-conformance tle-runtime-stress tle-engine tle-bench-launch)
 say "building ${TARGETS[*]} with $JOBS jobs"
 cmake --build "$BUILD_DIR" -j "$JOBS" --target "${TARGETS[@]}"
 say "build took $((SECONDS - start)) s"
