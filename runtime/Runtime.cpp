@@ -872,6 +872,10 @@ void Kernel::launchChecked(Grid grid, Stream &stream, void **args, size_t numArg
 void Kernel::launchOnHandle(Grid grid, void *stream, void **args, size_t numArgs) const {
   for (size_t i = 0; i < numArgs; ++i)
     checkArgValue(info_, i, args[i]);
+  // The device's context is current from here: cuTensorMapEncodeTiled needs one too (without
+  // it the driver answers CUDA_ERROR_INVALID_CONTEXT to a caller with no context of its own).
+  const Device &dev = module_->device;
+  detail::ScopedContext scope(dev.state_->context);
   // TMA descriptors built from the arguments go after them (KernelInfo::tensorMaps).
   std::vector<TensorMap> maps;
   std::vector<void *> withMaps;
@@ -890,8 +894,6 @@ void Kernel::launchOnHandle(Grid grid, void *stream, void **args, size_t numArgs
     throw ArgumentError(fmt::format("{}: grid ({}, {}, {}) is invalid: each dimension must be at "
                                     "least 1, x at most 2^31-1, y and z at most 65535",
                                     info_.name, grid.x, grid.y, grid.z));
-  const Device &dev = module_->device;
-  detail::ScopedContext scope(dev.state_->context);
   const Api &a = api();
   auto fn = static_cast<CUfunction>(function_);
   auto s = static_cast<CUstream>(stream);
