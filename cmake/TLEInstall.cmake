@@ -1,4 +1,4 @@
-# Install rules and the CMake package: `cmake --install` puts tlec, tle-run, tle-link, tle-inspect, tle-bench, libtle_rt, its headers, TLEConfig.cmake, tle_rt.pc, the driver test double, man pages and bash completions under the prefix.
+# Install rules and the CMake package: `cmake --install` puts tlec, tle-run, tle-link, tle-inspect, tle-bench, libtle_rt, its headers, TLEConfig.cmake, tle_rt.pc, the driver test double, the PyTorch bridge (python/tle), man pages and bash completions under the prefix.
 #
 # A consumer then writes find_package(TLE) and tle_add_kernels(...) (cmake/TLEKernels.cmake);
 # docs/aot.md describes both. Included at the end of the top-level CMakeLists.txt.
@@ -37,6 +37,17 @@ install(EXPORT TLETargets NAMESPACE TLE:: DESTINATION ${TLE_INSTALL_CMAKEDIR})
 # The driver test double, for consumers' tests without a GPU (TLE_RT_CUDA_DRIVER=<it>): not a link
 # dependency of anything; TLEConfig.cmake names it TLE_MOCK_CUDA_DRIVER, tle_rt.pc mock_cuda_driver.
 install(TARGETS tle-mock-cuda LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/tle)
+
+# The PyTorch bridge: the pure-Python package python/tle under share/tle/python (PYTHONPATH), with
+# _install.py telling it where bin/tlec and libtle_rt are relative to itself.
+set(TLE_PYTHON_INSTALLDIR ${CMAKE_INSTALL_DATADIR}/tle/python)
+file(RELATIVE_PATH TLE_PY_TLEC "/prefix/${TLE_PYTHON_INSTALLDIR}/tle" "/prefix/${CMAKE_INSTALL_BINDIR}/tlec")
+file(RELATIVE_PATH TLE_PY_LIBTLE_RT "/prefix/${TLE_PYTHON_INSTALLDIR}/tle" "/prefix/${CMAKE_INSTALL_LIBDIR}/libtle_rt.so")
+file(RELATIVE_PATH TLE_PY_MOCK "/prefix/${TLE_PYTHON_INSTALLDIR}/tle" "/prefix/${CMAKE_INSTALL_LIBDIR}/tle/libtle-mock-cuda.so")
+configure_file(${PROJECT_SOURCE_DIR}/python/tle/_install.py.in ${PROJECT_BINARY_DIR}/python/_install.py @ONLY)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/tle DESTINATION ${TLE_PYTHON_INSTALLDIR}
+        FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
+install(FILES ${PROJECT_BINARY_DIR}/python/_install.py DESTINATION ${TLE_PYTHON_INSTALLDIR}/tle)
 
 # pkg-config: tle_rt.pc, relative to its own directory so that the prefix can move.
 file(RELATIVE_PATH TLE_PC_PREFIX_FROM_PCDIR "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")

@@ -24,7 +24,8 @@ run("installing TLE" ${CMAKE_COMMAND} --install "${TLE_BUILD_DIR}" --prefix "${P
 # The installed tree: every file the package promises, stripped, and its size (at most 60 MB).
 set(_tools tlec tle-run tle-link tle-inspect tle-bench)
 set(_expected "${LIBDIR}/pkgconfig/tle_rt.pc" "${LIBDIR}/tle/libtle-mock-cuda.so" "${LIBDIR}/libtle_rt.so"
-    "include/tle/Runtime/MockCuda.h" "share/doc/TLE/LICENSE" "share/doc/TLE/CHANGELOG.md")
+    "include/tle/Runtime/MockCuda.h" "share/doc/TLE/LICENSE" "share/doc/TLE/CHANGELOG.md"
+    "share/tle/python/tle/__init__.py" "share/tle/python/tle/_install.py")
 foreach(_t IN LISTS _tools)
   list(APPEND _expected "bin/${_t}" "share/man/man1/${_t}.1" "share/bash-completion/completions/${_t}")
 endforeach()
