@@ -41,9 +41,9 @@ class Case:
     """One example: kernel name, launch options, and a setup(torch) returning (args, constexprs,
     grid, outputs (list of tensors the kernel writes), reference (list of expected tensors), tol)."""
 
-    def __init__(self, example, kernel, setup, num_warps=4, num_stages=None):
+    def __init__(self, example, kernel, setup, num_warps=4, num_stages=None, sm90_only=False):
         self.example, self.kernel, self.setup = example, kernel, setup
-        self.num_warps, self.num_stages = num_warps, num_stages
+        self.num_warps, self.num_stages, self.sm90_only = num_warps, num_stages, sm90_only
 
 
 def _sms(torch):
@@ -179,13 +179,13 @@ CASES = [
     Case("matmul_epilogue", "matmul_kernel",
          lambda t: _matmul(t, 1000, 1024, 512, (128, 128, 64, 8), _persistent, bias=True)),
     Case("matmul_splitk_cluster", "matmul_kernel",
-         lambda t: _matmul(t, 64, 2048, 4096, (64, 128, 128, 2, "SPLIT_K"), lambda tiles, _: (tiles * 2,)), 4, 3),
+         lambda t: _matmul(t, 64, 2048, 4096, (64, 128, 128, 2, "SPLIT_K"), lambda tiles, _: (tiles * 2,)), 4, 3, True),
     Case("matmul_fp8", "matmul_kernel", matmul_fp8, 8),
     Case("matmul_tn", "matmul_tn_kernel", matmul_tn),
     Case("attention", "attn_fwd", attention, 8),
     Case("attention_tma", "attn_fwd", attention_tma, 8),
-    Case("softmax_cluster", "softmax_cluster", lambda t: _softmax_cluster(t, 4, 60000), 16),
-    Case("softmax_cluster_staged", "softmax_cluster_staged", lambda t: _softmax_cluster(t, 2, 65536), 16),
+    Case("softmax_cluster", "softmax_cluster", lambda t: _softmax_cluster(t, 4, 60000), 16, None, True),
+    Case("softmax_cluster_staged", "softmax_cluster_staged", lambda t: _softmax_cluster(t, 2, 65536), 16, None, True),
 ]
 
 
@@ -260,8 +260,15 @@ def main():
     print("bridge examples on %s (sm_%d%s), tlec %s" % (torch.cuda.get_device_name(), major * 10,
                                                          "a" if major >= 9 else "", os.environ["TLE_TLEC"]))
     failures = 0
+    missing = sorted({f[:-4] for f in os.listdir(EXAMPLES) if f.endswith(".tle")} - {c.example for c in CASES})
+    for example in missing if not only else ():
+        print("%-24s FAIL  no case in tests/gpu/bridge_examples.py" % example)
+        failures += 1
     for case in CASES:
         if only and case.example not in only:
+            continue
+        if case.sm90_only and major < 9:
+            print("%-24s SKIP  thread-block clusters need sm_90a" % case.example)
             continue
         try:
             ok, line = run_case(torch, tle, case, use_triton, cache_dir)

@@ -1,6 +1,7 @@
 """Stand-ins for device arrays in tests without a GPU or torch: host buffers exposing
 __cuda_array_interface__ or __dlpack__ (the driver test double takes host addresses as device memory)."""
 import ctypes
+import struct
 
 _CTYPES = {"<f4": ctypes.c_float, "<f8": ctypes.c_double, "<i4": ctypes.c_int32, "<i8": ctypes.c_int64,
            "|i1": ctypes.c_int8, "|u1": ctypes.c_uint8, "<f2": ctypes.c_uint16, "<u2": ctypes.c_uint16,
@@ -12,6 +13,8 @@ class FakeArray:
 
     def __init__(self, values, typestr="<f4", offset=0):
         ctype = _CTYPES[typestr]
+        if typestr == "<f2":  # half values stored as their bits
+            values = [struct.unpack("<H", struct.pack("<e", v))[0] for v in values]
         self.buf = (ctype * (len(values) + offset + 16))()
         self.base = ctypes.addressof(self.buf)
         pad = (-self.base) % 16 // ctypes.sizeof(ctype)
@@ -24,11 +27,30 @@ class FakeArray:
             "data": (self.base + self.start * ctypes.sizeof(ctype), False)}
 
     def values(self):
-        return list(self.buf[self.start:self.start + self.n])
+        raw = list(self.buf[self.start:self.start + self.n])
+        if self.__cuda_array_interface__["typestr"] == "<f2":
+            return [struct.unpack("<e", struct.pack("<H", v))[0] for v in raw]
+        return raw
 
 
-class _DLManagedTensor(ctypes.Structure):
-    pass
+class FakeTorchTensor:
+    """What the bridge reads of a torch.Tensor (its type's module starts with "torch"): dtype,
+    device (type, index) and data_ptr(); no memory behind it."""
+
+    __module__ = "torch.fake"
+
+    class _Device:
+        def __init__(self, type_, index):
+            self.type, self.index = type_, index
+
+        def __str__(self):
+            return "%s:%s" % (self.type, self.index)
+
+    def __init__(self, dtype, ptr=0x7f0000010000, device="cuda", index=0):
+        self.dtype, self._ptr, self.device = "torch." + dtype, ptr, FakeTorchTensor._Device(device, index)
+
+    def data_ptr(self):
+        return self._ptr
 
 
 class DLPackArray:

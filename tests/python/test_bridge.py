@@ -16,7 +16,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tle  # noqa: E402
-from fakes import DLPackArray, FakeArray  # noqa: E402
+from fakes import DLPackArray, FakeArray, FakeTorchTensor  # noqa: E402
 from tle import compiler, params  # noqa: E402
 
 EXAMPLES = os.environ.get("TLE_EXAMPLES", os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
@@ -130,6 +130,82 @@ class SignatureTest(TempDirTest):
         self.assertEqual([p.name for p in params.find_kernel(main, "inner").params], ["p", "q"])
         with self.assertRaisesRegex(ValueError, r"no @jit kernel named 'c'"):
             tle.jit(path, "c")
+
+
+class TorchPathTest(TempDirTest):
+    """torch.Tensor arguments, through a stand-in exposing what the bridge reads."""
+
+    def test_dtypes(self):
+        k = tle.jit(write(os.path.join(self.dir, "k.tle"), "import triton\n@triton.jit\ndef k(a, b, c, d, e, f):\n    pass\n"),
+                    cache_dir=self.cache)
+        args = [FakeTorchTensor(d) for d in ("bfloat16", "float8_e4m3fn", "float8_e5m2", "bool", "uint8", "int64")]
+        args[5]._ptr += 8
+        self.assertEqual(k.signature(*args)[0], "*bf16:16, *fp8e4nv:16, *fp8e5:16, *i1:16, *u8:16, *i64")
+        view = tle.array_view(FakeTorchTensor("float16", index=1))
+        self.assertEqual((view.dtype, view.device, view.kind), ("fp16", 1, "torch"))
+        with self.assertRaisesRegex(tle.ArgumentError, r"k: argument 'a': the tensor is on cpu:0; kernels take CUDA tensors"):
+            k.signature(FakeTorchTensor("float32", device="cpu"), *args[1:])
+        with self.assertRaisesRegex(tle.ArgumentError, r"k: argument 'a': torch dtype torch.complex64 has no tlec type"):
+            k.signature(FakeTorchTensor("complex64"), *args[1:])
+
+    def test_devices_must_agree(self):
+        spec = tle.jit(VECTOR_ADD, cache_dir=self.cache, output="ptx").specialize(
+            FakeTorchTensor("float32"), FakeTorchTensor("float32"), FakeTorchTensor("float32"), 64, BLOCK=64)
+        with self.assertRaisesRegex(tle.ArgumentError, r"the tensors are on different devices \(0, 1\)"):
+            tle.load(spec.module.path)[(1,)](FakeTorchTensor("float32"), FakeTorchTensor("float32", index=1),
+                                             FakeTorchTensor("float32"), 64)
+
+
+class ExampleSpecializationTest(TempDirTest):
+    """Every example specialised as tests/gpu/bridge_examples.py launches it on the GPU (dtypes,
+    alignment, the shapes' integers, constexprs) compiles for sm_90a, and its arguments pack."""
+
+    CASES = [
+        ("vector_add", "add_kernel", "f" * 3 + "|98431", {"BLOCK": 1024}, 4),
+        ("softmax", "softmax_kernel", "ff|781,781,1823,781", {"BLOCK_SIZE": 1024}, 4),
+        ("layernorm", "layer_norm_fwd", "f" * 6 + "|8192,8192,1e-5", {"BLOCK_SIZE": 1024}, 4),
+        ("matmul_fp8", "matmul_kernel", "88h|1024,1024,1024,1024,1,1024,1,1024,1",
+         dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=128, GROUP_M=8), 8),
+        ("matmul_tn", "matmul_tn_kernel", "iiI|1000,1024,512,512,1,512,1,1024,1",
+         dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8), 4),
+        ("attention", "attn_fwd", "hhhh|0.125," + ",".join(["262144,65536,64"] * 4) + ",4,1024",
+         dict(HEAD_DIM=64, BLOCK_M=128, BLOCK_N=64, CAUSAL=False), 8),
+        ("attention_tma", "attn_fwd", "hhhh|0.125,2,4,1024", dict(HEAD_DIM=64, BLOCK_M=128, BLOCK_N=64, CAUSAL=False), 8),
+        ("softmax_cluster", "softmax_cluster", "ff|60000,60000,60000", dict(BLOCK=16384, CLUSTER=4), 16),
+        ("softmax_cluster_staged", "softmax_cluster_staged", "ff|65536,65536,65536", dict(BLOCK=16384, CLUSTER=2), 16),
+    ]
+    MATMULS = [("matmul", (128, 128, 32, 8), 4, False), ("matmul_tma", (128, 256, 64, 8), 8, False),
+               ("matmul_decode", (16, 64, 128, 8), 4, False), ("matmul_persistent", (128, 128, 32, 8), 4, False),
+               ("matmul_persistent_tma", (128, 128, 64, 8), 4, False), ("matmul_persistent_ws", (128, 128, 64, 8), 4, False),
+               ("matmul_ws", (128, 256, 64, 8), 8, False), ("matmul_epilogue", (128, 128, 64, 8), 4, True),
+               ("matmul_splitk_cluster", (64, 128, 128, 2), 4, False)]
+    DTYPES = {"f": "float32", "h": "float16", "8": "float8_e4m3fn", "i": "int8", "I": "int32"}
+
+    def cases(self):
+        for ex, kernel, text, consts, warps in self.CASES:
+            tensors, scalars = text.split("|")
+            args = [FakeTorchTensor(self.DTYPES[c]) for c in tensors]
+            args += [float(v) if "." in v or "e" in v else int(v) for v in scalars.split(",")]
+            yield ex, kernel, args, consts, warps
+        for ex, blocks, warps, bias in self.MATMULS:
+            m, n, k = (16, 4096, 4096) if ex == "matmul_decode" else (64, 2048, 4096) if "splitk" in ex else (1000, 1024, 512)
+            args = [FakeTorchTensor("float16") for _ in range(4 if bias else 3)] + [m, n, k, k, 1, n, 1, n, 1]
+            names = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SPLIT_K" if "splitk" in ex else "GROUP_M")
+            yield ex, "matmul_kernel", args, dict(zip(names, blocks)), warps
+
+    def test_every_example(self):
+        seen = set()
+        for ex, kernel, args, consts, warps in self.cases():
+            with self.subTest(example=ex):
+                jk = tle.jit(os.path.join(EXAMPLES, ex + ".tle"), kernel, num_warps=warps, arch="sm_90a",
+                             output="ptx", cache_dir=self.cache)
+                spec = jk.specialize(*args, **consts)
+                self.assertEqual(spec.module.metadata["target"], "sm_90a")
+                packed, _ = tle.launch.pack_arguments(spec.metadata, dict(zip([p.name for p in jk.kdef.params], args)))
+                self.assertEqual(len(packed), len(spec.metadata["params"]))
+                seen.add(ex)
+        examples = {f[:-4] for f in os.listdir(EXAMPLES) if f.endswith(".tle")}
+        self.assertEqual(seen, examples, "every example is covered (tests/gpu/bridge_examples.py too)")
 
 
 class CacheTest(TempDirTest):
@@ -323,6 +399,25 @@ class MockLaunchTest(TempDirTest):
             self.assertAlmostEqual(Rstd.values()[r], rstd, delta=1e-4 * rstd)
             for c in range(n):
                 self.assertAlmostEqual(yv[r * n + c], (row[c] - mean) * rstd * wv[c] + bv[c], delta=1e-4)
+
+    def test_matmul_strides_equal_to_1(self):
+        # The unit strides become constants (i32:1) and leave the parameter list: the packed
+        # arguments must still be the ones the kernel (here the double's emulation) reads.
+        rng = random.Random(4)
+        m, n, k = 32, 48, 16
+        a = FakeArray([rng.uniform(-1, 1) for _ in range(m * k)], "<f2")
+        b = FakeArray([rng.uniform(-1, 1) for _ in range(k * n)], "<f2")
+        c = FakeArray([0.0] * (m * n), "<f2")
+        mm = tle.jit(os.path.join(EXAMPLES, "matmul.tle"), cache_dir=self.cache)
+        spec = mm[lambda meta: (tle.cdiv(meta["M"], meta["BLOCK_M"]) * tle.cdiv(meta["N"], meta["BLOCK_N"]),)](
+            a, b, c, m, n, k, k, 1, n, 1, n, 1, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8)
+        self.assertEqual(spec.signature, "*fp16:16, *fp16:16, *fp16:16, i32:16, i32:16, i32:16, i32:16, i32:1, "
+                                         "i32:16, i32:1, i32:16, i32:1")
+        av, bv, cv = a.values(), b.values(), c.values()
+        for i in range(m):
+            for j in range(n):
+                ref = sum(av[i * k + t] * bv[t * n + j] for t in range(k))
+                self.assertAlmostEqual(cv[i * n + j], ref, delta=2e-3 * abs(ref) + 2e-3)
 
     def test_runtime_refusal(self):
         add = tle.jit(VECTOR_ADD, cache_dir=self.cache)
