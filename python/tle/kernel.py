@@ -14,16 +14,23 @@ from .specialize import bind, specialize
 _LAUNCH_OPTIONS = ("num_warps", "num_stages", "stream")
 
 
+_device_arch = {}
+
+
 def default_arch(device):
-    """$TLE_ARCH, else the architecture of `device` as torch reports it (sm_90a for 9.x, sm_80
-    for 8.x), else sm_90a."""
+    """$TLE_ARCH, else the architecture of `device` (default: torch's current device) as torch
+    reports it (sm_90a for 9.x, sm_80 for 8.x; asked once per device), else sm_90a."""
     if os.environ.get("TLE_ARCH"):
         return os.environ["TLE_ARCH"]
     torch = sys.modules.get("torch")
-    if torch is not None and torch.cuda.is_available():
-        major, _ = torch.cuda.get_device_capability(device if device is not None else torch.cuda.current_device())
-        return "sm_90a" if major >= 9 else "sm_80"
-    return "sm_90a"
+    if torch is None or not torch.cuda.is_available():
+        return "sm_90a"
+    if device is None:
+        device = torch.cuda.current_device()
+    if device not in _device_arch:
+        major, _ = torch.cuda.get_device_capability(device)
+        _device_arch[device] = "sm_90a" if major >= 9 else "sm_80"
+    return _device_arch[device]
 
 
 class Launchable:
@@ -39,15 +46,15 @@ class Launchable:
             self._loaded[device] = runtime.LoadedKernel(self.image, self.metadata["name"], device, self.label)
         return self._loaded[device]
 
-    def launch(self, grid, bound, stream=None, meta_extra=None):
-        """Checks and packs `bound` {name: value} against the metadata, evaluates the grid and
-        launches on the stream (see launch.stream_handle) of the tensors' device."""
-        packed, views = _launch.pack_arguments(self.metadata, bound)
+    def launch(self, grid, bound, stream=None, views=None):
+        """Checks and packs `bound` {name: value} against the metadata (`views`: ArrayViews already
+        made, by name), evaluates the grid and launches on the stream (see launch.stream_handle)
+        of the tensors' device."""
+        packed, views = _launch.pack_arguments(self.metadata, bound, views)
         meta = dict(self.metadata.get("constexprs", {}))
         meta.update(bound)
         meta.setdefault("num_warps", self.metadata.get("num_warps"))
         meta.setdefault("num_stages", self.metadata.get("num_stages"))
-        meta.update(meta_extra or {})
         dims = _launch.normalize_grid(grid, meta, self.metadata["name"])
         device = _launch.launch_device(views, bound)
         handle = _launch.stream_handle(stream, device, bound)
@@ -142,8 +149,8 @@ class JITKernel:
         options["arch"] = options["arch"] or default_arch(device)
         return options
 
-    def _specialization(self, bound, launch_options):
-        signature, defines = specialize(self.kdef, bound)
+    def _specialization(self, bound, launch_options, views=None):
+        signature, defines = specialize(self.kdef, bound, views)
         options = self._options(launch_options, None)
         key = (signature, tuple(sorted(defines.items())), tuple(sorted((k, repr(v)) for k, v in options.items())))
         spec = self._specs.get(key)
@@ -161,8 +168,9 @@ class JITKernel:
         """Compiles (once per specialisation) and launches; see the class."""
         options = self._split(kwargs)
         bound = bind(self.kdef, args, kwargs)
-        spec = self._specialization(bound, options)
-        spec.launch(grid, bound, options.get("stream"))
+        views = {}
+        spec = self._specialization(bound, options, views)
+        spec.launch(grid, bound, options.get("stream"), views=views)
         return spec
 
 

@@ -12,29 +12,37 @@ def _where(kmeta, index, param):
     return "%s: argument %d (%r, %s)" % (kmeta["name"], index, param["name"], param["type"])
 
 
-def pack_pointer(kmeta, index, param, value):
+def pack_pointer(kmeta, index, param, value, view=None):
     """(bytes, ArrayView) of a pointer argument; ArgumentError unless `value` is an array of the
-    parameter's dtype whose address keeps the divisibility promise."""
-    where = _where(kmeta, index, param)
-    if not is_array(value):
-        raise ArgumentError("%s takes a tensor but was given a %s" % (where, type(value).__name__))
-    try:
-        view = array_view(value)
-    except TypeError as e:
-        raise ArgumentError("%s: %s" % (where, e))
+    parameter's dtype whose address keeps the divisibility promise. `view`: its ArrayView when
+    already made."""
+    if view is None:
+        if not is_array(value):
+            raise ArgumentError("%s takes a tensor but was given a %s" % (_where(kmeta, index, param), type(value).__name__))
+        try:
+            view = array_view(value)
+        except TypeError as e:
+            raise ArgumentError("%s: %s" % (_where(kmeta, index, param), e))
     if "*" + view.dtype != param["type"]:
-        raise ArgumentError("%s takes a %s tensor but was given a %s tensor" % (where, param["type"][1:], view.dtype))
+        raise ArgumentError("%s takes a %s tensor but was given a %s tensor"
+                            % (_where(kmeta, index, param), param["type"][1:], view.dtype))
     div = param.get("divisibility", 1)
     if div > 1 and view.ptr % div:
         raise ArgumentError("%s: address 0x%x is not a multiple of %d bytes, as the kernel was compiled to assume"
-                            % (where, view.ptr, div))
+                            % (_where(kmeta, index, param), view.ptr, div))
     return struct.pack("<Q", view.ptr), view
 
 
 def pack_scalar_arg(kmeta, index, param, value):
     """The bytes of a scalar argument; ArgumentError for a tensor, a non-number, an integer out of
     the type's range or not keeping the divisibility promise, or a float for an integer."""
-    where, type_ = _where(kmeta, index, param), param["type"]
+    type_ = param["type"]
+    if type_ in INT_RANGES and type(value) is int:  # the common case first
+        lo, hi = INT_RANGES[type_]
+        div = param.get("divisibility", 1)
+        if lo <= value <= hi and (div <= 1 or value % div == 0):
+            return pack_scalar(type_, value)
+    where = _where(kmeta, index, param)
     if type_ not in SCALARS:
         raise ArgumentError("%s: the bridge cannot pass parameters of type %s" % (where, type_))
     if is_array(value):
@@ -59,22 +67,23 @@ def pack_scalar_arg(kmeta, index, param, value):
     return pack_scalar(type_, float(value))
 
 
-def pack_arguments(kmeta, bound):
+def pack_arguments(kmeta, bound, views=None):
     """(list of bytes per runtime parameter in ABI order, list of ArrayViews) for `bound`
-    {name: value}, checked against kernel metadata `kmeta`."""
-    packed, views = [], []
+    {name: value}, checked against kernel metadata `kmeta`. `views`: {name: ArrayView} already
+    made for some arguments."""
+    packed, out_views = [], []
     for index, param in enumerate(kmeta.get("params", [])):
-        if param["name"] not in bound:
+        name = param["name"]
+        if name not in bound:
             raise ArgumentError("%s: the compiled kernel's parameter %r has no argument (host tensor "
-                                "descriptors' parts are not passed by the bridge)" % (kmeta["name"], param["name"]))
-        value = bound[param["name"]]
-        if param["type"].startswith("*"):
-            data, view = pack_pointer(kmeta, index, param, value)
-            views.append(view)
+                                "descriptors' parts are not passed by the bridge)" % (kmeta["name"], name))
+        if param["type"][0] == "*":
+            data, view = pack_pointer(kmeta, index, param, bound[name], views.get(name) if views else None)
+            out_views.append(view)
         else:
-            data = pack_scalar_arg(kmeta, index, param, value)
+            data = pack_scalar_arg(kmeta, index, param, bound[name])
         packed.append(data)
-    return packed, views
+    return packed, out_views
 
 
 def normalize_grid(grid, meta, name):

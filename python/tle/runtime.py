@@ -2,6 +2,7 @@
 device, looking kernels up and launching them with packed arguments on a CUDA stream."""
 import ctypes
 import os
+import sys
 import threading
 
 from .errors import NoDriverError, RuntimeLibraryError
@@ -103,14 +104,16 @@ class LoadedKernel:
         with one bytes object per runtime parameter (already packed); libtle_rt checks the count,
         divisibility and grid again and raises through `check`."""
         n = len(arg_bytes)
-        buffers = [ctypes.create_string_buffer(b, len(b)) for b in arg_bytes]
-        args = (ctypes.c_void_p * max(n, 1))(*[ctypes.cast(b, ctypes.c_void_p) for b in buffers])
+        # One buffer, one 8-byte aligned slot per argument (every parameter takes at most 8 bytes).
+        values = ctypes.create_string_buffer(b"".join(b.ljust(8, b"\0") for b in arg_bytes), 8 * max(n, 1))
+        base = ctypes.addressof(values)
+        args = (ctypes.c_void_p * max(n, 1))(*range(base, base + 8 * n, 8))
         check(self._lib.tle_rt_launch(self._kernel, grid[0], grid[1], grid[2], ctypes.c_void_p(stream or None),
                                       args, n), "launching %s" % self.name)
 
     def __del__(self):
         lib = getattr(self, "_lib", None)
-        if lib is None:
+        if lib is None or sys.is_finalizing():  # at exit the process releases everything
             return
         if getattr(self, "_kernel", None):
             lib.tle_rt_kernel_release(self._kernel)

@@ -58,10 +58,11 @@ def _describe(value):
     return "a tensor" if is_array(value) else "a %s" % type(value).__name__
 
 
-def entry(kdef, param, value):
+def entry(kdef, param, value, views=None):
     """The signature entry (e.g. "*fp32:16", "i32", "i32:1", "fp32", "None") of runtime parameter
-    `param` given `value`. Raises ArgumentError for a value no runtime parameter takes, or one
-    that contradicts the parameter's annotated type."""
+    `param` given `value`; an array's ArrayView is stored in `views` (a dict, when given) under the
+    parameter's name. Raises ArgumentError for a value no runtime parameter takes, or one that
+    contradicts the parameter's annotated type."""
     value_spec = param.name not in kdef.no_specialize
     align_spec = value_spec and param.name not in kdef.no_align
     where = "%s: argument %r" % (kdef.name, param.name)
@@ -72,6 +73,8 @@ def entry(kdef, param, value):
             view = array_view(value)
         except TypeError as e:
             raise ArgumentError("%s: %s" % (where, e))
+        if views is not None:
+            views[param.name] = view
         if param.type and param.type != "*" + view.dtype:
             raise ArgumentError("%s is a %s tensor but the parameter is %s" % (where, view.dtype, param.type))
         return "*%s%s" % (view.dtype, ":16" if align_spec and view.ptr % _DIVISIBILITY == 0 else "")
@@ -94,12 +97,13 @@ def entry(kdef, param, value):
                         % (where, _describe(value)))
 
 
-def specialize(kdef, bound):
+def specialize(kdef, bound, views=None):
     """(signature, defines) for a bound call: `signature` has one entry per runtime parameter
     given a value, in order ("*fp32:16, *fp32:16, i32" ...; None when the kernel has none), and
     `defines` maps each constexpr given a value to its -D text. Parameters left out (constexprs
     with defaults or from @triton.heuristics) are left to tlec; a runtime parameter left out after
-    one that was given is an error, since the signature is positional."""
+    one that was given is an error, since the signature is positional. `views`, when a dict,
+    receives the arrays' ArrayViews by parameter name."""
     entries, defines, gap = [], {}, None
     for param in kdef.params:
         if param.name not in bound:
@@ -113,5 +117,5 @@ def specialize(kdef, bound):
         if gap is not None:
             raise ArgumentError("%s: give runtime parameter %r a value: a later runtime parameter, %r, was given one"
                                 % (kdef.name, gap, param.name))
-        entries.append(entry(kdef, param, value))
+        entries.append(entry(kdef, param, value, views))
     return (", ".join(entries) if entries else None), defines
