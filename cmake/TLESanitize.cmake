@@ -5,13 +5,16 @@
 # (scripts/test-sanitized.sh) uses it. LLVM and the ANTLR runtime stay uninstrumented (prebuilt
 # static libraries), which ASan and UBSan allow.
 #
-# TLE_BUILD_FUZZER=ON adds tests/fuzz: with clang it links a libFuzzer target (tle-fuzz) and
-# instruments the compiler's own code for coverage (-fsanitize=fuzzer-no-link); with another
-# compiler tle-fuzz is a plain driver that replays corpus files. tests/fuzz/run.sh sets it up.
+# TLE_BUILD_FUZZER=ON adds tests/fuzz: with clang it links libFuzzer targets (tle-fuzz,
+# tle-fuzz-gen, tle-fuzz-runtime) and instruments the project's own code for coverage
+# (-fsanitize=fuzzer-no-link); with another compiler they are plain drivers that replay corpus
+# files. tests/fuzz/run.sh sets a clang build up.
 # Included by the top-level CMakeLists.txt before any target is defined.
 
 option(TLE_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer (abort on any finding)" OFF)
-option(TLE_BUILD_FUZZER "Build the tlec fuzz target tests/fuzz (libFuzzer with clang, else a corpus replayer)" OFF)
+# On by default with the test suite: a build with another compiler than clang makes the targets
+# corpus replayers, whose ctests (fuzz.replay.*) keep them and their corpora from rotting.
+option(TLE_BUILD_FUZZER "Build the fuzz targets of tests/fuzz (libFuzzer with clang, else corpus replayers)" ${TLE_BUILD_TESTS})
 
 if(TLE_SANITIZE)
   set(TLE_SANITIZE_FLAGS -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)

@@ -325,6 +325,9 @@ TensorMapArgInfo parseTensorMap(const json &t, const std::string &where, const s
   return info;
 }
 
+/// The entry function a kernel launches: its "symbol", else its name.
+const std::string &entrySymbol(const KernelInfo &k) { return k.symbol.empty() ? k.name : k.symbol; }
+
 KernelInfo parseKernel(const json &k, const std::string &where, const std::string &target) {
   if (!k.is_object())
     bad(where, fmt::format("expected an object, got {}", k.dump()));
@@ -421,10 +424,17 @@ ModuleInfo parseModuleMetadata(std::string_view text) {
     bad("kernels", fmt::format("expected an array, got {}", kernels.dump()));
   for (size_t i = 0; i < kernels.size(); ++i) {
     info.kernels.push_back(parseKernel(kernels[i], fmt::format("kernels[{}]", i), info.target));
-    for (size_t j = 0; j < i; ++j)
+    for (size_t j = 0; j < i; ++j) {
       if (info.kernels[j].name == info.kernels[i].name)
         bad(fmt::format("kernels[{}].name", i),
             fmt::format("duplicate kernel name '{}'", info.kernels[i].name));
+      // One entry function has one parameter list: two kernels launching it with two lists would
+      // pass one of them an argument buffer of the wrong layout.
+      if (entrySymbol(info.kernels[j]) == entrySymbol(info.kernels[i]))
+        bad(fmt::format("kernels[{}]", i),
+            fmt::format("entry symbol '{}' is also the entry symbol of kernels[{}] ('{}')",
+                        entrySymbol(info.kernels[i]), j, info.kernels[j].name));
+    }
   }
   return info;
 }

@@ -7,8 +7,9 @@ C++20: g++ 12 accepts it silently in C++17 mode, clang 14 rejects it).
 Usage: scripts/check_clang_syntax.py BUILD_DIR [--clang CLANG++] [--jobs N]
 
 Reads BUILD_DIR/compile_commands.json and runs `CLANG++ -fsyntax-only` with each source's
-definitions, include paths and standard, for the sources under src/ and runtime/ (not
-runtime/mock/, the driver test double). Exit status 0
+definitions, include paths and standard, for the sources under src/, runtime/ (the mock driver
+included) and tests/fuzz/ (the fuzz targets, with TLE_LIBFUZZER defined as in their libFuzzer
+build, so the code only that build compiles is checked too). Exit status 0
 when all compile, 1 when one does not (its errors are printed), 77 when no clang++ is found
 (ctest reports the test as skipped).
 """
@@ -24,6 +25,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Debian's ANTLR runtime headers need this shim with clang and libstdc++ (see the header).
 ANTLR_SHIM = os.path.join(ROOT, "tests", "fuzz", "antlr4_clang_compat.h")
+FUZZ_DIR = os.path.join(ROOT, "tests", "fuzz") + os.sep
 
 
 def flags(command):
@@ -48,6 +50,8 @@ def check(clang, entry):
     cmd = [clang, "-fsyntax-only", "-w"] + flags(entry["command"])
     if os.sep + "Frontend" + os.sep in src:
         cmd += ["-include", ANTLR_SHIM]
+    if os.path.abspath(src).startswith(FUZZ_DIR):
+        cmd += ["-DTLE_LIBFUZZER"]
     r = subprocess.run(cmd + [src], cwd=entry["directory"], capture_output=True, text=True)
     return src, r.returncode, r.stderr
 
@@ -63,12 +67,15 @@ def main():
         print("check_clang_syntax: no clang++ found; skipped")
         return 77
     db = json.load(open(os.path.join(a.build_dir, "compile_commands.json")))
-    dirs = tuple(os.path.join(ROOT, d) + os.sep for d in ("src", "runtime"))
-    # runtime/mock/ is the driver test double, test code like tests/: its host emulation of fp16
-    # kernels uses _Float16, which the fuzz build's clang 14 lacks on x86.
-    mock = os.path.join(ROOT, "runtime", "mock") + os.sep
-    entries = [e for e in db if os.path.abspath(e["file"]).startswith(dirs)
-               and not os.path.abspath(e["file"]).startswith(mock)]
+    dirs = tuple(os.path.join(ROOT, d) + os.sep for d in ("src", "runtime", os.path.join("tests", "fuzz")))
+    # The fuzz targets share sources (ReplayMain.cpp): each file once.
+    seen = set()
+    entries = []
+    for e in db:
+        f = os.path.abspath(os.path.join(e["directory"], e["file"]))
+        if f.startswith(dirs) and f not in seen:
+            seen.add(f)
+            entries.append(e)
     failed = 0
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
         for src, rc, err in pool.map(lambda e: check(clang, e), entries):

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CI's sanitizer job: builds the compiler, runtime and their tests with ASan+UBSan (TLE_SANITIZE=ON); runs the unit, lit, errors and runtime suites
-# and every 3rd kernel of the conformance suite.
+# and every 3rd kernel of the conformance suite; builds the libFuzzer fuzz targets' check (tests/fuzz/check_build.sh).
 #
 # Usage: scripts/test-sanitized.sh [extra ctest arguments]
 # Environment: TLE_ASAN_BUILD_DIR (default: <repo>/build-asan), TLE_JOBS (default: all cores),
@@ -19,7 +19,7 @@ start=$SECONDS
 
 # --- 1. Configure: -O1 -g with assertions on, so internal asserts fire too.
 CMAKE_ARGS=(-S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g"
-            -DCMAKE_C_FLAGS_DEBUG="-O1 -g" -DTLE_SANITIZE=ON)
+            -DCMAKE_C_FLAGS_DEBUG="-O1 -g" -DTLE_SANITIZE=ON -DTLE_BUILD_FUZZER=ON)
 if [[ ! -f "$BUILD_DIR/CMakeCache.txt" ]]; then
   CMAKE_ARGS+=(-G Ninja)
 fi
@@ -42,7 +42,7 @@ cmake "${CMAKE_ARGS[@]}" >/dev/null
 # Everything the runtime.* tests run: the mock drivers (tle-runtime-mock-tests depends on both), the
 # stress test and the engine example (run against the mock driver).
 TARGETS=(tlec tle-link tle-run tle-inspect tle-unit-tests tle-runtime-tests tle-runtime-mock-tests tle-mock-cuda
-         tle-gpu-tests tle-conformance tle-runtime-stress tle-engine tle-bench-launch)
+         tle-gpu-tests tle-conformance tle-runtime-stress tle-engine tle-bench-launch tle-fuzz-runtime)
 say "building ${TARGETS[*]} with $JOBS jobs"
 cmake --build "$BUILD_DIR" -j "$JOBS" --target "${TARGETS[@]}"
 say "build took $((SECONDS - start)) s"
@@ -58,15 +58,22 @@ if [[ -z "${ASAN_SYMBOLIZER_PATH:-}" ]]; then
   done
 fi
 
-run_start=$SECONDS
 status=0
+# --- 3a. The libFuzzer targets' build check (clang; tests/fuzz/check_build.sh), so that they
+# cannot rot unnoticed: clang-14 and libFuzzer are Debian packages that setup.sh installs on
+# request; without them the check says it was skipped.
+"$ROOT/scripts/setup.sh" --fuzz-packages || say "could not install clang-14 and libclang-rt-14-dev; the fuzz build check will skip"
+TLE_JOBS="$JOBS" "$ROOT/tests/fuzz/check_build.sh" || status=$?
+
+run_start=$SECONDS
 # Label unit: tests/unit (Catch2); label lit: the lit and errors suites; label conformance: the
 # conformance suite, sampled (--sample 3 in sanitized builds, tests/conformance/CMakeLists.txt).
 # Label difftest is not run here: each of its random kernels goes through LLVM's O2 and the JIT,
 # minutes under ASan for the fixed range; tests/difftest/README.md says how it was checked.
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$JOBS" -L 'unit|lit|conformance' "$@" || status=$?
-# libtle_rt against the missing and the mock driver (the benchmark program is not built here).
-ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$JOBS" -R '^runtime[.]' -E 'bench-softmax' "$@" || status=$?
+# libtle_rt against the missing and the mock driver (the benchmark program is not built here),
+# and its fuzz target's corpus replayed.
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$JOBS" -R '^(runtime[.]|fuzz[.]replay[.]runtime$)' -E 'bench-softmax' "$@" || status=$?
 say "tests took $((SECONDS - run_start)) s; total $((SECONDS - start)) s"
 if ((status)); then
   say "FAILED (a sanitizer report aborts the process; see the stack above)"

@@ -11,6 +11,8 @@
 // `smem_kernel` (out[t] = (t + 1) % 128) and the examples' kernels (add_kernel, softmax_kernel, softmax_cluster,
 // layer_norm_fwd, with float arithmetic as the .tle sources spell it) are executed on the host.
 //
+// TLE_MOCK_CUDA_NO_EMULATION=1 records launches without running any emulated kernel.
+//
 // Fault injection: mock_fail("cuMemAlloc", 2, 1, 0) makes the next call of that entry point (named
 // as in cuda.h, without the _v2 suffix) return CUresult 2 instead of doing its work; the
 // environment variable TLE_MOCK_CUDA_FAIL="cuInit=3,cuDeviceGetCount=100" does the same from the
@@ -230,8 +232,10 @@ static std::vector<size_t> parseParams(const std::string &text, size_t open) {
   while ((pos = list.find(".param", pos)) != std::string::npos) {
     pos += 6;
     size_t dot = list.find('.', pos);
-    if (list.compare(dot, 6, ".align") == 0)
+    if (dot != std::string::npos && list.compare(dot, 6, ".align") == 0)
       dot = list.find('.', dot + 6);
+    if (dot == std::string::npos) // `.param` without a type: not PTX the JIT would accept
+      break;
     std::string ty = list.substr(dot + 1, 3);
     size_t bits = std::atoi(ty.c_str() + 1);
     size_t bytes = bits ? bits / 8 : 8;
@@ -244,12 +248,17 @@ static std::vector<size_t> parseParams(const std::string &text, size_t open) {
   return sizes;
 }
 
+/// The largest `__tle_metadata[N]` a PTX module may declare (the zero-filled rest is host memory).
+constexpr size_t kMaxMockGlobalBytes = size_t(64) << 20;
+
 static MockModule *parseModule(const std::string &text) {
   auto m = new MockModule;
   size_t pos = 0;
   while ((pos = text.find(".entry ", pos)) != std::string::npos) {
     pos += 7;
     size_t open = text.find('(', pos);
+    if (open == std::string::npos)
+      break;
     MockFunction f;
     f.name = text.substr(pos, open - pos);
     f.paramSizes = parseParams(text, open + 1);
@@ -282,7 +291,8 @@ static MockModule *parseModule(const std::string &text) {
       p = next;
     }
     // As in PTX, a partial initializer leaves the rest of the array zero.
-    size_t declared = std::strtoul(text.c_str() + md + 15, nullptr, 10);
+    // Bounded as the driver's memory is (a crafted `__tle_metadata[99999999999]` asked for 100 GB).
+    size_t declared = std::min<size_t>(std::strtoul(text.c_str() + md + 15, nullptr, 10), kMaxMockGlobalBytes);
     if (declared > m->metadata.size())
       m->metadata.resize(declared, 0);
     m->hasMetadata = true;
@@ -329,6 +339,28 @@ static bool elfSymbol(const unsigned char *img, const std::string &name, std::ve
   return false;
 }
 
+/// The deepest nesting of arrays and objects in JSON text (brackets inside strings not counted).
+static size_t jsonNestingDepth(const std::string &text) {
+  size_t depth = 0, deepest = 0;
+  bool inString = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (inString) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 /// The bytes a parameter of type `type` (Triton spelling, or "nvTmaDesc") takes.
 static size_t paramBytes(const std::string &type) {
   if (type.empty() || type[0] == '*')
@@ -353,21 +385,30 @@ static MockModule *parseCubin(const unsigned char *img) {
   m->metadata = md;
   m->hasMetadata = true;
   std::string json(md.begin(), std::find(md.begin(), md.end(), 0));
-  auto doc = nlohmann::json::parse(json, nullptr, false);
-  if (doc.is_discarded() || !doc.contains("kernels"))
+  // The functions come from the document only when it has the shape tlec writes: a damaged one
+  // (libtle_rt reports it) gives a module without functions, never an exception out of the driver
+  // or a recursion as deep as the document's nesting.
+  if (jsonNestingDepth(json) > 64)
     return m;
-  for (const auto &k : doc["kernels"]) {
-    MockFunction f;
-    f.name = k.value("symbol", k.value("name", std::string()));
-    for (const auto &p : k.value("params", nlohmann::json::array())) {
-      std::string type = p.value("type", std::string());
-      f.paramSizes.push_back(paramBytes(type));
-      f.int8Operands = f.int8Operands || type == "*i8";
-      f.fp32Operands = f.fp32Operands || type == "*fp32";
+  auto doc = nlohmann::json::parse(json, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object() || !doc.contains("kernels") || !doc["kernels"].is_array())
+    return m;
+  try {
+    for (const auto &k : doc["kernels"]) {
+      MockFunction f;
+      f.name = k.value("symbol", k.value("name", std::string()));
+      for (const auto &p : k.value("params", nlohmann::json::array())) {
+        std::string type = p.value("type", std::string());
+        f.paramSizes.push_back(paramBytes(type));
+        f.int8Operands = f.int8Operands || type == "*i8";
+        f.fp32Operands = f.fp32Operands || type == "*fp32";
+      }
+      for (size_t t = 0; t < k.value("tensor_maps", nlohmann::json::array()).size(); ++t)
+        f.paramSizes.push_back(128);
+      m->functions[f.name] = f;
     }
-    for (size_t t = 0; t < k.value("tensor_maps", nlohmann::json::array()).size(); ++t)
-      f.paramSizes.push_back(128);
-    m->functions[f.name] = f;
+  } catch (const nlohmann::json::exception &) {
+    m->functions.clear();
   }
   return m;
 }
@@ -376,6 +417,45 @@ template <class T> static T arg(void **args, int i) {
   T v;
   std::memcpy(&v, args[i], sizeof(T));
   return v;
+}
+
+// fp16 by its bits (clang before 15 has no _Float16 on x86-64): IEEE binary16, round to nearest even.
+static float halfToFloat(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, f;
+  if (exp == 0x1f)
+    f = sign | 0x7f800000u | (man << 13);
+  else if (exp == 0)
+    return (sign ? -1.0f : 1.0f) * std::ldexp(float(man), -24);
+  else
+    f = sign | ((exp - 15 + 127) << 23) | (man << 13);
+  float out;
+  std::memcpy(&out, &f, 4);
+  return out;
+}
+
+static uint16_t floatToHalf(float value) {
+  uint32_t f;
+  std::memcpy(&f, &value, 4);
+  uint32_t sign = (f >> 16) & 0x8000u, exp = (f >> 23) & 0xffu, man = f & 0x7fffffu;
+  if (exp == 0xff) // inf / nan (kept quiet)
+    return uint16_t(sign | 0x7c00u | (man ? 0x200u | (man >> 13) : 0));
+  int e = int(exp) - 127 + 15;
+  if (e >= 31)
+    return uint16_t(sign | 0x7c00u);
+  if (e <= 0) { // subnormal or zero
+    if (e < -10)
+      return uint16_t(sign);
+    man |= 0x800000u;
+    unsigned shift = unsigned(14 - e);
+    uint32_t half = man >> shift, rem = man & ((1u << shift) - 1), mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (half & 1)))
+      ++half;
+    return uint16_t(sign | half);
+  }
+  uint32_t half = (uint32_t(e) << 10) | (man >> 13), rem = man & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (half & 1)))
+    ++half; // may carry into the exponent, up to infinity
+  return uint16_t(sign | half);
 }
 
 static void runEmulated(const MockFunction &f, unsigned gx, unsigned bx, void **args) {
@@ -445,11 +525,11 @@ static void runEmulated(const MockFunction &f, unsigned gx, unsigned bx, void **
     // a bias pointer after C, C = relu(A @ B + bias), and a third descriptor, of C)
     const bool epilogue = f.paramSizes.size() == 13;
     const int o = epilogue ? 1 : 0; // the scalars' shift
-    auto A = arg<const _Float16 *>(args, 0), Bm = arg<const _Float16 *>(args, 1);
-    auto C = arg<_Float16 *>(args, 2);
+    auto A = arg<const uint16_t *>(args, 0), Bm = arg<const uint16_t *>(args, 1); // fp16 bits
+    auto C = arg<uint16_t *>(args, 2);
     auto Af = arg<const float *>(args, 0), Bf = arg<const float *>(args, 1);
     auto Cf = arg<float *>(args, 2);
-    const _Float16 *bias = epilogue ? arg<const _Float16 *>(args, 3) : nullptr;
+    const uint16_t *bias = epilogue ? arg<const uint16_t *>(args, 3) : nullptr;
     int M = arg<int>(args, 3 + o), N = arg<int>(args, 4 + o), K = arg<int>(args, 5 + o);
     int lda = arg<int>(args, 6 + o), ldb = arg<int>(args, 7 + o), ldc = arg<int>(args, 8 + o);
     // matmul_tma: the runtime appends the TMA descriptors of A and B (the fake
@@ -465,20 +545,20 @@ static void runEmulated(const MockFunction &f, unsigned gx, unsigned bx, void **
     std::vector<float> a(size_t(M) * K), bt(size_t(N) * K); // converted once, B transposed
     for (int i = 0; i < M; ++i)
       for (int t = 0; t < K; ++t)
-        a[size_t(i) * K + t] = f.fp32Operands ? Af[long(i) * lda + t] : float(A[long(i) * lda + t]);
+        a[size_t(i) * K + t] = f.fp32Operands ? Af[long(i) * lda + t] : halfToFloat(A[long(i) * lda + t]);
     for (int t = 0; t < K; ++t)
       for (int j = 0; j < N; ++j)
-        bt[size_t(j) * K + t] = f.fp32Operands ? Bf[long(t) * ldb + j] : float(Bm[long(t) * ldb + j]);
+        bt[size_t(j) * K + t] = f.fp32Operands ? Bf[long(t) * ldb + j] : halfToFloat(Bm[long(t) * ldb + j]);
     for (int i = 0; i < M; ++i)
       for (int j = 0; j < N; ++j) {
         float acc = 0;
         for (int t = 0; t < K; ++t)
           acc += a[size_t(i) * K + t] * bt[size_t(j) * K + t];
         if (bias)
-          acc = std::fmax(acc + float(bias[j]), 0.0f);
-        _Float16 c = _Float16(mapsOk ? acc : NAN);
+          acc = std::fmax(acc + halfToFloat(bias[j]), 0.0f);
+        uint16_t c = floatToHalf(mapsOk ? acc : NAN);
         if (f.fp32Operands)
-          Cf[long(i) * ldc + j] = float(c);
+          Cf[long(i) * ldc + j] = halfToFloat(c);
         else
           C[long(i) * ldc + j] = c;
       }
@@ -555,7 +635,11 @@ static CUresult doLaunch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, u
   lastLaunch.cooperative = 0;
   lastLaunch.viaEx = 0;
   ++lastLaunch.launches;
-  runEmulated(*f, gx, bx, args);
+  // TLE_MOCK_CUDA_NO_EMULATION=1 records launches without running the emulated kernels (the fuzz
+  // target launches kernels its metadata names, with arguments that are not the examples' buffers).
+  static const bool emulate = std::getenv("TLE_MOCK_CUDA_NO_EMULATION") == nullptr;
+  if (emulate)
+    runEmulated(*f, gx, bx, args);
   return CUDA_SUCCESS;
 }
 

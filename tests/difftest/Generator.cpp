@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <sstream>
 
 namespace tle::difftest {
@@ -16,6 +17,8 @@ namespace tle::difftest {
 using ir::DType;
 
 uint64_t Rng::next() {
+  if (tapePos_ < tapeSize_)
+    return uint64_t(tape_[tapePos_++]) * 0x0101010101010101ull;
   uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
@@ -115,11 +118,18 @@ Shape broadcastShapes(const Shape &a, const Shape &b) {
 class KernelBuilder {
 public:
   explicit KernelBuilder(uint64_t seed) : rng_(seed * 0x2545F4914F6CDD1Dull + 0x1234567) { out_.seed = seed; }
+  /// A builder whose choices come from `choices` and whose input data from a generator of its own.
+  KernelBuilder(const uint8_t *choices, size_t size)
+      : rng_(choices, size), ownData_(std::make_unique<Rng>(size)), data_(ownData_.get()) {}
 
   GeneratedKernel build();
 
 private:
   Rng rng_;
+  /// The generator of input elements: rng_ itself for seeded kernels (as they always were), a
+  /// separate one for kernels read from a tape of choices.
+  std::unique_ptr<Rng> ownData_;
+  Rng *data_ = &rng_;
   GeneratedKernel out_;
   int rank_ = 1;
   Shape full_;
@@ -158,29 +168,29 @@ private:
   /// zeros, infinities and NaN sometimes.
   uint64_t randomBits(DType t) {
     if (t == DType::I1)
-      return uint64_t(rng_.range(0, 1));
+      return uint64_t(data_->range(0, 1));
     if (ir::isInteger(t)) {
       unsigned w = ir::bitWidth(t);
       uint64_t mask = w >= 64 ? ~0ull : (1ull << w) - 1;
       int64_t v;
-      if (rng_.chance(0.04)) {
+      if (data_->chance(0.04)) {
         static const int64_t specials[] = {0, -1, 1, 2, 7};
-        v = specials[rng_.range(0, 4)];
-        if (rng_.chance(0.5))
-          return ir::isSigned(t) ? (rng_.chance(0.5) ? (1ull << (w - 1)) : (1ull << (w - 1)) - 1) & mask : mask;
-      } else if (rng_.chance(0.1)) {
-        return rng_.next() & mask; // any value: wrap-around and large shifts
+        v = specials[data_->range(0, 4)];
+        if (data_->chance(0.5))
+          return ir::isSigned(t) ? (data_->chance(0.5) ? (1ull << (w - 1)) : (1ull << (w - 1)) - 1) & mask : mask;
+      } else if (data_->chance(0.1)) {
+        return data_->next() & mask; // any value: wrap-around and large shifts
       } else {
-        v = ir::isSigned(t) ? rng_.range(-20, 20) : rng_.range(0, 40);
+        v = ir::isSigned(t) ? data_->range(-20, 20) : data_->range(0, 40);
       }
       return uint64_t(v) & mask;
     }
     long double v;
-    if (rng_.chance(0.03)) {
+    if (data_->chance(0.03)) {
       static const long double specials[] = {0.0L, -0.0L, INFINITY, -INFINITY, NAN, 65504.0L, 1e-6L};
-      v = specials[rng_.range(0, 6)];
+      v = specials[data_->range(0, 6)];
     } else {
-      v = (long double)rng_.range(-400, 400) / 64;
+      v = (long double)data_->range(-400, 400) / 64;
     }
     return floatToBits(roundToFloat(v, t), t);
   }
@@ -837,5 +847,9 @@ GeneratedKernel KernelBuilder::build() {
 } // namespace
 
 GeneratedKernel generateKernel(uint64_t seed) { return KernelBuilder(seed).build(); }
+
+GeneratedKernel generateKernelFromChoices(const uint8_t *choices, size_t size) {
+  return KernelBuilder(choices, size).build();
+}
 
 } // namespace tle::difftest

@@ -19,6 +19,11 @@ class Rng {
 public:
   /// A generator seeded with `seed`.
   explicit Rng(uint64_t seed) : state_(seed) {}
+  /// A generator that replays a tape of choices (a fuzzer's input): each call of next() takes one
+  /// byte b of `tape` and returns b * 0x0101010101010101, so that b sets range()'s residue and
+  /// unit()'s value (about b / 256) alike; past the tape's end, splitmix64 seeded with its size.
+  /// The tape must outlive the generator.
+  Rng(const uint8_t *tape, size_t size) : state_(size), tape_(tape), tapeSize_(size) {}
   /// The next 64 random bits.
   uint64_t next();
   /// A uniform integer in [lo, hi] (lo <= hi).
@@ -32,6 +37,8 @@ public:
 
 private:
   uint64_t state_;
+  const uint8_t *tape_ = nullptr;
+  size_t tapeSize_ = 0, tapePos_ = 0;
 };
 
 /// One runtime argument of a generated kernel, in parameter order.
@@ -62,5 +69,11 @@ struct GeneratedKernel {
 
 /// Generates kernel number `seed` (the same seed gives the same kernel and inputs).
 GeneratedKernel generateKernel(uint64_t seed);
+
+/// Generates the kernel whose every structural choice (dtypes, sizes, expression shapes, loops,
+/// branches, outputs) is read from the `size` bytes at `choices` (Rng's tape), one byte a choice:
+/// the fuzz target tle-fuzz-gen maps its inputs to valid kernels this way. The input data comes
+/// from a separate generator, so it takes no byte of the tape. The kernel is named difftest_0.
+GeneratedKernel generateKernelFromChoices(const uint8_t *choices, size_t size);
 
 } // namespace tle::difftest

@@ -160,3 +160,25 @@ TEST_CASE("the generator is deterministic", "[difftest]") {
   }
   CHECK(generateKernel(1).source != generateKernel(2).source);
 }
+
+TEST_CASE("a tape of choices gives one valid kernel, and each byte is a choice", "[difftest]") {
+  // Rng's tape: byte b is returned as b * 0x0101010101010101, then splitmix64 past the end.
+  const uint8_t bytes[] = {0, 1, 255};
+  Rng r(bytes, 3);
+  CHECK(r.next() == 0);
+  CHECK(r.next() == 0x0101010101010101ull);
+  CHECK(r.range(0, 9) == int64_t(0xffffffffffffffffull % 10));
+  CHECK(r.next() == Rng(3).next()); // past the end: seeded with the tape's size
+  // The first choice is the rank: unit() below 0.5 (byte 0) is rank 1, above (byte 255) rank 2.
+  std::vector<uint8_t> tape(256, 7);
+  tape[0] = 0;
+  GeneratedKernel rank1 = generateKernelFromChoices(tape.data(), tape.size());
+  tape[0] = 255;
+  GeneratedKernel rank2 = generateKernelFromChoices(tape.data(), tape.size());
+  CHECK(rank1.source.find("B: tl.constexpr") != std::string::npos);
+  CHECK(rank2.source.find("BM: tl.constexpr") != std::string::npos);
+  CHECK(rank1.kernelName == "difftest_0");
+  CHECK(generateKernelFromChoices(tape.data(), tape.size()).source == rank2.source);
+  compile(rank1.source, rank1.signature);
+  compile(rank2.source, rank2.signature);
+}

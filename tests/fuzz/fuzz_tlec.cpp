@@ -12,7 +12,8 @@
 //
 // Built with clang and TLE_LIBFUZZER, libFuzzer supplies main(), and a custom mutator adds
 // boundary-value rewrites of integer literals to libFuzzer's byte-level mutations. Otherwise
-// main() below replays files and directories given on the command line (no mutation).
+// ReplayMain.cpp's main() replays files and directories given on the command line (no mutation).
+#include "FuzzCompile.h"
 #include "tle/Driver/Compiler.h"
 
 #include <algorithm>
@@ -31,36 +32,8 @@
 
 namespace {
 
-/// The scratch file compile() reads; created once per process, removed at exit.
-std::string &scratchPath() {
-  static std::string path;
-  return path;
-}
-
-void removeScratch() {
-  if (!scratchPath().empty())
-    std::remove(scratchPath().c_str());
-}
-
-bool writeScratch(const uint8_t *data, size_t size) {
-  if (scratchPath().empty()) {
-    const char *dir = std::getenv("TMPDIR");
-    std::string tmpl = std::string(dir && *dir ? dir : "/tmp") + "/tle-fuzz-XXXXXX.tle";
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    int fd = mkstemps(buf.data(), 4);
-    if (fd < 0) {
-      std::perror("tle-fuzz: cannot create a scratch file");
-      std::abort();
-    }
-    close(fd);
-    scratchPath() = buf.data();
-    std::atexit(removeScratch);
-  }
-  std::ofstream f(scratchPath(), std::ios::binary | std::ios::trunc);
-  f.write(reinterpret_cast<const char *>(data), static_cast<std::streamsize>(size));
-  return static_cast<bool>(f);
-}
+using tle::fuzz::scratchPath;
+using tle::fuzz::writeScratch;
 
 /// The text after `key` in `line` up to the next `end` character (or the line's end); "" if absent.
 std::string after(const std::string &line, const std::string &key, char end) {
@@ -147,39 +120,14 @@ std::string firstJitKernel(const std::string &text) {
   return open == std::string::npos ? "" : text.substr(def + 4, std::min<size_t>(open - def - 4, 200));
 }
 
-/// Runs the pipeline; exit status 0 and 1 are fine, anything else is an internal error.
+/// Runs the pipeline; exit status 0 and 1 are fine, anything else aborts (FuzzCompile.h).
 int compileOnce(const tle::driver::CompileOptions &o, std::string &diagnostics) {
-  std::ostringstream out, err;
-  int rc = tle::driver::compile(o, out, err);
-  diagnostics = err.str();
-  // TLE_FUZZ_VERBOSE=1: one line per compilation (exit status, first diagnostic), to see how deep inputs get.
-  static const bool verbose = std::getenv("TLE_FUZZ_VERBOSE") != nullptr;
-  if (verbose) {
-    std::string first = diagnostics.substr(0, diagnostics.find('\n'));
-    std::fprintf(stderr, "tle-fuzz: %s exit %d%s%s\n", o.fromTile ? "tile IR" : "source", rc, first.empty() ? "" : ": ",
-                 first.c_str());
-  }
-  // "internal error" diagnostics (invalid IR after a pass, invalid LLVM IR) are asserts that
-  // tlec reports instead of crashing: findings too, whatever the exit status. Only diagnostic
-  // lines count, and only their message (the text after the first "error: "): the echoed source
-  // line and caret (indented by two spaces) and a message quoting the input (a bad signature
-  // entry "error: internal error*fp32") may contain the words.
-  bool internal = false;
-  std::istringstream lines(diagnostics);
-  for (std::string line; !internal && std::getline(lines, line);) {
-    if (line.rfind("  ", 0) == 0)
-      continue;
-    size_t at = line.find("error: ");
-    internal = at != std::string::npos && line.compare(at + 7, 14, "internal error") == 0;
-  }
-  if ((rc == 0 || rc == 1) && !internal)
-    return rc;
-  std::fprintf(stderr, "tle-fuzz: tlec's pipeline returned %d with an internal error, diagnostics:\n%s\n", rc,
-               diagnostics.c_str());
-  std::abort();
+  return tle::fuzz::compileChecked(o, diagnostics);
 }
 
 } // namespace
+
+extern "C" int LLVMFuzzerInitialize(int *, char ***) { return 0; }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size > 64 * 1024) // larger inputs only slow the search down
@@ -274,36 +222,4 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max
   return text.size();
 }
 
-#else
-#include <algorithm>
-#include <filesystem>
-#include <vector>
-
-/// Replays every file named on the command line (directories: every file below them, sorted).
-int main(int argc, char **argv) {
-  namespace fs = std::filesystem;
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s FILE_OR_DIR...   (replays inputs through LLVMFuzzerTestOneInput)\n", argv[0]);
-    return 2;
-  }
-  std::vector<std::string> files;
-  for (int i = 1; i < argc; ++i) {
-    if (fs::is_directory(argv[i])) {
-      for (auto &e : fs::recursive_directory_iterator(argv[i]))
-        if (e.is_regular_file())
-          files.push_back(e.path().string());
-    } else {
-      files.push_back(argv[i]);
-    }
-  }
-  std::sort(files.begin(), files.end());
-  for (const std::string &f : files) {
-    std::ifstream in(f, std::ios::binary);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::fprintf(stderr, "replay: %s\n", f.c_str());
-    LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t *>(text.data()), text.size());
-  }
-  std::fprintf(stderr, "replay: %zu inputs, no failure\n", files.size());
-  return 0;
-}
 #endif

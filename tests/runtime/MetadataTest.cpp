@@ -123,6 +123,28 @@ TEST_CASE("malformed documents are rejected with the offending key", "[metadata]
       Contains("kernels[0].cluster: expected an array of 3 integers"));
 }
 
+TEST_CASE("two kernels of a module cannot share an entry symbol", "[metadata]") {
+  // Found by tle-fuzz-runtime: a kernel whose "symbol" is another kernel's name was accepted, and
+  // its launch passed that entry function an argument buffer of a different layout (the mock
+  // driver read past it).
+  auto doc = [](const std::string &a, const std::string &b) {
+    return R"({"format": "tle-module", "version": 1, "target": "sm_80", "kernels": [)" + a + ", " + b + "]}";
+  };
+  const std::string one = R"({"name": "other", "symbol": "k", "num_warps": 4, "params": [{"name": "x", "type": "i32"}]})";
+  const std::string two = R"({"name": "k", "num_warps": 4, "params": [{"name": "x", "type": "*fp32"}, {"name": "n", "type": "i32"}]})";
+  CHECK_THROWS_WITH(parseModuleMetadata(doc(one, two)),
+                    Contains("kernels[1]: entry symbol 'k' is also the entry symbol of kernels[0] ('other')"));
+  CHECK_THROWS_WITH(parseModuleMetadata(doc(two, one)),
+                    Contains("kernels[1]: entry symbol 'k' is also the entry symbol of kernels[0] ('k')"));
+  const std::string three = R"({"name": "third", "symbol": "k", "num_warps": 4, "params": []})";
+  CHECK_THROWS_WITH(parseModuleMetadata(doc(one, three)),
+                    Contains("kernels[1]: entry symbol 'k' is also the entry symbol of kernels[0] ('other')"));
+  // Distinct symbols are fine, even when one is another kernel's name spelled differently.
+  ModuleInfo m = parseModuleMetadata(doc(R"({"name": "a", "symbol": "s_a", "num_warps": 4, "params": []})",
+                                         R"({"name": "s_b", "num_warps": 4, "params": []})"));
+  CHECK(m.kernels.size() == 2);
+}
+
 TEST_CASE("metadata versions newer than the runtime are refused", "[metadata]") {
   std::string v2 = R"({"format": "tle-module", "version": 2, "target": "sm_90a", "kernels": []})";
   CHECK_THROWS_AS(parseModuleMetadata(v2), MetadataError);
