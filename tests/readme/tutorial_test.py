@@ -16,10 +16,11 @@ Where the tutorial uses the GPU, the test runs without one:
     (TLE_RT_CUDA_DRIVER), which emulates add_kernel on host memory;
   - without the CUDA toolkit's ptxas, `add.cubin` is written and read as `add.ptx` (tlec's own
     advice: PTX needs no toolkit).
+With --gpu the commands run exactly as written, on the GPU (the check made on a GPU machine).
 The scratch directory holds links `build` and `include` to the build and source trees, so the
 commands run as they would from the repository root.
 
-Usage: tutorial_test.py --readme README.md --source SRC --build BUILD --mock-driver LIB"""
+Usage: tutorial_test.py --readme README.md --source SRC --build BUILD (--mock-driver LIB | --gpu)"""
 import argparse
 import os
 import re
@@ -84,11 +85,12 @@ def commands(text):
 
 
 class Transcript:
-    def __init__(self, workdir, env):
-        self.workdir, self.env, self.ptx_for_cubin = workdir, env, False
+    def __init__(self, workdir, env, gpu):
+        self.workdir, self.env, self.gpu, self.ptx_for_cubin = workdir, env, gpu, False
 
     def rewrite(self, command):
-        command = command.replace("--target gpu", "--target cpu")
+        if not self.gpu:
+            command = command.replace("--target gpu", "--target cpu")
         if self.ptx_for_cubin:
             command = re.sub(r"\b(\w+)\.cubin\b", r"\1.ptx", command)
         return command
@@ -134,7 +136,9 @@ def main():
     ap.add_argument("--readme", required=True)
     ap.add_argument("--source", required=True)
     ap.add_argument("--build", required=True)
-    ap.add_argument("--mock-driver", required=True)
+    mode = ap.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--mock-driver", help="the driver test double, for a run without a GPU")
+    mode.add_argument("--gpu", action="store_true", help="run the commands as written, on the GPU")
     ap.add_argument("--keep", action="store_true", help="keep the scratch directory")
     a = ap.parse_args()
     self_test()
@@ -147,8 +151,10 @@ def main():
     workdir = tempfile.mkdtemp(prefix="tle-tutorial-")
     os.symlink(os.path.abspath(a.build), os.path.join(workdir, "build"))
     os.symlink(os.path.join(os.path.abspath(a.source), "include"), os.path.join(workdir, "include"))
-    env = dict(os.environ, TLE_RT_CUDA_DRIVER=os.path.abspath(a.mock_driver))
-    t = Transcript(workdir, env)
+    env = dict(os.environ)
+    if not a.gpu:
+        env["TLE_RT_CUDA_DRIVER"] = os.path.abspath(a.mock_driver)
+    t = Transcript(workdir, env, a.gpu)
     last_output, ran, matched = None, 0, 0
     try:
         for b in blocks:
