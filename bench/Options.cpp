@@ -207,7 +207,10 @@ ParsedCommandLine<TuneOptions> parseTuneCommandLine(const std::vector<std::strin
   app.footer("Exit status: 0 when every case was tuned or found in the cache, 1 when one failed, 2 on bad usage "
              "or a bad spec, 77 without a GPU (except with --compile-only). See docs/bench.md, \"Autotuning\".");
   app.add_flag("--tune", "this mode (anywhere on the command line)");
-  app.add_option("SPEC.json", o.spec, "the tune spec: a suite file with a \"tune\" object")->required();
+  app.add_option("SPEC.json", o.spec,
+                 "the tune spec: a launch spec of any kernel (\"source\", \"kernel\", \"buffers\", \"grid\", "
+                 "\"sizes\"; paths relative to it), or a suite file with a \"tune\" object")
+      ->required();
   std::vector<std::string> sets;
   addCommonOptions(app, o, sets, Mode::Tune);
   single(app, "--top-k", o.topK, fmt::format("candidates the cost model keeps for timing (default {})", o.topK))
@@ -217,6 +220,10 @@ ParsedCommandLine<TuneOptions> parseTuneCommandLine(const std::vector<std::strin
   app.add_flag("--exhaustive", o.exhaustive, "time every valid candidate (and report the pruned winner's gap)")
       ->group("Candidates");
   app.add_flag("--compile-only", o.compileOnly, "no GPU: compile and rank the candidates with the cost model")
+      ->group("Candidates");
+  app.add_flag("--dry-run", o.dryRun,
+               "no GPU: compile every configuration of every size and print the plan (buffers, launch, check, "
+               "each config's resources and grid)")
       ->group("Candidates");
   single(app, "--space", o.space,
          "the candidate space: the kernel's @triton.autotune decorator, a generated one, or auto (the decorator "
@@ -255,8 +262,15 @@ ParsedCommandLine<TuneOptions> parseTuneCommandLine(const std::vector<std::strin
   CLI::Option *noCache =
       app.add_flag("--no-cache", "neither read nor write the cache")->group("Cache and dispatch");
   app.add_flag("--force", o.force, "re-tune on a cache hit")->group("Cache and dispatch");
-  single(app, "--dispatch", o.dispatchDir, "write the dispatch table over every cached bucket of the kernel there")
+  single(app, "--dispatch", o.dispatchDir,
+         "write the dispatch table there: for a launch spec, the fastest config per size as tle-link range "
+         "predicates, its modules and the dispatcher NAME_tuned.h/.cpp (tle-link --table); for a suite-form spec, "
+         "every cached bucket of the kernel")
       ->type_name("DIR")
+      ->group("Cache and dispatch");
+  single(app, "--from-results", o.fromResults,
+         "with --dispatch: build the table from an earlier run's --json results instead of tuning (no GPU)")
+      ->type_name("RUN.json")
       ->group("Cache and dispatch");
   single(app, "--export-configs", o.exportConfigs,
          "write the candidate list for bench/triton_autotune_compare.py")
@@ -265,6 +279,7 @@ ParsedCommandLine<TuneOptions> parseTuneCommandLine(const std::vector<std::strin
   parseWith(app, r, "tle-bench --tune", args, [&](TuneOptions &opts) {
     splitSets(sets, opts);
     opts.useCache = noCache->count() == 0;
+    opts.compileOnly |= opts.dryRun;
     if (opts.jobs == 0)
       opts.jobs = int(std::max(1u, std::thread::hardware_concurrency()));
   });

@@ -51,10 +51,12 @@ struct TuneOptions : CommonOptions {
   size_t topK = 12;             ///< --top-k K: candidates the cost model keeps for timing
   bool exhaustive = false;      ///< --exhaustive: time every valid candidate
   bool compileOnly = false;     ///< --compile-only: compile and rank, no GPU
+  bool dryRun = false;          ///< --dry-run: --compile-only that also prints each case's launch and every config
+  std::string fromResults;      ///< --from-results FILE: --dispatch from an earlier run's --json (no GPU)
   bool force = false;           ///< --force: re-tune on a cache hit
   bool useCache = true;         ///< false with --no-cache
   std::string cachePath;        ///< --cache FILE (empty: $TLE_TUNE_CACHE, then the XDG cache)
-  std::string dispatchDir;      ///< --dispatch DIR: write the dispatch table there
+  std::string dispatchDir;      ///< --dispatch DIR: write the dispatch table (and its launcher) there
   std::string exportConfigs;    ///< --export-configs FILE: the candidate list for Triton's autotuner
   std::string workDir;          ///< --work-dir DIR: keep candidates there (empty: a temporary directory)
   std::string tlec;             ///< --tlec PATH (empty: $TLE_TLEC, ../src/tlec, PATH)

@@ -2,6 +2,8 @@
 #include "Tune.h"
 
 #include "Options.h"
+#include "TuneCommon.h"
+#include "TuneLaunch.h"
 
 #include "harness/CostModel.h"
 #include "harness/Cubin.h"
@@ -39,8 +41,6 @@
 #include <optional>
 #include <thread>
 
-extern char **environ;
-
 namespace tle::bench {
 
 namespace {
@@ -49,53 +49,11 @@ using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-std::string findTool(const std::string &flag, const char *env, const std::string &name) {
-  if (!flag.empty())
-    return flag;
-  if (const char *e = std::getenv(env); e && *e)
-    return e;
-  std::string local = executableDirectory() + "/../src/" + name; // the build tree
-  if (access(local.c_str(), X_OK) == 0)
-    return local;
-  std::string beside = executableDirectory() + "/" + name; // an installed tree: bin/
-  if (access(beside.c_str(), X_OK) == 0)
-    return beside;
-  return name; // PATH
-}
-
-std::string readText(const std::string &path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f)
-    throw BenchError("cannot read " + path);
-  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
-
 std::string utcNow() {
   std::time_t t = std::time(nullptr);
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
   return buf;
-}
-
-/// Runs argv with stdout and stderr appended to `logPath`; returns the exit status.
-int spawnLogged(const std::vector<std::string> &argv, const std::string &logPath) {
-  std::vector<char *> av;
-  for (const std::string &a : argv)
-    av.push_back(const_cast<char *>(a.c_str()));
-  av.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  pid_t pid;
-  int err = posix_spawnp(&pid, av[0], &fa, nullptr, av.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (err != 0)
-    return -err;
-  int status = 0;
-  if (waitpid(pid, &status, 0) < 0)
-    return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 /// The constexpr parameters that the signature (bare literals in their positions) or the
@@ -195,42 +153,6 @@ ojson entryJson(const Entry &e) {
   return j;
 }
 
-/// Host inputs of a case (as tle-bench's GPU mode makes them).
-std::vector<HostTensor> makeInputs(const ResolvedCase &rc, uint64_t seed) {
-  const CaseSpec &c = *rc.spec;
-  std::vector<HostTensor> ts;
-  for (size_t i = 0; i < c.buffers.size(); ++i) {
-    ts.emplace_back(c.buffers[i].dtype, rc.shapes[i]);
-    const BufferSpec &b = c.buffers[i];
-    if (b.role == "output")
-      std::memset(ts.back().data(), 0xff, ts.back().bytes());
-    else if (b.role == "scratch")
-      std::memset(ts.back().data(), 0, ts.back().bytes());
-    else if (b.init != "derived")
-      fillTensor(ts.back(), rc.inits[i], seed * 1000003ull + i * 7919ull + std::hash<std::string>()(c.name));
-  }
-  CaseData d{rc, ts};
-  if (const Family *fam = findFamily(c.family); fam && fam->prepare)
-    fam->prepare(d);
-  return ts;
-}
-
-struct Gpu {
-  rt::Device dev;
-  rt::Stream stream;
-  rt::DeviceBuffer flush;
-};
-
-void launchOnce(Gpu &g, const ResolvedLaunch &rl, std::vector<rt::DeviceBuffer> &bufs) {
-  std::vector<uint64_t> slots(rl.args.size());
-  std::vector<void *> ptrs(rl.args.size());
-  for (size_t i = 0; i < rl.args.size(); ++i) {
-    slots[i] = rl.args[i].pointer ? bufs[size_t(rl.args[i].buffer)].address() : rl.args[i].bits;
-    ptrs[i] = &slots[i];
-  }
-  rl.kernel->kernel->launchRaw(rt::Grid(rl.grid[0], rl.grid[1], rl.grid[2]), g.stream, ptrs.data(), ptrs.size());
-}
-
 /// Times one candidate: a first launch, `warmup` rounds, then `reps` rounds of (L2-flush memset,
 /// event, launch, event) on one stream; the median is the candidate's time.
 Stats timeCandidate(Gpu &g, const ResolvedLaunch &rl, std::vector<rt::DeviceBuffer> &bufs, int warmup, int reps) {
@@ -257,9 +179,10 @@ Stats timeCandidate(Gpu &g, const ResolvedLaunch &rl, std::vector<rt::DeviceBuff
   return computeStats(ms);
 }
 
-/// Runs the candidate once on NaN-filled outputs and checks them against the family's reference.
+/// Runs the candidate once on NaN-filled outputs and checks them against the family's reference,
+/// or, for a launch spec, against its expectations.
 CheckReport checkCandidate(Gpu &g, const ResolvedLaunch &rl, const ResolvedCase &rc, std::vector<rt::DeviceBuffer> &bufs,
-                           std::vector<HostTensor> &host) {
+                           std::vector<HostTensor> &host, const LaunchSpecFile *ls, const Expected *expected) {
   const CaseSpec &c = *rc.spec;
   for (size_t i = 0; i < c.buffers.size(); ++i)
     if (c.buffers[i].role == "output")
@@ -272,6 +195,8 @@ CheckReport checkCandidate(Gpu &g, const ResolvedLaunch &rl, const ResolvedCase 
     if (c.buffers[i].role == "output")
       bufs[i].copyToHost(host[i].data(), host[i].bytes());
   CaseData d{rc, host};
+  if (ls)
+    return checkLaunchOutputs(*ls, d, *expected);
   return findFamily(c.family)->check(d);
 }
 
@@ -289,6 +214,66 @@ std::vector<const CaseSpec *> selectCases(const Suite &s, const TuneOptions &o) 
 }
 
 std::string mdTable(const ojson &doc);
+
+/// A dry run's list: every configuration with its compile outcome, resources and launch grid.
+void printDryRunConfigs(const std::vector<Entry> &es) {
+  std::printf("\n   %-40s %-8s %5s %8s %6s  %s\n", "config", "compile", "regs", "smem_KiB", "local", "grid / why not");
+  for (const Entry &e : es) {
+    if (e.compileStatus != 0) {
+      std::printf("   %-40s %-8s %s\n", e.cand.id().c_str(), "FAILED", e.error.c_str());
+      continue;
+    }
+    std::string what = e.launch ? fmt::format("({}, {}, {})", e.launch->grid[0], e.launch->grid[1], e.launch->grid[2])
+                                : std::string();
+    if (!e.est.valid)
+      what += (what.empty() ? "" : " ") + std::string("rejected: ") + e.est.reason;
+    else if (e.duplicateOf >= 0)
+      what += fmt::format(" (same machine code as config {})", e.duplicateOf);
+    std::printf("   %-40s %-8s %5d %8lld %6lld  %s\n", e.cand.id().c_str(), "ok", e.res.registers,
+                (long long)(e.res.sharedBytes >> 10), (long long)e.res.localBytes, what.c_str());
+  }
+}
+
+/// `--from-results RUN.json --dispatch DIR`: the dispatch table of an earlier run of a launch spec
+/// (no GPU: its winners are compiled and linked).
+int dispatchFromResults(const TuneOptions &o, const LaunchSpecFile *ls) {
+  try {
+    if (!ls)
+      throw BenchError("--from-results needs a launch spec (" + o.spec + " is a suite-form tune spec)");
+    if (o.dispatchDir.empty())
+      throw BenchError("--from-results needs --dispatch DIR (where the table and its modules go)");
+    std::ifstream f(o.fromResults);
+    if (!f)
+      throw BenchError("cannot read the results " + o.fromResults);
+    ojson doc;
+    try {
+      doc = ojson::parse(f);
+    } catch (const std::exception &e) {
+      throw BenchError(o.fromResults + ": invalid JSON: " + e.what());
+    }
+    ojson device = doc.value("device", ojson::object());
+    std::string arch = device.value("arch", o.arch);
+    writeShapeDispatch(*ls, tunedSizesOf(doc, o.fromResults), o.dispatchDir, findTool(o.tlec, "TLE_TLEC", "tlec"),
+                       findTool(o.tleLink, "TLE_LINK", "tle-link"), arch, device);
+    return 0;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "tle-bench --tune: %s\n", e.what());
+    return 1;
+  }
+}
+
+/// The winners of a launch spec's run, one line per size.
+void printWinners(const ojson &doc) {
+  std::printf("\n== winners\n   %-28s %-40s %10s  %s\n", "size", "config", "median_ms", "check");
+  for (const ojson &c : doc["cases"]) {
+    if (!c.contains("winner")) {
+      std::printf("   %-28s %s\n", c.value("case", "").c_str(), c.value("error", "no winner").c_str());
+      continue;
+    }
+    std::printf("   %-28s %-40s %10.4f  %s\n", c.value("case", "").c_str(), c["winner"].value("id", "").c_str(),
+                c["winner"].value("median_ms", 0.0), c.value("check", c.value("cache", "")).c_str());
+  }
+}
 
 /// A short class of a rejection reason for the summary line.
 std::string rejectKind(const std::string &reason) {
@@ -314,8 +299,23 @@ int runTune(int argc, char **argv) {
   const TuneOptions &o = parsed.options;
   const auto tStart = Clock::now();
   Suite suite;
+  std::optional<LaunchSpecFile> ls; // a launch spec (any kernel) rather than a suite-form tune spec
   try {
-    suite = loadSuite(o.spec);
+    std::ifstream f(o.spec);
+    if (!f)
+      throw BenchError("cannot read the spec " + o.spec);
+    ojson head;
+    try {
+      head = ojson::parse(f);
+    } catch (const std::exception &e) {
+      throw BenchError(o.spec + ": invalid JSON: " + e.what());
+    }
+    if (isLaunchSpec(head)) {
+      ls = loadLaunchSpec(o.spec);
+      suite = ls->suite;
+    } else {
+      suite = loadSuite(o.spec);
+    }
     if (!suite.tune.is_object())
       throw BenchError(o.spec + ": no \"tune\" object (a tune spec is a suite file with \"tune\"; see docs/bench.md)");
   } catch (const std::exception &e) {
@@ -323,6 +323,8 @@ int runTune(int argc, char **argv) {
     return 2;
   }
   const ojson &tune = suite.tune;
+  if (!o.fromResults.empty())
+    return dispatchFromResults(o, ls ? &*ls : nullptr);
 
   // --- The device (or its model without one).
   std::unique_ptr<Gpu> gpu;
@@ -334,8 +336,8 @@ int runTune(int argc, char **argv) {
       std::string reason;
       if (!rt::gpuAvailable(&reason)) {
         std::fprintf(stderr,
-                     "SKIPPED: tle-bench --tune needs a CUDA GPU to time candidates: %s\n"
-                     "  (--compile-only compiles and ranks the candidates with the cost model without one)\n",
+                     "tle-bench --tune: no usable CUDA GPU (%s): timing needs one. --dry-run compiles every "
+                     "configuration and prints the plan without a GPU.\n",
                      reason.c_str());
         return 77;
       }
@@ -382,10 +384,19 @@ int runTune(int argc, char **argv) {
     if (o.space == "decorator" && !deco)
       throw BenchError(fmt::format("{}: --space decorator, but `{}` has no @triton.autotune decorator", srcPath,
                                    kspec.entry));
-    const bool fromDecorator = deco && o.space != "generated";
+    // A launch spec's "configs" come first, then the decorator, then a generated space.
+    const bool fromSpec = ls && !ls->configs.empty() && o.space == "auto";
+    const bool fromDecorator = !fromSpec && deco && o.space != "generated";
     SpaceSpec space;
-    if (!fromDecorator)
-      space = makeSpaceSpec(params, fixedConstexprs(params, kspec), tune.value("space", ojson()), hasDot);
+    if (!fromDecorator && !fromSpec) {
+      std::vector<std::string> fixed = fixedConstexprs(params, kspec);
+      if (ls) { // constexprs given per size, and those @triton.heuristics computes, are not tuned
+        for (const auto &[n, v] : suite.cases.at(0).defines)
+          fixed.push_back(n);
+        fixed.insert(fixed.end(), ls->heuristics.begin(), ls->heuristics.end());
+      }
+      space = makeSpaceSpec(params, fixed, tune.value("space", ojson()), hasDot);
+    }
     const std::string compilerVersion = [&] {
       // The tlec version enters the cache key: another compiler may prefer another config.
       char tmpl[] = "/tmp/tle-tune-version-XXXXXX";
@@ -424,6 +435,15 @@ int runTune(int argc, char **argv) {
                    {"source", kspec.source}};
       ResolvedCase base = resolveCase(c, builtins, o.overrides);
       ShapeBucket bucket = bucketOf(bucketDims, base.env);
+      if (ls) { // a launch spec's sizes are its buckets, as given
+        bucket.dims.clear();
+        ojson sizes = ojson::object();
+        for (const std::string &n : ls->sizeNames) {
+          bucket.dims.emplace_back(n, base.env.at(n).i);
+          sizes[n] = base.env.at(n).i;
+        }
+        res["sizes"] = sizes;
+      }
       res["bucket"] = bucket.str();
       std::printf("\n== tune %s: case %s, bucket {%s}, %s (%s)\n", kspec.name.c_str(), c.name.c_str(),
                   bucket.str().c_str(), dkey.name.c_str(), dm.arch.c_str());
@@ -441,20 +461,24 @@ int runTune(int argc, char **argv) {
       res["cache"] = o.useCache ? "miss" : "off";
 
       // --- Candidates.
-      std::vector<Candidate> cands = fromDecorator ? deco->configs : expandSpace(space, base.env);
+      std::vector<Candidate> cands = fromSpec ? ls->configs : fromDecorator ? deco->configs : expandSpace(space, base.env);
       if (o.maxCandidates && cands.size() > o.maxCandidates)
         cands.resize(o.maxCandidates);
-      res["space"] = {{"source", fromDecorator ? "decorator" : "generated"}, {"candidates", cands.size()}};
+      const char *spaceSource = fromSpec ? "spec" : fromDecorator ? "decorator" : "generated";
+      res["space"] = {{"source", spaceSource}, {"candidates", cands.size()}};
       if (fromDecorator) {
         res["space"]["decorator_line"] = deco->line;
         res["space"]["key"] = deco->key;
-      } else {
+      } else if (!fromSpec) {
         ojson dims = ojson::object();
         for (const SpaceDim &d : space.dims)
           dims[d.name] = d.values;
         res["space"]["dims"] = dims;
       }
-      std::printf("   %zu candidates (%s)\n", cands.size(), fromDecorator ? "from @triton.autotune" : "generated");
+      std::printf("   %zu candidates (%s)\n", cands.size(),
+                  fromSpec ? "from the spec's configs" : fromDecorator ? "from @triton.autotune" : "generated");
+      if (ls && o.dryRun)
+        printCasePlan(*ls, base);
       if (!o.exportConfigs.empty()) {
         ojson ex = {{"format", "tle-tune-configs"}, {"version", 1}, {"spec", o.spec}, {"case", c.name},
                     {"kernel", kspec.name}, {"source", kspec.source}, {"entry", kspec.entry},
@@ -497,19 +521,7 @@ int runTune(int argc, char **argv) {
             e.cand = cands[i];
             e.path = fmt::format("{}/{}.c{}.{}.{}", work, kspec.name, i, dm.arch, ext);
             e.log = fmt::format("{}/{}.c{}.log", work, kspec.name, i);
-            std::vector<std::string> av = {tlec, srcPath, "-s", kspec.signature};
-          for (const std::string &a : includeArgs(kspec, suite.root))
-            av.push_back(a);
-            if (!kspec.entry.empty()) {
-              av.push_back("-n");
-              av.push_back(kspec.entry);
-            }
-            for (const auto &[n, v] : kspec.defines)
-              av.push_back("-D" + n + "=" + v);
-            for (const auto &[n, v] : e.cand.constexprs)
-              av.push_back(fmt::format("-D{}={}", n, v));
-            av.insert(av.end(), {"-w", std::to_string(e.cand.numWarps), "-ns", std::to_string(e.cand.numStages),
-                                 "--arch", dm.arch, "-o", e.path});
+            std::vector<std::string> av = tlecCommand(tlec, kspec, suite.root, c.defines, e.cand, dm.arch, e.path);
             auto t0 = Clock::now();
             e.compileStatus = spawnLogged(av, e.log);
             e.compileS = since(t0);
@@ -656,12 +668,32 @@ int runTune(int argc, char **argv) {
       double gpuWall = 0;
       if (gpu) {
         auto tGpu = Clock::now();
-        std::vector<HostTensor> host = makeInputs(base, o.seed);
+        std::vector<HostTensor> host = caseInputs(base, o.seed);
         std::vector<rt::DeviceBuffer> bufs;
         for (size_t i = 0; i < c.buffers.size(); ++i) {
           bufs.emplace_back(gpu->dev, host[i].bytes());
           bufs.back().copyFromHost(host[i].data(), host[i].bytes());
         }
+        std::optional<Expected> expected;
+        if (ls) {
+          expected = expectedOutputs(*ls, base, *gpu, bufs, tlec, dm.arch, work);
+          std::printf("   check: %s\n", expected->how.c_str());
+          res["check"] = expected->how;
+        }
+        auto checkEntry = [&](Entry &e) {
+          try {
+            CheckReport r = checkCandidate(*gpu, *e.launch, *e.rc, bufs, host, ls ? &*ls : nullptr,
+                                           expected ? &*expected : nullptr);
+            e.checked = r.pass ? 1 : -1;
+            for (const OutputCheck &oc : r.outputs)
+              e.checkNote += fmt::format("{}: max_abs {:.3e} bad {}/{}; ", oc.name, oc.maxAbs, oc.bad, oc.count);
+          } catch (const std::exception &ex) {
+            e.checked = -1;
+            e.checkNote = ex.what();
+          }
+          std::printf("   check %s: %s (%s)\n", e.cand.id().c_str(), e.checked > 0 ? "ok" : "WRONG",
+                      e.checkNote.c_str());
+        };
         size_t n = 0;
         auto timeOne = [&](size_t i) {
           Entry &e = es[i];
@@ -672,6 +704,11 @@ int runTune(int argc, char **argv) {
             e.handle.registers = e.handle.kernel->numRegisters();
             e.handle.localBytes = e.handle.kernel->localBytes();
             e.launch->kernel = &e.handle;
+            if (ls) { // a launch spec's candidates are checked before they are timed
+              checkEntry(e);
+              if (e.checked < 0)
+                return;
+            }
             e.stats = timeCandidate(*gpu, *e.launch, bufs, o.warmup, o.reps);
             e.timed = true;
           } catch (const std::exception &ex) {
@@ -714,19 +751,8 @@ int runTune(int argc, char **argv) {
         auto firstCorrect = [&](const std::vector<size_t> &ids) -> std::optional<size_t> {
           for (size_t i : ids) {
             Entry &e = es[i];
-            if (e.checked == 0) {
-              try {
-                CheckReport r = checkCandidate(*gpu, *e.launch, *e.rc, bufs, host);
-                e.checked = r.pass ? 1 : -1;
-                for (const OutputCheck &oc : r.outputs)
-                  e.checkNote += fmt::format("{}: max_abs {:.3e} bad {}/{}; ", oc.name, oc.maxAbs, oc.bad, oc.count);
-              } catch (const std::exception &ex) {
-                e.checked = -1;
-                e.checkNote = ex.what();
-              }
-              std::printf("   check %s: %s (%s)\n", e.cand.id().c_str(), e.checked > 0 ? "ok" : "WRONG",
-                          e.checkNote.c_str());
-            }
+            if (e.checked == 0)
+              checkEntry(e);
             if (e.checked > 0)
               return i;
           }
@@ -802,6 +828,8 @@ int runTune(int argc, char **argv) {
             std::printf("   cached in %s\n", cachePath.c_str());
           }
         }
+      } else if (o.dryRun) {
+        printDryRunConfigs(es);
       } else {
         std::printf("\n   the %zu to time: the model's best per class, then its order (--compile-only: nothing timed):\n", top.size());
         for (size_t i : top) {
@@ -827,8 +855,18 @@ int runTune(int argc, char **argv) {
       }
     }
 
+    if (ls && !o.compileOnly)
+      printWinners(doc);
+    // --- A launch spec's dispatch table: range predicates over this run's winners.
+    if (ls && !o.dispatchDir.empty() && !o.compileOnly) {
+      doc["dispatch"] = writeShapeDispatch(*ls, tunedSizesOf(doc, o.spec), o.dispatchDir, tlec,
+                                           findTool(o.tleLink, "TLE_LINK", "tle-link"), dm.arch, doc["device"]);
+    } else if (ls && !o.dispatchDir.empty()) {
+      std::printf("\n   no dispatch table without timings (--dry-run / --compile-only); --from-results RUN.json "
+                  "writes one from a run's results\n");
+    }
     // --- Dispatch table over every tuned bucket of this kernel on this device.
-    if (!o.dispatchDir.empty()) {
+    if (!ls && !o.dispatchDir.empty()) {
       std::vector<CacheEntry> mine;
       for (const CacheEntry &e : o.useCache ? cache.entries() : tunedNow)
         if (e.kernelKey == kernelKeyStr && e.device.str() == dkey.str())

@@ -200,6 +200,8 @@ TEST_CASE("--tune: defaults", "[options]") {
   CHECK(o.useCache);
   CHECK_FALSE(o.exhaustive);
   CHECK_FALSE(o.compileOnly);
+  CHECK_FALSE(o.dryRun);
+  CHECK(o.fromResults.empty());
   CHECK_FALSE(o.force);
   CHECK(o.cachePath.empty());
   CHECK(o.dispatchDir.empty());
@@ -224,6 +226,15 @@ TEST_CASE("--tune: the command lines of the CMake tests and run_tune.sh", "[opti
 
   TuneOptions g = tune({"--tune", "s.json", "--no-cache", "--max-candidates", "8", "--top-k", "4"});
   CHECK(g.topK == 4);
+
+  // A launch spec's dry run (no GPU) and its dispatch table from a run's results.
+  TuneOptions d = tune({"--tune", "examples/tune/add_rmsnorm.json", "--dry-run", "--jobs", "2"});
+  CHECK(d.dryRun);
+  CHECK(d.compileOnly); // --dry-run is a --compile-only that prints the plan
+  TuneOptions f = tune({"--tune", "add.json", "--from-results", "run.json", "--dispatch", "out"});
+  CHECK(f.fromResults == "run.json");
+  CHECK(f.dispatchDir == "out");
+  CHECK_FALSE(f.compileOnly);
 
   // The exhaustive step appends TUNE_ARGS: its --jobs and a second --reps (the last counts).
   TuneOptions e = tune({"--tune", "s.json", "--tlec", "t", "--exhaustive", "--no-cache", "--reps", "10", "--warmup",
@@ -270,7 +281,8 @@ TEST_CASE("--tune: --help", "[options]") {
   for (const char *opt : {"--case", "--set", "--top-k", "--exhaustive", "--compile-only", "--jobs", "--tlec",
                           "--tle-link", "--work-dir", "--space", "--max-candidates", "--max-spill-bytes", "--reps",
                           "--warmup", "--flush-mib", "--device", "--seed", "--cache", "--no-cache", "--force",
-                          "--dispatch", "--export-configs", "--json", "--md", "--arch", "--sms"}) {
+                          "--dispatch", "--export-configs", "--json", "--md", "--arch", "--sms", "--dry-run",
+                          "--from-results"}) {
     INFO(opt);
     CHECK(p.message.find(opt) != std::string::npos);
   }
@@ -279,7 +291,8 @@ TEST_CASE("--tune: --help", "[options]") {
 TEST_CASE("--tune: bad usage", "[options]") {
   CHECK(tuneError({"--tune"}) == tuneMsg("SPEC.json is required"));
   CHECK(tuneError({"--tune", "a.json", "b.json"}) == tuneMsg("The following argument was not expected: b.json"));
-  CHECK(tuneError({"--tune", "a.json", "--dry-run"}) == tuneMsg("The following argument was not expected: --dry-run"));
+  CHECK(tuneError({"--tune", "a.json", "--time-host"}) ==
+        tuneMsg("The following argument was not expected: --time-host"));
   CHECK(tuneError({"--tune", "a.json", "--top-k"}) == tuneMsg("--top-k: 1 required K missing"));
   CHECK(tuneError({"--tune", "a.json", "--top-k", "0"}) == tuneMsg("--top-k: must be at least 1, got 0"));
   CHECK(tuneError({"--tune", "a.json", "--reps", "0"}) == tuneMsg("--reps: must be at least 1, got 0"));

@@ -82,7 +82,8 @@ int getInt(const ojson &obj, const char *key, const std::string &where, int dflt
   return obj.at(key).get<int>();
 }
 
-/// "normal(0, 2)" -> ("normal", {"0", "2"}); commas inside parentheses are kept.
+} // namespace
+
 std::pair<std::string, std::vector<std::string>> parseCall(const std::string &s, const std::string &where) {
   size_t open = s.find('(');
   if (open == std::string::npos)
@@ -109,6 +110,8 @@ std::pair<std::string, std::vector<std::string>> parseCall(const std::string &s,
     args.push_back(cur);
   return {s.substr(0, open), args};
 }
+
+namespace {
 
 KernelSpec parseKernel(const std::string &name, const ojson &k, const std::string &root) {
   std::string where = "kernel '" + name + "'";
@@ -429,7 +432,7 @@ std::vector<std::string> includeArgs(const KernelSpec &ks, const std::string &ro
   std::vector<std::string> args;
   for (const std::string &d : ks.includeDirs) {
     args.push_back("-I");
-    args.push_back(root + "/" + d);
+    args.push_back(!d.empty() && d[0] == '/' ? d : root + "/" + d);
   }
   return args;
 }

@@ -41,6 +41,9 @@ struct BufferSpec {
   std::string role = "input";
   std::string init = "normal";    ///< normal, uniform, randint, zeros, ones, full, derived
   std::vector<std::string> initArgs; ///< expressions: normal [mean, std]; uniform/randint [low, high]; full [value]
+  /// Inputs of launch specs: a .npy path template (`{NAME}`: a case variable) read instead of
+  /// generating; empty otherwise.
+  std::string file;
 };
 
 /// One kernel launch of a case: grid expressions and one argument per runtime parameter (a
@@ -62,6 +65,9 @@ struct CaseSpec {
   std::string bytes; ///< bytes moved (empty: the sum of input and output buffers)
   std::string flops; ///< optional
   int reps = 0, warmup = 0;
+  /// Constexprs of this case passed to tlec as -D NAME=VALUE (a launch spec's size or scalar that
+  /// names a constexpr parameter); empty for suite files.
+  std::vector<std::pair<std::string, std::string>> defines;
 };
 
 /// A loaded suite file.
@@ -104,6 +110,10 @@ struct ResolvedCase {
 /// the case's vars of that name, or adding new names). Throws BenchError.
 ResolvedCase resolveCase(const CaseSpec &c, const Env &builtins,
                          const std::vector<std::pair<std::string, std::string>> &overrides);
+
+/// "normal(0, 2)" -> ("normal", {"0", "2"}) (commas inside parentheses kept); a text without
+/// parentheses is a name without arguments. Throws BenchError naming `where` when malformed.
+std::pair<std::string, std::vector<std::string>> parseCall(const std::string &s, const std::string &where);
 
 /// Splits NAME=VALUE at the first '='; throws BenchError naming `what`.
 std::pair<std::string, std::string> splitAssign(const std::string &s, const char *what);

@@ -2,6 +2,7 @@
 #include "tle/Driver/Launcher.h"
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <fstream>
@@ -82,6 +83,52 @@ bool attachPredicates(const std::vector<std::string> &when, std::vector<tle::dri
   return true;
 }
 
+/// Appends the variants of a dispatch table (`tle-bench --tune --dispatch`: {"format":
+/// "tle-dispatch", "variants": [{"module": FILE, "when": ["M <= 64", ...]}, ...]}, module paths
+/// relative to the table) to the inputs, with their predicates as --when entries.
+bool readTable(const std::string &path, std::vector<std::string> &inputs, std::vector<std::string> &when,
+               std::string &error) {
+  std::ifstream f(path);
+  if (!f) {
+    error = "--table: cannot read '" + path + "'";
+    return false;
+  }
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(f);
+  } catch (const std::exception &e) {
+    error = "--table " + path + ": invalid JSON: " + e.what();
+    return false;
+  }
+  if (!doc.is_object() || doc.value("format", "") != "tle-dispatch" || !doc.contains("variants") ||
+      !doc["variants"].is_array() || doc["variants"].empty()) {
+    error = "--table " + path + ": not a dispatch table (expected {\"format\": \"tle-dispatch\", \"variants\": [...]})";
+    return false;
+  }
+  size_t slash = path.find_last_of('/');
+  std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  for (size_t i = 0; i < doc["variants"].size(); ++i) {
+    const nlohmann::json &v = doc["variants"][i];
+    if (!v.is_object() || !v.contains("module") || !v["module"].is_string()) {
+      error = "--table " + path + ": variants[" + std::to_string(i) + "] has no \"module\" file";
+      return false;
+    }
+    std::string module = v["module"].get<std::string>();
+    inputs.push_back(!module.empty() && module[0] == '/' ? module : dir + module);
+    std::string preds;
+    for (const nlohmann::json &p : v.value("when", nlohmann::json::array())) {
+      if (!p.is_string()) {
+        error = "--table " + path + ": variants[" + std::to_string(i) + "].when must be a list of predicates";
+        return false;
+      }
+      preds += (preds.empty() ? "" : "; ") + p.get<std::string>();
+    }
+    if (!preds.empty())
+      when.push_back(std::to_string(inputs.size() - 1) + ": " + preds);
+  }
+  return true;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -96,8 +143,7 @@ int main(int argc, char **argv) {
   app.add_option("modules", inputs, "tlec modules (.cubin or .ptx), or launcher headers tlec -o PREFIX wrote (.h, "
                                     "their modules embedded in the .c next to them, as Triton's link takes); the "
                                     "same specialisation for several targets is one specialisation; order = dispatch "
-                                    "order")
-      ->required();
+                                    "order (or --table)");
   std::string unusedPrefix;
   app.add_option("-o,--output,--out", header,
                  "C++ launcher header to write (FILE.h, .hpp, .hh); without an extension, Triton's link spelling: "
@@ -113,6 +159,11 @@ int main(int argc, char **argv) {
                  "command-line order) also requires to be chosen, e.g. --when \"0: M <= 64; N % 128 == 0\" "
                  "(comparisons < <= > >= == != with an integer, or NAME % D == R); repeatable")
       ->type_name("\"I: PRED; ...\"");
+  std::string table;
+  app.add_option("--table", table,
+                 "a dispatch table written by `tle-bench --tune --dispatch` (JSON): its variants' modules, in its "
+                 "order after any modules given, each with its shape predicates")
+      ->type_name("FILE.json");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -137,8 +188,12 @@ int main(int argc, char **argv) {
   if (!name.empty() && !isValidLauncherName(name))
     return fail("'" + name + "' cannot name a launcher: use a C identifier that is not a keyword");
 
-  std::vector<LaunchSpec> specs;
   std::string error;
+  if (!table.empty() && !readTable(table, inputs, when, error))
+    return fail(error);
+  if (inputs.empty())
+    return fail("no modules: give tlec modules or launcher headers, or --table FILE.json");
+  std::vector<LaunchSpec> specs;
   for (const std::string &in : inputs)
     if (!readSpecInput(in, specs, error))
       return fail(error);
