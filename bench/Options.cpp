@@ -272,6 +272,10 @@ ParsedCommandLine<TuneOptions> parseTuneCommandLine(const std::vector<std::strin
          "with --dispatch: build the table from an earlier run's --json results instead of tuning (no GPU)")
       ->type_name("RUN.json")
       ->group("Cache and dispatch");
+  app.add_flag("--ptx-modules", o.ptxModules,
+               "a launch spec's dispatch modules as PTX, which needs no ptxas (the driver compiles them when the "
+               "launcher loads them); default: cubins")
+      ->group("Cache and dispatch");
   single(app, "--export-configs", o.exportConfigs,
          "write the candidate list for bench/triton_autotune_compare.py")
       ->type_name("FILE")

@@ -53,6 +53,7 @@ struct TuneOptions : CommonOptions {
   bool compileOnly = false;     ///< --compile-only: compile and rank, no GPU
   bool dryRun = false;          ///< --dry-run: --compile-only that also prints each case's launch and every config
   std::string fromResults;      ///< --from-results FILE: --dispatch from an earlier run's --json (no GPU)
+  bool ptxModules = false;      ///< --ptx-modules: a launch spec's dispatch modules as PTX (no ptxas needed)
   bool force = false;           ///< --force: re-tune on a cache hit
   bool useCache = true;         ///< false with --no-cache
   std::string cachePath;        ///< --cache FILE (empty: $TLE_TUNE_CACHE, then the XDG cache)

@@ -1,4 +1,4 @@
-// tle-bench --tune: parallel tlec compiles of a candidate space, cost-model pruning, GPU timing of the top K, cache and dispatch table (see Tune.h, docs/bench.md).
+// tle-bench --tune: parallel tlec compiles of a candidate space, cost-model pruning, GPU timing of the top K, cache and dispatch table, for suite-form tune specs and launch specs of any kernel (see Tune.h, docs/bench.md).
 #include "Tune.h"
 
 #include "Options.h"
@@ -217,7 +217,8 @@ std::string mdTable(const ojson &doc);
 
 /// A dry run's list: every configuration with its compile outcome, resources and launch grid.
 void printDryRunConfigs(const std::vector<Entry> &es) {
-  std::printf("\n   %-40s %-8s %5s %8s %6s  %s\n", "config", "compile", "regs", "smem_KiB", "local", "grid / why not");
+  std::printf("\n   %-40s %-8s %5s %8s %6s  %s\n", "config", "compile", "regs", "smem_KiB", "local",
+              "grid [constexprs]");
   for (const Entry &e : es) {
     if (e.compileStatus != 0) {
       std::printf("   %-40s %-8s %s\n", e.cand.id().c_str(), "FAILED", e.error.c_str());
@@ -229,49 +230,12 @@ void printDryRunConfigs(const std::vector<Entry> &es) {
       what += (what.empty() ? "" : " ") + std::string("rejected: ") + e.est.reason;
     else if (e.duplicateOf >= 0)
       what += fmt::format(" (same machine code as config {})", e.duplicateOf);
-    std::printf("   %-40s %-8s %5d %8lld %6lld  %s\n", e.cand.id().c_str(), "ok", e.res.registers,
-                (long long)(e.res.sharedBytes >> 10), (long long)e.res.localBytes, what.c_str());
-  }
-}
-
-/// `--from-results RUN.json --dispatch DIR`: the dispatch table of an earlier run of a launch spec
-/// (no GPU: its winners are compiled and linked).
-int dispatchFromResults(const TuneOptions &o, const LaunchSpecFile *ls) {
-  try {
-    if (!ls)
-      throw BenchError("--from-results needs a launch spec (" + o.spec + " is a suite-form tune spec)");
-    if (o.dispatchDir.empty())
-      throw BenchError("--from-results needs --dispatch DIR (where the table and its modules go)");
-    std::ifstream f(o.fromResults);
-    if (!f)
-      throw BenchError("cannot read the results " + o.fromResults);
-    ojson doc;
-    try {
-      doc = ojson::parse(f);
-    } catch (const std::exception &e) {
-      throw BenchError(o.fromResults + ": invalid JSON: " + e.what());
-    }
-    ojson device = doc.value("device", ojson::object());
-    std::string arch = device.value("arch", o.arch);
-    writeShapeDispatch(*ls, tunedSizesOf(doc, o.fromResults), o.dispatchDir, findTool(o.tlec, "TLE_TLEC", "tlec"),
-                       findTool(o.tleLink, "TLE_LINK", "tle-link"), arch, device);
-    return 0;
-  } catch (const std::exception &e) {
-    std::fprintf(stderr, "tle-bench --tune: %s\n", e.what());
-    return 1;
-  }
-}
-
-/// The winners of a launch spec's run, one line per size.
-void printWinners(const ojson &doc) {
-  std::printf("\n== winners\n   %-28s %-40s %10s  %s\n", "size", "config", "median_ms", "check");
-  for (const ojson &c : doc["cases"]) {
-    if (!c.contains("winner")) {
-      std::printf("   %-28s %s\n", c.value("case", "").c_str(), c.value("error", "no winner").c_str());
-      continue;
-    }
-    std::printf("   %-28s %-40s %10.4f  %s\n", c.value("case", "").c_str(), c["winner"].value("id", "").c_str(),
-                c["winner"].value("median_ms", 0.0), c.value("check", c.value("cache", "")).c_str());
+    // The constexprs the module was specialised with (the config's, the size's, @triton.heuristics').
+    std::string cx;
+    for (const auto &[n, v] : e.handle.info.constexprs)
+      cx += (cx.empty() ? "" : " ") + n + "=" + v;
+    std::printf("   %-40s %-8s %5d %8lld %6lld  %s  [%s]\n", e.cand.id().c_str(), "ok", e.res.registers,
+                (long long)(e.res.sharedBytes >> 10), (long long)e.res.localBytes, what.c_str(), cx.c_str());
   }
 }
 
@@ -376,7 +340,8 @@ int runTune(int argc, char **argv) {
   try {
     std::string kname = tune.value("kernel", suite.kernels.size() == 1 ? suite.kernels[0].name : "");
     const KernelSpec &kspec = suite.kernel(kname);
-    const std::string srcPath = suite.root + "/" + kspec.source;
+    const std::string srcPath = !kspec.source.empty() && kspec.source[0] == '/' ? kspec.source
+                                                                                : suite.root + "/" + kspec.source;
     const std::string source = readText(srcPath);
     std::vector<KernelParam> params = kernelParams(source, kspec.entry);
     const bool hasDot = kernelBody(source, kspec.entry).find("dot(") != std::string::npos;
@@ -860,7 +825,8 @@ int runTune(int argc, char **argv) {
     // --- A launch spec's dispatch table: range predicates over this run's winners.
     if (ls && !o.dispatchDir.empty() && !o.compileOnly) {
       doc["dispatch"] = writeShapeDispatch(*ls, tunedSizesOf(doc, o.spec), o.dispatchDir, tlec,
-                                           findTool(o.tleLink, "TLE_LINK", "tle-link"), dm.arch, doc["device"]);
+                                           findTool(o.tleLink, "TLE_LINK", "tle-link"), dm.arch, doc["device"],
+                                           o.ptxModules);
     } else if (ls && !o.dispatchDir.empty()) {
       std::printf("\n   no dispatch table without timings (--dry-run / --compile-only); --from-results RUN.json "
                   "writes one from a run's results\n");

@@ -1,6 +1,8 @@
 // tle-bench --tune on launch specs (see TuneLaunch.h): inputs, the reference check, dry-run plans and shape dispatch tables.
 #include "TuneLaunch.h"
 
+#include "Options.h"
+
 #include <fmt/format.h>
 
 #include <sys/stat.h>
@@ -8,6 +10,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -136,6 +139,14 @@ Expected expectedOutputs(const LaunchSpecFile &ls, const ResolvedCase &rc, Gpu &
     if (c.buffers[i].role == "output") {
       HostTensor t(c.buffers[i].dtype, rc.shapes[i]);
       bufs[i].copyToHost(t.data(), t.bytes());
+      // Outputs start as NaN: a reference that leaves some unwritten checks nothing.
+      size_t unwritten = 0;
+      for (size_t k = 0; k < t.numel(); ++k)
+        unwritten += !std::isfinite(t.get(k));
+      if (unwritten)
+        throw BenchError(fmt::format("the reference kernel {} left {} of {} elements of '{}' non-finite (NaN "
+                                     "before the launch): check its grid and arguments",
+                                     rk.entry, unwritten, t.numel(), c.buffers[i].name));
       e.outputs[i] = std::move(t);
     }
   unlink(out.c_str());
@@ -185,6 +196,8 @@ void printCasePlan(const LaunchSpecFile &ls, const ResolvedCase &rc) {
       ds.push_back(n + "=" + v);
     std::printf("   constexprs of this size: %s\n", joinList(ds).c_str());
   }
+  if (!ls.heuristics.empty())
+    std::printf("   @triton.heuristics computes %s (tlec, from the constexprs)\n", joinList(ls.heuristics).c_str());
   if (!ls.check.expect.empty())
     for (const auto &[n, t] : ls.check.expect)
       std::printf("   check %s against %s\n", n.c_str(), expandTemplate(t, rc.env, "check.expect." + n).c_str());
@@ -197,7 +210,7 @@ void printCasePlan(const LaunchSpecFile &ls, const ResolvedCase &rc) {
 
 ojson writeShapeDispatch(const LaunchSpecFile &ls, const std::vector<TunedSize> &tuned, const std::string &dir,
                          const std::string &tlec, const std::string &tleLink, const std::string &arch,
-                         const ojson &device) {
+                         const ojson &device, bool ptx) {
   std::vector<DispatchVariant> variants = shapeDispatch(tuned, ls.dispatchOn);
   mkdir(dir.c_str(), 0755);
   const KernelSpec &k = ls.suite.kernels.at(0);
@@ -230,7 +243,7 @@ ojson writeShapeDispatch(const LaunchSpecFile &ls, const std::vector<TunedSize> 
   for (const DispatchVariant &v : variants) {
     if (!files[v.module].empty())
       continue;
-    files[v.module] = fmt::format("{}.v{}.{}.cubin", k.entry, v.module, arch);
+    files[v.module] = fmt::format("{}.v{}.{}.{}", k.entry, v.module, arch, ptx ? "ptx" : "cubin");
     std::string out = dir + "/" + files[v.module];
     std::vector<std::string> av = tlecCommand(tlec, k, ls.suite.root, any->defines, v.config, arch, out, grid);
     if (int rc = spawnLogged(av, out + ".log"); rc != 0)
@@ -281,6 +294,47 @@ ojson writeShapeDispatch(const LaunchSpecFile &ls, const std::vector<TunedSize> 
               "says which and why\n",
               dir.c_str(), name.c_str(), name.c_str(), name.c_str(), name.c_str());
   return table;
+}
+
+/// `--from-results RUN.json --dispatch DIR`: the dispatch table of an earlier run of a launch spec
+/// (no GPU: its winners are compiled and linked).
+int dispatchFromResults(const TuneOptions &o, const LaunchSpecFile *ls) {
+  try {
+    if (!ls)
+      throw BenchError("--from-results needs a launch spec (" + o.spec + " is a suite-form tune spec)");
+    if (o.dispatchDir.empty())
+      throw BenchError("--from-results needs --dispatch DIR (where the table and its modules go)");
+    std::ifstream f(o.fromResults);
+    if (!f)
+      throw BenchError("cannot read the results " + o.fromResults);
+    ojson doc;
+    try {
+      doc = ojson::parse(f);
+    } catch (const std::exception &e) {
+      throw BenchError(o.fromResults + ": invalid JSON: " + e.what());
+    }
+    ojson device = doc.value("device", ojson::object());
+    std::string arch = device.value("arch", o.arch);
+    writeShapeDispatch(*ls, tunedSizesOf(doc, o.fromResults), o.dispatchDir, findTool(o.tlec, "TLE_TLEC", "tlec"),
+                       findTool(o.tleLink, "TLE_LINK", "tle-link"), arch, device, o.ptxModules);
+    return 0;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "tle-bench --tune: %s\n", e.what());
+    return 1;
+  }
+}
+
+/// The winners of a launch spec's run, one line per size.
+void printWinners(const ojson &doc) {
+  std::printf("\n== winners\n   %-28s %-40s %10s  %s\n", "size", "config", "median_ms", "check");
+  for (const ojson &c : doc["cases"]) {
+    if (!c.contains("winner")) {
+      std::printf("   %-28s %s\n", c.value("case", "").c_str(), c.value("error", "no winner").c_str());
+      continue;
+    }
+    std::printf("   %-28s %-40s %10.4f  %s\n", c.value("case", "").c_str(), c["winner"].value("id", "").c_str(),
+                c["winner"].value("median_ms", 0.0), c.value("check", c.value("cache", "")).c_str());
+  }
 }
 
 } // namespace tle::bench

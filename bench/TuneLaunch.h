@@ -46,6 +46,16 @@ void printCasePlan(const LaunchSpecFile &ls, const ResolvedCase &rc);
 /// and why. Returns the table. Throws BenchError.
 ojson writeShapeDispatch(const LaunchSpecFile &ls, const std::vector<TunedSize> &tuned, const std::string &dir,
                          const std::string &tlec, const std::string &tleLink, const std::string &arch,
-                         const ojson &device);
+                         const ojson &device, bool ptx);
+
+struct TuneOptions;
+
+/// `tle-bench --tune SPEC --from-results RUN.json --dispatch DIR`: the dispatch table of an earlier
+/// run of launch spec `ls` (null: a suite-form spec, an error), without a GPU. Returns the exit
+/// status: 0, or 1 with the error on standard error.
+int dispatchFromResults(const TuneOptions &o, const LaunchSpecFile *ls);
+
+/// Prints the winners of a launch spec's run (the `--json` document), one line per size.
+void printWinners(const ojson &doc);
 
 } // namespace tle::bench

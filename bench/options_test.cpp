@@ -282,7 +282,7 @@ TEST_CASE("--tune: --help", "[options]") {
                           "--tle-link", "--work-dir", "--space", "--max-candidates", "--max-spill-bytes", "--reps",
                           "--warmup", "--flush-mib", "--device", "--seed", "--cache", "--no-cache", "--force",
                           "--dispatch", "--export-configs", "--json", "--md", "--arch", "--sms", "--dry-run",
-                          "--from-results"}) {
+                          "--from-results", "--ptx-modules"}) {
     INFO(opt);
     CHECK(p.message.find(opt) != std::string::npos);
   }

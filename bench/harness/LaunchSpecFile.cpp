@@ -437,7 +437,7 @@ std::vector<std::string> heuristicParams(const std::string &source, const std::s
   size_t def = source.find("def " + entry + "(");
   if (def == std::string::npos)
     return {};
-  size_t prevDef = def == 0 ? std::string::npos : source.rfind("\ndef ", def - 1);
+  size_t prevDef = def < 2 ? std::string::npos : source.rfind("\ndef ", def - 2); // the previous def
   size_t from = prevDef == std::string::npos ? 0 : prevDef + 1;
   size_t at = std::string::npos;
   for (const char *spelling : {"@triton.heuristics(", "@heuristics("}) {
@@ -482,7 +482,7 @@ LaunchSpecFile loadLaunchSpec(const std::string &path) {
   }
   checkKeys(w, doc,
             {"comment", "format", "source", "kernel", "signature", "defines", "include_dirs", "sizes", "dispatch_on",
-             "buffers", "scalars", "args", "grid", "configs", "space", "model", "check", "reps", "warmup"},
+             "buffers", "scalars", "args", "grid", "configs", "space", "model", "check"},
             "");
   if (doc.contains("format") && doc.at("format") != "tle-launch-spec")
     w.fail("format", "must be \"tle-launch-spec\" when given");
@@ -493,8 +493,6 @@ LaunchSpecFile loadLaunchSpec(const std::string &path) {
   s.path = path;
   s.root = dir;
   s.name = "tune-" + str(w, doc, "kernel", "", true);
-  s.reps = doc.value("reps", 20);
-  s.warmup = doc.value("warmup", 5);
 
   KernelSpec k = kernelOf(w, dir, doc, "", "");
   k.name = k.entry; // the suite's kernel name: the entry, as tables print it
@@ -595,8 +593,6 @@ LaunchSpecFile loadLaunchSpec(const std::string &path) {
       for (const auto &[n, v] : c.vars)
         if (n == d)
           c.defines.emplace_back(n, v);
-    c.reps = s.reps;
-    c.warmup = s.warmup;
     s.cases.push_back(std::move(c));
   }
   checkExpressions(w, "", s, launch, params, out.heuristics);
