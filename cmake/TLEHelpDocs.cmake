@@ -1,6 +1,7 @@
 # Writes a man page and a bash completion for one tool from its --help text (run at build time by cmake/TLEInstall.cmake).
 #
 # cmake -DTOOL=path/to/tool -DNAME=tlec -DVERSION=0.1.0 -DMAN=out/tlec.1 -DCOMPLETION=out/tlec -P TLEHelpDocs.cmake
+# -DEXTRA_HELP="--tune --help": a second mode's help (tle-bench's autotuning), appended to both.
 foreach(_var TOOL NAME VERSION MAN COMPLETION)
   if(NOT DEFINED ${_var})
     message(FATAL_ERROR "TLEHelpDocs.cmake: -D${_var}=... is required")
@@ -9,6 +10,14 @@ endforeach()
 execute_process(COMMAND ${TOOL} --help OUTPUT_VARIABLE _help RESULT_VARIABLE _rc ERROR_QUIET)
 if(NOT _rc EQUAL 0 OR _help STREQUAL "")
   message(FATAL_ERROR "${NAME} --help failed (${_rc})")
+endif()
+if(DEFINED EXTRA_HELP AND NOT EXTRA_HELP STREQUAL "")
+  string(REPLACE " " ";" _extra "${EXTRA_HELP}")
+  execute_process(COMMAND ${TOOL} ${_extra} OUTPUT_VARIABLE _help2 RESULT_VARIABLE _rc2 ERROR_QUIET)
+  if(NOT _rc2 EQUAL 0 OR _help2 STREQUAL "")
+    message(FATAL_ERROR "${NAME} ${EXTRA_HELP} failed (${_rc2})")
+  endif()
+  set(_help "${_help}\n${NAME} ${EXTRA_HELP}:\n\n${_help2}")
 endif()
 
 # The summary: the first line of the help, after a leading "NAME: ".

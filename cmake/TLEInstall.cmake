@@ -64,9 +64,14 @@ foreach(_tool tlec tle-run tle-link tle-inspect tle-bench)
   endif()
   set(_man ${PROJECT_BINARY_DIR}/share/man/man1/${_tool}.1)
   set(_completion ${PROJECT_BINARY_DIR}/share/bash-completion/completions/${_tool})
+  set(_extra_help "")
+  if(_tool STREQUAL "tle-bench")
+    set(_extra_help "--tune --help") # the autotuning mode's options too
+  endif()
   add_custom_command(OUTPUT ${_man} ${_completion}
     COMMAND ${CMAKE_COMMAND} -DTOOL=$<TARGET_FILE:${_tool}> -DNAME=${_tool} -DVERSION=${PROJECT_VERSION}
-            -DMAN=${_man} -DCOMPLETION=${_completion} -P ${PROJECT_SOURCE_DIR}/cmake/TLEHelpDocs.cmake
+            -DMAN=${_man} -DCOMPLETION=${_completion} "-DEXTRA_HELP=${_extra_help}"
+            -P ${PROJECT_SOURCE_DIR}/cmake/TLEHelpDocs.cmake
     DEPENDS ${_tool} ${PROJECT_SOURCE_DIR}/cmake/TLEHelpDocs.cmake
     COMMENT "man page and bash completion of ${_tool}" VERBATIM)
   list(APPEND _help_outputs ${_man} ${_completion})

@@ -3,7 +3,8 @@
 # cmake -DTLE_BUILD_DIR=... -DPREFIX=... -DCONSUMER_SOURCE=... -DCONSUMER_BUILD=... -DPKGCONFIG_BUILD=...
 #       -DEXAMPLES_DIR=... -DGENERATOR=... -DLIBDIR=lib -DKERNEL_FORMAT=cubin|ptx -DCXX_COMPILER=...
 #       [-DC_COMPILER=...] -P run_install_test.cmake
-# Also checks the installed tree (files, stripped, at most 60 MiB) and builds a pkg-config consumer.
+# Also checks the installed tree (files, stripped, at most 60 MiB, man pages, tle-bench --tune's dry
+# run of examples/tune/add_rmsnorm.json) and builds a pkg-config consumer.
 foreach(_var TLE_BUILD_DIR PREFIX CONSUMER_SOURCE CONSUMER_BUILD PKGCONFIG_BUILD EXAMPLES_DIR GENERATOR LIBDIR
              KERNEL_FORMAT CXX_COMPILER)
   if(NOT DEFINED ${_var})
@@ -62,6 +63,20 @@ endif()
 file(READ "${PREFIX}/share/man/man1/tlec.1" _man)
 if(NOT _man MATCHES "[.]TH TLEC 1" OR NOT _man MATCHES "--emit-header")
   message(FATAL_ERROR "share/man/man1/tlec.1 is not tlec's man page")
+endif()
+file(READ "${PREFIX}/share/man/man1/tle-bench.1" _man)
+if(NOT _man MATCHES "tle-bench --tune --help:" OR NOT _man MATCHES "--from-results")
+  message(FATAL_ERROR "share/man/man1/tle-bench.1 lacks the options of tle-bench --tune")
+endif()
+# The installed tle-bench plans the tuning of a user kernel's launch spec with the tlec installed
+# beside it (cubins need ptxas: only where the build had the toolkit).
+if(KERNEL_FORMAT STREQUAL "cubin")
+  execute_process(COMMAND "${PREFIX}/bin/tle-bench" --tune "${EXAMPLES_DIR}/tune/add_rmsnorm.json" --dry-run
+                          --case M=64 --jobs 2 --no-cache
+                  OUTPUT_VARIABLE _plan ERROR_VARIABLE _err RESULT_VARIABLE _rc)
+  if(NOT _rc EQUAL 0 OR NOT _plan MATCHES "compile: 9/9 ok")
+    message(FATAL_ERROR "the installed tle-bench --tune --dry-run failed (${_rc}): ${_plan}${_err}")
+  endif()
 endif()
 
 set(_compilers "")
