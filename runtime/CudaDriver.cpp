@@ -102,6 +102,8 @@ void load(Loaded &out) {
   resolve(lib, a.cuGraphDestroy, {"cuGraphDestroy"});
   // Optional (CUDA 12.0+): only needed to build TMA descriptors (TensorMap.h).
   resolve(lib, a.cuTensorMapEncodeTiled, {"cuTensorMapEncodeTiled"});
+  // Optional (CUDA 12.4+): checks a kernel's metadata against its entry function's parameters.
+  resolve(lib, a.cuFuncGetParamInfo, {"cuFuncGetParamInfo"});
   if (!missing.empty()) {
     out.error = "libtle_rt: the CUDA driver (" + path + ") lacks " + missing +
                 " (libtle_rt needs a CUDA 12 or newer driver)";

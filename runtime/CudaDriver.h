@@ -158,6 +158,7 @@ struct Api {
   CUresult (*cuModuleGetGlobal)(CUdeviceptr *, size_t *, CUmodule, const char *); // _v2
   CUresult (*cuFuncGetAttribute)(int *, int, CUfunction);
   CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
+  CUresult (*cuFuncGetParamInfo)(CUfunction, size_t, size_t *, size_t *); // optional (CUDA 12.4+)
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, CUstream, void **, void **);
   CUresult (*cuLaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **, void **); // optional

@@ -745,6 +745,40 @@ Kernel Module::kernel(std::string_view name) const {
 
 namespace {
 uint64_t zeroBytes(const Device &dev);
+
+/// Checks the parameters `info` describes (each argBytes(), then 128 bytes per launch-time TMA
+/// descriptor) against entry function `fn`'s own, as the driver reports them
+/// (cuFuncGetParamInfo, CUDA 12.4+; not checked with an older driver). A module whose metadata
+/// disagrees with its code (a damaged or spliced module file) would otherwise be launched with an
+/// argument buffer of another layout: the driver reads past it, the kernel reads garbage.
+void checkParamLayout(const Api &a, CUfunction fn, const KernelInfo &info, const std::string &label) {
+  if (!a.cuFuncGetParamInfo)
+    return;
+  std::vector<std::pair<size_t, std::string>> expected; // bytes, what
+  for (const ParamInfo &p : info.params)
+    expected.push_back({p.type.argBytes(), fmt::format("parameter '{}' ({})", p.name, p.type.str())});
+  for (size_t m = 0; m < info.tensorMaps.size(); ++m)
+    expected.push_back({sizeof(TensorMap), fmt::format("TMA descriptor {}", m)});
+  size_t offset = 0, bytes = 0;
+  for (size_t i = 0; i <= expected.size(); ++i) {
+    CUresult r = a.cuFuncGetParamInfo(fn, i, &offset, &bytes);
+    if (r != CUDA_SUCCESS && r != CUDA_ERROR_INVALID_VALUE)
+      return; // the driver cannot tell (not a finding about the module)
+    bool exists = r == CUDA_SUCCESS;
+    if (i == expected.size() && !exists)
+      return;
+    if (i == expected.size() || !exists)
+      throw MetadataError(fmt::format(
+          "{}: kernel {}: the metadata describes {} launch parameter{} but the entry function has {}{}",
+          label, info.name, expected.size(), expected.size() == 1 ? "" : "s", exists ? "more" : std::to_string(i),
+          exists ? "" : " (the module's code and its __tle_metadata disagree)"));
+    if (bytes != expected[i].first)
+      throw MetadataError(fmt::format(
+          "{}: kernel {}: launch parameter {} is {} of {} bytes in the metadata but {} bytes in the entry "
+          "function (the module's code and its __tle_metadata disagree)",
+          label, info.name, i, expected[i].second, expected[i].first, bytes));
+  }
+}
 } // namespace
 
 Kernel Module::kernel(std::string_view name, KernelInfo info) const {
@@ -759,6 +793,7 @@ Kernel Module::kernel(std::string_view name, KernelInfo info) const {
     fail(fmt::format("cuModuleGetFunction({})", sym), r, "in " + state_->label);
   if (info.name.empty())
     info.name = n;
+  checkParamLayout(a, fn, info, state_->label);
   if (info.threadsPerBlock() == 0 || info.threadsPerBlock() > 1024)
     throw MetadataError(fmt::format("{}: block of {} threads is not in [1, 1024]", n,
                                     info.threadsPerBlock()));

@@ -929,6 +929,18 @@ CUresult cuFuncGetAttribute(int *v, int attr, CUfunction) {
   }
   return CUDA_SUCCESS;
 }
+CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset, size_t *size) {
+  MOCK_INJECT("cuFuncGetParamInfo");
+  const auto *mf = reinterpret_cast<const MockFunction *>(f);
+  if (index >= mf->paramSizes.size())
+    return CUDA_ERROR_INVALID_VALUE;
+  size_t at = 0;
+  for (size_t i = 0; i < index; ++i)
+    at += mf->paramSizes[i];
+  *offset = at;
+  *size = mf->paramSizes[index];
+  return CUDA_SUCCESS;
+}
 CUresult cuFuncSetAttribute(CUfunction f, int attr, int value) {
   MOCK_INJECT("cuFuncSetAttribute");
   if (attr != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES || value > 232448)

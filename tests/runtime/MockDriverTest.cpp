@@ -186,6 +186,34 @@ TEST_CASE("mock: a kernel is looked up by its name and launched through its meta
                     Contains("kernels[0].symbol: empty entry symbol"));
 }
 
+TEST_CASE("mock: a kernel whose metadata disagrees with its entry function's parameters is refused", "[mock]") {
+  // Found by tle-fuzz-runtime: a PTX module whose __tle_metadata lists other parameters than its
+  // entry function was launched with an argument buffer of the metadata's layout, and the driver
+  // read past it (cuFuncGetParamInfo now checks each parameter's size and their count).
+  auto module = [](const std::string &params, const std::string &entry) {
+    return ".version 8.0\n.target sm_90a\n.address_size 64\n" +
+           metadataGlobal(R"({"format": "tle-module", "version": 1, "target": "sm_90a", "kernels": [
+    {"name": "k", "num_warps": 1, "params": [)" + params + "]}]}") +
+           ".visible .entry k(" + entry + ") { ret; }\n";
+  };
+  Device dev(0);
+  const std::string ptr = R"({"name": "out", "type": "*fp32"})", n32 = R"({"name": "n", "type": "i32"})";
+  Module fewer = Module::fromPtx(dev, module(ptr, ".param .u64 out, .param .u32 n"), "fewer.ptx");
+  CHECK_THROWS_WITH(fewer.kernel("k"), Contains("fewer.ptx: kernel k: the metadata describes 1 launch parameter "
+                                                "but the entry function has more"));
+  Module more = Module::fromPtx(dev, module(ptr + ", " + n32, ".param .u64 out"), "more.ptx");
+  CHECK_THROWS_WITH(more.kernel("k"), Contains("more.ptx: kernel k: the metadata describes 2 launch parameters but "
+                                               "the entry function has 1 (the module's code and its __tle_metadata "
+                                               "disagree)"));
+  Module wider = Module::fromPtx(dev, module(ptr + ", " + R"({"name": "n", "type": "i64"})", ".param .u64 out, .param .u32 n"),
+                                 "wider.ptx");
+  CHECK_THROWS_WITH(wider.kernel("k"), Contains("wider.ptx: kernel k: launch parameter 1 is parameter 'n' (i64) of 8 "
+                                                "bytes in the metadata but 4 bytes in the entry function"));
+  // Agreeing lists load.
+  Module same = Module::fromPtx(dev, module(ptr + ", " + n32, ".param .u64 out, .param .u32 n"), "same.ptx");
+  CHECK(same.kernel("k").info().params.size() == 2);
+}
+
 TEST_CASE("mock: large dynamic shared memory and cluster launches", "[mock]") {
   Device dev(0);
   Module mod = Module::fromPtx(dev, modulePtx(metadata()), "mock.ptx");
