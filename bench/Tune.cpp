@@ -476,6 +476,19 @@ int runTune(int argc, char **argv) {
       }
       std::vector<Entry> es(cands.size());
       const std::string ext = "cubin";
+      // Per candidate: the case's constexprs, and the @triton.heuristics that read a runtime
+      // parameter, evaluated here for this size (tlec cannot: it asks for their value).
+      std::vector<std::vector<std::pair<std::string, std::string>>> caseDefines(cands.size(), c.defines);
+      if (ls)
+        for (size_t i = 0; i < cands.size(); ++i)
+          for (const auto &d : runtimeHeuristicDefines(*ls, base.env, cands[i], c.name))
+            caseDefines[i].push_back(d);
+      if (ls && o.dryRun && caseDefines[0].size() > c.defines.size()) {
+        std::string hs;
+        for (size_t k = c.defines.size(); k < caseDefines[0].size(); ++k)
+          hs += (hs.empty() ? "" : ", ") + caseDefines[0][k].first + "=" + caseDefines[0][k].second;
+        std::printf("   @triton.heuristics reading runtime parameters, for this size (first config): %s\n", hs.c_str());
+      }
       auto tCompile = Clock::now();
       std::atomic<size_t> next{0};
       std::vector<std::thread> pool;
@@ -486,7 +499,7 @@ int runTune(int argc, char **argv) {
             e.cand = cands[i];
             e.path = fmt::format("{}/{}.c{}.{}.{}", work, kspec.name, i, dm.arch, ext);
             e.log = fmt::format("{}/{}.c{}.log", work, kspec.name, i);
-            std::vector<std::string> av = tlecCommand(tlec, kspec, suite.root, c.defines, e.cand, dm.arch, e.path);
+            std::vector<std::string> av = tlecCommand(tlec, kspec, suite.root, caseDefines[i], e.cand, dm.arch, e.path);
             auto t0 = Clock::now();
             e.compileStatus = spawnLogged(av, e.log);
             e.compileS = since(t0);

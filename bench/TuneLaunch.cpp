@@ -14,6 +14,8 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <optional>
 
 namespace tle::bench {
 
@@ -62,6 +64,97 @@ std::string joinList(const std::vector<std::string> &xs, const char *sep = ", ")
   for (const std::string &x : xs)
     s += (s.empty() ? "" : sep) + x;
   return s;
+}
+
+/// The variables of the launch spec's case `name` (its sizes and scalars).
+Env caseEnv(const LaunchSpecFile &ls, const std::string &name) {
+  for (const CaseSpec &c : ls.suite.cases)
+    if (c.name == name) {
+      Env env;
+      for (const auto &[n, text] : c.vars)
+        env[n] = evalExpr(text, env);
+      return env;
+    }
+  throw BenchError("the results' case " + name + " is not a size of " + ls.path);
+}
+
+/// `P % E == 0` with P a runtime parameter: (P, E); else nullopt.
+std::optional<std::pair<std::string, std::string>> divisibilityRule(const HeuristicRule &r, const LaunchSpecFile &ls) {
+  std::string e = r.expr;
+  size_t mod = e.find('%'), eq = e.rfind("==");
+  if (mod == std::string::npos || eq == std::string::npos || eq < mod)
+    return std::nullopt;
+  auto trim = [](std::string x) {
+    size_t b = x.find_first_not_of(" ()"), t = x.find_last_not_of(" ");
+    return b == std::string::npos ? std::string() : x.substr(b, t - b + 1);
+  };
+  std::string p = trim(e.substr(0, mod)), rhs = trim(e.substr(eq + 2));
+  if (rhs != "0" && rhs != "0)")
+    return std::nullopt;
+  if (std::find(ls.runtimeParams.begin(), ls.runtimeParams.end(), p) == ls.runtimeParams.end())
+    return std::nullopt;
+  std::string d = e.substr(mod + 1, eq - mod - 1);
+  // `(K % X) == 0`: the divisor's text keeps the closing parenthesis of the left side.
+  if (std::count(d.begin(), d.end(), ')') > std::count(d.begin(), d.end(), '('))
+    d.erase(d.rfind(')'), 1);
+  return std::make_pair(p, d);
+}
+
+/// The variants with the @triton.heuristics that read runtime parameters made safe: each module is
+/// compiled with the values at the sizes it won (they must agree within a bucket); a divisibility
+/// heuristic (`args['K'] % X == 0`) that is true there becomes the predicate `K % X == 0`, followed
+/// by the same configuration with it false for the other shapes of the bucket; any other such
+/// heuristic cannot be guarded by tle-link's predicates and is an error.
+std::vector<DispatchVariant> guardHeuristics(const LaunchSpecFile &ls, const std::vector<TunedSize> &tuned,
+                                             std::vector<DispatchVariant> variants) {
+  std::vector<DispatchVariant> out;
+  for (DispatchVariant &v : variants) {
+    std::vector<std::pair<std::string, std::string>> hs;
+    Env values;
+    for (size_t i = 0; i < v.tuned.size(); ++i) {
+      const TunedSize &t = tuned[v.tuned[i]];
+      Env vi;
+      auto h = runtimeHeuristicDefines(ls, caseEnv(ls, t.caseName), v.config, t.caseName, &vi);
+      if (i == 0) {
+        hs = h;
+        values = vi;
+      } else if (h != hs) {
+        throw BenchError(fmt::format("@triton.heuristics give {} different values at {} and {} ({}), which one "
+                                     "bucket of the dispatch table shares: tune sizes that separate them",
+                                     v.config.id(), tuned[v.tuned[0]].caseName, t.caseName, h.empty() ? "" : h[0].first));
+      }
+    }
+    if (hs.empty()) {
+      out.push_back(v);
+      continue;
+    }
+    DispatchVariant general = v;
+    std::vector<std::string> guards, off;
+    for (auto &[name, value] : hs) {
+      const HeuristicRule &r = *std::find_if(ls.heuristicRules.begin(), ls.heuristicRules.end(),
+                                             [&](const HeuristicRule &x) { return x.name == name; });
+      auto div = divisibilityRule(r, ls);
+      if (!div)
+        throw BenchError(fmt::format("@triton.heuristics '{}' ({}) reads a runtime parameter, and a dispatcher can "
+                                     "only guard the form `args['P'] % X == 0`: give '{}' in \"defines\" or as a size",
+                                     r.name, r.expr, r.name));
+      general.heuristics.push_back(name + "=0");
+      if (value == "0")
+        continue;
+      int64_t d = evalExpr(div->second, values).asInt("@triton.heuristics '" + name + "' divisor");
+      v.when.push_back(fmt::format("{} % {} == 0", div->first, d));
+      guards.push_back(fmt::format("{} % {} != 0", div->first, d));
+      off.push_back(name + "=0");
+    }
+    for (const auto &[name, value] : hs)
+      v.heuristics.push_back(name + "=" + value);
+    out.push_back(v);
+    if (!guards.empty()) {
+      general.why = "the same with " + joinList(off) + " where " + joinList(guards, " or ") + " (" + v.why + ")";
+      out.push_back(general);
+    }
+  }
+  return out;
 }
 
 } // namespace
@@ -196,8 +289,14 @@ void printCasePlan(const LaunchSpecFile &ls, const ResolvedCase &rc) {
       ds.push_back(n + "=" + v);
     std::printf("   constexprs of this size: %s\n", joinList(ds).c_str());
   }
-  if (!ls.heuristics.empty())
-    std::printf("   @triton.heuristics computes %s (tlec, from the constexprs)\n", joinList(ls.heuristics).c_str());
+  std::vector<std::string> byTlec, bySize;
+  for (const HeuristicRule &r : ls.heuristicRules)
+    (r.runtime ? bySize : byTlec).push_back(r.name);
+  if (!byTlec.empty())
+    std::printf("   @triton.heuristics computes %s (tlec, from the constexprs)\n", joinList(byTlec).c_str());
+  if (!bySize.empty())
+    std::printf("   @triton.heuristics computes %s from runtime parameters (tle-bench, per size and config: -D)\n",
+                joinList(bySize).c_str());
   if (!ls.check.expect.empty())
     for (const auto &[n, t] : ls.check.expect)
       std::printf("   check %s against %s\n", n.c_str(), expandTemplate(t, rc.env, "check.expect." + n).c_str());
@@ -211,7 +310,11 @@ void printCasePlan(const LaunchSpecFile &ls, const ResolvedCase &rc) {
 ojson writeShapeDispatch(const LaunchSpecFile &ls, const std::vector<TunedSize> &tuned, const std::string &dir,
                          const std::string &tlec, const std::string &tleLink, const std::string &arch,
                          const ojson &device, bool ptx) {
-  std::vector<DispatchVariant> variants = shapeDispatch(tuned, ls.dispatchOn);
+  std::vector<TunedSize> keyed = tuned; // winners with other heuristic values are other variants
+  for (TunedSize &t : keyed)
+    for (const auto &[n, v] : runtimeHeuristicDefines(ls, caseEnv(ls, t.caseName), t.config, t.caseName))
+      t.key = (t.key.empty() ? t.config.id() : t.key) + " " + n + "=" + v;
+  std::vector<DispatchVariant> variants = guardHeuristics(ls, keyed, shapeDispatch(keyed, ls.dispatchOn));
   mkdir(dir.c_str(), 0755);
   const KernelSpec &k = ls.suite.kernels.at(0);
   const CaseSpec *any = nullptr; // the constexpr sizes are the same in every case (shapeDispatch checks)
@@ -234,10 +337,11 @@ ojson writeShapeDispatch(const LaunchSpecFile &ls, const std::vector<TunedSize> 
   for (const auto &[size, param] : ls.dispatchOn)
     dims.push_back({{"size", size}, {"param", param}});
   table["dims"] = dims;
-  // One module per distinct configuration.
-  size_t modules = 0;
-  for (const DispatchVariant &v : variants)
-    modules = std::max(modules, v.module + 1);
+  // One module per distinct configuration (and values of the heuristics tle-bench computes).
+  std::map<std::string, size_t> moduleOf;
+  for (DispatchVariant &v : variants)
+    v.module = moduleOf.emplace(v.config.id() + "|" + joinList(v.heuristics), moduleOf.size()).first->second;
+  const size_t modules = moduleOf.size();
   std::vector<std::string> files(modules);
   table["modules"] = ojson::array();
   for (const DispatchVariant &v : variants) {
@@ -245,13 +349,16 @@ ojson writeShapeDispatch(const LaunchSpecFile &ls, const std::vector<TunedSize> 
       continue;
     files[v.module] = fmt::format("{}.v{}.{}.{}", k.entry, v.module, arch, ptx ? "ptx" : "cubin");
     std::string out = dir + "/" + files[v.module];
-    std::vector<std::string> av = tlecCommand(tlec, k, ls.suite.root, any->defines, v.config, arch, out, grid);
+    std::vector<std::pair<std::string, std::string>> defines = any->defines;
+    for (const std::string &h : v.heuristics)
+      defines.emplace_back(h.substr(0, h.find('=')), h.substr(h.find('=') + 1));
+    std::vector<std::string> av = tlecCommand(tlec, k, ls.suite.root, defines, v.config, arch, out, grid);
     if (int rc = spawnLogged(av, out + ".log"); rc != 0)
       throw BenchError(fmt::format("tlec failed (status {}) for the dispatch module {}:\n{}", rc, out,
                                    readText(out + ".log")));
     unlink((out + ".log").c_str());
     // The command as a user would type it in the spec's directory and the table's.
-    std::vector<std::string> shown = tlecCommand("tlec", k, ".", any->defines, v.config, arch, files[v.module], grid);
+    std::vector<std::string> shown = tlecCommand("tlec", k, ".", defines, v.config, arch, files[v.module], grid);
     shown[1] = k.source;
     table["modules"].push_back({{"module", files[v.module]}, {"config", v.config.toJson()}, {"tlec", shellLine(shown)}});
   }
@@ -260,6 +367,8 @@ ojson writeShapeDispatch(const LaunchSpecFile &ls, const std::vector<TunedSize> 
   for (const DispatchVariant &v : variants) {
     table["variants"].push_back({{"module", files[v.module]}, {"when", v.when}, {"covers", v.covers},
                                  {"config", v.config.toJson()}, {"id", v.config.id()}, {"why", v.why}});
+    if (!v.heuristics.empty())
+      table["variants"].back()["heuristics"] = v.heuristics;
     link.push_back(files[v.module]);
   }
   for (size_t i = 0; i < variants.size(); ++i)

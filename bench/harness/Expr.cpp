@@ -32,7 +32,7 @@ public:
   Parser(const std::string &text, const Env &env) : text_(text), env_(env) {}
 
   Value parse() {
-    Value v = expr();
+    Value v = orTest();
     skip();
     if (pos_ != text_.size())
       fail("unexpected '" + std::string(1, text_[pos_]) + "'");
@@ -136,6 +136,61 @@ private:
     return Value::ofFloat(std::pow(a.asDouble(), b.asDouble()));
   }
 
+  /// `a or b`, `a and b`, `not a` (Python's truth of numbers; the value of the deciding operand).
+  Value orTest() {
+    Value v = andTest();
+    while (keyword("or")) {
+      Value w = andTest();
+      v = truth(v) ? v : w;
+    }
+    return v;
+  }
+  Value andTest() {
+    Value v = notTest();
+    while (keyword("and")) {
+      Value w = notTest();
+      v = truth(v) ? w : v;
+    }
+    return v;
+  }
+  Value notTest() {
+    if (keyword("not"))
+      return Value::ofInt(!truth(notTest()));
+    return comparison();
+  }
+  /// `a < b`, chained as Python does (`a < b <= c` is `a < b and b <= c`); 1 or 0.
+  Value comparison() {
+    Value v = expr();
+    bool all = true, any = false;
+    for (;;) {
+      int op = eat("<=") ? 1 : eat(">=") ? 2 : eat("==") ? 3 : eat("!=") ? 4 : eat("<") ? 5 : eat(">") ? 6 : 0;
+      if (!op)
+        break;
+      Value w = expr();
+      double x = v.asDouble(), y = w.asDouble();
+      bool r = op == 1 ? x <= y : op == 2 ? x >= y : op == 3 ? x == y : op == 4 ? x != y : op == 5 ? x < y : x > y;
+      if (!v.isFloat && !w.isFloat) // exact on int64
+        r = op == 1 ? v.i <= w.i : op == 2 ? v.i >= w.i : op == 3 ? v.i == w.i : op == 4 ? v.i != w.i
+            : op == 5 ? v.i < w.i : v.i > w.i;
+      all &= r;
+      any = true;
+      v = w;
+    }
+    return any ? Value::ofInt(all) : v;
+  }
+  static bool truth(const Value &v) { return v.isFloat ? v.f != 0 : v.i != 0; }
+  /// Eats the word `kw` when it is not the start of a longer name.
+  bool keyword(const char *kw) {
+    skip();
+    size_t n = std::char_traits<char>::length(kw);
+    if (text_.compare(pos_, n, kw) != 0)
+      return false;
+    if (pos_ + n < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_ + n])) || text_[pos_ + n] == '_'))
+      return false;
+    pos_ += n;
+    return true;
+  }
+
   Value expr() {
     Value v = term();
     for (;;) {
@@ -211,7 +266,7 @@ private:
     std::vector<Value> args;
     if (!eat(")")) {
       do
-        args.push_back(expr());
+        args.push_back(orTest());
       while (eat(","));
       if (!eat(")"))
         fail("expected ')' after the arguments of " + name);
@@ -261,7 +316,7 @@ private:
     char c = text_[pos_];
     if (c == '(') {
       ++pos_;
-      Value v = expr();
+      Value v = orTest();
       if (!eat(")"))
         fail("expected ')'");
       return v;
@@ -273,8 +328,18 @@ private:
       while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_'))
         ++pos_;
       std::string name = text_.substr(start, pos_ - start);
+      // A module-qualified function, as lambdas spell them: triton.cdiv, tl.next_power_of_2.
+      while (pos_ < text_.size() && text_[pos_] == '.' &&
+             (name == "triton" || name == "tl" || name == "language")) {
+        size_t s2 = ++pos_;
+        while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_'))
+          ++pos_;
+        name = text_.substr(s2, pos_ - s2);
+      }
       if (eat("("))
         return call(name);
+      if (name == "True" || name == "False")
+        return Value::ofInt(name == "True");
       auto it = env_.find(name);
       if (it == env_.end()) {
         pos_ = start;

@@ -37,7 +37,9 @@ using Env = std::map<std::string, Value>;
 /// parentheses, unary + and -, `+ - * / // % **` (`/` gives a float, `//` and `%` floor on ints
 /// and floats, `**` with a negative int exponent gives a float), and the functions
 /// `cdiv(a, b)` (ceil of a / b on ints), `min(...)`, `max(...)`, `next_power_of_2(n)`,
-/// `int(x)` (truncates) and `float(x)`. Throws BenchError naming the expression and the position
+/// `int(x)` (truncates) and `float(x)` (also spelt `triton.cdiv`, `tl.next_power_of_2`, ...), and,
+/// for @triton.heuristics lambdas, comparisons (chained), `and`, `or`, `not`, `True` and `False`
+/// (a comparison is 1 or 0). Throws BenchError naming the expression and the position
 /// on a syntax error, an unknown name, a division by zero or an int64 overflow.
 Value evalExpr(const std::string &text, const Env &env);
 

@@ -433,7 +433,39 @@ std::string expandTemplate(const std::string &text, const Env &env, const std::s
   return out;
 }
 
-std::vector<std::string> heuristicParams(const std::string &source, const std::string &entry) {
+namespace {
+
+/// `args['X']` / `args["X"]` (ARG the lambda's parameter) replaced by X; the keys into `reads`.
+std::string argsToNames(const std::string &body, const std::string &arg, std::vector<std::string> &reads) {
+  std::string out;
+  for (size_t i = 0; i < body.size();) {
+    bool word = body.compare(i, arg.size(), arg) == 0 &&
+                (i == 0 || !(std::isalnum(static_cast<unsigned char>(body[i - 1])) || body[i - 1] == '_'));
+    size_t q = i + arg.size();
+    if (word && q + 1 < body.size() && body[q] == '[' && (body[q + 1] == '\'' || body[q + 1] == '"')) {
+      size_t end = body.find(body[q + 1], q + 2);
+      if (end != std::string::npos && end + 1 < body.size() && body[end + 1] == ']') {
+        std::string key = body.substr(q + 2, end - q - 2);
+        if (std::find(reads.begin(), reads.end(), key) == reads.end())
+          reads.push_back(key);
+        out += key;
+        i = end + 2;
+        continue;
+      }
+    }
+    out += body[i++];
+  }
+  return out;
+}
+
+std::string trimmed(const std::string &s) {
+  size_t b = s.find_first_not_of(" \t\n\\"), e = s.find_last_not_of(" \t\n\\");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+} // namespace
+
+std::vector<HeuristicRule> heuristicRules(const std::string &source, const std::string &entry) {
   size_t def = source.find("def " + entry + "(");
   if (def == std::string::npos)
     return {};
@@ -445,27 +477,108 @@ std::vector<std::string> heuristicParams(const std::string &source, const std::s
     if (a != std::string::npos && a >= from && (at == std::string::npos || a > at))
       at = a;
   }
-  std::vector<std::string> out;
+  std::vector<HeuristicRule> out;
   if (at == std::string::npos)
     return out;
+  // Walk the dict at depth 2 (inside `(` and `{`): 'NAME': lambda ARG: BODY, ...
   int depth = 0;
+  HeuristicRule *open = nullptr;
+  size_t bodyStart = 0;
+  std::string arg;
+  auto close = [&](size_t end) {
+    if (!open)
+      return;
+    open->expr = argsToNames(trimmed(source.substr(bodyStart, end - bodyStart)), arg, open->reads);
+    open = nullptr;
+  };
   for (size_t i = source.find('(', at); i < def; ++i) {
     char c = source[i];
     if (c == '(' || c == '[' || c == '{') {
       ++depth;
     } else if (c == ')' || c == ']' || c == '}') {
+      if (depth == 2)
+        close(i);
       if (--depth == 0)
         break;
-    } else if ((c == '\'' || c == '"') && depth == 2) {
+    } else if (c == ',' && depth == 2) {
+      close(i);
+    } else if ((c == '\'' || c == '"') && depth == 2 && !open) {
       size_t end = source.find(c, i + 1);
       if (end == std::string::npos)
         break;
-      size_t after = source.find_first_not_of(" \t\n", end + 1);
-      if (after != std::string::npos && source[after] == ':')
-        out.push_back(source.substr(i + 1, end - i - 1));
+      size_t colon = source.find_first_not_of(" \t\n", end + 1);
+      if (colon != std::string::npos && source[colon] == ':') {
+        std::string name = source.substr(i + 1, end - i - 1);
+        size_t lam = source.find_first_not_of(" \t\n", colon + 1);
+        if (lam == std::string::npos || source.compare(lam, 7, "lambda ") != 0)
+          throw BenchError("@triton.heuristics: the value of '" + name + "' is not `lambda ARGS: EXPR`");
+        size_t argEnd = source.find(':', lam);
+        arg = trimmed(source.substr(lam + 7, argEnd - lam - 7));
+        out.push_back({name, "", {}, false});
+        open = &out.back();
+        bodyStart = argEnd + 1;
+        i = argEnd;
+        continue;
+      }
       i = end;
+    } else if ((c == '\'' || c == '"') && open) {
+      size_t end = source.find(c, i + 1); // a string inside a body (args['X'])
+      i = end == std::string::npos ? i : end;
     }
   }
+  return out;
+}
+
+std::vector<std::string> heuristicParams(const std::string &source, const std::string &entry) {
+  std::vector<std::string> names;
+  for (const HeuristicRule &r : heuristicRules(source, entry))
+    names.push_back(r.name);
+  return names;
+}
+
+std::vector<std::pair<std::string, std::string>> runtimeHeuristicDefines(const LaunchSpecFile &ls, const Env &env,
+                                                                         const Candidate &config,
+                                                                         const std::string &caseName, Env *values) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (std::none_of(ls.heuristicRules.begin(), ls.heuristicRules.end(), [](const auto &r) { return r.runtime; }))
+    return out;
+  Env e = env;
+  std::set<std::string> given;
+  for (const auto &[n, v] : ls.suite.kernels.at(0).defines) {
+    given.insert(n);
+    try {
+      e[n] = evalExpr(v == "True" ? "1" : v == "False" ? "0" : v, e);
+    } catch (const BenchError &) { // a define that is not a number (a dtype) is not for heuristics
+    }
+  }
+  for (const auto &[n, v] : config.constexprs) {
+    given.insert(n);
+    e[n] = Value::ofInt(v);
+  }
+  // The runtime parameters a lambda reads: the launch's integer and float arguments.
+  const CaseSpec &c0 = ls.suite.cases.at(0);
+  for (size_t i = 0; i < ls.runtimeParams.size() && i < c0.launches.at(0).args.size(); ++i) {
+    const std::string &a = c0.launches[0].args[i];
+    if (bufferIndex(c0, a) < 0 && !e.count(ls.runtimeParams[i]))
+      e[ls.runtimeParams[i]] = evalExpr(a, e);
+  }
+  e["num_warps"] = Value::ofInt(config.numWarps);
+  e["num_stages"] = Value::ofInt(config.numStages);
+  for (const HeuristicRule &r : ls.heuristicRules) {
+    if (given.count(r.name))
+      continue;
+    Value v;
+    try {
+      v = evalExpr(r.expr, e);
+    } catch (const BenchError &x) {
+      throw BenchError(fmt::format("@triton.heuristics '{}' for {} ({}): {}", r.name, caseName, config.id(), x.what()));
+    }
+    e[r.name] = v;
+    if (r.runtime)
+      out.emplace_back(r.name, v.str());
+  }
+  if (values)
+    *values = e;
   return out;
 }
 
@@ -504,7 +617,18 @@ LaunchSpecFile loadLaunchSpec(const std::string &path) {
   } catch (const BenchError &e) {
     w.fail("kernel", std::string(e.what()) + " in " + k.source);
   }
-  out.heuristics = heuristicParams(source, k.entry);
+  try {
+    out.heuristicRules = heuristicRules(source, k.entry);
+  } catch (const BenchError &e) {
+    w.fail("kernel", std::string(e.what()) + " in " + k.source);
+  }
+  for (HeuristicRule &r : out.heuristicRules) {
+    out.heuristics.push_back(r.name);
+    for (const std::string &x : r.reads)
+      r.runtime |= std::any_of(params.begin(), params.end(), [&](const KernelParam &p) {
+        return p.name == x && !p.constexpr_;
+      });
+  }
   auto sizes = parseSizes(w, doc);
   for (const auto &[n, v] : sizes[0])
     out.sizeNames.push_back(n);
@@ -521,6 +645,7 @@ LaunchSpecFile loadLaunchSpec(const std::string &path) {
   if (!argMap.is_object())
     w.fail("args", "must be an object PARAMETER: buffer name or expression");
   Binding b = bindParams(w, "", params, argMap, buffers, scalars, out.sizeNames, sizes[0]);
+  out.runtimeParams = b.argParams;
   if (k.signature.empty())
     k.signature = b.signature;
   if (!doc.contains("grid"))

@@ -12,6 +12,14 @@
 
 namespace tle::bench {
 
+/// One `'NAME': lambda args: EXPR` of a kernel's @triton.heuristics, with `args['X']` written as X.
+struct HeuristicRule {
+  std::string name;               ///< the parameter it computes
+  std::string expr;               ///< the lambda's body as an expression over parameter names
+  std::vector<std::string> reads; ///< the parameters it reads (the `args['X']` keys)
+  bool runtime = false;           ///< reads a runtime parameter of the kernel
+};
+
 /// How a launch spec's outputs are checked: against `.npy` files (one path template per output,
 /// `{NAME}` replaced by the size's values), against the outputs of a reference kernel run on the
 /// same inputs, or, with neither, only for finite values.
@@ -31,11 +39,15 @@ struct LaunchSpecFile {
   std::string path;                      ///< as given
   Suite suite;
   std::vector<std::string> sizeNames;    ///< in the first size's order
+  std::vector<std::string> runtimeParams; ///< the kernel's runtime parameters (the launch's args, in order)
   /// The sizes the dispatch table's predicates test, as (size name, the kernel parameter it is
   /// passed as: the launcher argument tle-link's predicates name).
   std::vector<std::pair<std::string, std::string>> dispatchOn;
   std::vector<Candidate> configs;        ///< the spec's "configs" (empty: the decorator or a space)
   std::vector<std::string> heuristics;   ///< parameters the kernel's @triton.heuristics computes
+  /// The lambdas of those heuristics, in order, as expressions (see HeuristicRule); tle-bench
+  /// evaluates them when one reads a runtime parameter (tlec cannot: it asks for the value).
+  std::vector<HeuristicRule> heuristicRules;
   LaunchCheck check;
 };
 
@@ -57,5 +69,19 @@ std::string expandTemplate(const std::string &text, const Env &env, const std::s
 /// The names of the parameters an `@triton.heuristics({'NAME': lambda ...})` decorator of
 /// `def ENTRY` computes, in order (empty when it has none).
 std::vector<std::string> heuristicParams(const std::string &source, const std::string &entry);
+
+/// The rules of that decorator (`runtime` left false). Throws BenchError naming the parameter when
+/// a value is not `lambda NAME: EXPR`.
+std::vector<HeuristicRule> heuristicRules(const std::string &source, const std::string &entry);
+
+/// The values of the heuristics of `ls` that read a runtime parameter, for a launch with the
+/// variables `env` (the case's sizes and scalars) and configuration `config`, as tlec -D pairs;
+/// the other heuristics are evaluated too (a rule may read them) but left to tlec. Empty when no
+/// rule reads a runtime parameter. A heuristic the config or the spec's defines set is not
+/// computed (as tlec lets -D win). Throws BenchError naming the heuristic and the case.
+std::vector<std::pair<std::string, std::string>> runtimeHeuristicDefines(const LaunchSpecFile &ls, const Env &env,
+                                                                         const Candidate &config,
+                                                                         const std::string &caseName,
+                                                                         Env *values = nullptr);
 
 } // namespace tle::bench

@@ -67,15 +67,21 @@ std::vector<DispatchVariant> shapeDispatch(const std::vector<TunedSize> &tuned,
   if (dims.empty()) {
     std::map<std::string, std::vector<const TunedSize *>> wins;
     for (const TunedSize &t : tuned)
-      wins[t.config.id()].push_back(&t);
+      wins[t.variantKey()].push_back(&t);
     const TunedSize *best = nullptr;
     size_t most = 0;
     for (const TunedSize &t : tuned)
-      if (wins[t.config.id()].size() > most) {
-        most = wins[t.config.id()].size();
+      if (wins[t.variantKey()].size() > most) {
+        most = wins[t.variantKey()].size();
         best = &t;
       }
-    DispatchVariant v{best->config, moduleIndex(best->config), {}, "every shape", whyText(wins[best->config.id()])};
+    DispatchVariant v;
+    v.config = best->config;
+    v.module = moduleIndex(best->config);
+    v.covers = "every shape";
+    v.why = whyText(wins[best->variantKey()]);
+    for (const TunedSize *t : wins[best->variantKey()])
+      v.tuned.push_back(size_t(t - tuned.data()));
     if (most < tuned.size())
       v.why += fmt::format(" (wins {} of {} sizes; no size varies among the kernel's integer arguments)", most,
                            tuned.size());
@@ -125,7 +131,7 @@ std::vector<DispatchVariant> shapeDispatch(const std::vector<TunedSize> &tuned,
     if (c[last] + 1 < values[last].size()) {
       std::vector<size_t> next = c;
       ++next[last];
-      if (cell[next]->config.id() == t->config.id())
+      if (cell[next]->variantKey() == t->variantKey())
         continue;
     }
     DispatchVariant v;
@@ -139,6 +145,8 @@ std::vector<DispatchVariant> shapeDispatch(const std::vector<TunedSize> &tuned,
       v.covers += (v.covers.empty() ? "" : ", ") + r;
     }
     v.why = whyText(pending);
+    for (const TunedSize *p : pending)
+      v.tuned.push_back(size_t(p - tuned.data()));
     pending.clear();
     out.push_back(std::move(v));
   }

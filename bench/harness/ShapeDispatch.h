@@ -18,6 +18,10 @@ struct TunedSize {
   Candidate config;                                   ///< the fastest correct configuration
   double medianMs = 0;                                ///< its median time
   std::string caseName;                               ///< e.g. "M=64,N=4096"
+  /// What makes two winners the same variant (empty: the config's id); tle-bench adds the values
+  /// of the heuristics it computes per size, so that sizes needing other values stay apart.
+  std::string key;
+  std::string variantKey() const { return key.empty() ? config.id() : key; }
 };
 
 /// One entry of a dispatch table: launch `config` when every predicate of `when` holds (and no
@@ -28,6 +32,10 @@ struct DispatchVariant {
   std::vector<std::string> when; ///< tle-link predicates on the launcher's arguments, e.g. "M <= 64"
   std::string covers;            ///< the range in words, e.g. "8 < M <= 64" or "M > 1024"
   std::string why;               ///< e.g. "fastest at M=16 (0.0042 ms), M=64 (0.0051 ms)"
+  std::vector<size_t> tuned;     ///< the tuned sizes (indices into shapeDispatch's input) it won
+  /// NAME=VALUE of the @triton.heuristics tle-bench computed for its module (those reading a
+  /// runtime parameter; tle-bench --tune's dispatch fills them)
+  std::vector<std::string> heuristics;
 };
 
 /// The dispatch table of a run: one bucket per tuned value of each dispatch dimension (a size

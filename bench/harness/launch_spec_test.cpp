@@ -1,4 +1,4 @@
-// Unit tests of launch specs and shape dispatch tables without a GPU: loading examples/tune/add_rmsnorm.json, argument mapping, templates, heuristics, and the range predicates of tuned sizes.
+// Unit tests of launch specs and shape dispatch tables without a GPU: loading examples/tune/add_rmsnorm.json, argument mapping, templates, heuristics (their expressions and runtime values), and the range predicates of tuned sizes.
 #define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
@@ -234,4 +234,49 @@ TEST_CASE("tuned sizes from a results document", "[dispatch]") {
   doc["cases"][0].erase("sizes");
   CHECK_THROWS_WITH(tunedSizesOf(doc, "r.json"),
                     "r.json: case 'M=1,N=4096' has no \"sizes\" (results of a launch spec have them)");
+}
+
+TEST_CASE("expressions of heuristics: comparisons, boolean operators, module-qualified functions", "[launch-spec]") {
+  Env env = {{"K", Value::ofInt(1000)}, {"BLOCK_K", Value::ofInt(64)}, {"x", Value::ofFloat(0.5)}};
+  CHECK(evalExpr("K % BLOCK_K == 0", env).i == 0);
+  CHECK(evalExpr("4096 % BLOCK_K == 0", env).i == 1);
+  CHECK(evalExpr("1 < 2 <= 2 < 3", env).i == 1); // chained as Python
+  CHECK(evalExpr("1 < 3 < 2", env).i == 0);
+  CHECK(evalExpr("K > 512 and BLOCK_K != 64", env).i == 0);
+  CHECK(evalExpr("K > 512 or BLOCK_K != 64", env).i == 1);
+  CHECK(evalExpr("not K", env).i == 0);
+  CHECK(evalExpr("0 or 7", env).i == 7); // the deciding operand, as Python
+  CHECK(evalExpr("x >= 0.5", env).i == 1);
+  CHECK(evalExpr("triton.next_power_of_2(K) + tl.cdiv(K, BLOCK_K)", env).i == 1024 + 16);
+  CHECK(evalExpr("True + True", env).i == 2);
+  CHECK(evalExpr("K < 2 * BLOCK_K or K == 1000", env).i == 1);
+  CHECK_THROWS_WITH(evalExpr("K <", env), Contains("unexpected end of expression"));
+}
+
+TEST_CASE("heuristic rules: bodies, the parameters they read, runtime values per size", "[launch-spec]") {
+  std::vector<HeuristicRule> rules = heuristicRules(kRowKernel, "scale_rows");
+  REQUIRE(rules.size() == 2);
+  CHECK(rules[0].name == "BLOCK");
+  CHECK(rules[0].expr == "triton.next_power_of_2(N)");
+  CHECK(rules[0].reads == std::vector<std::string>{"N"});
+  CHECK(rules[1].expr == "True");
+  LaunchSpecFile ls = loadLaunchSpec(std::string(TLE_SOURCE_DIR) + "/tests/tune/even_k/scale.json");
+  REQUIRE(ls.heuristicRules.size() == 1);
+  CHECK(ls.heuristicRules[0].expr == "K % BLOCK_K == 0");
+  CHECK(ls.heuristicRules[0].runtime); // K is a runtime parameter
+  CHECK(ls.dispatchOn == std::vector<std::pair<std::string, std::string>>{{"M", "M"}, {"K", "K"}});
+  Candidate c;
+  c.constexprs = {{"BLOCK_K", 256}};
+  Env k4096 = {{"M", Value::ofInt(16)}, {"K", Value::ofInt(4096)}, {"scale", Value::ofFloat(0.5)}};
+  Env k1000 = {{"M", Value::ofInt(16)}, {"K", Value::ofInt(1000)}, {"scale", Value::ofFloat(0.5)}};
+  using Defs = std::vector<std::pair<std::string, std::string>>;
+  CHECK(runtimeHeuristicDefines(ls, k4096, c, "M=16,K=4096") == Defs{{"EVEN_K", "1"}});
+  CHECK(runtimeHeuristicDefines(ls, k1000, c, "M=16,K=1000") == Defs{{"EVEN_K", "0"}});
+  c.constexprs.push_back({"EVEN_K", 0}); // a config that sets it wins, as -D does in tlec
+  CHECK(runtimeHeuristicDefines(ls, k4096, c, "M=16,K=4096").empty());
+  // The example's heuristic reads only the constexpr N: tlec computes it.
+  LaunchSpecFile ex = loadLaunchSpec(std::string(TLE_SOURCE_DIR) + "/examples/tune/add_rmsnorm.json");
+  REQUIRE(ex.heuristicRules.size() == 1);
+  CHECK_FALSE(ex.heuristicRules[0].runtime);
+  CHECK(runtimeHeuristicDefines(ex, k4096, c, "x").empty());
 }
