@@ -904,14 +904,24 @@ int runTune(int argc, char **argv) {
     allOk = false;
   }
   doc["elapsed_s"] = since(tStart);
-  if (!o.jsonOut.empty()) {
-    std::ofstream f(o.jsonOut);
+  // A launch spec's timed run always leaves its results: SPEC_STEM.results.json / .md here.
+  std::string jsonOut = o.jsonOut, mdOut = o.mdOut;
+  if (ls && !o.compileOnly && jsonOut.empty() && mdOut.empty()) {
+    std::string stem = o.spec.substr(o.spec.rfind('/') == std::string::npos ? 0 : o.spec.rfind('/') + 1);
+    stem = stem.substr(0, stem.rfind(".json") == std::string::npos ? stem.size() : stem.rfind(".json"));
+    jsonOut = stem + ".results.json";
+    mdOut = stem + ".results.md";
+  }
+  if (!jsonOut.empty()) {
+    std::ofstream f(jsonOut);
     f << doc.dump(1) << "\n";
   }
-  if (!o.mdOut.empty()) {
-    std::ofstream f(o.mdOut);
+  if (!mdOut.empty()) {
+    std::ofstream f(mdOut);
     f << mdTable(doc);
   }
+  if (ls && !o.compileOnly)
+    std::printf("\n   results: %s%s%s\n", jsonOut.c_str(), mdOut.empty() ? "" : ", ", mdOut.c_str());
   return doc.contains("error") && doc["cases"].empty() ? 2 : allOk ? 0 : 1;
 }
 
