@@ -94,6 +94,8 @@ const char *name(OpKind k) {
   case OpKind::TmaStore: return "tma_store";
   case OpKind::TmaStoreCommit: return "tma_store_commit";
   case OpKind::TmaStoreWait: return "tma_store_wait";
+  case OpKind::PipelineMbarrier: return "pipeline_mbarrier";
+  case OpKind::TensormapPrefetch: return "tensormap_prefetch";
   case OpKind::LocalLoad: return "local_load";
   case OpKind::LocalStore: return "local_store";
   case OpKind::Wgmma: return "wgmma";
@@ -135,7 +137,7 @@ bool isGpuSyncOp(OpKind k) {
   case OpKind::BarrierArrive: case OpKind::AsyncCopyMbarrierArrive: case OpKind::AsyncCopy:
   case OpKind::AsyncCommitGroup: case OpKind::AsyncWaitGroup: case OpKind::TmaLoad: case OpKind::TmaStore:
   case OpKind::TmaStoreCommit: case OpKind::TmaStoreWait: case OpKind::LocalLoad: case OpKind::LocalStore:
-  case OpKind::Wgmma: case OpKind::WgmmaWait:
+  case OpKind::Wgmma: case OpKind::WgmmaWait: case OpKind::PipelineMbarrier: case OpKind::TensormapPrefetch:
     return true;
   default:
     return false;

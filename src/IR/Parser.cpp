@@ -462,10 +462,16 @@ private:
       }
       break;
     case OpKind::AsyncWaitGroup: case OpKind::TmaStoreWait: case OpKind::WgmmaWait: {
-      // async_wait_group N, tma_store_wait [read] N, wgmma_wait N operands
+      // async_wait_group N|all, tma_store_wait [read] N, wgmma_wait N operands
       if (op->kind == OpKind::TmaStoreWait && tok_.kind == Tok::Ident && tok_.text == "read") {
         bump();
         op->sync.read = true;
+      }
+      if (op->kind == OpKind::AsyncWaitGroup && tok_.kind == Tok::Ident && tok_.text == "all") {
+        bump();
+        op->sync.all = true;
+        finish(*op, results, {});
+        return;
       }
       SourceLoc at = tok_.loc;
       int64_t n = number();
@@ -494,7 +500,23 @@ private:
     }
     case OpKind::WarpSpecialize:
       return warpSpecializeOp(*op, results);
-    case OpKind::TmaLoad: case OpKind::TmaStore: { // map=K
+    case OpKind::PipelineMbarrier: { // pipeline=K slot=S [empty]
+      for (const char *key : {"pipeline", "slot"}) {
+        expectIdent(key);
+        expect("=");
+        SourceLoc at = tok_.loc;
+        int64_t v = number();
+        if (v < 0 || v > std::numeric_limits<int>::max())
+          diags_.fatal(at, std::string(key) + "=" + std::to_string(v) + " is out of range");
+        (key[0] == 'p' ? op->sync.pipeline : op->sync.slot) = static_cast<int>(v);
+      }
+      if (tok_.kind == Tok::Ident && tok_.text == "empty") {
+        bump();
+        op->sync.empty = true;
+      }
+      break;
+    }
+    case OpKind::TensormapPrefetch: case OpKind::TmaLoad: case OpKind::TmaStore: { // map=K
       expectIdent("map");
       expect("=");
       SourceLoc at = tok_.loc;
@@ -502,6 +524,10 @@ private:
       if (k < 0 || k > std::numeric_limits<int>::max())
         diags_.fatal(at, "map=" + std::to_string(k) + " is out of range");
       op->sync.map = static_cast<int>(k);
+      if (op->kind == OpKind::TensormapPrefetch) {
+        finish(*op, results, {});
+        return;
+      }
       break;
     }
     case OpKind::Barrier: case OpKind::BarrierArrive: case OpKind::FenceProxyAsync: case OpKind::FenceMbarrierInit:

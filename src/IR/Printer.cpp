@@ -314,7 +314,16 @@ private:
       syncAttrs(op);
       break;
     case OpKind::AsyncWaitGroup: case OpKind::TmaStoreWait: case OpKind::WgmmaWait:
-      os_ << (op.sync.read ? " read " : " ") << op.sync.pending;
+      if (op.sync.all)
+        os_ << " all";
+      else
+        os_ << (op.sync.read ? " read " : " ") << op.sync.pending;
+      break;
+    case OpKind::PipelineMbarrier:
+      os_ << " pipeline=" << op.sync.pipeline << " slot=" << op.sync.slot << (op.sync.empty ? " empty" : "");
+      break;
+    case OpKind::TensormapPrefetch:
+      os_ << " map=" << op.sync.map;
       break;
     case OpKind::Wgmma:
       os_ << (op.wgmmaTransA() ? " trans_a" : "") << (op.wgmmaTransB() ? " trans_b" : "");

@@ -161,8 +161,11 @@ struct Verifier {
     case OpKind::AsyncCopy:
       lo = 2, hi = 3, res = 0;
       break;
-    case OpKind::TmaStoreCommit: case OpKind::TmaStoreWait:
+    case OpKind::TmaStoreCommit: case OpKind::TmaStoreWait: case OpKind::TensormapPrefetch:
       lo = hi = 0, res = 0;
+      break;
+    case OpKind::PipelineMbarrier:
+      lo = hi = 0, res = 1;
       break;
     case OpKind::TmaLoad: case OpKind::TmaStore:
       lo = 1, hi = SIZE_MAX, res = 0;
@@ -332,6 +335,27 @@ struct Verifier {
 
   /// TmaLoad (dst, bar, coords) and TmaStore (src, coords): a tensor map of the function, a
   /// scalar shared pointer to its element type, an mbarrier (loads), one i32 coordinate per dim.
+  /// pipeline_mbarrier names a slot of a TMA pipeline of the function (its `empty` barrier only
+  /// in a warp-specialised kernel, whose producer warps release slots) and yields its address.
+  bool pipelineMbarrier(const Op &op) {
+    const Type mbar(ScalarType::ptrTo(DType::I64, AddrSpace::Shared));
+    if (op.result()->type != mbar)
+      return fail(op, "expects a scalar *i64_shared result, got " + op.result()->type.str());
+    int k = op.sync.pipeline;
+    if (k < 0 || size_t(k) >= fn.pipelines.size())
+      return fail(op, "expects pipeline= to name one of the function's " + std::to_string(fn.pipelines.size()) +
+                          " pipelines, got " + std::to_string(k));
+    const PipelineBuffer &p = fn.pipelines[size_t(k)];
+    if (p.tmaMap < 0)
+      return fail(op, "pipeline " + std::to_string(k) + " is filled by cp.async and has no mbarriers");
+    if (op.sync.slot < 0 || op.sync.slot >= p.slots)
+      return fail(op, "expects a slot of pipeline " + std::to_string(k) + " (0 to " + std::to_string(p.slots - 1) +
+                          "), got " + std::to_string(op.sync.slot));
+    if (op.sync.empty && fn.producerWarps <= 0)
+      return fail(op, "'empty' names a warp-specialised pipeline's release barrier; this kernel has no producer warps");
+    return true;
+  }
+
   bool tmaCopy(const Op &op) {
     int k = op.sync.map;
     if (k < 0 || size_t(k) >= fn.tensorMaps.size())
@@ -722,6 +746,8 @@ struct Verifier {
     case OpKind::GridDepControl:
       return true;
     case OpKind::AsyncWaitGroup:
+      if (op.sync.all)
+        return true;
       if (op.sync.pending < 0 || op.sync.pending > 63)
         return fail(op, "expects 0 to 63 pending groups, got " + std::to_string(op.sync.pending));
       return true;
@@ -731,6 +757,13 @@ struct Verifier {
       return tmaCopy(op);
     case OpKind::TmaStoreCommit:
       return true;
+    case OpKind::TensormapPrefetch:
+      if (op.sync.map < 0 || size_t(op.sync.map) >= fn.tensorMaps.size())
+        return fail(op, "expects map= to name one of the function's " + std::to_string(fn.tensorMaps.size()) +
+                            " tensor maps, got " + std::to_string(op.sync.map));
+      return true;
+    case OpKind::PipelineMbarrier:
+      return pipelineMbarrier(op);
     case OpKind::TmaStoreWait:
       if (op.sync.pending < 0 || op.sync.pending > 63)
         return fail(op, "expects 0 to 63 pending groups, got " + std::to_string(op.sync.pending));

@@ -123,9 +123,22 @@ std::set<const ir::Op *> backendReaders(ir::Function &f) {
   return tops;
 }
 
+/// Whether `op` is an mbarrier op on one of the pipeline pass's mbarriers (pipeline_mbarrier):
+/// they lie in the pipeline area, which no other op of the IR addresses, and the pass places
+/// the barriers their protocol needs itself (placePipelineProtocol).
+bool onPipelineMbarrier(const ir::Op &op) {
+  bool mbarrierOp = op.kind == OpKind::MbarrierInit || op.kind == OpKind::MbarrierInval ||
+                    op.kind == OpKind::MbarrierWait || op.kind == OpKind::MbarrierArrive ||
+                    op.kind == OpKind::MbarrierExpectTx;
+  return mbarrierOp && !op.operands.empty() && op.operands[0]->def &&
+         op.operands[0]->def->kind == OpKind::PipelineMbarrier;
+}
+
 class Inserter {
 public:
-  Inserter(BarrierInsertion &out, ir::Function &f) : out_(out), body_(&f.body), backendReaders_(backendReaders(f)) {}
+  Inserter(BarrierInsertion &out, ir::Function &f) : out_(out), body_(&f.body), backendReaders_(backendReaders(f)) {
+    ir::walk(f.body, [&](ir::Op &op) { asyncCopies_ |= op.kind == OpKind::AsyncCopy; });
+  }
 
   void block(ir::Block &b) {
     for (auto it = b.ops.begin(); it != b.ops.end(); ++it) {
@@ -152,13 +165,24 @@ public:
         continue;
       }
       proxyFence(b, it);
-      SharedEffect e = sharedEffect(op);
+      SharedEffect e = effect(op);
       if (e.access != Access::None)
         access(b, it, e);
     }
   }
 
 private:
+  bool asyncCopies_ = false; ///< the IR has async_copy ops (whose bytes async_wait_group completes)
+
+  /// sharedEffect, less what touches nothing of the IR's: the pipeline pass's mbarriers, and an
+  /// async_wait_group in a kernel without async_copy ops (the backend's own copies into the
+  /// pipeline area are ordered by the backend).
+  SharedEffect effect(const ir::Op &op) const {
+    if (onPipelineMbarrier(op) || (op.kind == OpKind::AsyncWaitGroup && !asyncCopies_))
+      return {};
+    return sharedEffect(op);
+  }
+
   /// Whether `op` writes shared memory through the generic proxy (st.shared, atomics).
   static bool genericWrite(const ir::Op &op) {
     return op.kind == OpKind::LocalStore || (accessIn(op, AddrSpace::Shared) != Access::None &&
@@ -231,7 +255,7 @@ private:
     Pending kinds, all;
     for (auto &r : op.regions)
       ir::walk(*r, [&](ir::Op &o) {
-        SharedEffect e = sharedEffect(o);
+        SharedEffect e = effect(o);
         for (Pending *p : {&all, &kinds}) {
           Access a = e.issue && p == &kinds ? Access::None : e.access;
           p->read |= a == Access::Read;

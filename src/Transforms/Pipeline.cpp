@@ -133,6 +133,7 @@ public:
     if (anySwizzled || wgmmaStaging)
       base = align(base, 1024);
     f.pipelineBytes = base;
+    placePipelineProtocol(f);
   }
 
 private:
@@ -587,7 +588,10 @@ void Planner::planWarpSpecialization() {
 
 } // namespace
 
-void pipeline(ir::Function &f, DiagnosticEngine *diags) { Planner(f, diags).run(); }
+void pipeline(ir::Function &f, DiagnosticEngine *diags) {
+  if (!pipelineProtocolPlaced(f)) // else planned already: its slots are in use by the protocol's ops
+    Planner(f, diags).run();
+}
 
 std::map<const ir::Value *, int> pipelineValues(const ir::Function &f, std::set<const ir::Value *> *transposed) {
   CarryClasses classes(f);

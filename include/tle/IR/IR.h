@@ -202,7 +202,9 @@ enum class OpKind {
   AsyncCommitGroup, ///< () -> (): every thread closes a group of its async_copy copies issued
                ///< since its last commit (cp.async.commit_group). sm_80+.
   AsyncWaitGroup, ///< () -> (): every thread waits until at most `pending` (0..63) of its most
-               ///< recently committed groups are incomplete (cp.async.wait_group pending). sm_80+.
+               ///< recently committed groups are incomplete (cp.async.wait_group pending), or,
+               ///< written `all`, until every copy it issued has completed, committed or not
+               ///< (cp.async.wait_all). sm_80+.
   // TMA (PTX ISA §9.7.9.25.5.2, cp.async.bulk.tensor; sm_90+): tensor map `map` is
   // Function::tensorMaps[map] (rank r, element type T, its box and swizzle), declared by the IR
   // (Function::declaredTensorMaps). Thread 0 issues each copy. A shared buffer a TMA op names is
@@ -225,6 +227,18 @@ enum class OpKind {
                ///< groups are incomplete (cp.async.bulk.wait_group), or with `read` until they
                ///< have read their sources (.read; the buffers may then be written again, after
                ///< a `barrier` for the other threads).
+  // The pipeline pass's slots (Function::pipelines, decided by transforms::pipeline): the
+  // mbarriers of a TMA pipeline and the tensor maps, named for the ops above. sm_90+.
+  PipelineMbarrier, ///< () -> scalar *i64_shared: the mbarrier of slot `slot` of pipeline
+               ///< `pipeline` (Function::pipelines[pipeline], filled by TMA): its "full" barrier,
+               ///< whose phase completes when the slot's copy has landed (1 arrival, the
+               ///< copy's bytes as transactions), or with `empty` a warp-specialised
+               ///< pipeline's "empty" barrier, whose phase completes when the consumers have
+               ///< released the slot. At pipeline_offset + barriers + 8 * slot (+ 8 * slots
+               ///< for `empty`) of the CTA's shared memory.
+  TensormapPrefetch, ///< () -> (): thread 0 brings tensor map `map` (Function::tensorMaps[map])
+               ///< into the cache ahead of the copies that read it (prefetch.tensormap, PTX ISA
+               ///< §9.7.9.15); a hint, with no effect on results. sm_90+.
   // Shared buffers as matrices. A LocalAlloc with a swizzle (allocSwizzle() 32, 64 or 128: the
   // NVMMA shared layout that TMA writes and wgmma reads, PTX ISA §9.7.15.5.1 "Shared Memory
   // Matrix Layout") holds prod(shape[:-2]) matrices ("slots") of R x C = shape[-2:] elements:
@@ -397,10 +411,14 @@ struct SyncAttrs {
   int map = -1;               ///< `map=`: the tensor map of tma_load / tma_store
   bool read = false;          ///< tma_store_wait `read`: until the sources are read
   bool relaxed = false;       ///< `relaxed`: a cluster_arrive that releases no memory accesses
+  bool all = false;           ///< async_wait_group `all`: every copy, committed or not
+  int pipeline = -1;          ///< `pipeline=`: the pipeline of a pipeline_mbarrier
+  int slot = 0;               ///< `slot=`: its slot
+  bool empty = false;         ///< `empty`: the slot's release barrier (warp-specialised)
   bool operator==(const SyncAttrs &o) const {
     return count == o.count && tx == o.tx && barrierId == o.barrierId && threads == o.threads && per == o.per &&
            vec == o.vec && cache == o.cache && pending == o.pending && map == o.map && read == o.read &&
-           relaxed == o.relaxed;
+           relaxed == o.relaxed && all == o.all && pipeline == o.pipeline && slot == o.slot && empty == o.empty;
   }
 };
 /// Whether `k` is one of the GPU synchronisation and asynchronous-copy ops (mbarriers, fences,

@@ -14,7 +14,8 @@ namespace tle::transforms {
 
 /// Decides the kernel's asynchronous load pipelines (docs/compiler.md, "pipeline"), on gpu-stage
 /// IR after `prefetch` made each pipelined load a loop-carried window. Replaces whatever an
-/// earlier run (or the IR text) recorded:
+/// earlier run (or the IR text) recorded, unless the function holds the protocol's ops
+/// (pipelineProtocolPlaced: then it is left as it is):
 /// - Dot-operand classes: a global tile load whose values reach only tl.dot operands (directly,
 ///   through loop carries, or through a tl.trans view of one operand) with 16-byte vectors and
 ///   a zero or no `other` gets `pipeline=k`; f.pipelines[k] holds its slots (carried values + 1),
@@ -36,7 +37,8 @@ namespace tle::transforms {
 /// Offsets are bytes from the start of the pipeline area (after allocate-shared's buffers):
 /// slots (swizzled ones 1024-byte aligned), then mbarriers, then staging areas;
 /// f.pipelineBytes is the area's size, rounded up to 1024 where wgmma or TMA read swizzled
-/// shared memory. `diags` may be null only when no error or warning can arise.
+/// shared memory. Last, the protocol of the slots' mbarriers and copies as ops
+/// (placePipelineProtocol). `diags` may be null only when no error or warning can arise.
 void pipeline(ir::Function &f, DiagnosticEngine *diags);
 
 /// Every value that lives in pipeline slots, with its class (Function::pipelines index): the
@@ -64,6 +66,31 @@ bool producerSlice(const ir::Function &f, const std::map<const ir::Value *, int>
 /// Accumulator registers per thread of the widest wgmma instruction of `f` (N / 2 for m64nNk
 /// with fp32 or int32 accumulators), which ptxas must fit within the kernel's maxnreg.
 int wgmmaAccumulatorRegisters(const ir::Function &f);
+
+/// Whether `f` holds the pipeline protocol (a pipeline_mbarrier, tensormap_prefetch or
+/// `async_wait_group all`): the pass ran on it already (or the IR text was written after it),
+/// and `pipeline` leaves such a function as it is, since the protocol's ops name its slots.
+bool pipelineProtocolPlaced(ir::Function &f);
+
+/// Places the pipelines' protocol as ops of the IR (the last step of `pipeline`). At the
+/// kernel's start, when it has tensor maps: mbarrier_init of every TMA slot's
+/// mbarrier (count 1; a warp-specialised kernel's "empty" ones slotReleaseArrivals()), a
+/// tensormap_prefetch of every map, and with TMA loads fence_mbarrier_init, fence_proxy_async
+/// and a barrier. After the last top-level op that uses the pipeline area (lastPipelineTopOp),
+/// when more follow: `async_wait_group all`; with TMA loads, an mbarrier_wait for every
+/// unguarded top-level fill outside loops, a barrier and mbarrier_inval of every slot's
+/// mbarrier; with TMA stores staged in a loop, `tma_store_wait read 0` and a barrier. At the
+/// end (before `return`), with pipelines: `async_wait_group all` (and the fills' waits when
+/// not done before).
+void placePipelineProtocol(ir::Function &f);
+
+/// Whether a warp-specialised kernel's consumers release a slot once per warpgroup (only
+/// wgmma reads its slots: one thread's wgmma.wait_group retires the whole warpgroup's reads)
+/// rather than once per thread (slots read into registers: restaged or private).
+bool releasePerWarpgroup(const ir::Function &f);
+/// Arrivals that complete a phase of a slot's "empty" mbarrier (releasePerWarpgroup: one per
+/// consumer warpgroup, else one per consumer thread).
+int slotReleaseArrivals(const ir::Function &f);
 
 /// Warps of the producer warpgroup of tl.range(warp_specialize=True): one warpgroup, since
 /// setmaxnreg applies to whole warpgroups.

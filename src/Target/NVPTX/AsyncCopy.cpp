@@ -37,9 +37,7 @@ void Emitter::loadPipelines() {
     // consumer warpgroup: a wgmma is one warpgroup-wide operation, so when one of its threads has
     // seen the group retire (wgmma.wait_group), the whole warpgroup's reads of the slot are done.
     // Slots that threads read themselves are released by every thread.
-    releasePerWarpgroup_ = std::none_of(buffers_.begin(), buffers_.end(), [](const AsyncBuffer &buf) {
-      return buf.tmaMap >= 0 && (buf.restaged || buf.privateSlots);
-    });
+    releasePerWarpgroup_ = transforms::releasePerWarpgroup(f);
   }
   bool swizzled = std::any_of(buffers_.begin(), buffers_.end(), [](const AsyncBuffer &b) { return b.swizzle > 0; });
   ir::walk(f.body, [&](ir::Op &o) {
@@ -74,12 +72,7 @@ void Emitter::loadPipelines() {
   // The kernel's shared memory as allocate-shared laid it out: the IR's buffers, the pipeline
   // area at userBytes_, the ops' scratch areas (each op's sharedOffset).
   sharedBytes_ = f.sharedBytes - userBytes_;
-  pipelineLive_ = f.pipelineBytes > 0;
   scratchNeeds_ = transforms::scratchNeeds(f, asyncOf_);
-  // The last top-level op whose region or operands touch an async value, or that holds a TMA
-  // store with its own staging area (its copies read it until the loop is over): the scratch
-  // area, which starts at 0 after it, must not overlap a staging area still being read.
-  lastAsyncTopOp_ = transforms::lastPipelineTopOp(f, asyncOf_);
 }
 
 llvm::Value *Emitter::privateCopyBase(const AsyncBuffer &buf, llvm::Value *slot) {
@@ -218,56 +211,16 @@ llvm::Value *Emitter::tmaBarrierAddr(const AsyncBuffer &buf, llvm::Value *slot) 
   return B.CreatePtrToInt(smemRaw(off), B.getInt32Ty());
 }
 
-void Emitter::onEveryTmaBarrier(const std::string &op, const std::string &emptyOp) {
-  llvm::Value *first = B.CreateICmpEQ(tid_, B.getInt32(0));
-  auto *fty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt32Ty(), B.getInt1Ty()}, false);
-  auto *asmOp = llvm::InlineAsm::get(fty, "@$1 " + op, "r,b", true);
-  auto *emptyAsm = llvm::InlineAsm::get(fty, "@$1 " + (emptyOp.empty() ? op : emptyOp), "r,b", true);
-  for (const AsyncBuffer &buf : buffers_)
-    for (int s = 0; buf.tmaMap >= 0 && s < buf.slots; ++s) {
-      B.CreateCall(fty, asmOp, {tmaBarrierAddr(buf, B.getInt32(static_cast<uint32_t>(s))), first});
-      if (ws_)
-        B.CreateCall(fty, emptyAsm, {emptyBarrierAddr(buf, B.getInt32(static_cast<uint32_t>(s))), first});
-    }
-}
-
-void Emitter::initTmaBarriers() {
-  // A warp-specialised kernel's empty barriers complete when the consumers have released the slot.
-  onEveryTmaBarrier("mbarrier.init.shared::cta.b64 [$0], 1;",
-                    "mbarrier.init.shared::cta.b64 [$0], " + std::to_string(slotReleaseArrivals()) + ";");
-  llvm::Value *first = B.CreateICmpEQ(tid_, B.getInt32(0));
-  auto *pty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt64Ty(), B.getInt1Ty()}, false);
-  for (size_t k = 0; k < f.tensorMaps.size(); ++k)
+void Emitter::emitPipelineOp(const ir::Op &op) {
+  if (op.kind == OpKind::TensormapPrefetch) {
+    auto *pty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt64Ty(), B.getInt1Ty()}, false);
     B.CreateCall(pty, llvm::InlineAsm::get(pty, "@$1 prefetch.tensormap [$0];", "l,b", true),
-                 {tensorMapAddr(static_cast<int>(k)), first});
-  // The initialisation must be visible to the other threads and to the async proxy (the TMA
-  // unit completes transactions on these mbarriers); without TMA loads (only TMA stores) there
-  // are none.
-  if (!tmaLoads())
+                 {tensorMapAddr(op.sync.map), B.CreateICmpEQ(tid_, B.getInt32(0))});
     return;
-  auto *vty = llvm::FunctionType::get(B.getVoidTy(), false);
-  B.CreateCall(vty, llvm::InlineAsm::get(vty, "fence.mbarrier_init.release.cluster;", "", true));
-  B.CreateCall(vty, llvm::InlineAsm::get(vty, "fence.proxy.async.shared::cta;", "", true));
-  barrier();
-}
-
-void Emitter::drainTma() {
-  if (tmaDrained_)
-    return;
-  tmaDrained_ = true;
-  for (auto [cls, count] : tmaTopFills_) {
-    const AsyncBuffer &buf = buffers_[static_cast<size_t>(cls)];
-    llvm::Value *c = B.getInt32(static_cast<uint32_t>(count));
-    llvm::Value *slot = B.getInt32(static_cast<uint32_t>(count % buf.slots));
-    waitTmaPhase(tmaBarrierAddr(buf, slot), B.CreateZExt(B.CreateICmpUGE(c, B.getInt32(static_cast<uint32_t>(buf.slots))),
-                                                        B.getInt32Ty()));
   }
-}
-
-void Emitter::invalidateTmaBarriers() {
-  drainTma();
-  barrier(); // every thread is past its last wait
-  onEveryTmaBarrier("mbarrier.inval.shared::cta.b64 [$0];");
+  const AsyncBuffer &buf = buffers_.at(size_t(op.sync.pipeline));
+  int64_t off = buf.barBase + 8 * (op.sync.slot + (op.sync.empty ? buf.slots : 0));
+  vals_[op.result()] = {smemRaw(B.getInt32(static_cast<uint32_t>(off)))};
 }
 
 void Emitter::waitTma(const ir::Value *v) {
@@ -330,9 +283,6 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
     slot = B.getInt32(static_cast<uint32_t>(prologueLoads_[cls]++ % (buf.tmaMap >= 0 ? 2 * buf.slots : buf.slots)));
   if (buf.privateSlots)
     return emitPrivateAsyncLoad(load, slot);
-  // An unguarded TMA fill at the top level is waited for at the end (drainTma).
-  if (buf.tmaMap >= 0 && !inLoop && load.parent == &f.body && load.operands.size() == 4 + 3 * load.blockShape().size())
-    tmaTopFills_.push_back({cls, static_cast<int>((prologueLoads_[cls] - 1) % (2 * buf.slots))});
   if (ws_ && buf.tmaMap >= 0 && !producer_) {
     // A warp-specialised consumer issues no copy: it counts the fill, and in the loop releases
     // the slot the previous iteration's dot read (retired by now: the same point at which the

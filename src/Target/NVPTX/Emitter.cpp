@@ -100,18 +100,10 @@ llvm::Function *Emitter::run() {
   }
   B.CreateBr(body);
   B.SetInsertPoint(body);
-  if (!f.tensorMaps.empty())
-    initTmaBarriers();
   if (ws_) {
     emitSpecialized();
   } else {
     emitBlock(f.body);
-    if (!buffers_.empty()) {
-      auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
-      B.CreateCall(fty, llvm::InlineAsm::get(fty, "cp.async.wait_all;", "", true));
-      drainTma(); // no copy into the block's shared memory outlives it
-    }
-    drainTmaStores();
     B.CreateRetVoid();
   }
 
@@ -258,30 +250,13 @@ void Emitter::barrier() {
 void Emitter::emitBlock(const ir::Block &b) {
   const ir::Block *outer = curBlock_;
   curBlock_ = &b;
-  size_t i = 0;
   for (auto &op : b.ops) {
-    // Past the last top-level user of the async buffers, scratch space starts at 0 again; the
-    // copies still in flight (a pipeline's masked-off prefetches) must land first.
-    if (&b == &f.body && pipelineLive_ && i > lastAsyncTopOp_ && !producer_) {
-      auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
-      B.CreateCall(fty, llvm::InlineAsm::get(fty, "cp.async.wait_all;", "", true));
-      if (tmaLoads())
-        invalidateTmaBarriers(); // TMA loads' mbarriers (TMA stores have none)
-      if (tmaStoresPending_) { // a loop's TMA stores may still read their staging areas
-        drainTmaStores();
-        barrier();
-      }
-      pipelineLive_ = false;
-    }
-    if (batchedReduces_.erase(op.get())) { // emitted with an earlier reduce's batch
-      ++i;
+    if (batchedReduces_.erase(op.get()) || beforeSplit_.count(op.get())) // emitted already
       continue;
-    }
     if (!pendingWgmma_.empty())
       waitPendingWgmma(b, *op);
     emitOp(*op);
     curBlock_ = &b; // ops with regions emit other blocks
-    ++i;
   }
   curBlock_ = outer;
 }
@@ -473,6 +448,8 @@ void Emitter::emitOpImpl(const ir::Op &op) {
   case OpKind::BarrierArrive: case OpKind::AsyncCopyMbarrierArrive: case OpKind::AsyncCommitGroup:
   case OpKind::AsyncWaitGroup:
     return emitSyncOp(op);
+  case OpKind::PipelineMbarrier: case OpKind::TensormapPrefetch:
+    return emitPipelineOp(op);
   case OpKind::AsyncCopy:
     return emitAsyncCopy(op);
   case OpKind::TmaLoad: case OpKind::TmaStore: case OpKind::TmaStoreCommit: case OpKind::TmaStoreWait:

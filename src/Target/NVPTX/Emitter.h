@@ -134,7 +134,7 @@ public:
   /// the copies have read it. In a loop (a persistent kernel's epilogue) it is the store's own
   /// (TmaStaging), and the copies run on while the loop goes on: thread 0 waits only before a
   /// staging buffer is written again (cp.async.bulk.wait_group.read) and before the block exits
-  /// (drainTmaStores). Where the tile's layout gives each thread's boxes from its register bits
+  /// (tma_store_wait read, placed by the pipeline pass). Where the tile's layout gives each thread's boxes from its register bits
   /// alone (the wgmma accumulator's does), the boxes go through two box-sized buffers in turn,
   /// one bulk group per box, instead of one buffer of the whole tile.
   void emitTmaStore(const ir::Op &op, int map);
@@ -146,11 +146,7 @@ public:
     int buffers = 1, boxes = 1;
   };
   std::map<const ir::Op *, TmaStaging> tmaStaging_;
-  bool tmaStoresPending_ = false; ///< a TMA store in a loop was emitted since the last drainTmaStores
   bool genericGlobalWrites_ = false; ///< the kernel writes global memory other than by TMA stores
-  /// Thread 0 waits until every TMA store issued in a loop has read its staging buffer: before
-  /// the block exits, or before scratch space may overlap the staging areas. No-op without them.
-  void drainTmaStores();
   /// Emits `body` in a branch that thread 0 alone takes: TMA stores' bulk copies and their waits
   /// (predicating them instead makes ptxas step through the warp's lanes).
   void onThreadZero(const std::function<void()> &body);
@@ -271,26 +267,16 @@ public:
   /// The slot index of async value `v` (for TMA values, its fill count modulo the slots).
   llvm::Value *asyncSlotIndex(const ir::Value *v);
   bool isTma(const ir::Value *v) const { return isAsync(v) && asyncBuffer(v).tmaMap >= 0; }
-  /// Every thread waits for the TMA fills issued unguarded at the kernel's top level (a tile
-  /// loaded once, whose dot may not run: a loop of no iterations, an `if`), so that no copy is
-  /// in flight when the slots' bytes are reused or the block exits. Guarded fills (a pipeline's)
-  /// are consumed whenever they are issued.
-  void drainTma();
-  /// (buffer, fill count) of the unguarded top-level TMA fills issued so far.
-  std::vector<std::pair<int, int>> tmaTopFills_;
-  bool tmaDrained_ = false;
   /// The shared address (32-bit window) of buffer `buf`'s mbarrier for slot `slot`.
   llvm::Value *tmaBarrierAddr(const AsyncBuffer &buf, llvm::Value *slot);
   /// TMA values a loop's wgmmas read that were copied before the loop (attention's Q): their
   /// mbarrier is waited on once, before the loop, instead of in every iteration.
   std::set<const ir::Value *> tmaWaitedBeforeLoop_;
-  /// Thread 0 runs the PTX `op` (its `$0` the address) on every TMA slot's mbarrier, and
-  /// `emptyOp` (`op` when empty) on a warp-specialised kernel's empty mbarriers.
-  void onEveryTmaBarrier(const std::string &op, const std::string &emptyOp = "");
-  /// Thread 0 initialises every TMA slot's mbarrier (arrival count 1), then a barrier.
-  void initTmaBarriers();
-  /// A barrier, then thread 0 invalidates the mbarriers (before their bytes are reused).
-  void invalidateTmaBarriers();
+  /// pipeline_mbarrier: the address of a pipeline slot's mbarrier; tensormap_prefetch.
+  void emitPipelineOp(const ir::Op &op);
+  /// The ops a warp-specialised kernel runs before its roles split (the pipeline pass's setup
+  /// of the slots' mbarriers at the body's start): emitted once, before the split.
+  std::set<const ir::Op *> beforeSplit_;
   /// Every thread waits until the TMA copy of `v` has landed (its mbarrier phase completed).
   void waitTma(const ir::Value *v);
   /// Every thread waits until the phase of parity `parity` (i32 0 or 1) of the mbarrier at
@@ -400,8 +386,6 @@ public:
   /// 2 * `slots`) was released by the consumers: the phase before the fill's own of the slot's
   /// empty mbarrier at `emptyBar`, parity inverted.
   void waitSlotReleased(llvm::Value *emptyBar, llvm::Value *count, int slots);
-  /// Arrivals that complete a phase of an empty mbarrier (releaseSlot's per phase).
-  int slotReleaseArrivals() const;
   /// Consumer: arrives on the empty mbarrier of `slot` where `pred` holds: the first thread of
   /// each consumer warpgroup when only wgmma reads the slots (releasePerWarpgroup_), else every
   /// thread.
@@ -411,7 +395,7 @@ public:
   bool ws_ = false;       ///< the kernel is warp-specialised
   bool split_ = false;    ///< the roles have split: barriers are the consumers' named barrier
   bool producer_ = false; ///< emitting the producer's slice
-  bool releasePerWarpgroup_ = false; ///< slots are released once per consumer warpgroup
+  bool releasePerWarpgroup_ = false; ///< slots are released once per consumer warpgroup (transforms::releasePerWarpgroup)
   std::set<const ir::Op *> slice_; ///< the producer's ops
   /// Target architecture ("sm_80", "sm_90a").
   std::string arch = "sm_80";
@@ -485,10 +469,6 @@ private:
   /// (Op::sharedOffset); and the bytes it may use there (its transforms::scratchNeeds; -1: none).
   int64_t scratchBase_ = 0, scratchRoom_ = -1;
   std::map<const ir::Op *, transforms::ScratchNeed> scratchNeeds_;
-  /// The pipeline area is still in use: until the top-level op after lastAsyncTopOp_, which first
-  /// drains the copies in flight (scratch after it may reuse the area's bytes).
-  bool pipelineLive_ = false;
-  size_t lastAsyncTopOp_ = 0; ///< index in f.body of the last top-level op using async buffers
   /// A barrier since the last op that may have read shared memory (set by an async load in a
   /// loop, which needs one before refilling a slot; cleared by other ops: Emitter::emitOp).
   bool asyncBarrierValid_ = false;

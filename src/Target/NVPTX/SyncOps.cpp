@@ -91,7 +91,8 @@ void Emitter::emitSyncOp(const ir::Op &op) {
     emitAsm(B, "cp.async.commit_group;", "", {});
     return;
   case OpKind::AsyncWaitGroup:
-    emitAsm(B, "cp.async.wait_group " + std::to_string(a.pending) + ";", "", {});
+    emitAsm(B, a.all ? std::string("cp.async.wait_all;") : "cp.async.wait_group " + std::to_string(a.pending) + ";", "",
+            {});
     return;
   default:
     diags.fatal(op.loc, std::string("internal error: '") + ir::name(op.kind) + "' is not a synchronisation op");

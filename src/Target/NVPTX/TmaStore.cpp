@@ -25,7 +25,6 @@ void Emitter::emitTmaStore(const ir::Op &op, int map) {
   if (inLoop) {
     st = staging->second;
     scratchBase_ = 0; // its own staging area, at st.offset of the pipeline area
-    tmaStoresPending_ = true;
   } else { // scratch space for the whole tile
     assertScratchFits(rows * cols * eb);
     st.bytes = rows * cols * eb;
@@ -85,14 +84,6 @@ void Emitter::onThreadZero(const std::function<void()> &body) {
   body();
   B.CreateBr(done);
   B.SetInsertPoint(done);
-}
-
-void Emitter::drainTmaStores() {
-  if (!tmaStoresPending_)
-    return;
-  tmaStoresPending_ = false;
-  auto *vty = llvm::FunctionType::get(B.getVoidTy(), false);
-  onThreadZero([&] { B.CreateCall(vty, llvm::InlineAsm::get(vty, "cp.async.bulk.wait_group.read 0;", "", true)); });
 }
 
 void Emitter::storeSwizzled(const ir::Value *v, int contig, int64_t rows, int swizzle, int64_t base) {

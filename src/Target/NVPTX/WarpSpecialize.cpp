@@ -70,8 +70,6 @@ void Emitter::waitSlotReleased(llvm::Value *emptyBar, llvm::Value *count, int sl
   waitTmaPhase(emptyBar, parity);
 }
 
-int Emitter::slotReleaseArrivals() const { return releasePerWarpgroup_ ? f.numWarps / 4 : 32 * f.numWarps; }
-
 void Emitter::releaseSlot(const AsyncBuffer &buf, llvm::Value *slot, llvm::Value *pred) {
   if (releasePerWarpgroup_)
     pred = B.CreateAnd(pred, B.CreateICmpEQ(B.CreateAnd(tid_, B.getInt32(127)), B.getInt32(0)));
@@ -111,6 +109,18 @@ void Emitter::releaseAfterLoop(const ir::Op &loop, llvm::Value *ran) {
 }
 
 void Emitter::emitSpecialized() {
+  // The pipeline pass's setup at the body's start (the slots' mbarriers, the tensor maps) is
+  // the whole CTA's, before the roles split.
+  for (auto &op : f.body.ops) {
+    OpKind k = op->kind;
+    bool setup = k == OpKind::PipelineMbarrier || k == OpKind::MbarrierInit || k == OpKind::TensormapPrefetch ||
+                 k == OpKind::FenceMbarrierInit || k == OpKind::FenceProxyAsync ||
+                 (k == OpKind::Barrier && op->sync.barrierId < 0);
+    if (!setup)
+      break;
+    emitOp(*op);
+    beforeSplit_.insert(op.get());
+  }
   auto *consumer = llvm::BasicBlock::Create(ctx, "ws.consumer", kernel_);
   auto *producer = llvm::BasicBlock::Create(ctx, "ws.producer", kernel_);
   B.CreateCondBr(B.CreateICmpUGE(warp_, B.getInt32(static_cast<uint32_t>(f.numWarps))), producer, consumer);
@@ -119,12 +129,6 @@ void Emitter::emitSpecialized() {
 
   B.SetInsertPoint(consumer);
   emitBlock(f.body);
-  if (!buffers_.empty()) {
-    auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
-    B.CreateCall(fty, llvm::InlineAsm::get(fty, "cp.async.wait_all;", "", true));
-    drainTma();
-  }
-  drainTmaStores();
   B.CreateRetVoid();
 
   B.SetInsertPoint(producer);
