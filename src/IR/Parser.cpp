@@ -87,6 +87,8 @@ public:
               integer(val, at);
         else if (key == "max_registers" || key == "producer_warps")
           (key == "max_registers" ? f->maxRegisters : f->producerWarps) = count();
+        else if (key == "consumer_registers" || key == "producer_registers")
+          (key == "consumer_registers" ? f->consumerRegisters : f->producerRegisters) = count();
         else if (key == "cluster") { // XxYxZ
           int x = 0, y = 0, z = 0;
           char tail = 0;

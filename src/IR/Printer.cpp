@@ -64,6 +64,10 @@ public:
       os_ << ", max_registers = " << f.maxRegisters;
     if (f.producerWarps)
       os_ << ", producer_warps = " << f.producerWarps;
+    if (f.consumerRegisters)
+      os_ << ", consumer_registers = " << f.consumerRegisters;
+    if (f.producerRegisters)
+      os_ << ", producer_registers = " << f.producerRegisters;
     if (f.cluster != std::array<int, 3>{1, 1, 1})
       os_ << ", cluster = " << f.cluster[0] << "x" << f.cluster[1] << "x" << f.cluster[2];
     if (!f.tensorMaps.empty()) { // the IR's own, then the pipeline pass's (read back as declared)

@@ -79,14 +79,14 @@ const std::vector<PassInfo> &passRegistry() {
        "prefetched loads feeding tl.dot (or read in their loop body) placed in shared-memory slots filled by "
        "cp.async or TMA; their mbarriers, TMA stores' staging, tl.range(warp_specialize=True)'s producer warps",
        runPipeline, kInPipeline | kBeforeEmit},
-      {"warp-specialize",
-       "a warp_specialize's worker warps added to the launch, and the register ceiling its partitions' "
-       "setmaxnreg budgets move from",
-       runWarpSpecialize, kInPipeline | kBeforeEmit},
       {"allocate-shared",
        "byte offsets for the kernel's shared buffers from their live ranges (buffers never live at once share "
        "bytes); the kernel's shared bytes",
        runAllocateShared, kInPipeline | kBeforeEmit},
+      {"warp-specialize",
+       "a warp_specialize's worker warps added to the launch, and the register ceiling its partitions' "
+       "setmaxnreg budgets move from; the budgets of tl.range(warp_specialize=True)'s producer and consumers",
+       runWarpSpecialize, kInPipeline | kBeforeEmit},
       {"insert-barriers",
        "CTA barriers between conflicting shared-memory accesses, and the cluster exit protocol", runInsertBarriers,
        kInPipeline | kBeforeEmit},

@@ -1,12 +1,61 @@
 // warp-specialize: worker warps and the register ceiling of a kernel's warp partitions (see
 // WarpSpecialize.h).
 #include "tle/Transforms/WarpSpecialize.h"
+#include "tle/Transforms/Pipeline.h"
 #include "tle/Transforms/RegisterEstimate.h"
+
+#include <algorithm>
 
 namespace tle::transforms {
 
+namespace {
+
+/// The producer's register budget after setmaxnreg.dec: it computes a few scalars.
+constexpr int kProducerRegisters = 40;
+/// The consumers' budget never exceeds this (leaves ptxas headroom below the 255 limit).
+constexpr int kMaxConsumerRegisters = 240;
+
+/// Blocks per SM a specialised kernel is compiled for: ptxas allocates every role within the
+/// kernel's `.maxnreg` (setmaxnreg moves registers between warpgroups at run time, but does not
+/// raise what ptxas may use after it), so two blocks only where the shared memory allows it and
+/// the consumers' widest wgmma still fits in 65536 / (2 x threads) registers.
+int blocksPerSM(int64_t sharedBytes, int threads, int wgmmaRegisters) {
+  int64_t perBlock = std::max<int64_t>(sharedBytes, 0) + 1024; // 228 KiB per SM, 1 KiB per block reserved
+  int blocks = static_cast<int>(std::clamp<int64_t>(228 * 1024 / perBlock, 1, 2));
+  blocks = std::min(blocks, 2048 / threads);
+  if (blocks == 2 && 65536 / (2 * threads) / 8 * 8 < wgmmaRegisters + kWgmmaHeadroom)
+    blocks = 1;
+  return blocks;
+}
+
+/// The register budgets of the pipeline pass's producer/consumer split (f.producerWarps set,
+/// no warp_specialize op): the block's registers are fixed at launch (maxnreg per thread); the
+/// producer gives most of its share back and the consumers take it (blocksPerSM: ptxas still
+/// compiles the consumers within maxnreg).
+void budgetProducerSplit(ir::Function &f, WarpSpecialization &out) {
+  int threads = 32 * (f.numWarps + f.producerWarps);
+  // The bytes after the kernel's own buffers: the pipeline area and the scratch (allocate-shared).
+  int blocks = blocksPerSM(f.sharedBytes - f.pipelineOffset, threads, wgmmaAccumulatorRegisters(f));
+  int maxRegs = static_cast<int>(registerCeiling(blocks * (f.numWarps + f.producerWarps))) / 8 * 8;
+  int consumerRegs = (maxRegs * threads - kProducerRegisters * 32 * f.producerWarps) / (32 * f.numWarps) / 8 * 8;
+  consumerRegs = std::min(consumerRegs, kMaxConsumerRegisters);
+  f.maxRegisters = out.maxRegisters = maxRegs;
+  f.producerRegisters = kProducerRegisters;
+  f.consumerRegisters = consumerRegs > maxRegs ? consumerRegs : 0; // setmaxnreg.inc must not lower the count
+  out.workerWarps = f.producerWarps;
+}
+
+} // namespace
+
 WarpSpecialization warpSpecialize(ir::Function &f) {
   WarpSpecialization out;
+  f.consumerRegisters = f.producerRegisters = 0;
+  bool explicitPartitions = std::any_of(f.body.ops.begin(), f.body.ops.end(),
+                                        [](const auto &op) { return op->kind == ir::OpKind::WarpSpecialize; });
+  if (!explicitPartitions && f.producerWarps > 0) {
+    budgetProducerSplit(f, out);
+    return out;
+  }
   for (auto &op : f.body.ops) {
     if (op->kind != ir::OpKind::WarpSpecialize)
       continue;

@@ -752,10 +752,14 @@ public:
   /// issues the TMA copies, after the `numWarps` consumer warps that run the rest of the
   /// kernel. The block has 32 * (numWarps + producerWarps) threads.
   int producerWarps = 0;
-  /// Registers per thread of a warp-specialised kernel at launch (ptxas `.maxnreg`, set by
-  /// codegen; its roles then move registers with `setmaxnreg`, PTX ISA §9.7.17.1); 0 when the
-  /// kernel is not specialised.
+  /// Registers per thread of a warp-specialised kernel at launch (ptxas `.maxnreg`, set by the
+  /// warp-specialize pass; its roles then move registers with `setmaxnreg`, PTX ISA §9.7.17.1);
+  /// 0 when the kernel is not specialised.
   int maxRegisters = 0;
+  /// The setmaxnreg budgets of tl.range(warp_specialize=True)'s roles (warp-specialize pass):
+  /// `consumer_registers` for the num_warps consumer warps (0: they keep maxRegisters) and
+  /// `producer_registers` for the producer warpgroup; 0 without such a split.
+  int consumerRegisters = 0, producerRegisters = 0;
   /// CTAs per thread-block cluster along x, y, z (from tle.device_mesh; sm_90+). {1, 1, 1}:
   /// the kernel does not use clusters. The launch grid (in CTAs) must be a multiple of it.
   std::array<int, 3> cluster = {1, 1, 1};

@@ -19,9 +19,14 @@ struct WarpSpecialization {
 /// (partitionRegisters), f.maxRegisters to the registers per thread one block of that many
 /// threads may have (registerCeiling, rounded down to a multiple of 8, as setmaxnreg counts):
 /// ptxas compiles every partition within it, and on entry each partition's setmaxnreg raises
-/// (.inc) or lowers (.dec) its warpgroups' registers to the budget (PTX ISA §9.7.17.1). A
-/// kernel without the op is left as it is (the backend's own producer/consumer split of
-/// tl.range(warp_specialize=True) still sets these fields itself). Returns what it set.
+/// (.inc) or lowers (.dec) its warpgroups' registers to the budget (PTX ISA §9.7.17.1).
+/// For the pipeline pass's producer/consumer split of tl.range(warp_specialize=True)
+/// (f.producerWarps set, no warp_specialize op; runs after allocate-shared, whose shared bytes
+/// decide it): the blocks per SM it is compiled for (two where the shared memory allows and the
+/// widest wgmma's accumulator plus kWgmmaHeadroom fits half the registers), f.maxRegisters for
+/// them, f.producerRegisters (40) and f.consumerRegisters (what the producer gives back, at most
+/// 240; 0 when that is not more than maxRegisters). A kernel with neither is left as it is.
+/// Returns what it set.
 WarpSpecialization warpSpecialize(ir::Function &f);
 
 } // namespace tle::transforms

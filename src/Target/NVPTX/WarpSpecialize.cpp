@@ -19,30 +19,6 @@ namespace tle::nvptx {
 
 using ir::OpKind;
 
-namespace {
-
-/// The producer's register budget after setmaxnreg.dec: it computes a few scalars.
-constexpr int kProducerRegisters = 40;
-/// The consumers' budget never exceeds this (leaves ptxas headroom below the 255 limit).
-constexpr int kMaxConsumerRegisters = 240;
-
-using transforms::kProducerWarps;
-using transforms::kWgmmaHeadroom;
-
-/// Blocks per SM a specialised kernel is compiled for: ptxas allocates every role within the
-/// kernel's `.maxnreg` (setmaxnreg moves registers between warpgroups at run time, but does not
-/// raise what ptxas may use after it), so two blocks only where the shared memory allows it and
-/// the consumers' widest wgmma still fits in 65536 / (2 x threads) registers.
-int blocksPerSM(int64_t sharedBytes, int threads, int wgmmaRegisters) {
-  int64_t perBlock = std::max<int64_t>(sharedBytes, 0) + 1024; // 228 KiB per SM, 1 KiB per block reserved
-  int blocks = static_cast<int>(std::clamp<int64_t>(228 * 1024 / perBlock, 1, 2));
-  blocks = std::min(blocks, 2048 / threads);
-  if (blocks == 2 && 65536 / (2 * threads) / 8 * 8 < wgmmaRegisters + kWgmmaHeadroom)
-    blocks = 1;
-  return blocks;
-}
-
-} // namespace
 
 void Emitter::undefResults(const ir::Op &op) {
   for (auto &r : op.results) {
@@ -109,6 +85,8 @@ void Emitter::releaseAfterLoop(const ir::Op &loop, llvm::Value *ran) {
 }
 
 void Emitter::emitSpecialized() {
+  if (f.producerRegisters <= 0 || f.maxRegisters <= 0)
+    diags.fatal(f.loc, "internal error: the warp-specialize pass has not set the producer/consumer register budgets");
   // The pipeline pass's setup at the body's start (the slots' mbarriers, the tensor maps) is
   // the whole CTA's, before the roles split.
   for (auto &op : f.body.ops) {
@@ -146,22 +124,15 @@ void Emitter::emitSpecialized() {
   producer_ = false;
   B.CreateRetVoid();
 
-  // Register budgets. The block's registers are fixed at launch (maxnreg per thread); the
-  // producer gives most of its share back and the consumers take it (blocksPerSM: ptxas still
-  // compiles the consumers within maxnreg).
-  int threads = 32 * (f.numWarps + kProducerWarps);
-  int blocks = blocksPerSM(sharedBytes_, threads, transforms::wgmmaAccumulatorRegisters(f));
-  int maxRegs = static_cast<int>(transforms::registerCeiling(blocks * (f.numWarps + kProducerWarps))) / 8 * 8;
-  int consumerRegs = (maxRegs * threads - kProducerRegisters * 32 * kProducerWarps) / (32 * f.numWarps) / 8 * 8;
-  consumerRegs = std::min(consumerRegs, kMaxConsumerRegisters);
-  f.maxRegisters = maxRegs;
+  // The warp-specialize pass's register budgets (setmaxnreg moves registers between the roles
+  // within the block's maxnreg).
   auto *vty = llvm::FunctionType::get(B.getVoidTy(), false);
   llvm::IRBuilder<> P(producer, producer->getFirstInsertionPt());
-  P.CreateCall(vty, llvm::InlineAsm::get(vty, "setmaxnreg.dec.sync.aligned.u32 " + std::to_string(kProducerRegisters) + ";",
+  P.CreateCall(vty, llvm::InlineAsm::get(vty, "setmaxnreg.dec.sync.aligned.u32 " + std::to_string(f.producerRegisters) + ";",
                                          "", true));
-  if (consumerRegs > maxRegs) { // setmaxnreg.inc must not lower the count
+  if (f.consumerRegisters) {
     llvm::IRBuilder<> C(consumer, consumer->getFirstInsertionPt());
-    C.CreateCall(vty, llvm::InlineAsm::get(vty, "setmaxnreg.inc.sync.aligned.u32 " + std::to_string(consumerRegs) + ";",
+    C.CreateCall(vty, llvm::InlineAsm::get(vty, "setmaxnreg.inc.sync.aligned.u32 " + std::to_string(f.consumerRegisters) + ";",
                                            "", true));
   }
 }
