@@ -167,6 +167,9 @@ struct Verifier {
     case OpKind::PipelineMbarrier:
       lo = hi = 0, res = 1;
       break;
+    case OpKind::PipelineWait:
+      lo = hi = 1, res = 0;
+      break;
     case OpKind::TmaLoad: case OpKind::TmaStore:
       lo = 1, hi = SIZE_MAX, res = 0;
       break;
@@ -764,6 +767,10 @@ struct Verifier {
       return true;
     case OpKind::PipelineMbarrier:
       return pipelineMbarrier(op);
+    case OpKind::PipelineWait:
+      if (!op.operands[0]->type.isTile())
+        return fail(op, "expects a tile held in a pipeline's slots, got " + op.operands[0]->type.str());
+      return true;
     case OpKind::TmaStoreWait:
       if (op.sync.pending < 0 || op.sync.pending > 63)
         return fail(op, "expects 0 to 63 pending groups, got " + std::to_string(op.sync.pending));

@@ -4,8 +4,13 @@
 #include "tle/Transforms/Pipeline.h"
 #include "tle/Transforms/Scratch.h"
 
+#include "tle/Transforms/DotLowering.h"
+
 #include <algorithm>
+#include <list>
 #include <map>
+#include <memory>
+#include <set>
 
 namespace tle::transforms {
 
@@ -28,7 +33,7 @@ bool tmaLoads(const ir::Function &f) {
 bool pipelineProtocolPlaced(ir::Function &f) {
   bool found = false;
   ir::walk(f.body, [&](ir::Op &op) {
-    found |= op.kind == OpKind::PipelineMbarrier || op.kind == OpKind::TensormapPrefetch ||
+    found |= op.kind == OpKind::PipelineMbarrier || op.kind == OpKind::TensormapPrefetch || op.kind == OpKind::PipelineWait ||
              (op.kind == OpKind::AsyncWaitGroup && op.sync.all);
   });
   return found;
@@ -116,6 +121,7 @@ public:
     }
     if (stagedStores)
       storeWait(loc);
+    waitsIn(f.body, values);
   }
 
 private:
@@ -160,6 +166,54 @@ private:
     B.create(OpKind::FenceMbarrierInit, loc, {}, {});
     B.create(OpKind::FenceProxyAsync, loc, {}, {});
     B.create(OpKind::Barrier, loc, {}, {});
+  }
+
+  std::set<const ir::Value *> waited_; ///< TMA values waited for before an enclosing loop
+
+  bool isTma(const std::map<const ir::Value *, int> &values, const ir::Value *v) const {
+    auto it = values.find(v);
+    return it != values.end() && f.pipelines[size_t(it->second)].tmaMap >= 0;
+  }
+
+  void waitBefore(ir::Block &b, std::list<std::unique_ptr<ir::Op>>::iterator it, const ir::Value *v) {
+    B.setInsertionPoint(&b, it);
+    B.create(OpKind::PipelineWait, (*it)->loc, {const_cast<ir::Value *>(v)}, {});
+  }
+
+  /// The waits for TMA fills before the wgmma dots that read their slots: each operand's
+  /// pipeline_wait right before its dot, except a tile copied before a loop whose dots read it
+  /// (attention's Q: an unguarded fill outside the loop body), waited for once before the loop
+  /// instead of with a try_wait loop in every iteration.
+  void waitsIn(ir::Block &b, const std::map<const ir::Value *, int> &values) {
+    for (auto it = b.ops.begin(); it != b.ops.end(); ++it) {
+      ir::Op &op = **it;
+      if (op.kind == OpKind::Dot && wgmmaDot(op, f.arch, f.numWarps))
+        for (unsigned k = 0; k < 2; ++k) {
+          const ir::Value *v = op.operands[k];
+          if (isTma(values, v) && (k == 0 || v != op.operands[0]) && !waited_.count(v))
+            waitBefore(b, it, v);
+        }
+      std::vector<const ir::Value *> here;
+      if (op.kind == OpKind::For)
+        for (auto &o : op.regions[0]->ops) {
+          if (o->kind != OpKind::Dot || !wgmmaDot(*o, f.arch, f.numWarps))
+            continue;
+          for (unsigned k = 0; k < 2; ++k) {
+            const ir::Value *v = o->operands[k];
+            const ir::Op *d = v->def;
+            if (!isTma(values, v) || waited_.count(v) || !d || d->kind != OpKind::Load ||
+                d->parent == op.regions[0].get() || d->operands.size() > 4 + 3 * d->blockShape().size())
+              continue;
+            waitBefore(b, it, v);
+            waited_.insert(v);
+            here.push_back(v);
+          }
+        }
+      for (auto &r : op.regions)
+        waitsIn(*r, values);
+      for (const ir::Value *v : here)
+        waited_.erase(v);
+    }
   }
 
   void waitAll(SourceLoc loc) { B.create(OpKind::AsyncWaitGroup, loc, {}, {})->sync.all = true; }

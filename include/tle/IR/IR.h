@@ -239,6 +239,11 @@ enum class OpKind {
   TensormapPrefetch, ///< () -> (): thread 0 brings tensor map `map` (Function::tensorMaps[map])
                ///< into the cache ahead of the copies that read it (prefetch.tensormap, PTX ISA
                ///< §9.7.9.15); a hint, with no effect on results. sm_90+.
+  PipelineWait, ///< (tile v) -> (): every thread waits until the TMA copy that filled the slot
+               ///< holding `v` has landed (a value of a TMA pipeline: a load marked
+               ///< `pipeline=k`, its loop-carried copies, a tl.trans view of them): a loop of
+               ///< mbarrier.try_wait.parity on the slot's mbarrier at the phase of that fill;
+               ///< the slot's bytes are then visible to the thread and its wgmma. sm_90+.
   // Shared buffers as matrices. A LocalAlloc with a swizzle (allocSwizzle() 32, 64 or 128: the
   // NVMMA shared layout that TMA writes and wgmma reads, PTX ISA §9.7.15.5.1 "Shared Memory
   // Matrix Layout") holds prod(shape[:-2]) matrices ("slots") of R x C = shape[-2:] elements:

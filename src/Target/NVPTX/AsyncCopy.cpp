@@ -212,6 +212,12 @@ llvm::Value *Emitter::tmaBarrierAddr(const AsyncBuffer &buf, llvm::Value *slot) 
 }
 
 void Emitter::emitPipelineOp(const ir::Op &op) {
+  if (op.kind == OpKind::PipelineWait) {
+    if (!isTma(op.operands[0]))
+      diags.fatal(op.loc, "'pipeline_wait' waits for a tile that a TMA pipeline's slots hold (a load marked "
+                          "pipeline=k of a TMA pipeline, its loop-carried values or a tl.trans view); this one is not");
+    return waitTma(op.operands[0]);
+  }
   if (op.kind == OpKind::TensormapPrefetch) {
     auto *pty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt64Ty(), B.getInt1Ty()}, false);
     B.CreateCall(pty, llvm::InlineAsm::get(pty, "@$1 prefetch.tensormap [$0];", "l,b", true),
@@ -424,12 +430,7 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
 }
 
 void Emitter::waitAsyncOperands(const ir::Op &dot, bool asyncProxy) {
-  // TMA copies: each thread waits on the slot's mbarrier, which also makes the data visible to
-  // it (and to its wgmma: TMA writes through the async proxy).
-  for (unsigned k = 0; k < 2; ++k)
-    if (isTma(dot.operands[k]) && (k == 0 || dot.operands[1] != dot.operands[0]) &&
-        !tmaWaitedBeforeLoop_.count(dot.operands[k]))
-      waitTma(dot.operands[k]);
+  // TMA copies were waited for by the pipeline pass's pipeline_wait ops.
   int pending = INT_MAX;
   for (unsigned k = 0; k < 2; ++k) {
     const ir::Value *v = dot.operands[k];

@@ -46,25 +46,12 @@ void Emitter::emitFor(const ir::Op &op) {
     }
     rotated |= deferrableWgmma(*o) == &op;
   }
-  // A wgmma operand copied by TMA before the loop (not a pipeline's prologue, whose copies may
-  // not be issued: those have guards) is waited for here, once: in the body the wait would
-  // be a try_wait and a branch in every iteration.
-  std::vector<const ir::Value *> waitedHere;
-  if (!producer_)
-    for (auto &o : body.ops) {
-      if (o->kind != ir::OpKind::Dot || !useWgmma(*o))
-        continue;
-      for (unsigned k = 0; k < 2; ++k) {
-        const ir::Value *v = o->operands[k];
-        const ir::Op *d = v->def;
-        if (!isTma(v) || tmaWaitedBeforeLoop_.count(v) || !d || d->kind != ir::OpKind::Load || d->parent == &body ||
-            d->operands.size() > 4 + 3 * d->blockShape().size())
-          continue;
-        waitTma(v);
-        tmaWaitedBeforeLoop_.insert(v);
-        waitedHere.push_back(v);
-      }
-    }
+  // The pipeline pass's waits for tiles copied before the loop (attention's Q), placed right
+  // before it: emitted here, after the loop's blocks are created.
+  std::vector<const ir::Op *> waits = std::move(loopWaits_);
+  loopWaits_.clear();
+  for (const ir::Op *w : waits)
+    emitOp(*w);
   pre = B.GetInsertBlock(); // the waits end in a block of their own
   auto lessThan = [&](llvm::Value *a, llvm::Value *b) { return sg ? B.CreateICmpSLT(a, b) : B.CreateICmpULT(a, b); };
   if (rotated)
@@ -140,8 +127,6 @@ void Emitter::emitFor(const ir::Op &op) {
   if (!producer_)
     planSlotRetirement(body);
   emitBlock(body);
-  for (const ir::Value *v : waitedHere)
-    tmaWaitedBeforeLoop_.erase(v);
   assert(std::none_of(pendingWgmma_.begin(), pendingWgmma_.end(),
                       [&](const PendingWgmma &p) { return p.body == &body; }));
   for (auto &a : body.args)

@@ -250,11 +250,21 @@ void Emitter::barrier() {
 void Emitter::emitBlock(const ir::Block &b) {
   const ir::Block *outer = curBlock_;
   curBlock_ = &b;
-  for (auto &op : b.ops) {
+  for (auto it = b.ops.begin(); it != b.ops.end(); ++it) {
+    const auto &op = *it;
     if (batchedReduces_.erase(op.get()) || beforeSplit_.count(op.get())) // emitted already
       continue;
+    // The pipeline pass's waits before an op come after the wgmma waits that op needs; those
+    // before a loop are emitted by the loop, once its blocks exist (emitFor).
+    auto target = it;
+    while ((*target)->kind == OpKind::PipelineWait && std::next(target) != b.ops.end())
+      ++target;
     if (!pendingWgmma_.empty())
-      waitPendingWgmma(b, *op);
+      waitPendingWgmma(b, **target);
+    if (target != it && (*target)->kind == OpKind::For && !producer_) {
+      loopWaits_.push_back(op.get());
+      continue;
+    }
     emitOp(*op);
     curBlock_ = &b; // ops with regions emit other blocks
   }
@@ -448,7 +458,7 @@ void Emitter::emitOpImpl(const ir::Op &op) {
   case OpKind::BarrierArrive: case OpKind::AsyncCopyMbarrierArrive: case OpKind::AsyncCommitGroup:
   case OpKind::AsyncWaitGroup:
     return emitSyncOp(op);
-  case OpKind::PipelineMbarrier: case OpKind::TensormapPrefetch:
+  case OpKind::PipelineMbarrier: case OpKind::TensormapPrefetch: case OpKind::PipelineWait:
     return emitPipelineOp(op);
   case OpKind::AsyncCopy:
     return emitAsyncCopy(op);

@@ -269,10 +269,10 @@ public:
   bool isTma(const ir::Value *v) const { return isAsync(v) && asyncBuffer(v).tmaMap >= 0; }
   /// The shared address (32-bit window) of buffer `buf`'s mbarrier for slot `slot`.
   llvm::Value *tmaBarrierAddr(const AsyncBuffer &buf, llvm::Value *slot);
-  /// TMA values a loop's wgmmas read that were copied before the loop (attention's Q): their
-  /// mbarrier is waited on once, before the loop, instead of in every iteration.
-  std::set<const ir::Value *> tmaWaitedBeforeLoop_;
-  /// pipeline_mbarrier: the address of a pipeline slot's mbarrier; tensormap_prefetch.
+  /// pipeline_wait ops right before a for loop, which emitFor emits (emitBlock defers them).
+  std::vector<const ir::Op *> loopWaits_;
+  /// pipeline_mbarrier: the address of a pipeline slot's mbarrier; tensormap_prefetch;
+  /// pipeline_wait.
   void emitPipelineOp(const ir::Op &op);
   /// The ops a warp-specialised kernel runs before its roles split (the pipeline pass's setup
   /// of the slots' mbarriers at the body's start): emitted once, before the split.
