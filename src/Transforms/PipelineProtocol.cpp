@@ -7,6 +7,7 @@
 #include "tle/Transforms/DotLowering.h"
 
 #include <algorithm>
+#include <climits>
 #include <list>
 #include <map>
 #include <memory>
@@ -72,6 +73,132 @@ std::vector<TopFill> topFills(ir::Function &f, const std::map<const ir::Value *,
   return out;
 }
 
+/// The cp.async groups of the pipelines' copies and the waits for them, as ops: an
+/// async_commit_group after each copy (one group per fill), and before the first reader of a
+/// fill (a dot's slot operand; a private slot's first read in its iteration) an
+/// async_wait_group with the count of groups committed after that fill, counted in program
+/// order (the loop body's own commits, and for a value carried into the body, the later stages
+/// of the window: the prologue issues the stages in body order, iteration by iteration); a
+/// dot's slots are read by other threads too, so a barrier follows (after fence_proxy_async
+/// where wgmma reads them); a private slot is its thread's own.
+class CopyGroups {
+public:
+  CopyGroups(ir::Function &f, const std::map<const ir::Value *, int> &values) : f(f), values(values), B(&f.body) {}
+
+  void run() { block(f.body); }
+
+private:
+  ir::Function &f;
+  const std::map<const ir::Value *, int> &values;
+  ir::Builder B;
+  int commits = 0;                          ///< groups committed so far in the block being walked
+  std::map<const ir::Value *, int> stamp;   ///< `commits` when each fill was committed
+  std::set<const ir::Value *> readPrivate;  ///< private values waited for already
+
+  const ir::PipelineBuffer *pipelineOf(const ir::Value *v) const {
+    auto it = values.find(v);
+    return it == values.end() ? nullptr : &f.pipelines[size_t(it->second)];
+  }
+  bool copied(const ir::Value *v) const { // filled by cp.async
+    const ir::PipelineBuffer *p = pipelineOf(v);
+    return p && p->tmaMap < 0;
+  }
+  int pendingAfter(const ir::Value *v) const {
+    auto it = stamp.find(v);
+    return std::clamp(commits - (it != stamp.end() ? it->second : 0), 0, 7);
+  }
+
+  using Iter = std::list<std::unique_ptr<ir::Op>>::iterator;
+
+  void waitBefore(ir::Block &b, Iter it, int pending, bool wgmma, bool barrier) {
+    B.setInsertionPoint(&b, it);
+    SourceLoc loc = (*it)->loc;
+    B.create(OpKind::AsyncWaitGroup, loc, {}, {})->sync.pending = pending;
+    if (wgmma) // wgmma reads shared memory through the async proxy (PTX ISA §9.7.15.6)
+      B.create(OpKind::FenceProxyAsync, loc, {}, {});
+    if (barrier)
+      B.create(OpKind::Barrier, loc, {}, {});
+  }
+
+  void block(ir::Block &b) {
+    for (auto it = b.ops.begin(); it != b.ops.end(); ++it) {
+      ir::Op &op = **it;
+      if (op.kind == OpKind::Dot)
+        dotWait(b, it);
+      bool passesOn = op.kind == OpKind::Yield || op.kind == OpKind::For || op.kind == OpKind::Return ||
+                      op.kind == OpKind::Condition;
+      for (const ir::Value *v : op.operands) {
+        const ir::PipelineBuffer *p = pipelineOf(v);
+        if (!passesOn && p && p->privateSlots && readPrivate.insert(v).second)
+          waitBefore(b, it, pendingAfter(v), false, false);
+      }
+      if (op.kind == OpKind::Permute && stamp.count(op.operands[0]))
+        stamp[op.result()] = stamp[op.operands[0]];
+      if (op.kind == OpKind::For) {
+        loop(op);
+        continue;
+      }
+      for (auto &r : op.regions)
+        block(*r);
+      if (op.kind == OpKind::Load && copied(op.result())) {
+        B.setInsertionPoint(&b, std::next(it));
+        B.create(OpKind::AsyncCommitGroup, op.loc, {}, {});
+        ++it;
+        stamp[op.result()] = ++commits;
+      }
+    }
+  }
+
+  void dotWait(ir::Block &b, Iter it) {
+    const ir::Op &dot = **it;
+    int pending = INT_MAX;
+    for (unsigned k = 0; k < 2; ++k)
+      if (copied(dot.operands[k]))
+        pending = std::min(pending, pendingAfter(dot.operands[k]));
+    if (pending != INT_MAX)
+      waitBefore(b, it, pending, wgmmaDot(dot, f.arch, f.numWarps), true);
+  }
+
+  /// A loop body counts its own commits from 0; the values carried into it were committed
+  /// before it starts, with the later stages' groups after them (see the class comment).
+  void loop(ir::Op &op) {
+    ir::Block &body = *op.regions[0];
+    int saved = commits;
+    commits = 0;
+    std::map<const ir::Value *, int> savedStamps = stamp;
+    for (auto &[v, s] : stamp)
+      s -= saved;
+    int groups = 0;
+    std::map<const ir::Value *, int> order;
+    ir::walk(body, [&](ir::Op &o) {
+      if (o.kind == OpKind::Load && copied(o.result()))
+        order[o.result()] = groups++;
+    });
+    const ir::Op *yield = body.terminator();
+    for (auto &a : body.args) {
+      if (!values.count(a.get()))
+        continue;
+      int later = 0;
+      const ir::Value *v = a.get();
+      while (v->owner == &body && v->index >= 1 && later < 64) {
+        v = yield->operands[v->index - 1];
+        if (v->owner == &body)
+          ++later;
+      }
+      auto o = order.find(v);
+      stamp[a.get()] = -later * groups - (o != order.end() ? groups - 1 - o->second : 0);
+    }
+    std::set<const ir::Value *> savedRead = readPrivate;
+    block(body);
+    readPrivate = savedRead; // each emission of the body reads its private slots afresh
+    commits = saved;
+    for (auto &[v, s] : stamp)
+      if (!savedStamps.count(v))
+        savedStamps[v] = s + saved;
+    stamp = std::move(savedStamps);
+  }
+};
+
 class Protocol {
 public:
   explicit Protocol(ir::Function &f) : f(f), B(&f.body), ws(specialized(f)) {}
@@ -122,6 +249,7 @@ public:
     if (stagedStores)
       storeWait(loc);
     waitsIn(f.body, values);
+    CopyGroups(f, values).run();
   }
 
 private:

@@ -81,7 +81,11 @@ bool pipelineProtocolPlaced(ir::Function &f);
 /// unguarded top-level fill outside loops, a barrier and mbarrier_inval of every slot's
 /// mbarrier; with TMA stores staged in a loop, `tma_store_wait read 0` and a barrier. At the
 /// end (before `return`), with pipelines: `async_wait_group all` (and the fills' waits when
-/// not done before).
+/// not done before). The waits for the fills: a pipeline_wait for each TMA operand of a wgmma
+/// dot right before it (before the loop for a tile copied once ahead of a loop whose dots read
+/// it); for cp.async fills an async_commit_group after each and, before a fill's first reader,
+/// an async_wait_group with the count of groups committed after it in program order (then
+/// fence_proxy_async for wgmma and a barrier before a dot; a private slot needs neither).
 void placePipelineProtocol(ir::Function &f);
 
 /// Whether a warp-specialised kernel's consumers release a slot once per warpgroup (only

@@ -109,10 +109,7 @@ void Emitter::emitPrivateAsyncLoad(const ir::Op &load, llvm::Value *slot) {
     llvm::Value *size = M.empty() ? B.getInt32(cb) : B.CreateSelect(M[g], B.getInt32(cb), B.getInt32(0));
     B.CreateCall(fty, cp, {dst, B.CreatePtrToInt(P[g], B.getInt64Ty()), size});
   }
-  auto *commitTy = llvm::FunctionType::get(B.getVoidTy(), false);
-  B.CreateCall(commitTy, llvm::InlineAsm::get(commitTy, "cp.async.commit_group;", "", true));
-  commitStamp_[r] = ++commits_;
-  vals_[r] = {slot};
+  vals_[r] = {slot}; // the pipeline pass's async_commit_group follows
 }
 
 std::vector<llvm::Value *> &Emitter::materializePrivate(const ir::Value *v) {
@@ -120,12 +117,8 @@ std::vector<llvm::Value *> &Emitter::materializePrivate(const ir::Value *v) {
   if (it != privateRegs_.end())
     return it->second;
   const AsyncBuffer &buf = asyncBuffer(v);
-  // This thread's own copies are complete once the groups committed after them are the only
-  // ones pending; no other thread reads them, so no barrier.
-  int stamp = commitStamp_.count(v) ? commitStamp_.at(v) : 0;
-  int pending = std::max(0, std::min(commits_ - stamp, 7));
-  auto *wty = llvm::FunctionType::get(B.getVoidTy(), false);
-  B.CreateCall(wty, llvm::InlineAsm::get(wty, "cp.async.wait_group " + std::to_string(pending) + ";", "", true));
+  // This thread's own copies are complete (the pipeline pass's async_wait_group before the
+  // first reader); no other thread reads them, so no barrier.
   const ir::Layout &l = *v->layout;
   int dupMask = ir::replicatedRegisterBits(l);
   const uint32_t threads = 32u * static_cast<uint32_t>(f.numWarps);
@@ -423,32 +416,7 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
     llvm::Value *size = M.empty() ? B.getInt32(16) : B.CreateSelect(M[g], B.getInt32(16), B.getInt32(0));
     B.CreateCall(fty, cp, {dst, B.CreatePtrToInt(P[g], B.getInt64Ty()), size, owner});
   }
-  auto *commitTy = llvm::FunctionType::get(B.getVoidTy(), false);
-  B.CreateCall(commitTy, llvm::InlineAsm::get(commitTy, "cp.async.commit_group;", "", true));
-  commitStamp_[r] = ++commits_;
-  vals_[r] = {slot};
-}
-
-void Emitter::waitAsyncOperands(const ir::Op &dot, bool asyncProxy) {
-  // TMA copies were waited for by the pipeline pass's pipeline_wait ops.
-  int pending = INT_MAX;
-  for (unsigned k = 0; k < 2; ++k) {
-    const ir::Value *v = dot.operands[k];
-    if (!isAsync(v) || isTma(v))
-      continue;
-    int stamp = commitStamp_.count(v) ? commitStamp_.at(v) : 0;
-    pending = std::min(pending, commits_ - stamp);
-  }
-  if (pending == INT_MAX)
-    return;
-  pending = std::max(0, std::min(pending, 7));
-  auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
-  B.CreateCall(fty, llvm::InlineAsm::get(fty, "cp.async.wait_group " + std::to_string(pending) + ";", "", true));
-  // wgmma reads shared memory through the async proxy (PTX ISA §9.7.15.6): the copies must be
-  // made visible to it before the barrier that releases the readers.
-  if (asyncProxy)
-    B.CreateCall(fty, llvm::InlineAsm::get(fty, "fence.proxy.async.shared::cta;", "", true));
-  barrier();
+  vals_[r] = {slot}; // the pipeline pass's async_commit_group follows
 }
 
 } // namespace tle::nvptx

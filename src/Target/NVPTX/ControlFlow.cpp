@@ -84,45 +84,6 @@ void Emitter::emitFor(const ir::Op &op) {
   else
     B.CreateCondBr(lessThan(iv, ub), loop, exit);
   B.SetInsertPoint(loop);
-  int savedCommits = commits_;
-  commits_ = 0;
-  // Async values issued before the loop (attention's Q, copied once) keep counting: at least
-  // the savedCommits - stamp groups committed after them before the loop, plus the body's, are
-  // newer, so their stamps move to the body's origin (a lower bound, hence a safe wait count).
-  // Without this a value from before the loop looked newer than every group in the body and
-  // forced cp.async.wait_group 0, draining the whole pipeline each iteration.
-  std::map<const ir::Value *, int> savedStamps = commitStamp_;
-  for (auto &[v, stamp] : commitStamp_)
-    stamp -= savedCommits;
-  // A carried async value was committed before this iteration started; in a pipeline of depth
-  // D, the value for iteration i + j (argument j of the window) has the groups of the later
-  // stages, (D - 1 - j) iterations' worth, committed after it. Stamps count back from the
-  // body's first commit (0), so that waitAsyncOperands can take commits_ - stamp.
-  // Within an iteration the refills commit in body order (the prologue issues its stages in the
-  // same order, iteration by iteration: Prefetch.cpp), so a value whose refill is the n-th of G commits also has the G - 1 - n later
-  // refills of its own iteration committed after it: attention's K waits for K alone, not for
-  // the V copied after it.
-  int groupsPerIteration = 0;
-  std::map<const ir::Value *, int> commitOrder;
-  ir::walk(const_cast<ir::Block &>(body), [&](ir::Op &o) {
-    if (o.kind == ir::OpKind::Load && isAsync(o.result()) && !isTma(o.result()))
-      commitOrder[o.result()] = groupsPerIteration++;
-  });
-  const ir::Op *bodyYield = body.terminator();
-  for (auto &a : body.args) {
-    if (!isAsync(a.get()))
-      continue;
-    int later = 0;
-    const ir::Value *v = a.get();
-    while (v->owner == &body && v->index >= 1 && later < 64) {
-      v = bodyYield->operands[v->index - 1];
-      if (v->owner == &body)
-        ++later;
-    }
-    auto it = commitOrder.find(v);
-    int sameIteration = it != commitOrder.end() ? groupsPerIteration - 1 - it->second : 0;
-    commitStamp_[a.get()] = -later * groupsPerIteration - sameIteration;
-  }
   pendingWgmma_.insert(pendingWgmma_.end(), carried.begin(), carried.end());
   if (!producer_)
     planSlotRetirement(body);
@@ -131,11 +92,6 @@ void Emitter::emitFor(const ir::Op &op) {
                       [&](const PendingWgmma &p) { return p.body == &body; }));
   for (auto &a : body.args)
     privateRegs_.erase(a.get());
-  commits_ = savedCommits;
-  for (auto &[v, stamp] : commitStamp_)
-    if (!savedStamps.count(v))
-      savedStamps[v] = stamp + savedCommits;
-  commitStamp_ = std::move(savedStamps);
   const ir::Op *yield = body.terminator();
   llvm::BasicBlock *latch = B.GetInsertBlock();
   std::vector<std::vector<llvm::Value *>> nexts;

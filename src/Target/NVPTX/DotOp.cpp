@@ -83,7 +83,7 @@ void Emitter::emitDot(const ir::Op &op) {
   bool asyncA = isAsync(op.operands[0]), asyncB = isAsync(op.operands[1]);
   bool slotBT = asyncB && asyncTransposed_.count(op.operands[1]) > 0; // B's slot holds [N][K]
   assert(!(f16 && slotBT) && !(i8 && asyncB && !slotBT));
-  waitAsyncOperands(op);
+  // The pipeline pass's async_wait_group and barrier precede the dot.
   bool staged = !(asyncA && asyncB);
   if (staged)
     assertScratchFits(bytesA + bytesB);

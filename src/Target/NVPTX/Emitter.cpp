@@ -257,7 +257,11 @@ void Emitter::emitBlock(const ir::Block &b) {
     // The pipeline pass's waits before an op come after the wgmma waits that op needs; those
     // before a loop are emitted by the loop, once its blocks exist (emitFor).
     auto target = it;
-    while ((*target)->kind == OpKind::PipelineWait && std::next(target) != b.ops.end())
+    auto waits = [](const ir::Op &o) {
+      return o.kind == OpKind::PipelineWait || o.kind == OpKind::AsyncWaitGroup || o.kind == OpKind::FenceProxyAsync ||
+             (o.kind == OpKind::Barrier && o.sync.barrierId < 0);
+    };
+    while (waits(**target) && std::next(target) != b.ops.end())
       ++target;
     if (!pendingWgmma_.empty())
       waitPendingWgmma(b, **target);
@@ -395,7 +399,8 @@ void Emitter::emitOpImpl(const ir::Op &op) {
   bool registersOnly = ir::isElementwise(op.kind) || op.kind == OpKind::Constant || op.kind == OpKind::Splat ||
                        op.kind == OpKind::Arange || op.kind == OpKind::ExpandDims || op.kind == OpKind::Broadcast ||
                        op.kind == OpKind::ProgramId || op.kind == OpKind::NumPrograms;
-  if (!registersOnly && !(op.kind == OpKind::Load && isAsync(op.result())))
+  // A cp.async commit touches no bytes either.
+  if (!registersOnly && !(op.kind == OpKind::Load && isAsync(op.result())) && op.kind != OpKind::AsyncCommitGroup)
     asyncBarrierValid_ = false;
   switch (op.kind) {
   case OpKind::Return: case OpKind::Yield: case OpKind::Condition:

@@ -259,9 +259,6 @@ public:
   /// k lies k * threads * copyBytes further.
   llvm::Value *privateCopyBase(const AsyncBuffer &buf, llvm::Value *slot);
   void emitOpImpl(const ir::Op &op);
-  /// cp.async.wait_group for the operands of `dot`, then (for wgmma readers, `asyncProxy`) a
-  /// generic-to-async proxy fence, then a barrier.
-  void waitAsyncOperands(const ir::Op &dot, bool asyncProxy = false);
   /// Byte address (32-bit shared window) of the slot holding async value `v`.
   llvm::Value *asyncSlotAddr(const ir::Value *v);
   /// The slot index of async value `v` (for TMA values, its fill count modulo the slots).
@@ -399,8 +396,6 @@ public:
   std::set<const ir::Op *> slice_; ///< the producer's ops
   /// Target architecture ("sm_80", "sm_90a").
   std::string arch = "sm_80";
-  int commits_ = 0;                              ///< cp.async groups committed in this region
-  std::map<const ir::Value *, int> commitStamp_; ///< commits_ when each async value was issued
   /// Stores every element of tile `v` to shared memory at index linear(coord) * scale + offset
   /// (elements, row-major). Callers put barriers around it.
   void storeToShared(const ir::Value *v, int64_t scale, int64_t offset);

@@ -58,8 +58,6 @@ void Emitter::emitShapeOp(const ir::Op &op) {
   switch (op.kind) {
   case OpKind::Permute:
     vals_[op.result()] = regs(op.operands[0]); // the layout was permuted instead (or: the async slot)
-    if (auto it = commitStamp_.find(op.operands[0]); it != commitStamp_.end())
-      commitStamp_[op.result()] = it->second;
     return;
   case OpKind::Reshape: {
     // The row-major linear index of an element is the same before and after.

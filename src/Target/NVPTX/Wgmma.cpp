@@ -81,17 +81,17 @@ void Emitter::emitWgmma(const ir::Op &op) {
       stageOff[k] = staging;
       staging += (ops[k].rows * ops[k].cols * eb + 1023) / 1024 * 1024;
     }
-  // A restaged operand's copies are waited for first (with the barrier that makes them visible
-  // to every thread, which also orders the staging area's earlier readers); it is read from its
-  // slot K-contiguous (ir::kContiguousLayout: 16 bytes of K per thread, lanes along N, so the
-  // reads of a warp are consecutive elements of a row) and stored as the registers are.
+  // A restaged operand's copies were waited for before the dot (the pipeline pass's waits, with
+  // the barrier that makes cp.async copies visible to every thread, which also orders the
+  // staging area's earlier readers); it is read from its slot K-contiguous
+  // (ir::kContiguousLayout: 16 bytes of K per thread, lanes along N, so the reads of a warp are
+  // consecutive elements of a row) and stored as the registers are.
   bool restage = (asyncA && !wgmmaReadsSlot(op.operands[0])) || (asyncB && !wgmmaReadsSlot(op.operands[1]));
-  if (restage)
-    waitAsyncOperands(op, /*asyncProxy=*/true);
+  bool copiedOperand = (asyncA && !isTma(op.operands[0])) || (asyncB && !isTma(op.operands[1]));
   if (staging) {
     assertScratchFits(staging);
-    if (!restage)
-      barrier(); // earlier readers of the staging area are done
+    if (!restage && !copiedOperand)
+      barrier(); // earlier readers of the staging area are done (else the barrier after the wait)
     for (unsigned k = 0; k < 2; ++k) {
       const ir::Value *v = op.operands[k];
       if (stagedDim[k] < 0)
@@ -104,8 +104,6 @@ void Emitter::emitWgmma(const ir::Op &op) {
       storeSwizzled(kc, slotRegisters(v, kc), v->type, stagedDim[k], ops[k].rows, ops[k].swizzle, stageOff[k]);
     }
   }
-  if ((asyncA || asyncB) && !restage)
-    waitAsyncOperands(op, /*asyncProxy=*/true);
   if (staging) {
     plain("fence.proxy.async.shared::cta;"); // st.shared -> wgmma's reads (PTX ISA §9.7.15.6)
     barrier();
