@@ -243,10 +243,15 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
         return 2;
       return diags.numErrors() > errors ? 1 : 0;
     };
+    // Gpu-stage IR (its tiles have layouts: --emit=gpu's output, or written so) starts at the gpu
+    // stage: the default pipeline's tile-stage passes and assign-layouts ran before it was printed.
+    const bool gpuStageInput = !fn->layouts.empty();
     for (const std::string &name : order) {
       const transforms::PassInfo &p = *transforms::findPass(name); // checked by checkPassNames
       if (!explicitPasses && p.has(transforms::kAssignsLayouts) && o.emit == Emit::Tile)
         break;
+      if (!explicitPasses && gpuStageInput && !p.has(transforms::kBeforeEmit))
+        continue;
       if (p.has(transforms::kNeedsLayouts) && fn->layouts.empty()) {
         diags.error({}, "pass '" + name + "' needs layouts: run assign-layouts before it (--pass=assign-layouts," +
                             name + ") or give it gpu-stage tile IR");

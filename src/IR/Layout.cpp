@@ -78,6 +78,54 @@ std::string Layout::str() const {
   return s;
 }
 
+std::string layoutError(const Layout &l) {
+  if (l.shape.empty())
+    return "has no dims";
+  int bits = 0;
+  std::vector<int> offset; // where each dim's bits start in a flattened coordinate
+  for (int64_t d : l.shape) {
+    if (d < 1 || (d & (d - 1)) || d > (int64_t(1) << 30))
+      return "has a dim of " + std::to_string(d) + ", not a power of two up to 2^30";
+    offset.push_back(bits);
+    bits += log2Exact(d);
+  }
+  if (bits > 62)
+    return "has more than 2^62 elements";
+  if (l.lane.size() != 5)
+    return "has " + std::to_string(l.lane.size()) + " lane bases; a warp has 32 lanes (5 bases)";
+  if (l.reg.size() > 16 || l.warp.size() > 5)
+    return "has more than 2^16 registers or 32 warps";
+  // Gaussian elimination over GF(2) on the flattened coordinates of the bases.
+  uint64_t pivot[64] = {}; // the reduced basis, by highest bit
+  int rank = 0;
+  for (const auto *bases : {&l.reg, &l.lane, &l.warp})
+    for (const Layout::Basis &b : *bases) {
+      if (b.size() != l.rank())
+        return "has a basis of " + std::to_string(b.size()) + " coordinates for a rank-" + std::to_string(l.rank()) +
+               " tile";
+      uint64_t v = 0;
+      for (unsigned i = 0; i < l.rank(); ++i) {
+        if (b[i] < 0 || b[i] >= l.shape[i])
+          return "has a basis coordinate " + std::to_string(b[i]) + " outside its dim of " + std::to_string(l.shape[i]);
+        v |= uint64_t(b[i]) << offset[i];
+      }
+      for (int bit = 63; bit >= 0 && v; --bit) {
+        if (!((v >> bit) & 1))
+          continue;
+        if (!pivot[bit]) {
+          pivot[bit] = v;
+          ++rank;
+          break;
+        }
+        v ^= pivot[bit];
+      }
+    }
+  if (rank != bits)
+    return "reaches 2^" + std::to_string(rank) + " of the tile's 2^" + std::to_string(bits) +
+           " elements (its bases must span every element)";
+  return "";
+}
+
 int replicatedRegisterBits(const Layout &l) {
   int mask = 0;
   for (size_t i = 0; i < l.reg.size(); ++i)

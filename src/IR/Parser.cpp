@@ -25,6 +25,8 @@ public:
 
   std::unique_ptr<Function> function() {
     auto f = std::make_unique<Function>();
+    while (is("#")) // the layouts of a gpu-stage function, as Printer writes them
+      layoutAlias(*f);
     f->loc = tok_.loc; // problems of the function as a whole are reported here
     expectIdent("func");
     if (tok_.kind != Tok::Ident || tok_.text[0] != '@')
@@ -108,6 +110,8 @@ public:
     expect("}");
     if (tok_.kind != Tok::End)
       fail("unexpected text after the function");
+    if (!f->layouts.empty())
+      checkLayouts(*f);
     return f;
   }
 
@@ -116,8 +120,116 @@ private:
   DiagnosticEngine &diags_;
   Tok tok_;
   std::map<std::string, Value *> values_;
+  std::map<std::string, const Layout *> layoutNames_; ///< "#Lk" -> the function's layout
+  const Layout *typeLayout_ = nullptr;           ///< the layout of the last type() (null: none)
+  std::vector<const Layout *> listLayouts_;      ///< those of the last typeList()
 
   [[noreturn]] void fail(const std::string &msg) { diags_.fatal(tok_.loc, msg); }
+
+  // --- Layouts: `#Lk = #linear<[AxB] reg=[(r,c),...] lane=[...] warp=[...]>` lines before
+  // `func`, named in tile types as `tile<AxBxT, #Lk>` (Layout::str, Printer).
+  static std::string dimsText(const std::vector<int64_t> &d) {
+    std::string s = "[";
+    for (size_t i = 0; i < d.size(); ++i)
+      s += (i ? "x" : "") + std::to_string(d[i]);
+    return s + "]";
+  }
+  std::string layoutName(const Layout *l) const {
+    for (auto &[n, p] : layoutNames_)
+      if (p == l)
+        return n;
+    return l->str();
+  }
+  void layoutAlias(Function &f) {
+    SourceLoc at = tok_.loc;
+    expect("#");
+    if (tok_.kind != Tok::Ident || tok_.text[0] != 'L')
+      fail("expected a layout name '#Lk', found " + found());
+    std::string n = "#" + tok_.text;
+    bump();
+    if (layoutNames_.count(n))
+      diags_.fatal(at, "layout '" + n + "' is defined twice");
+    expect("=");
+    expect("#");
+    expectIdent("linear");
+    expect("<");
+    expect("[");
+    Layout l;
+    SourceLoc dimsAt = tok_.loc;
+    std::string dims;
+    while (!is("]") && tok_.kind != Tok::End) {
+      dims += tok_.text;
+      bump();
+    }
+    expect("]");
+    for (size_t pos = 0; pos <= dims.size();) {
+      size_t x = std::min(dims.find('x', pos), dims.size());
+      l.shape.push_back(integer(dims.substr(pos, x - pos), dimsAt));
+      pos = x + 1;
+    }
+    for (auto *bases : {&l.reg, &l.lane, &l.warp}) {
+      expectIdent(bases == &l.reg ? "reg" : bases == &l.lane ? "lane" : "warp");
+      expect("=");
+      *bases = basisList(l.rank());
+    }
+    expect(">");
+    if (std::string why = layoutError(l); !why.empty())
+      diags_.fatal(at, "layout '" + n + "' " + why);
+    f.layouts.push_back(std::make_unique<Layout>(l));
+    layoutNames_[n] = f.layouts.back().get();
+  }
+  std::vector<Layout::Basis> basisList(unsigned rank) {
+    std::vector<Layout::Basis> out;
+    expect("[");
+    while (!is("]")) {
+      SourceLoc at = tok_.loc;
+      expect("(");
+      Layout::Basis b;
+      while (!is(")")) {
+        b.push_back(number());
+        if (!accept(","))
+          break;
+      }
+      expect(")");
+      if (b.size() != rank)
+        diags_.fatal(at, "a basis of a rank-" + std::to_string(rank) + " layout has " + std::to_string(rank) +
+                             " coordinates, got " + std::to_string(b.size()));
+      out.push_back(b);
+      if (!accept(","))
+        break;
+    }
+    expect("]");
+    return out;
+  }
+  const Layout *layoutRef() {
+    SourceLoc at = tok_.loc;
+    expect("#");
+    std::string n = "#" + (tok_.kind == Tok::Ident ? tok_.text : std::string());
+    auto it = layoutNames_.find(n);
+    if (it == layoutNames_.end())
+      diags_.fatal(at, "unknown layout '" + n + "' (a layout is defined before 'func' as '#Lk = #linear<...>')");
+    bump();
+    return it->second;
+  }
+  /// A function with layouts gives every tile value one, spread over its num_warps warps.
+  void checkLayouts(Function &f) {
+    for (auto &l : f.layouts)
+      if (l->numWarps() != f.numWarps)
+        diags_.fatal(f.loc, "layout '" + layoutName(l.get()) + "' spreads a tile over " +
+                                std::to_string(l->numWarps()) + " warps; the function has num_warps = " +
+                                std::to_string(f.numWarps));
+    auto check = [&](const Value *v, SourceLoc loc) {
+      if (v->type.isTile() && !v->layout)
+        diags_.fatal(loc, "a tile value has no layout ('tile<..., #Lk>'): in a function with layouts every tile has one");
+    };
+    walk(f.body, [&](Op &op) {
+      for (auto &r : op.results)
+        check(r.get(), op.loc);
+      for (auto &region : op.regions)
+        for (auto &a : region->args)
+          check(a.get(), op.loc);
+    });
+  }
   /// The current token as an error message names it: 'text', or "the end of the file".
   std::string found() const { return tok_.kind == Tok::End ? "the end of the file" : "'" + tok_.text + "'"; }
   void bump() { tok_ = lex_.next(); }
@@ -251,21 +363,24 @@ private:
     return d ? std::optional<ScalarType>(ScalarType::ptrTo(*d, space)) : std::nullopt;
   }
   Type type() {
+    typeLayout_ = nullptr;
     if (tok_.kind == Tok::Ident && tok_.text == "tile") {
       SourceLoc at = tok_.loc; // errors point at the type, not at the token after it
       bump();
       expect("<");
       std::vector<int64_t> shape;
       // dims are "NxNx...xTYPE": the lexer gives "1024xfp32" as one number token, or
-      // "64x" pieces; split on 'x'.
+      // "64x" pieces; split on 'x'. A gpu-stage type ends with its layout: ", #Lk".
       std::string acc;
-      while (!is(">")) {
+      while (!is(">") && !is(",")) {
         acc += tok_.text;
         bump();
         if (tok_.kind == Tok::End)
           fail("unterminated tile type");
       }
-      bump();
+      SourceLoc layoutAt = tok_.loc;
+      const Layout *layout = accept(",") ? layoutRef() : nullptr;
+      expect(">");
       size_t pos = 0;
       for (;;) {
         size_t x = acc.find('x', pos);
@@ -282,14 +397,23 @@ private:
           diags_.fatal(at, "every tile dim must be a power of two, got 'tile<" + acc + ">'");
       if (std::string why = tileLimitError(shape); !why.empty())
         diags_.fatal(at, "tile 'tile<" + acc + ">' has " + why);
+      if (layout && layout->shape != shape)
+        diags_.fatal(layoutAt, "layout " + layoutName(layout) + " is for a tile of shape " + dimsText(layout->shape) +
+                                   ", not " + dimsText(shape));
+      typeLayout_ = layout;
       return Type(*d, shape);
     }
     return Type(scalarType());
   }
+  /// Types separated by commas; listLayouts_ receives each one's layout (null: none).
   std::vector<Type> typeList() {
     std::vector<Type> ts = {type()};
-    while (accept(","))
+    std::vector<const Layout *> ls = {typeLayout_};
+    while (accept(",")) {
       ts.push_back(type());
+      ls.push_back(typeLayout_);
+    }
+    listLayouts_ = ls;
     return ts;
   }
 
@@ -333,11 +457,12 @@ private:
       bump();
       expect(":");
       Type t = type();
+      const Layout *layout = typeLayout_;
       if (isFloat(t.dtype()))
         op->setFloatValue(real(v, at));
       else
         op->setIntValue(integer(v, at));
-      finish(*op, results, {t});
+      finish(*op, results, {t}, {layout});
       return;
     }
     case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::ExpandDims: case OpKind::Flip:
@@ -643,6 +768,7 @@ private:
         break;
     }
     std::vector<Type> resultTypes;
+    std::vector<const Layout *> resultLayouts;
     if (accept(":")) {
       if (!op->operands.empty()) {
         std::vector<Type> ots = typeList();
@@ -654,12 +780,14 @@ private:
         if (tok_.kind == Tok::Arrow) {
           bump();
           resultTypes = typeList();
+          resultLayouts = listLayouts_;
         }
       } else {
         resultTypes = typeList();
+        resultLayouts = listLayouts_;
       }
     }
-    finish(*op, results, resultTypes);
+    finish(*op, results, resultTypes, resultLayouts);
     if (tok_.kind == Tok::Ident && tok_.text == "scratch") { // allocate-shared's scratch offset
       bump();
       expect("=");
@@ -876,12 +1004,17 @@ private:
       fail("'mbarrier_init' needs its arrival count (count=N)");
   }
 
-  void finish(Op &op, const std::vector<Tok> &results, const std::vector<Type> &types) {
+  /// Defines the op's results with `types` (and `layouts`, when given: one per type).
+  void finish(Op &op, const std::vector<Tok> &results, const std::vector<Type> &types,
+              const std::vector<const Layout *> &layouts = {}) {
     if (results.size() != types.size())
       diags_.fatal(op.loc, "'" + std::string(name(op.kind)) + "' defines " + std::to_string(results.size()) +
                                " values but has " + std::to_string(types.size()) + " result types");
-    for (size_t i = 0; i < results.size(); ++i)
-      define(results[i], op.addResult(types[i]));
+    for (size_t i = 0; i < results.size(); ++i) {
+      Value *v = op.addResult(types[i]);
+      v->layout = i < layouts.size() ? layouts[i] : nullptr;
+      define(results[i], v);
+    }
   }
 
   Block *region(Op &op) {
@@ -926,15 +1059,20 @@ private:
     }
     expect(":");
     std::vector<Type> ts = typeList();
+    std::vector<const Layout *> ls = listLayouts_;
     if (ts.size() != iters.size() + 1)
       fail("expected the induction variable type and one type per iter value");
     define(iv, body->addArg(ts[0]));
-    for (size_t i = 0; i < iters.size(); ++i)
-      define(iters[i], body->addArg(ts[i + 1]));
+    for (size_t i = 0; i < iters.size(); ++i) {
+      Value *a = body->addArg(ts[i + 1]);
+      a->layout = ls[i + 1];
+      define(iters[i], a);
+    }
     expect("{");
     block(*body);
     expect("}");
-    finish(op, results, std::vector<Type>(ts.begin() + 1, ts.end()));
+    finish(op, results, std::vector<Type>(ts.begin() + 1, ts.end()),
+           std::vector<const Layout *>(ls.begin() + 1, ls.end()));
   }
 
   /// `warp_specialize warps=[W1, ...] [regs=[R0, R1, ...]] { default } partition { worker 1 }
@@ -963,9 +1101,11 @@ private:
   void ifOp(Op &op, const std::vector<Tok> &results) {
     op.operands.push_back(use());
     std::vector<Type> ts;
+    std::vector<const Layout *> ls;
     if (tok_.kind == Tok::Arrow) {
       bump();
       ts = typeList();
+      ls = listLayouts_;
     }
     expect("{");
     block(*region(op));
@@ -974,7 +1114,7 @@ private:
     expect("{");
     block(*region(op));
     expect("}");
-    finish(op, results, ts);
+    finish(op, results, ts, ls);
   }
 
   void whileOp(Op &op, const std::vector<Tok> &results) {
@@ -991,12 +1131,17 @@ private:
     }
     expect(")");
     std::vector<Type> ts;
+    std::vector<const Layout *> ls;
     if (tok_.kind == Tok::Arrow) {
       bump();
       ts = typeList();
+      ls = listLayouts_;
     }
-    for (size_t i = 0; i < args.size(); ++i)
-      define(args[i], before->addArg(op.operands[i]->type));
+    for (size_t i = 0; i < args.size(); ++i) {
+      Value *a = before->addArg(op.operands[i]->type);
+      a->layout = op.operands[i]->layout;
+      define(args[i], a);
+    }
     expect("{");
     block(*before);
     expect("}");
@@ -1011,12 +1156,15 @@ private:
     expect(")");
     if (afterArgs.size() != ts.size())
       fail("the 'do' region takes one argument per result");
-    for (size_t i = 0; i < afterArgs.size(); ++i)
-      define(afterArgs[i], after->addArg(ts[i]));
+    for (size_t i = 0; i < afterArgs.size(); ++i) {
+      Value *a = after->addArg(ts[i]);
+      a->layout = ls[i];
+      define(afterArgs[i], a);
+    }
     expect("{");
     block(*after);
     expect("}");
-    finish(op, results, ts);
+    finish(op, results, ts, ls);
   }
 };
 

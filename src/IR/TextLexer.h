@@ -17,7 +17,7 @@ struct Tok {
   SourceLoc loc;
 };
 
-/// Splits the text of file `file` into tokens, skipping whitespace and `//` comments; next()
+/// Splits the text of file `file` into tokens, skipping whitespace and `//` and `#` comments; next()
 /// returns End at the end of the text.
 class Lexer {
 public:
@@ -115,6 +115,10 @@ private:
       }
     }
   }
+  bool layoutToken() const {
+    bool name = i_ + 2 < s_.size() && s_[i_ + 1] == 'L' && std::isdigit(static_cast<unsigned char>(s_[i_ + 2]));
+    return name || s_.compare(i_, 8, "#linear<") == 0;
+  }
   void skipSpace() {
     for (;;) {
       while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_])))
@@ -124,7 +128,8 @@ private:
           advance(1);
         continue;
       }
-      if (i_ < s_.size() && s_[i_] == '#') {
+      // `#` starts a comment, except a layout's: `#Lk` (a name) and `#linear<` (Layout::str).
+      if (i_ < s_.size() && s_[i_] == '#' && !layoutToken()) {
         while (i_ < s_.size() && s_[i_] != '\n')
           advance(1);
         continue;

@@ -35,6 +35,12 @@ struct Layout {
   std::string str() const;
 };
 
+/// Why `l` is not a layout the compiler can use, or "" when it is: every dim a power of two,
+/// every basis `rank()` coordinates each within its dim, 5 lane bases (32 lanes), and the
+/// register, lane and warp bases together reaching every element of the tile (their span over
+/// GF(2) is the whole coordinate space; zero bases replicate). For layouts read from IR text.
+std::string layoutError(const Layout &l);
+
 /// True when no coordinate bit of any dim comes from both a register basis and a lane or warp
 /// basis (blocked and MMA layouts): a register's coordinate is then added to the thread's, since
 /// XOR of disjoint bits is addition, so addresses fold into base + immediate.
