@@ -160,8 +160,19 @@ std::string Specializer::pyFormat(const SVal &v, const std::string &specText, So
     }
     ++i;
   }
-  while (i < specText.size() && std::isdigit(static_cast<unsigned char>(specText[i])))
-    sp.width = sp.width * 10 + (specText[i++] - '0');
+  // Width and precision are bounded (Python's are not): a fuzzed `.4611686018427387904%` overflowed
+  // the int, and the float conversions format into a 512-byte buffer.
+  auto number = [&](int limit, const char *what) {
+    int n = 0;
+    while (i < specText.size() && std::isdigit(static_cast<unsigned char>(specText[i]))) {
+      n = n * 10 + (specText[i++] - '0');
+      if (n > limit)
+        fail(loc, "format specifier '" + specText + "': a " + what + " above " + std::to_string(limit) +
+                      " is not supported");
+    }
+    return n;
+  };
+  sp.width = number(1000, "width");
   if (i < specText.size() && (specText[i] == ',' || specText[i] == '_'))
     sp.grouping = specText[i++];
   if (i < specText.size() && specText[i] == '.') {
@@ -169,8 +180,7 @@ std::string Specializer::pyFormat(const SVal &v, const std::string &specText, So
     sp.precision = 0;
     if (i >= specText.size() || !std::isdigit(static_cast<unsigned char>(specText[i])))
       fail(loc, "format specifier '" + specText + "': a precision needs digits after '.'");
-    while (i < specText.size() && std::isdigit(static_cast<unsigned char>(specText[i])))
-      sp.precision = sp.precision * 10 + (specText[i++] - '0');
+    sp.precision = number(100, "precision");
   }
   if (i < specText.size())
     sp.type = specText[i++];
