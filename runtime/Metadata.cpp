@@ -419,6 +419,8 @@ ModuleInfo parseModuleMetadata(std::string_view text) {
   info.target = string(member(doc, "target", ""), "target");
   if (auto it = doc.find("compiler"); it != doc.end())
     info.compiler = string(*it, "compiler");
+  if (auto it = doc.find("source_hash"); it != doc.end())
+    info.sourceHash = string(*it, "source_hash");
   const json &kernels = member(doc, "kernels", "");
   if (!kernels.is_array())
     bad("kernels", fmt::format("expected an array, got {}", kernels.dump()));

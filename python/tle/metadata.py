@@ -58,8 +58,9 @@ def _elf_symbol(img, name):
 
 
 def read_module_metadata(image):
-    """The parsed __tle_metadata (a dict: format, version, target, compiler, kernels) of a cubin
-    image or PTX text (bytes). Raises MetadataError when there is none or it does not parse."""
+    """The parsed __tle_metadata (a dict: format, version, target, compiler, source_hash when
+    recorded, kernels) of a cubin image or PTX text (bytes). Raises MetadataError when there is
+    none or it does not parse."""
     raw = None
     if image[:4] == b"\x7fELF":
         try:

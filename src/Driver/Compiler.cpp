@@ -226,6 +226,7 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       const ast::Module *home = imports.moduleOfFile(fn->loc.file); // a kernel the input imports
       launch = collectLaunchFacts(o, home ? home : &mod, *fn, sm, diags);
     }
+    launch.sourceHash = imports.sourceHash(file);
     if (!o.depfile.empty() && !writeDepfile(o.depfile, o.output, o.input, imports.paths(), diags))
       return 1;
     if (o.numStages)

@@ -85,10 +85,12 @@ Json reportJSON(const InspectReport &r) {
   out["kind"] = r.facts.ptx ? "ptx" : "cubin";
   out["target"] = doc.is_object() && doc["target"].is_string() ? doc["target"] : Json(r.facts.arch);
   out["compiler"] = doc.is_object() && doc["compiler"].is_string() ? doc["compiler"] : Json();
-  // Keys the document holds beyond the kernels (e.g. a source hash), as they are.
+  // null for a module without one (no metadata, or a tlec that did not record it).
+  out["source_hash"] = doc.is_object() && doc["source_hash"].is_string() ? doc["source_hash"] : Json();
+  // Keys the document holds beyond the kernels and those above, as they are.
   if (doc.is_object())
     for (auto it = doc.begin(); it != doc.end(); ++it)
-      if (it.key() != "kernels" && it.key() != "target" && it.key() != "compiler")
+      if (it.key() != "kernels" && it.key() != "target" && it.key() != "compiler" && it.key() != "source_hash")
         out["metadata_" + it.key()] = it.value();
   out["metadata"] = doc.is_object();
   if (!r.metadataError.empty())
@@ -251,6 +253,8 @@ std::string inspectText(const InspectReport &report) {
   } else {
     s += "  ptx:         version " + report.facts.ptxVersion + ", .target " + report.facts.arch + "\n";
   }
+  if (j["metadata"].get<bool>())
+    s += "  source hash: " + (j["source_hash"].is_string() ? j["source_hash"].get<std::string>() : "-") + "\n";
   for (auto it = j.begin(); it != j.end(); ++it)
     if (it.key().rfind("metadata_", 0) == 0 && it.key() != "metadata_error" && it.key() != "metadata_format")
       s += "  metadata " + it.key().substr(9) + ": " + (it.value().is_string() ? it.value().get<std::string>() : it.value().dump(-1, ' ', false, kReplace)) + "\n";

@@ -2,6 +2,9 @@
 #include "tle/Driver/ModuleFiles.h"
 #include "tle/Frontend/Parser.h"
 
+#include <llvm/ADT/StringExtras.h>
+#include <llvm/Support/SHA256.h>
+
 #include <fstream>
 
 namespace tle::driver {
@@ -21,6 +24,18 @@ const ast::Module *ModuleFiles::moduleOfFile(uint32_t file) const {
     if (m.file == file)
       return &m;
   return nullptr;
+}
+
+std::string ModuleFiles::sourceHash(uint32_t input) const {
+  llvm::SHA256 sha;
+  auto add = [&](const std::string &text) {
+    sha.update(std::to_string(text.size()) + "\n");
+    sha.update(text);
+  };
+  add(diags_.sources().text(input));
+  for (const ast::Module &m : modules_)
+    add(diags_.sources().text(m.file));
+  return llvm::toHex(sha.final(), /*LowerCase=*/true);
 }
 
 void ModuleFiles::attach(sema::SpecializeOptions &so, const std::vector<std::string> &importPath) {

@@ -40,7 +40,7 @@ int fail(const std::string &message) {
 int main(int argc, char **argv) {
   CLI::App app{"tle-inspect: show the kernels of a cubin or PTX module: parameters and types, grid, num_warps, "
                "num_stages, shared memory, registers and spills (from the cubin's own ELF sections), cluster, "
-               "cooperative launch, tensor maps, target and compiler; no CUDA toolkit needed",
+               "cooperative launch, tensor maps, target, compiler version and source hash; no CUDA toolkit needed",
                "tle-inspect"};
   app.set_version_flag("--version", std::string("tle-inspect ") + TLE_VERSION);
   std::vector<std::string> inputs;

@@ -27,6 +27,8 @@ def check_report(name, arch, kind, rep, errors):
     expect(rep["target"] == arch, f"target {rep['target']!r}, want {arch!r}")
     expect(rep["metadata"] is True, "no metadata")
     expect(rep["compiler"].startswith("tlec "), f"compiler {rep['compiler']!r}")
+    h = rep["source_hash"]
+    expect(isinstance(h, str) and len(h) == 64 and all(c in "0123456789abcdef" for c in h), f"source hash {h!r}")
     kernels = rep["kernels"]
     expect(len(kernels) == 1, f"{len(kernels)} kernels, want 1")
     if not kernels:
@@ -97,10 +99,10 @@ def main():
             errors.append(f"{f}: exit {rc}: {err.strip()}")
             continue
         check_report(f, arch, kind, json.loads(out), errors)
-        # The text form names the kernel and its registers.
+        # The text form names the kernel, its registers and the source hash.
         text = subprocess.run([tool, path], capture_output=True, text=True, timeout=20).stdout
-        if "kernel " not in text or "registers:" not in text:
-            errors.append(f"{f}: text report lacks the kernel or registers line")
+        if "kernel " not in text or "registers:" not in text or "  source hash: " not in text:
+            errors.append(f"{f}: text report lacks the kernel, registers or source hash line")
         data = open(path, "rb").read()
         for what, bad in damaged(data, rng):
             with open(tmp, "wb") as out_f:

@@ -12,6 +12,7 @@ namespace {
 // The softmax example as tlec describes it.
 const char *kSoftmax = R"({
   "format": "tle-module", "version": 1, "target": "sm_90a", "compiler": "tlec 0.1.0",
+  "source_hash": "9c56cc51b374c3ba189210d5b6d4bf57790d351c96c47c02190ecf1e430635ab",
   "kernels": [{
     "name": "softmax_kernel", "num_warps": 4, "block": [128, 1, 1], "shared_bytes": 1024,
     "cluster": [1, 1, 1], "cooperative": false,
@@ -40,6 +41,7 @@ TEST_CASE("parse a complete metadata document", "[metadata]") {
   CHECK(m.version == 1);
   CHECK(m.target == "sm_90a");
   CHECK(m.compiler == "tlec 0.1.0");
+  CHECK(m.sourceHash == "9c56cc51b374c3ba189210d5b6d4bf57790d351c96c47c02190ecf1e430635ab");
   REQUIRE(m.kernels.size() == 1);
   const KernelInfo &k = m.kernels[0];
   CHECK(k.name == "softmax_kernel");
@@ -75,6 +77,12 @@ TEST_CASE("optional keys take their defaults", "[metadata]") {
   CHECK_FALSE(k.cooperative);
   CHECK(k.params.empty());
   CHECK(m.compiler.empty());
+  CHECK(m.sourceHash.empty()); // a module of a tlec that did not record it
+}
+
+TEST_CASE("a source_hash that is not a string is refused", "[metadata]") {
+  std::string doc = R"({"format": "tle-module", "version": 1, "target": "sm_80", "source_hash": 7, "kernels": []})";
+  CHECK_THROWS_WITH(parseModuleMetadata(doc), Contains("source_hash"));
 }
 
 TEST_CASE("unknown keys are ignored", "[metadata]") {

@@ -108,6 +108,13 @@ TEST_CASE("kernel metadata: describeKernel reads the function and the launch fac
         R"("name":"k","num_warps":12,"block":[384,1,1],"shared_bytes":4096,"cluster":[1,1,1],"cooperative":false,)"
         R"("params":[{"name":"x_ptr","type":"*fp32","divisibility":16},{"name":"n","type":"i32","divisibility":1}],)"
         R"("constexprs":{"BLOCK":1024},"num_stages":2}]})");
+  // The driver's source hash: a key of the document, after the compiler.
+  launch.sourceHash = std::string(64, 'c');
+  k = nvptx::describeKernel(*f, "sm_90a", launch);
+  k.compiler = "tlec 9.9.9";
+  CHECK(nvptx::toJSON(k).rfind(R"({"format":"tle-module","version":1,"target":"sm_90a","compiler":"tlec 9.9.9",)"
+                               R"("source_hash":"cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc","kernels":[{)",
+                               0) == 0);
 }
 
 TEST_CASE("kernel metadata: the launcher reader takes the document back", "[metadata]") {

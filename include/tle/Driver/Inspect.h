@@ -59,8 +59,8 @@ bool readModuleFacts(const std::string &bytes, ModuleFacts &facts, std::string &
 /// input is not a module.
 bool inspectModule(const std::string &bytes, const std::string &origin, InspectReport &report, std::string &error);
 
-/// The report as a JSON document: {"file", "kind", "target", "compiler", "elf"/"ptx", "kernels": [...]}
-/// (docs/aot.md lists the keys), indented by two spaces.
+/// The report as a JSON document: {"file", "kind", "target", "compiler", "source_hash",
+/// "elf"/"ptx", "kernels": [...]} (docs/aot.md lists the keys), indented by two spaces.
 std::string inspectJSON(const InspectReport &report);
 
 /// The report as text for a reader: one block per kernel.

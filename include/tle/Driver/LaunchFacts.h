@@ -24,7 +24,8 @@ namespace tle::driver {
 
 /// Launch facts of one specialised kernel (-ns, -g, `:1` parameters), handed to the NVPTX
 /// backend, which records them in the kernel's metadata as the optional keys "num_stages",
-/// "grid" and "equal_to_1" (tle/Target/NVPTX/KernelMetadata.h, tle/Runtime/Metadata.h).
+/// "grid" and "equal_to_1" (tle/Target/NVPTX/KernelMetadata.h, tle/Runtime/Metadata.h), with the
+/// document's "source_hash" (set by the driver, not by collectLaunchFacts).
 using LaunchFacts = nvptx::LaunchFacts;
 
 /// Collects the launch facts of `fn` specialised from `module` (null for tile-IR input) with

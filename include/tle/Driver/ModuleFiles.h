@@ -26,6 +26,11 @@ public:
   const ast::Module *moduleOfFile(uint32_t file) const;
   /// The files loaded so far, in load order.
   const std::vector<std::string> &paths() const { return paths_; }
+  /// The source hash of a compilation of `input` (a file of the diagnostics' source manager):
+  /// SHA-256, as 64 lowercase hex digits, over the input's text and then every loaded module's
+  /// text in load order (the depfile's order), each preceded by its length in bytes in decimal
+  /// and a newline. Paths do not enter it: the same sources anywhere give the same hash.
+  std::string sourceHash(uint32_t input) const;
 
 private:
   DiagnosticEngine &diags_;

@@ -19,6 +19,10 @@ inline constexpr int kVersion = 1;
 //   "format": "tle-module", "version": 1,
 //   "target": "sm_90a",                      // the architecture the module was compiled for
 //   "compiler": "tlec 0.1.0",
+//   "source_hash": "3f0c...",                // optional: SHA-256 (64 lowercase hex digits) of the
+//                                            // kernel's source text and every module it imported,
+//                                            // each as its decimal byte length, "\n", its text,
+//                                            // in load order (the order of tlec's depfile)
 //   "kernels": [{
 //     "name": "softmax_kernel",              // the kernel's name (what kernel(name) looks up)
 //     "symbol": "k$c3$a9rnel",               // optional: the entry symbol when it is not "name"

@@ -205,6 +205,9 @@ struct TLE_RT_API ModuleInfo {
   int version = 0;                 ///< <= tle::metadata::kVersion
   std::string target;              ///< e.g. "sm_90a"
   std::string compiler;            ///< e.g. "tlec 0.1.0" (may be empty)
+  /// SHA-256 of the kernel's source text and its imported modules' (64 lowercase hex digits);
+  /// empty when the module does not record it (tlec before the "source_hash" key).
+  std::string sourceHash;
   std::vector<KernelInfo> kernels; ///< every kernel of the module
   std::string json;                ///< the document as read
 

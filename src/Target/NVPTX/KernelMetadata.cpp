@@ -99,6 +99,7 @@ KernelMetadata describeKernel(const ir::Function &f, const std::string &arch, co
   KernelMetadata k;
   k.target = arch;
   k.compiler = std::string("tlec ") + TLE_VERSION_STRING;
+  k.sourceHash = launch.sourceHash;
   k.name = f.name;
   k.symbol = ptxSymbol(f.name);
   for (const ir::Param &p : f.params)
@@ -151,6 +152,8 @@ std::string toJSON(const KernelMetadata &k) {
   doc["version"] = metadata::kVersion;
   doc["target"] = k.target;
   doc["compiler"] = k.compiler;
+  if (!k.sourceHash.empty())
+    doc["source_hash"] = k.sourceHash;
   doc["kernels"] = Json::array({kernel});
   return doc.dump();
 }

@@ -28,6 +28,9 @@ struct LaunchFacts {
     size_t index = 0;  ///< its position among the launcher's arguments (runtime + `:1` parameters)
   };
   std::vector<EqualToOne> equalToOne;
+  /// The source hash of the compilation (driver::ModuleFiles::sourceHash: SHA-256 of the
+  /// kernel's source text and every imported module's, 64 hex digits), or empty when unknown.
+  std::string sourceHash;
 };
 
 /// One number of a TMA descriptor as the launcher computes it from the arguments:
@@ -51,10 +54,12 @@ struct TensorMapSpec {
 
 /// Everything a launcher needs to know about one specialised kernel. Every field but
 /// maxRegisters is one key of the kernel's entry in the `__tle_metadata` document (JSON key in
-/// brackets); target and compiler are keys of the document itself.
+/// brackets); target, compiler and sourceHash are keys of the document itself.
 struct KernelMetadata {
   std::string target;   ///< ["target"] the architecture: "sm_80" or "sm_90a"
   std::string compiler; ///< ["compiler"] "tlec VERSION"
+  /// ["source_hash"] LaunchFacts::sourceHash; written only when not empty.
+  std::string sourceHash;
   std::string name;     ///< ["name"] the kernel's source name (what launchers look it up by)
   /// ["symbol"] the PTX entry symbol, ptxSymbol(name); written only when set and not name.
   std::string symbol;
