@@ -184,11 +184,7 @@ Stats timeCandidate(Gpu &g, const ResolvedLaunch &rl, std::vector<rt::DeviceBuff
 CheckReport checkCandidate(Gpu &g, const ResolvedLaunch &rl, const ResolvedCase &rc, std::vector<rt::DeviceBuffer> &bufs,
                            std::vector<HostTensor> &host, const LaunchSpecFile *ls, const Expected *expected) {
   const CaseSpec &c = *rc.spec;
-  for (size_t i = 0; i < c.buffers.size(); ++i)
-    if (c.buffers[i].role == "output")
-      bufs[i].fillBytes(0xff);
-    else if (c.buffers[i].role == "scratch")
-      bufs[i].fillBytes(0);
+  poisonOutputs(c, bufs);
   launchOnce(g, rl, bufs);
   g.stream.synchronize();
   for (size_t i = 0; i < c.buffers.size(); ++i)

@@ -57,6 +57,14 @@ int spawnLogged(const std::vector<std::string> &argv, const std::string &logPath
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+void poisonOutputs(const CaseSpec &c, std::vector<rt::DeviceBuffer> &bufs) {
+  for (size_t i = 0; i < c.buffers.size(); ++i)
+    if (c.buffers[i].role == "output")
+      bufs[i].fillBytes(0xff);
+    else if (c.buffers[i].role == "scratch")
+      bufs[i].fillBytes(0);
+}
+
 void launchOnce(Gpu &g, const ResolvedLaunch &rl, std::vector<rt::DeviceBuffer> &bufs) {
   std::vector<uint64_t> slots(rl.args.size());
   std::vector<void *> ptrs(rl.args.size());

@@ -31,6 +31,10 @@ struct Gpu {
   rt::DeviceBuffer flush;
 };
 
+/// Before a checked launch: the case's output buffers filled with 0xff bytes (a kernel that
+/// leaves an element unwritten fails the check), its scratch buffers zeroed.
+void poisonOutputs(const CaseSpec &c, std::vector<rt::DeviceBuffer> &bufs);
+
 /// Launches `rl` once on `g`'s stream with the case's device buffers (no synchronisation).
 void launchOnce(Gpu &g, const ResolvedLaunch &rl, std::vector<rt::DeviceBuffer> &bufs);
 

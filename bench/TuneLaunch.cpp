@@ -221,11 +221,7 @@ Expected expectedOutputs(const LaunchSpecFile &ls, const ResolvedCase &rc, Gpu &
     h.info = *ki;
   h.kernel.emplace(module.kernel(h.info.name));
   ResolvedLaunch rl = resolveLaunch(*ls.check.referenceLaunch, h, rc);
-  for (size_t i = 0; i < c.buffers.size(); ++i)
-    if (c.buffers[i].role == "output")
-      bufs[i].fillBytes(0xff);
-    else if (c.buffers[i].role == "scratch")
-      bufs[i].fillBytes(0);
+  poisonOutputs(c, bufs);
   launchOnce(g, rl, bufs);
   g.stream.synchronize();
   for (size_t i = 0; i < c.buffers.size(); ++i)
