@@ -153,10 +153,7 @@ private:
     f.pipelines.clear();
     f.pipelineBytes = 0;
     f.tensorMaps.resize(static_cast<size_t>(f.declaredTensorMaps)); // the IR's own; these follow
-    bool explicitPartitions = false;
-    for (auto &op : f.body.ops)
-      explicitPartitions |= op->kind == OpKind::WarpSpecialize;
-    if (!explicitPartitions)
+    if (!hasWarpPartitions(f))
       f.producerWarps = 0;
     ir::walk(f.body, [&](ir::Op &op) {
       if (op.kind == OpKind::Load || op.kind == OpKind::Permute)
@@ -539,9 +536,8 @@ void Planner::planWarpSpecialization() {
     if (diags)
       diags->warning(loop->loc, "tl.range(warp_specialize=True) is ignored: " + why);
   };
-  for (auto &op : f.body.ops)
-    if (op->kind == OpKind::WarpSpecialize)
-      return decline("the kernel has its own warp_specialize partitions");
+  if (hasWarpPartitions(f))
+    return decline("the kernel has its own warp_specialize partitions");
   if (f.arch != "sm_90a")
     return decline("warp specialisation needs TMA and setmaxnreg (sm_90a); the target is " + f.arch);
   if (loop->parent != &f.body)

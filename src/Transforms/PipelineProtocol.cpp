@@ -19,12 +19,6 @@ using ir::OpKind;
 
 namespace {
 
-bool specialized(const ir::Function &f) {
-  bool explicitPartitions = std::any_of(f.body.ops.begin(), f.body.ops.end(),
-                                        [](const auto &op) { return op->kind == OpKind::WarpSpecialize; });
-  return f.producerWarps > 0 && !explicitPartitions;
-}
-
 bool tmaLoads(const ir::Function &f) {
   return std::any_of(f.pipelines.begin(), f.pipelines.end(), [](const ir::PipelineBuffer &p) { return p.tmaMap >= 0; });
 }
@@ -201,7 +195,7 @@ private:
 
 class Protocol {
 public:
-  explicit Protocol(ir::Function &f) : f(f), B(&f.body), ws(specialized(f)) {}
+  explicit Protocol(ir::Function &f) : f(f), B(&f.body), ws(producerConsumerSplit(f)) {}
 
   void run() {
     std::map<const ir::Value *, int> values = pipelineValues(f);
@@ -366,6 +360,11 @@ private:
 };
 
 } // namespace
+
+bool hasWarpPartitions(const ir::Function &f) {
+  return std::any_of(f.body.ops.begin(), f.body.ops.end(),
+                     [](const auto &op) { return op->kind == OpKind::WarpSpecialize; });
+}
 
 bool releasePerWarpgroup(const ir::Function &f) {
   return std::none_of(f.pipelines.begin(), f.pipelines.end(), [](const ir::PipelineBuffer &buf) {

@@ -50,9 +50,7 @@ void budgetProducerSplit(ir::Function &f, WarpSpecialization &out) {
 WarpSpecialization warpSpecialize(ir::Function &f) {
   WarpSpecialization out;
   f.consumerRegisters = f.producerRegisters = 0;
-  bool explicitPartitions = std::any_of(f.body.ops.begin(), f.body.ops.end(),
-                                        [](const auto &op) { return op->kind == ir::OpKind::WarpSpecialize; });
-  if (!explicitPartitions && f.producerWarps > 0) {
+  if (producerConsumerSplit(f)) {
     budgetProducerSplit(f, out);
     return out;
   }

@@ -88,6 +88,13 @@ bool pipelineProtocolPlaced(ir::Function &f);
 /// fence_proxy_async for wgmma and a barrier before a dot; a private slot needs neither).
 void placePipelineProtocol(ir::Function &f);
 
+/// Whether `f` has its own warp partitions (a top-level warp_specialize op; ir::verify allows one
+/// at most, at the top level), which rule out the pipeline pass's producer/consumer split.
+bool hasWarpPartitions(const ir::Function &f);
+/// Whether `f` runs as the pipeline pass's producer/consumer split of
+/// tl.range(warp_specialize=True): producer warps, and no partitions of its own.
+inline bool producerConsumerSplit(const ir::Function &f) { return f.producerWarps > 0 && !hasWarpPartitions(f); }
+
 /// Whether a warp-specialised kernel's consumers release a slot once per warpgroup (only
 /// wgmma reads its slots: one thread's wgmma.wait_group retires the whole warpgroup's reads)
 /// rather than once per thread (slots read into registers: restaged or private).

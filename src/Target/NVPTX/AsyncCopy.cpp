@@ -25,10 +25,7 @@ void Emitter::loadPipelines() {
   // The pipeline pass's decisions (tle/Transforms/Pipeline.h) as the tables emission reads.
   buffers_ = f.pipelines;
   asyncOf_ = transforms::pipelineValues(f, &asyncTransposed_);
-  bool explicitPartitions = false;
-  for (auto &op : f.body.ops)
-    explicitPartitions |= op->kind == OpKind::WarpSpecialize;
-  ws_ = f.producerWarps > 0 && !explicitPartitions;
+  ws_ = transforms::producerConsumerSplit(f);
   if (ws_) {
     std::string why;
     if (!transforms::producerSlice(f, asyncOf_, slice_, why))
