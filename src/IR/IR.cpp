@@ -69,6 +69,8 @@ const char *name(OpKind k) {
   case OpKind::Join: return "join";
   case OpKind::Split: return "split";
   case OpKind::Flip: return "flip";
+  case OpKind::ExtractTile: return "extract_tile";
+  case OpKind::InsertTile: return "insert_tile";
   case OpKind::Scan: return "scan";
   case OpKind::Print: return "print";
   case OpKind::Assert: return "assert";
@@ -155,6 +157,55 @@ const Op *sharedBuffer(const Value *p) {
     p = p->def->operands[0];
   }
   return nullptr;
+}
+
+std::string tileWindowError(const std::vector<int64_t> &source, const std::vector<int64_t> &tile,
+                            const std::vector<int64_t> &strides) {
+  if (tile.size() != source.size())
+    return "a tile of rank " + std::to_string(tile.size()) + " does not fit a source of rank " +
+           std::to_string(source.size());
+  if (!strides.empty() && strides.size() != source.size())
+    return std::to_string(strides.size()) + " strides for a source of rank " + std::to_string(source.size());
+  for (size_t d = 0; d < source.size(); ++d) {
+    int64_t s = strides.empty() ? tile[d] : strides[d];
+    std::string dim = " along dim " + std::to_string(d);
+    if (tile[d] < 1 || tile[d] > source[d])
+      return "tile extent " + std::to_string(tile[d]) + dim + " is outside 1.." + std::to_string(source[d]);
+    if (s < 1)
+      return "stride " + std::to_string(s) + dim + " must be positive";
+    if ((source[d] - tile[d]) % s != 0)
+      return "stride " + std::to_string(s) + dim + " does not divide " + std::to_string(source[d]) + " - " +
+             std::to_string(tile[d]) + " (the source extent minus the tile's)";
+  }
+  return "";
+}
+
+TileWindow tileWindow(const Op &op) {
+  TileWindow w;
+  const Value *x = op.operands[0];
+  if (x->type.isTile()) {
+    w.source = x->type.shape;
+  } else if (const Op *alloc = sharedBuffer(x)) {
+    w.source = alloc->allocShape();
+  }
+  w.tile = op.kind == OpKind::ExtractTile ? op.result()->type.shape : op.operands[1]->type.shape;
+  w.strides = op.tileStrides().empty() ? w.tile : op.tileStrides();
+  w.count = 1;
+  for (size_t d = 0; d < w.source.size() && d < w.tile.size() && d < w.strides.size(); ++d) {
+    w.grid.push_back(w.strides[d] > 0 ? (w.source[d] - w.tile[d]) / w.strides[d] + 1 : 1);
+    w.count *= w.grid.back();
+  }
+  return w;
+}
+
+std::vector<int64_t> TileWindow::origin(int64_t index) const {
+  uint64_t i = count > 0 ? static_cast<uint64_t>(index) % static_cast<uint64_t>(count) : 0;
+  std::vector<int64_t> o(grid.size());
+  for (size_t d = grid.size(); d-- > 0;) {
+    o[d] = static_cast<int64_t>(i % static_cast<uint64_t>(grid[d])) * strides[d];
+    i /= static_cast<uint64_t>(grid[d]);
+  }
+  return o;
 }
 
 std::array<int64_t, 2> matrixShape(const Op &alloc) {

@@ -433,4 +433,84 @@ int contiguousRegisters(const Layout &l, unsigned dim) {
   return 1 << k;
 }
 
+std::optional<Layout> subTileLayout(const Layout &src, const std::vector<int64_t> &tile) {
+  if (tile.size() != src.shape.size())
+    return std::nullopt;
+  auto within = [&](const Layout::Basis &b) {
+    for (size_t d = 0; d < b.size(); ++d)
+      if (b[d] >= tile[d])
+        return false;
+    return true;
+  };
+  auto wholeWindows = [&](const Layout::Basis &b) {
+    for (size_t d = 0; d < b.size(); ++d)
+      if (b[d] % tile[d] != 0)
+        return false;
+    return true;
+  };
+  Layout l;
+  l.shape = tile;
+  l.lane = src.lane;
+  l.warp = src.warp;
+  for (const auto &b : src.lane)
+    if (!within(b))
+      return std::nullopt;
+  for (const auto &b : src.warp)
+    if (!within(b))
+      return std::nullopt;
+  for (const auto &b : src.reg) {
+    if (within(b))
+      l.reg.push_back(b);
+    else if (!wholeWindows(b))
+      return std::nullopt;
+  }
+  if (!layoutError(l).empty())
+    return std::nullopt;
+  return l;
+}
+
+std::optional<std::vector<int>> windowRegisters(const Layout &src, const Layout &tile, const Layout::Basis &origin) {
+  const size_t rank = src.shape.size();
+  if (tile.shape.size() != rank || origin.size() != rank || src.lane != tile.lane || src.warp != tile.warp)
+    return std::nullopt;
+  for (size_t d = 0; d < rank; ++d)
+    if (origin[d] % tile.shape[d] != 0)
+      return std::nullopt;
+  auto within = [&](const Layout::Basis &b) {
+    for (size_t d = 0; d < rank; ++d)
+      if (b[d] >= tile.shape[d])
+        return false;
+    return true;
+  };
+  for (const auto &b : src.lane)
+    if (!within(b))
+      return std::nullopt;
+  for (const auto &b : src.warp)
+    if (!within(b))
+      return std::nullopt;
+  std::vector<Layout::Basis> tileCoords;
+  for (int r = 0; r < tile.numRegs(); ++r)
+    tileCoords.push_back(tile.regCoord(r));
+  std::vector<int> map(static_cast<size_t>(src.numRegs()), -1);
+  std::vector<bool> found(tileCoords.size(), false);
+  for (int s = 0; s < src.numRegs(); ++s) {
+    Layout::Basis c = src.regCoord(s), low(rank);
+    bool inWindow = true;
+    for (size_t d = 0; d < rank; ++d) {
+      low[d] = c[d] & (tile.shape[d] - 1);
+      inWindow = inWindow && (c[d] & ~(tile.shape[d] - 1)) == origin[d];
+    }
+    if (!inWindow)
+      continue;
+    auto it = std::find(tileCoords.begin(), tileCoords.end(), low);
+    if (it == tileCoords.end())
+      return std::nullopt;
+    map[static_cast<size_t>(s)] = static_cast<int>(it - tileCoords.begin());
+    found[static_cast<size_t>(it - tileCoords.begin())] = true;
+  }
+  if (std::find(found.begin(), found.end(), false) != found.end())
+    return std::nullopt;
+  return map;
+}
+
 } // namespace tle::ir

@@ -485,6 +485,13 @@ private:
       op->setPredicate(preds.at(p));
       break;
     }
+    case OpKind::ExtractTile: case OpKind::InsertTile:
+      if (tok_.kind == Tok::Ident && tok_.text == "strides") {
+        bump();
+        expect("=");
+        op->setTileStrides(intList());
+      }
+      break;
     case OpKind::Permute: {
       expectIdent("order");
       expect("=");

@@ -310,6 +310,10 @@ private:
     case OpKind::AtomicCAS:
       os_ << " " << name(op.memSem()) << " " << name(op.memScope());
       break;
+    case OpKind::ExtractTile: case OpKind::InsertTile:
+      if (!op.tileStrides().empty())
+        intList(" strides=", op.tileStrides());
+      break;
     case OpKind::Scan:
       os_ << " " << name(op.reduceKind()) << " axis=" << op.axis() << (op.isReverse() ? " reverse" : "");
       break;

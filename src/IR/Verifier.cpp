@@ -204,6 +204,12 @@ struct Verifier {
     case OpKind::RemotePtr:
       lo = hi = 2, res = 1;
       break;
+    case OpKind::ExtractTile:
+      lo = hi = 2, res = 1;
+      break;
+    case OpKind::InsertTile: // the shared-memory form has no result
+      lo = hi = 3, res = op.operands.size() == 3 && !op.operands[0]->type.isTile() ? 0 : 1;
+      break;
     case OpKind::Return:
       res = 0;
       break;
@@ -222,6 +228,35 @@ struct Verifier {
     if (op.regions.size() != regions)
       return fail(op, "expects " + count(regions, "region") + ", got " + std::to_string(op.regions.size()));
     return true;
+  }
+
+  /// An ExtractTile or InsertTile: the source (a tile, or a shared pointer into a local_alloc
+  /// buffer), an i32 scalar index, windows that fit the source, the tile's element type; "" or
+  /// the problem.
+  static std::string tileOpError(const Op &op) {
+    const Type &x = op.operands[0]->type;
+    const Type &index = op.operands.back()->type;
+    if (index != Type::scalar(DType::I32))
+      return "expects an i32 scalar index, got " + index.str();
+    ScalarType elem = x.elem;
+    if (!x.isTile()) {
+      const Op *alloc = x.elem.isPointer() && x.elem.space == AddrSpace::Shared && x.isScalar() ? sharedBuffer(op.operands[0])
+                                                                                                : nullptr;
+      if (!alloc || alloc->result() != op.operands[0] || alloc->allocSwizzle())
+        return "expects a tile or a row-major local_alloc buffer's pointer, got " + x.str();
+      elem = ScalarType{x.elem.pointee};
+    }
+    const Type &t = op.kind == OpKind::ExtractTile ? op.result()->type : op.operands[1]->type;
+    if (!x.isTile() && elem.dtype == DType::I8 && t.isTile() && t.dtype() == DType::I1)
+      elem = ScalarType{DType::I1}; // i1 tiles are staged as bytes
+    if (!t.isTile() || t.elem != elem)
+      return "expects a tile of " + elem.str() + " elements, got " + t.str();
+    TileWindow w = tileWindow(op);
+    if (std::string why = tileWindowError(w.source, w.tile, op.tileStrides()); !why.empty())
+      return why;
+    if (op.kind == OpKind::InsertTile && x.isTile() && op.result()->type != x)
+      return "result must have the source's type " + x.str() + ", got " + op.result()->type.str();
+    return "";
   }
 
   /// The combine region of a Reduce or Scan with ReduceKind::Combine: 2N scalar arguments of
@@ -810,6 +845,10 @@ struct Verifier {
       if (op.result()->type != p.withElem(ScalarType::ptrTo(p.elem.pointee, AddrSpace::Cluster)))
         return fail(op, "result must be the cluster pointer of the operand's shape");
       return true;
+    }
+    case OpKind::ExtractTile: case OpKind::InsertTile: {
+      std::string bad = tileOpError(op);
+      return bad.empty() || fail(op, bad);
     }
     case OpKind::Flip: {
       const Type &in = op.operands[0]->type;

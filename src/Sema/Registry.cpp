@@ -94,7 +94,7 @@ struct Registry {
 
   Registry() {
     for (auto family : {coreBuiltins, debugBuiltins, memoryBuiltins, atomicBuiltins, mathBuiltins, shapeBuiltins,
-                        reduceBuiltins, sortBuiltins, dotBuiltins, randomBuiltins, tleBuiltins, torchBuiltins,
+                        reduceBuiltins, sortBuiltins, dotBuiltins, randomBuiltins, tleBuiltins, tileBuiltins, torchBuiltins,
                         stringBuiltins, standardBuiltins})
       for (const BuiltinSpec &spec : family()) {
         all.push_back(parse(spec));

@@ -21,6 +21,8 @@ bool isPure(const ir::Op &op) {
     return false;
   case OpKind::InlineAsm: // inline assembly without is_pure may have side effects
     return op.asmPure();
+  case OpKind::ExtractTile: case OpKind::InsertTile: // the shared-memory form reads or writes a buffer
+    return op.operands[0]->type.isTile() && !op.results.empty();
   default:
     return op.regions.empty() && !op.results.empty();
   }
@@ -123,7 +125,9 @@ public:
       }
       // A tl.reduce / tl.associative_scan with a combine region computes only on its operands.
       bool combine = (op.kind == OpKind::Reduce || op.kind == OpKind::Scan) && op.reduceKind() == ir::ReduceKind::Combine;
-      bool removable = (isPure(op) || op.kind == OpKind::Load || combine) && !op.results.empty();
+      // A load, or extract_tile's shared-memory read, is removable when unused (but not merged).
+      bool removable =
+          (isPure(op) || op.kind == OpKind::Load || op.kind == OpKind::ExtractTile || combine) && !op.results.empty();
       for (auto &r : op.results)
         removable = removable && uses[r.get()] == 0;
       if (!removable)

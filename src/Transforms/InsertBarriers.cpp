@@ -55,6 +55,10 @@ SharedEffect sharedEffect(const ir::Op &op) {
   case OpKind::LocalLoad: case OpKind::Wgmma: case OpKind::WgmmaWait: // a wgmma reads until its wait
     return {Access::Read, false, false};
   case OpKind::LocalStore: return {Access::Write, false, false};
+  case OpKind::ExtractTile: case OpKind::InsertTile: // their shared-memory form (a buffer pointer)
+    if (op.operands[0]->type.isTile())
+      return {};
+    return {op.kind == OpKind::ExtractTile ? Access::Read : Access::Write, false, false};
   case OpKind::AsyncWaitGroup: return {Access::Write, false, false};
   case OpKind::MbarrierInit: case OpKind::MbarrierInval: return {Access::Write, true, false};
   case OpKind::MbarrierArrive:

@@ -349,6 +349,13 @@ private:
         wish(r.get(), defaultFor(r->type));
       wish(op.operands[0], defaultFor(op.operands[0]->type));
       return;
+    case OpKind::ExtractTile: case OpKind::InsertTile:
+      // Register-only where the layouts line up (forward decides), else through shared memory.
+      wish(op.result(), defaultFor(op.result()->type));
+      for (ir::Value *v : op.operands)
+        if (v->type.isTile())
+          wish(v, defaultFor(v->type));
+      return;
     case OpKind::Reshape: case OpKind::Cat: case OpKind::Join: case OpKind::Flip:
       // These move data through shared memory themselves: operands keep their own layouts.
       wish(op.result(), defaultFor(op.result()->type));
@@ -528,6 +535,82 @@ private:
     ++stats_.conversions;
   }
 
+  /// tle.extract_tile / tle.insert_tile: register-only when the index is a constant and the
+  /// window lines up with the source's layout (ir::subTileLayout, ir::windowRegisters): the
+  /// extracted tile takes the window's part of the layout, an inserted tile is converted to it.
+  /// Otherwise the source is staged in a local_alloc buffer of its shape (written whole by a
+  /// shared-memory insert_tile at index 0), the window read or written there, and an insert's
+  /// result read back whole; allocate-shared places the buffer, insert-barriers orders the
+  /// accesses.
+  void tileWindowOp(ir::Block &b, std::list<std::unique_ptr<ir::Op>>::iterator at, ir::Op &op) {
+    ir::Value *x = op.operands[0], *index = op.operands.back();
+    ir::Value *r = op.result();
+    const bool extract = op.kind == OpKind::ExtractTile;
+    ir::TileWindow w = ir::tileWindow(op);
+    std::optional<Layout> sub;
+    if (index->def && index->def->kind == OpKind::Constant)
+      if ((sub = ir::subTileLayout(*x->layout, w.tile)) &&
+          !ir::windowRegisters(*x->layout, *sub, w.origin(index->def->intValue())))
+        sub.reset();
+    if (sub) {
+      if (extract) {
+        setLayout(r, *sub);
+        return;
+      }
+      require(b, at, op, 1, *sub);
+      setLayout(r, *x->layout);
+      return;
+    }
+    ir::Builder bld(&b);
+    bld.setInsertionPoint(&b, at);
+    ir::Value *zero = bld.constInt(op.loc, ir::DType::I32, 0);
+    ir::Value *buf = stagedBuffer(b, x, extract);
+    if (!buf) {
+      ir::Op *alloc = bld.create(OpKind::LocalAlloc, op.loc, {},
+                                 {ir::Type(ir::ScalarType::ptrTo(stagedDType(x->type.dtype()), ir::AddrSpace::Shared))});
+      alloc->setAllocShape(x->type.shape);
+      buf = alloc->result();
+      bld.create(OpKind::InsertTile, op.loc, {buf, x, zero}, {});
+      if (extract)
+        staged_[x] = buf;
+    }
+    if (extract) {
+      op.operands[0] = buf;
+      setLayout(r, wanted(r));
+      return;
+    }
+    ir::Op *put = bld.create(OpKind::InsertTile, op.loc, {buf, op.operands[1], index}, {});
+    put->setTileStrides(op.tileStrides());
+    // The insert becomes the read of the whole buffer.
+    op.kind = OpKind::ExtractTile;
+    op.operands = {buf, zero};
+    op.setTileStrides({});
+    setLayout(r, wanted(r));
+  }
+
+  /// A buffer of block `b` already holding tile `x` row-major: for an extract, the staging of an
+  /// earlier extract of `x` (extracts share it); for an insert, the buffer a previous insert's result
+  /// `x` was read back from whole (a chain of inserts writes one buffer); null when none.
+  ir::Value *stagedBuffer(ir::Block &b, ir::Value *x, bool extract) const {
+    if (extract) {
+      auto it = staged_.find(x);
+      return it != staged_.end() && it->second->def->parent == &b ? it->second : nullptr;
+    }
+    const ir::Op *d = x->def;
+    bool wholeRead = d && d->kind == OpKind::ExtractTile && d->parent == &b && !d->operands[0]->type.isTile() &&
+                     ir::tileWindow(*d).count == 1 && ir::tileWindow(*d).tile == ir::tileWindow(*d).source;
+    if (!wholeRead)
+      return nullptr;
+    for (auto &[v, buf] : staged_)
+      if (buf == d->operands[0])
+        return nullptr; // extracts of another tile still read it
+    return d->operands[0];
+  }
+  /// The element type of a staging buffer for tiles of `t`: i1 is staged as i8 bytes.
+  static ir::DType stagedDType(ir::DType t) { return t == ir::DType::I1 ? ir::DType::I8 : t; }
+  /// Tiles staged in shared memory for extract_tile, and their buffers (tileWindowOp).
+  std::map<const ir::Value *, ir::Value *> staged_;
+
   static constexpr int kRematerializeBudget = 12;
 
   /// Whether `v` can be recomputed from scalars with at most `budget` cheap ops.
@@ -692,6 +775,8 @@ private:
         setLayout(res.get(), l);
       return;
     }
+    case OpKind::ExtractTile: case OpKind::InsertTile:
+      return tileWindowOp(b, at, op);
     case OpKind::Reduce: case OpKind::Scan: {
       if (op.reduceKind() != ir::ReduceKind::Combine)
         break;

@@ -161,5 +161,6 @@ void addOffsets(Suite &);
 void addArgReduce(Suite &);
 void addStandard(Suite &);
 void addRandom(Suite &);
+void addTleLite(Suite &); // TleLite.cpp: tle.extract_tile, tle.insert_tile, tle.cumsum
 
 } // namespace tle::conformance

@@ -388,7 +388,8 @@ int main(int argc, char **argv) {
 
   Suite suite;
   for (auto add : {addArithmetic, addBitwise, addCompare, addMath, addCasts, addWhereBroadcast, addReductions, addScans,
-                   addMemory, addAtomics, addDot, addShapes, addFrontend, addOffsets, addArgReduce, addStandard, addRandom, addCombine, addSort, addFp8})
+                   addMemory, addAtomics, addDot, addShapes, addFrontend, addOffsets, addArgReduce, addStandard, addRandom, addCombine, addSort, addFp8,
+                   addTleLite})
     add(suite);
 
   std::vector<const Batch *> selected;

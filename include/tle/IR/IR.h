@@ -307,6 +307,18 @@ enum class OpKind {
   Split,       ///< (x with last dim 2) -> (x[..., 0], x[..., 1]).
   Flip,        ///< (tile) -> same type with dim axis() reversed: result[..., i, ...] =
                ///< x[..., n - 1 - i, ...] for n = shape[axis()] (tl.flip).
+  ExtractTile, ///< (x, i32 scalar index) -> tile of the result's shape T (tle.extract_tile): x
+               ///< (a tile of shape S, or a scalar *T_shared pointing at a local_alloc buffer of
+               ///< shape S holding the tile row-major, i1 as i8 bytes: the gpu stage's
+               ///< shared-memory form, which every thread reads) is cut into windows of shape T whose origins step by
+               ///< tileStrides() (strides[d] elements along dim d; empty: T, windows that do not
+               ///< overlap), a grid of G[d] = (S[d] - T[d]) / strides[d] + 1 windows (ir::tileWindow).
+               ///< The index, taken modulo prod(G) as an unsigned number, numbers the windows
+               ///< row-major; result[c] = x[g * strides + c] for the window's grid coordinate g.
+  InsertTile,  ///< (x, tile t, i32 scalar index) -> x's type (tle.insert_tile): x with the window
+               ///< of t's shape at `index` (as for ExtractTile) replaced by t. Shared-memory form
+               ///< (x a *T_shared buffer as above): no result; every thread writes its elements of
+               ///< t into the buffer's window (replicated copies are not written twice).
   Scan,        ///< (tile) -> same shape: inclusive prefix combine (reduceKind()) along axis(),
                ///< from the end when isReverse() (tl.cumsum, tl.cumprod; sums in the operand
                ///< dtype, products as Mul). With ReduceKind::Combine (tl.associative_scan): N
@@ -606,6 +618,9 @@ public:
   // --- Permute: result dim i is operand dim permutation()[i].
   const std::vector<int64_t> &permutation() const { need(__func__, K::Permute); return a_.ints; }
   void setPermutation(std::vector<int64_t> p) { need(__func__, K::Permute); a_.ints = std::move(p); }
+  // --- ExtractTile, InsertTile: the windows' strides in elements per dim (empty: the tile shape).
+  const std::vector<int64_t> &tileStrides() const { need(__func__, K::ExtractTile, K::InsertTile); return a_.ints; }
+  void setTileStrides(std::vector<int64_t> s) { need(__func__, K::ExtractTile, K::InsertTile); a_.ints = std::move(s); }
   // --- Scan: combines from the last element toward the first.
   bool isReverse() const { need(__func__, K::Scan); return a_.ival != 0; }
   void setReverse(bool r) { need(__func__, K::Scan); a_.ival = r; }
@@ -853,6 +868,23 @@ const Op *sharedBuffer(const Value *p);
 
 /// The matrix shape [R, C] of LocalAlloc `alloc`'s buffer (its last two dims; [1, n] for rank 1).
 std::array<int64_t, 2> matrixShape(const Op &alloc);
+
+/// The windows of an ExtractTile or InsertTile (OpKind::ExtractTile): the source's shape S, the
+/// tile's shape T, the strides between window origins and the grid G of windows per dim.
+struct TileWindow {
+  std::vector<int64_t> source, tile, strides, grid;
+  int64_t count = 0; ///< prod(grid): the number of windows
+  /// Element offset per dim of window `index` (taken modulo count, as an unsigned number).
+  std::vector<int64_t> origin(int64_t index) const;
+};
+/// The windows of `op` (an ExtractTile or InsertTile, tile or shared-memory form). Assumes a
+/// verified op.
+TileWindow tileWindow(const Op &op);
+/// Why windows of shape `tile` stepping by `strides` (empty: `tile`) do not fit a source of shape
+/// `source` ("" when they do): same rank, 1 <= tile[d] <= source[d], strides[d] >= 1 and
+/// (source[d] - tile[d]) a multiple of strides[d].
+std::string tileWindowError(const std::vector<int64_t> &source, const std::vector<int64_t> &tile,
+                            const std::vector<int64_t> &strides);
 
 /// Prints the function in the tile IR text form (deterministic value numbering).
 /// With `withLayouts`, tile types carry their layout (the gpu stage).

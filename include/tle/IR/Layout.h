@@ -91,6 +91,21 @@ Layout broadcastOperandLayout(const Layout &result, const std::vector<int64_t> &
 /// register holding the same element: the conversion is then free. Otherwise nullopt.
 std::optional<std::vector<int>> registerMap(const Layout &src, const Layout &dst);
 
+/// The layout of a window of shape `tile` (each dim a power of two dividing `src`'s) cut from a
+/// tile in `src` without moving data (tle.extract_tile's register-only form): every lane and warp
+/// basis lies within the window (each coordinate below tile[d]), and every register basis lies
+/// within it or moves by whole windows (each coordinate a multiple of tile[d]); the result keeps
+/// the lane and warp bases and the register bases within the window. nullopt otherwise (the
+/// window must then go through shared memory).
+std::optional<Layout> subTileLayout(const Layout &src, const std::vector<int64_t> &tile);
+
+/// For the window of `tile.shape` at element offset `origin` (a multiple of the window's shape)
+/// of a tile in `src`: for each register of `src`, the register of `tile` holding the same
+/// element (-1 for registers outside the window), when every thread holds in `src` all the
+/// window's elements it holds in `tile` (same lane and warp bases, lying within the window);
+/// nullopt otherwise.
+std::optional<std::vector<int>> windowRegisters(const Layout &src, const Layout &tile, const Layout::Basis &origin);
+
 /// The layout of permute(x, order) for x in `l`: result dim i is operand dim order[i]; every
 /// register, lane and warp keeps its element (a transposition moves no data).
 Layout permuteLayout(const Layout &l, const std::vector<int64_t> &order);

@@ -167,6 +167,35 @@ llvm::Value *Lowering::compute(const ir::Value *res, const Index &idx) {
     j.push_back(B.getInt64(res->index));
     return elem(op.operands[0], j);
   }
+  case OpKind::ExtractTile: case OpKind::InsertTile: {
+    // The window's origin from the index (modulo the number of windows, unsigned), then: extract
+    // reads x at origin + i; insert reads the tile inside the window and x elsewhere.
+    ir::TileWindow w = ir::tileWindow(op);
+    llvm::Value *lin = B.CreateURem(B.CreateZExt(scalar(op.operands.back()), B.getInt64Ty()),
+                                    B.getInt64(static_cast<uint64_t>(w.count)));
+    Index origin(w.grid.size());
+    for (size_t d = w.grid.size(); d-- > 0;) {
+      auto g = static_cast<uint64_t>(w.grid[d]);
+      origin[d] = B.CreateMul(d == 0 ? lin : B.CreateURem(lin, B.getInt64(g)), B.getInt64(static_cast<uint64_t>(w.strides[d])));
+      if (d)
+        lin = B.CreateUDiv(lin, B.getInt64(g));
+    }
+    if (op.kind == OpKind::ExtractTile) {
+      Index j(idx.size());
+      for (size_t d = 0; d < idx.size(); ++d)
+        j[d] = B.CreateAdd(origin[d], idx[d]);
+      return elem(op.operands[0], j);
+    }
+    llvm::Value *inside = B.getTrue();
+    Index rel(idx.size());
+    for (size_t d = 0; d < idx.size(); ++d) {
+      llvm::Value *r = B.CreateSub(idx[d], origin[d]);
+      llvm::Value *in = B.CreateICmpULT(r, B.getInt64(static_cast<uint64_t>(w.tile[d])));
+      inside = B.CreateAnd(inside, in);
+      rel[d] = B.CreateSelect(in, r, B.getInt64(0));
+    }
+    return B.CreateSelect(inside, elem(op.operands[1], rel), elem(op.operands[0], idx));
+  }
   case OpKind::Flip: {
     // Element i along `axis` reads element n - 1 - i.
     Index j = idx;
@@ -441,7 +470,7 @@ bool Lowering::emitOp(const ir::Op &op) {
   switch (op.kind) {
   case OpKind::Splat: case OpKind::Arange: case OpKind::ExpandDims: case OpKind::Broadcast:
   case OpKind::ConvertLayout: case OpKind::Permute: case OpKind::Reshape: case OpKind::Cat: case OpKind::Join:
-  case OpKind::Split: case OpKind::Flip:
+  case OpKind::Split: case OpKind::Flip: case OpKind::ExtractTile: case OpKind::InsertTile:
     lazyKind = true;
     break;
   default:

@@ -15,7 +15,7 @@ bool lazyCapable(OpKind k) {
   switch (k) {
   case OpKind::Splat: case OpKind::Arange: case OpKind::ExpandDims: case OpKind::Broadcast:
   case OpKind::ConvertLayout: case OpKind::Permute: case OpKind::Reshape: case OpKind::Cat: case OpKind::Join:
-  case OpKind::Split: case OpKind::Flip:
+  case OpKind::Split: case OpKind::Flip: case OpKind::ExtractTile: case OpKind::InsertTile:
     return true;
   default:
     return ir::isElementwise(k);
@@ -169,7 +169,7 @@ private:
     bool isCast16 = op.kind == OpKind::Cast &&
                     (ir::bitWidth(v->type.dtype()) == 16 || ir::bitWidth(op.operands[0]->type.dtype()) == 16);
     if (op.kind == OpKind::Arange || op.kind == OpKind::Reshape || op.kind == OpKind::Cat || op.kind == OpKind::Join ||
-        op.kind == OpKind::Flip)
+        op.kind == OpKind::Flip || op.kind == OpKind::ExtractTile || op.kind == OpKind::InsertTile)
       c.ops = 1;
     else if (ir::isElementwise(op.kind))
       c.ops = isCast16 ? 3 : 1;

@@ -398,7 +398,9 @@ void Emitter::emitOpImpl(const ir::Op &op) {
   // next one (loads of one pipeline stage share it); anything else may touch shared memory.
   bool registersOnly = ir::isElementwise(op.kind) || op.kind == OpKind::Constant || op.kind == OpKind::Splat ||
                        op.kind == OpKind::Arange || op.kind == OpKind::ExpandDims || op.kind == OpKind::Broadcast ||
-                       op.kind == OpKind::ProgramId || op.kind == OpKind::NumPrograms;
+                       op.kind == OpKind::ProgramId || op.kind == OpKind::NumPrograms ||
+                       ((op.kind == OpKind::ExtractTile || op.kind == OpKind::InsertTile) &&
+                        op.operands[0]->type.isTile());
   // A cp.async commit touches no bytes either.
   if (!registersOnly && !(op.kind == OpKind::Load && isAsync(op.result())) && op.kind != OpKind::AsyncCommitGroup)
     asyncBarrierValid_ = false;
@@ -436,6 +438,8 @@ void Emitter::emitOpImpl(const ir::Op &op) {
   case OpKind::Permute: case OpKind::Reshape: case OpKind::Cat: case OpKind::Join: case OpKind::Split:
   case OpKind::Flip:
     return emitShapeOp(op);
+  case OpKind::ExtractTile: case OpKind::InsertTile:
+    return emitTileOp(op);
   case OpKind::Scan:
     return emitScan(op);
   case OpKind::AtomicRMW: case OpKind::AtomicCAS:

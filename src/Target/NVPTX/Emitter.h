@@ -202,6 +202,12 @@ public:
   void emitConvert(const ir::Op &op);
   void emitDot(const ir::Op &op);
   void emitShapeOp(const ir::Op &op);
+  /// ExtractTile / InsertTile of a tile in registers: each thread picks or replaces its own
+  /// registers (ir::windowRegisters; the index is a constant) (TileOps.cpp).
+  void emitTileOp(const ir::Op &op);
+  /// Their shared-memory form: each thread reads (extract) or writes (insert) its elements of
+  /// the window in the row-major buffer, 16-byte vectors where registers and origins allow.
+  void emitSharedTileOp(const ir::Op &op);
   void emitScan(const ir::Op &op);
   void emitAtomic(const ir::Op &op);
   /// tl.inline_asm_elementwise: one asm statement per `pack` registers.
