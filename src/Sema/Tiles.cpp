@@ -162,12 +162,92 @@ SVal insertTile(Specializer &S, const BuiltinCall &c) {
   return SVal::tensor(op->result());
 }
 
+/// FlagTree's accumulation type of tle.cumsum: bf16 (and fp8) in fp32, integers narrower than
+/// 32 bits in i32 / u32 by their signedness; `dtype=` (when given) instead.
+ir::ScalarType cumsumType(const Binder &p, ir::ScalarType t) {
+  if (p.has("dtype"))
+    return p.dtype("dtype");
+  if (t.dtype == DType::BF16 || ir::isFP8(t.dtype))
+    return ir::ScalarType{DType::F32};
+  if (ir::isInteger(t.dtype) && t.dtype != DType::I1 && ir::bitWidth(t.dtype) < 32)
+    return ir::ScalarType{ir::isSigned(t.dtype) ? DType::I32 : DType::U32};
+  if (t.dtype == DType::I1)
+    return ir::ScalarType{DType::I32};
+  return t;
+}
+
+/// The exclusive prefix sums of float tile `x` along `axis`: a scan of pairs (sum before,
+/// element) whose combine of an earlier block (e1, v1) with a later one (e2, v2) is
+/// (e1 + v1 + e2, v2), so each element's sum holds exactly the elements before it (inclusive
+/// sums minus the element would round differently).
+ir::Value *exclusiveFloatScan(Specializer &S, ir::Value *x, int axis, bool reverse, SourceLoc loc) {
+  ir::Value *zero = S.b->splat(loc, S.b->constFloat(loc, x->type.dtype(), 0.0), x->type.shape);
+  ir::Op *op = S.b->create(OpKind::Scan, loc, {zero, x}, {x->type, x->type});
+  op->setAxis(axis);
+  op->setReduceKind(ir::ReduceKind::Combine);
+  op->setReverse(reverse);
+  op->regions.push_back(std::make_unique<ir::Block>());
+  ir::Block *region = op->regions[0].get();
+  region->parent = op;
+  ir::Type t(x->type.elem);
+  ir::Value *e1 = region->addArg(t, "e1"), *v1 = region->addArg(t, "v1");
+  ir::Value *e2 = region->addArg(t, "e2"), *v2 = region->addArg(t, "v2");
+  ir::Builder rb(region);
+  ir::Value *e = rb.binary(OpKind::Add, loc, rb.binary(OpKind::Add, loc, e1, v1), e2);
+  rb.create(OpKind::Yield, loc, {e, v2}, {});
+  return op->result(0);
+}
+
+/// tle.cumsum: (exclusive prefix sums along `axis`, their total), FlagTree's promotion. Integers
+/// scan inclusively and subtract each element (exact: they wrap); floats scan pairs
+/// (exclusiveFloatScan). The total is the sum along `axis` (a scalar for a rank-1 tile); a
+/// scalar input gives (0, input).
+SVal cumsum(Specializer &S, const BuiltinCall &c) {
+  const Binder &p = c.p;
+  SourceLoc loc = c.loc;
+  const Arg &in = p.get("input");
+  if (!in.val.isTensor() && !in.val.isNumber())
+    S.fail(in.loc, c.fname + "() input must be a tile or a scalar, got " + in.val.describe());
+  ir::Value *x = S.toTensor(in.val, in.loc);
+  if (x->type.elem.isPointer())
+    S.fail(in.loc, c.fname + "() expects numbers, got " + x->type.str());
+  bool reverse = constBool(S, p, c.fname, "reverse");
+  ir::ScalarType t = cumsumType(p, x->type.elem);
+  if (t.isPointer() || t.dtype == DType::I1)
+    S.fail(p.loc("dtype"), c.fname + "() dtype must be a number type, got " + t.str());
+  x = S.castTo(x, t, loc);
+  int rank = static_cast<int>(x->type.rank());
+  int64_t axis = p.constInt("axis", 0);
+  if (x->type.isScalar()) {
+    if (axis != 0 && axis != -1)
+      S.fail(p.loc("axis"), c.fname + "() axis " + std::to_string(axis) + " is out of range for a scalar");
+    ir::Value *zero = ir::isFloat(t.dtype) ? S.b->constFloat(loc, t.dtype, 0.0) : S.b->constInt(loc, t.dtype, 0);
+    return SVal::tuple({SVal::tensor(zero), SVal::tensor(x)});
+  }
+  if (axis < -rank || axis >= rank)
+    S.fail(p.loc("axis"), c.fname + "() axis " + std::to_string(axis) + " is out of range for " + x->type.str());
+  int a = static_cast<int>(axis < 0 ? axis + rank : axis);
+  ir::Value *exclusive;
+  if (ir::isFloat(t.dtype)) {
+    exclusive = exclusiveFloatScan(S, x, a, reverse, loc);
+  } else {
+    ir::Op *scan = S.b->create(OpKind::Scan, loc, {x}, {x->type});
+    scan->setAxis(a);
+    scan->setReduceKind(ir::ReduceKind::Sum);
+    scan->setReverse(reverse);
+    exclusive = S.b->binary(OpKind::Sub, loc, scan->result(), x);
+  }
+  ir::Value *total = S.reduce(x, a, ir::ReduceKind::Sum, loc);
+  return SVal::tuple({SVal::tensor(exclusive), SVal::tensor(total)});
+}
+
 } // namespace
 
 std::vector<BuiltinSpec> tileBuiltins() {
   return {
       {"tle.extract_tile", "x, index, tile_shape, strides=None", extractTile},
       {"tle.insert_tile", "x, tile, index, strides=None", insertTile},
+      {"tle.cumsum", "input, axis=0, reverse=False, dtype=None", cumsum},
   };
 }
 

@@ -1,4 +1,5 @@
-// TLE-Lite family: tle.extract_tile and tle.insert_tile with every index form (a list of ints, a
+// TLE-Lite family: tle.cumsum (exclusive sums and totals, FlagTree's promotion, forward, reverse
+// and along dim 1), tle.extract_tile and tle.insert_tile with every index form (a list of ints, a
 // linear int, a runtime scalar, a mix), overlapping windows (strides=), windows that line up with
 // the layout (registers only) and windows that do not (through shared memory). References copy
 // elements by their row-major positions.
@@ -114,9 +115,70 @@ void registerWindows(Suite &s, DType t) {
            {x}, {{"half", lower}, {"back", back}}, {}, "");
 }
 
+/// FlagTree's cumsum accumulation type: bf16 in fp32, integers narrower than 32 bits in 32.
+DType cumsumType(DType t) {
+  if (t == DType::BF16)
+    return DType::F32;
+  if (t == DType::I8 || t == DType::I16)
+    return DType::I32;
+  if (t == DType::U8 || t == DType::U16)
+    return DType::U32;
+  return t;
+}
+
+/// tle.cumsum of a rank-1 tile (forward and reverse) and along dim 1 of an [8, 32] tile, with its
+/// totals. Small integers, so float sums are exact in any order (fp16 sums stay below 2048).
+void cumsumCases(Suite &s, DType t) {
+  const int N = 128, R = 8, C = 32;
+  Rng rng(uint64_t(t) + 3600);
+  Buffer x = smallInts(t, N, rng, isSignedT(t) || isFloatT(t) ? -4 : 0, 4);
+  Buffer m = smallInts(t, R * C, rng, isSignedT(t) || isFloatT(t) ? -4 : 0, 4);
+  DType u = cumsumType(t);
+  auto wide = [&](const Buffer &b, size_t i) { return castVal(elem(b, i), t, u); };
+  auto add = [&](Val a, Val b) {
+    return isFloatT(u) ? Val::ofF(a.f + b.f) : Val::ofI(wrapInt(a.i + b.i, u));
+  };
+  Val zero = isFloatT(u) ? Val::ofF(0) : Val::ofI(0);
+  Buffer fwd(u, N), rev(u, N), tot(u, 1), rows(u, size_t(R * C)), rowTot(u, size_t(R));
+  Val acc = zero;
+  for (int i = 0; i < N; ++i) {
+    store(fwd, size_t(i), acc);
+    acc = add(acc, wide(x, size_t(i)));
+  }
+  store(tot, 0, acc);
+  acc = zero;
+  for (int i = N - 1; i >= 0; --i) {
+    store(rev, size_t(i), acc);
+    acc = add(acc, wide(x, size_t(i)));
+  }
+  for (int r = 0; r < R; ++r) {
+    acc = zero;
+    for (int j = 0; j < C; ++j) {
+      store(rows, size_t(r * C + j), acc);
+      acc = add(acc, wide(m, size_t(r * C + j)));
+    }
+    store(rowTot, size_t(r), acc);
+  }
+  tleBatch(s, "tle/cumsum/" + tag(t), "x_ptr, m_ptr, o_fwd, o_tot, o_rev, o_rows, o_rtot",
+           "    i = tl.arange(0, 128)\n"
+           "    ex, total = tle.cumsum(tl.load(x_ptr + i))\n"
+           "    tl.store(o_fwd + i, ex)\n"
+           "    tl.store(o_tot, total)\n"
+           "    tl.store(o_rev + i, tle.cumsum(tl.load(x_ptr + i), 0, reverse=True)[0])\n"
+           "    k = tl.arange(0, 8)[:, None] * 32 + tl.arange(0, 32)[None, :]\n"
+           "    rex, rtot = tle.cumsum(tl.load(m_ptr + k), axis=1)\n"
+           "    tl.store(o_rows + k, rex)\n"
+           "    tl.store(o_rtot + tl.arange(0, 8), rtot)\n",
+           {x, m}, {{"exclusive", fwd}, {"total", tot}, {"reverse", rev}, {"rows", rows}, {"row_totals", rowTot}}, {},
+           "");
+}
+
 } // namespace
 
 void addTleLite(Suite &s) {
+  for (DType t : {DType::I8, DType::I16, DType::I32, DType::I64, DType::U8, DType::F16, DType::BF16, DType::F32,
+                  DType::F64})
+    cumsumCases(s, t);
   for (DType t : {DType::I1, DType::I8, DType::I32, DType::I64, DType::F16, DType::BF16, DType::F32, DType::F64})
     smallWindows(s, t);
   for (DType t : {DType::I32, DType::F32, DType::F16})

@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 # (name, source relative to the repository, kernel, signature, warps, --arg specs of the inputs,
-#  outputs as (argument, generator spec))
+#  outputs as (argument, generator spec)[, extra tle-run arguments])
 CASES = [
     ("extract_insert_i32", "tests/lit/run/tle_extract_insert.tle", "tiles", "*i32, *i32, i32", 4,
      ["k=6"], [("out_ptr", "zeros:i32:5x16"), ("ins_ptr", "zeros:i32:8x16")]),
@@ -21,48 +21,55 @@ CASES = [
      ["x_ptr=rand:f32:2048", "w_ptr=rand:f32:72"], [("y_ptr", "zeros:f32:512")]),
     ("relu_rows_registers", "tests/gpu/ops/tle_lite.tle", "relu_rows", "*fp32, *fp32, i32", 4,
      ["x_ptr=rand:f32:8192", "blk=3"], [("y_ptr", "zeros:f32:8192")]),
+    ("cumsum_values", "tests/lit/run/tle_cumsum.tle", "sums", "*i32, *i32, *fp32, *i32", 4, [],
+     [("o_int", "zeros:i32:24"), ("o_rev", "zeros:i32:9"), ("o_f32", "zeros:f32:9"), ("o_2d", "zeros:i32:10")]),
+    ("cumsum_one_bin_per_thread", "tests/gpu/ops/tle_lite.tle", "hist_prefix", "*i32, *i32, *i32, 1024", 32,
+     ["h_ptr=rand:i32:1024"], [("o_ptr", "zeros:i32:1024"), ("t_ptr", "zeros:i32:1")]),
+    ("cumsum_fp32_rows_reverse", "tests/gpu/ops/tle_lite.tle", "float_prefix", "*fp32, *fp32, *fp32", 4,
+     ["x_ptr=rand:f32:2048"], [("o_ptr", "zeros:f32:2048"), ("t_ptr", "zeros:f32:16")],
+     ["--rtol", "1e-5", "--atol", "1e-4"]),
 ]
 
 
-def run_case(tle_run, source, work, case):
-    name, path, kernel, sig, warps, inputs, outputs = case
+def commands(tle_run, source, work, case):
+    """The CPU reference run and the GPU run of `case`."""
+    name, path, kernel, sig, warps, inputs, outputs = case[:7]
+    extra = case[7] if len(case) > 7 else []
     base = [tle_run, os.path.join(source, path), "-n", kernel, "-s", sig, "-w", str(warps), "-q"]
-    cpu = list(base)
-    saved = {}
+    cpu, gpu = list(base), base + ["--target", "gpu"] + extra
     for spec in inputs:
         arg, value = spec.split("=", 1)
-        if ":" in value:  # a generated array: save it so the GPU run reads the same values
-            saved[arg] = os.path.join(work, f"{name}_{arg}.npy")
-            cpu += ["--arg", spec, "--save", f"{arg}={saved[arg]}"]
+        if ":" in value:  # a generated array: saved, so that the GPU run reads the same values
+            path = os.path.join(work, f"{name}_{arg}.npy")
+            cpu += ["--arg", spec, "--save", f"{arg}={path}"]
+            gpu += ["--arg", f"{arg}={path}"]
         else:
             cpu += ["--arg", spec]
+            gpu += ["--arg", spec]
     for arg, gen in outputs:
-        cpu += ["--arg", f"{arg}={gen}", "--save", f"{arg}={os.path.join(work, f'{name}_{arg}_ref.npy')}"]
-    p = subprocess.run(cpu, capture_output=True, text=True)
-    if p.returncode != 0:
-        return False, "CPU reference failed: " + p.stderr.strip()
-    gpu = base + ["--target", "gpu"]
-    for spec in inputs:
-        arg, value = spec.split("=", 1)
-        gpu += ["--arg", f"{arg}={saved[arg]}" if arg in saved else spec]
-    for arg, gen in outputs:
-        gpu += ["--arg", f"{arg}={gen}", "--expect", f"{arg}={os.path.join(work, f'{name}_{arg}_ref.npy')}"]
-    p = subprocess.run(gpu, capture_output=True, text=True)
-    if p.returncode != 0 and "needs a CUDA GPU" in p.stderr:
-        return None, p.stderr.strip()
-    return p.returncode == 0, (p.stdout + p.stderr).strip().replace("\n", "; ")
+        ref = os.path.join(work, f"{name}_{arg}_ref.npy")
+        cpu += ["--arg", f"{arg}={gen}", "--save", f"{arg}={ref}"]
+        gpu += ["--arg", f"{arg}={gen}", "--expect", f"{arg}={ref}"]
+    return cpu, gpu
 
 
 def main():
     tle_run, source, work = sys.argv[1:4]
     os.makedirs(work, exist_ok=True)
+    runs = [commands(tle_run, source, work, case) for case in CASES]
+    for case, (cpu, _) in zip(CASES, runs):  # every reference first: they need no GPU
+        p = subprocess.run(cpu, capture_output=True, text=True)
+        if p.returncode != 0:
+            print(f"FAIL  {case[0]}  the CPU reference run failed: {p.stderr.strip()}")
+            return 1
     failed = 0
-    for case in CASES:
-        ok, detail = run_case(tle_run, source, work, case)
-        if ok is None:
-            print("SKIPPED: " + detail)
+    for case, (_, gpu) in zip(CASES, runs):
+        p = subprocess.run(gpu, capture_output=True, text=True)
+        if p.returncode != 0 and "needs a CUDA GPU" in p.stderr:
+            print("SKIPPED: " + p.stderr.strip())
             return 77
-        print(f"{'PASS' if ok else 'FAIL'}  {case[0]}  {detail}")
+        ok = p.returncode == 0
+        print(f"{'PASS' if ok else 'FAIL'}  {case[0]}  {(p.stdout + p.stderr).strip()}".replace("\n", "; "))
         failed += not ok
     print(f"{len(CASES) - failed} passed, {failed} failed")
     return 1 if failed else 0
