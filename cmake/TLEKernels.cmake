@@ -19,7 +19,7 @@
 #        [SIGNATURE "sig"]      tlec -s: Triton's AOT signature, e.g. "*fp32:16, *fp32:16, i32, 1024"
 #        [NUM_WARPS n] [NUM_STAGES n]
 #        [GRID "x, y, z"]       tlec -g: grid expressions, e.g. "cdiv(n, BLOCK), 1, 1"
-#        [DEFINES NAME=VALUE...] tlec -D
+#        [DEFINES NAME=VALUE...] tlec -D (a literal or an expression over the kernel's module)
 #        [WHEN "PRED"...]       shape predicates on integer arguments the dispatcher also requires
 #                               for this entry, e.g. WHEN "M <= 64" "N % 128 == 0" (tle-link --when)
 #        [ARCHS arch...]]...    targets of this specialisation
@@ -54,9 +54,12 @@ function(_tle_parse_compile_line file prefix)
   if(_line MATCHES " (-n|--kernel)[ =]([A-Za-z_][A-Za-z0-9_]*)")
     set(_KERNEL_NAME "${CMAKE_MATCH_2}")
   endif()
-  string(REGEX MATCHALL " -D ?[A-Za-z_][A-Za-z0-9_]*=[^ ]+" _defs "${_line}")
-  foreach(_d IN LISTS _defs)
-    string(REGEX REPLACE "^ -D ?" "" _d "${_d}")
+  # -D NAME=VALUE, or -D "NAME=VALUE" for a value with spaces (a constexpr expression).
+  string(REGEX MATCHALL " -D ?[A-Za-z_][A-Za-z0-9_]*=[^ \"]+" _defs "${_line}")
+  string(REGEX MATCHALL " -D ?\"[A-Za-z_][A-Za-z0-9_]*=[^\"]*\"" _quoted "${_line}")
+  foreach(_d IN LISTS _defs _quoted)
+    string(REGEX REPLACE "^ -D ?\"?" "" _d "${_d}")
+    string(REGEX REPLACE "\"$" "" _d "${_d}")
     list(APPEND _DEFINES "${_d}")
   endforeach()
   foreach(_field KERNEL_NAME SIGNATURE NUM_WARPS NUM_STAGES GRID DEFINES)

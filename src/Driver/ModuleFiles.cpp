@@ -41,6 +41,9 @@ std::string ModuleFiles::sourceHash(uint32_t input) const {
 void ModuleFiles::attach(sema::SpecializeOptions &so, const std::vector<std::string> &importPath) {
   so.importPath = importPath;
   so.loadModule = [this](const std::string &path) { return load(path); };
+  so.parseExpression = [this](uint32_t file, SourceLoc at, const std::string &text) -> const ast::Expr * {
+    return frontend::parseExpression(file, at, text, ctx_, diags_);
+  };
 }
 
 namespace {

@@ -286,9 +286,15 @@ ast::Module parseModule(uint32_t file, ast::ASTContext &ctx, DiagnosticEngine &d
   return buildModule(file, tree, ctx, diags);
 }
 
-ast::Expr *parseFieldExpression(uint32_t file, SourceLoc at, const std::string &text, ast::ASTContext &ctx,
-                                DiagnosticEngine &diags) {
-  // Parenthesised and padded with newlines and spaces so that the field's tokens sit at their
+namespace {
+
+/// Parses `text`, which starts at `at` (column 2 or more on line 1) in file `file`, as one
+/// expression whose tokens carry their locations in the file. Syntax errors are reported there,
+/// their messages after `prefix`; one at the text's end names `closer` (the character after it
+/// in the file, or "" for the end of the text).
+ast::Expr *parseExpressionAt(uint32_t file, SourceLoc at, const std::string &text, ast::ASTContext &ctx,
+                             DiagnosticEngine &diags, const std::string &prefix, const std::string &closer) {
+  // Parenthesised and padded with newlines and spaces so that the text's tokens sit at their
   // line and column in the file (inside brackets, line breaks and indentation mean nothing).
   std::string padded = "(";
   if (at.line <= 1) {
@@ -314,7 +320,7 @@ ast::Expr *parseFieldExpression(uint32_t file, SourceLoc at, const std::string &
     if (source.error().set && e.atEof)
       diags.fatal(source.error().loc, source.error().message);
     // The closing parenthesis (on a line of its own) and the end are ours: an error there is
-    // at the field's end, the '}'.
+    // at the text's end.
     SourceLoc end = at;
     for (char ch : text) {
       if (ch == '\n') {
@@ -327,10 +333,10 @@ ast::Expr *parseFieldExpression(uint32_t file, SourceLoc at, const std::string &
     if (e.atEof || e.loc.line > end.line) {
       std::string msg = e.message;
       if (size_t k = msg.find("')'"); k != std::string::npos)
-        msg.replace(k, 3, "'}'");
-      diags.fatal(end, "f-string: " + msg);
+        msg.replace(k, 3, closer.empty() ? "the end" : "'" + closer + "'");
+      diags.fatal(end, prefix + msg);
     }
-    diags.fatal(e.loc, "f-string: " + e.message);
+    diags.fatal(e.loc, prefix + e.message);
   } catch (const std::exception &e) {
     diags.fatal(at, std::string("internal parser error: ") + e.what());
   }
@@ -338,6 +344,19 @@ ast::Expr *parseFieldExpression(uint32_t file, SourceLoc at, const std::string &
     diags.fatal(source.error().loc, source.error().message);
   parser.removeParseListeners();
   return buildExpression(file, tree, ctx, diags);
+}
+
+} // namespace
+
+ast::Expr *parseFieldExpression(uint32_t file, SourceLoc at, const std::string &text, ast::ASTContext &ctx,
+                                DiagnosticEngine &diags) {
+  return parseExpressionAt(file, at, text, ctx, diags, "f-string: ", "}");
+}
+
+ast::Expr *parseExpression(uint32_t file, SourceLoc at, const std::string &text, ast::ASTContext &ctx,
+                           DiagnosticEngine &diags) {
+  checkUtf8(file, diags.sources().text(file), diags);
+  return parseExpressionAt(file, at, text, ctx, diags, "", "");
 }
 
 void dumpTokens(uint32_t file, std::ostream &os, DiagnosticEngine &diags) {

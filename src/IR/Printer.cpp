@@ -86,8 +86,12 @@ public:
       os_ << ", pipeline_bytes = " << f.pipelineBytes;
     if (f.pipelineBytes && f.pipelineOffset)
       os_ << ", pipeline_offset = " << f.pipelineOffset;
-    for (auto &[k, v] : f.constexprs)
-      os_ << ", " << k << " = " << v;
+    for (auto &[k, v] : f.constexprs) // one token as it is, anything else (a tuple, a mesh) quoted
+      os_ << ", " << k << " = "
+          << (!v.empty() && v.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.+-") ==
+                                std::string::npos
+                  ? v
+                  : quoted(v));
     os_ << "} {\n";
     block(f.body, 1);
     os_ << "}\n";

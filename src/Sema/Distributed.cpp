@@ -1,7 +1,7 @@
-// TLE's device meshes, thread-block clusters and shared-memory buffers (FlagTree's names):
-// tle.device_mesh, tle.shard_id, tle.remote, tle.distributed_barrier, tle.gpu.alloc,
-// tle.gpu.local_ptr and buffer.slot. docs/language.md "Clusters and shared buffers" states the
-// rules; this file checks them and builds the tile IR.
+// TLE's thread-block clusters and shared-memory buffers over device meshes (FlagTree's names):
+// tle.shard_id, tle.remote, tle.distributed_barrier, tle.gpu.alloc, tle.gpu.local_ptr and
+// buffer.slot (the meshes themselves: Meshes.cpp). docs/language.md "Clusters and shared
+// buffers" states the rules; this file checks them and builds the tile IR.
 #include "Binder.h"
 #include "Registry.h"
 #include "Sema.h"
@@ -107,51 +107,27 @@ SVal bufferSlot(Specializer &S, const BuiltinCall &c) {
   return r;
 }
 
-SVal deviceMesh(Specializer &S, const BuiltinCall &c) {
-  const Binder &p = c.p;
-  const Arg &t = p.get("topology");
-  if (t.val.kind != SVal::Kind::Dict)
-    S.fail(t.loc, "device_mesh() topology must be a dict of levels ({\"block_cluster\": [(\"cluster_x\", 2)]}), got " +
-                    t.val.describe());
-  SVal mesh;
-  mesh.kind = SVal::Kind::Mesh;
-  auto addAxis = [&](const SVal &axisName, const SVal &size) {
-    if (axisName.kind != SVal::Kind::Str)
-      S.fail(t.loc, "device_mesh() axis names must be strings, got " + axisName.describe());
-    if (size.kind != SVal::Kind::Int || size.i < 1)
-      S.fail(t.loc, "device_mesh() axis '" + axisName.s + "' needs a positive integer size, got " + size.describe());
-    for (auto &e : mesh.elts)
-      if (e.s == axisName.s)
-        S.fail(t.loc, "device_mesh() has two axes named '" + axisName.s + "'");
-    mesh.elts.push_back(axisName);
-    mesh.ints.push_back(size.i);
-  };
-  for (size_t i = 0; i + 1 < t.val.elts.size(); i += 2) {
-    const SVal &level = t.val.elts[i], &v = t.val.elts[i + 1];
-    if (v.kind == SVal::Kind::Int) { // one axis named as the level
-      addAxis(level, v);
-      continue;
-    }
-    if (v.kind != SVal::Kind::Tuple)
-      S.fail(t.loc, "device_mesh() level " + level.describe() + " must be a size or a list of (name, size) pairs, got " +
-                      v.describe());
-    for (const SVal &ax : v.elts) {
-      if (ax.kind != SVal::Kind::Tuple || ax.elts.size() != 2)
-        S.fail(t.loc, "device_mesh() level " + level.describe() + " must list (name, size) pairs, got " + ax.describe());
-      addAxis(ax.elts[0], ax.elts[1]);
-    }
-  }
-  if (mesh.ints.empty())
-    S.fail(t.loc, "device_mesh() needs at least one axis");
-  firstClusterAxis(S, mesh, t.loc);
-  return mesh;
+/// Fails at `at` when axis `axis` of `mesh` spans GPUs (a node, device or chiplet level): that
+/// needs a multi-GPU launch, which tlec does not make.
+void requireOneGpu(Specializer &S, const SVal &mesh, size_t axis, SourceLoc at, const std::string &what) {
+  MeshLevel lv = meshAxisLevel(mesh, axis);
+  if (lv == MeshLevel::Node || lv == MeshLevel::Device || lv == MeshLevel::Chiplet)
+    S.fail(at, what + " axis '" + mesh.elts[axis].s + "' of level '" + meshLevelName(lv) +
+                   "', which spans GPUs: that needs a multi-GPU launch (FlagTree's device_dptr and FlagCX), which "
+                   "tlec does not support yet");
 }
 
 SVal shardId(Specializer &S, const BuiltinCall &c) {
   const Binder &p = c.p;
   SourceLoc loc = c.loc;
-  const SVal &mesh = meshArg(S, p, "mesh", "shard_id");
+  if (p.has("device_dptr"))
+    S.fail(p.loc("device_dptr"), "shard_id() device_dptr= is a multi-GPU launch's context (FlagCX), which tlec "
+                                 "does not support yet");
+  // FlagTree's rule: the axis and the coordinates are those of the mesh the kernel is launched
+  // over (a sub-mesh's launch mesh).
+  const SVal mesh = meshLaunch(meshArg(S, p, "mesh", "shard_id"));
   size_t axis = meshAxis(S, mesh, p.get("axis"), "shard_id");
+  requireOneGpu(S, mesh, axis, p.loc("axis"), "shard_id() over");
   if (firstClusterAxis(S, mesh, p.loc("mesh")) < mesh.ints.size())
     S.useMeshCluster(mesh, p.loc("mesh"));
   // FlagTree's rule: program ids enumerate the mesh row-major, so the coordinate along `axis`
@@ -169,16 +145,51 @@ SVal shardId(Specializer &S, const BuiltinCall &c) {
   return SVal::tensor(r);
 }
 
+/// Fails when `space` or `device_dptr` asks for a barrier across GPUs (FlagTree's FlagCX device
+/// barrier), which tlec does not build.
+void requireClusterSpace(Specializer &S, const Binder &p) {
+  if (p.has("space")) {
+    const Arg &sp = p.get("space");
+    if (sp.val.kind != SVal::Kind::Str || (sp.val.s != "device" && sp.val.s != "node" && sp.val.s != "chiplet"))
+      S.fail(sp.loc, "distributed_barrier() space must be None, or \"device\" / \"node\" for a barrier across GPUs, "
+                     "got " + sp.val.describe());
+    S.fail(sp.loc, "distributed_barrier(space=" + sp.val.describe().substr(4) +
+                       ") is a barrier across GPUs (FlagCX), which tlec does not support yet");
+  }
+  if (p.has("device_dptr"))
+    S.fail(p.loc("device_dptr"), "distributed_barrier() device_dptr= is a multi-GPU launch's context (FlagCX), which "
+                                 "tlec does not support yet");
+}
+
+/// FlagTree's choice of a grid-wide barrier: the mesh's axes (its launch mesh's, for a mesh of
+/// no axes) have no cluster axis and some block axis (a name containing "block").
+bool gridBarrierMesh(const SVal &mesh) {
+  const SVal &named = mesh.ints.empty() ? meshLaunch(mesh) : mesh;
+  bool cluster = false, block = false;
+  for (size_t k = 0; k < named.ints.size(); ++k) {
+    cluster |= clusterAxis(named.elts[k].s);
+    block |= named.elts[k].s.find("block") != std::string::npos;
+  }
+  return !cluster && block;
+}
+
 SVal distributedBarrier(Specializer &S, const BuiltinCall &c) {
   const Binder &p = c.p;
   SourceLoc loc = c.loc;
+  requireClusterSpace(S, p);
   if (p.has("mesh")) {
     const SVal &mesh = meshArg(S, p, "mesh", "distributed_barrier");
-    if (firstClusterAxis(S, mesh, p.loc("mesh")) == mesh.ints.size())
+    if (gridBarrierMesh(mesh))
       S.fail(p.loc("mesh"), "distributed_barrier() over " + mesh.describe() +
                               ", a mesh without cluster axes, would be a grid-wide barrier, which is not "
                               "supported yet; give a mesh with a cluster axis");
-    S.useMeshCluster(mesh, p.loc("mesh"));
+    int64_t size = S.useMeshCluster(meshLaunch(mesh), p.loc("mesh"));
+    size_t members = meshPhysicalIds(mesh).size();
+    if (meshDerived(mesh) && members < static_cast<size_t>(size))
+      S.fail(p.loc("mesh"), "distributed_barrier() over " + mesh.describe() + ", " + std::to_string(members) +
+                              " of the cluster's " + std::to_string(size) +
+                              " CTAs, would be a sub-mesh barrier, which is not supported yet; give the whole cluster's "
+                              "mesh");
   } else if (S.fn->cluster == std::array<int, 3>{1, 1, 1}) {
     S.fail(loc, "distributed_barrier() without a mesh needs a kernel that already uses a cluster (tle.shard_id or "
               "tle.remote with a mesh); pass the mesh");
@@ -238,9 +249,11 @@ SVal remote(Specializer &S, const BuiltinCall &c) {
     S.fail(x.loc, "remote() of " + x.val.describe() + ", which already addresses another CTA: remote() applies once");
   const SVal *mesh = nullptr;
   int64_t size = S.fn->cluster[0];
+  SVal launch;
   if (p.has("scope")) {
     mesh = &meshArg(S, p, "scope", "remote");
-    size = S.useMeshCluster(*mesh, p.loc("scope"));
+    launch = meshLaunch(*mesh);
+    size = S.useMeshCluster(launch, p.loc("scope"));
   } else if (S.fn->cluster == std::array<int, 3>{1, 1, 1}) {
     S.fail(loc, "remote() without scope= needs a kernel that already uses a cluster (tle.shard_id or "
               "tle.distributed_barrier with a mesh); pass scope=mesh");
@@ -250,7 +263,23 @@ SVal remote(Specializer &S, const BuiltinCall &c) {
   // an integer, or an integer scalar known at run time (not range-checked).
   std::vector<SVal> coords = {sa.val};
   std::vector<int64_t> sizes = {size};
-  if (sa.val.kind == SVal::Kind::Tuple) {
+  if (sa.val.kind == SVal::Kind::Tuple && mesh && meshDerived(*mesh)) {
+    // Coordinates in a sub-mesh (or a reshaped mesh): its member's physical id, whose rank in
+    // its cluster is the id modulo the cluster size (the cluster axes are the innermost).
+    if (sa.val.elts.size() != mesh->ints.size())
+      S.fail(sa.loc, "remote() shard_id has " + std::to_string(sa.val.elts.size()) + " coordinates; " +
+                       mesh->describe() + " has " + std::to_string(mesh->ints.size()) + " axes");
+    int64_t linear = 0;
+    for (size_t i = 0; i < sa.val.elts.size(); ++i) {
+      const SVal &coord = sa.val.elts[i];
+      if (coord.kind != SVal::Kind::Int || coord.i < 0 || coord.i >= mesh->ints[i])
+        S.fail(sa.loc, "remote() shard_id coordinate " + std::to_string(i) + " in " + mesh->describe() +
+                         " must be a compile-time integer in [0, " + std::to_string(mesh->ints[i]) + "), got " +
+                         coord.describe());
+      linear = linear * mesh->ints[i] + coord.i;
+    }
+    coords = {SVal::integer(meshPhysicalIds(*mesh)[linear] % size)};
+  } else if (sa.val.kind == SVal::Kind::Tuple) {
     if (!mesh)
       S.fail(sa.loc, "remote() shard_id as a tuple needs scope= (the mesh its coordinates index)");
     size_t first = firstClusterAxis(S, *mesh, p.loc("scope"));
@@ -393,10 +422,9 @@ SVal localPtr(Specializer &S, const BuiltinCall &c) {
 
 std::vector<BuiltinSpec> tleBuiltins() {
   return {
-      {"tle.device_mesh", "topology", deviceMesh},
-      {"tle.shard_id", "mesh, axis", shardId},
+      {"tle.shard_id", "mesh, axis, device_dptr=None", shardId},
       {"tle.remote", "tensor, shard_id, scope=None, space='cluster'", remote},
-      {"tle.distributed_barrier", "mesh=None", distributedBarrier},
+      {"tle.distributed_barrier", "mesh=None, device_dptr=None, space=None", distributedBarrier},
       {"tle.gpu.alloc", "shape, dtype, layout=None, scope=tle.gpu.smem, init_value=None, nv_mma_shared_layout=False",
        alloc},
       {"tle.gpu.local_ptr", "buffer, indices=None", localPtr},

@@ -535,6 +535,8 @@ SVal Specializer::subscript(const ast::SubscriptExpr *e, Env &env) {
       fail(e->indices[0]->loc(), "tuple index " + std::to_string(idx.i) + " out of range");
     return base.elts[i];
   }
+  if (base.kind == SVal::Kind::Mesh)
+    return meshSubscript(base, e, env);
   if (base.kind == SVal::Kind::Dict) { // a compile-time dict (e.g. @triton.heuristics' args)
     if (e->indices.size() != 1)
       fail(e->loc(), "a dict takes one key");

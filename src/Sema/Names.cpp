@@ -40,12 +40,7 @@ std::string SVal::describe() const {
       r += (k ? ", " : "") + elts[k].describe() + ": " + elts[k + 1].describe();
     return r + ")";
   }
-  case Kind::Mesh: {
-    std::string r = "device_mesh(";
-    for (size_t k = 0; k < ints.size(); ++k)
-      r += (k ? ", " : "") + elts[k].s + "=" + std::to_string(ints[k]);
-    return r + ")";
-  }
+  case Kind::Mesh: return describeMesh(*this);
   case Kind::Buffer: {
     std::string r = elts[0].v->type.elem.space == ir::AddrSpace::Cluster ? "remote shared buffer [" : "shared buffer [";
     for (size_t k = 0; k < ints.size(); ++k)
@@ -220,16 +215,12 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
     fail(loc, base.describe() + " has no attribute '" + attr + "'");
   }
   if (base.kind == SVal::Kind::Mesh) {
-    if (attr == "shape") {
-      return intTuple(base.ints);
-    }
-    if (attr == "dim_names")
-      return SVal::tuple(base.elts);
-    if (attr == "ndim")
-      return SVal::integer(static_cast<int64_t>(base.ints.size()));
-    if (attr == "size")
-      return SVal::integer(ir::numElements(base.ints));
-    fail(loc, base.describe() + " has no attribute '" + attr + "' (device meshes have shape, dim_names, ndim and size)");
+    if (isBuiltinMethod("mesh", attr))
+      return SVal::method(base, attr);
+    if (auto v = meshAttribute(base, attr))
+      return *v;
+    fail(loc, base.describe() + " has no attribute '" + attr + "' (device meshes have shape, dim_names, ndim, size, "
+                                "physical_ids, launch_shape, launch_dim_names, reshape and flatten)");
   }
   if (base.kind == SVal::Kind::Buffer) {
     if (isBuiltinMethod("buffer", attr))

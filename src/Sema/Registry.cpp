@@ -94,7 +94,8 @@ struct Registry {
 
   Registry() {
     for (auto family : {coreBuiltins, debugBuiltins, memoryBuiltins, atomicBuiltins, mathBuiltins, shapeBuiltins,
-                        reduceBuiltins, sortBuiltins, dotBuiltins, randomBuiltins, tleBuiltins, tileBuiltins, torchBuiltins,
+                        reduceBuiltins, sortBuiltins, dotBuiltins, randomBuiltins, meshBuiltins, tleBuiltins,
+                        tileBuiltins, torchBuiltins,
                         stringBuiltins, standardBuiltins})
       for (const BuiltinSpec &spec : family()) {
         all.push_back(parse(spec));
@@ -115,6 +116,7 @@ const Registry &registry() {
 std::string receiverKind(const SVal &self) {
   switch (self.kind) {
   case SVal::Kind::Buffer: return "buffer";
+  case SVal::Kind::Mesh: return "mesh";
   case SVal::Kind::DType: return "dtype";
   case SVal::Kind::TensorDesc: return "tensor_descriptor";
   case SVal::Kind::Int: case SVal::Kind::Bool: return "int";

@@ -117,7 +117,8 @@ std::vector<BuiltinSpec> reduceBuiltins();  // Reductions.cpp: reductions and sc
 std::vector<BuiltinSpec> sortBuiltins();    // Sort.cpp: sort, topk, bitonic_merge
 std::vector<BuiltinSpec> dotBuiltins();     // Dot.cpp
 std::vector<BuiltinSpec> randomBuiltins();  // Random.cpp
-std::vector<BuiltinSpec> tleBuiltins();     // Distributed.cpp: meshes, clusters, shared buffers
+std::vector<BuiltinSpec> tleBuiltins();     // Distributed.cpp: clusters, shared buffers
+std::vector<BuiltinSpec> meshBuiltins();    // Meshes.cpp: device meshes
 std::vector<BuiltinSpec> tileBuiltins();    // Tiles.cpp: tle.extract_tile, tle.insert_tile, tle.cumsum
 std::vector<BuiltinSpec> torchBuiltins();   // Torch.cpp: torch.finfo / torch.iinfo, tl.dtype(name)
 std::vector<BuiltinSpec> stringBuiltins();  // Strings.cpp: str(), repr()

@@ -170,6 +170,21 @@ public:
   /// last) and returns the descriptor built from them, as tl.make_tensor_descriptor does.
   SVal bindHostDescriptor(const ast::Param &p, const SignatureEntry &e);
 
+  // --- Command-line constexpr values (Signature.cpp)
+  /// The value of constexpr parameter `param` given on the command line as `text`: a -D value,
+  /// or signature entry `entry` when it is not null. A literal (parseConstexprText) is taken as
+  /// it is; anything else is parsed as a Python expression (SpecializeOptions::parseExpression)
+  /// and evaluated in the kernel's module: a module-level name, `tl.bfloat16`, a tuple, a
+  /// `tle.device_mesh(...)` call. Errors are located in a pseudo-file that shows the option as
+  /// written ("-D NAME=TEXT", "-s \"SIG\"") with a caret. Sets `record` to the value's text for
+  /// the function's constexprs (the metadata): the literal as written, else constexprRecord.
+  /// `mesh[indices]` (FlagTree's device_mesh.__getitem__): ints drop their axis, slices keep it
+  /// with the ids they select, '...' stands for the axes not indexed (Meshes.cpp).
+  SVal meshSubscript(const SVal &mesh, const ast::SubscriptExpr *e, Env &env);
+
+  SVal commandLineConstexpr(const std::string &param, const std::string &text, const SignatureEntry *entry,
+                            std::string &record);
+
   // --- Statements (Specialize.cpp; loops in Loops.cpp)
   //
   // `return`, `break` and `continue` set control-flow flags in the environment (the hidden names
@@ -546,6 +561,37 @@ bool isConstexprFnDecorator(const ast::Expr *d);
 /// Parses a constexpr value from the command line (-D, signature literals): int, float,
 /// True/False, None, a quoted string or a dtype name; empty when the text is none of these.
 std::optional<SVal> parseConstexprText(const std::string &t);
+
+/// The topology level a device mesh's axis comes from (tle.device_mesh's dict keys, MeshConfig's
+/// fields), outermost first: node, device and chiplet span GPUs; block_cluster and block are
+/// one GPU's programs; Other is any other level name.
+enum class MeshLevel { Node, Device, Chiplet, BlockCluster, Block, Other };
+
+// Device meshes (Meshes.cpp). A Mesh SVal keeps `ints` = its shape and elts[0, ndim) = its axis
+// names (Str, `i` = the axis's MeshLevel); a mesh derived from another (a sub-mesh `mesh[0, :]`,
+// reshape, flatten) has one more element: a tuple (its physical ids, its launch mesh).
+
+/// Whether `mesh` was derived from another mesh (it has its own physical ids and launch mesh).
+bool meshDerived(const SVal &mesh);
+/// The mesh `mesh` was derived from, at the root (the one the kernel is launched over:
+/// FlagTree's launch_shape / launch_dim_names); `mesh` itself when it is not derived.
+SVal meshLaunch(const SVal &mesh);
+/// The physical ids of `mesh`'s members, row-major: positions in its launch mesh (0..size-1
+/// for a mesh that is not derived).
+std::vector<int64_t> meshPhysicalIds(const SVal &mesh);
+/// The level of axis `axis` (< ndim) of `mesh`.
+MeshLevel meshAxisLevel(const SVal &mesh, size_t axis);
+const char *meshLevelName(MeshLevel level);
+/// "device_mesh(x=2, y=4)", a derived mesh with "[ids ... of <its launch mesh>]".
+std::string describeMesh(const SVal &mesh);
+/// mesh.shape, dim_names, ndim, size, physical_ids, launch_shape, launch_dim_names; nullopt for
+/// another name.
+std::optional<SVal> meshAttribute(const SVal &mesh, const std::string &attr);
+
+/// A compile-time value as the function's constexprs (and the metadata) record it: an int,
+/// float, True/False or None as Python prints it, a dtype as its name (`bf16`), a string in
+/// single quotes, a tuple in parentheses, a mesh as `device_mesh(...)`, a function as its name.
+std::string constexprRecord(const SVal &v);
 
 /// The libdevice functions TLE lowers (`libdevice.NAME`, `tl.math.NAME`), with their arity.
 const std::map<std::string, int> &libdeviceArities();

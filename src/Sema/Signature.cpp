@@ -1,7 +1,13 @@
-// Kernel signature text (-s, string annotations) and command-line constexpr values (-D) parsing.
+// Kernel signature text (-s, string annotations) and command-line constexpr values (-D, the
+// signature's): literals, or expressions evaluated in the kernel's module.
+#include "Registry.h"
 #include "Sema.h"
 
+#include <llvm/Support/Casting.h>
+
 #include <cctype>
+#include <cstdio>
+#include <cstdlib>
 
 namespace tle::sema {
 
@@ -48,14 +54,14 @@ std::optional<SVal> parseConstexprText(const std::string &t) {
 
 namespace {
 
-/// The next ',' at `from` or after that is outside brackets ([] and <>), or npos.
+/// The next ',' at `from` or after that is outside brackets ([], (), {} and <>), or npos.
 size_t nextSeparator(const std::string &text, size_t from) {
   int depth = 0;
   for (size_t i = from; i < text.size(); ++i) {
     char c = text[i];
-    if (c == '[' || c == '<')
+    if (c == '[' || c == '<' || c == '(' || c == '{')
       ++depth;
-    else if ((c == ']' || c == '>') && depth > 0)
+    else if ((c == ']' || c == '>' || c == ')' || c == '}') && depth > 0)
       --depth;
     else if (c == ',' && depth == 0)
       return i;
@@ -107,7 +113,9 @@ std::optional<std::vector<SignatureEntry>> parseSignature(const std::string &tex
   size_t start = 0;
   while (start <= text.size()) {
     size_t comma = nextSeparator(text, start);
-    std::string item = trim(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    std::string raw = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::string item = trim(raw);
+    size_t column = start + (item.empty() ? 0 : raw.find(item[0]));
     start = comma == std::string::npos ? text.size() + 1 : comma + 1;
     if (item.empty()) {
       if (comma == std::string::npos && !out.empty())
@@ -116,11 +124,18 @@ std::optional<std::vector<SignatureEntry>> parseSignature(const std::string &tex
       return std::nullopt;
     }
     SignatureEntry e;
+    e.column = column;
     if (item.rfind("tensordesc<", 0) == 0) {
       if (std::string why = parseTensorDesc(item, e); !why.empty()) {
         diags.error({}, "signature entry '" + item + "': " + why);
         return std::nullopt;
       }
+      out.push_back(e);
+      continue;
+    }
+    if (item.find_first_of("([{") != std::string::npos) { // a call, tuple, list or dict: a constexpr
+      e.kind = SignatureEntry::Kind::Constexpr;
+      e.constexprText = item;
       out.push_back(e);
       continue;
     }
@@ -134,21 +149,18 @@ std::optional<std::vector<SignatureEntry>> parseSignature(const std::string &tex
     if (ptr && !base.empty() && base[0] == 'k') // *kfp32: const pointer
       base = base.substr(1);
     auto dt = ir::parseDTypeName(base); // the command lines' vocabulary: fp16, f16, float16, ...
-    if (!dt && !ptr && hint.empty()) {
-      auto c = parseConstexprText(item);
-      if (!c || c->kind == SVal::Kind::DType) {
-        diags.error({}, "signature entry '" + item + "' is neither a type (e.g. *fp32:16, i32) nor a constexpr literal");
-        return std::nullopt;
-      }
-      e.kind = SignatureEntry::Kind::Constexpr;
-      e.constexprText = item;
-      out.push_back(e);
-      continue;
-    }
     if (!dt && (base == "fp8e4b15" || base == "fp8e4b8" || base == "fp8e5b16")) {
       diags.error({}, "type '" + base + "' in signature entry '" + item +
                           "' is not supported: TLE targets NVIDIA GPUs, whose fp8 types are fp8e4nv and fp8e5");
       return std::nullopt;
+    }
+    if (!dt && !ptr && hint.empty()) {
+      // A literal, or an expression the specializer evaluates in the kernel's module (a name
+      // that is neither a type nor a module-level name is reported there).
+      e.kind = SignatureEntry::Kind::Constexpr;
+      e.constexprText = item;
+      out.push_back(e);
+      continue;
     }
     if (!dt) {
       diags.error({}, "unknown type '" + base + "' in signature entry '" + item +
@@ -176,6 +188,86 @@ std::optional<std::vector<SignatureEntry>> parseSignature(const std::string &tex
     out.push_back(e);
   }
   return out;
+}
+
+std::string constexprRecord(const SVal &v) {
+  switch (v.kind) {
+  case SVal::Kind::None: return "None";
+  case SVal::Kind::Bool: return v.i ? "True" : "False";
+  case SVal::Kind::Int: return std::to_string(v.i);
+  case SVal::Kind::Float: { // the shortest text that reads back, with a '.0' on whole numbers (Python's repr)
+    char buf[64];
+    for (int digits = 1; digits <= 17; ++digits) {
+      std::snprintf(buf, sizeof buf, "%.*g", digits, v.f);
+      if (std::strtod(buf, nullptr) == v.f)
+        break;
+    }
+    std::string r = buf;
+    return r.find_first_not_of("-0123456789") == std::string::npos ? r + ".0" : r;
+  }
+  case SVal::Kind::Str: return "'" + v.s + "'";
+  case SVal::Kind::DType: return ir::name(v.dtype.dtype);
+  case SVal::Kind::Tuple: {
+    std::string r = "(";
+    for (size_t k = 0; k < v.elts.size(); ++k)
+      r += (k ? ", " : "") + constexprRecord(v.elts[k]);
+    return r + (v.elts.size() == 1 ? ",)" : ")");
+  }
+  case SVal::Kind::JitFn: case SVal::Kind::PyFn: return v.fn->name;
+  case SVal::Kind::Builtin: return v.s;
+  default: return v.describe();
+  }
+}
+
+namespace {
+
+/// Whether a command-line value of this kind can be a constexpr argument: a compile-time value
+/// or a function (Triton passes @jit functions as constexprs).
+bool constexprArgument(const SVal &v) {
+  switch (v.kind) {
+  case SVal::Kind::Tuple:
+    for (const SVal &e : v.elts)
+      if (!constexprArgument(e))
+        return false;
+    return true;
+  case SVal::Kind::JitFn: case SVal::Kind::Builtin: return true;
+  case SVal::Kind::PyFn: return v.i != 0; // a @triton.constexpr_function
+  default: return v.isConstexpr();
+  }
+}
+
+} // namespace
+
+SVal Specializer::commandLineConstexpr(const std::string &param, const std::string &text, const SignatureEntry *entry,
+                                       std::string &record) {
+  if (auto c = parseConstexprText(text)) {
+    record = text;
+    return *c;
+  }
+  // A pseudo-file showing the option as written, so that errors point into it.
+  std::string shown = entry ? "-s \"" + opts.signature.value_or("") + "\"" : "-D " + param + "=" + text;
+  uint32_t file = diags.sources().addFile(entry ? "-s" : "-D", shown);
+  SourceLoc at{file, 1, static_cast<uint32_t>(entry ? 5 + entry->column : 5 + param.size())};
+  std::string what = entry ? "signature entry '" + text + "'" : "-D " + param + "=" + text;
+  if (text.empty())
+    fail(at, what + " gives no value");
+  if (!opts.parseExpression)
+    fail(at, what + " is not a constexpr literal (an integer, a float, True/False, None, a quoted string or a "
+                    "dtype name)");
+  const ast::Expr *e = opts.parseExpression(file, at, text);
+  if (auto *n = llvm::dyn_cast<ast::NameExpr>(e);
+      n && !globals.count(n->name) && !unresolvedGlobals_.count(n->name) && !isModuleBuiltin("", n->name))
+    fail(at, what + ": '" + n->name + "' is neither " + (entry ? "a type (e.g. *fp32:16, i32), " : "") +
+                 "a literal (an integer, a float, True/False, None, a quoted string, a dtype name) nor a name "
+                 "defined in the kernel's module");
+  Env empty;
+  SVal v = eval(e, empty);
+  if (!constexprArgument(v))
+    fail(startLoc(e), what + " is a " + v.describe() +
+                          ", not a compile-time value (constexpr arguments are numbers, booleans, strings, dtypes, "
+                          "tuples, device meshes or functions)");
+  record = constexprRecord(v);
+  return v;
 }
 
 } // namespace tle::sema

@@ -146,19 +146,17 @@ std::unique_ptr<ir::Function> Specializer::run() {
       if (ann.kind == SVal::Kind::Builtin && ann.s == "tl.constexpr")
         annotatedConstexpr = true;
     }
-    auto bindConst = [&](const std::string &text, const char *from) {
-      auto c = parseConstexprText(text);
-      if (!c)
-        fail(p.loc, std::string("cannot parse value '") + text + "' " + from + " for constexpr parameter '" + p.name +
-                        "' (expected an integer, a float, True/False or a dtype name)");
-      env[p.name] = *c;
-      fn->constexprs.push_back({p.name, text});
+    // A literal, or an expression evaluated in the kernel's module (Signature.cpp).
+    auto bindConst = [&](const std::string &text, const SignatureEntry *entry) {
+      std::string record;
+      env[p.name] = commandLineConstexpr(p.name, text, entry, record);
+      fn->constexprs.push_back({p.name, record});
     };
     if (def != opts.defines.end()) {
       usedDefines.insert(p.name);
       if (sig && (*sig)[i].kind == SignatureEntry::Kind::Runtime)
         fail(p.loc, "parameter '" + p.name + "' is given by -D but the signature makes it a runtime parameter");
-      bindConst(def->second, "from -D");
+      bindConst(def->second, nullptr);
       continue;
     }
     if (sig) {
@@ -168,7 +166,7 @@ std::unique_ptr<ir::Function> Specializer::run() {
         continue;
       }
       if (e.kind == SignatureEntry::Kind::Constexpr) {
-        bindConst(e.constexprText, "from the signature");
+        bindConst(e.constexprText, &e);
         continue;
       }
       if (annotatedConstexpr)

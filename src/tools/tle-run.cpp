@@ -547,7 +547,8 @@ int main(int argc, char **argv) {
                  "Triton AOT signature, e.g. '*fp32:16, *fp32:16, i32, 1024' (default: the annotations, and for "
                  "parameters without one the --arg values' types: a .npy file's dtype, a generator's DTYPE, "
                  "an integer i32 (i64 when larger), a float fp32, true/false i1)");
-  app.add_option("-D", o.defines, "constexpr parameter value, NAME=VALUE (repeatable)");
+  app.add_option("-D", o.defines, "constexpr parameter value, NAME=VALUE (repeatable): a literal or an expression "
+                                  "evaluated in the kernel's module, as tlec -D");
   app.add_option("-w,--num-warps", o.compile.numWarps, "warps per program for the GPU (default 4)");
   app.add_option("--grid", o.grid, "programs to run: one to three expressions as tlec -g takes them, over the "
                                   "integer scalar arguments and constexprs, e.g. 'cdiv(n, BLOCK), 4' (default 1)");

@@ -59,8 +59,10 @@ int main(int argc, char **argv) {
   app.add_option("-n,--kernel,--kernel-name", o.kernel, "kernel to compile (default: the file's only @jit kernel)");
   app.add_option("-s,--signature", o.signature,
                  "Triton AOT signature, one entry per parameter: '*fp32:16, *fp32:16, i32, 1024' "
-                 "(types, ':16' divisibility hints, ':1' for an integer equal to 1, literals for constexprs)");
-  app.add_option("-D", defines, "constexpr parameter value, NAME=VALUE (repeatable)");
+                 "(types, ':16' divisibility hints, ':1' for an integer equal to 1, literals or expressions for "
+                 "constexprs)");
+  app.add_option("-D", defines, "constexpr parameter value, NAME=VALUE (repeatable): a literal or an expression "
+                                "evaluated in the kernel's module, e.g. mesh=BLOCK_CLUSTER_MESH, DTYPE=tl.bfloat16");
   app.add_option("-w,--num-warps", o.numWarps, "warps per program (power of two, 1-32; default 4)");
   app.add_option("--arch", o.arch, "target architecture: sm_80 or sm_90a (default sm_90a)");
   std::string target;

@@ -20,7 +20,8 @@ public:
   explicit ModuleFiles(DiagnosticEngine &diags) : diags_(diags) {}
   /// Reads and parses `path`; a null module with the reason when it cannot be read.
   sema::LoadedModule load(const std::string &path);
-  /// Gives `so` the import search path `importPath` (-I) and this loader.
+  /// Gives `so` the import search path `importPath` (-I), this loader, and the parser of
+  /// command-line constexpr expressions (-D, the signature's), whose ASTs it owns too.
   void attach(sema::SpecializeOptions &so, const std::vector<std::string> &importPath);
   /// The loaded module of source file `file` (a kernel imported from it), or null.
   const ast::Module *moduleOfFile(uint32_t file) const;

@@ -24,7 +24,11 @@ struct SignatureEntry {
   std::vector<int64_t> blockShape; ///< TensorDesc: the block shape (1 to 5 dims)
   int64_t divisibility = 1;   ///< Runtime: the `:16` hint (bytes for pointers, value for ints)
   bool specializedToOne = false; ///< Runtime integer with `:1`: the value is the constant 1
-  std::string constexprText;  ///< Constexpr: the literal as written (int, float, True/False, dtype)
+  /// Constexpr: the value as written: a literal (int, float, True/False, None, a quoted string,
+  /// a dtype name) or an expression evaluated in the kernel's module (a module-level name,
+  /// `tl.bfloat16`, a tuple, a `tle.device_mesh(...)` call)
+  std::string constexprText;
+  size_t column = 0; ///< where the entry's text starts in the signature (0-based)
 };
 
 /// Parses a comma-separated signature ("*fp32:16, *fp32:16, i32, 1024"). Errors are reported
@@ -58,6 +62,11 @@ struct SpecializeOptions {
   /// manager; syntax errors are reported there and end in CompileAborted). The module stays
   /// alive until specialisation ends. Without it, only the language's modules can be imported.
   std::function<LoadedModule(const std::string &path)> loadModule;
+  /// Parses a -D value or a signature's constexpr entry that is not a literal as one Python
+  /// expression: `text` starts at `at` in `file`, a command-line pseudo-file of the diagnostics'
+  /// source manager; syntax errors are reported there and end in CompileAborted. The expression
+  /// lives until specialisation ends. Without it, such values must be literals.
+  std::function<const ast::Expr *(uint32_t file, SourceLoc at, const std::string &text)> parseExpression;
 };
 
 /// Specialises a kernel of `module`. User errors are reported through `diags` (located at the

@@ -4,6 +4,7 @@
 //                                     for the fake driver)
 // Exit status: 0 pass, 1 fail, 77 no GPU (after the checks that need none).
 #include "add.h"        // dispatcher over two specialisations (PTX)
+#include "add_expr.h"   // BLOCK given to tle_add_kernels as an expression (DEFINES "BLOCK=2 * 512")
 #include "softmax_by_shape.h" // shape dispatcher: n_cols <= 128, else the fallback
 #include "vector_add.h" // add_kernel from the example's `# Compile:` line
 
@@ -46,6 +47,7 @@ int main(int argc, char **argv) {
   check(add_select(aligned, aligned, aligned, 1000) == 1, "add_select: n % 16 != 0 -> spec 1");
   check(add_select(misaligned, aligned, aligned, 4096) == 1, "add_select: misaligned x -> spec 1");
   check(add_kernel_select(misaligned, aligned, aligned, 4096) == -1, "add_kernel_select: misaligned x -> none");
+  check(add_expr_select(aligned, aligned, aligned, 1000) == 0, "add_expr_select: aligned -> spec 0");
   std::string shapeWhy;
   check(softmax_by_shape_select(aligned, aligned, 128, 128, 4, 100) == 0, "softmax_by_shape: 100 columns -> spec 0");
   int shapeSpec = softmax_by_shape_select(aligned, aligned, 1024, 1024, 4, 500, &shapeWhy);
