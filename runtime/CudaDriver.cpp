@@ -93,6 +93,8 @@ void load(Loaded &out) {
   need(a.cuEventElapsedTime, {"cuEventElapsedTime_v2", "cuEventElapsedTime"});
   // Optional (CUDA 12.0+): only needed for cluster or cooperative launches.
   resolve(lib, a.cuLaunchKernelEx, {"cuLaunchKernelEx"});
+  // Optional: checks that a cooperative launch's grid can be resident at once.
+  resolve(lib, a.cuOccupancyMaxActiveBlocksPerMultiprocessor, {"cuOccupancyMaxActiveBlocksPerMultiprocessor"});
   // Optional: only needed to capture and replay CUDA graphs (tle::rt::Graph).
   resolve(lib, a.cuStreamBeginCapture, {"cuStreamBeginCapture_v2"});
   resolve(lib, a.cuStreamEndCapture, {"cuStreamEndCapture"});

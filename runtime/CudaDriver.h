@@ -162,6 +162,7 @@ struct Api {
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, CUstream, void **, void **);
   CUresult (*cuLaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **, void **); // optional
+  CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction, int, size_t); // optional
   CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);                        // _v2
   CUresult (*cuMemFree)(CUdeviceptr);                                   // _v2
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);          // _v2

@@ -904,6 +904,33 @@ void Kernel::launchChecked(Grid grid, Stream &stream, void **args, size_t numArg
   launchOnHandle(grid, stream.handle(), args, numArgs);
 }
 
+long long Kernel::maxCoResidentBlocks() const {
+  const Api &a = api();
+  if (!a.cuOccupancyMaxActiveBlocksPerMultiprocessor)
+    return -1;
+  detail::ScopedContext scope(module_->device.state_->context);
+  int perSm = 0;
+  int threads = int(info_.block[0] * info_.block[1] * info_.block[2]);
+  CUresult r = a.cuOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, static_cast<CUfunction>(function_), threads,
+                                                              info_.sharedBytes);
+  if (r != CUDA_SUCCESS)
+    fail(fmt::format("cuOccupancyMaxActiveBlocksPerMultiprocessor({})", info_.name), r,
+         fmt::format("{} threads, {} bytes of dynamic shared memory", threads, info_.sharedBytes));
+  return static_cast<long long>(perSm) * module_->device.smCount();
+}
+
+void Kernel::checkCoResident(Grid grid) const {
+  long long most = maxCoResidentBlocks();
+  long long ctas = static_cast<long long>(grid.x) * grid.y * grid.z;
+  if (most >= 0 && ctas > most)
+    throw ArgumentError(fmt::format(
+        "{}: a cooperative launch (the kernel has a grid-wide barrier, so every CTA must be resident at once) "
+        "of grid ({}, {}, {}) = {} CTAs exceeds the {} that fit on {} at once ({} per SM x {} SMs with {} threads "
+        "and {} bytes of dynamic shared memory per CTA); launch at most {} CTAs",
+        info_.name, grid.x, grid.y, grid.z, ctas, most, module_->device.name(), most / module_->device.smCount(),
+        module_->device.smCount(), info_.block[0] * info_.block[1] * info_.block[2], info_.sharedBytes, most));
+}
+
 void Kernel::launchOnHandle(Grid grid, void *stream, void **args, size_t numArgs) const {
   for (size_t i = 0; i < numArgs; ++i)
     checkArgValue(info_, i, args[i]);
@@ -951,6 +978,8 @@ void Kernel::launchOnHandle(Grid grid, void *stream, void **args, size_t numArgs
     throw ArgumentError(fmt::format("{}: grid ({}, {}, {}) is not a multiple of the cluster ({}, {}, {})",
                                     info_.name, grid.x, grid.y, grid.z, info_.cluster[0],
                                     info_.cluster[1], info_.cluster[2]));
+  if (info_.cooperative)
+    checkCoResident(grid);
   CUlaunchAttribute attrs[2];
   std::memset(attrs, 0, sizeof(attrs));
   unsigned n = 0;

@@ -915,6 +915,17 @@ CUresult cuModuleGetGlobal_v2(CUdeviceptr *p, size_t *bytes, CUmodule m, const c
   *bytes = mm->metadata.size();
   return CUDA_SUCCESS;
 }
+/// The test double's occupancy: 2048 threads, 32 CTAs and 228 KiB of shared memory per SM.
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction, int blockSize, size_t dynamicSmem) {
+  MOCK_INJECT("cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  if (blockSize <= 0 || blockSize > 1024)
+    return CUDA_ERROR_INVALID_VALUE;
+  int blocks = std::min(32, 2048 / blockSize);
+  if (dynamicSmem)
+    blocks = std::min<int>(blocks, int((228u << 10) / dynamicSmem));
+  *n = blocks;
+  return CUDA_SUCCESS;
+}
 CUresult cuFuncGetAttribute(int *v, int attr, CUfunction) {
   MOCK_INJECT("cuFuncGetAttribute");
   switch (attr) {

@@ -239,6 +239,42 @@ TEST_CASE("mock: large dynamic shared memory and cluster launches", "[mock]") {
                     Contains("grid (3, 1, 1) is not a multiple of the cluster (2, 1, 1)"));
 }
 
+TEST_CASE("mock: cooperative launches are checked for co-residency first", "[mock]") {
+  // A kernel with a grid-wide barrier ("cooperative": true) is launched with the cooperative
+  // attribute; a grid larger than the device holds at once (the test double: 2048 threads per SM,
+  // 132 SMs, so 16 CTAs of 128 threads per SM: 2112) is refused before any launch.
+  const char *ptx = ".visible .entry coop_kernel(.param .u64 out) { ret; }\n";
+  std::string json = R"({"format": "tle-module", "version": 1, "target": "sm_90a", "compiler": "mock", "kernels": [
+    {"name": "coop_kernel", "num_warps": 4, "cooperative": true, "params": [{"name": "out", "type": "*fp32"}]},
+    {"name": "coop_smem_kernel", "num_warps": 4, "cooperative": true, "shared_bytes": 65536,
+     "params": [{"name": "out", "type": "*fp32"}]}]})";
+  std::string text = ".version 8.0\n.target sm_90a\n.address_size 64\n" + metadataGlobal(json) + ptx +
+                     ".visible .entry coop_smem_kernel(.param .u64 out) { ret; }\n";
+  Device dev(0);
+  Module mod = Module::fromPtx(dev, text, "coop.ptx");
+  Stream stream(dev);
+  DeviceBuffer out(dev, 64);
+  Kernel k = mod.kernel("coop_kernel");
+  CHECK(k.maxCoResidentBlocks() == 16 * 132);
+  k.launch(Grid(66, 32), stream, out); // 2112 CTAs: every one resident
+  const MockLaunch &l = lastLaunch();
+  CHECK(l.viaEx == 1);
+  CHECK(l.cooperative == 1);
+  CHECK(l.grid[0] == 66);
+  int launches = l.launches;
+  CHECK_THROWS_WITH(k.launch(2113, stream, out),
+                    Contains("coop_kernel: a cooperative launch (the kernel has a grid-wide barrier, so every CTA must "
+                             "be resident at once) of grid (2113, 1, 1) = 2113 CTAs exceeds the 2112 that fit on Mock "
+                             "GPU at once (16 per SM x 132 SMs with 128 threads and 0 bytes of dynamic shared memory "
+                             "per CTA); launch at most 2112 CTAs"));
+  CHECK(lastLaunch().launches == launches);
+  // Shared memory bounds it too: 64 KiB per CTA leaves 3 per SM.
+  Kernel s = mod.kernel("coop_smem_kernel");
+  CHECK(s.maxCoResidentBlocks() == 3 * 132);
+  CHECK_NOTHROW(s.launch(396, stream, out));
+  CHECK_THROWS_WITH(s.launch(397, stream, out), Contains("exceeds the 396 that fit"));
+}
+
 TEST_CASE("mock: a kernel needing more shared memory than the device allows is refused", "[mock]") {
   // 232448 bytes (227 KiB) is the device's opt-in limit per block; 240000 exceeds it. The
   // kernel is refused when it is looked up, with both numbers, before any launch is attempted.

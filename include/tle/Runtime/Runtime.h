@@ -726,6 +726,10 @@ public:
   int localBytes() const;
   /// The CUfunction handle.
   void *function() const { return function_; }
+  /// The most CTAs of this kernel that can be resident on its device at once, with its block and
+  /// dynamic shared memory: cuOccupancyMaxActiveBlocksPerMultiprocessor times the SM count (what
+  /// a cooperative launch's grid may hold); -1 when the driver lacks the occupancy call.
+  long long maxCoResidentBlocks() const;
 
 private:
   friend class Module;
@@ -756,6 +760,9 @@ private:
   void launchChecked(Grid grid, Stream &stream, void **args, size_t numArgs) const;
   void launchOnRawStream(Grid grid, CUstream_st *stream, void **args, size_t numArgs) const;
   void launchOnHandle(Grid grid, void *stream, void **args, size_t numArgs) const;
+  /// Throws ArgumentError when a cooperative launch of `grid` would need more CTAs at once than
+  /// maxCoResidentBlocks() (its grid barriers would wait forever).
+  void checkCoResident(Grid grid) const;
   int attribute(int attr) const;
 
   std::shared_ptr<detail::ModuleState> module_;
