@@ -402,11 +402,23 @@ public:
   std::set<const ir::Op *> slice_; ///< the producer's ops
   /// Target architecture ("sm_80", "sm_90a").
   std::string arch = "sm_80";
-  /// Stores every element of tile `v` to shared memory at index linear(coord) * scale + offset
-  /// (elements, row-major). Callers put barriers around it.
-  void storeToShared(const ir::Value *v, int64_t scale, int64_t offset);
-  /// Loads `result`'s registers from shared memory at linear(coord) * scale + offset.
-  std::vector<llvm::Value *> loadFromShared(const ir::Value *result, int64_t scale, int64_t offset);
+  /// Stores tiles `parts` (of one layout) to the scratch area, element c of parts[k] at element
+  /// index linear(c) * stride + k + offset (row-major): one tile (stride 1), or a join's two
+  /// interleaved (stride 2), or one of them (stride 2, offset 0 or 1). Vectors of up to 16
+  /// bytes where registers are consecutive in memory. Callers put barriers around it.
+  void storeToShared(const std::vector<const ir::Value *> &parts, int64_t stride, int64_t offset);
+  /// Loads the registers of tiles `results` (of one layout) from element index
+  /// linear(c) * stride + k + offset, the inverse of storeToShared: one list per result.
+  std::vector<std::vector<llvm::Value *>> loadFromShared(const std::vector<const ir::Value *> &results, int64_t stride,
+                                                         int64_t offset);
+  /// How many consecutive registers of `v` (with `parts` tiles interleaved at `stride`) one
+  /// 16-byte-at-most vector access of storeToShared/loadFromShared moves: 1 unless parts == stride.
+  int stagedVectorWidth(const ir::Value *v, int parts, int64_t stride, int64_t offset);
+  /// Byte offset in the scratch area of each register of `l` (a tile of `shape`, `eb` bytes an
+  /// element) at element index linear(coord) * scale + offset: for power-of-two dims the thread's
+  /// part once and a constant per register, else the whole index per register.
+  std::vector<llvm::Value *> stagedElementOffsets(const ir::Layout &l, const std::vector<int64_t> &shape, unsigned eb,
+                                                  int64_t scale, int64_t offset);
   llvm::Value *elementwise(const ir::Op &op, const std::vector<llvm::Value *> &in);
   /// A cast from or to fp8 (`towardZero`: fp_downcast_rounding="rtz"): cvt on sm_89+, integer
   /// code otherwise (tle/Target/Fp8.h); saturating as cvt.rn.satfinite.

@@ -1,10 +1,12 @@
 // Shape ops on the GPU: permute (free: registers keep their elements), and reshape, cat, join
-// and split through shared memory; inclusive scans (tl.cumsum, tl.cumprod) over the index bits
+// and split through shared memory (a thread's offset once, a constant per register, vectors of
+// up to 16 bytes); inclusive scans (tl.cumsum, tl.cumprod) over the index bits
 // (registers, shuffles, one barrier per warp bit), or as a Hillis-Steele scan in shared memory
 // for layouts that mix dims.
 #include "Emitter.h"
 #include "tle/Transforms/Scratch.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 
@@ -25,31 +27,118 @@ llvm::Value *linearIndex(llvm::IRBuilder<> &B, const std::vector<llvm::Value *> 
 
 } // namespace
 
-void Emitter::storeToShared(const ir::Value *v, int64_t scale, int64_t offset) {
+std::vector<llvm::Value *> Emitter::stagedElementOffsets(const ir::Layout &l, const std::vector<int64_t> &shape,
+                                                         unsigned eb, int64_t scale, int64_t offset) {
+  std::vector<llvm::Value *> out;
+  auto pow2 = [](int64_t x) { return x > 0 && (x & (x - 1)) == 0; };
+  if (!pow2(scale) || !std::all_of(shape.begin(), shape.end(), pow2)) {
+    for (int r = 0; r < l.numRegs(); ++r)
+      out.push_back(B.CreateMul(linearIndex(B, coord(l, r), shape, scale, offset), B.getInt32(eb)));
+    return out;
+  }
+  // With power-of-two dims the row-major index concatenates the coordinate's bits, so the byte
+  // offset (index * scale * eb, both powers of two) is linear over GF(2) in the coordinate: the
+  // thread's part (register 0, lane and warp bases) is computed once, and each register XORs a
+  // constant into it. The constant's bits that no lane or warp basis reaches are added instead
+  // (they fold into the address as an immediate), as is `offset`, which is below the scaled index.
+  auto bytesOf = [&](const ir::Layout::Basis &c) {
+    int64_t idx = 0;
+    for (size_t d = 0; d < shape.size(); ++d)
+      idx = idx * shape[d] + c[d];
+    return static_cast<uint32_t>(idx * scale * eb);
+  };
+  uint32_t threadBits = 0;
+  for (const auto *bases : {&l.lane, &l.warp})
+    for (const auto &b : *bases)
+      threadBits |= bytesOf(b);
+  llvm::Value *t = B.CreateMul(linearIndex(B, coord(l, 0), shape, scale, 0), B.getInt32(eb));
+  std::map<uint32_t, llvm::Value *> xored{{0u, t}};
+  for (int r = 0; r < l.numRegs(); ++r) {
+    uint32_t c = bytesOf(l.regCoord(r));
+    auto [it, fresh] = xored.try_emplace(c & threadBits, nullptr);
+    if (fresh)
+      it->second = B.CreateXor(t, B.getInt32(c & threadBits));
+    uint32_t added = (c & ~threadBits) + static_cast<uint32_t>(offset * eb);
+    out.push_back(added ? B.CreateAdd(it->second, B.getInt32(added), "", /*HasNUW=*/true, /*HasNSW=*/true) : it->second);
+  }
+  return out;
+}
+
+int Emitter::stagedVectorWidth(const ir::Value *v, int parts, int64_t stride, int64_t offset) {
+  const ir::Layout &l = *v->layout;
+  unsigned eb = ir::storageBytes(v->type.dtype());
+  unsigned last = v->type.rank() - 1;
+  if (parts != stride || v->type.dtype() == ir::DType::I1)
+    return 1;
+  // Registers holding consecutive elements along the last dim, at a start that lanes, warps and
+  // the other registers keep aligned, are consecutive in memory (with `parts` interleaved tiles,
+  // `parts` times as many elements).
+  int w = std::min<int>(ir::contiguousRegisters(l, last), static_cast<int>(16 / (eb * parts)));
+  auto aligned = [&](const std::vector<ir::Layout::Basis> &bases, size_t from) {
+    for (size_t i = from; i < bases.size(); ++i)
+      if (bases[i][last] % w)
+        return false;
+    return true;
+  };
+  auto log2 = [](int x) { return static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(x))); };
+  while (w > 1 && !(aligned(l.lane, 0) && aligned(l.warp, 0) && aligned(l.reg, log2(w)) &&
+                    v->type.shape[last] % w == 0 && offset % (w * parts) == 0))
+    w /= 2;
+  return std::max(w, 1);
+}
+
+void Emitter::storeToShared(const std::vector<const ir::Value *> &parts, int64_t stride, int64_t offset) {
+  const ir::Value *v = parts[0];
   ir::ScalarType et = v->type.elem;
   unsigned eb = ir::storageBytes(et.dtype);
   const ir::Layout &l = *v->layout;
-  const auto &r = regs(v);
-  for (int i = 0; i < l.numRegs(); ++i) {
-    llvm::Value *x = r[i];
-    if (et.dtype == ir::DType::I1)
-      x = B.CreateZExt(x, B.getInt8Ty());
-    llvm::Value *idx = linearIndex(B, coord(l, i), v->type.shape, scale, offset);
-    B.CreateStore(x, smemPtr(B.CreateMul(idx, B.getInt32(eb))));
+  const int n = static_cast<int>(parts.size());
+  const int w = stagedVectorWidth(v, n, stride, offset);
+  std::vector<llvm::Value *> at = stagedElementOffsets(l, v->type.shape, eb, stride, offset);
+  for (int r = 0; r < l.numRegs(); r += w) {
+    if (w == 1) {
+      for (int k = 0; k < n; ++k) {
+        llvm::Value *x = regs(parts[size_t(k)])[size_t(r)];
+        if (et.dtype == ir::DType::I1)
+          x = B.CreateZExt(x, B.getInt8Ty());
+        llvm::Value *off = k ? B.CreateAdd(at[size_t(r)], B.getInt32(k * eb), "", true, true) : at[size_t(r)];
+        B.CreateStore(x, smemPtr(off));
+      }
+      continue;
+    }
+    // Element j of the vector: register r + j / n of part j % n.
+    llvm::Value *vec = llvm::UndefValue::get(llvm::FixedVectorType::get(storageType(et), unsigned(w * n)));
+    for (int j = 0; j < w * n; ++j)
+      vec = B.CreateInsertElement(vec, regs(parts[size_t(j % n)])[size_t(r + j / n)], uint64_t(j));
+    B.CreateAlignedStore(vec, smemPtr(at[size_t(r)]), llvm::Align(w * n * eb));
   }
 }
 
-std::vector<llvm::Value *> Emitter::loadFromShared(const ir::Value *result, int64_t scale, int64_t offset) {
-  ir::ScalarType et = result->type.elem;
+std::vector<std::vector<llvm::Value *>> Emitter::loadFromShared(const std::vector<const ir::Value *> &results,
+                                                                int64_t stride, int64_t offset) {
+  const ir::Value *v = results[0];
+  ir::ScalarType et = v->type.elem;
   unsigned eb = ir::storageBytes(et.dtype);
-  const ir::Layout &l = *result->layout;
-  std::vector<llvm::Value *> out;
-  for (int i = 0; i < l.numRegs(); ++i) {
-    llvm::Value *idx = linearIndex(B, coord(l, i), result->type.shape, scale, offset);
-    llvm::Value *x = B.CreateLoad(storageType(et), smemPtr(B.CreateMul(idx, B.getInt32(eb))));
-    if (et.dtype == ir::DType::I1)
-      x = B.CreateICmpNE(x, B.getInt8(0));
-    out.push_back(x);
+  const ir::Layout &l = *v->layout;
+  const int n = static_cast<int>(results.size());
+  const int w = stagedVectorWidth(v, n, stride, offset);
+  std::vector<llvm::Value *> at = stagedElementOffsets(l, v->type.shape, eb, stride, offset);
+  std::vector<std::vector<llvm::Value *>> out(size_t(n), std::vector<llvm::Value *>(size_t(l.numRegs())));
+  for (int r = 0; r < l.numRegs(); r += w) {
+    if (w == 1) {
+      for (int k = 0; k < n; ++k) {
+        llvm::Value *off = k ? B.CreateAdd(at[size_t(r)], B.getInt32(k * eb), "", true, true) : at[size_t(r)];
+        llvm::Value *x = B.CreateLoad(storageType(et), smemPtr(off));
+        if (et.dtype == ir::DType::I1)
+          x = B.CreateICmpNE(x, B.getInt8(0));
+        out[size_t(k)][size_t(r)] = x;
+      }
+      continue;
+    }
+    auto *ty = llvm::FixedVectorType::get(storageType(et), unsigned(w * n));
+    llvm::Value *vec = B.CreateAlignedLoad(ty, smemPtr(at[size_t(r)]), llvm::Align(w * n * eb));
+    for (int j = 0; j < w * n; ++j)
+      out[size_t(j % n)][size_t(r + j / n)] = B.CreateExtractElement(vec, uint64_t(j));
   }
   return out;
 }
@@ -63,28 +152,34 @@ void Emitter::emitShapeOp(const ir::Op &op) {
     // The row-major linear index of an element is the same before and after.
     assertScratchFits(op.result()->type.numElements() * ir::storageBytes(op.result()->type.dtype()));
     barrier();
-    storeToShared(op.operands[0], 1, 0);
+    storeToShared({op.operands[0]}, 1, 0);
     barrier();
-    vals_[op.result()] = loadFromShared(op.result(), 1, 0);
+    vals_[op.result()] = loadFromShared({op.result()}, 1, 0)[0];
     return;
   }
   case OpKind::Cat: {
     int64_t n = op.operands[0]->type.numElements();
     assertScratchFits(2 * n * ir::storageBytes(op.result()->type.dtype()));
     barrier();
-    storeToShared(op.operands[0], 1, 0);
-    storeToShared(op.operands[1], 1, n);
+    storeToShared({op.operands[0]}, 1, 0);
+    storeToShared({op.operands[1]}, 1, n);
     barrier();
-    vals_[op.result()] = loadFromShared(op.result(), 1, 0);
+    vals_[op.result()] = loadFromShared({op.result()}, 1, 0)[0];
     return;
   }
   case OpKind::Join: {
     assertScratchFits(op.result()->type.numElements() * ir::storageBytes(op.result()->type.dtype()));
     barrier();
-    storeToShared(op.operands[0], 2, 0);
-    storeToShared(op.operands[1], 2, 1);
+    // The two operands interleaved (element c of operand k at 2 * linear(c) + k): one store of
+    // both where they share a layout, else each on its own.
+    if (*op.operands[0]->layout == *op.operands[1]->layout) {
+      storeToShared({op.operands[0], op.operands[1]}, 2, 0);
+    } else {
+      storeToShared({op.operands[0]}, 2, 0);
+      storeToShared({op.operands[1]}, 2, 1);
+    }
     barrier();
-    vals_[op.result()] = loadFromShared(op.result(), 1, 0);
+    vals_[op.result()] = loadFromShared({op.result()}, 1, 0)[0];
     return;
   }
   case OpKind::Flip: {
@@ -93,7 +188,7 @@ void Emitter::emitShapeOp(const ir::Op &op) {
     unsigned eb = ir::storageBytes(res->type.dtype());
     assertScratchFits(res->type.numElements() * eb);
     barrier();
-    storeToShared(op.operands[0], 1, 0);
+    storeToShared({op.operands[0]}, 1, 0);
     barrier();
     const ir::Layout &l = *res->layout;
     auto ax = static_cast<size_t>(op.axis());
@@ -114,10 +209,16 @@ void Emitter::emitShapeOp(const ir::Op &op) {
   case OpKind::Split: {
     assertScratchFits(op.operands[0]->type.numElements() * ir::storageBytes(op.operands[0]->type.dtype()));
     barrier();
-    storeToShared(op.operands[0], 1, 0);
+    storeToShared({op.operands[0]}, 1, 0);
     barrier();
-    vals_[op.result(0)] = loadFromShared(op.result(0), 2, 0);
-    vals_[op.result(1)] = loadFromShared(op.result(1), 2, 1);
+    if (*op.result(0)->layout == *op.result(1)->layout) { // both halves, interleaved, by one load
+      auto both = loadFromShared({op.result(0), op.result(1)}, 2, 0);
+      vals_[op.result(0)] = both[0];
+      vals_[op.result(1)] = both[1];
+    } else {
+      vals_[op.result(0)] = loadFromShared({op.result(0)}, 2, 0)[0];
+      vals_[op.result(1)] = loadFromShared({op.result(1)}, 2, 1)[0];
+    }
     return;
   }
   default:

@@ -90,6 +90,25 @@ def t_cat_join_split():
     return all(oks), f"cat/join/split/split = {oks}"
 
 
+def t_split_join_fp16():
+    x = rng.standard_normal((64, 128)).astype(np.float16)
+    o = run("split_join_fp16", "*fp16:16, *fp16:16, *fp16:16",
+            {"x_ptr": x, "y_ptr": np.full((64, 64), np.nan, np.float16), "z_ptr": np.full((64, 128), np.nan, np.float16)},
+            ["y_ptr", "z_ptr"])
+    a, b = x[:, 0::2], x[:, 1::2]
+    z = np.stack([a * np.float16(2), b], -1).reshape(64, 128)
+    oks = [bool(np.array_equal(o["y_ptr"], a - b)), bool(np.array_equal(o["z_ptr"], z))]
+    return all(oks), f"split/join = {oks}"
+
+
+def t_batched_dot(batches, warps):
+    a = (rng.standard_normal((batches, 16, 32)) * 0.5).astype(np.float16)
+    b = (rng.standard_normal((batches, 32, 16)) * 0.5).astype(np.float16)
+    o = run("batched_dot", f"*fp16:16, *fp16:16, *fp32:16, {batches}",
+            {"a_ptr": a, "b_ptr": b, "c_ptr": np.full((batches, 16, 16), np.nan, np.float32)}, ["c_ptr"], warps)
+    return close(o["c_ptr"], np.matmul(a.astype(np.float64), b.astype(np.float64)), rtol=1e-3, atol=1e-3)
+
+
 def t_scans(warps):
     x = (rng.standard_normal(1024) * 0.5 + 1.0).astype(np.float32)
     m = rng.integers(-100, 100, size=(16, 128)).astype(np.int32)
@@ -206,6 +225,9 @@ for w in (1, 4, 8):
 case("permute (2,0,1) 4x8x16", t_permute)
 case("reshape 2048 -> 64x32", t_reshape)
 case("cat / join / split", t_cat_join_split)
+case("split / join of [64, 128] fp16 (16-byte staged vectors)", t_split_join_fp16)
+for bt, w in ((4, 4), (64, 4), (64, 1)):
+    case(f"batched dot [{bt}, 16, 32] @ [{bt}, 32, 16] fp16, {w} warps", lambda bt=bt, w=w: t_batched_dot(bt, w))
 for w in (1, 4):
     case(f"cumsum, reverse cumsum, cumprod, int cumsum axis 1, num_warps={w}", lambda: t_scans(w))
 for w in (1, 4):
