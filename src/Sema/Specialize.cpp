@@ -4,6 +4,8 @@
 
 #include <llvm/Support/Casting.h>
 
+#include <algorithm>
+#include <iterator>
 #include <set>
 
 using llvm::dyn_cast;
@@ -287,23 +289,43 @@ const char *const kFlags[] = {Specializer::kReturned, Specializer::kBroke, Speci
 
 } // namespace
 
+namespace {
+
+/// The first entry of `env` that is a control-flow entry ("<return>", "<break>", ...). No Python
+/// name starts with '<', so these entries are one contiguous range of the map from there: the
+/// checks after every statement look them up once instead of once per flag.
+template <typename E> auto firstFlag(E &env) { return env.lower_bound(std::string(1, '<')); }
+
+bool isFlagEntry(const std::string &name) { return !name.empty() && name[0] == '<'; }
+
+} // namespace
+
 SVal flagOf(const Env &env, const char *name) {
   auto it = env.find(name);
   return it == env.end() ? SVal::boolean(false) : it->second;
 }
 
 void clearFlags(Env &env, std::initializer_list<const char *> names) {
-  for (const char *n : names)
-    env.erase(n);
-  env.erase(Specializer::kExited);
+  for (auto it = firstFlag(env); it != env.end() && isFlagEntry(it->first);) {
+    bool named = it->first == Specializer::kExited ||
+                 std::any_of(names.begin(), names.end(), [&](const char *n) { return it->first == n; });
+    it = named ? env.erase(it) : std::next(it);
+  }
 }
 
 Specializer::Exit Specializer::exitState(const Env &env) const {
-  if (auto it = env.find(kExited); it != env.end() && it->second.kind == SVal::Kind::Bool && it->second.i)
-    return Exit::Yes;
+  // Yes when the exit flag or any of kFlags is a true constant, else Maybe when one is a
+  // runtime i1, else No.
   Exit e = Exit::No;
-  for (const char *n : kFlags) {
-    SVal f = flagOf(env, n);
+  for (auto it = firstFlag(env); it != env.end() && isFlagEntry(it->first); ++it) {
+    const SVal &f = it->second;
+    if (it->first == kExited) {
+      if (f.kind == SVal::Kind::Bool && f.i)
+        return Exit::Yes;
+      continue;
+    }
+    if (std::none_of(std::begin(kFlags), std::end(kFlags), [&](const char *n) { return it->first == n; }))
+      continue;
     if (f.isTensor())
       e = Exit::Maybe;
     else if (f.i)
