@@ -614,7 +614,8 @@ private:
         diags_.fatal(at, std::string(ir::name(op->kind)) + " takes 0 to " + std::to_string(most) +
                              " pending groups, got " + std::to_string(n));
       op->sync.pending = static_cast<int>(n);
-      if (op->kind == OpKind::WgmmaWait)
+      // wgmma_wait N without operands (and results) ends its line.
+      if (op->kind == OpKind::WgmmaWait && (!results.empty() || tok_.loc.line == at.line))
         break;
       finish(*op, results, {});
       return;
@@ -741,20 +742,21 @@ private:
       break;
     }
     case OpKind::Dot: {
-      if (tok_.kind != Tok::Ident)
-        break; // fp16/bf16/int dots print no precision
-      std::string pr = expectIdentAny();
-      if (pr != "max_num_imprecise_acc") {
-        op->setDotPrecision(pr == "ieee"     ? DotPrecision::IEEE
-                            : pr == "tf32x3" ? DotPrecision::TF32x3
-                            : pr == "tf32"   ? DotPrecision::TF32
-                                             : (fail("unknown dot precision '" + pr + "'"), DotPrecision::TF32));
-        if (tok_.kind != Tok::Ident)
-          break;
-        expectIdent("max_num_imprecise_acc");
+      // [precision] [max_num_imprecise_acc=N] [async] (fp16/bf16/int dots print no precision)
+      while (tok_.kind == Tok::Ident) {
+        std::string word = expectIdentAny();
+        if (word == "async") {
+          op->setAsyncWgmma(true);
+        } else if (word == "max_num_imprecise_acc") {
+          expect("=");
+          op->setMaxNumImpreciseAcc(number());
+        } else {
+          op->setDotPrecision(word == "ieee"     ? DotPrecision::IEEE
+                              : word == "tf32x3" ? DotPrecision::TF32x3
+                              : word == "tf32"   ? DotPrecision::TF32
+                                                 : (fail("unknown dot attribute '" + word + "'"), DotPrecision::TF32));
+        }
       }
-      expect("=");
-      op->setMaxNumImpreciseAcc(number());
       break;
     }
     case OpKind::Reduce: {
@@ -1050,6 +1052,10 @@ private:
     if (tok_.kind == Tok::Ident && tok_.text == "flatten") {
       bump();
       op.setFlatten(true);
+    }
+    if (tok_.kind == Tok::Ident && tok_.text == "wgmma_drain") {
+      bump();
+      op.setWgmmaDrain(true);
     }
     std::vector<Tok> iters;
     if (tok_.kind == Tok::Ident && tok_.text == "iter") {

@@ -275,6 +275,8 @@ private:
         os_ << " " << name(op.dotPrecision());
       if (op.maxNumImpreciseAcc() > 0)
         os_ << " max_num_imprecise_acc=" << op.maxNumImpreciseAcc();
+      if (op.isAsyncWgmma())
+        os_ << " async";
       break;
     case OpKind::Permute: {
       intList(" order=", op.permutation());
@@ -363,6 +365,8 @@ private:
         os_ << " warp_specialize";
       if (op.flatten())
         os_ << " flatten";
+      if (op.wgmmaDrain())
+        os_ << " wgmma_drain";
       if (op.operands.size() > 3) {
         os_ << " iter(";
         for (size_t i = 3; i < op.operands.size(); ++i)

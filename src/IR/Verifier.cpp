@@ -196,7 +196,7 @@ struct Verifier {
       lo = hi = 3, res = 1;
       break;
     case OpKind::WgmmaWait:
-      lo = 1, hi = SIZE_MAX, res = op.operands.size();
+      lo = 0, hi = SIZE_MAX, res = op.operands.size();
       break;
     case OpKind::WarpSpecialize:
       lo = hi = 0, res = 0, regions = op.regions.size() ? op.regions.size() : 1;

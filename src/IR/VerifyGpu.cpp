@@ -237,13 +237,14 @@ std::string partitionRules(const Op &ws, SourceLoc &where) {
   return bad;
 }
 
-/// The wgmma results still in flight: every Wgmma result, a WgmmaWait N > 0 result whose wgmma
-/// is among the last N issued before the wait in its block (so certainly among the groups left
-/// in flight), and what a loop or branch carries or yields of them.
+/// The wgmma results still in flight: every Wgmma result and `async` dot's, a WgmmaWait N > 0
+/// result whose wgmma is among the last N issued before the wait in its block (so certainly
+/// among the groups left in flight), and what a loop or branch carries or yields of them (a
+/// `wgmma_drain` loop's results are complete).
 std::set<const Value *> wgmmaInFlight(const Function &f) {
   std::set<const Value *> pending;
   walk(const_cast<Block &>(f.body), [&](Op &op) {
-    if (op.kind == OpKind::Wgmma)
+    if (op.kind == OpKind::Wgmma || (op.kind == OpKind::Dot && op.isAsyncWgmma()))
       pending.insert(op.result());
     if (op.kind != OpKind::WgmmaWait || op.sync.pending == 0)
       return;
@@ -251,7 +252,8 @@ std::set<const Value *> wgmmaInFlight(const Function &f) {
     // as one group of unknown origin).
     std::vector<const Op *> latest;
     for (auto it = op.parent->ops.begin(); it->get() != &op; ++it)
-      if ((*it)->kind == OpKind::Wgmma || !(*it)->regions.empty())
+      if ((*it)->kind == OpKind::Wgmma || ((*it)->kind == OpKind::Dot && (*it)->isAsyncWgmma()) ||
+          !(*it)->regions.empty())
         latest.insert(latest.begin(), it->get());
     latest.resize(std::min(latest.size(), static_cast<size_t>(op.sync.pending)));
     for (size_t i = 0; i < op.operands.size(); ++i)
@@ -265,7 +267,8 @@ std::set<const Value *> wgmmaInFlight(const Function &f) {
         for (size_t i = 0; i < op.results.size(); ++i)
           if (pending.count(op.operands[3 + i]) || pending.count(op.regions[0]->terminator()->operands[i])) {
             changed |= pending.insert(op.regions[0]->args[i + 1].get()).second;
-            changed |= pending.insert(op.result(static_cast<unsigned>(i))).second;
+            if (!op.wgmmaDrain())
+              changed |= pending.insert(op.result(static_cast<unsigned>(i))).second;
           }
       if (op.kind == OpKind::If)
         for (size_t i = 0; i < op.results.size(); ++i)
@@ -289,7 +292,8 @@ std::string wgmmaResultUses(const Function &f, SourceLoc &where) {
       const Op *owner = op.parent ? op.parent->parent : nullptr;
       bool carried = (op.kind == OpKind::For && i >= 3) ||
                      (op.kind == OpKind::Yield && owner && (owner->kind == OpKind::For || owner->kind == OpKind::If));
-      if (op.kind == OpKind::WgmmaWait || (op.kind == OpKind::Wgmma && i == 2) || carried)
+      bool chained = i == 2 && (op.kind == OpKind::Wgmma || (op.kind == OpKind::Dot && op.isAsyncWgmma()));
+      if (op.kind == OpKind::WgmmaWait || chained || carried)
         continue;
       where = op.loc;
       bad = "'" + std::string(name(op.kind)) +

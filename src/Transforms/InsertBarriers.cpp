@@ -141,7 +141,10 @@ bool onPipelineMbarrier(const ir::Op &op) {
 class Inserter {
 public:
   Inserter(BarrierInsertion &out, ir::Function &f) : out_(out), body_(&f.body), backendReaders_(backendReaders(f)) {
-    ir::walk(f.body, [&](ir::Op &op) { asyncCopies_ |= op.kind == OpKind::AsyncCopy; });
+    ir::walk(f.body, [&](ir::Op &op) {
+      asyncCopies_ |= op.kind == OpKind::AsyncCopy;
+      wgmmaOps_ |= op.kind == OpKind::Wgmma;
+    });
   }
 
   void block(ir::Block &b) {
@@ -177,12 +180,15 @@ public:
 
 private:
   bool asyncCopies_ = false; ///< the IR has async_copy ops (whose bytes async_wait_group completes)
+  bool wgmmaOps_ = false;    ///< the IR has wgmma ops (whose operand reads wgmma_wait completes)
 
-  /// sharedEffect, less what touches nothing of the IR's: the pipeline pass's mbarriers, and an
-  /// async_wait_group in a kernel without async_copy ops (the backend's own copies into the
-  /// pipeline area are ordered by the backend).
+  /// sharedEffect, less what touches nothing of the IR's: the pipeline pass's mbarriers, an
+  /// async_wait_group in a kernel without async_copy ops and a wgmma_wait in one without wgmma
+  /// ops (the backend's own copies into the pipeline area and its `async` dots' reads of them
+  /// are ordered by the backend).
   SharedEffect effect(const ir::Op &op) const {
-    if (onPipelineMbarrier(op) || (op.kind == OpKind::AsyncWaitGroup && !asyncCopies_))
+    if (onPipelineMbarrier(op) || (op.kind == OpKind::AsyncWaitGroup && !asyncCopies_) ||
+        (op.kind == OpKind::WgmmaWait && !wgmmaOps_))
       return {};
     return sharedEffect(op);
   }

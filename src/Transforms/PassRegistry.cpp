@@ -11,6 +11,7 @@
 #include "tle/Transforms/TensorMaps.h"
 #include "tle/Transforms/VersionMasks.h"
 #include "tle/Transforms/WarpSpecialize.h"
+#include "tle/Transforms/WgmmaWaits.h"
 
 #include <ostream>
 
@@ -50,6 +51,7 @@ void runAllocateShared(ir::Function &f, PassContext &ctx) { allocateShared(f, ct
 void runInsertBarriers(ir::Function &f, PassContext &) { insertBarriers(f); }
 void runWarpSpecialize(ir::Function &f, PassContext &) { warpSpecialize(f); }
 void runPipeline(ir::Function &f, PassContext &ctx) { pipeline(f, ctx.diags); }
+void runWgmmaWaits(ir::Function &f, PassContext &) { placeWgmmaWaits(f); }
 
 } // namespace
 
@@ -79,6 +81,10 @@ const std::vector<PassInfo> &passRegistry() {
        "prefetched loads feeding tl.dot (or read in their loop body) placed in shared-memory slots filled by "
        "cp.async or TMA; their mbarriers, TMA stores' staging, tl.range(warp_specialize=True)'s producer warps",
        runPipeline, kInPipeline | kBeforeEmit},
+      {"wgmma-waits",
+       "tl.dot on wgmma marked async, each group retired by a wgmma_wait: at once, or left in flight across "
+       "the loop's iterations (the loop marked wgmma_drain)",
+       runWgmmaWaits, kInPipeline | kBeforeEmit},
       {"allocate-shared",
        "byte offsets for the kernel's shared buffers from their live ranges (buffers never live at once share "
        "bytes); the kernel's shared bytes",

@@ -273,6 +273,9 @@ enum class OpKind {
   WgmmaWait,   ///< (tiles...) -> the same tiles: waits until at most `pending` (Op::sync; 0..7)
                ///< of this warpgroup's most recent wgmma groups are in flight
                ///< (wgmma.wait_group), then yields its operands, which are then readable.
+               ///< Without operands it only waits (the groups it retires are read through a
+               ///< later wait, or only by the next chained group: their operand buffers may
+               ///< then be written again).
   WarpSpecialize, ///< () -> (): runs its regions concurrently on disjoint warps of the CTA
                ///< (FlagTree's tle.gpu.warp_specialize): region 0, the default partition, on the
                ///< kernel's num_warps warps 0..num_warps-1; region i >= 1, worker i, on the next
@@ -629,6 +632,12 @@ public:
   void setDotPrecision(DotPrecision p) { need(__func__, K::Dot); a_.ival = static_cast<int64_t>(p); }
   int64_t maxNumImpreciseAcc() const { need(__func__, K::Dot); return a_.ival2; }
   void setMaxNumImpreciseAcc(int64_t n) { need(__func__, K::Dot); a_.ival2 = n; }
+  /// Dot on wgmma (`async`, set by the wgmma-waits pass, transforms::placeWgmmaWaits): the dot
+  /// only starts its wgmma group, whose result is in flight like a Wgmma op's until a
+  /// wgmma_wait retires it (or a loop's wgmma_drain). Without it a wgmma dot waits for its own
+  /// group before it completes.
+  bool isAsyncWgmma() const { need(__func__, K::Dot); return a_.axis != 0; }
+  void setAsyncWgmma(bool a) { need(__func__, K::Dot); a_.axis = a; }
   // --- Print: the prefix (Triton's " name: " form), and whether numbers print as hex bits.
   const std::string &printPrefix() const { need(__func__, K::Print); return a_.sym; }
   void setPrintPrefix(std::string p) { need(__func__, K::Print); a_.sym = std::move(p); }
@@ -650,6 +659,16 @@ public:
   }
   bool flatten() const { need(__func__, K::For); return (a_.ival2 & kForFlatten) != 0; }
   void setFlatten(bool f) { need(__func__, K::For); a_.ival2 = f ? a_.ival2 | kForFlatten : a_.ival2 & ~kForFlatten; }
+  /// `wgmma_drain` (set by the wgmma-waits pass): the loop leaves wgmma groups in flight from
+  /// one iteration to the next, and its exit waits for every one (wgmma.wait_group 0), so its
+  /// results are complete. A backend emits such a loop with the test at the bottom, the wait on
+  /// the exit edge alone (ptxas serialises the loop's wgmma when a path with groups in flight
+  /// reaches other code first: its warning C7514).
+  bool wgmmaDrain() const { need(__func__, K::For); return (a_.ival2 & kForWgmmaDrain) != 0; }
+  void setWgmmaDrain(bool d) {
+    need(__func__, K::For);
+    a_.ival2 = d ? a_.ival2 | kForWgmmaDrain : a_.ival2 & ~kForWgmmaDrain;
+  }
 
 private:
   using K = OpKind;
@@ -662,7 +681,7 @@ private:
   }
   [[noreturn]] void attributeMisuse(const char *attr) const;
   /// For's flags (a_.ival2).
-  static constexpr int64_t kForWarpSpecialize = 1, kForFlatten = 2;
+  static constexpr int64_t kForWarpSpecialize = 1, kForFlatten = 2, kForWgmmaDrain = 4;
 
   Attributes a_;
 };

@@ -24,28 +24,11 @@ void Emitter::emitFor(const ir::Op &op) {
   auto *header = llvm::BasicBlock::Create(ctx, "for.header", kernel_);
   auto *loop = llvm::BasicBlock::Create(ctx, "for.body", kernel_);
   auto *exit = llvm::BasicBlock::Create(ctx, "for.exit", kernel_);
-  // A loop that leaves wgmma groups in flight across iterations is emitted rotated (guard, body,
-  // test at the bottom) with the final wait on the exit edge alone: ptxas serializes every
-  // wgmma of the loop (C7514) when a path that may still have groups in flight reaches other
-  // code before the wait.
-  // Groups left in flight by the previous iteration (carriedWgmma) are waited for where the
-  // next iteration first needs them (pendingWgmma_, set up before the body).
-  bool rotated = false;
-  std::vector<PendingWgmma> carried;
-  for (auto &o : body.ops) {
-    if (o->kind != ir::OpKind::Dot || !useWgmma(*o) || producer_)
-      continue;
-    unsigned yieldIndex = 0;
-    if (carriedWgmma(*o, &yieldIndex) == &op) {
-      PendingWgmma p{&body, body.args[yieldIndex + 1].get(), {}};
-      for (unsigned k = 0; k < 2; ++k)
-        if (isAsync(o->operands[k]))
-          p.classes.insert(asyncOf_.at(o->operands[k]));
-      carried.push_back(p);
-      rotated = true;
-    }
-    rotated |= deferrableWgmma(*o) == &op;
-  }
+  // A loop that leaves wgmma groups in flight across iterations (wgmma_drain) is emitted rotated
+  // (guard, body, test at the bottom) with the final wait on the exit edge alone: ptxas
+  // serializes every wgmma of the loop (C7514) when a path that may still have groups in flight
+  // reaches other code before the wait. The warp-specialised producer issues no wgmma.
+  const bool rotated = op.wgmmaDrain() && !producer_;
   // The pipeline pass's waits for tiles copied before the loop (attention's Q), placed right
   // before it: emitted here, after the loop's blocks are created.
   std::vector<const ir::Op *> waits = std::move(loopWaits_);
@@ -84,12 +67,9 @@ void Emitter::emitFor(const ir::Op &op) {
   else
     B.CreateCondBr(lessThan(iv, ub), loop, exit);
   B.SetInsertPoint(loop);
-  pendingWgmma_.insert(pendingWgmma_.end(), carried.begin(), carried.end());
   if (!producer_)
     planSlotRetirement(body);
   emitBlock(body);
-  assert(std::none_of(pendingWgmma_.begin(), pendingWgmma_.end(),
-                      [&](const PendingWgmma &p) { return p.body == &body; }));
   for (auto &a : body.args)
     privateRegs_.erase(a.get());
   const ir::Op *yield = body.terminator();

@@ -2,6 +2,7 @@
 // dispatch; the op families are in this directory's other files (Elementwise, ControlFlow, Reduce, ...).
 #include "Emitter.h"
 #include "tle/Transforms/TensorMaps.h"
+#include "tle/Transforms/WgmmaWaits.h"
 
 #include "tle/Target/Fp8.h"
 
@@ -254,8 +255,8 @@ void Emitter::emitBlock(const ir::Block &b) {
     const auto &op = *it;
     if (batchedReduces_.erase(op.get()) || beforeSplit_.count(op.get())) // emitted already
       continue;
-    // The pipeline pass's waits before an op come after the wgmma waits that op needs; those
-    // before a loop are emitted by the loop, once its blocks exist (emitFor).
+    // The pipeline pass's waits before a loop are emitted by the loop, once its blocks exist
+    // (emitFor).
     auto target = it;
     auto waits = [](const ir::Op &o) {
       return o.kind == OpKind::PipelineWait || o.kind == OpKind::AsyncWaitGroup || o.kind == OpKind::FenceProxyAsync ||
@@ -263,8 +264,6 @@ void Emitter::emitBlock(const ir::Block &b) {
     };
     while (waits(**target) && std::next(target) != b.ops.end())
       ++target;
-    if (!pendingWgmma_.empty())
-      waitPendingWgmma(b, **target);
     if (target != it && (*target)->kind == OpKind::For && !producer_) {
       loopWaits_.push_back(op.get());
       continue;
@@ -278,8 +277,8 @@ void Emitter::emitBlock(const ir::Block &b) {
 void Emitter::planSlotRetirement(const ir::Block &body) {
   // The refill of a class in iteration i overwrites the slot the previous iteration read. Its
   // readers: a wgmma waited for at once or an mma.sync (ldmatrix) retired their reads in that
-  // iteration, before this body starts; a carried wgmma group (carriedWgmma) retires at this
-  // body's first wgmma.wait_group 0. Anything else (a group left in flight with wait_group 1,
+  // iteration, before this body starts; a carried wgmma group (WgmmaGroupWait::Carried) retires at
+  // this body's first wgmma_wait 0. Anything else (a group left in flight with wait_group 1,
   // readers in nested regions, private slots) keeps the barrier before the refill.
   std::set<int> refilled;
   for (auto &o : body.ops)
@@ -300,12 +299,11 @@ void Emitter::planSlotRetirement(const ir::Block &body) {
         ir::walk(*r, [&](ir::Op &x) { ok &= !reads(x); });
       if (!reads(*o))
         continue;
-      if (o->kind != OpKind::Dot || !useWgmma(*o))
+      if (o->kind != OpKind::Dot || !o->isAsyncWgmma())
         continue; // mma.sync (ldmatrix) and loads from the slot read synchronously
-      if (deferrableWgmma(*o))
-        ok = false;
-      else if (carriedWgmma(*o))
-        carried = true;
+      transforms::WgmmaGroupWait w = transforms::wgmmaGroupWait(*o);
+      ok &= w != transforms::WgmmaGroupWait::Deferred;
+      carried |= w == transforms::WgmmaGroupWait::Carried;
     }
     if (ok)
       slotReadsRetired_[{&body, cls}] = carried ? -1 : barrierSeq_;
@@ -318,34 +316,6 @@ bool Emitter::slotReadsRetiredBehindBarrier(int cls, const ir::Block *block) con
     return false;
   auto b = lastTopBarrier_.find(block);
   return b != lastTopBarrier_.end() && b->second > it->second;
-}
-
-void Emitter::waitPendingWgmma(const ir::Block &block, const ir::Op &op) {
-  auto needs = [&](const PendingWgmma &p) {
-    if (&op == block.terminator())
-      return true;
-    bool hit = false;
-    auto visit = [&](const ir::Op &x) {
-      for (const ir::Value *v : x.operands)
-        hit |= v == p.value;
-      if (x.kind == ir::OpKind::Load && isAsync(x.result()) && p.classes.count(asyncOf_.at(x.result())))
-        hit = true;
-    };
-    visit(op);
-    for (auto &r : op.regions)
-      ir::walk(*r, [&](ir::Op &x) { visit(x); });
-    return hit;
-  };
-  for (auto it = pendingWgmma_.begin(); it != pendingWgmma_.end();) {
-    if (it->body != &block || !needs(*it)) {
-      ++it;
-      continue;
-    }
-    std::vector<llvm::Value *> C = vals_.at(it->value);
-    waitWgmma(C);
-    vals_[it->value] = C;
-    it = pendingWgmma_.erase(it);
-  }
 }
 
 void Emitter::emitOp(const ir::Op &op) {

@@ -345,32 +345,6 @@ public:
   /// warpgroups); otherwise mma.sync.
   bool useWgmma(const ir::Op &dot) const;
   void emitWgmma(const ir::Op &dot);
-  /// The loop whose next iteration may consume `dot`'s accumulator while its wgmma group is still
-  /// in flight (both operands in async slots, the accumulator carried and used by this dot
-  /// only); nullptr when the dot must complete before the code after it.
-  const ir::Op *deferrableWgmma(const ir::Op &dot) const;
-  /// The loop whose next iteration waits for `dot`'s wgmma group only where it first needs it:
-  /// the result is yielded (and used by nothing else) and the next iteration reads the carried
-  /// value before any wgmma chains on it (attention's P.V, rescaled by the next iteration's
-  /// alpha). The B operand (and A, unless it comes from registers) sits in a carried async slot
-  /// that the body does not refill before the dot. nullptr when deferrableWgmma applies or the
-  /// group must complete at once. `yieldIndex`, when given, receives the result's yield operand.
-  const ir::Op *carriedWgmma(const ir::Op &dot, unsigned *yieldIndex = nullptr) const;
-  /// The loop of a wgmma `dot` whose async operands are carried slots (the conditions shared by
-  /// deferrableWgmma and carriedWgmma); `registerA` admits an A operand held in registers.
-  const ir::Op *wgmmaLoopWithCarriedSlots(const ir::Op &dot, bool registerA) const;
-  /// A carried loop value whose registers are the accumulators of a wgmma group issued by the
-  /// previous iteration (carriedWgmma), and the async classes that group reads: emitBlock waits
-  /// for it (wgmma.wait_group 0, the registers passed through) before the first top-level op of
-  /// `body` that reads `value`, refills one of `classes`, or ends the body.
-  struct PendingWgmma {
-    const ir::Block *body;
-    const ir::Value *value;
-    std::set<int> classes;
-  };
-  std::vector<PendingWgmma> pendingWgmma_;
-  /// Waits for the pending groups of `block` that top-level `op` needs (PendingWgmma).
-  void waitPendingWgmma(const ir::Block &block, const ir::Op &op);
   /// wgmma.wait_group `pending`, with `C` (accumulator registers) passed through it and replaced.
   void waitWgmma(std::vector<llvm::Value *> &C, int pending = 0);
   // --- Warp specialisation (WarpSpecialize.cpp; docs/compiler.md, "Warp specialisation"). A

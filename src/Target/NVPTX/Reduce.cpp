@@ -255,13 +255,30 @@ void Emitter::reduceAcrossWarps(std::vector<ReducePartials> &parts) {
   }
 }
 
+namespace {
+
+/// Whether a carried wgmma group's wait (a wgmma_wait 0 of a loop body's argument) comes after
+/// `op` in its block or in a block around it.
+bool carriedWgmmaWaitAhead(const ir::Op &op) {
+  for (const ir::Op *at = &op; at && at->parent; at = at->parent->parent) {
+    const ir::Block &b = *at->parent;
+    auto it = std::find_if(b.ops.begin(), b.ops.end(), [&](const auto &o) { return o.get() == at; });
+    for (++it; it != b.ops.end(); ++it)
+      if ((*it)->kind == ir::OpKind::WgmmaWait && (*it)->sync.pending == 0 &&
+          std::any_of((*it)->operands.begin(), (*it)->operands.end(), [&](const ir::Value *v) { return v->owner == &b; }))
+        return true;
+  }
+  return false;
+}
+
+} // namespace
+
 std::vector<const ir::Op *> Emitter::reduceBatch(const ir::Op &op) const {
   // Later reduces of the same block whose operands are all defined before `op` can be computed
   // here instead (a reduce has no side effects); those that also combine across warps share
   // `op`'s exchange, within the scratch allocate-shared placed (transforms::reduceBatch). Not
-  // where a carried wgmma group is still pending: its wait is placed before the first op that
-  // reads the accumulators, which a moved reduce would skip.
-  if (!op.parent || op.parent != curBlock_ || !pendingWgmma_.empty())
+  // ahead of a carried wgmma group's wait.
+  if (!op.parent || op.parent != curBlock_ || carriedWgmmaWaitAhead(op))
     return {};
   int64_t total = 0;
   return transforms::reduceBatch(op, batchedReduces_, asyncOf_, scratchRoom_, total);

@@ -118,18 +118,9 @@ void Emitter::emitWgmma(const ir::Op &op) {
     vals_[op.result()] = C;
     return;
   }
-  if (deferrableWgmma(op)) {
-    // Only the next iteration's wgmma reads the accumulators (chaining in flight is allowed) and
-    // its own operands stay untouched until then: let this group run while the loop goes on,
-    // and wait for the previous iteration's (whose slots the loads after this dot refill).
-    auto *voidTy = llvm::FunctionType::get(B.getVoidTy(), false);
-    B.CreateCall(voidTy, llvm::InlineAsm::get(voidTy, "wgmma.wait_group.sync.aligned 1;", "", true));
-  } else if (!carriedWgmma(op)) {
-    // A carried group is waited for by the next iteration where it first reads the result or
-    // refills one of the group's operand classes (emitFor's pendingWgmma_); the loop's exit
-    // edge waits for the last one.
+  // An `async` dot leaves its group in flight: the wgmma-waits pass's wgmma_wait ops retire it.
+  if (!op.isAsyncWgmma())
     waitWgmma(C);
-  }
   vals_[op.result()] = C;
 }
 
@@ -349,102 +340,6 @@ bool Emitter::issueWgmma(const WgmmaIssue &w, std::vector<llvm::Value *> &C) {
   return true;
 }
 
-const ir::Op *Emitter::wgmmaLoopWithCarriedSlots(const ir::Op &op, bool registerA) const {
-  if ((!registerA && !wgmmaReadsSlot(op.operands[0])) || !wgmmaReadsSlot(op.operands[1]))
-    return nullptr;
-  if (ir::isFP8(op.operands[0]->type.dtype()) && op.maxNumImpreciseAcc() > 0 &&
-      op.maxNumImpreciseAcc() < op.operands[0]->type.shape[1])
-    return nullptr; // promoted fp8 accumulation waits for every group
-
-  const ir::Block *body = op.parent;
-  const ir::Op *loop = body ? body->parent : nullptr;
-  if (!loop || loop->kind != ir::OpKind::For)
-    return nullptr;
-  // An operand loaded in this iteration (not carried from an earlier one: an unpipelined loop,
-  // num_stages 1) has one slot, which the next iteration refills: its group must be done first.
-  // So must a carried operand's when the body refills its class before this dot (a
-  // hand-written window whose next load comes first would overwrite the slot the previous
-  // iteration's group still reads).
-  for (unsigned k = isAsync(op.operands[0]) ? 0 : 1; k < 2; ++k) {
-    const ir::Value *v = op.operands[k];
-    if (v->def && v->def->kind == ir::OpKind::Permute)
-      v = v->def->operands[0];
-    if (v->def && v->def->parent == body)
-      return nullptr;
-    int cls = asyncOf_.at(op.operands[k]);
-    for (auto &o : body->ops) {
-      if (o.get() == &op)
-        break;
-      if (o->kind == ir::OpKind::Load && isAsync(o->result()) && asyncOf_.at(o->result()) == cls)
-        return nullptr;
-    }
-  }
-  return loop;
-}
-
-const ir::Op *Emitter::carriedWgmma(const ir::Op &op, unsigned *yieldIndex) const {
-  if (deferrableWgmma(op))
-    return nullptr;
-  // A from registers (attention's P) counts: ptxas keeps a wgmma's source registers live until
-  // the wait_group that retires it.
-  const ir::Op *loop = wgmmaLoopWithCarriedSlots(op, /*registerA=*/true);
-  if (!loop)
-    return nullptr;
-  const ir::Block *body = op.parent;
-  const ir::Op *yield = body->terminator();
-  // The result is used once, by the yield, whose loop result keeps its layout (the next
-  // iteration's registers are the group's accumulators, untouched until the wait).
-  int uses = 0;
-  bool elsewhere = false;
-  unsigned position = 0;
-  for (auto &o : body->ops) {
-    for (unsigned i = 0; i < o->operands.size(); ++i)
-      if (o->operands[i] == op.result()) {
-        ++uses;
-        position = i;
-        elsewhere |= o.get() != yield;
-      }
-    for (auto &r : o->regions)
-      ir::walk(*r, [&](ir::Op &x) {
-        for (const ir::Value *v : x.operands)
-          elsewhere |= v == op.result();
-      });
-  }
-  if (elsewhere || uses != 1 || !(*loop->result(position)->layout == *op.result()->layout))
-    return nullptr;
-  if (yieldIndex)
-    *yieldIndex = position;
-  return loop;
-}
-
-const ir::Op *Emitter::deferrableWgmma(const ir::Op &op) const {
-  const ir::Op *loop = wgmmaLoopWithCarriedSlots(op, /*registerA=*/false);
-  if (!loop)
-    return nullptr;
-  const ir::Block *body = op.parent;
-  const ir::Op *yield = body->ops.back().get();
-  const ir::Value *acc = op.operands[2];
-  // The accumulator is a carried value (argument i + 1, yield operand i) used by this dot alone,
-  // and the result is used by the yield alone, in the same position.
-  if (acc->owner != body || acc->index < 1 || yield->operands.size() < acc->index ||
-      yield->operands[acc->index - 1] != op.result())
-    return nullptr;
-  int accUses = 0, resUses = 0;
-  for (auto &o : body->ops) {
-    const ir::Op *top = o.get();
-    auto count = [&](const ir::Op &x) {
-      for (const ir::Value *v : x.operands) {
-        accUses += v == acc;
-        resUses += v == op.result();
-      }
-    };
-    count(*top);
-    for (auto &r : top->regions)
-      ir::walk(*r, [&](ir::Op &x) { count(x); });
-  }
-  return accUses == 1 && resUses == 1 ? loop : nullptr;
-}
-
 void Emitter::waitWgmma(std::vector<llvm::Value *> &C, int pending) {
   // Every group of this warpgroup retires here: carried groups' slot reads too.
   if (pending == 0)
@@ -505,6 +400,12 @@ void Emitter::emitWgmmaOp(const ir::Op &op) {
 }
 
 void Emitter::emitWgmmaWait(const ir::Op &op) {
+  if (op.operands.empty()) { // waits for groups whose registers nothing reads before the next wait
+    auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
+    B.CreateCall(fty, llvm::InlineAsm::get(fty, "wgmma.wait_group.sync.aligned " + std::to_string(op.sync.pending) + ";",
+                                           "", true));
+    return;
+  }
   std::vector<llvm::Value *> all;
   for (const ir::Value *v : op.operands)
     for (llvm::Value *r : regs(v))
