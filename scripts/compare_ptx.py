@@ -11,6 +11,11 @@ line left out, since it names the build) and the exit status. Prints the count a
 difference; exit status 1 when any differs. With --stats, each difference also shows how the
 counts of the instructions that say how data moves changed (barriers, shared-memory and global
 accesses by vector width, shuffles), old -> new, and a summary of them over all differences.
+With --sass, each difference is also assembled by both PTX texts with ptxas (from PATH) for its
+architecture and the machine code compared: the kernels' code sections (.text.*) of the two
+cubins, byte for byte. Identical machine code runs identically, so a PTX difference ptxas
+assembles away (a barrier moved across register arithmetic) needs no measurement; the exit
+status is then 1 only when some difference remains in the machine code.
 """
 import argparse
 import concurrent.futures
@@ -18,8 +23,10 @@ import glob
 import os
 import re
 import shlex
+import struct
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "corpus", "tools"))
@@ -116,12 +123,40 @@ def write_shared_table(path, table):
         print(f"    {name} ({arch}): {o} -> {n}")
 
 
+def code_sections(cubin):
+    """The bytes of an ELF64 cubin's .text.* sections (the kernels' machine code), by name."""
+    shoff, = struct.unpack_from("<Q", cubin, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", cubin, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQIIQQ", cubin, shoff + i * shentsize) for i in range(shnum)]
+    names = headers[shstrndx][4]
+    out = {}
+    for h in headers:
+        name = cubin[names + h[0]:cubin.index(b"\0", names + h[0])].decode()
+        if name.startswith(".text"):
+            out[name] = cubin[h[4]:h[4] + h[5]]
+    return out
+
+
+def machine_code(ptx_text, arch):
+    """The kernels' machine code ptxas makes of a PTX text (see code_sections), or None when it fails."""
+    with tempfile.TemporaryDirectory() as d:
+        src, out = os.path.join(d, "k.ptx"), os.path.join(d, "k.cubin")
+        with open(src, "w", encoding="utf-8") as f:
+            f.write(ptx_text)
+        if subprocess.run(["ptxas", "-arch=" + arch, src, "-o", out], capture_output=True).returncode:
+            return None
+        with open(out, "rb") as f:
+            return code_sections(f.read())
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("old")
     ap.add_argument("new")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--stats", action="store_true", help="per difference, instruction counts old -> new")
+    ap.add_argument("--sass", action="store_true",
+                    help="per difference, whether ptxas makes the same machine code of both PTX texts")
     ap.add_argument("--shared-bytes", metavar="FILE",
                     help="write a Markdown table of every compile's shared bytes (metadata), old and new")
     a = ap.parse_args()
@@ -131,7 +166,7 @@ def main():
         name, args, arch = w
         return name, arch, ptx(a.old, args, arch), ptx(a.new, args, arch)
 
-    diffs = 0
+    diffs = codeDiffs = 0
     changed = {name: [0, 0] for name, _ in STAT_PATTERNS}  # compiles with fewer / more of it
     table = []  # (name, arch, old shared bytes, new shared bytes)
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
@@ -148,7 +183,14 @@ def main():
                         if so[k] != sn[k]:
                             changed[k][0 if sn[k] < so[k] else 1] += 1
                     print("    " + (", ".join(moved) if moved else "same instruction counts"))
+                if a.sass:
+                    same = old[0] == new[0] == 0 and machine_code(old[1], arch) == machine_code(new[1], arch) is not None
+                    codeDiffs += not same
+                    print("    machine code: " + ("identical" if same else "differs"))
     print(f"{len(work)} compiles, {len(work) - diffs} with identical PTX and exit status")
+    if a.sass:
+        print(f"{diffs - codeDiffs} of the {diffs} differences assemble to identical machine code")
+        return 1 if codeDiffs else 0
     if a.shared_bytes:
         write_shared_table(a.shared_bytes, table)
     if a.stats and diffs:

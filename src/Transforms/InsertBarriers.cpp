@@ -411,6 +411,7 @@ BarrierInsertion insertBarriers(ir::Function &f) {
   Inserter(out, f).block(f.body);
   out.clusterEntry = insertClusterEntry(f);
   out.clusterExit = insertClusterExit(f);
+  out.ctaBarriers += insertRefillBarriers(f);
   return out;
 }
 

@@ -69,7 +69,26 @@ struct BarrierInsertion {
 /// the last one (in this block, in a loop or branch before it, or in the previous iteration of
 /// the loop it is in), ahead of the Barrier this pass may place there.
 ///
+/// Refills (last, insertRefillBarriers): a CTA barrier before a fill of a pipeline slot (a load
+/// marked `pipeline=k`, transforms::pipeline) inside a loop or branch, which overwrites the slot
+/// that readers of an earlier iteration used, unless one already orders it.
+///
 /// Running the pass twice adds nothing the second time. Returns what it added.
 BarrierInsertion insertBarriers(ir::Function &f);
+
+/// The barriers before refills of the pipeline pass's slots. Within a block, a fill that is not
+/// at the kernel's top level (its slot was read before: by the previous iteration, or by the
+/// previous pass of an enclosing loop) gets a Barrier right before it unless
+///   - a Barrier comes before it with only register computations, other fills and cp.async
+///     commits in between (fills of one stage share one barrier), or
+///   - in a loop body, a top-level Barrier comes after the point where the previous iteration's
+///     reads of the slot's class were retired in every thread: the body's start when they were
+///     synchronous (mma.sync, loads, wgmma groups waited for at once), the body's first wait for
+///     every wgmma group (wgmma_wait 0, or a synchronous wgmma dot) when a carried group reads it
+///     (transforms::WgmmaGroupWait::Carried: attention's P.V and its V slots). A group left in
+///     flight by `wgmma_wait 1` (Deferred) or a read in a nested region rules this out.
+/// Private slots (each thread reads its own copies) and the TMA fills of a producer/consumer
+/// split (its producer waits on the slot's "empty" mbarrier) get none. Returns the number added.
+int insertRefillBarriers(ir::Function &f);
 
 } // namespace tle::transforms

@@ -301,20 +301,7 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
     }
     return;
   }
-  // Inside a loop the slot was read by an earlier iteration's dot (the one before in a
-  // pipeline; the same load's previous fill in an unpipelined loop): every warp must be done.
-  bool refill = inLoop || load.parent != &f.body;
-  // A barrier since the previous iteration's reads of this slot retired (attention's K and V:
-  // the second cp.async wait's barrier follows the wgmma waits) covers this class alone, so
-  // asyncBarrierValid_ stays as it is.
-  bool covered = refill && !asyncBarrierValid_ && slotReadsRetiredBehindBarrier(cls, load.parent);
-  if (producer_) // the producer waits on the slot's empty barrier instead (below)
-    covered = true;
-  if (!covered) {
-    if (refill && !asyncBarrierValid_)
-      barrier();
-    asyncBarrierValid_ = refill;
-  }
+  // The barrier before a refill is insert-barriers' (transforms::insertRefillBarriers).
   if (buf.tmaMap >= 0) {
     // Thread 0 expects the tile's bytes on the slot's mbarrier and copies it in boxes of one
     // swizzle span of columns (each rows x swizzle bytes, as the wgmma layout stores them);

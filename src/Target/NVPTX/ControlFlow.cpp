@@ -67,8 +67,6 @@ void Emitter::emitFor(const ir::Op &op) {
   else
     B.CreateCondBr(lessThan(iv, ub), loop, exit);
   B.SetInsertPoint(loop);
-  if (!producer_)
-    planSlotRetirement(body);
   emitBlock(body);
   for (auto &a : body.args)
     privateRegs_.erase(a.get());

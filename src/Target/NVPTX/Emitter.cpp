@@ -2,7 +2,6 @@
 // dispatch; the op families are in this directory's other files (Elementwise, ControlFlow, Reduce, ...).
 #include "Emitter.h"
 #include "tle/Transforms/TensorMaps.h"
-#include "tle/Transforms/WgmmaWaits.h"
 
 #include "tle/Target/Fp8.h"
 
@@ -240,9 +239,6 @@ void Emitter::barrier() {
                           B.getInt32(static_cast<uint32_t>(partitionThreads_))});
   else
     declareIntrinsicCall(llvm::Intrinsic::nvvm_barrier0, {}, {});
-  ++barrierSeq_;
-  if (curBlock_)
-    lastTopBarrier_[curBlock_] = barrierSeq_;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -272,50 +268,6 @@ void Emitter::emitBlock(const ir::Block &b) {
     curBlock_ = &b; // ops with regions emit other blocks
   }
   curBlock_ = outer;
-}
-
-void Emitter::planSlotRetirement(const ir::Block &body) {
-  // The refill of a class in iteration i overwrites the slot the previous iteration read. Its
-  // readers: a wgmma waited for at once or an mma.sync (ldmatrix) retired their reads in that
-  // iteration, before this body starts; a carried wgmma group (WgmmaGroupWait::Carried) retires at
-  // this body's first wgmma_wait 0. Anything else (a group left in flight with wait_group 1,
-  // readers in nested regions, private slots) keeps the barrier before the refill.
-  std::set<int> refilled;
-  for (auto &o : body.ops)
-    if (o->kind == OpKind::Load && isAsync(o->result()) && !asyncBuffer(o->result()).privateSlots)
-      refilled.insert(asyncOf_.at(o->result()));
-  for (int cls : refilled) {
-    bool ok = true, carried = false;
-    auto reads = [&](const ir::Op &x) {
-      for (const ir::Value *v : x.operands)
-        if (isAsync(v) && asyncOf_.at(v) == cls)
-          return true;
-      return false;
-    };
-    for (auto &o : body.ops) {
-      if (o->kind == OpKind::Yield || o->kind == OpKind::Permute || (o->kind == OpKind::Load && isAsync(o->result())))
-        continue;
-      for (auto &r : o->regions)
-        ir::walk(*r, [&](ir::Op &x) { ok &= !reads(x); });
-      if (!reads(*o))
-        continue;
-      if (o->kind != OpKind::Dot || !o->isAsyncWgmma())
-        continue; // mma.sync (ldmatrix) and loads from the slot read synchronously
-      transforms::WgmmaGroupWait w = transforms::wgmmaGroupWait(*o);
-      ok &= w != transforms::WgmmaGroupWait::Deferred;
-      carried |= w == transforms::WgmmaGroupWait::Carried;
-    }
-    if (ok)
-      slotReadsRetired_[{&body, cls}] = carried ? -1 : barrierSeq_;
-  }
-}
-
-bool Emitter::slotReadsRetiredBehindBarrier(int cls, const ir::Block *block) const {
-  auto it = slotReadsRetired_.find({block, cls});
-  if (it == slotReadsRetired_.end() || it->second < 0)
-    return false;
-  auto b = lastTopBarrier_.find(block);
-  return b != lastTopBarrier_.end() && b->second > it->second;
 }
 
 void Emitter::emitOp(const ir::Op &op) {
@@ -364,16 +316,6 @@ void Emitter::emitOp(const ir::Op &op) {
 }
 
 void Emitter::emitOpImpl(const ir::Op &op) {
-  // Ops that only compute in registers keep the barrier an async load issued valid for the
-  // next one (loads of one pipeline stage share it); anything else may touch shared memory.
-  bool registersOnly = ir::isElementwise(op.kind) || op.kind == OpKind::Constant || op.kind == OpKind::Splat ||
-                       op.kind == OpKind::Arange || op.kind == OpKind::ExpandDims || op.kind == OpKind::Broadcast ||
-                       op.kind == OpKind::ProgramId || op.kind == OpKind::NumPrograms ||
-                       ((op.kind == OpKind::ExtractTile || op.kind == OpKind::InsertTile) &&
-                        op.operands[0]->type.isTile());
-  // A cp.async commit touches no bytes either.
-  if (!registersOnly && !(op.kind == OpKind::Load && isAsync(op.result())) && op.kind != OpKind::AsyncCommitGroup)
-    asyncBarrierValid_ = false;
   switch (op.kind) {
   case OpKind::Return: case OpKind::Yield: case OpKind::Condition:
     return;

@@ -456,24 +456,7 @@ private:
   /// (Op::sharedOffset); and the bytes it may use there (its transforms::scratchNeeds; -1: none).
   int64_t scratchBase_ = 0, scratchRoom_ = -1;
   std::map<const ir::Op *, transforms::ScratchNeed> scratchNeeds_;
-  /// A barrier since the last op that may have read shared memory (set by an async load in a
-  /// loop, which needs one before refilling a slot; cleared by other ops: Emitter::emitOp).
-  bool asyncBarrierValid_ = false;
-  /// Barriers emitted so far (barrier()), and per block the count at its last top-level barrier.
-  int barrierSeq_ = 0;
-  std::map<const ir::Block *, int> lastTopBarrier_;
   const ir::Block *curBlock_ = nullptr; ///< the block emitBlock is emitting ops of
-  /// Per loop body and async class refilled at its top level: barrierSeq_ when the reads of the
-  /// slot that a refill overwrites (the previous iteration's) were known retired in every warp;
-  /// -1 while not yet (a carried wgmma group: retired by the body's first top-level
-  /// wgmma.wait_group 0). A top-level barrier after that point lets the refill skip its own
-  /// (slotReadsRetiredBehindBarrier).
-  std::map<std::pair<const ir::Block *, int>, int> slotReadsRetired_;
-  /// Fills slotReadsRetired_ for the async classes that `body` refills (emitFor, before the body).
-  void planSlotRetirement(const ir::Block &body);
-  /// Whether every warp passed a barrier of `block` after the reads of the slot that a refill of
-  /// class `cls` overwrites were retired.
-  bool slotReadsRetiredBehindBarrier(int cls, const ir::Block *block) const;
   /// Async values that are transposed views (tl.trans) of a slot: their dim 0 is the slot's
   /// contiguous dim.
   std::set<const ir::Value *> asyncTransposed_;

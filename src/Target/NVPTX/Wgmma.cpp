@@ -341,11 +341,6 @@ bool Emitter::issueWgmma(const WgmmaIssue &w, std::vector<llvm::Value *> &C) {
 }
 
 void Emitter::waitWgmma(std::vector<llvm::Value *> &C, int pending) {
-  // Every group of this warpgroup retires here: carried groups' slot reads too.
-  if (pending == 0)
-    for (auto &[key, seq] : slotReadsRetired_)
-      if (key.first == curBlock_ && seq < 0)
-        seq = barrierSeq_;
   // The wait takes the accumulators (fp32 or int32) in and out, so that nothing reads them
   // before it.
   std::string wtext = "wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";";
