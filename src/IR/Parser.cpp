@@ -739,6 +739,10 @@ private:
         bump();
         op->setReverse(true);
       }
+      if (tok_.kind == Tok::Ident && tok_.text == "exclusive") {
+        bump();
+        op->setExclusive(true);
+      }
       break;
     }
     case OpKind::Dot: {

@@ -321,7 +321,8 @@ private:
         intList(" strides=", op.tileStrides());
       break;
     case OpKind::Scan:
-      os_ << " " << name(op.reduceKind()) << " axis=" << op.axis() << (op.isReverse() ? " reverse" : "");
+      os_ << " " << name(op.reduceKind()) << " axis=" << op.axis() << (op.isReverse() ? " reverse" : "")
+          << (op.isExclusive() ? " exclusive" : "");
       break;
     case OpKind::Barrier: case OpKind::BarrierArrive: case OpKind::MbarrierInit: case OpKind::MbarrierArrive:
     case OpKind::MbarrierExpectTx: case OpKind::AsyncCopy: case OpKind::ClusterArrive:

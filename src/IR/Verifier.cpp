@@ -98,7 +98,7 @@ struct Verifier {
       if (op.reduceKind() == ReduceKind::Combine)
         lo = 1, hi = SIZE_MAX, res = op.operands.size(), regions = 1;
       else
-        lo = hi = 1;
+        lo = hi = 1, res = op.kind == OpKind::Scan && op.isExclusive() ? 2 : 1;
       break;
     case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::FDiv: case OpKind::IDiv:
     case OpKind::IRem: case OpKind::FRem: case OpKind::And: case OpKind::Or: case OpKind::Xor:
@@ -703,6 +703,15 @@ struct Verifier {
         return fail(op, "axis out of range");
       auto shape = in.shape;
       shape.erase(shape.begin() + op.axis());
+      if (op.isExclusive()) {
+        if (op.reduceKind() != ReduceKind::Sum)
+          return fail(op, "an exclusive scan sums");
+        auto shape = in.shape;
+        shape.erase(shape.begin() + op.axis());
+        Type total = shape.empty() ? Type(in.elem) : Type(in.elem, shape);
+        if (op.result(1)->type != total)
+          return fail(op, "the total must be " + total.str() + ", got " + op.result(1)->type.str());
+      }
       for (size_t i = 0; i < op.operands.size(); ++i) {
         const Type &t = op.operands[i]->type;
         if (t.shape != in.shape)

@@ -176,32 +176,8 @@ ir::ScalarType cumsumType(const Binder &p, ir::ScalarType t) {
   return t;
 }
 
-/// The exclusive prefix sums of float tile `x` along `axis`: a scan of pairs (sum before,
-/// element) whose combine of an earlier block (e1, v1) with a later one (e2, v2) is
-/// (e1 + v1 + e2, v2), so each element's sum holds exactly the elements before it (inclusive
-/// sums minus the element would round differently).
-ir::Value *exclusiveFloatScan(Specializer &S, ir::Value *x, int axis, bool reverse, SourceLoc loc) {
-  ir::Value *zero = S.b->splat(loc, S.b->constFloat(loc, x->type.dtype(), 0.0), x->type.shape);
-  ir::Op *op = S.b->create(OpKind::Scan, loc, {zero, x}, {x->type, x->type});
-  op->setAxis(axis);
-  op->setReduceKind(ir::ReduceKind::Combine);
-  op->setReverse(reverse);
-  op->regions.push_back(std::make_unique<ir::Block>());
-  ir::Block *region = op->regions[0].get();
-  region->parent = op;
-  ir::Type t(x->type.elem);
-  ir::Value *e1 = region->addArg(t, "e1"), *v1 = region->addArg(t, "v1");
-  ir::Value *e2 = region->addArg(t, "e2"), *v2 = region->addArg(t, "v2");
-  ir::Builder rb(region);
-  ir::Value *e = rb.binary(OpKind::Add, loc, rb.binary(OpKind::Add, loc, e1, v1), e2);
-  rb.create(OpKind::Yield, loc, {e, v2}, {});
-  return op->result(0);
-}
-
-/// tle.cumsum: (exclusive prefix sums along `axis`, their total), FlagTree's promotion. Integers
-/// scan inclusively and subtract each element (exact: they wrap); floats scan pairs
-/// (exclusiveFloatScan). The total is the sum along `axis` (a scalar for a rank-1 tile); a
-/// scalar input gives (0, input).
+/// tle.cumsum: (exclusive prefix sums along `axis`, their total), FlagTree's promotion: one
+/// exclusive Scan with its total (OpKind::Scan); a scalar input gives (0, input).
 SVal cumsum(Specializer &S, const BuiltinCall &c) {
   const Binder &p = c.p;
   SourceLoc loc = c.loc;
@@ -227,18 +203,14 @@ SVal cumsum(Specializer &S, const BuiltinCall &c) {
   if (axis < -rank || axis >= rank)
     S.fail(p.loc("axis"), c.fname + "() axis " + std::to_string(axis) + " is out of range for " + x->type.str());
   int a = static_cast<int>(axis < 0 ? axis + rank : axis);
-  ir::Value *exclusive;
-  if (ir::isFloat(t.dtype)) {
-    exclusive = exclusiveFloatScan(S, x, a, reverse, loc);
-  } else {
-    ir::Op *scan = S.b->create(OpKind::Scan, loc, {x}, {x->type});
-    scan->setAxis(a);
-    scan->setReduceKind(ir::ReduceKind::Sum);
-    scan->setReverse(reverse);
-    exclusive = S.b->binary(OpKind::Sub, loc, scan->result(), x);
-  }
-  ir::Value *total = S.reduce(x, a, ir::ReduceKind::Sum, loc);
-  return SVal::tuple({SVal::tensor(exclusive), SVal::tensor(total)});
+  auto shape = x->type.shape;
+  shape.erase(shape.begin() + a);
+  ir::Op *scan = S.b->create(OpKind::Scan, loc, {x}, {x->type, ir::Type(x->type.elem, shape)});
+  scan->setAxis(a);
+  scan->setReduceKind(ir::ReduceKind::Sum);
+  scan->setReverse(reverse);
+  scan->setExclusive(true);
+  return SVal::tuple({SVal::tensor(scan->result(0)), SVal::tensor(scan->result(1))});
 }
 
 } // namespace

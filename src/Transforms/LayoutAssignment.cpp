@@ -424,7 +424,8 @@ private:
     default:
       break;
     }
-    if (op.results.size() != 1 || !op.result()->type.isTile())
+    bool exclusiveScan = op.kind == OpKind::Scan && op.isExclusive(); // (sums, total): the sums lead
+    if ((op.results.size() != 1 && !exclusiveScan) || !op.result()->type.isTile())
       return;
     const ir::Value *r = op.result();
     keepAnchor(r);
@@ -778,6 +779,14 @@ private:
     case OpKind::ExtractTile: case OpKind::InsertTile:
       return tileWindowOp(b, at, op);
     case OpKind::Reduce: case OpKind::Scan: {
+      if (op.kind == OpKind::Scan && op.isExclusive()) {
+        // The sums in the operand's layout, the total in its slice (as a reduce's result).
+        const Layout l = *op.operands[0]->layout;
+        setLayout(op.result(0), l);
+        if (op.result(1)->type.isTile())
+          setLayout(op.result(1), ir::sliceLayout(l, static_cast<unsigned>(op.axis())));
+        return;
+      }
       if (op.reduceKind() != ir::ReduceKind::Combine)
         break;
       // tl.reduce / tl.associative_scan: every operand in the first one's layout (the combine

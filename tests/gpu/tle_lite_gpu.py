@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 # (name, source relative to the repository, kernel, signature, warps, --arg specs of the inputs,
-#  outputs as (argument, generator spec)[, extra tle-run arguments])
+#  outputs as (argument, generator spec)[, extra tle-run arguments[, the GPU run's source instead]])
 CASES = [
     ("extract_insert_i32", "tests/lit/run/tle_extract_insert.tle", "tiles", "*i32, *i32, i32", 4,
      ["k=6"], [("out_ptr", "zeros:i32:5x16"), ("ins_ptr", "zeros:i32:8x16")]),
@@ -28,6 +28,9 @@ CASES = [
     ("cumsum_fp32_rows_reverse", "tests/gpu/ops/tle_lite.tle", "float_prefix", "*fp32, *fp32, *fp32", 4,
      ["x_ptr=rand:f32:2048"], [("o_ptr", "zeros:f32:2048"), ("t_ptr", "zeros:f32:16")],
      ["--rtol", "1e-5", "--atol", "1e-4"]),
+    ("cumsum_mixed_layout", "tests/gpu/ops/tle_lite.tle", "rows_mixed", "*i32, *i32, *i32", 1,
+     ["x_ptr=rand:i32:64"], [("o_ptr", "zeros:i32:64"), ("t_ptr", "zeros:i32:2")], [],
+     "tests/gpu/ops/tle_cumsum_mixed.tir"),
 ]
 
 
@@ -37,6 +40,8 @@ def commands(tle_run, source, work, case):
     extra = case[7] if len(case) > 7 else []
     base = [tle_run, os.path.join(source, path), "-n", kernel, "-s", sig, "-w", str(warps), "-q"]
     cpu, gpu = list(base), base + ["--target", "gpu"] + extra
+    if len(case) > 8:  # tile IR of the same kernel (its layouts chosen by hand)
+        gpu = [tle_run, os.path.join(source, case[8]), "-w", str(warps), "-q", "--target", "gpu"] + extra
     for spec in inputs:
         arg, value = spec.split("=", 1)
         if ":" in value:  # a generated array: saved, so that the GPU run reads the same values

@@ -328,7 +328,11 @@ enum class OpKind {
                ///< operands and results and a combine region as for Reduce, which need only be
                ///< associative: result[i] = combine(...combine(x[0], x[1])..., x[i]), each call
                ///< combine(earlier, later); from the end, the mirror image (flip, scan, flip:
-               ///< the later elements are the first argument).
+               ///< the later elements are the first argument). isExclusive() (Sum only;
+               ///< tle.cumsum): result 0 holds, for each element, the sum of the elements before
+               ///< it along the axis (after it, with isReverse(); 0 for the first), and result 1
+               ///< their total along the axis (the operand's shape without dim axis(): a scalar
+               ///< for rank 1), summed in an unspecified order.
   Dot,         ///< (a [M,K], b [K,N], acc [M,N]) -> [M,N] of acc's dtype: acc + a @ b (tl.dot).
                ///< a and b share a dtype (or are both fp8, of either format); fp16/bf16/fp8
                ///< products accumulate in fp32; fp32 inputs use TF32 (dotPrecision() ==
@@ -627,6 +631,9 @@ public:
   // --- Scan: combines from the last element toward the first.
   bool isReverse() const { need(__func__, K::Scan); return a_.ival != 0; }
   void setReverse(bool r) { need(__func__, K::Scan); a_.ival = r; }
+  // --- Scan: exclusive sums and their total (two results; see OpKind::Scan).
+  bool isExclusive() const { need(__func__, K::Scan); return a_.ival2 != 0; }
+  void setExclusive(bool e) { need(__func__, K::Scan); a_.ival2 = e; }
   // --- Dot: the precision of fp32 inputs, and fp8's max_num_imprecise_acc (0: not given).
   DotPrecision dotPrecision() const { need(__func__, K::Dot); return static_cast<DotPrecision>(a_.ival); }
   void setDotPrecision(DotPrecision p) { need(__func__, K::Dot); a_.ival = static_cast<int64_t>(p); }

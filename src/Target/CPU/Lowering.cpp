@@ -700,6 +700,8 @@ void Lowering::emitScan(const ir::Op &op) {
   size_t axis = static_cast<size_t>(op.axis());
   int64_t A = S[axis];
   bool reverse = op.isReverse();
+  if (op.isExclusive())
+    return emitExclusiveScan(op);
   std::vector<llvm::Value *> dst;
   for (auto &res : op.results)
     dst.push_back(buffer(res.get()));
@@ -741,6 +743,61 @@ void Lowering::emitScan(const ir::Op &op) {
       return;
     for (size_t k = 0; k < n; ++k)
       storeMem(dst[k], linear(j, S), v[k], op.operands[k]->type.elem);
+  });
+}
+
+void Lowering::emitExclusiveScan(const ir::Op &op) {
+  // In index order (from the end, with reverse): out[first] = 0, out[j] = out[prev] + in[prev];
+  // the total is out[last] + in[last] (a scalar for a rank-1 operand).
+  const ir::Value *x = op.operands[0];
+  const auto &S = x->type.shape;
+  const ir::ScalarType et = x->type.elem;
+  size_t axis = static_cast<size_t>(op.axis());
+  int64_t A = S[axis];
+  bool reverse = op.isReverse();
+  llvm::Value *dst = buffer(op.result(0));
+  std::vector<int64_t> around = S;
+  around.erase(around.begin() + static_cast<long>(axis));
+  auto at = [&](const Index &i, llvm::Value *j) {
+    Index full(i.begin(), i.begin() + static_cast<long>(axis));
+    full.push_back(j);
+    full.insert(full.end(), i.begin() + static_cast<long>(axis), i.end());
+    return full;
+  };
+  auto add = [&](llvm::Value *a, llvm::Value *b) {
+    std::vector<llvm::Value *> r = combineValues(op, {a}, {b});
+    return r.empty() ? a : r[0];
+  };
+  llvm::Value *zero = constant(et, 0, 0.0);
+  llvm::Value *first = B.getInt64(reverse ? static_cast<uint64_t>(A - 1) : 0);
+  forEach(around, [&](const Index &i) { storeMem(dst, linear(at(i, first), S), zero, et); });
+  if (A > 1) {
+    std::vector<int64_t> loopShape = S;
+    loopShape[axis] = A - 1;
+    forEach(loopShape, [&](const Index &l) {
+      Index j = l, prev = l;
+      if (reverse) {
+        j[axis] = B.CreateSub(B.getInt64(static_cast<uint64_t>(A - 2)), l[axis]);
+        prev[axis] = B.CreateAdd(j[axis], B.getInt64(1));
+      } else {
+        j[axis] = B.CreateAdd(l[axis], B.getInt64(1));
+        prev[axis] = l[axis];
+      }
+      llvm::Value *v = add(loadMem(dst, linear(prev, S), et), elem(x, prev));
+      storeMem(dst, linear(j, S), v, et);
+    });
+  }
+  llvm::Value *last = B.getInt64(reverse ? 0 : static_cast<uint64_t>(A - 1));
+  const ir::Value *total = op.result(1);
+  if (total->type.isScalar()) {
+    Index p = {last};
+    scalars_[total] = add(loadMem(dst, linear(p, S), et), elem(x, p));
+    return;
+  }
+  llvm::Value *tdst = buffer(total);
+  forEach(around, [&](const Index &i) {
+    Index p = at(i, last);
+    storeMem(tdst, linear(i, around), add(loadMem(dst, linear(p, S), et), elem(x, p)), et);
   });
 }
 

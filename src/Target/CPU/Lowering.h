@@ -135,6 +135,8 @@ private:
                                            const std::vector<llvm::Value *> &b);
   void emitReduce(const ir::Op &op);
   void emitScan(const ir::Op &op);
+  /// An exclusive Scan (tle.cumsum): the sums before each element, then the total.
+  void emitExclusiveScan(const ir::Op &op);
   void emitDot(const ir::Op &op);
   bool emitAtomic(const ir::Op &op);
   // --- tl.device_print and tl.device_assert (Debug.cpp)

@@ -209,6 +209,14 @@ public:
   /// the window in the row-major buffer, 16-byte vectors where registers and origins allow.
   void emitSharedTileOp(const ir::Op &op);
   void emitScan(const ir::Op &op);
+  /// An exclusive scan's total (result 1) from each operand register's line total: a scalar, or
+  /// the registers of the operand's slice layout (ShapeOps.cpp).
+  std::vector<llvm::Value *> scanTotals(const ir::Op &op, const std::vector<llvm::Value *> &lineTotal);
+  /// The warp rounds of an exclusive rank-1 scan whose warp bits are its highest index bits
+  /// (owners[firstWarp..]): each warp's total (T[rep]) through shared memory once, then every
+  /// thread adds the totals of the warps before its own to P and sets T to the whole total.
+  void exchangeWarpTotals(const ir::Op &op, const std::vector<transforms::AxisBit> &owners, size_t firstWarp, int rep,
+                          std::vector<std::vector<llvm::Value *>> &P, std::vector<std::vector<llvm::Value *>> &T);
   void emitAtomic(const ir::Op &op);
   /// tl.inline_asm_elementwise: one asm statement per `pack` registers.
   void emitInlineAsm(const ir::Op &op);

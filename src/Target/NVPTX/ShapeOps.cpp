@@ -257,6 +257,9 @@ bool Emitter::emitScanByBits(const ir::Op &op) {
       P[static_cast<size_t>(r)][k] = src[static_cast<size_t>(r)];
   }
   std::vector<Vals> T = P;
+  if (op.isExclusive()) // P starts empty: after the rounds it holds the sum of the elements before
+    for (Vals &p : P)
+      p[0] = llvm::Constant::getNullValue(p[0]->getType());
   auto select = [&](llvm::Value *c, const Vals &a, const Vals &b) {
     Vals out;
     for (size_t k = 0; k < nops; ++k)
@@ -297,8 +300,23 @@ bool Emitter::emitScanByBits(const ir::Op &op) {
   }
   if (maxReps)
     assertScratchFits(2 * regionBytes);
+  // Exclusive sums of a rank-1 tile whose warps own the highest index bits (one bin per thread,
+  // as in a top-k histogram's scan): after the register and lane rounds, the warps' totals go
+  // through shared memory once (two barriers, where a round per warp bit takes one each) and
+  // every thread adds those of the warps before its own in scan order.
+  size_t firstWarp = owners->size();
+  for (size_t k = 0; k < owners->size() && firstWarp == owners->size(); ++k)
+    if ((*owners)[k].kind == 'w')
+      firstWarp = k;
+  const bool warpTotals = op.isExclusive() && in->type.rank() == 1 && nops == 1 && firstWarp < owners->size() &&
+                          std::all_of(owners->begin() + long(firstWarp), owners->end(),
+                                      [](const AxisBit &o) { return o.kind == 'w'; });
   int warpRound = 0;
   for (const AxisBit &o : *owners) {
+    if (o.kind == 'w' && warpTotals) {
+      exchangeWarpTotals(op, *owners, firstWarp, reps()[0], P, T);
+      break;
+    }
     if (o.kind == 'r') {
       int bit = 1 << o.bit;
       for (int lo = 0; lo < n; ++lo) {
@@ -372,7 +390,69 @@ bool Emitter::emitScanByBits(const ir::Op &op) {
       out.push_back(p[k]);
     vals_[op.result(static_cast<unsigned>(k))] = out;
   }
+  if (op.isExclusive()) {
+    // Every register's T is now the total of its line along the axis.
+    std::vector<llvm::Value *> totals;
+    for (auto &t : T)
+      totals.push_back(t[0]);
+    vals_[op.result(1)] = scanTotals(op, totals);
+  }
   return true;
+}
+
+void Emitter::exchangeWarpTotals(const ir::Op &op, const std::vector<transforms::AxisBit> &owners, size_t firstWarp,
+                                 int rep, std::vector<std::vector<llvm::Value *>> &P,
+                                 std::vector<std::vector<llvm::Value *>> &T) {
+  // owners[firstWarp..] are warp bits: the k-th one moves by 2^k blocks of the axis. A warp's
+  // block index g takes those bits of its id; the warp holding block j has them from j and the
+  // other warp bits zero (warps that differ only in those hold the same block).
+  const unsigned eb = ir::storageBytes(op.operands[0]->type.dtype());
+  const size_t m = owners.size() - firstWarp;
+  assertScratchFits(int64_t(eb) * op.operands[0]->layout->numWarps());
+  barrier();
+  llvm::Value *own = T[size_t(rep)][0];
+  B.CreateStore(own, smemPtr(B.CreateMul(warpId(), B.getInt32(eb))));
+  barrier();
+  llvm::Value *g = B.getInt32(0);
+  for (size_t j = 0; j < m; ++j) {
+    llvm::Value *bit = B.CreateAnd(B.CreateLShr(warpId(), B.getInt32(uint32_t(owners[firstWarp + j].bit))), B.getInt32(1));
+    g = B.CreateOr(g, B.CreateShl(bit, B.getInt32(uint32_t(j))));
+  }
+  llvm::Value *zero = llvm::Constant::getNullValue(own->getType());
+  llvm::Value *prefix = zero, *total = zero;
+  for (uint32_t j = 0; j < (1u << m); ++j) {
+    uint32_t w = 0;
+    for (size_t b = 0; b < m; ++b)
+      if (j >> b & 1)
+        w |= 1u << owners[firstWarp + b].bit;
+    llvm::Value *t = B.CreateLoad(own->getType(), smemPtr(B.getInt32(w * eb)));
+    llvm::Value *before = op.isReverse() ? B.CreateICmpUGT(B.getInt32(j), g) : B.CreateICmpULT(B.getInt32(j), g);
+    prefix = B.CreateSelect(before, combineValues(op, {prefix}, {t})[0], prefix);
+    total = combineValues(op, {total}, {t})[0];
+  }
+  for (size_t r = 0; r < P.size(); ++r) {
+    P[r] = combineValues(op, {prefix}, P[r]);
+    T[r] = {total};
+  }
+}
+
+std::vector<llvm::Value *> Emitter::scanTotals(const ir::Op &op, const std::vector<llvm::Value *> &lineTotal) {
+  // The total's layout is the operand's slice (assign-layouts): its registers are the operand's
+  // registers that do not move along the axis, in order (ir::sliceLayout).
+  const ir::Value *total = op.result(1);
+  if (total->type.isScalar())
+    return {lineTotal[0]};
+  const ir::Layout &l = *op.operands[0]->layout;
+  const auto axis = static_cast<size_t>(op.axis());
+  int alongAxis = 0;
+  for (size_t i = 0; i < l.reg.size(); ++i)
+    if (l.reg[i][axis] != 0)
+      alongAxis |= 1 << i;
+  std::vector<llvm::Value *> out;
+  for (int r = 0; r < l.numRegs(); ++r)
+    if ((r & alongAxis) == 0)
+      out.push_back(lineTotal[size_t(r)]);
+  return out;
 }
 
 void Emitter::emitScan(const ir::Op &op) {
@@ -436,6 +516,30 @@ void Emitter::emitScan(const ir::Op &op) {
       for (size_t k = 0; k < nops; ++k)
         vals[r][k] = B.CreateSelect(inside, c[k], vals[r][k]);
     }
+  }
+  if (op.isExclusive()) {
+    // One more round: each element takes its predecessor's inclusive sum (0 for the first),
+    // each line's total is the inclusive sum at its end.
+    barrier();
+    for (int r = 0; r < l.numRegs(); ++r)
+      B.CreateStore(vals[r][0], address(coords[r], 0));
+    barrier();
+    std::vector<llvm::Value *> ex, totals;
+    for (int r = 0; r < l.numRegs(); ++r) {
+      std::vector<llvm::Value *> pc = coords[r];
+      llvm::Value *pos = pc[axis];
+      llvm::Value *inside = reverse ? B.CreateICmpSLT(B.CreateAdd(pos, B.getInt32(1)), B.getInt32(static_cast<uint32_t>(len)))
+                                    : B.CreateICmpSGE(pos, B.getInt32(1));
+      pc[axis] = B.CreateSelect(inside, reverse ? B.CreateAdd(pos, B.getInt32(1)) : B.CreateSub(pos, B.getInt32(1)), pos);
+      llvm::Value *prev = B.CreateLoad(vals[r][0]->getType(), address(pc, 0));
+      ex.push_back(B.CreateSelect(inside, prev, llvm::Constant::getNullValue(prev->getType())));
+      std::vector<llvm::Value *> end = coords[r];
+      end[axis] = B.getInt32(reverse ? 0u : static_cast<uint32_t>(len - 1));
+      totals.push_back(B.CreateLoad(vals[r][0]->getType(), address(end, 0)));
+    }
+    vals_[op.result(0)] = ex;
+    vals_[op.result(1)] = scanTotals(op, totals);
+    return;
   }
   for (size_t k = 0; k < nops; ++k) {
     std::vector<llvm::Value *> out;
