@@ -80,6 +80,7 @@ const char *name(OpKind k) {
   case OpKind::ClusterBarrier: return "cluster_barrier";
   case OpKind::ClusterArrive: return "cluster_arrive";
   case OpKind::ClusterWait: return "cluster_wait";
+  case OpKind::GridBarrier: return "grid_barrier";
   case OpKind::MbarrierInit: return "mbarrier_init";
   case OpKind::MbarrierArrive: return "mbarrier_arrive";
   case OpKind::MbarrierExpectTx: return "mbarrier_expect_tx";

@@ -675,7 +675,7 @@ private:
         op->sync.relaxed = true;
       }
       [[fallthrough]];
-    case OpKind::ClusterBarrier: case OpKind::ClusterWait:
+    case OpKind::ClusterBarrier: case OpKind::ClusterWait: case OpKind::GridBarrier:
       // no operands: the next line is the next op
       finish(*op, results, {});
       return;

@@ -152,7 +152,7 @@ struct Verifier {
     case OpKind::Assert:
       lo = hi = 1, res = 0;
       break;
-    case OpKind::Barrier: case OpKind::GridDepControl: case OpKind::ClusterBarrier:
+    case OpKind::Barrier: case OpKind::GridDepControl: case OpKind::ClusterBarrier: case OpKind::GridBarrier:
     case OpKind::ClusterArrive: case OpKind::ClusterWait: case OpKind::FenceProxyAsync:
     case OpKind::FenceMbarrierInit: case OpKind::BarrierArrive: case OpKind::AsyncCommitGroup:
     case OpKind::AsyncWaitGroup:
@@ -286,6 +286,7 @@ struct Verifier {
       bool memory = o.kind == OpKind::Load || o.kind == OpKind::Store || o.kind == OpKind::AtomicRMW ||
                     o.kind == OpKind::AtomicCAS || o.kind == OpKind::Dot || o.kind == OpKind::Barrier ||
                     o.kind == OpKind::GridDepControl || o.kind == OpKind::ClusterBarrier ||
+                    o.kind == OpKind::GridBarrier ||
                     o.kind == OpKind::ClusterArrive || o.kind == OpKind::ClusterWait || o.kind == OpKind::LocalAlloc ||
                     o.kind == OpKind::Print || o.kind == OpKind::Assert || isGpuSyncOp(o.kind);
       bool tile = false;
@@ -788,7 +789,7 @@ struct Verifier {
       return true;
     case OpKind::Print:
       return true; // any values, no results: checked by arity()
-    case OpKind::ClusterBarrier: case OpKind::ClusterArrive: case OpKind::ClusterWait:
+    case OpKind::ClusterBarrier: case OpKind::ClusterArrive: case OpKind::ClusterWait: case OpKind::GridBarrier:
     case OpKind::FenceProxyAsync: case OpKind::FenceMbarrierInit: case OpKind::AsyncCommitGroup:
     case OpKind::GridDepControl:
       return true;

@@ -217,7 +217,8 @@ std::string partitionRules(const Op &ws, SourceLoc &where) {
         tile |= v->type.isTile();
       bool cta = (o.kind == OpKind::Barrier || o.kind == OpKind::BarrierArrive) && o.sync.barrierId >= 0 &&
                  o.sync.threads == 0;
-      bool cluster = o.kind == OpKind::ClusterBarrier || o.kind == OpKind::ClusterArrive || o.kind == OpKind::ClusterWait;
+      bool cluster = o.kind == OpKind::ClusterBarrier || o.kind == OpKind::ClusterArrive ||
+                     o.kind == OpKind::ClusterWait || o.kind == OpKind::GridBarrier;
       bool remote = o.kind == OpKind::RemotePtr || (o.kind == OpKind::MbarrierArrive && o.operands.size() > 1);
       if (i > 0 && tile)
         bad = "worker partitions compute on scalars only (a tile's layout spans the default partition's warps)";

@@ -73,6 +73,10 @@ int64_t Specializer::useMeshCluster(const SVal &mesh, SourceLoc loc) {
   if (size > kMaxClusterSize)
     fail(loc, mesh.describe() + " asks for clusters of " + std::to_string(size) + " CTAs; at most " +
                   std::to_string(kMaxClusterSize) + " are supported (the portable cluster size)");
+  if (gridBarrierAt.valid())
+    fail(loc, mesh.describe() + " asks for clusters of " + std::to_string(size) +
+                  " CTAs in a kernel with a grid barrier (a cooperative launch needs a kernel without clusters)",
+         {{gridBarrierAt, "the grid barrier is here"}});
   std::array<int, 3> want = {static_cast<int>(size), 1, 1};
   if (fn->cluster != std::array<int, 3>{1, 1, 1} && fn->cluster != want)
     fail(loc, "the kernel already uses clusters of " + std::to_string(fn->cluster[0]) + " CTAs; " + mesh.describe() +
@@ -179,10 +183,17 @@ SVal distributedBarrier(Specializer &S, const BuiltinCall &c) {
   requireClusterSpace(S, p);
   if (p.has("mesh")) {
     const SVal &mesh = meshArg(S, p, "mesh", "distributed_barrier");
-    if (gridBarrierMesh(mesh))
-      S.fail(p.loc("mesh"), "distributed_barrier() over " + mesh.describe() +
-                              ", a mesh without cluster axes, would be a grid-wide barrier, which is not "
-                              "supported yet; give a mesh with a cluster axis");
+    if (gridBarrierMesh(mesh)) {
+      // FlagTree's grid barrier: every CTA of the grid; the kernel launches cooperatively.
+      if (S.fn->cluster != std::array<int, 3>{1, 1, 1})
+        S.fail(p.loc("mesh"), "distributed_barrier() over " + mesh.describe() +
+                                " is a grid-wide barrier, which needs a cooperative launch of a kernel without "
+                                "clusters; this kernel uses clusters of " + std::to_string(S.fn->cluster[0]) + " CTAs");
+      if (!S.gridBarrierAt.valid())
+        S.gridBarrierAt = p.loc("mesh");
+      S.b->create(OpKind::GridBarrier, loc, {}, {});
+      return SVal::none();
+    }
     int64_t size = S.useMeshCluster(meshLaunch(mesh), p.loc("mesh"));
     size_t members = meshPhysicalIds(mesh).size();
     if (meshDerived(mesh) && members < static_cast<size_t>(size))

@@ -436,6 +436,9 @@ public:
   /// Makes the kernel's cluster the one of `mesh` (its cluster axes); an error at `loc` when the
   /// kernel already has another. Returns the cluster size.
   int64_t useMeshCluster(const SVal &mesh, SourceLoc loc);
+  /// Where the kernel's first grid barrier is (tle.distributed_barrier over a mesh of blocks), or
+  /// invalid: a kernel with one launches cooperatively and cannot use clusters (FlagTree's rule).
+  SourceLoc gridBarrierAt;
   /// The extremum of tile `x` along `axis` (NaN-ignoring, like tl.max/tl.min) in x's dtype, and
   /// the int32 index of its first occurrence along `axis` (0 when every element is NaN): the
   /// pair tl.max/tl.min(return_indices=True) return. Both drop dim `axis`.

@@ -17,7 +17,7 @@ bool blocksLoadMotion(const ir::Op &op) {
   switch (op.kind) {
   case OpKind::Store: case OpKind::AtomicRMW: case OpKind::AtomicCAS: case OpKind::Barrier:
   case OpKind::GridDepControl: case OpKind::Print: case OpKind::Assert: case OpKind::ClusterBarrier:
-  case OpKind::ClusterArrive: case OpKind::ClusterWait:
+  case OpKind::ClusterArrive: case OpKind::ClusterWait: case OpKind::GridBarrier:
     return true;
   case OpKind::InlineAsm:
     return !op.asmPure();

@@ -159,7 +159,8 @@ public:
         ~ReadsAfter() { p.read |= on; }
       } after{p_, &b == body_ && backendReaders_.count(&op) > 0};
       // A named barrier of part of the CTA's threads (threads=) does not order the others.
-      if ((op.kind == OpKind::Barrier && op.sync.threads == 0) || op.kind == OpKind::ClusterBarrier) {
+      if ((op.kind == OpKind::Barrier && op.sync.threads == 0) || op.kind == OpKind::ClusterBarrier ||
+          op.kind == OpKind::GridBarrier) {
         p_ = {};
         continue;
       }

@@ -141,6 +141,14 @@ enum class OpKind {
   ClusterWait, ///< () -> (): the second half (barrier.cluster.wait.acquire): waits until every
                ///< thread of the cluster has arrived; their released writes are visible after
                ///< it. GPU (sm_90+) only.
+  GridBarrier, ///< () -> (): every thread of every CTA of the grid arrives, then waits for all of
+               ///< them (tle.distributed_barrier over a mesh of blocks, FlagTree's grid barrier):
+               ///< global-memory writes before it, in any CTA, are visible to reads after it. A
+               ///< CTA barrier, then thread 0 adds to the module's counter __tle_grid_barrier
+               ///< (atom.add.release.gpu: CTA 0 adds 2^31 - (CTAs - 1), the others 1, so its top
+               ///< bit flips once all have arrived) and spins on ld.acquire.gpu until it flips,
+               ///< then a CTA barrier. Needs every CTA resident at once: a kernel with it is a
+               ///< cooperative launch (its metadata's "cooperative"). GPU only.
   // --- GPU synchronisation and asynchronous copies (TLE-Struct's explicit ops; GPU only, the
   // CPU target rejects them). Attributes are Op::sync's named fields (SyncAttrs). Like every
   // op they are executed by the whole CTA; each says which of its threads run the instruction.

@@ -1,7 +1,7 @@
 // The kernel's own shared buffers (tle.gpu.alloc) and thread-block clusters (tle.remote,
 // tle.distributed_barrier): a buffer's address at the offset allocate-shared gave it, how other
 // CTAs' shared memory is addressed (PTX ISA §9.7.9.24, mapa) and the cluster barrier (§9.7.13.3,
-// barrier.cluster), whole or split.
+// barrier.cluster), whole or split; and the grid-wide barrier of a cooperative launch.
 #include "Emitter.h"
 
 #include <llvm/IR/InlineAsm.h>
@@ -74,6 +74,50 @@ void Emitter::emitClusterBarrier(SourceLoc loc) {
   auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
   B.CreateCall(fty, llvm::InlineAsm::get(fty, "barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;",
                                          "~{memory}", /*hasSideEffects=*/true));
+}
+
+void Emitter::emitGridBarrier() {
+  // The counter: one u32 of the module in global memory, zero at load. Each barrier adds 2^31 in
+  // all (CTA 0: 2^31 - (CTAs - 1), every other CTA: 1), so its top bit flips once every CTA has
+  // arrived, whatever the count before; thread 0 of each CTA waits for that flip.
+  llvm::Type *i32 = B.getInt32Ty();
+  llvm::GlobalVariable *counter = m.getNamedGlobal("__tle_grid_barrier");
+  if (!counter)
+    counter = new llvm::GlobalVariable(m, i32, false, llvm::GlobalValue::InternalLinkage, B.getInt32(0),
+                                       "__tle_grid_barrier", nullptr, llvm::GlobalValue::NotThreadLocal, 1);
+  auto *fty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt64Ty()}, false);
+  // The labels are local to the braces, so the block may appear several times in a kernel.
+  const char *text = "{\n\t"
+                     ".reg .pred %gb_p;\n\t"
+                     ".reg .b32 %gb_n, %gb_d, %gb_inc, %gb_old, %gb_cur;\n\t"
+                     "bar.sync 0;\n\t"
+                     "mov.u32 %gb_d, %tid.x;\n\t"
+                     "setp.ne.u32 %gb_p, %gb_d, 0;\n\t"
+                     "@%gb_p bra GB_DONE;\n\t"
+                     "mov.u32 %gb_n, %nctaid.x;\n\t"
+                     "mov.u32 %gb_d, %nctaid.y;\n\t"
+                     "mul.lo.u32 %gb_n, %gb_n, %gb_d;\n\t"
+                     "mov.u32 %gb_d, %nctaid.z;\n\t"
+                     "mul.lo.u32 %gb_n, %gb_n, %gb_d;\n\t"
+                     "mov.u32 %gb_d, %ctaid.x;\n\t"
+                     "mov.u32 %gb_cur, %ctaid.y;\n\t"
+                     "or.b32 %gb_d, %gb_d, %gb_cur;\n\t"
+                     "mov.u32 %gb_cur, %ctaid.z;\n\t"
+                     "or.b32 %gb_d, %gb_d, %gb_cur;\n\t"
+                     "setp.eq.u32 %gb_p, %gb_d, 0;\n\t"
+                     "mov.u32 %gb_inc, 1;\n\t"
+                     "@%gb_p sub.u32 %gb_inc, 0x80000001, %gb_n;\n\t"
+                     "atom.add.release.gpu.global.u32 %gb_old, [$0], %gb_inc;\n"
+                     "GB_WAIT:\n\t"
+                     "ld.acquire.gpu.global.u32 %gb_cur, [$0];\n\t"
+                     "xor.b32 %gb_cur, %gb_cur, %gb_old;\n\t"
+                     "setp.lt.s32 %gb_p, %gb_cur, 0;\n\t"
+                     "@!%gb_p bra GB_WAIT;\n"
+                     "GB_DONE:\n\t"
+                     "bar.sync 0;\n\t"
+                     "}";
+  B.CreateCall(fty, llvm::InlineAsm::get(fty, text, "l,~{memory}", /*hasSideEffects=*/true),
+               {B.CreatePtrToInt(counter, B.getInt64Ty())});
 }
 
 } // namespace tle::nvptx

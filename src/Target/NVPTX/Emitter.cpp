@@ -331,6 +331,8 @@ void Emitter::emitOpImpl(const ir::Op &op) {
     return emitRemotePtr(op);
   case OpKind::ClusterBarrier:
     return emitClusterBarrier(op.loc);
+  case OpKind::GridBarrier:
+    return emitGridBarrier();
   case OpKind::ClusterArrive:
     return emitClusterArrive(op);
   case OpKind::ClusterWait:

@@ -82,6 +82,10 @@ public:
   void emitRemotePtr(const ir::Op &op);
   /// ClusterBarrier: barrier.cluster.arrive (release) and barrier.cluster.wait (acquire).
   void emitClusterBarrier(SourceLoc loc);
+  /// GridBarrier: a CTA barrier, thread 0's arrival on the module's counter __tle_grid_barrier
+  /// (atom.add.release.gpu) and its spin until the counter's top bit flips (ld.acquire.gpu),
+  /// then a CTA barrier (FlagTree's grid barrier).
+  void emitGridBarrier();
   /// ClusterArrive / ClusterWait: one half of the split cluster barrier (PTX ISA §9.7.13.3).
   void emitClusterArrive(const ir::Op &op);
   void emitClusterWait(SourceLoc loc);

@@ -108,6 +108,8 @@ KernelMetadata describeKernel(const ir::Function &f, const std::string &arch, co
   k.producerWarps = f.producerWarps;
   k.sharedBytes = f.sharedBytes;
   k.cluster = f.cluster;
+  // A grid barrier needs every CTA resident at once: a cooperative launch.
+  ir::walk(const_cast<ir::Block &>(f.body), [&](const ir::Op &op) { k.cooperative |= op.kind == ir::OpKind::GridBarrier; });
   k.maxRegisters = f.maxRegisters;
   for (const ir::TensorMapParam &t : f.tensorMaps) {
     TensorMapSpec s;

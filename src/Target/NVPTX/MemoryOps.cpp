@@ -217,7 +217,8 @@ bool liveAcrossWork(const ir::Op &def, const ir::Op &use) {
   for (; it != ops.end() && it->get() != &use; ++it)
     switch ((*it)->kind) {
     case ir::OpKind::Reduce: case ir::OpKind::Scan: case ir::OpKind::Dot: case ir::OpKind::Barrier:
-    case ir::OpKind::ClusterBarrier: case ir::OpKind::For: case ir::OpKind::While: case ir::OpKind::If:
+    case ir::OpKind::ClusterBarrier: case ir::OpKind::GridBarrier: case ir::OpKind::For: case ir::OpKind::While:
+    case ir::OpKind::If:
       return true;
     default: break;
     }

@@ -383,6 +383,42 @@ case("shared buffer: zero fill, then shared atomics (64-bin histogram of 4096 in
      t_histogram_smem)
 case("cluster of 4: atomics into rank 0's buffer through distributed shared memory, 5 clusters", t_cluster_sum)
 case("cluster of 2 x 2: stores and loads addressed by runtime (y, x) coordinates, 3 clusters", t_cluster_swap)
+
+
+def t_grid_normalize():
+    x = rng.uniform(0.5, 1.5, 512 * 256).astype(np.float32)
+    o = run("grid_normalize", "*fp32:16, *fp32:16, *fp32, 256",
+            {"x_ptr": x, "y_ptr": np.full(512 * 256, np.nan, np.float32), "sum_ptr": np.zeros(1, np.float32)},
+            ["y_ptr"], 4, grid_override="512", src=SHARED)
+    return close(o["y_ptr"], x / x.astype(np.float64).sum(), rtol=1e-4, atol=1e-9)
+
+
+def t_grid_rotate():
+    n, block = 512, 128
+    o = run("grid_rotate", "*i32:16, *i32:16, 128",
+            {"buf_ptr": np.full(n * block, -1, np.int32), "out_ptr": np.full(n * block, -1, np.int32)},
+            ["out_ptr"], 4, grid_override=str(n), src=SHARED)
+    p = np.arange(n)[:, None]
+    want = (2 * (((p + 3) % n) * block + np.arange(block))).astype(np.int32).reshape(-1)
+    return bool(np.array_equal(o["out_ptr"], want)), f"{int(np.sum(o['out_ptr'] != want))} elements differ"
+
+
+def t_grid_too_large():
+    # 10^6 CTAs cannot all be resident: refused before the launch, naming the limit.
+    try:
+        run("grid_rotate", "*i32:16, *i32:16, 128",
+            {"buf_ptr": np.zeros(128, np.int32), "out_ptr": np.zeros(128, np.int32)}, ["out_ptr"], 4,
+            grid_override="1000000", src=SHARED)
+    except RuntimeError as e:
+        ok = "a cooperative launch" in str(e) and "exceeds the" in str(e)
+        return ok, str(e).splitlines()[-1][:160]
+    return False, "launched"
+
+
+case("grid barrier: one total over 512 CTAs (atomics, then every CTA reads it), cooperative launch",
+     t_grid_normalize)
+case("grid barrier: three in a row between phases reading other CTAs' writes, 512 CTAs", t_grid_rotate)
+case("grid barrier: 10^6 CTAs are refused before the launch (not co-resident)", t_grid_too_large)
 MASKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "store_masks.tle")
 POISON = np.float32(-12345.0)
 
