@@ -669,7 +669,12 @@ private:
     case OpKind::AsyncCommitGroup: case OpKind::TmaStoreCommit:
       syncAttrs(*op);
       [[fallthrough]];
-    case OpKind::ClusterArrive: // cluster_arrive [relaxed]
+    case OpKind::ClusterArrive: // cluster_arrive [relaxed]; fence_proxy_async [global]
+      if (op->kind == OpKind::FenceProxyAsync && tok_.kind == Tok::Ident && tok_.text == "global" &&
+          tok_.loc.line == op->loc.line) {
+        bump();
+        op->sync.global = true;
+      }
       if (tok_.kind == Tok::Ident && tok_.text == "relaxed" && tok_.loc.line == op->loc.line) {
         bump();
         op->sync.relaxed = true;

@@ -227,6 +227,8 @@ private:
       os_ << " cache=" << (a.cache == CopyCache::CA ? "ca" : "cg");
     if (a.relaxed)
       os_ << " relaxed";
+    if (a.global)
+      os_ << " global";
   }
 
   void opLine(const Op &op, int depth) {
@@ -325,7 +327,7 @@ private:
           << (op.isExclusive() ? " exclusive" : "");
       break;
     case OpKind::Barrier: case OpKind::BarrierArrive: case OpKind::MbarrierInit: case OpKind::MbarrierArrive:
-    case OpKind::MbarrierExpectTx: case OpKind::AsyncCopy: case OpKind::ClusterArrive:
+    case OpKind::MbarrierExpectTx: case OpKind::AsyncCopy: case OpKind::ClusterArrive: case OpKind::FenceProxyAsync:
       syncAttrs(op);
       break;
     case OpKind::AsyncWaitGroup: case OpKind::TmaStoreWait: case OpKind::WgmmaWait:

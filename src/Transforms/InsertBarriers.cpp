@@ -211,7 +211,7 @@ private:
   /// covered (the barrier, if one is needed, goes after it).
   void proxyFence(ir::Block &b, std::list<std::unique_ptr<ir::Op>>::iterator it) {
     ir::Op &op = **it;
-    if (op.kind == OpKind::FenceProxyAsync) {
+    if (op.kind == OpKind::FenceProxyAsync && !op.sync.global) {
       unfenced_ = false;
       return;
     }

@@ -5,6 +5,7 @@
 #include "tle/Transforms/Scratch.h"
 
 #include "tle/Transforms/DotLowering.h"
+#include "tle/Transforms/TensorMaps.h"
 
 #include <algorithm>
 #include <climits>
@@ -83,6 +84,7 @@ public:
 
 private:
   ir::Function &f;
+
   const std::map<const ir::Value *, int> &values;
   ir::Builder B;
   int commits = 0;                          ///< groups committed so far in the block being walked
@@ -244,10 +246,42 @@ public:
       storeWait(loc);
     waitsIn(f.body, values);
     CopyGroups(f, values).run();
+    fenceGlobalWrites();
   }
 
 private:
   ir::Function &f;
+
+  /// A persistent kernel's TMA fills continue across its top-level loop's iterations (the
+  /// `dynamic` classes): a global write there (the epilogue's store, before the next tile's
+  /// copies) is followed by `fence_proxy_async global`, so that the async proxy sees it (PTX ISA
+  /// §9.7.13.4); TMA stores write through the async proxy already.
+  void fenceGlobalWrites() {
+    auto within = [](ir::Op &top, auto &&fn) {
+      fn(top);
+      for (auto &r : top.regions)
+        ir::walk(*r, fn);
+    };
+    for (auto &top : f.body.ops) {
+      bool fills = false;
+      within(*top, [&](ir::Op &o) {
+        fills |= o.kind == OpKind::Load && o.pipeline() >= 0 && f.pipelines[size_t(o.pipeline())].dynamicFills;
+      });
+      if (!fills)
+        continue;
+      std::vector<ir::Op *> writes;
+      within(*top, [&](ir::Op &o) {
+        if (writesGlobalMemory(o) && !(o.kind == OpKind::Store && o.isTmaStore()))
+          writes.push_back(&o);
+      });
+      for (ir::Op *w : writes) {
+        ir::Block &b = *w->parent;
+        auto at = std::find_if(b.ops.begin(), b.ops.end(), [&](const auto &o) { return o.get() == w; });
+        B.setInsertionPoint(&b, std::next(at));
+        B.create(OpKind::FenceProxyAsync, w->loc, {}, {})->sync.global = true;
+      }
+    }
+  }
   ir::Builder B;
   bool ws;
 

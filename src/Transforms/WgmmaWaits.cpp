@@ -33,8 +33,8 @@ void replaceUsesFrom(ir::Block &b, std::list<std::unique_ptr<ir::Op>>::iterator 
 /// Whether `op` only waits or orders (the pipeline pass's waits before an op, and barriers):
 /// a carried group's wait goes before a run of these, as their op's other waits come first.
 bool isWaitLike(const ir::Op &op) {
-  return op.kind == OpKind::PipelineWait || op.kind == OpKind::AsyncWaitGroup || op.kind == OpKind::FenceProxyAsync ||
-         (op.kind == OpKind::Barrier && op.sync.barrierId < 0);
+  return op.kind == OpKind::PipelineWait || op.kind == OpKind::AsyncWaitGroup ||
+         (op.kind == OpKind::FenceProxyAsync && !op.sync.global) || (op.kind == OpKind::Barrier && op.sync.barrierId < 0);
 }
 
 class Placer {

@@ -183,7 +183,9 @@ enum class OpKind {
                ///< new mbarrier. No thread may still use it: put a `barrier` before.
   FenceProxyAsync, ///< () -> (): every thread orders its earlier shared-memory accesses of the
                ///< generic proxy (ld/st) before later ones of the async proxy (TMA, wgmma) and
-               ///< the other way round (fence.proxy.async.shared::cta, §9.7.13.4). GPU (sm_90+).
+               ///< the other way round (fence.proxy.async.shared::cta, §9.7.13.4); with `global`,
+               ///< its accesses to global memory instead (fence.proxy.async.global: a store
+               ///< before a TMA copy that may read its bytes). GPU (sm_90+).
   FenceMbarrierInit, ///< () -> (): every thread releases its earlier mbarrier_init to the
                ///< cluster (fence.mbarrier_init.release.cluster, §9.7.13.4), before a cluster
                ///< barrier after which other CTAs arrive on them. GPU (sm_90+).
@@ -447,10 +449,12 @@ struct SyncAttrs {
   int pipeline = -1;          ///< `pipeline=`: the pipeline of a pipeline_mbarrier
   int slot = 0;               ///< `slot=`: its slot
   bool empty = false;         ///< `empty`: the slot's release barrier (warp-specialised)
+  bool global = false;        ///< fence_proxy_async `global`: for global memory, not the CTA's shared memory
   bool operator==(const SyncAttrs &o) const {
     return count == o.count && tx == o.tx && barrierId == o.barrierId && threads == o.threads && per == o.per &&
            vec == o.vec && cache == o.cache && pending == o.pending && map == o.map && read == o.read &&
-           relaxed == o.relaxed && all == o.all && pipeline == o.pipeline && slot == o.slot && empty == o.empty;
+           relaxed == o.relaxed && all == o.all && pipeline == o.pipeline && slot == o.slot && empty == o.empty &&
+           global == o.global;
   }
 };
 /// Whether `k` is one of the GPU synchronisation and asynchronous-copy ops (mbarriers, fences,

@@ -85,7 +85,10 @@ bool pipelineProtocolPlaced(ir::Function &f);
 /// dot right before it (before the loop for a tile copied once ahead of a loop whose dots read
 /// it); for cp.async fills an async_commit_group after each and, before a fill's first reader,
 /// an async_wait_group with the count of groups committed after it in program order (then
-/// fence_proxy_async for wgmma and a barrier before a dot; a private slot needs neither).
+/// fence_proxy_async for wgmma and a barrier before a dot; a private slot needs neither). In a
+/// top-level op holding fills of a `dynamic` class (a persistent kernel's loop over tiles), a
+/// `fence_proxy_async global` after each global write other than a TMA store, so that the
+/// later fills' async proxy sees it (PTX ISA §9.7.13.4).
 void placePipelineProtocol(ir::Function &f);
 
 /// Whether `f` has its own warp partitions (a top-level warp_specialize op; ir::verify allows one

@@ -39,14 +39,6 @@ void Emitter::loadPipelines() {
   bool swizzled = std::any_of(buffers_.begin(), buffers_.end(), [](const AsyncBuffer &b) { return b.swizzle > 0; });
   ir::walk(f.body, [&](ir::Op &o) {
     swizzled |= o.kind == OpKind::Dot && useWgmma(o);
-    // The top-level loops around dynamicFills classes' fills (a global write in one is followed
-    // by a proxy fence).
-    if (o.kind == OpKind::Load && o.pipeline() >= 0 && buffers_[size_t(o.pipeline())].dynamicFills) {
-      const ir::Op *top = &o;
-      while (top->parent && top->parent != &f.body)
-        top = top->parent->parent;
-      tmaFillNests_.insert(top);
-    }
     const bool tma = o.kind == OpKind::Store && o.isTmaStore();
     genericGlobalWrites_ |= transforms::writesGlobalMemory(o) && !tma;
     if (!tma)

@@ -255,8 +255,8 @@ void Emitter::emitBlock(const ir::Block &b) {
     // (emitFor).
     auto target = it;
     auto waits = [](const ir::Op &o) {
-      return o.kind == OpKind::PipelineWait || o.kind == OpKind::AsyncWaitGroup || o.kind == OpKind::FenceProxyAsync ||
-             (o.kind == OpKind::Barrier && o.sync.barrierId < 0);
+      return o.kind == OpKind::PipelineWait || o.kind == OpKind::AsyncWaitGroup ||
+             (o.kind == OpKind::FenceProxyAsync && !o.sync.global) || (o.kind == OpKind::Barrier && o.sync.barrierId < 0);
     };
     while (waits(**target) && std::next(target) != b.ops.end())
       ++target;
@@ -294,19 +294,6 @@ void Emitter::emitOp(const ir::Op &op) {
         privateActive_.insert(v);
       }
   emitOpImpl(op);
-  // A global write in a loop whose TMA fills continue across its iterations (a persistent
-  // kernel's epilogue store, before the next tile's copies): the async proxy must see it
-  // (PTX ISA, membar/fence: fence.proxy.async), and the barrier before the next fill orders the
-  // other threads' writes.
-  if (!tmaFillNests_.empty() && transforms::writesGlobalMemory(op) && !tmaStores_.count(&op)) {
-    const ir::Op *top = &op;
-    while (top->parent && top->parent != &f.body)
-      top = top->parent->parent;
-    if (tmaFillNests_.count(top)) {
-      auto *fty = llvm::FunctionType::get(B.getVoidTy(), false);
-      B.CreateCall(fty, llvm::InlineAsm::get(fty, "fence.proxy.async.global;", "", true));
-    }
-  }
   for (auto &[v, slot] : swapped) {
     vals_[v] = slot;
     privateActive_.erase(v);

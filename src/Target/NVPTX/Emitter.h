@@ -246,9 +246,6 @@ public:
   /// Warp-specialised consumers, per class with dynamicFills: the count of slots released so
   /// far modulo 2 * slots (slots are released in fill order).
   std::map<int, llvm::AllocaInst *> releaseCount_;
-  /// The top-level loops holding dynamicFills classes: a global write inside one is followed by
-  /// fence.proxy.async.global, so that a later fill (async proxy) is ordered after it.
-  std::set<const ir::Op *> tmaFillNests_;
   /// The count slot of class `cls` in `counters` (created at the kernel's entry, zero).
   llvm::AllocaInst *counterSlot(std::map<int, llvm::AllocaInst *> &counters, int cls);
   /// Advances the count in `slot` (modulo `wrap`) where `pred` holds; returns the count before.

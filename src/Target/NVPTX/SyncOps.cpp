@@ -79,7 +79,7 @@ void Emitter::emitSyncOp(const ir::Op &op) {
     emitAsm(B, "@$1 mbarrier.inval.shared::cta.b64 [$0];", "r,b", {mbarrierAddress(op.operands[0]), first()});
     return;
   case OpKind::FenceProxyAsync:
-    emitAsm(B, "fence.proxy.async.shared::cta;", "", {});
+    emitAsm(B, op.sync.global ? "fence.proxy.async.global;" : "fence.proxy.async.shared::cta;", "", {});
     return;
   case OpKind::FenceMbarrierInit:
     emitAsm(B, "fence.mbarrier_init.release.cluster;", "", {});
