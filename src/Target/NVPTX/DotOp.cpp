@@ -17,6 +17,9 @@ using transforms::DotPlan;
 
 
 void Emitter::emitDot(const ir::Op &op) {
+  if (op.isAsyncWgmma() && !useWgmma(op))
+    diags.fatal(op.loc, "'dot async' starts a wgmma group, but this dot does not run on wgmma (sm_90a, whole "
+                        "warpgroups along M, wgmma's shapes and types): remove 'async' and its wgmma_wait ops");
   if ((ir::isFP8(op.operands[0]->type.dtype()) || ir::isFP8(op.operands[1]->type.dtype())) && !useWgmma(op))
     diags.fatal(op.loc, "an fp8 tl.dot that no native instruction takes reached the NVPTX backend unwidened: the "
                         "pass widen-fp8-dots gives it fp16 operands (the default pipeline runs it; add it to --pass)");
