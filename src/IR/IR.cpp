@@ -257,6 +257,14 @@ const char *name(ReduceKind k) {
   return "?";
 }
 
+std::list<std::unique_ptr<Op>>::iterator Block::find(const Op *op) {
+  return std::find_if(ops.begin(), ops.end(), [&](const std::unique_ptr<Op> &o) { return o.get() == op; });
+}
+
+std::list<std::unique_ptr<Op>>::const_iterator Block::find(const Op *op) const {
+  return std::find_if(ops.begin(), ops.end(), [&](const std::unique_ptr<Op> &o) { return o.get() == op; });
+}
+
 Value *Block::addArg(Type t, std::string hint) {
   args.push_back(std::make_unique<Value>(std::move(t)));
   Value *v = args.back().get();

@@ -276,8 +276,7 @@ private:
       });
       for (ir::Op *w : writes) {
         ir::Block &b = *w->parent;
-        auto at = std::find_if(b.ops.begin(), b.ops.end(), [&](const auto &o) { return o.get() == w; });
-        B.setInsertionPoint(&b, std::next(at));
+        B.setInsertionPoint(&b, std::next(b.find(w)));
         B.create(OpKind::FenceProxyAsync, w->loc, {}, {})->sync.global = true;
       }
     }

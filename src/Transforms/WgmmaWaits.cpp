@@ -159,10 +159,6 @@ private:
     return w;
   }
 
-  static std::list<std::unique_ptr<ir::Op>>::iterator position(ir::Block &b, const ir::Op &op) {
-    return std::find_if(b.ops.begin(), b.ops.end(), [&](const auto &o) { return o.get() == &op; });
-  }
-
   /// The wait of a carried group in the next iteration: before the first top-level op of the
   /// body that reads `arg` or fills one of `classes` (or the yield), ahead of its waits.
   void waitCarried(ir::Block &body, ir::Value *arg, const std::set<int> &classes, SourceLoc loc) {
@@ -184,7 +180,7 @@ private:
     while (at != body.ops.begin() && isWaitLike(**std::prev(at)))
       --at;
     ir::Op *w = wait(body, at, {arg}, 0, loc);
-    replaceUsesFrom(body, std::next(position(body, *w)), arg, w->result());
+    replaceUsesFrom(body, std::next(body.find(w)), arg, w->result());
   }
 
   void place(ir::Op &dot) {
@@ -193,7 +189,7 @@ private:
       return;
     dot.setAsyncWgmma(true);
     ir::Block &body = *dot.parent;
-    auto next = std::next(position(body, dot));
+    auto next = std::next(body.find(&dot));
     if (deferrable(dot)) {
       wait(body, next, {}, 1, dot.loc);
       body.parent->setWgmmaDrain(true);
@@ -210,15 +206,15 @@ private:
       return;
     }
     ir::Op *w = wait(body, next, {dot.result()}, 0, dot.loc);
-    replaceUsesFrom(body, std::next(position(body, *w)), dot.result(), w->result());
+    replaceUsesFrom(body, std::next(body.find(w)), dot.result(), w->result());
   }
 };
 
 } // namespace
 
 WgmmaGroupWait wgmmaGroupWait(const ir::Op &dot) {
-  const ir::Block &b = *dot.parent;
-  auto it = std::find_if(b.ops.begin(), b.ops.end(), [&](const auto &o) { return o.get() == &dot; });
+  ir::Block &b = *dot.parent;
+  auto it = b.find(&dot);
   if (it != b.ops.end() && std::next(it) != b.ops.end()) {
     const ir::Op &w = **std::next(it);
     if (w.kind == OpKind::WgmmaWait && w.operands.empty() && w.sync.pending == 1)

@@ -485,6 +485,9 @@ public:
 
   Value *addArg(Type t, std::string hint = "");
   Op *terminator() const { return ops.empty() ? nullptr : ops.back().get(); }
+  /// The position of `op` in ops (ops.end() when it is not one of this block's).
+  std::list<std::unique_ptr<Op>>::iterator find(const Op *op);
+  std::list<std::unique_ptr<Op>>::const_iterator find(const Op *op) const;
 };
 
 /// An operation. Its attributes are read and written through the named accessors below, grouped

@@ -262,7 +262,7 @@ namespace {
 bool carriedWgmmaWaitAhead(const ir::Op &op) {
   for (const ir::Op *at = &op; at && at->parent; at = at->parent->parent) {
     const ir::Block &b = *at->parent;
-    auto it = std::find_if(b.ops.begin(), b.ops.end(), [&](const auto &o) { return o.get() == at; });
+    auto it = b.find(at);
     for (++it; it != b.ops.end(); ++it)
       if ((*it)->kind == ir::OpKind::WgmmaWait && (*it)->sync.pending == 0 &&
           std::any_of((*it)->operands.begin(), (*it)->operands.end(), [&](const ir::Value *v) { return v->owner == &b; }))
