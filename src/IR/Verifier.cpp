@@ -704,15 +704,6 @@ struct Verifier {
         return fail(op, "axis out of range");
       auto shape = in.shape;
       shape.erase(shape.begin() + op.axis());
-      if (op.isExclusive()) {
-        if (op.reduceKind() != ReduceKind::Sum)
-          return fail(op, "an exclusive scan sums");
-        auto shape = in.shape;
-        shape.erase(shape.begin() + op.axis());
-        Type total = shape.empty() ? Type(in.elem) : Type(in.elem, shape);
-        if (op.result(1)->type != total)
-          return fail(op, "the total must be " + total.str() + ", got " + op.result(1)->type.str());
-      }
       for (size_t i = 0; i < op.operands.size(); ++i) {
         const Type &t = op.operands[i]->type;
         if (t.shape != in.shape)
@@ -729,6 +720,15 @@ struct Verifier {
       auto &in = op.operands[0]->type;
       if (!in.isTile() || op.axis() < 0 || unsigned(op.axis()) >= in.rank())
         return fail(op, "axis " + std::to_string(op.axis()) + " out of range for " + in.str());
+      if (op.isExclusive()) { // (sums, total): the total drops the axis (a scalar for rank 1)
+        if (op.reduceKind() != ReduceKind::Sum)
+          return fail(op, "an exclusive scan sums");
+        auto shape = in.shape;
+        shape.erase(shape.begin() + op.axis());
+        Type total = shape.empty() ? Type(in.elem) : Type(in.elem, shape);
+        if (op.result(1)->type != total)
+          return fail(op, "the total must be " + total.str() + ", got " + op.result(1)->type.str());
+      }
       for (size_t i = 0; i < op.operands.size(); ++i) {
         const Type &t = op.operands[i]->type;
         if (t.shape != in.shape)
