@@ -189,6 +189,29 @@ tle_rt_status tle_rt_stream_is_capturing(void *stream, int *capturing) {
   return guarded([&] { *capturing = Stream::wrap(static_cast<CUstream_st *>(stream)).isCapturing() ? 1 : 0; });
 }
 
+tle_rt_status tle_rt_graph_add_kernel_node(tle_rt_kernel kernel, void *graph, void *const *deps, size_t num_deps,
+                                           unsigned grid_x, unsigned grid_y, unsigned grid_z, void **args,
+                                           size_t num_args, void **node) {
+  if (!kernel || !node)
+    return fail(TLE_RT_ERROR_INVALID_ARGUMENT, "tle_rt_graph_add_kernel_node: kernel or node is NULL");
+  *node = nullptr;
+  return guarded([&] {
+    GraphDeps d(reinterpret_cast<const GraphNode *>(deps), num_deps);
+    *node = kernel->kernel.addNodeRaw(Grid(grid_x, grid_y, grid_z), static_cast<CUgraph_st *>(graph), d, args,
+                                      num_args);
+  });
+}
+
+tle_rt_status tle_rt_graph_add_empty_node(void *graph, void *const *deps, size_t num_deps, void **node) {
+  if (!node)
+    return fail(TLE_RT_ERROR_INVALID_ARGUMENT, "tle_rt_graph_add_empty_node: node is NULL");
+  *node = nullptr;
+  return guarded([&] {
+    *node = addEmptyGraphNode(static_cast<CUgraph_st *>(graph),
+                              GraphDeps(reinterpret_cast<const GraphNode *>(deps), num_deps));
+  });
+}
+
 namespace {
 ModuleCache &cacheOf(tle_rt_module_cache cache) { return cache ? cache->cache : ModuleCache::global(); }
 

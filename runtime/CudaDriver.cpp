@@ -102,6 +102,12 @@ void load(Loaded &out) {
   resolve(lib, a.cuGraphLaunch, {"cuGraphLaunch"});
   resolve(lib, a.cuGraphExecDestroy, {"cuGraphExecDestroy"});
   resolve(lib, a.cuGraphDestroy, {"cuGraphDestroy"});
+  // Optional: only needed to build graphs node by node (Graph::create, Kernel::addNode).
+  resolve(lib, a.cuGraphCreate, {"cuGraphCreate"});
+  resolve(lib, a.cuGraphAddKernelNode, {"cuGraphAddKernelNode_v2"});
+  resolve(lib, a.cuGraphAddEmptyNode, {"cuGraphAddEmptyNode"});
+  resolve(lib, a.cuGraphKernelNodeSetAttribute, {"cuGraphKernelNodeSetAttribute"});
+  resolve(lib, a.cuGraphDestroyNode, {"cuGraphDestroyNode"});
   // Optional (CUDA 12.0+): only needed to build TMA descriptors (TensorMap.h).
   resolve(lib, a.cuTensorMapEncodeTiled, {"cuTensorMapEncodeTiled"});
   // Optional (CUDA 12.4+): checks a kernel's metadata against its entry function's parameters.

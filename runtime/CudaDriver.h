@@ -10,8 +10,11 @@
 #include <string>
 #include <string_view>
 
-// The stream object at global scope, as cuda.h and the CUDA runtime declare it (Runtime.h too).
+// The stream, graph and graph node objects at global scope, as cuda.h and the CUDA runtime declare
+// them (Runtime.h too).
 struct CUstream_st;
+struct CUgraph_st;
+struct CUgraphNode_st;
 
 namespace tle::rt::cu {
 
@@ -22,14 +25,14 @@ struct CUctx_st;
 struct CUmod_st;
 struct CUfunc_st;
 struct CUevent_st;
-struct CUgraph_st;
 struct CUgraphExec_st;
 using CUcontext = CUctx_st *;
 using CUmodule = CUmod_st *;
 using CUfunction = CUfunc_st *;
 using CUstream = ::CUstream_st *;
 using CUevent = CUevent_st *;
-using CUgraph = CUgraph_st *;
+using CUgraph = ::CUgraph_st *;
+using CUgraphNode = ::CUgraphNode_st *;
 using CUgraphExec = CUgraphExec_st *;
 
 // CUresult values referred to by name.
@@ -116,6 +119,20 @@ struct CUlaunchConfig {
 };
 static_assert(sizeof(CUlaunchConfig) == 56, "CUlaunchConfig layout follows cuda.h");
 
+/// CUDA_KERNEL_NODE_PARAMS (_v2, CUDA 12.0+: cuGraphAddKernelNode_v2). `kern` and `ctx` are
+/// ignored when `func` is set, as libtle_rt always sets it.
+struct CUDA_KERNEL_NODE_PARAMS {
+  CUfunction func;
+  unsigned gridDimX, gridDimY, gridDimZ;
+  unsigned blockDimX, blockDimY, blockDimZ;
+  unsigned sharedMemBytes;
+  void **kernelParams;
+  void **extra;
+  void *kern; // CUkernel
+  CUcontext ctx;
+};
+static_assert(sizeof(CUDA_KERNEL_NODE_PARAMS) == 72, "CUDA_KERNEL_NODE_PARAMS_v2 layout follows cuda.h");
+
 /// CUtensorMap: the 128-byte opaque TMA descriptor (cuda.h: 16 cuuint64_t; the encode call
 /// requires a 64-byte aligned address).
 struct alignas(64) CUtensorMap {
@@ -185,6 +202,13 @@ struct Api {
   CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
   CUresult (*cuGraphExecDestroy)(CUgraphExec);
   CUresult (*cuGraphDestroy)(CUgraph);
+  // Optional (explicit graphs): graphs built node by node.
+  CUresult (*cuGraphCreate)(CUgraph *, unsigned);
+  CUresult (*cuGraphAddKernelNode)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t,
+                                   const CUDA_KERNEL_NODE_PARAMS *); // _v2
+  CUresult (*cuGraphAddEmptyNode)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t);
+  CUresult (*cuGraphKernelNodeSetAttribute)(CUgraphNode, int, const CUlaunchAttributeValue *);
+  CUresult (*cuGraphDestroyNode)(CUgraphNode);
   CUresult (*cuEventCreate)(CUevent *, unsigned);
   CUresult (*cuEventDestroy)(CUevent);                                  // _v2
   CUresult (*cuEventRecord)(CUevent, CUstream);

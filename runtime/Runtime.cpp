@@ -3,6 +3,7 @@
 
 #include "CudaDriver.h"
 #include "ModuleImage.h"
+#include "RuntimeState.h"
 #include "tle/Runtime/Metadata.h"
 
 #include <fmt/format.h>
@@ -32,97 +33,6 @@ ArgumentError::ArgumentError(const std::string &message) : Error(message) {}
 // ---------------------------------------------------------------------------------------------
 // Device
 // ---------------------------------------------------------------------------------------------
-
-namespace detail {
-
-/// One device and its retained primary context; shared by every object on that device.
-struct DeviceState {
-  int ordinal = 0;
-  CUdevice device = 0;
-  CUcontext context = nullptr;
-  std::string name;
-  int ccMajor = 0, ccMinor = 0, smCount = 0;
-  size_t totalMem = 0, l2Bytes = 0, sharedOptin = 0;
-
-  ~DeviceState() {
-    if (!context)
-      return;
-    try {
-      api().cuDevicePrimaryCtxRelease(device);
-    } catch (...) {
-    }
-  }
-
-  /// Makes the context current on this thread; cheap when it already is.
-  void makeCurrent() const {
-    const Api &a = api();
-    CUcontext cur = nullptr;
-    if (a.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == context)
-      return;
-    check(a.cuCtxSetCurrent(context), "cuCtxSetCurrent");
-  }
-};
-
-/// Makes `context` current on the calling thread for the scope and, when it was not, restores the
-/// caller's current context (possibly none) at the end: libtle_rt leaves the thread's context as
-/// it found it. Costs one cuCtxGetCurrent when the context is already current.
-class ScopedContext {
-public:
-  /// Throws DriverError when the context cannot be made current.
-  explicit ScopedContext(CUcontext context) {
-    if (!enter(context))
-      check(result_, "cuCtxSetCurrent");
-  }
-  /// For destructors: never throws; ok() says whether the context is current.
-  ScopedContext(CUcontext context, std::nothrow_t) noexcept {
-    try {
-      enter(context);
-    } catch (...) {
-      result_ = CUDA_ERROR_INVALID_VALUE;
-    }
-  }
-  ~ScopedContext() {
-    if (switched_)
-      api().cuCtxSetCurrent(previous_); // the driver's loader succeeded, so api() cannot throw
-  }
-  ScopedContext(const ScopedContext &) = delete;
-  ScopedContext &operator=(const ScopedContext &) = delete;
-  /// True when the context is current.
-  bool ok() const { return result_ == CUDA_SUCCESS; }
-
-private:
-  bool enter(CUcontext context) {
-    const Api &a = api();
-    if (a.cuCtxGetCurrent(&previous_) == CUDA_SUCCESS && previous_ == context)
-      return true;
-    result_ = a.cuCtxSetCurrent(context);
-    switched_ = result_ == CUDA_SUCCESS;
-    return switched_;
-  }
-  CUcontext previous_ = nullptr;
-  CUresult result_ = CUDA_SUCCESS;
-  bool switched_ = false;
-};
-
-/// A loaded module, its metadata and JIT log.
-struct ModuleState {
-  explicit ModuleState(const Device &d) : device(d) {}
-  Device device;
-  CUmodule module = nullptr;
-  std::string label;
-  std::string jitLog;
-  std::optional<ModuleInfo> info;
-
-  ~ModuleState() {
-    if (!module)
-      return;
-    ScopedContext scope(static_cast<CUcontext>(device.context()), std::nothrow);
-    if (scope.ok())
-      api().cuModuleUnload(module);
-  }
-};
-
-} // namespace detail
 
 namespace {
 
@@ -378,79 +288,6 @@ float Event::elapsedMs(const Event &start, const Event &end) {
                                  static_cast<CUevent>(end.handle_)),
         "cuEventElapsedTime");
   return ms;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Graph
-// ---------------------------------------------------------------------------------------------
-
-namespace {
-const Api &graphApi() {
-  const Api &a = api();
-  if (!a.cuStreamBeginCapture || !a.cuStreamEndCapture || !a.cuGraphInstantiateWithFlags ||
-      !a.cuGraphLaunch || !a.cuGraphExecDestroy || !a.cuGraphDestroy)
-    throw Error("libtle_rt: the CUDA driver lacks the graph entry points (cuStreamBeginCapture_v2, "
-                "cuStreamEndCapture, cuGraphInstantiateWithFlags, cuGraphLaunch)");
-  return a;
-}
-} // namespace
-
-void Graph::beginCapture(Stream &stream) {
-  const Api &a = graphApi();
-  detail::ScopedContext scope(stream.device().state_->context);
-  check(a.cuStreamBeginCapture(static_cast<CUstream>(stream.handle()), CU_STREAM_CAPTURE_MODE_GLOBAL),
-        "cuStreamBeginCapture");
-}
-
-Graph Graph::endCapture(Stream &stream) {
-  const Api &a = graphApi();
-  detail::ScopedContext scope(stream.device().state_->context);
-  Graph g;
-  g.device_ = stream.device().state_;
-  CUgraph graph = nullptr;
-  check(a.cuStreamEndCapture(static_cast<CUstream>(stream.handle()), &graph), "cuStreamEndCapture");
-  g.graph_ = graph;
-  CUgraphExec exec = nullptr;
-  check(a.cuGraphInstantiateWithFlags(&exec, graph, 0), "cuGraphInstantiateWithFlags");
-  g.exec_ = exec;
-  return g;
-}
-
-Graph::~Graph() {
-  if (!graph_)
-    return;
-  detail::ScopedContext scope(device_->context, std::nothrow);
-  if (!scope.ok())
-    return;
-  if (exec_)
-    api().cuGraphExecDestroy(static_cast<CUgraphExec>(exec_));
-  api().cuGraphDestroy(static_cast<CUgraph>(graph_));
-}
-
-Graph::Graph(Graph &&o) noexcept : device_(std::move(o.device_)), graph_(o.graph_), exec_(o.exec_) {
-  o.graph_ = o.exec_ = nullptr;
-}
-
-Graph &Graph::operator=(Graph &&o) noexcept {
-  if (this != &o) {
-    Graph tmp(std::move(*this));
-    device_ = std::move(o.device_);
-    graph_ = o.graph_;
-    exec_ = o.exec_;
-    o.graph_ = o.exec_ = nullptr;
-  }
-  return *this;
-}
-
-void Graph::launch(Stream &stream) {
-  if (!exec_)
-    throw ArgumentError("Graph::launch: the graph is empty (made by Graph(), or moved from)");
-  if (stream.device().state_ != device_)
-    throw ArgumentError(fmt::format("Graph::launch: the stream belongs to device {}, the graph to device {}",
-                                    stream.device().ordinal(), device_->ordinal));
-  detail::ScopedContext scope(device_->context);
-  check(api().cuGraphLaunch(static_cast<CUgraphExec>(exec_), static_cast<CUstream>(stream.handle())),
-        "cuGraphLaunch");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -855,7 +692,7 @@ void Kernel::checkBuffer(size_t index, const DeviceBuffer &buffer) const {
                                     buffer.deviceOrdinal(), module_->device.ordinal()));
 }
 
-void Kernel::launchRaw(Grid grid, Stream &stream, void **args, size_t numArgs) const {
+void Kernel::checkRawArgs(void **args, size_t numArgs) const {
   checkArgCount(info_, numArgs);
   if (numArgs && !args)
     throw ArgumentError(fmt::format("{}: the argument array is null", info_.name));
@@ -863,6 +700,10 @@ void Kernel::launchRaw(Grid grid, Stream &stream, void **args, size_t numArgs) c
     if (!args[i])
       throw ArgumentError(fmt::format("{}: argument {} ('{}') is a null pointer", info_.name, i,
                                       info_.params[i].name));
+}
+
+void Kernel::launchRaw(Grid grid, Stream &stream, void **args, size_t numArgs) const {
+  checkRawArgs(args, numArgs);
   launchChecked(grid, stream, args, numArgs);
 }
 
@@ -931,16 +772,11 @@ void Kernel::checkCoResident(Grid grid) const {
         module_->device.smCount(), info_.block[0] * info_.block[1] * info_.block[2], info_.sharedBytes, most));
 }
 
-void Kernel::launchOnHandle(Grid grid, void *stream, void **args, size_t numArgs) const {
+void **Kernel::prepareLaunch(Grid grid, void **args, size_t numArgs, std::vector<TensorMap> &maps,
+                             std::vector<void *> &withMaps) const {
   for (size_t i = 0; i < numArgs; ++i)
     checkArgValue(info_, i, args[i]);
-  // The device's context is current from here: cuTensorMapEncodeTiled needs one too (without
-  // it the driver answers CUDA_ERROR_INVALID_CONTEXT to a caller with no context of its own).
-  const Device &dev = module_->device;
-  detail::ScopedContext scope(dev.state_->context);
   // TMA descriptors built from the arguments go after them (KernelInfo::tensorMaps).
-  std::vector<TensorMap> maps;
-  std::vector<void *> withMaps;
   if (!info_.tensorMaps.empty()) {
     maps.reserve(info_.tensorMaps.size());
     DevicePtr zeros{zeroBytes(module_->device)};
@@ -956,6 +792,23 @@ void Kernel::launchOnHandle(Grid grid, void *stream, void **args, size_t numArgs
     throw ArgumentError(fmt::format("{}: grid ({}, {}, {}) is invalid: each dimension must be at "
                                     "least 1, x at most 2^31-1, y and z at most 65535",
                                     info_.name, grid.x, grid.y, grid.z));
+  bool clustered = info_.cluster != std::array<unsigned, 3>{1, 1, 1};
+  if (clustered && (grid.x % info_.cluster[0] || grid.y % info_.cluster[1] || grid.z % info_.cluster[2]))
+    throw ArgumentError(fmt::format("{}: grid ({}, {}, {}) is not a multiple of the cluster ({}, {}, {})",
+                                    info_.name, grid.x, grid.y, grid.z, info_.cluster[0],
+                                    info_.cluster[1], info_.cluster[2]));
+  if (info_.cooperative)
+    checkCoResident(grid);
+  return args;
+}
+
+void Kernel::launchOnHandle(Grid grid, void *stream, void **args, size_t numArgs) const {
+  // The device's context is current from here: cuTensorMapEncodeTiled needs one too (without
+  // it the driver answers CUDA_ERROR_INVALID_CONTEXT to a caller with no context of its own).
+  detail::ScopedContext scope(module_->device.state_->context);
+  std::vector<TensorMap> maps;
+  std::vector<void *> withMaps;
+  args = prepareLaunch(grid, args, numArgs, maps, withMaps);
   const Api &a = api();
   auto fn = static_cast<CUfunction>(function_);
   auto s = static_cast<CUstream>(stream);
@@ -974,12 +827,6 @@ void Kernel::launchOnHandle(Grid grid, void *stream, void **args, size_t numArgs
     throw Error(fmt::format("{}: needs cuLaunchKernelEx (cluster or cooperative launch), which "
                             "the CUDA driver lacks",
                             info_.name));
-  if (clustered && (grid.x % info_.cluster[0] || grid.y % info_.cluster[1] || grid.z % info_.cluster[2]))
-    throw ArgumentError(fmt::format("{}: grid ({}, {}, {}) is not a multiple of the cluster ({}, {}, {})",
-                                    info_.name, grid.x, grid.y, grid.z, info_.cluster[0],
-                                    info_.cluster[1], info_.cluster[2]));
-  if (info_.cooperative)
-    checkCoResident(grid);
   CUlaunchAttribute attrs[2];
   std::memset(attrs, 0, sizeof(attrs));
   unsigned n = 0;

@@ -31,10 +31,8 @@
 //
 // Streams know their device (cuStreamGetCtx); mock_foreign_stream() makes one of a context that is
 // not a primary context, mock_set_current / mock_current set and read the thread's context as
-// another library would. Stream capture (global mode): launches on a capturing stream are recorded
-// with copies of their arguments, cuGraphLaunch replays them; a module load or a blocking memset
-// while any capture is active fails with CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED.
-#include "CudaDriver.h"
+// another library would. CUDA graphs, captured or built node by node, are MockGraph.cpp's.
+#include "MockDriver.h"
 
 #include <nlohmann/json.hpp>
 
@@ -53,15 +51,20 @@
 
 using namespace tle::rt::cu;
 
-namespace {
+using namespace tle::mockcuda;
 
-struct MockFunction {
-  std::string name;
-  std::vector<size_t> paramSizes;
-  bool int8Operands = false; ///< the module's metadata types the first param *i8 (matmul_tn)
-  bool fp32Operands = false; ///< ... or *fp32 (matmul_tf32, matmul_tn_tf32)
-  int maxDynamicShared = 48 * 1024;
-};
+namespace tle::mockcuda {
+
+std::atomic<int> activeCaptures{0};
+std::mutex mutex;
+
+MockStream *mockStream(CUstream s) {
+  return reinterpret_cast<uintptr_t>(s) > 2 ? reinterpret_cast<MockStream *>(s) : nullptr;
+}
+
+} // namespace tle::mockcuda
+
+namespace {
 
 struct MockModule {
   std::map<std::string, MockFunction> functions;
@@ -77,33 +80,8 @@ constexpr int kMaxDevices = 8;
 CtxTag primaryCtx[kMaxDevices] = {{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}};
 CtxTag foreignCtx = {0}; // a context of device 0 that is not its primary context
 
-/// A launch recorded by a stream capture, with copies of its argument bytes.
-struct CapturedLaunch {
-  CUfunction function;
-  unsigned grid[3], block[3], shared;
-  std::vector<std::vector<unsigned char>> args;
-};
-
-/// A stream: its device (-1: a stream of foreignCtx) and capture state (CUstreamCaptureStatus).
-struct MockStream {
-  int device = 0;
-  int capture = 0;
-  std::vector<CapturedLaunch> captured;
-};
-
-/// A captured graph (also its executable: instantiation copies it).
-struct MockGraph {
-  std::vector<CapturedLaunch> launches;
-};
-std::atomic<int> activeCaptures{0};
-
-/// The MockStream behind `s`, or nullptr for the default-stream handles (0, 1, 2).
-MockStream *mockStream(CUstream s) {
-  return reinterpret_cast<uintptr_t>(s) > 2 ? reinterpret_cast<MockStream *>(s) : nullptr;
-}
 std::atomic<int> deviceCount{1};
 thread_local CUcontext current = nullptr;
-std::mutex mutex;
 
 } // namespace
 
@@ -185,8 +163,7 @@ struct EnvInjections {
 
 } // namespace
 
-/// The injected result for this call of entry point `call`, or CUDA_SUCCESS to go on normally.
-static CUresult injected(const char *call) {
+CUresult tle::mockcuda::injected(const char *call) {
   int delayUs = 0;
   {
     std::lock_guard<std::mutex> lock(injectionMutex);
@@ -216,12 +193,6 @@ static CUresult injected(const char *call) {
   ++injectedFailures;
   return r;
 }
-
-#define MOCK_INJECT(call)                                                                          \
-  do {                                                                                             \
-    if (CUresult injected_result = injected(call))                                                 \
-      return injected_result;                                                                      \
-  } while (0)
 
 // Parameter sizes of `.param [.align N] .TYPE name[[COUNT]]` entries (COUNT elements of TYPE).
 static std::vector<size_t> parseParams(const std::string &text, size_t open) {
@@ -600,8 +571,8 @@ static void runEmulated(const MockFunction &f, unsigned gx, unsigned bx, void **
   }
 }
 
-static CUresult doLaunch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                         unsigned by, unsigned bz, unsigned shared, CUstream stream, void **args) {
+CUresult tle::mockcuda::doLaunch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                 unsigned by, unsigned bz, unsigned shared, CUstream stream, void **args) {
   auto *f = reinterpret_cast<MockFunction *>(fn);
   if (!current)
     return 201; // CUDA_ERROR_INVALID_CONTEXT
@@ -1066,62 +1037,6 @@ CUresult cuStreamGetCtx(CUstream s, CUcontext *ctx) {
     return current ? CUDA_SUCCESS : 201;
   }
   *ctx = reinterpret_cast<CUcontext>(ms->device < 0 ? &foreignCtx : &primaryCtx[ms->device]);
-  return CUDA_SUCCESS;
-}
-CUresult cuStreamIsCapturing(CUstream s, int *status) {
-  MOCK_INJECT("cuStreamIsCapturing");
-  MockStream *ms = mockStream(s);
-  *status = ms ? ms->capture : 0;
-  return CUDA_SUCCESS;
-}
-CUresult cuStreamBeginCapture_v2(CUstream s, int mode) {
-  MOCK_INJECT("cuStreamBeginCapture");
-  MockStream *ms = mockStream(s);
-  if (!ms || ms->capture || mode != CU_STREAM_CAPTURE_MODE_GLOBAL)
-    return CUDA_ERROR_INVALID_VALUE; // the legacy stream cannot be captured
-  std::lock_guard<std::mutex> lock(mutex);
-  ms->capture = 1;
-  ms->captured.clear();
-  ++activeCaptures;
-  return CUDA_SUCCESS;
-}
-CUresult cuStreamEndCapture(CUstream s, CUgraph *graph) {
-  MOCK_INJECT("cuStreamEndCapture");
-  MockStream *ms = mockStream(s);
-  if (!ms || !ms->capture)
-    return CUDA_ERROR_INVALID_VALUE;
-  std::lock_guard<std::mutex> lock(mutex);
-  ms->capture = 0;
-  --activeCaptures;
-  *graph = reinterpret_cast<CUgraph>(new MockGraph{std::move(ms->captured)});
-  ms->captured.clear();
-  return CUDA_SUCCESS;
-}
-CUresult cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph, unsigned long long) {
-  MOCK_INJECT("cuGraphInstantiateWithFlags");
-  *exec = reinterpret_cast<CUgraphExec>(new MockGraph(*reinterpret_cast<MockGraph *>(graph)));
-  return CUDA_SUCCESS;
-}
-CUresult cuGraphLaunch(CUgraphExec exec, CUstream s) {
-  MOCK_INJECT("cuGraphLaunch");
-  for (CapturedLaunch &c : reinterpret_cast<MockGraph *>(exec)->launches) {
-    std::vector<void *> ptrs;
-    for (auto &a : c.args)
-      ptrs.push_back(a.data());
-    if (CUresult r = doLaunch(c.function, c.grid[0], c.grid[1], c.grid[2], c.block[0], c.block[1],
-                              c.block[2], c.shared, s, ptrs.data()))
-      return r;
-  }
-  return CUDA_SUCCESS;
-}
-CUresult cuGraphExecDestroy(CUgraphExec exec) {
-  MOCK_INJECT("cuGraphExecDestroy");
-  delete reinterpret_cast<MockGraph *>(exec);
-  return CUDA_SUCCESS;
-}
-CUresult cuGraphDestroy(CUgraph graph) {
-  MOCK_INJECT("cuGraphDestroy");
-  delete reinterpret_cast<MockGraph *>(graph);
   return CUDA_SUCCESS;
 }
 CUresult cuStreamSynchronize(CUstream) {

@@ -40,7 +40,8 @@ bool isIdentifier(const std::string &s) {
 
 /// A kernel parameter name as a C identifier that cannot clash with the launcher's own names.
 std::string argIdent(const std::string &name) {
-  static const std::set<std::string> own = {"stream", "grid", "device", "grid_x", "grid_y", "grid_z"};
+  static const std::set<std::string> own = {"stream", "grid", "device", "grid_x", "grid_y", "grid_z",
+                                            "graph", "deps", "num_deps", "node"};
   if (keywords().count(name) || own.count(name) || name.rfind("tle_", 0) == 0)
     return name + "_";
   return name;
@@ -309,6 +310,26 @@ struct Generator {
   std::string rawParams(bool withGrid) const {
     return "CUstream_st *stream" + params(withGrid).substr(std::string("tle::rt::Stream &stream").size());
   }
+  /// params() of a graph-node function: the graph and its dependencies, the device unless the
+  /// graph is a tle::rt::Graph (C++), the grid when `withGrid`, the arguments; C adds the node's
+  /// out-parameter last.
+  std::string nodeParams(bool withGrid, bool rawGraph = true) const {
+    std::string head = !cxx       ? "void *graph, void *const *deps, size_t num_deps, int device"
+                       : rawGraph ? "CUgraph_st *graph, tle::rt::GraphDeps deps, const tle::rt::Device &device"
+                                  : "tle::rt::Graph &graph, tle::rt::GraphDeps deps";
+    std::string launch = params(withGrid);
+    std::string rest = launch.substr(std::string(cxx ? "tle::rt::Stream &stream" : "int device, void *stream").size());
+    return head + rest + (cxx ? "" : ", void **node");
+  }
+  /// The arguments a graph-node function forwards (`lead` names the graph, dependencies and device).
+  std::string nodeForward(bool withGrid, const std::string &lead) const {
+    std::string s = lead;
+    if (withGrid)
+      s += cxx ? ", grid" : ", grid_x, grid_y, grid_z";
+    for (auto &id : idents)
+      s += ", " + id;
+    return s + (cxx ? "" : ", node");
+  }
   std::string argParams() const {
     std::string s;
     for (size_t a = 0; a < idents.size(); ++a)
@@ -412,6 +433,20 @@ struct Generator {
       if (computedGrid)
         h << "void " << fn << "(" << rawParams(false) << ");\n";
       h << "void " << fn << "(" << rawParams(true) << ");\n";
+      h << docComment("Adds the launch above as a kernel node of CUDA graph `graph` (a CUgraph / cudaGraph_t) on "
+                      "`device`, after `deps`, and returns the node; a zero grid dimension adds an empty node with "
+                      "the same dependencies instead. The kernel" + std::string(dispatch ? "s" : "") +
+                          " must be loaded first (" + name +
+                          "_load(device)): otherwise throws tle::rt::Error naming it. Throws as the launch "
+                          "otherwise.",
+                      true);
+      if (computedGrid)
+        h << "tle::rt::GraphNode " << fn << "_node(" << nodeParams(false) << ");\n";
+      h << "tle::rt::GraphNode " << fn << "_node(" << nodeParams(true) << ");\n";
+      h << docComment("The same on a tle::rt::Graph (Graph::create), on the graph's device.", true);
+      if (computedGrid)
+        h << "tle::rt::GraphNode " << fn << "_node(" << nodeParams(false, false) << ");\n";
+      h << "tle::rt::GraphNode " << fn << "_node(" << nodeParams(true, false) << ");\n";
     };
     if (dispatch) {
       declPair(name, kernelName + " through the first specialisation whose requirements the arguments meet (the "
@@ -493,6 +528,7 @@ struct Generator {
           d << ", " << id;
         d << ");\n}\n\n";
       }
+      cxxNodeDefinitions(d, i);
     }
     auto dispatcher = [&](bool withGrid) {
       d << "void " << name << "(" << params(withGrid) << ") {\n";
@@ -508,6 +544,21 @@ struct Generator {
       if (computedGrid)
         dispatcher(false);
       dispatcher(true);
+      if (computedGrid)
+        cxxNodeDispatcher(d, false);
+      cxxNodeDispatcher(d, true);
+    }
+    // The tle::rt::Graph overloads of the graph-node functions forward with the graph's device.
+    for (size_t i = 0; i <= specs.size(); ++i) {
+      if (i == specs.size() && !dispatch)
+        break;
+      std::string fn = (i == specs.size() ? name : specFn(i)) + "_node";
+      for (bool withGrid : {false, true}) {
+        if (!withGrid && !computedGrid)
+          continue;
+        d << "tle::rt::GraphNode " << fn << "(" << nodeParams(withGrid, false) << ") {\n";
+        d << "  return " << fn << "(" << nodeForward(withGrid, "graph.graph(), deps, graph.device()") << ");\n}\n\n";
+      }
     }
     // The raw-stream overloads wrap the stream (finding its device once) and forward.
     auto raw = [&](const std::string &fn, bool withGrid) {
@@ -540,6 +591,46 @@ struct Generator {
       d << "  " << prefix << "::kernel" << i << ".unload();\n";
     d << "}\n";
     return d.str();
+  }
+
+  /// The C++ graph-node functions of spec `i`: checked as the launch, an empty node for an empty
+  /// grid, else a kernel node of the kernel already loaded on `device`.
+  void cxxNodeDefinitions(std::ostringstream &d, size_t i) const {
+    const LaunchSpec &s = specs[i];
+    std::string fn = specFn(i) + "_node", is = std::to_string(i);
+    d << "tle::rt::GraphNode " << fn << "(" << nodeParams(true) << ") {\n";
+    d << "  const tle_launcher_arg tle_args[] = {" << dispatchArgs() << "};\n";
+    d << "  tle::launcher::requireSpec(" << cString(name) << ", " << prefix << "::specs[" << i << "], tle_args, "
+      << nargs() << ");\n";
+    d << "  if (tle::launcher::emptyGrid(grid))\n    return tle::rt::addEmptyGraphNode(graph, deps);\n";
+    d << "  return " << prefix << "::kernel" << is << ".loaded(device).addNode(grid, graph, deps";
+    for (size_t a = 0; a < s.args.size(); ++a)
+      if (!s.args[a].equalToOne)
+        d << ", " << idents[a] << (s.args[a].type[0] == '*' ? ".ptr()" : "");
+    d << ");\n}\n\n";
+    if (!computedGrid)
+      return;
+    d << "tle::rt::GraphNode " << fn << "(" << nodeParams(false) << ") {\n";
+    d << "  tle_launcher_grid_ctx tle_ctx{};\n";
+    for (int k = 0; k < 3; ++k)
+      d << "  const int64_t tle_" << "xyz"[k] << " = " << gridC[i][k] << ";\n";
+    d << "  return " << fn << "(graph, deps, device, tle::launcher::makeGrid(" << cString(name) << ", "
+      << cString(gridText(i)) << ", tle_ctx, tle_x, tle_y, tle_z)";
+    for (auto &id : idents)
+      d << ", " << id;
+    d << ");\n}\n\n";
+  }
+
+  /// The C++ dispatcher of the graph-node functions (a raw CUgraph and a device).
+  void cxxNodeDispatcher(std::ostringstream &d, bool withGrid) const {
+    d << "tle::rt::GraphNode " << name << "_node(" << nodeParams(withGrid) << ") {\n";
+    d << "  const tle_launcher_arg tle_args[] = {" << dispatchArgs() << "};\n";
+    d << "  switch (tle::launcher::selectOrThrow(" << cString(name) << ", " << cString(kernelName) << ", " << prefix
+      << "::specs, " << specs.size() << ", tle_args, " << nargs() << ")) {\n";
+    for (size_t i = 0; i < specs.size(); ++i)
+      d << "  " << (i + 1 == specs.size() ? "default" : "case " + std::to_string(i)) << ":\n    return " << specFn(i)
+        << "_node(" << nodeForward(withGrid, "graph, deps, device") << ");\n";
+    d << "  }\n}\n\n";
   }
 
   /// The predicate fields of spec `i`'s tle_launcher_spec initialiser (none without predicates).
@@ -602,6 +693,15 @@ struct Generator {
       h << docComment("Launches " + what + " on grid (grid_x, grid_y, grid_z) (a zero dimension launches nothing).",
                       false);
       h << "tle_rt_status " << fn << "_grid(" << params(true) << ");\n";
+      h << docComment("Adds the launch" + std::string(computedGrid ? "es" : "") + " above as a kernel node of CUDA "
+                      "graph `graph` (a CUgraph / cudaGraph_t) after the `num_deps` nodes at `deps`, on device "
+                      "`device`; the new CUgraphNode into *node (a zero grid dimension adds an empty node with those "
+                      "dependencies). The kernel" + std::string(dispatch ? "s" : "") + " must be loaded first (" +
+                          name + "_load(device)); otherwise TLE_RT_ERROR_INVALID_ARGUMENT naming it.",
+                      false);
+      if (computedGrid)
+        h << "tle_rt_status " << fn << "_node(" << nodeParams(false) << ");\n";
+      h << "tle_rt_status " << fn << "_node_grid(" << nodeParams(true) << ");\n";
     };
     if (dispatch) {
       declPair(name, kernelName + " through the first specialisation whose requirements the arguments meet");
@@ -688,6 +788,7 @@ struct Generator {
           d << ", " << id;
         d << ");\n}\n\n";
       }
+      cNodeDefinitions(d, i);
     }
     auto dispatcher = [&](bool withGrid) {
       d << "tle_rt_status " << name << (withGrid ? "_grid" : "") << "(" << params(withGrid) << ") {\n";
@@ -703,6 +804,19 @@ struct Generator {
       if (computedGrid)
         dispatcher(false);
       dispatcher(true);
+      for (bool withGrid : {false, true}) {
+        if (!withGrid && !computedGrid)
+          continue;
+        std::string suffix = withGrid ? "_node_grid" : "_node";
+        d << "tle_rt_status " << name << suffix << "(" << nodeParams(withGrid) << ") {\n";
+        d << "  const tle_launcher_arg tle_args[] = {" << dispatchArgs() << "};\n";
+        d << "  switch (tle_launcher_select_or_fail(" << cString(name) << ", " << cString(kernelName) << ", " << prefix
+          << "_specs, " << specs.size() << ", tle_args, " << nargs() << ")) {\n";
+        for (size_t i = 0; i < specs.size(); ++i)
+          d << "  case " << i << ":\n    return " << specFn(i) << suffix << "("
+            << nodeForward(withGrid, "graph, deps, num_deps, device") << ");\n";
+        d << "  default:\n    return TLE_RT_ERROR_INVALID_ARGUMENT;\n  }\n}\n\n";
+      }
     }
     d << "int " << name << "_select(" << argParams() << ") {\n";
     d << "  const tle_launcher_arg tle_args[] = {" << dispatchArgs() << "};\n";
@@ -722,6 +836,44 @@ struct Generator {
       d << "  tle_launcher_unload(&" << prefix << "_kernel" << i << ");\n";
     d << "}\n";
     return d.str();
+  }
+
+  /// The C graph-node functions of spec `i` (as cxxNodeDefinitions, with status codes).
+  void cNodeDefinitions(std::ostringstream &d, size_t i) const {
+    const LaunchSpec &s = specs[i];
+    std::string fn = specFn(i), is = std::to_string(i);
+    std::string who = cString(dispatch ? name + " (spec " + is + ")" : name);
+    d << "tle_rt_status " << fn << "_node_grid(" << nodeParams(true) << ") {\n";
+    d << "  const tle_launcher_arg tle_args[] = {" << dispatchArgs() << "};\n";
+    d << "  tle_rt_kernel tle_kernel;\n  tle_rt_status tle_status;\n  size_t tle_count = 0;\n";
+    d << "  void *tle_params[" << (s.args.size() + 1) << "];\n";
+    d << "  tle_status = tle_launcher_require_spec(" << who << ", &" << prefix << "_specs[" << i << "], tle_args, "
+      << nargs() << ");\n";
+    d << "  if (tle_status != TLE_RT_SUCCESS)\n    return tle_status;\n";
+    d << "  if (grid_x == 0 || grid_y == 0 || grid_z == 0) {\n";
+    d << "    tle_status = tle_rt_graph_add_empty_node(graph, deps, num_deps, node);\n";
+    d << "    return tle_status == TLE_RT_SUCCESS ? tle_status : tle_launcher_fail_rt(" << who << ", tle_status);\n  }\n";
+    d << "  tle_status = tle_launcher_get_loaded_kernel(&" << prefix << "_kernel" << is << ", " << who << ", "
+      << cString(name + "_load") << ", device, &tle_kernel);\n";
+    d << "  if (tle_status != TLE_RT_SUCCESS)\n    return tle_status;\n";
+    for (size_t a = 0; a < s.args.size(); ++a)
+      if (!s.args[a].equalToOne)
+        d << "  tle_params[tle_count++] = &" << idents[a] << ";\n";
+    d << "  tle_status = tle_rt_graph_add_kernel_node(tle_kernel, graph, deps, num_deps, grid_x, grid_y, grid_z, "
+         "tle_params, tle_count, node);\n";
+    d << "  return tle_status == TLE_RT_SUCCESS ? tle_status : tle_launcher_fail_rt(" << who << ", tle_status);\n}\n\n";
+    if (!computedGrid)
+      return;
+    d << "tle_rt_status " << fn << "_node(" << nodeParams(false) << ") {\n";
+    d << "  tle_launcher_grid_ctx tle_ctx = {0};\n  int64_t tle_dims[3];\n  unsigned tle_grid[3];\n";
+    for (int k = 0; k < 3; ++k)
+      d << "  tle_dims[" << k << "] = " << gridC[i][k] << ";\n";
+    d << "  if (!tle_launcher_grid_or_fail(&tle_ctx, tle_dims, " << cString(name) << ", " << cString(gridText(i))
+      << ", tle_grid))\n    return TLE_RT_ERROR_INVALID_ARGUMENT;\n";
+    d << "  return " << fn << "_node_grid(graph, deps, num_deps, device, tle_grid[0], tle_grid[1], tle_grid[2]";
+    for (auto &id : idents)
+      d << ", " << id;
+    d << ", node);\n}\n\n";
   }
 
   void emit(LauncherFiles &out) const {

@@ -146,6 +146,20 @@ public:
     return get(device);
   }
 
+  /// The kernel on `device` for a graph node (NAME_node): never loads it, since adding a node must
+  /// not load a module (not allowed while any stream capture runs; it would also stall the
+  /// device). Throws tle::rt::Error naming the NAME_load function to call first when the kernel is
+  /// not loaded on `device` yet.
+  const rt::Kernel &loaded(const rt::Device &device) const {
+    int ordinal = device.ordinal();
+    if (ordinal >= 0 && ordinal < TLE_LAUNCHER_MAX_DEVICES)
+      if (const rt::Kernel *k = slots_[ordinal].load(std::memory_order_acquire))
+        return *k;
+    throw rt::Error(std::string(launcher_) + ": kernel " + kernel_ + " is not loaded on device " +
+                    std::to_string(ordinal) + "; call " + (loadFunction_ ? loadFunction_ : "the launcher's _load") +
+                    "(device) before adding it to a graph (adding a graph node never loads a module)");
+  }
+
   /// The kernel on `device`, loaded now if needed. Throws tle::rt::Error when no embedded image
   /// runs on the device (the message lists the targets the launcher has), and what
   /// ModuleCache::get (Module::fromImage / fromPtx) and kernel() throw.

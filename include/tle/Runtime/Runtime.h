@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -29,6 +30,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 /// Marks the declarations libtle_rt exports (everything else in the library is hidden).
@@ -38,6 +40,10 @@
 /// runtime `typedef struct CUstream_st *cudaStream_t`, so both handle types are `CUstream_st *`
 /// and pass to the raw-stream overloads below without casts or CUDA headers.
 struct CUstream_st;
+/// The CUDA graph object: CUgraph (cuda.h) and cudaGraph_t (the CUDA runtime) are `CUgraph_st *`.
+struct CUgraph_st;
+/// A node of a CUDA graph: CUgraphNode (cuda.h) and cudaGraphNode_t are `CUgraphNode_st *`.
+struct CUgraphNode_st;
 
 namespace tle::rt {
 
@@ -495,13 +501,60 @@ private:
   void *handle_ = nullptr;
 };
 
-/// An executable CUDA graph captured from a stream (stream capture): launches of kernels, copies
-/// and memsets queued on the stream between beginCapture and endCapture are recorded instead of
-/// run, and every launch() replays them. Kernels must be loaded before the capture (a module load
-/// inside a capture is refused: call the generated launcher's NAME_load(device) or
-/// Module::kernel first). Move-only; destroys the graph on destruction.
+/// A node of a CUDA graph (a CUgraphNode / cudaGraphNode_t), as Kernel::addNode returns it.
+using GraphNode = CUgraphNode_st *;
+
+/// The nodes a new graph node depends on (the dependencies of cuGraphAddKernelNode): none (`{}`),
+/// one node, a braced list `{a, b}`, a std::vector, or a pointer and a count. It refers to the
+/// caller's nodes, so it is meant to be passed straight to the call that adds the node.
+class GraphDeps {
+public:
+  /// No dependencies: the node is a root of the graph.
+  GraphDeps() = default;
+  /// One dependency.
+  GraphDeps(GraphNode node) : one_(node), count_(1), form_(Form::One) {}
+  /// The listed dependencies (the list lives until the end of the caller's full expression).
+  GraphDeps(std::initializer_list<GraphNode> nodes) : list_(nodes), count_(nodes.size()), form_(Form::List) {}
+  /// The dependencies in `nodes`.
+  GraphDeps(const std::vector<GraphNode> &nodes) : nodes_(nodes.data()), count_(nodes.size()) {}
+  /// `count` dependencies at `nodes`.
+  GraphDeps(const GraphNode *nodes, size_t count) : nodes_(nodes), count_(count) {}
+  /// The dependencies, count() of them.
+  const GraphNode *data() const {
+    return form_ == Form::One ? &one_ : form_ == Form::List ? list_.begin() : nodes_;
+  }
+  /// How many dependencies.
+  size_t count() const { return count_; }
+
+private:
+  enum class Form : uint8_t { Array, One, List };
+  std::initializer_list<GraphNode> list_;
+  const GraphNode *nodes_ = nullptr;
+  GraphNode one_ = nullptr; // the one-node form's dependency (each copy points at its own)
+  size_t count_ = 0;
+  Form form_ = Form::Array;
+};
+
+/// Adds an empty node (cuGraphAddEmptyNode) after `deps` to CUDA graph `graph` (a CUgraph /
+/// cudaGraph_t) and returns it: what a generated launcher adds for an empty grid, so that nodes
+/// depending on it keep their order. Throws ArgumentError for a null graph or dependency, Error
+/// when the driver lacks cuGraphAddEmptyNode, DriverError when the driver refuses the node.
+TLE_RT_API GraphNode addEmptyGraphNode(CUgraph_st *graph, GraphDeps deps);
+
+/// An executable CUDA graph, made in one of two ways. Stream capture: launches of kernels, copies
+/// and memsets queued on a stream between beginCapture and endCapture are recorded instead of
+/// run, and every launch() replays them. Explicit nodes: Graph::create makes an empty graph,
+/// Kernel::addNode (or a generated launcher's NAME_node) adds kernel nodes with their
+/// dependencies, instantiate() makes it executable. Kernels must be loaded before either (a
+/// module load inside a capture is refused; generated launchers refuse to add a node of a kernel
+/// not loaded yet): call the generated launcher's NAME_load(device) or Module::kernel first.
+/// Move-only; destroys the graph on destruction.
 class TLE_RT_API Graph {
 public:
+  /// An empty graph on `device` to add nodes to (cuGraphCreate); instantiate() it before
+  /// launch(). Throws Error when the driver lacks the graph-building entry points
+  /// (cuGraphCreate, cuGraphAddKernelNode_v2, cuGraphAddEmptyNode: CUDA 12.0+).
+  static Graph create(const Device &device);
   /// Starts capturing `stream` (cuStreamBeginCapture, CU_STREAM_CAPTURE_MODE_GLOBAL: a call that
   /// is not allowed during a capture, from any thread, fails instead of silently running).
   /// Throws Error when the driver lacks graph support, DriverError when the capture cannot start.
@@ -521,12 +574,23 @@ public:
   Graph(const Graph &) = delete;
   Graph &operator=(const Graph &) = delete;
 
-  /// Replays the graph on `stream` of the same device (cuGraphLaunch); asynchronous.
+  /// Instantiates the graph as it is now (cuGraphInstantiateWithFlags), replacing the executable
+  /// of an earlier instantiate() or endCapture (nodes added since are in the new one only).
+  /// Throws ArgumentError for an empty Graph, DriverError when the driver refuses it.
+  void instantiate();
+  /// Replays the graph on `stream` of the same device (cuGraphLaunch); asynchronous. Throws
+  /// ArgumentError when the graph is empty or not instantiated, or the stream is of another device.
   void launch(Stream &stream);
-  /// The CUgraphExec handle (nullptr when empty).
+  /// The CUgraphExec handle (nullptr when empty or not instantiated).
   void *handle() const { return exec_; }
+  /// The CUgraph (cudaGraph_t) itself, to add nodes to (nullptr when empty). The Graph keeps
+  /// ownership.
+  CUgraph_st *graph() const { return static_cast<CUgraph_st *>(graph_); }
+  /// The device the graph was created or captured on. Throws ArgumentError for an empty Graph.
+  Device device() const;
 
 private:
+  friend class Kernel;
   std::shared_ptr<detail::DeviceState> device_;
   void *graph_ = nullptr;
   void *exec_ = nullptr;
@@ -716,6 +780,38 @@ public:
   /// launchRaw on a raw CUstream / cudaStream_t of the kernel's device (checked as launch does).
   void launchRaw(Grid grid, CUstream_st *stream, void **args, size_t numArgs) const;
 
+  /// Adds the launch that launch(grid, stream, args...) would make as a kernel node of CUDA graph
+  /// `graph` (a CUgraph / cudaGraph_t: Graph::graph(), or a graph the engine builds with the CUDA
+  /// runtime), after the nodes `deps` (cuGraphAddKernelNode_v2; a cluster or cooperative kernel's
+  /// node gets those launch attributes, cuGraphKernelNodeSetAttribute). The checks are launch's:
+  /// argument count and C++ types, divisibility promises, grid, cluster multiple, co-residency.
+  /// The driver copies the argument values (and the TMA descriptors built from them) into the
+  /// node, so they may change after the call; the memory pointer arguments address must stay
+  /// allocated while the graph may run. Nothing is loaded (the kernel is). Returns the new node.
+  /// Throws ArgumentError (a failed check, a null graph or dependency), Error when the driver
+  /// lacks the graph-building entry points, DriverError when the driver refuses the node (e.g. a
+  /// dependency that is not a node of `graph`).
+  template <class... Args> GraphNode addNode(Grid grid, CUgraph_st *graph, GraphDeps deps, Args &&...args) const {
+    constexpr size_t n = sizeof...(Args);
+    checkArgCount(info_, n);
+    std::array<uint64_t, n ? n : 1> slots{};
+    std::array<void *, n ? n : 1> ptrs{};
+    size_t i = 0;
+    (pack(i++, slots.data(), ptrs.data(), args), ...);
+    return addNodeChecked(grid, graph, deps, ptrs.data(), n);
+  }
+  /// addNode on a Graph (from Graph::create, or a capture), which must be of the kernel's device
+  /// (ArgumentError otherwise).
+  template <class... Args> GraphNode addNode(Grid grid, Graph &graph, GraphDeps deps, Args &&...args) const {
+    checkGraphDevice(graph);
+    return addNode(grid, graph.graph(), deps, std::forward<Args>(args)...);
+  }
+  /// addNode with pre-packed arguments (`args[i]` points to the value of parameter i), checked as
+  /// launchRaw checks them (count, null pointers, divisibility, grid).
+  GraphNode addNodeRaw(Grid grid, CUgraph_st *graph, GraphDeps deps, void **args, size_t numArgs) const;
+  /// addNodeRaw on a Graph of the kernel's device.
+  GraphNode addNodeRaw(Grid grid, Graph &graph, GraphDeps deps, void **args, size_t numArgs) const;
+
   /// Registers per thread (CU_FUNC_ATTRIBUTE_NUM_REGS).
   int numRegisters() const;
   /// The largest block the kernel can be launched with (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK).
@@ -757,6 +853,17 @@ private:
     ptrs[i] = &slots[i];
   }
   void checkBuffer(size_t index, const DeviceBuffer &buffer) const;
+  /// Throws ArgumentError unless `args` holds numArgs non-null argument pointers.
+  void checkRawArgs(void **args, size_t numArgs) const;
+  /// Throws ArgumentError unless `graph` is a graph of the kernel's device.
+  void checkGraphDevice(const Graph &graph) const;
+  /// The checks every launch and graph node makes after the C++ types: the divisibility
+  /// promises, then (the device's context current) the TMA descriptors built into `maps` and
+  /// appended to the arguments in `withMaps` (the argument array to pass is returned), the grid,
+  /// the cluster multiple and a cooperative grid's co-residency.
+  void **prepareLaunch(Grid grid, void **args, size_t numArgs, std::vector<TensorMap> &maps,
+                       std::vector<void *> &withMaps) const;
+  GraphNode addNodeChecked(Grid grid, CUgraph_st *graph, GraphDeps deps, void **args, size_t numArgs) const;
   void launchChecked(Grid grid, Stream &stream, void **args, size_t numArgs) const;
   void launchOnRawStream(Grid grid, CUstream_st *stream, void **args, size_t numArgs) const;
   void launchOnHandle(Grid grid, void *stream, void **args, size_t numArgs) const;

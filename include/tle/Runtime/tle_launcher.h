@@ -711,6 +711,27 @@ static inline tle_rt_status tle_launcher_get_kernel_for_stream(tle_launcher_lazy
 }
 
 /**
+ * The kernel on `device` for a graph node (NAME_node): never loads it, since adding a node must
+ * not load a module (not allowed while any stream capture runs). When it is not loaded yet,
+ * fails with TLE_RT_ERROR_INVALID_ARGUMENT naming `load_function` to call first.
+ */
+static inline tle_rt_status tle_launcher_get_loaded_kernel(tle_launcher_lazy_kernel *lk, const char *launcher,
+                                                          const char *load_function, int device, tle_rt_kernel *out) {
+  if (device >= 0 && device < TLE_LAUNCHER_MAX_DEVICES) {
+    tle_rt_kernel k = __atomic_load_n(&lk->kernels[device], __ATOMIC_ACQUIRE);
+    if (k) {
+      *out = k;
+      return TLE_RT_SUCCESS;
+    }
+  }
+  snprintf(tle_launcher_error_buffer(), 1024,
+           "%s: kernel %s is not loaded on device %d; call %s(%d) before adding it to a graph (adding a graph node "
+           "never loads a module)",
+           launcher, lk->kernel, device, load_function, device);
+  return TLE_RT_ERROR_INVALID_ARGUMENT;
+}
+
+/**
  * Releases every loaded kernel and module, and drops their images from the process-wide module
  * cache (a module still used by another launcher stays loaded for it). Not to be called while
  * launches may be in flight.

@@ -102,6 +102,26 @@ TLE_RT_C_API tle_rt_status tle_rt_stream_device(void *stream, int *device);
  * module is not allowed), else 0. */
 TLE_RT_C_API tle_rt_status tle_rt_stream_is_capturing(void *stream, int *capturing);
 
+/* ---- CUDA graphs built node by node (C++: tle::rt::Kernel::addNode, docs/runtime.md) ---- */
+
+/**
+ * Adds the launch tle_rt_launch would make as a kernel node of CUDA graph `graph` (a CUgraph /
+ * cudaGraph_t the caller built) after the `num_deps` nodes at `deps` (CUgraphNode /
+ * cudaGraphNode_t values; NULL when num_deps is 0), with the same checks (num_args, null
+ * arguments, divisibility promises, grid); the new CUgraphNode into *node. The driver copies the
+ * argument values into the node; the memory they address must stay allocated while the graph
+ * may run. TLE_RT_ERROR_INVALID_ARGUMENT for a failed check or a NULL graph, dependency or node;
+ * TLE_RT_ERROR_OTHER when the driver lacks cuGraphAddKernelNode_v2 (CUDA 12.0+);
+ * TLE_RT_ERROR_DRIVER when the driver refuses the node.
+ */
+TLE_RT_C_API tle_rt_status tle_rt_graph_add_kernel_node(tle_rt_kernel kernel, void *graph, void *const *deps,
+                                                        size_t num_deps, unsigned grid_x, unsigned grid_y,
+                                                        unsigned grid_z, void **args, size_t num_args, void **node);
+
+/** Adds an empty node (cuGraphAddEmptyNode) after the `num_deps` nodes at `deps` to CUDA graph
+ * `graph`; the new CUgraphNode into *node. Errors as tle_rt_graph_add_kernel_node. */
+TLE_RT_C_API tle_rt_status tle_rt_graph_add_empty_node(void *graph, void *const *deps, size_t num_deps, void **node);
+
 /* ---- Content-keyed module cache (C++: tle::rt::ModuleCache, include/tle/Runtime/ModuleCache.h) ---- */
 
 /** A thread-safe cache of loaded modules keyed by (device, image kind, SHA-256 of the bytes). */
