@@ -12,7 +12,8 @@
 // the generated launcher on a tle::rt::Stream with DeviceBuffers, and on a raw cudaStream_t with
 // void * pointers (the engine's call), and one replay of a CUDA graph of --burst launches divided
 // by --burst. Runs on the fake driver too (ctest runtime.bench-launch-on-mock-driver), where the
-// numbers show libtle_rt's own cost above the fake's cuLaunchKernel.
+// numbers show libtle_rt's own cost above the fake's cuLaunchKernel. Triton's launcher on the same
+// kernel: bench/launch_overhead_triton.py --tle-json (this program's --out) adds its rows.
 #define TLE_LAUNCHER_IMPLEMENTATION
 #include "bench_add.h"
 

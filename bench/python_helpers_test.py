@@ -1,7 +1,8 @@
 """Checks of the Python benchmarks' helpers that need no GPU, run by ctest (bench.python-helpers):
-profile_common.time_rounds (rotating order, do_bench's spans, no callables) and the Triton
+profile_common.time_rounds (rotating order, do_bench's spans, no callables), the Triton
 launches that matmul_compare.py / matmul_profile_pair.py and attention_bench.py /
-attention_profile_pair.py share (argument order). torch and triton are replaced by stand-ins, so
+attention_profile_pair.py share (argument order), and launch_overhead_triton's burst timing,
+merged rows and table. torch and triton are replaced by stand-ins, so
 that the check runs where neither is installed; exits non-zero on the first failed assertion."""
 import os
 import sys
@@ -46,4 +47,21 @@ assert r[3] == dict(HEAD_DIM=64, BLOCK_M=128, BLOCK_N=64, CAUSAL=1, num_warps=8,
 r = attention_bench.launch_triton(K(), (8, 128), q, q, q, q, 0.125, 64, 0, 1, False)
 assert r[2] == (q, q, q, q, 0.125) + q.stride()[:3] * 4 + (32, 1024), r[2]
 import matmul_profile_pair, attention_profile_pair  # imports resolve
+# launch_overhead_triton: the burst timing, the merge with tle-bench-launch's rows, the table.
+import launch_overhead_triton as lot
+ticks, syncs, made = iter(range(1000)), [], []
+med, per_round = lot.time_variants({"a": lambda k: made.append(("a", k)), "b": lambda k: made.append(("b", k))},
+                                   launches=10, burst=4, rounds=3, synchronize=lambda: syncs.append(1),
+                                   clock=lambda: float(next(ticks)))
+assert per_round == 8 and len(syncs) == 12 and made[:3] == [("a", 4), ("b", 4), ("a", 4)], (per_round, made)
+assert med == {"a": 2e6 / 8, "b": 2e6 / 8}, med  # 2 bursts of 4 a round, each call one tick (1 s) long
+tle = {"variants": [{"name": "cuLaunchKernel", "us_per_launch": 3.0}, {"name": "Kernel::launch (typed)",
+                                                                         "us_per_launch": 3.1}]}
+rows = lot.merge_rows(tle, {"Triton add_kernel[grid](...)": 20.5})
+assert [r[0] for r in rows] == ["cuLaunchKernel", "Kernel::launch (typed)", "Triton add_kernel[grid](...)"], rows
+assert abs(rows[2][2] - 17.5) < 1e-9 and rows[0][2] == 0.0, rows
+assert lot.merge_rows(None, {"t": 1.0}) == [("t", 1.0, None)]
+table = lot.format_table(rows + [("t", 1.0, None)]).splitlines()
+assert table[0] == "| variant | us per launch (median) | over cuLaunchKernel |", table
+assert table[4] == "| Triton add_kernel[grid](...) | 20.500 | +17.500 |" and table[5] == "| t | 1.000 | - |", table
 print("python helper checks passed")
