@@ -126,8 +126,9 @@ void Parser::op(Block &b) {
     op->setAssertMessage(expectString());
     break;
   case OpKind::Load: case OpKind::Store:
-    // Optional hints: cache=cg eviction=evict_last volatile (loads), before the operands.
+    // Optional hints: cache=cg eviction=evict_last volatile async (loads), before the operands.
     while (tok_.kind == Tok::Ident && (tok_.text == "cache" || tok_.text == "eviction" || tok_.text == "volatile" ||
+                                       tok_.text == "async" ||
                                        tok_.text == "desc" || tok_.text == "tma" || tok_.text == "pipeline" ||
                                        tok_.text == "map" || tok_.text == "staging")) {
       std::string k = expectIdentAny();
@@ -148,11 +149,13 @@ void Parser::op(Block &b) {
       }
       if (k == "tma" && op->kind != OpKind::Store)
         fail("'tma' marks stores only");
-      if (k == "volatile" && op->kind != OpKind::Load)
-        fail("'volatile' marks loads only");
-      if (k == "volatile" || k == "tma") {
+      if ((k == "volatile" || k == "async") && op->kind != OpKind::Load)
+        fail("'" + k + "' marks loads only");
+      if (k == "volatile" || k == "async" || k == "tma") {
         if (k == "volatile")
           op->setVolatile(true);
+        else if (k == "async")
+          op->setAsyncHint(true);
         else
           op->setTmaStore(true);
         continue;

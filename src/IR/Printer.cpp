@@ -258,6 +258,8 @@ private:
         os_ << " eviction=" << evictionHintName(op.evictionHint());
       if (op.kind == OpKind::Load && op.isVolatile())
         os_ << " volatile";
+      if (op.kind == OpKind::Load && op.isAsyncHint())
+        os_ << " async";
       if (op.kind == OpKind::Store && op.isTmaStore())
         os_ << " tma";
       if (op.kind == OpKind::Store && op.storeTensorMap() >= 0)

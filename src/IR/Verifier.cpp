@@ -640,6 +640,8 @@ struct Verifier {
         return fail(op, "other must have the result type");
       if (op.hasDescriptor() && !descriptorOperands(op, p)) // base, shape, strides, offsets, guards
         return false;
+      if (op.hasDescriptor() && op.isAsyncHint())
+        return fail(op, "the async hint (tle.load's is_async) marks loads through pointers, not tensor descriptors");
       return memoryHints(op);
     }
     case OpKind::Store: {

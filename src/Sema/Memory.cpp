@@ -1,6 +1,6 @@
 // Memory builtins: tl.load and tl.store through pointers, block pointers (tl.make_block_ptr,
 // tl.advance) and tensor descriptors (tl.make_tensor_descriptor, desugared like block pointers:
-// every dim bounds-checked), with Triton 3.6's cache and eviction hints.
+// every dim bounds-checked), with Triton 3.6's cache and eviction hints; tle.load's async hint.
 #include "Binder.h"
 #include "Registry.h"
 #include "Sema.h"
@@ -388,6 +388,23 @@ SVal store(Specializer &S, const BuiltinCall &c) {
   return SVal::none();
 }
 
+/// tle.load: tl.load (through pointers or a block pointer) whose load carries the async hint
+/// when is_async is True (FlagTree's `tt.load.async`; transforms::lowerAsyncLoads decides).
+SVal tleLoad(Specializer &S, const BuiltinCall &c) {
+  const Binder &p = c.p;
+  bool async = false;
+  if (p.has("is_async")) {
+    const SVal &v = p.get("is_async").val;
+    if (v.kind != SVal::Kind::Bool)
+      S.fail(p.loc("is_async"), "load() is_async must be a compile-time bool (True or False), got " + v.describe());
+    async = v.i != 0;
+  }
+  SVal r = p.get("pointer").val.kind == SVal::Kind::BlockPtr ? blockPtrLoad(S, c) : load(S, c);
+  if (async && r.isTensor() && r.v->def && r.v->def->kind == ir::OpKind::Load)
+    r.v->def->setAsyncHint(true);
+  return r;
+}
+
 bool firstIsDescriptor(const CallArgs &a) { return !a.pos.empty() && a.pos[0].val.kind == SVal::Kind::TensorDesc; }
 bool firstIsBlockPtr(const CallArgs &a) { return !a.pos.empty() && a.pos[0].val.kind == SVal::Kind::BlockPtr; }
 
@@ -396,6 +413,8 @@ bool firstIsBlockPtr(const CallArgs &a) { return !a.pos.empty() && a.pos[0].val.
 std::vector<BuiltinSpec> memoryBuiltins() {
   const char *loadSig = "pointer, mask=None, other=None, boundary_check=(), padding_option='', cache_modifier='', "
                      "eviction_policy='', volatile=False";
+  const char *tleLoadSig = "pointer, mask=None, other=None, boundary_check=(), padding_option='', cache_modifier='', "
+                           "eviction_policy='', volatile=False, is_async=False";
   const char *storeSig = "pointer, value, mask=None, boundary_check=(), cache_modifier='', eviction_policy=''";
   const char *descLoadSig = "desc, offsets, cache_modifier='', eviction_policy=''";
   const char *descStoreSig = "desc, offsets, value, store_reduce=''";
@@ -403,6 +422,7 @@ std::vector<BuiltinSpec> memoryBuiltins() {
       {"tl.load", descLoadSig, descLoad, kDescriptorMethod, firstIsDescriptor},
       {"tl.load", loadSig, blockPtrLoad, 0, firstIsBlockPtr},
       {"tl.load", loadSig, load},
+      {"tle.load", tleLoadSig, tleLoad},
       {"tl.store", descStoreSig, descStore, kDescriptorMethod, firstIsDescriptor},
       {"tl.store", storeSig, blockPtrStore, 0, firstIsBlockPtr},
       {"tl.store", storeSig, store},

@@ -1,6 +1,7 @@
 // The table of tile-IR passes: names, one-line summaries, entry points and pipeline places.
 #include "tle/Transforms/PassRegistry.h"
 #include "tle/Transforms/AllocateShared.h"
+#include "tle/Transforms/AsyncLoads.h"
 #include "tle/Transforms/Canonicalize.h"
 #include "tle/Transforms/DotLowering.h"
 #include "tle/Transforms/HoistLoads.h"
@@ -51,6 +52,7 @@ void runAllocateShared(ir::Function &f, PassContext &ctx) { allocateShared(f, ct
 void runInsertBarriers(ir::Function &f, PassContext &) { insertBarriers(f); }
 void runWarpSpecialize(ir::Function &f, PassContext &) { warpSpecialize(f); }
 void runPipeline(ir::Function &f, PassContext &ctx) { pipeline(f, ctx.diags); }
+void runLowerAsyncLoads(ir::Function &f, PassContext &) { lowerAsyncLoads(f); }
 void runWgmmaWaits(ir::Function &f, PassContext &) { placeWgmmaWaits(f); }
 
 } // namespace
@@ -81,6 +83,10 @@ const std::vector<PassInfo> &passRegistry() {
        "prefetched loads feeding tl.dot (or read in their loop body) placed in shared-memory slots filled by "
        "cp.async or TMA; their mbarriers, TMA stores' staging, tl.range(warp_specialize=True)'s producer warps",
        runPipeline, kInPipeline | kBeforeEmit},
+      {"async-loads",
+       "tle.load(is_async=True) as a cp.async copy into a shared buffer, waited for before the value's first use "
+       "(sm_80+; a load it cannot copy so stays a load)",
+       runLowerAsyncLoads, kInPipeline},
       {"wgmma-waits",
        "tl.dot on wgmma marked async, each group retired by a wgmma_wait: at once, or left in flight across "
        "the loop's iterations (the loop marked wgmma_drain)",

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""TLE-Lite on the GPU against the CPU target: the kernels of tests/lit/run/tle_extract_insert.tle
-and tests/gpu/ops/tle_lite.tle run with tle-run on the CPU to write references, then with
---target gpu and --expect (exact for integers, torch.testing's fp32 tolerances). Prints one
-PASS/FAIL line per kernel; exit 77 (skipped) when tle-run finds no usable GPU, 1 on a failure.
+"""TLE-Lite on the GPU against the CPU target: the kernels of tests/lit/run/tle_extract_insert.tle,
+tests/gpu/ops/tle_lite.tle and tests/gpu/ops/tle_load_async.tle run with tle-run on the CPU to
+write references, then with --target gpu and --expect (exact for integers, torch.testing's fp32
+tolerances). Prints one PASS/FAIL line per kernel; exit 77 (skipped) when tle-run finds no usable
+GPU, 1 on a failure.
 
 Usage: tle_lite_gpu.py TLE_RUN SOURCE_DIR WORK_DIR
 """
@@ -31,6 +32,16 @@ CASES = [
     ("cumsum_mixed_layout", "tests/gpu/ops/tle_lite.tle", "rows_mixed", "*i32, *i32, *i32", 1,
      ["x_ptr=rand:i32:64"], [("o_ptr", "zeros:i32:64"), ("t_ptr", "zeros:i32:2")], [],
      "tests/gpu/ops/tle_cumsum_mixed.tir"),
+    ("load_async_masked_rows", "tests/gpu/ops/tle_load_async.tle", "masked_rows", "*fp32, *fp32, i32", 4,
+     ["x_ptr=rand:f32:2048", "n=1000"], [("y_ptr", "zeros:f32:2048")]),
+    ("load_async_rows_fp16", "tests/gpu/ops/tle_load_async.tle", "rows_fp16", "*fp16:16, *fp32, i32:16", 4,
+     ["x_ptr=rand:f16:2048", "N=48"], [("y_ptr", "zeros:f32:2048")]),
+    ("load_async_in_loop", "tests/gpu/ops/tle_load_async.tle", "in_loop", "*fp32:16, *fp32, i32", 4,
+     ["x_ptr=rand:f32:4096", "n_rows=7"], [("y_ptr", "zeros:f32:512")]),
+    ("load_async_staged_loop", "tests/gpu/ops/tle_load_async.tle", "staged_loop", "*fp32:16, *fp32, i32", 4,
+     ["x_ptr=rand:f32:4096", "n_rows=7"], [("y_ptr", "zeros:f32:512")], ["--rtol", "1e-5", "--atol", "1e-5"]),
+    ("load_async_store_between", "tests/gpu/ops/tle_load_async.tle", "store_between", "*fp32:16, *fp32", 4,
+     ["x_ptr=rand:f32:1024"], [("y_ptr", "zeros:f32:1024")]),
 ]
 
 

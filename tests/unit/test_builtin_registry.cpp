@@ -66,7 +66,7 @@ TEST_CASE("builtin registry: Python builtins, triton, tl.extra.cuda and TLE name
   CHECK(asSet(builtinNames("cuda")) ==
         std::set<std::string>{"gdc_wait", "gdc_launch_dependents", "num_warps", "num_threads"});
   // In table order: the messages for unknown tle names list them so.
-  CHECK(builtinNames("tle") == std::vector<std::string>{"device_mesh", "MeshConfig", "shard_id", "remote",
+  CHECK(builtinNames("tle") == std::vector<std::string>{"load", "device_mesh", "MeshConfig", "shard_id", "remote",
                                                      "distributed_barrier", "extract_tile", "insert_tile", "cumsum"});
   CHECK(builtinNames("tle.gpu") == std::vector<std::string>{"alloc", "local_ptr"});
   CHECK(findBuiltin("libdevice.exp") != nullptr);

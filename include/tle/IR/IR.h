@@ -84,7 +84,8 @@ enum class OpKind {
   Load,        ///< (ptr [, i1 mask [, other]]) -> pointee: masked-off lanes read nothing and
                ///< yield `other`, or zero when there is no other (TLE defines this). Hints
                ///< (tl.load's cache_modifier, eviction_policy, volatile): cacheHint(),
-               ///< evictionHint(), isVolatile().
+               ///< evictionHint(), isVolatile(); tle.load's is_async: isAsyncHint() (`async`,
+               ///< on loads through pointers, not tensor descriptors).
                ///< A tile load through a tensor descriptor (tl.make_tensor_descriptor) also
                ///< records the descriptor, so that a backend may copy the tile with TMA:
                ///< blockShape() (rank r >= 1; hasDescriptor()), and after (ptr, mask, other) come
@@ -597,8 +598,13 @@ public:
   /// Whether the access goes through a tensor descriptor (its operands follow the mask).
   bool hasDescriptor() const { return !blockShape().empty(); }
   /// Load: tl.load(volatile=True).
-  bool isVolatile() const { need(__func__, K::Load); return a_.axis != 0; }
-  void setVolatile(bool v) { need(__func__, K::Load); a_.axis = v; }
+  bool isVolatile() const { need(__func__, K::Load); return (a_.axis & kLoadVolatile) != 0; }
+  void setVolatile(bool v) { need(__func__, K::Load); a_.axis = v ? a_.axis | kLoadVolatile : a_.axis & ~kLoadVolatile; }
+  /// Load: tle.load(is_async=True), FlagTree's `tt.load.async` (printed `async`): a hint that the
+  /// load may become an asynchronous copy through shared memory (transforms::lowerAsyncLoads);
+  /// it changes no value, and a load the pass cannot copy so stays a load.
+  bool isAsyncHint() const { need(__func__, K::Load); return (a_.axis & kLoadAsync) != 0; }
+  void setAsyncHint(bool a) { need(__func__, K::Load); a_.axis = a ? a_.axis | kLoadAsync : a_.axis & ~kLoadAsync; }
   /// Store: written with TMA from the descriptor alone (transforms::markTmaStores).
   bool isTmaStore() const { need(__func__, K::Store); return a_.axis != 0; }
   void setTmaStore(bool tma) { need(__func__, K::Store); a_.axis = tma; }
@@ -704,6 +710,8 @@ private:
   [[noreturn]] void attributeMisuse(const char *attr) const;
   /// For's flags (a_.ival2).
   static constexpr int64_t kForWarpSpecialize = 1, kForFlatten = 2, kForWgmmaDrain = 4;
+  /// Load's flags (a_.axis).
+  static constexpr int kLoadVolatile = 1, kLoadAsync = 2;
 
   Attributes a_;
 };
