@@ -161,6 +161,6 @@ void addOffsets(Suite &);
 void addArgReduce(Suite &);
 void addStandard(Suite &);
 void addRandom(Suite &);
-void addTleLite(Suite &); // TleLite.cpp: tle.extract_tile, tle.insert_tile, tle.cumsum
+void addTleLite(Suite &); // TleLite.cpp: tle.extract_tile, tle.insert_tile, tle.cumsum, tle.load
 
 } // namespace tle::conformance

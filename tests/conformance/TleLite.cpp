@@ -1,8 +1,8 @@
 // TLE-Lite family: tle.cumsum (exclusive sums and totals, FlagTree's promotion, forward, reverse
 // and along dim 1), tle.extract_tile and tle.insert_tile with every index form (a list of ints, a
 // linear int, a runtime scalar, a mix), overlapping windows (strides=), windows that line up with
-// the layout (registers only) and windows that do not (through shared memory). References copy
-// elements by their row-major positions.
+// the layout (registers only) and windows that do not (through shared memory), and masked
+// tle.load(is_async=True). References copy elements by their row-major positions.
 #include "Families.h"
 
 namespace tle::conformance {
@@ -173,9 +173,40 @@ void cumsumCases(Suite &s, DType t) {
            "");
 }
 
+/// tle.load(..., is_async=True): a masked row with a constant `other` (3), with none (zeros), and
+/// an [8, 32] tile masked by a runtime column bound with other -2 (signed types) or 5; masked-off
+/// elements read `other`. On the GPU the elements of 4 bytes and more become cp.async copies
+/// (async-loads), narrower ones unaligned for them stay loads; the values are the same.
+void asyncLoads(Suite &s, DType t) {
+  const int N = 256, R = 8, C = 32, n = 200, cols = 19;
+  Rng rng(uint64_t(t) + 3700);
+  Buffer x = randomBuffer(t, N, rng, 100, false);
+  auto num = [&](int64_t v) { return isFloatT(t) ? Val::ofF(v) : Val::ofI(wrapInt(uint64_t(v), t)); };
+  const int64_t other2 = isSignedT(t) || isFloatT(t) ? -2 : 5;
+  Buffer withOther(t, N), zeros(t, N), tile(t, size_t(R * C));
+  for (int i = 0; i < N; ++i) {
+    store(withOther, size_t(i), i < n ? elem(x, size_t(i)) : num(3));
+    store(zeros, size_t(i), i < n ? elem(x, size_t(i)) : num(0));
+    store(tile, size_t(i), i % C < cols ? elem(x, size_t(i)) : num(other2));
+  }
+  tleBatch(s, "tle/load_async/" + tag(t), "x_ptr, o_other, o_zero, o_tile, n, cols",
+           "    i = tl.arange(0, 256)\n"
+           "    tl.store(o_other + i, tle.load(x_ptr + i, mask=i < n, other=3, is_async=True))\n"
+           "    tl.store(o_zero + i, tle.load(x_ptr + i, mask=i < n, is_async=True))\n"
+           "    c = tl.arange(0, 32)[None, :]\n"
+           "    k = tl.arange(0, 8)[:, None] * 32 + c\n"
+           "    tl.store(o_tile + k, tle.load(x_ptr + k, mask=c < cols, other=" + std::to_string(other2) +
+               ", is_async=True))\n",
+           {x}, {{"other", withOther}, {"zero_fill", zeros}, {"tile", tile}}, {Arg::i32(n), Arg::i32(cols)},
+           "i32, i32");
+}
+
 } // namespace
 
 void addTleLite(Suite &s) {
+  for (DType t : {DType::I8, DType::I16, DType::I32, DType::I64, DType::U8, DType::F16, DType::BF16, DType::F32,
+                  DType::F64})
+    asyncLoads(s, t);
   for (DType t : {DType::I8, DType::I16, DType::I32, DType::I64, DType::U8, DType::F16, DType::BF16, DType::F32,
                   DType::F64})
     cumsumCases(s, t);
