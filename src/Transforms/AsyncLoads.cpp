@@ -59,6 +59,21 @@ bool loopCarried(ir::Function &f, const ir::Value *v) {
   return carried;
 }
 
+/// Whether block `b` lies in a loop (at any depth) whose regions hold a fill of pipeline slots (a
+/// load marked pipeline=k): a loop the pipeline pass pipelines.
+bool inPipelinedLoop(const ir::Block &b) {
+  for (ir::Op *loop = b.parent; loop; loop = loop->parent ? loop->parent->parent : nullptr) {
+    if (loop->kind != OpKind::For && loop->kind != OpKind::While)
+      continue;
+    bool fills = false;
+    for (auto &r : loop->regions)
+      ir::walk(*r, [&](ir::Op &o) { fills |= o.kind == OpKind::Load && o.pipeline() >= 0; });
+    if (fills)
+      return true;
+  }
+  return false;
+}
+
 /// Whether `op` or an op of its regions reads `v`.
 bool uses(ir::Op &op, const ir::Value *v) {
   bool used = std::find(op.operands.begin(), op.operands.end(), v) != op.operands.end();
@@ -89,6 +104,8 @@ public:
           block(*r);
     // Each eligible load with the op its wait goes before, in program order.
     std::vector<std::pair<ir::Op *, ir::Op *>> loads;
+    if (inPipelinedLoop(b))
+      return;
     for (auto it = b.ops.begin(); it != b.ops.end(); ++it)
       if (ir::Op *at = eligible(b, it))
         loads.push_back({it->get(), at});

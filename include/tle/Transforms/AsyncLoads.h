@@ -43,6 +43,9 @@ namespace tle::transforms {
 ///   - the loop pipeliner has not taken it: it is not marked pipeline=k (its values already
 ///     live in cp.async or TMA slots) and its value is not carried by a loop (an operand of a
 ///     `for`/`while` or of their regions' yield: a prefetched window, issued iterations ahead);
+///   - it is not in a loop the pipeline pass pipelines (one whose regions hold a load marked
+///     pipeline=k, at any depth): a wait there would also wait for the slots' prefetches, which
+///     are meant to stay in flight across iterations;
 ///   - it is not inside a warp_specialize, and the kernel has no producer warps
 ///     (tl.range(warp_specialize=True)): its roles order their shared memory with mbarriers;
 ///   - the value is used in its block (a dead load is left to canonicalize);
