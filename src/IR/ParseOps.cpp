@@ -48,6 +48,7 @@ void Parser::op(Block &b) {
     return;
   }
   case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::ExpandDims: case OpKind::Flip:
+  case OpKind::Gather:
     expectIdent("axis");
     expect("=");
     op->setAxis(axisNumber());

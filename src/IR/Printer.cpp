@@ -243,6 +243,7 @@ private:
       os_ << " " << (isFloat(op.result()->type.dtype()) ? floatText(op.floatValue()) : std::to_string(op.intValue()));
       break;
     case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::ExpandDims: case OpKind::Flip:
+    case OpKind::Gather:
       os_ << " axis=" << op.axis();
       break;
     case OpKind::Arange:

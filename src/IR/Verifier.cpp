@@ -103,7 +103,7 @@ struct Verifier {
     case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::FDiv: case OpKind::IDiv:
     case OpKind::IRem: case OpKind::FRem: case OpKind::And: case OpKind::Or: case OpKind::Xor:
     case OpKind::Shl: case OpKind::Shr: case OpKind::Max: case OpKind::Min: case OpKind::Cmp:
-    case OpKind::AddPtr: case OpKind::Cat: case OpKind::Join: case OpKind::UMulHi:
+    case OpKind::AddPtr: case OpKind::Cat: case OpKind::Join: case OpKind::UMulHi: case OpKind::Gather:
       lo = hi = 2;
       break;
     case OpKind::Select: case OpKind::Fma: case OpKind::Dot: case OpKind::AtomicCAS:
@@ -256,6 +256,33 @@ struct Verifier {
       return why;
     if (op.kind == OpKind::InsertTile && x.isTile() && op.result()->type != x)
       return "result must have the source's type " + x.str() + ", got " + op.result()->type.str();
+    return "";
+  }
+
+  /// A Gather: a tile of numbers, an integer index tile of its rank and of its sizes outside
+  /// the axis, the axis in range, a result of index's shape and src's element type (in the
+  /// index's layout, at the gpu stage); "" or the problem.
+  static std::string gatherError(const Op &op) {
+    const Type &src = op.operands[0]->type, &index = op.operands[1]->type;
+    if (!src.isTile() || src.elem.isPointer())
+      return "expects a tile of numbers as src, got " + src.str();
+    if (!index.isTile() || !isInteger(index.dtype()) || index.dtype() == DType::I1)
+      return "expects a tile of integers (not i1) as index, got " + index.str();
+    if (index.rank() != src.rank())
+      return "expects an index of src's rank " + std::to_string(src.rank()) + ", got " + index.str();
+    int axis = op.axis();
+    if (axis < 0 || axis >= static_cast<int>(src.rank()))
+      return "axis " + std::to_string(axis) + " out of range for " + src.str();
+    for (size_t d = 0; d < src.rank(); ++d)
+      if (static_cast<int>(d) != axis && src.shape[d] != index.shape[d])
+        return "expects index " + index.str() + " to match src " + src.str() + " outside axis " +
+               std::to_string(axis);
+    if (op.result()->type != Type(src.elem, index.shape))
+      return "result must be " + Type(src.elem, index.shape).str() + ", got " + op.result()->type.str();
+    // gpu stage: each thread reads src at its own registers of index.
+    const Layout *il = op.operands[1]->layout, *rl = op.result()->layout;
+    if (il && rl && *il != *rl && !registerMap(*il, *rl))
+      return "expects the result in the index's layout";
     return "";
   }
 
@@ -869,6 +896,10 @@ struct Verifier {
       if (op.axis() < 0 || op.axis() >= static_cast<int>(in.rank()))
         return fail(op, "axis out of range");
       return true;
+    }
+    case OpKind::Gather: {
+      std::string bad = gatherError(op);
+      return bad.empty() || fail(op, bad);
     }
     case OpKind::Cat: case OpKind::Join: {
       if (!sameOperandTypes(op))

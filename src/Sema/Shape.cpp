@@ -305,12 +305,10 @@ SVal interleave(Specializer &S, const BuiltinCall &c) {
 
 SVal gather(Specializer &S, const BuiltinCall &c) {
   const Binder &p = c.p;
-  SourceLoc loc = c.loc;
   // Triton 3.6: gather(src, index, axis): result[.., i, ..] = src[.., index[.., i, ..], ..] along
   // `axis`; src and index have one rank and equal sizes except along `axis`; the result has
-  // index's shape and src's dtype. TLE: an index outside [0, src.shape[axis]) gives 0 (Triton
-  // leaves it undefined). Built as a one-hot selection: the source's bits where the index
-  // matches, xor-reduced over the axis (exact for every dtype, -0 and NaN payloads included).
+  // index's shape and src's dtype. One tile IR `gather` op (OpKind::Gather), which also defines
+  // an index outside [0, src.shape[axis]) to give 0 (Triton leaves it undefined).
   ir::Value *src = p.tensor("src"), *index = p.tensor("index");
   if (!src->type.isTile() || src->type.elem.isPointer())
     S.fail(p.loc("src"), "gather() expects a tile of numbers, got " + src->type.str());
@@ -327,82 +325,9 @@ SVal gather(Specializer &S, const BuiltinCall &c) {
     if (d != axis && src->type.shape[size_t(d)] != index->type.shape[size_t(d)])
       S.fail(p.loc("index"), "gather() index " + index->type.str() + " and src " + src->type.str() +
                                " must have equal sizes outside axis " + std::to_string(axis));
-  int64_t n = src->type.shape[size_t(axis)];
-  // One-hot over a new dim after `axis`: [.., index size, n, ..]. When that tile would hold
-  // more than the 2048 elements per thread a GPU tile may have (a 1024-element row gathered by
-  // 1024 indices has 2^20 elements), the source positions are taken in chunks of `chunk`, each
-  // a one-hot of [.., index size, chunk, ..] (at most 512 elements per thread) whose selections
-  // are xor-ed together: the same comparisons, in tiles a thread's registers can hold.
-  std::vector<int64_t> big = index->type.shape;
-  big.insert(big.begin() + axis + 1, n);
-  int64_t threads = 32 * int64_t(S.opts.numWarps > 0 ? S.opts.numWarps : 4);
-  int64_t chunk = n;
-  if (ir::numElements(big) > 2048 * threads)
-    while (chunk > 16 && ir::numElements(big) / n * chunk > 512 * threads)
-      chunk /= 2;
-  big[size_t(axis) + 1] = chunk;
-  if (std::string why = ir::tileLimitError(big); !why.empty())
-    S.fail(loc, "gather() compares every index with every source position along the axis ([" +
-                  std::to_string(index->type.shape[size_t(axis)]) + " x " + std::to_string(chunk) +
-                  "] per slice), which has " + why);
-  ir::ScalarType idxT = ir::bitWidth(index->type.dtype()) > 32 ? index->type.elem : ir::ScalarType{DType::I32};
-  ir::Value *idx = nullptr;
-  // The i1 tile "index == first + j" for the chunk of source positions [first, first + chunk).
-  auto hitsOf = [&](int64_t first) {
-    ir::Op *ar = S.b->create(ir::OpKind::Arange, loc, {}, {ir::Type(ir::ScalarType{DType::I32}, {chunk})});
-    ar->setArangeBounds(first, first + chunk);
-    ir::Value *pos = ar->result();
-    for (int d = 0; d < rank + 1; ++d)
-      if (d != axis + 1)
-        pos = S.expandDims(pos, d, loc);
-    if (!idx)
-      idx = S.castTo(index, idxT, loc);
-    return S.b->cmp(loc, ir::CmpPred::Eq, S.broadcastTo(S.expandDims(idx, axis + 1, loc), big, loc),
-                    S.broadcastTo(S.castTo(pos, idxT, loc), big, loc));
-  };
-  ir::Value *hit = chunk == n ? hitsOf(0) : nullptr;
-  DType t = src->type.dtype();
-  DType it = ir::bitWidth(t) == 8 ? DType::I8 : ir::bitWidth(t) == 16 ? DType::I16 : ir::bitWidth(t) == 32 ? DType::I32 : DType::I64;
-  ir::Value *bits = src;
-  if (t == DType::I1)
-    bits = S.castTo(src, ir::ScalarType{DType::I8}, loc), it = DType::I8;
-  else if (t != it)
-    bits = S.b->create(ir::OpKind::Bitcast, loc, {src}, {src->type.withElem(ir::ScalarType{it})})->result();
-  ir::Value *r = nullptr;
-  if (chunk == n) {
-    // src moved to [.., 1, n, ..]: its `axis` dim becomes the one-hot dim.
-    ir::Value *srcBig = S.broadcastTo(S.expandDims(bits, axis, loc), big, loc);
-    ir::Value *zero = S.b->splat(loc, S.b->constInt(loc, it, 0), big);
-    r = S.xorReduce(S.b->select(loc, hit, srcBig, zero), axis + 1, loc);
-  } else {
-    // src as [.., n / chunk, chunk, ..]; chunk k is picked out by a one-hot over its first new dim.
-    std::vector<int64_t> split = bits->type.shape;
-    split[size_t(axis)] = chunk;
-    split.insert(split.begin() + axis, n / chunk);
-    ir::Value *parts =
-        S.b->create(ir::OpKind::Reshape, loc, {bits}, {ir::Type(bits->type.elem, split)})->result();
-    ir::Op *kr = S.b->create(ir::OpKind::Arange, loc, {}, {ir::Type(ir::ScalarType{DType::I32}, {n / chunk})});
-    kr->setArangeBounds(0, n / chunk);
-    ir::Value *which = kr->result();
-    for (int d = 0; d < rank + 1; ++d)
-      if (d != axis)
-        which = S.expandDims(which, d, loc);
-    which = S.broadcastTo(which, split, loc);
-    ir::Value *zeroSplit = S.b->splat(loc, S.b->constInt(loc, it, 0), split);
-    ir::Value *zeroBig = S.b->splat(loc, S.b->constInt(loc, it, 0), big);
-    for (int64_t k = 0; k < n / chunk; ++k) {
-      ir::Value *isK = S.b->cmp(loc, ir::CmpPred::Eq, which, S.b->splat(loc, S.b->constInt(loc, DType::I32, k), split));
-      ir::Value *part = S.xorReduce(S.b->select(loc, isK, parts, zeroSplit), axis, loc); // [.., chunk, ..]
-      ir::Value *srcBig = S.broadcastTo(S.expandDims(part, axis, loc), big, loc);
-      ir::Value *sel = S.xorReduce(S.b->select(loc, hitsOf(k * chunk), srcBig, zeroBig), axis + 1, loc);
-      r = r ? S.b->binary(ir::OpKind::Xor, loc, r, sel) : sel;
-    }
-  }
-  if (t == DType::I1)
-    r = S.castTo(r, ir::ScalarType{DType::I1}, loc);
-  else if (t != it)
-    r = S.b->create(ir::OpKind::Bitcast, loc, {r}, {r->type.withElem(src->type.elem)})->result();
-  return SVal::tensor(r);
+  ir::Op *g = S.b->create(ir::OpKind::Gather, c.loc, {src, index}, {ir::Type(src->type.elem, index->type.shape)});
+  g->setAxis(axis);
+  return SVal::tensor(g->result());
 }
 
 } // namespace

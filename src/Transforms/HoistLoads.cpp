@@ -42,7 +42,7 @@ namespace {
 bool worthCrossing(const ir::Op &op) {
   switch (op.kind) {
   case OpKind::Reduce: case OpKind::Scan: case OpKind::Permute: case OpKind::Reshape: case OpKind::Cat:
-  case OpKind::Join: case OpKind::Split: case OpKind::Flip:
+  case OpKind::Join: case OpKind::Split: case OpKind::Flip: case OpKind::Gather:
     return true;
   default:
     return !op.regions.empty();

@@ -356,6 +356,13 @@ private:
         if (v->type.isTile())
           wish(v, defaultFor(v->type));
       return;
+    case OpKind::Gather:
+      // Each thread reads src (staged in shared memory) at its own registers of index: the result takes index's layout, so index follows what the
+      // result's users want; src keeps its own.
+      wish(op.result(), defaultFor(op.result()->type));
+      wish(op.operands[1], want_[op.result()], strong_.count(op.result()) > 0);
+      wish(op.operands[0], defaultFor(op.operands[0]->type));
+      return;
     case OpKind::Reshape: case OpKind::Cat: case OpKind::Join: case OpKind::Flip:
       // These move data through shared memory themselves: operands keep their own layouts.
       wish(op.result(), defaultFor(op.result()->type));
@@ -829,6 +836,9 @@ private:
       return;
     case OpKind::Reshape: case OpKind::Cat: case OpKind::Join: case OpKind::Flip:
       setLayout(r, wanted(r));
+      return;
+    case OpKind::Gather: // index's layout (the backward wish made index follow the result's users)
+      setLayout(r, *op.operands[1]->layout);
       return;
     case OpKind::Dot: {
       DotPlan plan = planDot(op, f_.numWarps);

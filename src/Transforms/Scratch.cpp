@@ -66,6 +66,9 @@ ScratchNeed needOf(const ir::Function &f, const ir::Op &op, const std::map<const
   case OpKind::Split:
     n.bytes = tileBytes(op.operands[0]);
     break;
+  case OpKind::Gather: // src, row-major
+    n.bytes = tileBytes(op.operands[0]);
+    break;
   case OpKind::Cat:
     n.bytes = 2 * tileBytes(op.operands[0]);
     break;

@@ -321,6 +321,12 @@ enum class OpKind {
   Split,       ///< (x with last dim 2) -> (x[..., 0], x[..., 1]).
   Flip,        ///< (tile) -> same type with dim axis() reversed: result[..., i, ...] =
                ///< x[..., n - 1 - i, ...] for n = shape[axis()] (tl.flip).
+  Gather,      ///< (src tile, index tile of integers) -> tile of index's shape and src's element
+               ///< type: result[.., i, ..] = src[.., index[.., i, ..], ..] along dim axis()
+               ///< (tl.gather, Triton 3.6). src and index have one rank (>= 1) and equal sizes
+               ///< outside axis(); index is any integer type but i1, read by its signedness. TLE
+               ///< defines an index outside [0, src.shape[axis()]) to give 0 (all bits zero; Triton
+               ///< leaves it undefined). Every other element is src's, bit for bit (-0.0, NaN payloads).
   ExtractTile, ///< (x, i32 scalar index) -> tile of the result's shape T (tle.extract_tile): x
                ///< (a tile of shape S, or a scalar *T_shared pointing at a local_alloc buffer of
                ///< shape S holding the tile row-major, i1 as i8 bytes: the gpu stage's
@@ -541,13 +547,14 @@ public:
   void setAttributes(const Attributes &a) { a_ = a; }
 
   // --- ProgramId, NumPrograms: the grid axis (0..2); ExpandDims: the new size-1 dim; Reduce,
-  // Scan, Flip: the dim reduced, scanned or reversed.
+  // Scan, Flip: the dim reduced, scanned or reversed; Gather: the dim of src that index selects
+  // along (0..rank-1; printed `axis=A`).
   int axis() const {
-    need(__func__, K::ProgramId, K::NumPrograms, K::ExpandDims, K::Reduce, K::Scan, K::Flip);
+    need(__func__, K::ProgramId, K::NumPrograms, K::ExpandDims, K::Reduce, K::Scan, K::Flip, K::Gather);
     return a_.axis;
   }
   void setAxis(int d) {
-    need(__func__, K::ProgramId, K::NumPrograms, K::ExpandDims, K::Reduce, K::Scan, K::Flip);
+    need(__func__, K::ProgramId, K::NumPrograms, K::ExpandDims, K::Reduce, K::Scan, K::Flip, K::Gather);
     a_.axis = d;
   }
   // --- Reduce, Scan: the combine (a built-in one, or Combine: the op's region).

@@ -1,6 +1,6 @@
 // Scratch shared memory: the bytes each op that the NVPTX backend lowers through shared memory
 // needs while it runs (reductions across warps, scans, layout conversions, shape ops, replicated
-// atomics, dot operand staging, TMA-store staging), as allocate-shared reserves them and the
+// atomics, gathers, dot operand staging, TMA-store staging), as allocate-shared reserves them and the
 // backend lays them out.
 #pragma once
 

@@ -196,6 +196,19 @@ llvm::Value *Lowering::compute(const ir::Value *res, const Index &idx) {
     }
     return B.CreateSelect(inside, elem(op.operands[1], rel), elem(op.operands[0], idx));
   }
+  case OpKind::Gather: {
+    // A direct read of src at the index (widened by its signedness); an index outside [0, n)
+    // reads element 0 instead (always in bounds) and gives 0.
+    const ir::Value *src = op.operands[0], *index = op.operands[1];
+    auto ax = static_cast<size_t>(op.axis());
+    llvm::Value *i = elem(index, idx);
+    i = ir::isSigned(index->type.dtype()) ? B.CreateSExtOrTrunc(i, B.getInt64Ty()) : B.CreateZExtOrTrunc(i, B.getInt64Ty());
+    llvm::Value *inside = B.CreateICmpULT(i, B.getInt64(static_cast<uint64_t>(src->type.shape[ax])));
+    Index j = idx;
+    j[ax] = B.CreateSelect(inside, i, B.getInt64(0));
+    llvm::Value *x = elem(src, j);
+    return B.CreateSelect(inside, x, llvm::Constant::getNullValue(x->getType()));
+  }
   case OpKind::Flip: {
     // Element i along `axis` reads element n - 1 - i.
     Index j = idx;
@@ -470,7 +483,7 @@ bool Lowering::emitOp(const ir::Op &op) {
   switch (op.kind) {
   case OpKind::Splat: case OpKind::Arange: case OpKind::ExpandDims: case OpKind::Broadcast:
   case OpKind::ConvertLayout: case OpKind::Permute: case OpKind::Reshape: case OpKind::Cat: case OpKind::Join:
-  case OpKind::Split: case OpKind::Flip: case OpKind::ExtractTile: case OpKind::InsertTile:
+  case OpKind::Split: case OpKind::Flip: case OpKind::ExtractTile: case OpKind::InsertTile: case OpKind::Gather:
     lazyKind = true;
     break;
   default:

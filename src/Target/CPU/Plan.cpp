@@ -15,7 +15,7 @@ bool lazyCapable(OpKind k) {
   switch (k) {
   case OpKind::Splat: case OpKind::Arange: case OpKind::ExpandDims: case OpKind::Broadcast:
   case OpKind::ConvertLayout: case OpKind::Permute: case OpKind::Reshape: case OpKind::Cat: case OpKind::Join:
-  case OpKind::Split: case OpKind::Flip: case OpKind::ExtractTile: case OpKind::InsertTile:
+  case OpKind::Split: case OpKind::Flip: case OpKind::ExtractTile: case OpKind::InsertTile: case OpKind::Gather:
     return true;
   default:
     return ir::isElementwise(k);
@@ -171,6 +171,8 @@ private:
     if (op.kind == OpKind::Arange || op.kind == OpKind::Reshape || op.kind == OpKind::Cat || op.kind == OpKind::Join ||
         op.kind == OpKind::Flip || op.kind == OpKind::ExtractTile || op.kind == OpKind::InsertTile)
       c.ops = 1;
+    else if (op.kind == OpKind::Gather) // the bounds check and its selects
+      c.ops = 3;
     else if (ir::isElementwise(op.kind))
       c.ops = isCast16 ? 3 : 1;
     c.expensive = expensive(op.kind);

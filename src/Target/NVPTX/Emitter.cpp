@@ -339,6 +339,8 @@ void Emitter::emitOpImpl(const ir::Op &op) {
   case OpKind::Permute: case OpKind::Reshape: case OpKind::Cat: case OpKind::Join: case OpKind::Split:
   case OpKind::Flip:
     return emitShapeOp(op);
+  case OpKind::Gather:
+    return emitGather(op);
   case OpKind::ExtractTile: case OpKind::InsertTile:
     return emitTileOp(op);
   case OpKind::Scan:

@@ -206,6 +206,11 @@ public:
   void emitConvert(const ir::Op &op);
   void emitDot(const ir::Op &op);
   void emitShapeOp(const ir::Op &op);
+  /// tl.gather (OpKind::Gather): src stored row-major to the scratch area between barriers,
+  /// then each thread reads src[.., index, ..] for its own registers of index (the result's
+  /// layout is index's), one ld.shared each; an index outside [0, src.shape[axis]) reads
+  /// element 0 and yields 0 (ShapeOps.cpp).
+  void emitGather(const ir::Op &op);
   /// ExtractTile / InsertTile of a tile in registers: each thread picks or replaces its own
   /// registers (ir::windowRegisters; the index is a constant) (TileOps.cpp).
   void emitTileOp(const ir::Op &op);

@@ -1,6 +1,6 @@
-// Shape ops on the GPU: permute (free: registers keep their elements), and reshape, cat, join
-// and split through shared memory (a thread's offset once, a constant per register, vectors of
-// up to 16 bytes); inclusive scans (tl.cumsum, tl.cumprod) over the index bits
+// Shape ops on the GPU: permute (free: registers keep their elements), and reshape, cat, join,
+// split, flip and gather through shared memory (a thread's offset once, a constant per register,
+// vectors of up to 16 bytes; a gather reads at its indices); inclusive scans (tl.cumsum, tl.cumprod) over the index bits
 // (registers, shuffles, one barrier per warp bit), or as a Hillis-Steele scan in shared memory
 // for layouts that mix dims.
 #include "Emitter.h"
@@ -224,6 +224,46 @@ void Emitter::emitShapeOp(const ir::Op &op) {
   default:
     break;
   }
+}
+
+void Emitter::emitGather(const ir::Op &op) {
+  const ir::Value *src = op.operands[0], *index = op.operands[1], *res = op.result();
+  const ir::Layout &l = *res->layout;
+  ir::DType it = index->type.dtype();
+  unsigned eb = ir::storageBytes(src->type.dtype());
+  assertScratchFits(src->type.numElements() * eb);
+  barrier(); // earlier readers of the scratch area are done
+  storeToShared({src}, 1, 0);
+  barrier();
+  auto ax = static_cast<size_t>(op.axis());
+  const std::vector<int64_t> &shape = src->type.shape;
+  auto n = static_cast<uint64_t>(shape[ax]);
+  uint32_t stride = 1; // elements between neighbours along the axis
+  for (size_t d = ax + 1; d < shape.size(); ++d)
+    stride *= static_cast<uint32_t>(shape[d]);
+  std::vector<llvm::Value *> ix = regsIn(index, l), out;
+  llvm::Type *st = storageType(src->type.elem);
+  for (int r = 0; r < l.numRegs(); ++r) {
+    // The index by its signedness; unsigned compares against n catch negative ones too.
+    llvm::Value *i = ix[size_t(r)], *inside = nullptr;
+    if (ir::bitWidth(it) > 32) {
+      inside = B.CreateICmpULT(i, B.getInt64(n));
+      i = B.CreateTrunc(i, B.getInt32Ty());
+    } else {
+      i = ir::isSigned(it) ? B.CreateSExtOrTrunc(i, B.getInt32Ty()) : B.CreateZExtOrTrunc(i, B.getInt32Ty());
+      inside = B.CreateICmpULT(i, B.getInt32(static_cast<uint32_t>(n)));
+    }
+    std::vector<llvm::Value *> c = coord(l, r);
+    c[ax] = B.getInt32(0);
+    llvm::Value *at = B.CreateAdd(linearIndex(B, c, shape, 1, 0),
+                                  B.CreateMul(B.CreateSelect(inside, i, B.getInt32(0)), B.getInt32(stride)));
+    llvm::Value *x = B.CreateLoad(st, smemPtr(B.CreateMul(at, B.getInt32(eb))));
+    x = B.CreateSelect(inside, x, llvm::Constant::getNullValue(st));
+    if (src->type.dtype() == ir::DType::I1)
+      x = B.CreateICmpNE(x, B.getInt8(0));
+    out.push_back(x);
+  }
+  vals_[res] = out;
 }
 
 using transforms::AxisBit;

@@ -1,16 +1,32 @@
 """Runs the kernels of shape_scan.tle (and atomics.tle, math.tle, inline_asm.tle, descriptors.tle, dot_kn.tle,
-shared_buffers.tle, store_masks.tle, and the tile IR of gpuops_copy.tir, gpuops_tma.tir, gpuops_wgmma.tir, gpuops_ws.tir and gpuops_pipeline.tir) on the GPU with tle-run and checks them against NumPy.
+shared_buffers.tle, store_masks.tle, and the tile IR of gpuops_copy.tir, gpuops_tma.tir, gpuops_wgmma.tir, gpuops_ws.tir and gpuops_pipeline.tir) on the GPU with tle-run and checks them against NumPy;
+the tl.gather kernels of tests/lit/cpu/run_gather.tle against the CPU target's results, bit for bit.
 Usage: python3 check_ops.py TLE_RUN [WORKDIR]; prints one PASS/FAIL line per case and
-'N passed, M failed'; exits 1 on failure."""
+'N passed, M failed'; exits 1 on failure, 77 with 'SKIPPED: <reason>' when tle-run finds no GPU."""
 import os
 import subprocess
 import sys
 
-import numpy as np
-
 TLE_RUN = sys.argv[1]
 WORK = sys.argv[2] if len(sys.argv) > 2 else "/tmp/tle-ops"
-SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shape_scan.tle")
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.join(HERE, "shape_scan.tle")
+GATHER = os.path.join(HERE, "..", "..", "lit", "cpu", "run_gather.tle")
+
+
+def gpu_missing():
+    """tle-run's reason when it finds no usable GPU here, else None (a one-element kernel run)."""
+    p = subprocess.run([TLE_RUN, GATHER, "-n", "gather_long", "-D", "N=16", "--target", "gpu", "-q",
+                        "--arg", "out_ptr=zeros:f32:16", "--arg", "ok_ptr=zeros:i32:1"], capture_output=True, text=True)
+    return p.stderr.strip() if p.returncode != 0 and "needs a CUDA GPU" in p.stderr else None
+
+
+if (reason := gpu_missing()) is not None:
+    print("SKIPPED: " + reason)
+    sys.exit(77)
+
+import numpy as np  # noqa: E402 - after the skip, which needs no NumPy
+
 os.makedirs(WORK, exist_ok=True)
 rng = np.random.default_rng(7)
 results = []
@@ -551,6 +567,76 @@ case("tile IR pipelined GEMM: TMA into two slots on mbarriers, wgmma per slot, K
      lambda: t_gpuops_pipeline(64))
 case("tile IR pipelined GEMM: TMA into two slots on mbarriers, wgmma per slot, K = 512 (phases flip)",
      lambda: t_gpuops_pipeline(512))
+
+
+# tl.gather (one `gather` op: the source through shared memory, one read per index) against the
+# CPU target's direct reads: the same kernel, inputs and outputs on both, compared bit for bit
+# (-0.0, NaN payloads, fp8 and bool included; indices outside the axis give 0 on both).
+def gather_both(kernel, sig, defines, args, saves, warps=4):
+    outs = {}
+    for target in ("cpu", "gpu"):
+        cmd = [TLE_RUN, GATHER, "-n", kernel, "-w", str(warps), "--target", target, "-q"]
+        cmd += ["-s", sig] if sig else []
+        for d in defines:
+            cmd += ["-D", d]
+        outs[target] = launch(cmd, f"gather_{kernel}_{target}", args, saves)
+    same = [bool(np.array_equal(outs["cpu"][k].view(np.uint8), outs["gpu"][k].view(np.uint8))) for k in saves]
+    return all(same), f"bit-identical to the cpu target: {same}"
+
+
+GATHER_BITS = [  # (DT, UT, NB, SNAN, IT) as tests/lit/cpu/run_gather.tle runs them
+    ("tl.float32", "tl.uint32", 32, 2139095041, "tl.int32"), ("tl.float16", "tl.uint16", 16, 31745, "tl.int64"),
+    ("tl.bfloat16", "tl.uint16", 16, 32641, "tl.uint8"), ("tl.float64", "tl.uint64", 64, 9218868437227405313, "tl.int16"),
+    ("tl.float8e4nv", "tl.uint8", 8, 127, "tl.int8"), ("tl.float8e5", "tl.uint8", 8, 125, "tl.uint32"),
+    ("tl.int8", "tl.uint8", 8, 125, "tl.uint64"), ("tl.int16", "tl.uint16", 16, 31745, "tl.uint16"),
+    ("tl.uint32", "tl.uint32", 32, 2139095041, "tl.int32"), ("tl.int64", "tl.uint64", 64, 1, "tl.int16"),
+    ("tl.int1", "tl.uint8", 8, 1, "tl.int32")]
+
+
+def t_gather_bits(dt, ut, nb, snan, it, warps):
+    out = np.zeros(16, {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[nb])
+    return gather_both("gather_bits", None, [f"DT={dt}", f"UT={ut}", f"NB={nb}", f"SNAN={snan}", f"IT={it}"],
+                       {"out_ptr": out}, ["out_ptr"], warps)
+
+
+def t_gather_load(sig_t, np_t, it, np_it, m, n, k, axis, warps):
+    """Random source bits ([m, n]: NaNs with payloads, signed zeros) and random indices from -3 to
+    the axis' size + 2 (unsigned: 0 to size + 2) of index type `it`."""
+    size = (m, n)[axis]
+    if np_t == np.bool_:
+        src = rng.integers(0, 2, size=(m, n)).astype(np.bool_)
+    else:
+        bits = rng.integers(0, 256, size=(m, n, np.dtype(np_t).itemsize), dtype=np.uint8)
+        src = bits.view(np_t).reshape(m, n)
+    shape = (k, n) if axis == 0 else (m, k)
+    lo = 0 if np.dtype(np_it).kind == "u" else -3
+    idx = rng.integers(lo, size + 3, size=shape).astype(np_it)
+    return gather_both("gather_load", f"*{sig_t}, *{it}, *{sig_t}, {m}, {n}, {k}, {axis}",
+                       [], {"src_ptr": src, "idx_ptr": idx, "out_ptr": np.zeros(shape, src.dtype)}, ["out_ptr"], warps)
+
+
+for w in (1, 4):
+    for dt, ut, nb, snan, it in GATHER_BITS:
+        case(f"gather {dt} bits (-0.0, NaN payloads) by {it} indices, 3 outside, {w} warps",
+             lambda a=(dt, ut, nb, snan, it), w=w: t_gather_bits(*a, w))
+for it in ("tl.int32", "tl.uint16"):
+    case(f"gather rank 2 along axis 0 ([8, 4] by [16, 4]) and -1 ([8, 4] by [8, 2]), {it} indices",
+         lambda it=it: gather_both("gather_2d", None, [f"IT={it}"],
+                                   {"out0_ptr": np.zeros((16, 4), np.float32), "out1_ptr": np.zeros((8, 2), np.float32)},
+                                   ["out0_ptr", "out1_ptr"]))
+for n, w in ((1024, 4), (1024, 8), (4096, 4)):
+    case(f"gather a {n}-element row by {n} indices (-32 to n + 31), {w} warps",
+         lambda n=n, w=w: gather_both("gather_long", None, [f"N={n}"],
+                                      {"out_ptr": np.zeros(n, np.float32), "ok_ptr": np.zeros(1, np.int32)},
+                                      ["out_ptr", "ok_ptr"], w))
+GATHER_LOADS = [  # (signature dtype, NumPy dtype of its bits, index dtype, NumPy's, M, N, K, axis, warps)
+    ("fp32", np.float32, "i32", np.int32, 32, 64, 16, 0, 4), ("fp32", np.float32, "i64", np.int64, 32, 64, 128, 1, 4),
+    ("fp16", np.float16, "i64", np.int64, 8, 1024, 1024, 1, 8), ("bf16", np.uint16, "u8", np.uint8, 64, 16, 32, 0, 4),
+    ("fp8e4nv", np.uint8, "i16", np.int16, 16, 32, 8, 1, 4), ("fp64", np.float64, "u32", np.uint32, 16, 16, 16, 0, 2),
+    ("i1", np.bool_, "i32", np.int32, 4, 128, 64, 1, 4), ("i64", np.int64, "i8", np.int8, 2, 64, 64, 1, 1)]
+for a in GATHER_LOADS:
+    case(f"gather loaded [{a[4]}, {a[5]}] {a[0]} along axis {a[7]} by {a[2]} indices (K = {a[6]}), {a[8]} warps",
+         lambda a=a: t_gather_load(*a))
 
 passed = sum(results)
 print(f"{passed} passed, {len(results) - passed} failed")
