@@ -84,12 +84,12 @@ bool uses(ir::Op &op, const ir::Value *v) {
   return used;
 }
 
-/// Bytes of the buffer a LocalAlloc (or a tile of `shape` and `dtype`) takes.
+/// Bytes of the buffer a LocalAlloc (or a tile of `shape` and `dtype`) takes, saturated at 2^60
+/// (a hand-written alloc may be far larger than any shared memory), so that sums stay in int64.
 int64_t tileBytes(const std::vector<int64_t> &shape, ir::DType dtype) {
-  int64_t n = ir::storageBytes(dtype);
-  for (int64_t d : shape)
-    n *= d;
-  return n;
+  constexpr int64_t kHuge = int64_t(1) << 60;
+  int64_t n = ir::numElements(shape), eb = ir::storageBytes(dtype);
+  return n > kHuge / eb ? kHuge : n * eb;
 }
 
 class Lowerer {
@@ -132,16 +132,20 @@ private:
   /// Bytes of shared memory left when every buffer, the pipeline area and the largest scratch
   /// area are live at once (buffers rounded to 16 bytes, swizzled ones to 1024 more).
   int64_t sharedRoom() const {
+    const int64_t limit = sharedMemoryLimit(f_.arch);
     int64_t used = 1024; // the buffers' end is rounded up to 1024
+    auto add = [&](int64_t bytes) { used = std::min(limit + 1, used + std::min(limit + 1, bytes)); };
     ir::walk(f_.body, [&](ir::Op &op) {
       if (op.kind == OpKind::LocalAlloc)
-        used += (tileBytes(op.allocShape(), op.result()->type.elem.pointee) + 15) / 16 * 16 +
-                (op.allocSwizzle() ? 1024 : 0);
+        add((tileBytes(op.allocShape(), op.result()->type.elem.pointee) + 15) / 16 * 16 +
+            (op.allocSwizzle() ? 1024 : 0));
     });
+    add(f_.pipelineBytes);
     int64_t scratch = 0;
     for (auto &[op, need] : scratchNeeds(f_, pipelineValues(f_)))
-      scratch = std::max(scratch, need.bytes + need.align);
-    return sharedMemoryLimit(f_.arch) - used - f_.pipelineBytes - scratch;
+      scratch = std::max(scratch, std::min(limit, need.bytes) + need.align);
+    add(scratch);
+    return limit - used;
   }
 
   /// Bytes one cp.async of `load` moves, as the backend computes it (Emitter::asyncCopyBytes):
