@@ -361,6 +361,14 @@ void Parser::op(Block &b) {
     expectIdent("axis");
     expect("=");
     op->setAxis(axisNumber());
+    if (tok_.kind == Tok::Ident && tok_.text == "batch") { // batch-reduces' mark
+      bump();
+      expect("=");
+      int64_t n = number();
+      if (n < 1 || n > 64)
+        fail("'batch' must count 1 to 64 reduces, got " + std::to_string(n));
+      op->setReduceBatchSize(static_cast<int>(n));
+    }
     break;
   }
   default:

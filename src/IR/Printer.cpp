@@ -274,6 +274,8 @@ private:
       break;
     case OpKind::Reduce:
       os_ << " " << name(op.reduceKind()) << " axis=" << op.axis();
+      if (op.reduceBatchSize() > 0)
+        os_ << " batch=" << op.reduceBatchSize();
       break;
     case OpKind::Dot:
       if (op.operands[0]->type.dtype() == DType::F32)

@@ -30,6 +30,27 @@ struct Verifier {
     return false;
   }
 
+  /// A reduce marked `batch=N` (transforms::batchReduces) is followed in its block by N reduces
+  /// without a mark of their own that read none of the batch's results.
+  bool reduceBatch(const Op &op) {
+    int n = op.reduceBatchSize();
+    if (n <= 0 || !op.parent)
+      return true;
+    std::set<const Value *> batch;
+    auto it = op.parent->find(&op);
+    for (int k = 0; k <= n; ++k, ++it) {
+      if (it == op.parent->ops.end() || (*it)->kind != OpKind::Reduce || (k && (*it)->reduceBatchSize()))
+        return fail(op, "batch=" + std::to_string(n) + " needs " + std::to_string(n) +
+                            " reduces without a batch of their own right after it");
+      for (const Value *v : (*it)->operands)
+        if (batch.count(v))
+          return fail(**it, "a reduce of a batch reads another's result");
+      for (auto &r : (*it)->results)
+        batch.insert(r.get());
+    }
+    return true;
+  }
+
   /// Verifies `b`, region `region` of `owner` (null for the function body). The values `b`
   /// defines (its arguments, its ops' results) are visible in `b` after their definition and in
   /// the regions nested in it, not after `b` ends: a region's values reach its parent only
@@ -743,7 +764,7 @@ struct Verifier {
                     "numeric operands (fp8 only with a combine region)"))
           return false;
       }
-      return combineRegion(op);
+      return combineRegion(op) && reduceBatch(op);
     }
     case OpKind::Scan: {
       auto &in = op.operands[0]->type;

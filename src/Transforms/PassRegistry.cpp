@@ -9,6 +9,7 @@
 #include "tle/Transforms/LayoutAssignment.h"
 #include "tle/Transforms/Pipeline.h"
 #include "tle/Transforms/Prefetch.h"
+#include "tle/Transforms/ReduceBatches.h"
 #include "tle/Transforms/TensorMaps.h"
 #include "tle/Transforms/VersionMasks.h"
 #include "tle/Transforms/WarpSpecialize.h"
@@ -54,6 +55,7 @@ void runWarpSpecialize(ir::Function &f, PassContext &) { warpSpecialize(f); }
 void runPipeline(ir::Function &f, PassContext &ctx) { pipeline(f, ctx.diags); }
 void runLowerAsyncLoads(ir::Function &f, PassContext &) { lowerAsyncLoads(f); }
 void runWgmmaWaits(ir::Function &f, PassContext &) { placeWgmmaWaits(f); }
+void runBatchReduces(ir::Function &f, PassContext &) { batchReduces(f); }
 
 } // namespace
 
@@ -91,6 +93,10 @@ const std::vector<PassInfo> &passRegistry() {
        "tl.dot on wgmma marked async, each group retired by a wgmma_wait: at once, or left in flight across "
        "the loop's iterations (the loop marked wgmma_drain)",
        runWgmmaWaits, kInPipeline | kBeforeEmit},
+      {"batch-reduces",
+       "independent reduces of a block that combine across warps grouped after the first (batch=N): one "
+       "exchange through shared memory, one pair of barriers",
+       runBatchReduces, kInPipeline | kBeforeEmit},
       {"allocate-shared",
        "byte offsets for the kernel's shared buffers from their live ranges (buffers never live at once share "
        "bytes); the kernel's shared bytes",

@@ -134,46 +134,6 @@ int64_t reducePartialsBytes(const ir::Op &reduce, size_t warpBits, std::vector<i
   return total;
 }
 
-std::vector<const ir::Op *> reduceBatch(const ir::Op &reduce, const std::set<const ir::Op *> &batched,
-                                        const std::map<const ir::Value *, int> &async, int64_t room, int64_t &total) {
-  std::vector<const ir::Op *> batch;
-  const ir::Value *in0 = reduce.operands[0];
-  total = reducePartialsBytes(reduce, reduceWarpBits(*in0->layout, reduce.axis()).size());
-  if (!reduce.parent)
-    return batch;
-  const ir::Block &blk = *reduce.parent;
-  std::set<const ir::Op *> before; // the ops of the block ahead of `reduce`
-  auto it = blk.ops.begin();
-  for (; it != blk.ops.end() && it->get() != &reduce; ++it)
-    before.insert(it->get());
-  auto definedBefore = [&](const ir::Value *x) {
-    // A block argument or a value of an enclosing block is visible throughout the block.
-    return !x->def || x->def->parent != &blk || before.count(x->def);
-  };
-  // The batch's shared memory stays small: its regions are laid out side by side.
-  const int64_t limit = std::min(std::max<int64_t>(total, 4096), std::max(total, room));
-  for (++it; it != blk.ops.end(); ++it) {
-    const ir::Op &o = **it;
-    if (o.kind != OpKind::Reduce || batched.count(&o))
-      continue;
-    const ir::Value *in = o.operands[0];
-    if (!in->type.isTile() || !in->layout)
-      continue;
-    size_t warpBits = reduceWarpBits(*in->layout, o.axis()).size();
-    if (warpBits == 0)
-      continue; // no exchange to share
-    if (!std::all_of(o.operands.begin(), o.operands.end(),
-                     [&](const ir::Value *x) { return definedBefore(x) && !async.count(x); }))
-      continue;
-    int64_t bytes = alignUp(total, 16) + reducePartialsBytes(o, warpBits);
-    if (bytes > limit)
-      continue;
-    total = bytes;
-    batch.push_back(&o);
-  }
-  return batch;
-}
-
 std::optional<std::vector<AxisBit>> axisBitOwners(const ir::Layout &l, unsigned axis, int64_t len) {
   if (len < 1 || (len & (len - 1)) != 0)
     return std::nullopt;
@@ -261,14 +221,18 @@ std::map<const ir::Op *, ScratchNeed> scratchNeeds(const ir::Function &f, const 
       const ir::Value *in = op.operands[0];
       if (!in->type.isTile() || !in->layout || reduceWarpBits(*in->layout, op.axis()).empty())
         return;
-      // A reduce that leads a batch needs the batch's regions; one the backend emits alone (no
-      // batch where a carried wgmma group is pending) needs its own, which the batch's cover.
-      int64_t total = 0;
-      std::vector<const ir::Op *> batch =
-          batched.count(&op) ? std::vector<const ir::Op *>{} : reduceBatch(op, batched, async, INT64_MAX, total);
-      int64_t own = reducePartialsBytes(op, reduceWarpBits(*in->layout, op.axis()).size());
-      batched.insert(batch.begin(), batch.end());
-      needs[&op].bytes = std::max(own, total);
+      // A reduce that leads a batch (batch-reduces' `batch=N`) needs the batch's regions, laid
+      // out as the backend writes them; its members are emitted with it and need none.
+      if (batched.erase(&op))
+        return;
+      int64_t total = reducePartialsBytes(op, reduceWarpBits(*in->layout, op.axis()).size());
+      auto it = std::next(op.parent->find(&op));
+      for (int k = 0; k < op.reduceBatchSize(); ++k, ++it) {
+        const ir::Op &m = **it;
+        total = alignUp(total, 16) + reducePartialsBytes(m, reduceWarpBits(*m.operands[0]->layout, m.axis()).size());
+        batched.insert(&m);
+      }
+      needs[&op].bytes = total;
       return;
     }
     ScratchNeed n = needOf(f, op, async, used);

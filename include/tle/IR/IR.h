@@ -498,8 +498,8 @@ public:
 };
 
 /// An operation. Its attributes are read and written through the named accessors below, grouped
-/// by the kinds that have them (OpKind states what each means); in debug builds an accessor
-/// aborts when the op is of a kind without its attribute.
+/// by the kinds that have them (OpKind states what each means); an accessor stops with an
+/// internal error when the op is of a kind without its attribute.
 class Op {
 public:
   OpKind kind;
@@ -659,6 +659,10 @@ public:
   // --- Scan: combines from the last element toward the first.
   bool isReverse() const { need(__func__, K::Scan); return a_.ival != 0; }
   void setReverse(bool r) { need(__func__, K::Scan); a_.ival = r; }
+  // --- Reduce: how many reduces right after this one join its exchange across warps through
+  // shared memory (one pair of barriers for the batch; transforms::batchReduces); 0: none.
+  int reduceBatchSize() const { need(__func__, K::Reduce); return static_cast<int>(a_.ival2); }
+  void setReduceBatchSize(int n) { need(__func__, K::Reduce); a_.ival2 = n; }
   // --- Scan: exclusive sums and their total (two results; see OpKind::Scan).
   bool isExclusive() const { need(__func__, K::Scan); return a_.ival2 != 0; }
   void setExclusive(bool e) { need(__func__, K::Scan); a_.ival2 = e; }
@@ -707,12 +711,12 @@ public:
 
 private:
   using K = OpKind;
-  /// Aborts (debug builds) unless the op is of one of `kinds`, naming the accessor `attr`.
-  template <typename... Kinds> void need([[maybe_unused]] const char *attr, [[maybe_unused]] Kinds... kinds) const {
-#ifndef NDEBUG
-    if (((kind != kinds) && ...))
+  /// Stops with an internal error unless the op is of one of `kinds`, naming the accessor `attr`.
+  /// Checked in every build (a few compares per access): an accessor read on the wrong op kind
+  /// would otherwise read another kind's slot and go on with a wrong value.
+  template <typename... Kinds> void need(const char *attr, Kinds... kinds) const {
+    if (((kind != kinds) && ...)) [[unlikely]]
       attributeMisuse(attr);
-#endif
   }
   [[noreturn]] void attributeMisuse(const char *attr) const;
   /// For's flags (a_.ival2).

@@ -22,14 +22,6 @@ std::vector<int> reduceWarpBits(const ir::Layout &l, int axis);
 /// receives each operand's offset.
 int64_t reducePartialsBytes(const ir::Op &reduce, size_t warpBits, std::vector<int64_t> *base = nullptr);
 
-/// The reduces after `reduce` in its block that join its exchange through shared memory (one
-/// pair of barriers for all): those whose operands are all defined before it, that combine
-/// across warps and are not in `batched` nor read pipeline slots (`async`), while the batch's
-/// regions (16-byte aligned, side by side) stay within max(its own bytes, 4096, ...) and within
-/// `room` bytes. `total` receives the batch's bytes.
-std::vector<const ir::Op *> reduceBatch(const ir::Op &reduce, const std::set<const ir::Op *> &batched,
-                                        const std::map<const ir::Value *, int> &async, int64_t room, int64_t &total);
-
 /// Which register ('r'), lane ('l') or warp ('w') bit of a layout holds each bit of the index
 /// along a scan's axis.
 struct AxisBit {

@@ -178,8 +178,8 @@ public:
     return std::any_of(buffers_.begin(), buffers_.end(), [](const AsyncBuffer &buf) { return buf.tmaMap >= 0; });
   }
   /// tl.reduce / tl.sum / tl.max ...: within threads, across lanes by shuffles, across warps
-  /// through shared memory; independent reduces later in the block share the exchange
-  /// (reduceBatch).
+  /// through shared memory; the reduces of its batch (the batch-reduces pass's `batch=N`, right
+  /// after it) share the exchange.
   void emitReduce(const ir::Op &op);
   /// A reduce between its in-warp steps and its cross-warp exchange: per output register of
   /// the sliced layout S, one partial per operand.
@@ -194,10 +194,7 @@ public:
   /// Step 3 for every reduce of a batch: their partials through shared memory, each reduce in
   /// its own region, between one pair of barriers.
   void reduceAcrossWarps(std::vector<ReducePartials> &parts);
-  /// Reduces after `op` in its block that join its cross-warp exchange (transforms::reduceBatch,
-  /// within the op's scratch area); none while a carried wgmma group is pending.
-  std::vector<const ir::Op *> reduceBatch(const ir::Op &op) const;
-  /// Reduces emitted early with an earlier one's batch; emitBlock skips them (once).
+  /// Reduces emitted with the reduce that leads their batch (batch=N); emitBlock skips them (once).
   std::set<const ir::Op *> batchedReduces_;
   /// Whether bit `bit` of this thread's lane id is set.
   llvm::Value *laneBitSet(int bit);

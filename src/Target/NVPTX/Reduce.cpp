@@ -255,44 +255,18 @@ void Emitter::reduceAcrossWarps(std::vector<ReducePartials> &parts) {
   }
 }
 
-namespace {
-
-/// Whether a carried wgmma group's wait (a wgmma_wait 0 of a loop body's argument) comes after
-/// `op` in its block or in a block around it.
-bool carriedWgmmaWaitAhead(const ir::Op &op) {
-  for (const ir::Op *at = &op; at && at->parent; at = at->parent->parent) {
-    const ir::Block &b = *at->parent;
-    auto it = b.find(at);
-    for (++it; it != b.ops.end(); ++it)
-      if ((*it)->kind == ir::OpKind::WgmmaWait && (*it)->sync.pending == 0 &&
-          std::any_of((*it)->operands.begin(), (*it)->operands.end(), [&](const ir::Value *v) { return v->owner == &b; }))
-        return true;
-  }
-  return false;
-}
-
-} // namespace
-
-std::vector<const ir::Op *> Emitter::reduceBatch(const ir::Op &op) const {
-  // Later reduces of the same block whose operands are all defined before `op` can be computed
-  // here instead (a reduce has no side effects); those that also combine across warps share
-  // `op`'s exchange, within the scratch allocate-shared placed (transforms::reduceBatch). Not
-  // ahead of a carried wgmma group's wait.
-  if (!op.parent || op.parent != curBlock_ || carriedWgmmaWaitAhead(op))
-    return {};
-  int64_t total = 0;
-  return transforms::reduceBatch(op, batchedReduces_, asyncOf_, scratchRoom_, total);
-}
-
 void Emitter::emitReduce(const ir::Op &op) {
   std::vector<ReducePartials> parts{reduceWithinWarps(op)};
   if (!parts[0].warpBits.empty()) {
-    // Independent reduces later in the block join this one's exchange through shared memory:
-    // one pair of barriers for all of them instead of a pair each (layernorm backward's two
-    // row sums; a label-smoothed cross-entropy's sum of logits beside its maximum).
-    for (const ir::Op *o : reduceBatch(op)) {
-      batchedReduces_.insert(o);
-      parts.push_back(reduceWithinWarps(*o));
+    // The reduces right after this one that the batch-reduces pass put in its batch join its
+    // exchange through shared memory: one pair of barriers for all of them.
+    auto it = std::next(op.parent->find(&op));
+    for (int k = 0; k < op.reduceBatchSize(); ++k, ++it) {
+      batchedReduces_.insert(it->get());
+      parts.push_back(reduceWithinWarps(**it));
+      if (parts.back().warpBits.empty())
+        diags.fatal((*it)->loc, "a reduce of a batch (batch=" + std::to_string(op.reduceBatchSize()) +
+                                    ") must combine across warps; this one's layout keeps its axis within a warp");
     }
     reduceAcrossWarps(parts);
   }
