@@ -5,6 +5,7 @@
 #include "tle/Transforms/Scratch.h"
 
 #include <algorithm>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -407,9 +408,35 @@ bool insertClusterEntry(ir::Function &f) {
 
 } // namespace
 
+int insertConversionBarriers(ir::Function &f) {
+  int added = 0;
+  std::function<void(ir::Block &)> visit = [&](ir::Block &b) {
+    for (auto it = b.ops.begin(); it != b.ops.end(); ++it) {
+      ir::Op &op = **it;
+      for (auto &r : op.regions)
+        visit(*r);
+      if (op.kind != OpKind::ConvertLayout || !op.operands[0]->layout || !op.result()->layout ||
+          ir::registerMap(*op.operands[0]->layout, *op.result()->layout))
+        continue;
+      if (it != b.ops.begin()) {
+        const ir::Op &prev = **std::prev(it);
+        if (prev.kind == OpKind::Barrier && prev.sync.barrierId < 0 && prev.sync.threads == 0)
+          continue;
+      }
+      ir::Builder B(&b);
+      B.setInsertionPoint(&b, it);
+      B.create(OpKind::Barrier, op.loc, {}, {});
+      ++added;
+    }
+  };
+  visit(f.body);
+  return added;
+}
+
 BarrierInsertion insertBarriers(ir::Function &f) {
   BarrierInsertion out;
   Inserter(out, f).block(f.body);
+  out.ctaBarriers += insertConversionBarriers(f);
   out.clusterEntry = insertClusterEntry(f);
   out.clusterExit = insertClusterExit(f);
   out.ctaBarriers += insertRefillBarriers(f);

@@ -94,7 +94,8 @@ void Emitter::emitConvert(const ir::Op &op) {
   };
   int vs = vectorWidth(A), vd = vectorWidth(D);
   const auto &src = regs(in);
-  barrier();
+  // The barrier before the writes (earlier readers of the scratch bytes are done) is the IR's:
+  // insert-barriers puts one right before every conversion through shared memory.
   std::vector<llvm::Value *> offA = offsets(A, vs);
   for (int r = 0; r < A.numRegs(); r += vs) {
     llvm::Value *ptr = smemPtr(offA[size_t(r)]);
