@@ -380,135 +380,8 @@ struct Verifier {
     return true;
   }
 
-  /// Barrier's optional and BarrierArrive's required named barrier: id 0..15 (PTX has 16 per
-  /// CTA), threads a positive multiple of 32 up to 1024 (whole warps of one CTA).
-  bool namedBarrier(const Op &op) {
-    const SyncAttrs &a = op.sync;
-    bool arrive = op.kind == OpKind::BarrierArrive;
-    if (arrive && (a.barrierId < 0 || a.threads == 0))
-      return fail(op, "expects a named barrier: id=0..15 and threads=N");
-    if (a.barrierId < -1 || a.barrierId > 15)
-      return fail(op, "expects a barrier id from 0 to 15, got " + std::to_string(a.barrierId));
-    if (a.threads < 0 || a.threads % 32 || a.threads > 1024)
-      return fail(op, "expects threads= to be a multiple of 32 from 32 to 1024 (whole warps), got " +
-                          std::to_string(a.threads));
-    if (a.threads && a.barrierId < 0)
-      return fail(op, "threads= needs a named barrier (id=)");
-    return true;
-  }
-
-  /// AsyncCopy: a shared pointer tile and a global one of one shape and pointee, an i1 mask of
-  /// that shape; a vector of 4, 8 or 16 bytes that holds whole elements; `.cg` only for 16.
-  bool asyncCopy(const Op &op) {
-    const Type &d = op.operands[0]->type, &s = op.operands[1]->type;
-    if (!d.isTile() || !d.elem.isPointer() || d.elem.space != AddrSpace::Shared)
-      return fail(op, "expects a tile of shared-memory pointers as destination, got " + d.str());
-    if (!s.isTile() || !s.elem.isPointer() || s.elem.space != AddrSpace::Global)
-      return fail(op, "expects a tile of global-memory pointers as source, got " + s.str());
-    if (d.shape != s.shape || d.elem.pointee != s.elem.pointee || d.elem.pointee == DType::I1)
-      return fail(op, "expects source and destination of one shape and element type (not i1), got " + d.str() +
-                          " and " + s.str());
-    if (op.operands.size() > 2 && op.operands[2]->type != s.withElem(ScalarType{DType::I1}))
-      return fail(op, "mask must be i1 of the pointers' shape, got " + op.operands[2]->type.str());
-    int v = op.sync.vec;
-    unsigned eb = storageBytes(d.elem.pointee);
-    if ((v != 0 && v != 4 && v != 8 && v != 16) || (v && v % static_cast<int>(eb)))
-      return fail(op, "expects vec=4, 8 or 16 bytes, a multiple of the " + std::to_string(eb) + "-byte element, got " +
-                          std::to_string(v));
-    if (op.sync.cache == CopyCache::CG && v && v != 16)
-      return fail(op, "cache=cg copies 16-byte vectors only, got vec=" + std::to_string(v));
-    return true;
-  }
-
-  /// TmaLoad (dst, bar, coords) and TmaStore (src, coords): a tensor map of the function, a
-  /// scalar shared pointer to its element type, an mbarrier (loads), one i32 coordinate per dim.
-  /// pipeline_mbarrier names a slot of a TMA pipeline of the function (its `empty` barrier only
-  /// in a warp-specialised kernel, whose producer warps release slots) and yields its address.
-  bool pipelineMbarrier(const Op &op) {
-    const Type mbar(ScalarType::ptrTo(DType::I64, AddrSpace::Shared));
-    if (op.result()->type != mbar)
-      return fail(op, "expects a scalar *i64_shared result, got " + op.result()->type.str());
-    int k = op.sync.pipeline;
-    if (k < 0 || size_t(k) >= fn.pipelines.size())
-      return fail(op, "expects pipeline= to name one of the function's " + std::to_string(fn.pipelines.size()) +
-                          " pipelines, got " + std::to_string(k));
-    const PipelineBuffer &p = fn.pipelines[size_t(k)];
-    if (p.tmaMap < 0)
-      return fail(op, "pipeline " + std::to_string(k) + " is filled by cp.async and has no mbarriers");
-    if (op.sync.slot < 0 || op.sync.slot >= p.slots)
-      return fail(op, "expects a slot of pipeline " + std::to_string(k) + " (0 to " + std::to_string(p.slots - 1) +
-                          "), got " + std::to_string(op.sync.slot));
-    if (op.sync.empty && fn.producerWarps <= 0)
-      return fail(op, "'empty' names a warp-specialised pipeline's release barrier; this kernel has no producer warps");
-    return true;
-  }
-
-  bool tmaCopy(const Op &op) {
-    int k = op.sync.map;
-    if (k < 0 || size_t(k) >= fn.tensorMaps.size())
-      return fail(op, "expects map= to name one of the function's " + std::to_string(fn.tensorMaps.size()) +
-                          " tensor maps, got " + std::to_string(k));
-    const TensorMapParam &t = fn.tensorMaps[size_t(k)];
-    const Type buf(ScalarType::ptrTo(t.dtype, AddrSpace::Shared));
-    if (op.operands[0]->type != buf)
-      return fail(op, "expects a scalar " + buf.str() + " buffer (tensor map " + std::to_string(k) + " holds " +
-                          name(t.dtype) + "), got " + op.operands[0]->type.str());
-    size_t first = 1;
-    if (op.kind == OpKind::TmaLoad) {
-      const Type mbar(ScalarType::ptrTo(DType::I64, AddrSpace::Shared));
-      if (op.operands.size() < 2 || op.operands[1]->type != mbar)
-        return fail(op, "expects an mbarrier (a scalar *i64_shared) after the destination");
-      first = 2;
-    }
-    if (op.operands.size() - first != t.box.size())
-      return fail(op, "expects " + std::to_string(t.box.size()) + " coordinates for tensor map " + std::to_string(k) +
-                          ", got " + std::to_string(op.operands.size() - first));
-    for (size_t i = first; i < op.operands.size(); ++i)
-      if (op.operands[i]->type != Type::scalar(DType::I32))
-        return fail(op, "coordinates must be i32 scalars, got " + op.operands[i]->type.str());
-    std::string bad = verifyTmaBuffer(op, t);
-    return bad.empty() || fail(op, bad);
-  }
-
-  /// The mbarrier ops: operand 0 a scalar `*i64_shared`; the counts in PTX's ranges (arrival
-  /// and transaction counts below 2^20); a remote rank and a phase as i32 (phase also i1).
-  bool mbarrierOp(const Op &op) {
-    const Type mbar(ScalarType::ptrTo(DType::I64, AddrSpace::Shared));
-    if (op.operands[0]->type != mbar)
-      return fail(op, "expects an mbarrier: a scalar *i64_shared pointer, got " + op.operands[0]->type.str());
-    const SyncAttrs &a = op.sync;
-    constexpr int64_t kMax = (int64_t(1) << 20) - 1;
-    switch (op.kind) {
-    case OpKind::MbarrierInit:
-      if (a.count < 1 || a.count > kMax)
-        return fail(op, "expects an arrival count=1.." + std::to_string(kMax) + ", got " + std::to_string(a.count));
-      return true;
-    case OpKind::MbarrierArrive:
-      if (a.count < 1 || a.count > kMax)
-        return fail(op, "expects an arrival count=1.." + std::to_string(kMax) + ", got " + std::to_string(a.count));
-      if (a.tx < 0 || a.tx > kMax)
-        return fail(op, "expects tx=0.." + std::to_string(kMax) + " bytes, got " + std::to_string(a.tx));
-      if (a.tx && a.count != 1)
-        return fail(op, "an arrival with tx= counts once: count must be 1, got " + std::to_string(a.count));
-      if (a.per != Arrivers::Cta && a.per != Arrivers::Warp && a.per != Arrivers::Thread)
-        return fail(op, "expects per=cta, warp or thread");
-      if (op.operands.size() > 1 && op.operands[1]->type != Type::scalar(DType::I32))
-        return fail(op, "expects an i32 scalar CTA rank, got " + op.operands[1]->type.str());
-      return true;
-    case OpKind::MbarrierExpectTx:
-      if (a.tx < 1 || a.tx > kMax)
-        return fail(op, "expects tx=1.." + std::to_string(kMax) + " bytes, got " + std::to_string(a.tx));
-      return true;
-    case OpKind::MbarrierWait: {
-      const Type &p = op.operands[1]->type;
-      if (p != Type::scalar(DType::I32) && p != Type::scalar(DType::I1))
-        return fail(op, "expects an i32 or i1 scalar phase, got " + p.str());
-      return true;
-    }
-    default:
-      return true;
-    }
-  }
+  /// A GPU op's rule from VerifyGpu.h: `bad` is "" when it holds.
+  bool gpuRule(const Op &op, const std::string &bad) { return bad.empty() || fail(op, bad); }
 
   bool sameOperandTypes(const Op &op, size_t first = 0) {
     for (size_t i = first; i < op.operands.size(); ++i)
@@ -850,9 +723,9 @@ struct Verifier {
         return fail(op, "expects 0 to 63 pending groups, got " + std::to_string(op.sync.pending));
       return true;
     case OpKind::AsyncCopy:
-      return asyncCopy(op);
+      return gpuRule(op, asyncCopyError(op));
     case OpKind::TmaLoad: case OpKind::TmaStore:
-      return tmaCopy(op);
+      return gpuRule(op, tmaCopyError(fn, op));
     case OpKind::TmaStoreCommit:
       return true;
     case OpKind::TensormapPrefetch:
@@ -861,7 +734,7 @@ struct Verifier {
                             " tensor maps, got " + std::to_string(op.sync.map));
       return true;
     case OpKind::PipelineMbarrier:
-      return pipelineMbarrier(op);
+      return gpuRule(op, pipelineMbarrierError(fn, op));
     case OpKind::PipelineWait:
       if (!op.operands[0]->type.isTile())
         return fail(op, "expects a tile held in a pipeline's slots, got " + op.operands[0]->type.str());
@@ -871,10 +744,10 @@ struct Verifier {
         return fail(op, "expects 0 to 63 pending groups, got " + std::to_string(op.sync.pending));
       return true;
     case OpKind::Barrier: case OpKind::BarrierArrive:
-      return namedBarrier(op);
+      return gpuRule(op, namedBarrierError(op));
     case OpKind::MbarrierInit: case OpKind::MbarrierArrive: case OpKind::MbarrierExpectTx: case OpKind::MbarrierWait:
     case OpKind::MbarrierInval: case OpKind::AsyncCopyMbarrierArrive:
-      return mbarrierOp(op);
+      return gpuRule(op, mbarrierOpError(op));
     case OpKind::LocalAlloc: {
       const Type &r = op.result()->type;
       if (!r.isScalar() || !r.elem.isPointer() || r.elem.space != AddrSpace::Shared || r.elem.pointee == DType::I1)

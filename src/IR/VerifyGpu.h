@@ -34,6 +34,16 @@ std::string verifySharedPointer(const Op &addptr);
 /// The layout rules of a LocalAlloc's swizzle (32, 64 or 128 bytes; matrices of whole column
 /// blocks and 8-row groups); "" without a swizzle or when they hold.
 std::string verifySwizzledAlloc(const Op &alloc);
+/// The rules of one GPU synchronisation or copy op (IR.h states them); "" when `op` follows
+/// them, else the problem: a Barrier's or BarrierArrive's named barrier (namedBarrierError), an
+/// AsyncCopy's operands and vector (asyncCopyError), a PipelineMbarrier's pipeline and slot of
+/// `fn` (pipelineMbarrierError), a TmaLoad's or TmaStore's tensor map of `fn`, buffer, mbarrier
+/// and coordinates (tmaCopyError), an mbarrier op's operands and counts (mbarrierOpError).
+std::string namedBarrierError(const Op &op);
+std::string asyncCopyError(const Op &op);
+std::string pipelineMbarrierError(const Function &fn, const Op &op);
+std::string tmaCopyError(const Function &fn, const Op &op);
+std::string mbarrierOpError(const Op &op);
 /// The rules across ops: a wgmma's result is read only by wgmma_wait; one warp_specialize per
 /// kernel, whose partitions' named barriers (1..regions) no other barrier names, and before
 /// which the kernel computes on scalars only. Sets `where` to the offending op.
