@@ -411,14 +411,7 @@ void Parser::op(Block &b) {
     // The combine region: `(%a0, ..., %b0, ...) { ... yield ... }`, 2N scalar arguments typed
     // like the operands' elements.
     Block *body = region(*op);
-    expect("(");
-    std::vector<Tok> args;
-    while (!is(")")) {
-      args.push_back(expectValue());
-      if (!accept(","))
-        break;
-    }
-    expect(")");
+    std::vector<Tok> args = valueNames();
     if (args.size() != 2 * op->operands.size())
       fail("the combine region of '" + std::string(ir::name(op->kind)) + "' needs " +
            std::to_string(2 * op->operands.size()) + " arguments, got " + std::to_string(args.size()));
@@ -613,14 +606,7 @@ void Parser::whileOp(Op &op, const std::vector<Tok> &results) {
   block(*before);
   expect("}");
   expectIdent("do");
-  expect("(");
-  std::vector<Tok> afterArgs;
-  while (!is(")")) {
-    afterArgs.push_back(expectValue());
-    if (!accept(","))
-      break;
-  }
-  expect(")");
+  std::vector<Tok> afterArgs = valueNames();
   if (afterArgs.size() != ts.size())
     fail("the 'do' region takes one argument per result");
   for (size_t i = 0; i < afterArgs.size(); ++i) {

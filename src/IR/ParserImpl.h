@@ -182,6 +182,18 @@ private:
     bump();
     return t;
   }
+  /// `(%a, %b, ...)`: a region's argument names, possibly none.
+  std::vector<Tok> valueNames() {
+    expect("(");
+    std::vector<Tok> names;
+    while (!is(")")) {
+      names.push_back(expectValue());
+      if (!accept(","))
+        break;
+    }
+    expect(")");
+    return names;
+  }
   int64_t number() {
     if (tok_.kind != Tok::Number)
       fail("expected a number, found " + found());

@@ -3,6 +3,7 @@
 #include "tle/Transforms/AllocateShared.h"
 #include "tle/Transforms/AxisInfo.h"
 #include "tle/Transforms/HoistLoads.h"
+#include "tle/Transforms/LayoutAssignment.h"
 #include "tle/Transforms/Pipeline.h"
 #include "tle/Transforms/Scratch.h"
 
@@ -191,17 +192,9 @@ private:
     return at;
   }
 
-  const Layout *intern(const Layout &l) {
-    for (auto &p : f_.layouts)
-      if (*p == l)
-        return p.get();
-    f_.layouts.push_back(std::make_unique<Layout>(l));
-    return f_.layouts.back().get();
-  }
-
   /// `v` with layout `l` (returned for chaining).
   ir::Value *laid(ir::Value *v, const Layout &l) {
-    v->layout = intern(l);
+    v->layout = internLayout(f_, l);
     return v;
   }
 

@@ -415,8 +415,7 @@ int insertConversionBarriers(ir::Function &f) {
       ir::Op &op = **it;
       for (auto &r : op.regions)
         visit(*r);
-      if (op.kind != OpKind::ConvertLayout || !op.operands[0]->layout || !op.result()->layout ||
-          ir::registerMap(*op.operands[0]->layout, *op.result()->layout))
+      if (op.kind != OpKind::ConvertLayout || !convertsThroughShared(op))
         continue;
       if (it != b.ops.begin()) {
         const ir::Op &prev = **std::prev(it);

@@ -482,16 +482,8 @@ private:
   }
 
   // ---- Forward: definitions before uses.
-  const Layout *intern(const Layout &l) {
-    for (auto &p : f_.layouts)
-      if (*p == l)
-        return p.get();
-    f_.layouts.push_back(std::make_unique<Layout>(l));
-    return f_.layouts.back().get();
-  }
-
   void setLayout(ir::Value *v, const Layout &l) {
-    v->layout = intern(l);
+    v->layout = internLayout(f_, l);
     ++stats_.tiles;
     // A layout is "fixed" when an anchor chose it (a strong wish) or an op forces it from a fixed
     // operand; elementwise ops with only weak wishes follow fixed operands instead of converting.
@@ -887,5 +879,13 @@ private:
 } // namespace
 
 LayoutAssignmentStats assignLayouts(ir::Function &f) { return Assigner(f).run(); }
+
+const ir::Layout *internLayout(ir::Function &f, const ir::Layout &l) {
+  for (auto &p : f.layouts)
+    if (*p == l)
+      return p.get();
+  f.layouts.push_back(std::make_unique<ir::Layout>(l));
+  return f.layouts.back().get();
+}
 
 } // namespace tle::transforms

@@ -73,7 +73,7 @@ ScratchNeed needOf(const ir::Function &f, const ir::Op &op, const std::map<const
     n.bytes = 2 * tileBytes(op.operands[0]);
     break;
   case OpKind::ConvertLayout:
-    if (!ir::registerMap(*op.operands[0]->layout, *op.result()->layout))
+    if (convertsThroughShared(op))
       n.bytes = tileBytes(op.operands[0]);
     break;
   case OpKind::Scan: {
@@ -110,6 +110,11 @@ ScratchNeed needOf(const ir::Function &f, const ir::Op &op, const std::map<const
 }
 
 } // namespace
+
+bool convertsThroughShared(const ir::Op &convert) {
+  const ir::Layout *from = convert.operands[0]->layout, *to = convert.result()->layout;
+  return from && to && !ir::registerMap(*from, *to);
+}
 
 std::vector<int> reduceWarpBits(const ir::Layout &l, int axis) {
   std::vector<int> bits;

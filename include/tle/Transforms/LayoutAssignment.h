@@ -27,4 +27,8 @@ struct LayoutAssignmentStats {
 /// layout; anything else gets a convert_layout.
 LayoutAssignmentStats assignLayouts(ir::Function &f);
 
+/// `l` as one of `f`'s layouts (Function::layouts, which tile values point into): the equal one
+/// `f` has, or `l` added to them. Passes that give values layouts after assign-layouts use it too.
+const ir::Layout *internLayout(ir::Function &f, const ir::Layout &l);
+
 } // namespace tle::transforms

@@ -13,6 +13,10 @@
 
 namespace tle::transforms {
 
+/// Whether convert_layout `convert` moves its tile through shared memory: its layouts are
+/// known and no register renumbering maps one to the other (ir::registerMap).
+bool convertsThroughShared(const ir::Op &convert);
+
 /// The warp bits of layout `l` that move along `axis`: a reduce over it combines across them
 /// through shared memory (none: within warps only, no scratch).
 std::vector<int> reduceWarpBits(const ir::Layout &l, int axis);

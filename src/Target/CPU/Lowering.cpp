@@ -24,6 +24,14 @@ namespace {
 constexpr uint64_t kMaxStackBuffer = 4096;
 constexpr uint64_t kMaxStackTotal = 64 * 1024;
 constexpr uint64_t kBufferAlign = 64;
+
+/// The index `i` of a tile without dim `axis`, with `j` put back in at that dim.
+Index withAxisIndex(const Index &i, size_t axis, llvm::Value *j) {
+  Index full(i.begin(), i.begin() + static_cast<long>(axis));
+  full.push_back(j);
+  full.insert(full.end(), i.begin() + static_cast<long>(axis), i.end());
+  return full;
+}
 } // namespace
 
 Lowering::Lowering(const ir::Function &f, llvm::Module &m, DiagnosticEngine &diags, const CompileOptions &options,
@@ -720,12 +728,7 @@ void Lowering::emitScan(const ir::Op &op) {
     dst.push_back(buffer(res.get()));
   std::vector<int64_t> around = S;
   around.erase(around.begin() + static_cast<long>(axis));
-  auto at = [&](const Index &i, llvm::Value *j) {
-    Index full(i.begin(), i.begin() + static_cast<long>(axis));
-    full.push_back(j);
-    full.insert(full.end(), i.begin() + static_cast<long>(axis), i.end());
-    return full;
-  };
+  auto at = [&](const Index &i, llvm::Value *j) { return withAxisIndex(i, axis, j); };
   llvm::Value *first = B.getInt64(reverse ? static_cast<uint64_t>(A - 1) : 0);
   forEach(around, [&](const Index &i) {
     Index p = at(i, first);
@@ -771,12 +774,7 @@ void Lowering::emitExclusiveScan(const ir::Op &op) {
   llvm::Value *dst = buffer(op.result(0));
   std::vector<int64_t> around = S;
   around.erase(around.begin() + static_cast<long>(axis));
-  auto at = [&](const Index &i, llvm::Value *j) {
-    Index full(i.begin(), i.begin() + static_cast<long>(axis));
-    full.push_back(j);
-    full.insert(full.end(), i.begin() + static_cast<long>(axis), i.end());
-    return full;
-  };
+  auto at = [&](const Index &i, llvm::Value *j) { return withAxisIndex(i, axis, j); };
   auto add = [&](llvm::Value *a, llvm::Value *b) {
     std::vector<llvm::Value *> r = combineValues(op, {a}, {b});
     return r.empty() ? a : r[0];
