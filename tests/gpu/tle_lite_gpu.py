@@ -53,15 +53,13 @@ def commands(tle_run, source, work, case):
     cpu, gpu = list(base), base + ["--target", "gpu"] + extra
     if len(case) > 8:  # tile IR of the same kernel (its layouts chosen by hand)
         gpu = [tle_run, os.path.join(source, case[8]), "-w", str(warps), "-q", "--target", "gpu"] + extra
+    # Inputs go to both runs as written: a generated array (rand:...) is made on the host from
+    # tle-run's seed and the argument's index, so both targets read the same values. (Saving the
+    # CPU run's array instead would hand the GPU run what a kernel that writes its input, such as
+    # store_between, left there.)
     for spec in inputs:
-        arg, value = spec.split("=", 1)
-        if ":" in value:  # a generated array: saved, so that the GPU run reads the same values
-            path = os.path.join(work, f"{name}_{arg}.npy")
-            cpu += ["--arg", spec, "--save", f"{arg}={path}"]
-            gpu += ["--arg", f"{arg}={path}"]
-        else:
-            cpu += ["--arg", spec]
-            gpu += ["--arg", spec]
+        cpu += ["--arg", spec]
+        gpu += ["--arg", spec]
     for arg, gen in outputs:
         ref = os.path.join(work, f"{name}_{arg}_ref.npy")
         cpu += ["--arg", f"{arg}={gen}", "--save", f"{arg}={ref}"]
