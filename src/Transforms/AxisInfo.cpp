@@ -40,7 +40,7 @@ AxisInfoAnalysis::AxisInfoAnalysis(const ir::Function &f) {
 
 AxisInfo AxisInfoAnalysis::unknown(const ir::Type &t) const {
   size_t n = dims(t);
-  return AxisInfo{std::vector<int64_t>(n, 1), std::vector<int64_t>(n, 1), std::vector<int64_t>(n, 1)};
+  return AxisInfo{std::vector<int64_t>(n, 1), std::vector<int64_t>(n, 1), std::vector<int64_t>(n, 1), std::nullopt};
 }
 
 const AxisInfo &AxisInfoAnalysis::get(const ir::Value *v) const {
@@ -223,14 +223,15 @@ void AxisInfoAnalysis::visit(const ir::Op &op) {
     break;
   }
   case OpKind::IRem: {
-    // x % n with n constant along a dim: runs of x stay contiguous up to n's divisibility (a
-    // run starting at a multiple of gcd(div x, div n) cannot wrap inside that length).
+    // x % n with n constant along a dim: runs of x stay contiguous in aligned pieces no longer
+    // than n's divisibility and x's (a piece starting at a multiple of both cannot wrap inside:
+    // (1 + arange(0, 8)) % 4 is [1, 2, 3, 0, ...], contiguous only in runs of 1).
     if (!ir::isInteger(t.dtype()))
       break;
     const AxisInfo &x = in(0), &y = in(1);
     for (size_t d = 0; d < n; ++d) {
       if (y.constancy[d] >= x.contiguity[d]) {
-        a.contiguity[d] = gcd2(x.contiguity[d], y.divisibility[d]);
+        a.contiguity[d] = gcd2(x.contiguity[d], gcd2(x.divisibility[d], y.divisibility[d]));
         a.divisibility[d] = gcd2(x.divisibility[d], y.divisibility[d]);
       }
       a.constancy[d] = gcd2(x.constancy[d], y.constancy[d]);
@@ -243,12 +244,18 @@ void AxisInfoAnalysis::visit(const ir::Op &op) {
       int64_t c = kMaxDiv;
       for (size_t i = 0; i < op.operands.size(); ++i)
         c = gcd2(c, in(i).constancy[d]);
-      // `contiguous < constant` is constant on aligned blocks of the smaller divisibility.
+      // `contiguous < constant` (or >=) is constant on aligned blocks of the smaller
+      // divisibility: a block [a, a + b) with b | a and b | y lies wholly below y or wholly at
+      // or above it. Not so for ==, != (only a == y holds), <= or > (y itself splits its block
+      // [y, y + b)): those stay as constant as their operands (Triton's cmpi axis info).
       if (op.kind == OpKind::Cmp && op.operands.size() == 2) {
         const AxisInfo &x = in(0), &y = in(1);
-        if (x.contiguity[d] > 1 && y.constancy[d] >= x.contiguity[d])
+        ir::CmpPred p = op.predicate();
+        bool lhsRun = p == ir::CmpPred::Lt || p == ir::CmpPred::Ge; // contiguous x < y, x >= y
+        bool rhsRun = p == ir::CmpPred::Gt || p == ir::CmpPred::Le; // x > contiguous y, x <= y
+        if (lhsRun && x.contiguity[d] > 1 && y.constancy[d] >= x.contiguity[d])
           c = std::max(c, gcd2(x.contiguity[d], gcd2(x.divisibility[d], y.divisibility[d])));
-        if (y.contiguity[d] > 1 && x.constancy[d] >= y.contiguity[d])
+        if (rhsRun && y.contiguity[d] > 1 && x.constancy[d] >= y.contiguity[d])
           c = std::max(c, gcd2(y.contiguity[d], gcd2(x.divisibility[d], y.divisibility[d])));
       }
       a.constancy[d] = std::max<int64_t>(1, c);
