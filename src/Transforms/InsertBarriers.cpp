@@ -408,14 +408,26 @@ bool insertClusterEntry(ir::Function &f) {
 
 } // namespace
 
-int insertConversionBarriers(ir::Function &f) {
+bool stagesThroughScratch(const ir::Op &op) {
+  switch (op.kind) {
+  case OpKind::ConvertLayout:
+    return convertsThroughShared(op);
+  case OpKind::Reshape: case OpKind::Cat: case OpKind::Join: case OpKind::Split: case OpKind::Flip:
+  case OpKind::Gather:
+    return op.results.size() >= 1 && op.result()->layout != nullptr;
+  default:
+    return false;
+  }
+}
+
+int insertStagingBarriers(ir::Function &f) {
   int added = 0;
   std::function<void(ir::Block &)> visit = [&](ir::Block &b) {
     for (auto it = b.ops.begin(); it != b.ops.end(); ++it) {
       ir::Op &op = **it;
       for (auto &r : op.regions)
         visit(*r);
-      if (op.kind != OpKind::ConvertLayout || !convertsThroughShared(op))
+      if (!stagesThroughScratch(op))
         continue;
       if (it != b.ops.begin()) {
         const ir::Op &prev = **std::prev(it);
@@ -435,7 +447,7 @@ int insertConversionBarriers(ir::Function &f) {
 BarrierInsertion insertBarriers(ir::Function &f) {
   BarrierInsertion out;
   Inserter(out, f).block(f.body);
-  out.ctaBarriers += insertConversionBarriers(f);
+  out.ctaBarriers += insertStagingBarriers(f);
   out.clusterEntry = insertClusterEntry(f);
   out.clusterExit = insertClusterExit(f);
   out.ctaBarriers += insertRefillBarriers(f);

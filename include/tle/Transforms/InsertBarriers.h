@@ -69,8 +69,8 @@ struct BarrierInsertion {
 /// the last one (in this block, in a loop or branch before it, or in the previous iteration of
 /// the loop it is in), ahead of the Barrier this pass may place there.
 ///
-/// Layout conversions through shared memory (insertConversionBarriers, after the accesses
-/// above): a CTA barrier right before each, unless one is there already.
+/// Layout conversions and shape ops through shared memory (insertStagingBarriers, after the
+/// accesses above): a CTA barrier right before each, unless one is there already.
 ///
 /// Refills (last, insertRefillBarriers): a CTA barrier before a fill of a pipeline slot (a load
 /// marked `pipeline=k`, transforms::pipeline) inside a loop or branch, which overwrites the slot
@@ -79,15 +79,20 @@ struct BarrierInsertion {
 /// Running the pass twice adds nothing the second time. Returns what it added.
 BarrierInsertion insertBarriers(ir::Function &f);
 
-/// The barrier that opens a layout conversion through shared memory: a convert_layout whose
-/// layouts no register renumbering maps (ir::registerMap) writes the tile to its scratch area
-/// and reads it back in the new layout between two barriers. The first, which keeps earlier
-/// readers of those bytes (the scratch of ops before it, which this pass does not track) from
-/// seeing them overwritten, is a Barrier op right before the conversion, unless a CTA-wide one
-/// is there already; the second, between its own writes and reads, stays the backend's. In a
-/// warp-specialised kernel the barrier is the consumer warps' (the backend's named barrier).
+/// Whether `op` stages its operands through its scratch area from its start: writes them there
+/// and reads them back in the result's layout, between two barriers. A convert_layout whose
+/// layouts no register renumbering maps (ir::registerMap), and, once layouts are assigned, every
+/// reshape, cat, join, split, flip and gather (the NVPTX backend moves them through shared
+/// memory by row-major index).
+bool stagesThroughScratch(const ir::Op &op);
+
+/// The barrier that opens each op that stagesThroughScratch: it keeps earlier readers of the
+/// scratch bytes (the scratch of ops before it, which this pass does not track) from seeing
+/// them overwritten. A Barrier op goes right before the op, unless a CTA-wide one is there
+/// already; the second barrier, between the op's own writes and reads, stays the backend's. In
+/// a warp-specialised kernel the barrier is the consumer warps' (the backend's named barrier).
 /// Returns the number of Barrier ops added.
-int insertConversionBarriers(ir::Function &f);
+int insertStagingBarriers(ir::Function &f);
 
 /// The barriers before refills of the pipeline pass's slots. Within a block, a fill that is not
 /// at the kernel's top level (its slot was read before: by the previous iteration, or by the

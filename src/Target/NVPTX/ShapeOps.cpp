@@ -144,6 +144,8 @@ std::vector<std::vector<llvm::Value *>> Emitter::loadFromShared(const std::vecto
 }
 
 void Emitter::emitShapeOp(const ir::Op &op) {
+  // The staged ops below write their scratch area right away: insert-barriers put the barrier
+  // that retires its earlier readers before the op (transforms::insertStagingBarriers).
   switch (op.kind) {
   case OpKind::Permute:
     vals_[op.result()] = regs(op.operands[0]); // the layout was permuted instead (or: the async slot)
@@ -151,7 +153,6 @@ void Emitter::emitShapeOp(const ir::Op &op) {
   case OpKind::Reshape: {
     // The row-major linear index of an element is the same before and after.
     assertScratchFits(op.result()->type.numElements() * ir::storageBytes(op.result()->type.dtype()));
-    barrier();
     storeToShared({op.operands[0]}, 1, 0);
     barrier();
     vals_[op.result()] = loadFromShared({op.result()}, 1, 0)[0];
@@ -160,7 +161,6 @@ void Emitter::emitShapeOp(const ir::Op &op) {
   case OpKind::Cat: {
     int64_t n = op.operands[0]->type.numElements();
     assertScratchFits(2 * n * ir::storageBytes(op.result()->type.dtype()));
-    barrier();
     storeToShared({op.operands[0]}, 1, 0);
     storeToShared({op.operands[1]}, 1, n);
     barrier();
@@ -169,7 +169,6 @@ void Emitter::emitShapeOp(const ir::Op &op) {
   }
   case OpKind::Join: {
     assertScratchFits(op.result()->type.numElements() * ir::storageBytes(op.result()->type.dtype()));
-    barrier();
     // The two operands interleaved (element c of operand k at 2 * linear(c) + k): one store of
     // both where they share a layout, else each on its own.
     if (*op.operands[0]->layout == *op.operands[1]->layout) {
@@ -187,7 +186,6 @@ void Emitter::emitShapeOp(const ir::Op &op) {
     const ir::Value *res = op.result();
     unsigned eb = ir::storageBytes(res->type.dtype());
     assertScratchFits(res->type.numElements() * eb);
-    barrier();
     storeToShared({op.operands[0]}, 1, 0);
     barrier();
     const ir::Layout &l = *res->layout;
@@ -208,7 +206,6 @@ void Emitter::emitShapeOp(const ir::Op &op) {
   }
   case OpKind::Split: {
     assertScratchFits(op.operands[0]->type.numElements() * ir::storageBytes(op.operands[0]->type.dtype()));
-    barrier();
     storeToShared({op.operands[0]}, 1, 0);
     barrier();
     if (*op.result(0)->layout == *op.result(1)->layout) { // both halves, interleaved, by one load
@@ -232,8 +229,7 @@ void Emitter::emitGather(const ir::Op &op) {
   ir::DType it = index->type.dtype();
   unsigned eb = ir::storageBytes(src->type.dtype());
   assertScratchFits(src->type.numElements() * eb);
-  barrier(); // earlier readers of the scratch area are done
-  storeToShared({src}, 1, 0);
+  storeToShared({src}, 1, 0); // after insert-barriers' barrier: earlier readers of the area are done
   barrier();
   auto ax = static_cast<size_t>(op.axis());
   const std::vector<int64_t> &shape = src->type.shape;
