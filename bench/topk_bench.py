@@ -33,16 +33,23 @@ SOURCE = os.path.join(ROOT, "bench", "topk", "topk.tle")
 SIG_X = "*fp32:16, *i32, *i32, *i32:16"
 
 # variant -> (kernel, BLOCK, RADIX, CLUSTER or 0, warps); tlec compiles one cubin per (variant, k).
+# A CTA whose part of a row fits one BLOCK reads it once (its keys stay in registers).
 VARIANTS = {
-    "tle_plain": ("topk_radix", 1024, 8, 0, 8),
-    "tle_smem": ("topk_radix_smem", 2048, 11, 0, 16),
-    "tle_cluster4": ("topk_radix_cluster", 2048, 11, 4, 16),
-    "tle_cluster8": ("topk_radix_cluster", 2048, 11, 8, 16),
+    "tle_plain": ("topk_radix", 4096, 11, 0, 16),
+    "tle_smem": ("topk_radix_smem", 8192, 11, 0, 16),
+    "tle_cluster4": ("topk_radix_cluster", 4096, 11, 4, 16),
+    "tle_cluster8": ("topk_radix_cluster", 4096, 11, 8, 16),
+    "tle_cluster8_wide": ("topk_radix_cluster", 16384, 11, 8, 32),
 }
-TRITON_CONFIG = ("topk_radix", 1024, 8, 8)  # Python Triton runs the plain kernel: BLOCK, RADIX, warps
+TRITON_CONFIG = ("topk_radix", 4096, 11, 16)  # Python Triton runs the plain kernel: BLOCK, RADIX, warps
 
 SELECTOR = [(b, n, 2048) for b in (1, 64) for n in (32768, 131072, 524288)]
 RADIX = [(b, n, k) for b in (1, 64) for n in (8192, 32768, 131072, 262144) for k in (128, 512, 2048)]
+
+
+def hist_cols():
+    """Columns of the plain kernel's scratch histogram (NPASS * 2^RADIX) for both its runs."""
+    return max(((32 + r - 1) // r) << r for r in (VARIANTS["tle_plain"][2], TRITON_CONFIG[2]))
 
 
 def skip(why):
@@ -133,6 +140,19 @@ class Launcher:
         self.torch = torch
         self.kernels = {key: TleKernel(lib, path, VARIANTS[key[0]][0]) for key, path in cubins.items()}
         self.triton_kernel = triton_kernel
+        self.broken = {}  # variant -> why its launch raised (left out from then on)
+
+    def first_run(self, name, fn):
+        """Runs fn once; '' or why it raised (the variant is then left out of later shapes)."""
+        try:
+            fn()
+            self.torch.cuda.synchronize()
+            return ""
+        except Exception as e:  # a compile or launch error: report it, time the others
+            msg = str(e).strip().splitlines()
+            print(f"{name} raised {type(e).__name__}:\n" + "\n".join(msg[-30:]), flush=True)
+            self.broken[name] = f"{name}: {type(e).__name__}: {msg[-1] if msg else ''}"
+            return self.broken[name]
 
     def calls(self, x, starts, ends, out, hist, k):
         torch = self.torch
@@ -153,7 +173,7 @@ class Launcher:
             calls["triton_plain"] = lambda: tk[(batch,)](x, starts, ends, out, hist, x.stride(0), K=k, BLOCK=block,
                                                          RADIX=radix, num_warps=warps)
         calls["torch_topk"] = None  # filled by the caller (needs the masked rows)
-        return calls
+        return {name: fn for name, fn in calls.items() if name not in self.broken}
 
 
 def run_case(torch, launcher, time_rounds, args, suite, batch, n, k, seed):
@@ -161,8 +181,7 @@ def run_case(torch, launcher, time_rounds, args, suite, batch, n, k, seed):
     xm = masked(torch, x, starts, ends)
     ref_vals = torch.topk(xm, k, dim=1).values
     out = torch.empty(batch, k, device="cuda", dtype=torch.int32)
-    npass_bins = max(((32 + r - 1) // r) << r for r in (VARIANTS["tle_plain"][2], TRITON_CONFIG[2]))
-    hist = torch.empty(batch, npass_bins, device="cuda", dtype=torch.int32)
+    hist = torch.empty(batch, hist_cols(), device="cuda", dtype=torch.int32)
     calls = launcher.calls(x, starts, ends, out, hist, k)
     calls["torch_topk"] = lambda: torch.topk(xm, k, dim=1)
     row = {"suite": suite, "batch": batch, "seq": n, "k": k, "checks": {}}
@@ -171,9 +190,7 @@ def run_case(torch, launcher, time_rounds, args, suite, batch, n, k, seed):
         if name == "torch_topk":
             continue
         out.fill_(12345)
-        fn()
-        torch.cuda.synchronize()
-        why = check(torch, name, out, x, starts, ends, k, ref_vals)
+        why = launcher.first_run(name, fn) or check(torch, name, out, x, starts, ends, k, ref_vals)
         row["checks"][name] = why or "ok"
         if why:
             failures.append(why)
@@ -193,15 +210,13 @@ def tie_check(torch, launcher, k=256):
     ends = torch.tensor([20000, 19995, 1000 + k // 2, 20000], device="cuda", dtype=torch.int32)
     ref_vals = torch.topk(masked(torch, x, starts, ends), k, dim=1).values
     out = torch.empty(4, k, device="cuda", dtype=torch.int32)
-    hist = torch.empty(4, 4 << 8, device="cuda", dtype=torch.int32)
+    hist = torch.empty(4, hist_cols(), device="cuda", dtype=torch.int32)
     failures = []
     for name, fn in launcher.calls(x, starts, ends, out, hist, k).items():
         if fn is None:
             continue
         out.fill_(12345)
-        fn()
-        torch.cuda.synchronize()
-        why = check(torch, name + " (ties)", out, x, starts, ends, k, ref_vals)
+        why = launcher.first_run(name, fn) or check(torch, name + " (ties)", out, x, starts, ends, k, ref_vals)
         print(f"  ties k={k} {name}: {why or 'ok'}", flush=True)
         if why:
             failures.append(why)
@@ -224,7 +239,8 @@ def markdown(rows, names):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tlec", required=True, help="the tlec that builds the cubins")
-    ap.add_argument("--out", required=True, help="folder for the cubins, topk_bench.json and topk_bench.md")
+    ap.add_argument("--out", required=True, help="folder for topk_bench.json, topk_bench.md (and the cubins)")
+    ap.add_argument("--cubins", default="", help="folder for the cubins (default: DIR/cubins)")
     ap.add_argument("--lib", default="", help="libtle_rt.so (default: $TLE_RT_LIBRARY, else beside tlec's build)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--warmup-ms", type=float, default=5)
@@ -254,7 +270,7 @@ def main():
     if args.quick:
         cases = [c for c in cases if c[2] <= 32768 or c[0] == "selector" and c[1] == 1][:6]
     t0 = time.time()
-    cubins = build_cubins(args.tlec, os.path.join(args.out, "cubins"), sorted({c[3] for c in cases} | {256}))
+    cubins = build_cubins(args.tlec, args.cubins or os.path.join(args.out, "cubins"), sorted({c[3] for c in cases} | {256}))
     try:
         triton_kernel = load_triton_kernel()
     except Exception as e:  # the source does not import under this Triton: time the rest
