@@ -110,6 +110,8 @@ void load(Loaded &out) {
   resolve(lib, a.cuGraphDestroyNode, {"cuGraphDestroyNode"});
   // Optional (CUDA 12.0+): only needed to build TMA descriptors (TensorMap.h).
   resolve(lib, a.cuTensorMapEncodeTiled, {"cuTensorMapEncodeTiled"});
+  // Optional: the context that owns a TMA descriptor's address (encodeTensorMapTiled).
+  resolve(lib, a.cuPointerGetAttribute, {"cuPointerGetAttribute"});
   // Optional (CUDA 12.4+): checks a kernel's metadata against its entry function's parameters.
   resolve(lib, a.cuFuncGetParamInfo, {"cuFuncGetParamInfo"});
   if (!missing.empty()) {

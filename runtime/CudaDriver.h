@@ -215,6 +215,7 @@ struct Api {
   CUresult (*cuEventSynchronize)(CUevent);
   CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent); // _v2 where the driver has it
   CuTensorMapEncodeTiledFn cuTensorMapEncodeTiled;             // optional (CUDA 12.0+)
+  CUresult (*cuPointerGetAttribute)(void *, int, CUdeviceptr);  // optional; CUpointer_attribute
 };
 
 /// The driver entry points, loading libcuda.so.1 (or $TLE_RT_CUDA_DRIVER) and calling cuInit(0)

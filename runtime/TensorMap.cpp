@@ -3,11 +3,13 @@
 #include "tle/Runtime/Runtime.h"
 
 #include "CudaDriver.h"
+#include "RuntimeState.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 namespace tle::rt {
 
@@ -198,6 +200,20 @@ TensorMap encodeTensorMapTiled(const TensorMapDesc &desc) {
     throw Error(fmt::format("{}: the CUDA driver lacks cuTensorMapEncodeTiled (TMA descriptors "
                             "need a CUDA 12.0 or newer driver)",
                             kWho));
+  // The driver encodes in the calling thread's current context (CUDA_ERROR_INVALID_CONTEXT
+  // without one). libtle_rt leaves a thread's context as it found it, so an engine thread may
+  // have none: then the context owning the address (CU_POINTER_ATTRIBUTE_CONTEXT) is made
+  // current for the call. An address no context owns is left for the driver to refuse.
+  std::optional<detail::ScopedContext> scope;
+  cu::CUcontext current = nullptr;
+  if (api.cuPointerGetAttribute && api.cuCtxGetCurrent(&current) == cu::CUDA_SUCCESS && !current) {
+    cu::CUcontext owner = nullptr;
+    constexpr int kPointerAttributeContext = 1; // CU_POINTER_ATTRIBUTE_CONTEXT
+    if (api.cuPointerGetAttribute(&owner, kPointerAttributeContext, cu::CUdeviceptr(a.globalAddress)) ==
+            cu::CUDA_SUCCESS &&
+        owner)
+      scope.emplace(owner);
+  }
   cu::CUtensorMap map{};
   cu::CUresult r = api.cuTensorMapEncodeTiled(
       &map, int(a.dataType), a.rank, reinterpret_cast<void *>(uintptr_t(a.globalAddress)),

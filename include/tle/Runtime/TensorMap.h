@@ -124,7 +124,10 @@ struct TensorMapEncodeArgs {
 TLE_RT_API TensorMapEncodeArgs tensorMapEncodeArgs(const TensorMapDesc &desc);
 
 /// Validates `desc` (tensorMapEncodeArgs) and encodes it with the driver's
-/// cuTensorMapEncodeTiled. Tensor maps are used by sm_90+ kernels; encoding needs no context.
+/// cuTensorMapEncodeTiled. Tensor maps are used by sm_90+ kernels. The driver encodes in the
+/// calling thread's current context; on a thread with none (libtle_rt leaves a thread's context
+/// as it found it), the context that owns `desc.base` is made current for the call and the
+/// thread is left without one again.
 /// Throws ArgumentError as tensorMapEncodeArgs (before any driver call), NoDriverError when the
 /// driver cannot be used, Error when the driver lacks cuTensorMapEncodeTiled (drivers older than
 /// CUDA 12.0), and DriverError naming the call and the arguments when the driver refuses them.
