@@ -20,13 +20,13 @@ variants take turns in rotating order for --rounds rounds and the table shows th
 Where a capture fails, that variant is timed the same way on direct launches (marked "stream").
 The TLE variants' launch configurations (warps; the cooperative grid) are picked per shape by a
 short run over a few candidates first; the plain version runs at one configuration (BLOCK 1024,
-4 warps) under both compilers. --do-bench adds triton.testing.do_bench's time (direct launches,
-L2 flushed) of each variant as a second column set.
+4 warps) under both compilers. A second table has triton.testing.do_bench's times of direct
+launches (launch overhead included, L2 flushed before each; --no-do-bench leaves it out).
 
 Usage:
   python3 bench/moe_align_bench.py --tlec build/src/tlec --out DIR [--lib build/runtime/libtle_rt.so]
       [--experts 256,512] [--block-sizes 64,128] [--tokens 256,4096,163840] [--routing uniform,zipf]
-      [--rounds 5] [--replays 10] [--calls 20] [--no-tune] [--do-bench] [--build-only [--emit ptx]]
+      [--rounds 5] [--replays 10] [--calls 20] [--no-tune] [--no-do-bench] [--build-only [--emit ptx]]
 Writes DIR/moe_align.json and DIR/moe_align.md (and the cubins under DIR/cubins). Exit status:
 0 when every variant was correct, 1 otherwise, 77 ("SKIPPED: <why>") without torch, triton or a
 CUDA device; --build-only builds the cubins and exits (no torch needed).
@@ -442,27 +442,35 @@ def summarize(row):
 # ------------------------------------------------------------------------------------------------
 
 
-def markdown(doc):
-    """The report: one row per shape, each variant's time and its ratio to Triton."""
-    rows = doc["rows"]
-    lines = [f"# MoE align-block-size ({doc['device']}, Triton {doc['triton']}, torch {doc['torch']})", "",
-             doc["method"], "",
-             "| experts | block | tokens | routing | " + " | ".join(LABELS[n] + " µs" for n in VARIANTS)
-             + " | best TLE | Triton / best TLE |",
-             "| ---: | ---: | ---: | --- | " + " | ".join("---:" for _ in VARIANTS) + " | --- | ---: |"]
+def table(rows, key):
+    """Markdown rows of the times under `key` ("us": graphs; "do_bench_us": direct launches), each
+    with its ratio to Triton's, and the best TLE variant's ratio."""
+    lines = ["| experts | block | tokens | routing | " + " | ".join(LABELS[n] + " µs" for n in VARIANTS)
+             + " | Triton / best TLE |",
+             "| ---: | ---: | ---: | --- | " + " | ".join("---:" for _ in VARIANTS) + " | ---: |"]
     for r in rows:
-        cells = []
+        cells, tri = [], r["variants"].get("triton", {}).get(key)
         for n in VARIANTS:
             v = r["variants"].get(n, {})
-            if not v.get("correct"):
-                cells.append("failed")
+            if key not in v:
+                cells.append("failed" if not v.get("correct") else "-")
                 continue
-            ratio = "" if n == "triton" or "us" not in r["variants"].get("triton", {}) \
-                else f" ({r['variants']['triton']['us'] / v['us']:.2f}x)"
-            cells.append(f"{v['us']:.2f}{ratio}" + ("" if v.get("timing") == "graph" else " stream"))
-        best = r.get("best_tle", "")
-        lines.append(f"| {r['experts']} | {r['block_size']} | {r['tokens']} | {r['routing']} | " + " | ".join(cells)
-                     + f" | {LABELS.get(best, '-')} | {r.get('triton_over_best_tle', float('nan')):.2f}x |")
+            ratio = "" if n == "triton" or tri is None else f" ({tri / v[key]:.2f}x)"
+            stream = key == "us" and v.get("timing") != "graph"
+            cells.append(f"{v[key]:.2f}{ratio}" + (" stream" if stream else ""))
+        tle = [r["variants"][n][key] for n in ("tle_coop", "tle_cluster") if key in r["variants"].get(n, {})]
+        best = f"{tri / min(tle):.2f}x" if tle and tri is not None else "-"
+        lines.append(f"| {r['experts']} | {r['block_size']} | {r['tokens']} | {r['routing']} | "
+                     + " | ".join(cells) + f" | {best} |")
+    return lines
+
+
+def markdown(doc):
+    """The report: per shape each variant's time and its ratio to Triton (CUDA graphs; then direct
+    launches when they were timed), the verdicts on the issue's targets, the configurations."""
+    rows = doc["rows"]
+    lines = [f"# MoE align-block-size ({doc['device']}, Triton {doc['triton']}, torch {doc['torch']})", "",
+             doc["method"], ""] + table(rows, "us")
     lines += ["", "Ratios in parentheses: Triton's time / the variant's (> 1: faster than Triton)."]
     ratios = [r["triton_over_best_tle"] for r in rows if "triton_over_best_tle" in r]
     if ratios:
@@ -477,6 +485,9 @@ def markdown(doc):
         f"{r['experts']}/{r['block_size']}/{r['tokens']}/{r['routing']}: coop "
         f"{r['variants'].get('tle_coop', {}).get('config', '-')}, cluster "
         f"{r['variants'].get('tle_cluster', {}).get('config', '-')}" for r in rows) + ".")
+    if any("do_bench_us" in v for r in rows for v in r["variants"].values()):
+        lines += ["", "## Direct launches (triton.testing.do_bench: launch overhead included, L2 flushed)", ""]
+        lines += table(rows, "do_bench_us")
     return "\n".join(lines) + "\n"
 
 
@@ -505,7 +516,8 @@ def parse_args(argv=None):
     p.add_argument("--replays", type=int, default=10, help="timed graph replays per round; their median")
     p.add_argument("--calls", type=int, default=20, help="calls captured in one graph")
     p.add_argument("--no-tune", action="store_true", help="one configuration per TLE variant (the last candidate)")
-    p.add_argument("--do-bench", action="store_true", help="also time direct launches with triton.testing.do_bench")
+    p.add_argument("--no-do-bench", dest="do_bench", action="store_false",
+                   help="leave out the second table: direct launches timed by triton.testing.do_bench")
     p.add_argument("--build-only", action="store_true", help="build the cubins and exit")
     p.add_argument("--emit", choices=["cubin", "ptx"], default="cubin",
                    help="with --build-only: PTX instead of cubins (no ptxas needed)")
