@@ -39,10 +39,12 @@ VARIANTS = {
     "tle_smem": ("topk_radix_smem", 8192, 11, 0, 0, 16),
     "tle_cluster2_16k": ("topk_radix_cluster", 16384, 11, 2, 0, 16),
     "tle_cluster4_8k": ("topk_radix_cluster", 8192, 11, 4, 0, 16),
-    "tle_cluster4_8k_all": ("topk_radix_cluster", 8192, 11, 4, 1, 16),
     "tle_cluster8_4k": ("topk_radix_cluster", 4096, 11, 8, 0, 16),
     "tle_cluster8_16k": ("topk_radix_cluster", 16384, 11, 8, 0, 16),
-    "tle_cluster8_16k_all": ("topk_radix_cluster", 16384, 11, 8, 1, 16),
+    "tle_push2_16k": ("topk_radix_cluster_push", 16384, 11, 2, 0, 16),
+    "tle_push4_8k": ("topk_radix_cluster_push", 8192, 11, 4, 0, 16),
+    "tle_push8_4k": ("topk_radix_cluster_push", 4096, 11, 8, 0, 16),
+    "tle_push8_16k": ("topk_radix_cluster_push", 16384, 11, 8, 0, 16),
 }
 TRITON_CONFIG = ("topk_radix", 4096, 11, 16)  # Python Triton runs the plain kernel: BLOCK, RADIX, warps
 
@@ -63,7 +65,7 @@ def skip(why):
 def signature(variant, k):
     kernel, block, radix, cluster, merge_all, _ = VARIANTS[variant]
     sig = SIG_X + (", *i32:16" if kernel == "topk_radix" else "") + f", i32:16, {k}, {block}, {radix}"
-    return sig + (f", {cluster}, {merge_all}" if cluster else "")
+    return sig + (f", {cluster}" if cluster else "") + (f", {merge_all}" if kernel == "topk_radix_cluster" else "")
 
 
 def build_cubins(tlec, out_dir, ks):
