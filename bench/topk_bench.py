@@ -6,7 +6,8 @@ source run by Python Triton, and torch.topk, on the DeepSeek-V3.2 indexer's sele
 the radix top-k shapes (k 128 to 2048 over 8K to 256K values, batch 1 and 64).
 
 Usage: python3 bench/topk_bench.py --tlec build/src/tlec --out DIR [--lib LIBTLE_RT] [--rounds N]
-                                   [--quick] [--only selector|radix]
+                                   [--quick] [--only selector|radix] [--cubins DIR]
+       python3 bench/topk_bench.py --tlec build/src/tlec --out DIR --build-only [--emit ptx]
 
 Every variant's output is checked against torch.topk before anything is timed: per row, the
 indices are distinct and inside the row's valid range, their values sorted equal torch.topk's
@@ -68,13 +69,14 @@ def signature(variant, k):
     return sig + (f", {cluster}" if cluster else "") + (f", {merge_all}" if kernel == "topk_radix_cluster" else "")
 
 
-def build_cubins(tlec, out_dir, ks):
-    """tlec's cubins of every variant at every k: {(variant, k): path}; stops on an error."""
+def build_cubins(tlec, out_dir, ks, ext="cubin"):
+    """tlec's cubins (or PTX, ext "ptx") of every variant at every k: {(variant, k): path};
+    stops on an error."""
     os.makedirs(out_dir, exist_ok=True)
     paths = {}
     for variant, (kernel, _, _, _, _, warps) in VARIANTS.items():
         for k in ks:
-            path = os.path.join(out_dir, f"{variant}_k{k}.sm_90a.cubin")
+            path = os.path.join(out_dir, f"{variant}_k{k}.sm_90a.{ext}")
             cmd = [tlec, SOURCE, "-n", kernel, "-s", signature(variant, k), "-w", str(warps), "--arch", "sm_90a",
                    "-o", path]
             res = subprocess.run(cmd, capture_output=True, text=True)
@@ -252,7 +254,14 @@ def main():
     ap.add_argument("--rep-ms", type=float, default=25)
     ap.add_argument("--only", choices=["selector", "radix"], default=None)
     ap.add_argument("--quick", action="store_true", help="a few shapes only (a smoke test)")
+    ap.add_argument("--build-only", action="store_true", help="build every variant's cubin (no GPU, torch or triton)")
+    ap.add_argument("--emit", choices=["cubin", "ptx"], default="cubin", help="with --build-only: PTX instead")
     args = ap.parse_args()
+    if args.build_only:
+        cubins = build_cubins(args.tlec, args.cubins or os.path.join(args.out, "cubins"),
+                              sorted({c[2] for c in SELECTOR + RADIX} | {256}), args.emit)
+        print(f"built {len(cubins)} {args.emit} files of {len(VARIANTS)} variants")
+        return
     try:
         import torch
     except ImportError:
@@ -296,7 +305,8 @@ def main():
     names = list(VARIANTS) + ["triton_plain", "torch_topk"]
     os.makedirs(args.out, exist_ok=True)
     meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
-            "tlec": os.path.abspath(args.tlec), "variants": {v: dict(zip(("kernel", "BLOCK", "RADIX", "CLUSTER", "MERGE_ALL", "warps"), c))
+            "tlec": subprocess.run([args.tlec, "--version"], capture_output=True, text=True).stdout.strip(),
+            "variants": {v: dict(zip(("kernel", "BLOCK", "RADIX", "CLUSTER", "MERGE_ALL", "warps"), c))
                                                             for v, c in VARIANTS.items()},
             "triton_config": dict(zip(("kernel", "BLOCK", "RADIX", "warps"), TRITON_CONFIG)),
             "method": "triton.testing.do_bench medians (CUDA events, L2 flushed before each repetition), "
