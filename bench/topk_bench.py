@@ -33,19 +33,19 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCE = os.path.join(ROOT, "bench", "topk", "topk.tle")
 SIG_X = "*fp32:16, *i32, *i32, *i32:16"
 
-# variant -> (kernel, BLOCK, RADIX, CLUSTER or 0, MERGE_ALL, warps); tlec compiles one cubin per
-# (variant, k). A CTA whose part of a row fits one BLOCK reads it once (its keys stay in registers).
+# variant -> (kernel, BLOCK, RADIX, CLUSTER or 0, warps); tlec compiles one cubin per (variant, k).
+# A CTA whose part of a row fits one BLOCK reads it once (its keys stay in registers).
 VARIANTS = {
-    "tle_plain": ("topk_radix", 4096, 11, 0, 0, 16),
-    "tle_smem": ("topk_radix_smem", 8192, 11, 0, 0, 16),
-    "tle_cluster2_16k": ("topk_radix_cluster", 16384, 11, 2, 0, 16),
-    "tle_cluster4_8k": ("topk_radix_cluster", 8192, 11, 4, 0, 16),
-    "tle_cluster8_4k": ("topk_radix_cluster", 4096, 11, 8, 0, 16),
-    "tle_cluster8_16k": ("topk_radix_cluster", 16384, 11, 8, 0, 16),
-    "tle_push2_16k": ("topk_radix_cluster_push", 16384, 11, 2, 0, 16),
-    "tle_push4_8k": ("topk_radix_cluster_push", 8192, 11, 4, 0, 16),
-    "tle_push8_4k": ("topk_radix_cluster_push", 4096, 11, 8, 0, 16),
-    "tle_push8_16k": ("topk_radix_cluster_push", 16384, 11, 8, 0, 16),
+    "tle_plain": ("topk_radix", 4096, 11, 0, 16),
+    "tle_smem": ("topk_radix_smem", 8192, 11, 0, 16),
+    "tle_cluster2_16k": ("topk_radix_cluster", 16384, 11, 2, 16),
+    "tle_cluster4_8k": ("topk_radix_cluster", 8192, 11, 4, 16),
+    "tle_cluster8_4k": ("topk_radix_cluster", 4096, 11, 8, 16),
+    "tle_cluster8_16k": ("topk_radix_cluster", 16384, 11, 8, 16),
+    "tle_push2_16k": ("topk_radix_cluster_push", 16384, 11, 2, 16),
+    "tle_push4_8k": ("topk_radix_cluster_push", 8192, 11, 4, 16),
+    "tle_push8_4k": ("topk_radix_cluster_push", 4096, 11, 8, 16),
+    "tle_push8_16k": ("topk_radix_cluster_push", 16384, 11, 8, 16),
 }
 TRITON_CONFIG = ("topk_radix", 4096, 11, 16)  # Python Triton runs the plain kernel: BLOCK, RADIX, warps
 
@@ -64,9 +64,9 @@ def skip(why):
 
 
 def signature(variant, k):
-    kernel, block, radix, cluster, merge_all, _ = VARIANTS[variant]
+    kernel, block, radix, cluster, _ = VARIANTS[variant]
     sig = SIG_X + (", *i32:16" if kernel == "topk_radix" else "") + f", i32:16, {k}, {block}, {radix}"
-    return sig + (f", {cluster}" if cluster else "") + (f", {merge_all}" if kernel == "topk_radix_cluster" else "")
+    return sig + (f", {cluster}" if cluster else "")
 
 
 def build_cubins(tlec, out_dir, ks, ext="cubin"):
@@ -74,7 +74,7 @@ def build_cubins(tlec, out_dir, ks, ext="cubin"):
     stops on an error."""
     os.makedirs(out_dir, exist_ok=True)
     paths = {}
-    for variant, (kernel, _, _, _, _, warps) in VARIANTS.items():
+    for variant, (kernel, _, _, _, warps) in VARIANTS.items():
         for k in ks:
             path = os.path.join(out_dir, f"{variant}_k{k}.sm_90a.{ext}")
             cmd = [tlec, SOURCE, "-n", kernel, "-s", signature(variant, k), "-w", str(warps), "--arch", "sm_90a",
@@ -168,7 +168,7 @@ class Launcher:
         ptr = lambda t: ctypes.c_uint64(t.data_ptr())
         stride = ctypes.c_int32(x.stride(0))
         calls = {}
-        for variant, (kernel, _, _, cluster, _, _) in VARIANTS.items():
+        for variant, (kernel, _, _, cluster, _) in VARIANTS.items():
             kern = self.kernels[(variant, k)]
             vals = [ptr(x), ptr(starts), ptr(ends), ptr(out)] + ([ptr(hist)] if kernel == "topk_radix" else [])
             vals.append(stride)
@@ -306,7 +306,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
             "tlec": subprocess.run([args.tlec, "--version"], capture_output=True, text=True).stdout.strip(),
-            "variants": {v: dict(zip(("kernel", "BLOCK", "RADIX", "CLUSTER", "MERGE_ALL", "warps"), c))
+            "variants": {v: dict(zip(("kernel", "BLOCK", "RADIX", "CLUSTER", "warps"), c))
                                                             for v, c in VARIANTS.items()},
             "triton_config": dict(zip(("kernel", "BLOCK", "RADIX", "warps"), TRITON_CONFIG)),
             "method": "triton.testing.do_bench medians (CUDA events, L2 flushed before each repetition), "
