@@ -127,11 +127,12 @@ void Parser::op(Block &b) {
     op->setAssertMessage(expectString());
     break;
   case OpKind::Load: case OpKind::Store:
-    // Optional hints: cache=cg eviction=evict_last volatile async (loads), before the operands.
-    while (tok_.kind == Tok::Ident && (tok_.text == "cache" || tok_.text == "eviction" || tok_.text == "volatile" ||
-                                       tok_.text == "async" ||
-                                       tok_.text == "desc" || tok_.text == "tma" || tok_.text == "pipeline" ||
-                                       tok_.text == "map" || tok_.text == "staging")) {
+    // Optional hints, before the operands: cache=cg eviction=evict_last, volatile async (loads),
+    // tma bounds (stores).
+    while (tok_.kind == Tok::Ident &&
+           (tok_.text == "cache" || tok_.text == "eviction" || tok_.text == "volatile" || tok_.text == "async" ||
+            tok_.text == "desc" || tok_.text == "tma" || tok_.text == "bounds" || tok_.text == "pipeline" ||
+            tok_.text == "map" || tok_.text == "staging")) {
       std::string k = expectIdentAny();
       if (k == "pipeline" || k == "map" || k == "staging") { // the pipeline pass's marks
         if ((k == "pipeline") != (op->kind == OpKind::Load))
@@ -148,17 +149,19 @@ void Parser::op(Block &b) {
           op->setTmaStaging(v);
         continue;
       }
-      if (k == "tma" && op->kind != OpKind::Store)
-        fail("'tma' marks stores only");
+      if ((k == "tma" || k == "bounds") && op->kind != OpKind::Store)
+        fail("'" + k + "' marks stores only");
       if ((k == "volatile" || k == "async") && op->kind != OpKind::Load)
         fail("'" + k + "' marks loads only");
-      if (k == "volatile" || k == "async" || k == "tma") {
+      if (k == "volatile" || k == "async" || k == "tma" || k == "bounds") {
         if (k == "volatile")
           op->setVolatile(true);
         else if (k == "async")
           op->setAsyncHint(true);
-        else
+        else if (k == "tma")
           op->setTmaStore(true);
+        else
+          op->setBoundsMask(true);
         continue;
       }
       if (k == "desc") { // desc=[block shape]: a tensor-descriptor load or store

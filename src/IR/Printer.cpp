@@ -263,6 +263,8 @@ private:
         os_ << " async";
       if (op.kind == OpKind::Store && op.isTmaStore())
         os_ << " tma";
+      if (op.kind == OpKind::Store && op.isBoundsMask())
+        os_ << " bounds";
       if (op.kind == OpKind::Store && op.storeTensorMap() >= 0)
         os_ << " map=" << op.storeTensorMap();
       if (op.kind == OpKind::Store && op.tmaStaging() >= 0)

@@ -1,5 +1,6 @@
 // The tile IR verifier: operand types and shapes per op kind, terminators, dominance in regions.
 #include "VerifyGpu.h"
+#include "tle/IR/BoundMask.h"
 #include "tle/IR/IR.h"
 #include "tle/IR/Layout.h"
 
@@ -575,6 +576,9 @@ struct Verifier {
         return false;
       if (!op.hasDescriptor() && op.isTmaStore())
         return fail(op, "a TMA store needs the tensor descriptor (desc=[...])");
+      if (op.isBoundsMask() && !boundMaskOf(op))
+        return fail(op, "'bounds' needs a mask 'offs < n' (or <=, >, >=) on a rank-1 tile whose registers hold "
+                        "distinct elements, offs an arange plus splatted i32 scalars and n a splatted i32 scalar");
       return memoryHints(op);
     }
     case OpKind::AtomicRMW: case OpKind::AtomicCAS: {

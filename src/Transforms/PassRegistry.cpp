@@ -2,6 +2,7 @@
 #include "tle/Transforms/PassRegistry.h"
 #include "tle/Transforms/AllocateShared.h"
 #include "tle/Transforms/AsyncLoads.h"
+#include "tle/Transforms/BoundMasks.h"
 #include "tle/Transforms/Canonicalize.h"
 #include "tle/Transforms/DotLowering.h"
 #include "tle/Transforms/HoistLoads.h"
@@ -56,6 +57,7 @@ void runPipeline(ir::Function &f, PassContext &ctx) { pipeline(f, ctx.diags); }
 void runLowerAsyncLoads(ir::Function &f, PassContext &) { lowerAsyncLoads(f); }
 void runWgmmaWaits(ir::Function &f, PassContext &) { placeWgmmaWaits(f); }
 void runBatchReduces(ir::Function &f, PassContext &) { batchReduces(f); }
+void runBoundMasks(ir::Function &f, PassContext &) { markBoundMasks(f); }
 
 } // namespace
 
@@ -108,6 +110,10 @@ const std::vector<PassInfo> &passRegistry() {
       {"insert-barriers",
        "CTA barriers between conflicting shared-memory accesses, and the cluster exit protocol", runInsertBarriers,
        kInPipeline | kBeforeEmit},
+      {"bound-masks",
+       "stores whose 'offs < n' mask would stay live across reductions, barriers or loops marked 'bounds': the "
+       "backend recomputes it at the store from n",
+       runBoundMasks, kInPipeline | kBeforeEmit},
   };
   return passes;
 }

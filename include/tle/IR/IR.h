@@ -613,8 +613,13 @@ public:
   bool isAsyncHint() const { need(__func__, K::Load); return (a_.axis & kLoadAsync) != 0; }
   void setAsyncHint(bool a) { need(__func__, K::Load); a_.axis = a ? a_.axis | kLoadAsync : a_.axis & ~kLoadAsync; }
   /// Store: written with TMA from the descriptor alone (transforms::markTmaStores).
-  bool isTmaStore() const { need(__func__, K::Store); return a_.axis != 0; }
-  void setTmaStore(bool tma) { need(__func__, K::Store); a_.axis = tma; }
+  bool isTmaStore() const { need(__func__, K::Store); return (a_.axis & kStoreTma) != 0; }
+  void setTmaStore(bool tma) { need(__func__, K::Store); a_.axis = tma ? a_.axis | kStoreTma : a_.axis & ~kStoreTma; }
+  /// Store (printed `bounds`): its mask, `offs < n` with offs an arange plus splatted scalars
+  /// (transforms::BoundMask), is recomputed at the store from n rather than kept live from its
+  /// compare (transforms::markBoundMasks). The verifier checks the mask has that form.
+  bool isBoundsMask() const { need(__func__, K::Store); return (a_.axis & kStoreBounds) != 0; }
+  void setBoundsMask(bool b) { need(__func__, K::Store); a_.axis = b ? a_.axis | kStoreBounds : a_.axis & ~kStoreBounds; }
   /// Load, Permute: the pipeline class (Function::pipelines) whose slots hold the load's value
   /// or that a tl.trans view reads with the other major order; -1: none (set by
   /// transforms::pipeline, printed `pipeline=k`).
@@ -721,8 +726,9 @@ private:
   [[noreturn]] void attributeMisuse(const char *attr) const;
   /// For's flags (a_.ival2).
   static constexpr int64_t kForWarpSpecialize = 1, kForFlatten = 2, kForWgmmaDrain = 4;
-  /// Load's flags (a_.axis).
+  /// Load's and Store's flags (a_.axis).
   static constexpr int kLoadVolatile = 1, kLoadAsync = 2;
+  static constexpr int kStoreTma = 1, kStoreBounds = 2;
 
   Attributes a_;
 };

@@ -113,19 +113,15 @@ public:
   void waitMbarrierParity(llvm::Value *bar, llvm::Value *parity);
   /// The PTX state space of a pointer: "global", "shared" or "shared::cluster".
   static const char *stateSpace(ir::AddrSpace s);
-  /// A store's mask of Triton's bounds form `offs < n` (or `<=`, `>`, `>=` with the sides
-  /// swapped), where `offs` is a 1-D `tl.arange` plus any splatted scalars and `n` a scalar, all
-  /// i32, in layout `l` with register and lane/warp bits disjoint: then register r's element is
-  /// in bounds iff `rc(r) < d` (or `<=`), with rc(r) the register's constant column offset and d
-  /// = n - start - scalars - (the thread's column) one value per thread. The store computes its
-  /// predicates from d (`setp` in its own asm) instead of keeping the mask's predicates live from
-  /// where the mask was computed, which may be long before (a softmax's loads, before its
-  /// reductions and barriers). Indices are assumed not to overflow i32, as the address
-  /// arithmetic already does. Only when the mask is computed before a reduction, scan, dot,
-  /// barrier or control flow that precedes `store` (or in another block): next to its compare,
-  /// the predicates are short-lived anyway. Returns d and whether the comparison is `<=`; null
-  /// d otherwise.
-  std::pair<llvm::Value *, bool> boundsMask(const ir::Value *mask, const ir::Layout &l, const ir::Op &store);
+  /// For a store marked `bounds` (transforms::markBoundMasks; its mask is an ir::BoundMask,
+  /// `offs < n` or `<=`, in the pointer tile's layout l with register and lane/warp bits
+  /// disjoint): register r's element is in bounds iff `rc(r) < d` (or `<=`), with rc(r) the
+  /// register's constant offset and d = n - start - scalars - (the thread's index), one value
+  /// per thread. The store computes its predicates from d (`setp` in its own asm) instead of
+  /// reading the mask's registers. Indices are assumed not to overflow i32, as the address
+  /// arithmetic already does. Returns d and whether the comparison is `<=`; null d for a store
+  /// without the mark.
+  std::pair<llvm::Value *, bool> boundsMask(const ir::Op &store);
   /// A pointer as an inline-asm address operand and its constraint: shared (CTA) addresses are
   /// 32 bits (PTX ISA §5.1.3's shared window; the module uses 32-bit pointers there), so they
   /// take one register ("r") instead of a pair; global and cluster addresses are 64 bits ("l").

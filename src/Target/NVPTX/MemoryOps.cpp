@@ -2,6 +2,7 @@
 // contiguity and alignment, predicated by the mask, as `ld.global` / `st.global` inline asm
 // (PTX ISA §9.7.9.8 ld, §9.7.9.10 st).
 #include "Emitter.h"
+#include "tle/IR/BoundMask.h"
 
 #include <llvm/IR/InlineAsm.h>
 
@@ -206,77 +207,18 @@ void Emitter::emitLoad(const ir::Op &op) {
   vals_[op.result()] = out;
 }
 
-namespace {
-/// Whether a mask computed by `def` stays live long before `use`: across a reduction, scan, dot,
-/// barrier or control flow, or from another block. Otherwise recomputing it saves nothing.
-bool liveAcrossWork(const ir::Op &def, const ir::Op &use) {
-  if (def.parent != use.parent || !def.parent)
-    return true;
-  auto &ops = def.parent->ops;
-  auto it = std::find_if(ops.begin(), ops.end(), [&](const std::unique_ptr<ir::Op> &o) { return o.get() == &def; });
-  for (; it != ops.end() && it->get() != &use; ++it)
-    switch ((*it)->kind) {
-    case ir::OpKind::Reduce: case ir::OpKind::Scan: case ir::OpKind::Dot: case ir::OpKind::Barrier:
-    case ir::OpKind::ClusterBarrier: case ir::OpKind::GridBarrier: case ir::OpKind::For: case ir::OpKind::While:
-    case ir::OpKind::If:
-      return true;
-    default: break;
-    }
-  return it == ops.end(); // `use` not after `def` in the block: be conservative
-}
-} // namespace
-
-std::pair<llvm::Value *, bool> Emitter::boundsMask(const ir::Value *mask, const ir::Layout &l,
-                                                   const ir::Op &store) {
-  auto through = [](const ir::Value *v) {
-    while (v->def && v->def->kind == ir::OpKind::ConvertLayout)
-      v = v->def->operands[0];
-    return v;
-  };
-  const ir::Value *m = through(mask);
-  if (l.rank() != 1 || !ir::registerBitsDisjoint(l) || !m->def || m->def->kind != ir::OpKind::Cmp)
+std::pair<llvm::Value *, bool> Emitter::boundsMask(const ir::Op &store) {
+  if (!store.isBoundsMask())
     return {nullptr, false};
-  const ir::Op &cmp = *m->def;
-  if (!liveAcrossWork(cmp, store))
-    return {nullptr, false};
-  const ir::Value *idx = through(cmp.operands[0]), *bound = through(cmp.operands[1]);
-  ir::CmpPred pred = cmp.predicate();
-  if (pred == ir::CmpPred::Gt || pred == ir::CmpPred::Ge) { // n > offs is offs < n
-    std::swap(idx, bound);
-    pred = pred == ir::CmpPred::Gt ? ir::CmpPred::Lt : ir::CmpPred::Le;
-  }
-  if (pred != ir::CmpPred::Lt && pred != ir::CmpPred::Le)
-    return {nullptr, false};
-  auto isI32 = [](const ir::Value *v) { return v->type.elem.dtype == DType::I32 && !v->type.elem.isPointer(); };
-  if (!isI32(idx) || !isI32(bound) || !bound->def || bound->def->kind != ir::OpKind::Splat)
-    return {nullptr, false};
-  // offs: one arange plus any number of splatted scalars, added in any order (at most 8 terms).
-  const ir::Op *range = nullptr;
-  std::vector<const ir::Value *> offsets;
-  std::vector<const ir::Value *> work{idx};
-  while (!work.empty()) {
-    const ir::Value *v = through(work.back());
-    work.pop_back();
-    if (!v->def || offsets.size() > 8)
-      return {nullptr, false};
-    if (v->def->kind == ir::OpKind::Arange && !range) {
-      range = v->def;
-    } else if (v->def->kind == ir::OpKind::Splat) {
-      offsets.push_back(v->def->operands[0]);
-    } else if (v->def->kind == ir::OpKind::Add) {
-      work.push_back(v->def->operands[0]);
-      work.push_back(v->def->operands[1]);
-    } else {
-      return {nullptr, false};
-    }
-  }
-  if (!range)
-    return {nullptr, false};
-  llvm::Value *d = B.CreateSub(scalar(bound->def->operands[0]), B.getInt32(static_cast<uint32_t>(range->arangeStart())));
-  for (const ir::Value *o : offsets)
+  std::optional<ir::BoundMask> bm = ir::boundMaskOf(store);
+  if (!bm) // the verifier checked the mark
+    diags.fatal(store.loc, "internal error: a store marked 'bounds' without a bound mask");
+  const ir::Layout &l = *store.operands[0]->layout;
+  llvm::Value *d = B.CreateSub(scalar(bm->bound), B.getInt32(static_cast<uint32_t>(bm->range->arangeStart())));
+  for (const ir::Value *o : bm->offsets)
     d = B.CreateSub(d, scalar(o));
   d = B.CreateSub(d, laneWarpCoord(l)[0]);
-  return {d, pred == ir::CmpPred::Le};
+  return {d, bm->inclusive};
 }
 
 void Emitter::emitStore(const ir::Op &op) {
@@ -295,7 +237,7 @@ void Emitter::emitStore(const ir::Op &op) {
   // Only one thread writes each element: replicated lanes/warps (and, for scalars, every
   // thread but the first) are predicated off.
   llvm::Value *owner = tile ? ownerPredicate(*l) : firstThread(B.CreateOr(laneId(), B.CreateShl(warpId(), 5)));
-  auto [bounds, boundsLe] = mask && tile ? boundsMask(mask, *l, op) : std::pair<llvm::Value *, bool>{nullptr, false};
+  auto [bounds, boundsLe] = mask && tile ? boundsMask(op) : std::pair<llvm::Value *, bool>{nullptr, false};
   // The mask's own registers, unless the store recomputes it (no conversion into `l` then).
   std::vector<llvm::Value *> M;
   if (mask && !bounds)
