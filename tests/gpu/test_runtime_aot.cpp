@@ -305,6 +305,9 @@ int main() {
     tmaCase(k, dev, -8, -4, TensorMapOobFill::Zero); // partly before both starts
     tmaCase(k, dev, 96, 36, TensorMapOobFill::NanRequestZeroFma);
     DeviceBuffer scratch(dev, 1 << 20);
+    // The driver's own cuTensorMapEncodeTiled, called directly, encodes in the thread's current
+    // context, and libtle_rt leaves none current on this thread (it restores the caller's).
+    dev.makeCurrent();
     rulesAgainstDriver(scratch.address());
     check(ModuleCache::global().clear() == 1, "module cache: clear drops the one entry");
   } catch (const std::exception &e) {
