@@ -20,7 +20,7 @@ def is_pow2(n):
     return n > 0 and (n & (n - 1)) == 0
 
 
-@tl.constexpr_function
+@triton.constexpr_function
 def groups_per_block(block, group):
     assert block % group == 0
     return block // group
