@@ -2,6 +2,7 @@
 // the constancy of compares, which decides how many compares the GPU target emits per thread,
 // and the contiguity of remainders. Each fact is checked against the values it describes.
 #include "tle/IR/IR.h"
+#include "ir_test_util.h"
 #include "tle/IR/Parser.h"
 #include "tle/Transforms/AxisInfo.h"
 
@@ -14,19 +15,7 @@ using namespace tle;
 
 namespace {
 
-std::unique_ptr<ir::Function> parse(const std::string &text) {
-  SourceManager sm;
-  DiagnosticEngine diags(sm);
-  std::ostringstream err;
-  diags.setStream(err);
-  uint32_t file = sm.addFile("t.tir", text);
-  try {
-    return ir::parseFunction(file, diags);
-  } catch (const CompileAborted &) {
-    FAIL("does not parse: " << err.str());
-  }
-  return nullptr;
-}
+std::unique_ptr<ir::Function> parse(const std::string &text) { return testing::parseTileIR(text); }
 
 /// The function's last value (the op right before `return`).
 const ir::Value *lastValue(const ir::Function &f) {

@@ -1,6 +1,7 @@
 // Unit tests of the tile-IR register estimates (transforms::estimatedRegisters, registerCeiling,
 // liveRegisters) that bound prefetching and load hoisting.
 #include "tle/IR/IR.h"
+#include "ir_test_util.h"
 #include "tle/IR/Parser.h"
 #include "tle/Transforms/RegisterEstimate.h"
 
@@ -12,19 +13,7 @@ using namespace tle;
 
 namespace {
 
-std::unique_ptr<ir::Function> parse(const std::string &text) {
-  SourceManager sm;
-  DiagnosticEngine diags(sm);
-  std::ostringstream err;
-  diags.setStream(err);
-  uint32_t file = sm.addFile("t.tir", text);
-  try {
-    return ir::parseFunction(file, diags);
-  } catch (const CompileAborted &) {
-    FAIL("does not parse: " << err.str());
-  }
-  return nullptr;
-}
+std::unique_ptr<ir::Function> parse(const std::string &text) { return testing::parseTileIR(text); }
 
 } // namespace
 
