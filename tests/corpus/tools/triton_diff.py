@@ -24,11 +24,12 @@ Two steps:
       third opinion: tlec's CPU target on the same inputs.
 
 Synthesised arguments (one rule for every kernel, no hand-written shapes): a pointer is an array
-of ELEMENTS elements of its dtype (floats normal(0, 1) rounded to the dtype, fp8 from small
+of ELEMENTS (2^20) elements of its dtype (floats normal(0, 1) rounded to the dtype, fp8 from small
 exponents, integers in [0, 8), or zeros where small values make the kernel read outside its
 arrays or spin on a lock, booleans at random: index-like values stay small); an integer
-scalar is 64 when the signature says it is a multiple of 16 (`i32:16`) and 40 otherwise (neither
-1 nor a multiple of 16, so both compilers specialise alike); a float scalar 0.75; constexprs as
+scalar is 256 when the signature says it is a multiple of 16 (`i32:16`) and 200 otherwise (neither
+1 nor a multiple of 16, so both compilers specialise alike; as strides, both exceed the tiles'
+widths, so the rows of a tile do not overlap); a float scalar 0.75; constexprs as
 the signature gives them (dtype names such as fp16 as Triton's dtypes); one program (with the
 synthesised strides, several programs may write overlapping elements, whose final values would
 depend on the programs' order). `-D` options of an entry become constexpr
@@ -54,7 +55,7 @@ import zlib
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import corpus_manifest  # noqa: E402
 
-ELEMENTS = 1 << 16
+ELEMENTS = 1 << 20
 GRID = [1]  # one program: synthesised strides let programs overlap, and overlapping writes race
 SPECS = os.path.join(corpus_manifest.CORPUS_DIR, "triton_diff_specs.json")
 
@@ -143,7 +144,7 @@ def make_spec(entry):
             if t == "i1":
                 value = True
             elif t.startswith(("i", "u")):
-                value = 64 if m.group(2) == ":16" else 40
+                value = 256 if m.group(2) == ":16" else 200
             else:
                 value = 0.75
             params.append({"name": name, "kind": "scalar", "dtype": t, "value": value})
