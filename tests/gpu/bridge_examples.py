@@ -65,6 +65,17 @@ def softmax(torch):
     return (y, x, x.stride(0), y.stride(0), rows, cols), {"BLOCK_SIZE": 1024}, grid, [y], [torch.softmax(x, 1)], 1e-5
 
 
+def depthwise_conv1d(torch):
+    batch, channels, steps, taps = 3, 200, 1000, 4
+    x = torch.randn(batch, channels, steps, device="cuda")
+    w, bias = torch.randn(channels, taps, device="cuda"), torch.randn(channels, device="cuda")
+    out = torch.full_like(x, float("nan"))
+    ref = torch.nn.functional.conv1d(x, w[:, None, :], bias, padding=taps - 1, groups=channels)[..., :steps]
+    consts = {"BLOCK_C": 32, "BLOCK_T": 64, "K": taps}
+    return ((x, w, bias, out, channels, steps), consts,
+            lambda m: (-(-steps // m["BLOCK_T"]), -(-channels // m["BLOCK_C"]), batch), [out], [ref], 1e-4)
+
+
 def layernorm(torch):
     m, n, eps = 1151, 8192, 1e-5
     x = torch.randn(m, n, device="cuda")
@@ -167,6 +178,7 @@ CASES = [
     Case("vector_add", "add_kernel", vector_add),
     Case("softmax", "softmax_kernel", softmax),
     Case("layernorm", "layer_norm_fwd", layernorm),
+    Case("depthwise_conv1d", "depthwise_conv1d_kernel", depthwise_conv1d),
     Case("matmul", "matmul_kernel", lambda t: _matmul(t, 1000, 1024, 512, (128, 128, 32, 8), _tiles)),
     Case("matmul_tma", "matmul_kernel", lambda t: _matmul(t, 1000, 1024, 512, (128, 256, 64, 8), _tiles), 8),
     Case("matmul_decode", "matmul_kernel", lambda t: _matmul(t, 16, 4096, 4096, (16, 64, 128, 8), _tiles)),
