@@ -36,6 +36,10 @@ depend on the programs' order). `-D` options of an entry become constexpr
 keywords for Triton. Entries with host tensor descriptors or other tlec options are not
 launched (listed with the reason).
 
+Triton runs with TRITON_ALLOW_NON_CONSTEXPR_GLOBALS=1: the corpus's kernels read plain module
+constants, as libraries written for earlier Triton versions do; tlec accepts them (a global is
+read at compile time), Triton 3.6 only with that switch.
+
 Comparison: bit-exact first (NaNs with NaNs); otherwise floating-point outputs pass within
 atol + rtol * |triton| (fp32/fp64 1e-4, fp16/bf16 1e-2, fp8 0.125, with NaNs and infinities in
 the same places): two correct compilers may round a reduction or a fused multiply-add
@@ -421,6 +425,9 @@ def run(args):
         specs = [s for s in specs if re.search(args.filter, s["name"])]
     os.makedirs(args.out, exist_ok=True)
     work = tempfile.mkdtemp(prefix="triton-diff-")
+    # Library-style kernels read plain module constants (FP8_MAX = 448.0), which tlec accepts and
+    # Triton 3.6 only with this switch (without it only tl.constexpr(...) globals).
+    os.environ.setdefault("TRITON_ALLOW_NON_CONSTEXPR_GLOBALS", "1")
     results = {}
     ctx = __import__("multiprocessing").get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(args.jobs, mp_context=ctx) as pool:
