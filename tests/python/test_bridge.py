@@ -164,6 +164,7 @@ class ExampleSpecializationTest(TempDirTest):
         ("vector_add", "add_kernel", "f" * 3 + "|98431", {"BLOCK": 1024}, 4),
         ("softmax", "softmax_kernel", "ff|781,781,1823,781", {"BLOCK_SIZE": 1024}, 4),
         ("layernorm", "layer_norm_fwd", "f" * 6 + "|8192,8192,1e-5", {"BLOCK_SIZE": 1024}, 4),
+        ("depthwise_conv1d", "depthwise_conv1d_kernel", "ffff|200,1000", dict(BLOCK_C=32, BLOCK_T=64, K=4), 4),
         ("matmul_fp8", "matmul_kernel", "88h|1024,1024,1024,1024,1,1024,1,1024,1",
          dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=128, GROUP_M=8), 8),
         ("matmul_tn", "matmul_tn_kernel", "iiI|1000,1024,512,512,1,512,1,1024,1",
