@@ -33,8 +33,10 @@ widths, so the rows of a tile do not overlap); a float scalar 0.75; constexprs a
 the signature gives them (dtype names such as fp16 as Triton's dtypes); one program (with the
 synthesised strides, several programs may write overlapping elements, whose final values would
 depend on the programs' order). `-D` options of an entry become constexpr
-keywords for Triton. Entries with host tensor descriptors or other tlec options are not
-launched (listed with the reason).
+keywords for Triton. A host tensor descriptor (`tensordesc<fp16[64, 64]>`) describes a
+row-major 256 x 256 tensor of its own (tle-run's NAME_base, NAME_shape<d>, NAME_stride<d>;
+Triton's `TensorDescriptor`), compared like a pointer's array. Entries with other tlec options
+are not launched (listed with the reason).
 
 Triton runs with TRITON_ALLOW_NON_CONSTEXPR_GLOBALS=1: the corpus's kernels read plain module
 constants, as libraries written for earlier Triton versions do; tlec accepts them (a global is
@@ -60,6 +62,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import corpus_manifest  # noqa: E402
 
 ELEMENTS = 1 << 20
+DESC_SIZE = 256  # a tensor descriptor's tensor: DESC_SIZE along every dim
 GRID = [1]  # one program: synthesised strides let programs overlap, and overlapping writes race
 SPECS = os.path.join(corpus_manifest.CORPUS_DIR, "triton_diff_specs.json")
 
@@ -124,8 +127,6 @@ def make_spec(entry):
             extra = extra[2:]
         else:
             return None, "tlec option %s" % extra[0]
-    if "tensordesc" in entry.signature:
-        return None, "host tensor descriptor parameters"
     path = os.path.join(corpus_manifest.CORPUS_DIR, entry.file)
     names = param_names(path, entry.kernel)
     if names is None:
@@ -136,6 +137,14 @@ def make_spec(entry):
         return None, "signature has %d entries for %d parameters" % (len(sig), len(names))
     params = []
     for name, s in zip(names, sig):
+        m = re.fullmatch(r"tensordesc<(\w+)\[([0-9, ]+)\]>", s)
+        if m:  # a host tensor descriptor over a row-major DESC_SIZE^rank tensor of its own
+            block = [int(b) for b in m.group(2).split(",")]
+            if m.group(1) not in DTYPES or not 1 <= len(block) <= 5:
+                return None, "tensor descriptor %s" % s
+            params.append({"name": name, "kind": "desc", "dtype": m.group(1), "block": block,
+                           "shape": [DESC_SIZE] * len(block)})
+            continue
         m = re.fullmatch(r"\*(\w+)(:16)?", s)
         if m:
             if m.group(1) not in DTYPES:
@@ -175,8 +184,9 @@ def make_inputs(spec, work):
     paths = {}
     n = spec["elements"]
     for p in spec["params"]:
-        if p["kind"] != "ptr":
+        if p["kind"] not in ("ptr", "desc"):
             continue
+        n = spec["elements"] if p["kind"] == "ptr" else int(np.prod(p["shape"]))
         npy, _, kind = DTYPES[p["dtype"]]
         if kind == "float":
             a = rng.standard_normal(n).astype(npy)
@@ -200,10 +210,20 @@ def make_inputs(spec, work):
 
 def run_tle(tle_run, spec, target, inputs, work, check_bounds=False, timeout=300):
     """Runs the kernel with tle-run; returns (ok, message, {name: output .npy path})."""
+    import numpy as np
     cmd = tle_run_cmd(tle_run, spec, target)
     outs = {}
     for p in spec["params"]:
-        if p["kind"] == "ptr":
+        if p["kind"] == "desc":  # tle-run's spelling: NAME_base, NAME_shape<d>, NAME_stride<d> (the last is 1)
+            outs[p["name"]] = os.path.join(work, "%s.%s.%s.npy" % (spec["name"], p["name"], target))
+            base = p["name"] + "_base"
+            cmd += ["--arg", "%s=%s" % (base, inputs[p["name"]]), "--save", "%s=%s" % (base, outs[p["name"]])]
+            shape = p["shape"]
+            for d, extent in enumerate(shape):
+                cmd += ["--arg", "%s_shape%d=%d" % (p["name"], d, extent)]
+            for d in range(len(shape) - 1):
+                cmd += ["--arg", "%s_stride%d=%d" % (p["name"], d, int(np.prod(shape[d + 1:])))]
+        elif p["kind"] == "ptr":
             outs[p["name"]] = os.path.join(work, "%s.%s.%s.npy" % (spec["name"], p["name"], target))
             cmd += ["--arg", "%s=%s" % (p["name"], inputs[p["name"]]), "--save", "%s=%s" % (p["name"], outs[p["name"]])]
         elif p["kind"] == "scalar":
@@ -233,7 +253,7 @@ def prepare_one(tle_run, entry):
             ok, msg, _ = run_tle(tle_run, spec, "cpu", inputs, work, check_bounds=True, timeout=60)
         if ok:
             return entry.name, spec, None
-        if not any(p["kind"] == "ptr" and DTYPES[p["dtype"]][2] == "int" for p in spec["params"]):
+        if not any(p["kind"] in ("ptr", "desc") and DTYPES[p["dtype"]][2] == "int" for p in spec["params"]):
             break
     return entry.name, None, ("cpu run: " + msg.splitlines()[-1]) if msg else "cpu run failed"
 
@@ -304,7 +324,13 @@ def triton_run(spec, inputs, work):
     # Every argument by name (a -D constexpr may sit between runtime parameters).
     kwargs, tensors = {}, {}
     for p in spec["params"]:
-        if p["kind"] == "ptr":
+        if p["kind"] == "desc":
+            from triton.tools.tensor_descriptor import TensorDescriptor
+            t = to_torch(np.load(inputs[p["name"]]), DTYPES[p["dtype"]][1]).cuda()
+            tensors[p["name"]] = (t, DTYPES[p["dtype"]][0])
+            view = t.view(*p["shape"])
+            kwargs[p["name"]] = TensorDescriptor(view, list(view.shape), list(view.stride()), p["block"])
+        elif p["kind"] == "ptr":
             t = to_torch(np.load(inputs[p["name"]]), DTYPES[p["dtype"]][1]).cuda()
             tensors[p["name"]] = (t, DTYPES[p["dtype"]][0])
             kwargs[p["name"]] = t
@@ -359,7 +385,7 @@ def compare(spec, tle_out, tri_out, only=None):
     import torch
     rows = []
     for p in spec["params"]:
-        if p["kind"] != "ptr" or (only and p["name"] != only):
+        if p["kind"] not in ("ptr", "desc") or (only and p["name"] != only):
             continue
         a, b = np.load(tle_out[p["name"]]), np.load(tri_out[p["name"]])
         if a.tobytes() == b.tobytes():
