@@ -123,7 +123,15 @@ bool checkPassNames(const CompileOptions &o, DiagnosticEngine &diags) {
 /// Writes `text` to the output file, or to `out` for "-" / empty.
 bool writeOutput(const CompileOptions &o, const std::string &text, std::ostream &out, DiagnosticEngine &diags) {
   if (o.output.empty() || o.output == "-") {
+    // Flushed here, so that a failed write (standard output redirected to a full disk) is an
+    // error rather than an exit status of 0 with the output lost.
+    errno = 0;
     out << text;
+    out.flush();
+    if (!out) {
+      diags.error({}, "cannot write to standard output" + (errno ? std::string(": ") + std::strerror(errno) : ""));
+      return false;
+    }
     return true;
   }
   errno = 0;
