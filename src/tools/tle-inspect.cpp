@@ -1,5 +1,6 @@
 // tle-inspect: shows what a cubin or PTX module holds: its kernels, their parameters and launch
 // metadata, and the resources the assembler gave them (registers, spills, shared memory, cluster).
+#include "StdoutCheck.h"
 #include "tle/Driver/Inspect.h"
 
 #include <CLI/CLI.hpp>
@@ -37,7 +38,9 @@ int fail(const std::string &message) {
 
 } // namespace
 
-int main(int argc, char **argv) {
+namespace {
+
+int runTool(int argc, char **argv) {
   CLI::App app{"tle-inspect: show the kernels of a cubin or PTX module: parameters and types, grid, num_warps, "
                "num_stages, shared memory, registers and spills (from the cubin's own ELF sections), cluster, "
                "cooperative launch, tensor maps, target, compiler version and source hash; no CUDA toolkit needed",
@@ -90,3 +93,7 @@ int main(int argc, char **argv) {
   std::cout << out;
   return 0;
 }
+
+} // namespace
+
+int main(int argc, char **argv) { return tle::tools::exitChecked("tle-inspect", runTool(argc, argv)); }

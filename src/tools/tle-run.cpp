@@ -1,5 +1,6 @@
 // tle-run: compiles a kernel and runs it once on host arrays (CPU target, ORC JIT) or on the GPU
 // (through libtle_rt), with arguments from .npy files, generators or numbers; saves outputs.
+#include "StdoutCheck.h"
 #include "tle/Driver/Compiler.h"
 #include "tle/Driver/GridExpr.h"
 #include "tle/IR/IR.h"
@@ -533,7 +534,9 @@ int run(Options o) {
 
 } // namespace
 
-int main(int argc, char **argv) {
+namespace {
+
+int runTool(int argc, char **argv) {
   CLI::App app{"tle-run: compile a TLE / Triton kernel and run it on the CPU (ORC JIT) or the GPU, with "
                "arguments from .npy files, generated arrays or numbers",
                "tle-run"};
@@ -597,3 +600,7 @@ int main(int argc, char **argv) {
     return 1;
   }
 }
+
+} // namespace
+
+int main(int argc, char **argv) { return tle::tools::exitChecked("tle-run", runTool(argc, argv)); }
