@@ -676,6 +676,8 @@ struct Verifier {
           op.operands[2]->type != iv)
         return fail(op, "bounds and step must be integer scalars of one type, got " + iv.str() + ", " +
                             op.operands[1]->type.str() + ", " + op.operands[2]->type.str());
+      if (op.numStages() < 0 || op.numStages() > 16) // tl.range(num_stages=)'s range (Sema's rule)
+        return fail(op, "num_stages must be from 0 to 16, got " + std::to_string(op.numStages()));
       if (body.args.size() != niter + 1)
         return fail(op, "body arguments / results do not match iter values");
       if (body.args[0]->type != iv)
