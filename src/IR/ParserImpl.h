@@ -184,15 +184,19 @@ private:
   }
   /// `(%a, %b, ...)`: a region's argument names, possibly none.
   std::vector<Tok> valueNames() {
-    expect("(");
     std::vector<Tok> names;
-    while (!is(")")) {
-      names.push_back(expectValue());
+    commaList("(", ")", [&] { names.push_back(expectValue()); });
+    return names;
+  }
+  /// `OPEN item, item, ... CLOSE` (possibly empty, a trailing comma allowed): `item()` reads one.
+  template <class Item> void commaList(const char *open, const char *close, Item item) {
+    expect(open);
+    while (!is(close)) {
+      item();
       if (!accept(","))
         break;
     }
-    expect(")");
-    return names;
+    expect(close);
   }
   int64_t number() {
     if (tok_.kind != Tok::Number)
@@ -224,13 +228,7 @@ private:
   /// `[n, n, ...]`: a list attribute (Permute's order, a descriptor load's block shape).
   std::vector<int64_t> intList() {
     std::vector<int64_t> v;
-    expect("[");
-    while (!is("]")) {
-      v.push_back(number());
-      if (!accept(","))
-        break;
-    }
-    expect("]");
+    commaList("[", "]", [&] { v.push_back(number()); });
     return v;
   }
   /// An `axis=` attribute: a number that fits an int (the verifier checks its range per op).
