@@ -16,6 +16,12 @@ using llvm::dyn_cast;
 
 namespace {
 
+/// The most members (the product of the axis sizes) a device mesh may have. A mesh's
+/// physical_ids are a compile-time tuple, so this is the tuple limit (docs/language.md); without
+/// it, an axis of 2^62 made every use that lists the ids (a barrier, a sub-mesh, reshape,
+/// mesh.size) allocate without bound.
+constexpr int64_t kMaxMeshMembers = static_cast<int64_t>(Specializer::kMaxTupleElements);
+
 /// MeshConfig's fields, outermost level first (FlagTree's dataclass order).
 const char *const kMeshConfigFields[] = {"node", "device", "chiplet", "block_cluster", "block"};
 
@@ -116,6 +122,18 @@ void checkLevelOrder(Specializer &S, const SVal &mesh, SourceLoc at) {
   }
 }
 
+/// Fails at `at` when `mesh` has more than kMaxMeshMembers members (sizes are >= 1, so the
+/// running product never overflows before it passes the limit).
+void checkMeshSize(Specializer &S, const SVal &mesh, SourceLoc at) {
+  int64_t members = 1;
+  for (int64_t d : mesh.ints) {
+    if (d > kMaxMeshMembers / members)
+      S.fail(at, "compile-time work limit: " + mesh.describe() + " has more than " +
+                     std::to_string(kMaxMeshMembers) + " members (the limit of a tuple: mesh.physical_ids is one)");
+    members *= d;
+  }
+}
+
 SVal deviceMesh(Specializer &S, const BuiltinCall &c) {
   const Arg &t = c.p.get("topology");
   SVal mesh;
@@ -134,6 +152,7 @@ SVal deviceMesh(Specializer &S, const BuiltinCall &c) {
   if (mesh.ints.empty())
     S.fail(t.loc, "device_mesh() needs at least one axis (the topology is empty)");
   checkLevelOrder(S, mesh, t.loc);
+  checkMeshSize(S, mesh, t.loc);
   // The cluster axes (FlagTree's rule: names containing "cluster") are the innermost, so that a
   // cluster is a run of consecutive program ids.
   bool cluster = false;
@@ -168,13 +187,14 @@ SVal meshConfig(Specializer &S, const BuiltinCall &c) {
 /// the axes keep their names when the rank is kept, else are named flat or dim0, dim1, ...
 SVal reshapeMesh(Specializer &S, const SVal &mesh, std::vector<int64_t> shape, SourceLoc loc) {
   std::vector<int64_t> ids = meshPhysicalIds(mesh);
-  int64_t size = 1;
-  for (int64_t d : shape) {
+  for (int64_t d : shape)
     if (d < 1)
       S.fail(loc, "reshape() dims of a mesh must be positive, got " + std::to_string(d));
-    size *= d;
-  }
-  if (shape.empty() || size != static_cast<int64_t>(ids.size()))
+  // The product stops growing once past the mesh's size, so it cannot overflow.
+  int64_t size = 1, n = static_cast<int64_t>(ids.size());
+  for (size_t k = 0; k < shape.size() && size <= n; ++k)
+    size = shape[k] > n ? n + 1 : size * shape[k];
+  if (shape.empty() || size != n)
     S.fail(loc, "cannot reshape " + describeMesh(mesh) + " of size " + std::to_string(ids.size()) + " into shape " +
                     constexprRecord(ints(shape)));
   std::vector<SVal> axes;
