@@ -333,6 +333,8 @@ SVal strMethod(Specializer &S, const BuiltinCall &c) {
     } else {
       r += x[i++];
     }
+    if (r.size() > Specializer::kMaxStringBytes) // "a" * 2**20 with "a" replaced by itself 2**20 times
+      S.fail(c.loc, "compile-time work limit: a string of more than 1 MiB");
   }
   return SVal::str(r);
 }

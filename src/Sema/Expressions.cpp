@@ -211,16 +211,23 @@ SVal Specializer::binary(ast::BinaryOp op, const SVal &a, const SVal &bv, Source
                     " elements (the limit is " + std::to_string(kMaxTupleElements) + ")");
     auto e = a.elts;
     e.insert(e.end(), bv.elts.begin(), bv.elts.end());
-    return SVal::tuple(e);
+    SVal r = SVal::tuple(e);
+    checkValueSize(r, loc); // nested tuples and strings
+    return r;
   }
   // Compile-time strings: "int" + "8", "ab" * 3 (type names and messages built in Python).
-  if (a.kind == SVal::Kind::Str && bv.kind == SVal::Kind::Str && op == O::Add)
+  if (a.kind == SVal::Kind::Str && bv.kind == SVal::Kind::Str && op == O::Add) {
+    if (a.s.size() + bv.s.size() > kMaxStringBytes)
+      fail(loc, "compile-time work limit: a string of more than 1 MiB");
     return SVal::str(a.s + bv.s);
+  }
   if (op == O::Mul && ((a.kind == SVal::Kind::Str && bv.kind == SVal::Kind::Int) ||
                        (a.kind == SVal::Kind::Int && bv.kind == SVal::Kind::Str))) {
     const SVal &str = a.kind == SVal::Kind::Str ? a : bv;
     int64_t n = a.kind == SVal::Kind::Int ? a.i : bv.i;
-    if (n > 0 && str.s.size() * uint64_t(n) > (uint64_t(1) << 20))
+    if (n <= 0 || str.s.empty()) // "" * 2**62 is "" at once
+      return SVal::str("");
+    if (uint64_t(n) > kMaxStringBytes / str.s.size()) // a division: the product may not fit
       fail(loc, "compile-time work limit: a string of more than 1 MiB");
     std::string r;
     for (int64_t k = 0; k < n; ++k)
@@ -671,15 +678,20 @@ SVal Specializer::eval(const ast::Expr *e, Env &env) {
   case ast::Node::Kind::Tuple: case ast::Node::Kind::List: {
     const auto &elts = isa<ast::TupleExpr>(e) ? dyn_cast<ast::TupleExpr>(e)->elts : dyn_cast<ast::ListExpr>(e)->elts;
     std::vector<SVal> vals;
-    for (auto *x : elts)
+    ValueSize size;
+    for (auto *x : elts) {
       vals.push_back(eval(x, env));
+      chargeElement(size, vals.back(), x->loc());
+    }
     return SVal::tuple(vals);
   }
   case ast::Node::Kind::Dict: {
     auto *d = dyn_cast<ast::DictExpr>(e);
     std::vector<SVal> kv;
+    ValueSize size;
     for (size_t i = 0; i < d->keys.size(); ++i) {
       SVal k = eval(d->keys[i], env);
+      chargeElement(size, k, d->keys[i]->loc());
       if (!k.isConstexpr())
         fail(d->keys[i]->loc(), "dict keys must be compile-time values, got " + k.describe());
       for (size_t j = 0; j < kv.size(); j += 2)
@@ -687,6 +699,7 @@ SVal Specializer::eval(const ast::Expr *e, Env &env) {
           fail(d->keys[i]->loc(), "duplicate dict key " + k.describe());
       kv.push_back(k);
       kv.push_back(eval(d->values[i], env));
+      chargeElement(size, kv.back(), d->values[i]->loc());
     }
     SVal r;
     r.kind = SVal::Kind::Dict;

@@ -15,6 +15,21 @@ namespace tle::sema {
 
 namespace {
 
+/// Why a module-level name is unknown, from `why`, the error of evaluating its value. When that
+/// error quotes other names' reasons ("'A' is a module-level value that is not known at compile
+/// time: ..."), the first name and the last reason are kept: a chain of N assignments that each
+/// read the previous one (`S = S + 1`) kept every link in every reason, N^2 bytes in all.
+std::string unknownReason(const std::string &why) {
+  const std::string unknown = "is a module-level value that is not known at compile time";
+  if (why.empty())
+    return unknown;
+  const std::string marker = unknown + ": ";
+  size_t first = why.find(marker), last = why.rfind(marker);
+  if (first == last)
+    return marker + why;
+  return marker + why.substr(0, first + marker.size()) + why.substr(last + marker.size());
+}
+
 /// Modules of the language: the ones whose names kernels can use.
 bool languageModule(const std::string &m) {
   static const std::set<std::string> known = {
@@ -249,8 +264,7 @@ void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bo
       return;
     std::string why;
     std::optional<SVal> v = evalQuietly(value, why);
-    const std::string reason = why.empty() ? "is a module-level value that is not known at compile time"
-                                           : "is a module-level value that is not known at compile time: " + why;
+    const std::string reason = unknownReason(why);
     for (const ast::Expr *t : targets) {
       if (auto *n = dyn_cast<ast::NameExpr>(t)) {
         defineGlobal(n->name, v, reason, bound);

@@ -505,14 +505,28 @@ public:
   static constexpr size_t kMaxCallDepth = 256;
   /// Compile-time work budgets of one kernel (located errors beyond; docs/language.md):
   /// statements executed (unrolled tl.static_range bodies and inlined helpers count each time),
-  /// tile-IR ops created, and the elements of a tuple built with `+`.
+  /// tile-IR ops created, the elements of a compile-time tuple (those of nested tuples, meshes
+  /// and other compound values counted too) and the bytes of its strings (of one string, or
+  /// of all the strings a tuple holds).
   static constexpr uint64_t kMaxStatements = 5'000'000;
   static constexpr uint64_t kMaxOps = 500'000;
   static constexpr size_t kMaxTupleElements = 4096;
+  static constexpr size_t kMaxStringBytes = size_t(1) << 20;
   uint64_t statements = 0;
   uint64_t opsAtStart = ir::opsCreatedOnThisThread();
   /// Counts one executed statement at `loc`; a located error once a budget is spent.
   void chargeStatement(SourceLoc loc);
+  /// The elements (nested ones counted) and string bytes of a compile-time value being built.
+  struct ValueSize {
+    size_t elements = 0, bytes = 0;
+  };
+  /// Adds `elt`, one more element of a value being built, to `total` (itself and what it holds)
+  /// and fails at `loc` once `total` is over the tuple-element or string-byte budget above.
+  /// Costs at most the budget's worth of steps, however large `elt` is.
+  void chargeElement(ValueSize &total, const SVal &elt, SourceLoc loc);
+  /// A located error at `loc` when the compile-time value `v` (just built: a `+` of tuples, a
+  /// string operation) is over the tuple-element or string-byte budget above.
+  void checkValueSize(const SVal &v, SourceLoc loc);
   /// The calls of @jit helpers being executed (callee, call location), outermost first, for the
   /// call-chain notes of diagnostics.
   std::vector<std::pair<const ast::FunctionDef *, SourceLoc>> callSites;

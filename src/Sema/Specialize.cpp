@@ -612,6 +612,44 @@ void Specializer::chargeStatement(SourceLoc loc) {
                   why);
 }
 
+namespace {
+
+/// Adds the elements and string bytes of `v` and everything it holds to `n`, stopping as soon as
+/// either passes its cap (so a deep or huge value costs at most the caps' worth of steps).
+void measureValue(const SVal &v, Specializer::ValueSize &n, size_t maxElements, size_t maxBytes) {
+  n.bytes += v.s.size();
+  for (const SVal &e : v.elts) {
+    if (++n.elements > maxElements || n.bytes > maxBytes)
+      return;
+    measureValue(e, n, maxElements, maxBytes);
+  }
+}
+
+} // namespace
+
+void Specializer::chargeElement(ValueSize &total, const SVal &elt, SourceLoc loc) {
+  ++total.elements;
+  measureValue(elt, total, kMaxTupleElements, kMaxStringBytes);
+  if (total.elements > kMaxTupleElements)
+    fail(loc, "compile-time work limit: a compile-time value of more than " + std::to_string(kMaxTupleElements) +
+                  " elements (the elements of the tuples, dicts and meshes in it count too)");
+  if (total.bytes > kMaxStringBytes)
+    fail(loc, elt.kind == SVal::Kind::Str && total.elements == 1
+                  ? "compile-time work limit: a string of more than 1 MiB"
+                  : "compile-time work limit: a compile-time value holding more than 1 MiB of strings");
+}
+
+void Specializer::checkValueSize(const SVal &v, SourceLoc loc) {
+  ValueSize total;
+  if (v.elts.empty()) {
+    chargeElement(total, v, loc);
+    return;
+  }
+  total.bytes = v.s.size();
+  for (const SVal &e : v.elts)
+    chargeElement(total, e, loc);
+}
+
 bool Specializer::execStmt(const ast::Stmt *s, Env &env) {
   chargeStatement(s->loc());
   switch (s->kind()) {

@@ -280,6 +280,8 @@ SVal Specializer::evalFString(const ast::FStringExpr *f, Env &env) {
       r += pyStr(v, false, at);
     else
       r += pyFormat(v, p.spec, at);
+    if (r.size() > kMaxStringBytes)
+      fail(at, "compile-time work limit: a string of more than 1 MiB");
   }
   return SVal::str(r);
 }
@@ -293,7 +295,9 @@ SVal strBuiltin(Specializer &S, const BuiltinCall &c) {
   const SVal &v = c.p.get("object").val;
   if (!v.isConstexpr())
     S.fail(c.p.loc("object"), c.fname + "() of a runtime value (" + v.describe() + ") is not supported in a kernel");
-  return SVal::str(S.pyStr(v, c.fname == "repr", c.p.loc("object")));
+  SVal r = SVal::str(S.pyStr(v, c.fname == "repr", c.p.loc("object")));
+  S.checkValueSize(r, c.loc);
+  return r;
 }
 
 } // namespace
