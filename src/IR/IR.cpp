@@ -101,6 +101,8 @@ const char *name(OpKind k) {
   case OpKind::PipelineMbarrier: return "pipeline_mbarrier";
   case OpKind::TensormapPrefetch: return "tensormap_prefetch";
   case OpKind::PipelineWait: return "pipeline_wait";
+  case OpKind::PipelineSlot: return "pipeline_slot";
+  case OpKind::PipelineValue: return "pipeline_value";
   case OpKind::LocalLoad: return "local_load";
   case OpKind::LocalStore: return "local_store";
   case OpKind::Wgmma: return "wgmma";
@@ -143,7 +145,7 @@ bool isGpuSyncOp(OpKind k) {
   case OpKind::AsyncCommitGroup: case OpKind::AsyncWaitGroup: case OpKind::TmaLoad: case OpKind::TmaStore:
   case OpKind::TmaStoreCommit: case OpKind::TmaStoreWait: case OpKind::LocalLoad: case OpKind::LocalStore:
   case OpKind::Wgmma: case OpKind::WgmmaWait: case OpKind::PipelineMbarrier: case OpKind::TensormapPrefetch:
-  case OpKind::PipelineWait:
+  case OpKind::PipelineWait: case OpKind::PipelineSlot: case OpKind::PipelineValue:
     return true;
   default:
     return false;

@@ -224,8 +224,11 @@ void Parser::op(Block &b) {
   }
   case OpKind::WarpSpecialize:
     return warpSpecializeOp(*op, results);
-  case OpKind::PipelineMbarrier: { // pipeline=K slot=S [empty]
+  case OpKind::PipelineSlot: case OpKind::PipelineValue: // pipeline=K
+  case OpKind::PipelineMbarrier: { // pipeline=K [slot=S] [empty]
     for (const char *key : {"pipeline", "slot"}) {
+      if (key[0] == 's' && (op->kind != OpKind::PipelineMbarrier || tok_.kind != Tok::Ident || tok_.text != "slot"))
+        break; // a slot given at run time, as the operand
       expectIdent(key);
       expect("=");
       SourceLoc at = tok_.loc;

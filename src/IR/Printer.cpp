@@ -344,7 +344,13 @@ private:
         os_ << (op.sync.read ? " read " : " ") << op.sync.pending;
       break;
     case OpKind::PipelineMbarrier:
-      os_ << " pipeline=" << op.sync.pipeline << " slot=" << op.sync.slot << (op.sync.empty ? " empty" : "");
+      os_ << " pipeline=" << op.sync.pipeline;
+      if (op.operands.empty())
+        os_ << " slot=" << op.sync.slot;
+      os_ << (op.sync.empty ? " empty" : "");
+      break;
+    case OpKind::PipelineSlot: case OpKind::PipelineValue:
+      os_ << " pipeline=" << op.sync.pipeline;
       break;
     case OpKind::TensormapPrefetch:
       os_ << " map=" << op.sync.map;

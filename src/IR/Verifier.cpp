@@ -187,7 +187,10 @@ struct Verifier {
       lo = hi = 0, res = 0;
       break;
     case OpKind::PipelineMbarrier:
-      lo = hi = 0, res = 1;
+      lo = 0, hi = 1, res = 1;
+      break;
+    case OpKind::PipelineSlot: case OpKind::PipelineValue:
+      lo = hi = 1, res = 1;
       break;
     case OpKind::PipelineWait:
       lo = hi = 1, res = 0;
@@ -741,6 +744,8 @@ struct Verifier {
       return true;
     case OpKind::PipelineMbarrier:
       return gpuRule(op, pipelineMbarrierError(fn, op));
+    case OpKind::PipelineSlot: case OpKind::PipelineValue:
+      return gpuRule(op, pipelineSlotError(fn, op));
     case OpKind::PipelineWait:
       if (!op.operands[0]->type.isTile())
         return fail(op, "expects a tile held in a pipeline's slots, got " + op.operands[0]->type.str());

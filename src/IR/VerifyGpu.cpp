@@ -533,11 +533,38 @@ std::string pipelineMbarrierError(const Function &fn, const Op &op) {
   const PipelineBuffer &p = fn.pipelines[size_t(k)];
   if (p.tmaMap < 0)
     return "pipeline " + std::to_string(k) + " is filled by cp.async and has no mbarriers";
-  if (op.sync.slot < 0 || op.sync.slot >= p.slots)
+  if (!op.operands.empty() && op.operands[0]->type != Type::scalar(DType::I32))
+    return "expects an i32 slot, got " + op.operands[0]->type.str();
+  if (op.operands.empty() && (op.sync.slot < 0 || op.sync.slot >= p.slots))
     return "expects a slot of pipeline " + std::to_string(k) + " (0 to " + std::to_string(p.slots - 1) +
            "), got " + std::to_string(op.sync.slot);
   if (op.sync.empty && fn.producerWarps <= 0)
     return "'empty' names a warp-specialised pipeline's release barrier; this kernel has no producer warps";
+  return "";
+}
+
+/// pipeline_slot and pipeline_value name a TMA pipeline of the function and take an i32 slot
+/// or fill number; a slot's pointer is to an element of the pipeline's size, a value is a tile
+/// of the pipeline's [rows, cols] of such elements.
+std::string pipelineSlotError(const Function &fn, const Op &op) {
+  int k = op.sync.pipeline;
+  if (k < 0 || size_t(k) >= fn.pipelines.size())
+    return "expects pipeline= to name one of the function's " + std::to_string(fn.pipelines.size()) +
+           " pipelines, got " + std::to_string(k);
+  const PipelineBuffer &p = fn.pipelines[size_t(k)];
+  if (p.tmaMap < 0)
+    return "pipeline " + std::to_string(k) + " is filled by cp.async; its fills are not ops";
+  if (op.operands[0]->type != Type::scalar(DType::I32))
+    return "expects an i32 operand, got " + op.operands[0]->type.str();
+  const Type &r = op.result()->type;
+  bool slot = op.kind == OpKind::PipelineSlot;
+  DType elem = slot ? (r.elem.isPointer() && r.elem.space == AddrSpace::Shared ? r.elem.pointee : DType::I1)
+                    : r.dtype();
+  bool shaped = slot ? r.isScalar() : r.isTile() && r.shape == std::vector<int64_t>{p.rows, p.cols};
+  if (!shaped || elem == DType::I1 || elem == DType::Ptr || storageBytes(elem) != p.elemBytes)
+    return std::string("expects ") +
+           (slot ? "a scalar shared pointer to " : "a tile [" + std::to_string(p.rows) + ", " + std::to_string(p.cols) + "] of ") +
+           std::to_string(p.elemBytes) + "-byte elements (pipeline " + std::to_string(k) + "), got " + r.str();
   return "";
 }
 

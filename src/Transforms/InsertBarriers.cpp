@@ -128,15 +128,20 @@ std::set<const ir::Op *> backendReaders(ir::Function &f) {
   return tops;
 }
 
-/// Whether `op` is an mbarrier op on one of the pipeline pass's mbarriers (pipeline_mbarrier):
-/// they lie in the pipeline area, which no other op of the IR addresses, and the pass places
-/// the barriers their protocol needs itself (placePipelineProtocol).
+/// Whether `op` is an mbarrier op on one of the pipeline pass's mbarriers (pipeline_mbarrier)
+/// or a TMA fill of one of its slots (a tma_load into a pipeline_slot, pipeline-fills): they lie
+/// in the pipeline area, which no other op of the IR addresses, and the pipeline pass places the
+/// barriers their protocol needs itself (placePipelineProtocol, insertRefillBarriers).
 bool onPipelineMbarrier(const ir::Op &op) {
   bool mbarrierOp = op.kind == OpKind::MbarrierInit || op.kind == OpKind::MbarrierInval ||
                     op.kind == OpKind::MbarrierWait || op.kind == OpKind::MbarrierArrive ||
                     op.kind == OpKind::MbarrierExpectTx;
-  return mbarrierOp && !op.operands.empty() && op.operands[0]->def &&
-         op.operands[0]->def->kind == OpKind::PipelineMbarrier;
+  bool slotFill = op.kind == OpKind::TmaLoad && op.operands[0]->def &&
+                  (op.operands[0]->def->kind == OpKind::PipelineSlot ||
+                   (op.operands[0]->def->kind == OpKind::AddPtr && op.operands[0]->def->operands[0]->def &&
+                    op.operands[0]->def->operands[0]->def->kind == OpKind::PipelineSlot));
+  return slotFill || (mbarrierOp && !op.operands.empty() && op.operands[0]->def &&
+                      op.operands[0]->def->kind == OpKind::PipelineMbarrier);
 }
 
 class Inserter {

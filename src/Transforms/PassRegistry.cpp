@@ -9,6 +9,7 @@
 #include "tle/Transforms/InsertBarriers.h"
 #include "tle/Transforms/LayoutAssignment.h"
 #include "tle/Transforms/Pipeline.h"
+#include "tle/Transforms/PipelineFills.h"
 #include "tle/Transforms/Prefetch.h"
 #include "tle/Transforms/ReduceBatches.h"
 #include "tle/Transforms/TensorMaps.h"
@@ -58,6 +59,7 @@ void runLowerAsyncLoads(ir::Function &f, PassContext &) { lowerAsyncLoads(f); }
 void runWgmmaWaits(ir::Function &f, PassContext &) { placeWgmmaWaits(f); }
 void runBatchReduces(ir::Function &f, PassContext &) { batchReduces(f); }
 void runBoundMasks(ir::Function &f, PassContext &) { markBoundMasks(f); }
+void runPipelineFills(ir::Function &f, PassContext &) { lowerPipelineFills(f); }
 
 } // namespace
 
@@ -110,6 +112,10 @@ const std::vector<PassInfo> &passRegistry() {
       {"insert-barriers",
        "CTA barriers between conflicting shared-memory accesses, and the cluster exit protocol", runInsertBarriers,
        kInPipeline | kBeforeEmit},
+      {"pipeline-fills",
+       "the TMA fills of the pipeline pass's slots as ops: fill numbers carried through loops, expect-tx on the "
+       "slot's mbarrier, a tma_load per box, the tile a pipeline_value (not in warp-specialised kernels)",
+       runPipelineFills, kInPipeline | kBeforeEmit},
       {"bound-masks",
        "stores whose 'offs < n' mask would stay live across reductions, barriers or loops marked 'bounds': the "
        "backend recomputes it at the store from n",

@@ -37,6 +37,7 @@ struct CarryClasses {
   std::vector<const ir::Value *> roots;
   Uses uses;
   std::vector<const ir::Op *> tileLoads; ///< global tile loads
+  std::vector<const ir::Op *> fillValues; ///< pipeline_value ops (fills that pipeline-fills wrote as ops)
 
   const ir::Value *find(const ir::Value *v) {
     auto it = parent.find(v);
@@ -61,6 +62,8 @@ struct CarryClasses {
       if (op.kind == OpKind::Load && op.result()->type.isTile() &&
           op.operands[0]->type.elem.space == ir::AddrSpace::Global)
         tileLoads.push_back(&op), find(op.result());
+      if (op.kind == OpKind::PipelineValue)
+        fillValues.push_back(&op), find(op.result());
     });
     std::set<const ir::Value *> seen;
     ir::walk(const_cast<ir::Block &>(f.body), [&](ir::Op &op) {
@@ -598,6 +601,10 @@ std::map<const ir::Value *, int> pipelineValues(const ir::Function &f, std::set<
     if (named(*l))
       for (const ir::Value *v : classes.members.at(classes.find(l->result())))
         out[v] = l->pipeline();
+  for (const ir::Op *p : classes.fillValues)
+    if (p->sync.pipeline >= 0 && size_t(p->sync.pipeline) < f.pipelines.size())
+      for (const ir::Value *v : classes.members.at(classes.find(p->result())))
+        out[v] = p->sync.pipeline;
   ir::walk(const_cast<ir::Block &>(f.body), [&](ir::Op &op) {
     if (op.kind == OpKind::Permute && named(op)) {
       out[op.result()] = op.pipeline();

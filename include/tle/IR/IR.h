@@ -240,9 +240,10 @@ enum class OpKind {
                ///< a `barrier` for the other threads).
   // The pipeline pass's slots (Function::pipelines, decided by transforms::pipeline): the
   // mbarriers of a TMA pipeline and the tensor maps, named for the ops above. sm_90+.
-  PipelineMbarrier, ///< () -> scalar *i64_shared: the mbarrier of slot `slot` of pipeline
-               ///< `pipeline` (Function::pipelines[pipeline], filled by TMA): its "full" barrier,
-               ///< whose phase completes when the slot's copy has landed (1 arrival, the
+  PipelineMbarrier, ///< () or (i32 s) -> scalar *i64_shared: the mbarrier of slot `slot` of
+               ///< pipeline `pipeline` (Function::pipelines[pipeline], filled by TMA), or of slot
+               ///< `s` known at run time (0 .. slots - 1; printed without `slot=`): its "full"
+               ///< barrier, whose phase completes when the slot's copy has landed (1 arrival, the
                ///< copy's bytes as transactions), or with `empty` a warp-specialised
                ///< pipeline's "empty" barrier, whose phase completes when the consumers have
                ///< released the slot. At pipeline_offset + barriers + 8 * slot (+ 8 * slots
@@ -255,6 +256,16 @@ enum class OpKind {
                ///< `pipeline=k`, its loop-carried copies, a tl.trans view of them): a loop of
                ///< mbarrier.try_wait.parity on the slot's mbarrier at the phase of that fill;
                ///< the slot's bytes are then visible to the thread and its wgmma. sm_90+.
+  PipelineSlot, ///< (i32 s) -> scalar *T_shared: the first element of slot `s` (0 .. slots - 1)
+               ///< of pipeline `pipeline`, at pipeline_offset + offset + s * slot_bytes of the
+               ///< CTA's shared memory; T has the pipeline's element size. A TMA fill's
+               ///< destination (tma_load, box by box along the swizzle's columns). sm_90+.
+  PipelineValue, ///< (i32 c) -> tile [rows, cols] of T: the tile that fill number `c` of pipeline
+               ///< `pipeline` placed in its slots: slot c mod slots, in the phase of parity
+               ///< c / slots of the slot's mbarrier (fills are numbered 0 .. 2 * slots - 1 and
+               ///< wrap). Holds no registers: like the load it replaces (pipeline-fills), it is
+               ///< one of the pipeline's values (pipelineValues), which dots read in place and
+               ///< pipeline_wait waits for. sm_90+.
   // Shared buffers as matrices. A LocalAlloc with a swizzle (allocSwizzle() 32, 64 or 128: the
   // NVMMA shared layout that TMA writes and wgmma reads, PTX ISA §9.7.15.5.1 "Shared Memory
   // Matrix Layout") holds prod(shape[:-2]) matrices ("slots") of R x C = shape[-2:] elements:
@@ -453,8 +464,8 @@ struct SyncAttrs {
   bool read = false;          ///< tma_store_wait `read`: until the sources are read
   bool relaxed = false;       ///< `relaxed`: a cluster_arrive that releases no memory accesses
   bool all = false;           ///< async_wait_group `all`: every copy, committed or not
-  int pipeline = -1;          ///< `pipeline=`: the pipeline of a pipeline_mbarrier
-  int slot = 0;               ///< `slot=`: its slot
+  int pipeline = -1;          ///< `pipeline=`: the pipeline of a pipeline_mbarrier, _slot or _value
+  int slot = 0;               ///< `slot=`: a pipeline_mbarrier's slot (when not an operand)
   bool empty = false;         ///< `empty`: the slot's release barrier (warp-specialised)
   bool global = false;        ///< fence_proxy_async `global`: for global memory, not the CTA's shared memory
   bool operator==(const SyncAttrs &o) const {

@@ -42,7 +42,8 @@ namespace tle::transforms {
 void pipeline(ir::Function &f, DiagnosticEngine *diags);
 
 /// Every value that lives in pipeline slots, with its class (Function::pipelines index): the
-/// values linked by loop carries to a load marked `pipeline=k`, and the results of Permute
+/// values linked by loop carries to a load marked `pipeline=k` or to a `pipeline_value
+/// pipeline=k` (a fill written as ops by pipeline-fills), and the results of Permute
 /// views marked `pipeline=k` (also listed in `transposed` when non-null).
 std::map<const ir::Value *, int> pipelineValues(const ir::Function &f,
                                                 std::set<const ir::Value *> *transposed = nullptr);

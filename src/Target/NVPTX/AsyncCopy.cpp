@@ -207,6 +207,24 @@ void Emitter::emitPipelineOp(const ir::Op &op) {
     return;
   }
   const AsyncBuffer &buf = buffers_.at(size_t(op.sync.pipeline));
+  if (op.kind == OpKind::PipelineValue) { // its registers are the fill number (the slot and phase)
+    vals_[op.result()] = {scalar(op.operands[0])};
+    return;
+  }
+  if (op.kind == OpKind::PipelineSlot) {
+    llvm::Value *off = B.CreateAdd(B.getInt32(static_cast<uint32_t>(buf.base)),
+                                   B.CreateMul(scalar(op.operands[0]), B.getInt32(static_cast<uint32_t>(buf.slotBytes))));
+    vals_[op.result()] = {smemRaw(off)};
+    return;
+  }
+  if (!op.operands.empty()) { // the slot at run time
+    llvm::Value *slot = scalar(op.operands[0]);
+    if (op.sync.empty)
+      slot = B.CreateAdd(slot, B.getInt32(static_cast<uint32_t>(buf.slots)));
+    llvm::Value *off = B.CreateAdd(B.getInt32(static_cast<uint32_t>(buf.barBase)), B.CreateMul(slot, B.getInt32(8)));
+    vals_[op.result()] = {smemRaw(off)};
+    return;
+  }
   int64_t off = buf.barBase + 8 * (op.sync.slot + (op.sync.empty ? buf.slots : 0));
   vals_[op.result()] = {smemRaw(B.getInt32(static_cast<uint32_t>(off)))};
 }

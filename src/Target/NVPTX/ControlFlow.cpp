@@ -118,8 +118,39 @@ std::vector<llvm::Value *> Emitter::regsLike(const ir::Value *v, const ir::Value
   return regsIn(v, *like->layout);
 }
 
+bool Emitter::issueRegion(const ir::Op &ifOp) const {
+  if (!ifOp.results.empty() || ifOp.regions[1]->ops.size() != 1 || firstThreadOnly_)
+    return false;
+  for (const auto &o : ifOp.regions[0]->ops) {
+    switch (o->kind) {
+    case OpKind::TmaLoad: case OpKind::TmaStore: case OpKind::TmaStoreCommit: case OpKind::TmaStoreWait:
+    case OpKind::Yield:
+      continue;
+    case OpKind::MbarrierArrive: // one arrival of the CTA on its own mbarrier
+      if (o->sync.per == ir::Arrivers::Cta && o->operands.size() == 1)
+        continue;
+      return false;
+    case OpKind::Constant: case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::AddPtr:
+    case OpKind::Cast:
+      if (o->result()->type.isScalar())
+        continue;
+      return false;
+    default:
+      return false;
+    }
+  }
+  return true;
+}
+
 void Emitter::emitIf(const ir::Op &op) {
   llvm::Value *cond = scalar(op.operands[0]);
+  const bool issue = issueRegion(op);
+  if (issue)
+    cond = B.CreateAnd(firstThread(tid_), cond);
+  struct Restore {
+    bool &flag, old;
+    ~Restore() { flag = old; }
+  } restore{firstThreadOnly_, firstThreadOnly_};
   auto *thenB = llvm::BasicBlock::Create(ctx, "if.then", kernel_);
   auto *elseB = llvm::BasicBlock::Create(ctx, "if.else", kernel_);
   auto *merge = llvm::BasicBlock::Create(ctx, "if.end", kernel_);
@@ -129,6 +160,7 @@ void Emitter::emitIf(const ir::Op &op) {
   llvm::BasicBlock *starts[2] = {thenB, elseB};
   for (int r = 0; r < 2; ++r) {
     B.SetInsertPoint(starts[r]);
+    firstThreadOnly_ = issue && r == 0;
     emitBlock(*op.regions[r]);
     const ir::Op *yield = op.regions[r]->terminator();
     for (size_t i = 0; i < op.results.size(); ++i)

@@ -371,6 +371,7 @@ void Emitter::emitOpImpl(const ir::Op &op) {
   case OpKind::AsyncWaitGroup:
     return emitSyncOp(op);
   case OpKind::PipelineMbarrier: case OpKind::TensormapPrefetch: case OpKind::PipelineWait:
+  case OpKind::PipelineSlot: case OpKind::PipelineValue:
     return emitPipelineOp(op);
   case OpKind::AsyncCopy:
     return emitAsyncCopy(op);

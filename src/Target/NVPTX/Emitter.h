@@ -150,6 +150,15 @@ public:
   /// Emits `body` in a branch that thread 0 alone takes: TMA stores' bulk copies and their waits
   /// (predicating them instead makes ptxas step through the warp's lanes).
   void onThreadZero(const std::function<void()> &body);
+  /// Inside a branch that only the CTA's (or partition's) first thread takes (issueRegion): ops
+  /// IR.h gives to thread 0 need no predicate or branch of their own.
+  bool firstThreadOnly_ = false;
+  /// Whether `ifOp` (no results, an empty `else`) holds only ops that thread 0 issues (TMA
+  /// copies and their commits and waits, expect-tx and other single arrivals on a local
+  /// mbarrier) and scalar arithmetic for their operands: then thread 0 alone takes its branch
+  /// (its condition and'ed with the thread test), which spares each op its own predicate and
+  /// ptxas a walk over the warp's lanes per copy.
+  bool issueRegion(const ir::Op &ifOp) const;
   /// Stores tile `v` (its registers in its layout) into shared memory at byte offset `base` in
   /// the swizzled layout that wgmma and TMA read: dim `contig` of the tile becomes the
   /// contiguous one, in column blocks of `swizzle` bytes, each `rows` rows (swizzledOffset).

@@ -114,7 +114,7 @@ void Emitter::emitMbarrierArrive(const ir::Op &op) {
   std::string text = a.tx ? "mbarrier.arrive.expect_tx" + space + " _, [$0], " + std::to_string(a.tx) + ";"
                           : "mbarrier.arrive" + space + " _, [$0]" +
                                 (a.count != 1 ? ", " + std::to_string(a.count) : std::string()) + ";";
-  if (a.per == ir::Arrivers::Thread) // every thread: no predicate
+  if (a.per == ir::Arrivers::Thread || (a.per == ir::Arrivers::Cta && firstThreadOnly_)) // no predicate
     return emitAsm(B, text, "r", {addr});
   emitAsm(B, "@$1 " + text, "r,b", {addr, syncThreads(a.per)});
 }

@@ -77,6 +77,8 @@ void Emitter::emitTmaStore(const ir::Op &op, int map) {
 }
 
 void Emitter::onThreadZero(const std::function<void()> &body) {
+  if (firstThreadOnly_)
+    return body();
   auto *then = llvm::BasicBlock::Create(ctx, "tma.store", kernel_);
   auto *done = llvm::BasicBlock::Create(ctx, "tma.store.done", kernel_);
   B.CreateCondBr(firstThread(tid_), then, done);
