@@ -520,7 +520,8 @@ std::string asyncCopyError(const Op &op) {
   return "";
 }
 
-/// pipeline_mbarrier names a slot of a TMA pipeline of the function (its `empty` barrier only
+/// pipeline_mbarrier names a slot of a TMA pipeline of the function (by index, or by an i32 fill
+/// number given at run time; its `empty` barrier only
 /// in a warp-specialised kernel, whose producer warps release slots) and yields its address.
 std::string pipelineMbarrierError(const Function &fn, const Op &op) {
   const Type mbar(ScalarType::ptrTo(DType::I64, AddrSpace::Shared));
@@ -534,7 +535,7 @@ std::string pipelineMbarrierError(const Function &fn, const Op &op) {
   if (p.tmaMap < 0)
     return "pipeline " + std::to_string(k) + " is filled by cp.async and has no mbarriers";
   if (!op.operands.empty() && op.operands[0]->type != Type::scalar(DType::I32))
-    return "expects an i32 slot, got " + op.operands[0]->type.str();
+    return "expects an i32 fill number, got " + op.operands[0]->type.str();
   if (op.operands.empty() && (op.sync.slot < 0 || op.sync.slot >= p.slots))
     return "expects a slot of pipeline " + std::to_string(k) + " (0 to " + std::to_string(p.slots - 1) +
            "), got " + std::to_string(op.sync.slot);

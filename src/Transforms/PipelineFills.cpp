@@ -96,17 +96,6 @@ private:
     return B.select(loc, wrapped, B.constInt(loc, ir::DType::I32, 0), n);
   }
 
-  /// The slot of fill number `c`: c mod slots, for c < 2 * slots.
-  ir::Value *slotOf(ir::Builder &B, SourceLoc loc, ir::Value *c) {
-    const int slots = buf_.slots;
-    if (slots == 1)
-      return B.constInt(loc, ir::DType::I32, 0);
-    if (const ir::Op *k = constantDef(c))
-      return B.constInt(loc, ir::DType::I32, k->intValue() % slots);
-    ir::Value *s = B.constInt(loc, ir::DType::I32, slots);
-    return B.select(loc, B.cmp(loc, ir::CmpPred::Ge, c, s), B.binary(OpKind::Sub, loc, c, s), c);
-  }
-
   ir::Value *i32(ir::Builder &B, SourceLoc loc, ir::Value *v) {
     return B.cast(loc, v, ir::ScalarType{ir::DType::I32});
   }
@@ -147,10 +136,11 @@ private:
     ir::Builder B(&b);
     B.setInsertionPoint(&b, it);
     ir::Value *c = nextNumber(B, loc, count);
-    ir::Value *slot = slotOf(B, loc, c);
-    ir::Op *bar = B.create(OpKind::PipelineMbarrier, loc, {slot}, {ir::Type(ir::ScalarType::ptrTo(ir::DType::I64, ir::AddrSpace::Shared))});
+    ir::Op *bar = B.create(OpKind::PipelineMbarrier, loc, {c},
+                           {ir::Type(ir::ScalarType::ptrTo(ir::DType::I64, ir::AddrSpace::Shared))});
     bar->sync.pipeline = cls_;
-    ir::Op *dst = B.create(OpKind::PipelineSlot, loc, {slot}, {ir::Type(ir::ScalarType::ptrTo(r->type.dtype(), ir::AddrSpace::Shared))});
+    ir::Op *dst = B.create(OpKind::PipelineSlot, loc, {c},
+                           {ir::Type(ir::ScalarType::ptrTo(r->type.dtype(), ir::AddrSpace::Shared))});
     dst->sync.pipeline = cls_;
     ir::Value *row = i32(B, loc, load.operands[4 + 2 * rank]);
     ir::Value *col = i32(B, loc, load.operands[4 + 2 * rank + 1]);

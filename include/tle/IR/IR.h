@@ -240,9 +240,10 @@ enum class OpKind {
                ///< a `barrier` for the other threads).
   // The pipeline pass's slots (Function::pipelines, decided by transforms::pipeline): the
   // mbarriers of a TMA pipeline and the tensor maps, named for the ops above. sm_90+.
-  PipelineMbarrier, ///< () or (i32 s) -> scalar *i64_shared: the mbarrier of slot `slot` of
-               ///< pipeline `pipeline` (Function::pipelines[pipeline], filled by TMA), or of slot
-               ///< `s` known at run time (0 .. slots - 1; printed without `slot=`): its "full"
+  PipelineMbarrier, ///< () or (i32 n) -> scalar *i64_shared: the mbarrier of slot `slot` of
+               ///< pipeline `pipeline` (Function::pipelines[pipeline], filled by TMA), or of the
+               ///< slot that fill number `n` (0 .. 2 * slots - 1, known at run time; printed
+               ///< without `slot=`) takes, n mod slots: its "full"
                ///< barrier, whose phase completes when the slot's copy has landed (1 arrival, the
                ///< copy's bytes as transactions), or with `empty` a warp-specialised
                ///< pipeline's "empty" barrier, whose phase completes when the consumers have
@@ -256,10 +257,11 @@ enum class OpKind {
                ///< `pipeline=k`, its loop-carried copies, a tl.trans view of them): a loop of
                ///< mbarrier.try_wait.parity on the slot's mbarrier at the phase of that fill;
                ///< the slot's bytes are then visible to the thread and its wgmma. sm_90+.
-  PipelineSlot, ///< (i32 s) -> scalar *T_shared: the first element of slot `s` (0 .. slots - 1)
-               ///< of pipeline `pipeline`, at pipeline_offset + offset + s * slot_bytes of the
-               ///< CTA's shared memory; T has the pipeline's element size. A TMA fill's
-               ///< destination (tma_load, box by box along the swizzle's columns). sm_90+.
+  PipelineSlot, ///< (i32 n) -> scalar *T_shared: the first element of the slot of pipeline
+               ///< `pipeline` that fill number `n` (0 .. 2 * slots - 1) takes, s = n mod slots, at
+               ///< pipeline_offset + offset + s * slot_bytes of the CTA's shared memory; T has the
+               ///< pipeline's element size. A TMA fill's destination (tma_load, box by box along
+               ///< the swizzle's columns). sm_90+.
   PipelineValue, ///< (i32 c) -> tile [rows, cols] of T: the tile that fill number `c` of pipeline
                ///< `pipeline` placed in its slots: slot c mod slots, in the phase of parity
                ///< c / slots of the slot's mbarrier (fills are numbered 0 .. 2 * slots - 1 and

@@ -11,9 +11,8 @@ namespace tle::transforms {
 /// insert-barriers (whose refill barrier stays in front of it):
 ///
 ///     %c    = <fill number>                 (i32, 0 .. 2 * slots - 1; see below)
-///     %s    = select (cmp ge %c, slots), %c - slots, %c              (the slot; 0 for one slot)
-///     %bar  = pipeline_mbarrier pipeline=k %s : i32 -> *i64_shared   (the slot's "full" mbarrier)
-///     %dst  = pipeline_slot pipeline=k %s : i32 -> *T_shared
+///     %bar  = pipeline_mbarrier pipeline=k %c : i32 -> *i64_shared   ("full" mbarrier of its slot)
+///     %dst  = pipeline_slot pipeline=k %c : i32 -> *T_shared         (slot c mod slots)
 ///     if %guards {                          (the load's guards, and-ed; no `if` without guards)
 ///       mbarrier_arrive tx=rows*cols*sizeof(T) %bar                  (one thread)
 ///       tma_load map=m %dst, %bar, %row, %col                       (one box per swizzle span

@@ -147,14 +147,14 @@ llvm::Value *Emitter::swizzledOffset(llvm::Value *row, llvm::Value *col, int64_t
   return B.CreateXor(off, B.CreateShl(sel, 4));
 }
 
-llvm::Value *Emitter::asyncSlotIndex(const ir::Value *v) {
-  const AsyncBuffer &buf = asyncBuffer(v);
-  llvm::Value *c = scalar(v);
+llvm::Value *Emitter::fillSlot(const AsyncBuffer &buf, llvm::Value *c) {
   if (buf.tmaMap < 0)
     return c;
   llvm::Value *s = B.getInt32(static_cast<uint32_t>(buf.slots));
   return B.CreateSelect(B.CreateICmpUGE(c, s), B.CreateSub(c, s), c);
 }
+
+llvm::Value *Emitter::asyncSlotIndex(const ir::Value *v) { return fillSlot(asyncBuffer(v), scalar(v)); }
 
 llvm::Value *Emitter::asyncSlotAddr(const ir::Value *v) {
   const AsyncBuffer &buf = asyncBuffer(v);
@@ -213,12 +213,13 @@ void Emitter::emitPipelineOp(const ir::Op &op) {
   }
   if (op.kind == OpKind::PipelineSlot) {
     llvm::Value *off = B.CreateAdd(B.getInt32(static_cast<uint32_t>(buf.base)),
-                                   B.CreateMul(scalar(op.operands[0]), B.getInt32(static_cast<uint32_t>(buf.slotBytes))));
+                                   B.CreateMul(fillSlot(buf, scalar(op.operands[0])),
+                                               B.getInt32(static_cast<uint32_t>(buf.slotBytes))));
     vals_[op.result()] = {smemRaw(off)};
     return;
   }
-  if (!op.operands.empty()) { // the slot at run time
-    llvm::Value *slot = scalar(op.operands[0]);
+  if (!op.operands.empty()) { // the slot of a fill number known at run time
+    llvm::Value *slot = fillSlot(buf, scalar(op.operands[0]));
     if (op.sync.empty)
       slot = B.CreateAdd(slot, B.getInt32(static_cast<uint32_t>(buf.slots)));
     llvm::Value *off = B.CreateAdd(B.getInt32(static_cast<uint32_t>(buf.barBase)), B.CreateMul(slot, B.getInt32(8)));

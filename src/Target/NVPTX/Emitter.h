@@ -285,6 +285,9 @@ public:
   llvm::Value *asyncSlotAddr(const ir::Value *v);
   /// The slot index of async value `v` (for TMA values, its fill count modulo the slots).
   llvm::Value *asyncSlotIndex(const ir::Value *v);
+  /// The slot of fill number `c` of `buf`: c mod slots for a TMA pipeline (c < 2 * slots), `c`
+  /// itself for cp.async slots (counted modulo the slots).
+  llvm::Value *fillSlot(const AsyncBuffer &buf, llvm::Value *c);
   bool isTma(const ir::Value *v) const { return isAsync(v) && asyncBuffer(v).tmaMap >= 0; }
   /// The shared address (32-bit window) of buffer `buf`'s mbarrier for slot `slot`.
   llvm::Value *tmaBarrierAddr(const AsyncBuffer &buf, llvm::Value *slot);
