@@ -205,6 +205,8 @@ SVal reshape(Specializer &S, const BuiltinCall &c) {
     S.fail(loc, c.fname + "() cannot change the number of elements: " + x->type.str() + " to " + t.str());
   if (shape == x->type.shape)
     return SVal::tensor(x);
+  if (x->type.isScalar()) // a 0-d value (tl.full((), v, dtype)) as a one-element tile: a splat
+    return SVal::tensor(S.b->splat(loc, x, shape));
   return SVal::tensor(S.b->create(ir::OpKind::Reshape, loc, {x}, {t})->result());
 }
 
