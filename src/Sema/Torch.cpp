@@ -1,5 +1,6 @@
 // The compile-time parts of torch that kernel modules read (torch's dtypes, torch.finfo and
-// torch.iinfo limits) and tl.dtype(name): evaluated by the compiler, with no torch installed.
+// torch.iinfo limits), tl.dtype(name) and tl.core.get_int_dtype: evaluated by the compiler, with no
+// torch installed.
 #include "Binder.h"
 #include "Registry.h"
 #include "Sema.h"
@@ -120,6 +121,26 @@ SVal dtypeByName(Specializer &S, const BuiltinCall &c) {
                           "fp8e4nv, fp8e5, fp16, bf16, fp32, fp64)");
 }
 
+/// tl.core.get_int_dtype(bitwidth, signed): the integer dtype of that width and signedness
+/// (width 1 is int1 either way), as Triton's core.get_int_dtype; other widths are an error.
+SVal intDTypeOf(Specializer &S, const BuiltinCall &c) {
+  const int64_t bits = c.p.constInt("bitwidth", 0);
+  const SVal &sv = c.p.get("signed").val;
+  if (!sv.isConstexpr())
+    S.fail(c.p.loc("signed"), "get_int_dtype() argument 'signed' must be a compile-time bool, got " + sv.describe());
+  const bool isSigned = S.truthy(sv, c.p.loc("signed"));
+  static const std::pair<int64_t, std::pair<DType, DType>> widths[] = {
+      {8, {DType::I8, DType::U8}}, {16, {DType::I16, DType::U16}},
+      {32, {DType::I32, DType::U32}}, {64, {DType::I64, DType::U64}}};
+  if (bits == 1)
+    return SVal::dtypeOf(ir::ScalarType{DType::I1});
+  for (auto &[w, d] : widths)
+    if (bits == w)
+      return SVal::dtypeOf(ir::ScalarType{isSigned ? d.first : d.second});
+  S.fail(c.p.loc("bitwidth"), "get_int_dtype(): unsupported bitwidth " + std::to_string(bits) +
+                                  " (1, 8, 16, 32 or 64)");
+}
+
 } // namespace
 
 std::optional<ir::ScalarType> torchDType(const std::string &n) {
@@ -141,6 +162,7 @@ std::vector<BuiltinSpec> torchBuiltins() {
       {"torch.finfo", "type=None", torchFinfo},
       {"torch.iinfo", "type", torchIinfo},
       {"tl.dtype", "name", dtypeByName},
+      {"tl.get_int_dtype", "bitwidth, signed", intDTypeOf},
   };
 }
 
