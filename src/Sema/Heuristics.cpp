@@ -85,9 +85,12 @@ std::string firstUnknownKey(const ast::Expr *e, const std::string &param, const 
 
 } // namespace
 
-std::vector<Specializer::Heuristic> Specializer::kernelHeuristics(const ast::FunctionDef *kernel) {
+std::vector<Specializer::Heuristic> Specializer::kernelHeuristics(const ast::FunctionDef *kernel,
+                                                                  const std::vector<const ast::CallExpr *> &wrappers) {
   std::vector<Heuristic> out;
-  for (const ast::Expr *d : kernel->decorators) {
+  std::vector<const ast::Expr *> decorators(wrappers.begin(), wrappers.end());
+  decorators.insert(decorators.end(), kernel->decorators.begin(), kernel->decorators.end());
+  for (const ast::Expr *d : decorators) {
     if (!isHeuristicsDecorator(d))
       continue;
     auto *c = dyn_cast<ast::CallExpr>(d);
@@ -103,6 +106,17 @@ std::vector<Specializer::Heuristic> Specializer::kernelHeuristics(const ast::Fun
     }
   }
   return out;
+}
+
+std::vector<const ast::CallExpr *> Specializer::kernelWrappersOf(const ast::FunctionDef *kernel) const {
+  std::string name = opts.kernel;
+  if (name.empty() && jitFns.size() == 1)
+    name = jitFns.begin()->first;
+  auto f = jitFns.find(name);
+  auto w = kernelWrappers_.find(name);
+  if (f == jitFns.end() || f->second != kernel || w == kernelWrappers_.end())
+    return {};
+  return w->second;
 }
 
 void Specializer::applyHeuristics(const std::vector<Heuristic> &heuristics, const std::set<std::string> &pending,

@@ -191,6 +191,7 @@ void runModule(Specializer &importer, UserModule &m, SourceLoc at) {
   m.globals = std::move(s.globals);
   m.unresolved = std::move(s.unresolvedGlobals_);
   m.jitFns = std::move(s.jitFns);
+  m.kernelWrappers = std::move(s.kernelWrappers_);
   m.state = UserModule::State::Done;
 }
 
@@ -240,6 +241,7 @@ void Specializer::runMainModule() {
   globals = m.globals;
   unresolvedGlobals_ = m.unresolved;
   jitFns = m.jitFns;
+  kernelWrappers_ = m.kernelWrappers;
   self_ = &m;
 }
 

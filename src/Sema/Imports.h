@@ -24,6 +24,8 @@ struct UserModule {
   Env globals;
   std::map<std::string, Specializer::Unresolved> unresolved;
   std::map<std::string, const ast::FunctionDef *> jitFns;
+  /// Its kernel names bound through the decorators' call form (Specializer::kernelWrappers_).
+  std::map<std::string, std::vector<const ast::CallExpr *>> kernelWrappers;
   const Specializer *running = nullptr;
 
   /// The names of the namespace as they are now (partially initialised while it runs).

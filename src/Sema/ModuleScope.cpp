@@ -9,6 +9,7 @@
 #include <sstream>
 
 using llvm::dyn_cast;
+using llvm::cast;
 using llvm::isa;
 
 namespace tle::sema {
@@ -82,7 +83,36 @@ struct ScopeState {
   Env globals;
   std::map<std::string, Specializer::Unresolved> unresolved;
   std::map<std::string, const ast::FunctionDef *> jitFns;
+  std::map<std::string, std::vector<const ast::CallExpr *>> wrappers;
 };
+
+/// Whether `callee` is `triton.heuristics(...)` / `triton.autotune(...)` (or the bare names),
+/// the decorator factories whose result wraps a kernel.
+bool isKernelWrapperFactory(const ast::Expr *callee) {
+  auto *c = dyn_cast<ast::CallExpr>(callee);
+  if (!c)
+    return false;
+  std::string name;
+  if (auto *a = dyn_cast<ast::AttributeExpr>(c->callee))
+    name = a->attr;
+  else if (auto *n = dyn_cast<ast::NameExpr>(c->callee))
+    name = n->name;
+  return name == "heuristics" || name == "autotune";
+}
+
+/// Peels the decorators' call form off `e` (`triton.autotune(...)(triton.heuristics({...})(k))`):
+/// returns the factory calls, outermost first, and the wrapped expression (`k`); no calls and
+/// `e` itself when `e` is not that form.
+std::pair<std::vector<const ast::CallExpr *>, const ast::Expr *> peelKernelWrappers(const ast::Expr *e) {
+  std::vector<const ast::CallExpr *> calls;
+  while (auto *c = dyn_cast<ast::CallExpr>(e)) {
+    if (c->args.size() != 1 || !c->keywords.empty() || !isKernelWrapperFactory(c->callee))
+      break;
+    calls.push_back(cast<ast::CallExpr>(c->callee));
+    e = c->args[0];
+  }
+  return {calls, e};
+}
 
 } // namespace
 
@@ -190,11 +220,12 @@ void Specializer::defineModuleBlock(const ast::Block &blk, std::set<std::string>
 }
 
 void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bound) {
-  auto save = [&] { return ScopeState{globals, unresolvedGlobals_, jitFns}; };
+  auto save = [&] { return ScopeState{globals, unresolvedGlobals_, jitFns, kernelWrappers_}; };
   auto load = [&](const ScopeState &st) {
     globals = st.globals;
     unresolvedGlobals_ = st.unresolved;
     jitFns = st.jitFns;
+    kernelWrappers_ = st.wrappers;
   };
   // Runs `alternative` from state `from` and, into the current state, takes each name it binds
   // that `primary` (the names the current state's branch bound) did not bind or left unknown.
@@ -217,6 +248,8 @@ void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bo
         continue;
       if (it->second.kind == SVal::Kind::JitFn)
         jitFns[n] = it->second.fn;
+      if (auto w = theirs.wrappers.find(n); w != theirs.wrappers.end())
+        kernelWrappers_[n] = w->second;
       defineGlobal(n, it->second, "", bound);
     }
   };
@@ -262,15 +295,26 @@ void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bo
     }
     if (!value)
       return;
+    // `k = triton.heuristics({...})(triton.jit(fn))`: the decorators' call form binds the kernel
+    // it wraps; the wrappers' heuristics apply when `k` is compiled (autotune's configs are
+    // tle-bench's, as the decorator's).
+    auto [wrappers, wrapped] = peelKernelWrappers(value);
+    if (auto *inner = dyn_cast<ast::NameExpr>(wrapped); inner && !wrappers.empty())
+      if (auto w = kernelWrappers_.find(inner->name); w != kernelWrappers_.end())
+        wrappers.insert(wrappers.end(), w->second.begin(), w->second.end());
     std::string why;
-    std::optional<SVal> v = evalQuietly(value, why);
+    std::optional<SVal> v = evalQuietly(wrapped, why);
     const std::string reason = unknownReason(why);
     for (const ast::Expr *t : targets) {
       if (auto *n = dyn_cast<ast::NameExpr>(t)) {
         defineGlobal(n->name, v, reason, bound);
+        kernelWrappers_.erase(n->name);
         // `kernel = triton.jit(fn)`: a kernel of this module, under the name it is bound to.
-        if (v && v->kind == SVal::Kind::JitFn && isa<ast::CallExpr>(value))
+        if (v && v->kind == SVal::Kind::JitFn && (isa<ast::CallExpr>(wrapped) || !wrappers.empty())) {
           jitFns[n->name] = v->fn;
+          if (!wrappers.empty())
+            kernelWrappers_[n->name] = wrappers;
+        }
         continue;
       }
       auto *tu = dyn_cast<ast::TupleExpr>(t);

@@ -134,8 +134,14 @@ public:
     std::string param;
     const ast::LambdaExpr *fn = nullptr;
   };
-  /// The kernel's heuristics, in the decorator's order (Triton applies them in that order).
-  std::vector<Heuristic> kernelHeuristics(const ast::FunctionDef *kernel);
+  /// The kernel's heuristics, in the decorator's order (Triton applies them in that order):
+  /// those of `wrappers` (the decorators' call form the kernel's name was bound with, outermost
+  /// first; see kernelWrappers_), then those of its own decorators.
+  std::vector<Heuristic> kernelHeuristics(const ast::FunctionDef *kernel,
+                                          const std::vector<const ast::CallExpr *> &wrappers = {});
+  /// The decorator calls the compiled kernel's name was bound through in the input's module
+  /// (kernelWrappers_ of -n's name, or of the module's only kernel); empty when none.
+  std::vector<const ast::CallExpr *> kernelWrappersOf(const ast::FunctionDef *kernel) const;
   /// Sets each heuristic's parameter that `pending` holds (no -D, signature or default gave it)
   /// by evaluating its lambda on a dict of the compile-time parameter values in `env`, as
   /// Triton's JIT does with the call's arguments; the result is a constexpr of the kernel. A
@@ -498,6 +504,10 @@ public:
   std::unique_ptr<ir::Builder> b;
   Env globals;
   std::map<std::string, const ast::FunctionDef *> jitFns;
+  /// The calls `triton.heuristics(...)` / `triton.autotune(...)` a module-level kernel name was
+  /// bound through, the decorators' call form (`k = triton.heuristics({...})(triton.jit(fn))`),
+  /// outermost first; their heuristics apply when that name is compiled.
+  std::map<std::string, std::vector<const ast::CallExpr *>> kernelWrappers_;
   std::vector<const ast::FunctionDef *> callStack;
   /// The most @jit helper calls that may be active at once (every call is inlined): a deeper
   /// chain is a located error rather than an overflow of the compiler's stack. Python's own

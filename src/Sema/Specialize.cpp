@@ -99,7 +99,7 @@ std::unique_ptr<ir::Function> Specializer::run() {
 
   // Parameter binding. @triton.heuristics' parameters, when nothing else gives them, are set after
   // the others, from their values (Heuristics.cpp).
-  std::vector<Heuristic> heuristics = kernelHeuristics(kernel);
+  std::vector<Heuristic> heuristics = kernelHeuristics(kernel, kernelWrappersOf(kernel));
   std::set<std::string> heuristic, pending;
   for (const Heuristic &h : heuristics)
     heuristic.insert(h.param);
