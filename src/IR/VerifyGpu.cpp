@@ -520,6 +520,9 @@ std::string asyncCopyError(const Op &op) {
   return "";
 }
 
+/// Whether `t` may be a pipeline fill number: a 32-bit integer scalar (pipeline-fills makes them u32).
+static bool fillNumber(const Type &t) { return t == Type::scalar(DType::I32) || t == Type::scalar(DType::U32); }
+
 /// pipeline_mbarrier names a slot of a TMA pipeline of the function (by index, or by an i32 fill
 /// number given at run time; its `empty` barrier only
 /// in a warp-specialised kernel, whose producer warps release slots) and yields its address.
@@ -534,8 +537,8 @@ std::string pipelineMbarrierError(const Function &fn, const Op &op) {
   const PipelineBuffer &p = fn.pipelines[size_t(k)];
   if (p.tmaMap < 0)
     return "pipeline " + std::to_string(k) + " is filled by cp.async and has no mbarriers";
-  if (!op.operands.empty() && op.operands[0]->type != Type::scalar(DType::I32))
-    return "expects an i32 fill number, got " + op.operands[0]->type.str();
+  if (!op.operands.empty() && !fillNumber(op.operands[0]->type))
+    return "expects an i32 or u32 fill number, got " + op.operands[0]->type.str();
   if (op.operands.empty() && (op.sync.slot < 0 || op.sync.slot >= p.slots))
     return "expects a slot of pipeline " + std::to_string(k) + " (0 to " + std::to_string(p.slots - 1) +
            "), got " + std::to_string(op.sync.slot);
@@ -555,8 +558,8 @@ std::string pipelineSlotError(const Function &fn, const Op &op) {
   const PipelineBuffer &p = fn.pipelines[size_t(k)];
   if (p.tmaMap < 0)
     return "pipeline " + std::to_string(k) + " is filled by cp.async; its fills are not ops";
-  if (op.operands[0]->type != Type::scalar(DType::I32))
-    return "expects an i32 operand, got " + op.operands[0]->type.str();
+  if (!fillNumber(op.operands[0]->type))
+    return "expects an i32 or u32 fill number, got " + op.operands[0]->type.str();
   const Type &r = op.result()->type;
   bool slot = op.kind == OpKind::PipelineSlot;
   DType elem = slot ? (r.elem.isPointer() && r.elem.space == AddrSpace::Shared ? r.elem.pointee : DType::I1)

@@ -1,5 +1,6 @@
 // TMA fills of pipeline slots as explicit ops (see PipelineFills.h).
 #include "tle/Transforms/PipelineFills.h"
+#include "tle/Transforms/Pipeline.h"
 
 #include <iterator>
 #include <map>
@@ -13,6 +14,9 @@ using ir::OpKind;
 namespace {
 
 using OpIt = std::list<std::unique_ptr<ir::Op>>::iterator;
+
+/// The type of fill numbers: unsigned, so that `n >= slots` compares them as PTX's .u32.
+constexpr ir::DType kNumber = ir::DType::U32;
 
 /// The pipeline class whose slots `op` fills by TMA, or -1: a tile load through a descriptor
 /// marked pipeline=k of a TMA class.
@@ -75,10 +79,10 @@ private:
   ir::Value *loop(ir::Op &loop, ir::Value *count) {
     ir::Block &body = *loop.regions[0];
     loop.operands.push_back(count);
-    ir::Value *arg = body.addArg(ir::Type::scalar(ir::DType::I32), "fill");
+    ir::Value *arg = body.addArg(ir::Type::scalar(kNumber), "fill");
     ir::Value *out = block(body, arg);
     body.terminator()->operands.push_back(out);
-    ir::Value *r = loop.addResult(ir::Type::scalar(ir::DType::I32));
+    ir::Value *r = loop.addResult(ir::Type::scalar(kNumber));
     r->nameHint = "fill";
     return r;
   }
@@ -90,10 +94,10 @@ private:
   /// (count + 1) mod wrap_: a constant when count is one.
   ir::Value *nextNumber(ir::Builder &B, SourceLoc loc, ir::Value *count) {
     if (const ir::Op *c = constantDef(count))
-      return B.constInt(loc, ir::DType::I32, (c->intValue() + 1) % wrap_);
-    ir::Value *n = B.binary(OpKind::Add, loc, count, B.constInt(loc, ir::DType::I32, 1));
-    ir::Value *wrapped = B.cmp(loc, ir::CmpPred::Eq, n, B.constInt(loc, ir::DType::I32, wrap_));
-    return B.select(loc, wrapped, B.constInt(loc, ir::DType::I32, 0), n);
+      return B.constInt(loc, kNumber, (c->intValue() + 1) % wrap_);
+    ir::Value *n = B.binary(OpKind::Add, loc, count, B.constInt(loc, kNumber, 1));
+    ir::Value *wrapped = B.cmp(loc, ir::CmpPred::Eq, n, B.constInt(loc, kNumber, wrap_));
+    return B.select(loc, wrapped, B.constInt(loc, kNumber, 0), n);
   }
 
   ir::Value *i32(ir::Builder &B, SourceLoc loc, ir::Value *v) {
@@ -177,6 +181,124 @@ private:
   }
 };
 
+/// The fill number a value of a rewritten class stands for: a pipeline_value's operand, or that
+/// of the pipeline_value a tl.trans view (a Permute marked pipeline=k) reads; null otherwise.
+ir::Value *numberOf(const ir::Value *v) {
+  if (v->def && v->def->kind == OpKind::Permute)
+    v = v->def->operands[0];
+  return v->def && v->def->kind == OpKind::PipelineValue ? v->def->operands[0] : nullptr;
+}
+
+/// Replaces every use of `from` in `b` and its regions, from `it` on, by `to`.
+void replaceFrom(ir::Block &b, OpIt it, const ir::Value *from, ir::Value *to) {
+  for (; it != b.ops.end(); ++it) {
+    auto swap = [&](ir::Op &o) {
+      for (ir::Value *&x : o.operands)
+        if (x == from)
+          x = to;
+    };
+    swap(**it);
+    for (auto &r : (*it)->regions)
+      ir::walk(*r, swap);
+  }
+}
+
+/// Erases the pipeline_value ops nothing reads (the views of carried numbers no op needs).
+void eraseUnusedViews(ir::Function &f) {
+  std::set<const ir::Value *> used;
+  ir::walk(f.body, [&](ir::Op &o) { used.insert(o.operands.begin(), o.operands.end()); });
+  std::vector<ir::Op *> dead;
+  ir::walk(f.body, [&](ir::Op &o) {
+    if (o.kind == OpKind::PipelineValue && !used.count(o.result()))
+      dead.push_back(&o);
+  });
+  for (ir::Op *o : dead)
+    o->parent->ops.erase(o->parent->find(o));
+}
+
+/// A pipeline_value of class `cls` for number `n`, with `like`'s type, layout and name, before `at`.
+ir::Value *viewOf(ir::Block &b, OpIt at, int cls, ir::Value *n, const ir::Value *like) {
+  ir::Builder B(&b);
+  B.setInsertionPoint(&b, at);
+  ir::Op *op = B.create(OpKind::PipelineValue, like->def ? like->def->loc : b.parent->loc, {n}, {like->type});
+  op->sync.pipeline = cls;
+  op->result()->layout = like->layout;
+  op->result()->nameHint = like->nameHint;
+  return op->result();
+}
+
+/// Loops carry the fill numbers of `values`' classes in `rewritten` instead of their tiles: each
+/// such iteration value becomes a number, viewed as the tile by a pipeline_value at the body's
+/// start and after the loop (the views hold no registers; their readers, the dots, take the
+/// number). Then each pipeline_wait of such a tile becomes the wait it stands for:
+/// mbarrier_wait on the slot's pipeline_mbarrier at the parity n >= slots.
+void carryNumbers(ir::Function &f, std::set<int> rewritten) {
+  std::map<const ir::Value *, int> values = pipelineValues(f);
+  // Only classes whose every value is a pipeline_value, a view of one, or a `for`'s iteration
+  // value or result (not an `if`'s or a `while`'s, whose numbers would need carrying too).
+  for (auto &[v, cls] : values) {
+    bool forArg = !v->def && v->owner && v->owner->parent && v->owner->parent->kind == OpKind::For && v->index >= 1;
+    bool ok = forArg || (v->def && (v->def->kind == OpKind::PipelineValue || v->def->kind == OpKind::Permute ||
+                                    v->def->kind == OpKind::For));
+    if (!ok)
+      rewritten.erase(cls);
+  }
+  auto carried = [&](const ir::Value *v) {
+    auto it = values.find(v);
+    return it != values.end() && rewritten.count(it->second) ? it->second : -1;
+  };
+  std::vector<std::pair<ir::Op *, size_t>> slots; // (loop, iteration value) whose type changes
+  ir::walk(f.body, [&](ir::Op &op) {
+    if (op.kind != OpKind::For)
+      return;
+    ir::Block &body = *op.regions[0];
+    for (size_t i = 0; i + 3 < op.operands.size(); ++i) {
+      int cls = carried(body.args[i + 1].get());
+      if (cls < 0)
+        continue;
+      slots.push_back({&op, i});
+      ir::Value *arg = body.args[i + 1].get(), *res = op.result(static_cast<unsigned>(i));
+      ir::Value *inside = viewOf(body, body.ops.begin(), cls, arg, arg);
+      replaceFrom(body, std::next(body.ops.begin()), arg, inside);
+      ir::Block &outer = *op.parent;
+      auto after = std::next(outer.find(&op));
+      ir::Value *outside = viewOf(outer, after, cls, res, res);
+      replaceFrom(outer, std::next(outer.find(&op), 2), res, outside);
+      arg->type = res->type = ir::Type::scalar(kNumber);
+      arg->layout = res->layout = nullptr;
+      inside->def->operands[0] = arg;
+      outside->def->operands[0] = res;
+    }
+  });
+  for (auto [loop, i] : slots) {
+    ir::Value *&init = loop->operands[3 + i];
+    ir::Value *&next = loop->regions[0]->terminator()->operands[i];
+    init = numberOf(init);
+    next = numberOf(next);
+  }
+  std::vector<ir::Op *> waits;
+  ir::walk(f.body, [&](ir::Op &op) {
+    const ir::Value *v = op.kind == OpKind::PipelineWait ? op.operands[0] : nullptr;
+    if (v && numberOf(v) && rewritten.count((v->def->kind == OpKind::Permute ? v->def->operands[0]->def : v->def)->sync.pipeline))
+      waits.push_back(&op);
+  });
+  for (ir::Op *w : waits) {
+    ir::Value *n = numberOf(w->operands[0]);
+    const ir::Value *v = w->operands[0];
+    int cls = (v->def->kind == OpKind::Permute ? v->def->operands[0]->def : v->def)->sync.pipeline;
+    ir::Block &b = *w->parent;
+    ir::Builder B(&b);
+    B.setInsertionPoint(&b, b.find(w));
+    ir::Op *bar = B.create(OpKind::PipelineMbarrier, w->loc, {n},
+                           {ir::Type(ir::ScalarType::ptrTo(ir::DType::I64, ir::AddrSpace::Shared))});
+    bar->sync.pipeline = cls;
+    ir::Value *parity = B.cmp(w->loc, ir::CmpPred::Ge, n, B.constInt(w->loc, kNumber, f.pipelines[size_t(cls)].slots));
+    B.create(OpKind::MbarrierWait, w->loc, {bar->result(), parity}, {});
+    b.ops.erase(b.find(w));
+  }
+  eraseUnusedViews(f);
+}
+
 } // namespace
 
 unsigned lowerPipelineFills(ir::Function &f) {
@@ -194,6 +316,7 @@ unsigned lowerPipelineFills(ir::Function &f) {
       it->second = it->second && ok;
   });
   unsigned n = 0;
+  std::set<int> rewritten;
   for (auto [k, ok] : classes) {
     if (!ok)
       continue;
@@ -205,7 +328,7 @@ unsigned lowerPipelineFills(ir::Function &f) {
     ir::Builder B(&f.body);
     B.setInsertionPoint(&f.body, first);
     // The number "before" the first fill, so that the first is number 0.
-    ir::Value *start = B.constInt(f.loc, ir::DType::I32, 2 * f.pipelines[size_t(k)].slots - 1);
+    ir::Value *start = B.constInt(f.loc, kNumber, 2 * f.pipelines[size_t(k)].slots - 1);
     l.block(f.body, start);
     bool used = false;
     ir::walk(f.body, [&](ir::Op &o) {
@@ -215,7 +338,9 @@ unsigned lowerPipelineFills(ir::Function &f) {
     if (!used) // every fill before a loop got a constant number
       f.body.ops.erase(f.body.find(start->def));
     n += l.rewritten;
+    rewritten.insert(k);
   }
+  carryNumbers(f, rewritten);
   return n;
 }
 
