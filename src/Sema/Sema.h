@@ -175,6 +175,12 @@ public:
   /// signature): adds its runtime parameters (NAME_base, NAME_shape<d>, NAME_stride<d> but the
   /// last) and returns the descriptor built from them, as tl.make_tensor_descriptor does.
   SVal bindHostDescriptor(const ast::Param &p, const SignatureEntry &e);
+  /// `sig` as one entry per parameter of `kernel`. A signature may leave out the parameters
+  /// `givenElsewhere` names (-D, @triton.heuristics: an empty constexpr entry stands for each) and
+  /// any trailing parameters with a default value (an entry marked fromDefault), as a Python call
+  /// may; any other count is an error located at the kernel.
+  std::vector<SignatureEntry> completeSignature(const ast::FunctionDef *kernel, const std::vector<SignatureEntry> &sig,
+                                                const std::function<bool(const std::string &)> &givenElsewhere);
 
   // --- Command-line constexpr values (Signature.cpp)
   /// The value of constexpr parameter `param` given on the command line as `text`: a -D value,

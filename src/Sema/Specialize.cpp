@@ -109,29 +109,7 @@ std::unique_ptr<ir::Function> Specializer::run() {
     sig = parseSignature(*opts.signature, diags);
     if (!sig)
       throw CompileAborted();
-    // The signature lists every parameter, or every parameter that -D and @triton.heuristics do
-    // not give.
-    size_t defined = 0;
-    for (auto &p : kernel->params)
-      defined += givenElsewhere(p.name);
-    if (sig->size() == kernel->params.size() - defined && defined > 0) {
-      std::vector<SignatureEntry> full;
-      size_t next = 0;
-      for (auto &p : kernel->params) {
-        if (givenElsewhere(p.name)) { // an empty constexpr: -D or the heuristic gives it
-          SignatureEntry e;
-          e.kind = SignatureEntry::Kind::Constexpr;
-          full.push_back(e);
-        } else {
-          full.push_back((*sig)[next++]);
-        }
-      }
-      sig = full;
-    } else if (sig->size() != kernel->params.size()) {
-      fail(kernel->loc(), "signature has " + std::to_string(sig->size()) + " entries but kernel '" + kernel->name +
-                            "' has " + std::to_string(kernel->params.size()) + " parameters" +
-                            (defined ? " (" + std::to_string(defined) + " given by -D or @triton.heuristics)" : ""));
-    }
+    sig = completeSignature(kernel, *sig, givenElsewhere);
   }
   std::set<std::string> usedDefines;
   Env env;
@@ -165,6 +143,16 @@ std::unique_ptr<ir::Function> Specializer::run() {
       const SignatureEntry &e = (*sig)[i];
       if (e.kind == SignatureEntry::Kind::Constexpr && e.constexprText.empty() && heuristic.count(p.name)) {
         pending.insert(p.name);
+        continue;
+      }
+      if (e.fromDefault) { // left out of the signature: its default, a compile-time value
+        Env empty;
+        SVal v = eval(p.defaultValue, empty);
+        if (!v.isConstexpr())
+          fail(p.defaultValue->loc(), "default value of parameter '" + p.name + "' (left out of the signature) is "
+                                      "not a compile-time value: give it in the signature");
+        env[p.name] = v;
+        fn->constexprs.push_back({p.name, constexprRecord(v)});
         continue;
       }
       if (e.kind == SignatureEntry::Kind::Constexpr) {
@@ -254,6 +242,44 @@ std::unique_ptr<ir::Function> Specializer::run() {
   b->setInsertionPointToEnd(&fn->body);
   b->create(ir::OpKind::Return, kernel->loc(), {}, {});
   return std::move(fn);
+}
+
+std::vector<SignatureEntry>
+Specializer::completeSignature(const ast::FunctionDef *kernel, const std::vector<SignatureEntry> &sig,
+                               const std::function<bool(const std::string &)> &givenElsewhere) {
+  const std::vector<ast::Param> &params = kernel->params;
+  if (sig.size() == params.size())
+    return sig;
+  size_t defined = 0;
+  for (const ast::Param &p : params)
+    defined += givenElsewhere(p.name);
+  // Entries for the parameters -D and the heuristics do not give, or (with neither) for a
+  // leading run of the parameters, the others having defaults.
+  const bool skipDefined = defined > 0 && sig.size() == params.size() - defined;
+  auto countError = [&] {
+    fail(kernel->loc(), "signature has " + std::to_string(sig.size()) + " entries but kernel '" + kernel->name +
+                            "' has " + std::to_string(params.size()) + " parameters" +
+                            (defined ? " (" + std::to_string(defined) + " given by -D or @triton.heuristics)" : ""));
+  };
+  std::vector<SignatureEntry> full;
+  size_t next = 0;
+  for (const ast::Param &p : params) {
+    SignatureEntry e;
+    e.kind = SignatureEntry::Kind::Constexpr;
+    if (skipDefined && givenElsewhere(p.name)) { // an empty constexpr: -D or the heuristic gives it
+      full.push_back(e);
+    } else if (next < sig.size()) {
+      full.push_back(sig[next++]);
+    } else if (defined == 0 && p.defaultValue && !p.star) {
+      e.fromDefault = true;
+      full.push_back(e);
+    } else {
+      countError();
+    }
+  }
+  if (next != sig.size())
+    countError();
+  return full;
 }
 
 SVal Specializer::bindHostDescriptor(const ast::Param &p, const SignatureEntry &e) {

@@ -29,6 +29,8 @@ struct SignatureEntry {
   /// `tl.bfloat16`, a tuple, a `tle.device_mesh(...)` call)
   std::string constexprText;
   size_t column = 0; ///< where the entry's text starts in the signature (0-based)
+  /// Constexpr: the signature left this trailing parameter out; its default value applies.
+  bool fromDefault = false;
 };
 
 /// Parses a comma-separated signature ("*fp32:16, *fp32:16, i32, 1024"). Errors are reported
