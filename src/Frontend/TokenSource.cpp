@@ -209,6 +209,9 @@ std::unique_ptr<Token> IndentingTokenSource::nextToken() {
     if (done_)
       return nullptr; // never reached: EOF is always queued last
     std::unique_ptr<Token> t = lexer_.nextToken();
+    if (!error_.set && ++tokens_ > kMaxTokens && t->getType() != Token::EOF)
+      fail(locOf(*t), "the source has more than " + std::to_string(kMaxTokens) +
+                          " tokens (tlec's limit for one file; split it into modules)");
     if (error_.set) {
       done_ = true;
       return synthetic(Token::EOF, *t, "<EOF>");

@@ -16,6 +16,10 @@ namespace tle::frontend {
 /// (Python itself stops at 200 nested brackets and 100 indentation levels.)
 constexpr size_t kMaxBracketDepth = 200;
 constexpr size_t kMaxIndentDepth = 100;
+/// Tokens of one source text (the lexer's, comments and line breaks inside brackets included):
+/// the parse tree costs about 1.5 KB of memory per token, so a 16 MiB file of short statements
+/// would need some 20 GB; 500,000 tokens (about 750 MB) is ten times a large kernel module.
+constexpr size_t kMaxTokens = 500000;
 
 /// The first lexical error of a file. After it the token source yields only EOF, so that the
 /// parser either stops at an earlier syntax error or runs into that EOF.
@@ -34,7 +38,8 @@ struct LexError {
 ///  - MATCH / CASE for the soft keywords where they start a match statement (a logical line
 ///    `match ...:`) or a case block (a line `case ...` directly inside a match statement);
 ///  - located errors for unindents that match no outer level, unterminated strings,
-///    unbalanced or too deeply nested brackets, and characters that start no token.
+///    unbalanced or too deeply nested brackets, characters that start no token, and a text of
+///    more than kMaxTokens tokens (at the first token past the limit).
 class IndentingTokenSource : public antlr4::TokenSource {
 public:
   IndentingTokenSource(uint32_t file, const SourceManager &sm, antlr4::CharStream *input);
@@ -83,6 +88,7 @@ private:
   bool matchHeader_ = false;         // the previous logical line was `match ...:`
   bool atLineStart_ = true;
   bool done_ = false;
+  size_t tokens_ = 0; ///< raw tokens read so far (kMaxTokens)
   LexError error_;
 };
 
