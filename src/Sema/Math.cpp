@@ -24,8 +24,8 @@ ir::OpKind mathOp(const std::string &name) {
 }
 
 /// A libdevice function on `a`'s positional arguments (numbers taken as fp32, converted to the
-/// first argument's dtype and broadcast): fp32 calls __nv_Xf, fp64 __nv_X; other dtypes are
-/// rejected, as Triton does. The predicates isnan, isinf and signbit give booleans.
+/// first argument's dtype and broadcast): fp32 calls __nv_Xf, fp64 __nv_X (the fast_Xf
+/// approximations are fp32 only, __nv_fast_Xf); other dtypes are rejected, as Triton does. The predicates isnan, isinf and signbit give booleans.
 SVal libdeviceCall(Specializer &S, const std::string &fn, CallArgs &a, SourceLoc loc) {
   int arity = libdeviceArities().at(fn);
   if (int(a.pos.size()) != arity || !a.kw.empty())
@@ -42,10 +42,12 @@ SVal libdeviceCall(Specializer &S, const std::string &fn, CallArgs &a, SourceLoc
     S.broadcastPair(xs[0], xs[i], loc);
   for (size_t i = 1; i < xs.size(); ++i)
     S.broadcastPair(xs[0], xs[i], loc);
-  if (t != DType::F32 && t != DType::F64)
-    S.fail(a.pos[0].loc, fn + "() expects fp32 or fp64, got " + ir::name(t) + " (cast with .to(tl.float32) first)");
+  const bool fast = fn.rfind("fast_", 0) == 0; // __nv_fast_expf and the others: fp32 only
+  if (t != DType::F32 && (fast || t != DType::F64))
+    S.fail(a.pos[0].loc, fn + "() expects " + (fast ? "fp32" : "fp32 or fp64") + ", got " + ir::name(t) +
+                             " (cast with .to(tl.float32) first)");
   bool predicate = fn == "isnan" || fn == "isinf" || fn == "signbit";
-  std::string sym = "__nv_" + fn + (t == DType::F32 ? "f" : "");
+  std::string sym = "__nv_" + fn + (t == DType::F32 && !fast ? "f" : "");
   if (predicate) // __nv_isnanf etc. return int
     sym = "__nv_" + fn + (t == DType::F32 ? "f" : "d");
   ir::Type rt = predicate ? xs[0]->type.withElem(ir::ScalarType{DType::I32}) : xs[0]->type;
@@ -401,7 +403,11 @@ const std::map<std::string, int> &libdeviceArities() {
       {"ceil", 1}, {"trunc", 1}, {"round", 1}, {"rint", 1}, {"log1p", 1}, {"expm1", 1}, {"log10", 1},
       {"exp10", 1}, {"cbrt", 1}, {"lgamma", 1}, {"tgamma", 1}, {"pow", 2}, {"atan2", 2}, {"fmod", 2},
       {"hypot", 2}, {"copysign", 2}, {"exp", 1}, {"log", 1}, {"exp2", 1}, {"log2", 1}, {"rsqrt", 1},
-      {"sqrt", 1}, {"isnan", 1}, {"isinf", 1}, {"signbit", 1}};
+      {"sqrt", 1}, {"isnan", 1}, {"isinf", 1}, {"signbit", 1}, {"nearbyint", 1}, {"logb", 1}, {"fmax", 2},
+      {"fmin", 2}, {"fdim", 2}, {"remainder", 2}, {"nextafter", 2},
+      // fp32 only (libdevice's fast approximations: __nv_fast_expf, ...)
+      {"fast_expf", 1}, {"fast_exp10f", 1}, {"fast_logf", 1}, {"fast_log2f", 1}, {"fast_log10f", 1},
+      {"fast_sinf", 1}, {"fast_cosf", 1}, {"fast_tanf", 1}, {"fast_powf", 2}, {"fast_dividef", 2}};
   return table;
 }
 

@@ -20,6 +20,8 @@ double lgammaD(double x) {
   return lgamma_r(x, &sign);
 }
 
+float fastDivide(float x, float y) { return x / y; }
+
 template <class R, class... A> void *addr(R (*fn)(A...)) { return reinterpret_cast<void *>(fn); }
 
 using F1 = float (*)(float);
@@ -59,9 +61,31 @@ const std::map<std::string, HostMathFn> &table() {
     add1("cbrt", ::cbrtf, ::cbrt);
     add1("tgamma", ::tgammaf, ::tgamma);
     add1("lgamma", lgammaF, lgammaD);
+    add1("nearbyint", ::nearbyintf, ::nearbyint);
+    add1("logb", ::logbf, ::logb);
     add2("pow", ::powf, ::pow);
     add2("atan2", ::atan2f, ::atan2);
     add2("hypot", ::hypotf, ::hypot);
+    add2("fmax", ::fmaxf, ::fmax);
+    add2("fmin", ::fminf, ::fmin);
+    add2("fdim", ::fdimf, ::fdim);
+    add2("remainder", ::remainderf, ::remainder);
+    add2("nextafter", ::nextafterf, ::nextafter);
+    // libdevice's fp32 approximations (__nv_fast_expf, ...): the exact functions here, under
+    // names of their own so that they do not define the C library's symbols twice.
+    auto fast = [&](const char *fn, void *f, unsigned arity) {
+      m[fn] = {std::string("__tle_cpu_") + fn, f, arity, false};
+    };
+    fast("fast_expf", addr(static_cast<F1>(::expf)), 1);
+    fast("fast_exp10f", addr(static_cast<F1>(::exp10f)), 1);
+    fast("fast_logf", addr(static_cast<F1>(::logf)), 1);
+    fast("fast_log2f", addr(static_cast<F1>(::log2f)), 1);
+    fast("fast_log10f", addr(static_cast<F1>(::log10f)), 1);
+    fast("fast_sinf", addr(static_cast<F1>(::sinf)), 1);
+    fast("fast_cosf", addr(static_cast<F1>(::cosf)), 1);
+    fast("fast_tanf", addr(static_cast<F1>(::tanf)), 1);
+    fast("fast_powf", addr(static_cast<F2>(::powf)), 2);
+    fast("fast_dividef", addr(fastDivide), 2);
     // Renamed so that the JIT symbol cannot clash with LLVM's own lgamma handling.
     m["lgammaf"].symbol = "__tle_cpu_lgammaf";
     m["lgamma"].symbol = "__tle_cpu_lgamma";
