@@ -82,6 +82,7 @@ const char *name(OpKind k) {
   case OpKind::ClusterArrive: return "cluster_arrive";
   case OpKind::ClusterWait: return "cluster_wait";
   case OpKind::GridBarrier: return "grid_barrier";
+  case OpKind::SubmeshBarrier: return "submesh_barrier";
   case OpKind::MbarrierInit: return "mbarrier_init";
   case OpKind::MbarrierArrive: return "mbarrier_arrive";
   case OpKind::MbarrierExpectTx: return "mbarrier_expect_tx";
@@ -145,7 +146,7 @@ bool isGpuSyncOp(OpKind k) {
   case OpKind::AsyncCommitGroup: case OpKind::AsyncWaitGroup: case OpKind::TmaLoad: case OpKind::TmaStore:
   case OpKind::TmaStoreCommit: case OpKind::TmaStoreWait: case OpKind::LocalLoad: case OpKind::LocalStore:
   case OpKind::Wgmma: case OpKind::WgmmaWait: case OpKind::PipelineMbarrier: case OpKind::TensormapPrefetch:
-  case OpKind::PipelineWait: case OpKind::PipelineSlot: case OpKind::PipelineValue:
+  case OpKind::PipelineWait: case OpKind::PipelineSlot: case OpKind::PipelineValue: case OpKind::SubmeshBarrier:
     return true;
   default:
     return false;

@@ -280,6 +280,11 @@ void Parser::op(Block &b) {
   case OpKind::MbarrierInval: case OpKind::AsyncCopyMbarrierArrive: case OpKind::AsyncCopy:
     syncAttrs(*op);
     break;
+  case OpKind::SubmeshBarrier: // members=[...]
+    expectIdent("members");
+    expect("=");
+    op->setSubmeshMembers(intList());
+    break;
   case OpKind::LocalAlloc:
     expectIdent("shape");
     expect("=");

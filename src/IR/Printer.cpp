@@ -361,6 +361,9 @@ private:
     case OpKind::TmaLoad: case OpKind::TmaStore:
       os_ << " map=" << op.sync.map;
       break;
+    case OpKind::SubmeshBarrier:
+      intList(" members=", op.submeshMembers());
+      break;
     case OpKind::LocalAlloc:
       intList(" shape=", op.allocShape());
       if (op.allocSwizzle())

@@ -171,7 +171,7 @@ struct Verifier {
     case OpKind::Print:
       lo = 0, hi = SIZE_MAX, res = 0;
       break;
-    case OpKind::Assert:
+    case OpKind::Assert: case OpKind::SubmeshBarrier:
       lo = hi = 1, res = 0;
       break;
     case OpKind::Barrier: case OpKind::GridDepControl: case OpKind::ClusterBarrier: case OpKind::GridBarrier:
@@ -744,6 +744,8 @@ struct Verifier {
       return true;
     case OpKind::PipelineMbarrier:
       return gpuRule(op, pipelineMbarrierError(fn, op));
+    case OpKind::SubmeshBarrier:
+      return gpuRule(op, submeshBarrierError(fn, op));
     case OpKind::PipelineSlot: case OpKind::PipelineValue:
       return gpuRule(op, pipelineSlotError(fn, op));
     case OpKind::PipelineWait:

@@ -218,7 +218,8 @@ std::string partitionRules(const Op &ws, SourceLoc &where) {
       bool cta = (o.kind == OpKind::Barrier || o.kind == OpKind::BarrierArrive) && o.sync.barrierId >= 0 &&
                  o.sync.threads == 0;
       bool cluster = o.kind == OpKind::ClusterBarrier || o.kind == OpKind::ClusterArrive ||
-                     o.kind == OpKind::ClusterWait || o.kind == OpKind::GridBarrier;
+                     o.kind == OpKind::ClusterWait || o.kind == OpKind::GridBarrier ||
+                     o.kind == OpKind::SubmeshBarrier;
       bool remote = o.kind == OpKind::RemotePtr || (o.kind == OpKind::MbarrierArrive && o.operands.size() > 1);
       if (i > 0 && tile)
         bad = "worker partitions compute on scalars only (a tile's layout spans the default partition's warps)";
@@ -517,6 +518,25 @@ std::string asyncCopyError(const Op &op) {
            std::to_string(v);
   if (op.sync.cache == CopyCache::CG && v && v != 16)
     return "cache=cg copies 16-byte vectors only, got vec=" + std::to_string(v);
+  return "";
+}
+
+/// submesh_barrier: a scalar `*i32_shared` counter, members distinct cluster ranks below the
+/// function's cluster size (at least one; 8 at most, the portable cluster size).
+std::string submeshBarrierError(const Function &fn, const Op &op) {
+  if (op.operands[0]->type != Type(ScalarType::ptrTo(DType::I32, AddrSpace::Shared)))
+    return "expects a scalar *i32_shared counter, got " + op.operands[0]->type.str();
+  const std::vector<int64_t> &m = op.submeshMembers();
+  const int64_t ctas = int64_t(fn.cluster[0]) * fn.cluster[1] * fn.cluster[2];
+  if (m.empty())
+    return "expects at least one member";
+  for (size_t i = 0; i < m.size(); ++i) {
+    if (m[i] < 0 || m[i] >= ctas)
+      return "member " + std::to_string(m[i]) + " is not a rank of the function's cluster of " + std::to_string(ctas) +
+             " CTAs";
+    if (std::find(m.begin(), m.begin() + long(i), m[i]) != m.begin() + long(i))
+      return "member " + std::to_string(m[i]) + " is listed twice";
+  }
   return "";
 }
 

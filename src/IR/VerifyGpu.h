@@ -38,12 +38,13 @@ std::string verifySwizzledAlloc(const Op &alloc);
 /// them, else the problem: a Barrier's or BarrierArrive's named barrier (namedBarrierError), an
 /// AsyncCopy's operands and vector (asyncCopyError), a PipelineMbarrier's pipeline and slot of
 /// `fn` (pipelineMbarrierError), a PipelineSlot's or PipelineValue's pipeline, operand and result
-/// (pipelineSlotError), a TmaLoad's or TmaStore's tensor map of `fn`, buffer, mbarrier
+/// (pipelineSlotError), a SubmeshBarrier's counter and members (submeshBarrierError), a TmaLoad's or TmaStore's tensor map of `fn`, buffer, mbarrier
 /// and coordinates (tmaCopyError), an mbarrier op's operands and counts (mbarrierOpError).
 std::string namedBarrierError(const Op &op);
 std::string asyncCopyError(const Op &op);
 std::string pipelineMbarrierError(const Function &fn, const Op &op);
 std::string pipelineSlotError(const Function &fn, const Op &op);
+std::string submeshBarrierError(const Function &fn, const Op &op);
 std::string tmaCopyError(const Function &fn, const Op &op);
 std::string mbarrierOpError(const Op &op);
 /// The rules across ops: a wgmma's result is read only by wgmma_wait; one warp_specialize per

@@ -177,6 +177,37 @@ bool gridBarrierMesh(const SVal &mesh) {
   return !cluster && block;
 }
 
+/// The cluster ranks of a sub-mesh's members, in member order: their physical ids, in a mesh of
+/// the cluster's axes alone (its ids are the ranks); an error at `at` for a sub-mesh of a mesh
+/// with other axes (blocks, GPUs), whose members need not lie in one cluster.
+std::vector<int64_t> submeshRanks(Specializer &S, const SVal &mesh, int64_t size, SourceLoc at) {
+  const SVal launch = meshLaunch(mesh);
+  if (static_cast<int64_t>(meshPhysicalIds(launch).size()) != size)
+    S.fail(at, "distributed_barrier() over " + mesh.describe() + " is a sub-mesh barrier of a mesh with axes outside "
+                   "the cluster of " + std::to_string(size) + " CTAs, which is not supported: slice a mesh of "
+                   "cluster axes only");
+  return meshPhysicalIds(mesh);
+}
+
+/// The counter of the sub-mesh barriers of member set `ranks` (SubmeshBarrier): created on first
+/// use at the kernel's start, a one-element i32 buffer that thread 0 zeroes, then a cluster
+/// barrier, so that every member's counter is zero and visible before any member arrives.
+ir::Value *submeshCounter(Specializer &S, const std::vector<int64_t> &ranks, SourceLoc loc) {
+  ir::Value *&counter = S.submeshCounters[ranks];
+  if (counter)
+    return counter;
+  ir::Block &body = S.fn->body;
+  ir::Builder B(&body);
+  // Before the cluster barrier of the counters made so far (one barrier serves them all).
+  B.setInsertionPoint(&body, S.submeshCounters.size() > 1 ? body.find(S.submeshCountersReady) : body.ops.begin());
+  ir::Op *alloc = B.create(OpKind::LocalAlloc, loc, {}, {ir::Type(ir::ScalarType::ptrTo(ir::DType::I32, ir::AddrSpace::Shared))});
+  alloc->setAllocShape({1});
+  B.create(OpKind::Store, loc, {alloc->result(), B.constInt(loc, ir::DType::I32, 0)}, {});
+  if (S.submeshCounters.size() == 1)
+    S.submeshCountersReady = B.create(OpKind::ClusterBarrier, loc, {}, {});
+  return counter = alloc->result();
+}
+
 SVal distributedBarrier(Specializer &S, const BuiltinCall &c) {
   const Binder &p = c.p;
   SourceLoc loc = c.loc;
@@ -196,11 +227,12 @@ SVal distributedBarrier(Specializer &S, const BuiltinCall &c) {
     }
     int64_t size = S.useMeshCluster(meshLaunch(mesh), p.loc("mesh"));
     size_t members = meshPhysicalIds(mesh).size();
-    if (meshDerived(mesh) && members < static_cast<size_t>(size))
-      S.fail(p.loc("mesh"), "distributed_barrier() over " + mesh.describe() + ", " + std::to_string(members) +
-                              " of the cluster's " + std::to_string(size) +
-                              " CTAs, would be a sub-mesh barrier, which is not supported yet; give the whole cluster's "
-                              "mesh");
+    if (meshDerived(mesh) && members < static_cast<size_t>(size)) {
+      std::vector<int64_t> ranks = submeshRanks(S, mesh, size, p.loc("mesh"));
+      ir::Op *op = S.b->create(OpKind::SubmeshBarrier, loc, {submeshCounter(S, ranks, loc)}, {});
+      op->setSubmeshMembers(ranks);
+      return SVal::none();
+    }
   } else if (S.fn->cluster == std::array<int, 3>{1, 1, 1}) {
     S.fail(loc, "distributed_barrier() without a mesh needs a kernel that already uses a cluster (tle.shard_id or "
               "tle.remote with a mesh); pass the mesh");

@@ -451,6 +451,10 @@ public:
   /// Where the kernel's first grid barrier is (tle.distributed_barrier over a mesh of blocks), or
   /// invalid: a kernel with one launches cooperatively and cannot use clusters (FlagTree's rule).
   SourceLoc gridBarrierAt;
+  /// The counter of each sub-mesh barrier's member set (cluster ranks, the leader first): a
+  /// one-element i32 buffer zeroed at the kernel's start (Distributed.cpp, submeshCounter).
+  std::map<std::vector<int64_t>, ir::Value *> submeshCounters;
+  ir::Op *submeshCountersReady = nullptr; ///< the cluster barrier after the counters' zeroing
   /// The extremum of tile `x` along `axis` (NaN-ignoring, like tl.max/tl.min) in x's dtype, and
   /// the int32 index of its first occurrence along `axis` (0 when every element is NaN): the
   /// pair tl.max/tl.min(return_indices=True) return. Both drop dim `axis`.

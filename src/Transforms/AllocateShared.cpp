@@ -68,7 +68,8 @@ Derived deriveFrom(ir::Function &f, const ir::Op &alloc) {
                                         [&](const ir::Value *v) { return d.values.count(v) > 0; });
       if (!derivedOperand)
         return;
-      if (op.kind == OpKind::RemotePtr || (op.kind == OpKind::MbarrierArrive && op.operands.size() > 1))
+      if (op.kind == OpKind::RemotePtr || (op.kind == OpKind::MbarrierArrive && op.operands.size() > 1) ||
+          op.kind == OpKind::SubmeshBarrier)
         d.escapes = d.cluster = true; // other CTAs of the cluster access it
       if (op.kind == OpKind::Store && op.operands.size() > 1 && d.values.count(op.operands[1]))
         d.escapes = true; // the pointer itself stored as a value

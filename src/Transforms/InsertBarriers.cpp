@@ -72,11 +72,12 @@ SharedEffect sharedEffect(const ir::Op &op) {
   return {a, a != Access::None && op.operands[0]->type.isScalar(), false};
 }
 
-/// Whether `op` accesses another CTA's shared memory (a cluster pointer, or a remote mbarrier
-/// arrival), for the cluster entry and exit protocols.
+/// Whether `op` accesses another CTA's shared memory (a cluster pointer, a remote mbarrier
+/// arrival, or a sub-mesh barrier's counter in its leader), for the cluster entry and exit
+/// protocols.
 bool clusterAccess(const ir::Op &op) {
   return accessIn(op, AddrSpace::Cluster) != Access::None ||
-         (op.kind == OpKind::MbarrierArrive && op.operands.size() > 1);
+         (op.kind == OpKind::MbarrierArrive && op.operands.size() > 1) || op.kind == OpKind::SubmeshBarrier;
 }
 
 /// Accesses to shared memory made since the last barrier, by some thread.
@@ -166,7 +167,7 @@ public:
       } after{p_, &b == body_ && backendReaders_.count(&op) > 0};
       // A named barrier of part of the CTA's threads (threads=) does not order the others.
       if ((op.kind == OpKind::Barrier && op.sync.threads == 0) || op.kind == OpKind::ClusterBarrier ||
-          op.kind == OpKind::GridBarrier) {
+          op.kind == OpKind::GridBarrier || op.kind == OpKind::SubmeshBarrier) {
         p_ = {};
         continue;
       }

@@ -150,6 +150,21 @@ enum class OpKind {
                ///< bit flips once all have arrived) and spins on ld.acquire.gpu until it flips,
                ///< then a CTA barrier. Needs every CTA resident at once: a kernel with it is a
                ///< cooperative launch (its metadata's "cooperative"). GPU only.
+  SubmeshBarrier, ///< (*i32_shared counter) -> (): a barrier of the CTAs of the cluster whose
+               ///< ranks (%cluster_ctarank) are submeshMembers() (FlagTree's sub-mesh
+               ///< distributed_barrier; the first member leads): every thread of a member CTA
+               ///< waits until every thread of every member has arrived, and shared-memory writes
+               ///< before it in any member are visible to reads after it in every member. A CTA
+               ///< barrier, then thread 0 of each member adds to the leader's `counter` (its
+               ///< shared memory, mapa.shared::cluster; atom.add.release.cluster: the leader adds
+               ///< 2^31 - (members - 1), the others 1, so its top bit flips once all have arrived)
+               ///< and spins on ld.acquire.cluster until it flips, then a CTA barrier; other CTAs
+               ///< pass through the two CTA barriers. The counter's low 31 bits must be zero in
+               ///< the leader, and visible to the members, before their first arrival (Sema zeroes
+               ///< it and puts a cluster_barrier at the kernel's start); each distinct member set
+               ///< needs its own counter. The leader's memory is read by the others until they
+               ///< pass: insert-barriers' cluster exit protocol counts the op as a remote access.
+               ///< GPU (sm_90+) only.
   // --- GPU synchronisation and asynchronous copies (TLE-Struct's explicit ops; GPU only, the
   // CPU target rejects them). Attributes are Op::sync's named fields (SyncAttrs). Like every
   // op they are executed by the whole CTA; each says which of its threads run the instruction.
@@ -653,6 +668,10 @@ public:
   MemScope memScope() const { need(__func__, K::AtomicRMW, K::AtomicCAS); return static_cast<MemScope>(a_.axis); }
   void setMemScope(MemScope s) { need(__func__, K::AtomicRMW, K::AtomicCAS); a_.axis = static_cast<int>(s); }
   // --- LocalAlloc: the buffer's shape (elements row-major; see also sharedOffset).
+  // --- SubmeshBarrier: the cluster ranks of its members, the first the leader (printed
+  // `members=[...]`).
+  const std::vector<int64_t> &submeshMembers() const { need(__func__, K::SubmeshBarrier); return a_.ints; }
+  void setSubmeshMembers(std::vector<int64_t> m) { need(__func__, K::SubmeshBarrier); a_.ints = std::move(m); }
   const std::vector<int64_t> &allocShape() const { need(__func__, K::LocalAlloc); return a_.ints; }
   void setAllocShape(std::vector<int64_t> s) { need(__func__, K::LocalAlloc); a_.ints = std::move(s); }
   // --- LocalAlloc: its swizzle in bytes (0: row-major; 32, 64, 128: see OpKind::LocalLoad).

@@ -473,7 +473,7 @@ bool Lowering::emitOp(const ir::Op &op) {
   case OpKind::InlineAsm:
     return unsupported(op, "tl.inline_asm_elementwise runs PTX, which only the GPU target can");
   case OpKind::LocalAlloc: case OpKind::RemotePtr: case OpKind::ClusterBarrier:
-  case OpKind::ClusterArrive: case OpKind::ClusterWait: case OpKind::GridBarrier:
+  case OpKind::ClusterArrive: case OpKind::ClusterWait: case OpKind::GridBarrier: case OpKind::SubmeshBarrier:
     return unsupported(op, "shared buffers and thread-block clusters (tle.gpu.alloc, tle.remote, "
                            "tle.distributed_barrier) need the GPU target");
   case OpKind::Constant:

@@ -120,4 +120,44 @@ void Emitter::emitGridBarrier() {
                {B.CreatePtrToInt(counter, B.getInt64Ty())});
 }
 
+void Emitter::emitSubmeshBarrier(const ir::Op &op) {
+  if (smVersion() < 90)
+    diags.fatal(op.loc, "tle.distributed_barrier over a sub-mesh needs sm_90 or newer; here the target is " + arch);
+  const std::vector<int64_t> &members = op.submeshMembers();
+  llvm::Type *i32 = B.getInt32Ty();
+  auto *rty = llvm::FunctionType::get(i32, false);
+  llvm::Value *rank = B.CreateCall(rty, llvm::InlineAsm::get(rty, "mov.u32 $0, %cluster_ctarank;", "=r", false));
+  llvm::Value *member = B.getFalse();
+  for (int64_t m : members)
+    member = B.CreateOr(member, B.CreateICmpEQ(rank, B.getInt32(static_cast<uint32_t>(m))));
+  // The leader's 2^31 - (members - 1) and the others' 1 sum to 2^31 a round: the top bit of the
+  // counter flips once all have arrived, whatever the round (its low 31 bits return to zero).
+  const uint32_t lead = 0x80000000u - static_cast<uint32_t>(members.size() - 1);
+  llvm::Value *inc = B.CreateSelect(B.CreateICmpEQ(rank, B.getInt32(static_cast<uint32_t>(members[0]))),
+                                    B.getInt32(lead), B.getInt32(1));
+  auto *mty = llvm::FunctionType::get(i32, {i32, i32}, false);
+  llvm::Value *leader =
+      B.CreateCall(mty, llvm::InlineAsm::get(mty, "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r", false),
+                   {addressOperand(scalar(op.operands[0]), ir::AddrSpace::Shared).first,
+                    B.getInt32(static_cast<uint32_t>(members[0]))});
+  llvm::Value *arrive = B.CreateAnd(member, firstThread(tid_));
+  // The labels are local to the braces, so the block may appear several times in a kernel.
+  const char *text = "{\n\t"
+                     ".reg .pred %sb_p;\n\t"
+                     ".reg .b32 %sb_old, %sb_cur;\n\t"
+                     "bar.sync 0;\n\t"
+                     "@!$2 bra SB_DONE;\n\t"
+                     "atom.release.cluster.shared::cluster.add.u32 %sb_old, [$0], $1;\n"
+                     "SB_WAIT:\n\t"
+                     "ld.acquire.cluster.shared::cluster.u32 %sb_cur, [$0];\n\t"
+                     "xor.b32 %sb_cur, %sb_cur, %sb_old;\n\t"
+                     "setp.lt.s32 %sb_p, %sb_cur, 0;\n\t"
+                     "@!%sb_p bra SB_WAIT;\n"
+                     "SB_DONE:\n\t"
+                     "bar.sync 0;\n\t"
+                     "}";
+  auto *fty = llvm::FunctionType::get(B.getVoidTy(), {i32, i32, B.getInt1Ty()}, false);
+  B.CreateCall(fty, llvm::InlineAsm::get(fty, text, "r,r,b,~{memory}", /*hasSideEffects=*/true), {leader, inc, arrive});
+}
+
 } // namespace tle::nvptx

@@ -320,6 +320,8 @@ void Emitter::emitOpImpl(const ir::Op &op) {
     return emitClusterBarrier(op.loc);
   case OpKind::GridBarrier:
     return emitGridBarrier();
+  case OpKind::SubmeshBarrier:
+    return emitSubmeshBarrier(op);
   case OpKind::ClusterArrive:
     return emitClusterArrive(op);
   case OpKind::ClusterWait:

@@ -86,6 +86,8 @@ public:
   /// (atom.add.release.gpu) and its spin until the counter's top bit flips (ld.acquire.gpu),
   /// then a CTA barrier (FlagTree's grid barrier).
   void emitGridBarrier();
+  /// OpKind::SubmeshBarrier: the grid barrier's counter scheme on the leader's shared memory.
+  void emitSubmeshBarrier(const ir::Op &op);
   /// ClusterArrive / ClusterWait: one half of the split cluster barrier (PTX ISA §9.7.13.3).
   void emitClusterArrive(const ir::Op &op);
   void emitClusterWait(SourceLoc loc);
