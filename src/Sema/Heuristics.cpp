@@ -1,6 +1,7 @@
 // @triton.heuristics: a kernel's constexpr parameters computed from the other parameters' values
 // by the decorator's lambdas, as Triton's JIT does at each call; here once, at specialisation, from
 // the compile-time values (constexprs, -D, the signature's literals).
+#include "Imports.h"
 #include "Sema.h"
 
 #include <llvm/Support/Casting.h>
@@ -112,11 +113,22 @@ std::vector<const ast::CallExpr *> Specializer::kernelWrappersOf(const ast::Func
   std::string name = opts.kernel;
   if (name.empty() && jitFns.size() == 1)
     name = jitFns.begin()->first;
-  auto f = jitFns.find(name);
-  auto w = kernelWrappers_.find(name);
-  if (f == jitFns.end() || f->second != kernel || w == kernelWrappers_.end())
+  auto g = globals.find(name);
+  if (g == globals.end() || g->second.kind != SVal::Kind::JitFn || g->second.fn != kernel)
     return {};
-  return w->second;
+  return wrappersOfValue(g->second);
+}
+
+std::vector<const ast::CallExpr *> Specializer::wrappersOfValue(const SVal &v) const {
+  size_t cut = v.s.find('\n');
+  if (v.kind != SVal::Kind::JitFn || cut == std::string::npos)
+    return {};
+  const UserModule *home = userModule(v.s.substr(0, cut));
+  if (!home)
+    return {};
+  const auto &names = home->wrapperNames();
+  auto w = names.find(v.s.substr(cut + 1));
+  return w == names.end() ? std::vector<const ast::CallExpr *>{} : w->second;
 }
 
 void Specializer::applyHeuristics(const std::vector<Heuristic> &heuristics, const std::set<std::string> &pending,

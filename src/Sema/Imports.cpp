@@ -15,6 +15,10 @@ namespace tle::sema {
 
 const Env &UserModule::names() const { return running ? running->globals : globals; }
 
+const std::map<std::string, std::vector<const ast::CallExpr *>> &UserModule::wrapperNames() const {
+  return running ? running->kernelWrappers_ : kernelWrappers;
+}
+
 const std::map<std::string, Specializer::Unresolved> &UserModule::unresolvedNames() const {
   return running ? running->unresolvedGlobals_ : unresolved;
 }

@@ -30,6 +30,8 @@ struct UserModule {
 
   /// The names of the namespace as they are now (partially initialised while it runs).
   const Env &names() const;
+  /// Its kernelWrappers as they are now (while it runs, its specializer's).
+  const std::map<std::string, std::vector<const ast::CallExpr *>> &wrapperNames() const;
   const std::map<std::string, Specializer::Unresolved> &unresolvedNames() const;
 };
 

@@ -1,5 +1,6 @@
 // Module scope: a module's imports, @jit functions and constants, and the `if` / `try` blocks
 // around them, run in order as Python runs a module on import.
+#include "Imports.h"
 #include "Registry.h"
 #include "Sema.h"
 
@@ -299,22 +300,25 @@ void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bo
     // it wraps; the wrappers' heuristics apply when `k` is compiled (autotune's configs are
     // tle-bench's, as the decorator's).
     auto [wrappers, wrapped] = peelKernelWrappers(value);
-    if (auto *inner = dyn_cast<ast::NameExpr>(wrapped); inner && !wrappers.empty())
-      if (auto w = kernelWrappers_.find(inner->name); w != kernelWrappers_.end())
-        wrappers.insert(wrappers.end(), w->second.begin(), w->second.end());
     std::string why;
     std::optional<SVal> v = evalQuietly(wrapped, why);
+    if (v && !wrappers.empty()) { // the wrapped kernel's own wrappers (wherever it was bound) inside
+      std::vector<const ast::CallExpr *> inner = wrappersOfValue(*v);
+      wrappers.insert(wrappers.end(), inner.begin(), inner.end());
+    }
     const std::string reason = unknownReason(why);
     for (const ast::Expr *t : targets) {
       if (auto *n = dyn_cast<ast::NameExpr>(t)) {
-        defineGlobal(n->name, v, reason, bound);
         kernelWrappers_.erase(n->name);
-        // `kernel = triton.jit(fn)`: a kernel of this module, under the name it is bound to.
-        if (v && v->kind == SVal::Kind::JitFn && (isa<ast::CallExpr>(wrapped) || !wrappers.empty())) {
-          jitFns[n->name] = v->fn;
-          if (!wrappers.empty())
-            kernelWrappers_[n->name] = wrappers;
+        std::optional<SVal> bound1 = v;
+        if (v && v->kind == SVal::Kind::JitFn && !wrappers.empty() && self_) {
+          kernelWrappers_[n->name] = wrappers;
+          bound1->s = self_->name + "\n" + n->name; // its origin, for wrappersOfValue
         }
+        defineGlobal(n->name, bound1, reason, bound);
+        // `kernel = triton.jit(fn)`: a kernel of this module, under the name it is bound to.
+        if (v && v->kind == SVal::Kind::JitFn && (isa<ast::CallExpr>(wrapped) || !wrappers.empty()))
+          jitFns[n->name] = v->fn;
         continue;
       }
       auto *tu = dyn_cast<ast::TupleExpr>(t);

@@ -38,7 +38,8 @@ struct SVal {
   /// which kernels call on compile-time values (its body runs as Python at compile time).
   /// Namespace (torch.finfo(...), torch.iinfo(...)) keeps elts = name0, value0, name1, value1,
   /// ... (the attributes) and `s` = its type's name. A JitFn made by `triton.jit(f, debug=...)`
-  /// keeps `i` = 1 + the debug flag (0 when not given).
+  /// keeps `i` = 1 + the debug flag (0 when not given); one bound through the call form of
+  /// @triton.heuristics / @triton.autotune keeps `s` = "module\nname", where it was bound.
   enum class Kind { None, Int, Float, Bool, Str, DType, Tensor, Module, Builtin, JitFn, Tuple, Method, Slice, BlockPtr,
                     TensorDesc, Dict, Mesh, Buffer, PyFn, Namespace };
   Kind kind = Kind::None;
@@ -139,9 +140,12 @@ public:
   /// first; see kernelWrappers_), then those of its own decorators.
   std::vector<Heuristic> kernelHeuristics(const ast::FunctionDef *kernel,
                                           const std::vector<const ast::CallExpr *> &wrappers = {});
-  /// The decorator calls the compiled kernel's name was bound through in the input's module
-  /// (kernelWrappers_ of -n's name, or of the module's only kernel); empty when none.
+  /// The decorator calls the compiled kernel's name was bound through (-n's name, or the
+  /// module's only kernel; also when imported from another module); empty when none.
   std::vector<const ast::CallExpr *> kernelWrappersOf(const ast::FunctionDef *kernel) const;
+  /// The wrappers of a JitFn value bound through the decorators' call form: its `s` names the
+  /// module and the name it was bound to there ("mod\nname"); empty for other values.
+  std::vector<const ast::CallExpr *> wrappersOfValue(const SVal &v) const;
   /// Sets each heuristic's parameter that `pending` holds (no -D, signature or default gave it)
   /// by evaluating its lambda on a dict of the compile-time parameter values in `env`, as
   /// Triton's JIT does with the call's arguments; the result is a constexpr of the kernel. A
@@ -516,7 +520,8 @@ public:
   std::map<std::string, const ast::FunctionDef *> jitFns;
   /// The calls `triton.heuristics(...)` / `triton.autotune(...)` a module-level kernel name was
   /// bound through, the decorators' call form (`k = triton.heuristics({...})(triton.jit(fn))`),
-  /// outermost first; their heuristics apply when that name is compiled.
+  /// outermost first; their heuristics apply when that name is compiled. The JitFn value bound
+  /// carries its origin (wrappersOfValue), so an import of the name keeps them.
   std::map<std::string, std::vector<const ast::CallExpr *>> kernelWrappers_;
   std::vector<const ast::FunctionDef *> callStack;
   /// The most @jit helper calls that may be active at once (every call is inlined): a deeper

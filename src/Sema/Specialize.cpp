@@ -67,6 +67,9 @@ std::unique_ptr<ir::Function> Specializer::run() {
     fail({mod.file, 0, 0}, "several @jit functions (" + names + "); choose the kernel with -n/--kernel");
   }
 
+  // The call-form wrappers of the name it was selected by, read before the kernel's home
+  // module's names replace the input's.
+  const std::vector<const ast::CallExpr *> wrappers = kernelWrappersOf(kernel);
   // A kernel imported from another module runs with that module's names.
   SavedGlobals kernelHome = enterHomeModule(kernel);
   (void)kernelHome;
@@ -99,7 +102,7 @@ std::unique_ptr<ir::Function> Specializer::run() {
 
   // Parameter binding. @triton.heuristics' parameters, when nothing else gives them, are set after
   // the others, from their values (Heuristics.cpp).
-  std::vector<Heuristic> heuristics = kernelHeuristics(kernel, kernelWrappersOf(kernel));
+  std::vector<Heuristic> heuristics = kernelHeuristics(kernel, wrappers);
   std::set<std::string> heuristic, pending;
   for (const Heuristic &h : heuristics)
     heuristic.insert(h.param);

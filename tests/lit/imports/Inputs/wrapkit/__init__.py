@@ -1,0 +1,1 @@
+# A library whose kernels are made with the call forms of @triton.heuristics / @triton.autotune.
