@@ -153,6 +153,19 @@ bool isGpuSyncOp(OpKind k) {
   }
 }
 
+void replaceUsesFrom(Block &b, std::list<std::unique_ptr<Op>>::iterator it, const Value *from, Value *to) {
+  auto swap = [&](Op &o) {
+    for (Value *&v : o.operands)
+      if (v == from)
+        v = to;
+  };
+  for (; it != b.ops.end(); ++it) {
+    swap(**it);
+    for (auto &r : (*it)->regions)
+      walk(*r, swap);
+  }
+}
+
 const Op *sharedBuffer(const Value *p) {
   while (p && p->def && !p->type.isTile()) {
     if (p->def->kind == OpKind::LocalAlloc)

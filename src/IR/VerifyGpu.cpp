@@ -546,17 +546,27 @@ static bool fillNumber(const Type &t) { return t == Type::scalar(DType::I32) || 
 /// pipeline_mbarrier names a slot of a TMA pipeline of the function (by index, or by an i32 fill
 /// number given at run time; its `empty` barrier only
 /// in a warp-specialised kernel, whose producer warps release slots) and yields its address.
-std::string pipelineMbarrierError(const Function &fn, const Op &op) {
-  const Type mbar(ScalarType::ptrTo(DType::I64, AddrSpace::Shared));
-  if (op.result()->type != mbar)
-    return "expects a scalar *i64_shared result, got " + op.result()->type.str();
+/// Why `op`'s pipeline= names no TMA pipeline of `fn` ("" when it names one); `cpAsync` says
+/// what a cp.async pipeline lacks.
+static std::string tmaPipelineError(const Function &fn, const Op &op, const char *cpAsync) {
   int k = op.sync.pipeline;
   if (k < 0 || size_t(k) >= fn.pipelines.size())
     return "expects pipeline= to name one of the function's " + std::to_string(fn.pipelines.size()) +
            " pipelines, got " + std::to_string(k);
+  if (fn.pipelines[size_t(k)].tmaMap < 0)
+    return "pipeline " + std::to_string(k) + " is filled by cp.async" + cpAsync;
+  return "";
+}
+
+std::string pipelineMbarrierError(const Function &fn, const Op &op) {
+  const Type mbar(ScalarType::ptrTo(DType::I64, AddrSpace::Shared));
+  if (op.result()->type != mbar)
+    return "expects a scalar *i64_shared result, got " + op.result()->type.str();
+  std::string bad = tmaPipelineError(fn, op, " and has no mbarriers");
+  if (!bad.empty())
+    return bad;
+  int k = op.sync.pipeline;
   const PipelineBuffer &p = fn.pipelines[size_t(k)];
-  if (p.tmaMap < 0)
-    return "pipeline " + std::to_string(k) + " is filled by cp.async and has no mbarriers";
   if (!op.operands.empty() && !fillNumber(op.operands[0]->type))
     return "expects an i32 or u32 fill number, got " + op.operands[0]->type.str();
   if (op.operands.empty() && (op.sync.slot < 0 || op.sync.slot >= p.slots))
@@ -571,13 +581,11 @@ std::string pipelineMbarrierError(const Function &fn, const Op &op) {
 /// or fill number; a slot's pointer is to an element of the pipeline's size, a value is a tile
 /// of the pipeline's [rows, cols] of such elements.
 std::string pipelineSlotError(const Function &fn, const Op &op) {
+  std::string bad = tmaPipelineError(fn, op, "; its fills are not ops");
+  if (!bad.empty())
+    return bad;
   int k = op.sync.pipeline;
-  if (k < 0 || size_t(k) >= fn.pipelines.size())
-    return "expects pipeline= to name one of the function's " + std::to_string(fn.pipelines.size()) +
-           " pipelines, got " + std::to_string(k);
   const PipelineBuffer &p = fn.pipelines[size_t(k)];
-  if (p.tmaMap < 0)
-    return "pipeline " + std::to_string(k) + " is filled by cp.async; its fills are not ops";
   if (!fillNumber(op.operands[0]->type))
     return "expects an i32 or u32 fill number, got " + op.operands[0]->type.str();
   const Type &r = op.result()->type;

@@ -172,13 +172,7 @@ private:
     return after;
   }
 
-  void replaceUses(const ir::Value *from, ir::Value *to) {
-    ir::walk(f_.body, [&](ir::Op &o) {
-      for (ir::Value *&x : o.operands)
-        if (x == from)
-          x = to;
-    });
-  }
+  void replaceUses(const ir::Value *from, ir::Value *to) { ir::replaceUsesFrom(f_.body, f_.body.ops.begin(), from, to); }
 };
 
 /// The fill number a value of a rewritten class stands for: a pipeline_value's operand, or that
@@ -187,20 +181,6 @@ ir::Value *numberOf(const ir::Value *v) {
   if (v->def && v->def->kind == OpKind::Permute)
     v = v->def->operands[0];
   return v->def && v->def->kind == OpKind::PipelineValue ? v->def->operands[0] : nullptr;
-}
-
-/// Replaces every use of `from` in `b` and its regions, from `it` on, by `to`.
-void replaceFrom(ir::Block &b, OpIt it, const ir::Value *from, ir::Value *to) {
-  for (; it != b.ops.end(); ++it) {
-    auto swap = [&](ir::Op &o) {
-      for (ir::Value *&x : o.operands)
-        if (x == from)
-          x = to;
-    };
-    swap(**it);
-    for (auto &r : (*it)->regions)
-      ir::walk(*r, swap);
-  }
 }
 
 /// Erases the pipeline_value ops nothing reads (the views of carried numbers no op needs).
@@ -259,11 +239,11 @@ void carryNumbers(ir::Function &f, std::set<int> rewritten) {
       slots.push_back({&op, i});
       ir::Value *arg = body.args[i + 1].get(), *res = op.result(static_cast<unsigned>(i));
       ir::Value *inside = viewOf(body, body.ops.begin(), cls, arg, arg);
-      replaceFrom(body, std::next(body.ops.begin()), arg, inside);
+      ir::replaceUsesFrom(body, std::next(body.ops.begin()), arg, inside);
       ir::Block &outer = *op.parent;
       auto after = std::next(outer.find(&op));
       ir::Value *outside = viewOf(outer, after, cls, res, res);
-      replaceFrom(outer, std::next(outer.find(&op), 2), res, outside);
+      ir::replaceUsesFrom(outer, std::next(outer.find(&op), 2), res, outside);
       arg->type = res->type = ir::Type::scalar(kNumber);
       arg->layout = res->layout = nullptr;
       inside->def->operands[0] = arg;

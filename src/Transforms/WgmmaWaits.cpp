@@ -14,22 +14,6 @@ using ir::OpKind;
 
 namespace {
 
-/// Replaces `from` by `to` in every operand of the ops of `b` from `it` on, their regions
-/// included.
-void replaceUsesFrom(ir::Block &b, std::list<std::unique_ptr<ir::Op>>::iterator it, const ir::Value *from,
-                     ir::Value *to) {
-  for (; it != b.ops.end(); ++it) {
-    auto swap = [&](ir::Op &o) {
-      for (ir::Value *&v : o.operands)
-        if (v == from)
-          v = to;
-    };
-    swap(**it);
-    for (auto &r : (*it)->regions)
-      ir::walk(*r, swap);
-  }
-}
-
 /// Whether `op` only waits or orders (the pipeline pass's waits before an op, and barriers):
 /// a carried group's wait goes before a run of these, as their op's other waits come first.
 bool isWaitLike(const ir::Op &op) {
@@ -180,7 +164,7 @@ private:
     while (at != body.ops.begin() && isWaitLike(**std::prev(at)))
       --at;
     ir::Op *w = wait(body, at, {arg}, 0, loc);
-    replaceUsesFrom(body, std::next(body.find(w)), arg, w->result());
+    ir::replaceUsesFrom(body, std::next(body.find(w)), arg, w->result());
   }
 
   void place(ir::Op &dot) {
@@ -206,7 +190,7 @@ private:
       return;
     }
     ir::Op *w = wait(body, next, {dot.result()}, 0, dot.loc);
-    replaceUsesFrom(body, std::next(body.find(w)), dot.result(), w->result());
+    ir::replaceUsesFrom(body, std::next(body.find(w)), dot.result(), w->result());
   }
 };
 

@@ -964,6 +964,10 @@ std::string verify(const Function &f, SourceLoc &where);
 /// a remote pointer). The rule by which LocalLoad, LocalStore and Wgmma find a matrix's layout.
 const Op *sharedBuffer(const Value *p);
 
+/// Replaces `from` by `to` in every operand of the ops of `b` from `it` on, their regions
+/// included (the uses `to` dominates, when `it` follows its definition).
+void replaceUsesFrom(Block &b, std::list<std::unique_ptr<Op>>::iterator it, const Value *from, Value *to);
+
 /// The matrix shape [R, C] of LocalAlloc `alloc`'s buffer (its last two dims; [1, n] for rank 1).
 std::array<int64_t, 2> matrixShape(const Op &alloc);
 
