@@ -99,6 +99,23 @@ std::unique_ptr<Function> Parser::function() {
   return f;
 }
 
+void Parser::pipelineFieldsCheck(const PipelineBuffer &b, int64_t slots, int64_t elemBytes, int64_t swizzle,
+                                  int64_t tma, int64_t copy) {
+  auto bad = [&](const std::string &why) { fail("a pipeline's fields are inconsistent: " + why); };
+  if (slots < 1 || slots > 64)
+    bad("slots must be 1 to 64, got " + std::to_string(slots));
+  if (elemBytes != 1 && elemBytes != 2 && elemBytes != 4 && elemBytes != 8)
+    bad("elem_bytes must be 1, 2, 4 or 8, got " + std::to_string(elemBytes));
+  if (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128)
+    bad("swizzle must be 0, 32, 64 or 128, got " + std::to_string(swizzle));
+  if (copy != 4 && copy != 8 && copy != 16)
+    bad("copy must be 4, 8 or 16 bytes, got " + std::to_string(copy));
+  if (b.rows < 0 || b.cols < 0 || b.base < 0 || b.slotBytes < 0 || b.barBase < 0 || b.ld < 0)
+    bad("offsets, sizes and the tile must not be negative");
+  if (tma >= 0 && (swizzle == 0 || b.rows < 1 || b.cols < 1 || b.cols % (swizzle / elemBytes) != 0))
+    bad("a TMA pipeline (tma=) needs a swizzle and a tile of whole swizzle spans of columns");
+}
+
 void Parser::pipelines(Function &f) {
   expect("[");
   while (!is("]")) {
@@ -134,6 +151,7 @@ void Parser::pipelines(Function &f) {
     for (int64_t v : {slots, elemBytes, swizzle, tma, copy})
       if (v < -1 || v > std::numeric_limits<int>::max())
         fail("a pipeline field is out of range: " + std::to_string(v));
+    pipelineFieldsCheck(b, slots, elemBytes, swizzle, tma, copy);
     b.slots = int(slots), b.elemBytes = unsigned(elemBytes), b.swizzle = int(swizzle), b.tmaMap = int(tma);
     b.copyBytes = int(copy);
     expect("}");

@@ -352,6 +352,11 @@ private:
   /// swizzle = W, ld = L, tma = K, barriers = N, dynamic, restaged, private, copy = C}, ...]`
   /// (IR.h, PipelineBuffer; the pipeline pass recomputes them before emission).
   void pipelines(Function &f);
+  /// A located error when one pipeline's fields cannot describe slots the backend can address
+  /// (slots 1 to 64; element sizes 1, 2, 4, 8; swizzles 0, 32, 64, 128; copies of 4, 8, 16 bytes;
+  /// a TMA pipeline: a swizzle and a tile of whole swizzle spans).
+  void pipelineFieldsCheck(const PipelineBuffer &b, int64_t slots, int64_t elemBytes, int64_t swizzle, int64_t tma,
+                           int64_t copy);
 
   void tensorMaps(Function &f);
   /// The index of the parameter named by the next %value.

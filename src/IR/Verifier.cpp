@@ -352,6 +352,19 @@ struct Verifier {
     return true;
   }
 
+  /// A load marked pipeline=k of a TMA pipeline of the function (a fill of its slots) loads the
+  /// pipeline's tile [rows, cols] through a rank-2 descriptor.
+  bool tmaFillShape(const Op &op) {
+    int k = op.pipeline();
+    if (k < 0 || size_t(k) >= fn.pipelines.size() || fn.pipelines[size_t(k)].tmaMap < 0)
+      return true;
+    const PipelineBuffer &b = fn.pipelines[size_t(k)];
+    if (!op.hasDescriptor() || op.blockShape() != std::vector<int64_t>{b.rows, b.cols})
+      return fail(op, "a fill of TMA pipeline " + std::to_string(k) + " loads its tile [" + std::to_string(b.rows) +
+                          ", " + std::to_string(b.cols) + "] through a tensor descriptor");
+    return true;
+  }
+
   /// The cache, eviction and volatile hints of a Load or Store.
   /// A tensor-descriptor load's or store's operands from index 3 (`p`: its pointer tile's type):
   /// the base, a scalar pointer to the pointee; shape, strides and offsets, i64 scalars; then
@@ -567,6 +580,8 @@ struct Verifier {
         return false;
       if (op.hasDescriptor() && op.isAsyncHint())
         return fail(op, "the async hint (tle.load's is_async) marks loads through pointers, not tensor descriptors");
+      if (!tmaFillShape(op))
+        return false;
       return memoryHints(op);
     }
     case OpKind::Store: {
