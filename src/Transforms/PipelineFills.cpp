@@ -175,12 +175,18 @@ private:
   void replaceUses(const ir::Value *from, ir::Value *to) { ir::replaceUsesFrom(f_.body, f_.body.ops.begin(), from, to); }
 };
 
-/// The fill number a value of a rewritten class stands for: a pipeline_value's operand, or that
-/// of the pipeline_value a tl.trans view (a Permute marked pipeline=k) reads; null otherwise.
-ir::Value *numberOf(const ir::Value *v) {
+/// The pipeline_value that `v` is, or that the tl.trans view `v` (a Permute marked pipeline=k)
+/// reads; null otherwise.
+const ir::Op *fillView(const ir::Value *v) {
   if (v->def && v->def->kind == OpKind::Permute)
     v = v->def->operands[0];
-  return v->def && v->def->kind == OpKind::PipelineValue ? v->def->operands[0] : nullptr;
+  return v->def && v->def->kind == OpKind::PipelineValue ? v->def : nullptr;
+}
+
+/// The fill number a value of a rewritten class stands for (fillView's operand); null otherwise.
+ir::Value *numberOf(const ir::Value *v) {
+  const ir::Op *view = fillView(v);
+  return view ? view->operands[0] : nullptr;
 }
 
 /// Erases the pipeline_value ops nothing reads (the views of carried numbers no op needs).
@@ -258,14 +264,13 @@ void carryNumbers(ir::Function &f, std::set<int> rewritten) {
   }
   std::vector<ir::Op *> waits;
   ir::walk(f.body, [&](ir::Op &op) {
-    const ir::Value *v = op.kind == OpKind::PipelineWait ? op.operands[0] : nullptr;
-    if (v && numberOf(v) && rewritten.count((v->def->kind == OpKind::Permute ? v->def->operands[0]->def : v->def)->sync.pipeline))
+    const ir::Op *view = op.kind == OpKind::PipelineWait ? fillView(op.operands[0]) : nullptr;
+    if (view && rewritten.count(view->sync.pipeline))
       waits.push_back(&op);
   });
   for (ir::Op *w : waits) {
     ir::Value *n = numberOf(w->operands[0]);
-    const ir::Value *v = w->operands[0];
-    int cls = (v->def->kind == OpKind::Permute ? v->def->operands[0]->def : v->def)->sync.pipeline;
+    int cls = fillView(w->operands[0])->sync.pipeline;
     ir::Block &b = *w->parent;
     ir::Builder B(&b);
     B.setInsertionPoint(&b, b.find(w));
