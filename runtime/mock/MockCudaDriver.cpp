@@ -33,6 +33,7 @@
 // not a primary context, mock_set_current / mock_current set and read the thread's context as
 // another library would. CUDA graphs, captured or built node by node, are MockGraph.cpp's.
 #include "MockDriver.h"
+#include "mock/MockTensorMap.h"
 
 #include <nlohmann/json.hpp>
 
@@ -102,19 +103,6 @@ static int lastSetSharedAttr = -1;
 /// Every argument of the last launch, whole (MockLaunch::args keeps the first 8 bytes).
 static std::vector<std::vector<unsigned char>> lastLaunchArgs;
 
-/// The arguments of the last cuTensorMapEncodeTiled call; read through mock_last_tensor_map().
-struct MockTensorMapCall {
-  int calls;
-  void *tensorMap;
-  int dataType;
-  unsigned rank;
-  void *globalAddress;
-  unsigned long long globalDim[5];
-  unsigned long long globalStrides[4];
-  unsigned boxDim[5];
-  unsigned elementStrides[5];
-  int interleave, swizzle, l2Promotion, oobFill;
-};
 static MockTensorMapCall lastTensorMap;
 
 namespace {

@@ -4,9 +4,9 @@
 #include "tle/Runtime/tle_launcher.h"
 #include "tle/Runtime/tle_rt.h"
 
-#include <catch2/catch.hpp>
+#include "MockSymbols.h"
 
-#include <dlfcn.h>
+#include <catch2/catch.hpp>
 
 #include <functional>
 #include <thread>
@@ -15,8 +15,6 @@ using namespace tle::rt;
 using Catch::Matchers::Contains;
 using Catch::Matchers::EndsWith;
 using Catch::Matchers::StartsWith;
-
-extern std::string mockDriverPath;
 
 namespace {
 
@@ -31,14 +29,6 @@ struct Mock {
   const MockLaunchHead *(*last)();
   int launches() const;
 };
-
-void *mockSym(const char *name) {
-  void *h = dlopen(mockDriverPath.c_str(), RTLD_NOW | RTLD_LOCAL);
-  REQUIRE(h);
-  void *s = dlsym(h, name);
-  REQUIRE(s);
-  return s;
-}
 
 // Mirrors the start of MockLaunch in MockCudaDriver.cpp, up to the launch counter.
 struct MockLaunchHead {
@@ -56,11 +46,11 @@ struct MockLaunchHead {
 const Mock &mock() {
   static Mock m = [] {
     Mock x;
-    x.fail = reinterpret_cast<void (*)(const char *, int, int, int)>(mockSym("mock_fail"));
-    x.clear = reinterpret_cast<void (*)()>(mockSym("mock_clear_failures"));
-    x.injected = reinterpret_cast<int (*)()>(mockSym("mock_injected_failures"));
-    x.live = reinterpret_cast<int (*)(int)>(mockSym("mock_live"));
-    x.last = reinterpret_cast<const MockLaunchHead *(*)()>(mockSym("mock_last_launch"));
+    x.fail = tle::test::mockFn<void (*)(const char *, int, int, int)>("mock_fail");
+    x.clear = tle::test::mockFn<void (*)()>("mock_clear_failures");
+    x.injected = tle::test::mockFn<int (*)()>("mock_injected_failures");
+    x.live = tle::test::mockFn<int (*)(int)>("mock_live");
+    x.last = tle::test::mockFn<const MockLaunchHead *(*)()>("mock_last_launch");
     return x;
   }();
   return m;

@@ -4,9 +4,9 @@
 
 #include "tle/Runtime/MockCuda.h"
 
-#include <catch2/catch.hpp>
+#include "MockSymbols.h"
 
-#include <dlfcn.h>
+#include <catch2/catch.hpp>
 
 #include <cstring>
 #include <vector>
@@ -14,43 +14,14 @@
 using namespace tle::rt;
 using Catch::Matchers::Contains;
 
-extern std::string mockDriverPath;
-
 namespace {
-
-// Mirrors MockTensorMapCall in MockCudaDriver.cpp.
-struct EncodeCall {
-  int calls;
-  void *tensorMap;
-  int dataType;
-  unsigned rank;
-  void *globalAddress;
-  unsigned long long globalDim[5];
-  unsigned long long globalStrides[4];
-  unsigned boxDim[5];
-  unsigned elementStrides[5];
-  int interleave, swizzle, l2Promotion, oobFill;
-};
-
-void *mockSymbol(const char *name) {
-  void *h = dlopen(mockDriverPath.c_str(), RTLD_NOW | RTLD_LOCAL);
-  REQUIRE(h);
-  void *s = dlsym(h, name);
-  REQUIRE(s);
-  return s;
-}
-
-/// The last cuTensorMapEncodeTiled call's arguments.
-const EncodeCall &lastEncode() { return *reinterpret_cast<const EncodeCall *(*)()>(mockSymbol("mock_last_tensor_map"))(); }
 
 /// The first 8 bytes of argument `i` of the last launch (a CUtensorMap starts with its address).
 uint64_t launchArgWord(int i) {
-  auto fn = reinterpret_cast<long (*)(int, void *, size_t)>(mockSymbol("mock_last_launch_arg"));
-  std::vector<unsigned char> buf(256);
-  long n = fn(i, buf.data(), buf.size());
-  REQUIRE(n == 128);
+  std::vector<unsigned char> arg = tle::test::lastLaunchArg(i);
+  REQUIRE(arg.size() == 128);
   uint64_t w = 0;
-  std::memcpy(&w, buf.data(), sizeof w);
+  std::memcpy(&w, arg.data(), sizeof w);
   return w;
 }
 
@@ -71,7 +42,7 @@ TEST_CASE("host tensor descriptors: the launcher's parts become CUtensorMaps at 
   CHECK((l.grid[0] == 2 && l.grid[1] == 3 && l.block[0] == 256)); // cdiv(M, 128) x cdiv(N, 128), 8 warps
   CHECK(l.numArgs == 16); // 13 parameters, then the three maps
   // The last map built is C's: fp16 (6), innermost dimension first, strides in bytes, box [128, 64].
-  const EncodeCall &e = lastEncode();
+  const MockTensorMapCall &e = tle::test::lastTensorMapEncode();
   CHECK(reinterpret_cast<uint64_t>(e.globalAddress) == c.address());
   CHECK(e.dataType == 6);
   CHECK(e.rank == 2);
@@ -86,8 +57,8 @@ TEST_CASE("host tensor descriptors: the launcher's parts become CUtensorMaps at 
   // The next launch builds them again from its own arguments (a view of C's second row block).
   host_desc_matmul(stream, a, M, K, K, b, K, N, N, c.ptr(size_t(128) * N * 2), 128, N, N, K);
   CHECK(mock.calls("cuTensorMapEncodeTiled") == encodes + 6);
-  CHECK(reinterpret_cast<uint64_t>(lastEncode().globalAddress) == c.address() + uint64_t(128) * N * 2);
-  CHECK(lastEncode().globalDim[1] == 128);
+  CHECK(reinterpret_cast<uint64_t>(tle::test::lastTensorMapEncode().globalAddress) == c.address() + uint64_t(128) * N * 2);
+  CHECK(tle::test::lastTensorMapEncode().globalDim[1] == 128);
 
   // A stride TMA cannot take (not a multiple of 16 bytes) is refused before the launch, naming the
   // descriptor; the launcher's own requirement (stride0 % 16 == 0, elements) comes first.

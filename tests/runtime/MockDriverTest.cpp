@@ -2,9 +2,10 @@
 #include "tle/Runtime/Runtime.h"
 #include "tle/Runtime/tle_rt.h"
 
+#include "MockSymbols.h"
+
 #include <catch2/catch.hpp>
 
-#include <dlfcn.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -14,8 +15,6 @@
 using namespace tle::rt;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
-
-extern std::string mockDriverPath;
 
 namespace {
 
@@ -32,19 +31,9 @@ struct MockLaunch {
   int launches;
 };
 
-const MockLaunch &lastLaunch() {
-  void *h = dlopen(mockDriverPath.c_str(), RTLD_NOW | RTLD_LOCAL);
-  REQUIRE(h);
-  auto fn = reinterpret_cast<const MockLaunch *(*)()>(dlsym(h, "mock_last_launch"));
-  REQUIRE(fn);
-  return *fn();
-}
+const MockLaunch &lastLaunch() { return *tle::test::mockFn<const MockLaunch *(*)()>("mock_last_launch")(); }
 
-int lastSharedAttr() {
-  void *h = dlopen(mockDriverPath.c_str(), RTLD_NOW | RTLD_LOCAL);
-  auto fn = reinterpret_cast<int (*)()>(dlsym(h, "mock_last_set_shared_attr"));
-  return fn();
-}
+int lastSharedAttr() { return tle::test::mockFn<int (*)()>("mock_last_set_shared_attr")(); }
 
 template <class T> T argAs(const MockLaunch &l, size_t i) {
   T v;

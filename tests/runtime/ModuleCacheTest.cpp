@@ -4,9 +4,10 @@
 #include "tle/Runtime/Runtime.h"
 #include "tle/Runtime/tle_rt.h"
 
+#include "MockSymbols.h"
+
 #include <catch2/catch.hpp>
 
-#include <dlfcn.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -18,30 +19,20 @@
 using namespace tle::rt;
 using Catch::Matchers::Contains;
 
-extern std::string mockDriverPath;
-
 namespace {
 
-void *sym(const char *name) {
-  void *h = dlopen(mockDriverPath.c_str(), RTLD_NOW | RTLD_LOCAL);
-  REQUIRE(h);
-  void *s = dlsym(h, name);
-  REQUIRE(s);
-  return s;
-}
-
 /// Calls of driver entry point `call` so far.
-int calls(const char *call) { return reinterpret_cast<int (*)(const char *)>(sym("mock_calls"))(call); }
+int calls(const char *call) { return tle::test::mockFn<int (*)(const char *)>("mock_calls")(call); }
 int loads() { return calls("cuModuleLoadDataEx"); }
-void delay(const char *call, int us) { reinterpret_cast<void (*)(const char *, int)>(sym("mock_delay"))(call, us); }
+void delay(const char *call, int us) { tle::test::mockFn<void (*)(const char *, int)>("mock_delay")(call, us); }
 int maxConcurrent(const char *call) {
-  return reinterpret_cast<int (*)(const char *)>(sym("mock_max_concurrent"))(call);
+  return tle::test::mockFn<int (*)(const char *)>("mock_max_concurrent")(call);
 }
-void setDeviceCount(int n) { reinterpret_cast<void (*)(int)>(sym("mock_set_device_count"))(n); }
-int moduleDevice(void *m) { return reinterpret_cast<int (*)(void *)>(sym("mock_module_device"))(m); }
-int liveModules() { return reinterpret_cast<int (*)(int)>(sym("mock_live"))(0); }
+void setDeviceCount(int n) { tle::test::mockFn<void (*)(int)>("mock_set_device_count")(n); }
+int moduleDevice(void *m) { return tle::test::mockFn<int (*)(void *)>("mock_module_device")(m); }
+int liveModules() { return tle::test::mockFn<int (*)(int)>("mock_live")(0); }
 void failNext(const char *call, int result) {
-  reinterpret_cast<void (*)(const char *, int, int, int)>(sym("mock_fail"))(call, result, 1, 0);
+  tle::test::mockFn<void (*)(const char *, int, int, int)>("mock_fail")(call, result, 1, 0);
 }
 
 /// A PTX-text module with one kernel `scale_kernel` and metadata; `tag` makes distinct bytes.

@@ -3,9 +3,9 @@
 #include "tle/Runtime/Runtime.h"
 #include "tle/Runtime/tle_rt.h"
 
-#include <catch2/catch.hpp>
+#include "MockSymbols.h"
 
-#include <dlfcn.h>
+#include <catch2/catch.hpp>
 
 #include <cstring>
 #include <vector>
@@ -13,18 +13,9 @@
 using namespace tle::rt;
 using Catch::Matchers::Contains;
 
-extern std::string mockDriverPath;
-
 namespace {
 
-/// A function the fake driver exports (see MockCudaDriver.cpp).
-template <class Fn> Fn mockFn(const char *name) {
-  void *h = dlopen(mockDriverPath.c_str(), RTLD_NOW | RTLD_LOCAL);
-  REQUIRE(h);
-  auto fn = reinterpret_cast<Fn>(dlsym(h, name));
-  REQUIRE(fn);
-  return fn;
-}
+using tle::test::mockFn;
 
 int mockCalls(const char *call) { return mockFn<int (*)(const char *)>("mock_calls")(call); }
 void *mockCurrent() { return mockFn<void *(*)()>("mock_current")(); }

@@ -3,55 +3,18 @@
 #include "tle/Runtime/TensorMap.h"
 #include "tle/Runtime/tle_rt.h"
 
-#include <catch2/catch.hpp>
+#include "MockSymbols.h"
 
-#include <dlfcn.h>
+#include <catch2/catch.hpp>
 
 #include <cstring>
 
 using namespace tle::rt;
 using Catch::Matchers::Contains;
 
-extern std::string mockDriverPath;
-
 namespace {
 
-// Mirrors MockTensorMapCall in MockCudaDriver.cpp.
-struct MockTensorMapCall {
-  int calls;
-  void *tensorMap;
-  int dataType;
-  unsigned rank;
-  void *globalAddress;
-  unsigned long long globalDim[5];
-  unsigned long long globalStrides[4];
-  unsigned boxDim[5];
-  unsigned elementStrides[5];
-  int interleave, swizzle, l2Promotion, oobFill;
-};
-
-void *sym(const char *name) {
-  void *h = dlopen(mockDriverPath.c_str(), RTLD_NOW | RTLD_LOCAL);
-  REQUIRE(h);
-  void *s = dlsym(h, name);
-  REQUIRE(s);
-  return s;
-}
-
-const MockTensorMapCall &lastEncode() {
-  return *reinterpret_cast<const MockTensorMapCall *(*)()>(sym("mock_last_tensor_map"))();
-}
-int calls(const char *call) { return reinterpret_cast<int (*)(const char *)>(sym("mock_calls"))(call); }
-
-/// Argument `i` of the last launch, whole.
-std::vector<unsigned char> launchArg(int i) {
-  auto fn = reinterpret_cast<long (*)(int, void *, size_t)>(sym("mock_last_launch_arg"));
-  std::vector<unsigned char> buf(256);
-  long n = fn(i, buf.data(), buf.size());
-  REQUIRE(n >= 0);
-  buf.resize(size_t(n));
-  return buf;
-}
+int calls(const char *call) { return tle::test::mockFn<int (*)(const char *)>("mock_calls")(call); }
 
 std::vector<unsigned char> bytesOf(const TensorMap &m) {
   const auto *p = reinterpret_cast<const unsigned char *>(&m);
@@ -85,9 +48,9 @@ TEST_CASE("tensor map: a valid description reaches the driver with exactly its v
   DeviceBuffer a(dev, 1000 * 512 * 2);
   TensorMapDesc d = matrixDesc(a.address());
   d.elementStrides = {2, 1};
-  int before = lastEncode().calls;
+  int before = tle::test::lastTensorMapEncode().calls;
   TensorMap map = encodeTensorMapTiled(d);
-  const MockTensorMapCall &c = lastEncode();
+  const MockTensorMapCall &c = tle::test::lastTensorMapEncode();
   REQUIRE(c.calls == before + 1);
   CHECK(reinterpret_cast<uintptr_t>(c.tensorMap) % 64 == 0);
   CHECK(c.dataType == 6); // CU_TENSOR_MAP_DATA_TYPE_FLOAT16
@@ -122,7 +85,7 @@ TEST_CASE("tensor map: a valid description reaches the driver with exactly its v
   e.box = {1, 16, 8};
   e.oobFill = TensorMapOobFill::NanRequestZeroFma;
   encodeTensorMapTiled(e);
-  const MockTensorMapCall &c3 = lastEncode();
+  const MockTensorMapCall &c3 = tle::test::lastTensorMapEncode();
   CHECK(c3.dataType == 7);
   CHECK(c3.rank == 3);
   CHECK(reinterpret_cast<uint64_t>(c3.globalAddress) == a.address() + 256);
@@ -157,7 +120,7 @@ TEST_CASE("tensor map: invalid descriptions never reach the driver", "[mock][ten
 }
 
 TEST_CASE("tensor map: a driver refusal is a DriverError naming the call and the tensor", "[mock][tensormap]") {
-  auto failNext = reinterpret_cast<void (*)(const char *, int, int, int)>(sym("mock_fail"));
+  auto failNext = tle::test::mockFn<void (*)(const char *, int, int, int)>("mock_fail");
   failNext("cuTensorMapEncodeTiled", 1, 1, 0);
   try {
     encodeTensorMapTiled(matrixDesc(0x10000));
@@ -185,14 +148,14 @@ TEST_CASE("tensor map: nvTmaDesc parameters take a TensorMap by value", "[mock][
   Stream stream(dev);
 
   k.launch(Grid(4), stream, map, out, int32_t(7));
-  std::vector<unsigned char> desc = launchArg(0);
+  std::vector<unsigned char> desc = tle::test::lastLaunchArg(0);
   CHECK(desc.size() == 128);
   CHECK(desc == bytesOf(map));
-  std::vector<unsigned char> ptr = launchArg(1);
+  std::vector<unsigned char> ptr = tle::test::lastLaunchArg(1);
   uint64_t addr = 0;
   std::memcpy(&addr, ptr.data(), 8);
   CHECK(addr == out.address());
-  std::vector<unsigned char> n = launchArg(2);
+  std::vector<unsigned char> n = tle::test::lastLaunchArg(2);
   CHECK(n.size() == 4);
   CHECK(n[0] == 7);
 
@@ -203,14 +166,14 @@ TEST_CASE("tensor map: nvTmaDesc parameters take a TensorMap by value", "[mock][
   int32_t count = 9;
   void *args[] = {&other, &address, &count};
   k.launchRaw(Grid(1), stream, args, 3);
-  CHECK(launchArg(0) == bytesOf(other));
+  CHECK(tle::test::lastLaunchArg(0) == bytesOf(other));
   tle_rt_module cm = nullptr;
   tle_rt_kernel ck = nullptr;
   REQUIRE(tle_rt_module_load_data(0, kTmaModule, 0, &cm) == TLE_RT_SUCCESS);
   REQUIRE(tle_rt_module_get_kernel(cm, "tma_kernel", &ck) == TLE_RT_SUCCESS);
   CHECK(std::string(tle_rt_kernel_param_type(ck, 0)) == "nvTmaDesc");
   REQUIRE(tle_rt_launch(ck, 2, 1, 1, nullptr, args, 3) == TLE_RT_SUCCESS);
-  CHECK(launchArg(0) == bytesOf(other));
+  CHECK(tle::test::lastLaunchArg(0) == bytesOf(other));
   tle_rt_kernel_release(ck);
   tle_rt_module_unload(cm);
 
@@ -284,9 +247,9 @@ TEST_CASE("tensor map: descriptors of the metadata are built from the arguments 
   CHECK(ki.tensorMaps[0].strides[1].value == 1);
   DeviceBuffer a(dev, 300 * 520 * 2);
   Stream stream(dev);
-  int before = lastEncode().calls;
+  int before = tle::test::lastTensorMapEncode().calls;
   k.launch(Grid(3), stream, a, int32_t(300), int32_t(500), int32_t(520));
-  const MockTensorMapCall &c = lastEncode();
+  const MockTensorMapCall &c = tle::test::lastTensorMapEncode();
   REQUIRE(c.calls == before + 1);
   CHECK(reinterpret_cast<uint64_t>(c.globalAddress) == a.address());
   CHECK(c.dataType == 6);
@@ -297,7 +260,7 @@ TEST_CASE("tensor map: descriptors of the metadata are built from the arguments 
   CHECK(c.boxDim[1] == 128);
   CHECK(c.swizzle == 3);
   // The descriptor the driver wrote is the fifth argument of the launch.
-  std::vector<unsigned char> desc = launchArg(4);
+  std::vector<unsigned char> desc = tle::test::lastLaunchArg(4);
   REQUIRE(desc.size() == 128);
   uint64_t first = 0;
   std::memcpy(&first, desc.data(), 8);
@@ -308,15 +271,15 @@ TEST_CASE("tensor map: descriptors of the metadata are built from the arguments 
   int32_t m = 7, kk = 64, lda = 64;
   void *args[] = {&address, &m, &kk, &lda};
   k.launchRaw(Grid(1), stream, args, 4);
-  CHECK(reinterpret_cast<uint64_t>(lastEncode().globalAddress) == address);
-  CHECK(lastEncode().globalDim[1] == 7);
+  CHECK(reinterpret_cast<uint64_t>(tle::test::lastTensorMapEncode().globalAddress) == address);
+  CHECK(tle::test::lastTensorMapEncode().globalDim[1] == 7);
   tle_rt_module cm = nullptr;
   tle_rt_kernel ck = nullptr;
   REQUIRE(tle_rt_module_load_data(0, kDerivedModule, 0, &cm) == TLE_RT_SUCCESS);
   REQUIRE(tle_rt_module_get_kernel(cm, "mm", &ck) == TLE_RT_SUCCESS);
   lda = 128;
   REQUIRE(tle_rt_launch(ck, 1, 1, 1, nullptr, args, 4) == TLE_RT_SUCCESS);
-  CHECK(lastEncode().globalStrides[0] == 256);
+  CHECK(tle::test::lastTensorMapEncode().globalStrides[0] == 256);
   // Arguments TMA cannot describe are refused before the launch, naming the tensor and the rule.
   lda = 20; // 40 bytes
   CHECK(tle_rt_launch(ck, 1, 1, 1, nullptr, args, 4) == TLE_RT_ERROR_INVALID_ARGUMENT);
@@ -328,7 +291,7 @@ TEST_CASE("tensor map: descriptors of the metadata are built from the arguments 
   // An empty tensor (a dimension of 0) gets a descriptor of one zero element the runtime keeps
   // on the device: copies through it read zeros, as the kernel's bounds checks would.
   k.launch(Grid(1), stream, a, int32_t(0), int32_t(64), int32_t(64));
-  const MockTensorMapCall &e = lastEncode();
+  const MockTensorMapCall &e = tle::test::lastTensorMapEncode();
   uint64_t zeros = reinterpret_cast<uint64_t>(e.globalAddress);
   CHECK(zeros != a.address());
   CHECK(zeros % 16 == 0);
