@@ -13,10 +13,13 @@ operands with int32 output, or fp32 operands multiplied in TF32 with fp32 output
 against the float64 product (int8: exactly).
 
 Usage: python3 bench/matmul_compare.py --lib build/runtime/libtle_rt.so --cubins DIR
-           [--configs 128x128x64x4x3,...] [--sizes MxNxK,...] [--out FILE.json]
+           [--configs 128x128x64x4x3,...] [--sizes MxNxK,...] [--compare LABEL=DIR2 ...] [--out FILE.json]
 A config is BLOCK_MxBLOCK_NxBLOCK_KxNUM_WARPSxNUM_STAGES; DIR holds
 mm_<BM>x<BN>x<BK>_w<W>_s<S>.sm_90a.cubin for each (bench/build_matmul_cubins.sh writes them; mm_bf16_...
-mm_fp8e4nv_..., mm_int8_... and mm_tf32_... for the other dtypes)."""
+mm_fp8e4nv_..., mm_int8_... and mm_tf32_... for the other dtypes).
+--compare times the same cubin names from DIR2 too (another compiler build: a before/after in one
+process), checked like the others and interleaved with them in the rounds; each row then has
+tle_LABEL_tflops and tle_over_LABEL, the median over the rounds of tle / LABEL."""
 import argparse
 import ctypes
 import json
@@ -80,6 +83,8 @@ def main():
                          "for few rows; cubins mmdec_...)")
     ap.add_argument("--split-k", type=int, default=2, help="matmul_splitk_cluster's cluster size (SPLIT_K)")
     ap.add_argument("--no-triton", action="store_true")
+    ap.add_argument("--compare", action="append", default=[], metavar="LABEL=DIR",
+                    help="also time the same cubins from DIR (another build of tlec), labelled LABEL")
     ap.add_argument("--rounds", type=int, default=1,
                     help="time each configuration's tle, Triton and cuBLAS kernels this many times, interleaved "
                          "in rotating order (tle, Triton, cuBLAS; then Triton, cuBLAS, tle; ...) so that clock "
@@ -89,6 +94,12 @@ def main():
     args = ap.parse_args()
     if args.rounds < 1:
         ap.error("--rounds must be at least 1")
+    compare = []
+    for spec in args.compare:
+        label, _, path = spec.partition("=")
+        if not label or not path or not label.isidentifier():
+            ap.error(f"--compare expects LABEL=DIR (LABEL a name), got '{spec}'")
+        compare.append((label, path))
     torch.cuda.init()
     lib = open_runtime(args.lib)
     fp8 = args.dtype == "fp8e4nv"
@@ -185,6 +196,18 @@ def main():
             timed = {}  # name -> the callable timed for it, in this configuration's rounds
             if ok:
                 timed["tle"] = lambda: tle(tle_grid, a, b, c, m, n, k)
+            for label, cdir in compare:  # the same cubin from another build, checked the same way
+                other = TleKernel(lib, os.path.join(cdir, os.path.basename(path)), kernel_name)
+                run_other = (lambda kk: lambda *xs: launch_matmul(kk, *xs, bias=bias))(other)
+                c.fill_(poison)
+                run_other(tle_grid, a, b, c, m, n, k)
+                torch.cuda.synchronize()
+                oerr = (c.double() - ref.double()).abs().max().item()
+                ook = oerr <= tol and not torch.isnan(c.double()).any().item()
+                all_ok &= ook
+                row.update({f"tle_{label}_max_err": oerr, f"tle_{label}_pass": ook})
+                if ook:
+                    timed[f"tle_{label}"] = (lambda ro: lambda: ro(tle_grid, a, b, c, m, n, k))(run_other)
             if not args.no_triton:
                 c2 = torch.empty((m, n), device="cuda", dtype=dt)
 
@@ -209,6 +232,13 @@ def main():
                     row[f"{name}_tflops_rounds"] = per_round[name]
             if args.rounds > 1 and "tle" in timed and "triton" in timed:
                 row["tle_over_triton_rounds"] = [x / y for x, y in zip(per_round["tle"], per_round["triton"])]
+            for label, _ in compare:
+                if "tle" in timed and f"tle_{label}" in timed:
+                    ratios = [x / y for x, y in zip(per_round["tle"], per_round[f"tle_{label}"])]
+                    row[f"tle_over_{label}"] = statistics.median(ratios)
+                    row[f"tle_over_{label}_rounds"] = ratios
+                    print(f"  tle/{label} per round {' '.join(f'{x:5.3f}' for x in ratios)}; median "
+                          f"{row[f'tle_over_{label}']:5.3f}", flush=True)
             rows.append(row)
             tle_tf = row.get("tle_tflops", float("nan"))
             tr_tf = row.get("triton_tflops", float("nan"))

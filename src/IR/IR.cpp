@@ -134,7 +134,7 @@ const char *name(MemScope s) {
 }
 
 const char *name(Arrivers a) {
-  static const char *n[] = {"cta", "warp", "thread"};
+  static const char *n[] = {"cta", "warp", "thread", "warpgroup"};
   return n[static_cast<int>(a)];
 }
 

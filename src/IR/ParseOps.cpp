@@ -458,8 +458,11 @@ void Parser::syncAttrs(Op &op) {
     expect("=");
     if (k == "per") {
       std::string w = expectIdentAny();
-      op.sync.per = w == "cta" ? Arrivers::Cta : w == "warp" ? Arrivers::Warp : w == "thread" ? Arrivers::Thread
-                                                                : (fail("unknown per='" + w + "' (cta, warp, thread)"), Arrivers::Cta);
+      op.sync.per = w == "cta"         ? Arrivers::Cta
+                    : w == "warp"      ? Arrivers::Warp
+                    : w == "thread"    ? Arrivers::Thread
+                    : w == "warpgroup" ? Arrivers::Warpgroup
+                                       : (fail("unknown per='" + w + "' (cta, warp, warpgroup, thread)"), Arrivers::Cta);
       continue;
     }
     if (k == "cache") {

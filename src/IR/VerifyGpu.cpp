@@ -648,8 +648,9 @@ std::string mbarrierOpError(const Op &op) {
       return "expects tx=0.." + std::to_string(kMax) + " bytes, got " + std::to_string(a.tx);
     if (a.tx && a.count != 1)
       return "an arrival with tx= counts once: count must be 1, got " + std::to_string(a.count);
-    if (a.per != Arrivers::Cta && a.per != Arrivers::Warp && a.per != Arrivers::Thread)
-      return "expects per=cta, warp or thread";
+    if (a.per != Arrivers::Cta && a.per != Arrivers::Warp && a.per != Arrivers::Thread &&
+        a.per != Arrivers::Warpgroup)
+      return "expects per=cta, warp, warpgroup or thread";
     if (op.operands.size() > 1 && op.operands[1]->type != Type::scalar(DType::I32))
       return "expects an i32 scalar CTA rank, got " + op.operands[1]->type.str();
     return "";

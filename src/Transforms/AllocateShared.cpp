@@ -16,7 +16,7 @@ int64_t sharedMemoryLimit(const std::string &arch) { return arch == "sm_80" ? 16
 
 namespace {
 
-/// A buffer's live range in top-level op indices, both ends included.
+/// A buffer's live range in program positions (Positions), both ends included.
 struct LiveRange {
   ir::Op *alloc = nullptr; ///< null for an area the backend lays out (the pipeline area, scratch)
   size_t first = 0, last = 0;
@@ -37,13 +37,48 @@ int64_t bufferBytes(const ir::Op &alloc) {
   return n > kHugeBytes / eb ? kHugeBytes : n * eb;
 }
 
-/// The index of the top-level op of `f` that holds `op` (itself, or an op whose regions hold it).
-size_t topIndex(const ir::Function &f, const ir::Op &op, const std::map<const ir::Op *, size_t> &top) {
-  const ir::Op *o = &op;
-  while (o->parent && o->parent != &f.body)
-    o = o->parent->parent;
-  return top.at(o);
-}
+/// The positions an op runs at, both ends included.
+struct Span {
+  size_t first = 0, last = 0;
+};
+
+/// Program positions for live ranges: each top-level op of `f` is one position, except a
+/// top-level warp_specialize: its default partition's ops (region 0, which the kernel's
+/// num_warps warps run in order) are positions of their own after the op's, and the op and its
+/// workers' ops span the op's position and all of the partition's (the workers run alongside).
+class Positions {
+public:
+  explicit Positions(const ir::Function &f) {
+    size_t i = 0;
+    for (const auto &op : f.body.ops) {
+      if (op->kind != OpKind::WarpSpecialize || op->regions.empty()) {
+        at_[op.get()] = {i, i};
+        ++i;
+        continue;
+      }
+      const size_t ws = i++;
+      for (const auto &inner : op->regions[0]->ops) {
+        at_[inner.get()] = {i, i};
+        ++i;
+      }
+      at_[op.get()] = {ws, i - 1};
+    }
+    end_ = i ? i - 1 : 0;
+  }
+  /// The span of the positioned op that is or holds `op`.
+  Span of(const ir::Op &op) const {
+    const ir::Op *o = &op;
+    while (!at_.count(o))
+      o = o->parent->parent;
+    return at_.at(o);
+  }
+  /// The last position (the kernel's end).
+  size_t end() const { return end_; }
+
+private:
+  std::map<const ir::Op *, Span> at_;
+  size_t end_ = 0;
+};
 
 /// Values derived from `alloc`'s pointer (see allocateShared), and whether the pointer escapes.
 struct Derived {
@@ -104,12 +139,12 @@ bool namesMbarrier(OpKind k) {
   }
 }
 
-/// The last top-level op of `f` that may wait for an asynchronous access of kind `k` (AsyncCopy,
-/// TmaLoad, TmaStore, Wgmma) issued at top-level index `at`: the last one holding a wait that
-/// may complete it (async_wait_group or mbarrier_wait for a cp.async, mbarrier_wait for a TMA
-/// load, tma_store_wait for a TMA store, wgmma_wait for a wgmma's reads), or the end of the
-/// kernel when none comes after `at`.
-size_t asyncEnd(ir::Function &f, OpKind k, size_t at, const std::map<const ir::Op *, size_t> &top) {
+/// The last position of `f` that may wait for an asynchronous access of kind `k` (AsyncCopy,
+/// TmaLoad, TmaStore, Wgmma) issued at position `at`: the last one holding a wait that may
+/// complete it (async_wait_group or mbarrier_wait for a cp.async, mbarrier_wait for a TMA load,
+/// tma_store_wait for a TMA store, wgmma_wait for a wgmma's reads), or the end of the kernel
+/// when none comes after `at`.
+size_t asyncEnd(ir::Function &f, OpKind k, size_t at, const Positions &pos) {
   size_t last = 0;
   ir::walk(f.body, [&](ir::Op &op) {
     bool waits = k == OpKind::TmaStore ? op.kind == OpKind::TmaStoreWait
@@ -117,16 +152,17 @@ size_t asyncEnd(ir::Function &f, OpKind k, size_t at, const std::map<const ir::O
                                        : op.kind == OpKind::MbarrierWait ||
                                              (k == OpKind::AsyncCopy && op.kind == OpKind::AsyncWaitGroup);
     if (waits)
-      last = std::max(last, topIndex(f, op, top));
+      last = std::max(last, pos.of(op).last);
   });
-  return last >= at ? last : f.body.ops.size() - 1;
+  return last >= at ? last : pos.end();
 }
 
 /// The live range of `alloc` (see allocateShared).
-LiveRange liveRange(ir::Function &f, ir::Op &alloc, const std::map<const ir::Op *, size_t> &top) {
+LiveRange liveRange(ir::Function &f, ir::Op &alloc, const Positions &pos) {
   LiveRange r;
   r.alloc = &alloc;
-  r.first = r.last = topIndex(f, alloc, top);
+  r.first = pos.of(alloc).first;
+  r.last = pos.of(alloc).last;
   r.bytes = bufferBytes(alloc);
   if (alloc.allocSwizzle())
     r.align = 1024; // the swizzle pattern repeats every 1024 bytes of the address
@@ -135,24 +171,24 @@ LiveRange liveRange(ir::Function &f, ir::Op &alloc, const std::map<const ir::Op 
   ir::walk(f.body, [&](ir::Op &op) {
     for (const ir::Value *v : op.operands)
       if (d.values.count(v))
-        r.last = std::max(r.last, topIndex(f, op, top));
+        r.last = std::max(r.last, pos.of(op).last);
     if ((op.kind == OpKind::TmaLoad || op.kind == OpKind::TmaStore) && d.values.count(op.operands[0]))
       r.align = 1024; // TMA's swizzle patterns repeat every 1024 bytes
     // The copy goes on after its op: the buffer stays until the copy may have been waited for.
     bool async = op.kind == OpKind::AsyncCopy || op.kind == OpKind::TmaLoad || op.kind == OpKind::TmaStore;
     if (async && d.values.count(op.operands[0]))
-      r.last = std::max(r.last, asyncEnd(f, op.kind, topIndex(f, op, top), top));
+      r.last = std::max(r.last, asyncEnd(f, op.kind, pos.of(op).first, pos));
     if (op.kind == OpKind::Wgmma && (d.values.count(op.operands[0]) || d.values.count(op.operands[1])))
-      r.last = std::max(r.last, asyncEnd(f, op.kind, topIndex(f, op, top), top));
+      r.last = std::max(r.last, asyncEnd(f, op.kind, pos.of(op).first, pos));
     size_t barOperand = op.kind == OpKind::TmaLoad ? 1 : 0;
     if (namesMbarrier(op.kind))
       (op.kind == OpKind::MbarrierInval ? invalidated : mbarrier) |= d.values.count(op.operands[barOperand]) > 0;
   });
   // PTX ISA §9.7.13.15: an mbarrier's bytes may hold anything else only after mbarrier.inval.
   if (mbarrier && !invalidated)
-    r.last = f.body.ops.size() - 1;
+    r.last = pos.end();
   if (d.escapes)
-    r.last = f.body.ops.size() - 1;
+    r.last = pos.end();
   if (d.cluster)
     r.first = 0;
   return r;
@@ -162,12 +198,12 @@ int64_t alignUp(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
 /// Appends to `ranges` the areas the backend lays out (none on IR without layouts): the
 /// pipeline area (Function::pipelineBytes), live from the kernel's start (its mbarriers are
-/// initialised there) to the last top-level op that uses a pipeline class, and per top-level op
-/// one scratch area for the ops in it (scratchNeeds; the largest need, they run one after
-/// another), live at that op (a TMA store's staging to the end of the kernel: its bulk copy reads
-/// it until the kernel ends). Clears the scratch offsets of an earlier run. Returns the pipeline
+/// initialised there) to the last position that uses it (usesPipelineArea), and per position one
+/// scratch area for the ops there (scratchNeeds; the largest need, they run one after another),
+/// live at that position (a TMA store's staging to the end of the kernel: its bulk copy reads it
+/// until the kernel ends). Clears the scratch offsets of an earlier run. Returns the pipeline
 /// area's range, or null.
-LiveRange *backendAreas(ir::Function &f, const std::map<const ir::Op *, size_t> &top, std::vector<LiveRange> &ranges) {
+LiveRange *backendAreas(ir::Function &f, const Positions &pos, std::vector<LiveRange> &ranges) {
   bool layouts = true;
   ir::walk(f.body, [&](ir::Op &op) {
     if (op.kind != OpKind::LocalAlloc)
@@ -178,17 +214,19 @@ LiveRange *backendAreas(ir::Function &f, const std::map<const ir::Op *, size_t> 
   if (!layouts)
     return nullptr;
   std::map<const ir::Value *, int> async = pipelineValues(f);
-  const size_t end = f.body.ops.empty() ? 0 : f.body.ops.size() - 1;
   size_t pipelineRange = SIZE_MAX;
   if (f.pipelineBytes > 0) {
     LiveRange r;
-    r.last = lastPipelineTopOp(f, async);
+    ir::walk(f.body, [&](ir::Op &op) {
+      if (usesPipelineArea(op, async))
+        r.last = std::max(r.last, pos.of(op).last);
+    });
     r.bytes = f.pipelineBytes;
     r.align = 1024; // swizzled slots and staging areas
     pipelineRange = ranges.size();
     ranges.push_back(r);
   }
-  std::map<size_t, size_t> scratchOf; // top-level op -> its range
+  std::map<size_t, size_t> scratchOf; // position -> its range
   std::map<const ir::Op *, ScratchNeed> needs = scratchNeeds(f, async);
   std::vector<std::pair<ir::Op *, ScratchNeed>> inOrder; // program order (offsets must not depend on addresses)
   ir::walk(f.body, [&](ir::Op &op) {
@@ -196,18 +234,19 @@ LiveRange *backendAreas(ir::Function &f, const std::map<const ir::Op *, size_t> 
       inOrder.push_back({&op, it->second});
   });
   for (auto &[op, need] : inOrder) {
-    size_t at = topIndex(f, *op, top);
-    auto [it, fresh] = scratchOf.try_emplace(at, ranges.size());
+    Span at = pos.of(*op);
+    auto [it, fresh] = scratchOf.try_emplace(at.first, ranges.size());
     if (fresh) {
       LiveRange r;
-      r.first = r.last = at;
+      r.first = at.first;
+      r.last = at.last;
       ranges.push_back(r);
     }
     LiveRange &r = ranges[it->second];
     r.bytes = std::max(r.bytes, need.bytes);
     r.align = std::max(r.align, need.align);
     if (op->kind == OpKind::Store)
-      r.last = end;
+      r.last = pos.end();
     r.users.push_back(op);
   }
   return pipelineRange == SIZE_MAX ? nullptr : &ranges[pipelineRange];
@@ -216,17 +255,14 @@ LiveRange *backendAreas(ir::Function &f, const std::map<const ir::Op *, size_t> 
 } // namespace
 
 SharedAllocation allocateShared(ir::Function &f, DiagnosticEngine *diags) {
-  std::map<const ir::Op *, size_t> top;
-  size_t i = 0;
-  for (auto &op : f.body.ops)
-    top[op.get()] = i++;
+  const Positions pos(f);
   std::vector<LiveRange> ranges;
   ir::walk(f.body, [&](ir::Op &op) {
     if (op.kind == OpKind::LocalAlloc)
-      ranges.push_back(liveRange(f, op, top));
+      ranges.push_back(liveRange(f, op, pos));
   });
   const size_t buffers = ranges.size();
-  LiveRange *pipelineArea = backendAreas(f, top, ranges);
+  LiveRange *pipelineArea = backendAreas(f, pos, ranges);
   SharedAllocation out;
   int64_t limit = sharedMemoryLimit(f.arch), end = 0;
   std::vector<const LiveRange *> placed;

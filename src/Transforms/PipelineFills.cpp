@@ -1,8 +1,12 @@
 // TMA fills of pipeline slots as explicit ops (see PipelineFills.h).
 #include "tle/Transforms/PipelineFills.h"
+#include "ProducerPartition.h"
 #include "tle/Transforms/Pipeline.h"
 
+#include <algorithm>
+
 #include <iterator>
+#include <stdexcept>
 #include <map>
 #include <set>
 #include <vector>
@@ -47,23 +51,30 @@ bool holdsClass(const ir::Function &f, ir::Op &op, int cls) {
 
 class FillLowering {
 public:
-  FillLowering(ir::Function &f, int cls)
-      : f_(f), cls_(cls), buf_(f.pipelines[size_t(cls)]), wrap_(2 * buf_.slots) {}
+  /// `split`: the kernel is a producer/consumer split (SplitFills says what that adds).
+  FillLowering(ir::Function &f, int cls, SplitFills *split)
+      : f_(f), cls_(cls), buf_(f.pipelines[size_t(cls)]), wrap_(2 * buf_.slots), split_(split) {}
 
-  /// Rewrites the class's fills in `b` and the loops in it, counting from `count` (the previous
-  /// fill's number); returns the number after the last of them.
-  ir::Value *block(ir::Block &b, ir::Value *count) {
+  /// The class's fill number and, in a split kernel's dynamic class, its release number, each
+  /// the last one taken so far.
+  struct Counts {
+    ir::Value *fill = nullptr, *release = nullptr;
+  };
+
+  /// Rewrites the class's fills in `b` and the loops in it, counting on from `counts`; returns
+  /// the counts after the last of them.
+  Counts block(ir::Block &b, Counts counts) {
     for (auto it = b.ops.begin(); it != b.ops.end(); ++it) {
       ir::Op &op = **it;
       if (tmaFillClass(f_, op) == cls_) {
         auto next = std::next(it);
-        count = fill(b, it, count);
+        counts = fill(b, it, counts);
         it = std::prev(next);
       } else if (op.kind == OpKind::For && holdsClass(f_, op, cls_)) {
-        count = loop(op, count);
+        counts = loop(op, counts);
       }
     }
-    return count;
+    return counts;
   }
 
   unsigned rewritten = 0;
@@ -73,18 +84,123 @@ private:
   const int cls_;
   const ir::PipelineBuffer &buf_;
   const int wrap_; ///< fill numbers run 0 .. wrap_ - 1
+  SplitFills *split_;
 
-  /// The count carried through `loop` as a new iteration value: its init `count`, its result
-  /// the count after the loop.
-  ir::Value *loop(ir::Op &loop, ir::Value *count) {
-    ir::Block &body = *loop.regions[0];
+  /// `count` carried through `loop` as a new iteration value named `name`; returns the body's
+  /// argument.
+  static ir::Value *carry(ir::Op &loop, ir::Value *count, const char *name) {
     loop.operands.push_back(count);
-    ir::Value *arg = body.addArg(ir::Type::scalar(kNumber), "fill");
-    ir::Value *out = block(body, arg);
-    body.terminator()->operands.push_back(out);
+    return loop.regions[0]->addArg(ir::Type::scalar(kNumber), name);
+  }
+  /// The loop's result for the count its body yields last, `out`.
+  static ir::Value *carryOut(ir::Op &loop, ir::Value *out, const char *name) {
+    loop.regions[0]->terminator()->operands.push_back(out);
     ir::Value *r = loop.addResult(ir::Type::scalar(kNumber));
-    r->nameHint = "fill";
+    r->nameHint = name;
     return r;
+  }
+
+  /// The counts carried through `loop` as new iteration values: their inits `counts`, their
+  /// results the counts after the loop. In a split kernel, a loop that refills a dynamic class
+  /// its dots read releases the last fill's slot after it (releaseAfterLoop).
+  Counts loop(ir::Op &loop, Counts counts) {
+    ir::Block &body = *loop.regions[0];
+    const bool releasesAfter = split_ && counts.release && refillsReadSlots(body);
+    Counts in{carry(loop, counts.fill, "fill"), counts.release ? carry(loop, counts.release, "release") : nullptr};
+    Counts out = block(body, in);
+    Counts after{carryOut(loop, out.fill, "fill"), out.release ? carryOut(loop, out.release, "release") : nullptr};
+    if (releasesAfter)
+      after.release = releaseAfterLoop(loop, after.release);
+    return after;
+  }
+
+  /// Whether the class's values are carried by `body`'s loop (a pipelined loop of the class).
+  bool carriesClass(const ir::Block &body) const {
+    return std::any_of(body.args.begin(), body.args.end(), [&](const auto &a) { return classOf(a.get()) == cls_; });
+  }
+  /// Whether a dot of `b` itself reads one of the class's values.
+  bool dotReads(const ir::Block &b) const {
+    return std::any_of(b.ops.begin(), b.ops.end(), [&](const auto &o) {
+      return o->kind == OpKind::Dot && (classOf(o->operands[0]) == cls_ || classOf(o->operands[1]) == cls_);
+    });
+  }
+  /// Whether `body` (a loop's, not yet rewritten) refills the class it carries and its dots read.
+  bool refillsReadSlots(const ir::Block &body) const {
+    bool fills = std::any_of(body.ops.begin(), body.ops.end(), [&](const auto &o) { return tmaFillClass(f_, *o) == cls_; });
+    return fills && carriesClass(body) && dotReads(body);
+  }
+  int classOf(const ir::Value *v) const {
+    auto it = split_->values.find(v);
+    return it == split_->values.end() ? -1 : it->second;
+  }
+
+  /// After a loop whose iterations released the slot their predecessor's dots read: the slot of
+  /// the last fill, read by the last iteration, released when the loop ran at all. Returns the
+  /// release number after it.
+  ir::Value *releaseAfterLoop(ir::Op &loop, ir::Value *count) {
+    ir::Block &outer = *loop.parent;
+    ir::Builder B(&outer);
+    B.setInsertionPoint(&outer, std::next(outer.find(&loop)));
+    ir::Value *ran = B.cmp(loop.loc, ir::CmpPred::Lt, loop.operands[0], loop.operands[1]);
+    return release(B, loop.loc, ran, count);
+  }
+
+  /// Releases, when `when` holds, the slot of the release number after `count` (its "empty"
+  /// mbarrier, one arrival per consumer warpgroup or thread); returns the release number after it.
+  ir::Value *release(ir::Builder &B, SourceLoc loc, ir::Value *when, ir::Value *count) {
+    ir::Value *n = B.select(loc, when, nextNumber(B, loc, count), count);
+    arriveEmpty(B, loc, when, n);
+    return n;
+  }
+
+  /// `if when { mbarrier_arrive per=... (pipeline_mbarrier empty n) }`.
+  void arriveEmpty(ir::Builder &B, SourceLoc loc, ir::Value *when, ir::Value *n) {
+    ir::Block *then = guarded(B, loc, when);
+    ir::Builder T(then);
+    T.setInsertionPoint(then, then->ops.begin());
+    ir::Op *empty = T.create(OpKind::PipelineMbarrier, loc, {n},
+                             {ir::Type(ir::ScalarType::ptrTo(ir::DType::I64, ir::AddrSpace::Shared))});
+    empty->sync.pipeline = cls_;
+    empty->sync.empty = true;
+    ir::Op *arrive = T.create(OpKind::MbarrierArrive, loc, {empty->result()}, {});
+    arrive->sync.per = split_->perWarpgroup ? ir::Arrivers::Warpgroup : ir::Arrivers::Thread;
+  }
+
+  /// The producer's wait, before it fills slot n: `if guard { mbarrier_wait (pipeline_mbarrier
+  /// empty n), n < slots }` (the release of fill n - slots completes the phase before fill n's
+  /// own, parity 1 - (n / slots) % 2; before any release, parity 1 of a fresh mbarrier passes).
+  void waitReleased(ir::Builder &B, SourceLoc loc, ir::Value *guard, ir::Value *n) {
+    ir::Builder *W = &B;
+    ir::Block *then = guard ? guarded(B, loc, guard) : nullptr;
+    ir::Builder T(then ? then : B.block());
+    if (then) {
+      T.setInsertionPoint(then, then->ops.begin());
+      W = &T;
+      split_->producerOps.push_back(then->parent);
+    }
+    ir::Op *empty = W->create(OpKind::PipelineMbarrier, loc, {n},
+                              {ir::Type(ir::ScalarType::ptrTo(ir::DType::I64, ir::AddrSpace::Shared))});
+    empty->sync.pipeline = cls_;
+    empty->sync.empty = true;
+    ir::Value *parity = W->cmp(loc, ir::CmpPred::Lt, n, W->constInt(loc, kNumber, buf_.slots));
+    ir::Op *wait = W->create(OpKind::MbarrierWait, loc, {empty->result(), parity}, {});
+    if (!then)
+      split_->producerOps.push_back(wait);
+  }
+
+  /// A split kernel's consumers, at a fill in a loop that carries the class: release the slot
+  /// the previous iteration's dots read, which this fill takes (not in the first iteration,
+  /// whose fill takes a slot no dot of the loop has read). A dynamic class counts its
+  /// releases, which follow its fills in order. Returns the release number after it.
+  ir::Value *releaseAtFill(ir::Builder &B, ir::Block &b, SourceLoc loc, ir::Value *c, ir::Value *count) {
+    if (!b.parent || b.parent->kind != OpKind::For || !carriesClass(b) || (count && !dotReads(b)))
+      return count;
+    const ir::Op &loop = *b.parent;
+    ir::Value *notFirst = B.cmp(loc, ir::CmpPred::Ne, b.args[0].get(), loop.operands[0]);
+    if (count)
+      return release(B, loc, notFirst, count);
+    arriveEmpty(B, loc, notFirst, c);
+    return nullptr;
   }
 
   static const ir::Op *constantDef(const ir::Value *v) {
@@ -115,10 +231,13 @@ private:
     return ifOp->regions[0].get();
   }
 
-  /// The expect-tx and one tma_load per box of the swizzle's column span, before `B`'s point.
-  void issue(ir::Builder &B, SourceLoc loc, ir::Value *bar, ir::Value *dst, ir::Value *row, ir::Value *col) {
+  /// The expect-tx and one tma_load per box of the swizzle's column span, before `B`'s point;
+  /// returns the arrival and the copies.
+  std::vector<ir::Op *> issue(ir::Builder &B, SourceLoc loc, ir::Value *bar, ir::Value *dst, ir::Value *row,
+                              ir::Value *col) {
     ir::Op *arrive = B.create(OpKind::MbarrierArrive, loc, {bar}, {});
     arrive->sync.tx = buf_.rows * buf_.cols * buf_.elemBytes;
+    std::vector<ir::Op *> ops{arrive};
     const int64_t span = buf_.swizzle / static_cast<int64_t>(buf_.elemBytes); // columns per box
     for (int64_t j = 0; j * span < buf_.cols; ++j) {
       ir::Value *d = dst, *x = col;
@@ -127,12 +246,15 @@ private:
         d = B.create(OpKind::AddPtr, loc, {dst, step}, {dst->type})->result();
         x = B.binary(OpKind::Add, loc, col, B.constInt(loc, ir::DType::I32, j * span));
       }
-      B.create(OpKind::TmaLoad, loc, {d, bar, row, x}, {})->sync.map = buf_.tmaMap;
+      ops.push_back(B.create(OpKind::TmaLoad, loc, {d, bar, row, x}, {}));
+      ops.back()->sync.map = buf_.tmaMap;
     }
+    return ops;
   }
 
-  /// Replaces the fill at `it` by its ops; returns the count after it.
-  ir::Value *fill(ir::Block &b, OpIt it, ir::Value *count) {
+  /// Replaces the fill at `it` by its ops; returns the counts after it.
+  Counts fill(ir::Block &b, OpIt it, Counts counts) {
+    ir::Value *count = counts.fill;
     ir::Op &load = **it;
     const SourceLoc loc = load.loc;
     const size_t rank = load.blockShape().size();
@@ -151,13 +273,19 @@ private:
     ir::Value *guard = nullptr;
     for (size_t g = 4 + 3 * rank; g < load.operands.size(); ++g)
       guard = guard ? B.binary(OpKind::And, loc, guard, load.operands[g]) : load.operands[g];
+    if (split_)
+      waitReleased(B, loc, guard, c);
     if (guard) {
       ir::Block *then = guarded(B, loc, guard);
       ir::Builder T(then);
       T.setInsertionPoint(then, then->ops.begin());
       issue(T, loc, bar->result(), dst->result(), row, col);
+      if (split_)
+        split_->producerOps.push_back(then->parent);
     } else {
-      issue(B, loc, bar->result(), dst->result(), row, col);
+      std::vector<ir::Op *> issued = issue(B, loc, bar->result(), dst->result(), row, col);
+      if (split_)
+        split_->producerOps.insert(split_->producerOps.end(), issued.begin(), issued.end());
     }
     ir::Op *value = B.create(OpKind::PipelineValue, loc, {c}, {r->type});
     value->sync.pipeline = cls_;
@@ -166,11 +294,13 @@ private:
     v->nameHint = r->nameHint;
     // A dynamic class counts only the fills issued.
     ir::Value *after = buf_.dynamicFills && guard ? B.select(loc, guard, c, count) : c;
+    ir::Value *released = split_ ? releaseAtFill(B, b, loc, c, counts.release) : nullptr;
     replaceUses(r, v);
     b.ops.erase(it);
     ++rewritten;
-    return after;
+    return {after, released};
   }
+
 
   void replaceUses(const ir::Value *from, ir::Value *to) { ir::replaceUsesFrom(f_.body, f_.body.ops.begin(), from, to); }
 };
@@ -187,19 +317,6 @@ const ir::Op *fillView(const ir::Value *v) {
 ir::Value *numberOf(const ir::Value *v) {
   const ir::Op *view = fillView(v);
   return view ? view->operands[0] : nullptr;
-}
-
-/// Erases the pipeline_value ops nothing reads (the views of carried numbers no op needs).
-void eraseUnusedViews(ir::Function &f) {
-  std::set<const ir::Value *> used;
-  ir::walk(f.body, [&](ir::Op &o) { used.insert(o.operands.begin(), o.operands.end()); });
-  std::vector<ir::Op *> dead;
-  ir::walk(f.body, [&](ir::Op &o) {
-    if (o.kind == OpKind::PipelineValue && !used.count(o.result()))
-      dead.push_back(&o);
-  });
-  for (ir::Op *o : dead)
-    o->parent->ops.erase(o->parent->find(o));
 }
 
 /// A pipeline_value of class `cls` for number `n`, with `like`'s type, layout and name, before `at`.
@@ -281,13 +398,13 @@ void carryNumbers(ir::Function &f, std::set<int> rewritten) {
     B.create(OpKind::MbarrierWait, w->loc, {bar->result(), parity}, {});
     b.ops.erase(b.find(w));
   }
-  eraseUnusedViews(f);
 }
 
 } // namespace
 
 unsigned lowerPipelineFills(ir::Function &f) {
-  if (f.producerWarps > 0)
+  const bool split = producerConsumerSplit(f);
+  if (f.producerWarps > 0 && !split) // the kernel's own warp_specialize partitions
     return 0;
   // The classes to rewrite: TMA classes whose every fill sits in `for` loops only.
   std::map<int, bool> classes;
@@ -300,21 +417,30 @@ unsigned lowerPipelineFills(ir::Function &f) {
     if (!fresh)
       it->second = it->second && ok;
   });
+  SplitFills fills;
+  if (split) {
+    fills.values = pipelineValues(f);
+    fills.perWarpgroup = releasePerWarpgroup(f);
+  }
   unsigned n = 0;
   std::set<int> rewritten;
   for (auto [k, ok] : classes) {
-    if (!ok)
+    if (!ok) {
+      if (split) // the pipeline pass's producerSlice admits fills in `for` loops only
+        throw std::logic_error("pipeline-fills: a warp-specialised kernel's TMA fill is not in 'for' loops only");
       continue;
-    FillLowering l(f, k);
+    }
+    FillLowering l(f, k, split ? &fills : nullptr);
     // Right before the top-level op that is or holds the class's first fill.
     auto first = f.body.ops.begin();
     while (first != f.body.ops.end() && !holdsClass(f, **first, k))
       ++first;
     ir::Builder B(&f.body);
     B.setInsertionPoint(&f.body, first);
-    // The number "before" the first fill, so that the first is number 0.
-    ir::Value *start = B.constInt(f.loc, kNumber, 2 * f.pipelines[size_t(k)].slots - 1);
-    l.block(f.body, start);
+    // The number "before" the first fill (and release), so that the first is number 0.
+    const ir::PipelineBuffer &buf = f.pipelines[size_t(k)];
+    ir::Value *start = B.constInt(f.loc, kNumber, 2 * buf.slots - 1);
+    l.block(f.body, {start, split && buf.dynamicFills ? start : nullptr});
     bool used = false;
     ir::walk(f.body, [&](ir::Op &o) {
       for (const ir::Value *x : o.operands)
@@ -326,6 +452,10 @@ unsigned lowerPipelineFills(ir::Function &f) {
     rewritten.insert(k);
   }
   carryNumbers(f, rewritten);
+  if (split)
+    partitionProducer(f, fills.producerOps);
+  if (!rewritten.empty()) // the loads' addresses and masks, the views no op reads
+    eraseUnreadComputations(f.body);
   return n;
 }
 

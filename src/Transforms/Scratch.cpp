@@ -247,20 +247,22 @@ std::map<const ir::Op *, ScratchNeed> scratchNeeds(const ir::Function &f, const 
   return needs;
 }
 
+bool usesPipelineArea(const ir::Op &op, const std::map<const ir::Value *, int> &async) {
+  for (const ir::Value *v : op.operands)
+    if (async.count(v))
+      return true;
+  for (auto &r : op.results)
+    if (async.count(r.get()))
+      return true;
+  return op.kind == OpKind::Store && op.tmaStaging() >= 0;
+}
+
 size_t lastPipelineTopOp(const ir::Function &f, const std::map<const ir::Value *, int> &async) {
   size_t idx = 0, last = 0;
   for (auto &top : f.body.ops) {
-    bool uses = false;
-    auto visit = [&](ir::Op &o) {
-      for (const ir::Value *v : o.operands)
-        uses |= async.count(v) > 0;
-      for (auto &r : o.results)
-        uses |= async.count(r.get()) > 0;
-      uses |= o.kind == OpKind::Store && o.tmaStaging() >= 0;
-    };
-    visit(*top);
+    bool uses = usesPipelineArea(*top, async);
     for (auto &r : top->regions)
-      ir::walk(*r, visit);
+      ir::walk(*r, [&](ir::Op &o) { uses |= usesPipelineArea(o, async); });
     if (uses)
       last = idx;
     ++idx;

@@ -45,6 +45,21 @@ void budgetProducerSplit(ir::Function &f, WarpSpecialization &out) {
   out.workerWarps = f.producerWarps;
 }
 
+/// Whether the register budgets of warp_specialize `ws` fit a block of `maxRegisters` per
+/// thread (> 0): the partitions' budgets times their threads within the block's registers, so
+/// that every setmaxnreg.inc can be granted.
+bool budgetsFit(const ir::Op &ws, int numWarps, int maxRegisters) {
+  if (maxRegisters <= 0)
+    return false;
+  const std::vector<int64_t> &warps = ws.partitionWarps(), &budgets = ws.partitionRegisters();
+  int64_t used = budgets[0] * numWarps, total = int64_t(maxRegisters) * numWarps;
+  for (size_t i = 0; i < warps.size() && i + 1 < budgets.size(); ++i) {
+    used += budgets[i + 1] * warps[i];
+    total += int64_t(maxRegisters) * warps[i];
+  }
+  return used <= total;
+}
+
 } // namespace
 
 WarpSpecialization warpSpecialize(ir::Function &f) {
@@ -60,7 +75,9 @@ WarpSpecialization warpSpecialize(ir::Function &f) {
     for (int64_t w : op->partitionWarps())
       out.workerWarps += static_cast<int>(w);
     if (!op->partitionRegisters().empty())
-      out.maxRegisters = static_cast<int>(registerCeiling(f.numWarps + out.workerWarps) / 8 * 8);
+      out.maxRegisters = budgetsFit(*op, f.numWarps, f.maxRegisters)
+                             ? f.maxRegisters
+                             : static_cast<int>(registerCeiling(f.numWarps + out.workerWarps) / 8 * 8);
     f.producerWarps = out.workerWarps;
     f.maxRegisters = out.maxRegisters;
     break;

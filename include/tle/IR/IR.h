@@ -177,7 +177,8 @@ enum class OpKind {
                ///< fence_mbarrier_init and a cluster barrier. Initialising an mbarrier that is
                ///< in use, or its bytes again before mbarrier_inval, is undefined.
   MbarrierArrive, ///< (*i64_shared bar [, i32 rank]) -> (): the threads `per` chooses (one per
-               ///< CTA: thread 0; one per warp: lane 0; every thread) each arrive `count` times
+               ///< CTA: thread 0; one per warp: lane 0; one per warpgroup: the CTA's threads
+               ///< whose index is a multiple of 128; every thread) each arrive `count` times
                ///< (mbarrier.arrive; release semantics: the arriving thread's own earlier memory
                ///< accesses, not its CTA's: put a `barrier` before it to release the whole
                ///< CTA's). With `tx` > 0 (count must be 1), the arrival also expects `tx` more
@@ -460,7 +461,7 @@ const char *cacheHintName(CacheHint h);
 const char *evictionHintName(EvictionHint h);
 
 /// Which threads of the CTA execute an mbarrier arrival (MbarrierArrive's `per=`).
-enum class Arrivers : int { Cta, Warp, Thread };
+enum class Arrivers : int { Cta, Warp, Thread, Warpgroup };
 const char *name(Arrivers a);
 /// The cache operator of an async_copy (`cache=`): Auto is `.cg` for 16-byte vectors and `.ca`
 /// for 4 and 8 (cp.async.cg copies 16 bytes only).

@@ -24,13 +24,19 @@ int64_t sharedMemoryLimit(const std::string &arch);
 
 /// Places every LocalAlloc (tle.gpu.alloc) of `f` and sets its Op::sharedOffset.
 ///
-/// Live range of a buffer, in top-level ops of the kernel body: from the top-level op holding
-/// the alloc to the last top-level op holding a use of a value derived from its pointer (AddPtr,
-/// Splat, Broadcast and any other op with a derived operand and a pointer result; a loop or
-/// branch with a derived operand or yield makes its results and block arguments derived). A use
+/// Positions: each top-level op of the kernel body is one, except a top-level warp_specialize,
+/// whose default partition's ops (region 0, run in order by the kernel's num_warps warps) are
+/// positions of their own after the op's; the op itself and its workers' ops span the op's
+/// position and all of the partition's, since the workers run alongside it. Below, "the
+/// position of an op" is that of the positioned op that is or holds it.
+///
+/// Live range of a buffer, in positions: from the alloc's position to the last position
+/// holding a use of a value derived from its pointer (AddPtr, Splat, Broadcast and any other op
+/// with a derived operand and a pointer result; a loop or branch with a derived operand or
+/// yield makes its results and block arguments derived). A use
 /// inside a loop or branch keeps the buffer for the whole loop or branch. An asynchronous copy
 /// goes on after its op: a buffer an async_copy or tma_load writes or a tma_store or wgmma reads
-/// stays live to the last top-level op holding a wait that may complete it (async_wait_group or
+/// stays live to the last position holding a wait that may complete it (async_wait_group or
 /// mbarrier_wait, mbarrier_wait, tma_store_wait, wgmma_wait respectively), or to the end of the
 /// kernel when no such wait follows the copy. A buffer that holds an mbarrier (an mbarrier op or tma_load
 /// names it) lives to the end unless an mbarrier_inval names it (PTX ISA §9.7.13.15: its bytes
@@ -51,8 +57,8 @@ int64_t sharedMemoryLimit(const std::string &arch);
 /// After the buffers (their end rounded up to 1024, so that the swizzled areas after them stay
 /// aligned) come the areas the backend lays out: the pipeline area (f.pipelineOffset,
 /// f.pipelineBytes from transforms::pipeline), then each op's scratch (transforms::scratchNeeds;
-/// the op's sharedOffset): at the pipeline area's end while a pipeline class is live
-/// (lastPipelineTopOp), at its start after that; scratch areas of different ops share bytes (the
+/// the op's sharedOffset): at the pipeline area's end while the area is live (up to the last
+/// position that uses it, usesPipelineArea), at its start after that; scratch areas of different ops share bytes (the
 /// backend orders each op's scratch accesses after earlier ones by a barrier). On IR without
 /// layouts only the buffers are placed. Sets f.sharedBytes to the kernel's total.
 ///

@@ -37,13 +37,34 @@ namespace tle::transforms {
 ///
 ///     %bar = pipeline_mbarrier pipeline=k %n ; %p = cmp ge %n, slots ; mbarrier_wait %bar, %p
 ///
-/// (the phase of parity n / slots of its slot's mbarrier; unused views are erased). Fill numbers
-/// are u32, so that `n >= slots` is an unsigned compare (PTX's .u32).
+/// (the phase of parity n / slots of its slot's mbarrier). Fill numbers are u32, so that
+/// `n >= slots` is an unsigned compare (PTX's .u32). Last, the computations nothing reads any
+/// more (the loads' addresses and masks, unused views) are erased.
 ///
-/// Left to the backend, unchanged: a warp-specialised kernel's fills (f.producerWarps > 0: its
-/// producer and consumers share one body until the backend splits it), cp.async classes, and a
-/// class with a fill under an `if`, a `while` or a warp_specialize (a count cannot be carried
-/// out of them as iteration values). Returns the number of fills rewritten.
+/// A producer/consumer split (tl.range(warp_specialize=True): f.producerWarps set by the
+/// pipeline pass, no warp_specialize of the kernel's own) becomes a `warp_specialize
+/// warps=[producerWarps] regs=[consumer, producer]` op after the pipeline's setup (docs/
+/// compiler.md, "Warp specialisation"). Its region 0, the consumers, is the kernel without the
+/// copies: each fill there is its number and pipeline_value, and in a loop that carries the
+/// class, from the second iteration on,
+///
+///     if %k != %lb { mbarrier_arrive per=warpgroup|thread (pipeline_mbarrier empty %n) }
+///
+/// releases the slot the previous iteration's dots read (the one this fill takes; once per
+/// warpgroup when only wgmma reads the slots, releasePerWarpgroup); a `dynamic` class counts its
+/// releases as u32 iteration values too (`release`), and releases the last fill's slot after
+/// each loop that refills it. Region 1, the producer warpgroup, repeats the scalar computations
+/// and loops the fills need, and before each copy waits for its slot's release:
+///
+///     if %guards { mbarrier_wait (pipeline_mbarrier empty %n), %n < slots }
+///     if %guards { mbarrier_arrive tx= %bar ; tma_load ... }
+///
+/// (parity 1 of a fresh mbarrier passes at once: the first round of fills does not wait).
+///
+/// Left to the backend, unchanged: the fills of a kernel with warp_specialize partitions of its
+/// own, cp.async classes, and a class with a fill under an `if`, a `while` or a
+/// warp_specialize (a count cannot be carried out of them as iteration values). Returns the
+/// number of fills rewritten.
 unsigned lowerPipelineFills(ir::Function &f);
 
 } // namespace tle::transforms

@@ -52,8 +52,12 @@ struct ScratchNeed {
 /// `async` are the values in pipeline slots (pipelineValues).
 std::map<const ir::Op *, ScratchNeed> scratchNeeds(const ir::Function &f, const std::map<const ir::Value *, int> &async);
 
-/// The index of the last top-level op of `f` that touches a pipeline class's values (operands
-/// or results, in it or its regions) or holds a TMA store with its own staging area; 0 when none.
+/// Whether `op` itself touches a pipeline class's values (`async`, pipelineValues: operands or
+/// results) or is a TMA store with its own staging area: it uses the pipeline area.
+bool usesPipelineArea(const ir::Op &op, const std::map<const ir::Value *, int> &async);
+
+/// The index of the last top-level op of `f` that uses the pipeline area (usesPipelineArea, it
+/// or an op of its regions); 0 when none.
 /// The pipeline area is live up to it; scratch after it may reuse the area's bytes.
 size_t lastPipelineTopOp(const ir::Function &f, const std::map<const ir::Value *, int> &async);
 

@@ -19,7 +19,11 @@ struct WarpSpecialization {
 /// (partitionRegisters), f.maxRegisters to the registers per thread one block of that many
 /// threads may have (registerCeiling, rounded down to a multiple of 8, as setmaxnreg counts):
 /// ptxas compiles every partition within it, and on entry each partition's setmaxnreg raises
-/// (.inc) or lowers (.dec) its warpgroups' registers to the budget (PTX ISA §9.7.17.1).
+/// (.inc) or lowers (.dec) its warpgroups' registers to the budget (PTX ISA §9.7.17.1). A
+/// maxRegisters the function has already (`max_registers`: this pass ran on it, or the split
+/// below became the op) is kept when the budgets fit it (each partition's budget times its
+/// threads, summed, at most maxRegisters times the block's threads), so that a second run
+/// decides as the first did.
 /// For the pipeline pass's producer/consumer split of tl.range(warp_specialize=True)
 /// (f.producerWarps set, no warp_specialize op; runs after allocate-shared, whose shared bytes
 /// decide it): the blocks per SM it is compiled for (two where the shared memory allows and the

@@ -25,17 +25,10 @@ void Emitter::loadPipelines() {
   // The pipeline pass's decisions (tle/Transforms/Pipeline.h) as the tables emission reads.
   buffers_ = f.pipelines;
   asyncOf_ = transforms::pipelineValues(f, &asyncTransposed_);
-  ws_ = transforms::producerConsumerSplit(f);
-  if (ws_) {
-    std::string why;
-    if (!transforms::producerSlice(f, asyncOf_, slice_, why))
-      diags.fatal(f.loc, "internal error: the pipeline pass's producer slice no longer holds: " + why);
-    // A slot that only wgmma reads (not restaged through registers) is released once per
-    // consumer warpgroup: a wgmma is one warpgroup-wide operation, so when one of its threads has
-    // seen the group retire (wgmma.wait_group), the whole warpgroup's reads of the slot are done.
-    // Slots that threads read themselves are released by every thread.
-    releasePerWarpgroup_ = transforms::releasePerWarpgroup(f);
-  }
+  // pipeline-fills wrote a producer/consumer split as a warp_specialize op with its fills.
+  if (transforms::producerConsumerSplit(f))
+    diags.fatal(f.loc, "internal error: a warp-specialised kernel reached the backend without its warp_specialize "
+                       "partitions (run pipeline-fills)");
   bool swizzled = std::any_of(buffers_.begin(), buffers_.end(), [](const AsyncBuffer &b) { return b.swizzle > 0; });
   ir::walk(f.body, [&](ir::Op &o) {
     swizzled |= o.kind == OpKind::Dot && useWgmma(o);
@@ -290,42 +283,18 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
     slot = B.getInt32(static_cast<uint32_t>(prologueLoads_[cls]++ % (buf.tmaMap >= 0 ? 2 * buf.slots : buf.slots)));
   if (buf.privateSlots)
     return emitPrivateAsyncLoad(load, slot);
-  if (ws_ && buf.tmaMap >= 0 && !producer_) {
-    // A warp-specialised consumer issues no copy: it counts the fill, and in the loop releases
-    // the slot the previous iteration's dot read (retired by now: the same point at which the
-    // unspecialised kernel's barrier before the refill would be), except in the first
-    // iteration, when the fill takes a slot no dot has read.
-    vals_[r] = {slot};
-    // Releases belong to the loop whose dots read the class (not a flattened outer loop's early
-    // prologue).
-    if (inLoop && (!buf.dynamicFills || dotReads(*load.parent, cls))) {
-      const ir::Op *loop = load.parent->parent;
-      llvm::Value *notFirst = B.CreateICmpNE(scalar(load.parent->args[0].get()), scalar(loop->operands[0]));
-      if (!buf.dynamicFills) {
-        releaseSlot(buf, asyncSlotIndex(r), notFirst);
-      } else {
-        // This fill may not be issued (the loop's last iterations): release by the count of
-        // releases, which follow the fills in order.
-        llvm::Value *c = takeCount(counterSlot(releaseCount_, cls), static_cast<uint32_t>(2 * buf.slots), notFirst);
-        releaseSlot(buf, B.CreateURem(c, B.getInt32(static_cast<uint32_t>(buf.slots))), notFirst);
-      }
-    }
-    return;
-  }
   // The barrier before a refill is insert-barriers' (transforms::insertRefillBarriers).
   if (buf.tmaMap >= 0) {
     // Thread 0 expects the tile's bytes on the slot's mbarrier and copies it in boxes of one
     // swizzle span of columns (each rows x swizzle bytes, as the wgmma layout stores them);
     // out-of-bounds elements arrive as zeros. A load whose guards fail (a pipeline's prefetch
     // past the loop's end) is never read, so it is not issued.
-    // The issuing thread: thread 0, or a warp-specialised kernel's first producer thread.
-    llvm::Value *pred = B.CreateICmpEQ(tid_, B.getInt32(producer_ ? static_cast<uint32_t>(32 * f.numWarps) : 0));
+    llvm::Value *pred = B.CreateICmpEQ(tid_, B.getInt32(0)); // the issuing thread
     for (size_t g = 4 + 3 * rank; g < load.operands.size(); ++g)
       pred = B.CreateAnd(pred, scalar(load.operands[g]));
     vals_[r] = {slot};
     llvm::Value *bar = tmaBarrierAddr(buf, asyncSlotIndex(r));
     llvm::Value *dst = asyncSlotAddr(r);
-    llvm::Value *emptyBar = producer_ ? emptyBarrierAddr(buf, asyncSlotIndex(r)) : nullptr;
     llvm::Value *map = tensorMapAddr(buf.tmaMap);
     llvm::Value *row = B.CreateTrunc(scalar(load.operands[4 + 2 * rank]), B.getInt32Ty());
     llvm::Value *col = B.CreateTrunc(scalar(load.operands[4 + 2 * rank + 1]), B.getInt32Ty());
@@ -336,8 +305,6 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
     auto *issued = llvm::BasicBlock::Create(ctx, "tma.issued", kernel_);
     B.CreateCondBr(pred, issue, issued);
     B.SetInsertPoint(issue);
-    if (producer_)
-      waitSlotReleased(emptyBar, slot, buf.slots);
     auto *ety = llvm::FunctionType::get(B.getVoidTy(), {B.getInt32Ty()}, false);
     B.CreateCall(ety,
                  llvm::InlineAsm::get(ety,

@@ -27,8 +27,8 @@ void Emitter::emitFor(const ir::Op &op) {
   // A loop that leaves wgmma groups in flight across iterations (wgmma_drain) is emitted rotated
   // (guard, body, test at the bottom) with the final wait on the exit edge alone: ptxas
   // serializes every wgmma of the loop (C7514) when a path that may still have groups in flight
-  // reaches other code before the wait. The warp-specialised producer issues no wgmma.
-  const bool rotated = op.wgmmaDrain() && !producer_;
+  // reaches other code before the wait.
+  const bool rotated = op.wgmmaDrain();
   // The pipeline pass's waits for tiles copied before the loop (attention's Q), placed right
   // before it: emitted here, after the loop's blocks are created.
   std::vector<const ir::Op *> waits = std::move(loopWaits_);
@@ -86,8 +86,6 @@ void Emitter::emitFor(const ir::Op &op) {
   if (!rotated) {
     B.CreateBr(header);
     B.SetInsertPoint(exit);
-    if (ws_ && !producer_)
-      releaseAfterLoop(op, lessThan(lb, ub));
     return;
   }
   auto *drain = llvm::BasicBlock::Create(ctx, "for.drain", kernel_);
@@ -108,8 +106,6 @@ void Emitter::emitFor(const ir::Op &op) {
     }
     vals_[op.result(static_cast<unsigned>(i))] = res;
   }
-  if (ws_ && !producer_) // after the drain's wgmma.wait_group 0
-    releaseAfterLoop(op, lessThan(lb, ub));
 }
 
 std::vector<llvm::Value *> Emitter::regsLike(const ir::Value *v, const ir::Value *like) {

@@ -100,12 +100,8 @@ llvm::Function *Emitter::run() {
   }
   B.CreateBr(body);
   B.SetInsertPoint(body);
-  if (ws_) {
-    emitSpecialized();
-  } else {
-    emitBlock(f.body);
-    B.CreateRetVoid();
-  }
+  emitBlock(f.body);
+  B.CreateRetVoid();
 
   if ((sharedBytes_ > 0 || userBytes_ > 0) && smem_)
     smem_->setAlignment(llvm::Align(smemAlign_)); // 1024 for wgmma's swizzled layouts
@@ -228,12 +224,7 @@ llvm::Value *Emitter::smemRaw(llvm::Value *byteOffset) {
 }
 
 void Emitter::barrier() {
-  // After a warp-specialised kernel splits into roles the producer warps no longer take part:
-  // the consumers synchronise on named barrier 1 with their own thread count.
-  if (split_)
-    declareIntrinsicCall(llvm::Intrinsic::nvvm_barrier_sync_cnt, {},
-                         {B.getInt32(1), B.getInt32(static_cast<uint32_t>(32 * f.numWarps))});
-  else if (partitionBarrier_) // within a warp partition, or after one: the partition's warps
+  if (partitionBarrier_) // within a warp partition, or after one: the partition's warps
     declareIntrinsicCall(llvm::Intrinsic::nvvm_barrier_sync_cnt, {},
                          {B.getInt32(static_cast<uint32_t>(partitionBarrier_)),
                           B.getInt32(static_cast<uint32_t>(partitionThreads_))});
@@ -249,7 +240,7 @@ void Emitter::emitBlock(const ir::Block &b) {
   curBlock_ = &b;
   for (auto it = b.ops.begin(); it != b.ops.end(); ++it) {
     const auto &op = *it;
-    if (batchedReduces_.erase(op.get()) || beforeSplit_.count(op.get())) // emitted already
+    if (batchedReduces_.erase(op.get())) // emitted already
       continue;
     // The pipeline pass's waits before a loop are emitted by the loop, once its blocks exist
     // (emitFor).
@@ -260,7 +251,7 @@ void Emitter::emitBlock(const ir::Block &b) {
     };
     while (waits(**target) && std::next(target) != b.ops.end())
       ++target;
-    if (target != it && (*target)->kind == OpKind::For && !producer_) {
+    if (target != it && (*target)->kind == OpKind::For) {
       loopWaits_.push_back(op.get());
       continue;
     }
@@ -271,8 +262,6 @@ void Emitter::emitBlock(const ir::Block &b) {
 }
 
 void Emitter::emitOp(const ir::Op &op) {
-  if (producer_ && !slice_.count(&op))
-    return undefResults(op); // the producer computes only the TMA fills and their inputs
   // An op lowered through shared memory works in the scratch area allocate-shared gave it.
   // Others have none (-1: assertScratchFits refuses any use); an op of a region (a combine)
   // leaves its parent's as it found it.

@@ -252,18 +252,10 @@ public:
   /// holding the count of fills issued so far modulo 2 * slots; a fill whose guards fail (a
   /// prefetch past its loop's end) is not issued and does not count.
   std::map<int, llvm::AllocaInst *> fillCount_;
-  /// Warp-specialised consumers, per class with dynamicFills: the count of slots released so
-  /// far modulo 2 * slots (slots are released in fill order).
-  std::map<int, llvm::AllocaInst *> releaseCount_;
   /// The count slot of class `cls` in `counters` (created at the kernel's entry, zero).
   llvm::AllocaInst *counterSlot(std::map<int, llvm::AllocaInst *> &counters, int cls);
   /// Advances the count in `slot` (modulo `wrap`) where `pred` holds; returns the count before.
   llvm::Value *takeCount(llvm::AllocaInst *slot, uint32_t wrap, llvm::Value *pred);
-  /// Warp-specialised consumers: after loop `loop` (emitted), releases the slot of the last
-  /// fill read in it for every dynamicFills class the loop's body refills, where the loop ran.
-  void releaseAfterLoop(const ir::Op &loop, llvm::Value *ran);
-  /// Whether a tl.dot directly in block `b` reads async class `cls` (its slots are released there).
-  bool dotReads(const ir::Block &b, int cls) const;
   /// Whether wgmma reads async value `v` straight from its slot (not restaged).
   bool wgmmaReadsSlot(const ir::Value *v) const { return isAsync(v) && !asyncBuffer(v).restaged; }
   /// Private slots: the registers of async value `v` (a loop-carried prefetched load), read
@@ -298,9 +290,6 @@ public:
   /// pipeline_mbarrier: the address of a pipeline slot's mbarrier; tensormap_prefetch;
   /// pipeline_wait.
   void emitPipelineOp(const ir::Op &op);
-  /// The ops a warp-specialised kernel runs before its roles split (the pipeline pass's setup
-  /// of the slots' mbarriers at the body's start): emitted once, before the split.
-  std::set<const ir::Op *> beforeSplit_;
   /// Every thread waits until the TMA copy of `v` has landed (its mbarrier phase completed).
   void waitTma(const ir::Value *v);
   /// Every thread waits until the phase of parity `parity` (i32 0 or 1) of the mbarrier at
@@ -368,33 +357,6 @@ public:
   void emitWgmma(const ir::Op &dot);
   /// wgmma.wait_group `pending`, with `C` (accumulator registers) passed through it and replaced.
   void waitWgmma(std::vector<llvm::Value *> &C, int pending = 0);
-  // --- Warp specialisation (WarpSpecialize.cpp; docs/compiler.md, "Warp specialisation"). A
-  // kernel whose top-level loop asks for it (tl.range(warp_specialize=True)) and whose TMA
-  // fills' coordinates are scalar computations runs as two roles: the numWarps consumer warps
-  // execute the kernel as written, except that a TMA fill only counts its slot and, in the
-  // loop, releases the slot the previous iteration read (an arrival on the slot's "empty"
-  // mbarrier); a producer warpgroup after them runs the slice of the kernel that computes the
-  // fills' coordinates and issues the copies, each after the slot's release.
-  /// Undefined registers for the results of `op` (an op the producer leaves out).
-  void undefResults(const ir::Op &op);
-  /// Emits both roles after the kernel's setup: the consumers' code, then the producer's, then
-  /// the setmaxnreg of each (register budgets from the kernel's final shared memory).
-  void emitSpecialized();
-  /// Producer: its issuing thread waits until the slot of the TMA fill counted `count` (modulo
-  /// 2 * `slots`) was released by the consumers: the phase before the fill's own of the slot's
-  /// empty mbarrier at `emptyBar`, parity inverted.
-  void waitSlotReleased(llvm::Value *emptyBar, llvm::Value *count, int slots);
-  /// Consumer: arrives on the empty mbarrier of `slot` where `pred` holds: the first thread of
-  /// each consumer warpgroup when only wgmma reads the slots (releasePerWarpgroup_), else every
-  /// thread.
-  void releaseSlot(const AsyncBuffer &buf, llvm::Value *slot, llvm::Value *pred);
-  /// The shared address of buffer `buf`'s empty mbarrier for `slot` (after its full ones).
-  llvm::Value *emptyBarrierAddr(const AsyncBuffer &buf, llvm::Value *slot);
-  bool ws_ = false;       ///< the kernel is warp-specialised
-  bool split_ = false;    ///< the roles have split: barriers are the consumers' named barrier
-  bool producer_ = false; ///< emitting the producer's slice
-  bool releasePerWarpgroup_ = false; ///< slots are released once per consumer warpgroup (transforms::releasePerWarpgroup)
-  std::set<const ir::Op *> slice_; ///< the producer's ops
   /// Target architecture ("sm_80", "sm_90a").
   std::string arch = "sm_80";
   /// Stores tiles `parts` (of one layout) to the scratch area, element c of parts[k] at element

@@ -37,6 +37,7 @@ llvm::Value *Emitter::syncThreads(ir::Arrivers who) {
   switch (who) {
   case ir::Arrivers::Cta: return firstThread(tid_);
   case ir::Arrivers::Warp: return B.CreateICmpEQ(lane_, B.getInt32(0));
+  case ir::Arrivers::Warpgroup: return B.CreateICmpEQ(B.CreateAnd(tid_, B.getInt32(127)), B.getInt32(0));
   case ir::Arrivers::Thread: break;
   }
   return B.getTrue();
