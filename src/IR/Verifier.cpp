@@ -747,7 +747,7 @@ struct Verifier {
         return fail(op, "expects 0 to 63 pending groups, got " + std::to_string(op.sync.pending));
       return true;
     case OpKind::AsyncCopy:
-      return gpuRule(op, asyncCopyError(op));
+      return gpuRule(op, asyncCopyError(fn, op));
     case OpKind::TmaLoad: case OpKind::TmaStore:
       return gpuRule(op, tmaCopyError(fn, op));
     case OpKind::TmaStoreCommit:

@@ -498,10 +498,35 @@ std::string namedBarrierError(const Op &op) {
   return "";
 }
 
+/// AsyncCopy into a pipeline slot: the slot a pipeline_slot of a cp.async pipeline names, a tile
+/// of global pointers of the pipeline's [rows, cols] and element size, 16-byte vectors.
+static std::string slotCopyError(const Function &fn, const Op &op) {
+  const Value *d = op.operands[0];
+  if (!d->def || d->def->kind != OpKind::PipelineSlot)
+    return "a scalar destination must be a pipeline_slot (a cp.async pipeline's slot), got " + d->type.str();
+  const int k = d->def->sync.pipeline;
+  if (k < 0 || size_t(k) >= fn.pipelines.size() || fn.pipelines[size_t(k)].tmaMap >= 0)
+    return "copies into the slots of a cp.async pipeline; pipeline " + std::to_string(k) + " is not one";
+  const PipelineBuffer &p = fn.pipelines[size_t(k)];
+  const Type &s = op.operands[1]->type;
+  if (!s.isTile() || !s.elem.isPointer() || s.elem.space != AddrSpace::Global ||
+      s.shape != std::vector<int64_t>{p.rows, p.cols} || s.elem.pointee != d->type.elem.pointee)
+    return "expects a [" + std::to_string(p.rows) + ", " + std::to_string(p.cols) + "] tile of global pointers to " +
+           name(d->type.elem.pointee) + " (pipeline " + std::to_string(k) + "'s tile), got " + s.str();
+  if (op.sync.vec != 0 && op.sync.vec != 16)
+    return "copies into a pipeline slot in 16-byte vectors, got vec=" + std::to_string(op.sync.vec);
+  if (op.operands.size() > 2 && op.operands[2]->type != s.withElem(ScalarType{DType::I1}))
+    return "mask must be i1 of the pointers' shape, got " + op.operands[2]->type.str();
+  return "";
+}
+
 /// AsyncCopy: a shared pointer tile and a global one of one shape and pointee, an i1 mask of
-/// that shape; a vector of 4, 8 or 16 bytes that holds whole elements; `.cg` only for 16.
-std::string asyncCopyError(const Op &op) {
+/// that shape; a vector of 4, 8 or 16 bytes that holds whole elements; `.cg` only for 16. Or a
+/// scalar destination: a pipeline slot (slotCopyError).
+std::string asyncCopyError(const Function &fn, const Op &op) {
   const Type &d = op.operands[0]->type, &s = op.operands[1]->type;
+  if (d.isScalar() && d.elem.isPointer() && d.elem.space == AddrSpace::Shared)
+    return slotCopyError(fn, op);
   if (!d.isTile() || !d.elem.isPointer() || d.elem.space != AddrSpace::Shared)
     return "expects a tile of shared-memory pointers as destination, got " + d.str();
   if (!s.isTile() || !s.elem.isPointer() || s.elem.space != AddrSpace::Global)
@@ -577,15 +602,17 @@ std::string pipelineMbarrierError(const Function &fn, const Op &op) {
   return "";
 }
 
-/// pipeline_slot and pipeline_value name a TMA pipeline of the function and take an i32 slot
-/// or fill number; a slot's pointer is to an element of the pipeline's size, a value is a tile
-/// of the pipeline's [rows, cols] of such elements.
+/// pipeline_slot and pipeline_value name a pipeline of the function with shared slots (TMA or
+/// cp.async, not private) and take an i32 or u32 fill number; a slot's pointer is to an element
+/// of the pipeline's size, a value is a tile of the pipeline's [rows, cols] of such elements.
 std::string pipelineSlotError(const Function &fn, const Op &op) {
-  std::string bad = tmaPipelineError(fn, op, "; its fills are not ops");
-  if (!bad.empty())
-    return bad;
   int k = op.sync.pipeline;
+  if (k < 0 || size_t(k) >= fn.pipelines.size())
+    return "expects pipeline= to name one of the function's " + std::to_string(fn.pipelines.size()) +
+           " pipelines, got " + std::to_string(k);
   const PipelineBuffer &p = fn.pipelines[size_t(k)];
+  if (p.privateSlots)
+    return "pipeline " + std::to_string(k) + " has private slots (each thread's own copies); its fills are not ops";
   if (!fillNumber(op.operands[0]->type))
     return "expects an i32 or u32 fill number, got " + op.operands[0]->type.str();
   const Type &r = op.result()->type;

@@ -41,7 +41,7 @@ std::string verifySwizzledAlloc(const Op &alloc);
 /// (pipelineSlotError), a SubmeshBarrier's counter and members (submeshBarrierError), a TmaLoad's or TmaStore's tensor map of `fn`, buffer, mbarrier
 /// and coordinates (tmaCopyError), an mbarrier op's operands and counts (mbarrierOpError).
 std::string namedBarrierError(const Op &op);
-std::string asyncCopyError(const Op &op);
+std::string asyncCopyError(const Function &fn, const Op &op);
 std::string pipelineMbarrierError(const Function &fn, const Op &op);
 std::string pipelineSlotError(const Function &fn, const Op &op);
 std::string submeshBarrierError(const Function &fn, const Op &op);

@@ -130,14 +130,14 @@ std::set<const ir::Op *> backendReaders(ir::Function &f) {
 }
 
 /// Whether `op` is an mbarrier op on one of the pipeline pass's mbarriers (pipeline_mbarrier)
-/// or a TMA fill of one of its slots (a tma_load into a pipeline_slot, pipeline-fills): they lie
+/// or a fill of one of its slots (a tma_load or async_copy into a pipeline_slot, pipeline-fills): they lie
 /// in the pipeline area, which no other op of the IR addresses, and the pipeline pass places the
 /// barriers their protocol needs itself (placePipelineProtocol, insertRefillBarriers).
 bool onPipelineMbarrier(const ir::Op &op) {
   bool mbarrierOp = op.kind == OpKind::MbarrierInit || op.kind == OpKind::MbarrierInval ||
                     op.kind == OpKind::MbarrierWait || op.kind == OpKind::MbarrierArrive ||
                     op.kind == OpKind::MbarrierExpectTx;
-  bool slotFill = op.kind == OpKind::TmaLoad && op.operands[0]->def &&
+  bool slotFill = (op.kind == OpKind::TmaLoad || op.kind == OpKind::AsyncCopy) && op.operands[0]->def &&
                   (op.operands[0]->def->kind == OpKind::PipelineSlot ||
                    (op.operands[0]->def->kind == OpKind::AddPtr && op.operands[0]->def->operands[0]->def &&
                     op.operands[0]->def->operands[0]->def->kind == OpKind::PipelineSlot));
@@ -149,7 +149,7 @@ class Inserter {
 public:
   Inserter(BarrierInsertion &out, ir::Function &f) : out_(out), body_(&f.body), backendReaders_(backendReaders(f)) {
     ir::walk(f.body, [&](ir::Op &op) {
-      asyncCopies_ |= op.kind == OpKind::AsyncCopy;
+      asyncCopies_ |= op.kind == OpKind::AsyncCopy && !onPipelineMbarrier(op); // not a pipeline slot's fill
       wgmmaOps_ |= op.kind == OpKind::Wgmma;
     });
   }
@@ -187,7 +187,7 @@ public:
   }
 
 private:
-  bool asyncCopies_ = false; ///< the IR has async_copy ops (whose bytes async_wait_group completes)
+  bool asyncCopies_ = false; ///< the IR has async_copy ops into its buffers (whose bytes async_wait_group completes)
   bool wgmmaOps_ = false;    ///< the IR has wgmma ops (whose operand reads wgmma_wait completes)
 
   /// sharedEffect, less what touches nothing of the IR's: the pipeline pass's mbarriers, an

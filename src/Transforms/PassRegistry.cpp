@@ -113,8 +113,9 @@ const std::vector<PassInfo> &passRegistry() {
        "CTA barriers between conflicting shared-memory accesses, and the cluster exit protocol", runInsertBarriers,
        kInPipeline | kBeforeEmit},
       {"pipeline-fills",
-       "the TMA fills of the pipeline pass's slots as ops: fill numbers carried through loops, expect-tx on the "
-       "slot's mbarrier, a tma_load per box, the tile a pipeline_value (not in warp-specialised kernels)",
+       "the fills of the pipeline pass's slots as ops: fill numbers carried through loops, expect-tx on the "
+       "slot's mbarrier and a tma_load per box or an async_copy into the slot, the tile a pipeline_value; a "
+       "warp-specialised split as a warp_specialize of consumers and a producer",
        runPipelineFills, kInPipeline | kBeforeEmit},
       {"bound-masks",
        "stores whose 'offs < n' mask would stay live across reductions, barriers or loops marked 'bounds': the "

@@ -22,14 +22,19 @@ using OpIt = std::list<std::unique_ptr<ir::Op>>::iterator;
 /// The type of fill numbers: unsigned, so that `n >= slots` compares them as PTX's .u32.
 constexpr ir::DType kNumber = ir::DType::U32;
 
-/// The pipeline class whose slots `op` fills by TMA, or -1: a tile load through a descriptor
-/// marked pipeline=k of a TMA class.
-int tmaFillClass(const ir::Function &f, const ir::Op &op) {
-  if (op.kind != OpKind::Load || op.pipeline() < 0 || size_t(op.pipeline()) >= f.pipelines.size() ||
-      !op.hasDescriptor() || op.blockShape().size() != 2)
+/// The pipeline class whose shared slots `op` fills, or -1: a load marked pipeline=k of a class
+/// with shared (not private) slots of [rows, cols] tiles, through a descriptor of that block shape
+/// for a TMA class, a [rows, cols] tile of pointers for a cp.async class.
+int fillClass(const ir::Function &f, const ir::Op &op) {
+  if (op.kind != OpKind::Load || op.pipeline() < 0 || size_t(op.pipeline()) >= f.pipelines.size())
     return -1;
   const ir::PipelineBuffer &buf = f.pipelines[size_t(op.pipeline())];
-  return buf.tmaMap >= 0 && !buf.privateSlots ? op.pipeline() : -1;
+  if (buf.privateSlots || op.result()->type.shape != std::vector<int64_t>{buf.rows, buf.cols})
+    return -1;
+  if (buf.tmaMap >= 0)
+    return op.hasDescriptor() && op.blockShape().size() == 2 ? op.pipeline() : -1;
+  return op.operands[0]->type.isTile() && op.operands[0]->type.elem.space == ir::AddrSpace::Global ? op.pipeline()
+                                                                                                  : -1;
 }
 
 /// Whether every op around `op` up to the function body is a `for` (a count can be carried out
@@ -43,9 +48,9 @@ bool onlyForsAround(const ir::Function &f, const ir::Op &op) {
 
 /// Whether `op` is a TMA fill of class `cls` or holds one in its regions.
 bool holdsClass(const ir::Function &f, ir::Op &op, int cls) {
-  bool any = tmaFillClass(f, op) == cls;
+  bool any = fillClass(f, op) == cls;
   for (auto &r : op.regions)
-    ir::walk(*r, [&](ir::Op &o) { any |= tmaFillClass(f, o) == cls; });
+    ir::walk(*r, [&](ir::Op &o) { any |= fillClass(f, o) == cls; });
   return any;
 }
 
@@ -53,7 +58,8 @@ class FillLowering {
 public:
   /// `split`: the kernel is a producer/consumer split (SplitFills says what that adds).
   FillLowering(ir::Function &f, int cls, SplitFills *split)
-      : f_(f), cls_(cls), buf_(f.pipelines[size_t(cls)]), wrap_(2 * buf_.slots), split_(split) {}
+      : f_(f), cls_(cls), buf_(f.pipelines[size_t(cls)]), tma_(buf_.tmaMap >= 0),
+        wrap_(tma_ ? 2 * buf_.slots : buf_.slots), split_(tma_ ? split : nullptr) {}
 
   /// The class's fill number and, in a split kernel's dynamic class, its release number, each
   /// the last one taken so far.
@@ -66,7 +72,7 @@ public:
   Counts block(ir::Block &b, Counts counts) {
     for (auto it = b.ops.begin(); it != b.ops.end(); ++it) {
       ir::Op &op = **it;
-      if (tmaFillClass(f_, op) == cls_) {
+      if (fillClass(f_, op) == cls_) {
         auto next = std::next(it);
         counts = fill(b, it, counts);
         it = std::prev(next);
@@ -83,8 +89,9 @@ private:
   ir::Function &f_;
   const int cls_;
   const ir::PipelineBuffer &buf_;
-  const int wrap_; ///< fill numbers run 0 .. wrap_ - 1
-  SplitFills *split_;
+  const bool tma_; ///< TMA copies (else cp.async)
+  const int wrap_; ///< fill numbers run 0 .. wrap_ - 1: twice the slots for TMA (the parity)
+  SplitFills *split_; ///< a split kernel's TMA class (the producer issues its copies)
 
   /// `count` carried through `loop` as a new iteration value named `name`; returns the body's
   /// argument.
@@ -126,7 +133,7 @@ private:
   }
   /// Whether `body` (a loop's, not yet rewritten) refills the class it carries and its dots read.
   bool refillsReadSlots(const ir::Block &body) const {
-    bool fills = std::any_of(body.ops.begin(), body.ops.end(), [&](const auto &o) { return tmaFillClass(f_, *o) == cls_; });
+    bool fills = std::any_of(body.ops.begin(), body.ops.end(), [&](const auto &o) { return fillClass(f_, *o) == cls_; });
     return fills && carriesClass(body) && dotReads(body);
   }
   int classOf(const ir::Value *v) const {
@@ -252,8 +259,36 @@ private:
     return ops;
   }
 
+  /// A cp.async fill as its number, `async_copy` of the load's pointers (and mask) into the
+  /// slot and the slot's pipeline_value; returns the number.
+  ir::Value *copyFill(ir::Block &b, OpIt it, ir::Value *count) {
+    ir::Op &load = **it;
+    const SourceLoc loc = load.loc;
+    ir::Value *r = load.result();
+    ir::Builder B(&b);
+    B.setInsertionPoint(&b, it);
+    ir::Value *c = nextNumber(B, loc, count);
+    ir::Op *dst = B.create(OpKind::PipelineSlot, loc, {c},
+                           {ir::Type(ir::ScalarType::ptrTo(r->type.dtype(), ir::AddrSpace::Shared))});
+    dst->sync.pipeline = cls_;
+    std::vector<ir::Value *> ops{dst->result(), load.operands[0]};
+    if (load.operands.size() > 1)
+      ops.push_back(load.operands[1]);
+    B.create(OpKind::AsyncCopy, loc, ops, {})->sync.vec = 16;
+    ir::Op *value = B.create(OpKind::PipelineValue, loc, {c}, {r->type});
+    value->sync.pipeline = cls_;
+    value->result()->layout = r->layout;
+    value->result()->nameHint = r->nameHint;
+    replaceUses(r, value->result());
+    b.ops.erase(it);
+    ++rewritten;
+    return c;
+  }
+
   /// Replaces the fill at `it` by its ops; returns the counts after it.
   Counts fill(ir::Block &b, OpIt it, Counts counts) {
+    if (!tma_)
+      return {copyFill(b, it, counts.fill), nullptr};
     ir::Value *count = counts.fill;
     ir::Op &load = **it;
     const SourceLoc loc = load.loc;
@@ -406,13 +441,14 @@ unsigned lowerPipelineFills(ir::Function &f) {
   const bool split = producerConsumerSplit(f);
   if (f.producerWarps > 0 && !split) // the kernel's own warp_specialize partitions
     return 0;
-  // The classes to rewrite: TMA classes whose every fill sits in `for` loops only.
+  // The classes to rewrite: those whose every fill is one fillClass takes, in `for` loops only.
   std::map<int, bool> classes;
   ir::walk(f.body, [&](ir::Op &op) {
-    int k = tmaFillClass(f, op);
-    if (k < 0)
+    if (op.kind != OpKind::Load || op.pipeline() < 0 || size_t(op.pipeline()) >= f.pipelines.size() ||
+        f.pipelines[size_t(op.pipeline())].privateSlots)
       return;
-    bool ok = onlyForsAround(f, op);
+    int k = op.pipeline();
+    bool ok = fillClass(f, op) == k && onlyForsAround(f, op);
     auto [it, fresh] = classes.emplace(k, ok);
     if (!fresh)
       it->second = it->second && ok;
@@ -426,7 +462,7 @@ unsigned lowerPipelineFills(ir::Function &f) {
   std::set<int> rewritten;
   for (auto [k, ok] : classes) {
     if (!ok) {
-      if (split) // the pipeline pass's producerSlice admits fills in `for` loops only
+      if (split && f.pipelines[size_t(k)].tmaMap >= 0) // producerSlice admits fills in `for` loops only
         throw std::logic_error("pipeline-fills: a warp-specialised kernel's TMA fill is not in 'for' loops only");
       continue;
     }
@@ -439,7 +475,7 @@ unsigned lowerPipelineFills(ir::Function &f) {
     B.setInsertionPoint(&f.body, first);
     // The number "before" the first fill (and release), so that the first is number 0.
     const ir::PipelineBuffer &buf = f.pipelines[size_t(k)];
-    ir::Value *start = B.constInt(f.loc, kNumber, 2 * buf.slots - 1);
+    ir::Value *start = B.constInt(f.loc, kNumber, (buf.tmaMap >= 0 ? 2 * buf.slots : buf.slots) - 1);
     l.block(f.body, {start, split && buf.dynamicFills ? start : nullptr});
     bool used = false;
     ir::walk(f.body, [&](ir::Op &o) {

@@ -226,6 +226,10 @@ enum class OpKind {
                ///< (replicated copies are not). The bytes are written by the time this thread's
                ///< async_wait_group (or an async_copy_mbarrier_arrive's phase) says its group
                ///< completed; other threads see them after a `barrier` that follows. sm_80+.
+               ///< Or (*T_shared slot, *T src [, i1 mask]): a pipeline_slot of a cp.async
+               ///< pipeline (pipeline-fills) as destination, src a tile of its [rows, cols]:
+               ///< the tile goes into the slot in the pipeline's layout (rows of `ld` elements,
+               ///< or the NVMMA swizzle), in 16-byte vectors (`vec` 0 or 16).
   AsyncCommitGroup, ///< () -> (): every thread closes a group of its async_copy copies issued
                ///< since its last commit (cp.async.commit_group). sm_80+.
   AsyncWaitGroup, ///< () -> (): every thread waits until at most `pending` (0..63) of its most
@@ -274,16 +278,17 @@ enum class OpKind {
                ///< mbarrier.try_wait.parity on the slot's mbarrier at the phase of that fill;
                ///< the slot's bytes are then visible to the thread and its wgmma. sm_90+.
   PipelineSlot, ///< (i32 n) -> scalar *T_shared: the first element of the slot of pipeline
-               ///< `pipeline` that fill number `n` (0 .. 2 * slots - 1) takes, s = n mod slots, at
-               ///< pipeline_offset + offset + s * slot_bytes of the CTA's shared memory; T has the
-               ///< pipeline's element size. A TMA fill's destination (tma_load, box by box along
-               ///< the swizzle's columns). sm_90+.
+               ///< `pipeline` that fill number `n` (0 .. 2 * slots - 1; a cp.async pipeline's 0 ..
+               ///< slots - 1) takes, s = n mod slots, at pipeline_offset + offset + s * slot_bytes
+               ///< of the CTA's shared memory; T has the pipeline's element size. A TMA fill's
+               ///< destination (tma_load, box by box along the swizzle's columns; sm_90+) or a
+               ///< cp.async fill's (async_copy; sm_80+). Not for private slots.
   PipelineValue, ///< (i32 c) -> tile [rows, cols] of T: the tile that fill number `c` of pipeline
-               ///< `pipeline` placed in its slots: slot c mod slots, in the phase of parity
-               ///< c / slots of the slot's mbarrier (fills are numbered 0 .. 2 * slots - 1 and
-               ///< wrap). Holds no registers: like the load it replaces (pipeline-fills), it is
-               ///< one of the pipeline's values (pipelineValues), which dots read in place and
-               ///< pipeline_wait waits for. sm_90+.
+               ///< `pipeline` placed in its slots: slot c mod slots, for TMA in the phase of parity
+               ///< c / slots of the slot's mbarrier (TMA fills are numbered 0 .. 2 * slots - 1,
+               ///< cp.async fills 0 .. slots - 1, and wrap). Holds no registers: like the load
+               ///< it replaces (pipeline-fills), it is one of the pipeline's values
+               ///< (pipelineValues), which dots read in place and pipeline_wait waits for (TMA).
   // Shared buffers as matrices. A LocalAlloc with a swizzle (allocSwizzle() 32, 64 or 128: the
   // NVMMA shared layout that TMA writes and wgmma reads, PTX ISA §9.7.15.5.1 "Shared Memory
   // Matrix Layout") holds prod(shape[:-2]) matrices ("slots") of R x C = shape[-2:] elements:

@@ -1,5 +1,6 @@
-// pipeline-fills: the TMA fills of the pipeline pass's slots written as the ops an author would
-// write with TLE-Struct (fill numbers, expect-tx on the slot's mbarrier, tma_load per box).
+// pipeline-fills: the fills of the pipeline pass's slots written as the ops an author would
+// write with TLE-Struct (fill numbers, expect-tx on the slot's mbarrier and a tma_load per box,
+// or an async_copy into the slot; a warp-specialised kernel's producer and consumer partitions).
 #pragma once
 
 #include "tle/IR/IR.h"
@@ -61,10 +62,19 @@ namespace tle::transforms {
 ///
 /// (parity 1 of a fresh mbarrier passes at once: the first round of fills does not wait).
 ///
-/// Left to the backend, unchanged: the fills of a kernel with warp_specialize partitions of its
-/// own, cp.async classes, and a class with a fill under an `if`, a `while` or a
-/// warp_specialize (a count cannot be carried out of them as iteration values). Returns the
-/// number of fills rewritten.
+/// A cp.async class's fills (tmaMap < 0, shared slots) are numbered the same way modulo the
+/// slots (no mbarrier phase to track: the pipeline's async_wait_group orders them), each
+///
+///     %c   = <fill number>                  (u32, 0 .. slots - 1)
+///     %dst = pipeline_slot pipeline=k %c : u32 -> *T_shared
+///     async_copy vec=16 %dst, %ptrs [, %mask]   (the load's pointers and mask; masked-off
+///                                                 vectors zero-fill, as the load's zero `other`)
+///     %v   = pipeline_value pipeline=k %c : u32 -> tile
+///
+/// Left to the backend, unchanged: private slots (each thread's own copies), the fills of a
+/// kernel with warp_specialize partitions of its own, and a class with a fill under an `if`, a
+/// `while` or a warp_specialize (a count cannot be carried out of them as iteration values).
+/// Returns the number of fills rewritten.
 unsigned lowerPipelineFills(ir::Function &f);
 
 } // namespace tle::transforms

@@ -245,6 +245,67 @@ void Emitter::waitTmaPhase(llvm::Value *bar, llvm::Value *parity) {
   B.SetInsertPoint(done);
 }
 
+void Emitter::copyIntoSlot(const AsyncBuffer &buf, llvm::Value *slotBase, const ir::Value *ptrs, const ir::Value *mask,
+                           const ir::Layout &l) {
+  std::vector<llvm::Value *> P = regsIn(ptrs, l);
+  std::vector<llvm::Value *> M;
+  if (mask)
+    M = regsIn(mask, l);
+  llvm::Value *owner = ownerPredicate(l);
+  int dupMask = ir::replicatedRegisterBits(l);
+  auto *fty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt32Ty(), B.getInt64Ty(), B.getInt32Ty(), B.getInt1Ty()}, false);
+  auto *cp = llvm::InlineAsm::get(fty, "@$3 cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r,b", true);
+  int perCopy = 16 / static_cast<int>(buf.elemBytes); // elements in one 16-byte cp.async
+  // Swizzled slots: a register's row bits from 8 up and its column bits of whole swizzle rows
+  // move the chunk by a constant (they leave the XOR selector, the row within its 8-row group,
+  // unchanged), provided they are added, not XORed, to the thread's coordinate. Those chunks
+  // are addressed as an earlier chunk's offset plus an immediate, which keeps one shared address
+  // register per group instead of one per copy.
+  int64_t perRow = buf.swizzle ? buf.swizzle / static_cast<int64_t>(buf.elemBytes) : 0;
+  bool constSteps = buf.swizzle && l.rank() == 2 && buf.rows % 8 == 0 && ir::registerBitsDisjoint(l);
+  std::map<std::pair<int64_t, int64_t>, llvm::Value *> groupOffset;
+  for (int g = 0; g < l.numRegs(); g += perCopy) {
+    if (g & dupMask)
+      continue;
+    llvm::Value *inSlot;
+    if (constSteps) {
+      ir::Layout::Basis rc = l.regCoord(g);
+      int64_t rowStep = rc[0] & ~int64_t(7), colStep = rc[1] & ~(perRow - 1);
+      std::pair<int64_t, int64_t> low{rc[0] - rowStep, rc[1] - colStep};
+      llvm::Value *&base = groupOffset[low];
+      if (!base) {
+        const auto &lw = laneWarpCoord(l);
+        llvm::Value *row = low.first ? B.CreateAdd(lw[0], B.getInt32(static_cast<uint32_t>(low.first))) : lw[0];
+        llvm::Value *col = low.second ? B.CreateAdd(lw[1], B.getInt32(static_cast<uint32_t>(low.second))) : lw[1];
+        base = B.CreateAdd(slotBase, swizzledOffset(row, col, buf.rows, buf.swizzle, buf.elemBytes));
+      }
+      int64_t delta = rowStep * buf.swizzle + (colStep / perRow) * buf.rows * buf.swizzle;
+      inSlot = delta ? B.CreateAdd(base, B.getInt32(static_cast<uint32_t>(delta))) : base;
+    } else {
+      std::vector<llvm::Value *> c = coord(l, g);
+      llvm::Value *off =
+          buf.swizzle ? swizzledOffset(c[0], c[1], buf.rows, buf.swizzle, buf.elemBytes)
+                      : B.CreateMul(B.CreateAdd(B.CreateMul(c[0], B.getInt32(static_cast<uint32_t>(buf.ld))), c[1]),
+                                    B.getInt32(buf.elemBytes));
+      inSlot = B.CreateAdd(slotBase, off);
+    }
+    llvm::Value *dst = B.CreatePtrToInt(smemRaw(inSlot), B.getInt32Ty());
+    // A masked-off vector copies 0 bytes and zero-fills the slot (no global access).
+    llvm::Value *size = M.empty() ? B.getInt32(16) : B.CreateSelect(M[g], B.getInt32(16), B.getInt32(0));
+    B.CreateCall(fty, cp, {dst, B.CreatePtrToInt(P[g], B.getInt64Ty()), size, owner});
+  }
+}
+
+void Emitter::emitSlotCopy(const ir::Op &copy) {
+  const ir::Op &slot = *copy.operands[0]->def; // a pipeline_slot (verified)
+  const AsyncBuffer &buf = buffers_.at(size_t(slot.sync.pipeline));
+  llvm::Value *slotBase =
+      B.CreateAdd(B.getInt32(static_cast<uint32_t>(buf.base)),
+                  B.CreateMul(fillSlot(buf, scalar(slot.operands[0])), B.getInt32(static_cast<uint32_t>(buf.slotBytes))));
+  copyIntoSlot(buf, slotBase, copy.operands[1], copy.operands.size() > 2 ? copy.operands[2] : nullptr,
+               *copy.operands[1]->layout);
+}
+
 void Emitter::emitAsyncLoad(const ir::Op &load) {
   const ir::Value *r = load.result();
   const AsyncBuffer &buf = asyncBuffer(r);
@@ -328,56 +389,9 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
     B.SetInsertPoint(issued);
     return;
   }
-  const ir::Layout &l = *r->layout;
-  std::vector<llvm::Value *> P = regsIn(load.operands[0], l);
-  std::vector<llvm::Value *> M;
-  if (load.operands.size() > 1)
-    M = regsIn(load.operands[1], l);
-  llvm::Value *owner = ownerPredicate(l);
-  int dupMask = ir::replicatedRegisterBits(l);
   llvm::Value *slotBase = B.CreateAdd(B.getInt32(static_cast<uint32_t>(buf.base)),
                                       B.CreateMul(slot, B.getInt32(static_cast<uint32_t>(buf.slotBytes))));
-  auto *fty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt32Ty(), B.getInt64Ty(), B.getInt32Ty(), B.getInt1Ty()}, false);
-  auto *cp = llvm::InlineAsm::get(fty, "@$3 cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r,b", true);
-  int perCopy = 16 / static_cast<int>(buf.elemBytes); // elements in one 16-byte cp.async
-  // Swizzled slots: a register's row bits from 8 up and its column bits of whole swizzle rows
-  // move the chunk by a constant (they leave the XOR selector, the row within its 8-row group,
-  // unchanged), provided they are added, not XORed, to the thread's coordinate. Those chunks
-  // are addressed as an earlier chunk's offset plus an immediate, which keeps one shared address
-  // register per group instead of one per copy.
-  int64_t perRow = buf.swizzle ? buf.swizzle / static_cast<int64_t>(buf.elemBytes) : 0;
-  bool constSteps = buf.swizzle && l.rank() == 2 && buf.rows % 8 == 0 && ir::registerBitsDisjoint(l);
-  std::map<std::pair<int64_t, int64_t>, llvm::Value *> groupOffset;
-  for (int g = 0; g < l.numRegs(); g += perCopy) {
-    if (g & dupMask)
-      continue;
-    llvm::Value *inSlot;
-    if (constSteps) {
-      ir::Layout::Basis rc = l.regCoord(g);
-      int64_t rowStep = rc[0] & ~int64_t(7), colStep = rc[1] & ~(perRow - 1);
-      std::pair<int64_t, int64_t> low{rc[0] - rowStep, rc[1] - colStep};
-      llvm::Value *&base = groupOffset[low];
-      if (!base) {
-        const auto &lw = laneWarpCoord(l);
-        llvm::Value *row = low.first ? B.CreateAdd(lw[0], B.getInt32(static_cast<uint32_t>(low.first))) : lw[0];
-        llvm::Value *col = low.second ? B.CreateAdd(lw[1], B.getInt32(static_cast<uint32_t>(low.second))) : lw[1];
-        base = B.CreateAdd(slotBase, swizzledOffset(row, col, buf.rows, buf.swizzle, buf.elemBytes));
-      }
-      int64_t delta = rowStep * buf.swizzle + (colStep / perRow) * buf.rows * buf.swizzle;
-      inSlot = delta ? B.CreateAdd(base, B.getInt32(static_cast<uint32_t>(delta))) : base;
-    } else {
-      std::vector<llvm::Value *> c = coord(l, g);
-      llvm::Value *off =
-          buf.swizzle ? swizzledOffset(c[0], c[1], buf.rows, buf.swizzle, buf.elemBytes)
-                      : B.CreateMul(B.CreateAdd(B.CreateMul(c[0], B.getInt32(static_cast<uint32_t>(buf.ld))), c[1]),
-                                    B.getInt32(buf.elemBytes));
-      inSlot = B.CreateAdd(slotBase, off);
-    }
-    llvm::Value *dst = B.CreatePtrToInt(smemRaw(inSlot), B.getInt32Ty());
-    // A masked-off vector copies 0 bytes and zero-fills the slot (no global access).
-    llvm::Value *size = M.empty() ? B.getInt32(16) : B.CreateSelect(M[g], B.getInt32(16), B.getInt32(0));
-    B.CreateCall(fty, cp, {dst, B.CreatePtrToInt(P[g], B.getInt64Ty()), size, owner});
-  }
+  copyIntoSlot(buf, slotBase, load.operands[0], load.operands.size() > 1 ? load.operands[1] : nullptr, *r->layout);
   vals_[r] = {slot}; // the pipeline pass's async_commit_group follows
 }
 

@@ -270,6 +270,13 @@ public:
   bool isAsync(const ir::Value *v) const { return asyncOf_.count(v) > 0; }
   const AsyncBuffer &asyncBuffer(const ir::Value *v) const { return buffers_[asyncOf_.at(v)]; }
   void emitAsyncLoad(const ir::Op &load);
+  /// cp.async of tile `ptrs` (global pointers in layout `l`; `mask` may be null) into the slot of
+  /// `buf` at byte `slotBase` of the pipeline area, in the slot's layout (`ld`-element rows or the
+  /// NVMMA swizzle), 16 bytes per copy, each element once (a masked-off vector zero-fills).
+  void copyIntoSlot(const AsyncBuffer &buf, llvm::Value *slotBase, const ir::Value *ptrs, const ir::Value *mask,
+                    const ir::Layout &l);
+  /// async_copy into a pipeline_slot (pipeline-fills' cp.async fill): copyIntoSlot.
+  void emitSlotCopy(const ir::Op &copy);
   void emitPrivateAsyncLoad(const ir::Op &load, llvm::Value *slot);
   /// Private slots: the byte offset of this thread's first copy in slot `slot` of `buf`; its copy
   /// k lies k * threads * copyBytes further.

@@ -200,6 +200,8 @@ int Emitter::asyncCopyBytes(const ir::Op &op) {
 void Emitter::emitAsyncCopy(const ir::Op &op) {
   if (smVersion() < 80)
     diags.fatal(op.loc, "'async_copy' needs sm_80 or newer; here the target is " + arch);
+  if (op.operands[0]->type.isScalar())
+    return emitSlotCopy(op);
   const ir::Value *src = op.operands[1];
   const ir::Layout &l = *src->layout; // the layout pass gives every operand the source's
   std::vector<llvm::Value *> S = regsIn(src, l), D = regsIn(op.operands[0], l);
