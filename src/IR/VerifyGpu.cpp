@@ -499,7 +499,8 @@ std::string namedBarrierError(const Op &op) {
 }
 
 /// AsyncCopy into a pipeline slot: the slot a pipeline_slot of a cp.async pipeline names, a tile
-/// of global pointers of the pipeline's [rows, cols] and element size, 16-byte vectors.
+/// of global pointers to the slot's element type, of the pipeline's [rows, cols] in 16-byte
+/// vectors, or of any shape in the pipeline's `copy` bytes for private slots.
 static std::string slotCopyError(const Function &fn, const Op &op) {
   const Value *d = op.operands[0];
   if (!d->def || d->def->kind != OpKind::PipelineSlot)
@@ -510,11 +511,15 @@ static std::string slotCopyError(const Function &fn, const Op &op) {
   const PipelineBuffer &p = fn.pipelines[size_t(k)];
   const Type &s = op.operands[1]->type;
   if (!s.isTile() || !s.elem.isPointer() || s.elem.space != AddrSpace::Global ||
-      s.shape != std::vector<int64_t>{p.rows, p.cols} || s.elem.pointee != d->type.elem.pointee)
-    return "expects a [" + std::to_string(p.rows) + ", " + std::to_string(p.cols) + "] tile of global pointers to " +
-           name(d->type.elem.pointee) + " (pipeline " + std::to_string(k) + "'s tile), got " + s.str();
-  if (op.sync.vec != 0 && op.sync.vec != 16)
-    return "copies into a pipeline slot in 16-byte vectors, got vec=" + std::to_string(op.sync.vec);
+      (!p.privateSlots && s.shape != std::vector<int64_t>{p.rows, p.cols}) || s.elem.pointee != d->type.elem.pointee)
+    return std::string("expects a ") +
+           (p.privateSlots ? "" : "[" + std::to_string(p.rows) + ", " + std::to_string(p.cols) + "] ") +
+           "tile of global pointers to " + name(d->type.elem.pointee) + " (pipeline " + std::to_string(k) +
+           "'s tile), got " + s.str();
+  const int vec = p.privateSlots ? p.copyBytes : 16;
+  if (op.sync.vec != 0 && op.sync.vec != vec)
+    return "copies into pipeline " + std::to_string(k) + "'s slots in " + std::to_string(vec) +
+           "-byte vectors, got vec=" + std::to_string(op.sync.vec);
   if (op.operands.size() > 2 && op.operands[2]->type != s.withElem(ScalarType{DType::I1}))
     return "mask must be i1 of the pointers' shape, got " + op.operands[2]->type.str();
   return "";
@@ -602,24 +607,22 @@ std::string pipelineMbarrierError(const Function &fn, const Op &op) {
   return "";
 }
 
-/// pipeline_slot and pipeline_value name a pipeline of the function with shared slots (TMA or
-/// cp.async, not private) and take an i32 or u32 fill number; a slot's pointer is to an element
-/// of the pipeline's size, a value is a tile of the pipeline's [rows, cols] of such elements.
+/// pipeline_slot and pipeline_value name a pipeline of the function and take an i32 or u32 fill
+/// number; a slot's pointer is to an element of the pipeline's size, a value is a tile of such
+/// elements, of the pipeline's [rows, cols] unless its slots are private (any shape).
 std::string pipelineSlotError(const Function &fn, const Op &op) {
   int k = op.sync.pipeline;
   if (k < 0 || size_t(k) >= fn.pipelines.size())
     return "expects pipeline= to name one of the function's " + std::to_string(fn.pipelines.size()) +
            " pipelines, got " + std::to_string(k);
   const PipelineBuffer &p = fn.pipelines[size_t(k)];
-  if (p.privateSlots)
-    return "pipeline " + std::to_string(k) + " has private slots (each thread's own copies); its fills are not ops";
   if (!fillNumber(op.operands[0]->type))
     return "expects an i32 or u32 fill number, got " + op.operands[0]->type.str();
   const Type &r = op.result()->type;
   bool slot = op.kind == OpKind::PipelineSlot;
   DType elem = slot ? (r.elem.isPointer() && r.elem.space == AddrSpace::Shared ? r.elem.pointee : DType::I1)
                     : r.dtype();
-  bool shaped = slot ? r.isScalar() : r.isTile() && r.shape == std::vector<int64_t>{p.rows, p.cols};
+  bool shaped = slot ? r.isScalar() : r.isTile() && (p.privateSlots || r.shape == std::vector<int64_t>{p.rows, p.cols});
   if (!shaped || elem == DType::I1 || elem == DType::Ptr || storageBytes(elem) != p.elemBytes)
     return std::string("expects ") +
            (slot ? "a scalar shared pointer to " : "a tile [" + std::to_string(p.rows) + ", " + std::to_string(p.cols) + "] of ") +

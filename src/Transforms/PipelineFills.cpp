@@ -22,19 +22,23 @@ using OpIt = std::list<std::unique_ptr<ir::Op>>::iterator;
 /// The type of fill numbers: unsigned, so that `n >= slots` compares them as PTX's .u32.
 constexpr ir::DType kNumber = ir::DType::U32;
 
-/// The pipeline class whose shared slots `op` fills, or -1: a load marked pipeline=k of a class
-/// with shared (not private) slots of [rows, cols] tiles, through a descriptor of that block shape
-/// for a TMA class, a [rows, cols] tile of pointers for a cp.async class.
+/// The pipeline class whose slots `op` fills, or -1: a load marked pipeline=k of a class with
+/// private slots (each thread's own copies of a tile of pointers) or with shared slots of
+/// [rows, cols] tiles, loaded through a descriptor of that block shape for a TMA class, as a
+/// [rows, cols] tile of pointers for a cp.async class.
 int fillClass(const ir::Function &f, const ir::Op &op) {
   if (op.kind != OpKind::Load || op.pipeline() < 0 || size_t(op.pipeline()) >= f.pipelines.size())
     return -1;
   const ir::PipelineBuffer &buf = f.pipelines[size_t(op.pipeline())];
-  if (buf.privateSlots || op.result()->type.shape != std::vector<int64_t>{buf.rows, buf.cols})
+  const ir::Type &ptrs = op.operands[0]->type;
+  const bool pointerTile = ptrs.isTile() && ptrs.elem.isPointer() && ptrs.elem.space == ir::AddrSpace::Global;
+  if (buf.privateSlots)
+    return pointerTile && buf.tmaMap < 0 ? op.pipeline() : -1;
+  if (op.result()->type.shape != std::vector<int64_t>{buf.rows, buf.cols})
     return -1;
   if (buf.tmaMap >= 0)
     return op.hasDescriptor() && op.blockShape().size() == 2 ? op.pipeline() : -1;
-  return op.operands[0]->type.isTile() && op.operands[0]->type.elem.space == ir::AddrSpace::Global ? op.pipeline()
-                                                                                                  : -1;
+  return pointerTile ? op.pipeline() : -1;
 }
 
 /// Whether every op around `op` up to the function body is a `for` (a count can be carried out
@@ -259,8 +263,8 @@ private:
     return ops;
   }
 
-  /// A cp.async fill as its number, `async_copy` of the load's pointers (and mask) into the
-  /// slot and the slot's pipeline_value; returns the number.
+  /// A cp.async fill (shared or private slots) as its number, `async_copy` of the load's pointers
+  /// (and mask) into the slot and the slot's pipeline_value; returns the number.
   ir::Value *copyFill(ir::Block &b, OpIt it, ir::Value *count) {
     ir::Op &load = **it;
     const SourceLoc loc = load.loc;
@@ -274,7 +278,7 @@ private:
     std::vector<ir::Value *> ops{dst->result(), load.operands[0]};
     if (load.operands.size() > 1)
       ops.push_back(load.operands[1]);
-    B.create(OpKind::AsyncCopy, loc, ops, {})->sync.vec = 16;
+    B.create(OpKind::AsyncCopy, loc, ops, {})->sync.vec = buf_.privateSlots ? buf_.copyBytes : 16;
     ir::Op *value = B.create(OpKind::PipelineValue, loc, {c}, {r->type});
     value->sync.pipeline = cls_;
     value->result()->layout = r->layout;
@@ -444,8 +448,7 @@ unsigned lowerPipelineFills(ir::Function &f) {
   // The classes to rewrite: those whose every fill is one fillClass takes, in `for` loops only.
   std::map<int, bool> classes;
   ir::walk(f.body, [&](ir::Op &op) {
-    if (op.kind != OpKind::Load || op.pipeline() < 0 || size_t(op.pipeline()) >= f.pipelines.size() ||
-        f.pipelines[size_t(op.pipeline())].privateSlots)
+    if (op.kind != OpKind::Load || op.pipeline() < 0 || size_t(op.pipeline()) >= f.pipelines.size())
       return;
     int k = op.pipeline();
     bool ok = fillClass(f, op) == k && onlyForsAround(f, op);

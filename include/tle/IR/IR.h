@@ -227,9 +227,11 @@ enum class OpKind {
                ///< async_wait_group (or an async_copy_mbarrier_arrive's phase) says its group
                ///< completed; other threads see them after a `barrier` that follows. sm_80+.
                ///< Or (*T_shared slot, *T src [, i1 mask]): a pipeline_slot of a cp.async
-               ///< pipeline (pipeline-fills) as destination, src a tile of its [rows, cols]:
-               ///< the tile goes into the slot in the pipeline's layout (rows of `ld` elements,
-               ///< or the NVMMA swizzle), in 16-byte vectors (`vec` 0 or 16).
+               ///< pipeline (pipeline-fills) as destination: with shared slots, src a tile of
+               ///< its [rows, cols], which goes into the slot in the pipeline's layout (rows of
+               ///< `ld` elements, or the NVMMA swizzle) in 16-byte vectors (`vec` 0 or 16);
+               ///< with private slots, any tile, each thread's vectors of the pipeline's `copy`
+               ///< bytes into its own chunks (copy k of thread t at (k * threads + t) * copy).
   AsyncCommitGroup, ///< () -> (): every thread closes a group of its async_copy copies issued
                ///< since its last commit (cp.async.commit_group). sm_80+.
   AsyncWaitGroup, ///< () -> (): every thread waits until at most `pending` (0..63) of its most
@@ -282,7 +284,7 @@ enum class OpKind {
                ///< slots - 1) takes, s = n mod slots, at pipeline_offset + offset + s * slot_bytes
                ///< of the CTA's shared memory; T has the pipeline's element size. A TMA fill's
                ///< destination (tma_load, box by box along the swizzle's columns; sm_90+) or a
-               ///< cp.async fill's (async_copy; sm_80+). Not for private slots.
+               ///< cp.async fill's (async_copy; sm_80+).
   PipelineValue, ///< (i32 c) -> tile [rows, cols] of T: the tile that fill number `c` of pipeline
                ///< `pipeline` placed in its slots: slot c mod slots, for TMA in the phase of parity
                ///< c / slots of the slot's mbarrier (TMA fills are numbered 0 .. 2 * slots - 1,

@@ -62,19 +62,21 @@ namespace tle::transforms {
 ///
 /// (parity 1 of a fresh mbarrier passes at once: the first round of fills does not wait).
 ///
-/// A cp.async class's fills (tmaMap < 0, shared slots) are numbered the same way modulo the
-/// slots (no mbarrier phase to track: the pipeline's async_wait_group orders them), each
+/// A cp.async class's fills (tmaMap < 0) are numbered the same way modulo the slots (no
+/// mbarrier phase to track: the pipeline's async_wait_group orders them), each
 ///
 ///     %c   = <fill number>                  (u32, 0 .. slots - 1)
 ///     %dst = pipeline_slot pipeline=k %c : u32 -> *T_shared
-///     async_copy vec=16 %dst, %ptrs [, %mask]   (the load's pointers and mask; masked-off
-///                                                 vectors zero-fill, as the load's zero `other`)
+///     async_copy vec=V %dst, %ptrs [, %mask]   (the load's pointers and mask; masked-off
+///                                                vectors zero-fill, as the load's zero `other`)
 ///     %v   = pipeline_value pipeline=k %c : u32 -> tile
 ///
-/// Left to the backend, unchanged: private slots (each thread's own copies), the fills of a
-/// kernel with warp_specialize partitions of its own, and a class with a fill under an `if`, a
-/// `while` or a warp_specialize (a count cannot be carried out of them as iteration values).
-/// Returns the number of fills rewritten.
+/// with V = 16 for shared slots (laid out as the dots read them) and the pipeline's `copy` bytes
+/// for private ones (each thread's own chunks, read back by the thread alone).
+///
+/// Left to the backend, unchanged: the fills of a kernel with warp_specialize partitions of its
+/// own, and a class with a fill under an `if`, a `while` or a warp_specialize (a count cannot be
+/// carried out of them as iteration values). Returns the number of fills rewritten.
 unsigned lowerPipelineFills(ir::Function &f);
 
 } // namespace tle::transforms

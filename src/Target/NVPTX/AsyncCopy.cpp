@@ -65,12 +65,17 @@ llvm::Value *Emitter::privateCopyBase(const AsyncBuffer &buf, llvm::Value *slot)
 
 void Emitter::emitPrivateAsyncLoad(const ir::Op &load, llvm::Value *slot) {
   const ir::Value *r = load.result();
-  const AsyncBuffer &buf = asyncBuffer(r);
-  const ir::Layout &l = *r->layout;
-  std::vector<llvm::Value *> P = regsIn(load.operands[0], l);
+  copyIntoPrivateSlot(asyncBuffer(r), slot, load.operands[0], load.operands.size() > 1 ? load.operands[1] : nullptr,
+                      *r->layout);
+  vals_[r] = {slot}; // the pipeline pass's async_commit_group follows
+}
+
+void Emitter::copyIntoPrivateSlot(const AsyncBuffer &buf, llvm::Value *slot, const ir::Value *ptrs,
+                                  const ir::Value *mask, const ir::Layout &l) {
+  std::vector<llvm::Value *> P = regsIn(ptrs, l);
   std::vector<llvm::Value *> M;
-  if (load.operands.size() > 1)
-    M = regsIn(load.operands[1], l);
+  if (mask)
+    M = regsIn(mask, l);
   int dupMask = ir::replicatedRegisterBits(l);
   const uint32_t threads = 32u * static_cast<uint32_t>(f.numWarps);
   const uint32_t cb = static_cast<uint32_t>(buf.copyBytes);
@@ -91,7 +96,6 @@ void Emitter::emitPrivateAsyncLoad(const ir::Op &load, llvm::Value *slot) {
     llvm::Value *size = M.empty() ? B.getInt32(cb) : B.CreateSelect(M[g], B.getInt32(cb), B.getInt32(0));
     B.CreateCall(fty, cp, {dst, B.CreatePtrToInt(P[g], B.getInt64Ty()), size});
   }
-  vals_[r] = {slot}; // the pipeline pass's async_commit_group follows
 }
 
 std::vector<llvm::Value *> &Emitter::materializePrivate(const ir::Value *v) {
@@ -299,6 +303,9 @@ void Emitter::copyIntoSlot(const AsyncBuffer &buf, llvm::Value *slotBase, const 
 void Emitter::emitSlotCopy(const ir::Op &copy) {
   const ir::Op &slot = *copy.operands[0]->def; // a pipeline_slot (verified)
   const AsyncBuffer &buf = buffers_.at(size_t(slot.sync.pipeline));
+  const ir::Value *mask = copy.operands.size() > 2 ? copy.operands[2] : nullptr;
+  if (buf.privateSlots)
+    return copyIntoPrivateSlot(buf, scalar(slot.operands[0]), copy.operands[1], mask, *copy.operands[1]->layout);
   llvm::Value *slotBase =
       B.CreateAdd(B.getInt32(static_cast<uint32_t>(buf.base)),
                   B.CreateMul(fillSlot(buf, scalar(slot.operands[0])), B.getInt32(static_cast<uint32_t>(buf.slotBytes))));

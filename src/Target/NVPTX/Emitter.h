@@ -278,6 +278,11 @@ public:
   /// async_copy into a pipeline_slot (pipeline-fills' cp.async fill): copyIntoSlot.
   void emitSlotCopy(const ir::Op &copy);
   void emitPrivateAsyncLoad(const ir::Op &load, llvm::Value *slot);
+  /// Private slots: each thread copies its own registers' vectors of tile `ptrs` (layout `l`,
+  /// `mask` may be null) into its chunks of slot `slot` of `buf` (privateCopyBase), copyBytes
+  /// per cp.async; a masked-off vector zero-fills its chunk.
+  void copyIntoPrivateSlot(const AsyncBuffer &buf, llvm::Value *slot, const ir::Value *ptrs, const ir::Value *mask,
+                           const ir::Layout &l);
   /// Private slots: the byte offset of this thread's first copy in slot `slot` of `buf`; its copy
   /// k lies k * threads * copyBytes further.
   llvm::Value *privateCopyBase(const AsyncBuffer &buf, llvm::Value *slot);
