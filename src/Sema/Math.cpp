@@ -66,6 +66,22 @@ SVal libdeviceCall(Specializer &S, const std::string &fn, CallArgs &a, SourceLoc
 /// libdevice.X, and the tl functions Triton maps to libdevice (tl.sin, tl.cos, ...).
 SVal libdevice(Specializer &S, const BuiltinCall &c) { return libdeviceCall(S, c.fname, c.args, c.loc); }
 
+/// libdevice's bit functions of 32- and 64-bit integers: popc (set bits), clz (leading zeros),
+/// ffs (1 + the index of the lowest set bit, 0 for 0) give i32, brev (bits reversed) x's type;
+/// __nv_X on 32 bits, __nv_Xll on 64 (CUDA Math API, "Integer Intrinsics").
+SVal libdeviceBits(Specializer &S, const BuiltinCall &c) {
+  const std::string fn = c.name.substr(std::string("libdevice.").size());
+  ir::Value *x = c.p.tensor("x");
+  const DType t = x->type.dtype();
+  if (!ir::isInteger(t) || t == DType::I1 || (ir::bitWidth(t) != 32 && ir::bitWidth(t) != 64))
+    S.fail(c.p.loc("x"), c.name + "() expects a 32- or 64-bit integer, got " + ir::name(t));
+  const bool wide = ir::bitWidth(t) == 64;
+  ir::Type rt = fn == "brev" ? x->type : x->type.withElem(ir::ScalarType{DType::I32});
+  ir::Op *op = S.b->create(ir::OpKind::ExternCall, c.loc, {x}, {rt});
+  op->setCallee("__nv_" + fn + (wide ? "ll" : ""));
+  return SVal::tensor(op->result());
+}
+
 SVal where(Specializer &S, const BuiltinCall &c) {
   const Binder &p = c.p;
   SourceLoc loc = c.loc;
@@ -177,7 +193,7 @@ SVal fdiv(Specializer &S, const BuiltinCall &c) {
   SourceLoc loc = c.loc;
   SVal q = S.binary(ast::BinaryOp::Div, p.get("x").val, p.get("y").val, loc, p.loc("x"), p.loc("y"));
   // div_rn, and fdiv with ieee_rounding=True, round correctly (div.rn) instead of div.full.
-  bool ieee = name == "tl.div_rn" || (p.has("ieee_rounding") && S.truthy(p.get("ieee_rounding").val, p.loc("ieee_rounding")));
+  bool ieee = name == "tl.div_rn" || name == "libdevice.div_rn" || (p.has("ieee_rounding") && S.truthy(p.get("ieee_rounding").val, p.loc("ieee_rounding")));
   if (ieee && q.isTensor() && q.v->def && q.v->def->kind == ir::OpKind::FDiv)
     q.v->def->setDivRn(true);
   return q;
@@ -376,6 +392,13 @@ std::vector<BuiltinSpec> mathBuiltins() {
       {"tl.sigmoid", "x", sigmoid, kTensorMethod},
       {"tl.fdiv", "x, y, ieee_rounding=False", fdiv, kTensorMethod},
       {"tl.div_rn", "x, y, ieee_rounding=True", fdiv, kTensorMethod},
+      // libdevice's correctly rounded division and fused multiply-add: tl.div_rn's and tl.fma's ops.
+      {"libdevice.div_rn", "x, y", fdiv},
+      {"libdevice.fma", "x, y, z", fma},
+      {"libdevice.popc", "x", libdeviceBits},
+      {"libdevice.clz", "x", libdeviceBits},
+      {"libdevice.ffs", "x", libdeviceBits},
+      {"libdevice.brev", "x", libdeviceBits},
       {"tl.maximum", "x, y, propagate_nan=tl.PropagateNan.NONE", maxMin},
       {"tl.minimum", "x, y, propagate_nan=tl.PropagateNan.NONE", maxMin},
       {"tl.clamp", "x, min, max, propagate_nan=tl.PropagateNan.NONE", clamp},
@@ -405,6 +428,9 @@ const std::map<std::string, int> &libdeviceArities() {
       {"hypot", 2}, {"copysign", 2}, {"exp", 1}, {"log", 1}, {"exp2", 1}, {"log2", 1}, {"rsqrt", 1},
       {"sqrt", 1}, {"isnan", 1}, {"isinf", 1}, {"signbit", 1}, {"nearbyint", 1}, {"logb", 1}, {"fmax", 2},
       {"fmin", 2}, {"fdim", 2}, {"remainder", 2}, {"nextafter", 2},
+      {"erfinv", 1}, {"erfcinv", 1}, {"erfcx", 1}, {"normcdf", 1}, {"normcdfinv", 1}, {"sinpi", 1},
+      {"cospi", 1}, {"rcbrt", 1}, {"j0", 1}, {"j1", 1}, {"y0", 1}, {"y1", 1}, {"cyl_bessel_i0", 1},
+      {"cyl_bessel_i1", 1},
       // fp32 only (libdevice's fast approximations: __nv_fast_expf, ...)
       {"fast_expf", 1}, {"fast_exp10f", 1}, {"fast_logf", 1}, {"fast_log2f", 1}, {"fast_log10f", 1},
       {"fast_sinf", 1}, {"fast_cosf", 1}, {"fast_tanf", 1}, {"fast_powf", 2}, {"fast_dividef", 2}};

@@ -305,12 +305,36 @@ llvm::Value *Lowering::fma(DType t, llvm::Value *a, llvm::Value *b, llvm::Value 
   return fromF32(f64ToF32Odd(B.CreateBitCast(sb, d)), t);
 }
 
+llvm::Value *Lowering::bitFunction(const std::string &fn, llvm::Value *x) {
+  // libdevice's integer functions: __nv_popc / __nv_clz / __nv_ffs (i32 results) and __nv_brev,
+  // each with an `ll` variant on 64 bits.
+  std::string base = fn;
+  if (base.size() > 2 && base.compare(base.size() - 2, 2, "ll") == 0)
+    base.resize(base.size() - 2);
+  llvm::Type *ty = x->getType();
+  auto i32 = [&](llvm::Value *v) { return B.CreateZExtOrTrunc(v, B.getInt32Ty()); };
+  if (base == "popc")
+    return i32(intrinsic(llvm::Intrinsic::ctpop, {ty}, {x}));
+  if (base == "clz")
+    return i32(intrinsic(llvm::Intrinsic::ctlz, {ty}, {x, B.getFalse()}));
+  if (base == "brev")
+    return intrinsic(llvm::Intrinsic::bitreverse, {ty}, {x});
+  if (base == "ffs") { // 1 + the lowest set bit's index; 0 for 0
+    llvm::Value *tz = intrinsic(llvm::Intrinsic::cttz, {ty}, {x, B.getFalse()});
+    llvm::Value *zero = llvm::ConstantInt::get(ty, 0);
+    return i32(B.CreateSelect(B.CreateICmpEQ(x, zero), zero, B.CreateAdd(tz, llvm::ConstantInt::get(ty, 1))));
+  }
+  return nullptr;
+}
+
 llvm::Value *Lowering::externCall(const ir::Op &op, const std::vector<llvm::Value *> &in) {
   // libdevice names: __nv_<fn>f on fp32, __nv_<fn> on fp64; predicates __nv_is...f/d -> i32.
   if (op.callee().rfind("__nv_", 0) != 0 || in.empty())
     return nullptr;
   std::string fn = op.callee().substr(5);
   DType t = op.operands[0]->type.dtype();
+  if (ir::isInteger(t))
+    return bitFunction(fn, in[0]);
   if (t != DType::F32 && t != DType::F64)
     return nullptr;
   llvm::Type *ty = in[0]->getType();

@@ -22,6 +22,96 @@ double lgammaD(double x) {
 
 float fastDivide(float x, float y) { return x / y; }
 
+// The special functions libdevice has and the C library does not (CUDA Math API semantics),
+// computed in double and rounded once for fp32.
+constexpr double kPi = 3.14159265358979323846;
+constexpr double kTwoOverSqrtPi = 1.12837916709551257390;
+
+/// erfinv(y), |y| < 1: Newton's method on erf from an initial guess by the closed-form
+/// approximation erfinv(y) ~ sign(y) sqrt(sqrt(b^2 - ln(1 - y^2) / a) - b), b = 2 / (pi a) +
+/// ln(1 - y^2) / 2, a = 0.147 (relative error below 2e-3, so a few steps reach double precision).
+double erfinvD(double y) {
+  if (std::isnan(y) || y < -1 || y > 1)
+    return NAN;
+  if (y == 1 || y == -1)
+    return std::copysign(INFINITY, y);
+  const double a = 0.147, l = std::log1p(-y * y), b = 2 / (kPi * a) + l / 2;
+  double x = std::copysign(std::sqrt(std::sqrt(b * b - l / a) - b), y);
+  for (int i = 0; i < 4; ++i)
+    x -= (std::erf(x) - y) / (kTwoOverSqrtPi * std::exp(-x * x));
+  return x;
+}
+
+/// erfcinv(z), 0 < z < 2: Newton's method on erfc (precise for small z, where 1 - z would lose
+/// the digits), from erfinv's guess.
+double erfcinvD(double z) {
+  if (std::isnan(z) || z < 0 || z > 2)
+    return NAN;
+  if (z == 0)
+    return INFINITY;
+  if (z == 2)
+    return -INFINITY;
+  double x = z > 1e-10 ? erfinvD(1 - z) : std::sqrt(-std::log(z * std::sqrt(kPi) * std::sqrt(-std::log(z))));
+  if (std::isinf(x))
+    x = std::copysign(5.0, x);
+  for (int i = 0; i < 8; ++i)
+    x += (std::erfc(x) - z) / (kTwoOverSqrtPi * std::exp(-x * x));
+  return x;
+}
+
+/// erfcx(x) = exp(x^2) erfc(x); beyond 26, where erfc underflows, its asymptotic series.
+double erfcxD(double x) {
+  if (x < 26)
+    return std::exp(x * x) * std::erfc(x);
+  double r = 1 / (x * x), sum = 1, term = 1;
+  for (int k = 1; k < 6; ++k)
+    sum += (term *= -(2 * k - 1) * r / 2);
+  return sum / (x * std::sqrt(kPi));
+}
+
+double normcdfD(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
+double normcdfinvD(double p) { return -std::sqrt(2.0) * erfcinvD(2 * p); }
+
+/// sin(pi x), exact at the integers (signed zero) and halves.
+double sinpiD(double x) {
+  if (!std::isfinite(x))
+    return NAN;
+  double r = std::fmod(x, 2.0); // exact
+  if (r == std::trunc(r))
+    return std::copysign(0.0, x);
+  if (std::fabs(r) == 0.5 || std::fabs(r) == 1.5)
+    return std::copysign(std::fabs(r) == 0.5 ? 1.0 : -1.0, r);
+  return std::sin(kPi * r);
+}
+/// cos(pi x) = sin(pi (r + 1/2)) for r = |x| mod 2 (exact), zero at the odd halves.
+double cospiD(double x) {
+  if (!std::isfinite(x))
+    return NAN;
+  double r = std::fmod(std::fabs(x), 2.0);
+  if (r == 0.5 || r == 1.5)
+    return 0.0;
+  return sinpiD(r + 0.5);
+}
+
+double rcbrtD(double x) { return 1 / std::cbrt(x); }
+
+/// The modified Bessel function I_n(x), n = 0 or 1, by its power series in |x| (every term
+/// positive); I_1 is odd.
+double besselI(int n, double x) {
+  if (std::isnan(x))
+    return NAN;
+  const double ax = std::fabs(x), q = ax * ax / 4;
+  double term = n ? ax / 2 : 1, sum = term;
+  for (int k = 1; k < 1000 && term > sum * 1e-17; ++k)
+    sum += (term *= q / (double(k) * (k + n)));
+  return n && x < 0 ? -sum : sum;
+}
+double besselI0D(double x) { return besselI(0, x); }
+double besselI1D(double x) { return besselI(1, x); }
+
+/// The fp32 versions: the double function, rounded once.
+template <double (*F)(double)> float asFloat(float x) { return static_cast<float>(F(x)); }
+
 template <class R, class... A> void *addr(R (*fn)(A...)) { return reinterpret_cast<void *>(fn); }
 
 using F1 = float (*)(float);
@@ -71,6 +161,25 @@ const std::map<std::string, HostMathFn> &table() {
     add2("fdim", ::fdimf, ::fdim);
     add2("remainder", ::remainderf, ::remainder);
     add2("nextafter", ::nextafterf, ::nextafter);
+    add1("j0", ::j0f, ::j0);
+    add1("j1", ::j1f, ::j1);
+    add1("y0", ::y0f, ::y0);
+    add1("y1", ::y1f, ::y1);
+    // Our own (no C library has them), under names of their own.
+    auto own = [&](const char *fn, F1 f, D1 d) {
+      m[std::string(fn) + "f"] = {std::string("__tle_cpu_") + fn + "f", addr(f), 1, false};
+      m[fn] = {std::string("__tle_cpu_") + fn, addr(d), 1, true};
+    };
+    own("erfinv", asFloat<erfinvD>, erfinvD);
+    own("erfcinv", asFloat<erfcinvD>, erfcinvD);
+    own("erfcx", asFloat<erfcxD>, erfcxD);
+    own("normcdf", asFloat<normcdfD>, normcdfD);
+    own("normcdfinv", asFloat<normcdfinvD>, normcdfinvD);
+    own("sinpi", asFloat<sinpiD>, sinpiD);
+    own("cospi", asFloat<cospiD>, cospiD);
+    own("rcbrt", asFloat<rcbrtD>, rcbrtD);
+    own("cyl_bessel_i0", asFloat<besselI0D>, besselI0D);
+    own("cyl_bessel_i1", asFloat<besselI1D>, besselI1D);
     // libdevice's fp32 approximations (__nv_fast_expf, ...): the exact functions here, under
     // names of their own so that they do not define the C library's symbols twice.
     auto fast = [&](const char *fn, void *f, unsigned arity) {

@@ -180,6 +180,9 @@ private:
   llvm::Value *f64ToF32Odd(llvm::Value *d);
   llvm::Value *f64ToF32TowardZero(llvm::Value *d);
   llvm::Value *externCall(const ir::Op &op, const std::vector<llvm::Value *> &in);
+  /// libdevice's integer function `fn` (popc, clz, ffs, brev, each with its `ll` 64-bit name) of
+  /// `x` through LLVM's bit intrinsics; nullptr for another name.
+  llvm::Value *bitFunction(const std::string &fn, llvm::Value *x);
   llvm::Value *fma(ir::DType t, llvm::Value *a, llvm::Value *b, llvm::Value *c);
   llvm::Value *intToSmallFloat(llvm::Value *v, bool isSigned, ir::DType to);
   llvm::Value *intDivRem(bool rem, bool isSigned, llvm::Value *a, llvm::Value *b);
