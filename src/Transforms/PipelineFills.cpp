@@ -41,11 +41,11 @@ int fillClass(const ir::Function &f, const ir::Op &op) {
   return pointerTile ? op.pipeline() : -1;
 }
 
-/// Whether every op around `op` up to the function body is a `for` (a count can be carried out
-/// of it as an iteration value).
-bool onlyForsAround(const ir::Function &f, const ir::Op &op) {
+/// Whether every op around `op` up to the function body is a `for` or an `if` (a count can be
+/// carried out of it as an iteration value or a result).
+bool countCarriedAround(const ir::Function &f, const ir::Op &op) {
   for (const ir::Block *b = op.parent; b != &f.body; b = b->parent->parent)
-    if (!b->parent || b->parent->kind != OpKind::For || !b->parent->parent)
+    if (!b->parent || (b->parent->kind != OpKind::For && b->parent->kind != OpKind::If) || !b->parent->parent)
       return false;
   return true;
 }
@@ -82,6 +82,8 @@ public:
         it = std::prev(next);
       } else if (op.kind == OpKind::For && holdsClass(f_, op, cls_)) {
         counts = loop(op, counts);
+      } else if (op.kind == OpKind::If && holdsClass(f_, op, cls_)) {
+        counts = branch(op, counts);
       }
     }
     return counts;
@@ -123,6 +125,20 @@ private:
     if (releasesAfter)
       after.release = releaseAfterLoop(loop, after.release);
     return after;
+  }
+
+  /// The counts after `ifOp`, whose branches count on from `counts`: new results, each branch
+  /// yielding its own.
+  Counts branch(ir::Op &ifOp, Counts counts) {
+    Counts then = block(*ifOp.regions[0], counts), other = block(*ifOp.regions[1], counts);
+    auto join = [&](ir::Value *a, ir::Value *b, const char *name) {
+      ifOp.regions[0]->terminator()->operands.push_back(a);
+      ifOp.regions[1]->terminator()->operands.push_back(b);
+      ir::Value *r = ifOp.addResult(ir::Type::scalar(kNumber));
+      r->nameHint = name;
+      return r;
+    };
+    return {join(then.fill, other.fill, "fill"), counts.release ? join(then.release, other.release, "release") : nullptr};
   }
 
   /// Whether the class's values are carried by `body`'s loop (a pipelined loop of the class).
@@ -445,13 +461,13 @@ unsigned lowerPipelineFills(ir::Function &f) {
   const bool split = producerConsumerSplit(f);
   if (f.producerWarps > 0 && !split) // the kernel's own warp_specialize partitions
     return 0;
-  // The classes to rewrite: those whose every fill is one fillClass takes, in `for` loops only.
+  // The classes to rewrite: those whose every fill is one fillClass takes, under `for`s and `if`s only.
   std::map<int, bool> classes;
   ir::walk(f.body, [&](ir::Op &op) {
     if (op.kind != OpKind::Load || op.pipeline() < 0 || size_t(op.pipeline()) >= f.pipelines.size())
       return;
     int k = op.pipeline();
-    bool ok = fillClass(f, op) == k && onlyForsAround(f, op);
+    bool ok = fillClass(f, op) == k && countCarriedAround(f, op);
     auto [it, fresh] = classes.emplace(k, ok);
     if (!fresh)
       it->second = it->second && ok;

@@ -26,8 +26,9 @@ namespace tle::transforms {
 /// fills at run time in program order, wrapping at 2 * slots (the slot, and the parity of its
 /// mbarrier's phase: docs/compiler.md, "pipeline"): the function starts the count at
 /// 2 * slots - 1 (so the first fill is number 0; a fill with a constant predecessor gets a
-/// constant), and every `for` around a fill carries it as a new u32 iteration value (appended
-/// to its operands, body arguments, yield and results). A fill is number (previous + 1) mod
+/// constant), every `for` around a fill carries it as a new u32 iteration value (appended to
+/// its operands, body arguments, yield and results), and every `if` around one as a new u32
+/// result that each branch yields (an early `return` puts the kernel's loops in one). A fill is number (previous + 1) mod
 /// 2 * slots; the count moves on with every fill of an ordinary class, and only with the fills
 /// whose guards hold in a `dynamic` class (a persistent kernel's fills across inner loops).
 ///
@@ -75,8 +76,8 @@ namespace tle::transforms {
 /// for private ones (each thread's own chunks, read back by the thread alone).
 ///
 /// Left to the backend, unchanged: the fills of a kernel with warp_specialize partitions of its
-/// own, and a class with a fill under an `if`, a `while` or a warp_specialize (a count cannot be
-/// carried out of them as iteration values). Returns the number of fills rewritten.
+/// own, and a class with a fill under a `while` or a warp_specialize (a count is not carried out
+/// of them). Returns the number of fills rewritten.
 unsigned lowerPipelineFills(ir::Function &f);
 
 } // namespace tle::transforms
