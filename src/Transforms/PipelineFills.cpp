@@ -4,10 +4,9 @@
 #include "tle/Transforms/Pipeline.h"
 
 #include <algorithm>
-
 #include <iterator>
-#include <stdexcept>
 #include <map>
+#include <stdexcept>
 #include <set>
 #include <vector>
 
@@ -21,6 +20,23 @@ using OpIt = std::list<std::unique_ptr<ir::Op>>::iterator;
 
 /// The type of fill numbers: unsigned, so that `n >= slots` compares them as PTX's .u32.
 constexpr ir::DType kNumber = ir::DType::U32;
+
+/// `pipeline_mbarrier pipeline=cls [empty] %n` before B's point: the full (or empty) mbarrier
+/// of the slot fill number `n` takes.
+ir::Value *slotMbarrier(ir::Builder &B, SourceLoc loc, int cls, ir::Value *n, bool empty = false) {
+  ir::Op *op = B.create(OpKind::PipelineMbarrier, loc, {n},
+                        {ir::Type(ir::ScalarType::ptrTo(ir::DType::I64, ir::AddrSpace::Shared))});
+  op->sync.pipeline = cls;
+  op->sync.empty = empty;
+  return op->result();
+}
+
+/// `pipeline_slot pipeline=cls %n` before B's point: the slot's first element, a `*T_shared`.
+ir::Value *slotPointer(ir::Builder &B, SourceLoc loc, int cls, ir::Value *n, ir::DType t) {
+  ir::Op *op = B.create(OpKind::PipelineSlot, loc, {n}, {ir::Type(ir::ScalarType::ptrTo(t, ir::AddrSpace::Shared))});
+  op->sync.pipeline = cls;
+  return op->result();
+}
 
 /// The pipeline class whose slots `op` fills, or -1: a load marked pipeline=k of a class with
 /// private slots (each thread's own copies of a tile of pointers) or with shared slots of
@@ -185,11 +201,7 @@ private:
     ir::Block *then = guarded(B, loc, when);
     ir::Builder T(then);
     T.setInsertionPoint(then, then->ops.begin());
-    ir::Op *empty = T.create(OpKind::PipelineMbarrier, loc, {n},
-                             {ir::Type(ir::ScalarType::ptrTo(ir::DType::I64, ir::AddrSpace::Shared))});
-    empty->sync.pipeline = cls_;
-    empty->sync.empty = true;
-    ir::Op *arrive = T.create(OpKind::MbarrierArrive, loc, {empty->result()}, {});
+    ir::Op *arrive = T.create(OpKind::MbarrierArrive, loc, {slotMbarrier(T, loc, cls_, n, true)}, {});
     arrive->sync.per = split_->perWarpgroup ? ir::Arrivers::Warpgroup : ir::Arrivers::Thread;
   }
 
@@ -197,21 +209,16 @@ private:
   /// empty n), n < slots }` (the release of fill n - slots completes the phase before fill n's
   /// own, parity 1 - (n / slots) % 2; before any release, parity 1 of a fresh mbarrier passes).
   void waitReleased(ir::Builder &B, SourceLoc loc, ir::Value *guard, ir::Value *n) {
-    ir::Builder *W = &B;
-    ir::Block *then = guard ? guarded(B, loc, guard) : nullptr;
-    ir::Builder T(then ? then : B.block());
-    if (then) {
-      T.setInsertionPoint(then, then->ops.begin());
-      W = &T;
+    ir::Builder W = B;
+    if (guard) {
+      ir::Block *then = guarded(B, loc, guard);
+      W.setInsertionPoint(then, then->ops.begin());
       split_->producerOps.push_back(then->parent);
     }
-    ir::Op *empty = W->create(OpKind::PipelineMbarrier, loc, {n},
-                              {ir::Type(ir::ScalarType::ptrTo(ir::DType::I64, ir::AddrSpace::Shared))});
-    empty->sync.pipeline = cls_;
-    empty->sync.empty = true;
-    ir::Value *parity = W->cmp(loc, ir::CmpPred::Lt, n, W->constInt(loc, kNumber, buf_.slots));
-    ir::Op *wait = W->create(OpKind::MbarrierWait, loc, {empty->result(), parity}, {});
-    if (!then)
+    ir::Value *empty = slotMbarrier(W, loc, cls_, n, true);
+    ir::Value *parity = W.cmp(loc, ir::CmpPred::Lt, n, W.constInt(loc, kNumber, buf_.slots));
+    ir::Op *wait = W.create(OpKind::MbarrierWait, loc, {empty, parity}, {});
+    if (!guard)
       split_->producerOps.push_back(wait);
   }
 
@@ -283,26 +290,33 @@ private:
   /// (and mask) into the slot and the slot's pipeline_value; returns the number.
   ir::Value *copyFill(ir::Block &b, OpIt it, ir::Value *count) {
     ir::Op &load = **it;
-    const SourceLoc loc = load.loc;
-    ir::Value *r = load.result();
     ir::Builder B(&b);
     B.setInsertionPoint(&b, it);
-    ir::Value *c = nextNumber(B, loc, count);
-    ir::Op *dst = B.create(OpKind::PipelineSlot, loc, {c},
-                           {ir::Type(ir::ScalarType::ptrTo(r->type.dtype(), ir::AddrSpace::Shared))});
-    dst->sync.pipeline = cls_;
-    std::vector<ir::Value *> ops{dst->result(), load.operands[0]};
+    ir::Value *c = nextNumber(B, load.loc, count);
+    std::vector<ir::Value *> ops{slotPointer(B, load.loc, cls_, c, load.result()->type.dtype()), load.operands[0]};
     if (load.operands.size() > 1)
       ops.push_back(load.operands[1]);
-    B.create(OpKind::AsyncCopy, loc, ops, {})->sync.vec = buf_.privateSlots ? buf_.copyBytes : 16;
-    ir::Op *value = B.create(OpKind::PipelineValue, loc, {c}, {r->type});
+    B.create(OpKind::AsyncCopy, load.loc, ops, {})->sync.vec = buf_.privateSlots ? buf_.copyBytes : 16;
+    replaceFill(b, it, tileOf(B, load, c));
+    return c;
+  }
+
+  /// `pipeline_value pipeline=cls %c` before B's point: the tile that fill number `c` placed,
+  /// with the type, layout and name of `load`'s result.
+  ir::Value *tileOf(ir::Builder &B, const ir::Op &load, ir::Value *c) {
+    const ir::Value *r = load.result();
+    ir::Op *value = B.create(OpKind::PipelineValue, load.loc, {c}, {r->type});
     value->sync.pipeline = cls_;
     value->result()->layout = r->layout;
     value->result()->nameHint = r->nameHint;
-    replaceUses(r, value->result());
+    return value->result();
+  }
+
+  /// Replaces the fill at `it` by `tile` in every use, and erases it.
+  void replaceFill(ir::Block &b, OpIt it, ir::Value *tile) {
+    replaceUses((*it)->result(), tile);
     b.ops.erase(it);
     ++rewritten;
-    return c;
   }
 
   /// Replaces the fill at `it` by its ops; returns the counts after it.
@@ -317,12 +331,7 @@ private:
     ir::Builder B(&b);
     B.setInsertionPoint(&b, it);
     ir::Value *c = nextNumber(B, loc, count);
-    ir::Op *bar = B.create(OpKind::PipelineMbarrier, loc, {c},
-                           {ir::Type(ir::ScalarType::ptrTo(ir::DType::I64, ir::AddrSpace::Shared))});
-    bar->sync.pipeline = cls_;
-    ir::Op *dst = B.create(OpKind::PipelineSlot, loc, {c},
-                           {ir::Type(ir::ScalarType::ptrTo(r->type.dtype(), ir::AddrSpace::Shared))});
-    dst->sync.pipeline = cls_;
+    ir::Value *bar = slotMbarrier(B, loc, cls_, c), *dst = slotPointer(B, loc, cls_, c, r->type.dtype());
     ir::Value *row = i32(B, loc, load.operands[4 + 2 * rank]);
     ir::Value *col = i32(B, loc, load.operands[4 + 2 * rank + 1]);
     ir::Value *guard = nullptr;
@@ -334,28 +343,21 @@ private:
       ir::Block *then = guarded(B, loc, guard);
       ir::Builder T(then);
       T.setInsertionPoint(then, then->ops.begin());
-      issue(T, loc, bar->result(), dst->result(), row, col);
+      issue(T, loc, bar, dst, row, col);
       if (split_)
         split_->producerOps.push_back(then->parent);
     } else {
-      std::vector<ir::Op *> issued = issue(B, loc, bar->result(), dst->result(), row, col);
+      std::vector<ir::Op *> issued = issue(B, loc, bar, dst, row, col);
       if (split_)
         split_->producerOps.insert(split_->producerOps.end(), issued.begin(), issued.end());
     }
-    ir::Op *value = B.create(OpKind::PipelineValue, loc, {c}, {r->type});
-    value->sync.pipeline = cls_;
-    ir::Value *v = value->result();
-    v->layout = r->layout;
-    v->nameHint = r->nameHint;
+    ir::Value *v = tileOf(B, load, c);
     // A dynamic class counts only the fills issued.
     ir::Value *after = buf_.dynamicFills && guard ? B.select(loc, guard, c, count) : c;
     ir::Value *released = split_ ? releaseAtFill(B, b, loc, c, counts.release) : nullptr;
-    replaceUses(r, v);
-    b.ops.erase(it);
-    ++rewritten;
+    replaceFill(b, it, v);
     return {after, released};
   }
-
 
   void replaceUses(const ir::Value *from, ir::Value *to) { ir::replaceUsesFrom(f_.body, f_.body.ops.begin(), from, to); }
 };
@@ -446,11 +448,9 @@ void carryNumbers(ir::Function &f, std::set<int> rewritten) {
     ir::Block &b = *w->parent;
     ir::Builder B(&b);
     B.setInsertionPoint(&b, b.find(w));
-    ir::Op *bar = B.create(OpKind::PipelineMbarrier, w->loc, {n},
-                           {ir::Type(ir::ScalarType::ptrTo(ir::DType::I64, ir::AddrSpace::Shared))});
-    bar->sync.pipeline = cls;
+    ir::Value *bar = slotMbarrier(B, w->loc, cls, n);
     ir::Value *parity = B.cmp(w->loc, ir::CmpPred::Ge, n, B.constInt(w->loc, kNumber, f.pipelines[size_t(cls)].slots));
-    B.create(OpKind::MbarrierWait, w->loc, {bar->result(), parity}, {});
+    B.create(OpKind::MbarrierWait, w->loc, {bar, parity}, {});
     b.ops.erase(b.find(w));
   }
 }

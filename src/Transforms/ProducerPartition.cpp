@@ -26,18 +26,23 @@ bool isSetup(const ir::Op &op) {
          (k == OpKind::Barrier && op.sync.barrierId < 0);
 }
 
-/// Scalar computations the producer may repeat: they read no tile, write no memory and
-/// synchronise nothing (scalar loads included: nothing before the copies writes global memory,
-/// the TMA rule, so the producer reads what the consumers do).
+/// Computations without effects: what eraseUnreadComputations may erase.
+bool pure(const ir::Op &op) {
+  OpKind k = op.kind;
+  return op.regions.empty() && !op.results.empty() &&
+         ((ir::isElementwise(k) && k != OpKind::InlineAsm) || k == OpKind::Constant || k == OpKind::Splat ||
+          k == OpKind::Arange || k == OpKind::Broadcast || k == OpKind::ExpandDims || k == OpKind::AddPtr ||
+          k == OpKind::ProgramId || k == OpKind::NumPrograms || k == OpKind::PipelineMbarrier ||
+          k == OpKind::PipelineSlot || k == OpKind::PipelineValue);
+}
+
+/// Scalar computations the producer may repeat: pure ones and scalar loads (nothing before the
+/// copies writes global memory, the TMA rule, so the producer reads what the consumers do).
 bool repeatable(const ir::Op &op) {
   for (const auto &r : op.results)
     if (!r->type.isScalar())
       return false;
-  OpKind k = op.kind;
-  return op.regions.empty() &&
-         ((ir::isElementwise(k) && k != OpKind::InlineAsm) || k == OpKind::Constant || k == OpKind::ProgramId ||
-          k == OpKind::NumPrograms || k == OpKind::Load || k == OpKind::AddPtr || k == OpKind::PipelineMbarrier ||
-          k == OpKind::PipelineSlot);
+  return pure(op) || (op.kind == OpKind::Load && !op.results.empty());
 }
 
 /// The ops the producer runs: the producer ops, what they read, the loops around them and the
@@ -209,16 +214,6 @@ private:
     ir::Builder(to).create(OpKind::Yield, body.terminator()->loc, yields, {});
   }
 };
-
-/// Computations without effects: what eraseUnreadComputations may erase.
-bool pure(const ir::Op &op) {
-  OpKind k = op.kind;
-  return op.regions.empty() && !op.results.empty() &&
-         ((ir::isElementwise(k) && k != OpKind::InlineAsm) || k == OpKind::Constant || k == OpKind::Splat ||
-          k == OpKind::Arange || k == OpKind::Broadcast || k == OpKind::ExpandDims || k == OpKind::AddPtr ||
-          k == OpKind::ProgramId || k == OpKind::NumPrograms || k == OpKind::PipelineMbarrier ||
-          k == OpKind::PipelineSlot || k == OpKind::PipelineValue);
-}
 
 } // namespace
 

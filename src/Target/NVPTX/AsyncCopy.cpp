@@ -57,10 +57,13 @@ void Emitter::loadPipelines() {
   scratchNeeds_ = transforms::scratchNeeds(f, asyncOf_);
 }
 
+llvm::Value *Emitter::slotOffset(const AsyncBuffer &buf, llvm::Value *slot) {
+  return B.CreateAdd(B.getInt32(static_cast<uint32_t>(buf.base)),
+                     B.CreateMul(slot, B.getInt32(static_cast<uint32_t>(buf.slotBytes))));
+}
+
 llvm::Value *Emitter::privateCopyBase(const AsyncBuffer &buf, llvm::Value *slot) {
-  llvm::Value *slotBase = B.CreateAdd(B.getInt32(static_cast<uint32_t>(buf.base)),
-                                      B.CreateMul(slot, B.getInt32(static_cast<uint32_t>(buf.slotBytes))));
-  return B.CreateAdd(slotBase, B.CreateMul(tid_, B.getInt32(static_cast<uint32_t>(buf.copyBytes))));
+  return B.CreateAdd(slotOffset(buf, slot), B.CreateMul(tid_, B.getInt32(static_cast<uint32_t>(buf.copyBytes))));
 }
 
 void Emitter::emitPrivateAsyncLoad(const ir::Op &load, llvm::Value *slot) {
@@ -155,9 +158,7 @@ llvm::Value *Emitter::asyncSlotIndex(const ir::Value *v) { return fillSlot(async
 
 llvm::Value *Emitter::asyncSlotAddr(const ir::Value *v) {
   const AsyncBuffer &buf = asyncBuffer(v);
-  llvm::Value *off = B.CreateAdd(B.getInt32(static_cast<uint32_t>(buf.base)),
-                                 B.CreateMul(asyncSlotIndex(v), B.getInt32(static_cast<uint32_t>(buf.slotBytes))));
-  return B.CreatePtrToInt(smemRaw(off), B.getInt32Ty());
+  return B.CreatePtrToInt(smemRaw(slotOffset(buf, asyncSlotIndex(v))), B.getInt32Ty());
 }
 
 // --- TMA (PTX ISA §9.7.9.25.5 cp.async.bulk.tensor, §9.7.13.15 mbarrier) ---------------------
@@ -209,10 +210,7 @@ void Emitter::emitPipelineOp(const ir::Op &op) {
     return;
   }
   if (op.kind == OpKind::PipelineSlot) {
-    llvm::Value *off = B.CreateAdd(B.getInt32(static_cast<uint32_t>(buf.base)),
-                                   B.CreateMul(fillSlot(buf, scalar(op.operands[0])),
-                                               B.getInt32(static_cast<uint32_t>(buf.slotBytes))));
-    vals_[op.result()] = {smemRaw(off)};
+    vals_[op.result()] = {smemRaw(slotOffset(buf, fillSlot(buf, scalar(op.operands[0]))))};
     return;
   }
   if (!op.operands.empty()) { // the slot of a fill number known at run time
@@ -306,10 +304,7 @@ void Emitter::emitSlotCopy(const ir::Op &copy) {
   const ir::Value *mask = copy.operands.size() > 2 ? copy.operands[2] : nullptr;
   if (buf.privateSlots)
     return copyIntoPrivateSlot(buf, scalar(slot.operands[0]), copy.operands[1], mask, *copy.operands[1]->layout);
-  llvm::Value *slotBase =
-      B.CreateAdd(B.getInt32(static_cast<uint32_t>(buf.base)),
-                  B.CreateMul(fillSlot(buf, scalar(slot.operands[0])), B.getInt32(static_cast<uint32_t>(buf.slotBytes))));
-  copyIntoSlot(buf, slotBase, copy.operands[1], copy.operands.size() > 2 ? copy.operands[2] : nullptr,
+  copyIntoSlot(buf, slotOffset(buf, fillSlot(buf, scalar(slot.operands[0]))), copy.operands[1], mask,
                *copy.operands[1]->layout);
 }
 
@@ -396,9 +391,7 @@ void Emitter::emitAsyncLoad(const ir::Op &load) {
     B.SetInsertPoint(issued);
     return;
   }
-  llvm::Value *slotBase = B.CreateAdd(B.getInt32(static_cast<uint32_t>(buf.base)),
-                                      B.CreateMul(slot, B.getInt32(static_cast<uint32_t>(buf.slotBytes))));
-  copyIntoSlot(buf, slotBase, load.operands[0], load.operands.size() > 1 ? load.operands[1] : nullptr, *r->layout);
+  copyIntoSlot(buf, slotOffset(buf, slot), load.operands[0], load.operands.size() > 1 ? load.operands[1] : nullptr, *r->layout);
   vals_[r] = {slot}; // the pipeline pass's async_commit_group follows
 }
 

@@ -270,6 +270,9 @@ public:
   bool isAsync(const ir::Value *v) const { return asyncOf_.count(v) > 0; }
   const AsyncBuffer &asyncBuffer(const ir::Value *v) const { return buffers_[asyncOf_.at(v)]; }
   void emitAsyncLoad(const ir::Op &load);
+  /// The byte offset of slot `slot` (an i32 index) of `buf` in the pipeline area (smemRaw's):
+  /// buf.base + slot * buf.slotBytes.
+  llvm::Value *slotOffset(const AsyncBuffer &buf, llvm::Value *slot);
   /// cp.async of tile `ptrs` (global pointers in layout `l`; `mask` may be null) into the slot of
   /// `buf` at byte `slotBase` of the pipeline area, in the slot's layout (`ld`-element rows or the
   /// NVMMA swizzle), 16 bytes per copy, each element once (a masked-off vector zero-fills).
