@@ -75,7 +75,12 @@ std::vector<TopFill> topFills(ir::Function &f, const std::map<const ir::Value *,
 /// order (the loop body's own commits, and for a value carried into the body, the later stages
 /// of the window: the prologue issues the stages in body order, iteration by iteration); a
 /// dot's slots are read by other threads too, so a barrier follows (after fence_proxy_async
-/// where wgmma reads them); a private slot is its thread's own.
+/// where wgmma reads them); a private slot is its thread's own. After a pipelined loop whose
+/// slots are filled again later (the next iteration of a persistent kernel's loop over tiles, or
+/// a later loop), an async_wait_group 0: the loop's prefetches past its last iteration are
+/// masked-off copies that still zero-fill their slots (PTX ISA §9.7.9.25.3, cp.async with a
+/// src-size of 0), and cp.async gives no order between two copies into the same bytes, so they
+/// must land before a refill of those slots is issued.
 class CopyGroups {
 public:
   CopyGroups(ir::Function &f, const std::map<const ir::Value *, int> &values) : f(f), values(values), B(&f.body) {}
@@ -132,6 +137,13 @@ private:
         stamp[op.result()] = stamp[op.operands[0]];
       if (op.kind == OpKind::For) {
         loop(op);
+        if (carriesCopies(op) && (&b != &f.body || fillsAfter(b, std::next(it)))) {
+          B.setInsertionPoint(&b, std::next(it));
+          B.create(OpKind::AsyncWaitGroup, op.loc, {}, {})->sync.pending = 0;
+          ++it;
+          commits = 0;
+          stamp.clear();
+        }
         continue;
       }
       for (auto &r : op.regions)
@@ -143,6 +155,23 @@ private:
         stamp[op.result()] = ++commits;
       }
     }
+  }
+
+  /// Whether `loop` carries a cp.async class's values (a pipelined loop of cp.async fills).
+  bool carriesCopies(const ir::Op &loop) const {
+    const ir::Block &body = *loop.regions[0];
+    return std::any_of(body.args.begin(), body.args.end(), [&](const auto &a) { return copied(a.get()); });
+  }
+  /// Whether an op of `b` from `it` on is or holds a cp.async fill.
+  bool fillsAfter(ir::Block &b, Iter it) const {
+    bool any = false;
+    auto fill = [&](ir::Op &o) { any |= o.kind == OpKind::Load && copied(o.result()); };
+    for (; it != b.ops.end() && !any; ++it) {
+      fill(**it);
+      for (auto &r : (*it)->regions)
+        ir::walk(*r, fill);
+    }
+    return any;
   }
 
   void dotWait(ir::Block &b, Iter it) {
