@@ -59,7 +59,7 @@ void runLowerAsyncLoads(ir::Function &f, PassContext &) { lowerAsyncLoads(f); }
 void runWgmmaWaits(ir::Function &f, PassContext &) { placeWgmmaWaits(f); }
 void runBatchReduces(ir::Function &f, PassContext &) { batchReduces(f); }
 void runBoundMasks(ir::Function &f, PassContext &) { markBoundMasks(f); }
-void runPipelineFills(ir::Function &f, PassContext &) { lowerPipelineFills(f); }
+void runPipelineFills(ir::Function &f, PassContext &ctx) { lowerPipelineFills(f, ctx.diags); }
 
 } // namespace
 

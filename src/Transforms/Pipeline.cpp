@@ -120,9 +120,11 @@ public:
       topIndex[top.get()] = idx++;
     }
     for (const ir::Value *root : classes.roots)
-      planDotOperands(root);
+      if (!inPartition(root))
+        planDotOperands(root);
     for (const ir::Value *root : classes.roots)
-      planPrivate(root);
+      if (!inPartition(root))
+        planPrivate(root);
     planWarpSpecialization();
     placeBarriers();
     planTmaStores();
@@ -151,6 +153,17 @@ private:
   std::set<const ir::Value *> planned; ///< roots of the classes given slots
 
   static int64_t align(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+
+  /// Whether a value of `root`'s class lies in a kernel's own warp_specialize partitions: those
+  /// loads stay register loads (pipeline-fills numbers fills through `for`, `if` and `while`
+  /// only; the partitions order their own copies with the ops TLE-Struct writes).
+  bool inPartition(const ir::Value *root) const {
+    for (const ir::Value *v : classes.members.at(root))
+      for (const ir::Block *b = v->def ? v->def->parent : v->owner; b && b->parent; b = b->parent->parent)
+        if (b->parent->kind == OpKind::WarpSpecialize)
+          return true;
+    return false;
+  }
 
   void clearMarks() {
     f.pipelines.clear();

@@ -57,12 +57,15 @@ int fillClass(const ir::Function &f, const ir::Op &op) {
   return pointerTile ? op.pipeline() : -1;
 }
 
-/// Whether every op around `op` up to the function body is a `for` or an `if` (a count can be
-/// carried out of it as an iteration value or a result).
+/// Whether every op around `op` up to the function body is a `for`, an `if` or a `while` (a count
+/// can be carried out of it as an iteration value or a result).
 bool countCarriedAround(const ir::Function &f, const ir::Op &op) {
-  for (const ir::Block *b = op.parent; b != &f.body; b = b->parent->parent)
-    if (!b->parent || (b->parent->kind != OpKind::For && b->parent->kind != OpKind::If) || !b->parent->parent)
+  for (const ir::Block *b = op.parent; b != &f.body; b = b->parent->parent) {
+    const ir::Op *around = b->parent;
+    if (!around || !around->parent ||
+        (around->kind != OpKind::For && around->kind != OpKind::If && around->kind != OpKind::While))
       return false;
+  }
   return true;
 }
 
@@ -100,6 +103,8 @@ public:
         counts = loop(op, counts);
       } else if (op.kind == OpKind::If && holdsClass(f_, op, cls_)) {
         counts = branch(op, counts);
+      } else if (op.kind == OpKind::While && holdsClass(f_, op, cls_)) {
+        counts = whileLoop(op, counts);
       }
     }
     return counts;
@@ -155,6 +160,38 @@ private:
       return r;
     };
     return {join(then.fill, other.fill, "fill"), counts.release ? join(then.release, other.release, "release") : nullptr};
+  }
+
+  /// The counts after the `while` `op`, carried through it: a new carried value (the "before"
+  /// region's argument), forwarded by its condition to the "after" region, whose yield carries
+  /// it on, and a new result (the count the last condition forwarded).
+  Counts whileLoop(ir::Op &op, Counts counts) {
+    ir::Block &before = *op.regions[0], &after = *op.regions[1];
+    ir::Value *beforeFill = nullptr, *beforeRelease = nullptr, *afterFill = nullptr, *afterRelease = nullptr;
+    op.operands.push_back(counts.fill);
+    beforeFill = before.addArg(ir::Type::scalar(kNumber), "fill");
+    if (counts.release) {
+      op.operands.push_back(counts.release);
+      beforeRelease = before.addArg(ir::Type::scalar(kNumber), "release");
+    }
+    Counts b = block(before, {beforeFill, beforeRelease});
+    before.terminator()->operands.push_back(b.fill);
+    afterFill = after.addArg(ir::Type::scalar(kNumber), "fill");
+    if (counts.release) {
+      before.terminator()->operands.push_back(b.release);
+      afterRelease = after.addArg(ir::Type::scalar(kNumber), "release");
+    }
+    Counts a = block(after, {afterFill, afterRelease});
+    after.terminator()->operands.push_back(a.fill);
+    if (counts.release)
+      after.terminator()->operands.push_back(a.release);
+    Counts result{op.addResult(ir::Type::scalar(kNumber)), nullptr};
+    result.fill->nameHint = "fill";
+    if (counts.release) {
+      result.release = op.addResult(ir::Type::scalar(kNumber));
+      result.release->nameHint = "release";
+    }
+    return result;
   }
 
   /// Whether the class's values are carried by `body`'s loop (a pipelined loop of the class).
@@ -457,21 +494,30 @@ void carryNumbers(ir::Function &f, std::set<int> rewritten) {
 
 } // namespace
 
-unsigned lowerPipelineFills(ir::Function &f) {
+unsigned lowerPipelineFills(ir::Function &f, DiagnosticEngine *diags) {
   const bool split = producerConsumerSplit(f);
-  if (f.producerWarps > 0 && !split) // the kernel's own warp_specialize partitions
-    return 0;
-  // The classes to rewrite: those whose every fill is one fillClass takes, under `for`s and `if`s only.
-  std::map<int, bool> classes;
+  // The classes to rewrite: those whose every fill is one fillClass takes, under `for`s, `if`s and
+  // `while`s only (the pipeline pass plans no class in a kernel's own warp_specialize partitions).
+  std::set<int> classes;
+  const ir::Op *stray = nullptr; // a fill no count reaches, or not of its class's shape
   ir::walk(f.body, [&](ir::Op &op) {
     if (op.kind != OpKind::Load || op.pipeline() < 0 || size_t(op.pipeline()) >= f.pipelines.size())
       return;
     int k = op.pipeline();
     bool ok = fillClass(f, op) == k && countCarriedAround(f, op);
-    auto [it, fresh] = classes.emplace(k, ok);
-    if (!fresh)
-      it->second = it->second && ok;
+    if (!ok && !stray)
+      stray = &op;
+    classes.insert(k);
   });
+  if (stray) {
+    std::string why = "a load marked pipeline=" + std::to_string(stray->pipeline()) +
+                      " is not a fill pipeline-fills can number: its tile is not of the pipeline's slot shape, or it "
+                      "lies in a warp_specialize partition (a count is carried through 'for', 'if' and 'while' only)";
+    if (!diags)
+      throw std::logic_error("pipeline-fills: " + why);
+    diags->fatal(stray->loc, why);
+    throw CompileAborted();
+  }
   SplitFills fills;
   if (split) {
     fills.values = pipelineValues(f);
@@ -479,12 +525,7 @@ unsigned lowerPipelineFills(ir::Function &f) {
   }
   unsigned n = 0;
   std::set<int> rewritten;
-  for (auto [k, ok] : classes) {
-    if (!ok) {
-      if (split && f.pipelines[size_t(k)].tmaMap >= 0) // producerSlice admits fills in `for` loops only
-        throw std::logic_error("pipeline-fills: a warp-specialised kernel's TMA fill is not in 'for' loops only");
-      continue;
-    }
+  for (int k : classes) {
     FillLowering l(f, k, split ? &fills : nullptr);
     // Right before the top-level op that is or holds the class's first fill.
     auto first = f.body.ops.begin();

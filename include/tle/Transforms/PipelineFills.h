@@ -4,6 +4,7 @@
 #pragma once
 
 #include "tle/IR/IR.h"
+#include "tle/Support/Diagnostics.h"
 
 namespace tle::transforms {
 
@@ -75,9 +76,12 @@ namespace tle::transforms {
 /// with V = 16 for shared slots (laid out as the dots read them) and the pipeline's `copy` bytes
 /// for private ones (each thread's own chunks, read back by the thread alone).
 ///
-/// Left to the backend, unchanged: the fills of a kernel with warp_specialize partitions of its
-/// own, and a class with a fill under a `while` or a warp_specialize (a count is not carried out
-/// of them). Returns the number of fills rewritten.
-unsigned lowerPipelineFills(ir::Function &f);
+/// Counts are carried through `for` (iteration values and results), `if` (a result each branch
+/// yields) and `while` (a carried value its condition forwards, and a result): every fill is
+/// rewritten, and the backend numbers none (a `load pipeline=k` reaching it is a located error).
+/// The pipeline pass plans no class inside a kernel's own warp_specialize partitions; a fill of
+/// hand-written IR there, or one whose shape is not its class's, is a located error (`diags`;
+/// std::logic_error without it). Returns the number of fills rewritten.
+unsigned lowerPipelineFills(ir::Function &f, DiagnosticEngine *diags = nullptr);
 
 } // namespace tle::transforms

@@ -66,13 +66,6 @@ llvm::Value *Emitter::privateCopyBase(const AsyncBuffer &buf, llvm::Value *slot)
   return B.CreateAdd(slotOffset(buf, slot), B.CreateMul(tid_, B.getInt32(static_cast<uint32_t>(buf.copyBytes))));
 }
 
-void Emitter::emitPrivateAsyncLoad(const ir::Op &load, llvm::Value *slot) {
-  const ir::Value *r = load.result();
-  copyIntoPrivateSlot(asyncBuffer(r), slot, load.operands[0], load.operands.size() > 1 ? load.operands[1] : nullptr,
-                      *r->layout);
-  vals_[r] = {slot}; // the pipeline pass's async_commit_group follows
-}
-
 void Emitter::copyIntoPrivateSlot(const AsyncBuffer &buf, llvm::Value *slot, const ir::Value *ptrs,
                                   const ir::Value *mask, const ir::Layout &l) {
   std::vector<llvm::Value *> P = regsIn(ptrs, l);
@@ -165,25 +158,6 @@ llvm::Value *Emitter::asyncSlotAddr(const ir::Value *v) {
 
 llvm::Value *Emitter::tensorMapAddr(int k) {
   return B.CreatePtrToInt(kernel_->getArg(static_cast<unsigned>(f.params.size() + k)), B.getInt64Ty());
-}
-
-llvm::AllocaInst *Emitter::counterSlot(std::map<int, llvm::AllocaInst *> &counters, int cls) {
-  llvm::AllocaInst *&a = counters[cls];
-  if (!a) {
-    llvm::IRBuilder<> E(entry_, entry_->getFirstInsertionPt());
-    a = E.CreateAlloca(E.getInt32Ty(), nullptr, "tma.count");
-    E.SetInsertPoint(entry_->getTerminator());
-    E.CreateStore(E.getInt32(0), a);
-  }
-  return a;
-}
-
-llvm::Value *Emitter::takeCount(llvm::AllocaInst *slot, uint32_t wrap, llvm::Value *pred) {
-  llvm::Value *c = B.CreateLoad(B.getInt32Ty(), slot);
-  llvm::Value *next = B.CreateAdd(c, B.getInt32(1));
-  next = B.CreateSelect(B.CreateICmpEQ(next, B.getInt32(wrap)), B.getInt32(0), next);
-  B.CreateStore(B.CreateSelect(pred, next, c), slot);
-  return c;
 }
 
 llvm::Value *Emitter::tmaBarrierAddr(const AsyncBuffer &buf, llvm::Value *slot) {
@@ -306,93 +280,6 @@ void Emitter::emitSlotCopy(const ir::Op &copy) {
     return copyIntoPrivateSlot(buf, scalar(slot.operands[0]), copy.operands[1], mask, *copy.operands[1]->layout);
   copyIntoSlot(buf, slotOffset(buf, fillSlot(buf, scalar(slot.operands[0]))), copy.operands[1], mask,
                *copy.operands[1]->layout);
-}
-
-void Emitter::emitAsyncLoad(const ir::Op &load) {
-  const ir::Value *r = load.result();
-  const AsyncBuffer &buf = asyncBuffer(r);
-  int cls = asyncOf_.at(r);
-  // In a pipelined loop the new value is yielded as the last carried stage: it takes the slot
-  // after that stage's (the one the previous iteration's dot read). Outside loops, the
-  // prologue's loads take slots 0, 1, ... in order.
-  llvm::Value *slot = nullptr;
-  bool inLoop = false;
-  const ir::Op *yield = load.parent->ops.empty() ? nullptr : load.parent->ops.back().get();
-  for (auto &a : load.parent->args) {
-    if (!asyncOf_.count(a.get()) || asyncOf_.at(a.get()) != cls)
-      continue;
-    bool last = yield && yield->kind == OpKind::Yield && a->index >= 1 &&
-                yield->operands.size() >= a->index && yield->operands[a->index - 1] == r;
-    if (!last && inLoop)
-      continue;
-    inLoop = true;
-    if (buf.dynamicFills)
-      continue; // counted at run time (below)
-    // TMA values count fills modulo 2 * slots (the parity of the slot's mbarrier phase).
-    uint32_t wrap = static_cast<uint32_t>(buf.tmaMap >= 0 ? 2 * buf.slots : buf.slots);
-    llvm::Value *next = B.CreateAdd(scalar(a.get()), B.getInt32(1));
-    slot = B.CreateSelect(B.CreateICmpEQ(next, B.getInt32(wrap)), B.getInt32(0), next);
-  }
-  size_t rank = load.blockShape().size();
-  if (buf.dynamicFills) {
-    // The count continues from the fills before, wherever they were issued; a fill whose
-    // guards fail is not issued and does not count.
-    llvm::Value *issued = B.getTrue();
-    for (size_t g = 4 + 3 * rank; g < load.operands.size(); ++g)
-      issued = B.CreateAnd(issued, scalar(load.operands[g]));
-    slot = takeCount(counterSlot(fillCount_, cls), static_cast<uint32_t>(2 * buf.slots), issued);
-  }
-  if (!slot)
-    slot = B.getInt32(static_cast<uint32_t>(prologueLoads_[cls]++ % (buf.tmaMap >= 0 ? 2 * buf.slots : buf.slots)));
-  if (buf.privateSlots)
-    return emitPrivateAsyncLoad(load, slot);
-  // The barrier before a refill is insert-barriers' (transforms::insertRefillBarriers).
-  if (buf.tmaMap >= 0) {
-    // Thread 0 expects the tile's bytes on the slot's mbarrier and copies it in boxes of one
-    // swizzle span of columns (each rows x swizzle bytes, as the wgmma layout stores them);
-    // out-of-bounds elements arrive as zeros. A load whose guards fail (a pipeline's prefetch
-    // past the loop's end) is never read, so it is not issued.
-    llvm::Value *pred = B.CreateICmpEQ(tid_, B.getInt32(0)); // the issuing thread
-    for (size_t g = 4 + 3 * rank; g < load.operands.size(); ++g)
-      pred = B.CreateAnd(pred, scalar(load.operands[g]));
-    vals_[r] = {slot};
-    llvm::Value *bar = tmaBarrierAddr(buf, asyncSlotIndex(r));
-    llvm::Value *dst = asyncSlotAddr(r);
-    llvm::Value *map = tensorMapAddr(buf.tmaMap);
-    llvm::Value *row = B.CreateTrunc(scalar(load.operands[4 + 2 * rank]), B.getInt32Ty());
-    llvm::Value *col = B.CreateTrunc(scalar(load.operands[4 + 2 * rank + 1]), B.getInt32Ty());
-    // The issuing thread alone enters the branch: ptxas loops over a warp's active threads
-    // around each copy (its operands could differ between them), so predicating the copies
-    // instead would make the issuing warp step through its 32 lanes for every copy.
-    auto *issue = llvm::BasicBlock::Create(ctx, "tma.issue", kernel_);
-    auto *issued = llvm::BasicBlock::Create(ctx, "tma.issued", kernel_);
-    B.CreateCondBr(pred, issue, issued);
-    B.SetInsertPoint(issue);
-    auto *ety = llvm::FunctionType::get(B.getVoidTy(), {B.getInt32Ty()}, false);
-    B.CreateCall(ety,
-                 llvm::InlineAsm::get(ety,
-                                      "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], " +
-                                          std::to_string(buf.rows * buf.cols * buf.elemBytes) + ";",
-                                      "r", true),
-                 {bar});
-    auto *cty = llvm::FunctionType::get(
-        B.getVoidTy(), {B.getInt32Ty(), B.getInt64Ty(), B.getInt32Ty(), B.getInt32Ty(), B.getInt32Ty()}, false);
-    auto *copy = llvm::InlineAsm::get(cty,
-                                      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-                                      "[$0], [$1, {$2, $3}], [$4];",
-                                      "r,l,r,r,r", true);
-    int64_t boxCols = buf.swizzle / static_cast<int64_t>(buf.elemBytes);
-    for (int64_t j = 0; j * boxCols < buf.cols; ++j) {
-      llvm::Value *d = j ? B.CreateAdd(dst, B.getInt32(static_cast<uint32_t>(j * buf.rows * buf.swizzle))) : dst;
-      llvm::Value *x = j ? B.CreateAdd(col, B.getInt32(static_cast<uint32_t>(j * boxCols))) : col;
-      B.CreateCall(cty, copy, {d, map, x, row, bar});
-    }
-    B.CreateBr(issued);
-    B.SetInsertPoint(issued);
-    return;
-  }
-  copyIntoSlot(buf, slotOffset(buf, slot), load.operands[0], load.operands.size() > 1 ? load.operands[1] : nullptr, *r->layout);
-  vals_[r] = {slot}; // the pipeline pass's async_commit_group follows
 }
 
 } // namespace tle::nvptx

@@ -316,8 +316,10 @@ void Emitter::emitOpImpl(const ir::Op &op) {
   case OpKind::ClusterWait:
     return emitClusterWait(op.loc);
   case OpKind::Load:
-    if (isAsync(op.result()))
-      return emitAsyncLoad(op);
+    if (isAsync(op.result())) // pipeline-fills writes every fill as ops
+      diags.fatal(op.loc, "a load marked pipeline=" + std::to_string(op.pipeline()) +
+                              " reached code generation: run pass 'pipeline-fills', which writes each fill of a "
+                              "pipeline's slots as ops (docs/compiler.md, \"pipeline-fills\")");
     return emitLoad(op);
   case OpKind::Store:
     return emitStore(op);

@@ -248,14 +248,6 @@ public:
   /// One class's slots, as the pipeline pass placed them (ir::PipelineBuffer, offsets from the
   /// pipeline area's start).
   using AsyncBuffer = ir::PipelineBuffer;
-  /// Per async class with dynamicFills: an i32 stack slot (promoted to registers by LLVM)
-  /// holding the count of fills issued so far modulo 2 * slots; a fill whose guards fail (a
-  /// prefetch past its loop's end) is not issued and does not count.
-  std::map<int, llvm::AllocaInst *> fillCount_;
-  /// The count slot of class `cls` in `counters` (created at the kernel's entry, zero).
-  llvm::AllocaInst *counterSlot(std::map<int, llvm::AllocaInst *> &counters, int cls);
-  /// Advances the count in `slot` (modulo `wrap`) where `pred` holds; returns the count before.
-  llvm::Value *takeCount(llvm::AllocaInst *slot, uint32_t wrap, llvm::Value *pred);
   /// Whether wgmma reads async value `v` straight from its slot (not restaged).
   bool wgmmaReadsSlot(const ir::Value *v) const { return isAsync(v) && !asyncBuffer(v).restaged; }
   /// Private slots: the registers of async value `v` (a loop-carried prefetched load), read
@@ -269,7 +261,6 @@ public:
   void loadPipelines();
   bool isAsync(const ir::Value *v) const { return asyncOf_.count(v) > 0; }
   const AsyncBuffer &asyncBuffer(const ir::Value *v) const { return buffers_[asyncOf_.at(v)]; }
-  void emitAsyncLoad(const ir::Op &load);
   /// The byte offset of slot `slot` (an i32 index) of `buf` in the pipeline area (smemRaw's):
   /// buf.base + slot * buf.slotBytes.
   llvm::Value *slotOffset(const AsyncBuffer &buf, llvm::Value *slot);
@@ -280,7 +271,6 @@ public:
                     const ir::Layout &l);
   /// async_copy into a pipeline_slot (pipeline-fills' cp.async fill): copyIntoSlot.
   void emitSlotCopy(const ir::Op &copy);
-  void emitPrivateAsyncLoad(const ir::Op &load, llvm::Value *slot);
   /// Private slots: each thread copies its own registers' vectors of tile `ptrs` (layout `l`,
   /// `mask` may be null) into its chunks of slot `slot` of `buf` (privateCopyBase), copyBytes
   /// per cp.async; a masked-off vector zero-fills its chunk.
@@ -460,7 +450,6 @@ private:
   std::set<const ir::Value *> asyncTransposed_;
   std::map<const ir::Op *, int> tmaStores_; ///< TMA stores -> their index into f.tensorMaps
   int smemAlign_ = 16; ///< alignment of the shared buffer (1024: wgmma's swizzle repeats every 1024 bytes)
-  std::map<int, int> prologueLoads_;           ///< async loads issued outside loops, per buffer
 };
 
 } // namespace tle::nvptx
