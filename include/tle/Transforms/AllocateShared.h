@@ -54,13 +54,16 @@ int64_t sharedMemoryLimit(const std::string &arch);
 /// after this pass) orders every shared-memory access after a conflicting one by a CTA barrier,
 /// whichever buffer the two belong to.
 ///
-/// After the buffers (their end rounded up to 1024, so that the swizzled areas after them stay
-/// aligned) come the areas the backend lays out: the pipeline area (f.pipelineOffset,
-/// f.pipelineBytes from transforms::pipeline), then each op's scratch (transforms::scratchNeeds;
-/// the op's sharedOffset): at the pipeline area's end while the area is live (up to the last
-/// position that uses it, usesPipelineArea), at its start after that; scratch areas of different ops share bytes (the
-/// backend orders each op's scratch accesses after earlier ones by a barrier). On IR without
-/// layouts only the buffers are placed. Sets f.sharedBytes to the kernel's total.
+/// After the buffers, by the same rule, come the areas the backend lays out, so they take the
+/// bytes of buffers dead or not yet allocated where they live: the pipeline area
+/// (f.pipelineOffset, f.pipelineBytes from transforms::pipeline; 1024-byte aligned, live from
+/// the kernel's start to the last position that uses it, usesPipelineArea), then per position
+/// one scratch area for the ops there (transforms::scratchNeeds, the largest need; each op's
+/// sharedOffset; a TMA store's staging lives to the end), so scratch lies past the pipeline area
+/// while that is live and takes its bytes after; scratch areas of different positions share
+/// bytes (the backend opens each op's scratch writes with a barrier). On IR without layouts only
+/// the buffers are placed. Sets f.sharedBytes to the kernel's total (rounded up to 1024 when the
+/// kernel has buffers of its own).
 ///
 /// Errors (reported to `diags` at the alloc that does not fit, with the total and the limit; the
 /// pass then places nothing more): the buffers need more than sharedMemoryLimit(f.arch) bytes at
