@@ -248,7 +248,9 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
     fail(loc, base.describe() + " has no attribute '" + attr + "' (tensor descriptors have load, store, block_shape, "
                                 "dtype, shape and strides)");
   }
-  if (base.kind == SVal::Kind::Namespace) { // torch.finfo(...) and the like
+  if (base.kind == SVal::Kind::Namespace) { // torch.finfo(...), tle.pipe(...) and the like
+    if (isBuiltinMethod(base.s, attr))
+      return SVal::method(base, attr);
     for (size_t k = 0; k + 1 < base.elts.size(); k += 2)
       if (base.elts[k].s == attr)
         return base.elts[k + 1];

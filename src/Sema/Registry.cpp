@@ -94,7 +94,7 @@ struct Registry {
 
   Registry() {
     for (auto family : {coreBuiltins, debugBuiltins, memoryBuiltins, atomicBuiltins, mathBuiltins, shapeBuiltins,
-                        reduceBuiltins, sortBuiltins, dotBuiltins, randomBuiltins, meshBuiltins, tleBuiltins,
+                        reduceBuiltins, sortBuiltins, dotBuiltins, randomBuiltins, meshBuiltins, tleBuiltins, pipeBuiltins,
                         tileBuiltins, torchBuiltins,
                         stringBuiltins, standardBuiltins})
       for (const BuiltinSpec &spec : family()) {
@@ -121,6 +121,7 @@ std::string receiverKind(const SVal &self) {
   case SVal::Kind::TensorDesc: return "tensor_descriptor";
   case SVal::Kind::Int: case SVal::Kind::Bool: return "int";
   case SVal::Kind::Str: return "str";
+  case SVal::Kind::Namespace: return self.s; // a record's type (pipe, pipe_writer, ...)
   default: return "tensor";
   }
 }

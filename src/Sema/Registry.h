@@ -118,6 +118,7 @@ std::vector<BuiltinSpec> sortBuiltins();    // Sort.cpp: sort, topk, bitonic_mer
 std::vector<BuiltinSpec> dotBuiltins();     // Dot.cpp
 std::vector<BuiltinSpec> randomBuiltins();  // Random.cpp
 std::vector<BuiltinSpec> tleBuiltins();     // Distributed.cpp: clusters, shared buffers
+std::vector<BuiltinSpec> pipeBuiltins();    // Pipes.cpp: tle.pipe and its endpoints
 std::vector<BuiltinSpec> meshBuiltins();    // Meshes.cpp: device meshes
 std::vector<BuiltinSpec> tileBuiltins();    // Tiles.cpp: tle.extract_tile, tle.insert_tile, tle.cumsum
 std::vector<BuiltinSpec> torchBuiltins();   // Torch.cpp: torch.finfo / torch.iinfo, tl.dtype(name)

@@ -459,6 +459,14 @@ public:
   /// one-element i32 buffer zeroed at the kernel's start (Distributed.cpp, submeshCounter).
   std::map<std::vector<int64_t>, ir::Value *> submeshCounters;
   ir::Op *submeshCountersReady = nullptr; ///< the cluster barrier after the counters' zeroing
+  /// What Sema knows of each tle.pipe (keyed by its "full" mbarrier ring, Pipes.cpp): where its
+  /// writer was made (a pipe has one), and whether a commit has been written yet (a wait before
+  /// any commit would never return in one kernel body).
+  struct PipeState {
+    SourceLoc writer;
+    bool committed = false;
+  };
+  std::map<const ir::Value *, PipeState> pipes;
   /// The extremum of tile `x` along `axis` (NaN-ignoring, like tl.max/tl.min) in x's dtype, and
   /// the int32 index of its first occurrence along `axis` (0 when every element is NaN): the
   /// pair tl.max/tl.min(return_indices=True) return. Both drop dim `axis`.

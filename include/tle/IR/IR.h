@@ -870,9 +870,9 @@ public:
   bool fpFusion = true;
   /// Constexpr parameter values the kernel was specialised with, as source text.
   std::vector<std::pair<std::string, std::string>> constexprs;
-  /// Bytes of dynamic shared memory the kernel needs, set by transforms::allocateShared: its
-  /// buffers (LocalAlloc, rounded up to 1024), then the pipeline area (pipelineOffset) and the
-  /// ops' scratch areas.
+  /// Bytes of dynamic shared memory the kernel needs, set by transforms::allocateShared: the
+  /// end of its buffers (LocalAlloc), the pipeline area (pipelineOffset) and the ops' scratch
+  /// areas, placed together by liveness (rounded up to 1024 when the kernel has buffers).
   int64_t sharedBytes = 0;
   /// Warps codegen added for warp specialisation (set by codegen): a producer warpgroup that
   /// issues the TMA copies, after the `numWarps` consumer warps that run the rest of the

@@ -1,0 +1,323 @@
+// tle.pipe: FlagTree TLE-Lite's typed producer/consumer ring buffer (../shared/reference/tle.md
+// §2.4), lowered here to the tile IR's mbarrier ops (one kernel body: its threads write and read
+// the slots; across warp_specialize partitions once TLE-Struct exposes them).
+//
+// A pipe of capacity C over fields (tle.gpu.alloc buffers of leading dim C) gets, at the
+// kernel's start, two rings of C mbarriers: "full" (count: the CTA's threads, which all write
+// and commit) and "empty" (count: the CTA's threads times the readers, which all release), and
+// unless one_shot a ring of C i32 close tags, zeroed; a `barrier` makes them visible. Iteration
+// `it` uses stage it % C at phase (it / C) % 2:
+//
+//   writer.acquire(it)  mbarrier_wait empty[stage], phase + 1   (a fresh mbarrier's parity 1
+//                       passes: the first round waits for nothing); the fields' slot(stage)
+//   writer.commit(it)   mbarrier_arrive per=thread full[stage]  (releases each thread's writes)
+//   writer.close(it)    acquire, close tag[stage] = 1, commit
+//   reader.wait(it)     mbarrier_wait full[stage], phase; the slot, and is_closed = tag != 0
+//   reader.release(it)  mbarrier_arrive per=thread empty[stage]
+//
+// A one_shot pipe has one full mbarrier and no tags: commit arrives, wait waits for phase 0,
+// acquire and release do nothing, close is an error.
+#include "Binder.h"
+#include "Registry.h"
+#include "Sema.h"
+
+#include <set>
+
+namespace tle::sema {
+
+using ir::AddrSpace;
+using ir::DType;
+using ir::OpKind;
+
+namespace {
+
+/// Attribute `k` of record `r` (a Namespace value), or None.
+const SVal &attr(const SVal &r, const std::string &k) {
+  static const SVal none;
+  for (size_t i = 0; i + 1 < r.elts.size(); i += 2)
+    if (r.elts[i].s == k)
+      return r.elts[i + 1];
+  return none;
+}
+
+SVal record(const std::string &type, std::vector<std::pair<std::string, SVal>> attrs) {
+  SVal r;
+  r.kind = SVal::Kind::Namespace;
+  r.s = type;
+  for (auto &[k, v] : attrs) {
+    r.elts.push_back(SVal::str(k));
+    r.elts.push_back(v);
+  }
+  return r;
+}
+
+/// The pipe's name for messages.
+std::string pipeName(const SVal &pipe) {
+  const SVal &n = attr(pipe, "name");
+  return n.kind == SVal::Kind::Str ? "pipe '" + n.s + "'" : "the pipe";
+}
+
+/// A ring of `n` elements of `t` in shared memory, allocated where `B` inserts (the kernel's start).
+ir::Value *ring(DType t, int64_t n, SourceLoc loc, ir::Builder &B) {
+  ir::Op *a = B.create(OpKind::LocalAlloc, loc, {}, {ir::Type(ir::ScalarType::ptrTo(t, AddrSpace::Shared))});
+  a->setAllocShape({n});
+  return a->result();
+}
+
+/// Element `i` (an i32 scalar) of the ring at `base`.
+ir::Value *at(Specializer &S, ir::Value *base, ir::Value *i, SourceLoc loc) {
+  return S.b->create(OpKind::AddPtr, loc, {base, i}, {base->type})->result();
+}
+
+/// The stage and phase of iteration `it` (a compile-time or run-time integer scalar) in a pipe of
+/// `capacity` stages: i32 scalars it % capacity and it / capacity (the wait's parity is its low bit).
+std::pair<ir::Value *, ir::Value *> stageAndPhase(Specializer &S, const Arg &it, int64_t capacity, SourceLoc loc) {
+  const SVal &v = it.val;
+  bool ok = (v.isNumber() && v.kind != SVal::Kind::Float) ||
+            (v.isTensor() && v.v->type.isScalar() && ir::isInteger(v.v->type.dtype()));
+  if (!ok)
+    S.fail(it.loc, "a pipe's iteration must be an integer scalar (the stage is it % capacity), got " + v.describe());
+  if (v.isNumber()) {
+    if (v.i < 0)
+      S.fail(it.loc, "a pipe's iteration must not be negative, got " + std::to_string(v.i));
+    return {S.b->constInt(loc, DType::I32, v.i % capacity), S.b->constInt(loc, DType::I32, v.i / capacity)};
+  }
+  ir::Value *i = S.castTo(v.v, ir::ScalarType{DType::I32}, it.loc);
+  ir::Value *c = S.b->constInt(loc, DType::I32, capacity);
+  return {S.b->binary(OpKind::IRem, loc, i, c), S.b->binary(OpKind::IDiv, loc, i, c)};
+}
+
+/// The slot record of `fields` (a Namespace of buffers) at `stage`: each field's slot(stage).
+SVal slotOf(Specializer &S, const SVal &fields, ir::Value *stage, SourceLoc loc) {
+  std::vector<std::pair<std::string, SVal>> out;
+  for (size_t i = 0; i + 1 < fields.elts.size(); i += 2) {
+    CallArgs ca{loc, {Arg{loc, SVal::tensor(stage)}}, {}};
+    out.push_back({fields.elts[i].s, S.callMethod(SVal::method(fields.elts[i + 1], "slot"), ca)});
+  }
+  return record("pipe_slot", std::move(out));
+}
+
+void arrive(Specializer &S, ir::Value *bar, SourceLoc loc) {
+  S.b->create(OpKind::MbarrierArrive, loc, {bar}, {})->sync.per = ir::Arrivers::Thread;
+}
+
+void wait(Specializer &S, ir::Value *bar, ir::Value *phase, SourceLoc loc) {
+  S.b->create(OpKind::MbarrierWait, loc, {bar, phase}, {});
+}
+
+/// Checks `v` as a reader name of the pipe's declared `readers`.
+bool validReaderName(const std::string &n) { return !n.empty() && n[0] != '_' && n != "fields" && n != "readers"; }
+
+SVal pipe(Specializer &S, const BuiltinCall &c) {
+  const CallArgs &a = c.args;
+  SourceLoc loc = c.loc;
+  if (!a.pos.empty())
+    S.fail(a.pos[0].loc, "pipe() takes keyword arguments only (capacity=, scope=, name=, readers=, one_shot= and the "
+                         "fields as NAME=buffer)");
+  const Arg *capacity = nullptr, *scope = nullptr, *name = nullptr, *readers = nullptr, *oneShot = nullptr;
+  std::vector<std::pair<std::string, const Arg *>> fields;
+  for (const auto &[k, v] : a.kw) {
+    const Arg **slot = k == "capacity" ? &capacity : k == "scope" ? &scope : k == "name" ? &name
+                     : k == "readers"  ? &readers : k == "one_shot" ? &oneShot : nullptr;
+    if (slot)
+      *slot = &v;
+    else
+      fields.push_back({k, &v});
+  }
+  if (!capacity)
+    S.fail(loc, "pipe() needs capacity= (its number of stages, a compile-time integer)");
+  if (capacity->val.kind != SVal::Kind::Int || capacity->val.i < 1 || capacity->val.i > 1024)
+    S.fail(capacity->loc, "pipe() capacity must be a compile-time integer from 1 to 1024, got " + capacity->val.describe());
+  const int64_t C = capacity->val.i;
+  if (scope && !(scope->val.kind == SVal::Kind::Str && scope->val.s == "cta"))
+    S.fail(scope->loc, "pipe() scope must be \"cta\" (the only scope FlagTree's pipes have), got " + scope->val.describe());
+  if (name && name->val.kind != SVal::Kind::Str && name->val.kind != SVal::Kind::None)
+    S.fail(name->loc, "pipe() name must be a string, got " + name->val.describe());
+  bool once = oneShot && S.truthy(oneShot->val, oneShot->loc);
+  std::vector<SVal> readerNames;
+  if (readers && readers->val.kind != SVal::Kind::None) {
+    const SVal &r = readers->val;
+    std::vector<SVal> names = r.kind == SVal::Kind::Tuple ? r.elts : std::vector<SVal>{r};
+    std::set<std::string> seen;
+    for (const SVal &n : names) {
+      if (n.kind != SVal::Kind::Str || !validReaderName(n.s))
+        S.fail(readers->loc, "pipe() readers must be identifiers (not starting with '_', not 'fields' or 'readers'), got " +
+                                 n.describe());
+      if (!seen.insert(n.s).second)
+        S.fail(readers->loc, "pipe() reader '" + n.s + "' is declared twice");
+      readerNames.push_back(n);
+    }
+    if (readerNames.empty())
+      S.fail(readers->loc, "pipe() readers must name at least one reader");
+  }
+  if (fields.empty())
+    S.fail(loc, "pipe() needs at least one field: NAME=buffer, a tle.gpu.alloc buffer whose leading dim is the capacity");
+  std::vector<std::pair<std::string, SVal>> fieldVals;
+  for (const auto &[k, v] : fields) {
+    if (v->val.kind != SVal::Kind::Buffer)
+      S.fail(v->loc, "pipe() field '" + k + "' must be a shared buffer (tle.gpu.alloc), got " + v->val.describe());
+    if (v->val.ints.size() < 2)
+      S.fail(v->loc, "pipe() field '" + k + "' must have rank 2 or more (its leading dim is the stage), got " +
+                         v->val.describe());
+    if (v->val.ints[0] != C)
+      S.fail(v->loc, "pipe() field '" + k + "' has leading dim " + std::to_string(v->val.ints[0]) +
+                         ", which must equal the capacity " + std::to_string(C));
+    fieldVals.push_back({k, v->val});
+  }
+  if (S.loopDepth > 0 || S.b->block() != &S.fn->body)
+    S.fail(loc, "pipe() must be created at the kernel's top level, outside loops and branches (its mbarriers are "
+                "initialised once)");
+  // The rings and their initialisation at the kernel's start, then one barrier.
+  ir::Block &body = S.fn->body;
+  ir::Builder B(&body);
+  B.setInsertionPoint(&body, body.ops.begin());
+  const int64_t threads = 32 * int64_t(S.fn->numWarps);
+  const int64_t nReaders = readerNames.empty() ? 1 : int64_t(readerNames.size());
+  ir::Value *full = ring(DType::I64, once ? 1 : C, loc, B);
+  ir::Value *empty = once ? nullptr : ring(DType::I64, C, loc, B);
+  ir::Value *tag = once ? nullptr : ring(DType::I32, C, loc, B);
+  for (int64_t s = 0; s < (once ? 1 : C); ++s) {
+    auto stage = [&](ir::Value *base) {
+      return B.create(OpKind::AddPtr, loc, {base, B.constInt(loc, DType::I32, s)}, {base->type})->result();
+    };
+    B.create(OpKind::MbarrierInit, loc, {stage(full)}, {})->sync.count = threads;
+    if (empty)
+      B.create(OpKind::MbarrierInit, loc, {stage(empty)}, {})->sync.count = threads * nReaders;
+    if (tag)
+      B.create(OpKind::Store, loc, {stage(tag), B.constInt(loc, DType::I32, 0)}, {});
+  }
+  B.create(OpKind::Barrier, loc, {}, {});
+  S.pipes[full] = {};
+  return record("pipe", {{"capacity", SVal::integer(C)},
+                         {"name", name ? name->val : SVal::none()},
+                         {"readers", SVal::tuple(readerNames)},
+                         {"one_shot", SVal::boolean(once)},
+                         {"fields", record("pipe_fields", fieldVals)},
+                         {"_full", SVal::tensor(full)},
+                         {"_empty", empty ? SVal::tensor(empty) : SVal::none()},
+                         {"_tag", tag ? SVal::tensor(tag) : SVal::none()}});
+}
+
+Specializer::PipeState &stateOf(Specializer &S, const SVal &pipe) { return S.pipes[attr(pipe, "_full").v]; }
+
+SVal writer(Specializer &S, const BuiltinCall &c) {
+  const SVal &p = *c.self;
+  Specializer::PipeState &st = stateOf(S, p);
+  if (st.writer.valid())
+    S.fail(c.loc, pipeName(p) + " already has a writer (a pipe has one)", {{st.writer, "the writer is made here"}});
+  st.writer = c.loc;
+  return record("pipe_writer", {{"pipe", p}});
+}
+
+SVal reader(Specializer &S, const BuiltinCall &c) {
+  const SVal &p = *c.self;
+  const Binder &b = c.p;
+  const SVal &declared = attr(p, "readers");
+  std::string name;
+  if (b.has("name")) {
+    const Arg &n = b.get("name");
+    if (n.val.kind != SVal::Kind::Str)
+      S.fail(n.loc, "reader() name must be a string, got " + n.val.describe());
+    name = n.val.s;
+    if (declared.elts.empty())
+      S.fail(n.loc, pipeName(p) + " declares no readers= names; its one reader takes no name");
+    bool known = false;
+    std::string list;
+    for (const SVal &d : declared.elts) {
+      known |= d.s == name;
+      list += (list.empty() ? "" : ", ") + d.s;
+    }
+    if (!known)
+      S.fail(n.loc, pipeName(p) + " has no reader '" + name + "' (its readers: " + list + ")");
+  } else if (!declared.elts.empty()) {
+    S.fail(c.loc, pipeName(p) + " declares named readers: reader() needs name= (one of them)");
+  }
+  SVal fields = attr(p, "fields");
+  if (b.has("fields")) {
+    const Arg &f = b.get("fields");
+    std::vector<SVal> wanted = f.val.kind == SVal::Kind::Tuple ? f.val.elts : std::vector<SVal>{f.val};
+    std::vector<std::pair<std::string, SVal>> sub;
+    for (const SVal &w : wanted) {
+      const SVal &buf = w.kind == SVal::Kind::Str ? attr(fields, w.s) : SVal::none();
+      if (buf.kind == SVal::Kind::None)
+        S.fail(f.loc, "reader() fields must name fields of " + pipeName(p) + ", got " + w.describe());
+      sub.push_back({w.s, buf});
+    }
+    fields = record("pipe_fields", sub);
+  }
+  return record("pipe_reader", {{"pipe", p}, {"name", name.empty() ? SVal::none() : SVal::str(name)}, {"fields", fields}});
+}
+
+SVal acquire(Specializer &S, const BuiltinCall &c) {
+  const SVal &p = attr(*c.self, "pipe");
+  auto [stage, phase] = stageAndPhase(S, c.p.get("iter"), attr(p, "capacity").i, c.loc);
+  if (attr(p, "one_shot").i)
+    return slotOf(S, attr(p, "fields"), S.b->constInt(c.loc, DType::I32, 0), c.loc);
+  ir::Value *next = S.b->binary(OpKind::Add, c.loc, phase, S.b->constInt(c.loc, DType::I32, 1));
+  wait(S, at(S, attr(p, "_empty").v, stage, c.loc), next, c.loc);
+  return slotOf(S, attr(p, "fields"), stage, c.loc);
+}
+
+SVal commit(Specializer &S, const BuiltinCall &c) {
+  const SVal &p = attr(*c.self, "pipe");
+  auto [stage, phase] = stageAndPhase(S, c.p.get("iter"), attr(p, "capacity").i, c.loc);
+  (void)phase;
+  arrive(S, at(S, attr(p, "_full").v, attr(p, "one_shot").i ? S.b->constInt(c.loc, DType::I32, 0) : stage, c.loc), c.loc);
+  stateOf(S, p).committed = true;
+  return SVal::none();
+}
+
+SVal closePipe(Specializer &S, const BuiltinCall &c) {
+  const SVal &p = attr(*c.self, "pipe");
+  if (attr(p, "one_shot").i)
+    S.fail(c.loc, pipeName(p) + " is one_shot: it has no close (its writer commits once)");
+  acquire(S, c);
+  auto [stage, phase] = stageAndPhase(S, c.p.get("iter"), attr(p, "capacity").i, c.loc);
+  (void)phase;
+  S.b->create(OpKind::Store, c.loc, {at(S, attr(p, "_tag").v, stage, c.loc), S.b->constInt(c.loc, DType::I32, 1)}, {});
+  return commit(S, c);
+}
+
+SVal waitPipe(Specializer &S, const BuiltinCall &c) {
+  const SVal &p = attr(*c.self, "pipe");
+  if (!stateOf(S, p).committed)
+    S.fail(c.loc, "no commit of " + pipeName(p) + " comes before this wait: in one kernel body its threads would "
+                  "wait for a slot they have not committed yet");
+  auto [stage, phase] = stageAndPhase(S, c.p.get("iter"), attr(p, "capacity").i, c.loc);
+  bool once = attr(p, "one_shot").i;
+  ir::Value *slot = once ? S.b->constInt(c.loc, DType::I32, 0) : stage;
+  wait(S, at(S, attr(p, "_full").v, slot, c.loc), once ? S.b->constInt(c.loc, DType::I32, 0) : phase, c.loc);
+  SVal closed = SVal::boolean(false);
+  if (!once) {
+    ir::Value *tag = S.b->create(OpKind::Load, c.loc, {at(S, attr(p, "_tag").v, stage, c.loc)},
+                                 {ir::Type::scalar(DType::I32)})->result();
+    closed = SVal::tensor(S.b->cmp(c.loc, ir::CmpPred::Ne, tag, S.b->constInt(c.loc, DType::I32, 0)));
+  }
+  return record("pipe_wait_result", {{"slot", slotOf(S, attr(*c.self, "fields"), slot, c.loc)}, {"is_closed", closed}});
+}
+
+SVal release(Specializer &S, const BuiltinCall &c) {
+  const SVal &p = attr(*c.self, "pipe");
+  auto [stage, phase] = stageAndPhase(S, c.p.get("iter"), attr(p, "capacity").i, c.loc);
+  (void)phase;
+  if (!attr(p, "one_shot").i)
+    arrive(S, at(S, attr(p, "_empty").v, stage, c.loc), c.loc);
+  return SVal::none();
+}
+
+} // namespace
+
+std::vector<BuiltinSpec> pipeBuiltins() {
+  return {
+      {"tle.pipe", "*args", pipe},
+      {"pipe.writer", "", writer},
+      {"pipe.reader", "name=None, fields=None", reader},
+      {"pipe_writer.acquire", "iter", acquire},
+      {"pipe_writer.commit", "iter", commit},
+      {"pipe_writer.close", "iter", closePipe},
+      {"pipe_reader.wait", "iter", waitPipe},
+      {"pipe_reader.release", "iter", release},
+  };
+}
+
+} // namespace tle::sema
