@@ -67,7 +67,8 @@ TEST_CASE("builtin registry: Python builtins, triton, tl.extra.cuda and TLE name
         std::set<std::string>{"gdc_wait", "gdc_launch_dependents", "num_warps", "num_threads"});
   // In table order: the messages for unknown tle names list them so.
   CHECK(builtinNames("tle") == std::vector<std::string>{"load", "device_mesh", "MeshConfig", "shard_id", "remote",
-                                                     "distributed_barrier", "extract_tile", "insert_tile", "cumsum"});
+                                                     "distributed_barrier", "pipe", "extract_tile", "insert_tile",
+                                                     "cumsum"});
   CHECK(builtinNames("tle.gpu") == std::vector<std::string>{"alloc", "local_ptr"});
   CHECK(findBuiltin("libdevice.exp") != nullptr);
   CHECK(findBuiltin("libdevice.not_a_function") == nullptr);
@@ -90,6 +91,14 @@ TEST_CASE("builtin registry: methods", "[sema][registry]") {
   CHECK(isBuiltinMethod("tensor_descriptor", "load"));
   CHECK(isBuiltinMethod("tensor_descriptor", "store"));
   CHECK_FALSE(isBuiltinMethod("tensor_descriptor", "sum"));
+  // tle.pipe's endpoints (Pipes.cpp): methods of the records a pipe and its endpoints are.
+  CHECK(isBuiltinMethod("pipe", "writer"));
+  CHECK(isBuiltinMethod("pipe", "reader"));
+  for (const char *m : {"acquire", "commit", "close"})
+    CHECK(isBuiltinMethod("pipe_writer", m));
+  for (const char *m : {"wait", "release"})
+    CHECK(isBuiltinMethod("pipe_reader", m));
+  CHECK_FALSE(isBuiltinMethod("pipe_reader", "acquire"));
   CHECK(isBuiltinMethod("buffer", "slot"));
   CHECK(isBuiltinMethod("dtype", "is_fp8"));
   CHECK(isBuiltinMethod("dtype", "is_uint16"));
