@@ -31,29 +31,9 @@ using ir::OpKind;
 
 namespace {
 
-/// Attribute `k` of record `r` (a Namespace value), or None.
-const SVal &attr(const SVal &r, const std::string &k) {
-  static const SVal none;
-  for (size_t i = 0; i + 1 < r.elts.size(); i += 2)
-    if (r.elts[i].s == k)
-      return r.elts[i + 1];
-  return none;
-}
-
-SVal record(const std::string &type, std::vector<std::pair<std::string, SVal>> attrs) {
-  SVal r;
-  r.kind = SVal::Kind::Namespace;
-  r.s = type;
-  for (auto &[k, v] : attrs) {
-    r.elts.push_back(SVal::str(k));
-    r.elts.push_back(v);
-  }
-  return r;
-}
-
 /// The pipe's name for messages.
 std::string pipeName(const SVal &pipe) {
-  const SVal &n = attr(pipe, "name");
+  const SVal &n = pipe.attr("name");
   return n.kind == SVal::Kind::Str ? "pipe '" + n.s + "'" : "the pipe";
 }
 
@@ -94,7 +74,7 @@ SVal slotOf(Specializer &S, const SVal &fields, ir::Value *stage, SourceLoc loc)
     CallArgs ca{loc, {Arg{loc, SVal::tensor(stage)}}, {}};
     out.push_back({fields.elts[i].s, S.callMethod(SVal::method(fields.elts[i + 1], "slot"), ca)});
   }
-  return record("pipe_slot", std::move(out));
+  return SVal::record("pipe_slot", std::move(out));
 }
 
 void arrive(Specializer &S, ir::Value *bar, SourceLoc loc) {
@@ -188,17 +168,17 @@ SVal pipe(Specializer &S, const BuiltinCall &c) {
   }
   B.create(OpKind::Barrier, loc, {}, {});
   S.pipes[full] = {};
-  return record("pipe", {{"capacity", SVal::integer(C)},
+  return SVal::record("pipe", {{"capacity", SVal::integer(C)},
                          {"name", name ? name->val : SVal::none()},
                          {"readers", SVal::tuple(readerNames)},
                          {"one_shot", SVal::boolean(once)},
-                         {"fields", record("pipe_fields", fieldVals)},
+                         {"fields", SVal::record("pipe_fields", fieldVals)},
                          {"_full", SVal::tensor(full)},
                          {"_empty", empty ? SVal::tensor(empty) : SVal::none()},
                          {"_tag", tag ? SVal::tensor(tag) : SVal::none()}});
 }
 
-Specializer::PipeState &stateOf(Specializer &S, const SVal &pipe) { return S.pipes[attr(pipe, "_full").v]; }
+Specializer::PipeState &stateOf(Specializer &S, const SVal &pipe) { return S.pipes[pipe.attr("_full").v]; }
 
 SVal writer(Specializer &S, const BuiltinCall &c) {
   const SVal &p = *c.self;
@@ -206,13 +186,13 @@ SVal writer(Specializer &S, const BuiltinCall &c) {
   if (st.writer.valid())
     S.fail(c.loc, pipeName(p) + " already has a writer (a pipe has one)", {{st.writer, "the writer is made here"}});
   st.writer = c.loc;
-  return record("pipe_writer", {{"pipe", p}});
+  return SVal::record("pipe_writer", {{"pipe", p}});
 }
 
 SVal reader(Specializer &S, const BuiltinCall &c) {
   const SVal &p = *c.self;
   const Binder &b = c.p;
-  const SVal &declared = attr(p, "readers");
+  const SVal &declared = p.attr("readers");
   std::string name;
   if (b.has("name")) {
     const Arg &n = b.get("name");
@@ -232,76 +212,76 @@ SVal reader(Specializer &S, const BuiltinCall &c) {
   } else if (!declared.elts.empty()) {
     S.fail(c.loc, pipeName(p) + " declares named readers: reader() needs name= (one of them)");
   }
-  SVal fields = attr(p, "fields");
+  SVal fields = p.attr("fields");
   if (b.has("fields")) {
     const Arg &f = b.get("fields");
     std::vector<SVal> wanted = f.val.kind == SVal::Kind::Tuple ? f.val.elts : std::vector<SVal>{f.val};
     std::vector<std::pair<std::string, SVal>> sub;
     for (const SVal &w : wanted) {
-      const SVal &buf = w.kind == SVal::Kind::Str ? attr(fields, w.s) : SVal::none();
+      const SVal &buf = w.kind == SVal::Kind::Str ? fields.attr(w.s) : SVal::none();
       if (buf.kind == SVal::Kind::None)
         S.fail(f.loc, "reader() fields must name fields of " + pipeName(p) + ", got " + w.describe());
       sub.push_back({w.s, buf});
     }
-    fields = record("pipe_fields", sub);
+    fields = SVal::record("pipe_fields", sub);
   }
-  return record("pipe_reader", {{"pipe", p}, {"name", name.empty() ? SVal::none() : SVal::str(name)}, {"fields", fields}});
+  return SVal::record("pipe_reader", {{"pipe", p}, {"name", name.empty() ? SVal::none() : SVal::str(name)}, {"fields", fields}});
 }
 
 SVal acquire(Specializer &S, const BuiltinCall &c) {
-  const SVal &p = attr(*c.self, "pipe");
-  auto [stage, phase] = stageAndPhase(S, c.p.get("iter"), attr(p, "capacity").i, c.loc);
-  if (attr(p, "one_shot").i)
-    return slotOf(S, attr(p, "fields"), S.b->constInt(c.loc, DType::I32, 0), c.loc);
+  const SVal &p = c.self->attr("pipe");
+  auto [stage, phase] = stageAndPhase(S, c.p.get("iter"), p.attr("capacity").i, c.loc);
+  if (p.attr("one_shot").i)
+    return slotOf(S, p.attr("fields"), S.b->constInt(c.loc, DType::I32, 0), c.loc);
   ir::Value *next = S.b->binary(OpKind::Add, c.loc, phase, S.b->constInt(c.loc, DType::I32, 1));
-  wait(S, at(S, attr(p, "_empty").v, stage, c.loc), next, c.loc);
-  return slotOf(S, attr(p, "fields"), stage, c.loc);
+  wait(S, at(S, p.attr("_empty").v, stage, c.loc), next, c.loc);
+  return slotOf(S, p.attr("fields"), stage, c.loc);
 }
 
 SVal commit(Specializer &S, const BuiltinCall &c) {
-  const SVal &p = attr(*c.self, "pipe");
-  auto [stage, phase] = stageAndPhase(S, c.p.get("iter"), attr(p, "capacity").i, c.loc);
+  const SVal &p = c.self->attr("pipe");
+  auto [stage, phase] = stageAndPhase(S, c.p.get("iter"), p.attr("capacity").i, c.loc);
   (void)phase;
-  arrive(S, at(S, attr(p, "_full").v, attr(p, "one_shot").i ? S.b->constInt(c.loc, DType::I32, 0) : stage, c.loc), c.loc);
+  arrive(S, at(S, p.attr("_full").v, p.attr("one_shot").i ? S.b->constInt(c.loc, DType::I32, 0) : stage, c.loc), c.loc);
   stateOf(S, p).committed = true;
   return SVal::none();
 }
 
 SVal closePipe(Specializer &S, const BuiltinCall &c) {
-  const SVal &p = attr(*c.self, "pipe");
-  if (attr(p, "one_shot").i)
+  const SVal &p = c.self->attr("pipe");
+  if (p.attr("one_shot").i)
     S.fail(c.loc, pipeName(p) + " is one_shot: it has no close (its writer commits once)");
   acquire(S, c);
-  auto [stage, phase] = stageAndPhase(S, c.p.get("iter"), attr(p, "capacity").i, c.loc);
+  auto [stage, phase] = stageAndPhase(S, c.p.get("iter"), p.attr("capacity").i, c.loc);
   (void)phase;
-  S.b->create(OpKind::Store, c.loc, {at(S, attr(p, "_tag").v, stage, c.loc), S.b->constInt(c.loc, DType::I32, 1)}, {});
+  S.b->create(OpKind::Store, c.loc, {at(S, p.attr("_tag").v, stage, c.loc), S.b->constInt(c.loc, DType::I32, 1)}, {});
   return commit(S, c);
 }
 
 SVal waitPipe(Specializer &S, const BuiltinCall &c) {
-  const SVal &p = attr(*c.self, "pipe");
+  const SVal &p = c.self->attr("pipe");
   if (!stateOf(S, p).committed)
     S.fail(c.loc, "no commit of " + pipeName(p) + " comes before this wait: in one kernel body its threads would "
                   "wait for a slot they have not committed yet");
-  auto [stage, phase] = stageAndPhase(S, c.p.get("iter"), attr(p, "capacity").i, c.loc);
-  bool once = attr(p, "one_shot").i;
+  auto [stage, phase] = stageAndPhase(S, c.p.get("iter"), p.attr("capacity").i, c.loc);
+  bool once = p.attr("one_shot").i;
   ir::Value *slot = once ? S.b->constInt(c.loc, DType::I32, 0) : stage;
-  wait(S, at(S, attr(p, "_full").v, slot, c.loc), once ? S.b->constInt(c.loc, DType::I32, 0) : phase, c.loc);
+  wait(S, at(S, p.attr("_full").v, slot, c.loc), once ? S.b->constInt(c.loc, DType::I32, 0) : phase, c.loc);
   SVal closed = SVal::boolean(false);
   if (!once) {
-    ir::Value *tag = S.b->create(OpKind::Load, c.loc, {at(S, attr(p, "_tag").v, stage, c.loc)},
+    ir::Value *tag = S.b->create(OpKind::Load, c.loc, {at(S, p.attr("_tag").v, stage, c.loc)},
                                  {ir::Type::scalar(DType::I32)})->result();
     closed = SVal::tensor(S.b->cmp(c.loc, ir::CmpPred::Ne, tag, S.b->constInt(c.loc, DType::I32, 0)));
   }
-  return record("pipe_wait_result", {{"slot", slotOf(S, attr(*c.self, "fields"), slot, c.loc)}, {"is_closed", closed}});
+  return SVal::record("pipe_wait_result", {{"slot", slotOf(S, c.self->attr("fields"), slot, c.loc)}, {"is_closed", closed}});
 }
 
 SVal release(Specializer &S, const BuiltinCall &c) {
-  const SVal &p = attr(*c.self, "pipe");
-  auto [stage, phase] = stageAndPhase(S, c.p.get("iter"), attr(p, "capacity").i, c.loc);
+  const SVal &p = c.self->attr("pipe");
+  auto [stage, phase] = stageAndPhase(S, c.p.get("iter"), p.attr("capacity").i, c.loc);
   (void)phase;
-  if (!attr(p, "one_shot").i)
-    arrive(S, at(S, attr(p, "_empty").v, stage, c.loc), c.loc);
+  if (!p.attr("one_shot").i)
+    arrive(S, at(S, p.attr("_empty").v, stage, c.loc), c.loc);
   return SVal::none();
 }
 

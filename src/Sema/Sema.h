@@ -62,6 +62,26 @@ struct SVal {
   static SVal module(std::string p) { SVal r; r.kind = Kind::Module; r.s = std::move(p); return r; }
   static SVal builtin(std::string n) { SVal r; r.kind = Kind::Builtin; r.s = std::move(n); return r; }
   static SVal tuple(std::vector<SVal> e) { SVal r; r.kind = Kind::Tuple; r.elts = std::move(e); return r; }
+  /// A record (Kind::Namespace) of `type` with named attributes, kept in `elts` as name, value
+  /// pairs: torch.finfo(...), tle.pipe(...) and its endpoints.
+  static SVal record(std::string type, const std::vector<std::pair<std::string, SVal>> &attrs) {
+    SVal r;
+    r.kind = Kind::Namespace;
+    r.s = std::move(type);
+    for (const auto &[k, v] : attrs) {
+      r.elts.push_back(str(k));
+      r.elts.push_back(v);
+    }
+    return r;
+  }
+  /// A record's attribute `k`, or None.
+  const SVal &attr(const std::string &k) const {
+    static const SVal absent;
+    for (size_t i = 0; i + 1 < elts.size(); i += 2)
+      if (elts[i].s == k)
+        return elts[i + 1];
+    return absent;
+  }
   /// The bound method `name` of `receiver` (x.to, desc.load, dtype.is_fp8, ...).
   static SVal method(const SVal &receiver, std::string name) {
     SVal r;

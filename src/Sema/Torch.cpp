@@ -14,18 +14,6 @@ using ir::DType;
 
 namespace {
 
-/// A Namespace value of `type` with the given attributes.
-SVal record(const std::string &type, std::vector<std::pair<std::string, SVal>> attrs) {
-  SVal r;
-  r.kind = SVal::Kind::Namespace;
-  r.s = type;
-  for (auto &[k, v] : attrs) {
-    r.elts.push_back(SVal::str(k));
-    r.elts.push_back(v);
-  }
-  return r;
-}
-
 /// torch's name of a dtype ("float16"), as finfo(...).dtype gives it.
 std::string torchName(DType d) {
   switch (d) {
@@ -69,7 +57,7 @@ SVal torchFinfo(Specializer &S, const BuiltinCall &c) {
   double tiny = std::ldexp(1.0, 1 - bias);
   // resolution: 10 ** -floor(mantissa digits * log10(2))
   double resolution = std::pow(10.0, -std::floor(mant * std::log10(2.0)));
-  return record("torch.finfo", {{"bits", SVal::integer(bits)},
+  return SVal::record("torch.finfo", {{"bits", SVal::integer(bits)},
                                 {"eps", SVal::real(eps)},
                                 {"max", SVal::real(max)},
                                 {"min", SVal::real(-max)},
@@ -93,7 +81,7 @@ SVal torchIinfo(Specializer &S, const BuiltinCall &c) {
   if (d == DType::I64)
     max = std::numeric_limits<int64_t>::max();
   int64_t min = ir::isSigned(d) ? -max - 1 : 0;
-  return record("torch.iinfo", {{"bits", SVal::integer(bits)},
+  return SVal::record("torch.iinfo", {{"bits", SVal::integer(bits)},
                                 {"max", SVal::integer(max)},
                                 {"min", SVal::integer(min)},
                                 {"dtype", SVal::str(torchName(d))}});

@@ -7,23 +7,10 @@
 set -uo pipefail
 TLE_RUN="$1"
 SRC="${2:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
-L="$SRC/tests/lit/cpu/run_libdevice_special.tle"
 FLAGS="[1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0]"
-status=0
-check() { # NAME EXPECTED TLE-RUN-ARGUMENTS...
-  local name="$1" want="$2"
-  shift 2
-  local out
-  out="$("$TLE_RUN" "$L" -q --target gpu "$@" 2>&1)"
-  if [ $? -ne 0 ] && grep -qi "none is usable here\|CUDA_ERROR_NO_DEVICE\|needs a CUDA GPU" <<<"$out"; then
-    echo "SKIPPED: no GPU"; exit 77
-  fi
-  if grep -qF -- "$want" <<<"$out"; then
-    echo "PASS  $name"
-  else
-    echo "FAIL  $name: expected $want, got"; echo "$out"; status=1
-  fi
-}
+KERNELS="$SRC/tests/lit/cpu/run_libdevice_special.tle"
+# shellcheck source=tle_run_check.sh
+source "$(dirname "${BASH_SOURCE[0]}")/tle_run_check.sh"
 check f32 "out_ptr: fp32[20] = $FLAGS" -n f32_kernel -s "*fp32, *fp32" --arg x_ptr=zeros:f32:4 --arg out_ptr=zeros:f32:20 --print out_ptr
 check f64 "out_ptr: fp64[20] = $FLAGS" -n f64_kernel -s "*fp64, *fp64" --arg x_ptr=zeros:f64:4 --arg out_ptr=zeros:f64:20 --print out_ptr
 check int "out_ptr: i32[12] = [8, 32, 31, 32, 0, 4, 1, -2147483648, 1610612736, 64, 63, 0]" -n int_kernel \

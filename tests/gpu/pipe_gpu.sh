@@ -7,26 +7,13 @@
 set -uo pipefail
 TLE_RUN="$1"
 SRC="${2:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
-K="$SRC/tests/gpu/pipe/pipe_kernels.tle"
-status=0
+KERNELS="$SRC/tests/gpu/pipe/pipe_kernels.tle"
+# shellcheck source=tle_run_check.sh
+source "$(dirname "${BASH_SOURCE[0]}")/tle_run_check.sh"
 seq_list() { # FIRST STEP COUNT: "FIRST, FIRST+STEP, ..." as tle-run prints integers
   local out="" v=$1 i
   for ((i = 0; i < $3; ++i)); do out+="${out:+, }$v"; v=$((v + $2)); done
   echo "$out"
-}
-check() { # NAME EXPECTED TLE-RUN-ARGUMENTS...
-  local name="$1" want="$2"
-  shift 2
-  local out
-  out="$("$TLE_RUN" "$K" -q --target gpu "$@" 2>&1)"
-  if [ $? -ne 0 ] && grep -qi "none is usable here\|CUDA_ERROR_NO_DEVICE\|needs a CUDA GPU" <<<"$out"; then
-    echo "SKIPPED: no GPU"; exit 77
-  fi
-  if grep -qF -- "$want" <<<"$out"; then
-    echo "PASS  $name"
-  else
-    echo "FAIL  $name: expected $want, got"; echo "$out"; status=1
-  fi
 }
 for stages in 2 3; do
   for warps in 1 4; do
