@@ -353,6 +353,8 @@ SVal store(Specializer &S, const BuiltinCall &c) {
   if (!pa.val.isTensor() || !pa.val.v->type.elem.isPointer())
     S.fail(pa.loc, "store() pointer must be a pointer or a tile of pointers, got " + pa.val.describe());
   ir::Value *ptr = pa.val.v;
+  if (!S.pipes.empty())
+    S.checkPipeFieldWrite(ptr, pa.loc);
   const Arg &va = p.get("value");
   if (!va.val.isTensor() && !va.val.isNumber())
     S.fail(va.loc, "store() value must be a tensor or a number, got " + va.val.describe());

@@ -167,7 +167,10 @@ SVal pipe(Specializer &S, const BuiltinCall &c) {
       B.create(OpKind::Store, loc, {stage(tag), B.constInt(loc, DType::I32, 0)}, {});
   }
   B.create(OpKind::Barrier, loc, {}, {});
-  S.pipes[full] = {};
+  Specializer::PipeState &st = S.pipes[full];
+  st.name = name && name->val.kind == SVal::Kind::Str ? "pipe '" + name->val.s + "'" : "the pipe";
+  for (const auto &[k, v] : fieldVals)
+    st.fields[v.elts[0].v] = k;
   return SVal::record("pipe", {{"capacity", SVal::integer(C)},
                          {"name", name ? name->val : SVal::none()},
                          {"readers", SVal::tuple(readerNames)},
@@ -231,11 +234,22 @@ SVal reader(Specializer &S, const BuiltinCall &c) {
 SVal acquire(Specializer &S, const BuiltinCall &c) {
   const SVal &p = c.self->attr("pipe");
   auto [stage, phase] = stageAndPhase(S, c.p.get("iter"), p.attr("capacity").i, c.loc);
-  if (p.attr("one_shot").i)
-    return slotOf(S, p.attr("fields"), S.b->constInt(c.loc, DType::I32, 0), c.loc);
+  if (p.attr("one_shot").i) {
+    SVal slot = slotOf(S, p.attr("fields"), S.b->constInt(c.loc, DType::I32, 0), c.loc);
+    Specializer::PipeState &st = stateOf(S, p);
+    for (size_t i = 1; i < slot.elts.size(); i += 2)
+      st.slots.insert(slot.elts[i].elts[0].v);
+    st.open = c.loc;
+    return slot;
+  }
   ir::Value *next = S.b->binary(OpKind::Add, c.loc, phase, S.b->constInt(c.loc, DType::I32, 1));
   wait(S, at(S, p.attr("_empty").v, stage, c.loc), next, c.loc);
-  return slotOf(S, p.attr("fields"), stage, c.loc);
+  SVal slot = slotOf(S, p.attr("fields"), stage, c.loc);
+  Specializer::PipeState &st = stateOf(S, p);
+  for (size_t i = 1; i < slot.elts.size(); i += 2)
+    st.slots.insert(slot.elts[i].elts[0].v);
+  st.open = c.loc;
+  return slot;
 }
 
 SVal commit(Specializer &S, const BuiltinCall &c) {
@@ -244,6 +258,7 @@ SVal commit(Specializer &S, const BuiltinCall &c) {
   (void)phase;
   arrive(S, at(S, p.attr("_full").v, p.attr("one_shot").i ? S.b->constInt(c.loc, DType::I32, 0) : stage, c.loc), c.loc);
   stateOf(S, p).committed = true;
+  stateOf(S, p).open = SourceLoc();
   return SVal::none();
 }
 
@@ -286,6 +301,32 @@ SVal release(Specializer &S, const BuiltinCall &c) {
 }
 
 } // namespace
+
+void Specializer::checkPipeFieldWrite(const ir::Value *ptr, SourceLoc loc) {
+  // Up the pointer's definitions (the offsets added, splats and broadcasts of local_ptr) to a
+  // buffer's base, noting whether an acquired slot view is on the way.
+  const ir::Value *slotView = nullptr;
+  for (const ir::Value *v = ptr; v; v = v->def && !v->def->operands.empty() ? v->def->operands[0] : nullptr) {
+    for (auto &[full, st] : pipes) {
+      if (st.slots.count(v))
+        slotView = v;
+      auto f = st.fields.find(v);
+      if (f == st.fields.end())
+        continue;
+      if (!slotView)
+        fail(loc, "this store writes field '" + f->second + "' of " + st.name +
+                      " directly; a pipe's fields are written through the slot its writer's acquire() returns, "
+                      "between acquire() and commit()");
+      if (!st.open.valid())
+        fail(loc, "this store writes field '" + f->second + "' of " + st.name +
+                      " after its slot was committed; write it between acquire() and commit()");
+      return;
+    }
+    if (!v->def || (v->def->kind != OpKind::AddPtr && v->def->kind != OpKind::Splat &&
+                    v->def->kind != OpKind::Broadcast && v->def->kind != OpKind::ExpandDims))
+      return;
+  }
+}
 
 std::vector<BuiltinSpec> pipeBuiltins() {
   return {
