@@ -413,6 +413,9 @@ std::vector<BuiltinSpec> coreBuiltins() {
        "disallow_acc_multi_buffer=False, flatten=False, disable_licm=False",
        forIterable, kBindsOwnArguments},
       {"tl.static_range", range, forIterable, kBindsOwnArguments},
+      // FlagTree TLE-Struct's loop (tle.md §3.3): tl.range with these arguments, pipelined alike.
+      {"tle.gpu.pipeline", "start, end=None, step=None, num_stages=None, loop_unroll_factor=None", forIterable,
+       kBindsOwnArguments},
       // program geometry
       {"tl.program_id", "axis=0", programId},
       {"tl.num_programs", "axis=0", programId},

@@ -41,25 +41,49 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
   std::string kind = callee.kind == SVal::Kind::Builtin ? callee.s : "";
   if (pythonDepth > 0 && kind == "range") // Python's range, run at compile time
     kind = "tl.static_range";
-  if (kind != "range" && kind != "tl.range" && kind != "tl.static_range")
-    fail(s->iter->loc(), "a kernel 'for' loop must iterate over range(...), tl.range(...) or tl.static_range(...)");
+  if (kind != "range" && kind != "tl.range" && kind != "tl.static_range" && kind != "tle.gpu.pipeline")
+    fail(s->iter->loc(), "a kernel 'for' loop must iterate over range(...), tl.range(...), tl.static_range(...) or "
+                         "tle.gpu.pipeline(...)");
   CallArgs args;
   args.loc = callExpr->loc();
   for (auto *a : callExpr->args)
     args.pos.push_back({startLoc(a), eval(a, env)});
+  // tle.gpu.pipeline(start, end=None, step=None, num_stages=None, loop_unroll_factor=None) is
+  // tl.range under FlagTree's names: its bounds may also come by keyword.
+  const bool tlePipeline = kind == "tle.gpu.pipeline";
+  if (tlePipeline) {
+    const char *names[] = {"start", "end", "step"};
+    for (size_t i = 0; i < 3; ++i)
+      for (auto &k : callExpr->keywords)
+        if (k.name == names[i]) {
+          if (args.pos.size() != i)
+            fail(k.loc, std::string("tle.gpu.pipeline() argument '") + names[i] + "' given by keyword after " +
+                            std::to_string(args.pos.size()) + " positional ones (the bounds go in order: start, end, step)");
+          SVal v = eval(k.value, env);
+          if (v.kind == SVal::Kind::None)
+            break;
+          args.pos.push_back({k.loc, v});
+        }
+  }
   int64_t loopStages = 0;
   bool warpSpecialize = false, flatten = false;
   for (auto &k : callExpr->keywords) {
     // The keywords of tl.range's table line (Core.cpp).
     static const std::vector<std::string> accepted = builtinKeywords("tl.range");
-    if (kind == "tl.range" && k.name == "num_stages") {
+    if (tlePipeline && (k.name == "start" || k.name == "end" || k.name == "step"))
+      continue; // bound above
+    if (tlePipeline && k.name == "loop_unroll_factor") { // accepted and ignored, as tl.range's
+      eval(k.value, env);
+      continue;
+    }
+    if ((kind == "tl.range" || tlePipeline) && k.name == "num_stages") {
       // Triton's per-loop pipelining depth; an explicit value also lets the loop's loads be
       // issued ahead of the loop's own stores (see transforms::prefetchLoopLoads).
       SVal v = eval(k.value, env);
       if (v.kind == SVal::Kind::None)
         continue;
       if (v.kind != SVal::Kind::Int || v.i < 0 || v.i > 16)
-        fail(k.loc, "tl.range() num_stages must be a compile-time integer from 0 to 16, got " + v.describe());
+        fail(k.loc, kind + "() num_stages must be a compile-time integer from 0 to 16, got " + v.describe());
       loopStages = v.i;
       continue;
     }
