@@ -21,6 +21,7 @@
 #include "Registry.h"
 #include "Sema.h"
 
+#include <climits>
 #include <set>
 
 namespace tle::sema {
@@ -58,8 +59,8 @@ std::pair<ir::Value *, ir::Value *> stageAndPhase(Specializer &S, const Arg &it,
   if (!ok)
     S.fail(it.loc, "a pipe's iteration must be an integer scalar (the stage is it % capacity), got " + v.describe());
   if (v.isNumber()) {
-    if (v.i < 0)
-      S.fail(it.loc, "a pipe's iteration must not be negative, got " + std::to_string(v.i));
+    if (v.i < 0 || v.i > INT32_MAX)
+      S.fail(it.loc, "a pipe's iteration must be from 0 to 2^31 - 1 (an i32), got " + std::to_string(v.i));
     return {S.b->constInt(loc, DType::I32, v.i % capacity), S.b->constInt(loc, DType::I32, v.i / capacity)};
   }
   ir::Value *i = S.castTo(v.v, ir::ScalarType{DType::I32}, it.loc);
