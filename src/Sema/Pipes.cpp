@@ -21,6 +21,7 @@
 #include "Registry.h"
 #include "Sema.h"
 
+#include <algorithm>
 #include <climits>
 #include <set>
 
@@ -305,28 +306,39 @@ SVal release(Specializer &S, const BuiltinCall &c) {
 
 void Specializer::checkPipeFieldWrite(const ir::Value *ptr, SourceLoc loc) {
   // Up the pointer's definitions (the offsets added, splats and broadcasts of local_ptr) to a
-  // buffer's base, noting whether an acquired slot view is on the way.
-  const ir::Value *slotView = nullptr;
-  for (const ir::Value *v = ptr; v; v = v->def && !v->def->operands.empty() ? v->def->operands[0] : nullptr) {
-    for (auto &[full, st] : pipes) {
-      if (st.slots.count(v))
-        slotView = v;
-      auto f = st.fields.find(v);
-      if (f == st.fields.end())
-        continue;
-      if (!slotView)
-        fail(loc, "this store writes field '" + f->second + "' of " + st.name +
-                      " directly; a pipe's fields are written through the slot its writer's acquire() returns, "
-                      "between acquire() and commit()");
-      if (!st.open.valid())
-        fail(loc, "this store writes field '" + f->second + "' of " + st.name +
-                      " after its slot was committed; write it between acquire() and commit()");
-      return;
-    }
-    if (!v->def || (v->def->kind != OpKind::AddPtr && v->def->kind != OpKind::Splat &&
-                    v->def->kind != OpKind::Broadcast && v->def->kind != OpKind::ExpandDims))
-      return;
+  // buffer's base, keeping the values on the way (an acquired slot view may be one of them).
+  std::vector<const ir::Value *> chain;
+  for (const ir::Value *v = ptr; v;) {
+    chain.push_back(v);
+    if (!v->def || v->def->operands.empty() ||
+        (v->def->kind != OpKind::AddPtr && v->def->kind != OpKind::Splat && v->def->kind != OpKind::Broadcast &&
+         v->def->kind != OpKind::ExpandDims))
+      break;
+    v = v->def->operands[0];
   }
+  // One buffer may be a field of several pipes: the write is right when one of them has the
+  // slot view on the way and holds it between acquire() and commit().
+  const PipeState *field = nullptr, *committed = nullptr;
+  std::string name;
+  for (auto &[full, st] : pipes) {
+    auto f = st.fields.find(chain.back());
+    if (f == st.fields.end())
+      continue;
+    field = &st;
+    name = f->second;
+    bool viaSlot = std::any_of(chain.begin(), chain.end(), [&](const ir::Value *v) { return st.slots.count(v) > 0; });
+    if (viaSlot && st.open.valid())
+      return;
+    if (viaSlot)
+      committed = &st;
+  }
+  if (committed)
+    fail(loc, "this store writes field '" + name + "' of " + committed->name +
+                  " after its slot was committed; write it between acquire() and commit()");
+  if (field)
+    fail(loc, "this store writes field '" + name + "' of " + field->name +
+                  " directly; a pipe's fields are written through the slot its writer's acquire() returns, between "
+                  "acquire() and commit()");
 }
 
 std::vector<BuiltinSpec> pipeBuiltins() {
