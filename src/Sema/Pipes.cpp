@@ -320,7 +320,8 @@ void Specializer::checkPipeFieldWrite(const ir::Value *ptr, SourceLoc loc) {
   // slot view on the way and holds it between acquire() and commit().
   const PipeState *field = nullptr, *committed = nullptr;
   std::string name;
-  for (auto &[full, st] : pipes) {
+  for (const auto &entry : pipes) {
+    const PipeState &st = entry.second;
     auto f = st.fields.find(chain.back());
     if (f == st.fields.end())
       continue;
