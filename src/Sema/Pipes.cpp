@@ -33,12 +33,6 @@ using ir::OpKind;
 
 namespace {
 
-/// The pipe's name for messages.
-std::string pipeName(const SVal &pipe) {
-  const SVal &n = pipe.attr("name");
-  return n.kind == SVal::Kind::Str ? "pipe '" + n.s + "'" : "the pipe";
-}
-
 /// A ring of `n` elements of `t` in shared memory, allocated where `B` inserts (the kernel's start).
 ir::Value *ring(DType t, int64_t n, SourceLoc loc, ir::Builder &B) {
   ir::Op *a = B.create(OpKind::LocalAlloc, loc, {}, {ir::Type(ir::ScalarType::ptrTo(t, AddrSpace::Shared))});
@@ -149,10 +143,11 @@ SVal pipe(Specializer &S, const BuiltinCall &c) {
   if (S.loopDepth > 0 || S.b->block() != &S.fn->body)
     S.fail(loc, "pipe() must be created at the kernel's top level, outside loops and branches (its mbarriers are "
                 "initialised once)");
-  // The rings and their initialisation at the kernel's start, then one barrier.
+  // The rings and their initialisation at the kernel's start, before the one barrier that makes
+  // every pipe's initialisation visible (placed with the first pipe).
   ir::Block &body = S.fn->body;
   ir::Builder B(&body);
-  B.setInsertionPoint(&body, body.ops.begin());
+  B.setInsertionPoint(&body, S.pipesReady ? body.find(S.pipesReady) : body.ops.begin());
   const int64_t threads = 32 * int64_t(S.fn->numWarps);
   const int64_t nReaders = readerNames.empty() ? 1 : int64_t(readerNames.size());
   ir::Value *full = ring(DType::I64, once ? 1 : C, loc, B);
@@ -168,7 +163,8 @@ SVal pipe(Specializer &S, const BuiltinCall &c) {
     if (tag)
       B.create(OpKind::Store, loc, {stage(tag), B.constInt(loc, DType::I32, 0)}, {});
   }
-  B.create(OpKind::Barrier, loc, {}, {});
+  if (!S.pipesReady)
+    S.pipesReady = B.create(OpKind::Barrier, loc, {}, {});
   Specializer::PipeState &st = S.pipes[full];
   st.name = name && name->val.kind == SVal::Kind::Str ? "pipe '" + name->val.s + "'" : "the pipe";
   for (const auto &[k, v] : fieldVals)
@@ -185,11 +181,30 @@ SVal pipe(Specializer &S, const BuiltinCall &c) {
 
 Specializer::PipeState &stateOf(Specializer &S, const SVal &pipe) { return S.pipes[pipe.attr("_full").v]; }
 
+/// The pipe's name for messages ("pipe 'kv'", or "the pipe").
+const std::string &pipeName(Specializer &S, const SVal &pipe) { return stateOf(S, pipe).name; }
+
+/// The slot record of the writer's pipe `p` at `stage`, whose fields may be written until commit().
+SVal openSlot(Specializer &S, const SVal &p, ir::Value *stage, SourceLoc loc) {
+  SVal slot = slotOf(S, p.attr("fields"), stage, loc);
+  Specializer::PipeState &st = stateOf(S, p);
+  for (size_t i = 1; i < slot.elts.size(); i += 2)
+    st.slots.insert(slot.elts[i].elts[0].v);
+  st.open = loc;
+  return slot;
+}
+
+/// The stage of iteration `iter` of pipe `p` (0 in a one_shot pipe, which has one).
+ir::Value *stageOf(Specializer &S, const SVal &p, const Arg &iter, SourceLoc loc) {
+  ir::Value *stage = stageAndPhase(S, iter, p.attr("capacity").i, loc).first;
+  return p.attr("one_shot").i ? S.b->constInt(loc, DType::I32, 0) : stage;
+}
+
 SVal writer(Specializer &S, const BuiltinCall &c) {
   const SVal &p = *c.self;
   Specializer::PipeState &st = stateOf(S, p);
   if (st.writer.valid())
-    S.fail(c.loc, pipeName(p) + " already has a writer (a pipe has one)", {{st.writer, "the writer is made here"}});
+    S.fail(c.loc, pipeName(S, p) + " already has a writer (a pipe has one)", {{st.writer, "the writer is made here"}});
   st.writer = c.loc;
   return SVal::record("pipe_writer", {{"pipe", p}});
 }
@@ -205,7 +220,7 @@ SVal reader(Specializer &S, const BuiltinCall &c) {
       S.fail(n.loc, "reader() name must be a string, got " + n.val.describe());
     name = n.val.s;
     if (declared.elts.empty())
-      S.fail(n.loc, pipeName(p) + " declares no readers= names; its one reader takes no name");
+      S.fail(n.loc, pipeName(S, p) + " declares no readers= names; its one reader takes no name");
     bool known = false;
     std::string list;
     for (const SVal &d : declared.elts) {
@@ -213,9 +228,9 @@ SVal reader(Specializer &S, const BuiltinCall &c) {
       list += (list.empty() ? "" : ", ") + d.s;
     }
     if (!known)
-      S.fail(n.loc, pipeName(p) + " has no reader '" + name + "' (its readers: " + list + ")");
+      S.fail(n.loc, pipeName(S, p) + " has no reader '" + name + "' (its readers: " + list + ")");
   } else if (!declared.elts.empty()) {
-    S.fail(c.loc, pipeName(p) + " declares named readers: reader() needs name= (one of them)");
+    S.fail(c.loc, pipeName(S, p) + " declares named readers: reader() needs name= (one of them)");
   }
   SVal fields = p.attr("fields");
   if (b.has("fields")) {
@@ -225,7 +240,7 @@ SVal reader(Specializer &S, const BuiltinCall &c) {
     for (const SVal &w : wanted) {
       const SVal &buf = w.kind == SVal::Kind::Str ? fields.attr(w.s) : SVal::none();
       if (buf.kind == SVal::Kind::None)
-        S.fail(f.loc, "reader() fields must name fields of " + pipeName(p) + ", got " + w.describe());
+        S.fail(f.loc, "reader() fields must name fields of " + pipeName(S, p) + ", got " + w.describe());
       sub.push_back({w.s, buf});
     }
     fields = SVal::record("pipe_fields", sub);
@@ -236,41 +251,28 @@ SVal reader(Specializer &S, const BuiltinCall &c) {
 SVal acquire(Specializer &S, const BuiltinCall &c) {
   const SVal &p = c.self->attr("pipe");
   auto [stage, phase] = stageAndPhase(S, c.p.get("iter"), p.attr("capacity").i, c.loc);
-  if (p.attr("one_shot").i) {
-    SVal slot = slotOf(S, p.attr("fields"), S.b->constInt(c.loc, DType::I32, 0), c.loc);
-    Specializer::PipeState &st = stateOf(S, p);
-    for (size_t i = 1; i < slot.elts.size(); i += 2)
-      st.slots.insert(slot.elts[i].elts[0].v);
-    st.open = c.loc;
-    return slot;
-  }
+  if (p.attr("one_shot").i)
+    return openSlot(S, p, S.b->constInt(c.loc, DType::I32, 0), c.loc);
   ir::Value *next = S.b->binary(OpKind::Add, c.loc, phase, S.b->constInt(c.loc, DType::I32, 1));
   wait(S, at(S, p.attr("_empty").v, stage, c.loc), next, c.loc);
-  SVal slot = slotOf(S, p.attr("fields"), stage, c.loc);
-  Specializer::PipeState &st = stateOf(S, p);
-  for (size_t i = 1; i < slot.elts.size(); i += 2)
-    st.slots.insert(slot.elts[i].elts[0].v);
-  st.open = c.loc;
-  return slot;
+  return openSlot(S, p, stage, c.loc);
 }
 
 SVal commit(Specializer &S, const BuiltinCall &c) {
   const SVal &p = c.self->attr("pipe");
-  auto [stage, phase] = stageAndPhase(S, c.p.get("iter"), p.attr("capacity").i, c.loc);
-  (void)phase;
-  arrive(S, at(S, p.attr("_full").v, p.attr("one_shot").i ? S.b->constInt(c.loc, DType::I32, 0) : stage, c.loc), c.loc);
-  stateOf(S, p).committed = true;
-  stateOf(S, p).open = SourceLoc();
+  arrive(S, at(S, p.attr("_full").v, stageOf(S, p, c.p.get("iter"), c.loc), c.loc), c.loc);
+  Specializer::PipeState &st = stateOf(S, p);
+  st.committed = true;
+  st.open = SourceLoc();
   return SVal::none();
 }
 
 SVal closePipe(Specializer &S, const BuiltinCall &c) {
   const SVal &p = c.self->attr("pipe");
   if (p.attr("one_shot").i)
-    S.fail(c.loc, pipeName(p) + " is one_shot: it has no close (its writer commits once)");
+    S.fail(c.loc, pipeName(S, p) + " is one_shot: it has no close (its writer commits once)");
   acquire(S, c);
-  auto [stage, phase] = stageAndPhase(S, c.p.get("iter"), p.attr("capacity").i, c.loc);
-  (void)phase;
+  ir::Value *stage = stageOf(S, p, c.p.get("iter"), c.loc);
   S.b->create(OpKind::Store, c.loc, {at(S, p.attr("_tag").v, stage, c.loc), S.b->constInt(c.loc, DType::I32, 1)}, {});
   return commit(S, c);
 }
@@ -278,7 +280,7 @@ SVal closePipe(Specializer &S, const BuiltinCall &c) {
 SVal waitPipe(Specializer &S, const BuiltinCall &c) {
   const SVal &p = c.self->attr("pipe");
   if (!stateOf(S, p).committed)
-    S.fail(c.loc, "no commit of " + pipeName(p) + " comes before this wait: in one kernel body its threads would "
+    S.fail(c.loc, "no commit of " + pipeName(S, p) + " comes before this wait: in one kernel body its threads would "
                   "wait for a slot they have not committed yet");
   auto [stage, phase] = stageAndPhase(S, c.p.get("iter"), p.attr("capacity").i, c.loc);
   bool once = p.attr("one_shot").i;
@@ -295,8 +297,7 @@ SVal waitPipe(Specializer &S, const BuiltinCall &c) {
 
 SVal release(Specializer &S, const BuiltinCall &c) {
   const SVal &p = c.self->attr("pipe");
-  auto [stage, phase] = stageAndPhase(S, c.p.get("iter"), p.attr("capacity").i, c.loc);
-  (void)phase;
+  ir::Value *stage = stageOf(S, p, c.p.get("iter"), c.loc); // checks the iteration in a one_shot pipe too
   if (!p.attr("one_shot").i)
     arrive(S, at(S, p.attr("_empty").v, stage, c.loc), c.loc);
   return SVal::none();

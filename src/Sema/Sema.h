@@ -491,6 +491,7 @@ public:
     SourceLoc open;                          ///< the acquire() whose slots may be written; invalid after commit
   };
   std::map<const ir::Value *, PipeState> pipes;
+  ir::Op *pipesReady = nullptr; ///< the barrier after every pipe's initialisation (Pipes.cpp)
   /// A located error at `loc` when `ptr` (a store's pointer) points into a tle.pipe field other
   /// than through the slot its writer holds between acquire() and commit() (Pipes.cpp).
   void checkPipeFieldWrite(const ir::Value *ptr, SourceLoc loc);
