@@ -556,6 +556,8 @@ SVal Specializer::subscript(const ast::SubscriptExpr *e, Env &env) {
     }
     fail(e->indices[0]->loc(), "no key " + key.describe() + " in the dict (keys: " + (keys.empty() ? "none" : keys) + ")");
   }
+  if (base.kind == SVal::Kind::Namespace && base.s == "barrier")
+    return barrierSubscript(base, e, env);
   if (!base.isTensor())
     fail(e->loc(), base.describe() + " is not subscriptable");
   ir::Value *v = base.v;

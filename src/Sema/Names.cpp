@@ -182,8 +182,10 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
         return SVal::builtin("tle.gpu." + attr);
       if (attr == "smem" || attr == "tmem")
         return SVal::str("tle.gpu." + attr);
+      if (attr == "PENDING" || attr == "READY") // a barrier's initial state (alloc_barriers' init=)
+        return SVal::str(attr == "READY" ? "ready" : "pending");
       std::vector<std::string> names = builtinNames("tle.gpu");
-      names.push_back("smem");
+      names.insert(names.end(), {"smem", "PENDING", "READY"});
       fail(loc, "tle.gpu." + attr + " is not supported by tlec yet (TLE-Struct has " + joinNames(names) + ")");
     }
     return SVal::module(m + "." + attr);

@@ -491,7 +491,26 @@ public:
     SourceLoc open;                          ///< the acquire() whose slots may be written; invalid after commit
   };
   std::map<const ir::Value *, PipeState> pipes;
-  ir::Op *pipesReady = nullptr; ///< the barrier after every pipe's initialisation (Pipes.cpp)
+  /// The barrier after every mbarrier initialisation at the kernel's start (tle.pipe's rings,
+  /// tle.gpu.alloc_barriers' arrays): Pipes.cpp and Barriers.cpp insert theirs before it.
+  ir::Op *pipesReady = nullptr;
+  /// What Sema knows of each tle.gpu.alloc_barriers array (Barriers.cpp; its record's `_id`
+  /// indexes this): its parameters, its mbarriers (made at the first use through phaseIdx), its
+  /// named barrier ids (given at the first use without), and which backend each slot used first.
+  struct BarrierState {
+    SourceLoc alloc;              ///< the alloc_barriers / alloc_barrier call
+    int64_t count = 1;            ///< arrive_count: arrivals per phase (mbarrier), threads (named)
+    bool ready = false;           ///< init=READY: phase parities flipped
+    ir::Value *mbarriers = nullptr; ///< i64 ring of num_barriers mbarriers, or null before first use
+    int namedBase = -1;           ///< the named barrier id of slot 0, or -1 before first use
+    std::map<int64_t, std::pair<bool, SourceLoc>> backend; ///< static slot -> (named?, first use)
+    SourceLoc mbarrierUse, namedUse; ///< the first use of each backend (any slot), or invalid
+    SourceLoc dynamicUse;         ///< the first mbarrier use at a run-time slot, or invalid
+  };
+  std::vector<BarrierState> barriers;
+  int nextNamedBarrier = 15; ///< the highest named barrier id not yet given (ids go down to 2)
+  /// `bars[i]`: slot `i` of a tle.gpu.alloc_barriers array (Barriers.cpp).
+  SVal barrierSubscript(const SVal &bars, const ast::SubscriptExpr *e, Env &env);
   /// A located error at `loc` when `ptr` (a store's pointer) points into a tle.pipe field other
   /// than through the slot its writer holds between acquire() and commit() (Pipes.cpp).
   void checkPipeFieldWrite(const ir::Value *ptr, SourceLoc loc);

@@ -39,13 +39,17 @@ Access accessIn(const ir::Op &op, AddrSpace space) {
 /// completes it for the waiting threads), a tma_store reads its source, and the source counts
 /// as read until tma_store_wait; mbarrier_init and mbarrier_inval are thread 0's scalar writes of
 /// the mbarrier, the other mbarrier ops read it after its initialisation (and the stores before
-/// an arrival) and leave nothing pending: the copies and waits an mbarrier orders need no CTA
+/// an arrival; every access before an arrival some threads make for all, per=cta, warp or
+/// warpgroup, which releases the others' accesses too) and leave nothing pending: the copies and waits an mbarrier orders need no CTA
 /// barrier, and a barrier between its last use and its inval is the author's (IR.h); local_load
 /// reads and local_store writes its matrix, a wgmma reads its operands until wgmma_wait.
 struct SharedEffect {
   Access access = Access::None;
   bool scalar = false; ///< a scalar access (thread 0's, for a write)
   bool issue = false;  ///< ordered after pending accesses, leaves none (copies, mbarrier uses)
+  /// An arrival by some threads (per=cta, warp or warpgroup) that releases the others' accesses
+  /// too: ordered after every pending access, loads included.
+  bool releasesAll = false;
 };
 
 SharedEffect sharedEffect(const ir::Op &op) {
@@ -62,8 +66,9 @@ SharedEffect sharedEffect(const ir::Op &op) {
     return {op.kind == OpKind::ExtractTile ? Access::Read : Access::Write, false, false};
   case OpKind::AsyncWaitGroup: return {Access::Write, false, false};
   case OpKind::MbarrierInit: case OpKind::MbarrierInval: return {Access::Write, true, false};
-  case OpKind::MbarrierArrive:
-    return {op.operands.size() > 1 ? Access::None : Access::Read, true, true}; // remote: the cluster's
+  case OpKind::MbarrierArrive: // remote: the cluster's
+    return {op.operands.size() > 1 ? Access::None : Access::Read, true, true,
+            op.operands.size() == 1 && op.sync.per != ir::Arrivers::Thread};
   case OpKind::MbarrierExpectTx: case OpKind::MbarrierWait: case OpKind::AsyncCopyMbarrierArrive:
     return {Access::Read, true, true};
   default: break;
@@ -248,7 +253,7 @@ private:
     bool scalarStore = a == Access::Write && e.scalar;
     bool conflict = false;
     switch (a) {
-    case Access::Read: conflict = p_.write || p_.atomic; break;
+    case Access::Read: conflict = p_.write || p_.atomic || (e.releasesAll && p_.any()); break;
     case Access::Write: conflict = p_.read || p_.atomic || (p_.write && !(scalarStore && p_.scalarStoresOnly)); break;
     case Access::Atomic: conflict = p_.read || p_.write; break;
     case Access::None: break;

@@ -28,8 +28,9 @@ struct BarrierInsertion {
 /// tma_load is written like an async_copy, a tma_store and tma_store_wait read their source;
 /// mbarrier_init and mbarrier_inval are thread 0's scalar stores, the other local mbarrier ops
 /// loads that leave nothing pending (an mbarrier is used after its initialisation, an arrival
-/// comes after the stores before it, and an arrival or wait needs no barrier before the copy
-/// it tracks); local_load reads and local_store writes its matrix (every thread), and a wgmma
+/// comes after the stores before it, an arrival some threads make for all, per=cta, warp or
+/// warpgroup, after every access before it, loads too, since it releases the others' accesses,
+/// and an arrival or wait needs no barrier before the copy it tracks); local_load reads and local_store writes its matrix (every thread), and a wgmma
 /// reads its operands until the wgmma_wait after it (an async-proxy read: see proxy fences,
 /// below), so that bytes
 /// allocate-shared gives to another buffer are never accessed by two threads at once. Barrier and ClusterBarrier ops (a cluster barrier is a CTA barrier too) settle all
