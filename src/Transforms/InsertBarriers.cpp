@@ -153,10 +153,13 @@ bool onPipelineMbarrier(const ir::Op &op) {
 class Inserter {
 public:
   Inserter(BarrierInsertion &out, ir::Function &f) : out_(out), body_(&f.body), backendReaders_(backendReaders(f)) {
+    bool partitions = f.producerWarps > 0;
     ir::walk(f.body, [&](ir::Op &op) {
       asyncCopies_ |= op.kind == OpKind::AsyncCopy && !onPipelineMbarrier(op); // not a pipeline slot's fill
       wgmmaOps_ |= op.kind == OpKind::Wgmma;
+      partitions |= op.kind == OpKind::WarpSpecialize;
     });
+    ctaThreads_ = partitions ? -1 : 32 * f.numWarps;
   }
 
   void block(ir::Block &b) {
@@ -170,8 +173,10 @@ public:
         bool on;
         ~ReadsAfter() { p.read |= on; }
       } after{p_, &b == body_ && backendReaders_.count(&op) > 0};
-      // A named barrier of part of the CTA's threads (threads=) does not order the others.
-      if ((op.kind == OpKind::Barrier && op.sync.threads == 0) || op.kind == OpKind::ClusterBarrier ||
+      // A named barrier of part of the CTA's threads (threads=) does not order the others; one
+      // of all of them (in a kernel without warp partitions) does.
+      if ((op.kind == OpKind::Barrier && (op.sync.threads == 0 || op.sync.threads == ctaThreads_)) ||
+          op.kind == OpKind::ClusterBarrier ||
           op.kind == OpKind::GridBarrier || op.kind == OpKind::SubmeshBarrier) {
         p_ = {};
         continue;
@@ -317,6 +322,7 @@ private:
   std::set<const ir::Op *> backendReaders_;
   Pending p_;
   bool unfenced_ = false; ///< generic-proxy shared writes since the last fence.proxy.async
+  int ctaThreads_ = -1;    ///< the CTA's threads, which a named barrier of as many orders; -1 with partitions
 };
 
 /// Whether `op` takes part in the cluster barrier's phases (a whole, split or half barrier).

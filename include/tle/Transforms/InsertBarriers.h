@@ -34,7 +34,8 @@ struct BarrierInsertion {
 /// reads its operands until the wgmma_wait after it (an async-proxy read: see proxy fences,
 /// below), so that bytes
 /// allocate-shared gives to another buffer are never accessed by two threads at once. Barrier and ClusterBarrier ops (a cluster barrier is a CTA barrier too) settle all
-/// pending accesses. Before a loop or branch whose regions access shared memory, pending accesses
+/// pending accesses; a named barrier (`barrier id= threads=`) does only when its threads are
+/// the whole CTA's, in a kernel without warp partitions. Before a loop or branch whose regions access shared memory, pending accesses
 /// are settled (a Barrier before it), so every branch and iteration starts with none; a loop whose
 /// body stores, or mixes kinds of access, starts its body as if the previous iteration's accesses
 /// were pending (any access of the body counts for that, a copy's issue and an mbarrier use
