@@ -530,4 +530,37 @@ std::string inlineAsmOperandError(const std::string &text, size_t numOperands) {
   return "";
 }
 
+namespace {
+
+bool addSource(const Function &f, const Value *v, TensorMapParam::Source &s, int depth) {
+  while (v->def && v->def->kind == OpKind::Cast && isInteger(v->def->operands[0]->type.dtype()) &&
+         bitWidth(v->def->operands[0]->type.dtype()) < bitWidth(v->type.dtype()) &&
+         v->def->operands[0]->type.dtype() != DType::I1)
+    v = v->def->operands[0];
+  if (v->owner == &f.body && isInteger(v->type.dtype())) {
+    s.params.push_back(static_cast<int>(v->index));
+    return true;
+  }
+  if (v->def && v->def->kind == OpKind::Constant && v->type.isScalar()) {
+    s.value *= v->def->intValue();
+    return true;
+  }
+  int bits = static_cast<int>(bitWidth(v->type.dtype()));
+  if (v->def && v->def->kind == OpKind::Mul && v->type.isScalar() && depth < 4 &&
+      (bits == 64 || (bits == 32 && isSigned(v->type.dtype()))) && (depth == 0 || s.bits == bits)) {
+    s.bits = bits;
+    return addSource(f, v->def->operands[0], s, depth + 1) && addSource(f, v->def->operands[1], s, depth + 1);
+  }
+  return false;
+}
+
+} // namespace
+
+std::optional<TensorMapParam::Source> tensorMapSource(const Function &f, const Value *v) {
+  TensorMapParam::Source s;
+  if (!addSource(f, v, s, 0))
+    return std::nullopt;
+  return s;
+}
+
 } // namespace tle::ir

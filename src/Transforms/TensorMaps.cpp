@@ -19,34 +19,12 @@ std::optional<ir::TensorMapParam> tensorMapFor(const ir::Function &f, const ir::
   unsigned eb = ir::storageBytes(dtype);
   if (block[1] * eb < swizzle || (block[1] * eb) % swizzle)
     return std::nullopt; // whole boxes of one swizzle span of columns
-  // A product of runtime params and constants, each possibly widened to i64 (a widening integer
-  // cast keeps its value; the product is computed in the launcher's int64 as in the kernel).
-  std::function<bool(const ir::Value *, ir::TensorMapParam::Source &, int)> source =
-      [&](const ir::Value *v, ir::TensorMapParam::Source &s, int depth) {
-        // Strictly widening casts only: they keep the value the source type gives its bits, which
-        // is how the launcher reads the param (a same-width cast would reinterpret them).
-        while (v->def && v->def->kind == OpKind::Cast && ir::isInteger(v->def->operands[0]->type.dtype()) &&
-               ir::bitWidth(v->def->operands[0]->type.dtype()) < ir::bitWidth(v->type.dtype()) &&
-               v->def->operands[0]->type.dtype() != ir::DType::I1)
-          v = v->def->operands[0];
-        if (v->owner == &f.body && ir::isInteger(v->type.dtype())) {
-          s.params.push_back(static_cast<int>(v->index));
-          return true;
-        }
-        if (v->def && v->def->kind == OpKind::Constant && v->type.isScalar()) {
-          s.value *= v->def->intValue();
-          return true;
-        }
-        // Every multiplication of one product in one width (the kernel's product wraps at 32
-        // bits for an i32 one; so does the launcher's).
-        int bits = static_cast<int>(ir::bitWidth(v->type.dtype()));
-        if (v->def && v->def->kind == OpKind::Mul && v->type.isScalar() && depth < 4 &&
-            (bits == 64 || (bits == 32 && ir::isSigned(v->type.dtype()))) && (depth == 0 || s.bits == bits)) {
-          s.bits = bits;
-          return source(v->def->operands[0], s, depth + 1) && source(v->def->operands[1], s, depth + 1);
-        }
-        return false;
-      };
+  auto source = [&](const ir::Value *v, ir::TensorMapParam::Source &s, int) {
+    std::optional<ir::TensorMapParam::Source> found = ir::tensorMapSource(f, v);
+    if (found)
+      s = *found;
+    return found.has_value();
+  };
   auto sorted = [](ir::TensorMapParam::Source &s) { std::sort(s.params.begin(), s.params.end()); };
   ir::TensorMapParam m;
   m.dtype = dtype;

@@ -17,6 +17,7 @@
 #include <list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -905,6 +906,13 @@ public:
   /// Layouts referenced by values of this function (owned here).
   std::vector<std::unique_ptr<Layout>> layouts;
 };
+
+/// The launcher's recipe for the tensor-map number `v` (a scalar integer of `f`): a product of
+/// `f`'s integer params and constants, each possibly widened by a strictly widening integer cast
+/// (which keeps the value the param's bits give), multiplied in one width, 64 bits or signed 32
+/// (where the kernel's product wraps, the launcher's does too), at most 4 multiplications deep.
+/// Params are listed in the order met; nullopt when `v` is anything else.
+std::optional<TensorMapParam::Source> tensorMapSource(const Function &f, const Value *v);
 
 /// Creates ops at an insertion point (the end of a block, or before an op).
 class Builder {
