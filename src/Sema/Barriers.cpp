@@ -244,6 +244,22 @@ SVal barrierArrive(Specializer &S, const BuiltinCall &c) {
 
 } // namespace
 
+ir::Value *Specializer::tmaBarrier(const Arg &bar, int64_t bytes) {
+  SVal slot = slotOf(*this, bar, "copy");
+  const BarrierState &st = barriers[slot.attr("_id").i];
+  const SVal &expect = slot.attr("expect_bytes");
+  if (expect.kind == SVal::Kind::None)
+    fail(bar.loc, "copy() barrier= needs a barrier allocated with expect_bytes= (the bytes each TMA copy on it "
+                  "brings, which its arrival expects)",
+         {{st.alloc, "the barrier is allocated here"}});
+  if (expect.i != bytes)
+    fail(bar.loc, "this TMA copy brings " + std::to_string(bytes) + " bytes, but its barrier's expect_bytes is " +
+                      std::to_string(expect.i) + ": each copy's arrival expects expect_bytes, so its phase would " +
+                      (expect.i > bytes ? "never complete" : "complete before the bytes land"),
+         {{st.alloc, "the barrier is allocated here"}});
+  return mbarrierOf(*this, slot, bar.loc);
+}
+
 SVal Specializer::barrierSubscript(const SVal &bars, const ast::SubscriptExpr *e, Env &env) {
   if (e->indices.size() != 1)
     fail(e->loc(), "a barrier array takes one index (bars[i])");

@@ -511,6 +511,10 @@ public:
   int nextNamedBarrier = 15; ///< the highest named barrier id not yet given (ids go down to 2)
   /// `bars[i]`: slot `i` of a tle.gpu.alloc_barriers array (Barriers.cpp).
   SVal barrierSubscript(const SVal &bars, const ast::SubscriptExpr *e, Env &env);
+  /// The mbarrier of `bar` (a barrier slot, tle.gpu.copy's barrier=) on which a TMA copy of
+  /// `bytes` completes: its array must have expect_bytes, equal to `bytes` (each copy's arrival
+  /// expects that many); located errors otherwise (Barriers.cpp).
+  ir::Value *tmaBarrier(const Arg &bar, int64_t bytes);
   /// A located error at `loc` when `ptr` (a store's pointer) points into a tle.pipe field other
   /// than through the slot its writer holds between acquire() and commit() (Pipes.cpp).
   void checkPipeFieldWrite(const ir::Value *ptr, SourceLoc loc);

@@ -1,0 +1,254 @@
+// tle.gpu.copy (FlagTree TLE-Struct's data movement, ../shared/reference/tle.md §3.2): the
+// direction follows the operands' kinds, as FlagTree's does.
+//
+//   pointers -> buffer      tl.load of the pointer tile, tl.store through the buffer's full view
+//   buffer -> pointers      the reverse (both: the pointer tile and `shape` must be the buffer's)
+//   descriptor -> buffer    a TMA copy (PTX ISA §9.7.9.25.5.2) of the box at `offsets` into the
+//                           buffer (row-major, its tensor map unswizzled), issued by thread 0:
+//                           with barrier=b (a slot of tle.gpu.alloc_barriers(expect_bytes=N)),
+//                           thread 0 arrives on b's mbarrier expecting N bytes, then copies; the
+//                           bytes may be read after barrier_wait(b, phaseIdx). Without, the copy
+//                           is synchronous: an mbarrier of its own, made, waited for at phase 0
+//                           and invalidated around it (FlagTree's lowering).
+//   buffer -> descriptor    a TMA store of the buffer to the box at `offsets`, in a bulk group
+//                           thread 0 commits and waits for (synchronous, as FlagTree's).
+//
+// The descriptor's tensor map (Function::tensorMaps, declared by the kernel) needs what TMA
+// needs: a base param promised 16-byte aligned, every shape and stride a product of integer
+// params and constants (ir::tensorMapSource), the last stride 1 and the others whole 16-byte
+// units, box dims of at most 256 and rows of whole 16-byte units; anything else is a located
+// error naming the rule.
+#include "Binder.h"
+#include "Registry.h"
+#include "Sema.h"
+
+#include <algorithm>
+
+namespace tle::sema {
+
+using ir::AddrSpace;
+using ir::DType;
+using ir::OpKind;
+
+namespace {
+
+/// "[64, 32]".
+std::string shapeStr(const std::vector<int64_t> &s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i)
+    r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+/// `shape` (a list of compile-time ints) checked against `want`.
+void checkShape(Specializer &S, const Arg &shape, const std::vector<int64_t> &want, const std::string &what) {
+  std::vector<int64_t> got;
+  const SVal &v = shape.val;
+  std::vector<SVal> dims = v.kind == SVal::Kind::Tuple ? v.elts : std::vector<SVal>{v};
+  for (const SVal &d : dims) {
+    if (d.kind != SVal::Kind::Int)
+      S.fail(shape.loc, "copy() shape must be a list of compile-time integers, got " + v.describe());
+    got.push_back(d.i);
+  }
+  if (got != want)
+    S.fail(shape.loc, "copy() shape " + shapeStr(got) + " is not " + what + " " + shapeStr(want));
+}
+
+/// A pointer tile <-> buffer copy: a load and a store, one of them through the buffer's view.
+void plainCopy(Specializer &S, const BuiltinCall &c, const Arg &src, const Arg &dst, bool toBuffer) {
+  const Arg &buf = toBuffer ? dst : src;
+  const Arg &ptrs = toBuffer ? src : dst;
+  if (c.p.has("barrier"))
+    S.fail(c.p.loc("barrier"), "copy() barrier= is for TMA copies (a tensor descriptor into a buffer); this copy "
+                               "moves pointers' elements with loads and stores");
+  if (!ptrs.val.v->type.isTile() || ptrs.val.v->type.shape != buf.val.ints)
+    S.fail(ptrs.loc, "copy() pointers must be a tile of the buffer's shape " + buf.val.describe() + ", got " +
+                         ptrs.val.describe());
+  if (ptrs.val.v->type.elem.pointee != buf.val.elts[0].v->type.elem.pointee)
+    S.fail(ptrs.loc, "copy() pointers must point to the buffer's element type " + buf.val.describe() + ", got " +
+                         ptrs.val.describe());
+  checkShape(S, c.p.get("shape"), buf.val.ints, "the buffer's shape");
+  CallArgs lp{c.loc, {buf}, {}};
+  SVal view = S.callBuiltin("tle.gpu.local_ptr", lp);
+  CallArgs ld{c.loc, {toBuffer ? ptrs : Arg{c.loc, view}}, {}};
+  SVal v = S.callBuiltin("tl.load", ld);
+  CallArgs st{c.loc, {toBuffer ? Arg{c.loc, view} : ptrs, Arg{c.loc, v}}, {}};
+  S.callBuiltin("tl.store", st);
+}
+
+/// The index of `m` among the kernel's declared tensor maps, declaring it when new.
+int declareTensorMap(Specializer &S, const ir::TensorMapParam &m) {
+  ir::Function &f = *S.fn;
+  for (int k = 0; k < f.declaredTensorMaps; ++k)
+    if (f.tensorMaps[k] == m)
+      return k;
+  f.tensorMaps.insert(f.tensorMaps.begin() + f.declaredTensorMaps, m);
+  return f.declaredTensorMaps++;
+}
+
+/// The tensor map of descriptor `desc` for boxes of its block shape into unswizzled buffers.
+ir::TensorMapParam tensorMapOf(Specializer &S, const Arg &desc, SourceLoc loc) {
+  const SVal &d = desc.val;
+  const ir::Function &f = *S.fn;
+  const ir::Value *base = d.elts[0].v;
+  auto bad = [&](const std::string &why) {
+    S.fail(loc, "copy() with a tensor descriptor is a TMA copy, whose tensor map needs " + why);
+  };
+  if (base->owner != &f.body)
+    bad("the descriptor's base to be a pointer param of the kernel (the launcher builds the map from it)");
+  if (f.params[base->index].divisibility % 16)
+    bad("the descriptor's base promised 16-byte aligned (a param with divisibility 16: '*fp16:16' in the signature)");
+  ir::TensorMapParam m;
+  m.dtype = base->type.elem.pointee;
+  m.base = static_cast<int>(base->index);
+  size_t r = d.ints.size();
+  unsigned eb = ir::storageBytes(m.dtype);
+  for (size_t i = 0; i < r; ++i) {
+    auto shape = ir::tensorMapSource(f, d.elts[1].elts[i].v);
+    auto stride = ir::tensorMapSource(f, d.elts[2].elts[i].v);
+    if (!shape || !stride)
+      bad("every shape and stride of the descriptor a product of the kernel's integer params and constants, which "
+          "dim " + std::to_string(i) + "'s " + (shape ? "stride" : "shape") + " is not");
+    std::sort(shape->params.begin(), shape->params.end());
+    std::sort(stride->params.begin(), stride->params.end());
+    int64_t multiple = stride->value;
+    for (int p : stride->params)
+      multiple *= std::min<int64_t>(f.params[p].divisibility, 1024);
+    if (i + 1 == r && (!stride->params.empty() || stride->value != 1))
+      bad("the last stride to be 1 (the contiguous dim)");
+    if (i + 1 < r && (stride->value <= 0 || (multiple * eb) % 16))
+      bad("strides of whole 16-byte units: dim " + std::to_string(i) +
+          "'s stride must be known to be a multiple of " + std::to_string(16 / std::max(1u, eb)) +
+          " elements (give its params divisibility 16)");
+    if (d.ints[i] > 256)
+      bad("box dims of at most 256 elements; the block's dim " + std::to_string(i) + " is " + std::to_string(d.ints[i]));
+    m.shape.push_back(*shape);
+    m.strides.push_back(*stride);
+  }
+  if ((d.ints[r - 1] * eb) % 16)
+    bad("rows of whole 16-byte units (an unswizzled box); the block's rows are " + std::to_string(d.ints[r - 1] * eb) +
+        " bytes");
+  m.box = d.ints;
+  m.swizzle = 0;
+  return m;
+}
+
+/// The buffer `buf` checked as the other side of a TMA copy of descriptor `desc`.
+void checkTmaBuffer(Specializer &S, const Arg &buf, const Arg &desc) {
+  const SVal &d = desc.val;
+  if (buf.val.elts[0].v->type.elem.pointee != d.elts[0].v->type.elem.pointee)
+    S.fail(buf.loc, "copy()'s buffer, " + buf.val.describe() + ", must have the descriptor's element type " +
+                        ir::ScalarType{d.elts[0].v->type.elem.pointee}.str());
+  // The box lands row-major: the buffer's shape is the block's, less leading dims of 1.
+  std::vector<int64_t> block = d.ints;
+  while (block.size() > buf.val.ints.size() && block.front() == 1)
+    block.erase(block.begin());
+  if (block != buf.val.ints)
+    S.fail(buf.loc, "copy()'s buffer, " + buf.val.describe() + ", must have the descriptor's block shape " +
+                        shapeStr(d.ints) + " (the TMA box; leading dims of 1 may be left out)");
+  const ir::Value *base = buf.val.elts[0].v;
+  int64_t bytes = ir::numElements(buf.val.ints) * ir::storageBytes(base->type.elem.pointee);
+  if ((!base->def || base->def->kind != OpKind::LocalAlloc) && bytes % 128)
+    S.fail(buf.loc, "copy()'s buffer, " + buf.val.describe() + ", is a slot of " + std::to_string(bytes) +
+                        " bytes: a TMA copy's slots must start 128-byte aligned (slots of a multiple of 128 bytes)");
+}
+
+/// The copy's coordinates: one i32 per descriptor dim.
+std::vector<ir::Value *> coordsOf(Specializer &S, const BuiltinCall &c, size_t rank) {
+  if (!c.p.has("offsets"))
+    S.fail(c.loc, "copy() with a tensor descriptor needs offsets= (one coordinate per descriptor dim)");
+  const Arg &o = c.p.get("offsets");
+  std::vector<SVal> xs = o.val.kind == SVal::Kind::Tuple ? o.val.elts : std::vector<SVal>{o.val};
+  if (xs.size() != rank)
+    S.fail(o.loc, "copy() offsets has " + std::to_string(xs.size()) + " coordinates; the descriptor has " +
+                      std::to_string(rank) + " dims");
+  std::vector<ir::Value *> out;
+  for (const SVal &x : xs) {
+    bool ok = (x.isNumber() && x.kind != SVal::Kind::Float) ||
+              (x.isTensor() && x.v->type.isScalar() && ir::isInteger(x.v->type.dtype()));
+    if (!ok)
+      S.fail(o.loc, "copy() offsets must be integer scalars, got " + x.describe());
+    out.push_back(S.castTo(S.toTensor(x, o.loc), ir::ScalarType{DType::I32}, o.loc));
+  }
+  return out;
+}
+
+void tmaLoad(Specializer &S, const BuiltinCall &c, const Arg &desc, const Arg &buf) {
+  checkTmaBuffer(S, buf, desc);
+  checkShape(S, c.p.get("shape"), buf.val.ints, "the buffer's shape");
+  int map = declareTensorMap(S, tensorMapOf(S, desc, c.loc));
+  std::vector<ir::Value *> coords = coordsOf(S, c, desc.val.ints.size());
+  int64_t bytes = ir::numElements(desc.val.ints) * ir::storageBytes(desc.val.elts[0].v->type.elem.pointee);
+  ir::Value *dst = buf.val.elts[0].v;
+  auto load = [&](ir::Value *bar) {
+    std::vector<ir::Value *> ops = {dst, bar};
+    ops.insert(ops.end(), coords.begin(), coords.end());
+    S.b->create(OpKind::TmaLoad, c.loc, ops, {})->sync.map = map;
+  };
+  if (c.p.has("barrier")) {
+    ir::Value *bar = S.tmaBarrier(c.p.get("barrier"), bytes);
+    ir::Op *arrive = S.b->create(OpKind::MbarrierArrive, c.loc, {bar}, {});
+    arrive->sync.tx = bytes;
+    load(bar);
+    return;
+  }
+  // Synchronous: an mbarrier of the copy's own, waited for and invalidated.
+  ir::Op *a = S.b->create(OpKind::LocalAlloc, c.loc, {}, {ir::Type(ir::ScalarType::ptrTo(DType::I64, AddrSpace::Shared))});
+  a->setAllocShape({1});
+  ir::Value *bar = a->result();
+  S.b->create(OpKind::MbarrierInit, c.loc, {bar}, {})->sync.count = 1;
+  S.b->create(OpKind::MbarrierArrive, c.loc, {bar}, {})->sync.tx = bytes;
+  load(bar);
+  S.b->create(OpKind::MbarrierWait, c.loc, {bar, S.b->constInt(c.loc, DType::I32, 0)}, {});
+  S.b->create(OpKind::Barrier, c.loc, {}, {}); // every thread has waited before the inval
+  S.b->create(OpKind::MbarrierInval, c.loc, {bar}, {});
+}
+
+void tmaStore(Specializer &S, const BuiltinCall &c, const Arg &buf, const Arg &desc) {
+  if (c.p.has("barrier"))
+    S.fail(c.p.loc("barrier"), "copy() barrier= is for TMA copies into a buffer; a TMA store completes in its bulk "
+                               "group, which the copy waits for");
+  checkTmaBuffer(S, buf, desc);
+  checkShape(S, c.p.get("shape"), buf.val.ints, "the buffer's shape");
+  int map = declareTensorMap(S, tensorMapOf(S, desc, c.loc));
+  std::vector<ir::Value *> ops = {buf.val.elts[0].v};
+  std::vector<ir::Value *> coords = coordsOf(S, c, desc.val.ints.size());
+  ops.insert(ops.end(), coords.begin(), coords.end());
+  S.b->create(OpKind::TmaStore, c.loc, ops, {})->sync.map = map;
+  S.b->create(OpKind::TmaStoreCommit, c.loc, {}, {});
+  S.b->create(OpKind::TmaStoreWait, c.loc, {}, {})->sync.pending = 0;
+}
+
+SVal copy(Specializer &S, const BuiltinCall &c) {
+  const Arg &src = c.p.get("src");
+  const Arg &dst = c.p.get("dst");
+  auto kind = [](const SVal &v) {
+    return v.kind == SVal::Kind::Buffer     ? 'b'
+           : v.kind == SVal::Kind::TensorDesc ? 'd'
+           : v.isTensor() && v.v->type.elem.isPointer() && v.v->type.elem.space == AddrSpace::Global ? 'p'
+                                                                                                       : '?';
+  };
+  char a = kind(src.val), b = kind(dst.val);
+  if (a == 'p' && b == 'b')
+    plainCopy(S, c, src, dst, true);
+  else if (a == 'b' && b == 'p')
+    plainCopy(S, c, src, dst, false);
+  else if (a == 'd' && b == 'b')
+    tmaLoad(S, c, src, dst);
+  else if (a == 'b' && b == 'd')
+    tmaStore(S, c, src, dst);
+  else
+    S.fail(c.loc, "copy() moves data between a buffer (tle.gpu.alloc) and global memory (a pointer tile or a tensor "
+                  "descriptor), got " + src.val.describe() + " to " + dst.val.describe());
+  return SVal::none();
+}
+
+} // namespace
+
+std::vector<BuiltinSpec> copyBuiltins() {
+  return {
+      {"tle.gpu.copy", "src, dst, shape, offsets=None, barrier=None", copy},
+  };
+}
+
+} // namespace tle::sema
