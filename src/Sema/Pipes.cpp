@@ -1,19 +1,23 @@
 // tle.pipe: FlagTree TLE-Lite's typed producer/consumer ring buffer (../shared/reference/tle.md
-// §2.4), lowered here to the tile IR's mbarrier ops (one kernel body: its threads write and read
-// the slots; across warp_specialize partitions once TLE-Struct exposes them).
+// §2.4), lowered here to the tile IR's mbarrier ops: in one kernel body (its threads write and
+// read the slots) or across tle.gpu.warp_specialize partitions (the writer in one, readers in
+// others).
 //
 // A pipe of capacity C over fields (tle.gpu.alloc buffers of leading dim C) gets, at the
-// kernel's start, two rings of C mbarriers: "full" (count: the CTA's threads, which all write
-// and commit) and "empty" (count: the CTA's threads times the readers, which all release), and
-// unless one_shot a ring of C i32 close tags, zeroed; a `barrier` makes them visible. Iteration
-// `it` uses stage it % C at phase (it / C) % 2:
+// kernel's start, two rings of C mbarriers: "full" (count 1: the writer commits once) and
+// "empty" (count: the readers, each of which releases once), and unless one_shot a ring of C i32
+// close tags, zeroed; a `barrier` makes them visible. Each arrival is thread 0's of the
+// partition that makes it (the whole CTA's without warp_specialize), after a barrier of that
+// partition when it has shared-memory accesses to release (insert-barriers), so the writer and
+// the readers may be different warp partitions of any size. Iteration `it` uses stage it % C at
+// phase (it / C) % 2:
 //
 //   writer.acquire(it)  mbarrier_wait empty[stage], phase + 1   (a fresh mbarrier's parity 1
 //                       passes: the first round waits for nothing); the fields' slot(stage)
-//   writer.commit(it)   mbarrier_arrive per=thread full[stage]  (releases each thread's writes)
+//   writer.commit(it)   mbarrier_arrive full[stage]  (releases the partition's writes)
 //   writer.close(it)    acquire, close tag[stage] = 1, commit
 //   reader.wait(it)     mbarrier_wait full[stage], phase; the slot, and is_closed = tag != 0
-//   reader.release(it)  mbarrier_arrive per=thread empty[stage]
+//   reader.release(it)  mbarrier_arrive empty[stage]
 //
 // A one_shot pipe has one full mbarrier and no tags: commit arrives, wait waits for phase 0,
 // acquire and release do nothing, close is an error.
@@ -74,7 +78,7 @@ SVal slotOf(Specializer &S, const SVal &fields, ir::Value *stage, SourceLoc loc)
 }
 
 void arrive(Specializer &S, ir::Value *bar, SourceLoc loc) {
-  S.b->create(OpKind::MbarrierArrive, loc, {bar}, {})->sync.per = ir::Arrivers::Thread;
+  S.b->create(OpKind::MbarrierArrive, loc, {bar}, {})->sync.per = ir::Arrivers::Cta;
 }
 
 void wait(Specializer &S, ir::Value *bar, ir::Value *phase, SourceLoc loc) {
@@ -148,7 +152,6 @@ SVal pipe(Specializer &S, const BuiltinCall &c) {
   ir::Block &body = S.fn->body;
   ir::Builder B(&body);
   B.setInsertionPoint(&body, S.pipesReady ? body.find(S.pipesReady) : body.ops.begin());
-  const int64_t threads = 32 * int64_t(S.fn->numWarps);
   const int64_t nReaders = readerNames.empty() ? 1 : int64_t(readerNames.size());
   ir::Value *full = ring(DType::I64, once ? 1 : C, loc, B);
   ir::Value *empty = once ? nullptr : ring(DType::I64, C, loc, B);
@@ -157,9 +160,9 @@ SVal pipe(Specializer &S, const BuiltinCall &c) {
     auto stage = [&](ir::Value *base) {
       return B.create(OpKind::AddPtr, loc, {base, B.constInt(loc, DType::I32, s)}, {base->type})->result();
     };
-    B.create(OpKind::MbarrierInit, loc, {stage(full)}, {})->sync.count = threads;
+    B.create(OpKind::MbarrierInit, loc, {stage(full)}, {})->sync.count = 1;
     if (empty)
-      B.create(OpKind::MbarrierInit, loc, {stage(empty)}, {})->sync.count = threads * nReaders;
+      B.create(OpKind::MbarrierInit, loc, {stage(empty)}, {})->sync.count = nReaders;
     if (tag)
       B.create(OpKind::Store, loc, {stage(tag), B.constInt(loc, DType::I32, 0)}, {});
   }
@@ -279,7 +282,7 @@ SVal closePipe(Specializer &S, const BuiltinCall &c) {
 
 SVal waitPipe(Specializer &S, const BuiltinCall &c) {
   const SVal &p = c.self->attr("pipe");
-  if (!stateOf(S, p).committed)
+  if (!stateOf(S, p).committed && S.partitionDepth == 0) // across partitions another one commits
     S.fail(c.loc, "no commit of " + pipeName(S, p) + " comes before this wait: in one kernel body its threads would "
                   "wait for a slot they have not committed yet");
   auto [stage, phase] = stageAndPhase(S, c.p.get("iter"), p.attr("capacity").i, c.loc);

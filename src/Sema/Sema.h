@@ -509,6 +509,10 @@ public:
   };
   std::vector<BarrierState> barriers;
   int nextNamedBarrier = 15; ///< the highest named barrier id not yet given (ids go down to 2)
+  /// The kernel's tle.gpu.warp_specialize (a kernel has one), and how deep in its partitions
+  /// Sema is (Partitions.cpp): pipes there are used across partitions.
+  SourceLoc warpSpecializeAt;
+  int partitionDepth = 0;
   /// `bars[i]`: slot `i` of a tle.gpu.alloc_barriers array (Barriers.cpp).
   SVal barrierSubscript(const SVal &bars, const ast::SubscriptExpr *e, Env &env);
   /// The mbarrier of `bar` (a barrier slot, tle.gpu.copy's barrier=) on which a TMA copy of

@@ -4,7 +4,7 @@
 # with a TMA store (2 programs); a ring of 2 or 3 slots filled by TMA copies ahead of their use,
 # each completing on its slot's mbarrier (expect_bytes), over 4 tiles (each mbarrier completes
 # more than one phase); a copy of a pointer tile into a buffer and back out reversed. Inputs are
-# ramps the checks predict. Exit 77 without a GPU.
+# ramps the checks predict (tests/gpu/write_npy.py). Exit 77 without a GPU.
 # Usage: copy_gpu.sh TLE_RUN [SOURCE_DIR]
 set -uo pipefail
 TLE_RUN="$1"
@@ -14,26 +14,8 @@ KERNELS="$SRC/tests/gpu/copy/copy_kernels.tle"
 source "$(dirname "${BASH_SOURCE[0]}")/tle_run_check.sh"
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
-python3 - "$TMP" <<'PY'
-# Ramps written as .npy files without numpy (the format: magic, a header dict, raw little-endian data).
-import struct, sys
-d = sys.argv[1]
-def save(name, fmt, descr, shape, values):
-    header = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, repr(tuple(shape)))
-    header += " " * (63 - (10 + len(header)) % 64) + "\n"
-    with open(f"{d}/{name}.npy", "wb") as f:
-        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
-        f.write(struct.pack("<%d%s" % (len(values), fmt), *values))
-x = [float(i % 1000) for i in range(128 * 64)]  # exact in fp16, doubled too
-save("x", "e", "<f2", (128, 64), x)
-save("x2", "e", "<f2", (128, 64), [2 * v for v in x])
-r = [float(i % 1000) for i in range(256 * 64)]
-save("r", "e", "<f2", (256, 64), r)
-save("r1", "e", "<f2", (256, 64), [v + 1 for v in r])
-v = [float(i) for i in range(256)]
-save("v", "f", "<f4", (256,), v)
-save("vrev", "f", "<f4", (256,), v[::-1])
-PY
+python3 "$SRC/tests/gpu/write_npy.py" "$TMP" "x:f2:128x64:i % 1000" "x2:f2:128x64:2 * (i % 1000)" \
+  "r:f2:256x64:i % 1000" "r1:f2:256x64:i % 1000 + 1" "v:f4:256:i" "vrev:f4:256:255 - i"
 expect() { # NAME ARGS...: the run must pass its --expect checks
   local name="$1"; shift
   local out
