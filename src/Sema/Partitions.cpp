@@ -47,18 +47,22 @@ std::vector<int64_t> intList(Specializer &S, const Arg &a, size_t n, const char 
   return out;
 }
 
-/// The first op of `b` (its regions included) that has a tile operand or result, or null.
+/// Whether `o` has a tile operand or result.
+bool onTiles(const ir::Op &o) {
+  for (auto &r : o.results)
+    if (r->type.isTile())
+      return true;
+  for (const ir::Value *v : o.operands)
+    if (v->type.isTile())
+      return true;
+  return false;
+}
+
+/// The first op of `b` (its ops' regions included) that has a tile operand or result, or null.
 const ir::Op *firstTileOp(ir::Block &b) {
   const ir::Op *found = nullptr;
   ir::walk(b, [&](ir::Op &o) {
-    if (found)
-      return;
-    bool tile = false;
-    for (auto &r : o.results)
-      tile |= r->type.isTile();
-    for (const ir::Value *v : o.operands)
-      tile |= v->type.isTile();
-    if (tile)
+    if (!found && onTiles(o))
       found = &o;
   });
   return found;
@@ -117,6 +121,12 @@ SVal warpSpecialize(Specializer &S, const BuiltinCall &c) {
   if (S.warpSpecializeAt.valid())
     S.fail(c.loc, "a kernel has one warp_specialize", {{S.warpSpecializeAt, "the first is here"}});
   S.warpSpecializeAt = c.loc;
+  // Before the op every warp of the block runs the kernel: tiles (whose layouts span num_warps
+  // warps) belong in its partitions or after it.
+  if (const ir::Op *t = firstTileOp(S.fn->body))
+    S.fail(t->loc, "this op computes on tiles before the kernel's warp_specialize, where every warp of the block "
+                     "runs the kernel: compute tiles in a partition, or after the warp_specialize",
+           {{c.loc, "the warp_specialize is here"}});
   if (workers == 0) { // one partition: the function runs on the kernel's warps
     CallArgs args{c.loc, {}, {}};
     for (const SVal &v : entries[0].elts[1].elts)
