@@ -53,6 +53,22 @@ namespace {
 
 /// Runs passes with --print-after / --print-after-all / --time-passes and verifies the tile IR
 /// after each tile-IR pass (a failure there is an internal error).
+/// sema::specialize, then the tile IR's rules that TLE-Struct's explicit ops let a kernel break
+/// (a wgmma result read while in flight, a barrier id of the partitions' own, ...): such a
+/// violation is the kernel's error, reported at its op's line; null after any error.
+std::unique_ptr<ir::Function> specializeChecked(const ast::Module &mod, const sema::SpecializeOptions &so,
+                                                DiagnosticEngine &diags) {
+  std::unique_ptr<ir::Function> fn = sema::specialize(mod, so, diags);
+  if (!fn || diags.numErrors())
+    return nullptr;
+  SourceLoc where;
+  if (std::string v = ir::verify(*fn, where); !v.empty() && where.valid()) {
+    diags.error(where, v);
+    return nullptr;
+  }
+  return fn;
+}
+
 class PassRunner {
 public:
   PassRunner(const CompileOptions &o, std::ostream &err) : o_(o), err_(err) {}
@@ -229,8 +245,10 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       so.numWarps = o.numWarps;
       so.debug = o.debug;
       imports.attach(so, o.importPath);
-      if (!passes.run("specialize", &fn, [&] { fn = sema::specialize(mod, so, diags); }))
+      if (!passes.run("specialize", &fn, [&] { fn = specializeChecked(mod, so, diags); }))
         return 2;
+      if (!fn)
+        return 1;
       const ast::Module *home = imports.moduleOfFile(fn->loc.file); // a kernel the input imports
       launch = collectLaunchFacts(o, home ? home : &mod, *fn, sm, diags);
     }
@@ -341,7 +359,7 @@ std::unique_ptr<ir::Function> compileToTile(uint32_t file, const CompileOptions 
       so.debug = o.debug;
       ModuleFiles imports(diags);
       imports.attach(so, o.importPath);
-      fn = sema::specialize(mod, so, diags);
+      fn = specializeChecked(mod, so, diags);
     }
     if (!fn || diags.numErrors())
       return nullptr;

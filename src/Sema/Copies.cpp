@@ -3,8 +3,10 @@
 //
 //   pointers -> buffer      tl.load of the pointer tile, tl.store through the buffer's full view
 //   buffer -> pointers      the reverse (both: the pointer tile and `shape` must be the buffer's)
-//   descriptor -> buffer    a TMA copy (PTX ISA §9.7.9.25.5.2) of the box at `offsets` into the
-//                           buffer (row-major, its tensor map unswizzled), issued by thread 0:
+//   descriptor -> buffer    a TMA copy (PTX ISA §9.7.9.25.5.2) of the block at `offsets` into the
+//                           buffer, issued by thread 0: one box when the buffer is row-major (its
+//                           tensor map unswizzled), one per column block of the swizzle when it
+//                           is in the NVMMA layout (the map swizzled as the buffer is);
 //                           with barrier=b (a slot of tle.gpu.alloc_barriers(expect_bytes=N)),
 //                           thread 0 arrives on b's mbarrier expecting N bytes, then copies; the
 //                           bytes may be read after barrier_wait(b, phaseIdx). Without, the copy
@@ -86,8 +88,10 @@ int declareTensorMap(Specializer &S, const ir::TensorMapParam &m) {
   return f.declaredTensorMaps++;
 }
 
-/// The tensor map of descriptor `desc` for boxes of its block shape into unswizzled buffers.
-ir::TensorMapParam tensorMapOf(Specializer &S, const Arg &desc, SourceLoc loc) {
+/// The tensor map of descriptor `desc` for boxes of its block shape into a buffer of `swizzle`
+/// (0: row-major, a box is the block; 32, 64, 128: the NVMMA layout, a box is one column block
+/// of swizzle bytes).
+ir::TensorMapParam tensorMapOf(Specializer &S, const Arg &desc, int swizzle, SourceLoc loc) {
   const SVal &d = desc.val;
   const ir::Function &f = *S.fn;
   const ir::Value *base = d.elts[0].v;
@@ -129,7 +133,9 @@ ir::TensorMapParam tensorMapOf(Specializer &S, const Arg &desc, SourceLoc loc) {
     bad("rows of whole 16-byte units (an unswizzled box); the block's rows are " + std::to_string(d.ints[r - 1] * eb) +
         " bytes");
   m.box = d.ints;
-  m.swizzle = 0;
+  if (swizzle)
+    m.box.back() = swizzle / eb;
+  m.swizzle = swizzle;
   return m;
 }
 
@@ -148,9 +154,42 @@ void checkTmaBuffer(Specializer &S, const Arg &buf, const Arg &desc) {
                         shapeStr(d.ints) + " (the TMA box; leading dims of 1 may be left out)");
   const ir::Value *base = buf.val.elts[0].v;
   int64_t bytes = ir::numElements(buf.val.ints) * ir::storageBytes(base->type.elem.pointee);
-  if ((!base->def || base->def->kind != OpKind::LocalAlloc) && bytes % 128)
+  int64_t align = buf.val.i ? 8 * buf.val.i : 128; // a swizzled box starts at a whole pattern of 8 rows
+  if ((!base->def || base->def->kind != OpKind::LocalAlloc) && bytes % align)
     S.fail(buf.loc, "copy()'s buffer, " + buf.val.describe() + ", is a slot of " + std::to_string(bytes) +
-                        " bytes: a TMA copy's slots must start 128-byte aligned (slots of a multiple of 128 bytes)");
+                        " bytes: a TMA copy's slots must start " + std::to_string(align) +
+                        "-byte aligned (slots of a multiple of " + std::to_string(align) + " bytes)");
+}
+
+/// One TMA box per column block of the buffer's swizzle (one box when row-major): the element
+/// offset of box `k` in the buffer and of its first column in the tensor.
+struct Box {
+  int64_t bufferOffset, column;
+};
+std::vector<Box> boxesOf(const Arg &buf) {
+  int swizzle = buf.val.i;
+  if (!swizzle)
+    return {{0, 0}};
+  const std::vector<int64_t> &sh = buf.val.ints;
+  int64_t rows = sh[sh.size() - 2], perRow = swizzle / ir::storageBytes(buf.val.elts[0].v->type.elem.pointee);
+  std::vector<Box> out;
+  for (int64_t k = 0; k * perRow < sh.back(); ++k)
+    out.push_back({k * rows * perRow, k * perRow});
+  return out;
+}
+
+/// `coords` with `column` added to the last (the box's first column).
+std::vector<ir::Value *> shifted(Specializer &S, std::vector<ir::Value *> coords, int64_t column, SourceLoc loc) {
+  if (column)
+    coords.back() = S.b->binary(OpKind::Add, loc, coords.back(), S.b->constInt(loc, DType::I32, column));
+  return coords;
+}
+
+/// The pointer `k` elements past `base` (itself when k is 0).
+ir::Value *advanced(Specializer &S, ir::Value *base, int64_t k, SourceLoc loc) {
+  if (!k)
+    return base;
+  return S.b->create(OpKind::AddPtr, loc, {base, S.b->constInt(loc, DType::I32, k)}, {base->type})->result();
 }
 
 /// The copy's coordinates: one i32 per descriptor dim.
@@ -176,14 +215,17 @@ std::vector<ir::Value *> coordsOf(Specializer &S, const BuiltinCall &c, size_t r
 void tmaLoad(Specializer &S, const BuiltinCall &c, const Arg &desc, const Arg &buf) {
   checkTmaBuffer(S, buf, desc);
   checkShape(S, c.p.get("shape"), buf.val.ints, "the buffer's shape");
-  int map = declareTensorMap(S, tensorMapOf(S, desc, c.loc));
+  int map = declareTensorMap(S, tensorMapOf(S, desc, buf.val.i, c.loc));
   std::vector<ir::Value *> coords = coordsOf(S, c, desc.val.ints.size());
   int64_t bytes = ir::numElements(desc.val.ints) * ir::storageBytes(desc.val.elts[0].v->type.elem.pointee);
   ir::Value *dst = buf.val.elts[0].v;
-  auto load = [&](ir::Value *bar) {
-    std::vector<ir::Value *> ops = {dst, bar};
-    ops.insert(ops.end(), coords.begin(), coords.end());
-    S.b->create(OpKind::TmaLoad, c.loc, ops, {})->sync.map = map;
+  auto load = [&](ir::Value *bar) { // every box completes on `bar`
+    for (const Box &box : boxesOf(buf)) {
+      std::vector<ir::Value *> ops = {advanced(S, dst, box.bufferOffset, c.loc), bar};
+      for (ir::Value *x : shifted(S, coords, box.column, c.loc))
+        ops.push_back(x);
+      S.b->create(OpKind::TmaLoad, c.loc, ops, {})->sync.map = map;
+    }
   };
   if (c.p.has("barrier")) {
     ir::Value *bar = S.tmaBarrier(c.p.get("barrier"), bytes);
@@ -210,11 +252,14 @@ void tmaStore(Specializer &S, const BuiltinCall &c, const Arg &buf, const Arg &d
                                "group, which the copy waits for");
   checkTmaBuffer(S, buf, desc);
   checkShape(S, c.p.get("shape"), buf.val.ints, "the buffer's shape");
-  int map = declareTensorMap(S, tensorMapOf(S, desc, c.loc));
-  std::vector<ir::Value *> ops = {buf.val.elts[0].v};
+  int map = declareTensorMap(S, tensorMapOf(S, desc, buf.val.i, c.loc));
   std::vector<ir::Value *> coords = coordsOf(S, c, desc.val.ints.size());
-  ops.insert(ops.end(), coords.begin(), coords.end());
-  S.b->create(OpKind::TmaStore, c.loc, ops, {})->sync.map = map;
+  for (const Box &box : boxesOf(buf)) {
+    std::vector<ir::Value *> ops = {advanced(S, buf.val.elts[0].v, box.bufferOffset, c.loc)};
+    for (ir::Value *x : shifted(S, coords, box.column, c.loc))
+      ops.push_back(x);
+    S.b->create(OpKind::TmaStore, c.loc, ops, {})->sync.map = map;
+  }
   S.b->create(OpKind::TmaStoreCommit, c.loc, {}, {});
   S.b->create(OpKind::TmaStoreWait, c.loc, {}, {})->sync.pending = 0;
 }

@@ -95,6 +95,9 @@ SVal bufferSlot(Specializer &S, const BuiltinCall &c) {
   SourceLoc loc = c.loc;
   if (buf.ints.size() < 2)
     S.fail(loc, "slot() needs a buffer of rank 2 or more, got " + buf.describe());
+  if (buf.i && buf.ints.size() == 2)
+    S.fail(loc, "slot() of a matrix in the NVMMA layout, " + buf.describe() + ", would be one of its rows, which "
+                "that layout does not keep contiguous: allocate it with nv_mma_shared_layout=False");
   const Arg &ia = p.get("index");
   if (!(ia.val.isNumber() && ia.val.kind != SVal::Kind::Float) &&
       !(ia.val.isTensor() && ia.val.v->type.isScalar() && ir::isInteger(ia.val.v->type.dtype())))
@@ -343,6 +346,19 @@ SVal remote(Specializer &S, const BuiltinCall &c) {
   return SVal::tensor(remote);
 }
 
+/// The NVMMA swizzle (bytes) of a buffer of `shape` with `eb`-byte elements: the widest of 128,
+/// 64 and 32 that its rows (the last dim) fill whole, given rows in groups of 8; 0 (row-major)
+/// for rank 1 or shapes the layout does not fit (PTX ISA §9.7.15.5.1).
+int nvmmaSwizzle(const std::vector<int64_t> &shape, unsigned eb) {
+  if (shape.size() < 2 || shape[shape.size() - 2] % 8)
+    return 0;
+  int64_t rowBytes = shape.back() * eb;
+  for (int s : {128, 64, 32})
+    if (rowBytes % s == 0)
+      return s;
+  return 0;
+}
+
 SVal alloc(Specializer &S, const BuiltinCall &c) {
   const Binder &p = c.p;
   SourceLoc loc = c.loc;
@@ -378,14 +394,22 @@ SVal alloc(Specializer &S, const BuiltinCall &c) {
     if (sc.val.kind != SVal::Kind::Str || sc.val.s != "tle.gpu.smem")
       S.fail(sc.loc, "alloc() scope must be tle.gpu.smem (the only memory tlec allocates), got " + sc.val.describe());
   }
+  // FlagTree's default (nv_mma_shared_layout not given) is the NVMMA layout: here for 8- and
+  // 16-bit matrices (wgmma's and TMA's operands), row-major for other buffers (histograms,
+  // counters, fp32 staging); True asks for it for any dtype (tf32 operands), False for row-major.
+  int mma = -1;
   if (p.has("nv_mma_shared_layout"))
-    S.truthy(p.get("nv_mma_shared_layout").val, p.loc("nv_mma_shared_layout")); // accepted; the layout is row-major
+    mma = S.truthy(p.get("nv_mma_shared_layout").val, p.loc("nv_mma_shared_layout")) ? 1 : 0;
+  unsigned eb = ir::storageBytes(et.dtype);
+  int swizzle = mma == 0 || (mma < 0 && eb > 2) ? 0 : nvmmaSwizzle(shape, eb);
   ir::Op *op = S.b->create(OpKind::LocalAlloc, loc, {}, {ir::Type(ir::ScalarType::ptrTo(et.dtype, AddrSpace::Shared))});
   op->setAllocShape(shape);
+  op->setAllocSwizzle(swizzle);
   SVal buf;
   buf.kind = SVal::Kind::Buffer;
   buf.elts = {SVal::tensor(op->result())};
   buf.ints = shape;
+  buf.i = swizzle;
   if (p.has("init_value")) {
     for (int64_t d : shape)
       if (d & (d - 1))
@@ -397,6 +421,27 @@ SVal alloc(Specializer &S, const BuiltinCall &c) {
     S.callBuiltin("tl.store", st);
   }
   return buf;
+}
+
+/// The element offsets, in a buffer of `shape` in the NVMMA layout of `swizzle` bytes, of the
+/// elements at row-major offsets `off` (i32, scalar or tile): for each matrix [R, C] of the last
+/// two dims, column block c * eb / swizzle of R rows of swizzle bytes, the 16-byte chunks of a
+/// row XOR-ed with bits 7.. of the byte offset (the backend's swizzledOffset).
+ir::Value *swizzledOffsets(Specializer &S, ir::Value *off, const std::vector<int64_t> &shape, int swizzle, unsigned eb,
+                           SourceLoc loc) {
+  int64_t R = shape[shape.size() - 2], C = shape.back(), perRow = swizzle / eb;
+  auto k = [&](int64_t v) {
+    ir::Value *c = S.b->constInt(loc, DType::I32, v);
+    return off->type.isTile() ? S.b->splat(loc, c, off->type.shape) : c;
+  };
+  auto op = [&](OpKind kind, ir::Value *a, ir::Value *b) { return S.b->binary(kind, loc, a, b); };
+  ir::Value *matrix = op(OpKind::IDiv, off, k(R * C)), *inMatrix = op(OpKind::IRem, off, k(R * C));
+  ir::Value *row = op(OpKind::IDiv, inMatrix, k(C)), *col = op(OpKind::IRem, inMatrix, k(C));
+  ir::Value *bytes = op(OpKind::Add, op(OpKind::Mul, op(OpKind::IDiv, col, k(perRow)), k(R * swizzle)),
+                        op(OpKind::Add, op(OpKind::Mul, row, k(swizzle)), op(OpKind::Mul, op(OpKind::IRem, col, k(perRow)), k(eb))));
+  ir::Value *sel = op(OpKind::And, op(OpKind::Shr, bytes, k(7)), k(swizzle / 16 - 1));
+  bytes = op(OpKind::Xor, bytes, op(OpKind::Shl, sel, k(4)));
+  return op(OpKind::Add, op(OpKind::Mul, matrix, k(R * C)), op(OpKind::IDiv, bytes, k(eb)));
 }
 
 SVal localPtr(Specializer &S, const BuiltinCall &c) {
@@ -457,8 +502,13 @@ SVal localPtr(Specializer &S, const BuiltinCall &c) {
       off = off ? S.b->binary(OpKind::Add, loc, off, t) : t;
     }
   }
+  if (ba.val.i) // the NVMMA layout: the element at these row-major offsets is elsewhere
+    off = swizzledOffsets(S, off, shape, ba.val.i, ir::storageBytes(base->type.elem.pointee), loc);
   ir::Value *ptrs = off->type.isTile() ? S.b->splat(loc, base, off->type.shape) : base;
-  return SVal::tensor(S.b->create(OpKind::AddPtr, loc, {ptrs, off}, {ptrs->type})->result());
+  SVal r = SVal::tensor(S.b->create(OpKind::AddPtr, loc, {ptrs, off}, {ptrs->type})->result());
+  if (ba.val.i && !p.has("indices") && shape.size() == 2 && base->type.elem.space == AddrSpace::Shared)
+    S.matrixViews[r.v] = base; // tl.load / tl.store of it: local_load / local_store
+  return r;
 }
 
 } // namespace

@@ -341,6 +341,10 @@ SVal load(Specializer &S, const BuiltinCall &c) {
   } else if (p.has("other")) {
     S.fail(p.loc("other"), "load() 'other' needs a 'mask'");
   }
+  auto view = S.matrixViews.find(ptr);
+  if (view != S.matrixViews.end() && ops.size() == 1) // a whole matrix in the NVMMA layout
+    return SVal::tensor(S.b->create(ir::OpKind::LocalLoad, loc, {view->second},
+                                    {ptr->type.withElem(ir::ScalarType{ptr->type.elem.pointee})})->result());
   ir::Op *op = S.b->create(ir::OpKind::Load, loc, ops, {ptr->type.withElem(ir::ScalarType{ptr->type.elem.pointee})});
   applyMemoryHints(S, p, op, true);
   return SVal::tensor(op->result());
@@ -385,6 +389,11 @@ SVal store(Specializer &S, const BuiltinCall &c) {
       mask = S.broadcastTo(mask, ptr->type.shape, p.loc("mask"));
     }
     ops.push_back(mask);
+  }
+  auto view = S.matrixViews.find(ptr);
+  if (view != S.matrixViews.end() && ops.size() == 2) { // a whole matrix in the NVMMA layout
+    S.b->create(ir::OpKind::LocalStore, loc, {view->second, val}, {});
+    return SVal::none();
   }
   applyMemoryHints(S, p, S.b->create(ir::OpKind::Store, loc, ops, {}), false);
   return SVal::none();

@@ -122,6 +122,7 @@ std::vector<BuiltinSpec> pipeBuiltins();    // Pipes.cpp: tle.pipe and its endpo
 std::vector<BuiltinSpec> barrierBuiltins(); // Barriers.cpp: tle.gpu.alloc_barriers, barrier_wait, barrier_arrive
 std::vector<BuiltinSpec> copyBuiltins();    // Copies.cpp: tle.gpu.copy
 std::vector<BuiltinSpec> partitionBuiltins(); // Partitions.cpp: tle.gpu.warp_specialize
+std::vector<BuiltinSpec> wgmmaBuiltins();   // Wgmma.cpp: tle.gpu.wgmma, wgmma_wait
 std::vector<BuiltinSpec> meshBuiltins();    // Meshes.cpp: device meshes
 std::vector<BuiltinSpec> tileBuiltins();    // Tiles.cpp: tle.extract_tile, tle.insert_tile, tle.cumsum
 std::vector<BuiltinSpec> torchBuiltins();   // Torch.cpp: torch.finfo / torch.iinfo, tl.dtype(name)

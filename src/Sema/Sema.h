@@ -512,6 +512,10 @@ public:
   /// The kernel's tle.gpu.warp_specialize (a kernel has one), and how deep in its partitions
   /// Sema is (Partitions.cpp): pipes there are used across partitions.
   SourceLoc warpSpecializeAt;
+  /// Pointer tiles that tle.gpu.local_ptr made of a whole matrix in the NVMMA layout (a
+  /// swizzled buffer of rank 2, or a slot of one): tl.load / tl.store through them are
+  /// local_load / local_store of the matrix at the mapped pointer (Distributed.cpp, Memory.cpp).
+  std::map<const ir::Value *, ir::Value *> matrixViews;
   int partitionDepth = 0;
   /// `bars[i]`: slot `i` of a tle.gpu.alloc_barriers array (Barriers.cpp).
   SVal barrierSubscript(const SVal &bars, const ast::SubscriptExpr *e, Env &env);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tle.gpu.copy on the GPU: tests/gpu/copy/copy_kernels.tle's kernels run with tle-run --target gpu:
-# a synchronous TMA copy of each program's 64 x 64 block into a buffer, doubled there, stored back
-# with a TMA store (2 programs); a ring of 2 or 3 slots filled by TMA copies ahead of their use,
+# a synchronous TMA copy of each program's 64 x 64 and 64 x 128 block into a buffer (swizzled:
+# one and two boxes; row-major), doubled there, stored back with a TMA store (2 programs); a
+# swizzled 64 x 64 matrix read back transposed through local_ptr's indices; a ring of 2 or 3 slots filled by TMA copies ahead of their use,
 # each completing on its slot's mbarrier (expect_bytes), over 4 tiles (each mbarrier completes
 # more than one phase); a copy of a pointer tile into a buffer and back out reversed. Inputs are
 # ramps the checks predict (tests/gpu/write_npy.py). Exit 77 without a GPU.
@@ -14,7 +15,8 @@ KERNELS="$SRC/tests/gpu/copy/copy_kernels.tle"
 source "$(dirname "${BASH_SOURCE[0]}")/tle_run_check.sh"
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
-python3 "$SRC/tests/gpu/write_npy.py" "$TMP" "x:f2:128x64:i % 1000" "x2:f2:128x64:2 * (i % 1000)" \
+python3 "$SRC/tests/gpu/write_npy.py" "$TMP" "x64:f2:128x64:i % 1000" "x64_2:f2:128x64:2 * (i % 1000)" \
+  "x128:f2:128x128:i % 1000" "x128_2:f2:128x128:2 * (i % 1000)" "t:f2:64x64:i" "tt:f2:64x64:(i % 64) * 64 + i // 64" \
   "r:f2:256x64:i % 1000" "r1:f2:256x64:i % 1000 + 1" "v:f4:256:i" "vrev:f4:256:255 - i"
 expect() { # NAME ARGS...: the run must pass its --expect checks
   local name="$1"; shift
@@ -26,8 +28,12 @@ expect() { # NAME ARGS...: the run must pass its --expect checks
   fi
   if [ $rc -eq 0 ]; then echo "PASS  $name"; else echo "FAIL  $name:"; echo "$out"; status=1; fi
 }
-expect "tma_roundtrip" -n tma_roundtrip -s "*fp16:16, *fp16:16, i32, i32:16, 64, 64" --grid 2 \
-  --arg x_ptr="$TMP/x.npy" --arg y_ptr=zeros:f16:128x64 --arg M=128 --arg N=64 --expect y_ptr="$TMP/x2.npy" --atol 0 --rtol 0
+for bn in 64 128; do for mma in True False; do
+  expect "tma_roundtrip BN=$bn MMA=$mma" -n tma_roundtrip -s "*fp16:16, *fp16:16, i32, i32:16, 64, $bn, $mma" --grid 2 \
+    --arg x_ptr="$TMP/x$bn.npy" --arg y_ptr=zeros:f16:128x$bn --arg M=128 --arg N=$bn --expect y_ptr="$TMP/x${bn}_2.npy" --atol 0 --rtol 0
+done; done
+expect "swizzled_transpose" -n swizzled_transpose -s "*fp16:16, *fp16:16, 64" --arg x_ptr="$TMP/t.npy" \
+  --arg y_ptr=zeros:f16:64x64 --expect y_ptr="$TMP/tt.npy" --atol 0 --rtol 0
 for stages in 2 3; do
   expect "tma_ring stages=$stages" -n tma_ring -s "*fp16:16, *fp16:16, i32, i32:16, 64, 64, $stages" \
     --arg x_ptr="$TMP/r.npy" --arg y_ptr=zeros:f16:256x64 --arg M=256 --arg N=64 --expect y_ptr="$TMP/r1.npy" --atol 0 --rtol 0

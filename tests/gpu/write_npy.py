@@ -3,7 +3,8 @@
 
 Usage: write_npy.py DIR NAME:DTYPE:SHAPE:EXPR ...
   DTYPE  f2 (fp16), f4 (fp32) or i4 (int32); SHAPE like 128x64; EXPR a Python expression of the
-  flat index i (e.g. "i % 1000 + 1"), evaluated for every element in row-major order.
+  flat index i (e.g. "i % 1000 + 1", or a reference such as a sum over a range), evaluated for
+  every element in row-major order.
 The file holds the .npy format's magic, its header dict, then the raw little-endian data.
 """
 import struct
@@ -30,7 +31,8 @@ def main():
         for d in dims:
             n *= d
         cast = FORMATS[dtype][2]
-        write(f"{out}/{name}.npy", dtype, dims, [cast(eval(expr, {}, {"i": i})) for i in range(n)])
+        code = compile(expr, spec, "eval")  # i is a global, so generator expressions see it too
+        write(f"{out}/{name}.npy", dtype, dims, [cast(eval(code, {"i": i})) for i in range(n)])
 
 
 if __name__ == "__main__":

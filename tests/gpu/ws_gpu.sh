@@ -3,7 +3,9 @@
 # --target gpu: a TMA producer partition and a consumer worker of 4 warps over a ring of 2 and 3
 # slots and 4 tiles (each slot's mbarriers complete more than one phase), its output checked
 # against the input plus one; a tle.pipe from a scalar worker of 1 and 4 warps to the default
-# partition over 2 and 3 stages and 5 iterations. Exit 77 without a GPU.
+# partition over 2 and 3 stages and 5 iterations; a GEMM with a TMA producer and a wgmma consumer
+# worker (256 x 256 x 320, 128 x 128 tiles, 5 K steps over 2, 3 and 4 stages) against the exact
+# product of small integers. Exit 77 without a GPU.
 # Usage: ws_gpu.sh TLE_RUN [SOURCE_DIR]
 set -uo pipefail
 TLE_RUN="$1"
@@ -14,7 +16,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/tle_run_check.sh"
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
 python3 "$SRC/tests/gpu/write_npy.py" "$TMP" "x:f2:256x64:i % 1000" "x1:f2:256x64:i % 1000 + 1" \
-  "p:i4:5x128:7 * (i // 128) + i % 128"
+  "p:i4:5x128:7 * (i // 128) + i % 128" \
+  "a:f2:256x320:((i % 320) % 3 + 1) * ((i % 320) % 4 == (i // 320) % 4)" \
+  "b:f2:320x256:((i // 256) * 7 + (i % 256) * 3) % 11 - 5" \
+  "c:f4:256x256:sum((k % 3 + 1) * ((k * 7 + (i % 256) * 3) % 11 - 5) for k in range((i // 256) % 4, 320, 4))"
 expect() { # NAME ARGS...: the run must pass its --expect checks
   local name="$1"; shift
   local out
@@ -32,5 +37,11 @@ for stages in 2 3; do
     expect "ws_pipe stages=$stages worker_warps=$ww" -n ws_pipe -s "*i32:16, i32, 128, $stages, $ww" -w 4 \
       --arg y_ptr=zeros:i32:5x128 --arg n=5 --expect y_ptr="$TMP/p.npy"
   done
+done
+# C = A @ B with small integers (exact): A's row i weighs columns k = i mod 4 by k % 3 + 1.
+for stages in 2 3 4; do
+  expect "ws_gemm stages=$stages" -n ws_gemm -s "*fp16:16, *fp16:16, *fp32:16, i32, i32:16, i32:16, 128, 128, 64, $stages" \
+    -w 4 --grid "2, 2" --arg a_ptr="$TMP/a.npy" --arg b_ptr="$TMP/b.npy" --arg c_ptr=zeros:f32:256x256 \
+    --arg M=256 --arg N=256 --arg K=320 --expect c_ptr="$TMP/c.npy" --atol 0 --rtol 0
 done
 exit $status
