@@ -75,6 +75,8 @@ std::unique_ptr<Function> Parser::function() {
         (key == "max_registers" ? f->maxRegisters : f->producerWarps) = count();
       else if (key == "consumer_registers" || key == "producer_registers")
         (key == "consumer_registers" ? f->consumerRegisters : f->producerRegisters) = count();
+      else if (key == "bounded_waits")
+        f->boundedWaits = count() != 0;
       else if (key == "cluster") { // XxYxZ
         int x = 0, y = 0, z = 0;
         char tail = 0;

@@ -64,6 +64,8 @@ public:
       os_ << ", max_registers = " << f.maxRegisters;
     if (f.producerWarps)
       os_ << ", producer_warps = " << f.producerWarps;
+    if (f.boundedWaits)
+      os_ << ", bounded_waits = 1";
     if (f.consumerRegisters)
       os_ << ", consumer_registers = " << f.consumerRegisters;
     if (f.producerRegisters)

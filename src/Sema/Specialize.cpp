@@ -98,6 +98,7 @@ std::unique_ptr<ir::Function> Specializer::run() {
   fn->name = kernel->name;
   fn->loc = kernel->loc();
   fn->numWarps = opts.numWarps;
+  fn->boundedWaits = debug; // a debug build's mbarrier waits trap instead of hanging
   b = std::make_unique<ir::Builder>(&fn->body);
 
   // Parameter binding. @triton.heuristics' parameters, when nothing else gives them, are set after

@@ -3,7 +3,8 @@
 # with tle-run --target gpu: a ring of 2 and 3 slots handed through "full" and "empty" mbarriers
 # over 5 iterations (each mbarrier completes several phases; "empty" starts READY and counts two
 # arrivals), and a named barrier between a store and loads of other threads' elements. The
-# outputs are compared with the values the kernels must write. Exit 77 without a GPU.
+# outputs are compared with the values the kernels must write. A wait that nothing completes,
+# built with --debug, must trap with its line (after 4 s). Exit 77 without a GPU.
 # Usage: barriers_gpu.sh TLE_RUN [SOURCE_DIR]
 set -uo pipefail
 TLE_RUN="$1"
@@ -27,4 +28,12 @@ for warps in 1 4; do
   check "named_barrier warps=$warps" "y_ptr: i32[$block] = [$(seq_list $((3 * (block - 1))) -3 $block)]" \
     -n named_barrier -s "*i32:16, $block" -w $warps --arg y_ptr=zeros:i32:$block --print y_ptr
 done
+# --debug: a wait no arrival completes traps after its bound, saying where it waited.
+out="$("$TLE_RUN" "$KERNELS" -q --target gpu --debug -n never_arrives -s "*i32:16" --arg y_ptr=zeros:i32:1 2>&1)"
+rc=$?
+if [ $rc -ne 0 ] && grep -q "barrier_kernels.tle:[0-9]*: mbarrier wait timed out after 4 s" <<<"$out"; then
+  echo "PASS  never_arrives --debug: traps"
+else
+  echo "FAIL  never_arrives --debug (exit $rc):"; echo "$out"; status=1
+fi
 exit $status

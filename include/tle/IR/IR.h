@@ -850,6 +850,9 @@ struct PipelineBuffer {
 };
 
 /// A specialised kernel.
+/// How long a bounded mbarrier wait waits (Function::boundedWaits), in nanoseconds of %globaltimer.
+constexpr int64_t kBoundedWaitNs = 4'000'000'000;
+
 class Function {
 public:
   std::string name;
@@ -879,6 +882,11 @@ public:
   /// issues the TMA copies, after the `numWarps` consumer warps that run the rest of the
   /// kernel. The block has 32 * (numWarps + producerWarps) threads.
   int producerWarps = 0;
+  /// `bounded_waits`: every mbarrier wait (mbarrier_wait, a TMA pipeline's waits) gives up after
+  /// kBoundedWaitNs of global time, prints where it waited (file:line, phase parity, block and
+  /// thread) from lane 0 of each waiting warp, and traps: a debug build's protocol error fails
+  /// instead of hanging (tlec --debug, @triton.jit(debug=True)).
+  bool boundedWaits = false;
   /// Registers per thread of a warp-specialised kernel at launch (ptxas `.maxnreg`, set by the
   /// warp-specialize pass; its roles then move registers with `setmaxnreg`, PTX ISA §9.7.17.1);
   /// 0 when the kernel is not specialised.

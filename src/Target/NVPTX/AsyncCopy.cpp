@@ -203,23 +203,9 @@ void Emitter::waitTma(const ir::Value *v) {
   const AsyncBuffer &buf = asyncBuffer(v);
   llvm::Value *c = scalar(v);
   llvm::Value *parity = B.CreateZExt(B.CreateICmpUGE(c, B.getInt32(static_cast<uint32_t>(buf.slots))), B.getInt32Ty());
-  waitTmaPhase(tmaBarrierAddr(buf, asyncSlotIndex(v)), parity);
+  waitMbarrierParity(tmaBarrierAddr(buf, asyncSlotIndex(v)), parity, v->def ? v->def->loc : SourceLoc(), false);
 }
 
-void Emitter::waitTmaPhase(llvm::Value *bar, llvm::Value *parity) {
-  // try_wait returns after a time limit even when the phase is incomplete: loop until it is.
-  llvm::BasicBlock *loop = llvm::BasicBlock::Create(ctx, "tma.wait", kernel_);
-  llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx, "tma.ready", kernel_);
-  B.CreateBr(loop);
-  B.SetInsertPoint(loop);
-  auto *fty = llvm::FunctionType::get(B.getInt32Ty(), {B.getInt32Ty(), B.getInt32Ty()}, false);
-  auto *tryWait = llvm::InlineAsm::get(
-      fty, "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }", "=r,r,r",
-      true);
-  llvm::Value *ok = B.CreateCall(fty, tryWait, {bar, parity});
-  B.CreateCondBr(B.CreateICmpNE(ok, B.getInt32(0)), done, loop);
-  B.SetInsertPoint(done);
-}
 
 void Emitter::copyIntoSlot(const AsyncBuffer &buf, llvm::Value *slotBase, const ir::Value *ptrs, const ir::Value *mask,
                            const ir::Layout &l) {

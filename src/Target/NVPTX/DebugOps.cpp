@@ -3,6 +3,7 @@
 // (lib/Conversion/TritonGPUToLLVM/PrintOpToLLVM.cpp, AssertOpToLLVM.cpp).
 #include "Emitter.h"
 
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <algorithm>
@@ -158,6 +159,38 @@ void Emitter::emitAssert(const ir::Op &op) {
   // fault where the assert failed.
   if (c->type.isTile())
     barrier();
+}
+
+llvm::Value *Emitter::globalTimer() {
+  auto *fty = llvm::FunctionType::get(B.getInt64Ty(), false);
+  return B.CreateCall(fty, llvm::InlineAsm::get(fty, "mov.u64 $0, %globaltimer;", "=l", true));
+}
+
+void Emitter::reportTimeout(const std::string &fmt, llvm::Value *value) {
+  llvm::FunctionCallee vprintf = m.getOrInsertFunction(
+      "vprintf", llvm::FunctionType::get(B.getInt32Ty(), {B.getPtrTy(), B.getPtrTy()}, false));
+  std::vector<llvm::Value *> args = {value};
+  for (unsigned id : {unsigned(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x),
+                      unsigned(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y),
+                      unsigned(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z)})
+    args.push_back(declareIntrinsicCall(id, {}, {}));
+  args.push_back(tid_);
+  std::vector<llvm::Type *> tys;
+  for (llvm::Value *a : args)
+    tys.push_back(a->getType());
+  auto *sty = llvm::StructType::get(ctx, tys);
+  llvm::IRBuilder<> E(entry_, entry_->getFirstInsertionPt());
+  llvm::Value *buf = E.CreateAlloca(sty, nullptr, "timeoutArgs");
+  auto *print = llvm::BasicBlock::Create(ctx, "timeout.print", kernel_);
+  auto *trap = llvm::BasicBlock::Create(ctx, "timeout.trap", kernel_);
+  B.CreateCondBr(B.CreateICmpEQ(laneId(), B.getInt32(0)), print, trap);
+  B.SetInsertPoint(print);
+  for (size_t i = 0; i < args.size(); ++i)
+    B.CreateStore(args[i], B.CreateStructGEP(sty, buf, static_cast<unsigned>(i)));
+  B.CreateCall(vprintf, {globalString(fmt + "\n", "timeoutFormat"), buf});
+  B.CreateBr(trap);
+  B.SetInsertPoint(trap);
+  B.CreateCall(llvm::Intrinsic::getDeclaration(&m, llvm::Intrinsic::trap));
 }
 
 } // namespace tle::nvptx

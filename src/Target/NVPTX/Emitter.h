@@ -112,7 +112,15 @@ public:
   llvm::Value *syncThreads(ir::Arrivers who);
   /// Every thread loops on mbarrier.try_wait.parity until the phase of parity `parity` (i32 0
   /// or 1) of the mbarrier at shared address `bar` has completed.
-  void waitMbarrierParity(llvm::Value *bar, llvm::Value *parity);
+  /// Every thread waits until mbarrier `bar`'s phase of parity `parity` (i32 0/1) completes: a
+  /// loop of try_wait (with a memory clobber: the wait orders the shared-memory accesses after
+  /// it). Under Function::boundedWaits it gives up after ir::kBoundedWaitNs, reporting `site`.
+  void waitMbarrierParity(llvm::Value *bar, llvm::Value *parity, SourceLoc site, bool clobberMemory);
+  /// %globaltimer (ns, i64).
+  llvm::Value *globalTimer();
+  /// A bounded wait's end: lane 0 of the warp prints `fmt` (printf, with `value`, the block
+  /// index and the thread index), then the thread traps.
+  void reportTimeout(const std::string &fmt, llvm::Value *value);
   /// The PTX state space of a pointer: "global", "shared" or "shared::cluster".
   static const char *stateSpace(ir::AddrSpace s);
   /// For a store marked `bounds` (transforms::markBoundMasks; its mask is an ir::BoundMask,
@@ -299,7 +307,6 @@ public:
   void waitTma(const ir::Value *v);
   /// Every thread waits until the phase of parity `parity` (i32 0 or 1) of the mbarrier at
   /// shared address `bar` has completed.
-  void waitTmaPhase(llvm::Value *bar, llvm::Value *parity);
   /// The generic address of TMA descriptor k (a grid-constant kernel param).
   llvm::Value *tensorMapAddr(int k);
   /// Byte offset of element (row, col) in a [rows, cols] tile (cols contiguous) stored in the

@@ -74,7 +74,7 @@ void Emitter::emitSyncOp(const ir::Op &op) {
     llvm::Value *phase = scalar(op.operands[1]);
     llvm::Value *parity = phase->getType()->isIntegerTy(1) ? B.CreateZExt(phase, B.getInt32Ty())
                                                             : B.CreateAnd(phase, B.getInt32(1));
-    return waitMbarrierParity(mbarrierAddress(op.operands[0]), parity);
+    return waitMbarrierParity(mbarrierAddress(op.operands[0]), parity, op.loc, true);
   }
   case OpKind::MbarrierInval:
     emitAsm(B, "@$1 mbarrier.inval.shared::cta.b64 [$0];", "r,b", {mbarrierAddress(op.operands[0]), first()});
@@ -120,18 +120,37 @@ void Emitter::emitMbarrierArrive(const ir::Op &op) {
   emitAsm(B, "@$1 " + text, "r,b", {addr, syncThreads(a.per)});
 }
 
-void Emitter::waitMbarrierParity(llvm::Value *bar, llvm::Value *parity) {
+void Emitter::waitMbarrierParity(llvm::Value *bar, llvm::Value *parity, SourceLoc site, bool clobberMemory) {
   // try_wait returns after a time limit even when the phase is incomplete: loop until it is.
+  auto *fty = llvm::FunctionType::get(B.getInt32Ty(), {B.getInt32Ty(), B.getInt32Ty()}, false);
+  auto *tryWait = llvm::InlineAsm::get(
+      fty, "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }",
+      clobberMemory ? "=r,r,r,~{memory}" : "=r,r,r", true);
+  llvm::Value *start = f.boundedWaits ? globalTimer() : nullptr;
   llvm::BasicBlock *loop = llvm::BasicBlock::Create(ctx, "mbarrier.wait", kernel_);
   llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx, "mbarrier.done", kernel_);
   B.CreateBr(loop);
   B.SetInsertPoint(loop);
-  auto *fty = llvm::FunctionType::get(B.getInt32Ty(), {B.getInt32Ty(), B.getInt32Ty()}, false);
-  auto *tryWait = llvm::InlineAsm::get(
-      fty, "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }",
-      "=r,r,r,~{memory}", true);
-  llvm::Value *ok = B.CreateCall(fty, tryWait, {bar, parity});
-  B.CreateCondBr(B.CreateICmpNE(ok, B.getInt32(0)), done, loop);
+  llvm::Value *ok = B.CreateICmpNE(B.CreateCall(fty, tryWait, {bar, parity}), B.getInt32(0));
+  if (!start) {
+    B.CreateCondBr(ok, done, loop);
+    B.SetInsertPoint(done);
+    return;
+  }
+  // A bounded wait: past the bound, lane 0 of each waiting warp says where, then all trap.
+  llvm::BasicBlock *check = llvm::BasicBlock::Create(ctx, "mbarrier.check", kernel_);
+  llvm::BasicBlock *expired = llvm::BasicBlock::Create(ctx, "mbarrier.expired", kernel_);
+  B.CreateCondBr(ok, done, check);
+  B.SetInsertPoint(check);
+  llvm::Value *late = B.CreateICmpUGT(B.CreateSub(globalTimer(), start), B.getInt64(uint64_t(ir::kBoundedWaitNs)));
+  B.CreateCondBr(late, expired, loop);
+  B.SetInsertPoint(expired);
+  std::string where = (site.file ? diags.sources().path(site.file) : std::string("unknown")) + ":" +
+                      std::to_string(site.line);
+  reportTimeout("tle: " + where + ": mbarrier wait timed out after " + std::to_string(ir::kBoundedWaitNs / 1000000000) +
+                    " s: the phase of parity %u never completed (block (%u, %u, %u), thread %u)",
+                parity);
+  B.CreateBr(done); // not reached: the trap ends the kernel
   B.SetInsertPoint(done);
 }
 
