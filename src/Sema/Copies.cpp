@@ -9,7 +9,10 @@
 //                           is in the NVMMA layout (the map swizzled as the buffer is);
 //                           with barrier=b (a slot of tle.gpu.alloc_barriers(expect_bytes=N)),
 //                           thread 0 arrives on b's mbarrier expecting N bytes, then copies; the
-//                           bytes may be read after barrier_wait(b, phaseIdx). Without, the copy
+//                           bytes may be read after barrier_wait(b, phaseIdx). Into a field of a
+//                           tle.pipe slot its writer holds, it completes on the stage's "full"
+//                           mbarrier (expect-tx; the commit completes the phase once the bytes
+//                           have landed, and the reader's wait sees them). Otherwise the copy
 //                           is synchronous: an mbarrier of its own, made, waited for at phase 0
 //                           and invalidated around it (FlagTree's lowering).
 //   buffer -> descriptor    a TMA store of the buffer to the box at `offsets`, in a bulk group
@@ -227,6 +230,13 @@ void tmaLoad(Specializer &S, const BuiltinCall &c, const Arg &desc, const Arg &b
       S.b->create(OpKind::TmaLoad, c.loc, ops, {})->sync.map = map;
     }
   };
+  if (ir::Value *full = c.p.has("barrier") ? nullptr : S.openPipeSlotBarrier(dst)) {
+    // A field of a tle.pipe slot its writer holds: the bytes complete on the stage's "full"
+    // mbarrier, whose phase the writer's commit() completes once they have landed.
+    S.b->create(OpKind::MbarrierExpectTx, c.loc, {full}, {})->sync.tx = bytes;
+    load(full);
+    return;
+  }
   if (c.p.has("barrier")) {
     ir::Value *bar = S.tmaBarrier(c.p.get("barrier"), bytes);
     ir::Op *arrive = S.b->create(OpKind::MbarrierArrive, c.loc, {bar}, {});

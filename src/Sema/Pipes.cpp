@@ -15,6 +15,10 @@
 //   writer.acquire(it)  mbarrier_wait empty[stage], phase + 1   (a fresh mbarrier's parity 1
 //                       passes: the first round waits for nothing); the fields' slot(stage)
 //   writer.commit(it)   mbarrier_arrive full[stage]  (releases the partition's writes)
+//                       A tle.gpu.copy of a tensor descriptor into an acquired slot's field is a
+//                       TMA copy on full[stage]: its bytes raise the phase's expected
+//                       transactions (mbarrier_expect_tx), so the phase completes when they
+//                       have landed and the commit has arrived.
 //   writer.close(it)    acquire, close tag[stage] = 1, commit
 //   reader.wait(it)     mbarrier_wait full[stage], phase; the slot, and is_closed = tag != 0
 //   reader.release(it)  mbarrier_arrive empty[stage]
@@ -191,8 +195,11 @@ const std::string &pipeName(Specializer &S, const SVal &pipe) { return stateOf(S
 SVal openSlot(Specializer &S, const SVal &p, ir::Value *stage, SourceLoc loc) {
   SVal slot = slotOf(S, p.attr("fields"), stage, loc);
   Specializer::PipeState &st = stateOf(S, p);
-  for (size_t i = 1; i < slot.elts.size(); i += 2)
+  ir::Value *full = at(S, p.attr("_full").v, stage, loc); // a TMA copy into the slot completes on it
+  for (size_t i = 1; i < slot.elts.size(); i += 2) {
     st.slots.insert(slot.elts[i].elts[0].v);
+    st.slotFull[slot.elts[i].elts[0].v] = full;
+  }
   st.open = loc;
   return slot;
 }
@@ -307,6 +314,16 @@ SVal release(Specializer &S, const BuiltinCall &c) {
 }
 
 } // namespace
+
+ir::Value *Specializer::openPipeSlotBarrier(const ir::Value *slot) {
+  for (auto &entry : pipes) {
+    PipeState &st = entry.second;
+    auto it = st.slotFull.find(slot);
+    if (it != st.slotFull.end() && st.open.valid())
+      return it->second;
+  }
+  return nullptr;
+}
 
 void Specializer::checkPipeFieldWrite(const ir::Value *ptr, SourceLoc loc) {
   // Up the pointer's definitions (the offsets added, splats and broadcasts of local_ptr) to a

@@ -488,6 +488,7 @@ public:
     std::string name;                        ///< "pipe 'kv'" for messages
     std::map<const ir::Value *, std::string> fields; ///< each field buffer's base, by field name
     std::set<const ir::Value *> slots;       ///< the slot views acquire() returned so far
+    std::map<const ir::Value *, ir::Value *> slotFull; ///< each slot view's "full" mbarrier
     SourceLoc open;                          ///< the acquire() whose slots may be written; invalid after commit
   };
   std::map<const ir::Value *, PipeState> pipes;
@@ -526,6 +527,9 @@ public:
   /// A located error at `loc` when `ptr` (a store's pointer) points into a tle.pipe field other
   /// than through the slot its writer holds between acquire() and commit() (Pipes.cpp).
   void checkPipeFieldWrite(const ir::Value *ptr, SourceLoc loc);
+  /// The "full" mbarrier of the tle.pipe stage whose field slot view is `slot` while its writer
+  /// holds it (between acquire() and commit()), or null (Pipes.cpp; tle.gpu.copy's TMA copies).
+  ir::Value *openPipeSlotBarrier(const ir::Value *slot);
   /// The extremum of tile `x` along `axis` (NaN-ignoring, like tl.max/tl.min) in x's dtype, and
   /// the int32 index of its first occurrence along `axis` (0 when every element is NaN): the
   /// pair tl.max/tl.min(return_indices=True) return. Both drop dim `axis`.

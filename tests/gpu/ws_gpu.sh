@@ -5,7 +5,8 @@
 # against the input plus one; a tle.pipe from a scalar worker of 1 and 4 warps to the default
 # partition over 2 and 3 stages and 5 iterations; a GEMM with a TMA producer and a wgmma consumer
 # worker (256 x 256 x 320, 128 x 128 tiles, 5 K steps over 2, 3 and 4 stages) against the exact
-# product of small integers. Exit 77 without a GPU.
+# product of small integers; a tle.pipe filled by TMA copies (writer partition or one body).
+# Exit 77 without a GPU.
 # Usage: ws_gpu.sh TLE_RUN [SOURCE_DIR]
 set -uo pipefail
 TLE_RUN="$1"
@@ -38,6 +39,12 @@ for stages in 2 3; do
       --arg y_ptr=zeros:i32:5x128 --arg n=5 --expect y_ptr="$TMP/p.npy"
   done
 done
+# A tle.pipe whose field TMA copies fill (completing on the stage's "full" mbarrier), the writer a
+# worker partition or the same body as the reader.
+for stages in 2 3; do for ws in True False; do
+  expect "pipe_tma stages=$stages ws=$ws" -n pipe_tma -s "*fp16:16, *fp16:16, i32, i32:16, 64, 64, $stages, $ws" -w 4 \
+    --arg x_ptr="$TMP/x.npy" --arg y_ptr=zeros:f16:256x64 --arg M=256 --arg N=64 --expect y_ptr="$TMP/x1.npy" --atol 0 --rtol 0
+done; done
 # C = A @ B with small integers (exact): A's row i weighs columns k = i mod 4 by k % 3 + 1.
 for stages in 2 3 4; do
   expect "ws_gemm stages=$stages" -n ws_gemm -s "*fp16:16, *fp16:16, *fp32:16, i32, i32:16, i32:16, 128, 128, 64, $stages" \
