@@ -12,11 +12,6 @@ SRC="${2:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 KERNELS="$SRC/tests/gpu/barriers/barrier_kernels.tle"
 # shellcheck source=tle_run_check.sh
 source "$(dirname "${BASH_SOURCE[0]}")/tle_run_check.sh"
-seq_list() { # FIRST STEP COUNT: "FIRST, FIRST+STEP, ..." as tle-run prints integers
-  local out="" v=$1 i
-  for ((i = 0; i < $3; ++i)); do out+="${out:+, }$v"; v=$((v + $2)); done
-  echo "$out"
-}
 for stages in 2 3; do
   for warps in 1 4; do
     check "mbarrier_ring stages=$stages warps=$warps" "y_ptr: fp32[160] = [$(seq_list 0 2 160)]" -n mbarrier_ring \

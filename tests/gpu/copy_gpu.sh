@@ -18,16 +18,6 @@ trap 'rm -rf "$TMP"' EXIT
 python3 "$SRC/tests/gpu/write_npy.py" "$TMP" "x64:f2:128x64:i % 1000" "x64_2:f2:128x64:2 * (i % 1000)" \
   "x128:f2:128x128:i % 1000" "x128_2:f2:128x128:2 * (i % 1000)" "t:f2:64x64:i" "tt:f2:64x64:(i % 64) * 64 + i // 64" \
   "r:f2:256x64:i % 1000" "r1:f2:256x64:i % 1000 + 1" "v:f4:256:i" "vrev:f4:256:255 - i"
-expect() { # NAME ARGS...: the run must pass its --expect checks
-  local name="$1"; shift
-  local out
-  out="$("$TLE_RUN" "$KERNELS" -q --target gpu "$@" 2>&1)"
-  local rc=$?
-  if [ $rc -ne 0 ] && grep -qi "none is usable here\|CUDA_ERROR_NO_DEVICE\|needs a CUDA GPU" <<<"$out"; then
-    echo "SKIPPED: no GPU"; exit 77
-  fi
-  if [ $rc -eq 0 ]; then echo "PASS  $name"; else echo "FAIL  $name:"; echo "$out"; status=1; fi
-}
 for bn in 64 128; do for mma in True False; do
   expect "tma_roundtrip BN=$bn MMA=$mma" -n tma_roundtrip -s "*fp16:16, *fp16:16, i32, i32:16, 64, $bn, $mma" --grid 2 \
     --arg x_ptr="$TMP/x$bn.npy" --arg y_ptr=zeros:f16:128x$bn --arg M=128 --arg N=$bn --expect y_ptr="$TMP/x${bn}_2.npy" --atol 0 --rtol 0

@@ -21,16 +21,6 @@ python3 "$SRC/tests/gpu/write_npy.py" "$TMP" "x:f2:256x64:i % 1000" "x1:f2:256x6
   "a:f2:256x320:((i % 320) % 3 + 1) * ((i % 320) % 4 == (i // 320) % 4)" \
   "b:f2:320x256:((i // 256) * 7 + (i % 256) * 3) % 11 - 5" \
   "c:f4:256x256:sum((k % 3 + 1) * ((k * 7 + (i % 256) * 3) % 11 - 5) for k in range((i // 256) % 4, 320, 4))"
-expect() { # NAME ARGS...: the run must pass its --expect checks
-  local name="$1"; shift
-  local out
-  out="$("$TLE_RUN" "$KERNELS" -q --target gpu "$@" 2>&1)"
-  local rc=$?
-  if [ $rc -ne 0 ] && grep -qi "none is usable here\|CUDA_ERROR_NO_DEVICE\|needs a CUDA GPU" <<<"$out"; then
-    echo "SKIPPED: no GPU"; exit 77
-  fi
-  if [ $rc -eq 0 ]; then echo "PASS  $name"; else echo "FAIL  $name:"; echo "$out"; status=1; fi
-}
 for stages in 2 3; do
   expect "ws_tma stages=$stages" -n ws_tma -s "*fp16:16, *fp16:16, i32, i32:16, 64, 64, $stages" -w 4 \
     --arg x_ptr="$TMP/x.npy" --arg y_ptr=zeros:f16:256x64 --arg M=256 --arg N=64 --expect y_ptr="$TMP/x1.npy" --atol 0 --rtol 0
