@@ -6,6 +6,8 @@
 #include "Registry.h"
 #include "Sema.h"
 
+#include <algorithm>
+
 namespace tle::sema {
 
 using ir::AddrSpace;
@@ -359,6 +361,48 @@ int nvmmaSwizzle(const std::vector<int64_t> &shape, unsigned eb) {
   return 0;
 }
 
+/// alloc()'s `layout=`: a tle.gpu.swizzled_shared_layout.make_default(rank) (row-major: 0) or
+/// a tle.gpu.nv_mma_shared_layout.make_default(shape, dtype) (the NVMMA layout: 1) fitting a
+/// buffer of `shape` and `et`; anything else is a located error.
+int layoutRequest(Specializer &S, const Arg &a, const std::vector<int64_t> &shape, ir::ScalarType et) {
+  const SVal &l = a.val;
+  if (l.kind != SVal::Kind::Namespace || l.s != "shared_layout")
+    S.fail(a.loc, "alloc() layout must be tle.gpu.swizzled_shared_layout.make_default(rank) or "
+                  "tle.gpu.nv_mma_shared_layout.make_default(shape, dtype), got " + l.describe());
+  if (l.attr("kind").s == "swizzled") {
+    if (l.attr("rank").i != int64_t(shape.size()))
+      S.fail(a.loc, "alloc() layout is of rank " + std::to_string(l.attr("rank").i) + ", the buffer of rank " +
+                        std::to_string(shape.size()));
+    return 0;
+  }
+  std::vector<int64_t> ls;
+  for (const SVal &d : l.attr("shape").elts)
+    ls.push_back(d.i);
+  bool fits = ls.size() <= shape.size() && std::equal(ls.rbegin(), ls.rend(), shape.rbegin());
+  if (!fits || l.attr("dtype").dtype != et)
+    S.fail(a.loc, "alloc() layout was made for another shape or dtype than the buffer's (" + et.str() +
+                      "; the layout's shape must be the buffer's last dims)");
+  return 1;
+}
+
+SVal swizzledLayout(Specializer &S, const BuiltinCall &c) {
+  const Arg &r = c.p.get("rank");
+  if (r.val.kind != SVal::Kind::Int || r.val.i < 1 || r.val.i > 8)
+    S.fail(r.loc, "make_default() rank must be a compile-time integer from 1 to 8, got " + r.val.describe());
+  return SVal::record("shared_layout", {{"kind", SVal::str("swizzled")}, {"rank", r.val}});
+}
+
+SVal nvmmaLayout(Specializer &S, const BuiltinCall &c) {
+  const Arg &sh = c.p.get("shape");
+  std::vector<SVal> dims = sh.val.kind == SVal::Kind::Tuple ? sh.val.elts : std::vector<SVal>{sh.val};
+  for (const SVal &d : dims)
+    if (d.kind != SVal::Kind::Int || d.i < 1)
+      S.fail(sh.loc, "make_default() shape must be a list of positive compile-time integers, got " + sh.val.describe());
+  return SVal::record("shared_layout", {{"kind", SVal::str("nv_mma")},
+                                        {"shape", SVal::tuple(dims)},
+                                        {"dtype", SVal::dtypeOf(c.p.dtype("dtype"))}});
+}
+
 SVal alloc(Specializer &S, const BuiltinCall &c) {
   const Binder &p = c.p;
   SourceLoc loc = c.loc;
@@ -387,8 +431,7 @@ SVal alloc(Specializer &S, const BuiltinCall &c) {
   if (n > kMaxBytes || n * ir::storageBytes(et.dtype) > kMaxBytes)
     S.fail(sh.loc, "alloc() of " + std::to_string(n) + " " + et.str() + " elements exceeds the " +
                      std::to_string(kMaxBytes) + " bytes of shared memory a CTA can have");
-  if (p.has("layout"))
-    S.fail(p.loc("layout"), "alloc() layout= is not supported yet: buffers are row-major, unswizzled");
+
   if (p.has("scope")) {
     const Arg &sc = p.get("scope");
     if (sc.val.kind != SVal::Kind::Str || sc.val.s != "tle.gpu.smem")
@@ -400,6 +443,8 @@ SVal alloc(Specializer &S, const BuiltinCall &c) {
   int mma = -1;
   if (p.has("nv_mma_shared_layout"))
     mma = S.truthy(p.get("nv_mma_shared_layout").val, p.loc("nv_mma_shared_layout")) ? 1 : 0;
+  if (p.has("layout")) // an explicit layout wins, as in FlagTree
+    mma = layoutRequest(S, p.get("layout"), shape, et);
   unsigned eb = ir::storageBytes(et.dtype);
   int swizzle = mma == 0 || (mma < 0 && eb > 2) ? 0 : nvmmaSwizzle(shape, eb);
   ir::Op *op = S.b->create(OpKind::LocalAlloc, loc, {}, {ir::Type(ir::ScalarType::ptrTo(et.dtype, AddrSpace::Shared))});
@@ -521,6 +566,8 @@ std::vector<BuiltinSpec> tleBuiltins() {
       {"tle.gpu.alloc", "shape, dtype, layout=None, scope=tle.gpu.smem, init_value=None, nv_mma_shared_layout=False",
        alloc},
       {"tle.gpu.local_ptr", "buffer, indices=None", localPtr},
+      {"swizzled_shared_layout.make_default", "rank", swizzledLayout},
+      {"nv_mma_shared_layout.make_default", "shape, dtype", nvmmaLayout},
       {"buffer.slot", "index", bufferSlot},
   };
 }

@@ -184,8 +184,10 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
         return SVal::str("tle.gpu." + attr);
       if (attr == "PENDING" || attr == "READY") // a barrier's initial state (alloc_barriers' init=)
         return SVal::str(attr == "READY" ? "ready" : "pending");
+      if (attr == "swizzled_shared_layout" || attr == "nv_mma_shared_layout") // classes: make_default(...)
+        return SVal::record(attr, {});
       std::vector<std::string> names = builtinNames("tle.gpu");
-      names.insert(names.end(), {"smem", "PENDING", "READY"});
+      names.insert(names.end(), {"smem", "PENDING", "READY", "swizzled_shared_layout", "nv_mma_shared_layout"});
       fail(loc, "tle.gpu." + attr + " is not supported by tlec yet (TLE-Struct has " + joinNames(names) + ")");
     }
     return SVal::module(m + "." + attr);
