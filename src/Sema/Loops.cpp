@@ -236,6 +236,8 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
       fail(s->loc(), "variable '" + n + "' holds the compile-time constant " + it->second.describe() +
                          " before the loop but a runtime value inside it; initialise it with a tensor "
                          "(e.g. tl.zeros or tl.full) before the loop");
+    if (jt != inner.end())
+      checkLoopConstant(n, it->second, jt->second, s->loc());
   }
   b->create(ir::OpKind::Yield, s->loc(), yields, {});
   scope.restore();
@@ -310,6 +312,16 @@ SVal Specializer::rebuild(const SVal &templ, const std::vector<ir::Value *> &lea
     return r;
   }
   return templ;
+}
+
+void Specializer::checkLoopConstant(const std::string &n, const SVal &before, const SVal &after, SourceLoc loc) {
+  // A runtime loop carries runtime values only: a compile-time value its body changes would be one
+  // value on one iteration and another on the next (a barrier slot picked by the iteration, a
+  // string): the body must leave it as it was (index a barrier array with a runtime index).
+  if (!before.isNumber() && !carriable(after) && !sameValue(before, after))
+    fail(loc, "variable '" + n + "' is " + before.describe() + " before the loop and another " + after.describe() +
+                  " at the end of its body: a runtime loop carries tensors and numbers only, so a compile-time "
+                  "value (a barrier slot, a pipe endpoint, a string) must be the same on every iteration");
 }
 
 bool Specializer::carriable(const SVal &v) {
@@ -527,6 +539,8 @@ void Specializer::execLoopAsWhile(const ast::Stmt *s, const ast::Block &bodyAst,
       fail(loc, "variable '" + n + "' holds the compile-time constant " + it->second.describe() +
                     " before the loop but a runtime value inside it; initialise it with a tensor (e.g. tl.zeros "
                     "or tl.full) before the loop");
+    if (jt != after.end())
+      checkLoopConstant(n, it->second, jt->second, loc);
   }
   b->create(ir::OpKind::Yield, loc, yields, {});
   scope.restore();

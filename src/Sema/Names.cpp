@@ -49,7 +49,14 @@ std::string SVal::describe() const {
   }
   case Kind::Slice: return "slice";
   case Kind::PyFn: return (i ? "constexpr function '" : "Python function '") + fn->name + "'";
-  case Kind::Namespace: return s + " object";
+  case Kind::Namespace:
+    if (s == "barrier") { // a tle.gpu.alloc_barriers array or one of its slots
+      const SVal &at = attr("_index");
+      return at.kind == Kind::None ? "barrier array of " + std::to_string(attr("num_barriers").i)
+             : at.kind == Kind::Int ? "barrier slot " + std::to_string(at.i)
+                                    : std::string("barrier slot (a run-time index)");
+    }
+    return s + " object";
   case Kind::BlockPtr: {
     std::string r = "block pointer [";
     for (size_t k = 0; k < ints.size(); ++k)

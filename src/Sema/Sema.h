@@ -115,6 +115,10 @@ struct SVal {
 
 using Env = std::map<std::string, SVal>;
 
+/// Whether `a` and `b` are the same value: the same runtime values (IR values), equal compile-time
+/// values, records (pipes, barriers, torch.finfo) with the same fields, element by element.
+bool sameValue(const SVal &a, const SVal &b);
+
 /// A positional or keyword argument after evaluation.
 struct Arg {
   SourceLoc loc;
@@ -297,6 +301,9 @@ public:
   /// `templ` with its runtime values replaced, in order, from `leaves` starting at `next`.
   static SVal rebuild(const SVal &templ, const std::vector<ir::Value *> &leaves, size_t &next);
   /// Whether a value can be carried by a loop: a tensor, or a tuple / block pointer holding some.
+  /// Fails at `loc` when variable `n`, `before` a runtime loop a compile-time value that is not
+  /// a number, is another value `after` the loop's body (Loops.cpp).
+  void checkLoopConstant(const std::string &n, const SVal &before, const SVal &after, SourceLoc loc);
   static bool carriable(const SVal &v);
   /// Pointers and mask of a tl.load/tl.store through a block pointer (int64 coordinates);
   /// `mask` is null without boundary_check.

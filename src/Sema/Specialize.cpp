@@ -449,6 +449,18 @@ std::optional<SVal> Specializer::placeholder(const SVal &like, const SVal *prior
   return like;
 }
 
+bool sameValue(const SVal &a, const SVal &b) {
+  if (a.kind != b.kind || a.i != b.i || a.s != b.s || !(a.dtype == b.dtype) || a.v != b.v || a.fn != b.fn ||
+      a.ints != b.ints || a.elts.size() != b.elts.size())
+    return false;
+  if (a.f != b.f && !(a.f != a.f && b.f != b.f)) // NaN equals NaN here: the same constant
+    return false;
+  for (size_t k = 0; k < a.elts.size(); ++k)
+    if (!sameValue(a.elts[k], b.elts[k]))
+      return false;
+  return true;
+}
+
 namespace {
 
 /// Pairs up the runtime leaves of two values of one structure (tuples and block pointers
@@ -471,19 +483,7 @@ bool pairLeaves(const SVal &t, const SVal &e, std::vector<SVal> &ts, std::vector
 
 /// Whether two values are the same (the same runtime values, equal compile-time values): merging
 /// them needs no `if` result.
-bool identical(const SVal &t, const SVal &e) {
-  if (t.isTensor() || e.isTensor())
-    return t.isTensor() && e.isTensor() && t.v == e.v;
-  if (t.isAggregate() || e.isAggregate()) {
-    if (t.kind != e.kind || t.elts.size() != e.elts.size() || t.ints != e.ints || t.s != e.s)
-      return false;
-    for (size_t i = 0; i < t.elts.size(); ++i)
-      if (!identical(t.elts[i], e.elts[i]))
-        return false;
-    return true;
-  }
-  return t.isConstexpr() && e.isConstexpr() && t.describe() == e.describe();
-}
+bool identical(const SVal &t, const SVal &e) { return sameValue(t, e); }
 
 /// `templ` with its leaves (as paired by pairLeaves) replaced from `leaves` starting at `next`.
 SVal rebuildLeaves(const SVal &templ, const std::vector<SVal> &leaves, size_t &next) {
@@ -889,7 +889,7 @@ std::vector<SVal> Specializer::mergeBranches(ir::Op *ifOp, const std::vector<std
   std::vector<ir::Value *> yields[2];
   for (size_t i = 0; i < names.size(); ++i) {
     SVal &t = thenVals[i], &e = elseVals[i];
-    if (t.isConstexpr() && e.isConstexpr() && t.describe() == e.describe()) {
+    if (sameValue(t, e)) {
       merged[i] = t;
       continue;
     }
