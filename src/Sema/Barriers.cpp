@@ -40,11 +40,13 @@ namespace {
 constexpr int kLowestNamedBarrier = 2; // 0: the CTA's barrier; 1: the first warp partition's
 
 /// `v` as a compile-time integer argument `what` of `fname`, at least `min`.
-int64_t constInt(Specializer &S, const Arg &a, const char *fname, const char *what, int64_t min) {
+int64_t constInt(Specializer &S, const Arg &a, const char *fname, const char *what, int64_t min,
+                 int64_t max = INT32_MAX) {
   if (a.val.kind != SVal::Kind::Int && a.val.kind != SVal::Kind::Bool)
     S.fail(a.loc, std::string(fname) + "() " + what + " must be a compile-time integer, got " + a.val.describe());
-  if (a.val.i < min || a.val.i > INT32_MAX)
-    S.fail(a.loc, std::string(fname) + "() " + what + " must be from " + std::to_string(min) + " to 2^31 - 1, got " +
+  if (a.val.i < min || a.val.i > max)
+    S.fail(a.loc, std::string(fname) + "() " + what + " must be from " + std::to_string(min) + " to " +
+                      (max == INT32_MAX ? std::string("2^31 - 1") : std::to_string(max)) + ", got " +
                       std::to_string(a.val.i));
   return a.val.i;
 }
@@ -55,9 +57,7 @@ SVal allocBarriers(Specializer &S, const BuiltinCall &c, int64_t n) {
   if (!n)
     n = 1;
   else
-    n = constInt(S, p.get("num_barriers"), fname, "num_barriers", 1);
-  if (n > 1024)
-    S.fail(p.loc("num_barriers"), "alloc_barriers() num_barriers must be at most 1024, got " + std::to_string(n));
+    n = constInt(S, p.get("num_barriers"), fname, "num_barriers", 1, 1024);
   Specializer::BarrierState st;
   st.alloc = c.loc;
   st.count = p.has("arrive_count") ? constInt(S, p.get("arrive_count"), fname, "arrive_count", 1) : 1;
@@ -171,16 +171,22 @@ std::pair<int, int> namedOf(Specializer &S, const SVal &slot, const char *fname,
     S.fail(loc, why + "which has no READY state: pass phaseIdx, or allocate it PENDING", at);
   if (slot.attr("_index").kind != SVal::Kind::Int)
     S.fail(loc, why + "whose id must be known at compile time: index it with a compile-time slot", at);
-  if (st.count % 32 || st.count > 1024)
-    S.fail(loc, why + "of arrive_count threads, waiters and arrivers together: a multiple of 32 up to 1024, got " +
-                    std::to_string(st.count),
+  int64_t threads = 32 * int64_t(S.blockWarps ? S.blockWarps : S.fn->numWarps);
+  if (st.count % 32 || st.count > threads)
+    S.fail(loc, why + "of arrive_count threads, waiters and arrivers together: a multiple of 32 up to the " +
+                    std::to_string(threads) + " threads that run here, got " + std::to_string(st.count),
            at);
   useBackend(S, slot, true, loc);
   int64_t n = slot.attr("num_barriers").i;
   if (st.namedBase < 0) {
-    if (S.nextNamedBarrier - n + 1 < kLowestNamedBarrier)
-      S.fail(loc, why + "and the kernel's named barriers (ids " + std::to_string(kLowestNamedBarrier) +
-                      " to 15) are spent: this array needs " + std::to_string(n),
+    int lowest = std::max(kLowestNamedBarrier, S.partitionCount + 1); // above the partitions' own
+    if (lowest > 15)
+      S.fail(loc, why + "and none is left: the kernel's " + std::to_string(S.partitionCount) +
+                      " warp partitions use ids 1 to " + std::to_string(S.partitionCount), at);
+    if (S.nextNamedBarrier - n + 1 < lowest)
+      S.fail(loc, why + "and the kernel's named barriers (ids " + std::to_string(lowest) +
+                      " to 15; the warp partitions have the ones below) are spent: this array needs " +
+                      std::to_string(n),
              at);
     st.namedBase = S.nextNamedBarrier - int(n) + 1;
     S.nextNamedBarrier -= int(n);

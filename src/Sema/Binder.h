@@ -55,6 +55,10 @@ std::vector<int64_t> shapeArg(Specializer &S, const Arg &a, const std::string &f
 /// errors name `fname`.
 bool constBool(Specializer &S, const Binder &p, const std::string &fname, const std::string &k);
 
+/// Whether the keyword `k` is True (False when absent): FlagTree's TLE flags take a compile-time
+/// bool and nothing else (a string or a number is an error naming `fname`).
+bool strictBool(Specializer &S, const Binder &p, const std::string &fname, const std::string &k);
+
 /// Whether `x` is a power of two (> 0).
 inline bool isPow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 

@@ -28,6 +28,7 @@
 #include "Sema.h"
 
 #include <algorithm>
+#include <climits>
 
 namespace tle::sema {
 
@@ -129,6 +130,8 @@ ir::TensorMapParam tensorMapOf(Specializer &S, const Arg &desc, int swizzle, Sou
           " elements (give its params divisibility 16)");
     if (d.ints[i] > 256)
       bad("box dims of at most 256 elements; the block's dim " + std::to_string(i) + " is " + std::to_string(d.ints[i]));
+    if (shape->params.empty() && shape->value <= 0)
+      bad("positive dims: the descriptor's dim " + std::to_string(i) + " is " + std::to_string(shape->value));
     m.shape.push_back(*shape);
     m.strides.push_back(*stride);
   }
@@ -145,6 +148,9 @@ ir::TensorMapParam tensorMapOf(Specializer &S, const Arg &desc, int swizzle, Sou
 /// The buffer `buf` checked as the other side of a TMA copy of descriptor `desc`.
 void checkTmaBuffer(Specializer &S, const Arg &buf, const Arg &desc) {
   const SVal &d = desc.val;
+  if (buf.val.elts[0].v->type.elem.space != AddrSpace::Shared)
+    S.fail(buf.loc, "copy()'s buffer, " + buf.val.describe() + ", must be this CTA's: a TMA copy moves bytes "
+                    "between global memory and the issuing CTA's shared memory (tle.remote buffers are not supported)");
   if (buf.val.elts[0].v->type.elem.pointee != d.elts[0].v->type.elem.pointee)
     S.fail(buf.loc, "copy()'s buffer, " + buf.val.describe() + ", must have the descriptor's element type " +
                         ir::ScalarType{d.elts[0].v->type.elem.pointee}.str());
@@ -155,6 +161,9 @@ void checkTmaBuffer(Specializer &S, const Arg &buf, const Arg &desc) {
   if (block != buf.val.ints)
     S.fail(buf.loc, "copy()'s buffer, " + buf.val.describe() + ", must have the descriptor's block shape " +
                         shapeStr(d.ints) + " (the TMA box; leading dims of 1 may be left out)");
+  if (buf.val.i && ir::numElements(buf.val.ints) != buf.val.ints[block.size() - 2] * block.back())
+    S.fail(buf.loc, "copy()'s buffer, " + buf.val.describe() + ", holds several matrices in the NVMMA layout; a "
+                    "TMA copy fills one: copy each slot (buf.slot(i)), or allocate with nv_mma_shared_layout=False");
   const ir::Value *base = buf.val.elts[0].v;
   int64_t bytes = ir::numElements(buf.val.ints) * ir::storageBytes(base->type.elem.pointee);
   int64_t align = buf.val.i ? 8 * buf.val.i : 128; // a swizzled box starts at a whole pattern of 8 rows
@@ -210,6 +219,8 @@ std::vector<ir::Value *> coordsOf(Specializer &S, const BuiltinCall &c, size_t r
               (x.isTensor() && x.v->type.isScalar() && ir::isInteger(x.v->type.dtype()));
     if (!ok)
       S.fail(o.loc, "copy() offsets must be integer scalars, got " + x.describe());
+    if (x.isNumber() && (x.i < INT32_MIN || x.i > INT32_MAX))
+      S.fail(o.loc, "copy() offset " + std::to_string(x.i) + " is outside the i32 coordinates TMA takes");
     out.push_back(S.castTo(S.toTensor(x, o.loc), ir::ScalarType{DType::I32}, o.loc));
   }
   return out;
@@ -230,7 +241,10 @@ void tmaLoad(Specializer &S, const BuiltinCall &c, const Arg &desc, const Arg &b
       S.b->create(OpKind::TmaLoad, c.loc, ops, {})->sync.map = map;
     }
   };
-  if (ir::Value *full = c.p.has("barrier") ? nullptr : S.openPipeSlotBarrier(dst)) {
+  if (c.p.has("barrier") && S.openPipeSlotBarrier(dst))
+    S.fail(c.p.loc("barrier"), "copy() into a tle.pipe slot completes on the pipe's own mbarrier, which its reader "
+                               "waits for: drop barrier=");
+  if (ir::Value *full = S.openPipeSlotBarrier(dst)) {
     // A field of a tle.pipe slot its writer holds: the bytes complete on the stage's "full"
     // mbarrier, whose phase the writer's commit() completes once they have landed.
     S.b->create(OpKind::MbarrierExpectTx, c.loc, {full}, {})->sync.tx = bytes;

@@ -442,7 +442,7 @@ SVal alloc(Specializer &S, const BuiltinCall &c) {
   // counters, fp32 staging); True asks for it for any dtype (tf32 operands), False for row-major.
   int mma = -1;
   if (p.has("nv_mma_shared_layout"))
-    mma = S.truthy(p.get("nv_mma_shared_layout").val, p.loc("nv_mma_shared_layout")) ? 1 : 0;
+    mma = strictBool(S, p, "alloc", "nv_mma_shared_layout") ? 1 : 0;
   if (p.has("layout")) // an explicit layout wins, as in FlagTree
     mma = layoutRequest(S, p.get("layout"), shape, et);
   unsigned eb = ir::storageBytes(et.dtype);

@@ -136,6 +136,14 @@ SVal warpSpecialize(Specializer &S, const BuiltinCall &c) {
   }
   ir::Op *ws = S.b->create(OpKind::WarpSpecialize, c.loc, {}, {});
   ws->setPartitionWarps(warps);
+  S.partitionCount = int(entries.size());
+  if (S.nextNamedBarrier + 1 <= S.partitionCount) // tle.gpu's named barriers go down from 15
+    S.fail(c.loc, "this warp_specialize's " + std::to_string(entries.size()) + " partitions use named barriers 1 to " +
+                      std::to_string(entries.size()) + ", and the kernel's tle.gpu barriers without phaseIdx already use " +
+                      std::to_string(S.nextNamedBarrier + 1) + " to 15: use fewer partitions or named barrier slots");
+  S.blockWarps = S.fn->numWarps;
+  for (int64_t w : warps)
+    S.blockWarps += int(w);
   ++S.partitionDepth;
   for (const SVal &e : entries) {
     ws->regions.push_back(std::make_unique<ir::Block>());
@@ -153,6 +161,7 @@ SVal warpSpecialize(Specializer &S, const BuiltinCall &c) {
     S.b->create(OpKind::Yield, c.loc, {}, {});
   }
   --S.partitionDepth;
+  S.blockWarps = 0; // after the op the default partition goes on alone
   // Tile code runs in the default region (num_warps warps): swap a tile worker there.
   std::vector<size_t> tiles;
   for (size_t r = 0; r < ws->regions.size(); ++r)

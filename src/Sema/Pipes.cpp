@@ -117,7 +117,9 @@ SVal pipe(Specializer &S, const BuiltinCall &c) {
     S.fail(scope->loc, "pipe() scope must be \"cta\" (the only scope FlagTree's pipes have), got " + scope->val.describe());
   if (name && name->val.kind != SVal::Kind::Str && name->val.kind != SVal::Kind::None)
     S.fail(name->loc, "pipe() name must be a string, got " + name->val.describe());
-  bool once = oneShot && S.truthy(oneShot->val, oneShot->loc);
+  if (oneShot && oneShot->val.kind != SVal::Kind::Bool && oneShot->val.kind != SVal::Kind::None)
+    S.fail(oneShot->loc, "pipe() one_shot must be a compile-time bool (True or False), got " + oneShot->val.describe());
+  bool once = oneShot && oneShot->val.kind == SVal::Kind::Bool && oneShot->val.i;
   std::vector<SVal> readerNames;
   if (readers && readers->val.kind != SVal::Kind::None) {
     const SVal &r = readers->val;
@@ -142,6 +144,9 @@ SVal pipe(Specializer &S, const BuiltinCall &c) {
       S.fail(v->loc, "pipe() field '" + k + "' must be a shared buffer (tle.gpu.alloc), got " + v->val.describe());
     if (v->val.ints.size() < 2)
       S.fail(v->loc, "pipe() field '" + k + "' must have rank 2 or more (its leading dim is the stage), got " +
+                         v->val.describe());
+    if (v->val.elts[0].v->type.elem.space != AddrSpace::Shared)
+      S.fail(v->loc, "pipe() field '" + k + "' must be this CTA's buffer (its mbarriers are this CTA's), got " +
                          v->val.describe());
     if (v->val.ints[0] != C)
       S.fail(v->loc, "pipe() field '" + k + "' has leading dim " + std::to_string(v->val.ints[0]) +
@@ -242,6 +247,12 @@ SVal reader(Specializer &S, const BuiltinCall &c) {
   } else if (!declared.elts.empty()) {
     S.fail(c.loc, pipeName(S, p) + " declares named readers: reader() needs name= (one of them)");
   }
+  Specializer::PipeState &st = stateOf(S, p);
+  auto [made, fresh] = st.readersMade.insert({name, c.loc});
+  if (!fresh)
+    S.fail(c.loc, pipeName(S, p) + " already has " + (name.empty() ? "its reader" : "reader '" + name + "'") +
+                      ": each reader releases once per round, so it is made once (pass that endpoint)",
+           {{made->second, "made here"}});
   SVal fields = p.attr("fields");
   if (b.has("fields")) {
     const Arg &f = b.get("fields");
@@ -258,8 +269,32 @@ SVal reader(Specializer &S, const BuiltinCall &c) {
   return SVal::record("pipe_reader", {{"pipe", p}, {"name", name.empty() ? SVal::none() : SVal::str(name)}, {"fields", fields}});
 }
 
+/// The warp partition (a region of the kernel's warp_specialize) the builder is in, or null.
+const ir::Block *partitionOf(Specializer &S) {
+  for (const ir::Block *b = S.b->block(); b && b->parent; b = b->parent->parent)
+    if (b->parent->kind == OpKind::WarpSpecialize)
+      return b;
+  return nullptr;
+}
+
+/// Records that endpoint `who` ("" the writer, else a reader's name, "?" the unnamed reader) of
+/// pipe `p` is used here; a located error when it was used in another warp partition (a pipe has
+/// one writer, and each reader is one partition's: its mbarriers count one arrival for each).
+void useEndpoint(Specializer &S, const SVal &p, const std::string &who, SourceLoc loc) {
+  Specializer::PipeState &st = stateOf(S, p);
+  auto [it, fresh] = st.endpointUse.insert({who, {partitionOf(S), loc}});
+  if (fresh || it->second.first == partitionOf(S))
+    return;
+  std::string what = who.empty() ? "writer" : who == "?" ? "reader" : "reader '" + who + "'";
+  S.fail(loc, "the " + what + " of " + st.name + " is used in two warp partitions; its mbarriers count one " +
+                  (who.empty() ? "commit per round (a pipe has one writer)"
+                               : "release per round from it (declare readers=(...) for several readers)"),
+         {{it->second.second, "used in another partition here"}});
+}
+
 SVal acquire(Specializer &S, const BuiltinCall &c) {
   const SVal &p = c.self->attr("pipe");
+  useEndpoint(S, p, "", c.loc);
   auto [stage, phase] = stageAndPhase(S, c.p.get("iter"), p.attr("capacity").i, c.loc);
   if (p.attr("one_shot").i)
     return openSlot(S, p, S.b->constInt(c.loc, DType::I32, 0), c.loc);
@@ -270,6 +305,7 @@ SVal acquire(Specializer &S, const BuiltinCall &c) {
 
 SVal commit(Specializer &S, const BuiltinCall &c) {
   const SVal &p = c.self->attr("pipe");
+  useEndpoint(S, p, "", c.loc);
   arrive(S, at(S, p.attr("_full").v, stageOf(S, p, c.p.get("iter"), c.loc), c.loc), c.loc);
   Specializer::PipeState &st = stateOf(S, p);
   st.committed = true;
@@ -287,8 +323,12 @@ SVal closePipe(Specializer &S, const BuiltinCall &c) {
   return commit(S, c);
 }
 
+/// The endpoint key of reader `r` (useEndpoint).
+std::string readerKey(const SVal &r) { return r.attr("name").kind == SVal::Kind::Str ? r.attr("name").s : "?"; }
+
 SVal waitPipe(Specializer &S, const BuiltinCall &c) {
   const SVal &p = c.self->attr("pipe");
+  useEndpoint(S, p, readerKey(*c.self), c.loc);
   if (!stateOf(S, p).committed && S.partitionDepth == 0) // across partitions another one commits
     S.fail(c.loc, "no commit of " + pipeName(S, p) + " comes before this wait: in one kernel body its threads would "
                   "wait for a slot they have not committed yet");
@@ -307,6 +347,7 @@ SVal waitPipe(Specializer &S, const BuiltinCall &c) {
 
 SVal release(Specializer &S, const BuiltinCall &c) {
   const SVal &p = c.self->attr("pipe");
+  useEndpoint(S, p, readerKey(*c.self), c.loc);
   ir::Value *stage = stageOf(S, p, c.p.get("iter"), c.loc); // checks the iteration in a one_shot pipe too
   if (!p.attr("one_shot").i)
     arrive(S, at(S, p.attr("_empty").v, stage, c.loc), c.loc);

@@ -39,6 +39,15 @@ bool constBool(Specializer &S, const Binder &p, const std::string &fname, const 
   return S.truthy(a.val, a.loc);
 }
 
+bool strictBool(Specializer &S, const Binder &p, const std::string &fname, const std::string &k) {
+  if (!p.has(k))
+    return false;
+  const Arg &a = p.get(k);
+  if (a.val.kind != SVal::Kind::Bool)
+    S.fail(a.loc, fname + "() argument '" + k + "' must be a compile-time bool (True or False), got " + a.val.describe());
+  return a.val.i != 0;
+}
+
 namespace {
 
 SVal sumMaxMin(Specializer &S, const BuiltinCall &c) {

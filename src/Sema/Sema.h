@@ -496,6 +496,10 @@ public:
     std::map<const ir::Value *, std::string> fields; ///< each field buffer's base, by field name
     std::set<const ir::Value *> slots;       ///< the slot views acquire() returned so far
     std::map<const ir::Value *, ir::Value *> slotFull; ///< each slot view's "full" mbarrier
+    /// Each endpoint's first use ("" the writer, a reader's name, "?" the unnamed reader): its warp
+    /// partition (null outside warp_specialize) and where.
+    std::map<std::string, std::pair<const ir::Block *, SourceLoc>> endpointUse;
+    std::map<std::string, SourceLoc> readersMade; ///< reader() calls by name ("" the unnamed reader)
     SourceLoc open;                          ///< the acquire() whose slots may be written; invalid after commit
   };
   std::map<const ir::Value *, PipeState> pipes;
@@ -525,6 +529,8 @@ public:
   /// local_load / local_store of the matrix at the mapped pointer (Distributed.cpp, Memory.cpp).
   std::map<const ir::Value *, ir::Value *> matrixViews;
   int partitionDepth = 0;
+  int partitionCount = 0; ///< the warp_specialize's partitions, whose named barriers are ids 1 to it
+  int blockWarps = 0;     ///< while its partitions are built: the block's warps, all partitions'
   /// `bars[i]`: slot `i` of a tle.gpu.alloc_barriers array (Barriers.cpp).
   SVal barrierSubscript(const SVal &bars, const ast::SubscriptExpr *e, Env &env);
   /// The mbarrier of `bar` (a barrier slot, tle.gpu.copy's barrier=) on which a TMA copy of

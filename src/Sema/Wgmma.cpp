@@ -41,7 +41,7 @@ std::vector<int64_t> matrixOf(Specializer &S, const Arg &x, const char *what) {
 
 SVal wgmma(Specializer &S, const BuiltinCall &c) {
   const Binder &p = c.p;
-  bool ta = constBool(S, p, "wgmma", "trans_a"), tb = constBool(S, p, "wgmma", "trans_b");
+  bool ta = strictBool(S, p, "wgmma", "trans_a"), tb = strictBool(S, p, "wgmma", "trans_b");
   const Arg &a = p.get("a"), &b = p.get("b");
   std::vector<int64_t> bm = matrixOf(S, b, "b");
   int64_t K = tb ? bm[1] : bm[0], N = tb ? bm[0] : bm[1], M, Ka;
