@@ -5,8 +5,9 @@ in one process. Each cubin's output is checked against torch.matmul before it is
 triton.testing.do_bench medians over rounds in rotating order (profile_common.time_rounds).
 
 Usage: python3 bench/struct_gemm_bench.py --lib build/runtime/libtle_rt.so --cubins DIR
-           [--configs 128x256x64x8x3,...] [--sizes MxNxK,...] [--rounds 3] [--out FILE.json]
-DIR holds struct_ws_<BM>x<BN>x<BK>_w<W>_s<S>.sm_90a.cubin for each config, compiled with
+           [--persistent] [--configs 128x256x64x8x3,...] [--sizes MxNxK,...] [--rounds 3] [--out FILE.json]
+DIR holds struct_ws_<BM>x<BN>x<BK>_w<W>_s<S>.sm_90a.cubin for each config (struct_wsp_... with
+--persistent: matmul_struct_ws_persistent, launched on min(tiles, SMs) programs), compiled with
   tlec bench/struct_gemm/matmul_struct_ws.tle -n matmul_struct_ws -w W --arch sm_90a \\
        -s "*fp16:16, *fp16:16, *fp16:16, i32, i32:16, i32:16, BM, BN, BK, S" -o ...
 """
@@ -32,6 +33,7 @@ def main():
     ap.add_argument("--sizes", default="4096x4096x4096,8192x8192x8192,8192x8192x1024")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out")
+    ap.add_argument("--persistent", action="store_true")
     args = ap.parse_args()
     lib = open_runtime(args.lib)
     stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
@@ -45,10 +47,15 @@ def main():
         timed = {"cublas": lambda: torch.matmul(a, b)}
         for cfg in args.configs.split(","):
             bm, bn, bk, w, s = (int(x) for x in cfg.split("x"))
-            path = os.path.join(args.cubins, f"struct_ws_{bm}x{bn}x{bk}_w{w}_s{s}.sm_90a.cubin")
-            kern = TleKernel(lib, path, "matmul_struct_ws")
+            stem = "struct_wsp_" if args.persistent else "struct_ws_"
+            path = os.path.join(args.cubins, f"{stem}{bm}x{bn}x{bk}_w{w}_s{s}.sm_90a.cubin")
+            name = "matmul_struct_ws_persistent" if args.persistent else "matmul_struct_ws"
+            kern = TleKernel(lib, path, name)
             c = torch.empty(m, n, device="cuda", dtype=torch.float16)
             grid = ((m + bm - 1) // bm, (n + bn - 1) // bn)
+            if args.persistent:
+                sms = torch.cuda.get_device_properties(0).multi_processor_count
+                grid = (min(grid[0] * grid[1], sms),)
             vals = [ctypes.c_uint64(t.data_ptr()) for t in (a, b, c)] + [ctypes.c_int32(x) for x in (m, n, k)]
 
             def run(kern=kern, grid=grid, vals=vals):
