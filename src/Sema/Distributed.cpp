@@ -563,7 +563,7 @@ std::vector<BuiltinSpec> tleBuiltins() {
       {"tle.shard_id", "mesh, axis, device_dptr=None", shardId},
       {"tle.remote", "tensor, shard_id, scope=None, space='cluster'", remote},
       {"tle.distributed_barrier", "mesh=None, device_dptr=None, space=None", distributedBarrier},
-      {"tle.gpu.alloc", "shape, dtype, layout=None, scope=tle.gpu.smem, init_value=None, nv_mma_shared_layout=False",
+      {"tle.gpu.alloc", "shape, dtype, layout=None, scope=tle.gpu.smem, init_value=None, nv_mma_shared_layout=None",
        alloc},
       {"tle.gpu.local_ptr", "buffer, indices=None", localPtr},
       {"swizzled_shared_layout.make_default", "rank", swizzledLayout},
