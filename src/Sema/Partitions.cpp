@@ -117,7 +117,8 @@ SVal warpSpecialize(Specializer &S, const BuiltinCall &c) {
       S.fail(c.p.loc("worker_num_regs"), "warp_specialize() worker_num_regs must be multiples of 8 (setmaxnreg), got " +
                                              std::to_string(r));
   if (S.loopDepth > 0 || S.b->block() != &S.fn->body)
-    S.fail(c.loc, "warp_specialize() must be called at the kernel's top level, outside loops and branches");
+    S.fail(c.loc, "warp_specialize() must be called at the kernel's top level, outside loops and branches (and "
+                  "before any early return, after which the rest of the kernel runs in a branch)");
   if (S.warpSpecializeAt.valid())
     S.fail(c.loc, "a kernel has one warp_specialize", {{S.warpSpecializeAt, "the first is here"}});
   S.warpSpecializeAt = c.loc;
