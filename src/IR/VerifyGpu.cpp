@@ -306,6 +306,55 @@ std::string wgmmaResultUses(const Function &f, SourceLoc &where) {
   return bad;
 }
 
+/// The shared buffer (LocalAlloc) that pointers `p` (a pointer or a tile of them, through
+/// splats, broadcasts and addptrs) point into, or null.
+const Op *bufferOfPointers(const Value *p) {
+  while (p && p->def && p->type.isTile() &&
+         (p->def->kind == OpKind::AddPtr || p->def->kind == OpKind::Splat || p->def->kind == OpKind::Broadcast ||
+          p->def->kind == OpKind::ExpandDims || p->def->kind == OpKind::ConvertLayout))
+    p = p->def->operands[0];
+  return p && !p->type.isTile() ? sharedBuffer(p) : nullptr;
+}
+
+/// Writes into a matrix a wgmma group still in flight reads: a store, local_store, TMA copy or
+/// cp.async into a one-matrix buffer that is an operand of a wgmma not yet retired by a
+/// wgmma_wait in the same block (wgmma_wait N retires all but the last N groups). A ring's
+/// slots (buffers of several matrices, addressed at run time) are the protocol's to order.
+std::string wgmmaOperandWrites(const Block &b, SourceLoc &where) {
+  std::vector<std::vector<const Op *>> groups; // the operand buffers of each group in flight
+  for (auto &u : b.ops) {
+    const Op &op = *u;
+    for (auto &r : op.regions)
+      if (std::string bad = wgmmaOperandWrites(*r, where); !bad.empty())
+        return bad;
+    if (op.kind == OpKind::Wgmma) {
+      std::vector<const Op *> reads;
+      for (size_t i = 0; i < 2; ++i)
+        if (const Op *a = op.operands[i]->type.isTile() ? nullptr : sharedBuffer(op.operands[i])) {
+          std::array<int64_t, 2> m = matrixShape(*a);
+          if (numElements(a->allocShape()) == m[0] * m[1])
+            reads.push_back(a);
+        }
+      groups.push_back(reads);
+    } else if (op.kind == OpKind::WgmmaWait) {
+      size_t keep = std::min(groups.size(), static_cast<size_t>(op.sync.pending));
+      groups.erase(groups.begin(), groups.end() - static_cast<long>(keep));
+    } else if (op.kind == OpKind::Store || op.kind == OpKind::LocalStore || op.kind == OpKind::TmaLoad ||
+               op.kind == OpKind::AsyncCopy) {
+      const Op *written = bufferOfPointers(op.operands[0]);
+      if (!written && !op.operands[0]->type.isTile())
+        written = sharedBuffer(op.operands[0]);
+      for (const auto &g : groups)
+        if (written && std::find(g.begin(), g.end(), written) != g.end()) {
+          where = op.loc;
+          return "'" + std::string(name(op.kind)) + "': writes a matrix that a wgmma still in flight reads (the "
+                 "group reads its operands until a wgmma_wait retires it: wgmma_wait 0 before writing)";
+        }
+    }
+  }
+  return "";
+}
+
 /// Calls `fn` on `op` and every op nested in its regions.
 template <typename F> void walk(const Op &op, F &&fn) {
   fn(op);
@@ -439,6 +488,8 @@ std::string verifySwizzledAlloc(const Op &alloc) {
 
 std::string verifyMatrixFunction(const Function &f, SourceLoc &where) {
   if (std::string bad = wgmmaResultUses(f, where); !bad.empty())
+    return bad;
+  if (std::string bad = wgmmaOperandWrites(f.body, where); !bad.empty())
     return bad;
   // Named barriers 1..partitions are the partitions' own (OpKind::WarpSpecialize).
   size_t partitions = 0;
