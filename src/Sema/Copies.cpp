@@ -312,11 +312,28 @@ SVal copy(Specializer &S, const BuiltinCall &c) {
   return SVal::none();
 }
 
+/// tle.gpu.memory_space(x, space) / storage_kind: FlagTree's placement hint for the op that made
+/// tile `x` ("shared_memory": stage it through shared memory). The values are `x`'s either way,
+/// and where a tile lives is this compiler's decision (its passes), so `x` is returned as it is;
+/// the space is checked.
+SVal memorySpace(Specializer &S, const BuiltinCall &c) {
+  const Arg &x = c.p.get("x"), &sp = c.p.get("space");
+  if (!x.val.isTensor())
+    S.fail(x.loc, "memory_space() takes a tensor, got " + x.val.describe());
+  std::string s = sp.val.kind == SVal::Kind::Str ? sp.val.s : "";
+  if (s != "shared_memory" && s != "tensor_memory" && s != "register" && s != "tle.gpu.smem")
+    S.fail(sp.loc, "memory_space() space must be \"shared_memory\", \"tensor_memory\" or \"register\", got " +
+                       sp.val.describe());
+  return x.val;
+}
+
 } // namespace
 
 std::vector<BuiltinSpec> copyBuiltins() {
   return {
       {"tle.gpu.copy", "src, dst, shape, offsets=None, barrier=None", copy},
+      {"tle.gpu.memory_space", "x, space", memorySpace},
+      {"tle.gpu.storage_kind", "x, space", memorySpace},
   };
 }
 

@@ -71,7 +71,8 @@ TEST_CASE("builtin registry: Python builtins, triton, tl.extra.cuda and TLE name
                                                      "cumsum"});
   CHECK(builtinNames("tle.gpu") == std::vector<std::string>{"pipeline", "alloc", "local_ptr", "alloc_barriers",
                                                             "alloc_barrier", "barrier_wait", "barrier_arrive",
-                                                            "copy", "warp_specialize", "wgmma", "wgmma_wait"});
+                                                            "copy", "memory_space", "storage_kind",
+                                                            "warp_specialize", "wgmma", "wgmma_wait"});
   CHECK(findBuiltin("libdevice.exp") != nullptr);
   CHECK(findBuiltin("libdevice.not_a_function") == nullptr);
 }
