@@ -563,4 +563,55 @@ std::optional<TensorMapParam::Source> tensorMapSource(const Function &f, const V
   return s;
 }
 
+std::optional<TensorMapParam> tensorMap(const Function &f, DType dtype, const Value *base,
+                                        const std::vector<const Value *> &shape,
+                                        const std::vector<const Value *> &strides, const std::vector<int64_t> &box,
+                                        int swizzle, std::string *why) {
+  auto bad = [&](const std::string &rule) -> std::optional<TensorMapParam> {
+    if (why)
+      *why = rule;
+    return std::nullopt;
+  };
+  if (base->owner != &f.body)
+    return bad("the descriptor's base to be a pointer param of the kernel (the launcher builds the map from it)");
+  if (f.params[base->index].divisibility % 16)
+    return bad("the descriptor's base promised 16-byte aligned (a param with divisibility 16: '*fp16:16' in the "
+               "signature)");
+  TensorMapParam m;
+  m.dtype = dtype;
+  m.base = static_cast<int>(base->index);
+  size_t r = shape.size();
+  unsigned eb = storageBytes(dtype);
+  for (size_t d = 0; d < r; ++d) {
+    std::optional<TensorMapParam::Source> sh = tensorMapSource(f, shape[d]), st = tensorMapSource(f, strides[d]);
+    if (!sh || !st)
+      return bad("every shape and stride of the descriptor a product of the kernel's integer params and constants, "
+                 "which dim " + std::to_string(d) + "'s " + (sh ? "stride" : "shape") + " is not");
+    std::sort(sh->params.begin(), sh->params.end());
+    std::sort(st->params.begin(), st->params.end());
+    // What the params promise the stride is a multiple of (their divisibility, capped to keep
+    // the product small), times the constant factor.
+    int64_t multiple = st->value;
+    for (int p : st->params)
+      multiple *= std::min<int64_t>(f.params[p].divisibility, 1024);
+    if (d + 1 == r && (!st->params.empty() || st->value != 1))
+      return bad("the last stride to be 1 (the contiguous dim)");
+    if (d + 1 < r && (st->value <= 0 || (multiple * eb) % 16))
+      return bad("strides of whole 16-byte units: dim " + std::to_string(d) + "'s stride must be known to be a "
+                 "multiple of " + std::to_string(16 / std::max(1u, eb)) + " elements (give its params divisibility 16)");
+    if (box[d] > 256)
+      return bad("box dims of at most 256 elements; the block's dim " + std::to_string(d) + " is " +
+                 std::to_string(box[d]));
+    if (sh->params.empty() && sh->value <= 0)
+      return bad("positive dims: the descriptor's dim " + std::to_string(d) + " is " + std::to_string(sh->value));
+    m.shape.push_back(*sh);
+    m.strides.push_back(*st);
+  }
+  if ((box[r - 1] * eb) % 16)
+    return bad("box rows of whole 16-byte units; the box's rows are " + std::to_string(box[r - 1] * eb) + " bytes");
+  m.box = box;
+  m.swizzle = swizzle;
+  return m;
+}
+
 } // namespace tle::ir

@@ -97,52 +97,20 @@ int declareTensorMap(Specializer &S, const ir::TensorMapParam &m) {
 /// of swizzle bytes).
 ir::TensorMapParam tensorMapOf(Specializer &S, const Arg &desc, int swizzle, SourceLoc loc) {
   const SVal &d = desc.val;
-  const ir::Function &f = *S.fn;
-  const ir::Value *base = d.elts[0].v;
-  auto bad = [&](const std::string &why) {
-    S.fail(loc, "copy() with a tensor descriptor is a TMA copy, whose tensor map needs " + why);
-  };
-  if (base->owner != &f.body)
-    bad("the descriptor's base to be a pointer param of the kernel (the launcher builds the map from it)");
-  if (f.params[base->index].divisibility % 16)
-    bad("the descriptor's base promised 16-byte aligned (a param with divisibility 16: '*fp16:16' in the signature)");
-  ir::TensorMapParam m;
-  m.dtype = base->type.elem.pointee;
-  m.base = static_cast<int>(base->index);
-  size_t r = d.ints.size();
-  unsigned eb = ir::storageBytes(m.dtype);
-  for (size_t i = 0; i < r; ++i) {
-    auto shape = ir::tensorMapSource(f, d.elts[1].elts[i].v);
-    auto stride = ir::tensorMapSource(f, d.elts[2].elts[i].v);
-    if (!shape || !stride)
-      bad("every shape and stride of the descriptor a product of the kernel's integer params and constants, which "
-          "dim " + std::to_string(i) + "'s " + (shape ? "stride" : "shape") + " is not");
-    std::sort(shape->params.begin(), shape->params.end());
-    std::sort(stride->params.begin(), stride->params.end());
-    int64_t multiple = stride->value;
-    for (int p : stride->params)
-      multiple *= std::min<int64_t>(f.params[p].divisibility, 1024);
-    if (i + 1 == r && (!stride->params.empty() || stride->value != 1))
-      bad("the last stride to be 1 (the contiguous dim)");
-    if (i + 1 < r && (stride->value <= 0 || (multiple * eb) % 16))
-      bad("strides of whole 16-byte units: dim " + std::to_string(i) +
-          "'s stride must be known to be a multiple of " + std::to_string(16 / std::max(1u, eb)) +
-          " elements (give its params divisibility 16)");
-    if (d.ints[i] > 256)
-      bad("box dims of at most 256 elements; the block's dim " + std::to_string(i) + " is " + std::to_string(d.ints[i]));
-    if (shape->params.empty() && shape->value <= 0)
-      bad("positive dims: the descriptor's dim " + std::to_string(i) + " is " + std::to_string(shape->value));
-    m.shape.push_back(*shape);
-    m.strides.push_back(*stride);
+  std::vector<const ir::Value *> shape, strides;
+  for (size_t i = 0; i < d.ints.size(); ++i) {
+    shape.push_back(d.elts[1].elts[i].v);
+    strides.push_back(d.elts[2].elts[i].v);
   }
-  if ((d.ints[r - 1] * eb) % 16)
-    bad("rows of whole 16-byte units (an unswizzled box); the block's rows are " + std::to_string(d.ints[r - 1] * eb) +
-        " bytes");
-  m.box = d.ints;
+  std::vector<int64_t> box = d.ints;
   if (swizzle)
-    m.box.back() = swizzle / eb;
-  m.swizzle = swizzle;
-  return m;
+    box.back() = swizzle / ir::storageBytes(d.elts[0].v->type.elem.pointee);
+  std::string why;
+  std::optional<ir::TensorMapParam> m =
+      ir::tensorMap(*S.fn, d.elts[0].v->type.elem.pointee, d.elts[0].v, shape, strides, box, swizzle, &why);
+  if (!m)
+    S.fail(loc, "copy() with a tensor descriptor is a TMA copy, whose tensor map needs " + why);
+  return *m;
 }
 
 /// The buffer `buf` checked as the other side of a TMA copy of descriptor `desc`.

@@ -3,7 +3,6 @@
 #include "tle/Transforms/TensorMaps.h"
 
 #include <algorithm>
-#include <functional>
 
 namespace tle::transforms {
 
@@ -12,49 +11,16 @@ using ir::OpKind;
 std::optional<ir::TensorMapParam> tensorMapFor(const ir::Function &f, const ir::Op &access, int swizzle) {
   const std::vector<int64_t> &block = access.blockShape();
   size_t r = block.size();
-  if (r != 2 || access.operands.size() < 4 + 3 * r || (swizzle != 32 && swizzle != 64 && swizzle != 128) ||
-      block[0] > 256)
+  if (r != 2 || access.operands.size() < 4 + 3 * r || (swizzle != 32 && swizzle != 64 && swizzle != 128))
     return std::nullopt;
   const ir::DType dtype = access.kind == OpKind::Store ? access.operands[1]->type.dtype() : access.result()->type.dtype();
   unsigned eb = ir::storageBytes(dtype);
   if (block[1] * eb < swizzle || (block[1] * eb) % swizzle)
     return std::nullopt; // whole boxes of one swizzle span of columns
-  auto source = [&](const ir::Value *v, ir::TensorMapParam::Source &s, int) {
-    std::optional<ir::TensorMapParam::Source> found = ir::tensorMapSource(f, v);
-    if (found)
-      s = *found;
-    return found.has_value();
-  };
-  auto sorted = [](ir::TensorMapParam::Source &s) { std::sort(s.params.begin(), s.params.end()); };
-  ir::TensorMapParam m;
-  m.dtype = dtype;
-  const ir::Value *base = access.operands[3];
-  if (base->owner != &f.body || f.params[base->index].divisibility % 16)
-    return std::nullopt;
-  m.base = static_cast<int>(base->index);
-  m.shape.resize(r);
-  m.strides.resize(r);
-  for (size_t d = 0; d < r; ++d) {
-    if (!source(access.operands[4 + d], m.shape[d], 0) || !source(access.operands[4 + r + d], m.strides[d], 0))
-      return std::nullopt;
-    sorted(m.shape[d]);
-    sorted(m.strides[d]);
-    const ir::TensorMapParam::Source &st = m.strides[d];
-    // What the params promise the stride is a multiple of (their divisibility, capped to keep
-    // the product small), times the constant factor.
-    int64_t multiple = st.value;
-    for (int p : st.params)
-      multiple *= std::min<int64_t>(f.params[p].divisibility, 1024);
-    if (d + 1 == r) {
-      if (!st.params.empty() || st.value != 1)
-        return std::nullopt;
-    } else if (st.value <= 0 || (multiple * eb) % 16 != 0) {
-      return std::nullopt; // TMA needs strides of whole 16-byte units
-    }
-  }
-  m.box = {block[0], swizzle / static_cast<int64_t>(eb)};
-  m.swizzle = swizzle;
-  return m;
+  std::vector<const ir::Value *> shape(access.operands.begin() + 4, access.operands.begin() + 4 + r);
+  std::vector<const ir::Value *> strides(access.operands.begin() + 4 + r, access.operands.begin() + 4 + 2 * r);
+  return ir::tensorMap(f, dtype, access.operands[3], shape, strides, {block[0], swizzle / static_cast<int64_t>(eb)},
+                       swizzle);
 }
 
 int tmaStoreSwizzle(const ir::Op &store) {

@@ -922,6 +922,19 @@ public:
 /// Params are listed in the order met; nullopt when `v` is anything else.
 std::optional<TensorMapParam::Source> tensorMapSource(const Function &f, const Value *v);
 
+/// The tensor map (CUtensorMap, PTX ISA §9.7.9.25.5) of a tensor of `dtype` at `base` with the
+/// given `shape` and `strides` (elements, outermost first; scalar integers of `f`), copied in
+/// boxes of `box` elements into shared memory of `swizzle` bytes (0, 32, 64, 128). What TMA
+/// and the launcher need: `base` a pointer param promised 16-byte aligned, every shape and stride
+/// a product of integer params and constants (tensorMapSource; a constant dim at least 1), the
+/// last stride 1 and the others whole 16-byte units (the params' divisibility), box dims of
+/// at most 256 and box rows of whole 16-byte units. Otherwise nullopt, with the rule broken in
+/// `why` (a phrase: "the last stride to be 1 (the contiguous dim)").
+std::optional<TensorMapParam> tensorMap(const Function &f, DType dtype, const Value *base,
+                                        const std::vector<const Value *> &shape,
+                                        const std::vector<const Value *> &strides, const std::vector<int64_t> &box,
+                                        int swizzle, std::string *why = nullptr);
+
 /// Creates ops at an insertion point (the end of a block, or before an op).
 class Builder {
 public:
