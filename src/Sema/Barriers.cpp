@@ -90,6 +90,14 @@ SVal allocBarriers(Specializer &S, const BuiltinCall &c, int64_t n) {
 SVal allocBarriersArray(Specializer &S, const BuiltinCall &c) { return allocBarriers(S, c, -1); }
 SVal allocBarrierOne(Specializer &S, const BuiltinCall &c) { return allocBarriers(S, c, 0); }
 
+/// Barrier record `bars` as its slot `index` (an Int or an i32 scalar tensor).
+SVal slotAt(SVal bars, SVal index) {
+  for (size_t i = 0; i + 1 < bars.elts.size(); i += 2)
+    if (bars.elts[i].s == "_index")
+      bars.elts[i + 1] = std::move(index);
+  return bars;
+}
+
 /// The slot a barrier operation names: `b` itself when indexed, slot 0 of an array of one.
 SVal slotOf(Specializer &S, const Arg &b, const char *fname) {
   if (b.val.kind != SVal::Kind::Namespace || b.val.s != "barrier")
@@ -100,11 +108,7 @@ SVal slotOf(Specializer &S, const Arg &b, const char *fname) {
   if (b.val.attr("num_barriers").i != 1)
     S.fail(b.loc, std::string(fname) + "() needs one barrier: index the array of " +
                       std::to_string(b.val.attr("num_barriers").i) + " (bars[i])");
-  SVal slot = b.val;
-  for (size_t i = 0; i + 1 < slot.elts.size(); i += 2)
-    if (slot.elts[i].s == "_index")
-      slot.elts[i + 1] = SVal::integer(0);
-  return slot;
+  return slotAt(b.val, SVal::integer(0));
 }
 
 /// Records that `slot` is used through `named` (or the mbarrier backend) at `loc`; a located
@@ -129,9 +133,8 @@ Specializer::BarrierState &useBackend(Specializer &S, const SVal &slot, bool nam
     if (!st.dynamicUse.valid())
       st.dynamicUse = loc;
   }
-  SourceLoc &first = named ? st.namedUse : st.mbarrierUse;
-  if (!first.valid())
-    first = loc;
+  if (named && !st.namedUse.valid())
+    st.namedUse = loc;
   return st;
 }
 
@@ -141,9 +144,7 @@ ir::Value *mbarrierOf(Specializer &S, const SVal &slot, SourceLoc loc) {
   Specializer::BarrierState &st = useBackend(S, slot, false, loc);
   int64_t n = slot.attr("num_barriers").i;
   if (!st.mbarriers) {
-    ir::Block &body = S.fn->body;
-    ir::Builder B(&body);
-    B.setInsertionPoint(&body, S.pipesReady ? body.find(S.pipesReady) : body.ops.begin());
+    ir::Builder B = S.mbarrierInits(st.alloc);
     ir::Op *a = B.create(OpKind::LocalAlloc, st.alloc, {}, {ir::Type(ir::ScalarType::ptrTo(DType::I64, AddrSpace::Shared))});
     a->setAllocShape({n});
     st.mbarriers = a->result();
@@ -152,8 +153,6 @@ ir::Value *mbarrierOf(Specializer &S, const SVal &slot, SourceLoc loc) {
                                {st.mbarriers->type})->result();
       B.create(OpKind::MbarrierInit, st.alloc, {at}, {})->sync.count = st.count;
     }
-    if (!S.pipesReady)
-      S.pipesReady = B.create(OpKind::Barrier, st.alloc, {}, {});
   }
   const SVal &idx = slot.attr("_index");
   ir::Value *i = idx.kind == SVal::Kind::Int ? S.b->constInt(loc, DType::I32, idx.i) : idx.v;
@@ -266,6 +265,17 @@ ir::Value *Specializer::tmaBarrier(const Arg &bar, int64_t bytes) {
   return mbarrierOf(*this, slot, bar.loc);
 }
 
+ir::Builder Specializer::mbarrierInits(SourceLoc loc) {
+  ir::Block &body = fn->body;
+  ir::Builder B(&body);
+  if (!mbarriersReady) {
+    B.setInsertionPoint(&body, body.ops.begin());
+    mbarriersReady = B.create(OpKind::Barrier, loc, {}, {});
+  }
+  B.setInsertionPoint(&body, body.find(mbarriersReady));
+  return B;
+}
+
 SVal Specializer::barrierSubscript(const SVal &bars, const ast::SubscriptExpr *e, Env &env) {
   if (e->indices.size() != 1)
     fail(e->loc(), "a barrier array takes one index (bars[i])");
@@ -274,19 +284,15 @@ SVal Specializer::barrierSubscript(const SVal &bars, const ast::SubscriptExpr *e
   SVal idx = eval(e->indices[0], env);
   SourceLoc loc = e->indices[0]->loc();
   int64_t n = bars.attr("num_barriers").i;
-  SVal slot = bars;
-  SVal &at = slot.elts[slot.elts.size() - 1];
   if (idx.kind == SVal::Kind::Int || idx.kind == SVal::Kind::Bool) {
     if (idx.i < 0 || idx.i >= n)
       fail(loc, "barrier index " + std::to_string(idx.i) + " is outside the array of " + std::to_string(n),
            {{barriers[bars.attr("_id").i].alloc, "the array is allocated here"}});
-    at = SVal::integer(idx.i);
-  } else if (idx.isTensor() && idx.v->type.isScalar() && ir::isInteger(idx.v->type.dtype())) {
-    at = SVal::tensor(castTo(idx.v, ir::ScalarType{DType::I32}, loc));
-  } else {
-    fail(loc, "a barrier index must be an integer scalar, got " + idx.describe());
+    return slotAt(bars, SVal::integer(idx.i));
   }
-  return slot;
+  if (!idx.isTensor() || !idx.v->type.isScalar() || !ir::isInteger(idx.v->type.dtype()))
+    fail(loc, "a barrier index must be an integer scalar, got " + idx.describe());
+  return slotAt(bars, SVal::tensor(castTo(idx.v, ir::ScalarType{DType::I32}, loc)));
 }
 
 std::vector<BuiltinSpec> barrierBuiltins() {

@@ -158,9 +158,7 @@ SVal pipe(Specializer &S, const BuiltinCall &c) {
                 "initialised once)");
   // The rings and their initialisation at the kernel's start, before the one barrier that makes
   // every pipe's initialisation visible (placed with the first pipe).
-  ir::Block &body = S.fn->body;
-  ir::Builder B(&body);
-  B.setInsertionPoint(&body, S.pipesReady ? body.find(S.pipesReady) : body.ops.begin());
+  ir::Builder B = S.mbarrierInits(loc);
   const int64_t nReaders = readerNames.empty() ? 1 : int64_t(readerNames.size());
   ir::Value *full = ring(DType::I64, once ? 1 : C, loc, B);
   ir::Value *empty = once ? nullptr : ring(DType::I64, C, loc, B);
@@ -175,8 +173,6 @@ SVal pipe(Specializer &S, const BuiltinCall &c) {
     if (tag)
       B.create(OpKind::Store, loc, {stage(tag), B.constInt(loc, DType::I32, 0)}, {});
   }
-  if (!S.pipesReady)
-    S.pipesReady = B.create(OpKind::Barrier, loc, {}, {});
   Specializer::PipeState &st = S.pipes[full];
   st.name = name && name->val.kind == SVal::Kind::Str ? "pipe '" + name->val.s + "'" : "the pipe";
   for (const auto &[k, v] : fieldVals)

@@ -504,8 +504,12 @@ public:
   };
   std::map<const ir::Value *, PipeState> pipes;
   /// The barrier after every mbarrier initialisation at the kernel's start (tle.pipe's rings,
-  /// tle.gpu.alloc_barriers' arrays): Pipes.cpp and Barriers.cpp insert theirs before it.
-  ir::Op *pipesReady = nullptr;
+  /// tle.gpu.alloc_barriers' arrays), made by the first mbarrierInits().
+  ir::Op *mbarriersReady = nullptr;
+  /// A builder at the kernel's start, before the barrier that makes every mbarrier
+  /// initialisation there visible to all threads (made here at the first call, at `loc`): where
+  /// tle.pipe and tle.gpu.alloc_barriers initialise their mbarriers once (Barriers.cpp).
+  ir::Builder mbarrierInits(SourceLoc loc);
   /// What Sema knows of each tle.gpu.alloc_barriers array (Barriers.cpp; its record's `_id`
   /// indexes this): its parameters, its mbarriers (made at the first use through phaseIdx), its
   /// named barrier ids (given at the first use without), and which backend each slot used first.
@@ -516,7 +520,7 @@ public:
     ir::Value *mbarriers = nullptr; ///< i64 ring of num_barriers mbarriers, or null before first use
     int namedBase = -1;           ///< the named barrier id of slot 0, or -1 before first use
     std::map<int64_t, std::pair<bool, SourceLoc>> backend; ///< static slot -> (named?, first use)
-    SourceLoc mbarrierUse, namedUse; ///< the first use of each backend (any slot), or invalid
+    SourceLoc namedUse;           ///< the first use as a named barrier (any slot), or invalid
     SourceLoc dynamicUse;         ///< the first mbarrier use at a run-time slot, or invalid
   };
   std::vector<BarrierState> barriers;
