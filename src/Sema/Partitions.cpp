@@ -96,6 +96,46 @@ std::vector<int64_t> budgets(Specializer &S, const Arg &a, const std::vector<int
   return out;
 }
 
+/// Entry `e` (a (function, args) pair) inlined into a new region of `ws`, ending in a yield.
+void inlinePartition(Specializer &S, ir::Op &ws, const SVal &e, SourceLoc loc) {
+  ws.regions.push_back(std::make_unique<ir::Block>());
+  ir::Block *region = ws.regions.back().get();
+  region->parent = &ws;
+  BuilderScope scope(S.b);
+  S.b = std::make_unique<ir::Builder>(region);
+  CallArgs args{loc, {}, {}};
+  for (const SVal &v : e.elts[1].elts)
+    args.pos.push_back(Arg{loc, v});
+  SVal r = S.callJit(e.elts[0].fn, args);
+  if (r.kind != SVal::Kind::None)
+    S.fail(loc, "warp_specialize() partition '" + e.elts[0].fn->name + "' returns a value; tlec's partitions "
+                "return nothing (pass results through shared memory or global memory)");
+  S.b->create(OpKind::Yield, loc, {}, {});
+}
+
+/// The region of `ws` that computes on tiles (0 when none does), which must run on the kernel's
+/// num_warps warps: region 0, or a worker of that many warps while region 0 computes on
+/// scalars; a located error otherwise.
+size_t tileRegion(Specializer &S, ir::Op &ws, const std::vector<SVal> &entries, const std::vector<int64_t> &warps) {
+  std::vector<size_t> tiles;
+  for (size_t r = 0; r < ws.regions.size(); ++r)
+    if (firstTileOp(*ws.regions[r]))
+      tiles.push_back(r);
+  size_t first = tiles.empty() ? 0 : tiles[0];
+  if (tiles.size() > 1 && tiles[0] == 0)
+    first = tiles[1];
+  if (tiles.size() > 1 || (first > 0 && warps[first - 1] != S.fn->numWarps)) {
+    const ir::Op *at = firstTileOp(*ws.regions[first]);
+    S.fail(at->loc, "this op of warp partition '" + entries[first].elts[0].fn->name + "' computes on tiles, " +
+                        (tiles.size() > 1 ? "as another partition does: tlec runs tile code in one partition"
+                                          : "on " + std::to_string(warps[first - 1]) + " warps: tlec runs tile code in "
+                                            "a partition of the kernel's num_warps (" +
+                                            std::to_string(S.fn->numWarps) + ")") +
+                        "; the others compute on scalars (pointers, coordinates, mbarriers, TMA copies)");
+  }
+  return first;
+}
+
 SVal warpSpecialize(Specializer &S, const BuiltinCall &c) {
   const Arg &fa = c.p.get("functions_and_args");
   if (fa.val.kind != SVal::Kind::Tuple || fa.val.elts.empty())
@@ -145,41 +185,10 @@ SVal warpSpecialize(Specializer &S, const BuiltinCall &c) {
   S.blockWarps = S.fn->numWarps;
   for (int64_t w : warps)
     S.blockWarps += int(w);
-  ++S.partitionDepth;
-  for (const SVal &e : entries) {
-    ws->regions.push_back(std::make_unique<ir::Block>());
-    ir::Block *region = ws->regions.back().get();
-    region->parent = ws;
-    BuilderScope scope(S.b);
-    S.b = std::make_unique<ir::Builder>(region);
-    CallArgs args{c.loc, {}, {}};
-    for (const SVal &v : e.elts[1].elts)
-      args.pos.push_back(Arg{c.loc, v});
-    SVal r = S.callJit(e.elts[0].fn, args);
-    if (r.kind != SVal::Kind::None)
-      S.fail(c.loc, "warp_specialize() partition '" + e.elts[0].fn->name + "' returns a value; tlec's partitions "
-                    "return nothing (pass results through shared memory or global memory)");
-    S.b->create(OpKind::Yield, c.loc, {}, {});
-  }
-  --S.partitionDepth;
+  for (const SVal &e : entries)
+    inlinePartition(S, *ws, e, c.loc);
   S.blockWarps = 0; // after the op the default partition goes on alone
-  // Tile code runs in the default region (num_warps warps): swap a tile worker there.
-  std::vector<size_t> tiles;
-  for (size_t r = 0; r < ws->regions.size(); ++r)
-    if (firstTileOp(*ws->regions[r]))
-      tiles.push_back(r);
-  size_t first = tiles.empty() ? 0 : tiles[0];
-  if (tiles.size() > 1 && tiles[0] == 0)
-    first = tiles[1];
-  if (tiles.size() > 1 || (first > 0 && warps[first - 1] != S.fn->numWarps)) {
-    const ir::Op *at = firstTileOp(*ws->regions[first]);
-    S.fail(at->loc, "this op of warp partition '" + entries[first].elts[0].fn->name + "' computes on tiles, " +
-                        (tiles.size() > 1 ? "as another partition does: tlec runs tile code in one partition"
-                                          : "on " + std::to_string(warps[first - 1]) + " warps: tlec runs tile code in "
-                                            "a partition of the kernel's num_warps (" +
-                                            std::to_string(S.fn->numWarps) + ")") +
-                        "; the others compute on scalars (pointers, coordinates, mbarriers, TMA copies)");
-  }
+  size_t first = tileRegion(S, *ws, entries, warps);
   // Swapped, region `first` runs entry 0 on as many warps (num_warps) as entry `first` had.
   if (first > 0)
     std::swap(ws->regions[0], ws->regions[first]);

@@ -325,7 +325,7 @@ std::string readerKey(const SVal &r) { return r.attr("name").kind == SVal::Kind:
 SVal waitPipe(Specializer &S, const BuiltinCall &c) {
   const SVal &p = c.self->attr("pipe");
   useEndpoint(S, p, readerKey(*c.self), c.loc);
-  if (!stateOf(S, p).committed && S.partitionDepth == 0) // across partitions another one commits
+  if (!stateOf(S, p).committed && !partitionOf(S)) // across partitions another one commits
     S.fail(c.loc, "no commit of " + pipeName(S, p) + " comes before this wait: in one kernel body its threads would "
                   "wait for a slot they have not committed yet");
   auto [stage, phase] = stageAndPhase(S, c.p.get("iter"), p.attr("capacity").i, c.loc);

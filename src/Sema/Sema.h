@@ -525,14 +525,12 @@ public:
   };
   std::vector<BarrierState> barriers;
   int nextNamedBarrier = 15; ///< the highest named barrier id not yet given (ids go down to 2)
-  /// The kernel's tle.gpu.warp_specialize (a kernel has one), and how deep in its partitions
-  /// Sema is (Partitions.cpp): pipes there are used across partitions.
+  /// The kernel's tle.gpu.warp_specialize (a kernel has one; Partitions.cpp).
   SourceLoc warpSpecializeAt;
   /// Pointer tiles that tle.gpu.local_ptr made of a whole matrix in the NVMMA layout (a
   /// swizzled buffer of rank 2, or a slot of one): tl.load / tl.store through them are
   /// local_load / local_store of the matrix at the mapped pointer (Distributed.cpp, Memory.cpp).
   std::map<const ir::Value *, ir::Value *> matrixViews;
-  int partitionDepth = 0;
   int partitionCount = 0; ///< the warp_specialize's partitions, whose named barriers are ids 1 to it
   int blockWarps = 0;     ///< while its partitions are built: the block's warps, all partitions'
   /// `bars[i]`: slot `i` of a tle.gpu.alloc_barriers array (Barriers.cpp).
