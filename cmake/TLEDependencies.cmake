@@ -27,8 +27,18 @@ if(CUDAToolkit_FOUND)
   get_filename_component(_cuda_root "${CUDAToolkit_BIN_DIR}" DIRECTORY)
   find_file(TLE_LIBDEVICE libdevice.10.bc HINTS "${_cuda_root}/nvvm/libdevice" NO_DEFAULT_PATH)
   find_program(TLE_PTXAS ptxas HINTS "${CUDAToolkit_BIN_DIR}" NO_DEFAULT_PATH)
+  set(TLE_CUDA_ROOT "${_cuda_root}")
   message(STATUS "CUDA toolkit ${CUDAToolkit_VERSION}: ptxas=${TLE_PTXAS} libdevice=${TLE_LIBDEVICE}")
 else()
   set(TLE_HAVE_CUDA_TOOLKIT OFF)
   message(STATUS "CUDA toolkit not found: tlec will emit PTX but not cubins")
+endif()
+
+# TLE-Raw's CUDA functions are compiled by clang's CUDA mode of the same LLVM version (Debian's
+# clang-19); optional: without it, kernels that call CUDA functions get a clear error.
+find_program(TLE_CLANG_CUDA clang-19 HINTS ${LLVM_TOOLS_BINARY_DIR})
+if(TLE_CLANG_CUDA)
+  message(STATUS "TLE-Raw CUDA functions: ${TLE_CLANG_CUDA}")
+else()
+  message(STATUS "clang-19 not found: TLE-Raw CUDA functions are unavailable (LLVM IR ones work)")
 endif()

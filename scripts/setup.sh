@@ -19,7 +19,7 @@ say() { printf 'setup: %s\n' "$*"; }
 # --- 1. Packages: install only what dpkg does not already report as installed.
 PACKAGES=(build-essential cmake ninja-build llvm-19-dev llvm-19-tools antlr4 libantlr4-runtime-dev
           default-jre-headless libfmt-dev libcli11-dev catch2 nlohmann-json3-dev libzstd-dev
-          zlib1g-dev python3 pkgconf)
+          zlib1g-dev python3 pkgconf clang-19)
 FUZZ_ONLY=0
 if [[ "${1:-}" == "--fuzz-packages" ]]; then
   FUZZ_ONLY=1

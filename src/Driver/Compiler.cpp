@@ -244,6 +244,8 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       so.argTypes = o.argTypes;
       so.numWarps = o.numWarps;
       so.debug = o.debug;
+      so.arch = o.arch;
+      so.compileRaw = nvptx::compileRaw; // TLE-Raw functions, for the GPU target
       imports.attach(so, o.importPath);
       if (!passes.run("specialize", &fn, [&] { fn = specializeChecked(mod, so, diags); }))
         return 2;

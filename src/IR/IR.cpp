@@ -50,6 +50,7 @@ const char *name(OpKind k) {
   case OpKind::Abs: return "abs";
   case OpKind::ExternCall: return "extern_call";
   case OpKind::InlineAsm: return "inline_asm";
+  case OpKind::RawCall: return "raw_call";
   case OpKind::Fma: return "fma";
   case OpKind::Cast: return "cast";
   case OpKind::Bitcast: return "bitcast";
@@ -289,6 +290,29 @@ Value *Block::addArg(Type t, std::string hint) {
   v->index = static_cast<unsigned>(args.size() - 1);
   v->nameHint = std::move(hint);
   return v;
+}
+
+std::vector<std::vector<int64_t>> Op::rawMemrefs() const {
+  need(__func__, K::RawCall);
+  // Encoded in ints: per operand its rank r followed by its r dims, or -1 (passed as it is).
+  std::vector<std::vector<int64_t>> shapes;
+  for (size_t i = 0; i < a_.ints.size();) {
+    int64_t r = a_.ints[i++];
+    std::vector<int64_t> s;
+    for (int64_t d = 0; d < r && i < a_.ints.size(); ++d)
+      s.push_back(a_.ints[i++]);
+    shapes.push_back(std::move(s));
+  }
+  return shapes;
+}
+
+void Op::setRawMemrefs(const std::vector<std::vector<int64_t>> &shapes) {
+  need(__func__, K::RawCall);
+  a_.ints.clear();
+  for (const auto &s : shapes) {
+    a_.ints.push_back(s.empty() ? -1 : static_cast<int64_t>(s.size()));
+    a_.ints.insert(a_.ints.end(), s.begin(), s.end());
+  }
 }
 
 Value *Op::addResult(Type t) {

@@ -112,6 +112,29 @@ void Parser::op(Block &b) {
       op->setAsmPure(true);
     }
     break;
+  case OpKind::RawCall: {
+    op->setRawSymbol(expectString());
+    std::vector<std::vector<int64_t>> shapes;
+    expect("[");
+    while (!is("]")) {
+      if (tok_.kind == Tok::Ident && tok_.text == "_") {
+        bump();
+        shapes.emplace_back();
+      } else {
+        shapes.push_back(intList());
+      }
+      if (!accept(","))
+        break;
+    }
+    expect("]");
+    op->setRawMemrefs(shapes);
+    op->setRawModule(expectString());
+    if (tok_.loc.line != loc.line) { // no operands: the next line is the next op
+      finish(*op, results, {});
+      return;
+    }
+    break;
+  }
   case OpKind::Print:
     if (tok_.kind == Tok::Ident && tok_.text == "hex") {
       bump();

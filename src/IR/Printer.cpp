@@ -312,6 +312,23 @@ private:
       os_ << " " << quoted(op.asmText()) << " " << quoted(op.asmConstraints()) << " pack=" << op.asmPack()
           << (op.asmPure() ? " pure" : "");
       break;
+    case OpKind::RawCall: { // raw_call "sym" [memref shapes, _ for as-is: _, [64, 64]] "module text"
+      os_ << " " << quoted(op.rawSymbol()) << " [";
+      auto shapes = op.rawMemrefs();
+      for (size_t i = 0; i < shapes.size(); ++i) {
+        os_ << (i ? ", " : "");
+        if (shapes[i].empty())
+          os_ << "_";
+        else
+          os_ << "[";
+        for (size_t d = 0; d < shapes[i].size(); ++d)
+          os_ << (d ? ", " : "") << shapes[i][d];
+        if (!shapes[i].empty())
+          os_ << "]";
+      }
+      os_ << "] " << quoted(op.rawModule());
+      break;
+    }
     case OpKind::Print:
       os_ << (op.printHex() ? " hex " : " ") << quoted(op.printPrefix());
       break;

@@ -168,7 +168,7 @@ struct Verifier {
     case OpKind::Yield:
       lo = 0, hi = SIZE_MAX, res = 0;
       break;
-    case OpKind::Print:
+    case OpKind::Print: case OpKind::RawCall:
       lo = 0, hi = SIZE_MAX, res = 0;
       break;
     case OpKind::Assert: case OpKind::SubmeshBarrier:
@@ -736,6 +736,25 @@ struct Verifier {
       return true;
     case OpKind::Print:
       return true; // any values, no results: checked by arity()
+    case OpKind::RawCall: {
+      auto shapes = op.rawMemrefs();
+      if (shapes.size() != op.operands.size())
+        return fail(op, "has " + std::to_string(op.operands.size()) + " operands but " + std::to_string(shapes.size()) +
+                            " memref entries");
+      if (op.rawSymbol().empty() || op.rawModule().empty())
+        return fail(op, "needs a symbol and an LLVM module");
+      for (size_t i = 0; i < shapes.size(); ++i) {
+        const Type &t = op.operands[i]->type;
+        if (!t.isScalar())
+          return fail(op, "operands are scalars, pointers or buffers, got " + t.str());
+        if (!shapes[i].empty() && (!t.elem.isPointer() || t.elem.space != AddrSpace::Shared))
+          return fail(op, "a memref operand must be a *T_shared buffer pointer, got " + t.str());
+        for (int64_t d : shapes[i])
+          if (d < 1)
+            return fail(op, "memref dims must be positive");
+      }
+      return true;
+    }
     case OpKind::ClusterBarrier: case OpKind::ClusterArrive: case OpKind::ClusterWait: case OpKind::GridBarrier:
     case OpKind::FenceProxyAsync: case OpKind::FenceMbarrierInit: case OpKind::AsyncCommitGroup:
     case OpKind::GridDepControl:

@@ -2,6 +2,7 @@
 // tile IR for runtime values with Triton 3.6's promotion, broadcasting and literal typing.
 #include "Sema.h"
 
+#include <filesystem>
 #include <llvm/Support/Casting.h>
 
 #include <cmath>
@@ -205,6 +206,9 @@ SVal Specializer::binary(ast::BinaryOp op, const SVal &a, const SVal &bv, Source
   using O = ast::BinaryOp;
   if (a.isNumber() && bv.isNumber())
     return foldBinary(*this, op, a, bv, loc);
+  if (op == O::Div && isPath(a) && (bv.kind == SVal::Kind::Str || isPath(bv))) // pathlib: p / "x"
+    return pathValue((std::filesystem::path(a.attr("__path__").s) /
+                      (bv.kind == SVal::Kind::Str ? bv.s : bv.attr("__path__").s)).string());
   if (a.kind == SVal::Kind::Tuple && bv.kind == SVal::Kind::Tuple && op == O::Add) {
     if (a.elts.size() + bv.elts.size() > kMaxTupleElements)
       fail(loc, "compile-time work limit: a tuple of " + std::to_string(a.elts.size() + bv.elts.size()) +

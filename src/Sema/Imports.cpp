@@ -37,7 +37,7 @@ bool isIdentifier(const std::string &s) {
 /// Whether `name` is a module of the language (triton..., libdevice): never searched for on disk.
 bool languageImport(const std::string &name) {
   std::string head = name.substr(0, name.find('.'));
-  return head == "triton" || head == "libdevice" || head == "torch";
+  return head == "triton" || head == "libdevice" || head == "torch" || head == "pathlib" || head == "os";
 }
 
 bool isFile(const fs::path &p) {
@@ -180,6 +180,11 @@ void runModule(Specializer &importer, UserModule &m, SourceLoc at) {
   s.globals["triton"] = SVal::module("triton");
   // The kernel's file is never "__main__": host code under `if __name__ == "__main__"` is skipped.
   s.globals["__name__"] = SVal::str(&m == t.main ? "__tle__" : m.name);
+  { // __file__: the module's path, absolute (raw declarations find their sources from it)
+    std::error_code ec;
+    fs::path self = fs::absolute(fs::path(importer.diags.sources().path(m.ast->file)), ec);
+    s.globals["__file__"] = SVal::str(self.lexically_normal().string());
+  }
   m.state = UserModule::State::Running;
   m.running = &s;
   t.stack.emplace_back(&m, at);

@@ -265,6 +265,22 @@ void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bo
   }
   if (auto *fd = dyn_cast<ast::FunctionDef>(s)) {
     if (std::none_of(fd->decorators.begin(), fd->decorators.end(), isJitDecorator)) {
+      // A TLE-Raw declaration: @tle.raw.dialect(name=..., file=...) on a function whose body is `...`.
+      std::string why;
+      if (std::optional<SVal> raw = rawDecorated(fd, why)) {
+        defineGlobal(fd->name, raw, "", bound);
+        return;
+      }
+      bool looksRaw = std::any_of(fd->decorators.begin(), fd->decorators.end(), [](const ast::Expr *d) {
+        auto *c = dyn_cast<ast::CallExpr>(d);
+        auto *a = c ? dyn_cast<ast::AttributeExpr>(c->callee) : nullptr;
+        auto *n = c ? dyn_cast<ast::NameExpr>(c->callee) : nullptr;
+        return (a && a->attr == "dialect") || (n && n->name == "dialect");
+      });
+      if (looksRaw) { // a kernel that calls it reports why the declaration has no value
+        defineGlobal(fd->name, std::nullopt, Unresolved("is a TLE-Raw declaration whose decorator cannot be evaluated: " + why), bound);
+        return;
+      }
       // A Python function: `triton.jit(f)` may make a @jit function of it later, and a
       // @triton.constexpr_function is called by kernels at compile time.
       SVal f;

@@ -180,9 +180,27 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
         return SVal::module("triton.experimental.tle.language");
       if (attr == "gpu")
         return SVal::module("triton.experimental.tle.language.gpu");
+      if (attr == "raw")
+        return SVal::module("triton.experimental.tle.language.raw");
       if (isModuleBuiltin("tle", attr))
         return SVal::builtin("tle." + attr);
       fail(loc, "tle." + attr + " is not supported by tlec yet (TLE-Lite has " + joinNames(builtinNames("tle")) + ")");
+    }
+    // TLE-Raw: FlagTree's `triton.experimental.tle.raw` (dialect) and `...tle.language.raw`
+    // (call, call_smem); here each has all three.
+    if (m == "triton.experimental.tle.raw" || m == "triton.experimental.tle.language.raw") {
+      if (isModuleBuiltin("tle.raw", attr))
+        return SVal::builtin("tle.raw." + attr);
+      fail(loc, "tle.raw." + attr + " is not supported by tlec (TLE-Raw has " + joinNames(builtinNames("tle.raw")) + ")");
+    }
+    // pathlib.Path and os.path's helpers, which raw declarations use to find their source files.
+    if (m == "pathlib" || m == "os.path" || m == "os") {
+      if (m == "os" && attr == "path")
+        return SVal::module("os.path");
+      std::string fam = m == "pathlib" ? "pathlib" : "os.path";
+      if (isModuleBuiltin(fam, attr))
+        return SVal::builtin(fam + "." + attr);
+      return SVal::module(m + "." + attr);
     }
     if (m == "triton.experimental.tle.language.gpu") {
       if (isModuleBuiltin("tle.gpu", attr))
@@ -258,6 +276,11 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
       return base.elts[2];
     fail(loc, base.describe() + " has no attribute '" + attr + "' (tensor descriptors have load, store, block_shape, "
                                 "dtype, shape and strides)");
+  }
+  if (isPath(base)) {
+    if (auto v = pathAttribute(base, attr))
+      return *v;
+    fail(loc, "pathlib.Path has no attribute '" + attr + "' that tlec evaluates (parent, name, stem, suffix)");
   }
   if (base.kind == SVal::Kind::Namespace) { // torch.finfo(...), tle.pipe(...) and the like
     if (isBuiltinMethod(base.s, attr))

@@ -123,6 +123,8 @@ std::vector<BuiltinSpec> barrierBuiltins(); // Barriers.cpp: tle.gpu.alloc_barri
 std::vector<BuiltinSpec> copyBuiltins();    // Copies.cpp: tle.gpu.copy
 std::vector<BuiltinSpec> partitionBuiltins(); // Partitions.cpp: tle.gpu.warp_specialize
 std::vector<BuiltinSpec> wgmmaBuiltins();   // Wgmma.cpp: tle.gpu.wgmma, wgmma_wait
+std::vector<BuiltinSpec> rawBuiltins();     // Raw.cpp: tle.raw.dialect, call, call_smem
+std::vector<BuiltinSpec> pathBuiltins();    // Raw.cpp: pathlib.Path, os.path helpers
 std::vector<BuiltinSpec> meshBuiltins();    // Meshes.cpp: device meshes
 std::vector<BuiltinSpec> tileBuiltins();    // Tiles.cpp: tle.extract_tile, tle.insert_tile, tle.cumsum
 std::vector<BuiltinSpec> torchBuiltins();   // Torch.cpp: torch.finfo / torch.iinfo, tl.dtype(name)

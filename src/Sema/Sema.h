@@ -348,6 +348,10 @@ public:
   /// error's message, or what runtime value it makes, in `why`) when it is not a compile-time
   /// value, a language function or module, a @jit function, or a tuple of them.
   std::optional<SVal> evalQuietly(const ast::Expr *e, std::string &why);
+  /// A function declared with `@tle.raw.dialect(...)` (TLE-Raw): its `tle.raw.function` record
+  /// (the decorator's options, `__name__`, and the declaration in `fn`), or nullopt when no
+  /// decorator is one (`why` then holds why the last decorator could not be evaluated) (Raw.cpp).
+  std::optional<SVal> rawDecorated(const ast::FunctionDef *fd, std::string &why);
   /// A specializer that evaluates module-level code with a copy of the globals defined so far,
   /// reporting to `quiet`; the tile IR it builds goes into a function of its own, never compiled.
   std::unique_ptr<Specializer> moduleProbe(DiagnosticEngine &quiet) const;
@@ -685,6 +689,11 @@ bool isJitDecorator(const ast::Expr *d);
 /// Whether a decorator is `@triton.constexpr_function` / `@tl.constexpr_function` /
 /// `@constexpr_function`.
 bool isConstexprFnDecorator(const ast::Expr *d);
+/// pathlib.Path values (Raw.cpp): a `pathlib.Path` record of its text; `p.parent`, `.name`,
+/// `.stem`, `.suffix` (nullopt for other attributes); `p / "x"` and str(p) use the text.
+bool isPath(const SVal &v);
+SVal pathValue(const std::string &p);
+std::optional<SVal> pathAttribute(const SVal &path, const std::string &attr);
 
 /// Parses a constexpr value from the command line (-D, signature literals): int, float,
 /// True/False, None, a quoted string or a dtype name; empty when the text is none of these.

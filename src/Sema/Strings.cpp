@@ -121,6 +121,10 @@ std::string Specializer::pyStr(const SVal &v, bool repr, SourceLoc loc) {
   case SVal::Kind::Int: return std::to_string(v.i);
   case SVal::Kind::Float: return floatRepr(v.f);
   case SVal::Kind::Str: return repr ? strRepr(v.s) : v.s;
+  case SVal::Kind::Namespace:
+    if (isPath(v))
+      return repr ? "PosixPath(" + strRepr(v.attr("__path__").s) + ")" : v.attr("__path__").s;
+    fail(loc, "cannot convert " + v.describe() + " to a string at compile time");
   case SVal::Kind::DType: return repr ? "triton.language." + dtypeStr(v.dtype) : dtypeStr(v.dtype);
   case SVal::Kind::Tuple: {
     std::string r = "(";

@@ -21,6 +21,8 @@ bool blocksLoadMotion(const ir::Op &op) {
     return true;
   case OpKind::InlineAsm:
     return !op.asmPure();
+  case OpKind::RawCall: // native code may write any memory it can reach
+    return true;
   case OpKind::Load:
     return op.isVolatile();
   default:

@@ -65,6 +65,12 @@ SharedEffect sharedEffect(const ir::Op &op) {
       return {};
     return {op.kind == OpKind::ExtractTile ? Access::Read : Access::Write, false, false};
   case OpKind::AsyncWaitGroup: return {Access::Write, false, false};
+  case OpKind::RawCall: { // native code reads and writes the buffers it is given, by any thread
+    bool shared = std::any_of(op.operands.begin(), op.operands.end(), [](const ir::Value *v) {
+      return v->type.elem.isPointer() && v->type.elem.space == AddrSpace::Shared;
+    });
+    return {shared ? Access::Write : Access::None, false, false};
+  }
   case OpKind::MbarrierInit: case OpKind::MbarrierInval: return {Access::Write, true, false};
   case OpKind::MbarrierArrive: // remote: the cluster's
     return {op.operands.size() > 1 ? Access::None : Access::Read, true, true,

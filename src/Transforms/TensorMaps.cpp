@@ -30,7 +30,7 @@ int tmaStoreSwizzle(const ir::Op &store) {
 bool writesGlobalMemory(const ir::Op &op) {
   if (op.kind == OpKind::Store || op.kind == OpKind::AtomicRMW || op.kind == OpKind::AtomicCAS) // not shared buffers
     return op.operands[0]->type.elem.space == ir::AddrSpace::Global;
-  return op.kind == OpKind::InlineAsm && !op.asmPure();
+  return (op.kind == OpKind::InlineAsm && !op.asmPure()) || op.kind == OpKind::RawCall;
 }
 
 bool writesGlobalMemoryIn(const ir::Op &op) {
@@ -105,7 +105,7 @@ bool tmaStore(const ir::Function &f, const ir::Op &store) {
     bool memory = x.kind == OpKind::Load || x.kind == OpKind::Store || x.kind == OpKind::AtomicRMW ||
                   x.kind == OpKind::AtomicCAS;
     later |= (memory && x.operands[0]->type.elem.space == ir::AddrSpace::Global) || x.kind == OpKind::InlineAsm ||
-             x.kind == OpKind::Print || x.kind == OpKind::Assert;
+             x.kind == OpKind::RawCall || x.kind == OpKind::Print || x.kind == OpKind::Assert;
   };
   for (auto &o : f.body.ops) {
     if (o.get() == (loop ? loop : &store))

@@ -73,6 +73,13 @@ enum class OpKind {
                ///< (outputs first, `=r`, then inputs; r/l/h/f/d) runs once per asmPack()
                ///< consecutive elements of a thread, packed operands and results bitcast to the
                ///< constraint's register; asmPure(): no side effects. GPU only.
+  RawCall,     ///< (args...) -> (): every thread of the CTA (of the partition it runs in) calls
+               ///< the TLE-Raw function rawSymbol() of the LLVM module rawModule() (tle.raw.call,
+               ///< tle.md §4), which the backend links into the kernel and inlines. Operand i is
+               ///< a scalar or pointer passed as is, or, where rawMemrefs()[i] is a shape, a
+               ///< scalar *T_shared buffer passed as FlagTree's memref expansion: (allocated
+               ///< ptr, aligned ptr, i64 offset 0, i64 sizes[r], i64 row-major strides[r]).
+               ///< The function may read and write those buffers and global memory. GPU only.
   Fma,         ///< (a, b, c) -> a * b + c with one rounding (floats).
   Cast,        ///< Value conversion to the result's dtype (tl.cast / .to): float<->float
                ///< rounds to nearest even, float->int truncates toward zero, int->int
@@ -631,6 +638,14 @@ public:
   void setAsmPack(int64_t n) { need(__func__, K::InlineAsm); a_.ival = n; }
   bool asmPure() const { need(__func__, K::InlineAsm); return a_.ival2 != 0; }
   void setAsmPure(bool pure) { need(__func__, K::InlineAsm); a_.ival2 = pure; }
+  // --- RawCall: the entry symbol, the LLVM module's text, and per operand the shape of the
+  // buffer passed as a memref (empty: the operand is passed as it is).
+  const std::string &rawSymbol() const { need(__func__, K::RawCall); return a_.sym; }
+  void setRawSymbol(std::string s) { need(__func__, K::RawCall); a_.sym = std::move(s); }
+  const std::string &rawModule() const { need(__func__, K::RawCall); return a_.constraints; }
+  void setRawModule(std::string m) { need(__func__, K::RawCall); a_.constraints = std::move(m); }
+  std::vector<std::vector<int64_t>> rawMemrefs() const;
+  void setRawMemrefs(const std::vector<std::vector<int64_t>> &shapes);
   // --- Load and Store: cache operator and eviction priority (tl.load / tl.store hints), and
   // the tensor descriptor's block shape (empty for an access through pointers alone).
   CacheHint cacheHint() const { need(__func__, K::Load, K::Store); return static_cast<CacheHint>(a_.ival); }

@@ -4,6 +4,7 @@
 
 #include "tle/AST/AST.h"
 #include "tle/IR/IR.h"
+#include "tle/IR/RawCode.h"
 #include "tle/Support/Diagnostics.h"
 
 #include <functional>
@@ -69,6 +70,11 @@ struct SpecializeOptions {
   /// source manager; syntax errors are reported there and end in CompileAborted. The expression
   /// lives until specialisation ends. Without it, such values must be literals.
   std::function<const ast::Expr *(uint32_t file, SourceLoc at, const std::string &text)> parseExpression;
+  /// The target the kernel is compiled for (TLE-Raw functions are compiled for it).
+  std::string arch = "sm_90a";
+  /// Compiles TLE-Raw functions (the GPU target's nvptx::compileRaw); absent on the CPU target,
+  /// where a raw call is a located error.
+  ir::RawCompiler compileRaw;
 };
 
 /// Specialises a kernel of `module`. User errors are reported through `diags` (located at the

@@ -472,6 +472,8 @@ bool Lowering::emitOp(const ir::Op &op) {
     return true;
   case OpKind::InlineAsm:
     return unsupported(op, "tl.inline_asm_elementwise runs PTX, which only the GPU target can");
+  case OpKind::RawCall:
+    return unsupported(op, "tle.raw.call runs native CUDA or LLVM code for NVPTX, which only the GPU target can");
   case OpKind::LocalAlloc: case OpKind::RemotePtr: case OpKind::ClusterBarrier:
   case OpKind::ClusterArrive: case OpKind::ClusterWait: case OpKind::GridBarrier: case OpKind::SubmeshBarrier:
     return unsupported(op, "shared buffers and thread-block clusters (tle.gpu.alloc, tle.remote, "

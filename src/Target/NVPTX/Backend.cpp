@@ -274,6 +274,9 @@ std::unique_ptr<llvm::Module> emitLLVM(ir::Function &f, llvm::LLVMContext &ctx, 
   // then redistribute with setmaxnreg.
   if (md.maxRegisters)
     annotate(*m, k, "maxnreg", md.maxRegisters);
+  // TLE-Raw: the native functions' modules, before libdevice (CUDA code may call it).
+  if (!e.rawModules_.empty())
+    linkRawModules(*m, std::move(e.rawModules_), diags);
   // libdevice: functions the kernel calls (`__nv_*`) are linked in and made internal, so that
   // the O3 pipeline (NVVMReflect first) inlines and specialises them.
   bool needsLibdevice = false;

@@ -358,6 +358,8 @@ void Emitter::emitOpImpl(const ir::Op &op) {
   }
   case OpKind::InlineAsm:
     return emitInlineAsm(op);
+  case OpKind::RawCall:
+    return emitRawCall(op);
   case OpKind::MbarrierInit: case OpKind::MbarrierArrive: case OpKind::MbarrierExpectTx: case OpKind::MbarrierWait:
   case OpKind::MbarrierInval: case OpKind::FenceProxyAsync: case OpKind::FenceMbarrierInit:
   case OpKind::BarrierArrive: case OpKind::AsyncCopyMbarrierArrive: case OpKind::AsyncCommitGroup:

@@ -19,6 +19,12 @@
 
 namespace tle::nvptx {
 
+/// Links the raw functions' modules into the kernel's module `m` (after emission, before
+/// libdevice): clang's module flags and target attributes dropped, helpers and globals made
+/// internal, each entry internal and always_inline, so that the O3 pipeline inlines it into the
+/// kernel (TLE-Raw, RawCode.cpp).
+void linkRawModules(llvm::Module &m, std::vector<std::unique_ptr<llvm::Module>> raws, DiagnosticEngine &diags);
+
 /// ceil(log2(x)) for x >= 1: the number of index bits of x registers (tile extents are powers of two).
 inline int log2i(int64_t x) {
   int k = 0;
@@ -241,6 +247,12 @@ public:
   void emitAtomic(const ir::Op &op);
   /// tl.inline_asm_elementwise: one asm statement per `pack` registers.
   void emitInlineAsm(const ir::Op &op);
+  /// raw_call: a call of the raw function, declared in the kernel's module; its LLVM module is
+  /// parsed once per symbol and kept in rawModules_ for linkRawModules (RawCode.cpp).
+  void emitRawCall(const ir::Op &op);
+  llvm::Function *rawCallee(const ir::Op &op);
+  /// The raw functions' LLVM modules the kernel calls, in the kernel's context, not yet linked.
+  std::vector<std::unique_ptr<llvm::Module>> rawModules_;
   /// tl.device_print: one vprintf per element (once per element: replicated copies and, for
   /// scalars, every thread but the first are predicated off) (DebugOps.cpp).
   void emitPrint(const ir::Op &op);

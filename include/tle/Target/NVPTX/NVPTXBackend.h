@@ -3,6 +3,7 @@
 #pragma once
 
 #include "tle/IR/IR.h"
+#include "tle/IR/RawCode.h"
 #include "tle/Target/NVPTX/KernelMetadata.h"
 #include "tle/Support/Diagnostics.h"
 
@@ -41,5 +42,13 @@ std::string emitPTX(llvm::Module &m, const std::string &arch, bool fpFusion = tr
 /// Returns false with `error` set (including ptxas's own log) on failure or when no ptxas exists.
 bool assembleCubin(const std::string &ptx, const std::string &arch, const std::string &ptxasPath,
                    std::string &cubin, std::string &error);
+
+/// Compiles a TLE-Raw function (tle.md §4) for `src.arch`: CUDA through clang-19's CUDA mode
+/// ($TLE_CLANG, else the clang-19 found at build time or on PATH) against the CUDA toolkit's
+/// headers ($CUDA_HOME, else the toolkit found at build time or /usr/local/cuda), or LLVM IR text
+/// as it is. The entry is `src.externName` (symbol or C++ name) or the module's only function with
+/// external linkage; it is renamed to a symbol unique to the source. Failures come back as
+/// RawResult::error with clang's or the LLVM parser's log in `detail`; nothing throws.
+ir::RawResult compileRaw(const ir::RawSource &src);
 
 } // namespace tle::nvptx

@@ -1,0 +1,55 @@
+// TLE-Raw's native functions as the compiler's layers exchange them (FlagTree's TLE-Raw,
+// ../shared/reference/tle.md §4): what a `@tle.raw.dialect` declaration names, and what its
+// compilation to LLVM IR yields. Sema calls a RawCompiler (the NVPTX target's, wired by the
+// driver) to check a call against the function's signature; the backend links the module.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tle::ir {
+
+/// A native function's source.
+struct RawSource {
+  std::string dialect;    ///< "cuda" (a CUDA device function) or "llvm" (LLVM IR text)
+  std::string path;       ///< the source file (absolute), or empty for inline `text`
+  std::string text;       ///< inline source (used when `path` is empty)
+  std::string externName; ///< extern_func_name: the entry's name (C++ name or symbol); empty: the
+                          ///< module's only function with external linkage and a body
+  std::string arch;       ///< the kernel's target (sm_80, sm_90a)
+};
+
+/// One LLVM parameter of the entry.
+struct RawParam {
+  enum class Kind { Int, Float, Pointer, Other } kind = Kind::Other;
+  unsigned bits = 0;      ///< Int and Float: the width
+  unsigned addrSpace = 0; ///< Pointer: 0 generic, 1 global, 3 shared
+  std::string spelling;   ///< the LLVM type as written (`ptr addrspace(3)`, `i64`)
+};
+
+/// A native function compiled to LLVM IR for NVPTX.
+struct RawFunction {
+  std::string symbol; ///< the entry's symbol in `module`, unique to this source and entry
+  std::string name;   ///< the entry's name as the source spells it (demangled), for messages
+  std::string module; ///< the LLVM module's text
+  std::vector<RawParam> params;
+  bool returnsVoid = true;
+  /// The memref structs it returns ({ptr, ptr, i64, [r x i64], [r x i64]}, or a struct of them),
+  /// each the index of the parameter its aligned pointer is, -1 where that cannot be told.
+  std::vector<int> returnedParams;
+  std::string returnSpelling; ///< the return type as written, for messages
+};
+
+/// What compiling a RawSource gives: the function, or an error and the native tool's log.
+struct RawResult {
+  std::optional<RawFunction> fn;
+  std::string error;  ///< one line: what failed
+  std::string detail; ///< clang's diagnostics or the LLVM parser's message (may be empty)
+};
+
+/// Compiles a RawSource (the NVPTX target's nvptx::compileRaw).
+using RawCompiler = std::function<RawResult(const RawSource &)>;
+
+} // namespace tle::ir
