@@ -138,7 +138,11 @@ Layout blockedLayout(const std::vector<int64_t> &shape, int numWarps, unsigned e
   return blockedLayoutWithVector(shape, numWarps, std::max<int64_t>(1, 16 / std::max(1u, elemBytes)));
 }
 
-Layout blockedLayoutWithVector(const std::vector<int64_t> &shape, int numWarps, int64_t vec) {
+namespace {
+/// The layout whose register, lane and warp bits, in that order after `regBits` register bits,
+/// walk the tile's row-major element index from its lowest bit; leftover extent becomes more
+/// registers, leftover lanes and warps replicate.
+Layout rowMajorBits(const std::vector<int64_t> &shape, int numWarps, int regBits) {
   Layout l;
   l.shape = shape;
   unsigned rank = static_cast<unsigned>(shape.size());
@@ -159,9 +163,7 @@ Layout blockedLayoutWithVector(const std::vector<int64_t> &shape, int numWarps, 
     }
     into.push_back(b);
   };
-  unsigned last = rank - 1;
-  vec = std::min(std::max<int64_t>(1, vec), shape[last]);
-  for (int i = 0; i < log2Exact(vec); ++i)
+  for (int i = 0; i < regBits; ++i)
     take(l.reg);
   for (int i = 0; i < 5; ++i)
     take(l.lane);
@@ -170,6 +172,20 @@ Layout blockedLayoutWithVector(const std::vector<int64_t> &shape, int numWarps, 
   while (nextDim() >= 0)
     take(l.reg);
   return l;
+}
+} // namespace
+
+Layout blockedLayoutWithVector(const std::vector<int64_t> &shape, int numWarps, int64_t vec) {
+  vec = std::min(std::max<int64_t>(1, vec), shape.back());
+  return rowMajorBits(shape, numWarps, log2Exact(vec));
+}
+
+Layout fragmentLayout(const std::vector<int64_t> &shape, int numWarps) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  int64_t perThread = std::max<int64_t>(1, n / (32 * int64_t(numWarps)));
+  return rowMajorBits(shape, numWarps, log2Exact(perThread));
 }
 
 Layout kContiguousLayout(const std::vector<int64_t> &shape, int numWarps, unsigned elemBytes) {

@@ -128,6 +128,10 @@ void Parser::op(Block &b) {
     }
     expect("]");
     op->setRawMemrefs(shapes);
+    if (tok_.kind == Tok::Ident && tok_.text == "outs") {
+      bump();
+      op->setRawResultOperands(intList());
+    }
     op->setRawModule(expectString());
     if (tok_.loc.line != loc.line) { // no operands: the next line is the next op
       finish(*op, results, {});

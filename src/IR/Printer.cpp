@@ -326,7 +326,14 @@ private:
         if (!shapes[i].empty())
           os_ << "]";
       }
-      os_ << "] " << quoted(op.rawModule());
+      os_ << "]";
+      if (!op.rawResultOperands().empty()) {
+        os_ << " outs [";
+        for (size_t i = 0; i < op.rawResultOperands().size(); ++i)
+          os_ << (i ? ", " : "") << op.rawResultOperands()[i];
+        os_ << "]";
+      }
+      os_ << " " << quoted(op.rawModule());
       break;
     }
     case OpKind::Print:

@@ -168,8 +168,11 @@ struct Verifier {
     case OpKind::Yield:
       lo = 0, hi = SIZE_MAX, res = 0;
       break;
-    case OpKind::Print: case OpKind::RawCall:
+    case OpKind::Print:
       lo = 0, hi = SIZE_MAX, res = 0;
+      break;
+    case OpKind::RawCall:
+      lo = 0, hi = SIZE_MAX, res = op.rawResultOperands().size();
       break;
     case OpKind::Assert: case OpKind::SubmeshBarrier:
       lo = hi = 1, res = 0;
@@ -743,10 +746,18 @@ struct Verifier {
                             " memref entries");
       if (op.rawSymbol().empty() || op.rawModule().empty())
         return fail(op, "needs a symbol and an LLVM module");
+      for (size_t k = 0; k < op.results.size(); ++k) {
+        int64_t i = op.rawResultOperands()[k];
+        if (i < 0 || size_t(i) >= op.operands.size() || !op.operands[i]->type.isTile() ||
+            op.results[k]->type != op.operands[i]->type)
+          return fail(op, "result " + std::to_string(k) + " must be the new fragment of a tile operand (same type)");
+      }
       for (size_t i = 0; i < shapes.size(); ++i) {
         const Type &t = op.operands[i]->type;
+        if (t.isTile() && shapes[i].empty())
+          continue; // a fragment
         if (!t.isScalar())
-          return fail(op, "operands are scalars, pointers or buffers, got " + t.str());
+          return fail(op, "operands are scalars, pointers, buffers or fragment tiles, got " + t.str());
         if (!shapes[i].empty() && (!t.elem.isPointer() || t.elem.space != AddrSpace::Shared))
           return fail(op, "a memref operand must be a *T_shared buffer pointer, got " + t.str());
         for (int64_t d : shapes[i])

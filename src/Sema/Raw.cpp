@@ -68,7 +68,9 @@ SVal dialect(Specializer &S, const BuiltinCall &c) {
   if (p.has("extern_func_name") && ext.kind != SVal::Kind::Str)
     S.fail(p.loc("extern_func_name"), "dialect() extern_func_name must be a str, got " + ext.describe());
   constBool(S, p, "dialect", "deferred"); // FlagTree's deferred mode: the same function here
-  return SVal::record("tle.raw.dialect", {{"name", name}, {"file", file}, {"source", src}, {"extern_func_name", ext}});
+  bool fragment = constBool(S, p, "dialect", "fragment");
+  return SVal::record("tle.raw.dialect", {{"name", name}, {"file", file}, {"source", src}, {"extern_func_name", ext},
+                                          {"fragment", SVal::boolean(fragment)}});
 }
 
 /// The compiled function of a `tle.raw.function` record, compiled once per source per process.
@@ -115,12 +117,13 @@ struct RawArg {
   ir::ScalarType elem;         ///< the memref's element type
   bool spilled = false;        ///< a register tile stored to a buffer of its own
   bool isBuffer = false;       ///< a tle.gpu.alloc buffer
+  bool fragment = false;       ///< a register tile passed as each thread's fragment
   SVal buffer;                 ///< the buffer (given, or the spill's)
   size_t firstParam = 0;       ///< its first LLVM parameter
   SourceLoc loc;
 };
 
-size_t paramCount(const RawArg &a) { return a.memref.empty() ? 1 : 3 + 2 * a.memref.size(); }
+size_t paramCount(const RawArg &a) { return a.fragment ? 5 : a.memref.empty() ? 1 : 3 + 2 * a.memref.size(); }
 
 std::string signatureText(const ir::RawFunction &fn) {
   std::string s = fn.returnSpelling + " " + fn.name + "(";
@@ -139,7 +142,7 @@ SVal bufferOf(ir::Value *ptr, const std::vector<int64_t> &shape) {
   return buf;
 }
 
-RawArg classify(Specializer &S, const Arg &a, const ir::RawParam *param) {
+RawArg classify(Specializer &S, const Arg &a, const ir::RawParam *param, bool fragments) {
   RawArg r;
   r.loc = a.loc;
   if (a.val.kind == SVal::Kind::Buffer) {
@@ -160,6 +163,16 @@ RawArg classify(Specializer &S, const Arg &a, const ir::RawParam *param) {
     ir::ScalarType et = t->type.elem;
     DType storage = et.dtype == DType::I1 ? DType::I8 : et.dtype;
     ir::Value *tile = et.dtype == DType::I1 ? S.castTo(t, ir::ScalarType{DType::I8}, a.loc) : t;
+    if (fragments) { // each thread's elements, in registers (fragmentLayout)
+      int64_t threads = 32 * int64_t(S.opts.numWarps);
+      if (t->type.numElements() < threads)
+        S.fail(a.loc, "a fragment needs at least one element per thread: " + t->type.str() + " over " +
+                          std::to_string(threads) + " threads");
+      r.operand = tile;
+      r.elem = ir::ScalarType{storage};
+      r.fragment = true;
+      return r;
+    }
     ir::Op *alloc =
         S.b->create(OpKind::LocalAlloc, a.loc, {}, {ir::Type(ir::ScalarType::ptrTo(storage, AddrSpace::Shared))});
     alloc->setAllocShape(t->type.shape);
@@ -224,6 +237,18 @@ void checkSignature(Specializer &S, const ir::RawFunction &fn, const std::vector
                         fn.params[k].spelling + ": it passes " + what, notes);
     };
     size_t k = a.firstParam;
+    if (a.fragment) {
+      const ir::RawParam &fp = fn.params[k];
+      for (size_t j = 0; j < 2; ++j)
+        if (fn.params[k + j].kind != ir::RawParam::Kind::Pointer ||
+            (fn.params[k + j].addrSpace != 0 && fn.params[k + j].addrSpace != 5))
+          bad(k + j, "a pointer to the thread's fragment of " + a.elem.str() + " (generic or local)");
+      (void)fp;
+      for (size_t j = 2; j < 5; ++j)
+        if (!fits(fn.params[k + j], ir::ScalarType{DType::I64}))
+          bad(k + j, "an i64 (the fragment's offset, size and stride)");
+      continue;
+    }
     if (a.memref.empty()) {
       if (!fits(fn.params[k], a.operand->type.elem))
         bad(k, a.operand->type.elem.str());
@@ -249,7 +274,7 @@ std::vector<size_t> outputsOf(Specializer &S, const ir::RawFunction &fn, const s
       if (e.kind != SVal::Kind::Int || e.i < 0 || size_t(e.i) >= args.size())
         S.fail(given->loc, "output_indices must be indices of the arguments (0.." + std::to_string(args.size() - 1) +
                                "), got " + e.describe());
-      if (args[e.i].memref.empty())
+      if (args[e.i].memref.empty() && !args[e.i].fragment)
         S.fail(given->loc, "output_indices: argument " + std::to_string(e.i) +
                                " is a scalar or pointer; results are new versions of tile and buffer arguments");
       outs.push_back(size_t(e.i));
@@ -265,7 +290,7 @@ std::vector<size_t> outputsOf(Specializer &S, const ir::RawFunction &fn, const s
   for (int p : fn.returnedParams) {
     size_t which = args.size();
     for (size_t i = 0; i < args.size(); ++i)
-      if (!args[i].memref.empty() && p == int(args[i].firstParam + 1))
+      if ((!args[i].memref.empty() || args[i].fragment) && p == int(args[i].firstParam + 1))
         which = i;
     if (which == args.size())
       S.fail(at, "cannot tell which argument a memref returned by '" + fn.name +
@@ -304,6 +329,17 @@ SVal rawCall(Specializer &S, const BuiltinCall &c, bool smem) {
   }
   if (p.has("hint") && p.get("hint").val.kind != SVal::Kind::Str)
     S.fail(p.loc("hint"), c.fname + "() hint must be a str, got " + p.get("hint").val.describe());
+  if (p.has("layout")) {
+    const SVal &l = p.get("layout").val;
+    if (l.kind != SVal::Kind::Str || l.s != "blocked")
+      S.fail(p.loc("layout"), c.fname + "() layout names the fragment layout: \"blocked\" (each thread's consecutive "
+                                        "row-major elements), got " + l.describe());
+    if (!fn.attr("fragment").i)
+      S.fail(p.loc("layout"), c.fname + "() layout= applies to functions declared with fragment=True");
+  }
+  if (smem && fn.attr("fragment").i)
+    S.fail(c.loc, "call_smem() passes tiles through shared memory; '" + fn.attr("__name__").s +
+                      "' is declared fragment=True (use tle.raw.call)");
   const ir::RawFunction &f = compiled(S, fn, c.loc);
   std::vector<Specializer::Note> notes;
   if (fn.fn)
@@ -311,7 +347,7 @@ SVal rawCall(Specializer &S, const BuiltinCall &c, bool smem) {
   std::vector<RawArg> raw;
   size_t next = 0;
   for (const Arg &a : args) {
-    RawArg r = classify(S, a, next < f.params.size() ? &f.params[next] : nullptr);
+    RawArg r = classify(S, a, next < f.params.size() ? &f.params[next] : nullptr, fn.attr("fragment").i != 0);
     r.firstParam = next;
     next += paramCount(r);
     raw.push_back(std::move(r));
@@ -324,13 +360,29 @@ SVal rawCall(Specializer &S, const BuiltinCall &c, bool smem) {
     operands.push_back(r.operand);
     memrefs.push_back(r.memref);
   }
-  ir::Op *call = S.b->create(OpKind::RawCall, c.loc, operands, {});
+  std::vector<ir::Type> fragTypes;
+  std::vector<int64_t> fragOuts;
+  for (size_t k : outs)
+    if (raw[k].fragment) {
+      fragTypes.push_back(raw[k].operand->type);
+      fragOuts.push_back(int64_t(k));
+    }
+  ir::Op *call = S.b->create(OpKind::RawCall, c.loc, operands, fragTypes);
   call->setRawSymbol(f.symbol);
   call->setRawModule(f.module);
   call->setRawMemrefs(memrefs);
+  call->setRawResultOperands(fragOuts);
   std::vector<SVal> results;
+  unsigned nextFragment = 0;
   for (size_t k : outs) {
     const RawArg &r = raw[k];
+    if (r.fragment) {
+      ir::Value *v = call->result(nextFragment++);
+      if (args[k].val.v->type.elem.dtype == DType::I1)
+        v = S.castTo(v, args[k].val.v->type.elem, c.loc);
+      results.push_back(SVal::tensor(v));
+      continue;
+    }
     if (smem || r.isBuffer) { // the buffer itself, written by the call
       results.push_back(r.buffer);
       continue;
@@ -423,10 +475,10 @@ std::optional<SVal> Specializer::rawDecorated(const ast::FunctionDef *fd, std::s
 std::vector<BuiltinSpec> rawBuiltins() {
   return {
       {"tle.raw.dialect", "name, file=None, extern_func_name=None, deferred=False, source=None, pipeline=None, "
-                          "context=None",
+                          "context=None, fragment=False",
        dialect},
-      {"tle.raw.call", "func, args, output_indices=None, hint=\"\"", call},
-      {"tle.raw.call_smem", "func, args, output_indices=None, hint=\"\"", callSmem},
+      {"tle.raw.call", "func, args, output_indices=None, hint=\"\", layout=None", call},
+      {"tle.raw.call_smem", "func, args, output_indices=None, hint=\"\", layout=None", callSmem},
   };
 }
 

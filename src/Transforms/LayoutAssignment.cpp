@@ -209,6 +209,10 @@ private:
         // computed from a dot's accumulator stays in it (no conversion before the staging).
         if (const Layout *a = op.isTmaStore() && !strong_.count(ptr) ? anchorOf(op.operands[1]) : nullptr)
           l = *a;
+        // A TLE-Raw fragment is stored from the registers the native code left it in (each
+        // thread's consecutive elements: vector stores), not converted through shared memory.
+        if (const ir::Op *d = op.operands[1]->def; d && d->kind == OpKind::RawCall && !strong_.count(ptr))
+          l = ir::fragmentLayout(ptr->type.shape, f_.numWarps);
         for (ir::Value *v : op.operands)
           wish(v, l, true);
       }
@@ -331,6 +335,11 @@ private:
     case OpKind::RemotePtr: // elementwise on the pointers (the rank is a scalar)
       if (op.result()->type.isTile() && want_.count(op.result()))
         wish(op.operands[0], want_[op.result()], strong_.count(op.result()) > 0);
+      return;
+    case OpKind::RawCall: // TLE-Raw fragments: each thread's consecutive row-major elements
+      for (ir::Value *v : op.operands)
+        if (v->type.isTile())
+          wish(v, ir::fragmentLayout(v->type.shape, f_.numWarps), true);
       return;
     case OpKind::InlineAsm: {
       // Elementwise over several results: the operands follow the first result.
@@ -763,6 +772,13 @@ private:
       return;
     }
     case OpKind::Yield: case OpKind::Return:
+      return;
+    case OpKind::RawCall:
+      for (unsigned i = 0; i < op.operands.size(); ++i)
+        if (op.operands[i]->type.isTile())
+          require(b, at, op, i, ir::fragmentLayout(op.operands[i]->type.shape, f_.numWarps));
+      for (auto &res : op.results)
+        setLayout(res.get(), ir::fragmentLayout(res->type.shape, f_.numWarps));
       return;
     case OpKind::InlineAsm: case OpKind::RemotePtr: {
       if (!op.result()->type.isTile())

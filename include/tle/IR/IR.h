@@ -73,13 +73,17 @@ enum class OpKind {
                ///< (outputs first, `=r`, then inputs; r/l/h/f/d) runs once per asmPack()
                ///< consecutive elements of a thread, packed operands and results bitcast to the
                ///< constraint's register; asmPure(): no side effects. GPU only.
-  RawCall,     ///< (args...) -> (): every thread of the CTA (of the partition it runs in) calls
-               ///< the TLE-Raw function rawSymbol() of the LLVM module rawModule() (tle.raw.call,
-               ///< tle.md §4), which the backend links into the kernel and inlines. Operand i is
-               ///< a scalar or pointer passed as is, or, where rawMemrefs()[i] is a shape, a
-               ///< scalar *T_shared buffer passed as FlagTree's memref expansion: (allocated
-               ///< ptr, aligned ptr, i64 offset 0, i64 sizes[r], i64 row-major strides[r]).
-               ///< The function may read and write those buffers and global memory. GPU only.
+  RawCall,     ///< (args...) -> (tiles...): every thread of the CTA (of the partition it runs in)
+               ///< calls the TLE-Raw function rawSymbol() of the LLVM module rawModule()
+               ///< (tle.raw.call, tle.md §4), which the backend links into the kernel and
+               ///< inlines. Operand i is a scalar or pointer passed as is; where rawMemrefs()[i]
+               ///< is a shape, a scalar *T_shared buffer passed as FlagTree's memref expansion
+               ///< (allocated ptr, aligned ptr, i64 offset 0, i64 sizes[r], i64 row-major
+               ///< strides[r]); a tile is passed as the thread's fragment in fragmentLayout
+               ///< (Layout.h): a rank-1 memref of its n elements in the thread's local memory
+               ///< (generic pointers, sizes [n], strides [1]), in registers once inlined. Result
+               ///< k is the fragment of operand rawResultOperands()[k] after the call (same
+               ///< type). The function may read and write its buffers and global memory. GPU only.
   Fma,         ///< (a, b, c) -> a * b + c with one rounding (floats).
   Cast,        ///< Value conversion to the result's dtype (tl.cast / .to): float<->float
                ///< rounds to nearest even, float->int truncates toward zero, int->int
@@ -646,6 +650,9 @@ public:
   void setRawModule(std::string m) { need(__func__, K::RawCall); a_.constraints = std::move(m); }
   std::vector<std::vector<int64_t>> rawMemrefs() const;
   void setRawMemrefs(const std::vector<std::vector<int64_t>> &shapes);
+  /// The tile operand each result is the new fragment of.
+  const std::vector<int64_t> &rawResultOperands() const { need(__func__, K::RawCall); return a_.ints2; }
+  void setRawResultOperands(std::vector<int64_t> ops) { need(__func__, K::RawCall); a_.ints2 = std::move(ops); }
   // --- Load and Store: cache operator and eviction priority (tl.load / tl.store hints), and
   // the tensor descriptor's block shape (empty for an access through pointers alone).
   CacheHint cacheHint() const { need(__func__, K::Load, K::Store); return static_cast<CacheHint>(a_.ival); }

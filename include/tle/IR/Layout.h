@@ -69,6 +69,12 @@ Layout kContiguousLayout(const std::vector<int64_t> &shape, int numWarps, unsign
 /// consecutive elements, so an access that cannot be vectorised is still coalesced.
 Layout blockedLayoutWithVector(const std::vector<int64_t> &shape, int numWarps, int64_t vec);
 
+/// TLE-Raw's fragment layout: thread t (warp * 32 + lane) holds the n = numel / (32 * numWarps)
+/// consecutive elements t * n .. t * n + n - 1 of the tile's row-major order, register i being
+/// element t * n + i (a blocked layout whose per-thread vector may span dims). A tile of fewer
+/// elements than threads replicates (callers reject it).
+Layout fragmentLayout(const std::vector<int64_t> &shape, int numWarps);
+
 /// The layout of the result of reducing dim `axis` of a tile in `l`: register bases along
 /// `axis` are dropped, lane/warp bases along it become zero (the result is replicated over
 /// them), and the coordinate is removed.

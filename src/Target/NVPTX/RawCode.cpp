@@ -312,8 +312,24 @@ void Emitter::emitRawCall(const ir::Op &op) {
   llvm::Function *callee = rawCallee(op);
   std::vector<std::vector<int64_t>> shapes = op.rawMemrefs();
   std::vector<llvm::Value *> args;
+  std::map<size_t, std::pair<llvm::Value *, llvm::Type *>> fragments; // operand -> its array
   for (size_t i = 0; i < op.operands.size(); ++i) {
-    llvm::Value *v = scalar(op.operands[i]);
+    const ir::Value *x = op.operands[i];
+    if (x->type.isTile()) {
+      // A fragment: the thread's registers (fragmentLayout: register r is its element r) in an
+      // array of the entry block, which SROA turns back into registers once the call is inlined.
+      const std::vector<llvm::Value *> &rs = regs(x);
+      llvm::Type *ety = llvmType(x->type.elem);
+      auto *aty = llvm::ArrayType::get(ety, rs.size());
+      llvm::IRBuilder<> E(entry_, entry_->getFirstInsertionPt());
+      llvm::Value *arr = E.CreateAlloca(aty, nullptr, "fragment");
+      for (size_t r = 0; r < rs.size(); ++r)
+        B.CreateStore(rs[r], B.CreateConstInBoundsGEP2_32(aty, arr, 0, unsigned(r)));
+      fragments[i] = {arr, aty};
+      args.insert(args.end(), {arr, arr, B.getInt64(0), B.getInt64(int64_t(rs.size())), B.getInt64(1)});
+      continue;
+    }
+    llvm::Value *v = scalar(x);
     if (shapes[i].empty()) {
       args.push_back(v);
       continue;
@@ -336,7 +352,8 @@ void Emitter::emitRawCall(const ir::Op &op) {
     llvm::Type *want = fty->getParamType(i);
     if (args[i]->getType() == want)
       continue;
-    if (args[i]->getType()->isPointerTy() && want->isPointerTy() && want->getPointerAddressSpace() == 0)
+    if (args[i]->getType()->isPointerTy() && want->isPointerTy() &&
+        (want->getPointerAddressSpace() == 0 || args[i]->getType()->getPointerAddressSpace() == 0))
       args[i] = B.CreateAddrSpaceCast(args[i], want); // a generic pointer parameter (plain C++)
     else if (args[i]->getType()->isIntegerTy() && want->isIntegerTy())
       args[i] = B.CreateSExtOrTrunc(args[i], want);
@@ -344,6 +361,13 @@ void Emitter::emitRawCall(const ir::Op &op) {
       diags.fatal(op.loc, "raw_call argument " + std::to_string(i) + " does not fit '" + op.rawSymbol() + "'");
   }
   B.CreateCall(callee, args);
+  for (size_t k = 0; k < op.results.size(); ++k) { // the fragments as the call left them
+    auto [arr, aty] = fragments.at(size_t(op.rawResultOperands()[k]));
+    std::vector<llvm::Value *> out;
+    for (unsigned r = 0; r < aty->getArrayNumElements(); ++r)
+      out.push_back(B.CreateLoad(aty->getArrayElementType(), B.CreateConstInBoundsGEP2_32(aty, arr, 0, r)));
+    vals_[op.result(unsigned(k))] = out;
+  }
 }
 
 void linkRawModules(llvm::Module &m, std::vector<std::unique_ptr<llvm::Module>> raws, DiagnosticEngine &diags) {

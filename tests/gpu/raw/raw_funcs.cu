@@ -1,0 +1,121 @@
+// Native CUDA device functions called from raw_kernels.tle (TLE-Raw's GPU tests). Each follows
+// FlagTree's calling convention: pointers and scalars as they are, a tile or buffer as a memref
+// (allocated pointer, aligned pointer, offset, sizes, strides) in shared memory.
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+#define SHARED __attribute__((address_space(3)))
+#define GLOBAL __attribute__((address_space(1)))
+
+struct Memref2f {
+  SHARED float *allocated;
+  SHARED float *aligned;
+  int64_t offset;
+  int64_t sizes[2];
+  int64_t strides[2];
+};
+
+// out[i] = a[i] + b[i] over a grid-stride loop: global pointers, a scalar, no result.
+extern "C" __device__ void vector_add(GLOBAL float *out, GLOBAL const float *a, GLOBAL const float *b, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+    out[i] = a[i] + b[i];
+}
+
+// GELU (tanh form) in place on a [rows, cols] fp32 tile; returns the tile.
+static __device__ float gelu(float x) {
+  const float k = 0.7978845608028654f; // sqrt(2 / pi)
+  return 0.5f * x * (1.0f + tanhf(k * (x + 0.044715f * x * x * x)));
+}
+
+extern "C" __device__ Memref2f gelu_tile(SHARED float *alloc, SHARED float *x, int64_t off, int64_t rows, int64_t cols,
+                                         int64_t s0, int64_t s1) {
+  for (int64_t i = threadIdx.x; i < rows * cols; i += blockDim.x) {
+    int64_t r = i / cols, c = i % cols;
+    x[off + r * s0 + c * s1] = gelu(x[off + r * s0 + c * s1]);
+  }
+  return {alloc, x, off, {rows, cols}, {s0, s1}};
+}
+
+// acc[m, n] += sum_k a[m, k] * b[k, n] (fp16 inputs, fp32 accumulator), every thread of the
+// CTA taking elements of acc in turn; returns acc. fp16 elements are read as their bits (a
+// __half in address space 3 does not convert in clang's CUDA mode).
+extern "C" __device__ Memref2f mma_tile(SHARED float *acc_alloc, SHARED float *acc, int64_t acc_off, int64_t M,
+                                        int64_t N, int64_t acc_s0, int64_t acc_s1, SHARED uint16_t *a_alloc,
+                                        SHARED uint16_t *a, int64_t a_off, int64_t a_m, int64_t K, int64_t a_s0,
+                                        int64_t a_s1, SHARED uint16_t *b_alloc, SHARED uint16_t *b, int64_t b_off,
+                                        int64_t b_k, int64_t b_n, int64_t b_s0, int64_t b_s1) {
+  for (int64_t i = threadIdx.x; i < M * N; i += blockDim.x) {
+    int64_t m = i / N, n = i % N;
+    float sum = 0.0f;
+    for (int64_t k = 0; k < K; ++k)
+      sum += __half2float(__ushort_as_half(a[a_off + m * a_s0 + k * a_s1])) *
+             __half2float(__ushort_as_half(b[b_off + k * b_s0 + n * b_s1]));
+    acc[acc_off + m * acc_s0 + n * acc_s1] += sum;
+  }
+  return {acc_alloc, acc, acc_off, {M, N}, {acc_s0, acc_s1}};
+}
+
+// Row sums of a [rows, 32] buffer, one warp per row at a time, through butterfly shuffles in
+// inline PTX; lane 0 writes out[row0 + r].
+static __device__ float warp_sum(float v) {
+  for (int d = 16; d > 0; d >>= 1) {
+    float o;
+    asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 31, 0xffffffff;" : "=f"(o) : "f"(v), "r"(d));
+    v += o;
+  }
+  return v;
+}
+
+extern "C" __device__ void row_sums(SHARED float *alloc, SHARED float *x, int64_t off, int64_t rows, int64_t cols,
+                                    int64_t s0, int64_t s1, GLOBAL float *out, int row0) {
+  int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  for (int64_t r = warp; r < rows; r += warps) {
+    float v = warp_sum(x[off + r * s0 + lane * s1]);
+    if (lane == 0)
+      out[row0 + r] = v;
+  }
+}
+
+// Fills a [rows, cols] fp16 buffer from global memory (row stride `ld` elements) with cp.async
+// 16-byte copies issued in inline PTX, then waits for them and for the CTA; returns the buffer.
+struct Memref2h {
+  SHARED uint16_t *allocated;
+  SHARED uint16_t *aligned;
+  int64_t offset;
+  int64_t sizes[2];
+  int64_t strides[2];
+};
+
+extern "C" __device__ Memref2h load_async(SHARED uint16_t *alloc, SHARED uint16_t *buf, int64_t off, int64_t rows,
+                                          int64_t cols, int64_t s0, int64_t s1, GLOBAL const uint16_t *src,
+                                          int ld) {
+  const int64_t chunks = rows * cols / 8; // 8 halves = 16 bytes
+  for (int64_t c = threadIdx.x; c < chunks; c += blockDim.x) {
+    int64_t r = c * 8 / cols, col = c * 8 % cols;
+    uint32_t dst = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(buf + off + r * s0 + col));
+    const GLOBAL uint16_t *from = src + r * ld + col;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(from) : "memory");
+  }
+  asm volatile("cp.async.commit_group;" ::: "memory");
+  asm volatile("cp.async.wait_group 0;" ::: "memory");
+  __syncthreads();
+  return {alloc, buf, off, {rows, cols}, {s0, s1}};
+}
+
+// GELU on each thread's fragment (declared fragment=True): the n elements the thread holds, in
+// registers once inlined, so the call adds no shared-memory traffic. n is a constant once the
+// call is inlined; `#pragma unroll` asks for the loop to be unrolled then, which keeps the
+// fragment in registers.
+extern "C" __device__ void gelu_fragment(float *alloc, float *frag, int64_t off, int64_t n, int64_t stride) {
+#pragma unroll
+  for (int64_t i = 0; i < n; ++i)
+    frag[off + i * stride] = gelu(frag[off + i * stride]);
+}
+
+// Each thread's fragment of a tile of consecutive row-major elements: adds to element e (thread t
+// holds e = t * n .. t * n + n - 1) its own index, showing which elements a thread holds.
+extern "C" __device__ void add_index(int *alloc, int *frag, int64_t off, int64_t n, int64_t stride) {
+#pragma unroll
+  for (int64_t i = 0; i < n; ++i)
+    frag[off + i * stride] += static_cast<int>(threadIdx.x * n + i);
+}
