@@ -188,6 +188,10 @@ Layout fragmentLayout(const std::vector<int64_t> &shape, int numWarps) {
   return rowMajorBits(shape, numWarps, log2Exact(perThread));
 }
 
+Layout rawFragmentLayout(const std::vector<int64_t> &shape, int numWarps, unsigned elemBytes, bool contiguous) {
+  return contiguous ? fragmentLayout(shape, numWarps) : blockedLayout(shape, numWarps, elemBytes);
+}
+
 Layout kContiguousLayout(const std::vector<int64_t> &shape, int numWarps, unsigned elemBytes) {
   assert(shape.size() == 2);
   Layout l;

@@ -128,6 +128,10 @@ void Parser::op(Block &b) {
     }
     expect("]");
     op->setRawMemrefs(shapes);
+    if (tok_.kind == Tok::Ident && tok_.text == "contiguous") {
+      bump();
+      op->setRawContiguous(true);
+    }
     if (tok_.kind == Tok::Ident && tok_.text == "outs") {
       bump();
       op->setRawResultOperands(intList());

@@ -327,6 +327,8 @@ private:
           os_ << "]";
       }
       os_ << "]";
+      if (op.rawContiguous())
+        os_ << " contiguous";
       if (!op.rawResultOperands().empty()) {
         os_ << " outs [";
         for (size_t i = 0; i < op.rawResultOperands().size(); ++i)

@@ -16,6 +16,7 @@
 #include "Registry.h"
 #include "Sema.h"
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -103,8 +104,11 @@ const ir::RawFunction &compiled(Specializer &S, const SVal &fn, SourceLoc at) {
     return it->second;
   ir::RawResult r = S.opts.compileRaw(src);
   if (!r.fn) {
-    if (!r.detail.empty())
-      notes.push_back({decl, (src.dialect == "cuda" ? "clang says:\n" : "") + r.detail});
+    std::string detail = r.detail;
+    while (!detail.empty() && std::isspace(static_cast<unsigned char>(detail.back())))
+      detail.pop_back();
+    if (!detail.empty())
+      notes.push_back({decl, (src.dialect == "cuda" ? "clang says:\n" : "") + detail});
     S.fail(at, "tle.raw function '" + fn.attr("__name__").s + "' (" + src.dialect + "): " + r.error, notes);
   }
   return cache.emplace(key, std::move(*r.fn)).first->second;
@@ -142,7 +146,7 @@ SVal bufferOf(ir::Value *ptr, const std::vector<int64_t> &shape) {
   return buf;
 }
 
-RawArg classify(Specializer &S, const Arg &a, const ir::RawParam *param, bool fragments) {
+RawArg classify(Specializer &S, const Arg &a, const ir::RawParam *param, bool fragments, bool contiguous) {
   RawArg r;
   r.loc = a.loc;
   if (a.val.kind == SVal::Kind::Buffer) {
@@ -165,7 +169,7 @@ RawArg classify(Specializer &S, const Arg &a, const ir::RawParam *param, bool fr
     ir::Value *tile = et.dtype == DType::I1 ? S.castTo(t, ir::ScalarType{DType::I8}, a.loc) : t;
     if (fragments) { // each thread's elements, in registers (fragmentLayout)
       int64_t threads = 32 * int64_t(S.opts.numWarps);
-      if (t->type.numElements() < threads)
+      if (contiguous && t->type.numElements() < threads)
         S.fail(a.loc, "a fragment needs at least one element per thread: " + t->type.str() + " over " +
                           std::to_string(threads) + " threads");
       r.operand = tile;
@@ -329,13 +333,16 @@ SVal rawCall(Specializer &S, const BuiltinCall &c, bool smem) {
   }
   if (p.has("hint") && p.get("hint").val.kind != SVal::Kind::Str)
     S.fail(p.loc("hint"), c.fname + "() hint must be a str, got " + p.get("hint").val.describe());
+  bool contiguous = false;
   if (p.has("layout")) {
     const SVal &l = p.get("layout").val;
-    if (l.kind != SVal::Kind::Str || l.s != "blocked")
-      S.fail(p.loc("layout"), c.fname + "() layout names the fragment layout: \"blocked\" (each thread's consecutive "
+    if (l.kind != SVal::Kind::Str || (l.s != "blocked" && l.s != "contiguous"))
+      S.fail(p.loc("layout"), c.fname + "() layout names the fragments' layout: \"blocked\" (the default: the layout "
+                                        "tile code gives the tile) or \"contiguous\" (each thread's consecutive "
                                         "row-major elements), got " + l.describe());
     if (!fn.attr("fragment").i)
       S.fail(p.loc("layout"), c.fname + "() layout= applies to functions declared with fragment=True");
+    contiguous = l.s == "contiguous";
   }
   if (smem && fn.attr("fragment").i)
     S.fail(c.loc, "call_smem() passes tiles through shared memory; '" + fn.attr("__name__").s +
@@ -347,7 +354,8 @@ SVal rawCall(Specializer &S, const BuiltinCall &c, bool smem) {
   std::vector<RawArg> raw;
   size_t next = 0;
   for (const Arg &a : args) {
-    RawArg r = classify(S, a, next < f.params.size() ? &f.params[next] : nullptr, fn.attr("fragment").i != 0);
+    RawArg r = classify(S, a, next < f.params.size() ? &f.params[next] : nullptr, fn.attr("fragment").i != 0,
+                        contiguous);
     r.firstParam = next;
     next += paramCount(r);
     raw.push_back(std::move(r));
@@ -372,6 +380,7 @@ SVal rawCall(Specializer &S, const BuiltinCall &c, bool smem) {
   call->setRawModule(f.module);
   call->setRawMemrefs(memrefs);
   call->setRawResultOperands(fragOuts);
+  call->setRawContiguous(contiguous);
   std::vector<SVal> results;
   unsigned nextFragment = 0;
   for (size_t k : outs) {

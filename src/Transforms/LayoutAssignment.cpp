@@ -46,6 +46,11 @@ private:
     return ir::blockedLayout(t.shape, f_.numWarps, elemBytes);
   }
 
+  /// The layout a raw_call passes a tile of type `t` in, as each thread's fragment.
+  Layout fragmentOf(const ir::Op &call, const ir::Type &t) const {
+    return ir::rawFragmentLayout(t.shape, f_.numWarps, ir::storageBytes(t.dtype()), call.rawContiguous());
+  }
+
   /// The layout of a global load or store through the pointer tile `ptr` under `mask`
   /// (nullptr: none): the default blocked layout (16 bytes per thread along the last dim),
   /// except when axis info proves the pointers contiguous for at least those 16 bytes but the
@@ -212,7 +217,7 @@ private:
         // A TLE-Raw fragment is stored from the registers the native code left it in (each
         // thread's consecutive elements: vector stores), not converted through shared memory.
         if (const ir::Op *d = op.operands[1]->def; d && d->kind == OpKind::RawCall && !strong_.count(ptr))
-          l = ir::fragmentLayout(ptr->type.shape, f_.numWarps);
+          l = fragmentOf(*d, op.operands[1]->type);
         for (ir::Value *v : op.operands)
           wish(v, l, true);
       }
@@ -336,10 +341,10 @@ private:
       if (op.result()->type.isTile() && want_.count(op.result()))
         wish(op.operands[0], want_[op.result()], strong_.count(op.result()) > 0);
       return;
-    case OpKind::RawCall: // TLE-Raw fragments: each thread's consecutive row-major elements
+    case OpKind::RawCall: // TLE-Raw fragments
       for (ir::Value *v : op.operands)
         if (v->type.isTile())
-          wish(v, ir::fragmentLayout(v->type.shape, f_.numWarps), true);
+          wish(v, fragmentOf(op, v->type), true);
       return;
     case OpKind::InlineAsm: {
       // Elementwise over several results: the operands follow the first result.
@@ -776,9 +781,9 @@ private:
     case OpKind::RawCall:
       for (unsigned i = 0; i < op.operands.size(); ++i)
         if (op.operands[i]->type.isTile())
-          require(b, at, op, i, ir::fragmentLayout(op.operands[i]->type.shape, f_.numWarps));
+          require(b, at, op, i, fragmentOf(op, op.operands[i]->type));
       for (auto &res : op.results)
-        setLayout(res.get(), ir::fragmentLayout(res->type.shape, f_.numWarps));
+        setLayout(res.get(), fragmentOf(op, res->type));
       return;
     case OpKind::InlineAsm: case OpKind::RemotePtr: {
       if (!op.result()->type.isTile())

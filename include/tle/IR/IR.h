@@ -79,9 +79,10 @@ enum class OpKind {
                ///< inlines. Operand i is a scalar or pointer passed as is; where rawMemrefs()[i]
                ///< is a shape, a scalar *T_shared buffer passed as FlagTree's memref expansion
                ///< (allocated ptr, aligned ptr, i64 offset 0, i64 sizes[r], i64 row-major
-               ///< strides[r]); a tile is passed as the thread's fragment in fragmentLayout
-               ///< (Layout.h): a rank-1 memref of its n elements in the thread's local memory
-               ///< (generic pointers, sizes [n], strides [1]), in registers once inlined. Result
+               ///< strides[r]); a tile is passed as the thread's fragment in rawFragmentLayout
+               ///< (Layout.h; rawContiguous() picks which): a rank-1 memref of its n registers
+               ///< in the thread's local memory (generic pointers, sizes [n], strides [1]), in
+               ///< registers once inlined. Result
                ///< k is the fragment of operand rawResultOperands()[k] after the call (same
                ///< type). The function may read and write its buffers and global memory. GPU only.
   Fma,         ///< (a, b, c) -> a * b + c with one rounding (floats).
@@ -650,6 +651,10 @@ public:
   void setRawModule(std::string m) { need(__func__, K::RawCall); a_.constraints = std::move(m); }
   std::vector<std::vector<int64_t>> rawMemrefs() const;
   void setRawMemrefs(const std::vector<std::vector<int64_t>> &shapes);
+  /// Whether fragments are in the contiguous layout (each thread's consecutive row-major
+  /// elements) rather than the default blocked one (see ir::rawFragmentLayout).
+  bool rawContiguous() const { need(__func__, K::RawCall); return a_.ival != 0; }
+  void setRawContiguous(bool c) { need(__func__, K::RawCall); a_.ival = c; }
   /// The tile operand each result is the new fragment of.
   const std::vector<int64_t> &rawResultOperands() const { need(__func__, K::RawCall); return a_.ints2; }
   void setRawResultOperands(std::vector<int64_t> ops) { need(__func__, K::RawCall); a_.ints2 = std::move(ops); }

@@ -75,6 +75,11 @@ Layout blockedLayoutWithVector(const std::vector<int64_t> &shape, int numWarps, 
 /// elements than threads replicates (callers reject it).
 Layout fragmentLayout(const std::vector<int64_t> &shape, int numWarps);
 
+/// The layout a TLE-Raw fragment of a tile of `shape` (elements of `elemBytes`) is passed in:
+/// fragmentLayout when `contiguous`, else blockedLayout (the layout tile code gives a tile by
+/// default, so an elementwise raw function costs no conversion).
+Layout rawFragmentLayout(const std::vector<int64_t> &shape, int numWarps, unsigned elemBytes, bool contiguous);
+
 /// The layout of the result of reducing dim `axis` of a tile in `l`: register bases along
 /// `axis` are dropped, lane/warp bases along it become zero (the result is replicated over
 /// them), and the coordinate is removed.

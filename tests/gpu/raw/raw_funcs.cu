@@ -15,9 +15,16 @@ struct Memref2f {
   int64_t strides[2];
 };
 
-// out[i] = a[i] + b[i] over a grid-stride loop: global pointers, a scalar, no result.
-extern "C" __device__ void vector_add(GLOBAL float *out, GLOBAL const float *a, GLOBAL const float *b, int n) {
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+// out[i] = a[i] + b[i] over a grid-stride loop of 16-byte vectors (the pointers 16-byte aligned),
+// then the elements past the last whole vector: pointers (plain C++ ones: the kernel's global
+// pointers arrive as generic pointers), a scalar, no result.
+extern "C" __device__ void vector_add(float *out, const float *a, const float *b, int n) {
+  const int stride = blockDim.x * gridDim.x, first = blockIdx.x * blockDim.x + threadIdx.x;
+  for (int v = first; v < n / 4; v += stride) {
+    float4 x = reinterpret_cast<const float4 *>(a)[v], y = reinterpret_cast<const float4 *>(b)[v];
+    reinterpret_cast<float4 *>(out)[v] = make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
+  }
+  for (int i = n / 4 * 4 + first; i < n; i += stride)
     out[i] = a[i] + b[i];
 }
 
@@ -76,6 +83,26 @@ extern "C" __device__ void row_sums(SHARED float *alloc, SHARED float *x, int64_
   }
 }
 
+// Row sums of a [rows, cols] tile passed as contiguous fragments (layout="contiguous": thread t
+// holds elements t * n .. t * n + n - 1, so cols / n consecutive threads hold one row): each thread
+// adds its n elements, then butterfly shuffles in inline PTX add over the row's threads, and the
+// row's first thread writes out[row0 + row]. No shared memory.
+extern "C" __device__ void row_sums_fragment(float *alloc, float *frag, int64_t off, int64_t n, int64_t stride,
+                                             GLOBAL float *out, int row0, int cols) {
+  float v = 0.0f;
+#pragma unroll
+  for (int64_t i = 0; i < n; ++i)
+    v += frag[off + i * stride];
+  const int lanes = cols / static_cast<int>(n);
+  for (int d = lanes / 2; d > 0; d >>= 1) {
+    float o;
+    asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 31, 0xffffffff;" : "=f"(o) : "f"(v), "r"(d));
+    v += o;
+  }
+  if (threadIdx.x % lanes == 0)
+    out[row0 + threadIdx.x / lanes] = v;
+}
+
 // Fills a [rows, cols] fp16 buffer from global memory (row stride `ld` elements) with cp.async
 // 16-byte copies issued in inline PTX, then waits for them and for the CTA; returns the buffer.
 struct Memref2h {
@@ -112,8 +139,8 @@ extern "C" __device__ void gelu_fragment(float *alloc, float *frag, int64_t off,
     frag[off + i * stride] = gelu(frag[off + i * stride]);
 }
 
-// Each thread's fragment of a tile of consecutive row-major elements: adds to element e (thread t
-// holds e = t * n .. t * n + n - 1) its own index, showing which elements a thread holds.
+// Each thread's fragment in the contiguous layout (layout="contiguous"): adds to element e
+// (thread t holds e = t * n .. t * n + n - 1) its own index, showing which elements it holds.
 extern "C" __device__ void add_index(int *alloc, int *frag, int64_t off, int64_t n, int64_t stride) {
 #pragma unroll
   for (int64_t i = 0; i < n; ++i)
