@@ -42,6 +42,13 @@ config.substitutions.append(("%tle-inspect", '"%s"' % os.path.join(os.path.dirna
 config.substitutions.append(("%exit1", '"%s" "%s"' % (python, exit1)))
 config.substitutions.append(("%python", '"%s"' % python))
 
+# TLE-Raw's CUDA functions need clang-19 and the CUDA toolkit's headers, both found at configure
+# time (tests that compile CUDA say `REQUIRES: clang-cuda`).
+clang_cuda = getattr(config, "clang_cuda", "")
+cuda_root = getattr(config, "cuda_root", "")
+if clang_cuda and not clang_cuda.endswith("-NOTFOUND") and os.path.exists(os.path.join(cuda_root, "include", "cuda.h")):
+    config.available_features.add("clang-cuda")
+
 # Deterministic, colour-free diagnostics for FileCheck.
 config.environment["NO_COLOR"] = "1"
 config.environment["TERM"] = "dumb"
