@@ -217,6 +217,7 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
     }
     PassRunner passes(o, err);
     ModuleFiles imports(diags); // the modules the input imports (alive until specialisation ends)
+    std::vector<std::string> rawSources; // the TLE-Raw source files the kernel's calls compiled
     std::unique_ptr<ir::Function> fn;
     LaunchFacts launch; // -g, -ns and `:1` parameters, for the metadata and launchers
     if (o.fromTile) {
@@ -245,7 +246,12 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       so.numWarps = o.numWarps;
       so.debug = o.debug;
       so.arch = o.arch;
-      so.compileRaw = nvptx::compileRaw; // TLE-Raw functions, for the GPU target
+      // TLE-Raw functions, for the GPU target; their source files are dependencies too (--depfile).
+      so.compileRaw = [&rawSources](const ir::RawSource &src) {
+        if (!src.path.empty())
+          rawSources.push_back(src.path);
+        return nvptx::compileRaw(src);
+      };
       imports.attach(so, o.importPath);
       if (!passes.run("specialize", &fn, [&] { fn = specializeChecked(mod, so, diags); }))
         return 2;
@@ -255,8 +261,12 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       launch = collectLaunchFacts(o, home ? home : &mod, *fn, sm, diags);
     }
     launch.sourceHash = imports.sourceHash(file);
-    if (!o.depfile.empty() && !writeDepfile(o.depfile, o.output, o.input, imports.paths(), diags))
-      return 1;
+    if (!o.depfile.empty()) {
+      std::vector<std::string> deps = imports.paths();
+      deps.insert(deps.end(), rawSources.begin(), rawSources.end());
+      if (!writeDepfile(o.depfile, o.output, o.input, deps, diags))
+        return 1;
+    }
     if (o.numStages)
       fn->numStages = *o.numStages;
     fn->arch = o.arch;

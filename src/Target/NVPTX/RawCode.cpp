@@ -384,9 +384,11 @@ void linkRawModules(llvm::Module &m, std::vector<std::unique_ptr<llvm::Module>> 
       fn.removeFnAttr("target-cpu");
       fn.removeFnAttr("target-features");
       fn.removeFnAttr("tune-cpu");
-      if (!fn.isDeclaration() && fn.getName().starts_with("__tle_raw_"))
-        entries.insert(fn.getName().str());
-      else if (!fn.isDeclaration() && !fn.getName().starts_with("__nv_"))
+      if (fn.isDeclaration())
+        continue;
+      if (llvm::Function *call = m.getFunction(fn.getName()); call && call->isDeclaration())
+        entries.insert(fn.getName().str()); // a raw_call's callee (Emitter::rawCallee declared it)
+      else if (!fn.getName().starts_with("__nv_"))
         fn.setLinkage(llvm::GlobalValue::InternalLinkage); // helpers: one copy per module
     }
     for (llvm::GlobalVariable &g : raw->globals())
