@@ -9,6 +9,7 @@
 #include "tle/Target/NVPTX/NVPTXBackend.h"
 #include "tle/Transforms/PassRegistry.h"
 
+#include <cctype>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Support/raw_ostream.h>
@@ -343,7 +344,19 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
     bool assembled = false;
     passes.run("ptxas", nullptr, [&] { assembled = nvptx::assembleCubin(ptx, o.arch, o.ptxas, cubin, error); });
     if (!assembled) {
-      diags.error({}, error);
+      // A kernel with native code (TLE-Raw) most likely fails in it: its inline PTX is the one
+      // part the compiler did not write. Report at the call, with ptxas's log as the note.
+      const ir::Op *raw = nullptr;
+      ir::walk(fn->body, [&](ir::Op &op) { raw = raw ? raw : op.kind == ir::OpKind::RawCall ? &op : nullptr; });
+      if (raw) {
+        diags.error(raw->loc, "ptxas rejected the kernel, which inlines this tle.raw call's native code (check the "
+                              "inline PTX of its function)");
+        while (!error.empty() && std::isspace(static_cast<unsigned char>(error.back())))
+          error.pop_back();
+        diags.note(raw->loc, error);
+      } else {
+        diags.error({}, error);
+      }
       return 1;
     }
     if (!o.tritonPrefix.empty())

@@ -49,6 +49,11 @@ cuda_root = getattr(config, "cuda_root", "")
 if clang_cuda and not clang_cuda.endswith("-NOTFOUND") and os.path.exists(os.path.join(cuda_root, "include", "cuda.h")):
     config.available_features.add("clang-cuda")
 
+# Tests that assemble cubins need the toolkit's ptxas (found at configure time).
+ptxas = getattr(config, "ptxas", "")
+if ptxas and not ptxas.endswith("-NOTFOUND") and os.path.exists(ptxas):
+    config.available_features.add("ptxas")
+
 # Deterministic, colour-free diagnostics for FileCheck.
 config.environment["NO_COLOR"] = "1"
 config.environment["TERM"] = "dumb"
