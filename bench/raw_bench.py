@@ -1,7 +1,9 @@
 """TLE-Raw's examples against the same operation in plain tile code, in one process: a vector add
 on global pointers, GELU (tanh form) on register tiles (through shared memory, FlagTree's
 protocol; and as each thread's fragment in registers, fragment=True), and row sums by inline-PTX
-warp shuffles (over a TLE-Struct buffer, and over the tile's fragments) against tl.sum. Every cubin's output is checked (against
+warp shuffles (over a TLE-Struct buffer, and over the tile's fragments) against tl.sum, and the
+kernel mixing Lite, Struct and Raw (a CUDA cp.async pipeline staging rows in a buffer) against tile
+code loading them directly and staging them with tle.gpu.copy. Every cubin's output is checked (against
 torch, or the exact sums) before anything is timed; times are triton.testing.do_bench medians over
 rounds in rotating order (profile_common.time_rounds), reported as tile time / raw time (above 1:
 the raw kernel is faster).
@@ -87,6 +89,22 @@ def main():
         check(stem, out, xr.sum(dim=1), 0, 0)
     pairs.append(("row sums [2^21, 32] fp32, TLE-Struct buffer", "raw_row_sums", "tile_row_sums"))
     pairs.append(("row sums [2^21, 32] fp32, fragment (warp shuffles in PTX)", "raw_row_sums_fragment", "tile_row_sums"))
+    # Lite + Struct + Raw: [2^18, 64] fp16 rows staged in a buffer by a CUDA cp.async pipeline,
+    # halves added in fp32; against tile code loading directly and staging with tle.gpu.copy.
+    m = 1 << 18
+    xh = torch.randint(-100, 100, (m, 64), device="cuda").half()
+    want = xh[:, :32].float() + xh[:, 32:].float()
+    for stem in ("raw_mixed", "tile_mixed", "tile_mixed_staged"):
+        out = torch.empty(m, 32, device="cuda")
+        k = kernel(stem, stem)
+        vals = [ptr(xh), ptr(out), ctypes.c_int32(64)]
+        timed[stem] = (lambda k=k, vals=vals: k.launch((m // 32,), stream(), vals))
+        timed[stem]()
+        torch.cuda.synchronize()
+        check(stem, out, want, 0, 0)
+    pairs.append(("cp.async staging (Lite + Struct + Raw) [2^18, 64] fp16, vs tl.load", "raw_mixed", "tile_mixed"))
+    pairs.append(("cp.async staging (Lite + Struct + Raw) [2^18, 64] fp16, vs tle.gpu.copy staging", "raw_mixed",
+                  "tile_mixed_staged"))
 
     ms = time_rounds(timed, args.rounds)
     rows_out = []
