@@ -360,7 +360,9 @@ void Emitter::emitRawCall(const ir::Op &op) {
     else
       diags.fatal(op.loc, "raw_call argument " + std::to_string(i) + " does not fit '" + op.rawSymbol() + "'");
   }
-  B.CreateCall(callee, args);
+  // Convergent: every thread of the CTA makes the call at this point, and native code may hold
+  // barriers and warp-synchronous instructions that no transformation may make conditional.
+  B.CreateCall(callee, args)->addFnAttr(llvm::Attribute::Convergent);
   for (size_t k = 0; k < op.results.size(); ++k) { // the fragments as the call left them
     auto [arr, aty] = fragments.at(size_t(op.rawResultOperands()[k]));
     std::vector<llvm::Value *> out;
@@ -403,6 +405,7 @@ void linkRawModules(llvm::Module &m, std::vector<std::unique_ptr<llvm::Module>> 
       fn->removeFnAttr(llvm::Attribute::NoInline);
       fn->removeFnAttr(llvm::Attribute::OptimizeNone);
       fn->addFnAttr(llvm::Attribute::AlwaysInline);
+      fn->addFnAttr(llvm::Attribute::Convergent);
     }
 }
 
