@@ -12,13 +12,16 @@
 #include <cctype>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
+#include <llvm/Support/ErrorHandling.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -54,6 +57,28 @@ namespace {
 
 /// Runs passes with --print-after / --print-after-all / --time-passes and verifies the tile IR
 /// after each tile-IR pass (a failure there is an internal error).
+/// The first raw_call of `f` (TLE-Raw's native code), or null.
+const ir::Op *firstRawCall(ir::Function &f) {
+  const ir::Op *raw = nullptr;
+  ir::walk(f.body, [&](ir::Op &op) { raw = raw ? raw : op.kind == ir::OpKind::RawCall ? &op : nullptr; });
+  return raw;
+}
+
+/// An LLVM fatal error (instruction selection failed) in a kernel with native code, reported at
+/// the raw call with LLVM's reason as a note; the process then ends with status 1 (LLVM would
+/// abort: a fatal error may not return to the compiler).
+struct RawFatalErrors {
+  DiagnosticEngine *diags;
+  const ir::Op *call;
+  static void report(void *self, const char *reason, bool) {
+    auto *r = static_cast<RawFatalErrors *>(self);
+    r->diags->error(r->call->loc, "LLVM's NVPTX backend cannot compile the kernel, which inlines this tle.raw call's "
+                                  "native code (an intrinsic or instruction this target lacks?)");
+    r->diags->note(r->call->loc, std::string("LLVM ERROR: ") + reason);
+    std::exit(1);
+  }
+};
+
 /// sema::specialize, then the tile IR's rules that TLE-Struct's explicit ops let a kernel break
 /// (a wgmma result read while in flight, a barrier id of the partitions' own, ...): such a
 /// violation is the kernel's error, reported at its op's line; null after any error.
@@ -335,7 +360,14 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       return writeOutput(o, text, out, diags) ? 0 : 1;
     }
     std::string ptx;
+    // LLVM's backend ends the process on code it cannot select; in a kernel with native code that
+    // code is the likely cause: the error is reported at its call.
+    RawFatalErrors rawErrors{&diags, firstRawCall(*fn)};
+    std::optional<llvm::ScopedFatalErrorHandler> handler;
+    if (rawErrors.call)
+      handler.emplace(RawFatalErrors::report, &rawErrors);
     passes.run("llvm-codegen", nullptr, [&] { ptx = nvptx::emitPTX(*m, o.arch, o.fpFusion); });
+    handler.reset();
     if (o.emit == Emit::PTX && !o.tritonPrefix.empty())
       return writeTritonLauncher(o, ptx, diags) ? 0 : 1;
     if (o.emit == Emit::PTX)
@@ -346,9 +378,7 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
     if (!assembled) {
       // A kernel with native code (TLE-Raw) most likely fails in it: its inline PTX is the one
       // part the compiler did not write. Report at the call, with ptxas's log as the note.
-      const ir::Op *raw = nullptr;
-      ir::walk(fn->body, [&](ir::Op &op) { raw = raw ? raw : op.kind == ir::OpKind::RawCall ? &op : nullptr; });
-      if (raw) {
+      if (const ir::Op *raw = firstRawCall(*fn)) {
         diags.error(raw->loc, "ptxas rejected the kernel, which inlines this tle.raw call's native code (check the "
                               "inline PTX of its function)");
         while (!error.empty() && std::isspace(static_cast<unsigned char>(error.back())))

@@ -763,6 +763,9 @@ struct Verifier {
         for (int64_t d : shapes[i])
           if (d < 1)
             return fail(op, "memref dims must be positive");
+        if (const Op *alloc = shapes[i].empty() ? nullptr : sharedBuffer(op.operands[i]);
+            alloc && numElements(shapes[i]) > numElements(alloc->allocShape()))
+          return fail(op, "memref " + std::to_string(i) + " has more elements than its buffer");
       }
       return true;
     }

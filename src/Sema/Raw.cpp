@@ -42,7 +42,13 @@ std::string rawPath(Specializer &S, const SVal &f, SourceLoc declLoc) {
   return (ec ? p : a).lexically_normal().string();
 }
 
+/// The text of a raw source file; `ok` false when it is not a regular file of at most 16 MiB (the
+/// limit on every source file) or cannot be read.
 std::string readAll(const std::string &path, bool &ok) {
+  std::error_code ec;
+  ok = fs::is_regular_file(path, ec) && fs::file_size(path, ec) <= SourceManager::kMaxSourceBytes && !ec;
+  if (!ok)
+    return "";
   std::ifstream in(path, std::ios::binary);
   ok = static_cast<bool>(in);
   std::stringstream s;
@@ -91,8 +97,8 @@ const ir::RawFunction &compiled(Specializer &S, const SVal &fn, SourceLoc at) {
     bool ok = false;
     key = readAll(src.path, ok);
     if (!ok)
-      S.fail(at, "cannot read '" + src.path + "', the " + src.dialect + " source of '" + fn.attr("__name__").s + "'",
-             notes);
+      S.fail(at, "cannot read '" + src.path + "', the " + src.dialect + " source of '" + fn.attr("__name__").s +
+                     "' (a regular file of at most 16 MiB)", notes);
   } else {
     src.text = key = fn.attr("source").s;
   }
@@ -199,6 +205,10 @@ RawArg classify(Specializer &S, const Arg &a, const ir::RawParam *param, bool fr
       S.fail(a.loc, "a float argument where the raw function takes " + (param ? param->spelling : "nothing"));
     DType d = param && param->bits == 64 ? DType::I64 : param && param->bits == 16 ? DType::I16
             : param && param->bits == 8  ? DType::I8  : param && param->bits == 1 ? DType::I1 : DType::I32;
+    unsigned bits = ir::bitWidth(d);
+    if (bits < 64 && (a.val.i < -(int64_t(1) << (bits - 1)) || a.val.i >= (int64_t(1) << bits)))
+      S.fail(a.loc, "the argument " + std::to_string(a.val.i) + " does not fit the raw function's i" +
+                        std::to_string(bits) + " parameter");
     r.operand = S.b->constInt(a.loc, d, a.val.i);
     return r;
   }
@@ -319,7 +329,9 @@ SVal rawCall(Specializer &S, const BuiltinCall &c, bool smem) {
   for (const SVal &e : argList.elts)
     args.push_back(Arg{p.loc("args"), e});
   Arg legacyOuts;
-  if (oi && oi->val.kind == SVal::Kind::Tuple &&
+  bool byKeyword = std::any_of(c.args.kw.begin(), c.args.kw.end(),
+                               [](const auto &k) { return k.first == "output_indices"; });
+  if (oi && !byKeyword && oi->val.kind == SVal::Kind::Tuple &&
       std::any_of(oi->val.elts.begin(), oi->val.elts.end(), [](const SVal &e) { return e.kind != SVal::Kind::Int; })) {
     legacyOuts.loc = oi->loc;
     legacyOuts.val = SVal::tuple({});

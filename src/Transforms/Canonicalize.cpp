@@ -21,6 +21,8 @@ bool isPure(const ir::Op &op) {
     return false;
   case OpKind::InlineAsm: // inline assembly without is_pure may have side effects
     return op.asmPure();
+  case OpKind::RawCall: // native code: every call happens, once, where it is written
+    return false;
   case OpKind::ExtractTile: case OpKind::InsertTile: // the shared-memory form reads or writes a buffer
     return op.operands[0]->type.isTile() && !op.results.empty();
   default:

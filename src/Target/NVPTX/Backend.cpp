@@ -275,8 +275,9 @@ std::unique_ptr<llvm::Module> emitLLVM(ir::Function &f, llvm::LLVMContext &ctx, 
   if (md.maxRegisters)
     annotate(*m, k, "maxnreg", md.maxRegisters);
   // TLE-Raw: the native functions' modules, before libdevice (CUDA code may call it).
+  int64_t rawShared = 0;
   if (!e.rawModules_.empty())
-    linkRawModules(*m, std::move(e.rawModules_), diags);
+    rawShared = linkRawModules(*m, std::move(e.rawModules_), e.rawCallers_, diags);
   // libdevice: functions the kernel calls (`__nv_*`) are linked in and made internal, so that
   // the O3 pipeline (NVVMReflect first) inlines and specialises them.
   bool needsLibdevice = false;
@@ -288,9 +289,11 @@ std::unique_ptr<llvm::Module> emitLLVM(ir::Function &f, llvm::LLVMContext &ctx, 
   checkParamSpace(f, *k, diags);
   constexpr int64_t kMaxShared = 227 * 1024; // sm_90 opt-in limit per block (sm_80: 163 KiB)
   int64_t limit = arch == "sm_80" ? 163 * 1024 : kMaxShared;
-  if (md.sharedBytes > limit)
-    diags.fatal(f.loc, "kernel '" + f.name + "' needs " + std::to_string(md.sharedBytes) +
-                           " bytes of shared memory, more than the " + std::to_string(limit) + " bytes " + arch +
+  if (md.sharedBytes + rawShared > limit)
+    diags.fatal(f.loc, "kernel '" + f.name + "' needs " + std::to_string(md.sharedBytes + rawShared) +
+                           " bytes of shared memory" +
+                           (rawShared ? " (" + std::to_string(rawShared) + " of them its tle.raw functions' own)" : "") +
+                           ", more than the " + std::to_string(limit) + " bytes " + arch +
                            " allows per block; use smaller blocks or fewer stages (-ns)");
   // Self-description: the metadata document as a NUL-terminated .global byte array.
   std::string json = toJSON(md);

@@ -20,10 +20,14 @@
 namespace tle::nvptx {
 
 /// Links the raw functions' modules into the kernel's module `m` (after emission, before
-/// libdevice): clang's module flags and target attributes dropped, helpers and globals made
-/// internal, each entry internal and always_inline, so that the O3 pipeline inlines it into the
-/// kernel (TLE-Raw, RawCode.cpp).
-void linkRawModules(llvm::Module &m, std::vector<std::unique_ptr<llvm::Module>> raws, DiagnosticEngine &diags);
+/// libdevice): clang's module flags and target attributes dropped, helpers renamed and made
+/// internal, globals internal, each entry (the symbols of `callers`, each with the location of a
+/// raw_call of it) internal, always_inline and convergent, so that the O3 pipeline inlines it into
+/// the kernel (TLE-Raw, RawCode.cpp). A function or global the native code uses that nothing
+/// defines is a located error. Returns the bytes of the modules' shared-memory variables (the
+/// kernel's static shared memory).
+int64_t linkRawModules(llvm::Module &m, std::vector<std::unique_ptr<llvm::Module>> raws,
+                       const std::map<std::string, SourceLoc> &callers, DiagnosticEngine &diags);
 
 /// ceil(log2(x)) for x >= 1: the number of index bits of x registers (tile extents are powers of two).
 inline int log2i(int64_t x) {
@@ -253,6 +257,7 @@ public:
   llvm::Function *rawCallee(const ir::Op &op);
   /// The raw functions' LLVM modules the kernel calls, in the kernel's context, not yet linked.
   std::vector<std::unique_ptr<llvm::Module>> rawModules_;
+  std::map<std::string, SourceLoc> rawCallers_; ///< each raw callee's symbol: a call's location
   /// tl.device_print: one vprintf per element (once per element: replicated copies and, for
   /// scalars, every thread but the first are predicated off) (DebugOps.cpp).
   void emitPrint(const ir::Op &op);

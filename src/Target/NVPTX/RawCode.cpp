@@ -305,6 +305,7 @@ llvm::Function *Emitter::rawCallee(const ir::Op &op) {
     diags.fatal(op.loc, "raw_call's LLVM module does not define '" + sym + "'");
   llvm::Function *decl = llvm::Function::Create(def->getFunctionType(), llvm::GlobalValue::ExternalLinkage, sym, m);
   rawModules_.push_back(std::move(raw));
+  rawCallers_[sym] = op.loc;
   return decl;
 }
 
@@ -372,8 +373,25 @@ void Emitter::emitRawCall(const ir::Op &op) {
   }
 }
 
-void linkRawModules(llvm::Module &m, std::vector<std::unique_ptr<llvm::Module>> raws, DiagnosticEngine &diags) {
+/// Why `raw` cannot be linked into a kernel: a function or global it uses that nothing defines
+/// (not an intrinsic, libdevice's `__nv_*`, or the CUDA device runtime's printf / assert / malloc),
+/// which would fail in ptxas or when the module is loaded; empty when there is none.
+std::string unresolvedSymbol(const llvm::Module &raw) {
+  static const std::set<std::string> runtime = {"vprintf", "__assertfail", "malloc", "free", "__nvvm_reflect"};
+  for (const llvm::Function &fn : raw)
+    if (fn.isDeclaration() && !fn.isIntrinsic() && !fn.getName().starts_with("__nv_") &&
+        !runtime.count(fn.getName().str()) && !fn.use_empty())
+      return "function '" + llvm::demangle(fn.getName().str()) + "'";
+  for (const llvm::GlobalVariable &g : raw.globals())
+    if (g.isDeclaration() && !g.use_empty())
+      return "global '" + g.getName().str() + "'";
+  return "";
+}
+
+int64_t linkRawModules(llvm::Module &m, std::vector<std::unique_ptr<llvm::Module>> raws,
+                       const std::map<std::string, SourceLoc> &callers, DiagnosticEngine &diags) {
   std::set<std::string> entries;
+  int64_t staticShared = 0;
   for (auto &raw : raws) {
     raw->setTargetTriple(m.getTargetTriple());
     raw->setDataLayout(m.getDataLayout());
@@ -388,14 +406,30 @@ void linkRawModules(llvm::Module &m, std::vector<std::unique_ptr<llvm::Module>> 
       fn.removeFnAttr("tune-cpu");
       if (fn.isDeclaration())
         continue;
-      if (llvm::Function *call = m.getFunction(fn.getName()); call && call->isDeclaration())
+      if (callers.count(fn.getName().str())) {
         entries.insert(fn.getName().str()); // a raw_call's callee (Emitter::rawCallee declared it)
-      else if (!fn.getName().starts_with("__nv_"))
-        fn.setLinkage(llvm::GlobalValue::InternalLinkage); // helpers: one copy per module
+        continue;
+      }
+      // Helpers: internal, under a name of their own, so that none stands for a function of the
+      // kernel's (a helper named like a libdevice function must not replace or clash with it).
+      fn.setLinkage(llvm::GlobalValue::InternalLinkage);
+      fn.setName("__tle_raw_helper." + fn.getName());
     }
-    for (llvm::GlobalVariable &g : raw->globals())
-      if (!g.isDeclaration())
-        g.setLinkage(llvm::GlobalValue::InternalLinkage);
+    std::string entry;
+    for (const llvm::Function &fn : *raw)
+      if (!fn.isDeclaration() && callers.count(fn.getName().str()))
+        entry = fn.getName().str();
+    SourceLoc at = entry.empty() ? SourceLoc{} : callers.at(entry);
+    if (std::string sym = unresolvedSymbol(*raw); !sym.empty())
+      diags.fatal(at, "the tle.raw function's native code uses " + sym + ", which neither it nor the kernel defines");
+    const llvm::DataLayout &dl = m.getDataLayout();
+    for (llvm::GlobalVariable &g : raw->globals()) {
+      if (g.isDeclaration())
+        continue;
+      g.setLinkage(llvm::GlobalValue::InternalLinkage);
+      if (g.getAddressSpace() == 3) // its __shared__ variables: static shared memory of the kernel
+        staticShared += int64_t(dl.getTypeAllocSize(g.getValueType()));
+    }
     if (llvm::Linker::linkModules(m, std::move(raw)))
       diags.fatal({}, "linking a raw function's LLVM module into the kernel failed");
   }
@@ -407,6 +441,7 @@ void linkRawModules(llvm::Module &m, std::vector<std::unique_ptr<llvm::Module>> 
       fn->addFnAttr(llvm::Attribute::AlwaysInline);
       fn->addFnAttr(llvm::Attribute::Convergent);
     }
+  return staticShared;
 }
 
 } // namespace tle::nvptx
