@@ -28,12 +28,13 @@ extern "C" __device__ void vector_add(float *out, const float *a, const float *b
     out[i] = a[i] + b[i];
 }
 
-// GELU (tanh form), tanh(u) computed as 2 / (1 + e^(-2u)) - 1 with the fast exponential (the
-// formula tile_gelu writes in tile code, so that the two are timed doing the same arithmetic).
+// GELU (tanh form), tanh(u) computed as 2 / (1 + e^(-2u)) - 1 with the fast exponential and
+// division (what tile_gelu's tl.exp and `/` compile to, so that the two are timed doing the same
+// arithmetic; CUDA's `/` is the IEEE division).
 static __device__ float gelu(float x) {
   const float k = 0.7978845608028654f; // sqrt(2 / pi)
   const float u = k * (x + 0.044715f * x * x * x);
-  return 0.5f * x * (1.0f + (2.0f / (1.0f + __expf(-2.0f * u)) - 1.0f));
+  return 0.5f * x * (1.0f + (__fdividef(2.0f, 1.0f + __expf(-2.0f * u)) - 1.0f));
 }
 
 // GELU in place on a [rows, cols] fp32 tile; returns the tile.
@@ -107,7 +108,8 @@ extern "C" __device__ void row_sums_fragment(float *alloc, float *frag, int64_t 
 }
 
 // Fills a [rows, cols] fp16 buffer from global memory (row stride `ld` elements) with cp.async
-// 16-byte copies issued in inline PTX, then waits for them and for the CTA; returns the buffer.
+// 16-byte copies issued in inline PTX and waits for its own copies; returns the buffer. No
+// __syncthreads: the compiler puts a barrier after a call that is given buffers.
 struct Memref2h {
   SHARED uint16_t *allocated;
   SHARED uint16_t *aligned;
@@ -128,7 +130,6 @@ extern "C" __device__ Memref2h load_async(SHARED uint16_t *alloc, SHARED uint16_
   }
   asm volatile("cp.async.commit_group;" ::: "memory");
   asm volatile("cp.async.wait_group 0;" ::: "memory");
-  __syncthreads();
   return {alloc, buf, off, {rows, cols}, {s0, s1}};
 }
 
