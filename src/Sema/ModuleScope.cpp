@@ -278,7 +278,10 @@ void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bo
         return (a && a->attr == "dialect") || (n && n->name == "dialect");
       });
       if (looksRaw) { // a kernel that calls it reports why the declaration has no value
-        defineGlobal(fd->name, std::nullopt, Unresolved("is a TLE-Raw declaration whose decorator cannot be evaluated: " + why), bound);
+        defineGlobal(fd->name, std::nullopt,
+                     Unresolved("is a TLE-Raw declaration whose decorator cannot be evaluated: " + why,
+                                {{fd->loc(), "'" + fd->name + "' is declared here"}}),
+                     bound);
         return;
       }
       // A Python function: `triton.jit(f)` may make a @jit function of it later, and a

@@ -74,8 +74,9 @@ SVal dialect(Specializer &S, const BuiltinCall &c) {
     S.fail(c.loc, "dialect() needs exactly one of file= (the source file) and source= (the source text)");
   if (p.has("extern_func_name") && ext.kind != SVal::Kind::Str)
     S.fail(p.loc("extern_func_name"), "dialect() extern_func_name must be a str, got " + ext.describe());
-  constBool(S, p, "dialect", "deferred"); // FlagTree's deferred mode: the same function here
-  bool fragment = constBool(S, p, "dialect", "fragment");
+  if (p.has("deferred")) // FlagTree's deferred mode: the same function here
+    strictBool(S, p, "dialect", "deferred");
+  bool fragment = p.has("fragment") && strictBool(S, p, "dialect", "fragment");
   return SVal::record("tle.raw.dialect", {{"name", name}, {"file", file}, {"source", src}, {"extern_func_name", ext},
                                           {"fragment", SVal::boolean(fragment)}});
 }
