@@ -65,8 +65,7 @@ SVal dialect(Specializer &S, const BuiltinCall &c) {
     S.fail(p.loc("name"), "dialect() name must be \"cuda\" (a CUDA device function) or \"llvm\" (LLVM IR text; "
                           "tlec has no MLIR, so FlagTree's \"mlir\" is not supported), got " + name.describe());
   const SVal &file = p.get("file").val, &src = p.get("source").val, &ext = p.get("extern_func_name").val;
-  bool isPath = file.kind == SVal::Kind::Namespace && file.s == "pathlib.Path";
-  if (p.has("file") && file.kind != SVal::Kind::Str && !isPath)
+  if (p.has("file") && file.kind != SVal::Kind::Str && !isPath(file))
     S.fail(p.loc("file"), "dialect() file must be a path (a str or pathlib.Path), got " + file.describe());
   if (p.has("source") && src.kind != SVal::Kind::Str)
     S.fail(p.loc("source"), "dialect() source must be a str, got " + src.describe());
@@ -253,12 +252,10 @@ void checkSignature(Specializer &S, const ir::RawFunction &fn, const std::vector
     };
     size_t k = a.firstParam;
     if (a.fragment) {
-      const ir::RawParam &fp = fn.params[k];
       for (size_t j = 0; j < 2; ++j)
         if (fn.params[k + j].kind != ir::RawParam::Kind::Pointer ||
             (fn.params[k + j].addrSpace != 0 && fn.params[k + j].addrSpace != 5))
           bad(k + j, "a pointer to the thread's fragment of " + a.elem.str() + " (generic or local)");
-      (void)fp;
       for (size_t j = 2; j < 5; ++j)
         if (!fits(fn.params[k + j], ir::ScalarType{DType::I64}))
           bad(k + j, "an i64 (the fragment's offset, size and stride)");
