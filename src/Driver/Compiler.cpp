@@ -274,9 +274,12 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       so.arch = o.arch;
       // TLE-Raw functions, for the GPU target; their source files are dependencies too (--depfile).
       so.compileRaw = [&rawSources](const ir::RawSource &src) {
-        if (!src.path.empty())
+        ir::RawResult r = nvptx::compileRaw(src);
+        if (r.fn)
+          rawSources.insert(rawSources.end(), r.fn->dependencies.begin(), r.fn->dependencies.end());
+        else if (!src.path.empty())
           rawSources.push_back(src.path);
-        return nvptx::compileRaw(src);
+        return r;
       };
       imports.attach(so, o.importPath);
       if (!passes.run("specialize", &fn, [&] { fn = specializeChecked(mod, so, diags); }))

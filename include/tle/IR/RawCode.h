@@ -40,6 +40,9 @@ struct RawFunction {
   /// each the index of the parameter its aligned pointer is, -1 where that cannot be told.
   std::vector<int> returnedParams;
   std::string returnSpelling; ///< the return type as written, for messages
+  /// The files the source read (a CUDA source and the headers it includes, as clang lists them;
+  /// an LLVM IR file), for the output's dependencies.
+  std::vector<std::string> dependencies;
 };
 
 /// What compiling a RawSource gives: the function, or an error and the native tool's log.

@@ -89,9 +89,36 @@ bool writeFile(const std::string &path, const std::string &text) {
   return static_cast<bool>(out);
 }
 
-/// clang's CUDA mode on `src` (a file, or the inline text written to one): the LLVM IR text, or
-/// an error with clang's diagnostics.
-ir::RawResult compileCuda(const ir::RawSource &src, std::string &llvmText) {
+/// The files of a make-style dependency list `text` (clang -MD's `target: dep dep \` lines),
+/// those of the temporary directory `tmp` left out.
+std::vector<std::string> parseDepfile(const std::string &text, const std::string &tmp) {
+  std::vector<std::string> deps;
+  size_t colon = text.find(": ");
+  std::string cur;
+  auto flush = [&]() {
+    if (!cur.empty() && cur.rfind(tmp, 0) != 0)
+      deps.push_back(cur);
+    cur.clear();
+  };
+  for (size_t i = colon == std::string::npos ? text.size() : colon + 2; i < text.size(); ++i) {
+    char ch = text[i];
+    if (ch == '\\' && i + 1 < text.size() && (text[i + 1] == ' ' || text[i + 1] == '#')) {
+      cur += text[++i]; // an escaped space or hash in a file name
+    } else if (ch == '\\' && i + 1 < text.size() && text[i + 1] == '\n') {
+      ++i; // a line continuation
+    } else if (ch == ' ' || ch == '\n' || ch == '\t') {
+      flush();
+    } else {
+      cur += ch;
+    }
+  }
+  flush();
+  return deps;
+}
+
+/// clang's CUDA mode on `src` (a file, or the inline text written to one): the LLVM IR text and
+/// the files it read (`deps`), or an error with clang's diagnostics.
+ir::RawResult compileCuda(const ir::RawSource &src, std::string &llvmText, std::vector<std::string> &deps) {
   std::string clang = findClang();
   if (clang.empty())
     return {std::nullopt, "CUDA functions need clang-19 (Debian's clang-19, installed by scripts/setup.sh), "
@@ -119,8 +146,8 @@ ir::RawResult compileCuda(const ir::RawSource &src, std::string &llvmText) {
   }
   if (!src.path.empty())
     args.push_back("-I" + llvm::sys::path::parent_path(src.path).str());
-  std::string out = tmp.file("raw.ll"), log = tmp.file("clang.log");
-  args.insert(args.end(), {"-o", out, input});
+  std::string out = tmp.file("raw.ll"), log = tmp.file("clang.log"), depfile = tmp.file("raw.d");
+  args.insert(args.end(), {"-MMD", "-MF", depfile, "-o", out, input});
   std::vector<llvm::StringRef> argv(args.begin(), args.end());
   std::optional<llvm::StringRef> redirects[] = {llvm::StringRef(""), llvm::StringRef(log), llvm::StringRef(log)};
   std::string execErr;
@@ -131,6 +158,7 @@ ir::RawResult compileCuda(const ir::RawSource &src, std::string &llvmText) {
     return {std::nullopt, what, diag};
   }
   llvmText = readFile(out);
+  deps = parseDepfile(readFile(depfile), tmp.path.str().str());
   return {};
 }
 
@@ -253,12 +281,15 @@ void describeReturn(llvm::Function &fn, ir::RawFunction &r) {
 
 ir::RawResult compileRaw(const ir::RawSource &src) {
   std::string text;
+  std::vector<std::string> deps;
   if (src.dialect == "cuda") {
-    ir::RawResult r = compileCuda(src, text);
+    ir::RawResult r = compileCuda(src, text, deps);
     if (!r.error.empty())
       return r;
   } else if (src.dialect == "llvm") {
     text = src.path.empty() ? src.text : readFile(src.path);
+    if (!src.path.empty())
+      deps.push_back(src.path);
   } else {
     return {std::nullopt, "unknown raw dialect '" + src.dialect + "' (tlec compiles \"cuda\" and \"llvm\")", ""};
   }
@@ -276,6 +307,7 @@ ir::RawResult compileRaw(const ir::RawSource &src) {
   if (!entry)
     return {std::nullopt, "the module " + why, ""};
   ir::RawFunction fn;
+  fn.dependencies = deps;
   fn.name = llvm::demangle(entry->getName().str());
   fn.name = fn.name.substr(0, fn.name.find('('));
   for (llvm::Argument &a : entry->args())

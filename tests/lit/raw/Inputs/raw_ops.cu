@@ -1,11 +1,7 @@
 // CUDA device functions for tests/lit/raw: inline PTX, a C++ helper, a libdevice call.
 #include <stdint.h>
 
-static __device__ float bits_swap(float x) {
-  float y;
-  asm volatile("mov.b32 %0, %1; // tle-raw-marker" : "=f"(y) : "f"(x));
-  return y;
-}
+#include "raw_ops_helper.cuh"
 
 // Each thread's fragment: x -> expf(x) through inline PTX and libdevice.
 extern "C" __device__ void exp_fragment(float *alloc, float *frag, int64_t off, int64_t n, int64_t stride) {
