@@ -121,10 +121,11 @@ struct Memref2h {
 extern "C" __device__ Memref2h load_async(SHARED uint16_t *alloc, SHARED uint16_t *buf, int64_t off, int64_t rows,
                                           int64_t cols, int64_t s0, int64_t s1, GLOBAL const uint16_t *src,
                                           int ld) {
-  const int64_t chunks = rows * cols / 8; // 8 halves = 16 bytes
-  for (int64_t c = threadIdx.x; c < chunks; c += blockDim.x) {
-    int64_t r = c * 8 / cols, col = c * 8 % cols;
-    uint32_t dst = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(buf + off + r * s0 + col));
+  const int chunks = static_cast<int>(rows * cols / 8), perRow = static_cast<int>(cols / 8); // 16-byte chunks
+  const uint32_t base = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(buf + off));
+  for (int c = threadIdx.x; c < chunks; c += blockDim.x) {
+    const int r = c / perRow, col = (c % perRow) * 8;
+    const uint32_t dst = base + 2u * static_cast<uint32_t>(r * s0 + col);
     const GLOBAL uint16_t *from = src + r * ld + col;
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(from) : "memory");
   }
