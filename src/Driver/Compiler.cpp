@@ -8,6 +8,7 @@
 #include "tle/Sema/Specialize.h"
 #include "tle/Target/NVPTX/NVPTXBackend.h"
 #include "tle/Transforms/PassRegistry.h"
+#include "tle/Transforms/VerifyBarriers.h"
 
 #include <cctype>
 #include <llvm/IR/LLVMContext.h>
@@ -57,6 +58,22 @@ namespace {
 
 /// Runs passes with --print-after / --print-after-all / --time-passes and verifies the tile IR
 /// after each tile-IR pass (a failure there is an internal error).
+/// Runs `f`'s mbarrier protocol at compile time (transforms::checkBarrierProtocols): a wait that
+/// can never return is an error here, not a hang on the GPU. A debug build (bounded waits) gets a
+/// warning and the kernel, whose waits then trap on the GPU with their line. False after an error.
+bool barrierProtocolHolds(const ir::Function &f, DiagnosticEngine &diags) {
+  std::vector<transforms::BarrierFinding> findings = transforms::checkBarrierProtocols(f);
+  for (const transforms::BarrierFinding &b : findings) {
+    if (f.boundedWaits)
+      diags.warning(b.loc, b.message + " (a debug build: compiled with bounded waits)");
+    else
+      diags.error(b.loc, b.message);
+    for (const auto &[loc, note] : b.notes)
+      diags.note(loc, note);
+  }
+  return findings.empty() || f.boundedWaits;
+}
+
 /// The first raw_call of `f` (TLE-Raw's native code), or null.
 const ir::Op *firstRawCall(ir::Function &f) {
   const ir::Op *raw = nullptr;
@@ -92,6 +109,8 @@ std::unique_ptr<ir::Function> specializeChecked(const ast::Module &mod, const se
     diags.error(where, v);
     return nullptr;
   }
+  if (!barrierProtocolHolds(*fn, diags))
+    return nullptr;
   return fn;
 }
 
@@ -255,6 +274,8 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       SourceLoc where;
       if (std::string v = ir::verify(*fn, where); !v.empty())
         diags.fatal(where.valid() ? where : fn->loc, "invalid tile IR: " + v);
+      if (!barrierProtocolHolds(*fn, diags))
+        return 1;
       launch = collectLaunchFacts(o, nullptr, *fn, sm, diags);
     } else {
       ast::ASTContext actx;

@@ -1,0 +1,41 @@
+// The barrier-protocol check (TLE-Struct): runs a kernel's mbarrier protocol at compile time and
+// reports the wait that can never complete.
+#pragma once
+
+#include "tle/IR/IR.h"
+#include "tle/Support/Diagnostics.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tle::transforms {
+
+/// A located finding of checkBarrierProtocols, with notes at the other side of the protocol.
+struct BarrierFinding {
+  SourceLoc loc;
+  std::string message;
+  std::vector<std::pair<SourceLoc, std::string>> notes;
+};
+
+/// Runs the mbarrier protocol of `f` (tile IR as Sema makes it: the mbarriers of
+/// tle.gpu.alloc_barriers, tle.pipe and tle.gpu.copy, each a slot of an i64 local_alloc) on one
+/// program: the scalar code of every partition of its warp_specialize runs concurrently (the
+/// default partition with the kernel's warps, worker i with partitionWarps()[i-1]), each until an
+/// mbarrier_wait whose phase has not completed stops it. An mbarrier counts as the PTX ISA
+/// defines it (§9.7.13.15): mbarrier_init sets its arrival count C in phase 0;
+/// mbarrier_arrive adds `count` arrivals per arriving thread (per=cta: one; per=warp: one per
+/// warp of the partition; per=warpgroup: one per 4 warps; per=thread: every thread) and
+/// `tx` expected bytes; mbarrier_expect_tx expects bytes; a tma_load completes its box's bytes
+/// (at issue: the copy itself is assumed to finish); the phase completes when its C arrivals and
+/// its expected bytes are all in, and a wait on parity p returns once the current phase's parity
+/// is not p. Returns, when every partition is stopped at a wait that nothing left can complete,
+/// the hang: located at one partition's wait, with the mbarrier's state and a note at each other
+/// partition's wait; and an arrival on a phase whose arrivals are complete while its bytes are
+/// outstanding (the arrival count would underflow), and a wait or arrival on an mbarrier not
+/// initialised. Empty when the program finishes, and also when it depends on what the compiler
+/// cannot know (a loop bound, branch condition, slot or phase computed from kernel arguments or
+/// memory; remote arrivals on other CTAs of a cluster): such protocols are not checked.
+std::vector<BarrierFinding> checkBarrierProtocols(const ir::Function &f);
+
+} // namespace tle::transforms

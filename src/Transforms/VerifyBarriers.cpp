@@ -1,0 +1,493 @@
+// The barrier-protocol check: the kernel's scalar code, partition by partition, run against a
+// model of its mbarriers (see VerifyBarriers.h for the contract).
+#include "tle/Transforms/VerifyBarriers.h"
+
+#include <algorithm>
+#include <list>
+#include <map>
+#include <memory>
+#include <optional>
+
+namespace tle::transforms {
+
+using ir::OpKind;
+
+namespace {
+
+/// An mbarrier: the local_alloc of its array and its slot.
+using Key = std::pair<const ir::Op *, int64_t>;
+
+/// One mbarrier's state (PTX ISA §9.7.13.15.1): arrivals still expected in the current phase,
+/// transaction bytes still expected (negative: completed before they were expected), completed
+/// phases.
+struct Mbarrier {
+  int64_t count = 0, pending = 0, tx = 0, phases = 0;
+};
+
+using OpIt = std::list<std::unique_ptr<ir::Op>>::const_iterator;
+
+/// A region being run: its block, the next op, and for a loop's body its induction variable.
+struct Frame {
+  const ir::Block *block;
+  OpIt it;
+  const ir::Op *owner; ///< the op whose region this is (null: the function body)
+  int64_t iv = 0, ub = 0, step = 1;
+};
+
+/// One partition (or the whole CTA outside warp_specialize).
+struct Process {
+  int warps = 1;
+  int index = 0; ///< the warp_specialize region (0: default partition)
+  std::vector<Frame> stack;
+  bool done = false;
+  const ir::Op *waitingAt = nullptr; ///< the mbarrier_wait it is stopped at
+  std::vector<size_t> workers;        ///< the default partition: the workers it joins
+};
+
+/// Why a run stopped without a verdict (the protocol depends on what is not known).
+struct Undetermined {};
+
+int64_t wrap(int64_t v, ir::DType t) {
+  unsigned bits = ir::bitWidth(t);
+  if (bits >= 64)
+    return v;
+  uint64_t mask = (uint64_t(1) << bits) - 1, u = uint64_t(v) & mask;
+  if (ir::isSigned(t) && bits > 1 && (u >> (bits - 1)))
+    u |= ~mask;
+  return int64_t(u);
+}
+
+class Simulator {
+public:
+  explicit Simulator(const ir::Function &f) : f_(f) {}
+
+  std::vector<BarrierFinding> run() {
+    Process main;
+    main.warps = f_.numWarps;
+    main.stack.push_back({&f_.body, f_.body.ops.begin(), nullptr});
+    procs_.push_back(std::move(main));
+    try {
+      for (;;) {
+        bool progress = false, allDone = true;
+        for (size_t p = 0; p < procs_.size(); ++p) {
+          while (!procs_[p].done && step(p))
+            progress = true;
+          allDone &= procs_[p].done;
+          if (!findings_.empty())
+            return findings_;
+        }
+        if (allDone)
+          return {};
+        if (!progress)
+          return {hang()};
+      }
+    } catch (const Undetermined &) {
+      return findings_; // a rule broken before the run stopped, or nothing
+    }
+  }
+
+private:
+  const ir::Function &f_;
+  std::vector<Process> procs_;
+  std::map<Key, Mbarrier> bars_;
+  std::map<const ir::Value *, int64_t> vals_; ///< scalars (SSA: one value each at a time)
+  std::map<const ir::Value *, Key> ptrs_;     ///< pointers into mbarrier arrays
+  int64_t steps_ = 0;
+  std::vector<BarrierFinding> findings_;
+
+  static constexpr int64_t kMaxSteps = 2000000;
+
+  int64_t known(const ir::Value *v) const {
+    auto it = vals_.find(v);
+    if (it == vals_.end())
+      throw Undetermined{};
+    return it->second;
+  }
+
+  Key barrier(const ir::Value *v) const {
+    auto it = ptrs_.find(v);
+    if (it == ptrs_.end())
+      throw Undetermined{};
+    return it->second;
+  }
+
+  std::string describe(const Key &k) const {
+    const ir::Value *v = k.first->result();
+    std::string name = v->nameHint.empty() ? "the mbarrier" : "mbarrier '" + v->nameHint + "'";
+    const std::vector<int64_t> &shape = k.first->allocShape();
+    if (ir::numElements(shape) > 1)
+      name += " [" + std::to_string(k.second) + "]";
+    return name + " (allocated at line " + std::to_string(k.first->loc.line) + ")";
+  }
+
+  Mbarrier &state(const Key &k, const ir::Op &at) {
+    auto it = bars_.find(k);
+    if (it == bars_.end()) {
+      findings_.push_back({at.loc, "barrier protocol: " + describe(k) + " is used before it is initialised", {}});
+      throw Undetermined{};
+    }
+    return it->second;
+  }
+
+  /// `n` arrivals on `b`: each completes the phase when it is the last one expected and no bytes
+  /// are outstanding; the count then restarts.
+  void arrive(Mbarrier &b, int64_t n, const Key &k, const ir::Op &at) {
+    for (; n > 0; --n) {
+      if (b.pending == 0) { // the phase's arrivals are in, its bytes are not
+        findings_.push_back({at.loc,
+                             "barrier protocol: this arrival on " + describe(k) + " comes after all " +
+                                 std::to_string(b.count) + " arrivals of its phase " + std::to_string(b.phases) +
+                                 ", whose " + std::to_string(b.tx) + " transaction bytes are still expected "
+                                 "(the arrival count would underflow)",
+                             {}});
+        throw Undetermined{};
+      }
+      --b.pending;
+      complete(b);
+    }
+  }
+
+  static void complete(Mbarrier &b) {
+    if (b.pending == 0 && b.tx == 0) {
+      ++b.phases;
+      b.pending = b.count;
+    }
+  }
+
+  int arrivers(const ir::Op &op, const Process &p) const {
+    switch (op.sync.per) {
+    case ir::Arrivers::Cta: return 1;
+    case ir::Arrivers::Warp: return p.warps;
+    case ir::Arrivers::Warpgroup: return std::max(1, p.warps / 4);
+    case ir::Arrivers::Thread: return 32 * p.warps;
+    }
+    return 1;
+  }
+
+  /// The bytes one tma_load moves: its tensor map's box.
+  int64_t boxBytes(const ir::Op &op) const {
+    if (op.sync.map < 0 || size_t(op.sync.map) >= f_.tensorMaps.size())
+      throw Undetermined{};
+    const ir::TensorMapParam &m = f_.tensorMaps[op.sync.map];
+    return ir::numElements(m.box) * ir::storageBytes(m.dtype);
+  }
+
+  void bind(const ir::Block &b, const std::vector<std::optional<int64_t>> &args) {
+    for (size_t i = 0; i < b.args.size() && i < args.size(); ++i) {
+      if (args[i])
+        vals_[b.args[i].get()] = *args[i];
+      else
+        vals_.erase(b.args[i].get());
+    }
+  }
+
+  std::optional<int64_t> maybe(const ir::Value *v) const {
+    auto it = vals_.find(v);
+    return it == vals_.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  }
+
+  std::vector<std::optional<int64_t>> values(const std::vector<ir::Value *> &vs, size_t from = 0) const {
+    std::vector<std::optional<int64_t>> r;
+    for (size_t i = from; i < vs.size(); ++i)
+      r.push_back(maybe(vs[i]));
+    return r;
+  }
+
+  void results(const ir::Op &op, const std::vector<std::optional<int64_t>> &vs) {
+    for (size_t i = 0; i < op.results.size() && i < vs.size(); ++i) {
+      if (vs[i])
+        vals_[op.result(unsigned(i))] = *vs[i];
+      else
+        vals_.erase(op.result(unsigned(i)));
+    }
+  }
+
+  /// A scalar integer op's value, when its operands are known.
+  std::optional<int64_t> scalar(const ir::Op &op) const {
+    if (op.results.size() != 1 || !op.result()->type.isScalar() || op.result()->type.elem.isPointer())
+      return std::nullopt;
+    ir::DType t = op.result()->type.dtype();
+    if (op.kind == OpKind::Constant)
+      return ir::isInteger(t) || t == ir::DType::I1 ? std::optional<int64_t>(wrap(op.intValue(), t)) : std::nullopt;
+    if (op.kind == OpKind::ProgramId)
+      return 0; // program 0 stands for every program: the protocol is each CTA's own
+    std::vector<int64_t> x;
+    for (const ir::Value *v : op.operands) {
+      auto m = maybe(v);
+      if (!m || v->type.isTile())
+        return std::nullopt;
+      x.push_back(*m);
+    }
+    bool isInt = ir::isInteger(t) || t == ir::DType::I1;
+    switch (op.kind) {
+    case OpKind::Add: return isInt ? std::optional(wrap(x[0] + x[1], t)) : std::nullopt;
+    case OpKind::Sub: return isInt ? std::optional(wrap(x[0] - x[1], t)) : std::nullopt;
+    case OpKind::Mul: return isInt ? std::optional(wrap(x[0] * x[1], t)) : std::nullopt;
+    case OpKind::IDiv: return isInt && x[1] ? std::optional(wrap(x[0] / x[1], t)) : std::nullopt;
+    case OpKind::IRem: return isInt && x[1] ? std::optional(wrap(x[0] % x[1], t)) : std::nullopt;
+    case OpKind::And: return wrap(x[0] & x[1], t);
+    case OpKind::Or: return wrap(x[0] | x[1], t);
+    case OpKind::Xor: return wrap(x[0] ^ x[1], t);
+    case OpKind::Shl: return x[1] >= 0 && x[1] < 64 ? std::optional(wrap(x[0] << x[1], t)) : std::nullopt;
+    case OpKind::Shr: return x[1] >= 0 && x[1] < 64 ? std::optional(wrap(x[0] >> x[1], t)) : std::nullopt;
+    case OpKind::Max: return isInt ? std::optional(std::max(x[0], x[1])) : std::nullopt;
+    case OpKind::Min: return isInt ? std::optional(std::min(x[0], x[1])) : std::nullopt;
+    case OpKind::Neg: return isInt ? std::optional(wrap(-x[0], t)) : std::nullopt;
+    case OpKind::Not: return wrap(t == ir::DType::I1 ? !x[0] : ~x[0], t);
+    case OpKind::Select: return x[0] ? x[1] : x[2];
+    case OpKind::Cast:
+      return isInt && !ir::isFloat(op.operands[0]->type.dtype()) ? std::optional(wrap(x[0], t)) : std::nullopt;
+    case OpKind::Cmp: {
+      if (!ir::isInteger(op.operands[0]->type.dtype()) && op.operands[0]->type.dtype() != ir::DType::I1)
+        return std::nullopt;
+      int64_t a = x[0], b = x[1];
+      switch (op.predicate()) {
+      case ir::CmpPred::Eq: return a == b;
+      case ir::CmpPred::Ne: return a != b;
+      case ir::CmpPred::Lt: return a < b;
+      case ir::CmpPred::Le: return a <= b;
+      case ir::CmpPred::Gt: return a > b;
+      case ir::CmpPred::Ge: return a >= b;
+      }
+      return std::nullopt;
+    }
+    default: return std::nullopt;
+    }
+  }
+
+  /// Leaves the region of the top frame with the values `vs` its terminator passes.
+  void leave(Process &p, const std::vector<std::optional<int64_t>> &vs) {
+    const ir::Op *owner = p.stack.back().owner;
+    p.stack.pop_back();
+    results(*owner, vs);
+    ++p.stack.back().it;
+  }
+
+  /// Runs one op of process `pi`; false when it is stopped (at a wait, or joining its workers).
+  bool step(size_t pi) {
+    if (++steps_ > kMaxSteps)
+      throw Undetermined{};
+    Process &p = procs_[pi];
+    Frame &fr = p.stack.back();
+    const ir::Op &op = **fr.it;
+    switch (op.kind) {
+    case OpKind::Return:
+      p.done = true;
+      return true;
+    case OpKind::Yield: return yield(pi, op);
+    case OpKind::Condition: {
+      int64_t cond = known(op.operands[0]);
+      const ir::Op *w = fr.owner;
+      auto forwarded = values(op.operands, 1);
+      p.stack.pop_back();
+      if (cond) {
+        bind(*w->regions[1], forwarded);
+        p.stack.push_back({w->regions[1].get(), w->regions[1]->ops.begin(), w});
+      } else {
+        results(*w, forwarded);
+        ++p.stack.back().it;
+      }
+      return true;
+    }
+    case OpKind::For: {
+      int64_t lb = known(op.operands[0]), ub = known(op.operands[1]), st = known(op.operands[2]);
+      if (st <= 0)
+        throw Undetermined{};
+      auto inits = values(op.operands, 3);
+      if (lb >= ub) {
+        results(op, inits);
+        ++fr.it;
+        return true;
+      }
+      const ir::Block &body = *op.regions[0];
+      std::vector<std::optional<int64_t>> args{lb};
+      args.insert(args.end(), inits.begin(), inits.end());
+      bind(body, args);
+      p.stack.push_back({&body, body.ops.begin(), &op, lb, ub, st});
+      return true;
+    }
+    case OpKind::If: {
+      const ir::Block &r = *op.regions[known(op.operands[0]) ? 0 : 1];
+      p.stack.push_back({&r, r.ops.begin(), &op});
+      return true;
+    }
+    case OpKind::While: {
+      const ir::Block &before = *op.regions[0];
+      bind(before, values(op.operands));
+      p.stack.push_back({&before, before.ops.begin(), &op});
+      return true;
+    }
+    case OpKind::WarpSpecialize: {
+      for (size_t r = 1; r < op.regions.size(); ++r) {
+        Process w;
+        w.warps = int(op.partitionWarps()[r - 1]);
+        w.index = int(r);
+        w.stack.push_back({op.regions[r].get(), op.regions[r]->ops.begin(), &op});
+        p.workers.push_back(procs_.size());
+        procs_.push_back(std::move(w));
+      }
+      Process &self = procs_[pi]; // procs_ may have moved
+      self.stack.push_back({op.regions[0].get(), op.regions[0]->ops.begin(), &op});
+      return true;
+    }
+    default: break;
+    }
+    if (!sync(procs_[pi], op))
+      return false;
+    ++procs_[pi].stack.back().it;
+    return true;
+  }
+
+  bool yield(size_t pi, const ir::Op &op) {
+    Process &p = procs_[pi];
+    Frame &fr = p.stack.back();
+    const ir::Op *owner = fr.owner;
+    auto vs = values(op.operands);
+    if (owner->kind == OpKind::For) {
+      fr.iv += fr.step;
+      if (fr.iv < fr.ub) {
+        std::vector<std::optional<int64_t>> args{fr.iv};
+        args.insert(args.end(), vs.begin(), vs.end());
+        bind(*fr.block, args);
+        fr.it = fr.block->ops.begin();
+        return true;
+      }
+      leave(p, vs);
+      return true;
+    }
+    if (owner->kind == OpKind::While) {
+      if (fr.block == owner->regions[1].get()) { // after: back to before with the next values
+        bind(*owner->regions[0], vs);
+        fr.block = owner->regions[0].get();
+        fr.it = fr.block->ops.begin();
+        return true;
+      }
+      throw Undetermined{};
+    }
+    if (owner->kind == OpKind::WarpSpecialize) {
+      if (p.index != 0) { // a worker's end
+        p.done = true;
+        return true;
+      }
+      for (size_t w : p.workers) // the default partition continues once its workers are done
+        if (!procs_[w].done)
+          return false;
+      p.workers.clear();
+      leave(p, {});
+      return true;
+    }
+    leave(p, vs); // If
+    return true;
+  }
+
+  /// The mbarrier ops and scalar arithmetic; false when `op` is a wait that cannot return yet.
+  bool sync(Process &p, const ir::Op &op) {
+    switch (op.kind) {
+    case OpKind::LocalAlloc:
+      if (op.result()->type.elem.pointee == ir::DType::I64)
+        ptrs_[op.result()] = {&op, 0};
+      return true;
+    case OpKind::AddPtr:
+      if (auto it = ptrs_.find(op.operands[0]); it != ptrs_.end() && op.result()->type.isScalar()) {
+        if (auto off = maybe(op.operands[1]))
+          ptrs_[op.result()] = {it->second.first, it->second.second + *off};
+        else
+          throw Undetermined{}; // a slot chosen by run-time values
+      }
+      return true;
+    case OpKind::MbarrierInit: {
+      Key k = barrier(op.operands[0]);
+      bars_[k] = Mbarrier{op.sync.count, op.sync.count, 0, 0};
+      return true;
+    }
+    case OpKind::MbarrierInval:
+      bars_.erase(barrier(op.operands[0]));
+      return true;
+    case OpKind::MbarrierArrive: {
+      if (op.operands.size() > 1) // a remote arrival: another CTA's mbarrier
+        throw Undetermined{};
+      Key k = barrier(op.operands[0]);
+      Mbarrier &b = state(k, op);
+      b.tx += op.sync.tx;
+      arrive(b, op.sync.count * arrivers(op, p), k, op);
+      return true;
+    }
+    case OpKind::MbarrierExpectTx: {
+      Key k = barrier(op.operands[0]);
+      state(k, op).tx += op.sync.tx;
+      return true;
+    }
+    case OpKind::TmaLoad: {
+      Key k = barrier(op.operands[1]);
+      Mbarrier &b = state(k, op);
+      b.tx -= boxBytes(op);
+      complete(b);
+      return true;
+    }
+    case OpKind::MbarrierWait: {
+      Key k = barrier(op.operands[0]);
+      const Mbarrier &b = state(k, op);
+      int64_t parity = known(op.operands[1]) & 1;
+      if ((b.phases & 1) != parity) {
+        p.waitingAt = nullptr;
+        return true;
+      }
+      p.waitingAt = &op;
+      return false;
+    }
+    default:
+      if (auto v = scalar(op))
+        vals_[op.result()] = *v;
+      else
+        for (auto &r : op.results)
+          vals_.erase(r.get());
+      return true;
+    }
+  }
+
+  std::string where(const Process &p) const {
+    return p.index == 0 ? "the default partition" : "worker " + std::to_string(p.index);
+  }
+
+  BarrierFinding hang() const {
+    BarrierFinding h;
+    for (const Process &p : procs_) {
+      if (p.done || !p.waitingAt)
+        continue;
+      Key k = barrier(p.waitingAt->operands[0]);
+      const Mbarrier &b = bars_.at(k);
+      int64_t parity = known(p.waitingAt->operands[1]) & 1;
+      std::string state = "it has completed " + std::to_string(b.phases) + " phase" + (b.phases == 1 ? "" : "s") +
+                          "; the current one has " + std::to_string(b.count - b.pending) + " of its " +
+                          std::to_string(b.count) + " arrivals" +
+                          (b.tx > 0   ? " and expects " + std::to_string(b.tx) + " more transaction bytes"
+                           : b.tx < 0 ? " and has " + std::to_string(-b.tx) + " transaction bytes beyond those expected"
+                                      : "");
+      if (!h.loc.valid()) {
+        h.loc = p.waitingAt->loc;
+        h.message = "barrier protocol hangs: this wait (" + where(p) + ") on " + describe(k) + " for the phase of parity " +
+                    std::to_string(parity) + " never returns: " + state + ", and no partition can go on";
+      } else {
+        h.notes.push_back({p.waitingAt->loc, where(p) + " waits here on " + describe(k) + " (parity " +
+                                                 std::to_string(parity) + "): " + state});
+      }
+    }
+    return h;
+  }
+};
+
+bool usesMbarriers(const ir::Function &f) {
+  bool any = false;
+  ir::walk(const_cast<ir::Block &>(f.body), [&](ir::Op &op) { any |= op.kind == OpKind::MbarrierInit; });
+  return any;
+}
+
+} // namespace
+
+std::vector<BarrierFinding> checkBarrierProtocols(const ir::Function &f) {
+  if (!usesMbarriers(f))
+    return {};
+  return Simulator(f).run();
+}
+
+} // namespace tle::transforms
