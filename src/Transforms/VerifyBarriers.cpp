@@ -476,16 +476,23 @@ private:
   }
 };
 
-bool usesMbarriers(const ir::Function &f) {
-  bool any = false;
-  ir::walk(const_cast<ir::Block &>(f.body), [&](ir::Op &op) { any |= op.kind == OpKind::MbarrierInit; });
-  return any;
+/// Whether `f` has mbarriers whose whole protocol this CTA's code shows: none may take arrivals
+/// from another CTA of the cluster (remote arrivals, which the run of one program cannot supply)
+/// or from cp.async copies completing (AsyncCopyMbarrierArrive, not modelled).
+bool checkable(const ir::Function &f) {
+  bool any = false, foreign = false;
+  ir::walk(const_cast<ir::Block &>(f.body), [&](ir::Op &op) {
+    any |= op.kind == OpKind::MbarrierInit;
+    foreign |= (op.kind == OpKind::MbarrierArrive && op.operands.size() > 1) ||
+               op.kind == OpKind::AsyncCopyMbarrierArrive;
+  });
+  return any && !foreign;
 }
 
 } // namespace
 
 std::vector<BarrierFinding> checkBarrierProtocols(const ir::Function &f) {
-  if (!usesMbarriers(f))
+  if (!checkable(f))
     return {};
   return Simulator(f).run();
 }

@@ -35,7 +35,8 @@ struct BarrierFinding {
 /// outstanding (the arrival count would underflow), and a wait or arrival on an mbarrier not
 /// initialised. Empty when the program finishes, and also when it depends on what the compiler
 /// cannot know (a loop bound, branch condition, slot or phase computed from kernel arguments or
-/// memory; remote arrivals on other CTAs of a cluster): such protocols are not checked.
+/// memory; arrivals from other CTAs of a cluster or from cp.async copies): such protocols are not
+/// checked.
 std::vector<BarrierFinding> checkBarrierProtocols(const ir::Function &f);
 
 } // namespace tle::transforms
