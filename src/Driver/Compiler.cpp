@@ -63,15 +63,19 @@ namespace {
 /// warning and the kernel, whose waits then trap on the GPU with their line. False after an error.
 bool barrierProtocolHolds(const ir::Function &f, DiagnosticEngine &diags) {
   std::vector<transforms::BarrierFinding> findings = transforms::checkBarrierProtocols(f);
+  bool failed = false;
   for (const transforms::BarrierFinding &b : findings) {
-    if (f.boundedWaits)
+    if (b.warning)
+      diags.warning(b.loc, b.message);
+    else if (f.boundedWaits)
       diags.warning(b.loc, b.message + " (a debug build: compiled with bounded waits)");
     else
       diags.error(b.loc, b.message);
+    failed |= !b.warning && !f.boundedWaits;
     for (const auto &[loc, note] : b.notes)
       diags.note(loc, note);
   }
-  return findings.empty() || f.boundedWaits;
+  return !failed;
 }
 
 /// The first raw_call of `f` (TLE-Raw's native code), or null.

@@ -59,7 +59,17 @@ int64_t wrap(int64_t v, ir::DType t) {
 
 class Simulator {
 public:
-  explicit Simulator(const ir::Function &f) : f_(f) {}
+  /// With `args`, every integer kernel argument is that value and the grid has one program (a
+  /// trial of a protocol that depends on the arguments).
+  Simulator(const ir::Function &f, std::optional<int64_t> args) : f_(f), trial_(args.has_value()) {
+    if (args)
+      for (size_t i = 0; i < f.params.size() && i < f.body.args.size(); ++i)
+        if (!f.params[i].type.isPointer() && ir::isInteger(f.params[i].type.dtype))
+          vals_[f.body.args[i].get()] = wrap(*args, f.params[i].type.dtype);
+  }
+
+  /// Whether the last run reached a verdict (it did not stop at a value it could not know).
+  bool determined() const { return determined_; }
 
   std::vector<BarrierFinding> run() {
     Process main;
@@ -82,12 +92,14 @@ public:
           return {hang()};
       }
     } catch (const Undetermined &) {
+      determined_ = !findings_.empty();
       return findings_; // a rule broken before the run stopped, or nothing
     }
   }
 
 private:
   const ir::Function &f_;
+  bool trial_ = false, determined_ = true;
   std::vector<Process> procs_;
   std::map<Key, Mbarrier> bars_;
   std::map<const ir::Value *, int64_t> vals_; ///< scalars (SSA: one value each at a time)
@@ -123,7 +135,7 @@ private:
   Mbarrier &state(const Key &k, const ir::Op &at) {
     auto it = bars_.find(k);
     if (it == bars_.end()) {
-      findings_.push_back({at.loc, "barrier protocol: " + describe(k) + " is used before it is initialised", {}});
+      findings_.push_back({false, at.loc, "barrier protocol: " + describe(k) + " is used before it is initialised", {}});
       throw Undetermined{};
     }
     return it->second;
@@ -134,7 +146,7 @@ private:
   void arrive(Mbarrier &b, int64_t n, const Key &k, const ir::Op &at) {
     for (; n > 0; --n) {
       if (b.pending == 0) { // the phase's arrivals are in, its bytes are not
-        findings_.push_back({at.loc,
+        findings_.push_back({false, at.loc,
                              "barrier protocol: this arrival on " + describe(k) + " comes after all " +
                                  std::to_string(b.count) + " arrivals of its phase " + std::to_string(b.phases) +
                                  ", whose " + std::to_string(b.tx) + " transaction bytes are still expected "
@@ -211,6 +223,8 @@ private:
       return ir::isInteger(t) || t == ir::DType::I1 ? std::optional<int64_t>(wrap(op.intValue(), t)) : std::nullopt;
     if (op.kind == OpKind::ProgramId)
       return 0; // program 0 stands for every program: the protocol is each CTA's own
+    if (op.kind == OpKind::NumPrograms && trial_)
+      return 1;
     std::vector<int64_t> x;
     for (const ir::Value *v : op.operands) {
       auto m = maybe(v);
@@ -494,7 +508,25 @@ bool checkable(const ir::Function &f) {
 std::vector<BarrierFinding> checkBarrierProtocols(const ir::Function &f) {
   if (!checkable(f))
     return {};
-  return Simulator(f).run();
+  Simulator exact(f, std::nullopt);
+  std::vector<BarrierFinding> found = exact.run();
+  if (exact.determined())
+    return found;
+  // The protocol depends on the kernel's arguments: a few trials, each with every integer argument
+  // one value and one program; a hang in one is a warning (the kernel may never run so).
+  for (int64_t v : {16, 64, 256, 1024}) {
+    Simulator trial(f, v);
+    std::vector<BarrierFinding> hang = trial.run();
+    if (!trial.determined() || hang.empty())
+      continue;
+    for (BarrierFinding &h : hang) {
+      h.warning = true;
+      h.message += " (when every integer argument of the kernel is " + std::to_string(v) + " and the grid has one "
+                   "program; the protocol depends on the arguments)";
+    }
+    return hang;
+  }
+  return {};
 }
 
 } // namespace tle::transforms

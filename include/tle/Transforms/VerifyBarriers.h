@@ -13,6 +13,7 @@ namespace tle::transforms {
 
 /// A located finding of checkBarrierProtocols, with notes at the other side of the protocol.
 struct BarrierFinding {
+  bool warning = false; ///< found in a trial with assumed arguments, not for every launch
   SourceLoc loc;
   std::string message;
   std::vector<std::pair<SourceLoc, std::string>> notes;
@@ -33,10 +34,11 @@ struct BarrierFinding {
 /// the hang: located at one partition's wait, with the mbarrier's state and a note at each other
 /// partition's wait; and an arrival on a phase whose arrivals are complete while its bytes are
 /// outstanding (the arrival count would underflow), and a wait or arrival on an mbarrier not
-/// initialised. Empty when the program finishes, and also when it depends on what the compiler
-/// cannot know (a loop bound, branch condition, slot or phase computed from kernel arguments or
-/// memory; arrivals from other CTAs of a cluster or from cp.async copies): such protocols are not
-/// checked.
+/// initialised. When the protocol depends on the kernel's integer arguments (a loop bound, a
+/// branch, a slot or phase computed from them), it is run with every such argument 16, 64, 256 and
+/// 1024 in turn on a grid of one program, and a hang in a trial is returned as a warning naming
+/// the values. Empty when the program finishes, and when it depends on what even a trial cannot
+/// know (values loaded from memory; arrivals from other CTAs of a cluster or from cp.async copies).
 std::vector<BarrierFinding> checkBarrierProtocols(const ir::Function &f);
 
 } // namespace tle::transforms
