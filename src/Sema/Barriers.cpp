@@ -146,6 +146,7 @@ ir::Value *mbarrierOf(Specializer &S, const SVal &slot, SourceLoc loc) {
   if (!st.mbarriers) {
     ir::Builder B = S.mbarrierInits(st.alloc);
     ir::Op *a = B.create(OpKind::LocalAlloc, st.alloc, {}, {ir::Type(ir::ScalarType::ptrTo(DType::I64, AddrSpace::Shared))});
+    a->result()->nameHint = st.name;
     a->setAllocShape({n});
     st.mbarriers = a->result();
     for (int64_t i = 0; i < n; ++i) {

@@ -519,6 +519,7 @@ public:
   /// named barrier ids (given at the first use without), and which backend each slot used first.
   struct BarrierState {
     SourceLoc alloc;              ///< the alloc_barriers / alloc_barrier call
+    std::string name;             ///< the variable first bound to the array (its mbarriers' name)
     int64_t count = 1;            ///< arrive_count: arrivals per phase (mbarrier), threads (named)
     bool ready = false;           ///< init=READY: phase parities flipped
     ir::Value *mbarriers = nullptr; ///< i64 ring of num_barriers mbarriers, or null before first use
