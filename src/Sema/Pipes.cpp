@@ -162,6 +162,11 @@ SVal pipe(Specializer &S, const BuiltinCall &c) {
   const int64_t nReaders = readerNames.empty() ? 1 : int64_t(readerNames.size());
   ir::Value *full = ring(DType::I64, once ? 1 : C, loc, B);
   ir::Value *empty = once ? nullptr : ring(DType::I64, C, loc, B);
+  // The mbarriers are named after the pipe (messages of the barrier-protocol check name them).
+  std::string pipeName = name && name->val.kind == SVal::Kind::Str ? name->val.s : "pipe";
+  full->nameHint = pipeName + "_full";
+  if (empty)
+    empty->nameHint = pipeName + "_empty";
   ir::Value *tag = once ? nullptr : ring(DType::I32, C, loc, B);
   for (int64_t s = 0; s < (once ? 1 : C); ++s) {
     auto stage = [&](ir::Value *base) {
