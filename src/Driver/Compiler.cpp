@@ -10,21 +10,21 @@
 #include "tle/Transforms/PassRegistry.h"
 #include "tle/Transforms/VerifyBarriers.h"
 
-#include <cctype>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Support/ErrorHandling.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <optional>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 namespace tle::driver {
@@ -56,8 +56,6 @@ std::optional<Emit> emitForPath(const std::string &path) {
 
 namespace {
 
-/// Runs passes with --print-after / --print-after-all / --time-passes and verifies the tile IR
-/// after each tile-IR pass (a failure there is an internal error).
 /// Runs `f`'s mbarrier protocol at compile time (transforms::checkBarrierProtocols): a wait that
 /// can never return is an error here, not a hang on the GPU. A debug build (bounded waits) gets a
 /// warning and the kernel, whose waits then trap on the GPU with their line. False after an error.
@@ -118,6 +116,8 @@ std::unique_ptr<ir::Function> specializeChecked(const ast::Module &mod, const se
   return fn;
 }
 
+/// Runs passes with --print-after / --print-after-all / --time-passes and verifies the tile IR
+/// after each tile-IR pass (a failure there is an internal error).
 class PassRunner {
 public:
   PassRunner(const CompileOptions &o, std::ostream &err) : o_(o), err_(err) {}

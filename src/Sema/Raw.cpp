@@ -95,7 +95,7 @@ const ir::RawFunction &compiled(Specializer &S, const SVal &fn, SourceLoc at) {
   if (file.kind != SVal::Kind::None) {
     src.path = rawPath(S, file, decl);
     bool ok = false;
-    key = readAll(src.path, ok);
+    key = src.text = readAll(src.path, ok);
     if (!ok)
       S.fail(at, "cannot read '" + src.path + "', the " + src.dialect + " source of '" + fn.attr("__name__").s +
                      "' (a regular file of at most 16 MiB)", notes);
@@ -125,7 +125,6 @@ struct RawArg {
   ir::Value *operand = nullptr;
   std::vector<int64_t> memref; ///< the buffer's shape when passed as a memref
   ir::ScalarType elem;         ///< the memref's element type
-  bool spilled = false;        ///< a register tile stored to a buffer of its own
   bool isBuffer = false;       ///< a tle.gpu.alloc buffer
   bool fragment = false;       ///< a register tile passed as each thread's fragment
   SVal buffer;                 ///< the buffer (given, or the spill's)
@@ -191,7 +190,6 @@ RawArg classify(Specializer &S, const Arg &a, const ir::RawParam *param, bool fr
     r.operand = alloc->result();
     r.memref = t->type.shape;
     r.elem = ir::ScalarType{storage};
-    r.spilled = true;
     r.buffer = bufferOf(alloc->result(), t->type.shape);
     return r;
   }

@@ -15,7 +15,8 @@ namespace tle::ir {
 struct RawSource {
   std::string dialect;    ///< "cuda" (a CUDA device function) or "llvm" (LLVM IR text)
   std::string path;       ///< the source file (absolute), or empty for inline `text`
-  std::string text;       ///< inline source (used when `path` is empty)
+  std::string text;       ///< the source: the inline text, or the file's contents as the caller
+                          ///< read them (CUDA files are compiled from `path`, for their includes)
   std::string externName; ///< extern_func_name: the entry's name (C++ name or symbol); empty: the
                           ///< module's only function with external linkage and a body
   std::string arch;       ///< the kernel's target (sm_80, sm_90a)

@@ -287,7 +287,7 @@ ir::RawResult compileRaw(const ir::RawSource &src) {
     if (!r.error.empty())
       return r;
   } else if (src.dialect == "llvm") {
-    text = src.path.empty() ? src.text : readFile(src.path);
+    text = src.text;
     if (!src.path.empty())
       deps.push_back(src.path);
   } else {
@@ -432,14 +432,16 @@ int64_t linkRawModules(llvm::Module &m, std::vector<std::unique_ptr<llvm::Module
     for (const char *md : {"llvm.module.flags", "llvm.ident", "nvvmir.version", "nvvm.annotations"})
       if (llvm::NamedMDNode *n = raw->getNamedMetadata(md))
         raw->eraseNamedMetadata(n);
+    SourceLoc at; // a call of this module's entry
     for (llvm::Function &fn : *raw) {
       fn.removeFnAttr("target-cpu");
       fn.removeFnAttr("target-features");
       fn.removeFnAttr("tune-cpu");
       if (fn.isDeclaration())
         continue;
-      if (callers.count(fn.getName().str())) {
-        entries.insert(fn.getName().str()); // a raw_call's callee (Emitter::rawCallee declared it)
+      if (auto c = callers.find(fn.getName().str()); c != callers.end()) {
+        entries.insert(c->first); // a raw_call's callee (Emitter::rawCallee declared it)
+        at = c->second;
         continue;
       }
       // Helpers: internal, under a name of their own, so that none stands for a function of the
@@ -447,11 +449,6 @@ int64_t linkRawModules(llvm::Module &m, std::vector<std::unique_ptr<llvm::Module
       fn.setLinkage(llvm::GlobalValue::InternalLinkage);
       fn.setName("__tle_raw_helper." + fn.getName());
     }
-    std::string entry;
-    for (const llvm::Function &fn : *raw)
-      if (!fn.isDeclaration() && callers.count(fn.getName().str()))
-        entry = fn.getName().str();
-    SourceLoc at = entry.empty() ? SourceLoc{} : callers.at(entry);
     if (std::string sym = unresolvedSymbol(*raw); !sym.empty())
       diags.fatal(at, "the tle.raw function's native code uses " + sym + ", which neither it nor the kernel defines");
     const llvm::DataLayout &dl = m.getDataLayout();
@@ -463,7 +460,7 @@ int64_t linkRawModules(llvm::Module &m, std::vector<std::unique_ptr<llvm::Module
         staticShared += int64_t(dl.getTypeAllocSize(g.getValueType()));
     }
     if (llvm::Linker::linkModules(m, std::move(raw)))
-      diags.fatal({}, "linking a raw function's LLVM module into the kernel failed");
+      diags.fatal(at, "linking this tle.raw function's LLVM module into the kernel failed");
   }
   for (const std::string &e : entries)
     if (llvm::Function *fn = m.getFunction(e)) {
