@@ -219,6 +219,22 @@ SVal Specializer::binary(ast::BinaryOp op, const SVal &a, const SVal &bv, Source
     checkValueSize(r, loc); // nested tuples and strings
     return r;
   }
+  // Sequence repetition, as Python: [2] * n_dims, (1,) * k, n * [0] (a count below 1 is empty).
+  if (op == O::Mul && ((a.kind == SVal::Kind::Tuple && bv.kind == SVal::Kind::Int) ||
+                       (a.kind == SVal::Kind::Int && bv.kind == SVal::Kind::Tuple))) {
+    const SVal &seq = a.kind == SVal::Kind::Tuple ? a : bv;
+    int64_t n = a.kind == SVal::Kind::Int ? a.i : bv.i;
+    if (n <= 0 || seq.elts.empty())
+      return SVal::tuple({});
+    if (uint64_t(n) > kMaxTupleElements / seq.elts.size())
+      fail(loc, "compile-time work limit: a tuple of more than " + std::to_string(kMaxTupleElements) + " elements");
+    std::vector<SVal> e;
+    for (int64_t k = 0; k < n; ++k)
+      e.insert(e.end(), seq.elts.begin(), seq.elts.end());
+    SVal r = SVal::tuple(e);
+    checkValueSize(r, loc);
+    return r;
+  }
   // Compile-time strings: "int" + "8", "ab" * 3 (type names and messages built in Python).
   if (a.kind == SVal::Kind::Str && bv.kind == SVal::Kind::Str && op == O::Add) {
     if (a.s.size() + bv.s.size() > kMaxStringBytes)

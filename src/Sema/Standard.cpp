@@ -1,7 +1,10 @@
 // triton.language.standard as libraries import it by name: its public functions are the tl
 // builtins, and its underscore helpers (_log2, _is_power_of_two, and the combine functions
 // _sum_combine, _argmax_combine_tie_break_left, ...) are builtins usable as tl.reduce /
-// tl.associative_scan combine functions.
+// tl.associative_scan combine functions. The sort internals (_indicator, _compare_and_swap,
+// _bitonic_merge_hypercube, _bitonic_merge, sort_impl) follow Triton 3.6's signatures and
+// networks, built from the same tl operations, so a library's own bitonic sort that calls them
+// gives Triton's results element for element.
 #include "Binder.h"
 #include "Registry.h"
 #include "Sema.h"
@@ -12,6 +15,7 @@ namespace {
 
 using ast::BinaryOp;
 using ast::CompareOp;
+using ir::DType;
 
 /// _log2(n): floor(log2(n)) of a compile-time integer (0 for n <= 1).
 SVal log2Of(Specializer &S, const BuiltinCall &c) {
@@ -68,6 +72,144 @@ SVal argCombine(Specializer &S, const BuiltinCall &c) {
   return SVal::tuple({S.callBuiltin("tl.where", pickV), S.callBuiltin("tl.where", pickI)});
 }
 
+/// _get_int_dtype(bitwidth, signed): Triton 3.6's constexpr-function form of core.get_int_dtype.
+SVal getIntDType(Specializer &S, const BuiltinCall &c) {
+  CallArgs a{c.loc, {c.p.get("bitwidth"), c.p.get("signed")}, {}};
+  return S.callBuiltin("tl.get_int_dtype", a);
+}
+
+/// _pick_sum_dtype(in_dtype, dtype): `dtype` when given, else int32 / uint32 for integers
+/// narrower than 32 bits (Triton 3.6's rule for tl.sum and tl.cumsum), else None (int1 included:
+/// Triton counts it as neither signed nor unsigned).
+SVal pickSumDType(Specializer &S, const BuiltinCall &c) {
+  if (c.p.has("dtype"))
+    return c.p.get("dtype").val;
+  const SVal &in = c.p.get("in_dtype").val;
+  if (in.kind != SVal::Kind::DType)
+    S.fail(c.p.loc("in_dtype"), "_pick_sum_dtype() expects a dtype, got " + in.describe());
+  DType t = in.dtype.dtype;
+  if (!ir::isInteger(t) || t == DType::I1 || ir::bitWidth(t) >= 32)
+    return SVal::none();
+  return SVal::dtypeOf(ir::ScalarType{ir::isUnsigned(t) ? DType::U32 : DType::I32});
+}
+
+/// Calls tl.NAME with positional values (all located at the helper's call).
+SVal tlCall(Specializer &S, SourceLoc loc, const std::string &name, std::vector<SVal> pos,
+            std::vector<std::pair<std::string, SVal>> kw = {}) {
+  CallArgs a{loc, {}, {}};
+  for (SVal &v : pos)
+    a.pos.push_back({loc, std::move(v)});
+  for (auto &[k, v] : kw)
+    a.kw.push_back({k, {loc, v}});
+  return S.callBuiltin(name, a);
+}
+
+/// floor(log2(n)) (0 for n <= 1), as _log2.
+int64_t floorLog2(int64_t n) {
+  int64_t r = 0;
+  while (n > 1) {
+    n >>= 1;
+    ++r;
+  }
+  return r;
+}
+
+/// The element count of a tile argument (the hypercube helpers' x).
+int64_t numelOf(Specializer &S, const BuiltinCall &c, const char *k) {
+  ir::Value *x = c.p.tensor(k);
+  if (!x->type.isTile())
+    S.fail(c.p.loc(k), c.fname + "() expects a tile, got " + x->type.str());
+  int64_t n = 1;
+  for (int64_t d : x->type.shape)
+    n *= d;
+  return n;
+}
+
+/// _indicator(n_dims, j): arange(0, 2) reshaped to [1] * (n_dims - j - 1) + [2] + [1] * j, the
+/// position along axis n_dims - 1 - j of a [2] * n_dims hypercube.
+SVal indicatorTile(Specializer &S, SourceLoc loc, int64_t nDims, int64_t j) {
+  std::vector<SVal> shape;
+  for (int64_t k = 0; k < nDims - j - 1; ++k)
+    shape.push_back(SVal::integer(1));
+  shape.push_back(SVal::integer(2));
+  for (int64_t k = 0; k < j; ++k)
+    shape.push_back(SVal::integer(1));
+  SVal ar = tlCall(S, loc, "tl.arange", {SVal::integer(0), SVal::integer(2)});
+  return tlCall(S, loc, "tl.reshape", {ar, SVal::tuple(shape)});
+}
+
+SVal indicator(Specializer &S, const BuiltinCall &c) {
+  return indicatorTile(S, c.loc, c.p.constInt("n_dims", 0), c.p.constInt("j", 0));
+}
+
+/// _compare_and_swap(x, flip, i): one compare-and-swap step along the i-th innermost axis of a
+/// hypercube; the partner is found by an xor reduction of the integer bits over that axis.
+SVal compareAndSwap(Specializer &S, SourceLoc loc, const SVal &x, const SVal &flip, int64_t i) {
+  int64_t numel = 1;
+  for (int64_t d : x.v->type.shape)
+    numel *= d;
+  const int64_t nDims = floorLog2(numel);
+  ir::ScalarType elem = x.v->type.elem;
+  SVal idtype = tlCall(S, loc, "tl.get_int_dtype", {SVal::integer(ir::bitWidth(elem.dtype)), SVal::boolean(true)});
+  SVal ix = tlCall(S, loc, "tl.cast", {x, idtype}, {{"bitcast", SVal::boolean(true)}});
+  SVal both = tlCall(S, loc, "tl.xor_sum", {ix, SVal::integer(nDims - 1 - i), SVal::boolean(true)});
+  SVal iy = S.binary(BinaryOp::BitXor, ix, both, loc, loc, loc);
+  SVal y = tlCall(S, loc, "tl.cast", {iy, SVal::dtypeOf(elem)}, {{"bitcast", SVal::boolean(true)}});
+  SVal isRight = indicatorTile(S, loc, nDims, i);
+  SVal swap = S.compare(CompareOp::Ne, S.compare(CompareOp::Gt, x, y, loc),
+                        S.binary(BinaryOp::BitXor, flip, isRight, loc, loc, loc), loc);
+  return tlCall(S, loc, "tl.where", {swap, y, x});
+}
+
+SVal compareAndSwapBuiltin(Specializer &S, const BuiltinCall &c) {
+  numelOf(S, c, "x");
+  return compareAndSwap(S, c.loc, c.p.get("x").val, c.p.get("flip").val, c.p.constInt("i", 0));
+}
+
+/// _bitonic_merge_hypercube(x, stage, order): `stage` compare-and-swap steps, ascending (order
+/// 0), descending (1) or alternating by the index bit `stage` (2).
+SVal mergeHypercube(Specializer &S, SourceLoc loc, SVal x, int64_t stage, int64_t order) {
+  int64_t numel = 1;
+  for (int64_t d : x.v->type.shape)
+    numel *= d;
+  SVal flip = order == 2 ? indicatorTile(S, loc, floorLog2(numel), stage) : SVal::integer(order);
+  for (int64_t i = 0; i < stage; ++i)
+    x = compareAndSwap(S, loc, x, flip, stage - 1 - i);
+  return x;
+}
+
+SVal mergeHypercubeBuiltin(Specializer &S, const BuiltinCall &c) {
+  numelOf(S, c, "x");
+  return mergeHypercube(S, c.loc, c.p.get("x").val, c.p.constInt("stage", 0), c.p.constInt("order", 0));
+}
+
+/// _bitonic_merge(x, stage, order, n_dims): the hypercube merge on x reshaped to [2] * log2(numel)
+/// and back (n_dims is unused, as in Triton 3.6).
+SVal bitonicMerge(Specializer &S, const BuiltinCall &c) {
+  const int64_t numel = numelOf(S, c, "x");
+  const SVal &x = c.p.get("x").val;
+  int64_t n = floorLog2(numel);
+  std::vector<SVal> cube(n ? n : 1, SVal::integer(n ? 2 : 1)), back;
+  for (int64_t d : x.v->type.shape)
+    back.push_back(SVal::integer(d));
+  SVal h = tlCall(S, c.loc, "tl.reshape", {x, SVal::tuple(cube)});
+  h = mergeHypercube(S, c.loc, h, c.p.constInt("stage", 0), c.p.constInt("order", 0));
+  return tlCall(S, c.loc, "tl.reshape", {h, SVal::tuple(back)});
+}
+
+/// sort_impl(x, k=None, dim=None, descending=0): tl.sort, or with k the k largest (smallest)
+/// elements of the last dim in descending (ascending) order, as tl.topk.
+SVal sortImpl(Specializer &S, const BuiltinCall &c) {
+  CallArgs a{c.loc, {c.p.get("x")}, {}};
+  for (const char *k : {"k", "dim", "descending"})
+    if (c.p.has(k))
+      a.kw.push_back({k, c.p.get(k)});
+  return S.callBuiltin(c.p.has("k") ? "tl.topk" : "tl.sort", a);
+}
+
+/// _unwrap_if_constexpr(o): the value itself (a constexpr is its value here).
+SVal unwrapConstexpr(Specializer &S, const BuiltinCall &c) { return c.p.get("o").val; }
+
 } // namespace
 
 std::vector<BuiltinSpec> standardBuiltins() {
@@ -88,6 +230,14 @@ std::vector<BuiltinSpec> standardBuiltins() {
       {"standard._argmax_combine_tie_break_fast", arg4, argCombine},
       {"standard._argmin_combine_tie_break_left", arg4, argCombine},
       {"standard._argmin_combine_tie_break_fast", arg4, argCombine},
+      {"standard._get_int_dtype", "bitwidth, signed", getIntDType},
+      {"standard._pick_sum_dtype", "in_dtype, dtype", pickSumDType},
+      {"standard._indicator", "n_dims, j", indicator},
+      {"standard._compare_and_swap", "x, flip, i", compareAndSwapBuiltin},
+      {"standard._bitonic_merge_hypercube", "x, stage, order", mergeHypercubeBuiltin},
+      {"standard._bitonic_merge", "x, stage, order, n_dims", bitonicMerge},
+      {"standard.sort_impl", "x, k=None, dim=None, descending=0", sortImpl},
+      {"standard._unwrap_if_constexpr", "o", unwrapConstexpr},
   };
 }
 

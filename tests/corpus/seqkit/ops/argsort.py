@@ -1,11 +1,12 @@
 # Row argsort and top-k indices with a bitonic network of the library's own, as serving libraries
 # write their sorts: the stages are @triton.jit helpers reached through `from triton.language import
-# core`, the keys are compared as floats and swapped as integers of core.get_int_dtype's width, and
-# the kernel is made with triton.jit(fn, do_not_specialize=[...]).
+# core`, the keys are compared as floats and swapped as integers of the width
+# triton.language.standard's _get_int_dtype gives (Triton 3.6 takes core.get_int_dtype only through
+# it inside a kernel), and the kernel is made with triton.jit(fn, do_not_specialize=[...]).
 import triton
 import triton.language as tl
 from triton.language import core
-from triton.language.standard import _log2, zeros_like
+from triton.language.standard import _get_int_dtype, _log2, zeros_like
 
 from ..language import check_block, program_row
 
@@ -26,7 +27,7 @@ def _compare_and_swap(x, ids, flip, i: core.constexpr, n_dims: core.constexpr):
     right = _halves(x, side, shape, x.shape)
     left_ids = _halves(ids, 1 - side, shape, x.shape)
     right_ids = _halves(ids, side, shape, x.shape)
-    idtype = core.get_int_dtype(bitwidth=x.dtype.primitive_bitwidth, signed=True)
+    idtype = _get_int_dtype(bitwidth=x.dtype.primitive_bitwidth, signed=True)
     ix = x.to(idtype, bitcast=True)
     swap = (left > right) != flip
     ix = ix ^ core.where(swap, left.to(idtype, bitcast=True) ^ right.to(idtype, bitcast=True), zeros_like(ix))
