@@ -1,7 +1,8 @@
 """TLE-Raw's examples against the same operation in plain tile code, in one process: a vector add
 on global pointers, GELU (tanh form) on register tiles (through shared memory, FlagTree's
 protocol; and as each thread's fragment in registers, fragment=True), and row sums by inline-PTX
-warp shuffles (over a TLE-Struct buffer, and over the tile's fragments) against tl.sum, and the
+warp shuffles (over a TLE-Struct buffer, and over the tile's fragments) against tl.sum (from
+registers, and over the same buffer), and the
 kernel mixing Lite, Struct and Raw (a CUDA cp.async pipeline staging rows in a buffer) against tile
 code loading them directly and staging them with tle.gpu.copy. Every cubin's output is checked (against
 torch, or the exact sums) before anything is timed; times are triton.testing.do_bench medians over
@@ -79,7 +80,7 @@ def main():
     # Row sums: [2^21, 32] fp32 in 16-row programs.
     r = 1 << 21
     xr = torch.randint(-6, 7, (r, 32), device="cuda").float()
-    for stem in ("raw_row_sums", "raw_row_sums_fragment", "tile_row_sums"):
+    for stem in ("raw_row_sums", "raw_row_sums_fragment", "tile_row_sums", "tile_row_sums_staged"):
         out = torch.empty(r, device="cuda")
         k = kernel(stem, stem)
         vals = [ptr(xr), ptr(out)]
@@ -87,7 +88,10 @@ def main():
         timed[stem]()
         torch.cuda.synchronize()
         check(stem, out, xr.sum(dim=1), 0, 0)
-    pairs.append(("row sums [2^21, 32] fp32, TLE-Struct buffer", "raw_row_sums", "tile_row_sums"))
+    pairs.append(("row sums [2^21, 32] fp32, TLE-Struct buffer, vs tile code from registers", "raw_row_sums",
+                  "tile_row_sums"))
+    pairs.append(("row sums [2^21, 32] fp32, TLE-Struct buffer, vs tile code on the same buffer", "raw_row_sums",
+                  "tile_row_sums_staged"))
     pairs.append(("row sums [2^21, 32] fp32, fragment (warp shuffles in PTX)", "raw_row_sums_fragment", "tile_row_sums"))
     # Lite + Struct + Raw: [2^18, 64] fp16 rows staged in a buffer by a CUDA cp.async pipeline,
     # halves added in fp32; against tile code loading directly and staging with tle.gpu.copy.

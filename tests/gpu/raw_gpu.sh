@@ -68,7 +68,7 @@ done
 run matmul raw_matmul "*fp16:16, *fp16:16, *fp32:16, i32, i32, i32, 32, 32, 32" 4 --grid "2, 2" \
   --arg a_ptr="$TMP/a.npy" --arg b_ptr="$TMP/b.npy" --arg c_ptr=zeros:f32:64x64 --arg M=64 --arg N=64 --arg K=96 \
   --expect c_ptr="$TMP/c.npy" --atol 0 --rtol 0
-for k in raw_row_sums raw_row_sums_fragment; do
+for k in raw_row_sums raw_row_sums_fragment tile_row_sums_staged; do
   run "$k" "$k" "*fp32:16, *fp32:16, 16" 4 --grid 4 \
     --arg x_ptr="$TMP/r.npy" --arg out_ptr=zeros:f32:64 --expect out_ptr="$TMP/rs.npy" --atol 0 --rtol 0
 done

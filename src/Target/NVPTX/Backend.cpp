@@ -277,7 +277,7 @@ std::unique_ptr<llvm::Module> emitLLVM(ir::Function &f, llvm::LLVMContext &ctx, 
   // TLE-Raw: the native functions' modules, before libdevice (CUDA code may call it).
   int64_t rawShared = 0;
   if (!e.rawModules_.empty())
-    rawShared = linkRawModules(*m, std::move(e.rawModules_), e.rawCallers_, diags);
+    rawShared = linkRawModules(*m, std::move(e.rawModules_), e.rawCallers_, threads, diags);
   // libdevice: functions the kernel calls (`__nv_*`) are linked in and made internal, so that
   // the O3 pipeline (NVVMReflect first) inlines and specialises them.
   bool needsLibdevice = false;

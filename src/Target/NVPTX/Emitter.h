@@ -23,11 +23,13 @@ namespace tle::nvptx {
 /// libdevice): clang's module flags and target attributes dropped, helpers renamed and made
 /// internal, globals internal, each entry (the symbols of `callers`, each with the location of a
 /// raw_call of it) internal, always_inline and convergent, so that the O3 pipeline inlines it into
-/// the kernel (TLE-Raw, RawCode.cpp). A function or global the native code uses that nothing
-/// defines is a located error. Returns the bytes of the modules' shared-memory variables (the
-/// kernel's static shared memory).
+/// the kernel (TLE-Raw, RawCode.cpp). The native code sees the block geometry the kernel's
+/// `.reqntid threads, 1, 1` fixes: blockDim (%ntid) is the constant (threads, 1, 1), threadIdx.y/z
+/// are 0 and threadIdx.x is known to be below `threads`, so loops strided by blockDim.x unroll. A function or global the native code uses that
+/// nothing defines is a located error. Returns the bytes of the modules' shared-memory variables
+/// (the kernel's static shared memory).
 int64_t linkRawModules(llvm::Module &m, std::vector<std::unique_ptr<llvm::Module>> raws,
-                       const std::map<std::string, SourceLoc> &callers, DiagnosticEngine &diags);
+                       const std::map<std::string, SourceLoc> &callers, int threads, DiagnosticEngine &diags);
 
 /// ceil(log2(x)) for x >= 1: the number of index bits of x registers (tile extents are powers of two).
 inline int log2i(int64_t x) {

@@ -15,6 +15,9 @@
 #include <llvm/AsmParser/Parser.h>
 #include <llvm/Demangle/Demangle.h>
 #include <llvm/IR/Attributes.h>
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IRReader/IRReader.h>
 #include <llvm/Linker/Linker.h>
@@ -420,8 +423,40 @@ std::string unresolvedSymbol(const llvm::Module &raw) {
   return "";
 }
 
+/// Calls of the intrinsic `name` in `m` (none when the module does not declare it).
+static std::vector<llvm::CallInst *> readsOf(llvm::Module &m, const char *name) {
+  std::vector<llvm::CallInst *> calls;
+  if (llvm::Function *read = m.getFunction(name); read && read->isDeclaration())
+    for (llvm::User *u : read->users())
+      if (auto *call = llvm::dyn_cast<llvm::CallInst>(u))
+        calls.push_back(call);
+  return calls;
+}
+
+/// The block geometry the kernel's `.reqntid threads, 1, 1` fixes (a launch with another block
+/// size fails before any code runs), given to the native code: %ntid reads become (threads, 1, 1),
+/// %tid.y / %tid.z reads 0, and %tid.x reads carry the range [0, threads).
+static void foldBlockGeometry(llvm::Module &m, int threads) {
+  const std::pair<const char *, int> constants[] = {{"llvm.nvvm.read.ptx.sreg.ntid.x", threads},
+                                                    {"llvm.nvvm.read.ptx.sreg.ntid.y", 1},
+                                                    {"llvm.nvvm.read.ptx.sreg.ntid.z", 1},
+                                                    {"llvm.nvvm.read.ptx.sreg.tid.y", 0},
+                                                    {"llvm.nvvm.read.ptx.sreg.tid.z", 0}};
+  for (auto [name, value] : constants)
+    for (llvm::CallInst *call : readsOf(m, name)) {
+      call->replaceAllUsesWith(llvm::ConstantInt::get(call->getType(), value));
+      call->eraseFromParent();
+    }
+  for (llvm::CallInst *call : readsOf(m, "llvm.nvvm.read.ptx.sreg.tid.x")) {
+    llvm::Type *t = call->getType();
+    llvm::MDBuilder mdb(m.getContext());
+    call->setMetadata(llvm::LLVMContext::MD_range,
+                      mdb.createRange(llvm::APInt(t->getIntegerBitWidth(), 0), llvm::APInt(t->getIntegerBitWidth(), threads)));
+  }
+}
+
 int64_t linkRawModules(llvm::Module &m, std::vector<std::unique_ptr<llvm::Module>> raws,
-                       const std::map<std::string, SourceLoc> &callers, DiagnosticEngine &diags) {
+                       const std::map<std::string, SourceLoc> &callers, int threads, DiagnosticEngine &diags) {
   std::set<std::string> entries;
   int64_t staticShared = 0;
   for (auto &raw : raws) {
@@ -470,6 +505,7 @@ int64_t linkRawModules(llvm::Module &m, std::vector<std::unique_ptr<llvm::Module
       fn->addFnAttr(llvm::Attribute::AlwaysInline);
       fn->addFnAttr(llvm::Attribute::Convergent);
     }
+  foldBlockGeometry(m, threads);
   return staticShared;
 }
 

@@ -438,6 +438,20 @@ def accumulation_atol(spec, tname, y):
     return atol, " (fp16 accumulation over K=%d: %d roundings, atol %.3g)" % (k, steps, atol)
 
 
+def error_chain(e, limit=2400):
+    """An exception and the exceptions that caused it, outermost first, on one line: Triton reports
+    an error inside a @jit helper as a CompilationError at the call whose cause says what failed.
+    A long text keeps its beginning and its end (the innermost cause)."""
+    parts, seen = [], set()
+    while e is not None and id(e) not in seen and len(parts) < 8:
+        seen.add(id(e))
+        parts.append(" / ".join(line.strip() for line in ("%s: %s" % (type(e).__name__, e)).splitlines()
+                                if line.strip()))
+        e = e.__cause__ or e.__context__
+    text = " <- caused by: ".join(parts)
+    return text if len(text) <= limit else text[:limit // 3] + " ... " + text[-(2 * limit) // 3:]
+
+
 def run_one(tle_run, spec, work):
     inputs = make_inputs(spec, work)
     ok, msg, tle_out = run_tle(tle_run, spec, "gpu", inputs, work)
@@ -446,8 +460,7 @@ def run_one(tle_run, spec, work):
     try:
         tri_out = triton_run(spec, inputs, work)
     except Exception as e:  # noqa: BLE001 - a Triton failure is a result, not a crash
-        text = " / ".join(line.strip() for line in ("%s: %s" % (type(e).__name__, e)).splitlines() if line.strip())
-        return spec["name"], [("-", "TRITON FAILED", text[:1200])]
+        return spec["name"], [("-", "TRITON FAILED", error_chain(e))]
     rows = compare(spec, tle_out, tri_out)
     if worst_verdict(rows) == "DIFFERENT":
         # A third opinion: tlec's CPU target on the same inputs, against both.

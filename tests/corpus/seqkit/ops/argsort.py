@@ -40,8 +40,9 @@ def _bitonic_argsort(x, ids, n_dims: core.constexpr, descending: core.constexpr)
     for stage in core.static_range(1, n_dims + 1):
         if stage < n_dims:
             # runs of 2**stage sorted up and down in turn, so that pairs of runs merge
-            shape: core.constexpr = [2**(n_dims - 1 - stage), 2, 2**stage]
-            flip = core.reshape(core.broadcast_to(core.arange(0, 2)[None, :, None], shape), x.shape)
+            # (the shape is not bound to a constexpr name: Triton 3.6 rejects rebinding one)
+            flip = core.reshape(core.broadcast_to(core.arange(0, 2)[None, :, None],
+                                                  [2**(n_dims - 1 - stage), 2, 2**stage]), x.shape)
         else:
             flip = descending
         for i in core.static_range(stage):
