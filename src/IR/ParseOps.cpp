@@ -310,6 +310,11 @@ void Parser::op(Block &b) {
   case OpKind::MbarrierInit: case OpKind::MbarrierArrive: case OpKind::MbarrierExpectTx: case OpKind::MbarrierWait:
   case OpKind::MbarrierInval: case OpKind::AsyncCopyMbarrierArrive: case OpKind::AsyncCopy:
     syncAttrs(*op);
+    if (op->kind == OpKind::MbarrierInit && tok_.kind == Tok::Ident && tok_.text == "unchecked" &&
+        tok_.loc.line == op->loc.line) { // mbarrier_init count=N unchecked %bar
+      bump();
+      op->sync.unchecked = true;
+    }
     break;
   case OpKind::SubmeshBarrier: // members=[...]
     expectIdent("members");

@@ -231,6 +231,8 @@ private:
       os_ << " relaxed";
     if (a.global)
       os_ << " global";
+    if (a.unchecked)
+      os_ << " unchecked";
   }
 
   void opLine(const Op &op, int depth) {

@@ -72,6 +72,13 @@ SVal allocBarriers(Specializer &S, const BuiltinCall &c, int64_t n) {
       S.fail(a.loc, std::string(fname) + "() init must be tle.gpu.PENDING or tle.gpu.READY, got " + a.val.describe());
     st.ready = v == "ready";
   }
+  if (p.has("check_protocol")) {
+    const Arg &a = p.get("check_protocol");
+    if (a.val.kind != SVal::Kind::Bool)
+      S.fail(a.loc, std::string(fname) + "() check_protocol must be a compile-time bool (True or False), got " +
+                        a.val.describe());
+    st.checked = a.val.i != 0;
+  }
   SVal expect = SVal::none();
   if (p.has("expect_bytes") && p.get("expect_bytes").val.kind != SVal::Kind::None)
     expect = SVal::integer(constInt(S, p.get("expect_bytes"), fname, "expect_bytes", 1));
@@ -152,7 +159,9 @@ ir::Value *mbarrierOf(Specializer &S, const SVal &slot, SourceLoc loc) {
     for (int64_t i = 0; i < n; ++i) {
       ir::Value *at = B.create(OpKind::AddPtr, st.alloc, {st.mbarriers, B.constInt(st.alloc, DType::I32, i)},
                                {st.mbarriers->type})->result();
-      B.create(OpKind::MbarrierInit, st.alloc, {at}, {})->sync.count = st.count;
+      ir::Op *init = B.create(OpKind::MbarrierInit, st.alloc, {at}, {});
+      init->sync.count = st.count;
+      init->sync.unchecked = !st.checked;
     }
   }
   const SVal &idx = slot.attr("_index");
@@ -298,9 +307,10 @@ SVal Specializer::barrierSubscript(const SVal &bars, const ast::SubscriptExpr *e
 
 std::vector<BuiltinSpec> barrierBuiltins() {
   return {
-      {"tle.gpu.alloc_barriers", "num_barriers, arrive_count=1, init=tle.gpu.PENDING, expect_bytes=None",
-       allocBarriersArray},
-      {"tle.gpu.alloc_barrier", "arrive_count=1, init=tle.gpu.PENDING, expect_bytes=None", allocBarrierOne},
+      {"tle.gpu.alloc_barriers",
+       "num_barriers, arrive_count=1, init=tle.gpu.PENDING, expect_bytes=None, check_protocol=True", allocBarriersArray},
+      {"tle.gpu.alloc_barrier", "arrive_count=1, init=tle.gpu.PENDING, expect_bytes=None, check_protocol=True",
+       allocBarrierOne},
       {"tle.gpu.barrier_wait", "barr, phaseIdx=None", barrierWait},
       {"tle.gpu.barrier_arrive", "barr, arrive_count=1, phaseIdx=None", barrierArrive},
   };

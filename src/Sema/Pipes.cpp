@@ -96,13 +96,15 @@ SVal pipe(Specializer &S, const BuiltinCall &c) {
   const CallArgs &a = c.args;
   SourceLoc loc = c.loc;
   if (!a.pos.empty())
-    S.fail(a.pos[0].loc, "pipe() takes keyword arguments only (capacity=, scope=, name=, readers=, one_shot= and the "
-                         "fields as NAME=buffer)");
-  const Arg *capacity = nullptr, *scope = nullptr, *name = nullptr, *readers = nullptr, *oneShot = nullptr;
+    S.fail(a.pos[0].loc, "pipe() takes keyword arguments only (capacity=, scope=, name=, readers=, one_shot=, "
+                         "check_protocol= and the fields as NAME=buffer)");
+  const Arg *capacity = nullptr, *scope = nullptr, *name = nullptr, *readers = nullptr, *oneShot = nullptr,
+            *checked = nullptr;
   std::vector<std::pair<std::string, const Arg *>> fields;
   for (const auto &[k, v] : a.kw) {
     const Arg **slot = k == "capacity" ? &capacity : k == "scope" ? &scope : k == "name" ? &name
-                     : k == "readers"  ? &readers : k == "one_shot" ? &oneShot : nullptr;
+                     : k == "readers"  ? &readers : k == "one_shot" ? &oneShot
+                     : k == "check_protocol" ? &checked : nullptr;
     if (slot)
       *slot = &v;
     else
@@ -120,6 +122,9 @@ SVal pipe(Specializer &S, const BuiltinCall &c) {
   if (oneShot && oneShot->val.kind != SVal::Kind::Bool && oneShot->val.kind != SVal::Kind::None)
     S.fail(oneShot->loc, "pipe() one_shot must be a compile-time bool (True or False), got " + oneShot->val.describe());
   bool once = oneShot && oneShot->val.kind == SVal::Kind::Bool && oneShot->val.i;
+  if (checked && checked->val.kind != SVal::Kind::Bool)
+    S.fail(checked->loc, "pipe() check_protocol must be a compile-time bool (True or False), got " + checked->val.describe());
+  const bool unchecked = checked && !checked->val.i;
   std::vector<SVal> readerNames;
   if (readers && readers->val.kind != SVal::Kind::None) {
     const SVal &r = readers->val;
@@ -172,9 +177,14 @@ SVal pipe(Specializer &S, const BuiltinCall &c) {
     auto stage = [&](ir::Value *base) {
       return B.create(OpKind::AddPtr, loc, {base, B.constInt(loc, DType::I32, s)}, {base->type})->result();
     };
-    B.create(OpKind::MbarrierInit, loc, {stage(full)}, {})->sync.count = 1;
+    auto init = [&](ir::Value *bar, int64_t count) {
+      ir::Op *op = B.create(OpKind::MbarrierInit, loc, {bar}, {});
+      op->sync.count = count;
+      op->sync.unchecked = unchecked;
+    };
+    init(stage(full), 1);
     if (empty)
-      B.create(OpKind::MbarrierInit, loc, {stage(empty)}, {})->sync.count = nReaders;
+      init(stage(empty), nReaders);
     if (tag)
       B.create(OpKind::Store, loc, {stage(tag), B.constInt(loc, DType::I32, 0)}, {});
   }

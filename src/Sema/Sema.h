@@ -522,6 +522,7 @@ public:
     std::string name;             ///< the variable first bound to the array (its mbarriers' name)
     int64_t count = 1;            ///< arrive_count: arrivals per phase (mbarrier), threads (named)
     bool ready = false;           ///< init=READY: phase parities flipped
+    bool checked = true;          ///< check_protocol= (TLE): warnings of the protocol check kept
     ir::Value *mbarriers = nullptr; ///< i64 ring of num_barriers mbarriers, or null before first use
     int namedBase = -1;           ///< the named barrier id of slot 0, or -1 before first use
     std::map<int64_t, std::pair<bool, SourceLoc>> backend; ///< static slot -> (named?, first use)

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 
 namespace tle::transforms {
 
@@ -22,6 +23,7 @@ using Key = std::pair<const ir::Op *, int64_t>;
 /// phases.
 struct Mbarrier {
   int64_t count = 0, pending = 0, tx = 0, phases = 0;
+  bool unchecked = false; ///< mbarrier_init `unchecked`: no warnings about it
 };
 
 using OpIt = std::list<std::unique_ptr<ir::Op>>::const_iterator;
@@ -44,8 +46,14 @@ struct Process {
   std::vector<size_t> workers;        ///< the default partition: the workers it joins
 };
 
-/// Why a run stopped without a verdict (the protocol depends on what is not known).
-struct Undetermined {};
+/// Why a run stopped without a verdict (the protocol depends on what is not known): the op it
+/// stopped at, what it could not know, where that value came from, and the mbarrier involved.
+struct Undetermined {
+  const ir::Op *at = nullptr;
+  std::string why;
+  const ir::Op *origin = nullptr;
+  std::optional<Key> bar;
+};
 
 int64_t wrap(int64_t v, ir::DType t) {
   unsigned bits = ir::bitWidth(t);
@@ -70,6 +78,13 @@ public:
 
   /// Whether the last run reached a verdict (it did not stop at a value it could not know).
   bool determined() const { return determined_; }
+  /// Why the last run reached no verdict (when !determined()).
+  const Undetermined &undetermined() const { return why_; }
+  /// Whether the last run's hang is at a wait on an mbarrier initialised `unchecked`.
+  bool hungOnUnchecked() const {
+    auto it = hungOn_ ? bars_.find(*hungOn_) : bars_.end();
+    return it != bars_.end() && it->second.unchecked;
+  }
 
   std::vector<BarrierFinding> run() {
     Process main;
@@ -88,11 +103,14 @@ public:
         }
         if (allDone)
           return {};
-        if (!progress)
-          return {hang()};
+        if (!progress) {
+          BarrierFinding h = hang();
+          return {h};
+        }
       }
-    } catch (const Undetermined &) {
+    } catch (const Undetermined &u) {
       determined_ = !findings_.empty();
+      why_ = u;
       return findings_; // a rule broken before the run stopped, or nothing
     }
   }
@@ -106,20 +124,63 @@ private:
   std::map<const ir::Value *, Key> ptrs_;     ///< pointers into mbarrier arrays
   int64_t steps_ = 0;
   std::vector<BarrierFinding> findings_;
+  const ir::Op *current_ = nullptr; ///< the op being run
+  Undetermined why_;
+  std::optional<Key> hungOn_; ///< the mbarrier of the reported hang's (first) wait
 
   static constexpr int64_t kMaxSteps = 2000000;
+
+  /// Stops the run: the protocol depends on `v`, which the check cannot know here.
+  [[noreturn]] void unknown(const ir::Value *v, std::optional<Key> bar = std::nullopt) const {
+    const ir::Op *from = origin(v);
+    std::string why = !from ? "a value it cannot follow"
+                      : isMemoryRead(*from)
+                          ? "a value read from memory (line " + std::to_string(from->loc.line) + ")"
+                          : "a value computed at line " + std::to_string(from->loc.line) + " that it does not evaluate";
+    if (!from && v->owner == &f_.body)
+      for (size_t i = 0; i < f_.body.args.size() && i < f_.params.size(); ++i)
+        if (f_.body.args[i].get() == v)
+          why = "the kernel's argument '" + f_.params[i].name + "'";
+    throw Undetermined{current_, why, from && isMemoryRead(*from) ? from : nullptr, bar};
+  }
+
+  /// Whether `op` reads memory: a value the run of the scalar code cannot know.
+  static bool isMemoryRead(const ir::Op &op) {
+    switch (op.kind) {
+    case OpKind::Load: case OpKind::LocalLoad: case OpKind::AtomicRMW: case OpKind::AtomicCAS: return true;
+    default: return false;
+    }
+  }
+
+  /// The op a value the run does not know comes from: the first memory read among the ops it is
+  /// computed from, else its own defining op (null: a block argument).
+  static const ir::Op *origin(const ir::Value *v) {
+    std::vector<const ir::Value *> todo{v};
+    std::set<const ir::Value *> seen;
+    while (!todo.empty() && seen.size() < 256) {
+      const ir::Value *x = todo.back();
+      todo.pop_back();
+      if (!x || !x->def || !seen.insert(x).second)
+        continue;
+      if (isMemoryRead(*x->def))
+        return x->def;
+      for (const ir::Value *o : x->def->operands)
+        todo.push_back(o);
+    }
+    return v->def;
+  }
 
   int64_t known(const ir::Value *v) const {
     auto it = vals_.find(v);
     if (it == vals_.end())
-      throw Undetermined{};
+      unknown(v);
     return it->second;
   }
 
   Key barrier(const ir::Value *v) const {
     auto it = ptrs_.find(v);
     if (it == ptrs_.end())
-      throw Undetermined{};
+      throw Undetermined{current_, "an mbarrier address it cannot follow", nullptr, std::nullopt};
     return it->second;
   }
 
@@ -136,7 +197,7 @@ private:
     auto it = bars_.find(k);
     if (it == bars_.end()) {
       findings_.push_back({false, at.loc, "barrier protocol: " + describe(k) + " is used before it is initialised", {}});
-      throw Undetermined{};
+      throw Undetermined{&at, "", nullptr, k};
     }
     return it->second;
   }
@@ -152,7 +213,7 @@ private:
                                  ", whose " + std::to_string(b.tx) + " transaction bytes are still expected "
                                  "(the arrival count would underflow)",
                              {}});
-        throw Undetermined{};
+        throw Undetermined{&at, "", nullptr, k};
       }
       --b.pending;
       complete(b);
@@ -179,7 +240,7 @@ private:
   /// The bytes one tma_load moves: its tensor map's box.
   int64_t boxBytes(const ir::Op &op) const {
     if (op.sync.map < 0 || size_t(op.sync.map) >= f_.tensorMaps.size())
-      throw Undetermined{};
+      throw Undetermined{&op, "a TMA copy without its tensor map", nullptr, std::nullopt};
     const ir::TensorMapParam &m = f_.tensorMaps[op.sync.map];
     return ir::numElements(m.box) * ir::storageBytes(m.dtype);
   }
@@ -279,11 +340,13 @@ private:
 
   /// Runs one op of process `pi`; false when it is stopped (at a wait, or joining its workers).
   bool step(size_t pi) {
-    if (++steps_ > kMaxSteps)
-      throw Undetermined{};
     Process &p = procs_[pi];
     Frame &fr = p.stack.back();
     const ir::Op &op = **fr.it;
+    current_ = &op;
+    if (++steps_ > kMaxSteps)
+      throw Undetermined{&op, "more than " + std::to_string(kMaxSteps) + " steps of the kernel's scalar code", nullptr,
+                         std::nullopt};
     switch (op.kind) {
     case OpKind::Return:
       p.done = true;
@@ -306,7 +369,7 @@ private:
     case OpKind::For: {
       int64_t lb = known(op.operands[0]), ub = known(op.operands[1]), st = known(op.operands[2]);
       if (st <= 0)
-        throw Undetermined{};
+        throw Undetermined{&op, "a loop whose step is not positive", nullptr, std::nullopt};
       auto inits = values(op.operands, 3);
       if (lb >= ub) {
         results(op, inits);
@@ -376,7 +439,7 @@ private:
         fr.it = fr.block->ops.begin();
         return true;
       }
-      throw Undetermined{};
+      throw Undetermined{&op, "a while loop's form it does not run", nullptr, std::nullopt};
     }
     if (owner->kind == OpKind::WarpSpecialize) {
       if (p.index != 0) { // a worker's end
@@ -406,24 +469,29 @@ private:
         if (auto off = maybe(op.operands[1]))
           ptrs_[op.result()] = {it->second.first, it->second.second + *off};
         else
-          throw Undetermined{}; // a slot chosen by run-time values
+          unknown(op.operands[1], Key{it->second.first, -1}); // a slot chosen by run-time values
       }
       return true;
     case OpKind::MbarrierInit: {
       Key k = barrier(op.operands[0]);
-      bars_[k] = Mbarrier{op.sync.count, op.sync.count, 0, 0};
+      bars_[k] = Mbarrier{op.sync.count, op.sync.count, 0, 0, op.sync.unchecked};
       return true;
     }
     case OpKind::MbarrierInval:
       bars_.erase(barrier(op.operands[0]));
       return true;
     case OpKind::MbarrierArrive: {
-      if (op.operands.size() > 1) // a remote arrival: another CTA's mbarrier
-        throw Undetermined{};
+      if (op.operands.size() > 1) // a remote arrival: another CTA's mbarrier (checkable() excludes them)
+        throw Undetermined{&op, "an arrival on another CTA's mbarrier", nullptr, std::nullopt};
       Key k = barrier(op.operands[0]);
       Mbarrier &b = state(k, op);
       b.tx += op.sync.tx;
       arrive(b, op.sync.count * arrivers(op, p), k, op);
+      return true;
+    }
+    case OpKind::AsyncCopyMbarrierArrive: { // one arrival per thread once its cp.async copies land
+      Key k = barrier(op.operands[0]);
+      arrive(state(k, op), 32 * int64_t(p.warps), k, op);
       return true;
     }
     case OpKind::MbarrierExpectTx: {
@@ -441,7 +509,10 @@ private:
     case OpKind::MbarrierWait: {
       Key k = barrier(op.operands[0]);
       const Mbarrier &b = state(k, op);
-      int64_t parity = known(op.operands[1]) & 1;
+      auto phase = maybe(op.operands[1]);
+      if (!phase)
+        unknown(op.operands[1], k);
+      int64_t parity = *phase & 1;
       if ((b.phases & 1) != parity) {
         p.waitingAt = nullptr;
         return true;
@@ -463,7 +534,7 @@ private:
     return p.index == 0 ? "the default partition" : "worker " + std::to_string(p.index);
   }
 
-  BarrierFinding hang() const {
+  BarrierFinding hang() {
     BarrierFinding h;
     for (const Process &p : procs_) {
       if (p.done || !p.waitingAt)
@@ -478,6 +549,7 @@ private:
                            : b.tx < 0 ? " and has " + std::to_string(-b.tx) + " transaction bytes beyond those expected"
                                       : "");
       if (!h.loc.valid()) {
+        hungOn_ = k;
         h.loc = p.waitingAt->loc;
         h.message = "barrier protocol hangs: this wait (" + where(p) + ") on " + describe(k) + " for the phase of parity " +
                     std::to_string(parity) + " never returns: " + state + ", and no partition can go on";
@@ -490,43 +562,103 @@ private:
   }
 };
 
-/// Whether `f` has mbarriers whose whole protocol this CTA's code shows: none may take arrivals
-/// from another CTA of the cluster (remote arrivals, which the run of one program cannot supply)
-/// or from cp.async copies completing (AsyncCopyMbarrierArrive, not modelled).
-bool checkable(const ir::Function &f) {
-  bool any = false, foreign = false;
+/// The mbarrier arrays of `f` (their local_allocs) with whether every mbarrier_init of each is
+/// `unchecked`, in the order they are initialised.
+std::vector<std::pair<const ir::Op *, bool>> mbarrierArrays(const ir::Function &f) {
+  std::vector<std::pair<const ir::Op *, bool>> arrays;
   ir::walk(const_cast<ir::Block &>(f.body), [&](ir::Op &op) {
-    any |= op.kind == OpKind::MbarrierInit;
-    foreign |= (op.kind == OpKind::MbarrierArrive && op.operands.size() > 1) ||
-               op.kind == OpKind::AsyncCopyMbarrierArrive;
+    if (op.kind != OpKind::MbarrierInit || op.operands.empty())
+      return;
+    const ir::Value *v = op.operands[0];
+    while (v->def && v->def->kind == OpKind::AddPtr)
+      v = v->def->operands[0];
+    if (!v->def || v->def->kind != OpKind::LocalAlloc)
+      return;
+    auto it = std::find_if(arrays.begin(), arrays.end(), [&](auto &a) { return a.first == v->def; });
+    if (it == arrays.end())
+      arrays.push_back({v->def, op.sync.unchecked});
+    else
+      it->second &= op.sync.unchecked;
   });
-  return any && !foreign;
+  return arrays;
+}
+
+/// "mbarrier 'full' (allocated at line 12)" for an array's alloc.
+std::string arrayName(const ir::Op *alloc) {
+  const ir::Value *v = alloc->result();
+  return (v->nameHint.empty() ? std::string("the mbarriers") : "mbarrier '" + v->nameHint + "'") +
+         " (allocated at line " + std::to_string(alloc->loc.line) + ")";
+}
+
+/// The first op of `f` that arrives on another CTA's mbarrier (a remote arrival, which the run of
+/// one program cannot supply), or null.
+const ir::Op *firstRemoteArrival(const ir::Function &f) {
+  const ir::Op *remote = nullptr;
+  ir::walk(const_cast<ir::Block &>(f.body), [&](ir::Op &op) {
+    if (!remote && op.kind == OpKind::MbarrierArrive && op.operands.size() > 1)
+      remote = &op;
+  });
+  return remote;
+}
+
+/// The warning for a protocol the check could not follow, naming the mbarriers it concerns
+/// (`only`, or every array of the kernel) that the author has not marked unchecked; none when
+/// no such mbarrier is left.
+std::vector<BarrierFinding> notChecked(const ir::Function &f, SourceLoc at, const std::string &why,
+                                       const ir::Op *only, const ir::Op *origin) {
+  std::string names; // the arrays the author has not vouched for
+  for (auto &[alloc, unchecked] : mbarrierArrays(f))
+    if ((!only || alloc == only) && !unchecked)
+      names += (names.empty() ? "" : ", ") + arrayName(alloc);
+  if (names.empty())
+    return {};
+  BarrierFinding w;
+  w.warning = true;
+  w.loc = at;
+  w.message = "barrier protocol not checked: the protocol of " + names + " depends on " + why +
+              ", which the compile-time check cannot follow (check_protocol=False on the mbarriers' allocation "
+              "silences this)";
+  if (origin)
+    w.notes.push_back({origin->loc, "the value is read here"});
+  return {w};
 }
 
 } // namespace
 
 std::vector<BarrierFinding> checkBarrierProtocols(const ir::Function &f) {
-  if (!checkable(f))
+  if (mbarrierArrays(f).empty())
     return {};
+  if (const ir::Op *remote = firstRemoteArrival(f))
+    return notChecked(f, remote->loc, "arrivals from other CTAs of the cluster (this remote arrival)", nullptr, nullptr);
   Simulator exact(f, std::nullopt);
   std::vector<BarrierFinding> found = exact.run();
   if (exact.determined())
     return found;
   // The protocol depends on the kernel's arguments: a few trials, each with every integer argument
   // one value and one program; a hang in one is a warning (the kernel may never run so).
+  bool tried = false;
   for (int64_t v : {16, 64, 256, 1024}) {
     Simulator trial(f, v);
     std::vector<BarrierFinding> hang = trial.run();
-    if (!trial.determined() || hang.empty())
+    if (!trial.determined())
+      continue;
+    tried = true;
+    if (hang.empty())
       continue;
     for (BarrierFinding &h : hang) {
       h.warning = true;
       h.message += " (when every integer argument of the kernel is " + std::to_string(v) + " and the grid has one "
                    "program; the protocol depends on the arguments)";
     }
+    if (trial.hungOnUnchecked())
+      return {}; // the author vouches for this mbarrier
     return hang;
   }
-  return {};
+  if (tried)
+    return {};
+  const Undetermined &u = exact.undetermined();
+  const ir::Op *only = u.bar ? u.bar->first : nullptr;
+  return notChecked(f, u.at ? u.at->loc : f.loc, u.why, only, u.origin);
 }
 
 } // namespace tle::transforms

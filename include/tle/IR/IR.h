@@ -506,11 +506,14 @@ struct SyncAttrs {
   int slot = 0;               ///< `slot=`: a pipeline_mbarrier's slot (when not an operand)
   bool empty = false;         ///< `empty`: the slot's release barrier (warp-specialised)
   bool global = false;        ///< fence_proxy_async `global`: for global memory, not the CTA's shared memory
+  /// mbarrier_init `unchecked`: the author vouches for this mbarrier's protocol; the barrier-protocol
+  /// check gives no warning where it cannot follow it (a wait that surely hangs is still an error).
+  bool unchecked = false;
   bool operator==(const SyncAttrs &o) const {
     return count == o.count && tx == o.tx && barrierId == o.barrierId && threads == o.threads && per == o.per &&
            vec == o.vec && cache == o.cache && pending == o.pending && map == o.map && read == o.read &&
            relaxed == o.relaxed && all == o.all && pipeline == o.pipeline && slot == o.slot && empty == o.empty &&
-           global == o.global;
+           global == o.global && unchecked == o.unchecked;
   }
 };
 /// Whether `k` is one of the GPU synchronisation and asynchronous-copy ops (mbarriers, fences,

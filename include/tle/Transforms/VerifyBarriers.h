@@ -13,7 +13,7 @@ namespace tle::transforms {
 
 /// A located finding of checkBarrierProtocols, with notes at the other side of the protocol.
 struct BarrierFinding {
-  bool warning = false; ///< found in a trial with assumed arguments, not for every launch
+  bool warning = false; ///< found in a trial with assumed arguments, or a protocol not followed
   SourceLoc loc;
   std::string message;
   std::vector<std::pair<SourceLoc, std::string>> notes;
@@ -27,18 +27,23 @@ struct BarrierFinding {
 /// defines it (§9.7.13.15): mbarrier_init sets its arrival count C in phase 0;
 /// mbarrier_arrive adds `count` arrivals per arriving thread (per=cta: one; per=warp: one per
 /// warp of the partition; per=warpgroup: one per 4 warps; per=thread: every thread) and
-/// `tx` expected bytes; mbarrier_expect_tx expects bytes; a tma_load completes its box's bytes
-/// (at issue: the copy itself is assumed to finish); the phase completes when its C arrivals and
-/// its expected bytes are all in, and a wait on parity p returns once the current phase's parity
-/// is not p. Returns, when every partition is stopped at a wait that nothing left can complete,
-/// the hang: located at one partition's wait, with the mbarrier's state and a note at each other
-/// partition's wait; and an arrival on a phase whose arrivals are complete while its bytes are
-/// outstanding (the arrival count would underflow), and a wait or arrival on an mbarrier not
-/// initialised. When the protocol depends on the kernel's integer arguments (a loop bound, a
-/// branch, a slot or phase computed from them), it is run with every such argument 16, 64, 256 and
-/// 1024 in turn on a grid of one program, and a hang in a trial is returned as a warning naming
-/// the values. Empty when the program finishes, and when it depends on what even a trial cannot
-/// know (values loaded from memory; arrivals from other CTAs of a cluster or from cp.async copies).
+/// `tx` expected bytes; async_copy_mbarrier_arrive one arrival per thread of the partition
+/// (cp.async.mbarrier.arrive.noinc: the copies are assumed to land); mbarrier_expect_tx expects
+/// bytes; a tma_load completes its box's bytes (at issue: the copy itself is assumed to finish);
+/// the phase completes when its C arrivals and its expected bytes are all in, and a wait on parity
+/// p returns once the current phase's parity is not p. Returns, when every partition is stopped at
+/// a wait that nothing left can complete, the hang: located at one partition's wait, with the
+/// mbarrier's state and a note at each other partition's wait; and an arrival on a phase whose
+/// arrivals are complete while its bytes are outstanding (the arrival count would underflow), and
+/// a wait or arrival on an mbarrier not initialised. When the protocol depends on the kernel's
+/// integer arguments (a loop bound, a branch, a slot or phase computed from them), it is run with
+/// every such argument 16, 64, 256 and 1024 in turn on a grid of one program, and a hang in a
+/// trial is returned as a warning naming the values. A protocol it cannot follow at all (a value
+/// read from memory, arrivals from other CTAs of a cluster) is never passed silently: a warning
+/// at the op where the run stopped names the mbarriers concerned, with a note at the memory read.
+/// Warnings are left out for mbarriers whose every mbarrier_init is `unchecked` (the author
+/// vouches for them: check_protocol=False); a hang for every launch stays an error. Empty when the
+/// program finishes, and when the kernel has no mbarriers.
 std::vector<BarrierFinding> checkBarrierProtocols(const ir::Function &f);
 
 } // namespace tle::transforms
