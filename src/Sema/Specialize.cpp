@@ -609,6 +609,10 @@ void Specializer::assign(const ast::Expr *target, const SVal &v, Env &env, Sourc
     SVal val = v;
     if (val.isTensor() && val.v->nameHint.empty() && val.v->def)
       val.v->nameHint = n->name;
+    // So does a shared buffer (tle.gpu.alloc): the barrier-protocol check's messages name it.
+    if (val.kind == SVal::Kind::Buffer && !val.elts.empty() && val.elts[0].isTensor() && val.elts[0].v->def &&
+        val.elts[0].v->def->kind == ir::OpKind::LocalAlloc && val.elts[0].v->nameHint.empty())
+      val.elts[0].v->nameHint = n->name;
     // A barrier array takes the name of the variable it is first bound to (messages name it).
     if (val.kind == SVal::Kind::Namespace && val.s == "barrier" && val.attr("_id").kind == SVal::Kind::Int &&
         size_t(val.attr("_id").i) < barriers.size() && barriers[val.attr("_id").i].name.empty())

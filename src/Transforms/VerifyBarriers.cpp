@@ -21,10 +21,43 @@ using Key = std::pair<const ir::Op *, int64_t>;
 /// One mbarrier's state (PTX ISA §9.7.13.15.1): arrivals still expected in the current phase,
 /// transaction bytes still expected (negative: completed before they were expected), completed
 /// phases.
+/// A vector clock: entry i counts process i's synchronisation events (happens-before between the
+/// partitions, through mbarrier arrivals and the waits that see their phase complete).
+using Clock = std::vector<int64_t>;
+
+void join(Clock &a, const Clock &b) {
+  if (a.size() < b.size())
+    a.resize(b.size(), 0);
+  for (size_t i = 0; i < b.size(); ++i)
+    a[i] = std::max(a[i], b[i]);
+}
+
+int64_t at(const Clock &c, size_t i) { return i < c.size() ? c[i] : 0; }
+
 struct Mbarrier {
   int64_t count = 0, pending = 0, tx = 0, phases = 0;
   bool unchecked = false; ///< mbarrier_init `unchecked`: no warnings about it
+  Clock arrived;          ///< the clocks of the current phase's arrivals, joined
+  std::map<int64_t, Clock> completed; ///< the last two completed phases' clocks
 };
+
+/// Elements [lo, hi) of a shared buffer (its local_alloc), as an async reader or a writer sees them.
+struct Region {
+  const ir::Op *alloc = nullptr;
+  int64_t lo = 0, hi = 0;
+  bool overlaps(const Region &o) const { return alloc == o.alloc && lo < o.hi && o.lo < hi; }
+};
+
+/// A read of a shared buffer by an asynchronous unit (a wgmma group's operand, a TMA store's
+/// source): in flight until its process retires it (wgmma_wait, tma_store_wait), then retired at
+/// that process's clock.
+struct AsyncRead {
+  Region region;
+  size_t proc = 0;
+  const ir::Op *op = nullptr;
+  int64_t retiredAt = -1;            ///< -1: still in flight
+  const ir::Op *retiredBy = nullptr; ///< the wgmma_wait / tma_store_wait that retired it
+}; 
 
 using OpIt = std::list<std::unique_ptr<ir::Op>>::const_iterator;
 
@@ -44,6 +77,10 @@ struct Process {
   bool done = false;
   const ir::Op *waitingAt = nullptr; ///< the mbarrier_wait it is stopped at
   std::vector<size_t> workers;        ///< the default partition: the workers it joins
+  Clock clock;                        ///< its vector clock (entry `self` its own events)
+  std::vector<std::vector<size_t>> wgmmaGroups; ///< its wgmma groups in flight: their reads_ entries
+  std::vector<size_t> uncommitted;              ///< its TMA stores since the last tma_store_commit
+  std::vector<std::vector<size_t>> bulkStores;  ///< its committed TMA store groups not yet waited for
 };
 
 /// Why a run stopped without a verdict (the protocol depends on what is not known): the op it
@@ -122,6 +159,11 @@ private:
   std::map<Key, Mbarrier> bars_;
   std::map<const ir::Value *, int64_t> vals_; ///< scalars (SSA: one value each at a time)
   std::map<const ir::Value *, Key> ptrs_;     ///< pointers into mbarrier arrays
+  /// Scalar pointers into other shared buffers: (local_alloc, element offset).
+  std::map<const ir::Value *, std::pair<const ir::Op *, int64_t>> bufs_;
+  std::vector<AsyncRead> reads_; ///< every asynchronous read of a buffer so far
+  /// Integer scalars stored into shared buffers at known places (a pipe's close tags).
+  std::map<std::pair<const ir::Op *, int64_t>, int64_t> mem_;
   int64_t steps_ = 0;
   std::vector<BarrierFinding> findings_;
   const ir::Op *current_ = nullptr; ///< the op being run
@@ -137,11 +179,29 @@ private:
                       : isMemoryRead(*from)
                           ? "a value read from memory (line " + std::to_string(from->loc.line) + ")"
                           : "a value computed at line " + std::to_string(from->loc.line) + " that it does not evaluate";
-    if (!from && v->owner == &f_.body)
-      for (size_t i = 0; i < f_.body.args.size() && i < f_.params.size(); ++i)
-        if (f_.body.args[i].get() == v)
-          why = "the kernel's argument '" + f_.params[i].name + "'";
+    if (!from || !isMemoryRead(*from))
+      if (std::string arg = argumentOf(v); !arg.empty())
+        why = "the kernel's argument '" + arg + "'";
     throw Undetermined{current_, why, from && isMemoryRead(*from) ? from : nullptr, bar};
+  }
+
+  /// The name of a kernel argument `v` is computed from (the first found), or "".
+  std::string argumentOf(const ir::Value *v) const {
+    std::vector<const ir::Value *> todo{v};
+    std::set<const ir::Value *> seen;
+    while (!todo.empty() && seen.size() < 256) {
+      const ir::Value *x = todo.back();
+      todo.pop_back();
+      if (!x || !seen.insert(x).second)
+        continue;
+      for (size_t i = 0; i < f_.body.args.size() && i < f_.params.size(); ++i)
+        if (f_.body.args[i].get() == x)
+          return f_.params[i].name;
+      if (x->def)
+        for (const ir::Value *o : x->def->operands)
+          todo.push_back(o);
+    }
+    return "";
   }
 
   /// Whether `op` reads memory: a value the run of the scalar code cannot know.
@@ -222,9 +282,21 @@ private:
 
   static void complete(Mbarrier &b) {
     if (b.pending == 0 && b.tx == 0) {
+      b.completed[b.phases] = std::move(b.arrived);
+      b.completed.erase(b.phases - 2);
+      b.arrived.clear();
       ++b.phases;
       b.pending = b.count;
     }
+  }
+
+  /// Process `pi`'s next event: its own clock entry advances.
+  Clock &tick(size_t pi) {
+    Clock &c = procs_[pi].clock;
+    if (c.size() <= pi)
+      c.resize(pi + 1, 0);
+    ++c[pi];
+    return c;
   }
 
   int arrivers(const ir::Op &op, const Process &p) const {
@@ -237,12 +309,102 @@ private:
     return 1;
   }
 
-  /// The bytes one tma_load moves: its tensor map's box.
-  int64_t boxBytes(const ir::Op &op) const {
+  /// The tensor map of a tma_load or tma_store.
+  const ir::TensorMapParam &tensorMap(const ir::Op &op) const {
     if (op.sync.map < 0 || size_t(op.sync.map) >= f_.tensorMaps.size())
       throw Undetermined{&op, "a TMA copy without its tensor map", nullptr, std::nullopt};
-    const ir::TensorMapParam &m = f_.tensorMaps[op.sync.map];
+    return f_.tensorMaps[op.sync.map];
+  }
+
+  /// The bytes one tma_load moves: its tensor map's box.
+  int64_t boxBytes(const ir::Op &op) const {
+    const ir::TensorMapParam &m = tensorMap(op);
     return ir::numElements(m.box) * ir::storageBytes(m.dtype);
+  }
+
+  /// The elements of one matrix of the buffer `ptr` points into (its alloc's last two dims): what
+  /// a wgmma operand or a local_store covers from `ptr`.
+  int64_t matrixElements(const ir::Value *ptr) const {
+    auto it = bufs_.find(ptr);
+    if (it == bufs_.end())
+      return 0;
+    const std::vector<int64_t> &shape = it->second.first->allocShape();
+    int64_t n = 1;
+    for (size_t i = shape.size() >= 2 ? shape.size() - 2 : 0; i < shape.size(); ++i)
+      n *= shape[i];
+    return n;
+  }
+
+  /// The `n` elements from shared pointer `ptr`, when the run knows where it points.
+  std::optional<Region> region(const ir::Value *ptr, int64_t n) const {
+    auto it = bufs_.find(ptr);
+    if (it == bufs_.end() || n <= 0)
+      return std::nullopt;
+    return Region{it->second.first, it->second.second, it->second.second + n};
+  }
+
+  /// Records an asynchronous read by process `pi`'s `op`; its index in reads_.
+  size_t read(size_t pi, const ir::Op &op, const Region &r) {
+    reads_.push_back({r, pi, &op, -1});
+    return reads_.size() - 1;
+  }
+
+  /// Retires all but the last `keep` of `groups` (wgmma_wait N, tma_store_wait N): their reads
+  /// are over at process `pi`'s next event.
+  void retire(size_t pi, const ir::Op &op, std::vector<std::vector<size_t>> &groups, int64_t keep) {
+    size_t n = groups.size() > size_t(std::max<int64_t>(keep, 0)) ? groups.size() - size_t(keep) : 0;
+    if (n == 0)
+      return;
+    int64_t now = tick(pi)[pi];
+    for (size_t g = 0; g < n; ++g)
+      for (size_t r : groups[g]) {
+        reads_[r].retiredAt = now;
+        reads_[r].retiredBy = &op;
+      }
+    groups.erase(groups.begin(), groups.begin() + long(n));
+  }
+
+  /// A write by process `pi`'s `op` into `r`: a located error when an asynchronous read of those
+  /// elements is still in flight, or was retired by another partition without that retirement
+  /// happening before this write (no chain of arrivals and waits from it to here).
+  void write(size_t pi, const ir::Op &op, std::optional<Region> r) {
+    if (!r)
+      return;
+    const Clock &mine = procs_[pi].clock;
+    for (const AsyncRead &a : reads_) {
+      if (!a.region.overlaps(*r))
+        continue;
+      bool inFlight = a.retiredAt < 0;
+      if (!inFlight && (a.proc == pi || at(mine, a.proc) >= a.retiredAt))
+        continue;
+      const char *reader = a.op->kind == OpKind::Wgmma ? "the wgmma" : "the TMA store";
+      const char *retire = a.op->kind == OpKind::Wgmma ? "wgmma_wait" : "tma_store_wait";
+      findings_.push_back(
+          {false, op.loc,
+           "barrier protocol: this " + std::string(op.kind == OpKind::TmaLoad ? "TMA copy" : "store") + " overwrites " +
+               describeRegion(a.region) +
+               " while " + reader + " at line " + std::to_string(a.op->loc.line) + " (" + where(procs_[a.proc]) + ") " +
+               (inFlight ? "may still read it: no " + std::string(retire) + " has retired it"
+                         : "may still read it: the " + std::string(retire) + " at line " +
+                               std::to_string(a.retiredBy->loc.line) + " that retires it does not happen before this "
+                               "write (this partition waits for no mbarrier arrival made after it)"),
+           {{a.op->loc, std::string(reader) + " reading those elements"}}});
+      if (a.retiredBy)
+        findings_.back().notes.push_back({a.retiredBy->loc, "retired here"});
+      findings_.back().race = true;
+      throw Undetermined{&op, "", nullptr, std::nullopt};
+    }
+  }
+
+  std::string describeRegion(const Region &r) const {
+    const ir::Value *v = r.alloc->result();
+    std::string name = v->nameHint.empty() ? "the buffer" : "buffer '" + v->nameHint + "'";
+    const std::vector<int64_t> &shape = r.alloc->allocShape();
+    int64_t matrix = shape.size() >= 3 ? shape[shape.size() - 2] * shape.back() : 0;
+    std::string where = matrix > 0 && r.lo % matrix == 0 && r.hi - r.lo <= matrix
+                            ? " slot " + std::to_string(r.lo / matrix)
+                            : " elements " + std::to_string(r.lo) + " to " + std::to_string(r.hi - 1);
+    return name + where + " (allocated at line " + std::to_string(r.alloc->loc.line) + ")";
   }
 
   void bind(const ir::Block &b, const std::vector<std::optional<int64_t>> &args) {
@@ -399,6 +561,7 @@ private:
         Process w;
         w.warps = int(op.partitionWarps()[r - 1]);
         w.index = int(r);
+        w.clock = procs_[pi].clock; // the workers start after what came before
         w.stack.push_back({op.regions[r].get(), op.regions[r]->ops.begin(), &op});
         p.workers.push_back(procs_.size());
         procs_.push_back(std::move(w));
@@ -409,7 +572,7 @@ private:
     }
     default: break;
     }
-    if (!sync(procs_[pi], op))
+    if (!sync(pi, op))
       return false;
     ++procs_[pi].stack.back().it;
     return true;
@@ -449,6 +612,8 @@ private:
       for (size_t w : p.workers) // the default partition continues once its workers are done
         if (!procs_[w].done)
           return false;
+      for (size_t w : p.workers)
+        join(procs_[pi].clock, procs_[w].clock);
       p.workers.clear();
       leave(p, {});
       return true;
@@ -457,14 +622,25 @@ private:
     return true;
   }
 
-  /// The mbarrier ops and scalar arithmetic; false when `op` is a wait that cannot return yet.
-  bool sync(Process &p, const ir::Op &op) {
+  /// The mbarrier ops, the shared buffers' asynchronous readers and writers, and scalar
+  /// arithmetic; false when `op` is a wait that cannot return yet.
+  bool sync(size_t pi, const ir::Op &op) {
+    Process &p = procs_[pi];
     switch (op.kind) {
     case OpKind::LocalAlloc:
       if (op.result()->type.elem.pointee == ir::DType::I64)
         ptrs_[op.result()] = {&op, 0};
+      else
+        bufs_[op.result()] = {&op, 0};
       return true;
     case OpKind::AddPtr:
+      if (auto b = bufs_.find(op.operands[0]); b != bufs_.end() && op.result()->type.isScalar()) {
+        if (auto off = maybe(op.operands[1]))
+          bufs_[op.result()] = {b->second.first, b->second.second + *off};
+        else
+          bufs_.erase(op.result()); // a place chosen by run-time values: not followed
+        return true;
+      }
       if (auto it = ptrs_.find(op.operands[0]); it != ptrs_.end() && op.result()->type.isScalar()) {
         if (auto off = maybe(op.operands[1]))
           ptrs_[op.result()] = {it->second.first, it->second.second + *off};
@@ -474,7 +650,10 @@ private:
       return true;
     case OpKind::MbarrierInit: {
       Key k = barrier(op.operands[0]);
-      bars_[k] = Mbarrier{op.sync.count, op.sync.count, 0, 0, op.sync.unchecked};
+      Mbarrier b;
+      b.count = b.pending = op.sync.count;
+      b.unchecked = op.sync.unchecked;
+      bars_[k] = std::move(b);
       return true;
     }
     case OpKind::MbarrierInval:
@@ -486,12 +665,15 @@ private:
       Key k = barrier(op.operands[0]);
       Mbarrier &b = state(k, op);
       b.tx += op.sync.tx;
+      join(b.arrived, tick(pi));
       arrive(b, op.sync.count * arrivers(op, p), k, op);
       return true;
     }
     case OpKind::AsyncCopyMbarrierArrive: { // one arrival per thread once its cp.async copies land
       Key k = barrier(op.operands[0]);
-      arrive(state(k, op), 32 * int64_t(p.warps), k, op);
+      Mbarrier &b = state(k, op);
+      join(b.arrived, tick(pi));
+      arrive(b, 32 * int64_t(p.warps), k, op);
       return true;
     }
     case OpKind::MbarrierExpectTx: {
@@ -500,12 +682,39 @@ private:
       return true;
     }
     case OpKind::TmaLoad: {
+      write(pi, op, region(op.operands[0], ir::numElements(tensorMap(op).box)));
       Key k = barrier(op.operands[1]);
       Mbarrier &b = state(k, op);
       b.tx -= boxBytes(op);
+      join(b.arrived, tick(pi));
       complete(b);
       return true;
     }
+    case OpKind::LocalStore:
+      write(pi, op, region(op.operands[0], matrixElements(op.operands[0])));
+      return true;
+    case OpKind::Wgmma: {
+      std::vector<size_t> group;
+      for (size_t i = 0; i < 2; ++i)
+        if (auto r = region(op.operands[i], matrixElements(op.operands[i])))
+          group.push_back(read(pi, op, *r));
+      p.wgmmaGroups.push_back(std::move(group));
+      return true;
+    }
+    case OpKind::WgmmaWait:
+      retire(pi, op, p.wgmmaGroups, op.sync.pending);
+      return true;
+    case OpKind::TmaStore:
+      if (auto r = region(op.operands[0], ir::numElements(tensorMap(op).box)))
+        p.uncommitted.push_back(read(pi, op, *r));
+      return true;
+    case OpKind::TmaStoreCommit:
+      p.bulkStores.push_back(std::move(p.uncommitted));
+      p.uncommitted.clear();
+      return true;
+    case OpKind::TmaStoreWait:
+      retire(pi, op, p.bulkStores, op.sync.pending);
+      return true;
     case OpKind::MbarrierWait: {
       Key k = barrier(op.operands[0]);
       const Mbarrier &b = state(k, op);
@@ -515,11 +724,35 @@ private:
       int64_t parity = *phase & 1;
       if ((b.phases & 1) != parity) {
         p.waitingAt = nullptr;
+        // The wait sees the last completed phase of its parity: what happened before its
+        // arrivals happens before what follows the wait.
+        int64_t seen = ((b.phases - 1) & 1) == parity ? b.phases - 1 : b.phases - 2;
+        if (auto c = b.completed.find(seen); c != b.completed.end())
+          join(procs_[pi].clock, c->second);
         return true;
       }
       p.waitingAt = &op;
       return false;
     }
+    case OpKind::Store: // a scalar store into shared memory (a pipe's close tag): remembered
+      if (auto pos = bufs_.find(op.operands[0]); pos != bufs_.end() && op.operands.size() == 2) {
+        if (auto v = maybe(op.operands[1]))
+          mem_[pos->second] = *v;
+        else
+          mem_.erase(pos->second);
+        return true;
+      }
+      return true;
+    case OpKind::Load: // and read back
+      if (auto pos = bufs_.find(op.operands[0]); pos != bufs_.end() && op.operands.size() == 1 && op.result()->type.isScalar()) {
+        if (auto m = mem_.find(pos->second); m != mem_.end())
+          vals_[op.result()] = wrap(m->second, op.result()->type.dtype());
+        else
+          vals_.erase(op.result());
+        return true;
+      }
+      vals_.erase(op.result());
+      return true;
     default:
       if (auto v = scalar(op))
         vals_[op.result()] = *v;
@@ -623,10 +856,19 @@ std::vector<BarrierFinding> notChecked(const ir::Function &f, SourceLoc at, cons
   return {w};
 }
 
+/// Whether `f` has what the check follows: mbarriers, or asynchronous readers of shared buffers.
+bool hasProtocol(const ir::Function &f) {
+  bool any = false;
+  ir::walk(const_cast<ir::Block &>(f.body), [&](ir::Op &op) {
+    any |= op.kind == OpKind::MbarrierInit || op.kind == OpKind::Wgmma || op.kind == OpKind::TmaStore;
+  });
+  return any;
+}
+
 } // namespace
 
 std::vector<BarrierFinding> checkBarrierProtocols(const ir::Function &f) {
-  if (mbarrierArrays(f).empty())
+  if (!hasProtocol(f))
     return {};
   if (const ir::Op *remote = firstRemoteArrival(f))
     return notChecked(f, remote->loc, "arrivals from other CTAs of the cluster (this remote arrival)", nullptr, nullptr);
@@ -637,11 +879,15 @@ std::vector<BarrierFinding> checkBarrierProtocols(const ir::Function &f) {
   // The protocol depends on the kernel's arguments: a few trials, each with every integer argument
   // one value and one program; a hang in one is a warning (the kernel may never run so).
   bool tried = false;
+  std::optional<Undetermined> trialWhy; // where a trial, knowing the arguments, stopped
   for (int64_t v : {16, 64, 256, 1024}) {
     Simulator trial(f, v);
     std::vector<BarrierFinding> hang = trial.run();
-    if (!trial.determined())
+    if (!trial.determined()) {
+      if (!trialWhy)
+        trialWhy = trial.undetermined();
       continue;
+    }
     tried = true;
     if (hang.empty())
       continue;
@@ -656,7 +902,7 @@ std::vector<BarrierFinding> checkBarrierProtocols(const ir::Function &f) {
   }
   if (tried)
     return {};
-  const Undetermined &u = exact.undetermined();
+  const Undetermined &u = trialWhy ? *trialWhy : exact.undetermined();
   const ir::Op *only = u.bar ? u.bar->first : nullptr;
   return notChecked(f, u.at ? u.at->loc : f.loc, u.why, only, u.origin);
 }

@@ -17,6 +17,7 @@ struct BarrierFinding {
   SourceLoc loc;
   std::string message;
   std::vector<std::pair<SourceLoc, std::string>> notes;
+  bool race = false; ///< a buffer overwritten while an asynchronous unit may read it (not a hang)
 };
 
 /// Runs the mbarrier protocol of `f` (tile IR as Sema makes it: the mbarriers of
@@ -42,8 +43,13 @@ struct BarrierFinding {
 /// read from memory, arrivals from other CTAs of a cluster) is never passed silently: a warning
 /// at the op where the run stopped names the mbarriers concerned, with a note at the memory read.
 /// Warnings are left out for mbarriers whose every mbarrier_init is `unchecked` (the author
-/// vouches for them: check_protocol=False); a hang for every launch stays an error. Empty when the
-/// program finishes, and when the kernel has no mbarriers.
+/// vouches for them: check_protocol=False); a hang for every launch stays an error. The run also
+/// follows the shared buffers' asynchronous readers: each wgmma's operand matrices and each TMA
+/// store's source box are read until the wgmma_wait / tma_store_wait that retires them, and a
+/// TMA copy or local_store into those elements is reported (a race, not a hang) unless the
+/// retirement happens before it: in the same partition, or in another one followed by an
+/// mbarrier arrival whose phase the writer has waited for (vector clocks over the partitions).
+/// Empty when the program finishes, and when the kernel has no mbarriers.
 std::vector<BarrierFinding> checkBarrierProtocols(const ir::Function &f);
 
 } // namespace tle::transforms
