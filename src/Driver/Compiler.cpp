@@ -79,6 +79,27 @@ bool barrierProtocolHolds(const ir::Function &f, DiagnosticEngine &diags) {
   return !failed;
 }
 
+/// The barrier-protocol check on the protocols the tile-IR passes made (transforms::
+/// checkBarrierProtocols after the GPU stage's passes): a hang or race found for every launch is
+/// an internal error of the compiler, located at the op, with the check's notes; a hang found only
+/// in a trial with assumed arguments a warning. False after an error.
+bool compilerProtocolHolds(const ir::Function &f, DiagnosticEngine &diags) {
+  bool failed = false;
+  for (const transforms::BarrierFinding &b : transforms::checkBarrierProtocols(f)) {
+    if (b.message.rfind("barrier protocol not checked", 0) == 0)
+      continue; // the user's mbarriers: reported before the passes
+    std::string what = "internal error: after the compiler's pipelining, " + b.message;
+    if (b.warning)
+      diags.warning(b.loc, what);
+    else
+      diags.error(b.loc, what);
+    failed |= !b.warning;
+    for (const auto &[loc, note] : b.notes)
+      diags.note(loc, note);
+  }
+  return !failed;
+}
+
 /// The first raw_call of `f` (TLE-Raw's native code), or null.
 const ir::Op *firstRawCall(ir::Function &f) {
   const ir::Op *raw = nullptr;
@@ -374,6 +395,10 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
             (!hasLayouts || std::find(order.begin(), order.end(), p.name) == order.end()))
           if (int rc = runPass(p))
             return rc;
+    // The protocols the passes made (pipelines' mbarriers, warp-specialised loops) are checked as
+    // the user's are: a hang or race there is the compiler's fault, reported before any GPU runs it.
+    if (!fn->pipelines.empty() && !gpuStageInput && !compilerProtocolHolds(*fn, diags))
+      return 2;
     // The gpu stage: the tile IR after the last GPU pass, before any LLVM.
     if (o.emit == Emit::Gpu) {
       std::ostringstream s;

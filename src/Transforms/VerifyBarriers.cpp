@@ -162,6 +162,9 @@ private:
   /// Scalar pointers into other shared buffers: (local_alloc, element offset).
   std::map<const ir::Value *, std::pair<const ir::Op *, int64_t>> bufs_;
   std::vector<AsyncRead> reads_; ///< every asynchronous read of a buffer so far
+  /// Each compiler-made pipeline's (pipeline, empty) mbarriers: the first pipeline_mbarrier op
+  /// naming them stands for the array.
+  std::map<std::pair<int, bool>, const ir::Op *> pipeAnchors_;
   /// Integer scalars stored into shared buffers at known places (a pipe's close tags).
   std::map<std::pair<const ir::Op *, int64_t>, int64_t> mem_;
   int64_t steps_ = 0;
@@ -245,6 +248,9 @@ private:
   }
 
   std::string describe(const Key &k) const {
+    if (k.first->kind == OpKind::PipelineMbarrier) // a pipeline the compiler made
+      return "pipeline " + std::to_string(k.first->sync.pipeline) + "'s " + (k.first->sync.empty ? "empty" : "full") +
+             " mbarrier [" + std::to_string(k.second) + "]";
     const ir::Value *v = k.first->result();
     std::string name = v->nameHint.empty() ? "the mbarrier" : "mbarrier '" + v->nameHint + "'";
     const std::vector<int64_t> &shape = k.first->allocShape();
@@ -659,6 +665,17 @@ private:
     case OpKind::MbarrierInval:
       bars_.erase(barrier(op.operands[0]));
       return true;
+    case OpKind::PipelineMbarrier: { // a compiler-made pipeline's slot mbarrier
+      const ir::Op *&anchor = pipeAnchors_[{op.sync.pipeline, op.sync.empty}];
+      if (!anchor)
+        anchor = &op;
+      int64_t slots = op.sync.pipeline >= 0 && size_t(op.sync.pipeline) < f_.pipelines.size()
+                          ? f_.pipelines[op.sync.pipeline].slots
+                          : 1;
+      int64_t slot = op.operands.empty() ? op.sync.slot : known(op.operands[0]) % std::max<int64_t>(slots, 1);
+      ptrs_[op.result()] = {anchor, slot};
+      return true;
+    }
     case OpKind::MbarrierArrive: {
       if (op.operands.size() > 1) // a remote arrival: another CTA's mbarrier (checkable() excludes them)
         throw Undetermined{&op, "an arrival on another CTA's mbarrier", nullptr, std::nullopt};

@@ -21,8 +21,8 @@ struct BarrierFinding {
 };
 
 /// Runs the mbarrier protocol of `f` (tile IR as Sema makes it: the mbarriers of
-/// tle.gpu.alloc_barriers, tle.pipe and tle.gpu.copy, each a slot of an i64 local_alloc) on one
-/// program: the scalar code of every partition of its warp_specialize runs concurrently (the
+/// tle.gpu.alloc_barriers, tle.pipe and tle.gpu.copy, each a slot of an i64 local_alloc; or as
+/// the passes leave it: a pipeline's slot mbarriers, pipeline_mbarrier ops) on one program: the scalar code of every partition of its warp_specialize runs concurrently (the
 /// default partition with the kernel's warps, worker i with partitionWarps()[i-1]), each until an
 /// mbarrier_wait whose phase has not completed stops it. An mbarrier counts as the PTX ISA
 /// defines it (§9.7.13.15): mbarrier_init sets its arrival count C in phase 0;
