@@ -46,6 +46,10 @@ VARIANTS = {
     "tle_push4_8k": ("topk_radix_cluster_push", 8192, 11, 4, 16),
     "tle_push8_4k": ("topk_radix_cluster_push", 4096, 11, 8, 16),
     "tle_push8_16k": ("topk_radix_cluster_push", 16384, 11, 8, 16),
+    # Clusters of 16 CTAs (non-portable; H100 and H200): the push tables of 2^11 bins would not
+    # fit in shared memory (2 * 16 * 2048 * 4 bytes), so that variant counts 2^10 bins per pass.
+    "tle_cluster16_8k": ("topk_radix_cluster", 8192, 11, 16, 16),
+    "tle_push16_8k": ("topk_radix_cluster_push", 8192, 10, 16, 16),
 }
 TRITON_CONFIG = ("topk_radix", 4096, 11, 16)  # Python Triton runs the plain kernel: BLOCK, RADIX, warps
 

@@ -647,6 +647,12 @@ Kernel Module::kernel(std::string_view name, KernelInfo info) const {
                                int(info.sharedBytes)),
           fmt::format("cuFuncSetAttribute({}, MAX_DYNAMIC_SHARED_SIZE_BYTES={})", n,
                       info.sharedBytes));
+  // Clusters of more than 8 CTAs (the portable size) run only once the kernel opts in (H100 and
+  // H200 allow 16); a GPU that refuses fails here, with the call named.
+  if (info.cluster[0] * info.cluster[1] * info.cluster[2] > 8)
+    check(a.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
+          fmt::format("cuFuncSetAttribute({}, NON_PORTABLE_CLUSTER_SIZE_ALLOWED=1) for clusters of {} CTAs", n,
+                      info.cluster[0] * info.cluster[1] * info.cluster[2]));
   int maxThreads = 0;
   check(a.cuFuncGetAttribute(&maxThreads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn),
         "cuFuncGetAttribute(MAX_THREADS_PER_BLOCK)");

@@ -913,6 +913,12 @@ CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset, size_t *
 }
 CUresult cuFuncSetAttribute(CUfunction f, int attr, int value) {
   MOCK_INJECT("cuFuncSetAttribute");
+  if (attr == CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED) { // as an H100: 16-CTA clusters
+    if (value != 0 && value != 1)
+      return CUDA_ERROR_INVALID_VALUE;
+    reinterpret_cast<MockFunction *>(f)->nonPortableCluster = value;
+    return CUDA_SUCCESS;
+  }
   if (attr != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES || value > 232448)
     return CUDA_ERROR_INVALID_VALUE;
   reinterpret_cast<MockFunction *>(f)->maxDynamicShared = value;
@@ -928,6 +934,15 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
 }
 CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **args, void **) {
   MOCK_INJECT("cuLaunchKernelEx");
+  // As the driver: a cluster above the portable 8 CTAs needs the function's opt-in
+  // (CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED); 16 is this device's limit.
+  for (unsigned i = 0; i < c->numAttrs; ++i)
+    if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+      const auto &d = c->attrs[i].value.clusterDim;
+      unsigned n = d.x * d.y * d.z;
+      if (n > 16 || (n > 8 && !reinterpret_cast<MockFunction *>(f)->nonPortableCluster))
+        return CUresult(912); // CUDA_ERROR_INVALID_CLUSTER_SIZE
+    }
   CUresult r = doLaunch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
                         c->blockDimZ, c->sharedMemBytes, c->hStream, args);
   if (r)

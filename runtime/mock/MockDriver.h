@@ -20,6 +20,7 @@ struct MockFunction {
   bool int8Operands = false; ///< the module's metadata types the first param *i8 (matmul_tn)
   bool fp32Operands = false; ///< ... or *fp32 (matmul_tf32, matmul_tn_tf32)
   int maxDynamicShared = 48 * 1024;
+  int nonPortableCluster = 0; ///< CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
 };
 
 /// A launch kept for later (a stream capture or a graph's kernel node), with copies of its

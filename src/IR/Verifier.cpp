@@ -961,8 +961,8 @@ std::string verify(const Function &f, SourceLoc &where) {
   if (f.body.args.size() != f.params.size())
     return "function arguments do not match parameters";
   const int clusterSize = f.cluster[0] * f.cluster[1] * f.cluster[2];
-  if (f.cluster[0] < 1 || f.cluster[1] < 1 || f.cluster[2] < 1 || clusterSize > 8)
-    return "cluster dims must be positive, at most 8 CTAs in all (the portable cluster size)";
+  if (f.cluster[0] < 1 || f.cluster[1] < 1 || f.cluster[2] < 1 || clusterSize > 16)
+    return "cluster dims must be positive, at most 16 CTAs in all (8 portable, 16 on H100 and H200)";
   for (const Param &p : f.params)
     if (p.type.isPointer() && p.type.space != AddrSpace::Global) {
       where = p.loc;

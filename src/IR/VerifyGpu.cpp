@@ -603,7 +603,7 @@ std::string asyncCopyError(const Function &fn, const Op &op) {
 }
 
 /// submesh_barrier: a scalar `*i32_shared` counter, members distinct cluster ranks below the
-/// function's cluster size (at least one; 8 at most, the portable cluster size).
+/// function's cluster size (at least one; 16 at most, 8 portable).
 std::string submeshBarrierError(const Function &fn, const Op &op) {
   if (op.operands[0]->type != Type(ScalarType::ptrTo(DType::I32, AddrSpace::Shared)))
     return "expects a scalar *i32_shared counter, got " + op.operands[0]->type.str();

@@ -16,8 +16,10 @@ using ir::OpKind;
 
 namespace {
 
-/// Largest portable thread-block cluster (CUDA: 8 CTAs; 16 needs a non-portable opt-in).
-constexpr int64_t kMaxClusterSize = 8;
+/// Largest thread-block cluster: 8 CTAs are portable (every sm_90 GPU, CUDA's guarantee); H100 and
+/// H200 run 16, a non-portable size libtle_rt opts the kernel into at load
+/// (CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED); a GPU without it fails the launch.
+constexpr int64_t kMaxClusterSize = 16;
 
 /// Whether a mesh axis is a cluster axis: FlagTree's rule, its name contains "cluster".
 bool clusterAxis(const std::string &name) { return name.find("cluster") != std::string::npos; }
@@ -74,7 +76,7 @@ int64_t Specializer::useMeshCluster(const SVal &mesh, SourceLoc loc) {
     size *= mesh.ints[i];
   if (size > kMaxClusterSize)
     fail(loc, mesh.describe() + " asks for clusters of " + std::to_string(size) + " CTAs; at most " +
-                  std::to_string(kMaxClusterSize) + " are supported (the portable cluster size)");
+                  std::to_string(kMaxClusterSize) + " are supported (8 portable, 16 on H100 and H200)");
   if (gridBarrierAt.valid())
     fail(loc, mesh.describe() + " asks for clusters of " + std::to_string(size) +
                   " CTAs in a kernel with a grid barrier (a cooperative launch needs a kernel without clusters)",

@@ -228,6 +228,30 @@ TEST_CASE("mock: large dynamic shared memory and cluster launches", "[mock]") {
                     Contains("grid (3, 1, 1) is not a multiple of the cluster (2, 1, 1)"));
 }
 
+TEST_CASE("mock: a cluster of 16 CTAs opts the kernel into the non-portable size", "[mock]") {
+  // Above 8 CTAs (the portable size) the driver launches a cluster only for a function that set
+  // CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED (the test double refuses it otherwise, as
+  // the driver does, with CUDA_ERROR_INVALID_CLUSTER_SIZE); libtle_rt sets it when loading such a
+  // kernel, so the launch goes through with the cluster as the metadata gives it.
+  auto module = [](int cluster) {
+    return ".version 8.0\n.target sm_90a\n.address_size 64\n" +
+           metadataGlobal(R"({"format": "tle-module", "version": 1, "target": "sm_90a", "kernels": [
+    {"name": "k", "num_warps": 4, "cluster": [)" + std::to_string(cluster) +
+                          R"(, 1, 1], "params": [{"name": "out", "type": "*fp32"}]}]})") +
+           ".visible .entry k(.param .u64 out) { ret; }\n";
+  };
+  Device dev(0);
+  Stream stream(dev);
+  DeviceBuffer out(dev, 64);
+  Module big = Module::fromPtx(dev, module(16), "cluster16.ptx");
+  big.kernel("k").launch(Grid(32), stream, out);
+  CHECK(lastLaunch().cluster[0] == 16);
+  CHECK(lastLaunch().grid[0] == 32);
+  Module portable = Module::fromPtx(dev, module(8), "cluster8.ptx");
+  portable.kernel("k").launch(Grid(16), stream, out);
+  CHECK(lastLaunch().cluster[0] == 8);
+}
+
 TEST_CASE("mock: cooperative launches are checked for co-residency first", "[mock]") {
   // A kernel with a grid-wide barrier ("cooperative": true) is launched with the cooperative
   // attribute; a grid larger than the device holds at once (the test double: 2048 threads per SM,
