@@ -1,13 +1,16 @@
-"""TLE-Raw's examples against the same operation in plain tile code, in one process: a vector add
-on global pointers, GELU (tanh form) on register tiles (through shared memory, FlagTree's
-protocol; and as each thread's fragment in registers, fragment=True), and row sums by inline-PTX
-warp shuffles (over a TLE-Struct buffer, and over the tile's fragments) against tl.sum (from
-registers, and over the same buffer), and the
-kernel mixing Lite, Struct and Raw (a CUDA cp.async pipeline staging rows in a buffer) against tile
-code loading them directly and staging them with tle.gpu.copy. Every cubin's output is checked (against
-torch, or the exact sums) before anything is timed; times are triton.testing.do_bench medians over
-rounds in rotating order (profile_common.time_rounds), reported as tile time / raw time (above 1:
-the raw kernel is faster).
+"""TLE-Raw's examples against the same operation in plain tile code, in one process:
+- a vector add on global pointers;
+- GELU (tanh form) on register tiles, through shared memory (FlagTree's protocol) and as each
+  thread's fragment in registers (fragment=True);
+- row sums by inline-PTX warp shuffles, over a TLE-Struct buffer and over the tile's fragments,
+  against tl.sum from registers and over the same buffer;
+- the kernel mixing Lite, Struct and Raw (a CUDA function's cp.async copies staging rows in a
+  buffer), against tile code loading them directly and staging them with tle.gpu.copy;
+- the same rows through a CUDA function's two-slot cp.async pipeline driven by a tile loop,
+  against the loop the compiler pipelines.
+Every cubin's output is checked (against torch, or the exact sums) before anything is timed; times
+are triton.testing.do_bench medians over rounds in rotating order (profile_common.time_rounds),
+reported as tile time / raw time (above 1: the raw kernel is faster).
 
 Usage: python3 bench/raw_bench.py --lib build/runtime/libtle_rt.so --cubins DIR [--rounds 5] [--out FILE.json]
 DIR holds the cubins bench/raw_cubins.sh compiles from tests/gpu/raw/raw_kernels.tle.
@@ -109,6 +112,19 @@ def main():
     pairs.append(("cp.async staging (Lite + Struct + Raw) [2^18, 64] fp16, vs tl.load", "raw_mixed", "tile_mixed"))
     pairs.append(("cp.async staging (Lite + Struct + Raw) [2^18, 64] fp16, vs tle.gpu.copy staging", "raw_mixed",
                   "tile_mixed_staged"))
+    # The same rows through a CUDA function's two-slot cp.async pipeline (8 blocks of 32 rows per
+    # program), against the tile-code loop the compiler pipelines.
+    blocks = 8
+    for stem in ("raw_pipeline", "tile_pipeline"):
+        out = torch.empty(m, 32, device="cuda")
+        k = kernel(stem, stem)
+        vals = [ptr(xh), ptr(out), ctypes.c_int32(64), ctypes.c_int32(blocks)]
+        timed[stem] = (lambda k=k, vals=vals: k.launch((m // (32 * blocks),), stream(), vals))
+        timed[stem]()
+        torch.cuda.synchronize()
+        check(stem, out, want, 0, 0)
+    pairs.append(("cp.async pipeline (Lite + Struct + Raw) [2^18, 64] fp16, vs the pipelined tile loop", "raw_pipeline",
+                  "tile_pipeline"))
 
     ms = time_rounds(timed, args.rounds)
     rows_out = []

@@ -54,7 +54,8 @@ python3 "$SRC/tests/gpu/write_npy.py" "$TMP" "x:f4:5000:i % 1000" "y:f4:5000:(2 
   "a:f2:64x96:(i * 7) % 5 - 2" "b:f2:96x64:(i * 3) % 7 - 3" \
   "c:f4:64x64:sum(((i // 64 * 96 + k) * 7 % 5 - 2) * ((k * 64 + i % 64) * 3 % 7 - 3) for k in range(96))" \
   "r:f4:64x32:i % 13 - 6" "rs:f4:64:sum((i * 32 + j) % 13 - 6 for j in range(32))" \
-  "h:f2:64x64:i % 251" "hs:f4:64x32:(i // 32 * 64 + i % 32) % 251 + (i // 32 * 64 + i % 32 + 32) % 251"
+  "h:f2:64x64:i % 251" "hs:f4:64x32:(i // 32 * 64 + i % 32) % 251 + (i // 32 * 64 + i % 32 + 32) % 251" \
+  "hp:f2:256x64:i % 509" "hps:f4:256x32:(i // 32 * 64 + i % 32) % 509 + (i // 32 * 64 + i % 32 + 32) % 509"
 
 run vector_add raw_vector_add "*fp32:16, *fp32:16, *fp32:16, i32, 1024" 4 --grid "cdiv(n, 1024)" \
   --arg x_ptr="$TMP/x.npy" --arg y_ptr="$TMP/y.npy" --arg out_ptr=zeros:f32:5000 --arg n=5000 --expect out_ptr="$TMP/xy.npy"
@@ -74,4 +75,11 @@ for k in raw_row_sums raw_row_sums_fragment tile_row_sums_staged; do
 done
 run mixed raw_mixed "*fp16:16, *fp32:16, i32:16, 32, 64" 4 --grid 2 \
   --arg x_ptr="$TMP/h.npy" --arg out_ptr=zeros:f32:64x32 --arg n_cols=64 --expect out_ptr="$TMP/hs.npy" --atol 0 --rtol 0
+# The cp.async pipeline over 4 blocks of 32 rows per program (2 programs: 256 rows), and its
+# tile-code twin.
+for k in raw_pipeline tile_pipeline; do
+  run "$k" "$k" "*fp16:16, *fp32:16, i32:16, i32, 32, 64" 4 --grid 2 \
+    --arg x_ptr="$TMP/hp.npy" --arg out_ptr=zeros:f32:256x32 --arg n_cols=64 --arg n_blocks=4 \
+    --expect out_ptr="$TMP/hps.npy" --atol 0 --rtol 0
+done
 exit $status

@@ -151,3 +151,29 @@ extern "C" __device__ void add_index(int *alloc, int *frag, int64_t off, int64_t
   for (int64_t i = 0; i < n; ++i)
     frag[off + i * stride] += static_cast<int>(threadIdx.x * n + i);
 }
+
+// A cp.async pipeline a kernel drives from tile code (FlagTree's raw pipeline-producer pattern):
+// stage_rows issues the copies of one block of rows into slot `slot` of a [slots, rows, cols]
+// fp16 ring and commits them as one group, without waiting; wait_stages waits until at most
+// `pending` (0 or 1) groups of this thread are in flight. Tile code reads a slot after the wait
+// (the compiler puts a barrier after a call given buffers, so every thread's copies are in).
+extern "C" __device__ void stage_rows(SHARED uint16_t *alloc, SHARED uint16_t *ring, int64_t off, int64_t slots,
+                                      int64_t rows, int64_t cols, int64_t s0, int64_t s1, int64_t s2,
+                                      GLOBAL const uint16_t *src, int ld, int slot) {
+  const int chunks = static_cast<int>(rows * cols / 8), perRow = static_cast<int>(cols / 8); // 16-byte chunks
+  const uint32_t base = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(ring + off + slot * s0));
+  for (int c = threadIdx.x; c < chunks; c += blockDim.x) {
+    const int r = c / perRow, col = (c % perRow) * 8;
+    const uint32_t dst = base + 2u * static_cast<uint32_t>(r * s1 + col * s2);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src + r * ld + col) : "memory");
+  }
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+extern "C" __device__ void wait_stages(SHARED uint16_t *alloc, SHARED uint16_t *ring, int64_t off, int64_t slots,
+                                       int64_t rows, int64_t cols, int64_t s0, int64_t s1, int64_t s2, int pending) {
+  if (pending > 0)
+    asm volatile("cp.async.wait_group 1;" ::: "memory");
+  else
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
+}
