@@ -161,7 +161,10 @@ private:
   std::map<const ir::Value *, Key> ptrs_;     ///< pointers into mbarrier arrays
   /// Scalar pointers into other shared buffers: (local_alloc, element offset).
   std::map<const ir::Value *, std::pair<const ir::Op *, int64_t>> bufs_;
-  std::vector<AsyncRead> reads_; ///< every asynchronous read of a buffer so far
+  /// The asynchronous reads of buffers that may still matter, by id (those retired before every
+  /// partition's present are dropped as writes pass them).
+  std::map<size_t, AsyncRead> reads_;
+  size_t nextRead_ = 0;
   /// Each compiler-made pipeline's (pipeline, empty) mbarriers: the first pipeline_mbarrier op
   /// naming them stands for the array.
   std::map<std::pair<int, bool>, const ir::Op *> pipeAnchors_;
@@ -349,10 +352,20 @@ private:
     return Region{it->second.first, it->second.second, it->second.second + n};
   }
 
-  /// Records an asynchronous read by process `pi`'s `op`; its index in reads_.
+  /// Records an asynchronous read by process `pi`'s `op`; its id in reads_.
   size_t read(size_t pi, const ir::Op &op, const Region &r) {
-    reads_.push_back({r, pi, &op, -1});
-    return reads_.size() - 1;
+    reads_[nextRead_] = {r, pi, &op, -1, nullptr};
+    return nextRead_++;
+  }
+
+  /// Whether every partition has seen read `a`'s retirement (no later write can race with it).
+  bool seenByAll(const AsyncRead &a) const {
+    if (a.retiredAt < 0)
+      return false;
+    for (size_t q = 0; q < procs_.size(); ++q)
+      if (q != a.proc && !procs_[q].done && at(procs_[q].clock, a.proc) < a.retiredAt)
+        return false;
+    return true;
   }
 
   /// Retires all but the last `keep` of `groups` (wgmma_wait N, tma_store_wait N): their reads
@@ -377,7 +390,13 @@ private:
     if (!r)
       return;
     const Clock &mine = procs_[pi].clock;
-    for (const AsyncRead &a : reads_) {
+    for (auto it = reads_.begin(); it != reads_.end();) {
+      const AsyncRead &a = it->second;
+      if (seenByAll(a)) {
+        it = reads_.erase(it);
+        continue;
+      }
+      ++it;
       if (!a.region.overlaps(*r))
         continue;
       bool inFlight = a.retiredAt < 0;
