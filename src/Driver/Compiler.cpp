@@ -86,8 +86,8 @@ bool barrierProtocolHolds(const ir::Function &f, DiagnosticEngine &diags) {
 bool compilerProtocolHolds(const ir::Function &f, DiagnosticEngine &diags) {
   bool failed = false;
   for (const transforms::BarrierFinding &b : transforms::checkBarrierProtocols(f)) {
-    if (b.message.rfind("barrier protocol not checked", 0) == 0)
-      continue; // the user's mbarriers: reported before the passes
+    if (b.notFollowed)
+      continue; // about the user's mbarriers: reported before the passes
     std::string what = "internal error: after the compiler's pipelining, " + b.message;
     if (b.warning)
       diags.warning(b.loc, what);

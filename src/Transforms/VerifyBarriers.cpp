@@ -883,6 +883,7 @@ std::vector<BarrierFinding> notChecked(const ir::Function &f, SourceLoc at, cons
     return {};
   BarrierFinding w;
   w.warning = true;
+  w.notFollowed = true;
   w.loc = at;
   w.message = "barrier protocol not checked: the protocol of " + names + " depends on " + why +
               ", which the compile-time check cannot follow (check_protocol=False on the mbarriers' allocation "

@@ -18,6 +18,7 @@ struct BarrierFinding {
   std::string message;
   std::vector<std::pair<SourceLoc, std::string>> notes;
   bool race = false; ///< a buffer overwritten while an asynchronous unit may read it (not a hang)
+  bool notFollowed = false; ///< the warning that the protocol depends on what the check cannot follow
 };
 
 /// Runs the mbarrier protocol of `f` (tile IR as Sema makes it: the mbarriers of
