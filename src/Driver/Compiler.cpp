@@ -59,41 +59,25 @@ namespace {
 /// Runs `f`'s mbarrier protocol at compile time (transforms::checkBarrierProtocols): a wait that
 /// can never return is an error here, not a hang on the GPU. A debug build (bounded waits) gets a
 /// warning and the kernel, whose waits then trap on the GPU with their line; a buffer overwritten
-/// while a wgmma or TMA store may read it stays an error. False after an error.
-bool barrierProtocolHolds(const ir::Function &f, DiagnosticEngine &diags) {
-  std::vector<transforms::BarrierFinding> findings = transforms::checkBarrierProtocols(f);
+/// while a wgmma or TMA store may read it stays an error. `afterPasses`: the protocols the tile-IR
+/// passes made, checked after the GPU stage; a finding there is the compiler's own (an internal
+/// error), and the warnings about the user's mbarriers, given before the passes, are not repeated.
+/// False after an error.
+bool barrierProtocolHolds(const ir::Function &f, DiagnosticEngine &diags, bool afterPasses = false) {
   bool failed = false;
-  for (const transforms::BarrierFinding &b : findings) {
+  for (const transforms::BarrierFinding &b : transforms::checkBarrierProtocols(f)) {
+    if (afterPasses && b.notFollowed)
+      continue;
+    std::string what = (afterPasses ? "internal error: after the compiler's pipelining, " : "") + b.message;
     // A debug build keeps a kernel that would hang (its bounded waits trap), not one that races.
     bool keep = b.warning || (f.boundedWaits && !b.race);
     if (b.warning)
-      diags.warning(b.loc, b.message);
-    else if (keep)
-      diags.warning(b.loc, b.message + " (a debug build: compiled with bounded waits)");
-    else
-      diags.error(b.loc, b.message);
-    failed |= !keep;
-    for (const auto &[loc, note] : b.notes)
-      diags.note(loc, note);
-  }
-  return !failed;
-}
-
-/// The barrier-protocol check on the protocols the tile-IR passes made (transforms::
-/// checkBarrierProtocols after the GPU stage's passes): a hang or race found for every launch is
-/// an internal error of the compiler, located at the op, with the check's notes; a hang found only
-/// in a trial with assumed arguments a warning. False after an error.
-bool compilerProtocolHolds(const ir::Function &f, DiagnosticEngine &diags) {
-  bool failed = false;
-  for (const transforms::BarrierFinding &b : transforms::checkBarrierProtocols(f)) {
-    if (b.notFollowed)
-      continue; // about the user's mbarriers: reported before the passes
-    std::string what = "internal error: after the compiler's pipelining, " + b.message;
-    if (b.warning)
       diags.warning(b.loc, what);
+    else if (keep)
+      diags.warning(b.loc, what + " (a debug build: compiled with bounded waits)");
     else
       diags.error(b.loc, what);
-    failed |= !b.warning;
+    failed |= !keep;
     for (const auto &[loc, note] : b.notes)
       diags.note(loc, note);
   }
@@ -397,7 +381,7 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
             return rc;
     // The protocols the passes made (pipelines' mbarriers, warp-specialised loops) are checked as
     // the user's are: a hang or race there is the compiler's fault, reported before any GPU runs it.
-    if (!fn->pipelines.empty() && !gpuStageInput && !compilerProtocolHolds(*fn, diags))
+    if (!fn->pipelines.empty() && !gpuStageInput && !barrierProtocolHolds(*fn, diags, /*afterPasses=*/true))
       return 2;
     // The gpu stage: the tile IR after the last GPU pass, before any LLVM.
     if (o.emit == Emit::Gpu) {

@@ -17,15 +17,18 @@ using ast::BinaryOp;
 using ast::CompareOp;
 using ir::DType;
 
-/// _log2(n): floor(log2(n)) of a compile-time integer (0 for n <= 1).
-SVal log2Of(Specializer &S, const BuiltinCall &c) {
-  int64_t n = c.p.constInt("i", 0), r = 0;
+/// floor(log2(n)) (0 for n <= 1): _log2's value.
+int64_t floorLog2(int64_t n) {
+  int64_t r = 0;
   while (n > 1) {
     n >>= 1;
     ++r;
   }
-  return SVal::integer(r);
+  return r;
 }
+
+/// _log2(n) of a compile-time integer.
+SVal log2Of(Specializer &S, const BuiltinCall &c) { return SVal::integer(floorLog2(c.p.constInt("i", 0))); }
 
 /// _is_power_of_two(n) of a compile-time integer.
 SVal isPowerOfTwo(Specializer &S, const BuiltinCall &c) {
@@ -104,25 +107,12 @@ SVal tlCall(Specializer &S, SourceLoc loc, const std::string &name, std::vector<
   return S.callBuiltin(name, a);
 }
 
-/// floor(log2(n)) (0 for n <= 1), as _log2.
-int64_t floorLog2(int64_t n) {
-  int64_t r = 0;
-  while (n > 1) {
-    n >>= 1;
-    ++r;
-  }
-  return r;
-}
-
-/// The element count of a tile argument (the hypercube helpers' x).
+/// The element count of tile argument `k` (the hypercube helpers' x); a located error for a scalar.
 int64_t numelOf(Specializer &S, const BuiltinCall &c, const char *k) {
   ir::Value *x = c.p.tensor(k);
   if (!x->type.isTile())
     S.fail(c.p.loc(k), c.fname + "() expects a tile, got " + x->type.str());
-  int64_t n = 1;
-  for (int64_t d : x->type.shape)
-    n *= d;
-  return n;
+  return ir::numElements(x->type.shape);
 }
 
 /// _indicator(n_dims, j): arange(0, 2) reshaped to [1] * (n_dims - j - 1) + [2] + [1] * j, the
@@ -145,10 +135,7 @@ SVal indicator(Specializer &S, const BuiltinCall &c) {
 /// _compare_and_swap(x, flip, i): one compare-and-swap step along the i-th innermost axis of a
 /// hypercube; the partner is found by an xor reduction of the integer bits over that axis.
 SVal compareAndSwap(Specializer &S, SourceLoc loc, const SVal &x, const SVal &flip, int64_t i) {
-  int64_t numel = 1;
-  for (int64_t d : x.v->type.shape)
-    numel *= d;
-  const int64_t nDims = floorLog2(numel);
+  const int64_t nDims = floorLog2(ir::numElements(x.v->type.shape));
   ir::ScalarType elem = x.v->type.elem;
   SVal idtype = tlCall(S, loc, "tl.get_int_dtype", {SVal::integer(ir::bitWidth(elem.dtype)), SVal::boolean(true)});
   SVal ix = tlCall(S, loc, "tl.cast", {x, idtype}, {{"bitcast", SVal::boolean(true)}});
@@ -169,10 +156,8 @@ SVal compareAndSwapBuiltin(Specializer &S, const BuiltinCall &c) {
 /// _bitonic_merge_hypercube(x, stage, order): `stage` compare-and-swap steps, ascending (order
 /// 0), descending (1) or alternating by the index bit `stage` (2).
 SVal mergeHypercube(Specializer &S, SourceLoc loc, SVal x, int64_t stage, int64_t order) {
-  int64_t numel = 1;
-  for (int64_t d : x.v->type.shape)
-    numel *= d;
-  SVal flip = order == 2 ? indicatorTile(S, loc, floorLog2(numel), stage) : SVal::integer(order);
+  SVal flip = order == 2 ? indicatorTile(S, loc, floorLog2(ir::numElements(x.v->type.shape)), stage)
+                         : SVal::integer(order);
   for (int64_t i = 0; i < stage; ++i)
     x = compareAndSwap(S, loc, x, flip, stage - 1 - i);
   return x;
@@ -186,9 +171,8 @@ SVal mergeHypercubeBuiltin(Specializer &S, const BuiltinCall &c) {
 /// _bitonic_merge(x, stage, order, n_dims): the hypercube merge on x reshaped to [2] * log2(numel)
 /// and back (n_dims is unused, as in Triton 3.6).
 SVal bitonicMerge(Specializer &S, const BuiltinCall &c) {
-  const int64_t numel = numelOf(S, c, "x");
+  const int64_t n = floorLog2(numelOf(S, c, "x"));
   const SVal &x = c.p.get("x").val;
-  int64_t n = floorLog2(numel);
   std::vector<SVal> cube(n ? n : 1, SVal::integer(n ? 2 : 1)), back;
   for (int64_t d : x.v->type.shape)
     back.push_back(SVal::integer(d));

@@ -178,36 +178,17 @@ private:
 
   static constexpr int64_t kMaxSteps = 2000000;
 
-  /// Stops the run: the protocol depends on `v`, which the check cannot know here.
+  /// Stops the run: the protocol depends on `v`, which the check cannot know here. The reason
+  /// names what `v` is computed from: a memory read (noted at it), else a kernel argument, else
+  /// its own defining op.
   [[noreturn]] void unknown(const ir::Value *v, std::optional<Key> bar = std::nullopt) const {
-    const ir::Op *from = origin(v);
-    std::string why = !from ? "a value it cannot follow"
-                      : isMemoryRead(*from)
-                          ? "a value read from memory (line " + std::to_string(from->loc.line) + ")"
-                          : "a value computed at line " + std::to_string(from->loc.line) + " that it does not evaluate";
-    if (!from || !isMemoryRead(*from))
-      if (std::string arg = argumentOf(v); !arg.empty())
-        why = "the kernel's argument '" + arg + "'";
-    throw Undetermined{current_, why, from && isMemoryRead(*from) ? from : nullptr, bar};
-  }
-
-  /// The name of a kernel argument `v` is computed from (the first found), or "".
-  std::string argumentOf(const ir::Value *v) const {
-    std::vector<const ir::Value *> todo{v};
-    std::set<const ir::Value *> seen;
-    while (!todo.empty() && seen.size() < 256) {
-      const ir::Value *x = todo.back();
-      todo.pop_back();
-      if (!x || !seen.insert(x).second)
-        continue;
-      for (size_t i = 0; i < f_.body.args.size() && i < f_.params.size(); ++i)
-        if (f_.body.args[i].get() == x)
-          return f_.params[i].name;
-      if (x->def)
-        for (const ir::Value *o : x->def->operands)
-          todo.push_back(o);
-    }
-    return "";
+    auto [read, arg] = sources(v);
+    std::string why = read ? "a value read from memory (line " + std::to_string(read->loc.line) + ")"
+                      : !arg.empty() ? "the kernel's argument '" + arg + "'"
+                      : v->def ? "a value computed at line " + std::to_string(v->def->loc.line) +
+                                     " that it does not evaluate"
+                               : "a value it cannot follow";
+    throw Undetermined{current_, why, read, bar};
   }
 
   /// Whether `op` reads memory: a value the run of the scalar code cannot know.
@@ -218,22 +199,28 @@ private:
     }
   }
 
-  /// The op a value the run does not know comes from: the first memory read among the ops it is
-  /// computed from, else its own defining op (null: a block argument).
-  static const ir::Op *origin(const ir::Value *v) {
+  /// What `v` is computed from (a walk of its operands, 256 values at most): the first memory
+  /// read found, and the name of the first kernel argument found ("" when none).
+  std::pair<const ir::Op *, std::string> sources(const ir::Value *v) const {
     std::vector<const ir::Value *> todo{v};
     std::set<const ir::Value *> seen;
+    std::string arg;
     while (!todo.empty() && seen.size() < 256) {
       const ir::Value *x = todo.back();
       todo.pop_back();
-      if (!x || !x->def || !seen.insert(x).second)
+      if (!x || !seen.insert(x).second)
+        continue;
+      for (size_t i = 0; arg.empty() && i < f_.body.args.size() && i < f_.params.size(); ++i)
+        if (f_.body.args[i].get() == x)
+          arg = f_.params[i].name;
+      if (!x->def)
         continue;
       if (isMemoryRead(*x->def))
-        return x->def;
+        return {x->def, arg};
       for (const ir::Value *o : x->def->operands)
         todo.push_back(o);
     }
-    return v->def;
+    return {nullptr, arg};
   }
 
   int64_t known(const ir::Value *v) const {
@@ -335,13 +322,13 @@ private:
   /// a wgmma operand or a local_store covers from `ptr`.
   int64_t matrixElements(const ir::Value *ptr) const {
     auto it = bufs_.find(ptr);
-    if (it == bufs_.end())
-      return 0;
-    const std::vector<int64_t> &shape = it->second.first->allocShape();
-    int64_t n = 1;
-    for (size_t i = shape.size() >= 2 ? shape.size() - 2 : 0; i < shape.size(); ++i)
-      n *= shape[i];
-    return n;
+    return it == bufs_.end() ? 0 : matrixOf(it->second.first);
+  }
+
+  /// The elements of one matrix of buffer `alloc`: the product of its last two dims.
+  static int64_t matrixOf(const ir::Op *alloc) {
+    const std::vector<int64_t> &shape = alloc->allocShape();
+    return ir::numElements(std::vector<int64_t>(shape.end() - std::min<size_t>(2, shape.size()), shape.end()));
   }
 
   /// The `n` elements from shared pointer `ptr`, when the run knows where it points.
@@ -424,8 +411,8 @@ private:
   std::string describeRegion(const Region &r) const {
     const ir::Value *v = r.alloc->result();
     std::string name = v->nameHint.empty() ? "the buffer" : "buffer '" + v->nameHint + "'";
-    const std::vector<int64_t> &shape = r.alloc->allocShape();
-    int64_t matrix = shape.size() >= 3 ? shape[shape.size() - 2] * shape.back() : 0;
+    // A ring (rank 3 or more) is named by its slot when the region is within one matrix.
+    int64_t matrix = r.alloc->allocShape().size() >= 3 ? matrixOf(r.alloc) : 0;
     std::string where = matrix > 0 && r.lo % matrix == 0 && r.hi - r.lo <= matrix
                             ? " slot " + std::to_string(r.lo / matrix)
                             : " elements " + std::to_string(r.lo) + " to " + std::to_string(r.hi - 1);
