@@ -554,8 +554,16 @@ struct Verifier {
       const Type &a = op.operands[0]->type, &r = op.result()->type;
       if (a.shape != r.shape)
         return fail(op, "must keep the shape: " + a.str() + " -> " + r.str());
-      if (a.elem.isPointer() != r.elem.isPointer() || bitWidth(a.dtype()) != bitWidth(r.dtype()))
-        return fail(op, "needs types of one bit width (pointers only to pointers): " + a.str() + " -> " + r.str());
+      if (a.elem.isPointer() != r.elem.isPointer()) {
+        // A global pointer and a 64-bit integer convert both ways (Triton's int_to_ptr / ptr_to_int).
+        const Type &p = a.elem.isPointer() ? a : r, &i = a.elem.isPointer() ? r : a;
+        if (p.elem.space != AddrSpace::Global || !isInteger(i.dtype()) || bitWidth(i.dtype()) != 64)
+          return fail(op, "converts a pointer only to a pointer, or a global pointer to and from a 64-bit integer: " +
+                              a.str() + " -> " + r.str());
+        return true;
+      }
+      if (bitWidth(a.dtype()) != bitWidth(r.dtype()))
+        return fail(op, "needs types of one bit width: " + a.str() + " -> " + r.str());
       if (a.elem.isPointer() && a.elem.space != r.elem.space)
         return fail(op, "cannot move a pointer to another address space: " + a.str() + " -> " + r.str());
       return true;

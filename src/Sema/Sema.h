@@ -458,6 +458,8 @@ public:
   /// Broadcasts two values to a common shape (NumPy rules); errors name both shapes.
   void broadcastPair(ir::Value *&a, ir::Value *&b, SourceLoc loc);
   ir::Value *castTo(ir::Value *v, ir::ScalarType t, SourceLoc loc);
+  /// castTo between a pointer and an integer (Triton's ptr_to_int / int_to_ptr); errors at loc.
+  ir::Value *addressCast(ir::Value *v, ir::ScalarType t, SourceLoc loc);
   /// castTo with Triton's fp_downcast_rounding ("rtne" default, or "rtz": Cast's ival = 1).
   ir::Value *castWithRounding(ir::Value *v, ir::ScalarType t, const Arg *rounding, SourceLoc loc);
   ir::Value *expandDims(ir::Value *v, int axis, SourceLoc loc);

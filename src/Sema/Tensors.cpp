@@ -80,6 +80,31 @@ ir::Value *Specializer::toTensor(const SVal &v, SourceLoc loc) {
   return toTensorOfType(v, literalType(v, loc), loc);
 }
 
+/// Triton's conversions between pointers and integers (semantic.cast): a global pointer to a
+/// 64-bit integer is its address (ptr_to_int), to int1 whether it is not null; an integer to a
+/// global pointer is the address it holds (int_to_ptr; narrower integers are first extended by
+/// their signedness). Shared-memory pointers have no such conversion here.
+ir::Value *Specializer::addressCast(ir::Value *v, ir::ScalarType t, SourceLoc loc) {
+  bool fromPtr = v->type.elem.isPointer();
+  const ir::ScalarType &p = fromPtr ? v->type.elem : t;
+  if (p.space != ir::AddrSpace::Global)
+    fail(loc, "cannot convert " + v->type.str() + " to " + t.str() + ": only global-memory pointers convert to and "
+              "from integers");
+  if (fromPtr && t.dtype == ir::DType::I1) {
+    ir::Value *addr = b->create(ir::OpKind::Bitcast, loc, {v}, {v->type.withElem(ir::ScalarType{ir::DType::I64})})
+                          ->result();
+    return b->cmp(loc, ir::CmpPred::Ne, addr, broadcastTo(b->constInt(loc, ir::DType::I64, 0), v->type.shape, loc));
+  }
+  if (fromPtr && (!ir::isInteger(t.dtype) || ir::bitWidth(t.dtype) != 64))
+    fail(loc, "cannot convert " + v->type.str() + " to " + t.str() + ": a pointer converts to a 64-bit integer "
+              "(its address) or to int1");
+  if (!fromPtr && !ir::isInteger(v->type.dtype()))
+    fail(loc, "cannot convert " + v->type.str() + " to " + t.str() + ": only integers convert to pointers");
+  if (!fromPtr && ir::bitWidth(v->type.dtype()) != 64)
+    v = b->cast(loc, v, ir::ScalarType{ir::isSigned(v->type.dtype()) ? ir::DType::I64 : ir::DType::U64});
+  return b->create(ir::OpKind::Bitcast, loc, {v}, {v->type.withElem(t)})->result();
+}
+
 ir::Value *Specializer::castTo(ir::Value *v, ir::ScalarType t, SourceLoc loc) {
   if (v->type.elem == t)
     return v;
@@ -90,7 +115,7 @@ ir::Value *Specializer::castTo(ir::Value *v, ir::ScalarType t, SourceLoc loc) {
         return v;
       return b->create(ir::OpKind::Bitcast, loc, {v}, {v->type.withElem(t)})->result();
     }
-    fail(loc, "cannot convert " + v->type.str() + " to " + t.str());
+    return addressCast(v, t, loc);
   }
   return b->cast(loc, v, t);
 }

@@ -90,7 +90,9 @@ enum class OpKind {
                ///< rounds to nearest even, float->int truncates toward zero, int->int
                ///< sign- or zero-extends by the source's signedness or truncates, to i1 is != 0.
                ///< A narrowing float cast rounds toward zero when roundsTowardZero().
-  Bitcast,     ///< Reinterpret bits as the result's dtype (same bit width).
+  Bitcast,     ///< Reinterpret bits as the result's dtype (same bit width). Pointers convert
+               ///< to pointers of the same address space, and a global pointer to and from a
+               ///< 64-bit integer (its address: Triton's ptr_to_int / int_to_ptr).
   // --- Memory
   AddPtr,      ///< (ptr p, integer offset) -> ptr: p + offset * sizeof(pointee) (tt.addptr);
                ///< the offset is signed (unsigned offsets are zero-extended).

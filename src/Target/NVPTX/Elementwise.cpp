@@ -208,8 +208,14 @@ llvm::Value *Emitter::elementwise(const ir::Op &op, const std::vector<llvm::Valu
       return sg ? B.CreateSIToFP(a, ty) : B.CreateUIToFP(a, ty);
     return B.CreateIntCast(a, ty, sg);
   }
-  case OpKind::Bitcast:
-    return B.CreateBitCast(a, llvmType(op.result()->type.elem));
+  case OpKind::Bitcast: {
+    llvm::Type *to = llvmType(op.result()->type.elem);
+    if (a->getType()->isPointerTy() && to->isIntegerTy())
+      return B.CreatePtrToInt(a, to);
+    if (a->getType()->isIntegerTy() && to->isPointerTy())
+      return B.CreateIntToPtr(a, to);
+    return B.CreateBitCast(a, to);
+  }
   case OpKind::Fma:
     return declareIntrinsicCall(llvm::Intrinsic::fma, {a->getType()}, {in[0], in[1], in[2]});
   case OpKind::ExternCall: {
