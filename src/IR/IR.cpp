@@ -84,6 +84,8 @@ const char *name(OpKind k) {
   case OpKind::ClusterWait: return "cluster_wait";
   case OpKind::GridBarrier: return "grid_barrier";
   case OpKind::SubmeshBarrier: return "submesh_barrier";
+  case OpKind::DeviceBarrier: return "device_barrier";
+  case OpKind::SignalWait: return "signal_wait";
   case OpKind::MbarrierInit: return "mbarrier_init";
   case OpKind::MbarrierArrive: return "mbarrier_arrive";
   case OpKind::MbarrierExpectTx: return "mbarrier_expect_tx";
@@ -148,6 +150,7 @@ bool isGpuSyncOp(OpKind k) {
   case OpKind::TmaStoreCommit: case OpKind::TmaStoreWait: case OpKind::LocalLoad: case OpKind::LocalStore:
   case OpKind::Wgmma: case OpKind::WgmmaWait: case OpKind::PipelineMbarrier: case OpKind::TensormapPrefetch:
   case OpKind::PipelineWait: case OpKind::PipelineSlot: case OpKind::PipelineValue: case OpKind::SubmeshBarrier:
+  case OpKind::DeviceBarrier: case OpKind::SignalWait:
     return true;
   default:
     return false;

@@ -316,6 +316,12 @@ void Parser::op(Block &b) {
       op->sync.unchecked = true;
     }
     break;
+  case OpKind::SignalWait: // signal_wait [keep] slot, target
+    if (tok_.kind == Tok::Ident && tok_.text == "keep" && tok_.loc.line == op->loc.line) {
+      bump();
+      op->sync.keep = true;
+    }
+    break;
   case OpKind::SubmeshBarrier: // members=[...]
     expectIdent("members");
     expect("=");

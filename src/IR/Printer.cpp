@@ -367,6 +367,10 @@ private:
     case OpKind::MbarrierExpectTx: case OpKind::AsyncCopy: case OpKind::ClusterArrive: case OpKind::FenceProxyAsync:
       syncAttrs(op);
       break;
+    case OpKind::SignalWait:
+      if (op.sync.keep)
+        os_ << " keep";
+      break;
     case OpKind::AsyncWaitGroup: case OpKind::TmaStoreWait: case OpKind::WgmmaWait:
       if (op.sync.all)
         os_ << " all";

@@ -174,8 +174,11 @@ struct Verifier {
     case OpKind::RawCall:
       lo = 0, hi = SIZE_MAX, res = op.rawResultOperands().size();
       break;
-    case OpKind::Assert: case OpKind::SubmeshBarrier:
+    case OpKind::Assert: case OpKind::SubmeshBarrier: case OpKind::DeviceBarrier:
       lo = hi = 1, res = 0;
+      break;
+    case OpKind::SignalWait:
+      lo = hi = 2, res = 0;
       break;
     case OpKind::Barrier: case OpKind::GridDepControl: case OpKind::ClusterBarrier: case OpKind::GridBarrier:
     case OpKind::ClusterArrive: case OpKind::ClusterWait: case OpKind::FenceProxyAsync:
@@ -802,6 +805,18 @@ struct Verifier {
       return gpuRule(op, pipelineMbarrierError(fn, op));
     case OpKind::SubmeshBarrier:
       return gpuRule(op, submeshBarrierError(fn, op));
+    case OpKind::DeviceBarrier: {
+      const Type &c = op.operands[0]->type;
+      if (!c.isScalar() || !c.elem.isPointer() || c.elem.space != AddrSpace::Global)
+        return fail(op, "expects the device record as a scalar global pointer, got " + c.str());
+      return true;
+    }
+    case OpKind::SignalWait: {
+      const Type &s = op.operands[0]->type, &t = op.operands[1]->type;
+      if (s != Type(ScalarType::ptrTo(DType::U64, AddrSpace::Global)) || t != Type::scalar(DType::U64))
+        return fail(op, "expects (*u64 slot, u64 target) scalars, got " + s.str() + ", " + t.str());
+      return true;
+    }
     case OpKind::PipelineSlot: case OpKind::PipelineValue:
       return gpuRule(op, pipelineSlotError(fn, op));
     case OpKind::PipelineWait:

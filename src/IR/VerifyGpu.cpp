@@ -219,7 +219,8 @@ std::string partitionRules(const Op &ws, SourceLoc &where) {
                  o.sync.threads == 0;
       bool cluster = o.kind == OpKind::ClusterBarrier || o.kind == OpKind::ClusterArrive ||
                      o.kind == OpKind::ClusterWait || o.kind == OpKind::GridBarrier ||
-                     o.kind == OpKind::SubmeshBarrier;
+                     o.kind == OpKind::SubmeshBarrier || o.kind == OpKind::DeviceBarrier ||
+                     o.kind == OpKind::SignalWait;
       bool remote = o.kind == OpKind::RemotePtr || (o.kind == OpKind::MbarrierArrive && o.operands.size() > 1);
       if (i > 0 && tile)
         bad = "worker partitions compute on scalars only (a tile's layout spans the default partition's warps)";

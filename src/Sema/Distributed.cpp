@@ -118,27 +118,16 @@ SVal bufferSlot(Specializer &S, const BuiltinCall &c) {
   return r;
 }
 
-/// Fails at `at` when axis `axis` of `mesh` spans GPUs (a node, device or chiplet level): that
-/// needs a multi-GPU launch, which tlec does not make.
-void requireOneGpu(Specializer &S, const SVal &mesh, size_t axis, SourceLoc at, const std::string &what) {
-  MeshLevel lv = meshAxisLevel(mesh, axis);
-  if (lv == MeshLevel::Node || lv == MeshLevel::Device || lv == MeshLevel::Chiplet)
-    S.fail(at, what + " axis '" + mesh.elts[axis].s + "' of level '" + meshLevelName(lv) +
-                   "', which spans GPUs: that needs a multi-GPU launch (FlagTree's device_dptr and FlagCX), which "
-                   "tlec does not support yet");
-}
-
 SVal shardId(Specializer &S, const BuiltinCall &c) {
   const Binder &p = c.p;
   SourceLoc loc = c.loc;
-  if (p.has("device_dptr"))
-    S.fail(p.loc("device_dptr"), "shard_id() device_dptr= is a multi-GPU launch's context (FlagCX), which tlec "
-                                 "does not support yet");
   // FlagTree's rule: the axis and the coordinates are those of the mesh the kernel is launched
   // over (a sub-mesh's launch mesh).
   const SVal mesh = meshLaunch(meshArg(S, p, "mesh", "shard_id"));
   size_t axis = meshAxis(S, mesh, p.get("axis"), "shard_id");
-  requireOneGpu(S, mesh, axis, p.loc("axis"), "shard_id() over");
+  MeshLevel lv = meshAxisLevel(mesh, axis);
+  if (lv == MeshLevel::Node || lv == MeshLevel::Device || lv == MeshLevel::Chiplet)
+    return deviceShardId(S, p, mesh, axis);
   if (firstClusterAxis(S, mesh, p.loc("mesh")) < mesh.ints.size())
     S.useMeshCluster(mesh, p.loc("mesh"));
   // FlagTree's rule: program ids enumerate the mesh row-major, so the coordinate along `axis`
@@ -156,20 +145,20 @@ SVal shardId(Specializer &S, const BuiltinCall &c) {
   return SVal::tensor(r);
 }
 
-/// Fails when `space` or `device_dptr` asks for a barrier across GPUs (FlagTree's FlagCX device
-/// barrier), which tlec does not build.
-void requireClusterSpace(Specializer &S, const Binder &p) {
-  if (p.has("space")) {
-    const Arg &sp = p.get("space");
-    if (sp.val.kind != SVal::Kind::Str || (sp.val.s != "device" && sp.val.s != "node" && sp.val.s != "chiplet"))
-      S.fail(sp.loc, "distributed_barrier() space must be None, or \"device\" / \"node\" for a barrier across GPUs, "
-                     "got " + sp.val.describe());
-    S.fail(sp.loc, "distributed_barrier(space=" + sp.val.describe().substr(4) +
-                       ") is a barrier across GPUs (FlagCX), which tlec does not support yet");
-  }
-  if (p.has("device_dptr"))
-    S.fail(p.loc("device_dptr"), "distributed_barrier() device_dptr= is a multi-GPU launch's context (FlagCX), which "
-                                 "tlec does not support yet");
+/// Whether distributed_barrier's `space` asks for a barrier across GPUs ("device"); fails for a
+/// space tlec does not build ("node": across hosts) or does not know.
+bool deviceSpace(Specializer &S, const Binder &p) {
+  if (!p.has("space"))
+    return false;
+  const Arg &sp = p.get("space");
+  if (sp.val.kind == SVal::Kind::Str && sp.val.s == "device")
+    return true;
+  if (sp.val.kind == SVal::Kind::Str && (sp.val.s == "node" || sp.val.s == "chiplet"))
+    S.fail(sp.loc, "distributed_barrier(space=\"" + sp.val.s + "\") is a barrier across hosts, which tlec does not "
+                   "build: use space=\"device\" for the GPUs of one communicator");
+  S.fail(sp.loc, "distributed_barrier() space must be None (the mesh decides) or \"device\" (every GPU of the "
+                 "communicator), got " + sp.val.describe());
+  return false;
 }
 
 /// FlagTree's choice of a grid-wide barrier: the mesh's axes (its launch mesh's, for a mesh of
@@ -218,7 +207,11 @@ ir::Value *submeshCounter(Specializer &S, const std::vector<int64_t> &ranks, Sou
 SVal distributedBarrier(Specializer &S, const BuiltinCall &c) {
   const Binder &p = c.p;
   SourceLoc loc = c.loc;
-  requireClusterSpace(S, p);
+  if (deviceSpace(S, p))
+    return deviceBarrier(S, p, loc);
+  if (p.has("device_dptr"))
+    S.fail(p.loc("device_dptr"), "distributed_barrier() device_dptr= is for a barrier across GPUs: add "
+                                 "space=\"device\"");
   if (p.has("mesh")) {
     const SVal &mesh = meshArg(S, p, "mesh", "distributed_barrier");
     if (gridBarrierMesh(mesh)) {
@@ -286,10 +279,15 @@ SVal remote(Specializer &S, const BuiltinCall &c) {
   SourceLoc loc = c.loc;
   if (p.has("space")) {
     const Arg &sp = p.get("space");
+    if (sp.val.kind == SVal::Kind::Str && sp.val.s == "device")
+      return deviceRemote(S, p, loc);
     if (sp.val.kind != SVal::Kind::Str || sp.val.s != "cluster")
-      S.fail(sp.loc, "remote() space must be \"cluster\" (device and node spaces are not supported), got " +
-                       sp.val.describe());
+      S.fail(sp.loc, "remote() space must be \"cluster\" or \"device\" (\"node\", across hosts, is not "
+                     "supported), got " + sp.val.describe());
   }
+  for (const char *k : {"dtype", "offset"})
+    if (p.has(k))
+      S.fail(p.loc(k), std::string("remote() ") + k + "= is for space=\"device\" (an NCCL window and an offset)");
   const Arg &x = p.get("tensor");
   ir::Value *ptr = x.val.kind == SVal::Kind::Buffer ? x.val.elts[0].v : x.val.isTensor() ? x.val.v : nullptr;
   if (!ptr || !ptr->type.elem.isPointer() || ptr->type.elem.space == AddrSpace::Global)
@@ -563,7 +561,7 @@ SVal localPtr(Specializer &S, const BuiltinCall &c) {
 std::vector<BuiltinSpec> tleBuiltins() {
   return {
       {"tle.shard_id", "mesh, axis, device_dptr=None", shardId},
-      {"tle.remote", "tensor, shard_id, scope=None, space='cluster'", remote},
+      {"tle.remote", "tensor, shard_id, scope=None, space='cluster', dtype=None, offset=None", remote},
       {"tle.distributed_barrier", "mesh=None, device_dptr=None, space=None", distributedBarrier},
       {"tle.gpu.alloc", "shape, dtype, layout=None, scope=tle.gpu.smem, init_value=None, nv_mma_shared_layout=None",
        alloc},

@@ -118,6 +118,14 @@ std::vector<BuiltinSpec> sortBuiltins();    // Sort.cpp: sort, topk, bitonic_mer
 std::vector<BuiltinSpec> dotBuiltins();     // Dot.cpp
 std::vector<BuiltinSpec> randomBuiltins();  // Random.cpp
 std::vector<BuiltinSpec> tleBuiltins();     // Distributed.cpp: clusters, shared buffers
+std::vector<BuiltinSpec> deviceBuiltins();  // Devices.cpp: tle.signal, tle.signal_wait (across GPUs)
+/// Distributed.cpp's builtins along mesh axes that span GPUs, and with space="device"
+/// (Devices.cpp). shard_id of GPU axis `axis` of launch mesh `mesh` (device_dptr= required).
+SVal deviceShardId(Specializer &S, const Binder &p, const SVal &mesh, size_t axis);
+/// remote(window, shard_id, scope=, space="device", dtype=, offset=): global pointers.
+SVal deviceRemote(Specializer &S, const Binder &p, SourceLoc loc);
+/// distributed_barrier(space="device", device_dptr=): a DeviceBarrier.
+SVal deviceBarrier(Specializer &S, const Binder &p, SourceLoc loc);
 std::vector<BuiltinSpec> pipeBuiltins();    // Pipes.cpp: tle.pipe and its endpoints
 std::vector<BuiltinSpec> barrierBuiltins(); // Barriers.cpp: tle.gpu.alloc_barriers, barrier_wait, barrier_arrive
 std::vector<BuiltinSpec> copyBuiltins();    // Copies.cpp: tle.gpu.copy

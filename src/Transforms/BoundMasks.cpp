@@ -21,7 +21,8 @@ bool liveAcrossWork(const ir::Op &def, const ir::Op &use) {
   for (; it != ops.end() && it->get() != &use; ++it)
     switch ((*it)->kind) {
     case OpKind::Reduce: case OpKind::Scan: case OpKind::Dot: case OpKind::Barrier: case OpKind::ClusterBarrier:
-    case OpKind::GridBarrier: case OpKind::SubmeshBarrier: case OpKind::For: case OpKind::While: case OpKind::If:
+    case OpKind::GridBarrier: case OpKind::SubmeshBarrier: case OpKind::DeviceBarrier: case OpKind::SignalWait:
+    case OpKind::For: case OpKind::While: case OpKind::If:
       return true;
     default:
       break;

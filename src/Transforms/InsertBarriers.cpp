@@ -183,7 +183,8 @@ public:
       // of all of them (in a kernel without warp partitions) does.
       if ((op.kind == OpKind::Barrier && (op.sync.threads == 0 || op.sync.threads == ctaThreads_)) ||
           op.kind == OpKind::ClusterBarrier ||
-          op.kind == OpKind::GridBarrier || op.kind == OpKind::SubmeshBarrier) {
+          op.kind == OpKind::GridBarrier || op.kind == OpKind::SubmeshBarrier ||
+          op.kind == OpKind::DeviceBarrier || op.kind == OpKind::SignalWait) {
         p_ = {};
         continue;
       }

@@ -165,6 +165,26 @@ enum class OpKind {
                ///< bit flips once all have arrived) and spins on ld.acquire.gpu until it flips,
                ///< then a CTA barrier. Needs every CTA resident at once: a kernel with it is a
                ///< cooperative launch (its metadata's "cooperative"). GPU only.
+  DeviceBarrier, ///< (*i8 comm) -> (): every thread of every CTA of the grid, on every GPU of
+               ///< the communicator whose device record `comm` points to (libtle_rt's
+               ///< Communicator::deviceComm(): rank i32 at byte 0, ranks i32 at 4, the signal
+               ///< area's NCCL window at 8, signal slots S u32 at 16; docs/runtime.md), arrives,
+               ///< then waits for all of them (tle.distributed_barrier(space="device")): global
+               ///< writes before it, to any GPU's memory, are visible to reads after it on every
+               ///< GPU. A grid barrier (GridBarrier's), then thread 0 of CTA 0 takes the next
+               ///< epoch e (the area's word S + ranks, plus one), stores e with st.release.sys
+               ///< into word S + rank of every peer's signal area (addressed by NCCL's
+               ///< ncclGetPeerPointer rule on the window), spins with ld.acquire.sys until its own
+               ///< words S + p (p != rank) reach e, and records e; then a grid barrier again.
+               ///< Every rank must reach its barriers in the same order. A cooperative launch,
+               ///< like GridBarrier. GPU only.
+  SignalWait,  ///< (*u64 slot, u64 target) -> (): thread 0 of the CTA spins with ld.acquire.sys
+               ///< until the 64-bit counter at `slot` (global memory) is at least `target`
+               ///< (unsigned), then subtracts `target` from it (red.add.relaxed.sys): the
+               ///< signals it waited for are consumed, unless `keep` (Op::sync); then a CTA
+               ///< barrier, after which the
+               ///< writes released by those signals are visible to every thread of the CTA
+               ///< (tle.signal_wait). GPU only.
   SubmeshBarrier, ///< (*i32_shared counter) -> (): a barrier of the CTAs of the cluster whose
                ///< ranks (%cluster_ctarank) are submeshMembers() (FlagTree's sub-mesh
                ///< distributed_barrier; the first member leads): every thread of a member CTA
@@ -511,11 +531,13 @@ struct SyncAttrs {
   /// mbarrier_init `unchecked`: the author vouches for this mbarrier's protocol; the barrier-protocol
   /// check gives no warning where it cannot follow it (a wait that surely hangs is still an error).
   bool unchecked = false;
+  /// signal_wait `keep`: the signals waited for are not consumed (tle.signal_wait(wait_kind="counter")).
+  bool keep = false;
   bool operator==(const SyncAttrs &o) const {
     return count == o.count && tx == o.tx && barrierId == o.barrierId && threads == o.threads && per == o.per &&
            vec == o.vec && cache == o.cache && pending == o.pending && map == o.map && read == o.read &&
            relaxed == o.relaxed && all == o.all && pipeline == o.pipeline && slot == o.slot && empty == o.empty &&
-           global == o.global && unchecked == o.unchecked;
+           global == o.global && unchecked == o.unchecked && keep == o.keep;
   }
 };
 /// Whether `k` is one of the GPU synchronisation and asynchronous-copy ops (mbarriers, fences,

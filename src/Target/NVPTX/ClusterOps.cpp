@@ -160,4 +160,118 @@ void Emitter::emitSubmeshBarrier(const ir::Op &op) {
   B.CreateCall(fty, llvm::InlineAsm::get(fty, text, "r,r,b,~{memory}", /*hasSideEffects=*/true), {leader, inc, arrive});
 }
 
+void Emitter::emitDeviceBarrier(const ir::Op &op) {
+  // Every CTA of this GPU arrives (grid barrier); CTA 0's thread 0 then exchanges an epoch with
+  // every peer through the communicator's signal area, whose words are addressed by NCCL's rule
+  // for a symmetric window (ncclGetPeerPointer: the window record's lsaFlatBase at byte 8, lsaRank
+  // at 16, worldRank at 20, stride4G at 24; peer p's copy at lsaFlatBase + ((lsaRank + p -
+  // worldRank) * stride4G << 32)); a second grid barrier holds the other CTAs until it is done.
+  // The fences make the grid's writes, ordered before thread 0 by the grid barrier, visible to
+  // the peers at system scope, and the peers' writes visible to the grid after.
+  emitGridBarrier();
+  llvm::Value *comm = B.CreatePtrToInt(scalar(op.operands[0]), B.getInt64Ty());
+  const char *text = "{\n\t"
+                     ".reg .pred %db_p;\n\t"
+                     ".reg .b32 %db_t, %db_rank, %db_n, %db_slots, %db_peer, %db_lsa, %db_world, %db_stride, %db_i;\n\t"
+                     ".reg .b64 %db_win, %db_base, %db_own, %db_addr, %db_e, %db_cur, %db_off;\n\t"
+                     "mov.u32 %db_t, %tid.x;\n\t"
+                     "mov.u32 %db_i, %ctaid.x;\n\t"
+                     "or.b32 %db_t, %db_t, %db_i;\n\t"
+                     "mov.u32 %db_i, %ctaid.y;\n\t"
+                     "or.b32 %db_t, %db_t, %db_i;\n\t"
+                     "mov.u32 %db_i, %ctaid.z;\n\t"
+                     "or.b32 %db_t, %db_t, %db_i;\n\t"
+                     "setp.ne.u32 %db_p, %db_t, 0;\n\t"
+                     "@%db_p bra DB_DONE;\n\t"
+                     "ld.global.u32 %db_rank, [$0];\n\t"
+                     "ld.global.u32 %db_n, [$0+4];\n\t"
+                     "ld.global.u64 %db_win, [$0+8];\n\t"
+                     "ld.global.u32 %db_slots, [$0+16];\n\t"
+                     "ld.global.u64 %db_base, [%db_win+8];\n\t"
+                     "ld.global.u32 %db_lsa, [%db_win+16];\n\t"
+                     "ld.global.u32 %db_world, [%db_win+20];\n\t"
+                     "ld.global.u32 %db_stride, [%db_win+24];\n\t"
+                     "mul.lo.u32 %db_i, %db_lsa, %db_stride;\n\t"
+                     "cvt.u64.u32 %db_off, %db_i;\n\t"
+                     "shl.b64 %db_off, %db_off, 32;\n\t"
+                     "add.u64 %db_own, %db_base, %db_off;\n\t"
+                     "add.u32 %db_i, %db_slots, %db_n;\n\t"
+                     "mul.wide.u32 %db_off, %db_i, 8;\n\t"
+                     "add.u64 %db_addr, %db_own, %db_off;\n\t"
+                     "ld.global.u64 %db_e, [%db_addr];\n\t"
+                     "add.u64 %db_e, %db_e, 1;\n\t"
+                     "fence.acq_rel.sys;\n\t"
+                     "mov.u32 %db_peer, 0;\n"
+                     "DB_ARRIVE:\n\t"
+                     "setp.ge.u32 %db_p, %db_peer, %db_n;\n\t"
+                     "@%db_p bra DB_WAITS;\n\t"
+                     "setp.eq.u32 %db_p, %db_peer, %db_rank;\n\t"
+                     "@%db_p bra DB_NEXT_ARRIVE;\n\t"
+                     "add.u32 %db_i, %db_lsa, %db_peer;\n\t"
+                     "sub.u32 %db_i, %db_i, %db_world;\n\t"
+                     "mul.lo.u32 %db_i, %db_i, %db_stride;\n\t"
+                     "cvt.u64.u32 %db_off, %db_i;\n\t"
+                     "shl.b64 %db_off, %db_off, 32;\n\t"
+                     "add.u64 %db_addr, %db_base, %db_off;\n\t"
+                     "add.u32 %db_i, %db_slots, %db_rank;\n\t"
+                     "mul.wide.u32 %db_off, %db_i, 8;\n\t"
+                     "add.u64 %db_addr, %db_addr, %db_off;\n\t"
+                     "st.release.sys.global.u64 [%db_addr], %db_e;\n"
+                     "DB_NEXT_ARRIVE:\n\t"
+                     "add.u32 %db_peer, %db_peer, 1;\n\t"
+                     "bra DB_ARRIVE;\n"
+                     "DB_WAITS:\n\t"
+                     "mov.u32 %db_peer, 0;\n"
+                     "DB_WAIT:\n\t"
+                     "setp.ge.u32 %db_p, %db_peer, %db_n;\n\t"
+                     "@%db_p bra DB_END;\n\t"
+                     "setp.eq.u32 %db_p, %db_peer, %db_rank;\n\t"
+                     "@%db_p bra DB_NEXT_WAIT;\n\t"
+                     "add.u32 %db_i, %db_slots, %db_peer;\n\t"
+                     "mul.wide.u32 %db_off, %db_i, 8;\n\t"
+                     "add.u64 %db_addr, %db_own, %db_off;\n"
+                     "DB_SPIN:\n\t"
+                     "ld.acquire.sys.global.u64 %db_cur, [%db_addr];\n\t"
+                     "setp.lt.u64 %db_p, %db_cur, %db_e;\n\t"
+                     "@%db_p bra DB_SPIN;\n"
+                     "DB_NEXT_WAIT:\n\t"
+                     "add.u32 %db_peer, %db_peer, 1;\n\t"
+                     "bra DB_WAIT;\n"
+                     "DB_END:\n\t"
+                     "fence.acq_rel.sys;\n\t"
+                     "add.u32 %db_i, %db_slots, %db_n;\n\t"
+                     "mul.wide.u32 %db_off, %db_i, 8;\n\t"
+                     "add.u64 %db_addr, %db_own, %db_off;\n\t"
+                     "st.global.u64 [%db_addr], %db_e;\n"
+                     "DB_DONE:\n\t"
+                     "}";
+  auto *fty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt64Ty()}, false);
+  B.CreateCall(fty, llvm::InlineAsm::get(fty, text, "l,~{memory}", /*hasSideEffects=*/true), {comm});
+  emitGridBarrier();
+}
+
+void Emitter::emitSignalWait(const ir::Op &op) {
+  llvm::Value *slot = B.CreatePtrToInt(scalar(op.operands[0]), B.getInt64Ty());
+  const char *text = "{\n\t"
+                     ".reg .pred %sw_p;\n\t"
+                     ".reg .b32 %sw_t;\n\t"
+                     ".reg .b64 %sw_cur, %sw_neg;\n\t"
+                     "mov.u32 %sw_t, %tid.x;\n\t"
+                     "setp.ne.u32 %sw_p, %sw_t, 0;\n\t"
+                     "@%sw_p bra SW_DONE;\n"
+                     "SW_SPIN:\n\t"
+                     "ld.acquire.sys.global.u64 %sw_cur, [$0];\n\t"
+                     "setp.lt.u64 %sw_p, %sw_cur, $1;\n\t"
+                     "@%sw_p bra SW_SPIN;\n\t"
+                     "@!$2 bra SW_DONE;\n\t"
+                     "neg.s64 %sw_neg, $1;\n\t"
+                     "red.relaxed.sys.global.add.u64 [$0], %sw_neg;\n"
+                     "SW_DONE:\n\t"
+                     "bar.sync 0;\n\t"
+                     "}";
+  auto *fty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt64Ty(), B.getInt64Ty(), B.getInt1Ty()}, false);
+  B.CreateCall(fty, llvm::InlineAsm::get(fty, text, "l,l,b,~{memory}", /*hasSideEffects=*/true),
+               {slot, scalar(op.operands[1]), B.getInt1(!op.sync.keep)});
+}
+
 } // namespace tle::nvptx

@@ -311,6 +311,10 @@ void Emitter::emitOpImpl(const ir::Op &op) {
     return emitGridBarrier();
   case OpKind::SubmeshBarrier:
     return emitSubmeshBarrier(op);
+  case OpKind::DeviceBarrier:
+    return emitDeviceBarrier(op);
+  case OpKind::SignalWait:
+    return emitSignalWait(op);
   case OpKind::ClusterArrive:
     return emitClusterArrive(op);
   case OpKind::ClusterWait:

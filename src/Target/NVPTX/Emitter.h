@@ -100,6 +100,11 @@ public:
   void emitGridBarrier();
   /// OpKind::SubmeshBarrier: the grid barrier's counter scheme on the leader's shared memory.
   void emitSubmeshBarrier(const ir::Op &op);
+  /// OpKind::DeviceBarrier: grid barrier, CTA 0's epoch exchange with every peer GPU through
+  /// the communicator's signal area (Devices.cpp), grid barrier.
+  void emitDeviceBarrier(const ir::Op &op);
+  /// OpKind::SignalWait: thread 0's ld.acquire.sys spin and consuming subtraction, CTA barrier.
+  void emitSignalWait(const ir::Op &op);
   /// ClusterArrive / ClusterWait: one half of the split cluster barrier (PTX ISA §9.7.13.3).
   void emitClusterArrive(const ir::Op &op);
   void emitClusterWait(SourceLoc loc);

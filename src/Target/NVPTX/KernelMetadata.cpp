@@ -109,7 +109,9 @@ KernelMetadata describeKernel(const ir::Function &f, const std::string &arch, co
   k.sharedBytes = f.sharedBytes;
   k.cluster = f.cluster;
   // A grid barrier needs every CTA resident at once: a cooperative launch.
-  ir::walk(const_cast<ir::Block &>(f.body), [&](const ir::Op &op) { k.cooperative |= op.kind == ir::OpKind::GridBarrier; });
+  ir::walk(const_cast<ir::Block &>(f.body), [&](const ir::Op &op) {
+    k.cooperative |= op.kind == ir::OpKind::GridBarrier || op.kind == ir::OpKind::DeviceBarrier;
+  });
   k.maxRegisters = f.maxRegisters;
   for (const ir::TensorMapParam &t : f.tensorMaps) {
     TensorMapSpec s;
