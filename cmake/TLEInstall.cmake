@@ -1,4 +1,4 @@
-# Install rules and the CMake package: `cmake --install` puts tlec, tle-run, tle-link, tle-inspect, tle-bench, libtle_rt, its headers, TLEConfig.cmake, tle_rt.pc, the driver test double, the PyTorch bridge (python/tle), man pages and bash completions under the prefix.
+# Install rules and the CMake package: `cmake --install` puts tlec, tle-run, tle-link, tle-inspect, tle-bench, libtle_rt, its headers, TLEConfig.cmake, tle_rt.pc, the driver and NCCL test doubles, the PyTorch bridge (python/tle), man pages and bash completions under the prefix.
 #
 # A consumer then writes find_package(TLE) and tle_add_kernels(...) (cmake/TLEKernels.cmake);
 # docs/aot.md describes both. Included at the end of the top-level CMakeLists.txt.
@@ -36,7 +36,9 @@ install(EXPORT TLETargets NAMESPACE TLE:: DESTINATION ${TLE_INSTALL_CMAKEDIR})
 
 # The driver test double, for consumers' tests without a GPU (TLE_RT_CUDA_DRIVER=<it>): not a link
 # dependency of anything; TLEConfig.cmake names it TLE_MOCK_CUDA_DRIVER, tle_rt.pc mock_cuda_driver.
-install(TARGETS tle-mock-cuda LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/tle)
+# The NCCL test double likewise (TLE_RT_NCCL=<it>, next to the fake driver): TLE_MOCK_NCCL,
+# mock_nccl.
+install(TARGETS tle-mock-cuda tle-mock-nccl LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/tle)
 
 # The PyTorch bridge: the pure-Python package python/tle under share/tle/python (PYTHONPATH), with
 # _install.py telling it where bin/tlec and libtle_rt are relative to itself.
@@ -106,7 +108,8 @@ if(TLE_INSTALL_STRIP AND CMAKE_STRIP)
     list(APPEND _strip_files "${CMAKE_INSTALL_BINDIR}/${_tool}")
   endforeach()
   list(APPEND _strip_files "${CMAKE_INSTALL_LIBDIR}/$<TARGET_FILE_NAME:tle_rt>"
-                           "${CMAKE_INSTALL_LIBDIR}/tle/$<TARGET_FILE_NAME:tle-mock-cuda>")
+                           "${CMAKE_INSTALL_LIBDIR}/tle/$<TARGET_FILE_NAME:tle-mock-cuda>"
+                           "${CMAKE_INSTALL_LIBDIR}/tle/$<TARGET_FILE_NAME:tle-mock-nccl>")
   install(CODE "
     foreach(_f ${_strip_files})
       execute_process(COMMAND \"${CMAKE_STRIP}\" --strip-unneeded \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/\${_f}\"

@@ -2,6 +2,7 @@
 #include "tle/Runtime/tle_rt.h"
 #include "ModuleImage.h"
 
+#include "tle/Runtime/Communicator.h"
 #include "tle/Runtime/ModuleCache.h"
 #include "tle/Runtime/Runtime.h"
 #include "tle/Runtime/TensorMap.h"
@@ -19,6 +20,14 @@ struct tle_rt_module_st {
 struct tle_rt_module_cache_st {
   ModuleCache cache;
   explicit tle_rt_module_cache_st(size_t capacity) : cache(capacity) {}
+};
+
+struct tle_rt_comm_st {
+  Communicator comm;
+};
+
+struct tle_rt_symmetric_st {
+  SymmetricBuffer buffer;
 };
 
 struct tle_rt_kernel_st {
@@ -40,6 +49,10 @@ template <class F> tle_rt_status guarded(F &&body) {
   try {
     body();
     return TLE_RT_SUCCESS;
+  } catch (const NoNcclError &e) {
+    return fail(TLE_RT_ERROR_NO_NCCL, e.what());
+  } catch (const NcclError &e) {
+    return fail(TLE_RT_ERROR_NCCL, e.what());
   } catch (const NoDriverError &e) {
     return fail(TLE_RT_ERROR_NO_DRIVER, e.what());
   } catch (const DriverError &e) {
@@ -294,5 +307,80 @@ tle_rt_status tle_rt_tensor_map_encode_tiled(void *tensor_map, const char *dtype
     std::memcpy(tensor_map, &map, sizeof(map));
   });
 }
+
+// ---- Communicators ----
+
+tle_rt_status tle_rt_comm_unique_id_get(tle_rt_comm_unique_id *id) {
+  if (!id)
+    return fail(TLE_RT_ERROR_INVALID_ARGUMENT, "tle_rt_comm_unique_id_get: id is NULL");
+  return guarded([&] {
+    UniqueId u = Communicator::uniqueId();
+    std::memcpy(id->internal, u.bytes.data(), sizeof id->internal);
+  });
+}
+
+tle_rt_status tle_rt_comm_init_rank(const tle_rt_comm_unique_id *id, int nranks, int rank, int device,
+                                    tle_rt_comm *out) {
+  if (!id || !out)
+    return fail(TLE_RT_ERROR_INVALID_ARGUMENT, "tle_rt_comm_init_rank: id or out is NULL");
+  *out = nullptr;
+  return guarded([&] {
+    UniqueId u;
+    std::memcpy(u.bytes.data(), id->internal, sizeof id->internal);
+    *out = new tle_rt_comm_st{Communicator(u, nranks, rank, deviceFor(device))};
+  });
+}
+
+tle_rt_status tle_rt_comm_init_all(const int *devices, int ndev, tle_rt_comm *out) {
+  if (!devices || !out || ndev < 1)
+    return fail(TLE_RT_ERROR_INVALID_ARGUMENT, "tle_rt_comm_init_all: devices or out is NULL, or ndev < 1");
+  return guarded([&] {
+    std::vector<Device> devs;
+    for (int i = 0; i < ndev; ++i)
+      devs.push_back(deviceFor(devices[i]));
+    std::vector<Communicator> comms = Communicator::initAll(devs);
+    for (int i = 0; i < ndev; ++i)
+      out[i] = new tle_rt_comm_st{std::move(comms[size_t(i)])};
+  });
+}
+
+void tle_rt_comm_destroy(tle_rt_comm comm) { delete comm; }
+int tle_rt_comm_rank(tle_rt_comm comm) { return comm ? comm->comm.rank() : -1; }
+int tle_rt_comm_size(tle_rt_comm comm) { return comm ? comm->comm.size() : 0; }
+uint64_t tle_rt_comm_device_comm(tle_rt_comm comm) { return comm ? comm->comm.deviceComm() : 0; }
+
+tle_rt_status tle_rt_comm_alloc_symmetric(tle_rt_comm comm, size_t bytes, tle_rt_symmetric *out) {
+  if (!comm || !out)
+    return fail(TLE_RT_ERROR_INVALID_ARGUMENT, "tle_rt_comm_alloc_symmetric: comm or out is NULL");
+  *out = nullptr;
+  return guarded([&] { *out = new tle_rt_symmetric_st{comm->comm.allocSymmetric(bytes)}; });
+}
+
+tle_rt_status tle_rt_comm_alloc_symmetric_all(tle_rt_comm *comms, int n, size_t bytes, tle_rt_symmetric *out) {
+  if (!comms || !out || n < 1)
+    return fail(TLE_RT_ERROR_INVALID_ARGUMENT,
+                "tle_rt_comm_alloc_symmetric_all: comms or out is NULL, or n < 1");
+  for (int i = 0; i < n; ++i)
+    if (!comms[i])
+      return fail(TLE_RT_ERROR_INVALID_ARGUMENT, "tle_rt_comm_alloc_symmetric_all: a communicator is NULL");
+  // The group call needs the communicators side by side: they are moved out and back.
+  std::vector<Communicator> group;
+  group.reserve(size_t(n));
+  for (int i = 0; i < n; ++i)
+    group.push_back(std::move(comms[i]->comm));
+  tle_rt_status status = guarded([&] {
+    std::vector<SymmetricBuffer> bufs = Communicator::allocSymmetric(group, bytes);
+    for (int i = 0; i < n; ++i)
+      out[i] = new tle_rt_symmetric_st{std::move(bufs[size_t(i)])};
+  });
+  for (int i = 0; i < n; ++i)
+    comms[i]->comm = std::move(group[size_t(i)]);
+  return status;
+}
+
+void tle_rt_symmetric_free(tle_rt_symmetric buffer) { delete buffer; }
+uint64_t tle_rt_symmetric_address(tle_rt_symmetric buffer) { return buffer ? buffer->buffer.address() : 0; }
+uint64_t tle_rt_symmetric_window(tle_rt_symmetric buffer) { return buffer ? buffer->buffer.window() : 0; }
+size_t tle_rt_symmetric_bytes(tle_rt_symmetric buffer) { return buffer ? buffer->buffer.bytes() : 0; }
 
 } // extern "C"

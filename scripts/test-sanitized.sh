@@ -39,9 +39,9 @@ cmake "${CMAKE_ARGS[@]}" >/dev/null
 
 # --- 2. Build only what the unit, lit, errors and runtime suites run (tle-gpu-tests also compiles
 # the examples with the sanitized tlec).
-# Everything the runtime.* tests run: the mock drivers (tle-runtime-mock-tests depends on both), the
+# Everything the runtime.* tests run: the mock drivers and the mock NCCL (tle-runtime-mock-tests depends on them), the
 # stress test and the engine example (run against the mock driver).
-TARGETS=(tlec tle-link tle-run tle-inspect tle-unit-tests tle-runtime-tests tle-runtime-mock-tests tle-mock-cuda
+TARGETS=(tlec tle-link tle-run tle-inspect tle-unit-tests tle-runtime-tests tle-runtime-mock-tests tle-mock-cuda tle-mock-nccl
          tle-gpu-tests tle-conformance tle-runtime-stress tle-engine tle-bench-launch tle-fuzz-runtime)
 say "building ${TARGETS[*]} with $JOBS jobs"
 cmake --build "$BUILD_DIR" -j "$JOBS" --target "${TARGETS[@]}"

@@ -24,8 +24,8 @@ run("installing TLE" ${CMAKE_COMMAND} --install "${TLE_BUILD_DIR}" --prefix "${P
 
 # The installed tree: every file the package promises, stripped, and its size (at most 60 MB).
 set(_tools tlec tle-run tle-link tle-inspect tle-bench)
-set(_expected "${LIBDIR}/pkgconfig/tle_rt.pc" "${LIBDIR}/tle/libtle-mock-cuda.so" "${LIBDIR}/libtle_rt.so"
-    "include/tle/Runtime/MockCuda.h" "share/doc/TLE/LICENSE" "share/doc/TLE/CHANGELOG.md"
+set(_expected "${LIBDIR}/pkgconfig/tle_rt.pc" "${LIBDIR}/tle/libtle-mock-cuda.so" "${LIBDIR}/tle/libtle-mock-nccl.so"
+    "${LIBDIR}/libtle_rt.so" "include/tle/Runtime/MockCuda.h" "include/tle/Runtime/Communicator.h" "share/doc/TLE/LICENSE" "share/doc/TLE/CHANGELOG.md"
     "share/tle/python/tle/__init__.py" "share/tle/python/tle/_install.py")
 foreach(_t IN LISTS _tools)
   list(APPEND _expected "bin/${_t}" "share/man/man1/${_t}.1" "share/bash-completion/completions/${_t}")
@@ -106,12 +106,13 @@ foreach(_q cflags libs)
   endif()
   separate_arguments(_pc_${_q} UNIX_COMMAND "${_pc_${_q}}")
 endforeach()
-foreach(_v libdir mock_cuda_driver tlec)
+foreach(_v libdir mock_cuda_driver mock_nccl tlec)
   execute_process(COMMAND ${_pcenv} ${_pkgconfig} --variable=${_v} tle_rt OUTPUT_VARIABLE _pc_${_v}
                   OUTPUT_STRIP_TRAILING_WHITESPACE)
 endforeach()
-if(NOT EXISTS "${_pc_mock_cuda_driver}" OR NOT EXISTS "${_pc_tlec}")
-  message(FATAL_ERROR "tle_rt.pc: mock_cuda_driver (${_pc_mock_cuda_driver}) or tlec (${_pc_tlec}) does not exist")
+if(NOT EXISTS "${_pc_mock_cuda_driver}" OR NOT EXISTS "${_pc_mock_nccl}" OR NOT EXISTS "${_pc_tlec}")
+  message(FATAL_ERROR "tle_rt.pc: mock_cuda_driver (${_pc_mock_cuda_driver}), mock_nccl (${_pc_mock_nccl}) or "
+                      "tlec (${_pc_tlec}) does not exist")
 endif()
 run("the installed tlec writing add.h" "${_pc_tlec}" "${EXAMPLES_DIR}/vector_add.tle"
     -s "*fp32:16, *fp32:16, *fp32:16, i32, 1024" -g "cdiv(n_elements, BLOCK), 1, 1" --arch sm_90a

@@ -56,7 +56,7 @@ TEST_CASE("without a driver, devices and modules throw NoDriverError", "[nodrive
 
 extern "C" int tle_rt_c_header_check(void);
 
-TEST_CASE("tle_rt.h compiles as C and links", "[capi]") { CHECK(tle_rt_c_header_check() == 23); }
+TEST_CASE("tle_rt.h compiles as C and links", "[capi]") { CHECK(tle_rt_c_header_check() == 36); }
 
 TEST_CASE("without a driver, the C ABI reports TLE_RT_ERROR_NO_DRIVER", "[nodriver][default-driver]") {
   if (driverLoads()) {

@@ -689,6 +689,7 @@ struct Grid {
 };
 
 class Kernel;
+class Communicator;
 
 /// A loaded CUDA module (cuModuleLoadDataEx) and its parsed `__tle_metadata`. Copies share the
 /// module, which is unloaded when the last Module or Kernel referring to it goes away.
@@ -829,6 +830,7 @@ public:
 
 private:
   friend class Module;
+  friend class Communicator; // Communicator::launchAll checks every rank's launch before any
   Kernel(std::shared_ptr<detail::ModuleState> module, void *function, KernelInfo info)
       : module_(std::move(module)), function_(function), info_(std::move(info)) {}
 

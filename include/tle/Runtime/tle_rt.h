@@ -25,7 +25,9 @@ typedef enum tle_rt_status {
   TLE_RT_ERROR_DRIVER = 2,           /**< a CUDA driver call failed */
   TLE_RT_ERROR_METADATA = 3,         /**< missing or malformed __tle_metadata, unknown kernel */
   TLE_RT_ERROR_INVALID_ARGUMENT = 4, /**< bad argument count, divisibility, grid, null handle */
-  TLE_RT_ERROR_OTHER = 5             /**< anything else (unreadable file, ...) */
+  TLE_RT_ERROR_OTHER = 5,            /**< anything else (unreadable file, ...) */
+  TLE_RT_ERROR_NO_NCCL = 6,          /**< libnccl.so.2 cannot be loaded or is older than 2.27 */
+  TLE_RT_ERROR_NCCL = 7              /**< an NCCL call failed */
 } tle_rt_status;
 
 /** A loaded module (owns the CUmodule). */
@@ -186,6 +188,65 @@ TLE_RT_C_API tle_rt_status tle_rt_tensor_map_encode_tiled(
     void *tensor_map, const char *dtype, unsigned rank, uint64_t global_address,
     const int64_t *shape, const int64_t *strides, const int64_t *box,
     const int64_t *element_strides, int interleave, int swizzle, int l2_promotion, int oob_fill);
+
+/* ---- Communicators (C++: tle::rt::Communicator, include/tle/Runtime/Communicator.h) ---- */
+
+/** One GPU's NCCL communicator, its signal area and its device record. */
+typedef struct tle_rt_comm_st *tle_rt_comm;
+/** A symmetric buffer (every rank's copy, one NCCL window) of a communicator. */
+typedef struct tle_rt_symmetric_st *tle_rt_symmetric;
+/** The 128-byte NCCL unique id that names a communicator group. */
+typedef struct tle_rt_comm_unique_id {
+  char internal[128];
+} tle_rt_comm_unique_id;
+
+/** A fresh group name (ncclGetUniqueId) into *id, to send to the other ranks.
+ * TLE_RT_ERROR_NO_NCCL when NCCL cannot be loaded, TLE_RT_ERROR_NCCL when the call fails. */
+TLE_RT_C_API tle_rt_status tle_rt_comm_unique_id_get(tle_rt_comm_unique_id *id);
+
+/** Joins group *id as rank `rank` of `nranks` on device `device`; collective (returns once every
+ * rank has joined). Release *out with tle_rt_comm_destroy. */
+TLE_RT_C_API tle_rt_status tle_rt_comm_init_rank(const tle_rt_comm_unique_id *id, int nranks, int rank,
+                                                 int device, tle_rt_comm *out);
+
+/** One communicator per device of devices[0..ndev) (ncclCommInitAll; rank i on devices[i]) into
+ * out[0..ndev), for one thread driving every GPU. */
+TLE_RT_C_API tle_rt_status tle_rt_comm_init_all(const int *devices, int ndev, tle_rt_comm *out);
+
+/** Destroys the communicator handle (the NCCL communicator goes once its symmetric buffers are
+ * freed too). NULL is ok. */
+TLE_RT_C_API void tle_rt_comm_destroy(tle_rt_comm comm);
+
+/** The communicator's rank, -1 for NULL. */
+TLE_RT_C_API int tle_rt_comm_rank(tle_rt_comm comm);
+
+/** The number of ranks, 0 for NULL. */
+TLE_RT_C_API int tle_rt_comm_size(tle_rt_comm comm);
+
+/** The device address of the 32-byte device record (the `device_dptr` kernel argument; layout in
+ * docs/runtime.md), 0 for NULL. */
+TLE_RT_C_API uint64_t tle_rt_comm_device_comm(tle_rt_comm comm);
+
+/** Allocates `bytes` zero-filled bytes on every rank as one symmetric window; collective (every
+ * rank calls it with the same size, each from its own thread or process). */
+TLE_RT_C_API tle_rt_status tle_rt_comm_alloc_symmetric(tle_rt_comm comm, size_t bytes, tle_rt_symmetric *out);
+
+/** tle_rt_comm_alloc_symmetric for the `n` communicators comms[0..n) of one group from one
+ * thread (the registrations grouped); buffer i into out[i]. */
+TLE_RT_C_API tle_rt_status tle_rt_comm_alloc_symmetric_all(tle_rt_comm *comms, int n, size_t bytes,
+                                                           tle_rt_symmetric *out);
+
+/** Deregisters and frees a symmetric buffer. NULL is ok. */
+TLE_RT_C_API void tle_rt_symmetric_free(tle_rt_symmetric buffer);
+
+/** This rank's copy (a CUdeviceptr), 0 for NULL. */
+TLE_RT_C_API uint64_t tle_rt_symmetric_address(tle_rt_symmetric buffer);
+
+/** The device address of the buffer's window record (ncclWindow_t), 0 for NULL. */
+TLE_RT_C_API uint64_t tle_rt_symmetric_window(tle_rt_symmetric buffer);
+
+/** The size of each rank's copy in bytes, 0 for NULL. */
+TLE_RT_C_API size_t tle_rt_symmetric_bytes(tle_rt_symmetric buffer);
 
 #ifdef __cplusplus
 } /* extern "C" */
