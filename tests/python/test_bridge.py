@@ -174,6 +174,10 @@ class ExampleSpecializationTest(TempDirTest):
         ("attention_tma", "attn_fwd", "hhhh|0.125,2,4,1024", dict(HEAD_DIM=64, BLOCK_M=128, BLOCK_N=64, CAUSAL=False), 8),
         ("softmax_cluster", "softmax_cluster", "ff|60000,60000,60000", dict(BLOCK=16384, CLUSTER=4), 16),
         ("softmax_cluster_staged", "softmax_cluster_staged", "ff|65536,65536,65536", dict(BLOCK=16384, CLUSTER=2), 16),
+        # Across GPUs: the device record and the windows passed as tensors' pointers.
+        ("all_gather", "all_gather", "fff|3000", dict(WORLD=2, BLOCK=1024), 4),
+        ("all_gather_gemm", "all_gather_gemm", "ffhhh|1,200,256,192", dict(WORLD=2, BM=128, BN=128, BK=64), 8),
+        ("gemm_reduce_scatter", "gemm_reduce_scatter", "ffhh|256,256,128", dict(WORLD=2, BM=128, BN=128, BK=64), 8),
     ]
     MATMULS = [("matmul", (128, 128, 32, 8), 4, False), ("matmul_tma", (128, 256, 64, 8), 8, False),
                ("matmul_decode", (16, 64, 128, 8), 4, False), ("matmul_persistent", (128, 128, 32, 8), 4, False),

@@ -101,8 +101,9 @@ TEST_CASE("verifier: problems are named at their op", "[verifier]") {
        "'atomic_rmw': result must be the pointee type of the pointer's shape", 2},
       {"  %1 = constant 2.0 : fp64\n  %2 = not %1 : fp64 -> fp64\n  return\n", "'not': expects an integer operand, got fp64",
        2},
-      {"  %1 = constant 1 : i32\n  %2 = bitcast %p.0 : *fp32 -> i64\n  return\n",
-       "'bitcast': needs types of one bit width (pointers only to pointers): *fp32 -> i64", 2},
+      {"  %1 = constant 1 : i32\n  %2 = bitcast %p.0 : *fp32 -> i32\n  return\n",
+       "'bitcast': converts a pointer only to a pointer, or a global pointer to and from a 64-bit integer: *fp32 -> i32",
+       2},
   };
   for (const Case &c : cases) {
     INFO(c.body);
