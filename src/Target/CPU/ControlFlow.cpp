@@ -4,6 +4,24 @@
 
 namespace tle::cpu::detail {
 
+void Lowering::emitSignalWait(const ir::Op &op) {
+  // One program is one thread: it spins on an acquire load until the counter reaches the target
+  // (the signals come from other threads: another rank's kernel run at the same time), then
+  // takes the target from it unless `keep` (IR.h, SignalWait).
+  llvm::Value *slot = scalar(op.operands[0]), *target = scalar(op.operands[1]);
+  auto *spin = llvm::BasicBlock::Create(ctx_, "signal.spin", kernel_);
+  auto *done = llvm::BasicBlock::Create(ctx_, "signal.done", kernel_);
+  B.CreateBr(spin);
+  B.SetInsertPoint(spin);
+  llvm::LoadInst *cur = B.CreateLoad(B.getInt64Ty(), slot);
+  cur->setAtomic(llvm::AtomicOrdering::Acquire);
+  cur->setAlignment(llvm::Align(8));
+  B.CreateCondBr(B.CreateICmpULT(cur, target), spin, done);
+  B.SetInsertPoint(done);
+  if (!op.sync.keep)
+    B.CreateAtomicRMW(llvm::AtomicRMWInst::Sub, slot, target, llvm::MaybeAlign(8), llvm::AtomicOrdering::Monotonic);
+}
+
 using ir::DType;
 using ir::OpKind;
 

@@ -474,9 +474,12 @@ bool Lowering::emitOp(const ir::Op &op) {
     return unsupported(op, "tl.inline_asm_elementwise runs PTX, which only the GPU target can");
   case OpKind::RawCall:
     return unsupported(op, "tle.raw.call runs native CUDA or LLVM code for NVPTX, which only the GPU target can");
-  case OpKind::DeviceBarrier: case OpKind::SignalWait:
-    return unsupported(op, "barriers and signals across GPUs (tle.distributed_barrier(space=\"device\"), "
-                           "tle.signal_wait) need the GPU target");
+  case OpKind::SignalWait:
+    emitSignalWait(op);
+    return true;
+  case OpKind::DeviceBarrier:
+    return unsupported(op, "a barrier across GPUs (tle.distributed_barrier(space=\"device\")) waits for every "
+                           "program of the grid at once, which the CPU target does not run together");
   case OpKind::LocalAlloc: case OpKind::RemotePtr: case OpKind::ClusterBarrier:
   case OpKind::ClusterArrive: case OpKind::ClusterWait: case OpKind::GridBarrier: case OpKind::SubmeshBarrier:
     return unsupported(op, "shared buffers and thread-block clusters (tle.gpu.alloc, tle.remote, "

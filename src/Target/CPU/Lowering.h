@@ -200,6 +200,8 @@ private:
   BufferPlan plan_;
 
   llvm::Function *kernel_ = nullptr;
+  /// OpKind::SignalWait: an acquire-load spin, then the consuming subtraction (ControlFlow.cpp).
+  void emitSignalWait(const ir::Op &op);
   llvm::BasicBlock *entry_ = nullptr;
   llvm::Value *pid_[3] = {}, *nprog_[3] = {};
   std::vector<llvm::Value *> buffers_; ///< buffer id -> pointer
