@@ -150,7 +150,19 @@ void CommState::adoptWindow(SymmetricBuffer &b, nccl::ncclWindow_t win) {
   WindowHead head{};
   {
     ScopedContext scope(st.context());
-    cu::check(cu::api().cuMemcpyDtoH(&head, b.window_, sizeof head), "cuMemcpyDtoH");
+    cu::CUresult r = cu::api().cuMemcpyDtoH(&head, b.window_, sizeof head);
+    if (r != cu::CUDA_SUCCESS) {
+      // Say what the handle is (CU_POINTER_ATTRIBUTE_MEMORY_TYPE: 1 host, 2 device, 3 array,
+      // 4 unified), so that a layout or version mismatch is told apart from a bad handle.
+      unsigned type = 0;
+      bool known = cu::api().cuPointerGetAttribute &&
+                   cu::api().cuPointerGetAttribute(&type, 2, b.window_) == cu::CUDA_SUCCESS;
+      throw DriverError("cuMemcpyDtoH", r,
+                        fmt::format("libtle_rt: cannot read the window record NCCL made for {} at {:#x} "
+                                    "(cuMemcpyDtoH: CUresult {}; the CUDA driver knows that address as {})",
+                                    st.where(), b.window_, r,
+                                    known ? fmt::format("memory of type {}", type) : std::string("no allocation")));
+    }
   }
   if (head.worldRank != st.rank || head.stride4G == 0 || head.lsaFlatBase == 0)
     throw Error(fmt::format("libtle_rt: the window record NCCL made for {} does not have the layout "
