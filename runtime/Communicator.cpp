@@ -150,13 +150,18 @@ void CommState::adoptWindow(SymmetricBuffer &b, nccl::ncclWindow_t win) {
   WindowHead head{};
   {
     ScopedContext scope(st.context());
-    cu::CUresult r = cu::api().cuMemcpyDtoH(&head, b.window_, sizeof head);
+    // The record may be device memory, or page-locked host memory the device reads through the
+    // unified address space (CU_POINTER_ATTRIBUTE_MEMORY_TYPE: 1 host, 2 device, 3 array,
+    // 4 unified): a host record is read in place.
+    unsigned type = 0;
+    bool known = cu::api().cuPointerGetAttribute &&
+                 cu::api().cuPointerGetAttribute(&type, 2, b.window_) == cu::CUDA_SUCCESS;
+    cu::CUresult r = cu::CUDA_SUCCESS;
+    if (known && type == 1)
+      std::memcpy(&head, reinterpret_cast<const void *>(b.window_), sizeof head);
+    else
+      r = cu::api().cuMemcpyDtoH(&head, b.window_, sizeof head);
     if (r != cu::CUDA_SUCCESS) {
-      // Say what the handle is (CU_POINTER_ATTRIBUTE_MEMORY_TYPE: 1 host, 2 device, 3 array,
-      // 4 unified), so that a layout or version mismatch is told apart from a bad handle.
-      unsigned type = 0;
-      bool known = cu::api().cuPointerGetAttribute &&
-                   cu::api().cuPointerGetAttribute(&type, 2, b.window_) == cu::CUDA_SUCCESS;
       throw DriverError("cuMemcpyDtoH", r,
                         fmt::format("libtle_rt: cannot read the window record NCCL made for {} at {:#x} "
                                     "(cuMemcpyDtoH: CUresult {}; the CUDA driver knows that address as {})",
