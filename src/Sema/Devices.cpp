@@ -69,6 +69,8 @@ ir::Value *peerAddress(Specializer &S, SourceLoc loc, ir::Value *win, ir::Value 
 /// known, it must lie in [0, limit) (limit 0: no bound).
 ir::Value *indexArg(Specializer &S, const Arg &a, const std::string &what, int64_t limit) {
   if (a.val.kind == SVal::Kind::Int || a.val.kind == SVal::Kind::Bool) {
+    if (a.val.i < 0 && limit == 0)
+      S.fail(a.loc, what + " is " + std::to_string(a.val.i) + ": it must not be negative");
     if (a.val.i < 0 || (limit > 0 && a.val.i >= limit))
       S.fail(a.loc, what + " is " + std::to_string(a.val.i) + ", outside [0, " + std::to_string(limit) + ")");
     return S.b->constInt(a.loc, DType::I32, a.val.i);
