@@ -239,18 +239,8 @@ std::vector<Kernel> load(Ranks &R, const std::string &path, const std::string &n
   return ks;
 }
 
-uint16_t toBf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  u += 0x7fff + ((u >> 16) & 1);
-  return uint16_t(u >> 16);
-}
-float fromBf16(uint16_t h) {
-  uint32_t u = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
+uint16_t toBf16(float f) { return BFloat16::fromFloat(f).bits; }
+float fromBf16(uint16_t h) { return BFloat16{h}.toFloat(); }
 
 std::vector<uint16_t> randomBf16(size_t n, std::mt19937 &g) {
   std::uniform_real_distribution<float> d(-1.f, 1.f);

@@ -400,20 +400,7 @@ std::string commModule() {
          ".visible .entry barrier_kernel(.param .u64 device_dptr) { ret; }\n";
 }
 
-// The head of MockLaunch in MockCudaDriver.cpp, up to the launch counter.
-struct MockLaunch {
-  char function[128];
-  unsigned grid[3], block[3], shared;
-  void *stream;
-  unsigned numArgs;
-  unsigned char args[16][8];
-  unsigned cluster[3];
-  int cooperative;
-  int viaEx;
-  int launches;
-};
-
-const MockLaunch &lastLaunch() { return *tle::test::mockFn<const MockLaunch *(*)()>("mock_last_launch")(); }
+using tle::test::lastLaunch;
 
 } // namespace
 

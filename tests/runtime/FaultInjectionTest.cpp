@@ -18,7 +18,7 @@ using Catch::Matchers::StartsWith;
 
 namespace {
 
-struct MockLaunchHead;
+using MockLaunchHead = tle::test::MockLaunch;
 
 /// The fake driver's control functions.
 struct Mock {
@@ -30,18 +30,6 @@ struct Mock {
   int launches() const;
 };
 
-// Mirrors the start of MockLaunch in MockCudaDriver.cpp, up to the launch counter.
-struct MockLaunchHead {
-  char function[128];
-  unsigned grid[3], block[3], shared;
-  void *stream;
-  unsigned numArgs;
-  unsigned char args[16][8];
-  unsigned cluster[3];
-  int cooperative;
-  int viaEx;
-  int launches;
-};
 
 const Mock &mock() {
   static Mock m = [] {

@@ -18,20 +18,8 @@ using Catch::Matchers::StartsWith;
 
 namespace {
 
-// Mirrors MockLaunch in MockCudaDriver.cpp.
-struct MockLaunch {
-  char function[128];
-  unsigned grid[3], block[3], shared;
-  void *stream;
-  unsigned numArgs;
-  unsigned char args[16][8];
-  unsigned cluster[3];
-  int cooperative;
-  int viaEx;
-  int launches;
-};
-
-const MockLaunch &lastLaunch() { return *tle::test::mockFn<const MockLaunch *(*)()>("mock_last_launch")(); }
+using tle::test::lastLaunch;
+using tle::test::MockLaunch;
 
 int lastSharedAttr() { return tle::test::mockFn<int (*)()>("mock_last_set_shared_attr")(); }
 

@@ -26,6 +26,23 @@ inline void *mockSymbol(const char *name) {
 /// The test double's function `name`, as a pointer of type Fn.
 template <class Fn> Fn mockFn(const char *name) { return reinterpret_cast<Fn>(mockSymbol(name)); }
 
+/// The head of the test double's record of a launch (MockLaunch in runtime/mock/MockCudaDriver.cpp),
+/// up to its launch counter: the fields must stay in that struct's order.
+struct MockLaunch {
+  char function[128];
+  unsigned grid[3], block[3], shared;
+  void *stream;
+  unsigned numArgs;
+  unsigned char args[16][8];
+  unsigned cluster[3];
+  int cooperative;
+  int viaEx;
+  int launches;
+};
+
+/// The test double's last launch.
+inline const MockLaunch &lastLaunch() { return *mockFn<const MockLaunch *(*)()>("mock_last_launch")(); }
+
 /// The arguments of the test double's last cuTensorMapEncodeTiled call.
 inline const MockTensorMapCall &lastTensorMapEncode() {
   return *mockFn<const MockTensorMapCall *(*)()>("mock_last_tensor_map")();

@@ -5,11 +5,11 @@
 // gather every rank's shard through remote stores, tle.signal and tle.signal_wait, twice (the
 // signals consumed, or counted by epoch).
 #include "test_cpu_util.h"
+#include "tle/Target/CPU/HostArray.h"
 
 #include <sys/mman.h>
 
 #include <array>
-#include <cstring>
 #include <deque>
 #include <exception>
 #include <mutex>
@@ -90,18 +90,8 @@ public:
   std::deque<std::array<uint64_t, 4>> records, windows;
 };
 
-uint16_t bf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  u += 0x7fff + ((u >> 16) & 1);
-  return uint16_t(u >> 16);
-}
-float fromBf16(uint16_t h) {
-  uint32_t u = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
+uint16_t bf16(float f) { return cpu::bf16FromDouble(f); }
+float fromBf16(uint16_t h) { return cpu::bf16ToFloat(h); }
 
 } // namespace
 
