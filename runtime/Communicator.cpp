@@ -125,19 +125,6 @@ void CommState::registerGrouped(std::vector<SymmetricBuffer> &bufs, size_t bytes
                fmt::format("registering {} symmetric windows of {} bytes", bufs.size(), bytes));
 }
 
-namespace {
-/// The head of NCCL's window record (struct ncclWindow_vidmem of NCCL 2.27/2.28, the layout its
-/// device functions read): what the peer-address formula needs.
-struct WindowHead {
-  uint64_t winHost;
-  uint64_t lsaFlatBase;
-  int32_t lsaRank;
-  int32_t worldRank;
-  uint32_t stride4G;
-  uint32_t mcOffset4K;
-};
-static_assert(sizeof(WindowHead) == 32, "the window record's head is 32 bytes");
-} // namespace
 
 void CommState::adoptWindow(SymmetricBuffer &b, nccl::ncclWindow_t win) {
   const CommState &st = *b.comm_;
@@ -147,7 +134,7 @@ void CommState::adoptWindow(SymmetricBuffer &b, nccl::ncclWindow_t win) {
                             "with its cuMem allocator, for GPUs that can map each other's memory)",
                             st.where()));
   b.window_ = reinterpret_cast<uintptr_t>(win);
-  WindowHead head{};
+  NcclWindowHead head{};
   {
     ScopedContext scope(st.context());
     // The record may be device memory, or page-locked host memory the device reads through the

@@ -186,12 +186,10 @@ public:
     Symmetric s;
     for (int r = 0; r < world; ++r) {
       s.address.push_back(base + r * k4G + off);
-      // NCCL's window record: winHost, lsaFlatBase, lsaRank, worldRank, stride4G.
-      struct {
-        uint64_t winHost, flatBase;
-        int32_t lsaRank, worldRank;
-        uint32_t stride4G, pad;
-      } win{0, base + off, r, r, 1, 0};
+      NcclWindowHead win;
+      win.lsaFlatBase = base + off;
+      win.lsaRank = win.worldRank = r;
+      win.stride4G = 1;
       uint64_t at = recordBuf.address() + size_t(world) * 32 + (windows++) * 64;
       toDevice(0, at, &win, sizeof win);
       s.window.push_back(at);

@@ -80,6 +80,22 @@ private:
 ///   offset 20  uint32 reserved     0
 ///   offset 24  uint64 reserved     0
 ///
+/// The head of NCCL's window record (the ncclWindow_t a window handle points to: struct
+/// ncclWindow_vidmem of NCCL 2.27/2.28, nccl_device/impl/core__types.h), what NCCL's
+/// ncclGetPeerPointer reads: peer p's copy of byte `off` is at lsaFlatBase + ((uint64)(uint32)
+/// ((lsaRank + p - worldRank) * stride4G) << 32) + off. tlec's tle.remote(space="device") and
+/// device barrier read these fields at these offsets (docs/language.md, "TLE across GPUs").
+struct NcclWindowHead {
+  uint64_t winHost = 0;     ///< offset 0: NCCL's host-side window
+  uint64_t lsaFlatBase = 0; ///< offset 8: the device address of rank 0's copy in the flat mapping
+  int32_t lsaRank = 0;      ///< offset 16: this rank in its load/store-accessible team
+  int32_t worldRank = 0;    ///< offset 20: this rank in the communicator
+  uint32_t stride4G = 0;    ///< offset 24: the distance between copies, in units of 4 GiB
+  uint32_t mcOffset4K = 0;  ///< offset 28: multicast offset (unused here)
+};
+static_assert(sizeof(NcclWindowHead) == 32 && offsetof(NcclWindowHead, stride4G) == 24,
+              "the window record's head is 32 bytes, with the fields at NCCL's offsets");
+
 /// The signal area is a symmetric buffer of S + nranks + 1 uint64 words per rank, zero when the
 /// communicator is made: words [0, S) are signal slots (peers add to them), words
 /// [S, S + nranks) the device-barrier inbox (word S + r written by rank r), word S + nranks this
