@@ -50,10 +50,13 @@ PLAIN_BLOCK, PLAIN_WARPS = 1024, 4   # entries per count/scatter program, warps 
 FUSED_BLOCK = 2048                   # entries per step of the TLE variants' loops
 CLUSTER = 8                          # CTAs of moe_align_cluster's one cluster
 COOP_WARPS, CLUSTER_WARPS = (4, 8), (8, 16)
+STAGES = (4096, 16384)               # staging entries per CTA of moe_align_coop_staged
 TARGET_TOKENS, TARGET_US = 163840, 30.0  # issue 34: at most 30 us at 163,840 tokens
-VARIANTS = ("triton", "tlec_plain", "tle_coop", "tle_cluster")
+VARIANTS = ("triton", "tlec_plain", "tle_coop", "tle_coop_staged", "tle_cluster")
+TLE_VARIANTS = ("tle_coop", "tle_coop_staged", "tle_cluster")
 DEVICE = "cuda"                      # where inputs and references live (a host check may set "cpu")
 LABELS = {"triton": "Triton 3.6 (plain)", "tlec_plain": "tlec (plain)", "tle_coop": "TLE cooperative",
+          "tle_coop_staged": "TLE cooperative, staged",
           "tle_cluster": "TLE cluster"}
 
 
@@ -90,6 +93,11 @@ def cubin_specs(experts_list, block_sizes):
                 specs.append(dict(stem=f"moe_coop_e{e}_b{b}_w{w}", source=TLE_SOURCE, kernel="moe_align_coop",
                                   sig=f"*i32:16, *i32:16, *i32:16, *i32, *i32:16, i32, {e}, {p2}, {b}, "
                                       f"{FUSED_BLOCK}, {nb}", warps=w))
+                for st in STAGES:
+                    specs.append(dict(stem=f"moe_coop_staged_e{e}_b{b}_w{w}_s{st}", source=TLE_SOURCE,
+                                      kernel="moe_align_coop_staged",
+                                      sig=f"*i32:16, *i32:16, *i32:16, *i32, *i32:16, i32, {e}, {p2}, {b}, "
+                                          f"{FUSED_BLOCK}, {nb}, {st}", warps=w))
             for w in CLUSTER_WARPS:
                 specs.append(dict(stem=f"moe_cluster_e{e}_b{b}_w{w}", source=TLE_SOURCE,
                                   kernel="moe_align_cluster",
@@ -382,13 +390,20 @@ def candidates(torch, ctx, ids, ref, experts, block_size, tune_all):
                                              block_size, max_len), out_t)],
            "tlec_plain": [(plain, tlec_plain_variant(torch, plain_kernels, ids, out_p, zeros(4 * p2), experts,
                                                      block_size, max_len), out_p)],
-           "tle_coop": [], "tle_cluster": []}
-    ctas_list = sorted({max(1, sms >> i) for i in range(4)}, reverse=True) if tune_all else [sms]
+           "tle_coop": [], "tle_coop_staged": [], "tle_cluster": []}
+    # Up to four CTAs per SM (their shared histograms are small), down to one per eight SMs; a grid
+    # that cannot be co-resident is refused at launch and left out.
+    ctas_list = sorted({sms * 4, sms * 2} | {max(1, sms >> i) for i in range(4)}, reverse=True) if tune_all else [sms]
     for w in (COOP_WARPS if tune_all else COOP_WARPS[-1:]):
         for ctas in ctas_list:
             out = outputs(torch, ref)
             run = coop_variant(torch, k[f"moe_coop_e{experts}_b{block_size}_w{w}"], ids, out, zeros(p2 + 1), ctas)
             res["tle_coop"].append((f"{ctas} CTAs, {w} warps", run, out))
+            for st in (STAGES if tune_all else STAGES[:1]):
+                out = outputs(torch, ref)
+                run = coop_variant(torch, k[f"moe_coop_staged_e{experts}_b{block_size}_w{w}_s{st}"], ids, out,
+                                   zeros(p2 + 1), ctas)
+                res["tle_coop_staged"].append((f"{ctas} CTAs, {w} warps, {st} staged", run, out))
     for w in (CLUSTER_WARPS if tune_all else CLUSTER_WARPS[-1:]):
         out = outputs(torch, ref)
         run = cluster_variant(torch, k[f"moe_cluster_e{experts}_b{block_size}_w{w}"], ids, out)
@@ -428,7 +443,7 @@ def run_shape(torch, ctx, experts, block_size, tokens, routing, args):
 def summarize(row):
     """Adds the best TLE variant, its ratio to Triton (Triton's time / its time) and the target."""
     v = row["variants"]
-    tle = [(v[n]["us"], n) for n in ("tle_coop", "tle_cluster") if "us" in v.get(n, {})]
+    tle = [(v[n]["us"], n) for n in TLE_VARIANTS if "us" in v.get(n, {})]
     if tle:
         row["best_tle_us"], row["best_tle"] = min(tle)
     if tle and "us" in v.get("triton", {}):
@@ -458,7 +473,7 @@ def table(rows, key):
             ratio = "" if n == "triton" or tri is None else f" ({tri / v[key]:.2f}x)"
             stream = key == "us" and v.get("timing") != "graph"
             cells.append(f"{v[key]:.2f}{ratio}" + (" stream" if stream else ""))
-        tle = [r["variants"][n][key] for n in ("tle_coop", "tle_cluster") if key in r["variants"].get(n, {})]
+        tle = [r["variants"][n][key] for n in TLE_VARIANTS if key in r["variants"].get(n, {})]
         best = f"{tri / min(tle):.2f}x" if tle and tri is not None else "-"
         lines.append(f"| {r['experts']} | {r['block_size']} | {r['tokens']} | {r['routing']} | "
                      + " | ".join(cells) + f" | {best} |")
@@ -483,7 +498,8 @@ def markdown(doc):
                      f"(target {TARGET_US:.0f} µs: {'met' if all(r['meets_target_us'] for r in target) else 'missed'}).")
     lines.append("- Configurations picked per shape: " + "; ".join(
         f"{r['experts']}/{r['block_size']}/{r['tokens']}/{r['routing']}: coop "
-        f"{r['variants'].get('tle_coop', {}).get('config', '-')}, cluster "
+        f"{r['variants'].get('tle_coop', {}).get('config', '-')}, staged "
+        f"{r['variants'].get('tle_coop_staged', {}).get('config', '-')}, cluster "
         f"{r['variants'].get('tle_cluster', {}).get('config', '-')}" for r in rows) + ".")
     if any("do_bench_us" in v for r in rows for v in r["variants"].values()):
         lines += ["", "## Direct launches (triton.testing.do_bench: launch overhead included, L2 flushed)", ""]

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <functional>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -31,6 +32,40 @@ Access accessIn(const ir::Op &op, AddrSpace space) {
   return op.kind == OpKind::Load ? Access::Read : op.kind == OpKind::Store ? Access::Write : Access::Atomic;
 }
 
+/// Bytes [begin, end) of the CTA's shared memory that an access may touch; all of them unless
+/// narrowed by bufferBytes.
+struct Bytes {
+  int64_t begin = 0, end = std::numeric_limits<int64_t>::max();
+  bool overlaps(const Bytes &o) const { return begin < o.end && o.begin < end; }
+  bool operator==(const Bytes &o) const { return begin == o.begin && end == o.end; }
+};
+
+/// The bytes a load, store or atomic through `ptr` may touch: those of the placed LocalAlloc the
+/// pointer derives from through splat, addptr, broadcast, expand_dims, reshape, permute and
+/// convert_layout (an index past a buffer is undefined: tle.gpu.local_ptr, and allocate-shared
+/// gives a buffer's bytes to another only outside its lifetime); all of shared memory for any
+/// other pointer (a loop-carried one, a select of two, a pipeline slot).
+Bytes bufferBytes(const ir::Value *ptr) {
+  while (ptr->def) {
+    const ir::Op &d = *ptr->def;
+    switch (d.kind) {
+    case OpKind::LocalAlloc: {
+      if (d.sharedOffset < 0)
+        return {};
+      int64_t bytes = ir::numElements(d.allocShape()) * ir::storageBytes(d.result()->type.elem.pointee);
+      return {d.sharedOffset, d.sharedOffset + bytes};
+    }
+    case OpKind::Splat: case OpKind::AddPtr: case OpKind::Broadcast: case OpKind::ExpandDims:
+    case OpKind::Reshape: case OpKind::Permute: case OpKind::ConvertLayout:
+      ptr = d.operands[0];
+      continue;
+    default:
+      return {};
+    }
+  }
+  return {};
+}
+
 /// How `op` touches the CTA's shared memory, for the barrier rule: loads, stores and atomics
 /// through a shared pointer; an async_copy writes its destination (it must not overtake other
 /// threads' earlier accesses to those bytes), and its bytes are written for other threads at
@@ -50,6 +85,9 @@ struct SharedEffect {
   /// An arrival by some threads (per=cta, warp or warpgroup) that releases the others' accesses
   /// too: ordered after every pending access, loads included.
   bool releasesAll = false;
+  /// The bytes touched: the buffer of a load's, store's or atomic's pointer (bufferBytes); all of
+  /// shared memory for the GPU ops.
+  Bytes bytes = {};
 };
 
 SharedEffect sharedEffect(const ir::Op &op) {
@@ -80,7 +118,9 @@ SharedEffect sharedEffect(const ir::Op &op) {
   default: break;
   }
   Access a = accessIn(op, AddrSpace::Shared);
-  return {a, a != Access::None && op.operands[0]->type.isScalar(), false};
+  if (a == Access::None)
+    return {};
+  return {a, op.operands[0]->type.isScalar(), false, false, bufferBytes(op.operands[0])};
 }
 
 /// Whether `op` accesses another CTA's shared memory (a cluster pointer, a remote mbarrier
@@ -91,11 +131,52 @@ bool clusterAccess(const ir::Op &op) {
          (op.kind == OpKind::MbarrierArrive && op.operands.size() > 1) || op.kind == OpKind::SubmeshBarrier;
 }
 
-/// Accesses to shared memory made since the last barrier, by some thread.
+/// Accesses to shared memory made since the last barrier, by some thread: per range of bytes
+/// (one per buffer accessed, or all of shared memory).
 struct Pending {
-  bool read = false, write = false, atomic = false;
-  bool scalarStoresOnly = false; ///< every pending write is a scalar store (thread 0's)
-  bool any() const { return read || write || atomic; }
+  struct Range {
+    Bytes bytes;
+    bool read = false, write = false, atomic = false;
+    bool scalarStoresOnly = false; ///< every pending write here is a scalar store (thread 0's)
+  };
+  std::vector<Range> ranges;
+
+  bool any() const { return !ranges.empty(); }
+  /// The entry of exactly `b`, made when there is none.
+  Range &at(Bytes b) {
+    for (Range &r : ranges)
+      if (r.bytes == b)
+        return r;
+    ranges.push_back({b});
+    return ranges.back();
+  }
+  /// Adds `o`'s accesses; writes merged in are no longer scalar stores only.
+  void merge(const Pending &o) {
+    for (const Range &x : o.ranges) {
+      Range &r = at(x.bytes);
+      r.read |= x.read;
+      r.atomic |= x.atomic;
+      if (x.write) {
+        r.write = true;
+        r.scalarStoresOnly = false;
+      }
+    }
+  }
+  /// Whether an access `a` to `b` (a scalar store when `scalarStore`) may conflict with a pending
+  /// one: a load after a store or an atomic; a store after anything, except a scalar store after
+  /// scalar stores only; an atomic after a load or a store. Only overlapping bytes conflict.
+  bool conflicts(Access a, Bytes b, bool scalarStore) const {
+    for (const Range &r : ranges) {
+      if (!r.bytes.overlaps(b))
+        continue;
+      bool c = a == Access::Read    ? r.write || r.atomic
+               : a == Access::Write ? r.read || r.atomic || (r.write && !(scalarStore && r.scalarStoresOnly))
+               : a == Access::Atomic && (r.read || r.write);
+      if (c)
+        return true;
+    }
+    return false;
+  }
 };
 
 /// The top-level ops of `f` in which the backend reads shared memory it laid out that shares
@@ -177,7 +258,10 @@ public:
       struct ReadsAfter {
         Pending &p;
         bool on;
-        ~ReadsAfter() { p.read |= on; }
+        ~ReadsAfter() {
+          if (on)
+            p.at(Bytes{}).read = true;
+        }
       } after{p_, &b == body_ && backendReaders_.count(&op) > 0};
       // A named barrier of part of the CTA's threads (threads=) does not order the others; one
       // of all of them (in a kernel without warp partitions) does.
@@ -263,22 +347,16 @@ private:
   void access(ir::Block &b, std::list<std::unique_ptr<ir::Op>>::iterator it, SharedEffect e) {
     Access a = e.access;
     bool scalarStore = a == Access::Write && e.scalar;
-    bool conflict = false;
-    switch (a) {
-    case Access::Read: conflict = p_.write || p_.atomic || (e.releasesAll && p_.any()); break;
-    case Access::Write: conflict = p_.read || p_.atomic || (p_.write && !(scalarStore && p_.scalarStoresOnly)); break;
-    case Access::Atomic: conflict = p_.read || p_.write; break;
-    case Access::None: break;
-    }
-    if (conflict)
+    if ((e.releasesAll && p_.any()) || p_.conflicts(a, e.bytes, scalarStore))
       barrierBefore(b, it);
     if (e.issue)
       return;
+    Pending::Range &r = p_.at(e.bytes);
     if (a == Access::Write) {
-      p_.scalarStoresOnly = (!p_.write || p_.scalarStoresOnly) && scalarStore;
-      p_.write = true;
+      r.scalarStoresOnly = (!r.write || r.scalarStoresOnly) && scalarStore;
+      r.write = true;
     } else {
-      (a == Access::Read ? p_.read : p_.atomic) = true;
+      (a == Access::Read ? r.read : r.atomic) = true;
     }
   }
 
@@ -287,41 +365,59 @@ private:
     ir::Op &op = **it;
     // The accesses of the regions (`all`), and what they may leave pending (`kinds`): an access
     // that leaves nothing pending (a copy's issue, an mbarrier use) counts in `all` only.
+    // `ordered`: the regions hold an access that follows every pending one (one of the GPU ops:
+    // copies, mbarriers, wgmma, ...), or the op is a warp_specialize, whose partitions start
+    // with nothing pending.
     Pending kinds, all;
+    bool ordered = op.kind == OpKind::WarpSpecialize;
     for (auto &r : op.regions)
       ir::walk(*r, [&](ir::Op &o) {
         SharedEffect e = effect(o);
+        if (e.access == Access::None)
+          return;
+        ordered |= o.kind != OpKind::Load && o.kind != OpKind::Store && o.kind != OpKind::AtomicRMW &&
+                    o.kind != OpKind::AtomicCAS;
         for (Pending *p : {&all, &kinds}) {
-          Access a = e.issue && p == &kinds ? Access::None : e.access;
-          p->read |= a == Access::Read;
-          p->write |= a == Access::Write;
-          p->atomic |= a == Access::Atomic;
+          if (e.issue && p == &kinds)
+            continue;
+          Pending::Range &x = p->at(e.bytes);
+          (e.access == Access::Read ? x.read : e.access == Access::Write ? x.write : x.atomic) = true;
         }
       });
-    int count = all.read + all.write + all.atomic;
+    bool read = false, write = false, atomic = false;
+    for (const Pending::Range &x : all.ranges) {
+      read |= x.read;
+      write |= x.write;
+      atomic |= x.atomic;
+    }
+    int count = read + write + atomic;
     if (!count) {
       for (auto &r : op.regions) // barriers inside may still be written there
         block(*r);
       return;
     }
-    if (p_.any())
+    // Settle what is pending before the op when anything in its regions may conflict with it.
+    bool conflict = ordered && p_.any();
+    for (const Pending::Range &x : all.ranges)
+      for (Access a : {Access::Read, Access::Write, Access::Atomic})
+        conflict |= (a == Access::Read ? x.read : a == Access::Write ? x.write : x.atomic) &&
+                    p_.conflicts(a, x.bytes, false);
+    if (conflict)
       barrierBefore(b, it);
+    // What stays pending from before: a barrier inside may not run (no iteration, the other branch).
+    const Pending before = p_;
     // The previous iteration's accesses, for the first one of the next (a lone kind that needs
     // no order with itself, loads or atomics, needs none). Branches and warp partitions run
     // their regions once.
-    if (op.kind != OpKind::If && op.kind != OpKind::WarpSpecialize && (count > 1 || all.write))
-      p_ = kinds;
+    if (op.kind != OpKind::If && op.kind != OpKind::WarpSpecialize && (count > 1 || write))
+      p_.merge(kinds);
     for (auto &r : op.regions) {
       if (op.kind == OpKind::WarpSpecialize)
         p_ = {}; // each partition starts behind the barrier before the op
       block(*r);
     }
-    p_.read |= kinds.read;
-    p_.atomic |= kinds.atomic;
-    if (kinds.write) {
-      p_.write = true;
-      p_.scalarStoresOnly = false;
-    }
+    p_.merge(before);
+    p_.merge(kinds);
   }
 
   BarrierInsertion &out_;
