@@ -18,7 +18,10 @@ struct BarrierInsertion {
 ///
 /// CTA barriers. Scanning each block in program order, a Barrier goes right before a load, store
 /// or atomic through a shared-memory pointer (the kernel's own buffers: LocalAlloc) that may
-/// conflict with an access made by another thread since the last barrier: a load after a store or
+/// conflict with an access made by another thread since the last barrier to overlapping bytes
+/// (a pointer derived from a placed LocalAlloc by splat, addptr, broadcast, expand_dims, reshape,
+/// permute or convert_layout touches only that buffer's bytes; any other pointer, and every GPU op
+/// below, may touch all of shared memory): a load after a store or
 /// an atomic; a store after anything, except a scalar store after scalar stores only (thread 0
 /// makes those, in program order); an atomic after a load or a store. Loads after loads and
 /// atomics after atomics need no order (the same rule FlagTree's TLE applies between its stores
@@ -35,8 +38,10 @@ struct BarrierInsertion {
 /// below), so that bytes
 /// allocate-shared gives to another buffer are never accessed by two threads at once. Barrier and ClusterBarrier ops (a cluster barrier is a CTA barrier too) settle all
 /// pending accesses; a named barrier (`barrier id= threads=`) does only when its threads are
-/// the whole CTA's, in a kernel without warp partitions. Before a loop or branch whose regions access shared memory, pending accesses
-/// are settled (a Barrier before it), so every branch and iteration starts with none; a loop whose
+/// the whole CTA's, in a kernel without warp partitions. Before a loop or branch whose regions access shared memory in a way that may
+/// conflict with a pending access (or hold one of the GPU ops, or are warp partitions), pending
+/// accesses are settled (a Barrier before it); what stays pending otherwise stays so after the op
+/// (a barrier inside may not run); a loop whose
 /// body stores, or mixes kinds of access, starts its body as if the previous iteration's accesses
 /// were pending (any access of the body counts for that, a copy's issue and an mbarrier use
 /// too). After such an op, what any of its regions may have left is pending (those do not). The
