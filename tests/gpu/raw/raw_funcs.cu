@@ -66,23 +66,31 @@ extern "C" __device__ Memref2f mma_tile(SHARED float *acc_alloc, SHARED float *a
   return {acc_alloc, acc, acc_off, {M, N}, {acc_s0, acc_s1}};
 }
 
-// Row sums of a [rows, 32] buffer, one warp per row at a time, through butterfly shuffles in
-// inline PTX; lane 0 writes out[row0 + r].
-static __device__ float warp_sum(float v) {
-  for (int d = 16; d > 0; d >>= 1) {
-    float o;
-    asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 31, 0xffffffff;" : "=f"(o) : "f"(v), "r"(d));
-    v += o;
-  }
-  return v;
-}
-
+// Row sums of a [rows, cols] buffer: L lanes per row (8, or fewer for shorter rows), so a warp
+// takes 32 / L rows at a time. Each lane adds every L-th element of its row, starting at a block
+// of columns rotated by the row's place in the warp, so that the warp's rows read different banks
+// (rows of 32 floats would otherwise put all of them on the same 8); then log2(L) butterfly
+// shuffles in inline PTX add over the row's lanes, and its first lane writes out[row0 + r].
 extern "C" __device__ void row_sums(SHARED float *alloc, SHARED float *x, int64_t off, int64_t rows, int64_t cols,
                                     int64_t s0, int64_t s1, GLOBAL float *out, int row0) {
-  int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
-  for (int64_t r = warp; r < rows; r += warps) {
-    float v = warp_sum(x[off + r * s0 + lane * s1]);
-    if (lane == 0)
+  const int lanes = cols >= 8 ? 8 : cols >= 4 ? 4 : cols >= 2 ? 2 : 1, per = 32 / lanes;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  const int g = lane / lanes, j = lane % lanes, blocks = static_cast<int>((cols + lanes - 1) / lanes);
+  for (int64_t r0 = static_cast<int64_t>(warp) * per; r0 < rows; r0 += static_cast<int64_t>(warps) * per) {
+    const int64_t r = r0 + g;
+    float v = 0.0f;
+    if (r < rows)
+      for (int k = 0, b = g % blocks; k < blocks; ++k, b = b + 1 == blocks ? 0 : b + 1) {
+        const int64_t c = j + static_cast<int64_t>(lanes) * b;
+        if (c < cols)
+          v += x[off + r * s0 + c * s1];
+      }
+    for (int d = lanes / 2; d > 0; d >>= 1) {
+      float o;
+      asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 31, 0xffffffff;" : "=f"(o) : "f"(v), "r"(d));
+      v += o;
+    }
+    if (j == 0 && r < rows)
       out[row0 + r] = v;
   }
 }
