@@ -501,7 +501,14 @@ SVal localPtr(Specializer &S, const BuiltinCall &c) {
   for (size_t d = shape.size() - 1; d > 0; --d)
     strides[d - 1] = strides[d] * shape[d];
   ir::Value *off = nullptr;
-  if (!p.has("indices")) { // the whole buffer, as a tile of its shape
+  if (p.has("offsets")) { // FlagTree's flat form: row-major element indices, any tile shape
+    const Arg &oa = p.get("offsets");
+    if (p.has("indices"))
+      S.fail(oa.loc, "local_ptr() takes indices or offsets, not both");
+    if (!oa.val.isTensor() || !ir::isInteger(oa.val.v->type.dtype()) || oa.val.v->type.dtype() == DType::I1)
+      S.fail(oa.loc, "local_ptr() offsets must be a tile of integer element indices, got " + oa.val.describe());
+    off = S.castTo(oa.val.v, ir::ScalarType{DType::I32}, oa.loc);
+  } else if (!p.has("indices")) { // the whole buffer, as a tile of its shape
     for (int64_t d : shape)
       if (d & (d - 1))
         S.fail(ba.loc, "local_ptr() of the whole " + ba.val.describe() +
@@ -551,9 +558,37 @@ SVal localPtr(Specializer &S, const BuiltinCall &c) {
     off = swizzledOffsets(S, off, shape, ba.val.i, ir::storageBytes(base->type.elem.pointee), loc);
   ir::Value *ptrs = off->type.isTile() ? S.b->splat(loc, base, off->type.shape) : base;
   SVal r = SVal::tensor(S.b->create(OpKind::AddPtr, loc, {ptrs, off}, {ptrs->type})->result());
-  if (ba.val.i && !p.has("indices") && shape.size() == 2 && base->type.elem.space == AddrSpace::Shared)
+  if (ba.val.i && !p.has("indices") && !p.has("offsets") && shape.size() == 2 && base->type.elem.space == AddrSpace::Shared)
     S.matrixViews[r.v] = base; // tl.load / tl.store of it: local_load / local_store
   return r;
+}
+
+/// The whole buffer's pointer tile (tle.gpu.local_ptr without indices) of the buffer argument `name`.
+SVal wholeView(Specializer &S, const BuiltinCall &c, const char *name) {
+  const Arg &ba = c.p.get(name);
+  if (ba.val.kind != SVal::Kind::Buffer)
+    S.fail(ba.loc, c.fname + "() " + name + " must be a buffer from tle.gpu.alloc, got " + ba.val.describe());
+  CallArgs args{c.loc, {ba}, {}};
+  return S.callBuiltin("tle.gpu.local_ptr", args);
+}
+
+/// FlagTree's tle.gpu.local_load(buffer): the whole buffer as a tile of its shape and dtype (a
+/// tl.load of its full local_ptr view: an NVMMA matrix becomes a local_load op).
+SVal localLoad(Specializer &S, const BuiltinCall &c) {
+  CallArgs ld{c.loc, {Arg{c.loc, wholeView(S, c, "buffer")}}, {}};
+  return S.callBuiltin("tl.load", ld);
+}
+
+/// FlagTree's tle.gpu.local_store(dst, src): src (a tile of dst's shape, or a scalar broadcast
+/// to it) written over the whole buffer, converted to its dtype.
+SVal localStore(Specializer &S, const BuiltinCall &c) {
+  SVal view = wholeView(S, c, "dst");
+  const Arg &src = c.p.get("src");
+  if (!src.val.isTensor() && !src.val.isNumber())
+    S.fail(src.loc, "local_store() src must be a tile or a scalar, got " + src.val.describe());
+  CallArgs st{c.loc, {Arg{c.loc, view}, src}, {}};
+  S.callBuiltin("tl.store", st);
+  return SVal::none();
 }
 
 } // namespace
@@ -565,7 +600,9 @@ std::vector<BuiltinSpec> tleBuiltins() {
       {"tle.distributed_barrier", "mesh=None, device_dptr=None, space=None", distributedBarrier},
       {"tle.gpu.alloc", "shape, dtype, layout=None, scope=tle.gpu.smem, init_value=None, nv_mma_shared_layout=None",
        alloc},
-      {"tle.gpu.local_ptr", "buffer, indices=None", localPtr},
+      {"tle.gpu.local_ptr", "buffer, indices=None, offsets=None", localPtr},
+      {"tle.gpu.local_load", "buffer", localLoad},
+      {"tle.gpu.local_store", "dst, src", localStore},
       {"swizzled_shared_layout.make_default", "rank", swizzledLayout},
       {"nv_mma_shared_layout.make_default", "shape, dtype", nvmmaLayout},
       {"buffer.slot", "index", bufferSlot},

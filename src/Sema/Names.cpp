@@ -175,7 +175,9 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
     if (m == "libdevice" || m == "triton.language.extra.libdevice" || m == "triton.language.extra.cuda.libdevice")
       return SVal::builtin("libdevice." + attr);
     // TLE (FlagTree's spelling): triton.experimental.tle[.language] is TLE-Lite, its .gpu TLE-Struct.
-    if (m == "triton.experimental.tle" || m == "triton.experimental.tle.language") {
+    // Earlier FlagTree releases had TLE-Struct's functions on the top module too (tle.alloc,
+    // tle.copy, tle.local_load), and at triton.language.extra.tle: both still resolve.
+    if (m == "triton.experimental.tle" || m == "triton.experimental.tle.language" || m == "triton.language.extra.tle") {
       if (attr == "language")
         return SVal::module("triton.experimental.tle.language");
       if (attr == "gpu")
@@ -184,6 +186,8 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
         return SVal::module("triton.experimental.tle.language.raw");
       if (isModuleBuiltin("tle", attr))
         return SVal::builtin("tle." + attr);
+      if (isModuleBuiltin("tle.gpu", attr) || attr == "smem" || attr == "tmem")
+        return attribute(SVal::module("triton.experimental.tle.language.gpu"), attr, loc);
       fail(loc, "tle." + attr + " is not supported by tlec yet (TLE-Lite has " + joinNames(builtinNames("tle")) + ")");
     }
     // TLE-Raw: FlagTree's `triton.experimental.tle.raw` (dialect) and `...tle.language.raw`

@@ -110,6 +110,8 @@ std::string parseTensorDesc(const std::string &item, SignatureEntry &e) {
 
 std::optional<std::vector<SignatureEntry>> parseSignature(const std::string &text, DiagnosticEngine &diags) {
   std::vector<SignatureEntry> out;
+  if (trim(text).empty()) // a kernel without parameters
+    return out;
   size_t start = 0;
   while (start <= text.size()) {
     size_t comma = nextSeparator(text, start);
