@@ -295,6 +295,25 @@ SVal memorySpace(Specializer &S, const BuiltinCall &c) {
   return x.val;
 }
 
+/// FlagTree's distributed encodings (tle.gpu.BlockEncoding, MmaEncoding, DotOperandEncoding,
+/// SlicedEncoding, with their fields as arguments): a compile-time record that set_layout takes.
+SVal encoding(Specializer &, const BuiltinCall &c) {
+  return SVal::record("layout_encoding", {{"kind", SVal::str(c.fname)}});
+}
+
+/// tle.gpu.set_layout(x, layout): FlagTree's request for tile x's register layout. The values are
+/// x's whatever the layout, and this compiler's assign-layouts pass chooses layouts itself (as it
+/// does for tle.gpu.memory_space), so x is returned as it is; the layout must be an encoding.
+SVal setLayout(Specializer &S, const BuiltinCall &c) {
+  const Arg &x = c.p.get("x"), &l = c.p.get("layout");
+  if (!x.val.isTensor())
+    S.fail(x.loc, "set_layout() takes a tensor, got " + x.val.describe());
+  if (l.val.kind != SVal::Kind::Namespace || l.val.s != "layout_encoding")
+    S.fail(l.loc, "set_layout() layout must be a register encoding (tle.gpu.BlockEncoding, MmaEncoding, "
+                  "DotOperandEncoding or SlicedEncoding), got " + l.val.describe());
+  return x.val;
+}
+
 } // namespace
 
 std::vector<BuiltinSpec> copyBuiltins() {
@@ -302,6 +321,11 @@ std::vector<BuiltinSpec> copyBuiltins() {
       {"tle.gpu.copy", "src, dst, shape, offsets=None, barrier=None", copy},
       {"tle.gpu.memory_space", "x, space", memorySpace},
       {"tle.gpu.storage_kind", "x, space", memorySpace},
+      {"tle.gpu.set_layout", "x, layout", setLayout},
+      {"tle.gpu.BlockEncoding", "*args", encoding},
+      {"tle.gpu.MmaEncoding", "*args", encoding},
+      {"tle.gpu.DotOperandEncoding", "*args", encoding},
+      {"tle.gpu.SlicedEncoding", "*args", encoding},
   };
 }
 
