@@ -179,10 +179,12 @@ struct Pending {
   }
 };
 
-/// The top-level ops of `f` in which the backend reads shared memory it laid out that shares
-/// bytes with one of the kernel's buffers (allocate-shared places them by liveness): an op with
-/// such a scratch area (Op::sharedOffset, transforms::scratchNeeds), or one that uses a value in
-/// pipeline slots or holds a TMA store's staging area when the pipeline area is such.
+/// The ops of `f` in which the backend reads shared memory it laid out that shares bytes with one
+/// of the kernel's buffers (allocate-shared places them by liveness): an op with such a scratch
+/// area (Op::sharedOffset, transforms::scratchNeeds), or one that uses a value in pipeline slots or
+/// holds a TMA store's staging area when the pipeline area is such; each such op at any depth (a
+/// later access in its own block, a warp partition's say, must wait for its reads) and the
+/// top-level op holding it.
 std::set<const ir::Op *> backendReaders(ir::Function &f) {
   std::map<const ir::Value *, int> async = pipelineValues(f);
   std::vector<std::pair<int64_t, int64_t>> buffers; // [begin, end) of each placed buffer
@@ -199,26 +201,27 @@ std::set<const ir::Op *> backendReaders(ir::Function &f) {
     return {};
   std::map<const ir::Op *, ScratchNeed> needs = scratchNeeds(f, async);
   const bool pipelineShares = f.pipelineBytes > 0 && sharesBytes(f.pipelineOffset, f.pipelineBytes);
-  std::set<const ir::Op *> tops;
+  std::set<const ir::Op *> readers;
   for (auto &top : f.body.ops) {
-    bool reads = false;
     auto visit = [&](ir::Op &o) {
       auto need = needs.find(&o);
-      reads |= o.kind != OpKind::LocalAlloc && o.sharedOffset >= 0 && need != needs.end() &&
-               sharesBytes(o.sharedOffset, need->second.bytes);
-      if (!pipelineShares)
-        return;
-      reads |= o.kind == OpKind::Store && o.tmaStaging() >= 0;
-      for (const ir::Value *v : o.operands)
-        reads |= async.count(v) > 0;
+      bool reads = o.kind != OpKind::LocalAlloc && o.sharedOffset >= 0 && need != needs.end() &&
+                   sharesBytes(o.sharedOffset, need->second.bytes);
+      if (pipelineShares) {
+        reads |= o.kind == OpKind::Store && o.tmaStaging() >= 0;
+        for (const ir::Value *v : o.operands)
+          reads |= async.count(v) > 0;
+      }
+      if (reads) {
+        readers.insert(&o);
+        readers.insert(top.get());
+      }
     };
     visit(*top);
     for (auto &r : top->regions)
       ir::walk(*r, visit);
-    if (reads)
-      tops.insert(top.get());
   }
-  return tops;
+  return readers;
 }
 
 /// Whether `op` is an mbarrier op on one of the pipeline pass's mbarriers (pipeline_mbarrier)
@@ -239,7 +242,7 @@ bool onPipelineMbarrier(const ir::Op &op) {
 
 class Inserter {
 public:
-  Inserter(BarrierInsertion &out, ir::Function &f) : out_(out), body_(&f.body), backendReaders_(backendReaders(f)) {
+  Inserter(BarrierInsertion &out, ir::Function &f) : out_(out), backendReaders_(backendReaders(f)) {
     bool partitions = f.producerWarps > 0;
     ir::walk(f.body, [&](ir::Op &op) {
       asyncCopies_ |= op.kind == OpKind::AsyncCopy && !onPipelineMbarrier(op); // not a pipeline slot's fill
@@ -262,7 +265,7 @@ public:
           if (on)
             p.at(Bytes{}).read = true;
         }
-      } after{p_, &b == body_ && backendReaders_.count(&op) > 0};
+      } after{p_, backendReaders_.count(&op) > 0};
       // A named barrier of part of the CTA's threads (threads=) does not order the others; one
       // of all of them (in a kernel without warp partitions) does.
       if ((op.kind == OpKind::Barrier && (op.sync.threads == 0 || op.sync.threads == ctaThreads_)) ||
@@ -370,6 +373,7 @@ private:
     // with nothing pending.
     Pending kinds, all;
     bool ordered = op.kind == OpKind::WarpSpecialize;
+    bool releases = false; // an arrival that releases every earlier access, the previous iteration's too
     for (auto &r : op.regions)
       ir::walk(*r, [&](ir::Op &o) {
         SharedEffect e = effect(o);
@@ -377,6 +381,7 @@ private:
           return;
         ordered |= o.kind != OpKind::Load && o.kind != OpKind::Store && o.kind != OpKind::AtomicRMW &&
                     o.kind != OpKind::AtomicCAS;
+        releases |= e.releasesAll;
         for (Pending *p : {&all, &kinds}) {
           if (e.issue && p == &kinds)
             continue;
@@ -392,8 +397,13 @@ private:
     }
     int count = read + write + atomic;
     if (!count) {
-      for (auto &r : op.regions) // barriers inside may still be written there
+      const Pending before = p_; // a barrier inside may not run
+      for (auto &r : op.regions) { // barriers inside may still be written there
+        if (op.kind == OpKind::WarpSpecialize)
+          p_ = {};
         block(*r);
+      }
+      p_.merge(before);
       return;
     }
     // Settle what is pending before the op when anything in its regions may conflict with it.
@@ -409,7 +419,7 @@ private:
     // The previous iteration's accesses, for the first one of the next (a lone kind that needs
     // no order with itself, loads or atomics, needs none). Branches and warp partitions run
     // their regions once.
-    if (op.kind != OpKind::If && op.kind != OpKind::WarpSpecialize && (count > 1 || write))
+    if (op.kind != OpKind::If && op.kind != OpKind::WarpSpecialize && (count > 1 || write || releases))
       p_.merge(kinds);
     for (auto &r : op.regions) {
       if (op.kind == OpKind::WarpSpecialize)
@@ -421,7 +431,6 @@ private:
   }
 
   BarrierInsertion &out_;
-  const ir::Block *body_;
   std::set<const ir::Op *> backendReaders_;
   Pending p_;
   bool unfenced_ = false; ///< generic-proxy shared writes since the last fence.proxy.async

@@ -41,8 +41,9 @@ struct BarrierInsertion {
 /// the whole CTA's, in a kernel without warp partitions. Before a loop or branch whose regions access shared memory in a way that may
 /// conflict with a pending access (or hold one of the GPU ops, or are warp partitions), pending
 /// accesses are settled (a Barrier before it); what stays pending otherwise stays so after the op
-/// (a barrier inside may not run); a loop whose
-/// body stores, or mixes kinds of access, starts its body as if the previous iteration's accesses
+/// (a barrier inside may not run, also in a loop or branch without accesses); a loop whose
+/// body stores, mixes kinds of access, or holds an arrival that releases the CTA's accesses
+/// (per=cta, warp or warpgroup), starts its body as if the previous iteration's accesses
 /// were pending (any access of the body counts for that, a copy's issue and an mbarrier use
 /// too). After such an op, what any of its regions may have left is pending (those do not). The
 /// regions of a warp_specialize run once each, concurrently: a Barrier placed in one is that
@@ -82,6 +83,11 @@ struct BarrierInsertion {
 /// Refills (last, insertRefillBarriers): a CTA barrier before a fill of a pipeline slot (a load
 /// marked `pipeline=k`, transforms::pipeline) inside a loop or branch, which overwrites the slot
 /// that readers of an earlier iteration used, unless one already orders it.
+///
+/// Backend scratch. An op whose scratch area (a reduction's, a scan's, a layout conversion's)
+/// or pipeline values share bytes with a buffer (allocate-shared places both by liveness) reads
+/// them until its end: a read of all of shared memory is pending after it, in its own block (a
+/// warp partition's, a loop body's) and after the top-level op that holds it.
 ///
 /// Running the pass twice adds nothing the second time. Returns what it added.
 BarrierInsertion insertBarriers(ir::Function &f);
