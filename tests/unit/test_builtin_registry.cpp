@@ -69,9 +69,11 @@ TEST_CASE("builtin registry: Python builtins, triton, tl.extra.cuda and TLE name
   CHECK(builtinNames("tle") == std::vector<std::string>{"load", "device_mesh", "MeshConfig", "shard_id", "remote",
                                                      "distributed_barrier", "signal", "signal_wait", "pipe", "extract_tile", "insert_tile",
                                                      "cumsum"});
-  CHECK(builtinNames("tle.gpu") == std::vector<std::string>{"pipeline", "alloc", "local_ptr", "alloc_barriers",
-                                                            "alloc_barrier", "barrier_wait", "barrier_arrive",
-                                                            "copy", "memory_space", "storage_kind",
+  CHECK(builtinNames("tle.gpu") == std::vector<std::string>{"pipeline", "alloc", "local_ptr", "local_load",
+                                                            "local_store", "alloc_barriers", "alloc_barrier",
+                                                            "barrier_wait", "barrier_arrive", "copy", "memory_space",
+                                                            "storage_kind", "set_layout", "BlockEncoding",
+                                                            "MmaEncoding", "DotOperandEncoding", "SlicedEncoding",
                                                             "warp_specialize", "wgmma", "wgmma_wait"});
   CHECK(findBuiltin("libdevice.exp") != nullptr);
   CHECK(findBuiltin("libdevice.not_a_function") == nullptr);
