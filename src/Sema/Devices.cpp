@@ -136,11 +136,13 @@ void requireOption(Specializer &S, const Binder &p, const std::string &fname, co
 } // namespace
 
 SVal deviceShardId(Specializer &S, const Binder &p, const SVal &mesh, size_t axis) {
-  if (!p.has("device_dptr"))
+  // comm_ptr= is FlagTree's earlier name of device_dptr=.
+  const char *key = p.has("device_dptr") ? "device_dptr" : p.has("comm_ptr") ? "comm_ptr" : nullptr;
+  if (!key)
     S.fail(p.loc("axis"), "shard_id() along axis '" + mesh.elts[axis].s + "', which spans GPUs, needs device_dptr= "
                           "(the communicator's device record: libtle_rt's Communicator::deviceComm())");
   SourceLoc loc = p.loc("axis");
-  ir::Value *rank = field(S, loc, recordArg(S, p.get("device_dptr"), "shard_id() device_dptr"), DType::I32, kRecordRank);
+  ir::Value *rank = field(S, loc, recordArg(S, p.get(key), std::string("shard_id() ") + key), DType::I32, kRecordRank);
   size_t n = gpuAxes(mesh);
   int64_t inner = ir::numElements(std::vector<int64_t>(mesh.ints.begin() + axis + 1, mesh.ints.begin() + n));
   ir::Value *r = rank;

@@ -233,10 +233,10 @@ SVal distributedBarrier(Specializer &S, const BuiltinCall &c) {
       op->setSubmeshMembers(ranks);
       return SVal::none();
     }
-  } else if (S.fn->cluster == std::array<int, 3>{1, 1, 1}) {
-    S.fail(loc, "distributed_barrier() without a mesh needs a kernel that already uses a cluster (tle.shard_id or "
-              "tle.remote with a mesh); pass the mesh");
   }
+  // Without a mesh: the kernel's cluster (FlagTree's full-cluster barrier; in a kernel without
+  // clusters, each CTA is a cluster of one, and the barrier is the CTA's, with cluster-scope
+  // memory ordering).
   S.b->create(OpKind::ClusterBarrier, loc, {}, {});
   return SVal::none();
 }
@@ -293,8 +293,21 @@ SVal remote(Specializer &S, const BuiltinCall &c) {
   if (!ptr || !ptr->type.elem.isPointer() || ptr->type.elem.space == AddrSpace::Global)
     S.fail(x.loc, "remote() needs a buffer (tle.gpu.alloc) or shared-memory pointers (tle.gpu.local_ptr), got " +
                     x.val.describe());
-  if (ptr->type.elem.space == AddrSpace::Cluster)
-    S.fail(x.loc, "remote() of " + x.val.describe() + ", which already addresses another CTA: remote() applies once");
+  if (ptr->type.elem.space == AddrSpace::Cluster && x.val.kind == SVal::Kind::Buffer)
+    S.fail(x.loc, "remote() of " + x.val.describe() + ", which already addresses another CTA: remote() applies once "
+                  "to a buffer");
+  if (ptr->type.elem.space == AddrSpace::Cluster) {
+    // FlagTree's rule: remote() of a pointer that already addresses a CTA of the cluster is that
+    // pointer, for shard_id 0 (a compile-time 0, or coordinates that are all 0) only.
+    const SVal &sa = p.get("shard_id").val;
+    bool zero = sa.kind == SVal::Kind::Int ? sa.i == 0 : sa.kind == SVal::Kind::Tuple && !sa.elts.empty();
+    for (const SVal &e : sa.kind == SVal::Kind::Tuple ? sa.elts : std::vector<SVal>{})
+      zero &= e.kind == SVal::Kind::Int && e.i == 0;
+    if (!zero)
+      S.fail(p.loc("shard_id"), "remote() of " + x.val.describe() + ", which already addresses a CTA of the cluster, "
+                                "takes only shard_id=0 (a compile-time 0: the pointer as it is), got " + sa.describe());
+    return x.val;
+  }
   const SVal *mesh = nullptr;
   int64_t size = S.fn->cluster[0];
   SVal launch;
@@ -302,11 +315,13 @@ SVal remote(Specializer &S, const BuiltinCall &c) {
     mesh = &meshArg(S, p, "scope", "remote");
     launch = meshLaunch(*mesh);
     size = S.useMeshCluster(launch, p.loc("scope"));
-  } else if (S.fn->cluster == std::array<int, 3>{1, 1, 1}) {
-    S.fail(loc, "remote() without scope= needs a kernel that already uses a cluster (tle.shard_id or "
-              "tle.distributed_barrier with a mesh); pass scope=mesh");
   }
+  // Without scope=: the kernel's cluster (in a kernel without clusters, each CTA is a cluster of
+  // one, and only shard 0, the CTA itself, is in range).
   const Arg &sa = p.get("shard_id");
+  if (!mesh && size == 1 && sa.val.kind == SVal::Kind::Int && sa.val.i != 0)
+    S.fail(sa.loc, "remote() shard_id " + std::to_string(sa.val.i) + " in a kernel without a cluster, where each CTA "
+                   "is a cluster of one (only shard 0, the CTA itself); pass scope=mesh to launch a cluster");
   // One coordinate (the rank) or one per cluster axis of the scope, linearised row-major; each
   // an integer, or an integer scalar known at run time (not range-checked).
   std::vector<SVal> coords = {sa.val};
@@ -595,7 +610,7 @@ SVal localStore(Specializer &S, const BuiltinCall &c) {
 
 std::vector<BuiltinSpec> tleBuiltins() {
   return {
-      {"tle.shard_id", "mesh, axis, device_dptr=None", shardId},
+      {"tle.shard_id", "mesh, axis, device_dptr=None, comm_ptr=None", shardId},
       {"tle.remote", "tensor, shard_id, scope=None, space='cluster', dtype=None, offset=None", remote},
       {"tle.distributed_barrier", "mesh=None, device_dptr=None, space=None", distributedBarrier},
       {"tle.gpu.alloc", "shape, dtype, layout=None, scope=tle.gpu.smem, init_value=None, nv_mma_shared_layout=None",
