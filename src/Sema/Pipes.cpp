@@ -353,7 +353,12 @@ SVal waitPipe(Specializer &S, const BuiltinCall &c) {
                                  {ir::Type::scalar(DType::I32)})->result();
     closed = SVal::tensor(S.b->cmp(c.loc, ir::CmpPred::Ne, tag, S.b->constInt(c.loc, DType::I32, 0)));
   }
-  return SVal::record("pipe_wait_result", {{"slot", slotOf(S, c.self->attr("fields"), slot, c.loc)}, {"is_closed", closed}});
+  SVal held = slotOf(S, c.self->attr("fields"), slot, c.loc);
+  Specializer::PipeState &st = stateOf(S, p);
+  for (size_t i = 1; i < held.elts.size(); i += 2)
+    st.readSlots.insert(held.elts[i].elts[0].v);
+  ++st.readersHolding;
+  return SVal::record("pipe_wait_result", {{"slot", held}, {"is_closed", closed}});
 }
 
 SVal release(Specializer &S, const BuiltinCall &c) {
@@ -362,6 +367,8 @@ SVal release(Specializer &S, const BuiltinCall &c) {
   ir::Value *stage = stageOf(S, p, c.p.get("iter"), c.loc); // checks the iteration in a one_shot pipe too
   if (!p.attr("one_shot").i)
     arrive(S, at(S, p.attr("_empty").v, stage, c.loc), c.loc);
+  Specializer::PipeState &st = stateOf(S, p);
+  st.readersHolding = std::max(0, st.readersHolding - 1);
   return SVal::none();
 }
 
@@ -391,7 +398,7 @@ void Specializer::checkPipeFieldWrite(const ir::Value *ptr, SourceLoc loc) {
   }
   // One buffer may be a field of several pipes: the write is right when one of them has the
   // slot view on the way and holds it between acquire() and commit().
-  const PipeState *field = nullptr, *committed = nullptr;
+  const PipeState *field = nullptr, *committed = nullptr, *released = nullptr;
   std::string name;
   for (const auto &entry : pipes) {
     const PipeState &st = entry.second;
@@ -401,14 +408,21 @@ void Specializer::checkPipeFieldWrite(const ir::Value *ptr, SourceLoc loc) {
     field = &st;
     name = f->second;
     bool viaSlot = std::any_of(chain.begin(), chain.end(), [&](const ir::Value *v) { return st.slots.count(v) > 0; });
-    if (viaSlot && st.open.valid())
+    bool viaHeld = std::any_of(chain.begin(), chain.end(), [&](const ir::Value *v) { return st.readSlots.count(v) > 0; });
+    if ((viaSlot && st.open.valid()) || (viaHeld && st.readersHolding > 0))
       return;
     if (viaSlot)
       committed = &st;
+    if (viaHeld)
+      released = &st;
   }
   if (committed)
     fail(loc, "this store writes field '" + name + "' of " + committed->name +
                   " after its slot was committed; write it between acquire() and commit()");
+  if (released)
+    fail(loc, "this store writes field '" + name + "' of " + released->name +
+                  " through a reader's slot after release(); a reader writes the slot it holds between wait() and "
+                  "release()");
   if (field)
     fail(loc, "this store writes field '" + name + "' of " + field->name +
                   " directly; a pipe's fields are written through the slot its writer's acquire() returns, between "

@@ -501,6 +501,10 @@ public:
     std::string name;                        ///< "pipe 'kv'" for messages
     std::map<const ir::Value *, std::string> fields; ///< each field buffer's base, by field name
     std::set<const ir::Value *> slots;       ///< the slot views acquire() returned so far
+    /// The slot views readers' wait() returned so far, and how many waits are not released yet
+    /// (in program order): a reader may write the slot it holds, as FlagTree allows.
+    std::set<const ir::Value *> readSlots;
+    int readersHolding = 0;
     std::map<const ir::Value *, ir::Value *> slotFull; ///< each slot view's "full" mbarrier
     /// Each endpoint's first use ("" the writer, a reader's name, "?" the unnamed reader): its warp
     /// partition (null outside warp_specialize) and where.
