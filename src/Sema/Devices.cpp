@@ -239,10 +239,19 @@ SVal signalWait(Specializer &S, const BuiltinCall &c) {
   return SVal::none();
 }
 
+/// FlagTree's tle.my_pe(device_dptr) / tle.n_pes(device_dptr): this GPU's rank and the
+/// communicator's size, i32 scalars read from the device record (rank@0, nranks@4).
+SVal myPe(Specializer &S, const BuiltinCall &c) {
+  ir::Value *comm = recordArg(S, c.p.get("device_dptr"), c.fname + "() device_dptr");
+  return SVal::tensor(field(S, c.loc, comm, DType::I32, c.fname == "my_pe" ? kRecordRank : kRecordRanks));
+}
+
 } // namespace
 
 std::vector<BuiltinSpec> deviceBuiltins() {
   return {
+      {"tle.my_pe", "device_dptr", myPe},
+      {"tle.n_pes", "device_dptr", myPe},
       {"tle.signal",
        "device_dptr, peer, slot_id, value=None, op='inc', space='intra_node', group_kind='block', context_idx=0",
        signal},

@@ -67,7 +67,7 @@ TEST_CASE("builtin registry: Python builtins, triton, tl.extra.cuda and TLE name
         std::set<std::string>{"gdc_wait", "gdc_launch_dependents", "num_warps", "num_threads"});
   // In table order: the messages for unknown tle names list them so.
   CHECK(builtinNames("tle") == std::vector<std::string>{"load", "device_mesh", "MeshConfig", "shard_id", "remote",
-                                                     "distributed_barrier", "signal", "signal_wait", "pipe", "extract_tile", "insert_tile",
+                                                     "distributed_barrier", "my_pe", "n_pes", "signal", "signal_wait", "pipe", "extract_tile", "insert_tile",
                                                      "cumsum"});
   CHECK(builtinNames("tle.gpu") == std::vector<std::string>{"pipeline", "alloc", "local_ptr", "local_load",
                                                             "local_store", "alloc_barriers", "alloc_barrier",
