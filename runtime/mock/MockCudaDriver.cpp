@@ -33,6 +33,7 @@
 // not a primary context, mock_set_current / mock_current set and read the thread's context as
 // another library would. CUDA graphs, captured or built node by node, are MockGraph.cpp's.
 #include "MockDriver.h"
+#include "mock/MockLaunch.h"
 #include "mock/MockTensorMap.h"
 
 #include <nlohmann/json.hpp>
@@ -86,18 +87,6 @@ thread_local CUcontext current = nullptr;
 
 } // namespace
 
-/// What the last launch looked like; read by the mock tests through mock_last_launch().
-struct MockLaunch {
-  char function[128];
-  unsigned grid[3], block[3], shared;
-  void *stream;
-  unsigned numArgs;
-  unsigned char args[16][8];
-  unsigned cluster[3];
-  int cooperative;
-  int viaEx;
-  int launches;
-};
 static MockLaunch lastLaunch;
 static int lastSetSharedAttr = -1;
 /// Every argument of the last launch, whole (MockLaunch::args keeps the first 8 bytes).

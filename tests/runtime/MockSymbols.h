@@ -2,6 +2,7 @@
 // (mock_calls, mock_last_tensor_map, ...: see runtime/mock/MockCudaDriver.cpp).
 #pragma once
 
+#include "mock/MockLaunch.h"
 #include "mock/MockTensorMap.h"
 
 #include <catch2/catch.hpp>
@@ -26,19 +27,9 @@ inline void *mockSymbol(const char *name) {
 /// The test double's function `name`, as a pointer of type Fn.
 template <class Fn> Fn mockFn(const char *name) { return reinterpret_cast<Fn>(mockSymbol(name)); }
 
-/// The head of the test double's record of a launch (MockLaunch in runtime/mock/MockCudaDriver.cpp),
-/// up to its launch counter: the fields must stay in that struct's order.
-struct MockLaunch {
-  char function[128];
-  unsigned grid[3], block[3], shared;
-  void *stream;
-  unsigned numArgs;
-  unsigned char args[16][8];
-  unsigned cluster[3];
-  int cooperative;
-  int viaEx;
-  int launches;
-};
+/// The test double's launch record (runtime/mock/MockLaunch.h, shared with the double).
+using MockLaunch = ::MockLaunch;
+
 
 /// The test double's last launch.
 inline const MockLaunch &lastLaunch() { return *mockFn<const MockLaunch *(*)()>("mock_last_launch")(); }
