@@ -207,13 +207,12 @@ SVal histogram(Specializer &S, const BuiltinCall &c) {
       S.fail(p.loc("mask"), "histogram() mask must have the input's shape " + x->type.str() + ", got " + m->type.str());
   }
   // The bins are counted in groups small enough that each group's [n, group] comparison holds
-  // at most 2048 elements per thread of the CTA, the most a tile may hold (the whole [n, bins]
-  // one at once when it fits),
+  // at most ir::kMaxElementsPerThread elements per thread of the CTA (the whole [n, bins] one at
+  // once when it fits),
   // and the groups' counts are concatenated in order.
-  constexpr int64_t kPerThread = 2048;
   int64_t threads = 32 * int64_t(S.opts.numWarps);
   int64_t group = bins;
-  while (group > 1 && (n * group > kPerThread * threads || !ir::tileLimitError({n, group}).empty()))
+  while (group > 1 && (n * group > ir::kMaxElementsPerThread * threads || !ir::tileLimitError({n, group}).empty()))
     group /= 2;
   if (!ir::tileLimitError({n, group}).empty())
     S.fail(loc, "histogram() of " + std::to_string(n) + " values compares them with each bin at once ([" +

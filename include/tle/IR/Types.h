@@ -97,6 +97,12 @@ struct Type {
 /// Largest number of elements a tile may hold (Triton's TRITON_MAX_TENSOR_NUMEL).
 inline constexpr int64_t kMaxTileElements = int64_t(1) << 20;
 
+/// The most elements one tile value may put in each thread's registers on the GPU target (its
+/// backend checks it): 8 times what the register file holds (255 registers), far past the point
+/// where ptxas spills nearly all of it to local memory, and where LLVM's compile time grows
+/// without bound (2^20 elements over 128 threads: 8192 per thread, two minutes of code generation).
+inline constexpr int64_t kMaxElementsPerThread = 2048;
+
 /// The number of elements of a tile of `shape` (1 for a scalar), saturated at INT64_MAX when the
 /// product overflows int64 or a dim is negative, so that checks against kMaxTileElements never wrap.
 int64_t numElements(const std::vector<int64_t> &shape);

@@ -133,11 +133,7 @@ void linkLibdevice(llvm::Module &m, DiagnosticEngine &diags) {
 
 } // namespace
 
-/// The most elements one tile value may put in each thread's registers: 8 times what the
-/// register file holds (255 registers), far past the point where ptxas spills nearly all of it to
-/// local memory, and where LLVM's compile time grows without bound (2^20 elements over 128
-/// threads: 8192 per thread, two minutes of code generation).
-constexpr int kMaxElementsPerThread = 2048;
+using ir::kMaxElementsPerThread;
 
 /// The most multiply-adds one tl.dot on the CUDA cores (FMA) may give each thread: its
 /// accumulator elements per thread times K, each one instruction (128x128x32 on 4 warps is 4096).
