@@ -111,7 +111,10 @@ void AxisInfoAnalysis::visit(const ir::Op &op) {
       info_[op.result(static_cast<unsigned>(i))] = info_[body.args[i + 1].get()];
     return;
   }
-  if (op.kind == OpKind::If || op.kind == OpKind::While ||
+  // Regions whose arguments and results carry no facts: the branches of an `if`, a `while`'s
+  // regions, a combine region, and the partitions of a `warp_specialize` (which use the values
+  // defined before it directly, so their loads and stores keep those values' facts).
+  if (op.kind == OpKind::If || op.kind == OpKind::While || op.kind == OpKind::WarpSpecialize ||
       ((op.kind == OpKind::Reduce || op.kind == OpKind::Scan) && op.reduceKind() == ir::ReduceKind::Combine)) {
     for (auto &reg : op.regions) {
       for (auto &a : reg->args)
