@@ -282,6 +282,17 @@ void Parser::op(Block &b) {
     if (k < 0 || k > std::numeric_limits<int>::max())
       diags_.fatal(at, "map=" + std::to_string(k) + " is out of range");
     op->sync.map = static_cast<int>(k);
+    if (op->kind == OpKind::TmaLoad && tok_.kind == Tok::Ident && tok_.text == "multicast") { // multicast=N issuer=R
+      for (const char *key : {"multicast", "issuer"}) {
+        expectIdent(key);
+        expect("=");
+        SourceLoc vat = tok_.loc;
+        int64_t v = number();
+        if (v < 0 || v > 16)
+          diags_.fatal(vat, std::string(key) + "=" + std::to_string(v) + " is out of range");
+        (key[0] == 'm' ? op->sync.multicast : op->sync.issuer) = static_cast<int>(v);
+      }
+    }
     if (op->kind == OpKind::TensormapPrefetch) {
       finish(*op, results, {});
       return;

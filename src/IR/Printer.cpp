@@ -394,6 +394,8 @@ private:
       break;
     case OpKind::TmaLoad: case OpKind::TmaStore:
       os_ << " map=" << op.sync.map;
+      if (op.sync.multicast)
+        os_ << " multicast=" << op.sync.multicast << " issuer=" << op.sync.issuer;
       break;
     case OpKind::SubmeshBarrier:
       intList(" members=", op.submeshMembers());

@@ -707,6 +707,15 @@ std::string tmaCopyError(const Function &fn, const Op &op) {
   for (size_t i = first; i < op.operands.size(); ++i)
     if (op.operands[i]->type != Type::scalar(DType::I32))
       return "coordinates must be i32 scalars, got " + op.operands[i]->type.str();
+  if (op.sync.multicast) {
+    int64_t cluster = int64_t(fn.cluster[0]) * fn.cluster[1] * fn.cluster[2];
+    if (op.sync.multicast != cluster)
+      return "multicast=" + std::to_string(op.sync.multicast) + " must be the function's cluster size, " +
+             std::to_string(cluster);
+    if (op.sync.issuer >= op.sync.multicast)
+      return "issuer=" + std::to_string(op.sync.issuer) + " is not a rank of the cluster of " +
+             std::to_string(op.sync.multicast);
+  }
   return verifyTmaBuffer(op, t);
 }
 

@@ -231,6 +231,23 @@ SVal barrierWait(Specializer &S, const BuiltinCall &c) {
   return SVal::none();
 }
 
+/// barrier_arrive's remote_cta_rank (TLX's name): the cluster rank of the CTA whose mbarrier at
+/// the same offset receives the arrival, a compile-time int within the kernel's cluster or an
+/// integer scalar (then the program must keep it within the cluster).
+ir::Value *remoteRank(Specializer &S, const Arg &r, SourceLoc loc) {
+  int64_t cluster = int64_t(S.fn->cluster[0]) * S.fn->cluster[1] * S.fn->cluster[2];
+  if (r.val.kind == SVal::Kind::Int || r.val.kind == SVal::Kind::Bool) {
+    if (r.val.i < 0 || r.val.i >= cluster)
+      S.fail(r.loc, "barrier_arrive() remote_cta_rank " + std::to_string(r.val.i) + " is outside the kernel's cluster "
+                    "of " + std::to_string(cluster) + " CTAs (a device mesh with cluster axes, used before this "
+                    "arrival, sets the cluster)");
+  } else if (!r.val.isTensor() || !r.val.v->type.isScalar() || !ir::isInteger(r.val.v->type.dtype())) {
+    S.fail(r.loc, "barrier_arrive() remote_cta_rank must be an integer scalar (a cluster rank), got " + r.val.describe());
+  }
+  S.clusterMbarriers(loc);
+  return S.castTo(S.toTensor(r.val, r.loc), ir::ScalarType{DType::I32}, r.loc);
+}
+
 SVal barrierArrive(Specializer &S, const BuiltinCall &c) {
   SVal slot = slotOf(S, c.p.get("barr"), "barrier_arrive");
   int64_t count = c.p.has("arrive_count") ? constInt(S, c.p.get("arrive_count"), "barrier_arrive", "arrive_count", 1) : 1;
@@ -238,6 +255,9 @@ SVal barrierArrive(Specializer &S, const BuiltinCall &c) {
     if (count != 1)
       S.fail(c.p.loc("arrive_count"), "barrier_arrive() without phaseIdx uses a named barrier, where every thread "
                                       "arrives once: arrive_count must be 1, got " + std::to_string(count));
+    if (c.p.has("remote_cta_rank") && c.p.get("remote_cta_rank").val.kind != SVal::Kind::None)
+      S.fail(c.p.loc("remote_cta_rank"), "barrier_arrive() remote_cta_rank= arrives on another CTA's mbarrier: give "
+                                         "phaseIdx= (without it the barrier is a named barrier of this CTA)");
     auto [id, threads] = namedOf(S, slot, "barrier_arrive", c.loc);
     ir::Op *op = S.b->create(OpKind::BarrierArrive, c.loc, {}, {});
     op->sync.barrierId = id;
@@ -251,7 +271,10 @@ SVal barrierArrive(Specializer &S, const BuiltinCall &c) {
                                          " arrivals per phase",
            {{st.alloc, "the barrier is allocated here"}});
   phaseOf(S, slot, c.p.get("phaseIdx"), "barrier_arrive"); // checked as FlagTree does; the arrival needs no phase
-  ir::Op *op = S.b->create(OpKind::MbarrierArrive, c.loc, {mbarrierOf(S, slot, c.loc)}, {});
+  std::vector<ir::Value *> ops = {mbarrierOf(S, slot, c.loc)};
+  if (c.p.has("remote_cta_rank") && c.p.get("remote_cta_rank").val.kind != SVal::Kind::None)
+    ops.push_back(remoteRank(S, c.p.get("remote_cta_rank"), c.loc));
+  ir::Op *op = S.b->create(OpKind::MbarrierArrive, c.loc, ops, {});
   op->sync.per = ir::Arrivers::Cta;
   op->sync.count = count;
   return SVal::none();
@@ -286,6 +309,16 @@ ir::Builder Specializer::mbarrierInits(SourceLoc loc) {
   return B;
 }
 
+void Specializer::clusterMbarriers(SourceLoc loc) {
+  if (clusterMbarriersReady)
+    return;
+  mbarrierInits(loc);
+  ir::Builder B(&fn->body);
+  B.setInsertionPoint(&fn->body, std::next(fn->body.find(mbarriersReady)));
+  B.create(OpKind::FenceMbarrierInit, loc, {}, {});
+  clusterMbarriersReady = B.create(OpKind::ClusterBarrier, loc, {}, {});
+}
+
 SVal Specializer::barrierSubscript(const SVal &bars, const ast::SubscriptExpr *e, Env &env) {
   if (e->indices.size() != 1)
     fail(e->loc(), "a barrier array takes one index (bars[i])");
@@ -312,7 +345,7 @@ std::vector<BuiltinSpec> barrierBuiltins() {
       {"tle.gpu.alloc_barrier", "arrive_count=1, init=tle.gpu.PENDING, expect_bytes=None, check_protocol=True",
        allocBarrierOne},
       {"tle.gpu.barrier_wait", "barr, phaseIdx=None", barrierWait},
-      {"tle.gpu.barrier_arrive", "barr, arrive_count=1, phaseIdx=None", barrierArrive},
+      {"tle.gpu.barrier_arrive", "barr, arrive_count=1, phaseIdx=None, remote_cta_rank=None", barrierArrive},
   };
 }
 

@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <numeric>
 
 namespace tle::sema {
 
@@ -194,19 +195,82 @@ std::vector<ir::Value *> coordsOf(Specializer &S, const BuiltinCall &c, size_t r
   return out;
 }
 
+/// copy()'s multicast=: the size of the cluster of the device mesh given (which becomes the
+/// kernel's cluster), or 1 when absent or None.
+int64_t multicastOf(Specializer &S, const BuiltinCall &c) {
+  if (!c.p.has("multicast") || c.p.get("multicast").val.kind == SVal::Kind::None)
+    return 1;
+  const Arg &m = c.p.get("multicast");
+  if (m.val.kind != SVal::Kind::Mesh || meshDerived(m.val))
+    S.fail(m.loc, "copy() multicast= must be a tle.device_mesh whose cluster axes are the kernel's cluster (every CTA "
+                  "of the cluster gets the box), got " + m.val.describe());
+  if (!c.p.has("barrier") || c.p.get("barrier").val.kind == SVal::Kind::None)
+    S.fail(m.loc, "copy() multicast= needs barrier=: the box completes on the mbarrier at that offset in every CTA of "
+                  "the cluster, each of which waits for it there");
+  return S.useMeshCluster(m.val, m.loc);
+}
+
+/// A multicast copy's pieces: the buffer's boxes, each split into `parts` runs of rows so that
+/// the cluster's `n` CTAs issue an equal share (piece j by rank j % n). Fails at `loc` when
+/// the box's rows do not split so.
+int64_t rowsOf(const Arg &buf) {
+  const std::vector<int64_t> &sh = buf.val.ints;
+  return sh.size() >= 2 ? sh[sh.size() - 2] : 1;
+}
+
+struct Piece {
+  int64_t bufferOffset, row, column, rows;
+};
+std::vector<Piece> piecesOf(Specializer &S, const Arg &buf, int64_t n, SourceLoc loc) {
+  std::vector<Box> boxes = boxesOf(buf);
+  const std::vector<int64_t> &sh = buf.val.ints;
+  int64_t rows = rowsOf(buf);
+  int64_t boxCols = buf.val.i ? buf.val.i / ir::storageBytes(buf.val.elts[0].v->type.elem.pointee) : sh.back();
+  int64_t parts = n / std::gcd(static_cast<int64_t>(boxes.size()), n);
+  int64_t eb = ir::storageBytes(buf.val.elts[0].v->type.elem.pointee);
+  bool splits = parts == 1 || (sh.size() == 2 && rows % parts == 0 &&
+                               (buf.val.i ? (rows / parts) % 8 == 0 : (rows / parts) * boxCols * eb % 128 == 0));
+  if (!splits)
+    S.fail(loc, "copy() multicast over a cluster of " + std::to_string(n) + " CTAs shares the copy's " +
+                    std::to_string(boxes.size()) + " box(es) among them by splitting each into " +
+                    std::to_string(parts) + " runs of rows, which " + buf.val.describe() +
+                    " does not allow (a matrix whose rows split into runs of whole swizzle patterns of 8 rows, or "
+                    "of multiples of 128 bytes)");
+  std::vector<Piece> out;
+  for (const Box &b : boxes)
+    for (int64_t q = 0; q < parts; ++q)
+      out.push_back({b.bufferOffset + q * (rows / parts) * boxCols, q * (rows / parts), b.column, rows / parts});
+  return out;
+}
+
 void tmaLoad(Specializer &S, const BuiltinCall &c, const Arg &desc, const Arg &buf) {
   checkTmaBuffer(S, buf, desc);
   checkShape(S, c.p.get("shape"), buf.val.ints, "the buffer's shape");
-  int map = declareTensorMap(S, tensorMapOf(S, desc, buf.val.i, c.loc));
+  int64_t n = multicastOf(S, c);
   std::vector<ir::Value *> coords = coordsOf(S, c, desc.val.ints.size());
   int64_t bytes = ir::numElements(desc.val.ints) * ir::storageBytes(desc.val.elts[0].v->type.elem.pointee);
   ir::Value *dst = buf.val.elts[0].v;
   auto load = [&](ir::Value *bar) { // every box completes on `bar`
-    for (const Box &box : boxesOf(buf)) {
-      std::vector<ir::Value *> ops = {advanced(S, dst, box.bufferOffset, c.loc), bar};
-      for (ir::Value *x : shifted(S, coords, box.column, c.loc))
+    if (n > 1)
+      S.clusterMbarriers(c.loc);
+    std::vector<Piece> pieces = piecesOf(S, buf, n, c.loc);
+    for (size_t j = 0; j < pieces.size(); ++j) {
+      const Piece &pc = pieces[j];
+      ir::TensorMapParam m = tensorMapOf(S, desc, buf.val.i, c.loc);
+      if (pc.rows != rowsOf(buf)) // a run of the box's rows (a matrix buffer: the box's last two dims)
+        m.box[m.box.size() - 2] = pc.rows;
+      std::vector<ir::Value *> ops = {advanced(S, dst, pc.bufferOffset, c.loc), bar};
+      std::vector<ir::Value *> at = shifted(S, coords, pc.column, c.loc);
+      if (pc.row)
+        at[at.size() - 2] = S.b->binary(OpKind::Add, c.loc, at[at.size() - 2], S.b->constInt(c.loc, DType::I32, pc.row));
+      for (ir::Value *x : at)
         ops.push_back(x);
-      S.b->create(OpKind::TmaLoad, c.loc, ops, {})->sync.map = map;
+      ir::Op *op = S.b->create(OpKind::TmaLoad, c.loc, ops, {});
+      op->sync.map = declareTensorMap(S, m);
+      if (n > 1) {
+        op->sync.multicast = static_cast<int>(n);
+        op->sync.issuer = static_cast<int>(j % static_cast<size_t>(n));
+      }
     }
   };
   if (c.p.has("barrier") && S.openPipeSlotBarrier(dst))
@@ -318,7 +382,7 @@ SVal setLayout(Specializer &S, const BuiltinCall &c) {
 
 std::vector<BuiltinSpec> copyBuiltins() {
   return {
-      {"tle.gpu.copy", "src, dst, shape, offsets=None, barrier=None", copy},
+      {"tle.gpu.copy", "src, dst, shape, offsets=None, barrier=None, multicast=None", copy},
       {"tle.gpu.memory_space", "x, space", memorySpace},
       {"tle.gpu.storage_kind", "x, space", memorySpace},
       {"tle.gpu.set_layout", "x, layout", setLayout},

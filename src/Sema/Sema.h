@@ -520,6 +520,12 @@ public:
   /// initialisation there visible to all threads (made here at the first call, at `loc`): where
   /// tle.pipe and tle.gpu.alloc_barriers initialise their mbarriers once (Barriers.cpp).
   ir::Builder mbarrierInits(SourceLoc loc);
+  /// Makes the kernel's mbarriers visible to the other CTAs of its cluster before any of them
+  /// completes a multicast copy or arrives on them (PTX ISA §9.7.13.15.19-20: an mbarrier.init
+  /// is released to the cluster by fence.mbarrier_init, then a cluster barrier): once, after
+  /// the barrier of mbarrierInits. Called by the ops that reach another CTA's mbarriers.
+  void clusterMbarriers(SourceLoc loc);
+  ir::Op *clusterMbarriersReady = nullptr; ///< the cluster barrier clusterMbarriers made
   /// What Sema knows of each tle.gpu.alloc_barriers array (Barriers.cpp; its record's `_id`
   /// indexes this): its parameters, its mbarriers (made at the first use through phaseIdx), its
   /// named barrier ids (given at the first use without), and which backend each slot used first.

@@ -75,7 +75,8 @@ Bytes bufferBytes(const ir::Value *ptr) {
 /// as read until tma_store_wait; mbarrier_init and mbarrier_inval are thread 0's scalar writes of
 /// the mbarrier, the other mbarrier ops read it after its initialisation (and the stores before
 /// an arrival; every access before an arrival some threads make for all, per=cta, warp or
-/// warpgroup, which releases the others' accesses too) and leave nothing pending: the copies and waits an mbarrier orders need no CTA
+/// warpgroup, which releases the others' accesses too, to this CTA's threads or, remote, to
+/// another CTA's) and leave nothing pending: the copies and waits an mbarrier orders need no CTA
 /// barrier, and a barrier between its last use and its inval is the author's (IR.h); local_load
 /// reads and local_store writes its matrix, a wgmma reads its operands until wgmma_wait.
 struct SharedEffect {
@@ -110,9 +111,9 @@ SharedEffect sharedEffect(const ir::Op &op) {
     return {shared ? Access::Write : Access::None, false, false};
   }
   case OpKind::MbarrierInit: case OpKind::MbarrierInval: return {Access::Write, true, false};
-  case OpKind::MbarrierArrive: // remote: the cluster's
-    return {op.operands.size() > 1 ? Access::None : Access::Read, true, true,
-            op.operands.size() == 1 && op.sync.per != ir::Arrivers::Thread};
+  case OpKind::MbarrierArrive: // remote (another CTA's mbarrier) too: it releases this CTA's
+    // accesses to that CTA's threads, whose TMA multicast may write these buffers next
+    return {Access::Read, true, true, op.sync.per != ir::Arrivers::Thread};
   case OpKind::MbarrierExpectTx: case OpKind::MbarrierWait: case OpKind::AsyncCopyMbarrierArrive:
     return {Access::Read, true, true};
   default: break;

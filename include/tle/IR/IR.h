@@ -283,7 +283,9 @@ enum class OpKind {
                ///< the tensor read as zero) into dst, row-major and swizzled as the map says;
                ///< the copy completes the box's bytes as transactions on mbarrier `bar`, whose
                ///< phase must expect them (mbarrier_arrive tx=, mbarrier_expect_tx)
-               ///< (...shared::cluster.global.tile.mbarrier::complete_tx::bytes).
+               ///< (...shared::cluster.global.tile.mbarrier::complete_tx::bytes). With
+               ///< `multicast=n issuer=r` (SyncAttrs), thread 0 of the cluster's CTA r issues it,
+               ///< and the box and its bytes land in every CTA of the cluster of n.
   TmaStore,    ///< (*T_shared src, i32 coord_0..r-1) -> (): copies the box at src to the tensor
                ///< at coord (elements outside it are not written), in thread 0's current bulk
                ///< group (...global.shared::cta.tile.bulk_group). src is read by the async
@@ -533,11 +535,19 @@ struct SyncAttrs {
   bool unchecked = false;
   /// signal_wait `keep`: the signals waited for are not consumed (tle.signal_wait(wait_kind="counter")).
   bool keep = false;
+  /// tma_load `multicast=n`: the box lands in each of the cluster's n CTAs (ranks 0..n-1, n the
+  /// cluster's size), at the destination's offset in each one's shared memory, and completes its
+  /// bytes on each one's mbarrier at the mbarrier operand's offset (PTX ISA §9.7.9.25.5.2,
+  /// .multicast::cluster); 0: this CTA only.
+  int multicast = 0;
+  /// tma_load `issuer=r` (with multicast): only the CTA of cluster rank r issues the copy.
+  int issuer = 0;
   bool operator==(const SyncAttrs &o) const {
     return count == o.count && tx == o.tx && barrierId == o.barrierId && threads == o.threads && per == o.per &&
            vec == o.vec && cache == o.cache && pending == o.pending && map == o.map && read == o.read &&
            relaxed == o.relaxed && all == o.all && pipeline == o.pipeline && slot == o.slot && empty == o.empty &&
-           global == o.global && unchecked == o.unchecked && keep == o.keep;
+           global == o.global && unchecked == o.unchecked && keep == o.keep && multicast == o.multicast &&
+           issuer == o.issuer;
   }
 };
 /// Whether `k` is one of the GPU synchronisation and asynchronous-copy ops (mbarriers, fences,

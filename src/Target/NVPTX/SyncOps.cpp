@@ -184,13 +184,33 @@ void Emitter::emitTmaOp(const ir::Op &op) {
   if (load) {
     args.push_back(mbarrierAddress(op.operands[1]));
     cons += ",r";
-    text = "cp.async.bulk.tensor." + dims + ".shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {" +
-           coords + "}], [$" + std::to_string(rank + 2) + "];";
+    std::string mask;
+    if (op.sync.multicast) { // every CTA of the cluster: ctaMask bits 0..n-1
+      args.push_back(B.getInt16(static_cast<uint16_t>((1u << op.sync.multicast) - 1)));
+      cons += ",h";
+      mask = ", $" + std::to_string(rank + 3);
+    }
+    text = "cp.async.bulk.tensor." + dims + ".shared::cluster.global.tile.mbarrier::complete_tx::bytes" +
+           (op.sync.multicast ? ".multicast::cluster" : "") + " [$0], [$1, {" + coords + "}], [$" +
+           std::to_string(rank + 2) + "]" + mask + ";";
   } else {
     text = "cp.async.bulk.tensor." + dims + ".global.shared::cta.tile.bulk_group [$1, {" + coords + "}], [$0];";
   }
   // One thread in a branch: predicating the copy instead makes ptxas loop over the warp's lanes.
-  onThreadZero([&] { emitAsm(B, text, cons, args); });
+  // A multicast copy is issued by thread 0 of one CTA of the cluster.
+  onThreadZero([&] {
+    if (!op.sync.multicast)
+      return emitAsm(B, text, cons, args);
+    auto *rty = llvm::FunctionType::get(B.getInt32Ty(), false);
+    llvm::Value *rank = B.CreateCall(rty, llvm::InlineAsm::get(rty, "mov.u32 $0, %cluster_ctarank;", "=r", false));
+    auto *issue = llvm::BasicBlock::Create(ctx, "tma.multicast", kernel_);
+    auto *done = llvm::BasicBlock::Create(ctx, "tma.multicast.done", kernel_);
+    B.CreateCondBr(B.CreateICmpEQ(rank, B.getInt32(static_cast<uint32_t>(op.sync.issuer))), issue, done);
+    B.SetInsertPoint(issue);
+    emitAsm(B, text, cons, args);
+    B.CreateBr(done);
+    B.SetInsertPoint(done);
+  });
 }
 
 int Emitter::asyncCopyBytes(const ir::Op &op) {
