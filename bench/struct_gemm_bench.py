@@ -8,7 +8,7 @@ times are triton.testing.do_bench medians over rounds in rotating order
 Usage (--check-sizes: shapes checked only, not timed):
        bench/struct_gemm/build.sh TLEC DIR "fp16 bf16" "ws wsp mc mcp" 128x256x64x8x3
        python3 bench/struct_gemm_bench.py --lib build/runtime/libtle_rt.so --cubins DIR
-           [--dtypes fp16,bf16] [--variants ws,wsp,mc,mcp] [--configs 128x256x64x8x3,...]
+           [--dtypes fp16,bf16] [--variants ws,wsp,mc,mcp] [--configs 128x256x64x8x3,128x256x64x8x4x2,...]
            [--sizes MxNxK,...] [--rounds 3] [--out FILE.json]
 Variants (build.sh names the cubins): ws, one tile per program; wsp, persistent (at most one
 program per SM); mc, clusters of two CTAs sharing B by TMA multicast, one tile per CTA; mcp, the
@@ -76,8 +76,9 @@ def main():
             names = []
             for v in args.variants.split(","):
                 for cfg in args.configs.split(","):
-                    bm, bn, bk, w, s = (int(x) for x in cfg.split("x"))
-                    path = os.path.join(args.cubins, f"struct_{v}_{dt}_{bm}x{bn}x{bk}_w{w}_s{s}.sm_90a.cubin")
+                    bm, bn, bk, w, s, *e = (int(x) for x in cfg.split("x"))
+                    tail = f"_e{e[0]}" if e else ""
+                    path = os.path.join(args.cubins, f"struct_{v}_{dt}_{bm}x{bn}x{bk}_w{w}_s{s}{tail}.sm_90a.cubin")
                     kern = TleKernel(lib, path, KERNELS[v.split(".")[0]])
                     c = torch.full((m, n), float("nan"), device="cuda", dtype=DTYPES[dt])
                     grid = grid_of(v, m, n, bm, bn, sms)

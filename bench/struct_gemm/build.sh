@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # Builds the cubins bench/struct_gemm_bench.py times: every kernel variant of
-# bench/struct_gemm/matmul_struct_ws.tle for each dtype and BMxBNxBKxWARPSxSTAGES config.
+# bench/struct_gemm/matmul_struct_ws.tle for each dtype and BMxBNxBKxWARPSxSTAGES[xSPLIT] config
+# (SPLIT: EPILOGUE_SPLIT, the epilogue in SPLIT column blocks; default 1).
 # Usage: bench/struct_gemm/build.sh TLEC OUT_DIR "fp16 bf16" "ws wsp mc mcp" 128x256x64x8x3 [...]
 # Variants: ws   matmul_struct_ws (one tile per program)
 #           wsp  matmul_struct_ws_persistent (at most one program per SM)
 #           mc   matmul_struct_ws_mc, PERSISTENT=0 (clusters of 2 sharing B by TMA multicast)
 #           mcp  matmul_struct_ws_mc, PERSISTENT=1
-# Cubins: OUT_DIR/struct_<variant>_<dtype>_<BM>x<BN>x<BK>_w<W>_s<S>.sm_90a.cubin
+# Cubins: OUT_DIR/struct_<variant>_<dtype>_<BM>x<BN>x<BK>_w<W>_s<S>[_e<SPLIT>].sm_90a.cubin
 set -euo pipefail
 TLEC=$1 OUT=$2 DTYPES=$3 VARIANTS=$4
 shift 4
 SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/matmul_struct_ws.tle"
 mkdir -p "$OUT"
 for dt in $DTYPES; do for v in $VARIANTS; do for cfg in "$@"; do
-  IFS=x read -r bm bn bk w s <<< "$cfg"
+  IFS=x read -r bm bn bk w s e <<< "$cfg"
   sig="*$dt:16, *$dt:16, *$dt:16, i32, i32:16, i32:16, $bm, $bn, $bk, $s"
   case $v in
     ws) name=matmul_struct_ws ;;
@@ -22,6 +23,7 @@ for dt in $DTYPES; do for v in $VARIANTS; do for cfg in "$@"; do
     mcp) name=matmul_struct_ws_mc sig="$sig, 1" ;;
     *) echo "unknown variant $v" >&2; exit 2 ;;
   esac
+  [[ -n "$e" ]] && sig="$sig, $e"
   "$TLEC" "$SRC" -n "$name" -w "$w" --arch sm_90a -s "$sig" \
-    -o "$OUT/struct_${v}_${dt}_${bm}x${bn}x${bk}_w${w}_s${s}.sm_90a.cubin"
+    -o "$OUT/struct_${v}_${dt}_${bm}x${bn}x${bk}_w${w}_s${s}${e:+_e$e}.sm_90a.cubin"
 done; done; done
