@@ -45,7 +45,8 @@ struct Mbarrier {
 struct Region {
   const ir::Op *alloc = nullptr;
   int64_t lo = 0, hi = 0;
-  bool overlaps(const Region &o) const { return alloc == o.alloc && lo < o.hi && o.lo < hi; }
+  size_t cta = 0; ///< whose shared memory (the CTA's rank in its cluster)
+  bool overlaps(const Region &o) const { return alloc == o.alloc && cta == o.cta && lo < o.hi && o.lo < hi; }
 };
 
 /// A read of a shared buffer by an asynchronous unit (a wgmma group's operand, a TMA store's
@@ -73,6 +74,7 @@ struct Frame {
 struct Process {
   int warps = 1;
   int index = 0; ///< the warp_specialize region (0: default partition)
+  size_t cta = 0; ///< the CTA it runs in (its rank in the cluster)
   std::vector<Frame> stack;
   bool done = false;
   const ir::Op *waitingAt = nullptr; ///< the mbarrier_wait it is stopped at
@@ -104,13 +106,18 @@ int64_t wrap(int64_t v, ir::DType t) {
 
 class Simulator {
 public:
-  /// With `args`, every integer kernel argument is that value and the grid has one program (a
+  /// With `args`, every integer kernel argument is that value and the grid has one program, or
+  /// one cluster (a
   /// trial of a protocol that depends on the arguments).
-  Simulator(const ir::Function &f, std::optional<int64_t> args) : f_(f), trial_(args.has_value()) {
+  /// A kernel with clusters runs as the CTAs of one cluster (programs 0 to size - 1), each with
+  /// its own mbarriers and partitions: remote arrivals and TMA multicast reach the others.
+  Simulator(const ir::Function &f, std::optional<int64_t> args)
+      : f_(f), trial_(args.has_value()), ctas_(size_t(std::max(1, f.cluster[0] * f.cluster[1] * f.cluster[2]))) {
     if (args)
-      for (size_t i = 0; i < f.params.size() && i < f.body.args.size(); ++i)
-        if (!f.params[i].type.isPointer() && ir::isInteger(f.params[i].type.dtype))
-          vals_[f.body.args[i].get()] = wrap(*args, f.params[i].type.dtype);
+      for (Cta &c : ctas_)
+        for (size_t i = 0; i < f.params.size() && i < f.body.args.size(); ++i)
+          if (!f.params[i].type.isPointer() && ir::isInteger(f.params[i].type.dtype))
+            c.vals[f.body.args[i].get()] = wrap(*args, f.params[i].type.dtype);
   }
 
   /// Whether the last run reached a verdict (it did not stop at a value it could not know).
@@ -119,15 +126,21 @@ public:
   const Undetermined &undetermined() const { return why_; }
   /// Whether the last run's hang is at a wait on an mbarrier initialised `unchecked`.
   bool hungOnUnchecked() const {
-    auto it = hungOn_ ? bars_.find(*hungOn_) : bars_.end();
-    return it != bars_.end() && it->second.unchecked;
+    if (!hungOn_)
+      return false;
+    const auto &bars = ctas_[hungCta_].bars;
+    auto it = bars.find(*hungOn_);
+    return it != bars.end() && it->second.unchecked;
   }
 
   std::vector<BarrierFinding> run() {
-    Process main;
-    main.warps = f_.numWarps;
-    main.stack.push_back({&f_.body, f_.body.ops.begin(), nullptr});
-    procs_.push_back(std::move(main));
+    for (size_t c = 0; c < ctas_.size(); ++c) {
+      Process main;
+      main.warps = f_.numWarps;
+      main.cta = c;
+      main.stack.push_back({&f_.body, f_.body.ops.begin(), nullptr});
+      procs_.push_back(std::move(main));
+    }
     try {
       for (;;) {
         bool progress = false, allDone = true;
@@ -156,11 +169,23 @@ private:
   const ir::Function &f_;
   bool trial_ = false, determined_ = true;
   std::vector<Process> procs_;
-  std::map<Key, Mbarrier> bars_;
-  std::map<const ir::Value *, int64_t> vals_; ///< scalars (SSA: one value each at a time)
-  std::map<const ir::Value *, Key> ptrs_;     ///< pointers into mbarrier arrays
-  /// Scalar pointers into other shared buffers: (local_alloc, element offset).
-  std::map<const ir::Value *, std::pair<const ir::Op *, int64_t>> bufs_;
+  /// What one CTA of the cluster holds: its mbarriers, and its processes' values.
+  struct Cta {
+    std::map<Key, Mbarrier> bars;
+    std::map<const ir::Value *, int64_t> vals; ///< scalars (SSA: one value each at a time)
+    std::map<const ir::Value *, Key> ptrs;     ///< pointers into mbarrier arrays
+    /// Scalar pointers into other shared buffers: (local_alloc, element offset).
+    std::map<const ir::Value *, std::pair<const ir::Op *, int64_t>> bufs;
+    /// Integer scalars stored into shared buffers at known places (a pipe's close tags).
+    std::map<std::pair<const ir::Op *, int64_t>, int64_t> mem;
+    /// Its arrivals at the cluster's barrier (cluster_barrier, cluster_arrive): the clock of each.
+    std::vector<Clock> clusterArrivals;
+    int64_t clusterWaits = 0; ///< the cluster barriers it has passed
+  };
+  std::vector<Cta> ctas_; ///< one per CTA of the cluster (the function's cluster size)
+  size_t cta_ = 0;        ///< the CTA of the process being run
+  Cta &C() { return ctas_[cta_]; }
+  const Cta &C() const { return ctas_[cta_]; }
   /// The asynchronous reads of buffers that may still matter, by id (those retired before every
   /// partition's present are dropped as writes pass them).
   std::map<size_t, AsyncRead> reads_;
@@ -168,13 +193,12 @@ private:
   /// Each compiler-made pipeline's (pipeline, empty) mbarriers: the first pipeline_mbarrier op
   /// naming them stands for the array.
   std::map<std::pair<int, bool>, const ir::Op *> pipeAnchors_;
-  /// Integer scalars stored into shared buffers at known places (a pipe's close tags).
-  std::map<std::pair<const ir::Op *, int64_t>, int64_t> mem_;
   int64_t steps_ = 0;
   std::vector<BarrierFinding> findings_;
   const ir::Op *current_ = nullptr; ///< the op being run
   Undetermined why_;
   std::optional<Key> hungOn_; ///< the mbarrier of the reported hang's (first) wait
+  size_t hungCta_ = 0;        ///< and its CTA
 
   static constexpr int64_t kMaxSteps = 2000000;
 
@@ -224,15 +248,15 @@ private:
   }
 
   int64_t known(const ir::Value *v) const {
-    auto it = vals_.find(v);
-    if (it == vals_.end())
+    auto it = C().vals.find(v);
+    if (it == C().vals.end())
       unknown(v);
     return it->second;
   }
 
   Key barrier(const ir::Value *v) const {
-    auto it = ptrs_.find(v);
-    if (it == ptrs_.end())
+    auto it = C().ptrs.find(v);
+    if (it == C().ptrs.end())
       throw Undetermined{current_, "an mbarrier address it cannot follow", nullptr, std::nullopt};
     return it->second;
   }
@@ -250,12 +274,36 @@ private:
   }
 
   Mbarrier &state(const Key &k, const ir::Op &at) {
-    auto it = bars_.find(k);
-    if (it == bars_.end()) {
+    auto it = C().bars.find(k);
+    if (it == C().bars.end()) {
       findings_.push_back({false, at.loc, "barrier protocol: " + describe(k) + " is used before it is initialised", {}});
       throw Undetermined{&at, "", nullptr, k};
     }
     return it->second;
+  }
+
+  /// Mbarrier `k` of CTA `c` (initialised there: an error otherwise, as for state()).
+  Mbarrier &ctaBarrier(size_t c, const Key &k, const ir::Op &at) {
+    size_t self = cta_;
+    cta_ = c;
+    Mbarrier &b = state(k, at);
+    cta_ = self;
+    return b;
+  }
+
+  /// The mbarrier a remote arrival `op` reaches: `k` in the CTA of its rank operand, which must be
+  /// a rank of the cluster.
+  Mbarrier &remote(const Key &k, const ir::Op &op) {
+    int64_t rank = known(op.operands[1]);
+    if (rank < 0 || rank >= int64_t(ctas_.size())) {
+      findings_.push_back({false, op.loc,
+                           "barrier protocol: this arrival on " + describe(k) + " of the CTA of cluster rank " +
+                               std::to_string(rank) + " is outside the cluster of " + std::to_string(ctas_.size()) +
+                               " CTA" + (ctas_.size() == 1 ? "" : "s"),
+                           {}});
+      throw Undetermined{&op, "", nullptr, k};
+    }
+    return ctaBarrier(size_t(rank), k, op);
   }
 
   /// `n` arrivals on `b`: each completes the phase when it is the last one expected and no bytes
@@ -321,8 +369,8 @@ private:
   /// The elements of one matrix of the buffer `ptr` points into (its alloc's last two dims): what
   /// a wgmma operand or a local_store covers from `ptr`.
   int64_t matrixElements(const ir::Value *ptr) const {
-    auto it = bufs_.find(ptr);
-    return it == bufs_.end() ? 0 : matrixOf(it->second.first);
+    auto it = C().bufs.find(ptr);
+    return it == C().bufs.end() ? 0 : matrixOf(it->second.first);
   }
 
   /// The elements of one matrix of buffer `alloc`: the product of its last two dims.
@@ -333,10 +381,10 @@ private:
 
   /// The `n` elements from shared pointer `ptr`, when the run knows where it points.
   std::optional<Region> region(const ir::Value *ptr, int64_t n) const {
-    auto it = bufs_.find(ptr);
-    if (it == bufs_.end() || n <= 0)
+    auto it = C().bufs.find(ptr);
+    if (it == C().bufs.end() || n <= 0)
       return std::nullopt;
-    return Region{it->second.first, it->second.second, it->second.second + n};
+    return Region{it->second.first, it->second.second, it->second.second + n, cta_};
   }
 
   /// Records an asynchronous read by process `pi`'s `op`; its id in reads_.
@@ -422,15 +470,15 @@ private:
   void bind(const ir::Block &b, const std::vector<std::optional<int64_t>> &args) {
     for (size_t i = 0; i < b.args.size() && i < args.size(); ++i) {
       if (args[i])
-        vals_[b.args[i].get()] = *args[i];
+        C().vals[b.args[i].get()] = *args[i];
       else
-        vals_.erase(b.args[i].get());
+        C().vals.erase(b.args[i].get());
     }
   }
 
   std::optional<int64_t> maybe(const ir::Value *v) const {
-    auto it = vals_.find(v);
-    return it == vals_.end() ? std::nullopt : std::optional<int64_t>(it->second);
+    auto it = C().vals.find(v);
+    return it == C().vals.end() ? std::nullopt : std::optional<int64_t>(it->second);
   }
 
   std::vector<std::optional<int64_t>> values(const std::vector<ir::Value *> &vs, size_t from = 0) const {
@@ -443,9 +491,9 @@ private:
   void results(const ir::Op &op, const std::vector<std::optional<int64_t>> &vs) {
     for (size_t i = 0; i < op.results.size() && i < vs.size(); ++i) {
       if (vs[i])
-        vals_[op.result(unsigned(i))] = *vs[i];
+        C().vals[op.result(unsigned(i))] = *vs[i];
       else
-        vals_.erase(op.result(unsigned(i)));
+        C().vals.erase(op.result(unsigned(i)));
     }
   }
 
@@ -456,10 +504,12 @@ private:
     ir::DType t = op.result()->type.dtype();
     if (op.kind == OpKind::Constant)
       return ir::isInteger(t) || t == ir::DType::I1 ? std::optional<int64_t>(wrap(op.intValue(), t)) : std::nullopt;
+    // The first cluster stands for every cluster (program 0 for every program without clusters):
+    // the protocol is each cluster's own. Clusters lie along x.
     if (op.kind == OpKind::ProgramId)
-      return 0; // program 0 stands for every program: the protocol is each CTA's own
+      return op.axis() == 0 ? int64_t(cta_) : 0;
     if (op.kind == OpKind::NumPrograms && trial_)
-      return 1;
+      return op.axis() == 0 ? int64_t(ctas_.size()) : 1;
     std::vector<int64_t> x;
     for (const ir::Value *v : op.operands) {
       auto m = maybe(v);
@@ -514,6 +564,7 @@ private:
 
   /// Runs one op of process `pi`; false when it is stopped (at a wait, or joining its workers).
   bool step(size_t pi) {
+    cta_ = procs_[pi].cta;
     Process &p = procs_[pi];
     Frame &fr = p.stack.back();
     const ir::Op &op = **fr.it;
@@ -573,6 +624,7 @@ private:
         Process w;
         w.warps = int(op.partitionWarps()[r - 1]);
         w.index = int(r);
+        w.cta = procs_[pi].cta;
         w.clock = procs_[pi].clock; // the workers start after what came before
         w.stack.push_back({op.regions[r].get(), op.regions[r]->ops.begin(), &op});
         p.workers.push_back(procs_.size());
@@ -641,21 +693,21 @@ private:
     switch (op.kind) {
     case OpKind::LocalAlloc:
       if (op.result()->type.elem.pointee == ir::DType::I64)
-        ptrs_[op.result()] = {&op, 0};
+        C().ptrs[op.result()] = {&op, 0};
       else
-        bufs_[op.result()] = {&op, 0};
+        C().bufs[op.result()] = {&op, 0};
       return true;
     case OpKind::AddPtr:
-      if (auto b = bufs_.find(op.operands[0]); b != bufs_.end() && op.result()->type.isScalar()) {
+      if (auto b = C().bufs.find(op.operands[0]); b != C().bufs.end() && op.result()->type.isScalar()) {
         if (auto off = maybe(op.operands[1]))
-          bufs_[op.result()] = {b->second.first, b->second.second + *off};
+          C().bufs[op.result()] = {b->second.first, b->second.second + *off};
         else
-          bufs_.erase(op.result()); // a place chosen by run-time values: not followed
+          C().bufs.erase(op.result()); // a place chosen by run-time values: not followed
         return true;
       }
-      if (auto it = ptrs_.find(op.operands[0]); it != ptrs_.end() && op.result()->type.isScalar()) {
+      if (auto it = C().ptrs.find(op.operands[0]); it != C().ptrs.end() && op.result()->type.isScalar()) {
         if (auto off = maybe(op.operands[1]))
-          ptrs_[op.result()] = {it->second.first, it->second.second + *off};
+          C().ptrs[op.result()] = {it->second.first, it->second.second + *off};
         else
           unknown(op.operands[1], Key{it->second.first, -1}); // a slot chosen by run-time values
       }
@@ -665,11 +717,11 @@ private:
       Mbarrier b;
       b.count = b.pending = op.sync.count;
       b.unchecked = op.sync.unchecked;
-      bars_[k] = std::move(b);
+      C().bars[k] = std::move(b);
       return true;
     }
     case OpKind::MbarrierInval:
-      bars_.erase(barrier(op.operands[0]));
+      C().bars.erase(barrier(op.operands[0]));
       return true;
     case OpKind::PipelineMbarrier: { // a compiler-made pipeline's slot mbarrier
       const ir::Op *&anchor = pipeAnchors_[{op.sync.pipeline, op.sync.empty}];
@@ -679,14 +731,12 @@ private:
                           ? f_.pipelines[op.sync.pipeline].slots
                           : 1;
       int64_t slot = op.operands.empty() ? op.sync.slot : known(op.operands[0]) % std::max<int64_t>(slots, 1);
-      ptrs_[op.result()] = {anchor, slot};
+      C().ptrs[op.result()] = {anchor, slot};
       return true;
     }
     case OpKind::MbarrierArrive: {
-      if (op.operands.size() > 1) // a remote arrival: another CTA's mbarrier (checkable() excludes them)
-        throw Undetermined{&op, "an arrival on another CTA's mbarrier", nullptr, std::nullopt};
       Key k = barrier(op.operands[0]);
-      Mbarrier &b = state(k, op);
+      Mbarrier &b = op.operands.size() > 1 ? remote(k, op) : state(k, op); // remote: the same mbarrier of another CTA
       b.tx += op.sync.tx;
       join(b.arrived, tick(pi));
       arrive(b, op.sync.count * arrivers(op, p), k, op);
@@ -705,12 +755,23 @@ private:
       return true;
     }
     case OpKind::TmaLoad: {
-      write(pi, op, region(op.operands[0], ir::numElements(tensorMap(op).box)));
+      // A multicast copy (issued by one CTA) writes the buffer and completes the bytes in every CTA.
+      if (op.sync.multicast && size_t(op.sync.issuer) != cta_)
+        return true;
+      size_t first = op.sync.multicast ? 0 : cta_, last = op.sync.multicast ? ctas_.size() : cta_ + 1;
+      std::optional<Region> r = region(op.operands[0], ir::numElements(tensorMap(op).box));
       Key k = barrier(op.operands[1]);
-      Mbarrier &b = state(k, op);
-      b.tx -= boxBytes(op);
-      join(b.arrived, tick(pi));
-      complete(b);
+      state(k, op);
+      const Clock &now = tick(pi);
+      for (size_t c = first; c < last; ++c) {
+        if (r)
+          r->cta = c;
+        write(pi, op, r);
+        Mbarrier &b = ctaBarrier(c, k, op);
+        b.tx -= boxBytes(op);
+        join(b.arrived, now);
+        complete(b);
+      }
       return true;
     }
     case OpKind::LocalStore:
@@ -738,6 +799,15 @@ private:
     case OpKind::TmaStoreWait:
       retire(pi, op, p.bulkStores, op.sync.pending);
       return true;
+    case OpKind::ClusterArrive:
+      C().clusterArrivals.push_back(tick(pi));
+      return true;
+    case OpKind::ClusterBarrier: // an arrival, then the wait
+      if (p.waitingAt != &op)
+        C().clusterArrivals.push_back(tick(pi));
+      [[fallthrough]];
+    case OpKind::ClusterWait:
+      return clusterWait(pi, op);
     case OpKind::MbarrierWait: {
       Key k = barrier(op.operands[0]);
       const Mbarrier &b = state(k, op);
@@ -758,36 +828,53 @@ private:
       return false;
     }
     case OpKind::Store: // a scalar store into shared memory (a pipe's close tag): remembered
-      if (auto pos = bufs_.find(op.operands[0]); pos != bufs_.end() && op.operands.size() == 2) {
+      if (auto pos = C().bufs.find(op.operands[0]); pos != C().bufs.end() && op.operands.size() == 2) {
         if (auto v = maybe(op.operands[1]))
-          mem_[pos->second] = *v;
+          C().mem[pos->second] = *v;
         else
-          mem_.erase(pos->second);
+          C().mem.erase(pos->second);
         return true;
       }
       return true;
     case OpKind::Load: // and read back
-      if (auto pos = bufs_.find(op.operands[0]); pos != bufs_.end() && op.operands.size() == 1 && op.result()->type.isScalar()) {
-        if (auto m = mem_.find(pos->second); m != mem_.end())
-          vals_[op.result()] = wrap(m->second, op.result()->type.dtype());
+      if (auto pos = C().bufs.find(op.operands[0]); pos != C().bufs.end() && op.operands.size() == 1 && op.result()->type.isScalar()) {
+        if (auto m = C().mem.find(pos->second); m != C().mem.end())
+          C().vals[op.result()] = wrap(m->second, op.result()->type.dtype());
         else
-          vals_.erase(op.result());
+          C().vals.erase(op.result());
         return true;
       }
-      vals_.erase(op.result());
+      C().vals.erase(op.result());
       return true;
     default:
       if (auto v = scalar(op))
-        vals_[op.result()] = *v;
+        C().vals[op.result()] = *v;
       else
         for (auto &r : op.results)
-          vals_.erase(r.get());
+          C().vals.erase(r.get());
       return true;
     }
   }
 
+  /// Process `pi` at the cluster barrier's wait `op`: it returns once every CTA has arrived as
+  /// often as this one, and then follows their arrivals (barrier.cluster.wait, PTX ISA §9.7.13.2).
+  bool clusterWait(size_t pi, const ir::Op &op) {
+    int64_t n = C().clusterWaits + 1;
+    for (const Cta &c : ctas_)
+      if (int64_t(c.clusterArrivals.size()) < n) {
+        procs_[pi].waitingAt = &op;
+        return false;
+      }
+    procs_[pi].waitingAt = nullptr;
+    ++C().clusterWaits;
+    for (const Cta &c : ctas_)
+      join(procs_[pi].clock, c.clusterArrivals[size_t(n - 1)]);
+    return true;
+  }
+
   std::string where(const Process &p) const {
-    return p.index == 0 ? "the default partition" : "worker " + std::to_string(p.index);
+    std::string part = p.index == 0 ? "the default partition" : "worker " + std::to_string(p.index);
+    return ctas_.size() > 1 ? part + " of the CTA of cluster rank " + std::to_string(p.cta) : part;
   }
 
   BarrierFinding hang() {
@@ -795,8 +882,19 @@ private:
     for (const Process &p : procs_) {
       if (p.done || !p.waitingAt)
         continue;
+      cta_ = p.cta;
+      if (p.waitingAt->kind != OpKind::MbarrierWait) { // the cluster's barrier
+        std::string msg = where(p) + " waits at the cluster's barrier, where not every CTA of the cluster arrives";
+        if (!h.loc.valid()) {
+          h.loc = p.waitingAt->loc;
+          h.message = "barrier protocol hangs: this wait (" + msg + ") never returns, and no partition can go on";
+        } else {
+          h.notes.push_back({p.waitingAt->loc, msg});
+        }
+        continue;
+      }
       Key k = barrier(p.waitingAt->operands[0]);
-      const Mbarrier &b = bars_.at(k);
+      const Mbarrier &b = C().bars.at(k);
       int64_t parity = known(p.waitingAt->operands[1]) & 1;
       std::string state = "it has completed " + std::to_string(b.phases) + " phase" + (b.phases == 1 ? "" : "s") +
                           "; the current one has " + std::to_string(b.count - b.pending) + " of its " +
@@ -806,6 +904,7 @@ private:
                                       : "");
       if (!h.loc.valid()) {
         hungOn_ = k;
+        hungCta_ = p.cta;
         h.loc = p.waitingAt->loc;
         h.message = "barrier protocol hangs: this wait (" + where(p) + ") on " + describe(k) + " for the phase of parity " +
                     std::to_string(parity) + " never returns: " + state + ", and no partition can go on";
@@ -846,17 +945,6 @@ std::string arrayName(const ir::Op *alloc) {
          " (allocated at line " + std::to_string(alloc->loc.line) + ")";
 }
 
-/// The first op of `f` that arrives on another CTA's mbarrier (a remote arrival, which the run of
-/// one program cannot supply), or null.
-const ir::Op *firstRemoteArrival(const ir::Function &f) {
-  const ir::Op *remote = nullptr;
-  ir::walk(const_cast<ir::Block &>(f.body), [&](ir::Op &op) {
-    if (!remote && op.kind == OpKind::MbarrierArrive && op.operands.size() > 1)
-      remote = &op;
-  });
-  return remote;
-}
-
 /// The warning for a protocol the check could not follow, naming the mbarriers it concerns
 /// (`only`, or every array of the kernel) that the author has not marked unchecked; none when
 /// no such mbarrier is left.
@@ -894,8 +982,6 @@ bool hasProtocol(const ir::Function &f) {
 std::vector<BarrierFinding> checkBarrierProtocols(const ir::Function &f) {
   if (!hasProtocol(f))
     return {};
-  if (const ir::Op *remote = firstRemoteArrival(f))
-    return notChecked(f, remote->loc, "arrivals from other CTAs of the cluster (this remote arrival)", nullptr, nullptr);
   Simulator exact(f, std::nullopt);
   std::vector<BarrierFinding> found = exact.run();
   if (exact.determined())
@@ -903,6 +989,7 @@ std::vector<BarrierFinding> checkBarrierProtocols(const ir::Function &f) {
   // The protocol depends on the kernel's arguments: a few trials, each with every integer argument
   // one value and one program; a hang in one is a warning (the kernel may never run so).
   bool tried = false;
+  int cluster = f.cluster[0] * f.cluster[1] * f.cluster[2];
   std::optional<Undetermined> trialWhy; // where a trial, knowing the arguments, stopped
   for (int64_t v : {16, 64, 256, 1024}) {
     Simulator trial(f, v);
@@ -917,8 +1004,9 @@ std::vector<BarrierFinding> checkBarrierProtocols(const ir::Function &f) {
       continue;
     for (BarrierFinding &h : hang) {
       h.warning = true;
-      h.message += " (when every integer argument of the kernel is " + std::to_string(v) + " and the grid has one "
-                   "program; the protocol depends on the arguments)";
+      h.message += " (when every integer argument of the kernel is " + std::to_string(v) + " and the grid has one " +
+                   (cluster > 1 ? "cluster of " + std::to_string(cluster) + " programs" : std::string("program")) +
+                   "; the protocol depends on the arguments)";
     }
     if (trial.hungOnUnchecked())
       return {}; // the author vouches for this mbarrier
