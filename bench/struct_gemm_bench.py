@@ -12,7 +12,9 @@ Usage (--check-sizes: shapes checked only, not timed):
            [--sizes MxNxK,...] [--rounds 3] [--out FILE.json]
 Variants (build.sh names the cubins): ws, one tile per program; wsp, persistent (at most one
 program per SM); mc, clusters of two CTAs sharing B by TMA multicast, one tile per CTA; mcp, the
-same, persistent (an even number of programs, at most one per SM).
+same, persistent (an even number of programs, at most one per SM); wspt, wsp reading B transposed
+([N, K], K contiguous), the only variant for fp8e4nv (whose wgmma takes K-major operands; its C is
+bf16 and its baseline cuBLASLt's torch._scaled_mm).
 """
 import argparse
 import ctypes
@@ -28,10 +30,25 @@ from profile_common import time_rounds  # noqa: E402
 from tle_ctypes import TleKernel, open_runtime  # noqa: E402
 
 KERNELS = {"ws": "matmul_struct_ws", "wsp": "matmul_struct_ws_persistent", "mc": "matmul_struct_ws_mc",
-           "mcp": "matmul_struct_ws_mc"}
+           "mcp": "matmul_struct_ws_mc", "wspt": "matmul_struct_ws_persistent"}
 # A variant with a suffix (ws.base) is the same kernel from cubins built by another compiler
 # (a baseline, in the same job); its cubins are named with the suffix too.
-DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp8e4nv": torch.float8_e4m3fn}
+
+
+def operands(dt, m, n, k):
+    """A [M, K], B [K, N], B transposed [N, K] contiguous, the reference C, and cuBLAS's call (for fp8:
+    cuBLASLt through torch._scaled_mm with unit scales, bf16 out, the variants' output type)."""
+    torch.manual_seed(0)
+    if dt == "fp8e4nv":
+        a = torch.randn(m, k, device="cuda").to(DTYPES[dt])
+        bt = torch.randn(n, k, device="cuda").to(DTYPES[dt])
+        one = torch.ones((), device="cuda")
+        cublas = lambda: torch._scaled_mm(a, bt.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16)  # noqa: E731
+        return a, None, bt, cublas(), cublas
+    a = torch.randn(m, k, device="cuda", dtype=DTYPES[dt])
+    b = torch.randn(k, n, device="cuda", dtype=DTYPES[dt])
+    return a, b, b.t().contiguous(), torch.matmul(a, b), lambda: torch.matmul(a, b)
 
 
 def grid_of(variant, m, n, bm, bn, sms):
@@ -39,7 +56,7 @@ def grid_of(variant, m, n, bm, bn, sms):
     tiles_m, tiles_n = (m + bm - 1) // bm, (n + bn - 1) // bn
     if variant == "ws":
         return (tiles_m, tiles_n)
-    if variant == "wsp":
+    if variant in ("wsp", "wspt"):
         return (min(tiles_m * tiles_n, sms),)
     clusters = (tiles_m + 1) // 2 * tiles_n
     if variant == "mc":
@@ -68,21 +85,21 @@ def main():
         checks = [x for x in args.check_sizes.split(",") if x]
         for size in checks + args.sizes.split(","):
             m, n, k = (int(x) for x in size.split("x"))
-            torch.manual_seed(0)
-            a = torch.randn(m, k, device="cuda", dtype=DTYPES[dt])
-            b = torch.randn(k, n, device="cuda", dtype=DTYPES[dt])
-            ref = torch.matmul(a, b)
-            timed = {"cublas": lambda: torch.matmul(a, b)}
+            a, b, bt, ref, cublas_call = operands(dt, m, n, k)
+            timed = {"cublas": cublas_call}
             names = []
             for v in args.variants.split(","):
+                if v.split(".")[0] != "wspt" and b is None:
+                    continue  # fp8 runs the K-major variant only
                 for cfg in args.configs.split(","):
                     bm, bn, bk, w, s, *e = (int(x) for x in cfg.split("x"))
                     tail = f"_e{e[0]}" if e else ""
                     path = os.path.join(args.cubins, f"struct_{v}_{dt}_{bm}x{bn}x{bk}_w{w}_s{s}{tail}.sm_90a.cubin")
                     kern = TleKernel(lib, path, KERNELS[v.split(".")[0]])
-                    c = torch.full((m, n), float("nan"), device="cuda", dtype=DTYPES[dt])
+                    c = torch.full((m, n), float("nan"), device="cuda", dtype=ref.dtype)
                     grid = grid_of(v, m, n, bm, bn, sms)
-                    vals = [ctypes.c_uint64(t.data_ptr()) for t in (a, b, c)] + [ctypes.c_int32(x) for x in (m, n, k)]
+                    bx = bt if v.split(".")[0] == "wspt" else b
+                    vals = [ctypes.c_uint64(t.data_ptr()) for t in (a, bx, c)] + [ctypes.c_int32(x) for x in (m, n, k)]
 
                     def run(kern=kern, grid=grid, vals=vals):
                         kern.launch(grid, stream(), vals)
