@@ -239,7 +239,8 @@ ir::Value *remoteRank(Specializer &S, const Arg &r, SourceLoc loc) {
   if (r.val.kind == SVal::Kind::Int || r.val.kind == SVal::Kind::Bool) {
     if (r.val.i < 0 || r.val.i >= cluster)
       S.fail(r.loc, "barrier_arrive() remote_cta_rank " + std::to_string(r.val.i) + " is outside the kernel's cluster "
-                    "of " + std::to_string(cluster) + " CTAs (a device mesh with cluster axes, used before this "
+                    "of " + std::to_string(cluster) + (cluster == 1 ? " CTA" : " CTAs") +
+                    " (a device mesh with cluster axes, used before this "
                     "arrival, sets the cluster)");
   } else if (!r.val.isTensor() || !r.val.v->type.isScalar() || !ir::isInteger(r.val.v->type.dtype())) {
     S.fail(r.loc, "barrier_arrive() remote_cta_rank must be an integer scalar (a cluster rank), got " + r.val.describe());
