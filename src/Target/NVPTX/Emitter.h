@@ -132,7 +132,16 @@ public:
   /// Every thread waits until mbarrier `bar`'s phase of parity `parity` (i32 0/1) completes: a
   /// loop of try_wait (with a memory clobber: the wait orders the shared-memory accesses after
   /// it). Under Function::boundedWaits it gives up after ir::kBoundedWaitNs, reporting `site`.
-  void waitMbarrierParity(llvm::Value *bar, llvm::Value *parity, SourceLoc site, bool clobberMemory);
+  /// `cluster`: the wait acquires at cluster scope (mbarrier.try_wait...acquire.cluster, PTX ISA
+  /// §9.7.13.15.16), for an mbarrier that other CTAs of the cluster arrive on (their arrivals
+  /// release at cluster scope, which an acquire at CTA scope does not synchronise with).
+  void waitMbarrierParity(llvm::Value *bar, llvm::Value *parity, SourceLoc site, bool clobberMemory,
+                          bool cluster = false);
+  /// Whether mbarrier pointer `bar` points into a local_alloc that some remote mbarrier_arrive
+  /// (one with a rank operand) arrives on.
+  bool remotelyArrived(const ir::Value *bar);
+  std::set<const ir::Op *> remoteMbarriers_; ///< those local_allocs (filled at the first query)
+  bool remoteMbarriersKnown_ = false;
   /// %globaltimer (ns, i64).
   llvm::Value *globalTimer();
   /// A bounded wait's end: lane 0 of the warp prints `fmt` (printf, with `value`, the block

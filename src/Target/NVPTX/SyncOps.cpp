@@ -74,7 +74,7 @@ void Emitter::emitSyncOp(const ir::Op &op) {
     llvm::Value *phase = scalar(op.operands[1]);
     llvm::Value *parity = phase->getType()->isIntegerTy(1) ? B.CreateZExt(phase, B.getInt32Ty())
                                                             : B.CreateAnd(phase, B.getInt32(1));
-    return waitMbarrierParity(mbarrierAddress(op.operands[0]), parity, op.loc, true);
+    return waitMbarrierParity(mbarrierAddress(op.operands[0]), parity, op.loc, true, remotelyArrived(op.operands[0]));
   }
   case OpKind::MbarrierInval:
     emitAsm(B, "@$1 mbarrier.inval.shared::cta.b64 [$0];", "r,b", {mbarrierAddress(op.operands[0]), first()});
@@ -120,11 +120,36 @@ void Emitter::emitMbarrierArrive(const ir::Op &op) {
   emitAsm(B, "@$1 " + text, "r,b", {addr, syncThreads(a.per)});
 }
 
-void Emitter::waitMbarrierParity(llvm::Value *bar, llvm::Value *parity, SourceLoc site, bool clobberMemory) {
+namespace {
+/// The local_alloc that mbarrier pointer `v` (an addptr chain) points into, or null.
+const ir::Op *allocOf(const ir::Value *v) {
+  while (v && v->def && v->def->kind == OpKind::AddPtr)
+    v = v->def->operands[0];
+  return v && v->def && v->def->kind == OpKind::LocalAlloc ? v->def : nullptr;
+}
+} // namespace
+
+bool Emitter::remotelyArrived(const ir::Value *bar) {
+  if (!remoteMbarriersKnown_) {
+    remoteMbarriersKnown_ = true;
+    ir::walk(f.body, [&](ir::Op &op) {
+      if (op.kind == OpKind::MbarrierArrive && op.operands.size() > 1)
+        if (const ir::Op *a = allocOf(op.operands[0]))
+          remoteMbarriers_.insert(a);
+    });
+  }
+  const ir::Op *a = allocOf(bar);
+  return a && remoteMbarriers_.count(a);
+}
+
+void Emitter::waitMbarrierParity(llvm::Value *bar, llvm::Value *parity, SourceLoc site, bool clobberMemory,
+                                 bool cluster) {
   // try_wait returns after a time limit even when the phase is incomplete: loop until it is.
   auto *fty = llvm::FunctionType::get(B.getInt32Ty(), {B.getInt32Ty(), B.getInt32Ty()}, false);
   auto *tryWait = llvm::InlineAsm::get(
-      fty, "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }",
+      fty,
+      std::string("{ .reg .pred p; mbarrier.try_wait.parity") + (cluster ? ".acquire.cluster" : "") +
+          ".shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }",
       clobberMemory ? "=r,r,r,~{memory}" : "=r,r,r", true);
   llvm::Value *start = f.boundedWaits ? globalTimer() : nullptr;
   llvm::BasicBlock *loop = llvm::BasicBlock::Create(ctx, "mbarrier.wait", kernel_);
