@@ -254,9 +254,10 @@ void tmaLoad(Specializer &S, const BuiltinCall &c, const Arg &desc, const Arg &b
     if (n > 1)
       S.clusterMbarriers(c.loc);
     std::vector<Piece> pieces = piecesOf(S, buf, n, c.loc);
+    const ir::TensorMapParam whole = tensorMapOf(S, desc, buf.val.i, c.loc);
     for (size_t j = 0; j < pieces.size(); ++j) {
       const Piece &pc = pieces[j];
-      ir::TensorMapParam m = tensorMapOf(S, desc, buf.val.i, c.loc);
+      ir::TensorMapParam m = whole;
       if (pc.rows != rowsOf(buf)) // a run of the box's rows (a matrix buffer: the box's last two dims)
         m.box[m.box.size() - 2] = pc.rows;
       std::vector<ir::Value *> ops = {advanced(S, dst, pc.bufferOffset, c.loc), bar};
