@@ -7,7 +7,10 @@ Usage: python3 bench/attention_bench.py --lib build/runtime/libtle_rt.so --cubin
                                         [--dtype fp16|bf16] [--compare LABEL=DIR2 ...] [--rounds N] [--warmup-ms MS --rep-ms MS] [--out FILE]
 DIR holds attention_d{64,128}_c{0,1}.sm_90a.cubin (BLOCK_M 128, BLOCK_N 64, 8 warps; with --source
 attention_tma, examples/attention_tma.tle's attention_tma_d{64,128}_c{0,1}.sm_90a.cubin; with
---dtype bf16, attention_bf16_... and attention_tma_bf16_..., compiled with bf16 pointers).
+--source attention_fa3, examples/attention_fa3.tle's attention_fa3_..., against Triton running
+attention_tma.tle, the tutorial kernel; with --dtype bf16, attention_bf16_... and
+attention_tma_bf16_..., compiled with bf16 pointers). --dims and --causal pick the head dims and
+causal values (default 64,128 and 0,1).
 --compare times the same cubin names from DIR2 (another compiler build: a before/after in one
 process) and reports them per row under "variants".
 Checks every output against torch's math attention in fp32 before timing (max abs error < 2e-2)."""
@@ -69,7 +72,7 @@ def main():
     ap.add_argument("--lib", required=True)
     ap.add_argument("--cubins", required=True)
     ap.add_argument("--ctx", default="1024,4096,16384")
-    ap.add_argument("--source", choices=["attention", "attention_tma"], default="attention",
+    ap.add_argument("--source", choices=["attention", "attention_tma", "attention_fa3"], default="attention",
                     help="examples/attention.tle (pointer tiles) or examples/attention_tma.tle (tensor "
                          "descriptors; cubins attention_tma_d<D>_c<C>.sm_90a.cubin)")
     ap.add_argument("--dtype", choices=["fp16", "bf16"], default="fp16",
@@ -91,6 +94,8 @@ def main():
                     help="do_bench's timed span per measurement (default 100, do_bench's own). A 20 ms kernel is "
                          "then timed 5 times, while the GPU's power management is still settling after the "
                          "previous kernel; longer spans measure closer to its steady state")
+    ap.add_argument("--dims", default="64,128", help="head dims (comma-separated; cubins _d<D>_ of each)")
+    ap.add_argument("--causal", default="0,1", help="causal values (comma-separated; cubins _c<C>)")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
     if args.rounds < 1:
@@ -109,8 +114,10 @@ def main():
         compare.append((label, path))
     torch.cuda.init()
     lib = open_runtime(args.lib)
-    desc = args.source == "attention_tma"
-    triton_kernel = load_example_kernel(args.source, "attn_fwd")
+    # attention_fa3 (TLE-Struct, Triton cannot run it) takes attention_tma's arguments; Triton runs
+    # the tutorial kernel of the same shapes, attention_tma.
+    desc = args.source in ("attention_tma", "attention_fa3")
+    triton_kernel = load_example_kernel("attention_tma" if args.source == "attention_fa3" else args.source, "attn_fwd")
     if desc:  # Triton builds in-kernel descriptors in global scratch from its allocator
         triton.set_allocator(lambda size, alignment, stream: torch.empty(size, device="cuda", dtype=torch.int8))
     Z, H = 4, 32
@@ -119,8 +126,8 @@ def main():
     # output once more, 2^-11 (fp16) or 2^-8 (bf16) relative each.
     tol = 4e-2 if args.dtype == "bf16" else 2e-2
     rows = []
-    for D in (64, 128):
-        for causal in (0, 1):
+    for D in (int(x) for x in args.dims.split(",")):
+        for causal in (int(x) for x in args.causal.split(",")):
             name = f"{args.source}{'_bf16' if args.dtype == 'bf16' else ''}_d{D}_c{causal}.sm_90a.cubin"
             tle = AttnKernel(lib, os.path.join(args.cubins, name), desc)
             others = [(label, AttnKernel(lib, os.path.join(path, name), desc)) for label, path in compare]
@@ -194,6 +201,7 @@ def main():
                       + "".join(f"  triton({st}) {row[f'triton{st}_tflops']:6.1f}" for st in triton_stages)
                       + f"  sdpa {row['sdpa_tflops']:6.1f} (flash {row.get('sdpa_flash_tflops', float('nan')):6.1f},"
                       f" cudnn {row.get('sdpa_cudnn_tflops', float('nan')):6.1f}) TFLOP/s"
+                      f"  tle/cudnn {row['tle_tflops'] / row.get('sdpa_cudnn_tflops', float('nan')):5.3f}"
                       + "".join(f"  {lb} {v['tflops']:6.1f}{'' if v['pass'] else ' FAIL'}"
                                 for lb, v in row.get("variants", {}).items()), flush=True)
                 if args.rounds > 1:

@@ -204,9 +204,12 @@ std::string warpSpecialize(const Function &f, const Op &op) {
 
 /// The rules for ops inside the partitions of `ws` (OpKind::WarpSpecialize); the problem at
 /// `where`, or "".
-std::string partitionRules(const Op &ws, SourceLoc &where) {
+std::string partitionRules(const Op &ws, int numWarps, SourceLoc &where) {
   std::string bad;
-  for (size_t i = 0; i < ws.regions.size() && bad.empty(); ++i)
+  for (size_t i = 0; i < ws.regions.size() && bad.empty(); ++i) {
+    int64_t first = 0; // region i's first warp: the workers follow the default partition's
+    for (size_t k = 0; k < i; ++k)
+      first += k ? ws.partitionWarps()[k - 1] : numWarps;
     walk(const_cast<Block &>(*ws.regions[i]), [&](Op &o) {
       if (!bad.empty())
         return;
@@ -222,8 +225,13 @@ std::string partitionRules(const Op &ws, SourceLoc &where) {
                      o.kind == OpKind::SubmeshBarrier || o.kind == OpKind::DeviceBarrier ||
                      o.kind == OpKind::SignalWait;
       bool remote = o.kind == OpKind::RemotePtr || (o.kind == OpKind::MbarrierArrive && o.operands.size() > 1);
-      if (i > 0 && tile)
-        bad = "worker partitions compute on scalars only (a tile's layout spans the default partition's warps)";
+      int64_t warps = i ? ws.partitionWarps()[i - 1] : numWarps;
+      if (i > 0 && tile && warps != numWarps)
+        bad = "a worker partition of " + std::to_string(warps) + " warps computes on scalars only (a tile's "
+              "layout spans num_warps = " + std::to_string(numWarps) + " warps)";
+      else if (i > 0 && tile && numWarps % 4 == 0 && first % 4)
+        bad = "a worker partition that computes on tiles starts at a warpgroup (warp " + std::to_string(first) +
+              " is not a multiple of 4): put the workers of fewer warps after it";
       else if (cta)
         bad = "a named barrier of the whole CTA in a warp partition waits for warps that never come (give "
               "threads=, or use `barrier`, the partition's own)";
@@ -237,6 +245,7 @@ std::string partitionRules(const Op &ws, SourceLoc &where) {
         bad = "'" + std::string(name(o.kind)) + "': " + bad;
       }
     });
+  }
   return bad;
 }
 
@@ -502,7 +511,7 @@ std::string verifyMatrixFunction(const Function &f, SourceLoc &where) {
         return "'warp_specialize': a kernel has one warp_specialize";
       }
       partitions = op->regions.size();
-      if (std::string bad = partitionRules(*op, where); !bad.empty())
+      if (std::string bad = partitionRules(*op, f.numWarps, where); !bad.empty())
         return bad;
       if (tileOp) {
         where = tileOp->loc;

@@ -10,15 +10,18 @@
 // descriptors, compile-time values). The partitions share nothing but shared memory and global
 // memory; they order their accesses with mbarriers, named barriers or pipes.
 //
-// The tile IR runs tile code (values with a layout) in one partition of num_warps warps, its
-// default region, and scalar code (pointers, coordinates, mbarrier and TMA ops) in any. So:
-// when entry 0 computes on scalars only and one worker of num_warps warps computes on tiles (a
-// TMA producer as entry 0, as FlagTree's tests write it), the two swap regions; a second tile
-// partition, or one of another warp count, is a located error.
+// The tile IR runs tile code (values with a layout over num_warps warps) in partitions of
+// num_warps warps, and scalar code (pointers, coordinates, mbarrier and TMA ops) in any. When
+// entry 0 computes on scalars only and a worker of num_warps warps computes on tiles (a TMA
+// producer as entry 0, as FlagTree's tests write it), the first such worker and entry 0 swap
+// regions, so that the default region computes on tiles; a tile partition of another warp
+// count is a located error. Several tile partitions run side by side, each on its own warps
+// (two consumer warpgroups in ping-pong).
 //
 // worker_num_regs are the workers' register budgets (setmaxnreg, PTX ISA §9.7.17.1); the default
-// partition gets what the register file leaves it at one block per SM: every partition must be
-// whole warpgroups for that, else the budgets are dropped with a warning.
+// partition gets what the workers leave of the block's registers at one block per SM (up to 256:
+// a consumer above the block's per-thread ceiling when the workers give theirs back): every
+// partition must be whole warpgroups for that, else the budgets are dropped with a warning.
 #include "Binder.h"
 #include "Registry.h"
 #include "Sema.h"
@@ -87,7 +90,9 @@ std::vector<int64_t> budgets(Specializer &S, const Arg &a, const std::vector<int
   int64_t left = perThread * total;
   for (size_t i = 0; i < warps.size(); ++i)
     left -= regs[i] * warps[i];
-  int64_t r0 = std::min<int64_t>(perThread, left / numWarps / 8 * 8); // what is left, up to the block's ceiling
+  // What is left, up to setmaxnreg's 256: ptxas allocates the code after a setmaxnreg.inc within
+  // the raised count, above the kernel's .maxnreg (the block's ceiling, which the launch reserves).
+  int64_t r0 = std::min<int64_t>(256, left / numWarps / 8 * 8);
   if (r0 < 24)
     S.fail(a.loc, "warp_specialize() worker_num_regs leave the default partition " + std::to_string(std::max<int64_t>(r0, 0)) +
                       " registers per thread, fewer than 24 (" + std::to_string(total) + " warps share 65536 registers)");
@@ -113,25 +118,32 @@ void inlinePartition(Specializer &S, ir::Op &ws, const SVal &e, SourceLoc loc) {
   S.b->create(OpKind::Yield, loc, {}, {});
 }
 
-/// The region of `ws` that computes on tiles (0 when none does), which must run on the kernel's
-/// num_warps warps: region 0, or a worker of that many warps while region 0 computes on
-/// scalars; a located error otherwise.
+/// The first region of `ws` that computes on tiles (0 when none does). Every region that
+/// computes on tiles must run on the kernel's num_warps warps (a tile's layout spans that many):
+/// region 0, or a worker of that many warps; a located error otherwise. Several may (FA3's
+/// ping-pong consumers: each partition its own tiles on its own warps).
 size_t tileRegion(Specializer &S, ir::Op &ws, const std::vector<SVal> &entries, const std::vector<int64_t> &warps) {
-  std::vector<size_t> tiles;
-  for (size_t r = 0; r < ws.regions.size(); ++r)
-    if (firstTileOp(*ws.regions[r]))
-      tiles.push_back(r);
-  size_t first = tiles.empty() ? 0 : tiles[0];
-  if (tiles.size() > 1 && tiles[0] == 0)
-    first = tiles[1];
-  if (tiles.size() > 1 || (first > 0 && warps[first - 1] != S.fn->numWarps)) {
-    const ir::Op *at = firstTileOp(*ws.regions[first]);
-    S.fail(at->loc, "this op of warp partition '" + entries[first].elts[0].fn->name + "' computes on tiles, " +
-                        (tiles.size() > 1 ? "as another partition does: tlec runs tile code in one partition"
-                                          : "on " + std::to_string(warps[first - 1]) + " warps: tlec runs tile code in "
-                                            "a partition of the kernel's num_warps (" +
-                                            std::to_string(S.fn->numWarps) + ")") +
-                        "; the others compute on scalars (pointers, coordinates, mbarriers, TMA copies)");
+  size_t first = 0;
+  bool found = false;
+  int64_t warp = 0; // region r's first warp
+  for (size_t r = 0; r < ws.regions.size(); warp += r ? warps[r - 1] : S.fn->numWarps, ++r) {
+    const ir::Op *at = firstTileOp(*ws.regions[r]);
+    if (!at)
+      continue;
+    if (r > 0 && S.fn->numWarps % 4 == 0 && warp % 4)
+      S.fail(at->loc, "this op of warp partition '" + entries[r].elts[0].fn->name + "' computes on tiles, on warps " +
+                          std::to_string(warp) + " to " + std::to_string(warp + warps[r - 1] - 1) +
+                          ": a tile partition starts at a warpgroup (a warp index that is a multiple of 4, as "
+                          "wgmma and setmaxnreg need); list the workers of fewer warps after it");
+    if (r > 0 && warps[r - 1] != S.fn->numWarps)
+      S.fail(at->loc, "this op of warp partition '" + entries[r].elts[0].fn->name + "' computes on tiles, on " +
+                          std::to_string(warps[r - 1]) + " warps: tlec runs tile code in partitions of the "
+                          "kernel's num_warps (" + std::to_string(S.fn->numWarps) + "); give such a worker " +
+                          std::to_string(S.fn->numWarps) + " warps, or compute on scalars there (pointers, "
+                          "coordinates, mbarriers, TMA copies)");
+    if (!found)
+      first = r;
+    found = true;
   }
   return first;
 }

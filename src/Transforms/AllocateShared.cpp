@@ -74,6 +74,18 @@ public:
   }
   /// The last position (the kernel's end).
   size_t end() const { return end_; }
+  /// The region index of the top-level warp_specialize that holds `op` (0: none, or its default
+  /// partition, whose ops have positions of their own). The workers run alongside each other:
+  /// each needs scratch of its own.
+  size_t worker(const ir::Op &op) const {
+    for (const ir::Op *o = &op; o->parent && o->parent->parent; o = o->parent->parent) {
+      const ir::Op *owner = o->parent->parent;
+      for (size_t r = 0; owner->kind == OpKind::WarpSpecialize && r < owner->regions.size(); ++r)
+        if (owner->regions[r].get() == o->parent)
+          return r;
+    }
+    return 0;
+  }
 
 private:
   std::map<const ir::Op *, Span> at_;
@@ -199,7 +211,8 @@ int64_t alignUp(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 /// Appends to `ranges` the areas the backend lays out (none on IR without layouts): the
 /// pipeline area (Function::pipelineBytes), live from the kernel's start (its mbarriers are
 /// initialised there) to the last position that uses it (usesPipelineArea), and per position one
-/// scratch area for the ops there (scratchNeeds; the largest need, they run one after another),
+/// scratch area for the ops there (scratchNeeds; the largest need, they run one after another;
+/// the workers of a warp_specialize, which run alongside, one each),
 /// live at that position (a TMA store's staging to the end of the kernel: its bulk copy reads it
 /// until the kernel ends). Clears the scratch offsets of an earlier run. Returns the pipeline
 /// area's range, or null.
@@ -226,7 +239,7 @@ LiveRange *backendAreas(ir::Function &f, const Positions &pos, std::vector<LiveR
     pipelineRange = ranges.size();
     ranges.push_back(r);
   }
-  std::map<size_t, size_t> scratchOf; // position -> its range
+  std::map<std::pair<size_t, size_t>, size_t> scratchOf; // (position, worker) -> its range
   std::map<const ir::Op *, ScratchNeed> needs = scratchNeeds(f, async);
   std::vector<std::pair<ir::Op *, ScratchNeed>> inOrder; // program order (offsets must not depend on addresses)
   ir::walk(f.body, [&](ir::Op &op) {
@@ -235,7 +248,7 @@ LiveRange *backendAreas(ir::Function &f, const Positions &pos, std::vector<LiveR
   });
   for (auto &[op, need] : inOrder) {
     Span at = pos.of(*op);
-    auto [it, fresh] = scratchOf.try_emplace(at.first, ranges.size());
+    auto [it, fresh] = scratchOf.try_emplace({at.first, pos.worker(*op)}, ranges.size());
     if (fresh) {
       LiveRange r;
       r.first = at.first;

@@ -5,7 +5,8 @@
 # against the input plus one; a tle.pipe from a scalar worker of 1 and 4 warps to the default
 # partition over 2 and 3 stages and 5 iterations; a GEMM with a TMA producer and a wgmma consumer
 # worker (256 x 256 x 320, 128 x 128 tiles, 5 K steps over 2, 3 and 4 stages) against the exact
-# product of small integers; a tle.pipe filled by TMA copies (writer partition or one body).
+# product of small integers, and the same by two consumer partitions of tile code in ping-pong;
+# a tle.pipe filled by TMA copies (writer partition or one body).
 # Exit 77 without a GPU.
 # Usage: ws_gpu.sh TLE_RUN [SOURCE_DIR]
 set -uo pipefail
@@ -38,6 +39,13 @@ done; done
 # C = A @ B with small integers (exact): A's row i weighs columns k = i mod 4 by k % 3 + 1.
 for stages in 2 3 4; do
   expect "ws_gemm stages=$stages" -n ws_gemm -s "*fp16:16, *fp16:16, *fp32:16, i32, i32:16, i32:16, 128, 128, 64, $stages" \
+    -w 4 --grid "2, 2" --arg a_ptr="$TMP/a.npy" --arg b_ptr="$TMP/b.npy" --arg c_ptr=zeros:f32:256x256 \
+    --arg M=256 --arg N=256 --arg K=320 --expect c_ptr="$TMP/c.npy" --atol 0 --rtol 0
+done
+# The same product by two consumer partitions that compute on tiles side by side (64 rows each,
+# ping-pong on named barriers) and a TMA producer warpgroup.
+for stages in 2 3; do
+  expect "ws_gemm_pingpong stages=$stages" -n ws_gemm_pingpong -s "*fp16:16, *fp16:16, *fp32:16, i32, i32:16, i32:16, 128, 64, $stages" \
     -w 4 --grid "2, 2" --arg a_ptr="$TMP/a.npy" --arg b_ptr="$TMP/b.npy" --arg c_ptr=zeros:f32:256x256 \
     --arg M=256 --arg N=256 --arg K=320 --expect c_ptr="$TMP/c.npy" --atol 0 --rtol 0
 done

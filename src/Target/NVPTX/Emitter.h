@@ -387,15 +387,13 @@ public:
   /// by setmaxnreg; the workers exit after their region, the default partition goes on.
   void emitWarpSpecialize(const ir::Op &op);
   /// The named barrier and thread count of the partition being emitted (OpKind::WarpSpecialize):
-  /// id 0 (the CTA, bar.sync 0) outside partitions; and the partition's first thread (its
-  /// "thread 0", which issues the ops IR.h gives to thread 0).
-  int partitionBarrier_ = 0, partitionThreads_ = 0, partitionFirstThread_ = 0;
-  /// Whether this is the first thread of the CTA, or of the partition being emitted: `tid` (this
-  /// thread's index, however the caller computed it) == 0 outside partitions.
-  llvm::Value *firstThread(llvm::Value *tid) {
-    return partitionFirstThread_ ? B.CreateICmpEQ(tid_, B.getInt32(static_cast<uint32_t>(partitionFirstThread_)))
-                                 : B.CreateICmpEQ(tid, B.getInt32(0));
-  }
+  /// id 0 (the CTA, bar.sync 0) outside partitions. Within a partition tid_ and warp_ count from
+  /// its first thread (emitWarpSpecialize).
+  int partitionBarrier_ = 0, partitionThreads_ = 0;
+  /// Whether this is the first thread of the CTA, or of the partition being emitted (its
+  /// "thread 0", which issues the ops IR.h gives to thread 0): `tid` (this thread's index in the
+  /// partition, however the caller computed it) == 0.
+  llvm::Value *firstThread(llvm::Value *tid) { return B.CreateICmpEQ(tid, B.getInt32(0)); }
   /// Whether `dot` runs on wgmma.mma_async (sm_90a, fp16/bf16, warps along M in whole
   /// warpgroups); otherwise mma.sync.
   bool useWgmma(const ir::Op &dot) const;

@@ -81,13 +81,18 @@ void Emitter::emitWarpSpecialize(const ir::Op &op) {
   }
   B.CreateBr(bodies.back());
   first = 0;
+  llvm::Value *const tid = tid_, *const warp = warp_;
   for (size_t r = 0; r < op.regions.size(); ++r) {
     int n = r ? static_cast<int>(warps[r - 1]) : f.numWarps;
     B.SetInsertPoint(bodies[r]);
     setRegisters(r);
     partitionBarrier_ = static_cast<int>(r) + 1;
     partitionThreads_ = 32 * n;
-    partitionFirstThread_ = 32 * first;
+    // Within a partition, thread and warp indices count from its first thread: a tile's layout
+    // (over num_warps warps) maps the partition's warps as the default partition's, and the
+    // partition's "thread 0" is its first thread.
+    tid_ = first ? B.CreateSub(tid, B.getInt32(static_cast<uint32_t>(32 * first)), "ptid") : tid;
+    warp_ = first ? B.CreateSub(warp, B.getInt32(static_cast<uint32_t>(first)), "pwarp") : warp;
     emitBlock(*op.regions[r]);
     if (r == 0)
       B.CreateBr(join);
@@ -97,9 +102,10 @@ void Emitter::emitWarpSpecialize(const ir::Op &op) {
   }
   // The default partition goes on alone: its barriers stay its named barrier.
   B.SetInsertPoint(join);
+  tid_ = tid;
+  warp_ = warp;
   partitionBarrier_ = 1;
   partitionThreads_ = 32 * f.numWarps;
-  partitionFirstThread_ = 0;
 }
 
 } // namespace tle::nvptx
