@@ -41,6 +41,15 @@ struct Mbarrier {
   std::map<int64_t, Clock> completed; ///< the last two completed phases' clocks
 };
 
+/// A named barrier that warp partitions share (bar.sync / bar.arrive with id= and threads=, PTX
+/// ISA §9.7.13.1): the threads arrived in its current generation, their clocks, and the clocks
+/// of the completed generations (a generation completes once `threads` threads have arrived).
+struct NamedBarrier {
+  int64_t arrived = 0, generation = 0;
+  Clock clock;
+  std::map<int64_t, Clock> completed;
+};
+
 /// Elements [lo, hi) of a shared buffer (its local_alloc), as an async reader or a writer sees them.
 struct Region {
   const ir::Op *alloc = nullptr;
@@ -77,7 +86,8 @@ struct Process {
   size_t cta = 0; ///< the CTA it runs in (its rank in the cluster)
   std::vector<Frame> stack;
   bool done = false;
-  const ir::Op *waitingAt = nullptr; ///< the mbarrier_wait it is stopped at
+  const ir::Op *waitingAt = nullptr; ///< the mbarrier_wait (or cluster or named barrier) it is stopped at
+  int64_t namedGeneration = 0;       ///< at a named barrier's bar.sync: the generation it arrived in
   std::vector<size_t> workers;        ///< the default partition: the workers it joins
   Clock clock;                        ///< its vector clock (entry `self` its own events)
   std::vector<std::vector<size_t>> wgmmaGroups; ///< its wgmma groups in flight: their reads_ entries
@@ -181,6 +191,7 @@ private:
     /// Its arrivals at the cluster's barrier (cluster_barrier, cluster_arrive): the clock of each.
     std::vector<Clock> clusterArrivals;
     int64_t clusterWaits = 0; ///< the cluster barriers it has passed
+    std::map<int, NamedBarrier> named; ///< by id
   };
   std::vector<Cta> ctas_; ///< one per CTA of the cluster (the function's cluster size)
   size_t cta_ = 0;        ///< the CTA of the process being run
@@ -808,6 +819,9 @@ private:
       [[fallthrough]];
     case OpKind::ClusterWait:
       return clusterWait(pi, op);
+    case OpKind::Barrier:
+    case OpKind::BarrierArrive:
+      return namedBarrier(pi, op);
     case OpKind::MbarrierWait: {
       Key k = barrier(op.operands[0]);
       const Mbarrier &b = state(k, op);
@@ -872,6 +886,37 @@ private:
     return true;
   }
 
+  /// Process `pi` at a named barrier shared by warp partitions (`op` a barrier or
+  /// barrier_arrive with id= and threads=; a partition's own barrier orders nothing across them):
+  /// its arrival counts its threads; a generation completes once the barrier's thread count has
+  /// arrived, and then a bar.sync returns, following the generation's arrivals.
+  bool namedBarrier(size_t pi, const ir::Op &op) {
+    const ir::SyncAttrs &a = op.sync;
+    if (a.barrierId < 0 || a.threads == 0)
+      return true;
+    Process &p = procs_[pi];
+    NamedBarrier &nb = C().named[a.barrierId];
+    if (p.waitingAt != &op) {
+      nb.arrived += 32 * p.warps;
+      join(nb.clock, tick(pi));
+      p.namedGeneration = nb.generation;
+      if (nb.arrived >= a.threads) {
+        nb.arrived -= a.threads;
+        nb.completed[nb.generation++] = nb.clock;
+        nb.clock.clear();
+      }
+    }
+    if (op.kind == OpKind::BarrierArrive)
+      return true;
+    if (nb.generation > p.namedGeneration) {
+      p.waitingAt = nullptr;
+      join(p.clock, nb.completed[p.namedGeneration]);
+      return true;
+    }
+    p.waitingAt = &op;
+    return false;
+  }
+
   std::string where(const Process &p) const {
     std::string part = p.index == 0 ? "the default partition" : "worker " + std::to_string(p.index);
     return ctas_.size() > 1 ? part + " of the CTA of cluster rank " + std::to_string(p.cta) : part;
@@ -883,8 +928,14 @@ private:
       if (p.done || !p.waitingAt)
         continue;
       cta_ = p.cta;
-      if (p.waitingAt->kind != OpKind::MbarrierWait) { // the cluster's barrier
+      if (p.waitingAt->kind != OpKind::MbarrierWait) { // the cluster's barrier, or a named barrier
         std::string msg = where(p) + " waits at the cluster's barrier, where not every CTA of the cluster arrives";
+        if (p.waitingAt->kind == OpKind::Barrier) {
+          const ir::SyncAttrs &a = p.waitingAt->sync;
+          msg = where(p) + " waits at named barrier " + std::to_string(a.barrierId) + " (" +
+                std::to_string(C().named[a.barrierId].arrived) + " of its " + std::to_string(a.threads) +
+                " threads have arrived, " + std::to_string(32 * p.warps) + " of them this partition's)";
+        }
         if (!h.loc.valid()) {
           h.loc = p.waitingAt->loc;
           h.message = "barrier protocol hangs: this wait (" + msg + ") never returns, and no partition can go on";
@@ -973,6 +1024,8 @@ bool hasProtocol(const ir::Function &f) {
   bool any = false;
   ir::walk(const_cast<ir::Block &>(f.body), [&](ir::Op &op) {
     any |= op.kind == OpKind::MbarrierInit || op.kind == OpKind::Wgmma || op.kind == OpKind::TmaStore;
+    any |= (op.kind == OpKind::Barrier || op.kind == OpKind::BarrierArrive) && op.sync.barrierId >= 0 &&
+           op.sync.threads > 0; // a named barrier that warp partitions share
   });
   return any;
 }
