@@ -14,7 +14,8 @@ Variants (build.sh names the cubins): ws, one tile per program; wsp, persistent 
 program per SM); mc, clusters of two CTAs sharing B by TMA multicast, one tile per CTA; mcp, the
 same, persistent (an even number of programs, at most one per SM); wspt, wsp reading B transposed
 ([N, K], K contiguous), the only variant for fp8e4nv (whose wgmma takes K-major operands; its C is
-bf16 and its baseline cuBLASLt's torch._scaled_mm).
+bf16 and its baseline cuBLASLt's torch._scaled_mm); wspe, wsp storing each tile by one TMA store
+from a swizzled staging buffer (the consumers go on once it has been read).
 """
 import argparse
 import ctypes
@@ -30,7 +31,7 @@ from profile_common import time_rounds  # noqa: E402
 from tle_ctypes import TleKernel, open_runtime  # noqa: E402
 
 KERNELS = {"ws": "matmul_struct_ws", "wsp": "matmul_struct_ws_persistent", "mc": "matmul_struct_ws_mc",
-           "mcp": "matmul_struct_ws_mc", "wspt": "matmul_struct_ws_persistent"}
+           "mcp": "matmul_struct_ws_mc", "wspt": "matmul_struct_ws_persistent", "wspe": "matmul_struct_ws_persistent"}
 # A variant with a suffix (ws.base) is the same kernel from cubins built by another compiler
 # (a baseline, in the same job); its cubins are named with the suffix too.
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp8e4nv": torch.float8_e4m3fn}
@@ -56,7 +57,7 @@ def grid_of(variant, m, n, bm, bn, sms):
     tiles_m, tiles_n = (m + bm - 1) // bm, (n + bn - 1) // bn
     if variant == "ws":
         return (tiles_m, tiles_n)
-    if variant in ("wsp", "wspt"):
+    if variant in ("wsp", "wspt", "wspe"):
         return (min(tiles_m * tiles_n, sms),)
     clusters = (tiles_m + 1) // 2 * tiles_n
     if variant == "mc":
@@ -95,6 +96,9 @@ def main():
                     bm, bn, bk, w, s, *e = (int(x) for x in cfg.split("x"))
                     tail = f"_e{e[0]}" if e else ""
                     path = os.path.join(args.cubins, f"struct_{v}_{dt}_{bm}x{bn}x{bk}_w{w}_s{s}{tail}.sm_90a.cubin")
+                    if not os.path.exists(path):  # a config the variant does not fit (shared memory)
+                        print(f"skip {os.path.basename(path)}: not built", flush=True)
+                        continue
                     kern = TleKernel(lib, path, KERNELS[v.split(".")[0]])
                     c = torch.full((m, n), float("nan"), device="cuda", dtype=ref.dtype)
                     grid = grid_of(v, m, n, bm, bn, sms)

@@ -8,6 +8,7 @@
 #           mc   matmul_struct_ws_mc, PERSISTENT=0 (clusters of 2 sharing B by TMA multicast)
 #           mcp  matmul_struct_ws_mc, PERSISTENT=1
 #           wspt matmul_struct_ws_persistent, B_KMAJOR=True (B given transposed, [N, K]: fp8 needs it)
+#           wspe matmul_struct_ws_persistent, EPILOGUE_TMA=True (the tile stored by one TMA store)
 # Dtypes: fp16, bf16 (C the same), fp8e4nv (C bf16).
 # Cubins: OUT_DIR/struct_<variant>_<dtype>_<BM>x<BN>x<BK>_w<W>_s<S>[_e<SPLIT>].sm_90a.cubin
 set -euo pipefail
@@ -25,6 +26,7 @@ for dt in $DTYPES; do for v in $VARIANTS; do for cfg in "$@"; do
     mc) name=matmul_struct_ws_mc sig="$sig, 0" ;;
     mcp) name=matmul_struct_ws_mc sig="$sig, 1" ;;
     wspt) name=matmul_struct_ws_persistent sig="$sig, ${e:-1}, True" e_sig=1 ;;
+    wspe) name=matmul_struct_ws_persistent sig="$sig, ${e:-1}, False, True" e_sig=1 ;;
     *) echo "unknown variant $v" >&2; exit 2 ;;
   esac
   [[ -n "$e" && -z "${e_sig:-}" ]] && sig="$sig, $e"

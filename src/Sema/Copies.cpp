@@ -318,7 +318,11 @@ void tmaStore(Specializer &S, const BuiltinCall &c, const Arg &buf, const Arg &d
     S.b->create(OpKind::TmaStore, c.loc, ops, {})->sync.map = map;
   }
   S.b->create(OpKind::TmaStoreCommit, c.loc, {}, {});
-  S.b->create(OpKind::TmaStoreWait, c.loc, {}, {})->sync.pending = 0;
+  // Waited for until the copy has read the buffer (the buffer may then be rewritten), as
+  // Triton's TMA stores wait; the global writes complete in the background, by the kernel's end.
+  ir::Op *wait = S.b->create(OpKind::TmaStoreWait, c.loc, {}, {});
+  wait->sync.pending = 0;
+  wait->sync.read = true;
 }
 
 SVal copy(Specializer &S, const BuiltinCall &c) {
