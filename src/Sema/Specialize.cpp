@@ -258,8 +258,18 @@ Specializer::completeSignature(const ast::FunctionDef *kernel, const std::vector
   for (const ast::Param &p : params)
     defined += givenElsewhere(p.name);
   // Entries for the parameters -D and the heuristics do not give, or (with neither) for a
-  // leading run of the parameters, the others having defaults.
-  const bool skipDefined = defined > 0 && sig.size() == params.size() - defined;
+  // leading run of the parameters, the others having defaults. With -D, a run that ends before
+  // the first parameter given elsewhere may leave out the rest, when they all have defaults or
+  // are given (read either way, the entries bind the same parameters).
+  size_t firstDefined = 0;
+  while (firstDefined < params.size() && !givenElsewhere(params[firstDefined].name))
+    ++firstDefined;
+  bool skipDefined = defined > 0 && sig.size() == params.size() - defined;
+  if (defined > 0 && sig.size() <= firstDefined) {
+    skipDefined = true;
+    for (size_t i = sig.size(); i < params.size(); ++i)
+      skipDefined &= givenElsewhere(params[i].name) || (params[i].defaultValue && !params[i].star);
+  }
   auto countError = [&] {
     fail(kernel->loc(), "signature has " + std::to_string(sig.size()) + " entries but kernel '" + kernel->name +
                             "' has " + std::to_string(params.size()) + " parameters" +
@@ -274,7 +284,7 @@ Specializer::completeSignature(const ast::FunctionDef *kernel, const std::vector
       full.push_back(e);
     } else if (next < sig.size()) {
       full.push_back(sig[next++]);
-    } else if (defined == 0 && p.defaultValue && !p.star) {
+    } else if ((defined == 0 || skipDefined) && p.defaultValue && !p.star) {
       e.fromDefault = true;
       full.push_back(e);
     } else {

@@ -638,7 +638,7 @@ private:
         w.cta = procs_[pi].cta;
         w.clock = procs_[pi].clock; // the workers start after what came before
         w.stack.push_back({op.regions[r].get(), op.regions[r]->ops.begin(), &op});
-        p.workers.push_back(procs_.size());
+        procs_[pi].workers.push_back(procs_.size()); // not `p`: the push_back below may move procs_
         procs_.push_back(std::move(w));
       }
       Process &self = procs_[pi]; // procs_ may have moved

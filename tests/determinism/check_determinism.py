@@ -9,7 +9,7 @@
 # path, another output file name, LC_ALL=C, a fresh TMPDIR (ptxas temporaries), TLE_PTXAS and
 # TLE_LIBDEVICE set explicitly (to the same files), glibc malloc tunables that change the heap
 # layout (so pointer-ordered iteration shows up), MALLOC_PERTURB_, and `taskset -c 0` when available.
-# Kernels: every examples/*.tle (signature and -w from its `# Compile:` line) for sm_80 and sm_90a (or the
+# Kernels: every examples/*.tle (signature, -w and -n from its `# Compile:` line) for sm_80 and sm_90a (or the
 # --arch its line names);
 # the first `%tlec %s -s ...` RUN line of each kernel under tests/lit/{ptx,control,tile,gpu} (not a
 # --debug one: its messages name the source path as given); the
@@ -26,6 +26,8 @@ import sys
 
 SIG_RE = re.compile(r'-s\s+"([^"]+)"')
 WARPS_RE = re.compile(r"\s-w\s+([0-9]+)")
+KERNEL_RE = re.compile(r"\s-n\s+([A-Za-z0-9_]+)")
+KERNEL_OF = {}  # source path -> the kernel its `# Compile:` line names with -n (files with helpers)
 
 
 def find_cases(src):
@@ -42,6 +44,9 @@ def find_cases(src):
                 if not sig:
                     sys.exit("%s: `# Compile:` line without -s \"SIGNATURE\"" % path)
                 warps = WARPS_RE.search(line)
+                kernel = KERNEL_RE.search(line)
+                if kernel:
+                    KERNEL_OF[path] = kernel.group(1)
                 only = re.search(r" --arch ([a-z0-9_]+)", line)  # an example for that architecture alone
                 for arch in (only.group(1),) if only else ("sm_80", "sm_90a"):
                     cases.append(("examples.%s.%s" % (name[:-4], arch), path, sig.group(1),
@@ -115,7 +120,7 @@ def run_tlec(cmd, cwd, env):
 def compile_case(args, case, kinds, taskset):
     """Compiles one case in runs A and B; returns a list of problems (empty: identical)."""
     name, path, sig, warps, arch = case
-    opts = ["-s", sig, "-w", warps, "--arch", arch]
+    opts = ["-s", sig, "-w", warps, "--arch", arch] + (["-n", KERNEL_OF[path]] if path in KERNEL_OF else [])
     a_dir = os.path.join(args.work_dir, "a")
     b_root = os.path.join(args.work_dir, "b")
     b_cwd = os.path.join(b_root, "cwd")

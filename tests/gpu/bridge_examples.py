@@ -166,6 +166,15 @@ def attention_tma(torch):
             [_attention_ref(torch, q, k, v, scale, False).half()], 1e-2)
 
 
+def attention_fa3(torch):
+    z, h, n, d, scale = 2, 4, 1024, 64, 0.125
+    q, k, v = _qkv(torch, z, h, n, d)
+    o = torch.full_like(q, float("nan"))
+    consts = {"HEAD_DIM": d, "BLOCK_M": 128, "BLOCK_N": 128, "CAUSAL": False}
+    return ((q, k, v, o, scale, z, h, n), consts, (n // 128, z * h), [o],
+            [_attention_ref(torch, q, k, v, scale, False).half()], 1e-2)
+
+
 def _softmax_cluster(torch, cluster, cols):
     rows = 64
     x = torch.randn(rows, cols, device="cuda")
@@ -197,6 +206,7 @@ CASES = [
     Case("matmul_tn", "matmul_tn_kernel", matmul_tn),
     Case("attention", "attn_fwd", attention, 8),
     Case("attention_tma", "attn_fwd", attention_tma, 8),
+    Case("attention_fa3", "attn_fwd", attention_fa3, 4, None, True),
     Case("softmax_cluster", "softmax_cluster", lambda t: _softmax_cluster(t, 4, 60000), 16, None, True),
     Case("softmax_cluster_staged", "softmax_cluster_staged", lambda t: _softmax_cluster(t, 2, 65536), 16, None, True),
 ]

@@ -172,6 +172,7 @@ class ExampleSpecializationTest(TempDirTest):
         ("attention", "attn_fwd", "hhhh|0.125," + ",".join(["262144,65536,64"] * 4) + ",4,1024",
          dict(HEAD_DIM=64, BLOCK_M=128, BLOCK_N=64, CAUSAL=False), 8),
         ("attention_tma", "attn_fwd", "hhhh|0.125,2,4,1024", dict(HEAD_DIM=64, BLOCK_M=128, BLOCK_N=64, CAUSAL=False), 8),
+        ("attention_fa3", "attn_fwd", "hhhh|0.125,2,4,1024", dict(HEAD_DIM=64, BLOCK_M=128, BLOCK_N=128, CAUSAL=False), 4),
         ("softmax_cluster", "softmax_cluster", "ff|60000,60000,60000", dict(BLOCK=16384, CLUSTER=4), 16),
         ("softmax_cluster_staged", "softmax_cluster_staged", "ff|65536,65536,65536", dict(BLOCK=16384, CLUSTER=2), 16),
         # Across GPUs: the device record and the windows passed as tensors' pointers.
