@@ -157,22 +157,22 @@ def attention(torch):
     return args, consts, (n // 128, z * h), [o], [_attention_ref(torch, q, k, v, scale, False).half()], 1e-2
 
 
-def attention_tma(torch):
+def _attention_desc(torch, block_n):
+    """attention_tma.tle's and attention_fa3.tle's arguments (Q, K, V, Out, sm_scale, Z, H, N_CTX)."""
     z, h, n, d, scale = 2, 4, 1024, 64, 0.125
     q, k, v = _qkv(torch, z, h, n, d)
     o = torch.full_like(q, float("nan"))
-    consts = {"HEAD_DIM": d, "BLOCK_M": 128, "BLOCK_N": 64, "CAUSAL": False}
+    consts = {"HEAD_DIM": d, "BLOCK_M": 128, "BLOCK_N": block_n, "CAUSAL": False}
     return ((q, k, v, o, scale, z, h, n), consts, (n // 128, z * h), [o],
             [_attention_ref(torch, q, k, v, scale, False).half()], 1e-2)
+
+
+def attention_tma(torch):
+    return _attention_desc(torch, 64)
 
 
 def attention_fa3(torch):
-    z, h, n, d, scale = 2, 4, 1024, 64, 0.125
-    q, k, v = _qkv(torch, z, h, n, d)
-    o = torch.full_like(q, float("nan"))
-    consts = {"HEAD_DIM": d, "BLOCK_M": 128, "BLOCK_N": 128, "CAUSAL": False}
-    return ((q, k, v, o, scale, z, h, n), consts, (n // 128, z * h), [o],
-            [_attention_ref(torch, q, k, v, scale, False).half()], 1e-2)
+    return _attention_desc(torch, 128)
 
 
 def _softmax_cluster(torch, cluster, cols):
