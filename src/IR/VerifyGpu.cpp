@@ -207,9 +207,7 @@ std::string warpSpecialize(const Function &f, const Op &op) {
 std::string partitionRules(const Op &ws, int numWarps, SourceLoc &where) {
   std::string bad;
   for (size_t i = 0; i < ws.regions.size() && bad.empty(); ++i) {
-    int64_t first = 0; // region i's first warp: the workers follow the default partition's
-    for (size_t k = 0; k < i; ++k)
-      first += k ? ws.partitionWarps()[k - 1] : numWarps;
+    const int64_t first = ws.partitionFirstWarp(i, numWarps);
     walk(const_cast<Block &>(*ws.regions[i]), [&](Op &o) {
       if (!bad.empty())
         return;

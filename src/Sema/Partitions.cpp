@@ -27,6 +27,7 @@
 #include "Sema.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace tle::sema {
 
@@ -123,13 +124,12 @@ void inlinePartition(Specializer &S, ir::Op &ws, const SVal &e, SourceLoc loc) {
 /// region 0, or a worker of that many warps; a located error otherwise. Several may (FA3's
 /// ping-pong consumers: each partition its own tiles on its own warps).
 size_t tileRegion(Specializer &S, ir::Op &ws, const std::vector<SVal> &entries, const std::vector<int64_t> &warps) {
-  size_t first = 0;
-  bool found = false;
-  int64_t warp = 0; // region r's first warp
-  for (size_t r = 0; r < ws.regions.size(); warp += r ? warps[r - 1] : S.fn->numWarps, ++r) {
+  std::optional<size_t> first;
+  for (size_t r = 0; r < ws.regions.size(); ++r) {
     const ir::Op *at = firstTileOp(*ws.regions[r]);
     if (!at)
       continue;
+    const int64_t warp = ws.partitionFirstWarp(r, S.fn->numWarps);
     if (r > 0 && S.fn->numWarps % 4 == 0 && warp % 4)
       S.fail(at->loc, "this op of warp partition '" + entries[r].elts[0].fn->name + "' computes on tiles, on warps " +
                           std::to_string(warp) + " to " + std::to_string(warp + warps[r - 1] - 1) +
@@ -141,11 +141,10 @@ size_t tileRegion(Specializer &S, ir::Op &ws, const std::vector<SVal> &entries, 
                           "kernel's num_warps (" + std::to_string(S.fn->numWarps) + "); give such a worker " +
                           std::to_string(S.fn->numWarps) + " warps, or compute on scalars there (pointers, "
                           "coordinates, mbarriers, TMA copies)");
-    if (!found)
+    if (!first)
       first = r;
-    found = true;
   }
-  return first;
+  return first.value_or(0);
 }
 
 SVal warpSpecialize(Specializer &S, const BuiltinCall &c) {

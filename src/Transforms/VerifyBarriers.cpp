@@ -43,8 +43,11 @@ struct Mbarrier {
 
 /// A named barrier that warp partitions share (bar.sync / bar.arrive with id= and threads=, PTX
 /// ISA §9.7.13.1): the threads arrived in its current generation, their clocks, and the clocks
-/// of the completed generations (a generation completes once `threads` threads have arrived).
+/// of the last kKept completed generations (a generation completes once `threads` threads have
+/// arrived; a waiter is part of its generation's count, so it resumes one generation later
+/// unless other partitions alone complete more).
 struct NamedBarrier {
+  static constexpr int64_t kKept = 8;
   int64_t arrived = 0, generation = 0;
   Clock clock;
   std::map<int64_t, Clock> completed;
@@ -902,6 +905,7 @@ private:
       p.namedGeneration = nb.generation;
       if (nb.arrived >= a.threads) {
         nb.arrived -= a.threads;
+        nb.completed.erase(nb.generation - NamedBarrier::kKept);
         nb.completed[nb.generation++] = nb.clock;
         nb.clock.clear();
       }
@@ -910,7 +914,8 @@ private:
       return true;
     if (nb.generation > p.namedGeneration) {
       p.waitingAt = nullptr;
-      join(p.clock, nb.completed[p.namedGeneration]);
+      if (auto c = nb.completed.find(p.namedGeneration); c != nb.completed.end())
+        join(p.clock, c->second);
       return true;
     }
     p.waitingAt = &op;

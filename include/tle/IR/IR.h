@@ -758,6 +758,14 @@ public:
   // partition, default first (0: not given).
   const std::vector<int64_t> &partitionWarps() const { need(__func__, K::WarpSpecialize); return a_.ints; }
   void setPartitionWarps(std::vector<int64_t> w) { need(__func__, K::WarpSpecialize); a_.ints = std::move(w); }
+  /// The first warp of region `region` (the default partition's warps come first, 0 to
+  /// numWarps - 1, then each worker's in order).
+  int64_t partitionFirstWarp(size_t region, int64_t numWarps) const {
+    int64_t first = region ? numWarps : 0;
+    for (size_t k = 1; k < region; ++k)
+      first += partitionWarps()[k - 1];
+    return first;
+  }
   const std::vector<int64_t> &partitionRegisters() const { need(__func__, K::WarpSpecialize); return a_.ints2; }
   void setPartitionRegisters(std::vector<int64_t> r) { need(__func__, K::WarpSpecialize); a_.ints2 = std::move(r); }
   // --- Permute: result dim i is operand dim permutation()[i].
