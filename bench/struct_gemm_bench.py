@@ -16,7 +16,8 @@ same, persistent (an even number of programs, at most one per SM); wspt, wsp rea
 ([N, K], K contiguous), the only variant for fp8e4nv (whose wgmma takes K-major operands; its C is
 bf16 and its baseline cuBLASLt's torch._scaled_mm); wspe, wsp storing each tile by one TMA store
 from a swizzled staging buffer (the consumers go on once it has been read); wspp, persistent with
-two consumer warpgroups on alternate tiles (ping-pong; configs with WARPS 4).
+two consumer warpgroups on alternate tiles (ping-pong; configs with WARPS 4); wsps, wsp whose
+consumers hand each tile to a storer warpgroup through a staging buffer and go on.
 """
 import argparse
 import ctypes
@@ -33,7 +34,7 @@ from tle_ctypes import TleKernel, open_runtime  # noqa: E402
 
 KERNELS = {"ws": "matmul_struct_ws", "wsp": "matmul_struct_ws_persistent", "mc": "matmul_struct_ws_mc",
            "mcp": "matmul_struct_ws_mc", "wspt": "matmul_struct_ws_persistent", "wspe": "matmul_struct_ws_persistent",
-           "wspp": "matmul_struct_ws_pingpong"}
+           "wspp": "matmul_struct_ws_pingpong", "wsps": "matmul_struct_ws_storer"}
 # A variant with a suffix (ws.base) is the same kernel from cubins built by another compiler
 # (a baseline, in the same job); its cubins are named with the suffix too.
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp8e4nv": torch.float8_e4m3fn}
@@ -59,7 +60,7 @@ def grid_of(variant, m, n, bm, bn, sms):
     tiles_m, tiles_n = (m + bm - 1) // bm, (n + bn - 1) // bn
     if variant == "ws":
         return (tiles_m, tiles_n)
-    if variant in ("wsp", "wspt", "wspe", "wspp"):
+    if variant in ("wsp", "wspt", "wspe", "wspp", "wsps"):
         return (min(tiles_m * tiles_n, sms),)
     clusters = (tiles_m + 1) // 2 * tiles_n
     if variant == "mc":

@@ -248,6 +248,7 @@ public:
     ir::walk(f.body, [&](ir::Op &op) {
       asyncCopies_ |= op.kind == OpKind::AsyncCopy && !onPipelineMbarrier(op); // not a pipeline slot's fill
       wgmmaOps_ |= op.kind == OpKind::Wgmma;
+      asyncReaders_ |= op.kind == OpKind::Wgmma || op.kind == OpKind::TmaStore;
       partitions |= op.kind == OpKind::WarpSpecialize;
     });
     ctaThreads_ = partitions ? -1 : 32 * f.numWarps;
@@ -280,6 +281,8 @@ public:
         bool writes = genericWritesIn(op);
         if (writes && op.kind == OpKind::For)
           unfenced_ = true; // the previous iteration's writes, at the body's start
+        else if (unfenced_ && op.kind == OpKind::For && asyncReadsIn(op))
+          fenceBefore(b, it); // once before a loop that writes nothing, not in each iteration
         regions(b, it);
         unfenced_ |= writes;
         continue;
@@ -294,6 +297,7 @@ public:
 private:
   bool asyncCopies_ = false; ///< the IR has async_copy ops into its buffers (whose bytes async_wait_group completes)
   bool wgmmaOps_ = false;    ///< the IR has wgmma ops (whose operand reads wgmma_wait completes)
+  bool asyncReaders_ = false; ///< the IR reads shared memory through the async proxy (wgmma, tma_store)
 
   /// sharedEffect, less what touches nothing of the IR's: the pipeline pass's mbarriers, an
   /// async_wait_group in a kernel without async_copy ops and a wgmma_wait in one without wgmma
@@ -319,8 +323,9 @@ private:
   }
   /// Generic-proxy writes to shared memory are made visible to an async-proxy reader (wgmma,
   /// tma_store) by fence.proxy.async in the writing threads before the barrier that orders them
-  /// (PTX ISA §9.7.13.4): one goes before `it` when such a reader follows writes no fence has
-  /// covered (the barrier, if one is needed, goes after it).
+  /// (PTX ISA §9.7.13.4): one goes before `it` when such a reader, or an mbarrier arrival that
+  /// may release the bytes to one in another partition, follows writes no fence has covered
+  /// (the barrier, if one is needed, goes after it).
   void proxyFence(ir::Block &b, std::list<std::unique_ptr<ir::Op>>::iterator it) {
     ir::Op &op = **it;
     if (op.kind == OpKind::FenceProxyAsync && !op.sync.global) {
@@ -331,11 +336,26 @@ private:
       unfenced_ = true;
       return;
     }
-    if ((op.kind != OpKind::Wgmma && op.kind != OpKind::TmaStore) || !unfenced_)
-      return;
+    if (asyncRead(op) && unfenced_)
+      fenceBefore(b, it);
+  }
+  /// Whether `op` reads shared memory through the async proxy, or is an mbarrier arrival that may
+  /// release the bytes to such a reader in another partition (a consumer's staging buffer to a
+  /// storer's tma_store).
+  bool asyncRead(const ir::Op &op) const {
+    return op.kind == OpKind::Wgmma || op.kind == OpKind::TmaStore ||
+           (op.kind == OpKind::MbarrierArrive && asyncReaders_ && !onPipelineMbarrier(op));
+  }
+  bool asyncReadsIn(ir::Op &op) const {
+    bool any = false;
+    for (auto &r : op.regions)
+      ir::walk(*r, [&](ir::Op &o) { any |= asyncRead(o); });
+    return any;
+  }
+  void fenceBefore(ir::Block &b, std::list<std::unique_ptr<ir::Op>>::iterator it) {
     ir::Builder B(&b);
     B.setInsertionPoint(&b, it);
-    B.create(OpKind::FenceProxyAsync, op.loc, {}, {});
+    B.create(OpKind::FenceProxyAsync, (*it)->loc, {}, {});
     ++out_.proxyFences;
     unfenced_ = false;
   }
@@ -399,12 +419,19 @@ private:
     int count = read + write + atomic;
     if (!count) {
       const Pending before = p_; // a barrier inside may not run
+      const bool unfencedBefore = unfenced_;
+      bool unfencedAfter = false;
       for (auto &r : op.regions) { // barriers inside may still be written there
-        if (op.kind == OpKind::WarpSpecialize)
+        if (op.kind == OpKind::WarpSpecialize) {
           p_ = {};
+          unfenced_ = unfencedBefore; // each partition on its own threads' writes
+        }
         block(*r);
+        unfencedAfter |= unfenced_;
       }
       p_.merge(before);
+      if (op.kind == OpKind::WarpSpecialize)
+        unfenced_ = unfencedAfter;
       return;
     }
     // Settle what is pending before the op when anything in its regions may conflict with it.
@@ -422,11 +449,18 @@ private:
     // their regions once.
     if (op.kind != OpKind::If && op.kind != OpKind::WarpSpecialize && (count > 1 || write || releases))
       p_.merge(kinds);
+    const bool unfencedBefore = unfenced_;
+    bool unfencedAfter = false;
     for (auto &r : op.regions) {
-      if (op.kind == OpKind::WarpSpecialize)
+      if (op.kind == OpKind::WarpSpecialize) {
         p_ = {}; // each partition starts behind the barrier before the op
+        unfenced_ = unfencedBefore; // and with its own threads' unfenced writes only
+      }
       block(*r);
+      unfencedAfter |= unfenced_;
     }
+    if (op.kind == OpKind::WarpSpecialize)
+      unfenced_ = unfencedAfter;
     p_.merge(before);
     p_.merge(kinds);
   }

@@ -6,7 +6,8 @@
 # partition over 2 and 3 stages and 5 iterations; a GEMM with a TMA producer and a wgmma consumer
 # worker (256 x 256 x 320, 128 x 128 tiles, 5 K steps over 2, 3 and 4 stages) against the exact
 # product of small integers, and the same by two consumer partitions of tile code in ping-pong;
-# a tle.pipe filled by TMA copies (writer partition or one body).
+# a tle.pipe filled by TMA copies (writer partition or one body); the struct GEMM whose consumers
+# hand each tile to a storer partition.
 # Exit 77 without a GPU.
 # Usage: ws_gpu.sh TLE_RUN [SOURCE_DIR]
 set -uo pipefail
@@ -48,5 +49,15 @@ for stages in 2 3; do
   expect "ws_gemm_pingpong stages=$stages" -n ws_gemm_pingpong -s "*fp16:16, *fp16:16, *fp32:16, i32, i32:16, i32:16, 128, 64, $stages" \
     -w 4 --grid "2, 2" --arg a_ptr="$TMP/a.npy" --arg b_ptr="$TMP/b.npy" --arg c_ptr=zeros:f32:256x256 \
     --arg M=256 --arg N=256 --arg K=320 --expect c_ptr="$TMP/c.npy" --atol 0 --rtol 0
+done
+# The persistent struct GEMM with a storer partition (bench/struct_gemm/matmul_struct_ws.tle): the
+# consumers hand each finished tile to a storer warpgroup's TMA store through one staging buffer;
+# 4 tiles of 128 x 128 on one program (the buffer handed over 4 times) and on 3.
+for grid in 1 3; do
+  out="$("$TLE_RUN" "$SRC/bench/struct_gemm/matmul_struct_ws.tle" -q --target gpu -n matmul_struct_ws_storer \
+    -s "*fp16:16, *fp16:16, *fp32:16, i32, i32:16, i32:16, 128, 128, 64, 3" -w 8 --grid $grid \
+    --arg a_ptr="$TMP/a.npy" --arg b_ptr="$TMP/b.npy" --arg c_ptr=zeros:f32:256x256 \
+    --arg M=256 --arg N=256 --arg K=320 --expect c_ptr="$TMP/c.npy" --atol 0 --rtol 0 2>&1)"
+  if [ $? -eq 0 ]; then echo "PASS  gemm_storer grid=$grid"; else echo "FAIL  gemm_storer grid=$grid:"; echo "$out"; status=1; fi
 done
 exit $status
