@@ -17,7 +17,9 @@ same, persistent (an even number of programs, at most one per SM); wspt, wsp rea
 bf16 and its baseline cuBLASLt's torch._scaled_mm); wspe, wsp storing each tile by one TMA store
 from a swizzled staging buffer (the consumers go on once it has been read); wspp, persistent with
 two consumer warpgroups on alternate tiles (ping-pong; configs with WARPS 4); wsps, wsp whose
-consumers hand each tile to a storer warpgroup through a staging buffer and go on.
+consumers hand each tile to a storer warpgroup through a staging buffer and go on; wspk, wsp whose
+last two waves of tiles are split along K into one equal run per program (stream-K; it takes an
+fp32 workspace and int32 flags, zeros, which the kernel leaves zero).
 """
 import argparse
 import ctypes
@@ -34,7 +36,8 @@ from tle_ctypes import TleKernel, open_runtime  # noqa: E402
 
 KERNELS = {"ws": "matmul_struct_ws", "wsp": "matmul_struct_ws_persistent", "mc": "matmul_struct_ws_mc",
            "mcp": "matmul_struct_ws_mc", "wspt": "matmul_struct_ws_persistent", "wspe": "matmul_struct_ws_persistent",
-           "wspp": "matmul_struct_ws_pingpong", "wsps": "matmul_struct_ws_storer"}
+           "wspp": "matmul_struct_ws_pingpong", "wsps": "matmul_struct_ws_storer",
+           "wspk": "matmul_struct_ws_streamk"}
 # A variant with a suffix (ws.base) is the same kernel from cubins built by another compiler
 # (a baseline, in the same job); its cubins are named with the suffix too.
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp8e4nv": torch.float8_e4m3fn}
@@ -60,7 +63,7 @@ def grid_of(variant, m, n, bm, bn, sms):
     tiles_m, tiles_n = (m + bm - 1) // bm, (n + bn - 1) // bn
     if variant == "ws":
         return (tiles_m, tiles_n)
-    if variant in ("wsp", "wspt", "wspe", "wspp", "wsps"):
+    if variant in ("wsp", "wspt", "wspe", "wspp", "wsps", "wspk"):
         return (min(tiles_m * tiles_n, sms),)
     clusters = (tiles_m + 1) // 2 * tiles_n
     if variant == "mc":
@@ -106,9 +109,13 @@ def main():
                     c = torch.full((m, n), float("nan"), device="cuda", dtype=ref.dtype)
                     grid = grid_of(v, m, n, bm, bn, sms)
                     bx = bt if v.split(".")[0] == "wspt" else b
-                    vals = [ctypes.c_uint64(t.data_ptr()) for t in (a, bx, c)] + [ctypes.c_int32(x) for x in (m, n, k)]
+                    bufs = [a, bx, c]
+                    if v.split(".")[0] == "wspk":  # the stream-K partials and their flags
+                        bufs += [torch.empty(grid[0] * bm * bn, device="cuda", dtype=torch.float32),
+                                 torch.zeros(grid[0], device="cuda", dtype=torch.int32)]
+                    vals = [ctypes.c_uint64(t.data_ptr()) for t in bufs] + [ctypes.c_int32(x) for x in (m, n, k)]
 
-                    def run(kern=kern, grid=grid, vals=vals):
+                    def run(kern=kern, grid=grid, vals=vals, bufs=bufs):  # bufs: kept alive
                         kern.launch(grid, stream(), vals)
                     run()
                     torch.cuda.synchronize()

@@ -11,6 +11,7 @@
 #           wspe matmul_struct_ws_persistent, EPILOGUE_TMA=True (the tile stored by one TMA store)
 #           wspp matmul_struct_ws_pingpong (two consumer warpgroups on alternate tiles; WARPS 4)
 #           wsps matmul_struct_ws_storer (wsp with a storer warpgroup: the epilogue off the consumers' path)
+#           wspk matmul_struct_ws_streamk (wsp whose last two waves are split along K: stream-K)
 # Dtypes: fp16, bf16 (C the same), fp8e4nv (C bf16).
 # Cubins: OUT_DIR/struct_<variant>_<dtype>_<BM>x<BN>x<BK>_w<W>_s<S>[_e<SPLIT>].sm_90a.cubin
 set -euo pipefail
@@ -31,6 +32,7 @@ for dt in $DTYPES; do for v in $VARIANTS; do for cfg in "$@"; do
     wspe) name=matmul_struct_ws_persistent sig="$sig, ${e:-1}, False, True" e_sig=1 ;;
     wspp) name=matmul_struct_ws_pingpong ;;
     wsps) name=matmul_struct_ws_storer ;;
+    wspk) name=matmul_struct_ws_streamk sig="*$dt:16, *$dt:16, *$cdt:16, *fp32:16, *i32:16, i32, i32:16, i32:16, $bm, $bn, $bk, $s" ;;
     *) echo "unknown variant $v" >&2; exit 2 ;;
   esac
   [[ -n "$e" && -z "${e_sig:-}" ]] && sig="$sig, $e"

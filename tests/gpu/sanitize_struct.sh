@@ -49,6 +49,9 @@ for dt in fp16 bf16; do
     run "gemm persistent 4 stages, split epilogue $dt" "$GEMM" -n matmul_struct_ws_persistent -w 8 -s "$base, 4, 2" --grid 5 $ab
     run "gemm persistent TMA epilogue $dt" "$GEMM" -n matmul_struct_ws_persistent -w 8 -s "$base, 3, 1, False, True" --grid 5 $ab
     run "gemm storer partition $dt" "$GEMM" -n matmul_struct_ws_storer -w 8 -s "$base, 3" --grid 5 $ab
+    run "gemm stream-K $dt" "$GEMM" -n matmul_struct_ws_streamk -w 8 --grid 5 \
+      -s "*$dt:16, *$dt:16, *$dt:16, *fp32:16, *i32:16, i32, i32:16, i32:16, 128, 256, 64, 3" \
+      $ab --arg ws_ptr=zeros:f32:5x32768 --arg flags_ptr=zeros:i32:5
     run "gemm multicast $dt" "$GEMM" -n matmul_struct_ws_mc -w 8 -s "$base, 3, 0" --grid 12 $ab
     run "gemm multicast persistent $dt" "$GEMM" -n matmul_struct_ws_mc -w 8 -s "$base, 3, 1" --grid 4 $ab
     run "gemm ping-pong $dt" "$GEMM" -n matmul_struct_ws_pingpong -w 4 \

@@ -7,7 +7,7 @@
 # worker (256 x 256 x 320, 128 x 128 tiles, 5 K steps over 2, 3 and 4 stages) against the exact
 # product of small integers, and the same by two consumer partitions of tile code in ping-pong;
 # a tle.pipe filled by TMA copies (writer partition or one body); the struct GEMM whose consumers
-# hand each tile to a storer partition.
+# hand each tile to a storer partition, and the one whose last waves are split along K (stream-K).
 # Exit 77 without a GPU.
 # Usage: ws_gpu.sh TLE_RUN [SOURCE_DIR]
 set -uo pipefail
@@ -22,7 +22,9 @@ python3 "$SRC/tests/gpu/write_npy.py" "$TMP" "x:f2:256x64:i % 1000" "x1:f2:256x6
   "p:i4:5x128:7 * (i // 128) + i % 128" \
   "a:f2:256x320:((i % 320) % 3 + 1) * ((i % 320) % 4 == (i // 320) % 4)" \
   "b:f2:320x256:((i // 256) * 7 + (i % 256) * 3) % 11 - 5" \
-  "c:f4:256x256:sum((k % 3 + 1) * ((k * 7 + (i % 256) * 3) % 11 - 5) for k in range((i // 256) % 4, 320, 4))"
+  "c:f4:256x256:sum((k % 3 + 1) * ((k * 7 + (i % 256) * 3) % 11 - 5) for k in range((i // 256) % 4, 320, 4))" \
+  "b4:f2:320x1024:((i // 1024) * 7 + (i % 1024) * 3) % 11 - 5" \
+  "c4:f4:256x1024:sum((k % 3 + 1) * ((k * 7 + (i % 1024) * 3) % 11 - 5) for k in range((i // 1024) % 4, 320, 4))"
 for stages in 2 3; do
   expect "ws_tma stages=$stages" -n ws_tma -s "*fp16:16, *fp16:16, i32, i32:16, 64, 64, $stages" -w 4 \
     --arg x_ptr="$TMP/x.npy" --arg y_ptr=zeros:f16:256x64 --arg M=256 --arg N=64 --expect y_ptr="$TMP/x1.npy" --atol 0 --rtol 0
@@ -59,5 +61,18 @@ for grid in 1 3; do
     --arg a_ptr="$TMP/a.npy" --arg b_ptr="$TMP/b.npy" --arg c_ptr=zeros:f32:256x256 \
     --arg M=256 --arg N=256 --arg K=320 --expect c_ptr="$TMP/c.npy" --atol 0 --rtol 0 2>&1)"
   if [ $? -eq 0 ]; then echo "PASS  gemm_storer grid=$grid"; else echo "FAIL  gemm_storer grid=$grid:"; echo "$out"; status=1; fi
+done
+# The stream-K struct GEMM: 8 tiles of 128 x 256 (5 k steps each) on 3 programs: 3 tiles whole,
+# the other 5 cut into runs of 8, 8 and 9 k steps, so two tiles are each summed by two programs
+# through the fp32 workspace and a flag (which the kernel leaves zero: the second launch of the
+# same arguments must agree).
+for launch in 1 2; do
+  out="$("$TLE_RUN" "$SRC/bench/struct_gemm/matmul_struct_ws.tle" -q --target gpu -n matmul_struct_ws_streamk \
+    -s "*fp16:16, *fp16:16, *fp32:16, *fp32:16, *i32:16, i32, i32:16, i32:16, 128, 256, 64, 3" -w 8 --grid 3 \
+    --arg a_ptr="$TMP/a.npy" --arg b_ptr="$TMP/b4.npy" --arg c_ptr=zeros:f32:256x1024 \
+    --arg ws_ptr=zeros:f32:3x32768 --arg flags_ptr="${flags:-zeros:i32:3}" --save flags_ptr="$TMP/flags.npy" \
+    --arg M=256 --arg N=1024 --arg K=320 --expect c_ptr="$TMP/c4.npy" --atol 0 --rtol 0 2>&1)"
+  if [ $? -eq 0 ]; then echo "PASS  gemm_streamk launch=$launch"; else echo "FAIL  gemm_streamk launch=$launch:"; echo "$out"; status=1; fi
+  flags="$TMP/flags.npy"
 done
 exit $status
