@@ -1,6 +1,7 @@
 // Parsing of tile IR ops: each kind's attributes and operands, and the regions of for,
 // warp_specialize, if and while (the Parser class is in ParserImpl.h).
 #include "ParserImpl.h"
+#include "tle/IR/RawCode.h"
 
 namespace tle::ir::detail {
 
@@ -131,6 +132,23 @@ void Parser::op(Block &b) {
     if (tok_.kind == Tok::Ident && tok_.text == "contiguous") {
       bump();
       op->setRawContiguous(true);
+    }
+    if (tok_.kind == Tok::Ident && tok_.text == "shared") {
+      bump();
+      expect("=");
+      int e = kRawSharedKnown;
+      do {
+        std::string name = expectIdentAny();
+        if (name == "access")
+          e |= kRawSharedAccess;
+        else if (name == "async_copy")
+          e |= kRawSharedAsyncCopy;
+        else if (name == "async_wait")
+          e |= kRawSharedAsyncWait;
+        else if (name != "none")
+          fail("raw_call shared= takes none, access, async_copy and async_wait joined by '+', got '" + name + "'");
+      } while (accept("+"));
+      op->setRawSharedEffects(e);
     }
     if (tok_.kind == Tok::Ident && tok_.text == "outs") {
       bump();

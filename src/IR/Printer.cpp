@@ -1,6 +1,7 @@
 // The tile IR text form.
 #include "tle/IR/IR.h"
 #include "tle/IR/Layout.h"
+#include "tle/IR/RawCode.h"
 
 #include <cmath>
 #include <map>
@@ -331,6 +332,14 @@ private:
       os_ << "]";
       if (op.rawContiguous())
         os_ << " contiguous";
+      if (int e = op.rawSharedEffects()) {
+        std::string names;
+        for (auto [bit, name] : {std::pair{kRawSharedAccess, "access"}, {kRawSharedAsyncCopy, "async_copy"},
+                                 {kRawSharedAsyncWait, "async_wait"}})
+          if (e & bit)
+            names += (names.empty() ? "" : "+") + std::string(name);
+        os_ << " shared=" << (names.empty() ? "none" : names);
+      }
       if (!op.rawResultOperands().empty()) {
         os_ << " outs [";
         for (size_t i = 0; i < op.rawResultOperands().size(); ++i)

@@ -389,6 +389,7 @@ SVal rawCall(Specializer &S, const BuiltinCall &c, bool smem) {
   call->setRawMemrefs(memrefs);
   call->setRawResultOperands(fragOuts);
   call->setRawContiguous(contiguous);
+  call->setRawSharedEffects(f.sharedEffects);
   std::vector<SVal> results;
   unsigned nextFragment = 0;
   for (size_t k : outs) {

@@ -1,6 +1,7 @@
 // insert-barriers: CTA barriers between conflicting shared-memory accesses and the cluster exit
 // protocol, as explicit ops (see InsertBarriers.h).
 #include "tle/Transforms/InsertBarriers.h"
+#include "tle/IR/RawCode.h"
 #include "tle/Transforms/Pipeline.h"
 #include "tle/Transforms/Scratch.h"
 
@@ -108,7 +109,15 @@ SharedEffect sharedEffect(const ir::Op &op) {
     bool shared = std::any_of(op.operands.begin(), op.operands.end(), [](const ir::Value *v) {
       return v->type.elem.isPointer() && v->type.elem.space == AddrSpace::Shared;
     });
-    return {shared ? Access::Write : Access::None, false, false};
+    int e = op.rawSharedEffects();
+    if (!shared || e == ir::kRawSharedKnown) // given no buffer, or touching none
+      return {};
+    // Native code that only issues cp.async copies writes like an async_copy (ordered after
+    // the pending accesses, the bytes land at a wait); one that only waits for them, like
+    // async_wait_group; anything else, as a write by every thread.
+    if (e == (ir::kRawSharedKnown | ir::kRawSharedAsyncCopy))
+      return {Access::Write, false, true};
+    return {Access::Write, false, false};
   }
   case OpKind::MbarrierInit: case OpKind::MbarrierInval: return {Access::Write, true, false};
   case OpKind::MbarrierArrive: // remote (another CTA's mbarrier) too: it releases this CTA's

@@ -695,6 +695,10 @@ public:
   /// The tile operand each result is the new fragment of.
   const std::vector<int64_t> &rawResultOperands() const { need(__func__, K::RawCall); return a_.ints2; }
   void setRawResultOperands(std::vector<int64_t> ops) { need(__func__, K::RawCall); a_.ints2 = std::move(ops); }
+  /// What the native code does to shared memory (ir::RawSharedEffects bits; 0: unknown, taken
+  /// as anything; printed `shared=none|access|async_copy|async_wait`, joined by `+`).
+  int rawSharedEffects() const { need(__func__, K::RawCall); return static_cast<int>(a_.ival2); }
+  void setRawSharedEffects(int e) { need(__func__, K::RawCall); a_.ival2 = e; }
   // --- Load and Store: cache operator and eviction priority (tl.load / tl.store hints), and
   // the tensor descriptor's block shape (empty for an access through pointers alone).
   CacheHint cacheHint() const { need(__func__, K::Load, K::Store); return static_cast<CacheHint>(a_.ival); }

@@ -30,6 +30,18 @@ struct RawParam {
   std::string spelling;   ///< the LLVM type as written (`ptr addrspace(3)`, `i64`)
 };
 
+/// What a native function does to shared memory, read from its LLVM IR (the entry and the
+/// functions it calls): a bit set, for insert-barriers, which orders a raw call against the tile
+/// code's accesses by it. 0 (kRawSharedUnknown): anything, as a load and a store by every thread.
+enum RawSharedEffects : int {
+  kRawSharedUnknown = 0,
+  kRawSharedKnown = 1,     ///< the bits below are all it does (none set: it touches no shared memory)
+  kRawSharedAccess = 2,    ///< loads, stores or atomics that may be to shared memory, barriers, or
+                           ///< PTX that may touch it (ld, st, atom, red, bar, mbarrier, wgmma, ...)
+  kRawSharedAsyncCopy = 4, ///< cp.async copies (not bulk) and cp.async.commit_group: written later
+  kRawSharedAsyncWait = 8, ///< cp.async.wait_group / wait_all: this thread's copies land here
+};
+
 /// A native function compiled to LLVM IR for NVPTX.
 struct RawFunction {
   std::string symbol; ///< the entry's symbol in `module`, unique to this source and entry
@@ -37,6 +49,7 @@ struct RawFunction {
   std::string module; ///< the LLVM module's text
   std::vector<RawParam> params;
   bool returnsVoid = true;
+  int sharedEffects = kRawSharedUnknown; ///< RawSharedEffects bits
   /// The memref structs it returns ({ptr, ptr, i64, [r x i64], [r x i64]}, or a struct of them),
   /// each the index of the parameter its aligned pointer is, -1 where that cannot be told.
   std::vector<int> returnedParams;

@@ -9,6 +9,7 @@
 // CUDA 13 dropped with texture references (texture_fetch_functions.h), which an empty stand-in
 // replaces when the toolkit lacks it.
 #include "Emitter.h"
+#include "RawEffects.h"
 #include "tle/Target/NVPTX/NVPTXBackend.h"
 
 #include <llvm/ADT/StringExtras.h>
@@ -316,6 +317,7 @@ ir::RawResult compileRaw(const ir::RawSource &src) {
   for (llvm::Argument &a : entry->args())
     fn.params.push_back(describeParam(a.getType()));
   describeReturn(*entry, fn);
+  fn.sharedEffects = rawSharedEffects(*entry);
   // A symbol of its own: two raw functions of one kernel may share a name.
   uint64_t h = llvm::xxh3_64bits(text + "\n" + entry->getName().str());
   fn.symbol = "__tle_raw_" + llvm::utohexstr(h, /*LowerCase=*/true);
