@@ -15,10 +15,10 @@ constexpr int kProducerRegisters = 40;
 /// The consumers' budget never exceeds this (leaves ptxas headroom below the 255 limit).
 constexpr int kMaxConsumerRegisters = 240;
 
-/// Blocks per SM a specialised kernel is compiled for: ptxas allocates every role within the
-/// kernel's `.maxnreg` (setmaxnreg moves registers between warpgroups at run time, but does not
-/// raise what ptxas may use after it), so two blocks only where the shared memory allows it and
-/// the consumers' widest wgmma still fits in 65536 / (2 x threads) registers.
+/// Blocks per SM a specialised kernel is compiled for: two only where the shared memory allows it
+/// and the consumers' widest wgmma still fits in 65536 / (2 x threads) registers. (ptxas compiles
+/// the code after a setmaxnreg.inc within the raised count, but two blocks share the register
+/// file, so each block's partitions trade registers within its half of it.)
 int blocksPerSM(int64_t sharedBytes, int threads, int wgmmaRegisters) {
   int64_t perBlock = std::max<int64_t>(sharedBytes, 0) + 1024; // 228 KiB per SM, 1 KiB per block reserved
   int blocks = static_cast<int>(std::clamp<int64_t>(228 * 1024 / perBlock, 1, 2));
@@ -30,8 +30,8 @@ int blocksPerSM(int64_t sharedBytes, int threads, int wgmmaRegisters) {
 
 /// The register budgets of the pipeline pass's producer/consumer split (f.producerWarps set,
 /// no warp_specialize op): the block's registers are fixed at launch (maxnreg per thread); the
-/// producer gives most of its share back and the consumers take it (blocksPerSM: ptxas still
-/// compiles the consumers within maxnreg).
+/// producer gives most of its share back and the consumers take it (setmaxnreg.inc: ptxas compiles
+/// the consumers' code within their raised count).
 void budgetProducerSplit(ir::Function &f, WarpSpecialization &out) {
   int threads = 32 * (f.numWarps + f.producerWarps);
   // The bytes after the kernel's own buffers: the pipeline area and the scratch (allocate-shared).
