@@ -460,16 +460,23 @@ private:
       p_.merge(kinds);
     const bool unfencedBefore = unfenced_;
     bool unfencedAfter = false;
+    const Pending entry = p_;
+    Pending branchEnds; // an if's: each branch starts from the state before it, one of them runs
     for (auto &r : op.regions) {
       if (op.kind == OpKind::WarpSpecialize) {
         p_ = {}; // each partition starts behind the barrier before the op
         unfenced_ = unfencedBefore; // and with its own threads' unfenced writes only
+      } else if (op.kind == OpKind::If) {
+        p_ = entry;
       }
       block(*r);
       unfencedAfter |= unfenced_;
+      branchEnds.merge(p_);
     }
     if (op.kind == OpKind::WarpSpecialize)
       unfenced_ = unfencedAfter;
+    if (op.kind == OpKind::If)
+      p_ = branchEnds;
     p_.merge(before);
     p_.merge(kinds);
   }
