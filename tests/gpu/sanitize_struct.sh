@@ -5,7 +5,8 @@
 # compared), the struct GEMM variants of bench/struct_gemm/matmul_struct_ws.tle at a ragged shape,
 # examples/attention_fa3.tle (causal and not, head dims 64, 128 and 256), and the examples that use
 # tle.gpu through the PyTorch bridge. One line per check: PASS when the tool reports nothing and
-# the check's own comparison holds.
+# the check's own comparison holds. The GEMMs run in bf16 (TLE_SANITIZE_DTYPES="fp16 bf16" adds
+# fp16: the same code but for the dtype).
 # Usage: tests/gpu/sanitize_struct.sh TOOL BUILD_DIR [SOURCE_DIR]   (TOOL: memcheck, racecheck, synccheck)
 # Exit 1 when any check fails or the tool reports an error; 77 without a GPU.
 set -uo pipefail
@@ -41,7 +42,7 @@ run() {  # run NAME TLE-RUN-ARGUMENTS...: one kernel under the sanitizer, random
 }
 GEMM="$SRC/bench/struct_gemm/matmul_struct_ws.tle"
 M=400 N=528 K=336
-for dt in fp16 bf16; do
+for dt in ${TLE_SANITIZE_DTYPES:-bf16}; do
   ab="--arg a_ptr=rand:${M}x$K --arg b_ptr=rand:${K}x$N --arg c_ptr=zeros:${M}x$N --arg M=$M --arg N=$N --arg K=$K"
   base="*$dt:16, *$dt:16, *$dt:16, i32, i32:16, i32:16, 128, 256, 64"
   # shellcheck disable=SC2086
