@@ -8,6 +8,7 @@
 # the check's own comparison holds. The GEMMs run in bf16 (TLE_SANITIZE_DTYPES="fp16 bf16" adds
 # fp16: the same code but for the dtype).
 # Usage: tests/gpu/sanitize_struct.sh TOOL BUILD_DIR [SOURCE_DIR]   (TOOL: memcheck, racecheck, synccheck)
+# TLE_SANITIZE_PARTS (default "suites gemm fa3 bridge") picks the parts to run.
 # Exit 1 when any check fails or the tool reports an error; 77 without a GPU.
 set -uo pipefail
 TOOL="$1" BUILD="$(cd "$2" && pwd)"
@@ -24,7 +25,9 @@ exec ${CS[*]} "$BUILD/src/tle-run" "\$@"
 EOF
 chmod +x "$TMP/tle-run"
 status=0
+PARTS=" ${TLE_SANITIZE_PARTS:-suites gemm fa3 bridge} "
 for suite in ws copy pipe barriers submesh_barrier; do
+  [[ $PARTS == *" suites "* ]] || break
   out="$(bash "$SRC/tests/gpu/${suite}_gpu.sh" "$TMP/tle-run" "$SRC" 2>&1)"
   rc=$?
   [ $rc -eq 77 ] && { echo "SKIPPED: no GPU"; exit 77; }
@@ -43,6 +46,7 @@ run() {  # run NAME TLE-RUN-ARGUMENTS...: one kernel under the sanitizer, random
 GEMM="$SRC/bench/struct_gemm/matmul_struct_ws.tle"
 M=400 N=528 K=336
 for dt in ${TLE_SANITIZE_DTYPES:-bf16}; do
+  [[ $PARTS == *" gemm "* ]] || break
   ab="--arg a_ptr=rand:${M}x$K --arg b_ptr=rand:${K}x$N --arg c_ptr=zeros:${M}x$N --arg M=$M --arg N=$N --arg K=$K"
   base="*$dt:16, *$dt:16, *$dt:16, i32, i32:16, i32:16, 128, 256, 64"
   # shellcheck disable=SC2086
@@ -63,6 +67,7 @@ for dt in ${TLE_SANITIZE_DTYPES:-bf16}; do
 done
 FA3="$SRC/examples/attention_fa3.tle"
 for d in 64 128 256; do for causal in 0 1; do
+  [[ $PARTS == *" fa3 "* ]] || break 2
   bn=128; [ $d = 256 ] && bn=64
   z=1 h=2 n=384
   run "attention_fa3 d=$d causal=$causal" "$FA3" -n attn_fwd -w 4 --grid "3, 2" \
@@ -71,6 +76,7 @@ for d in 64 128 256; do for causal in 0 1; do
     --arg Out=zeros:$((z * h * n))x$d --arg sm_scale=0.088 --arg Z=$z --arg H=$h --arg N_CTX=$n
 done; done
 # The examples that use tle.gpu, through the bridge (results checked against torch).
+[[ $PARTS == *" bridge "* ]] || exit $status
 out="$(TLE_TLEC="$BUILD/src/tlec" TLE_RT_LIBRARY="$BUILD/runtime/libtle_rt.so" "${CS[@]}" \
   python3 "$SRC/tests/gpu/bridge_examples.py" --build "$BUILD" --no-triton \
   --only attention_fa3,softmax_cluster,softmax_cluster_staged,matmul_splitk_cluster 2>&1)"
