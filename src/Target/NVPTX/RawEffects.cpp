@@ -54,8 +54,9 @@ int asmEffect(llvm::StringRef text) {
   return e;
 }
 
-/// Whether a pointer in address space `as` may point into shared memory.
-bool mayBeShared(unsigned as) { return as == 0 || as == 3; }
+/// Whether a pointer in address space `as` may point into shared memory: generic (0), shared (3)
+/// or a cluster's shared memory (7, this compiler's shared::cluster).
+bool mayBeShared(unsigned as) { return as == 0 || as == 3 || as == 7; }
 
 } // namespace
 

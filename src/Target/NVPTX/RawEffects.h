@@ -9,7 +9,7 @@ namespace tle::nvptx {
 
 /// The ir::RawSharedEffects bits of `entry` and every function it calls that the module defines:
 /// loads, stores, atomics and memory intrinsics through pointers that may be shared (address
-/// space 3 or generic); inline PTX classified instruction by instruction (cp.async and its
+/// space 3, 7 or generic); inline PTX classified instruction by instruction (cp.async and its
 /// commit_group: an async copy; cp.async.wait_group / wait_all: its wait; ld, st, atom, red,
 /// bar, barrier, mbarrier, fence, membar, wgmma, ldmatrix, stmatrix, tensormap and any other
 /// cp. form: an access; register-only PTX (arithmetic, mov, cvt, shfl, ...): nothing); calls of
