@@ -16,6 +16,7 @@ SRC="${3:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 # --report-api-errors no: the runtime asks the driver for the parameter after a kernel's last one
 # (cuFuncGetParamInfo, CUDA_ERROR_INVALID_VALUE expected) to check the module's metadata.
 CS=(compute-sanitizer --tool "$TOOL" --error-exitcode 9 --print-limit 20 --report-api-errors no)
+command -v compute-sanitizer >/dev/null || { echo "SKIPPED: no compute-sanitizer"; exit 77; }
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
 # tle-run under the sanitizer, as the suites call it.
