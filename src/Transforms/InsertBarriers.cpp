@@ -288,10 +288,13 @@ public:
       }
       if (!op.regions.empty()) {
         bool writes = genericWritesIn(op);
+        // Writes before the op that an async-proxy reader inside it may read: the fence goes
+        // before the op, ahead of the barrier regions() may place there (once before a loop,
+        // not in each iteration; one for every branch of an if).
+        if (unfenced_ && asyncReadsIn(op))
+          fenceBefore(b, it);
         if (writes && op.kind == OpKind::For)
           unfenced_ = true; // the previous iteration's writes, at the body's start
-        else if (unfenced_ && op.kind == OpKind::For && asyncReadsIn(op))
-          fenceBefore(b, it); // once before a loop that writes nothing, not in each iteration
         regions(b, it);
         unfenced_ |= writes;
         continue;
@@ -431,15 +434,16 @@ private:
       const bool unfencedBefore = unfenced_;
       bool unfencedAfter = false;
       for (auto &r : op.regions) { // barriers inside may still be written there
-        if (op.kind == OpKind::WarpSpecialize) {
-          p_ = {};
-          unfenced_ = unfencedBefore; // each partition on its own threads' writes
+        if (op.kind == OpKind::WarpSpecialize || op.kind == OpKind::If) {
+          if (op.kind == OpKind::WarpSpecialize)
+            p_ = {};
+          unfenced_ = unfencedBefore; // each partition on its own threads' writes, each branch alone
         }
         block(*r);
         unfencedAfter |= unfenced_;
       }
       p_.merge(before);
-      if (op.kind == OpKind::WarpSpecialize)
+      if (op.kind == OpKind::WarpSpecialize || op.kind == OpKind::If)
         unfenced_ = unfencedAfter;
       return;
     }
@@ -468,12 +472,13 @@ private:
         unfenced_ = unfencedBefore; // and with its own threads' unfenced writes only
       } else if (op.kind == OpKind::If) {
         p_ = entry;
+        unfenced_ = unfencedBefore; // a fence in one branch does not cover the other
       }
       block(*r);
       unfencedAfter |= unfenced_;
       branchEnds.merge(p_);
     }
-    if (op.kind == OpKind::WarpSpecialize)
+    if (op.kind == OpKind::WarpSpecialize || op.kind == OpKind::If)
       unfenced_ = unfencedAfter;
     if (op.kind == OpKind::If)
       p_ = branchEnds;
