@@ -431,20 +431,8 @@ private:
     int count = read + write + atomic;
     if (!count) {
       const Pending before = p_; // a barrier inside may not run
-      const bool unfencedBefore = unfenced_;
-      bool unfencedAfter = false;
-      for (auto &r : op.regions) { // barriers inside may still be written there
-        if (op.kind == OpKind::WarpSpecialize || op.kind == OpKind::If) {
-          if (op.kind == OpKind::WarpSpecialize)
-            p_ = {};
-          unfenced_ = unfencedBefore; // each partition on its own threads' writes, each branch alone
-        }
-        block(*r);
-        unfencedAfter |= unfenced_;
-      }
+      walkRegions(op); // barriers inside may still be written there
       p_.merge(before);
-      if (op.kind == OpKind::WarpSpecialize || op.kind == OpKind::If)
-        unfenced_ = unfencedAfter;
       return;
     }
     // Settle what is pending before the op when anything in its regions may conflict with it.
@@ -462,28 +450,35 @@ private:
     // their regions once.
     if (op.kind != OpKind::If && op.kind != OpKind::WarpSpecialize && (count > 1 || write || releases))
       p_.merge(kinds);
+    walkRegions(op);
+    p_.merge(before);
+    p_.merge(kinds);
+  }
+
+  /// Places barriers in `op`'s regions. The partitions of a warp_specialize and the branches of
+  /// an if run apart: each partition starts with nothing pending (behind the barrier before the
+  /// op), each branch from what was pending before the if, and each with only the unfenced writes
+  /// from before (a fence in one does not cover another); after them, what any of them left. The
+  /// regions of a loop run in sequence.
+  void walkRegions(ir::Op &op) {
+    const bool apart = op.kind == OpKind::WarpSpecialize || op.kind == OpKind::If;
+    const Pending entry = op.kind == OpKind::If ? p_ : Pending{};
     const bool unfencedBefore = unfenced_;
     bool unfencedAfter = false;
-    const Pending entry = p_;
-    Pending branchEnds; // an if's: each branch starts from the state before it, one of them runs
+    Pending ends;
     for (auto &r : op.regions) {
-      if (op.kind == OpKind::WarpSpecialize) {
-        p_ = {}; // each partition starts behind the barrier before the op
-        unfenced_ = unfencedBefore; // and with its own threads' unfenced writes only
-      } else if (op.kind == OpKind::If) {
+      if (apart) {
         p_ = entry;
-        unfenced_ = unfencedBefore; // a fence in one branch does not cover the other
+        unfenced_ = unfencedBefore;
       }
       block(*r);
       unfencedAfter |= unfenced_;
-      branchEnds.merge(p_);
+      ends.merge(p_);
     }
-    if (op.kind == OpKind::WarpSpecialize || op.kind == OpKind::If)
+    if (apart) {
+      p_ = ends;
       unfenced_ = unfencedAfter;
-    if (op.kind == OpKind::If)
-      p_ = branchEnds;
-    p_.merge(before);
-    p_.merge(kinds);
+    }
   }
 
   BarrierInsertion &out_;
