@@ -3,6 +3,9 @@
 #include "ParserImpl.h"
 #include "tle/IR/RawCode.h"
 
+#include <algorithm>
+#include <iterator>
+
 namespace tle::ir::detail {
 
 void Parser::op(Block &b) {
@@ -139,12 +142,10 @@ void Parser::op(Block &b) {
       int e = kRawSharedKnown;
       do {
         std::string name = expectIdentAny();
-        if (name == "access")
-          e |= kRawSharedAccess;
-        else if (name == "async_copy")
-          e |= kRawSharedAsyncCopy;
-        else if (name == "async_wait")
-          e |= kRawSharedAsyncWait;
+        auto it = std::find_if(std::begin(kRawSharedEffectNames), std::end(kRawSharedEffectNames),
+                               [&](const auto &n) { return name == n.name; });
+        if (it != std::end(kRawSharedEffectNames))
+          e |= it->bit;
         else if (name != "none")
           fail("raw_call shared= takes none, access, async_copy and async_wait joined by '+', got '" + name + "'");
       } while (accept("+"));

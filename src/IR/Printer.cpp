@@ -334,10 +334,9 @@ private:
         os_ << " contiguous";
       if (int e = op.rawSharedEffects()) {
         std::string names;
-        for (auto [bit, name] : {std::pair{kRawSharedAccess, "access"}, {kRawSharedAsyncCopy, "async_copy"},
-                                 {kRawSharedAsyncWait, "async_wait"}})
-          if (e & bit)
-            names += (names.empty() ? "" : "+") + std::string(name);
+        for (const auto &n : kRawSharedEffectNames)
+          if (e & n.bit)
+            names += (names.empty() ? "" : "+") + std::string(n.name);
         os_ << " shared=" << (names.empty() ? "none" : names);
       }
       if (!op.rawResultOperands().empty()) {

@@ -42,6 +42,13 @@ enum RawSharedEffects : int {
   kRawSharedAsyncWait = 8, ///< cp.async.wait_group / wait_all: this thread's copies land here
 };
 
+/// The effect bits' names in tile IR (`shared=access+async_copy`; `none` for no bit).
+inline constexpr struct {
+  int bit;
+  const char *name;
+} kRawSharedEffectNames[] = {{kRawSharedAccess, "access"}, {kRawSharedAsyncCopy, "async_copy"},
+                             {kRawSharedAsyncWait, "async_wait"}};
+
 /// A native function compiled to LLVM IR for NVPTX.
 struct RawFunction {
   std::string symbol; ///< the entry's symbol in `module`, unique to this source and entry

@@ -36,14 +36,11 @@ int ptxEffect(llvm::StringRef opcode) {
 /// labels skipped) classified by its opcode.
 int asmEffect(llvm::StringRef text) {
   int e = 0;
-  llvm::SmallVector<llvm::StringRef, 8> stmts;
-  for (char sep : {';', '\n'}) {
-    llvm::SmallVector<llvm::StringRef, 8> parts;
-    for (llvm::StringRef t : stmts.empty() ? llvm::SmallVector<llvm::StringRef, 8>{text} : stmts)
-      t.split(parts, sep);
-    stmts = parts;
-  }
-  for (llvm::StringRef l : stmts) {
+  llvm::SmallVector<llvm::StringRef, 8> stmts, lines;
+  text.split(stmts, ';');
+  for (llvm::StringRef t : stmts)
+    t.split(lines, '\n');
+  for (llvm::StringRef l : lines) {
     l = l.trim().ltrim("{} \t").trim();
     if (l.empty() || l.starts_with("//") || l.starts_with(".reg") || l.ends_with(":"))
       continue;
