@@ -55,24 +55,24 @@ done
 # The persistent struct GEMM with a storer partition (bench/struct_gemm/matmul_struct_ws.tle): the
 # consumers hand each finished tile to a storer warpgroup's TMA store through one staging buffer;
 # 4 tiles of 128 x 128 on one program (the buffer handed over 4 times) and on 3.
+GEMM="$SRC/bench/struct_gemm/matmul_struct_ws.tle"
 for grid in 1 3; do
-  out="$("$TLE_RUN" "$SRC/bench/struct_gemm/matmul_struct_ws.tle" -q --target gpu -n matmul_struct_ws_storer \
+  KERNELS="$GEMM" expect "gemm_storer grid=$grid" -n matmul_struct_ws_storer \
     -s "*fp16:16, *fp16:16, *fp32:16, i32, i32:16, i32:16, 128, 128, 64, 3" -w 8 --grid $grid \
     --arg a_ptr="$TMP/a.npy" --arg b_ptr="$TMP/b.npy" --arg c_ptr=zeros:f32:256x256 \
-    --arg M=256 --arg N=256 --arg K=320 --expect c_ptr="$TMP/c.npy" --atol 0 --rtol 0 2>&1)"
-  if [ $? -eq 0 ]; then echo "PASS  gemm_storer grid=$grid"; else echo "FAIL  gemm_storer grid=$grid:"; echo "$out"; status=1; fi
+    --arg M=256 --arg N=256 --arg K=320 --expect c_ptr="$TMP/c.npy" --atol 0 --rtol 0
 done
 # The stream-K struct GEMM: 16 tiles of 128 x 128 (5 k steps each) on 3 programs: 12 tiles whole,
 # the other 4 cut into runs of 6, 7 and 7 k steps, so two tiles are each summed by two programs
 # through the fp32 workspace and a flag (which the kernel leaves zero: a second launch with the
 # first one's flags must agree).
+flags=zeros:i32:3
 for launch in 1 2; do
-  out="$("$TLE_RUN" "$SRC/bench/struct_gemm/matmul_struct_ws.tle" -q --target gpu -n matmul_struct_ws_streamk \
+  KERNELS="$GEMM" expect "gemm_streamk launch=$launch" -n matmul_struct_ws_streamk \
     -s "*fp16:16, *fp16:16, *fp32:16, *fp32:16, *i32:16, i32, i32:16, i32:16, 128, 128, 64, 3" -w 8 --grid 3 \
     --arg a_ptr="$TMP/a.npy" --arg b_ptr="$TMP/b4.npy" --arg c_ptr=zeros:f32:256x1024 \
-    --arg ws_ptr=zeros:f32:3x16384 --arg flags_ptr="${flags:-zeros:i32:3}" --save flags_ptr="$TMP/flags.npy" \
-    --arg M=256 --arg N=1024 --arg K=320 --expect c_ptr="$TMP/c4.npy" --atol 0 --rtol 0 2>&1)"
-  if [ $? -eq 0 ]; then echo "PASS  gemm_streamk launch=$launch"; else echo "FAIL  gemm_streamk launch=$launch:"; echo "$out"; status=1; fi
+    --arg ws_ptr=zeros:f32:3x16384 --arg flags_ptr="$flags" --save flags_ptr="$TMP/flags.npy" \
+    --arg M=256 --arg N=1024 --arg K=320 --expect c_ptr="$TMP/c4.npy" --atol 0 --rtol 0
   flags="$TMP/flags.npy"
 done
 exit $status
