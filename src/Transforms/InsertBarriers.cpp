@@ -87,24 +87,45 @@ struct SharedEffect {
   /// An arrival by some threads (per=cta, warp or warpgroup) that releases the others' accesses
   /// too: ordered after every pending access, loads included.
   bool releasesAll = false;
-  /// The bytes touched: the buffer of a load's, store's or atomic's pointer (bufferBytes); all of
-  /// shared memory for the GPU ops.
+  /// The bytes touched: the buffer of a load's, store's or atomic's pointer, of a local_load's,
+  /// local_store's, shared extract_tile's or insert_tile's buffer, of an async_copy's
+  /// destination, and those of a copies-only raw call's buffers (bufferBytes); all of shared
+  /// memory for the other GPU ops.
   Bytes bytes = {};
+  /// Completes earlier copies' writes (async_wait_group, a waits-only raw call): not ordered after
+  /// the pending accesses (the copies were, at their issue, and may land any time after it), and
+  /// leaves their writes pending.
+  bool completes = false;
 };
+
+/// The bytes of the buffers `op`'s shared pointer operands point into: the smallest range
+/// holding every one (bufferBytes), or all of shared memory when one is not a placed buffer's.
+Bytes operandBytes(const ir::Op &op) {
+  std::optional<Bytes> hull;
+  for (const ir::Value *v : op.operands) {
+    if (!v->type.elem.isPointer() || v->type.elem.space != AddrSpace::Shared)
+      continue;
+    Bytes b = bufferBytes(v);
+    hull = hull ? Bytes{std::min(hull->begin, b.begin), std::max(hull->end, b.end)} : b;
+  }
+  return hull.value_or(Bytes{});
+}
 
 SharedEffect sharedEffect(const ir::Op &op) {
   switch (op.kind) {
-  case OpKind::AsyncCopy: return {Access::Write, false, true};
+  case OpKind::AsyncCopy: return {Access::Write, false, true, false, bufferBytes(op.operands[0])};
   case OpKind::TmaLoad: return {Access::Write, true, true}; // thread 0's; complete at mbarrier_wait
   case OpKind::TmaStore: case OpKind::TmaStoreWait: return {Access::Read, true, false}; // reads until the wait
-  case OpKind::LocalLoad: case OpKind::Wgmma: case OpKind::WgmmaWait: // a wgmma reads until its wait
+  case OpKind::Wgmma: case OpKind::WgmmaWait: // a wgmma reads until its wait
     return {Access::Read, false, false};
-  case OpKind::LocalStore: return {Access::Write, false, false};
+  case OpKind::LocalLoad: return {Access::Read, false, false, false, bufferBytes(op.operands[0])};
+  case OpKind::LocalStore: return {Access::Write, false, false, false, bufferBytes(op.operands[0])};
   case OpKind::ExtractTile: case OpKind::InsertTile: // their shared-memory form (a buffer pointer)
     if (op.operands[0]->type.isTile())
       return {};
-    return {op.kind == OpKind::ExtractTile ? Access::Read : Access::Write, false, false};
-  case OpKind::AsyncWaitGroup: return {Access::Write, false, false};
+    return {op.kind == OpKind::ExtractTile ? Access::Read : Access::Write, false, false, false,
+            bufferBytes(op.operands[0])};
+  case OpKind::AsyncWaitGroup: return {Access::Write, false, false, false, Bytes{}, true};
   case OpKind::RawCall: { // native code reads and writes the buffers it is given, by any thread
     bool shared = std::any_of(op.operands.begin(), op.operands.end(), [](const ir::Value *v) {
       return v->type.elem.isPointer() && v->type.elem.space == AddrSpace::Shared;
@@ -115,9 +136,11 @@ SharedEffect sharedEffect(const ir::Op &op) {
     // Native code that only issues cp.async copies writes like an async_copy (ordered after
     // the pending accesses, the bytes land at a wait); one that only waits for them, like
     // async_wait_group; anything else, as a write by every thread.
+    // The copies land in the buffers the call is given (the calling convention); other native
+    // code may also use shared memory of its own, so it keeps all of shared memory.
     if (e == (ir::kRawSharedKnown | ir::kRawSharedAsyncCopy))
-      return {Access::Write, false, true};
-    return {Access::Write, false, false};
+      return {Access::Write, false, true, false, operandBytes(op)};
+    return {Access::Write, false, false, false, Bytes{}, e == (ir::kRawSharedKnown | ir::kRawSharedAsyncWait)};
   }
   case OpKind::MbarrierInit: case OpKind::MbarrierInval: return {Access::Write, true, false};
   case OpKind::MbarrierArrive: // remote (another CTA's mbarrier) too: it releases this CTA's
@@ -171,6 +194,22 @@ struct Pending {
         r.scalarStoresOnly = false;
       }
     }
+  }
+  /// Whether some pending access touches bytes of `b`.
+  bool touches(Bytes b) const {
+    return std::any_of(ranges.begin(), ranges.end(), [&](const Range &r) { return r.bytes.overlaps(b); });
+  }
+  /// Whether `o` holds the same accesses (in any order).
+  bool same(const Pending &o) const {
+    if (ranges.size() != o.ranges.size())
+      return false;
+    for (const Range &r : ranges) {
+      auto it = std::find_if(o.ranges.begin(), o.ranges.end(), [&](const Range &x) { return x.bytes == r.bytes; });
+      if (it == o.ranges.end() || it->read != r.read || it->write != r.write || it->atomic != r.atomic ||
+          it->scalarStoresOnly != r.scalarStoresOnly)
+        return false;
+    }
+    return true;
   }
   /// Whether an access `a` to `b` (a scalar store when `scalarStore`) may conflict with a pending
   /// one: a load after a store or an atomic; a store after anything, except a scalar store after
@@ -365,25 +404,29 @@ private:
     return any;
   }
   void fenceBefore(ir::Block &b, std::list<std::unique_ptr<ir::Op>>::iterator it) {
+    unfenced_ = false;
+    if (dry_)
+      return;
     ir::Builder B(&b);
     B.setInsertionPoint(&b, it);
     B.create(OpKind::FenceProxyAsync, (*it)->loc, {}, {});
     ++out_.proxyFences;
-    unfenced_ = false;
   }
 
   void barrierBefore(ir::Block &b, std::list<std::unique_ptr<ir::Op>>::iterator it) {
+    p_ = {};
+    if (dry_)
+      return;
     ir::Builder B(&b);
     B.setInsertionPoint(&b, it);
     B.create(OpKind::Barrier, (*it)->loc, {}, {});
     ++out_.ctaBarriers;
-    p_ = {};
   }
 
   void access(ir::Block &b, std::list<std::unique_ptr<ir::Op>>::iterator it, SharedEffect e) {
     Access a = e.access;
     bool scalarStore = a == Access::Write && e.scalar;
-    if ((e.releasesAll && p_.any()) || p_.conflicts(a, e.bytes, scalarStore))
+    if (!e.completes && ((e.releasesAll && p_.any()) || p_.conflicts(a, e.bytes, scalarStore)))
       barrierBefore(b, it);
     if (e.issue)
       return;
@@ -399,24 +442,24 @@ private:
   /// A loop or branch: settle what is pending, walk its regions, then assume what they may leave.
   void regions(ir::Block &b, std::list<std::unique_ptr<ir::Op>>::iterator it) {
     ir::Op &op = **it;
-    // The accesses of the regions (`all`), and what they may leave pending (`kinds`): an access
-    // that leaves nothing pending (a copy's issue, an mbarrier use) counts in `all` only.
-    // `ordered`: the regions hold an access that follows every pending one (one of the GPU ops:
-    // copies, mbarriers, wgmma, ...), or the op is a warp_specialize, whose partitions start
-    // with nothing pending.
+    // The accesses of the regions that follow pending ones (`all`), and what they may leave
+    // pending (`kinds`): an access that leaves nothing pending (a copy's issue, an mbarrier use)
+    // counts in `all` only, a copy's completion in `kinds` only. `ordered`: the bytes of the GPU
+    // ops there (copies, mbarriers, wgmma, ...), whose pending accesses are settled before the
+    // op; a warp_specialize settles every one, its partitions start with nothing pending.
     Pending kinds, all;
-    bool ordered = op.kind == OpKind::WarpSpecialize;
-    bool releases = false; // an arrival that releases every earlier access, the previous iteration's too
+    const bool partitions = op.kind == OpKind::WarpSpecialize;
+    std::vector<Bytes> ordered; // the bytes of the GPU ops in the regions
     for (auto &r : op.regions)
       ir::walk(*r, [&](ir::Op &o) {
         SharedEffect e = effect(o);
         if (e.access == Access::None)
           return;
-        ordered |= o.kind != OpKind::Load && o.kind != OpKind::Store && o.kind != OpKind::AtomicRMW &&
-                    o.kind != OpKind::AtomicCAS;
-        releases |= e.releasesAll;
+        if (o.kind != OpKind::Load && o.kind != OpKind::Store && o.kind != OpKind::AtomicRMW &&
+            o.kind != OpKind::AtomicCAS && !e.completes)
+          ordered.push_back(e.releasesAll ? Bytes{} : e.bytes);
         for (Pending *p : {&all, &kinds}) {
-          if (e.issue && p == &kinds)
+          if ((e.issue && p == &kinds) || (e.completes && p == &all))
             continue;
           Pending::Range &x = p->at(e.bytes);
           (e.access == Access::Read ? x.read : e.access == Access::Write ? x.write : x.atomic) = true;
@@ -435,8 +478,12 @@ private:
       p_.merge(before);
       return;
     }
-    // Settle what is pending before the op when anything in its regions may conflict with it.
-    bool conflict = ordered && p_.any();
+    // Settle what is pending before the op when anything in its regions may conflict with it, or
+    // a GPU op there touches its bytes (settled once before a loop rather than in each
+    // iteration); all of it before warp partitions.
+    bool conflict = partitions && p_.any();
+    for (const Bytes &b : ordered)
+      conflict |= p_.touches(b);
     for (const Pending::Range &x : all.ranges)
       for (Access a : {Access::Read, Access::Write, Access::Atomic})
         conflict |= (a == Access::Read ? x.read : a == Access::Write ? x.write : x.atomic) &&
@@ -445,14 +492,37 @@ private:
       barrierBefore(b, it);
     // What stays pending from before: a barrier inside may not run (no iteration, the other branch).
     const Pending before = p_;
-    // The previous iteration's accesses, for the first one of the next (a lone kind that needs
-    // no order with itself, loads or atomics, needs none). Branches and warp partitions run
-    // their regions once.
-    if (op.kind != OpKind::If && op.kind != OpKind::WarpSpecialize && (count > 1 || write || releases))
-      p_.merge(kinds);
+    // A loop's first iteration also follows what the previous one left pending. Branches and
+    // warp partitions run their regions once.
+    if (op.kind != OpKind::If && !partitions)
+      p_.merge(loopCarried(op, kinds));
     walkRegions(op);
     p_.merge(before);
-    p_.merge(kinds);
+  }
+
+  /// What an iteration of loop `op` may leave pending at its end, for the next one: the fixed
+  /// point of walking its regions (without placing anything) from what is pending before it plus
+  /// what the previous iteration left, starting from nothing. `kinds` (every access of the
+  /// regions) stands in should it not settle.
+  Pending loopCarried(ir::Op &op, const Pending &kinds) {
+    const Pending entry = p_;
+    const bool unfenced = unfenced_, dry = dry_;
+    dry_ = true;
+    Pending carried;
+    bool settled = false;
+    for (int i = 0; i < 16 && !settled; ++i) {
+      p_ = entry;
+      p_.merge(carried);
+      walkRegions(op);
+      Pending next = carried;
+      next.merge(p_);
+      settled = next.same(carried);
+      carried = std::move(next);
+    }
+    p_ = entry;
+    unfenced_ = unfenced;
+    dry_ = dry;
+    return settled ? carried : kinds;
   }
 
   /// Places barriers in `op`'s regions. The partitions of a warp_specialize and the branches of
@@ -485,6 +555,7 @@ private:
   std::set<const ir::Op *> backendReaders_;
   Pending p_;
   bool unfenced_ = false; ///< generic-proxy shared writes since the last fence.proxy.async
+  bool dry_ = false;      ///< walking to learn what is pending (loopCarried): nothing is placed
   int ctaThreads_ = -1;    ///< the CTA's threads, which a named barrier of as many orders; -1 with partitions
 };
 
