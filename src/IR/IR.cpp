@@ -205,12 +205,18 @@ std::string tileWindowError(const std::vector<int64_t> &source, const std::vecto
 TileWindow tileWindow(const Op &op) {
   TileWindow w;
   const Value *x = op.operands[0];
-  if (x->type.isTile()) {
+  if (op.kind == OpKind::InsertTile && op.windowBuffer()) { // the tile is the source, the buffer the window
+    const Value *t = x->type.isTile() ? x : op.operands[1], *buf = x->type.isTile() ? op.operands[1] : x;
+    w.source = t->type.shape;
+    if (const Op *alloc = sharedBuffer(buf))
+      w.tile = alloc->allocShape();
+  } else if (x->type.isTile()) {
     w.source = x->type.shape;
   } else if (const Op *alloc = sharedBuffer(x)) {
     w.source = alloc->allocShape();
   }
-  w.tile = op.kind == OpKind::ExtractTile ? op.result()->type.shape : op.operands[1]->type.shape;
+  if (!(op.kind == OpKind::InsertTile && op.windowBuffer()))
+    w.tile = op.kind == OpKind::ExtractTile ? op.result()->type.shape : op.operands[1]->type.shape;
   w.strides = op.tileStrides().empty() ? w.tile : op.tileStrides();
   w.count = 1;
   for (size_t d = 0; d < w.source.size() && d < w.tile.size() && d < w.strides.size(); ++d) {

@@ -73,6 +73,10 @@ void Parser::op(Block &b) {
     break;
   }
   case OpKind::ExtractTile: case OpKind::InsertTile:
+    if (op->kind == OpKind::InsertTile && tok_.kind == Tok::Ident && tok_.text == "window") {
+      bump();
+      op->setWindowBuffer(true);
+    }
     if (tok_.kind == Tok::Ident && tok_.text == "strides") {
       bump();
       expect("=");

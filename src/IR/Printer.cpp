@@ -364,6 +364,8 @@ private:
       os_ << " " << name(op.memSem()) << " " << name(op.memScope());
       break;
     case OpKind::ExtractTile: case OpKind::InsertTile:
+      if (op.kind == OpKind::InsertTile && op.windowBuffer())
+        os_ << " window";
       if (!op.tileStrides().empty())
         intList(" strides=", op.tileStrides());
       break;

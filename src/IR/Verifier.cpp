@@ -269,6 +269,8 @@ struct Verifier {
     const Type &index = op.operands.back()->type;
     if (index != Type::scalar(DType::I32))
       return "expects an i32 scalar index, got " + index.str();
+    if (op.kind == OpKind::InsertTile && op.windowBuffer())
+      return windowFormError(op);
     ScalarType elem = x.elem;
     if (!x.isTile()) {
       const Op *alloc = x.elem.isPointer() && x.elem.space == AddrSpace::Shared && x.isScalar() ? sharedBuffer(op.operands[0])
@@ -287,6 +289,30 @@ struct Verifier {
       return why;
     if (op.kind == OpKind::InsertTile && x.isTile() && op.result()->type != x)
       return "result must have the source's type " + x.str() + ", got " + op.result()->type.str();
+    return "";
+  }
+
+  /// An InsertTile window form: a tile and a row-major local_alloc buffer of its element type
+  /// (i1 staged as i8) whose shape is a window of the tile's, and a result of the tile's type when
+  /// the tile comes first; "" or the problem.
+  static std::string windowFormError(const Op &op) {
+    const bool merge = op.operands[0]->type.isTile();
+    const Value *t = op.operands[merge ? 0 : 1], *buf = op.operands[merge ? 1 : 0];
+    const Op *alloc = buf->type.isScalar() && buf->type.elem.isPointer() && buf->type.elem.space == AddrSpace::Shared
+                          ? sharedBuffer(buf)
+                          : nullptr;
+    if (!alloc || alloc->result() != buf || alloc->allocSwizzle())
+      return "window form expects a row-major local_alloc buffer's pointer, got " + buf->type.str();
+    if (!t->type.isTile())
+      return "window form expects a tile, got " + t->type.str();
+    DType want = t->type.dtype() == DType::I1 ? DType::I8 : t->type.dtype();
+    if (t->type.elem.isPointer() || buf->type.elem.pointee != want)
+      return "window form expects a buffer of the tile's elements, got " + buf->type.str() + " for " + t->type.str();
+    TileWindow w = tileWindow(op);
+    if (std::string why = tileWindowError(w.source, w.tile, op.tileStrides()); !why.empty())
+      return why;
+    if (merge && op.result()->type != t->type)
+      return "result must have the source's type " + t->type.str() + ", got " + op.result()->type.str();
     return "";
   }
 

@@ -23,8 +23,8 @@ bool isPure(const ir::Op &op) {
     return op.asmPure();
   case OpKind::RawCall: // native code: every call happens, once, where it is written
     return false;
-  case OpKind::ExtractTile: case OpKind::InsertTile: // the shared-memory form reads or writes a buffer
-    return op.operands[0]->type.isTile() && !op.results.empty();
+  case OpKind::ExtractTile: case OpKind::InsertTile: // the shared-memory and window forms read or write a buffer
+    return op.operands[0]->type.isTile() && !op.results.empty() && !(op.kind == OpKind::InsertTile && op.windowBuffer());
   default:
     return op.regions.empty() && !op.results.empty();
   }

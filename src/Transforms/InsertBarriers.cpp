@@ -121,8 +121,10 @@ SharedEffect sharedEffect(const ir::Op &op) {
   case OpKind::LocalLoad: return {Access::Read, false, false, false, bufferBytes(op.operands[0])};
   case OpKind::LocalStore: return {Access::Write, false, false, false, bufferBytes(op.operands[0])};
   case OpKind::ExtractTile: case OpKind::InsertTile: // their shared-memory form (a buffer pointer)
-    if (op.operands[0]->type.isTile())
+    if (op.operands[0]->type.isTile() && !(op.kind == OpKind::InsertTile && op.windowBuffer()))
       return {};
+    if (op.operands[0]->type.isTile()) // insert_tile's window form reading the window's buffer
+      return {Access::Read, false, false, false, bufferBytes(op.operands[1])};
     return {op.kind == OpKind::ExtractTile ? Access::Read : Access::Write, false, false, false,
             bufferBytes(op.operands[0])};
   case OpKind::AsyncWaitGroup: return {Access::Write, false, false, false, Bytes{}, true};
@@ -506,6 +508,12 @@ private:
   /// regions) stands in should it not settle.
   Pending loopCarried(ir::Op &op, const Pending &kinds) {
     const Pending entry = p_;
+    // Loops nested in a loop are walked once per iteration of the outer fixed point, with the
+    // same entry most times: each (loop, entry) is solved once, or nesting would be exponential.
+    std::vector<std::pair<Pending, Pending>> &solved = carriedCache_[&op];
+    for (const auto &[from, result] : solved)
+      if (from.same(entry))
+        return result;
     const bool unfenced = unfenced_, dry = dry_;
     dry_ = true;
     Pending carried;
@@ -522,7 +530,8 @@ private:
     p_ = entry;
     unfenced_ = unfenced;
     dry_ = dry;
-    return settled ? carried : kinds;
+    solved.push_back({entry, settled ? carried : kinds});
+    return solved.back().second;
   }
 
   /// Places barriers in `op`'s regions. The partitions of a warp_specialize and the branches of
@@ -556,6 +565,8 @@ private:
   Pending p_;
   bool unfenced_ = false; ///< generic-proxy shared writes since the last fence.proxy.async
   bool dry_ = false;      ///< walking to learn what is pending (loopCarried): nothing is placed
+  /// loopCarried's results: per loop, (what was pending before it, what an iteration leaves).
+  std::map<const ir::Op *, std::vector<std::pair<Pending, Pending>>> carriedCache_;
   int ctaThreads_ = -1;    ///< the CTA's threads, which a named barrier of as many orders; -1 with partitions
 };
 

@@ -552,10 +552,15 @@ private:
   /// tle.extract_tile / tle.insert_tile: register-only when the index is a constant and the
   /// window lines up with the source's layout (ir::subTileLayout, ir::windowRegisters): the
   /// extracted tile takes the window's part of the layout, an inserted tile is converted to it.
-  /// Otherwise the source is staged in a local_alloc buffer of its shape (written whole by a
-  /// shared-memory insert_tile at index 0), the window read or written there, and an insert's
-  /// result read back whole; allocate-shared places the buffer, insert-barriers orders the
-  /// accesses.
+  /// Otherwise through shared memory (allocate-shared places the buffers, insert-barriers orders
+  /// the accesses): unless the source is already staged (by an earlier extract of it, or a chain
+  /// of inserts), when it is the operand of no other extract_tile or insert_tile, or is larger
+  /// than kWholeStagingBytes, only the window moves, through a buffer of the window's
+  /// shape (the window forms of insert_tile: an extract writes the source's elements in the
+  /// window there and reads it whole; an insert writes the tile there and each thread reads back
+  /// its elements in the window). Otherwise the source is staged in a local_alloc buffer of its
+  /// shape (written whole by a shared-memory insert_tile at index 0), which its other extracts
+  /// share, the window read or written there, and an insert's result read back whole.
   void tileWindowOp(ir::Block &b, std::list<std::unique_ptr<ir::Op>>::iterator at, ir::Op &op) {
     ir::Value *x = op.operands[0], *index = op.operands.back();
     ir::Value *r = op.result();
@@ -579,6 +584,8 @@ private:
     bld.setInsertionPoint(&b, at);
     ir::Value *zero = bld.constInt(op.loc, ir::DType::I32, 0);
     ir::Value *buf = stagedBuffer(b, x, extract);
+    if (!buf && windowOnly(x))
+      return stageWindow(bld, op, w.tile, zero);
     if (!buf) {
       ir::Op *alloc = bld.create(OpKind::LocalAlloc, op.loc, {},
                                  {ir::Type(ir::ScalarType::ptrTo(stagedDType(x->type.dtype()), ir::AddrSpace::Shared))});
@@ -601,6 +608,46 @@ private:
     op.setTileStrides({});
     setLayout(r, wanted(r));
   }
+
+  /// Sources larger than this are staged a window at a time, even when several windows are
+  /// taken (48 KiB: the shared memory a kernel has without opting in to more).
+  static constexpr int64_t kWholeStagingBytes = 48 * 1024;
+
+  /// Whether tile `x`'s windows go through shared memory a window at a time (tileWindowOp).
+  bool windowOnly(const ir::Value *x) {
+    if (windowUses_.empty())
+      ir::walk(f_.body, [&](ir::Op &o) {
+        if ((o.kind == OpKind::ExtractTile || o.kind == OpKind::InsertTile) && o.operands[0]->type.isTile())
+          ++windowUses_[o.operands[0]];
+      });
+    int64_t bytes = ir::numElements(x->type.shape) * ir::storageBytes(stagedDType(x->type.dtype()));
+    return windowUses_[x] <= 1 || bytes > kWholeStagingBytes;
+  }
+
+  /// Stages window-op `op` through a local_alloc buffer of the window's shape `window`: an
+  /// extract becomes `insert_tile window %buf, %x, index` and a whole read of %buf; an insert,
+  /// the tile written whole into %buf and `insert_tile window %x, %buf, index`.
+  void stageWindow(ir::Builder &bld, ir::Op &op, const std::vector<int64_t> &window, ir::Value *zero) {
+    ir::Value *x = op.operands[0], *index = op.operands.back();
+    ir::Op *alloc = bld.create(OpKind::LocalAlloc, op.loc, {},
+                               {ir::Type(ir::ScalarType::ptrTo(stagedDType(x->type.dtype()), ir::AddrSpace::Shared))});
+    alloc->setAllocShape(window);
+    ir::Value *buf = alloc->result();
+    ir::Value *r = op.result();
+    if (op.kind == OpKind::ExtractTile) {
+      ir::Op *put = bld.create(OpKind::InsertTile, op.loc, {buf, x, index}, {});
+      put->setWindowBuffer(true);
+      put->setTileStrides(op.tileStrides());
+      op.operands = {buf, zero};
+      op.setTileStrides({});
+    } else {
+      bld.create(OpKind::InsertTile, op.loc, {buf, op.operands[1], zero}, {});
+      op.operands[1] = buf;
+      op.setWindowBuffer(true);
+    }
+    setLayout(r, op.kind == OpKind::ExtractTile ? wanted(r) : *x->layout);
+  }
+  std::map<const ir::Value *, int> windowUses_; ///< extract_tile / insert_tile ops per source tile
 
   /// A buffer of block `b` already holding tile `x` row-major: for an extract, the staging of an
   /// earlier extract of `x` (extracts share it); for an insert, the buffer a previous insert's result

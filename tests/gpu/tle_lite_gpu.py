@@ -22,6 +22,8 @@ CASES = [
      ["x_ptr=rand:f32:2048", "w_ptr=rand:f32:72"], [("y_ptr", "zeros:f32:512")]),
     ("relu_rows_registers", "tests/gpu/ops/tle_lite.tle", "relu_rows", "*fp32, *fp32, i32", 4,
      ["x_ptr=rand:f32:8192", "blk=3"], [("y_ptr", "zeros:f32:8192")]),
+    ("windows_of_a_large_tile", "tests/gpu/ops/tle_lite.tle", "big_windows", "*fp32, *fp32, *fp32, i32", 8,
+     ["x_ptr=rand:f32:32768", "k=5"], [("y_ptr", "zeros:f32:8192"), ("z_ptr", "zeros:f32:32768")]),
     ("cumsum_values", "tests/lit/run/tle_cumsum.tle", "sums", "*i32, *i32, *fp32, *i32", 4, [],
      [("o_int", "zeros:i32:24"), ("o_rev", "zeros:i32:9"), ("o_f32", "zeros:f32:9"), ("o_2d", "zeros:i32:10")]),
     ("cumsum_one_bin_per_thread", "tests/gpu/ops/tle_lite.tle", "hist_prefix", "*i32, *i32, *i32, 1024", 32,

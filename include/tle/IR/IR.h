@@ -411,7 +411,13 @@ enum class OpKind {
   InsertTile,  ///< (x, tile t, i32 scalar index) -> x's type (tle.insert_tile): x with the window
                ///< of t's shape at `index` (as for ExtractTile) replaced by t. Shared-memory form
                ///< (x a *T_shared buffer as above): no result; every thread writes its elements of
-               ///< t into the buffer's window (replicated copies are not written twice).
+               ///< t into the buffer's window (replicated copies are not written twice). Window
+               ///< forms (windowBuffer(), printed `window`; the gpu stage's staging of one window
+               ///< through a buffer of the window's shape W, row-major): (*T_shared buf, tile x of
+               ///< shape S, index) -> (): every thread writes its elements of x that lie in window
+               ///< `index` (windows of shape W over S) to buf at their coordinate minus the
+               ///< window's origin; (tile x of shape S, *T_shared buf, index) -> x's type: x with
+               ///< the elements of window `index` read from buf.
   Scan,        ///< (tile) -> same shape: inclusive prefix combine (reduceKind()) along axis(),
                ///< from the end when isReverse() (tl.cumsum, tl.cumprod; sums in the operand
                ///< dtype, products as Mul). With ReduceKind::Combine (tl.associative_scan): N
@@ -778,6 +784,9 @@ public:
   // --- ExtractTile, InsertTile: the windows' strides in elements per dim (empty: the tile shape).
   const std::vector<int64_t> &tileStrides() const { need(__func__, K::ExtractTile, K::InsertTile); return a_.ints; }
   void setTileStrides(std::vector<int64_t> s) { need(__func__, K::ExtractTile, K::InsertTile); a_.ints = std::move(s); }
+  // --- InsertTile: a window form (`window`), whose buffer holds the window only (see InsertTile).
+  bool windowBuffer() const { need(__func__, K::InsertTile); return a_.ival2 != 0; }
+  void setWindowBuffer(bool w) { need(__func__, K::InsertTile); a_.ival2 = w; }
   // --- Scan: combines from the last element toward the first.
   bool isReverse() const { need(__func__, K::Scan); return a_.ival != 0; }
   void setReverse(bool r) { need(__func__, K::Scan); a_.ival = r; }

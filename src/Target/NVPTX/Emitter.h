@@ -255,6 +255,11 @@ public:
   /// Their shared-memory form: each thread reads (extract) or writes (insert) its elements of
   /// the window in the row-major buffer, 16-byte vectors where registers and origins allow.
   void emitSharedTileOp(const ir::Op &op);
+  /// insert_tile's window forms (TileOps.cpp): x's elements in the window to or from a buffer of
+  /// the window's shape.
+  void emitWindowTileOp(const ir::Op &op);
+  /// Window `w`'s origin for `op`'s index operand: constants for a constant index.
+  std::vector<llvm::Value *> windowOrigin(const ir::Op &op, const ir::TileWindow &w);
   void emitScan(const ir::Op &op);
   /// An exclusive scan's total (result 1) from each operand register's line total: a scalar, or
   /// the registers of the operand's slice layout (ShapeOps.cpp).

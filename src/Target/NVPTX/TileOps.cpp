@@ -19,9 +19,114 @@ std::optional<int64_t> constantOf(const ir::Value *v) {
   return std::nullopt;
 }
 
+/// Whether register `r` of layout `l` holds an element of the window at `origin` of shape
+/// `tile` in every thread (1), in none (0), or in some (-1), when the register's coordinate bits
+/// are disjoint from the lanes' and warps' (each coordinate is then the register's OR any
+/// subset of the thread bits); -1 for other layouts.
+int inWindowEverywhere(const ir::Layout &l, int r, const std::vector<int64_t> &origin, const std::vector<int64_t> &tile) {
+  if (!ir::registerBitsDisjoint(l))
+    return -1;
+  ir::Layout::Basis lo = l.regCoord(r), hi = lo;
+  for (const auto *bases : {&l.lane, &l.warp})
+    for (const ir::Layout::Basis &b : *bases)
+      for (size_t d = 0; d < hi.size(); ++d)
+        hi[d] |= b[d];
+  bool all = true;
+  for (size_t d = 0; d < lo.size(); ++d) {
+    if (hi[d] < origin[d] || lo[d] >= origin[d] + tile[d])
+      return 0;
+    all &= lo[d] >= origin[d] && hi[d] < origin[d] + tile[d];
+  }
+  return all ? 1 : -1;
+}
+
 } // namespace
 
+std::vector<llvm::Value *> Emitter::windowOrigin(const ir::Op &op, const ir::TileWindow &w) {
+  const size_t rank = w.source.size();
+  std::vector<llvm::Value *> origin(rank);
+  if (std::optional<int64_t> index = constantOf(op.operands.back())) {
+    std::vector<int64_t> o = w.origin(*index);
+    for (size_t d = 0; d < rank; ++d)
+      origin[d] = B.getInt32(static_cast<uint32_t>(o[d]));
+    return origin;
+  }
+  llvm::Value *lin = B.CreateURem(scalar(op.operands.back()), B.getInt32(static_cast<uint32_t>(w.count)));
+  for (size_t d = rank; d-- > 0;) {
+    auto g = static_cast<uint32_t>(w.grid[d]);
+    llvm::Value *gd = d == 0 ? lin : B.CreateURem(lin, B.getInt32(g));
+    origin[d] = B.CreateMul(gd, B.getInt32(static_cast<uint32_t>(w.strides[d])));
+    if (d)
+      lin = B.CreateUDiv(lin, B.getInt32(g));
+  }
+  return origin;
+}
+
+void Emitter::emitWindowTileOp(const ir::Op &op) {
+  // Each register of x whose element may lie in the window: its coordinate minus the origin,
+  // checked against the window's shape at run time unless the layout settles it, and its
+  // element stored to or loaded from that place of the row-major buffer.
+  const bool merge = op.operands[0]->type.isTile();
+  const ir::Value *x = op.operands[merge ? 0 : 1];
+  llvm::Value *base = scalar(op.operands[merge ? 1 : 0]);
+  const ir::Layout &l = *x->layout;
+  ir::TileWindow w = ir::tileWindow(op);
+  const unsigned eb = ir::storageBytes(x->type.dtype());
+  std::optional<int64_t> index = constantOf(op.operands.back());
+  std::vector<llvm::Value *> origin = windowOrigin(op, w);
+  const int dupMask = ir::replicatedRegisterBits(l);
+  const std::vector<llvm::Value *> &in = regs(x);
+  std::vector<llvm::Value *> out = in;
+  llvm::Type *ety = storageType(x->type.elem);
+  for (int r = 0; r < l.numRegs(); ++r) {
+    if (!merge && (r & dupMask))
+      continue;
+    int where = index ? inWindowEverywhere(l, r, w.origin(*index), w.tile) : -1;
+    if (where == 0)
+      continue;
+    std::vector<llvm::Value *> c = coord(l, r);
+    llvm::Value *inside = B.getTrue();
+    for (size_t d = 0; d < c.size(); ++d) {
+      c[d] = B.CreateSub(c[d], origin[d]);
+      if (where < 0)
+        inside = B.CreateAnd(inside, B.CreateICmpULT(c[d], B.getInt32(static_cast<uint32_t>(w.tile[d]))));
+    }
+    // Outside the window the offset is replaced by 0: an address in the buffer either way.
+    llvm::Value *off = B.CreateMul(linearize(c, w.tile), B.getInt32(eb));
+    if (where < 0)
+      off = B.CreateSelect(inside, off, B.getInt32(0));
+    llvm::Value *ptr = B.CreateGEP(B.getInt8Ty(), base, off);
+    llvm::Align align(eb);
+    if (merge) {
+      llvm::Value *v = B.CreateAlignedLoad(ety, ptr, align);
+      if (x->type.dtype() == ir::DType::I1)
+        v = B.CreateICmpNE(v, B.getInt8(0));
+      out[size_t(r)] = where < 0 ? B.CreateSelect(inside, v, in[size_t(r)]) : v;
+      continue;
+    }
+    llvm::Value *v = in[size_t(r)];
+    if (x->type.dtype() == ir::DType::I1)
+      v = B.CreateZExt(v, B.getInt8Ty());
+    if (where > 0) {
+      B.CreateAlignedStore(v, ptr, align);
+      continue;
+    }
+    llvm::Function *fn = B.GetInsertBlock()->getParent();
+    auto *then = llvm::BasicBlock::Create(ctx, "window.store", fn);
+    auto *cont = llvm::BasicBlock::Create(ctx, "window.stored", fn);
+    B.CreateCondBr(inside, then, cont);
+    B.SetInsertPoint(then);
+    B.CreateAlignedStore(v, ptr, align);
+    B.CreateBr(cont);
+    B.SetInsertPoint(cont);
+  }
+  if (merge)
+    vals_[op.result()] = out;
+}
+
 void Emitter::emitTileOp(const ir::Op &op) {
+  if (op.kind == OpKind::InsertTile && op.windowBuffer())
+    return emitWindowTileOp(op);
   if (!op.operands[0]->type.isTile())
     return emitSharedTileOp(op);
   const ir::Value *x = op.operands[0];
@@ -64,21 +169,7 @@ void Emitter::emitSharedTileOp(const ir::Op &op) {
   const unsigned last = static_cast<unsigned>(rank - 1);
   const unsigned eb = ir::storageBytes(tile->type.dtype());
   std::optional<int64_t> index = constantOf(op.operands.back());
-  std::vector<llvm::Value *> origin(rank);
-  if (index) {
-    std::vector<int64_t> o = w.origin(*index);
-    for (size_t d = 0; d < rank; ++d)
-      origin[d] = B.getInt32(static_cast<uint32_t>(o[d]));
-  } else {
-    llvm::Value *lin = B.CreateURem(scalar(op.operands.back()), B.getInt32(static_cast<uint32_t>(w.count)));
-    for (size_t d = rank; d-- > 0;) {
-      auto g = static_cast<uint32_t>(w.grid[d]);
-      llvm::Value *gd = d == 0 ? lin : B.CreateURem(lin, B.getInt32(g));
-      origin[d] = B.CreateMul(gd, B.getInt32(static_cast<uint32_t>(w.strides[d])));
-      if (d)
-        lin = B.CreateUDiv(lin, B.getInt32(g));
-    }
-  }
+  std::vector<llvm::Value *> origin = windowOrigin(op, w);
   // Registers contiguous along the last dim go as one vector of up to 16 bytes when every
   // window origin keeps the vector aligned.
   int vec = std::max(1, std::min<int>(ir::contiguousRegisters(l, last), static_cast<int>(16 / eb)));
