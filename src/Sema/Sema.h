@@ -442,6 +442,10 @@ public:
   SVal callConstexprFn(const ast::FunctionDef *fn, CallArgs &args, SourceLoc calleeLoc);
   /// Inside a constexpr function: statements are Python run at compile time.
   int pythonDepth = 0;
+  /// Evaluating a `-s` / `-D` constexpr expression (commandLineConstexpr): there, as in the
+  /// host code that launches a kernel, a plain Python function of the module may be called; its
+  /// body runs at compile time as a @triton.constexpr_function's does.
+  bool commandLine_ = false;
   bool truthy(const SVal &v, SourceLoc loc);
 
   // --- Tensors and types (Tensors.cpp; checkScalarOperand in Expressions.cpp, castWithRounding in Math.cpp)
