@@ -23,6 +23,10 @@ public:
   explicit Assigner(ir::Function &f) : f_(f), axis_(f) {}
 
   LayoutAssignmentStats run() {
+    ir::walk(f_.body, [&](ir::Op &o) { // before forward() rewrites any of them
+      if ((o.kind == OpKind::ExtractTile || o.kind == OpKind::InsertTile) && o.operands[0]->type.isTile())
+        ++windowUses_[o.operands[0]];
+    });
     backward(f_.body);
     forward(f_.body);
     return stats_;
@@ -615,13 +619,9 @@ private:
 
   /// Whether tile `x`'s windows go through shared memory a window at a time (tileWindowOp).
   bool windowOnly(const ir::Value *x) {
-    if (windowUses_.empty())
-      ir::walk(f_.body, [&](ir::Op &o) {
-        if ((o.kind == OpKind::ExtractTile || o.kind == OpKind::InsertTile) && o.operands[0]->type.isTile())
-          ++windowUses_[o.operands[0]];
-      });
     int64_t bytes = ir::numElements(x->type.shape) * ir::storageBytes(stagedDType(x->type.dtype()));
-    return windowUses_[x] <= 1 || bytes > kWholeStagingBytes;
+    auto uses = windowUses_.find(x);
+    return uses == windowUses_.end() || uses->second <= 1 || bytes > kWholeStagingBytes;
   }
 
   /// Stages window-op `op` through a local_alloc buffer of the window's shape `window`: an
