@@ -23,10 +23,6 @@ public:
   explicit Assigner(ir::Function &f) : f_(f), axis_(f) {}
 
   LayoutAssignmentStats run() {
-    ir::walk(f_.body, [&](ir::Op &o) { // before forward() rewrites any of them
-      if ((o.kind == OpKind::ExtractTile || o.kind == OpKind::InsertTile) && o.operands[0]->type.isTile())
-        ++windowUses_[o.operands[0]];
-    });
     backward(f_.body);
     forward(f_.body);
     return stats_;
@@ -558,8 +554,7 @@ private:
   /// extracted tile takes the window's part of the layout, an inserted tile is converted to it.
   /// Otherwise through shared memory (allocate-shared places the buffers, insert-barriers orders
   /// the accesses): unless the source is already staged (by an earlier extract of it, or a chain
-  /// of inserts), when it is the operand of no other extract_tile or insert_tile, or is larger
-  /// than kWholeStagingBytes, only the window moves, through a buffer of the window's
+  /// of inserts), when it is larger than kWholeStagingBytes, only the window moves, through a buffer of the window's
   /// shape (the window forms of insert_tile: an extract writes the source's elements in the
   /// window there and reads it whole; an insert writes the tile there and each thread reads back
   /// its elements in the window). Otherwise the source is staged in a local_alloc buffer of its
@@ -613,15 +608,14 @@ private:
     setLayout(r, wanted(r));
   }
 
-  /// Sources larger than this are staged a window at a time, even when several windows are
-  /// taken (48 KiB: the shared memory a kernel has without opting in to more).
+  /// Sources larger than this are staged a window at a time (48 KiB: the shared memory a kernel
+  /// has without opting in to more; whole staging of a larger tile would crowd out the kernel's
+  /// own buffers, or not fit at all).
   static constexpr int64_t kWholeStagingBytes = 48 * 1024;
 
   /// Whether tile `x`'s windows go through shared memory a window at a time (tileWindowOp).
-  bool windowOnly(const ir::Value *x) {
-    int64_t bytes = ir::numElements(x->type.shape) * ir::storageBytes(stagedDType(x->type.dtype()));
-    auto uses = windowUses_.find(x);
-    return uses == windowUses_.end() || uses->second <= 1 || bytes > kWholeStagingBytes;
+  static bool windowOnly(const ir::Value *x) {
+    return ir::numElements(x->type.shape) * ir::storageBytes(stagedDType(x->type.dtype())) > kWholeStagingBytes;
   }
 
   /// Stages window-op `op` through a local_alloc buffer of the window's shape `window`: an
@@ -647,7 +641,6 @@ private:
     }
     setLayout(r, op.kind == OpKind::ExtractTile ? wanted(r) : *x->layout);
   }
-  std::map<const ir::Value *, int> windowUses_; ///< extract_tile / insert_tile ops per source tile
 
   /// A buffer of block `b` already holding tile `x` row-major: for an extract, the staging of an
   /// earlier extract of `x` (extracts share it); for an insert, the buffer a previous insert's result
