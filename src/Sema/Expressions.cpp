@@ -883,7 +883,8 @@ SVal Specializer::callJit(const ast::FunctionDef *f, CallArgs &args) {
   Env local;
   std::vector<bool> bound(f->params.size(), false);
   if (args.pos.size() > f->params.size())
-    fail(args.loc, "'" + f->name + "' takes " + std::to_string(f->params.size()) + " arguments but " +
+    fail(args.loc, "'" + f->name + "' takes " + std::to_string(f->params.size()) +
+                       (f->params.size() == 1 ? " argument" : " arguments") + " but " +
                        std::to_string(args.pos.size()) + " were given");
   for (size_t i = 0; i < args.pos.size(); ++i) {
     local[f->params[i].name] = args.pos[i].val;

@@ -202,8 +202,9 @@ Binder::Binder(Specializer &s, const Builtin &fn, CallArgs &args) : S(s), name(f
   vals.resize(names.size());
   set.assign(names.size(), false);
   if (a.pos.size() > positional)
-    S.fail(a.loc, name + "() takes at most " + std::to_string(positional) + " arguments but " +
-                      std::to_string(a.pos.size()) + " were given");
+    S.fail(a.loc, name + "() takes at most " + std::to_string(positional) +
+                      (positional == 1 ? " argument" : " arguments") + " but " + std::to_string(a.pos.size()) +
+                      " were given");
   for (size_t i = 0; i < a.pos.size(); ++i) {
     vals[i] = a.pos[i];
     set[i] = true;
