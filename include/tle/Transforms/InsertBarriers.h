@@ -20,14 +20,17 @@ struct BarrierInsertion {
 /// or atomic through a shared-memory pointer (the kernel's own buffers: LocalAlloc) that may
 /// conflict with an access made by another thread since the last barrier to overlapping bytes
 /// (a pointer derived from a placed LocalAlloc by splat, addptr, broadcast, expand_dims, reshape,
-/// permute or convert_layout touches only that buffer's bytes; any other pointer, and every GPU op
-/// below, may touch all of shared memory): a load after a store or
+/// permute or convert_layout touches only that buffer's bytes, as do local_load, local_store, the
+/// shared forms of extract_tile / insert_tile, an async_copy's destination and a copies-only
+/// raw_call's buffers; any other pointer, and the other GPU ops below, may touch all of shared
+/// memory): a load after a store or
 /// an atomic; a store after anything, except a scalar store after scalar stores only (thread 0
 /// makes those, in program order); an atomic after a load or a store. Loads after loads and
 /// atomics after atomics need no order (the same rule FlagTree's TLE applies between its stores
 /// and loads). The GPU ops count as accesses too: an async_copy writes its destination (a
 /// barrier before it when anything is pending, none after: its bytes arrive later) and
-/// async_wait_group is where they become writes other threads may read (pending after it); a
+/// async_wait_group is where they become writes other threads may read (pending after it; the
+/// wait itself is not ordered after pending accesses: its copies were, at their issue); a
 /// tma_load is written like an async_copy, a tma_store and tma_store_wait read their source;
 /// mbarrier_init and mbarrier_inval are thread 0's scalar stores, the other local mbarrier ops
 /// loads that leave nothing pending (an mbarrier is used after its initialisation, an arrival
@@ -39,13 +42,13 @@ struct BarrierInsertion {
 /// allocate-shared gives to another buffer are never accessed by two threads at once. Barrier and ClusterBarrier ops (a cluster barrier is a CTA barrier too) settle all
 /// pending accesses; a named barrier (`barrier id= threads=`) does only when its threads are
 /// the whole CTA's, in a kernel without warp partitions. Before a loop or branch whose regions access shared memory in a way that may
-/// conflict with a pending access (or hold one of the GPU ops, or are warp partitions), pending
-/// accesses are settled (a Barrier before it); what stays pending otherwise stays so after the op
-/// (a barrier inside may not run, also in a loop or branch without accesses); a loop whose
-/// body stores, mixes kinds of access, or holds an arrival that releases the CTA's accesses
-/// (per=cta, warp or warpgroup), starts its body as if the previous iteration's accesses
-/// were pending (any access of the body counts for that, a copy's issue and an mbarrier use
-/// too). After such an op, what any of its regions may have left is pending (those do not). The
+/// conflict with a pending access (or hold a GPU op touching pending bytes, or are warp
+/// partitions), pending accesses are settled (a Barrier before it); what stays pending otherwise
+/// stays so after the op (a barrier inside may not run, also in a loop or branch without
+/// accesses); a loop body starts from what was pending before the loop plus what an iteration
+/// leaves pending at its end: the fixed point of walking the body without placing anything
+/// (solved once per loop and entry state, so nested loops cost no more than their walks). After
+/// such an op, what any of its regions may have left is pending. The
 /// regions of a warp_specialize run once each, concurrently: a Barrier placed in one is that
 /// partition's own (OpKind::WarpSpecialize), and partitions order their accesses to each other's
 /// bytes through mbarriers, which this pass does not place.
