@@ -202,21 +202,22 @@ std::string tileWindowError(const std::vector<int64_t> &source, const std::vecto
   return "";
 }
 
+bool tileOpInRegisters(const Op &op) {
+  return op.operands[0]->type.isTile() && !(op.kind == OpKind::InsertTile && op.windowBuffer());
+}
+
 TileWindow tileWindow(const Op &op) {
   TileWindow w;
   const Value *x = op.operands[0];
+  auto bufferShape = [](const Value *p) { return sharedBuffer(p) ? sharedBuffer(p)->allocShape() : std::vector<int64_t>{}; };
   if (op.kind == OpKind::InsertTile && op.windowBuffer()) { // the tile is the source, the buffer the window
-    const Value *t = x->type.isTile() ? x : op.operands[1], *buf = x->type.isTile() ? op.operands[1] : x;
-    w.source = t->type.shape;
-    if (const Op *alloc = sharedBuffer(buf))
-      w.tile = alloc->allocShape();
-  } else if (x->type.isTile()) {
-    w.source = x->type.shape;
-  } else if (const Op *alloc = sharedBuffer(x)) {
-    w.source = alloc->allocShape();
-  }
-  if (!(op.kind == OpKind::InsertTile && op.windowBuffer()))
+    bool merge = x->type.isTile();
+    w.source = op.operands[merge ? 0 : 1]->type.shape;
+    w.tile = bufferShape(op.operands[merge ? 1 : 0]);
+  } else {
+    w.source = x->type.isTile() ? x->type.shape : bufferShape(x);
     w.tile = op.kind == OpKind::ExtractTile ? op.result()->type.shape : op.operands[1]->type.shape;
+  }
   w.strides = op.tileStrides().empty() ? w.tile : op.tileStrides();
   w.count = 1;
   for (size_t d = 0; d < w.source.size() && d < w.tile.size() && d < w.strides.size(); ++d) {

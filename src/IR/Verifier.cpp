@@ -273,9 +273,7 @@ struct Verifier {
       return windowFormError(op);
     ScalarType elem = x.elem;
     if (!x.isTile()) {
-      const Op *alloc = x.elem.isPointer() && x.elem.space == AddrSpace::Shared && x.isScalar() ? sharedBuffer(op.operands[0])
-                                                                                                : nullptr;
-      if (!alloc || alloc->result() != op.operands[0] || alloc->allocSwizzle())
+      if (!rowMajorBuffer(op.operands[0]))
         return "expects a tile or a row-major local_alloc buffer's pointer, got " + x.str();
       elem = ScalarType{x.elem.pointee};
     }
@@ -292,16 +290,20 @@ struct Verifier {
     return "";
   }
 
+  /// Whether `v` is a row-major (unswizzled) local_alloc buffer's own *T_shared pointer.
+  static bool rowMajorBuffer(const Value *v) {
+    const Type &t = v->type;
+    const Op *alloc = t.isScalar() && t.elem.isPointer() && t.elem.space == AddrSpace::Shared ? sharedBuffer(v) : nullptr;
+    return alloc && alloc->result() == v && !alloc->allocSwizzle();
+  }
+
   /// An InsertTile window form: a tile and a row-major local_alloc buffer of its element type
   /// (i1 staged as i8) whose shape is a window of the tile's, and a result of the tile's type when
   /// the tile comes first; "" or the problem.
   static std::string windowFormError(const Op &op) {
     const bool merge = op.operands[0]->type.isTile();
     const Value *t = op.operands[merge ? 0 : 1], *buf = op.operands[merge ? 1 : 0];
-    const Op *alloc = buf->type.isScalar() && buf->type.elem.isPointer() && buf->type.elem.space == AddrSpace::Shared
-                          ? sharedBuffer(buf)
-                          : nullptr;
-    if (!alloc || alloc->result() != buf || alloc->allocSwizzle())
+    if (!rowMajorBuffer(buf))
       return "window form expects a row-major local_alloc buffer's pointer, got " + buf->type.str();
     if (!t->type.isTile())
       return "window form expects a tile, got " + t->type.str();

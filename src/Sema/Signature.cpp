@@ -4,6 +4,7 @@
 #include "Sema.h"
 
 #include <llvm/Support/Casting.h>
+#include <llvm/Support/SaveAndRestore.h>
 
 #include <cctype>
 #include <cstdio>
@@ -263,15 +264,11 @@ SVal Specializer::commandLineConstexpr(const std::string &param, const std::stri
                  "a literal (an integer, a float, True/False, None, a quoted string, a dtype name) nor a name "
                  "defined in the kernel's module");
   Env empty;
-  commandLine_ = true;
   SVal v;
-  try {
+  {
+    llvm::SaveAndRestore<bool> helpers(commandLine_, true);
     v = eval(e, empty);
-  } catch (...) {
-    commandLine_ = false;
-    throw;
   }
-  commandLine_ = false;
   if (!constexprArgument(v))
     fail(startLoc(e), what + " is a " + v.describe() +
                           ", not a compile-time value (constexpr arguments are numbers, booleans, strings, dtypes, "

@@ -24,7 +24,7 @@ bool isPure(const ir::Op &op) {
   case OpKind::RawCall: // native code: every call happens, once, where it is written
     return false;
   case OpKind::ExtractTile: case OpKind::InsertTile: // the shared-memory and window forms read or write a buffer
-    return op.operands[0]->type.isTile() && !op.results.empty() && !(op.kind == OpKind::InsertTile && op.windowBuffer());
+    return ir::tileOpInRegisters(op) && !op.results.empty();
   default:
     return op.regions.empty() && !op.results.empty();
   }

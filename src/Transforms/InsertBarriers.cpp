@@ -5,6 +5,8 @@
 #include "tle/Transforms/Pipeline.h"
 #include "tle/Transforms/Scratch.h"
 
+#include <llvm/Support/SaveAndRestore.h>
+
 #include <algorithm>
 #include <functional>
 #include <iterator>
@@ -121,7 +123,7 @@ SharedEffect sharedEffect(const ir::Op &op) {
   case OpKind::LocalLoad: return {Access::Read, false, false, false, bufferBytes(op.operands[0])};
   case OpKind::LocalStore: return {Access::Write, false, false, false, bufferBytes(op.operands[0])};
   case OpKind::ExtractTile: case OpKind::InsertTile: // their shared-memory form (a buffer pointer)
-    if (op.operands[0]->type.isTile() && !(op.kind == OpKind::InsertTile && op.windowBuffer()))
+    if (ir::tileOpInRegisters(op))
       return {};
     if (op.operands[0]->type.isTile()) // insert_tile's window form reading the window's buffer
       return {Access::Read, false, false, false, bufferBytes(op.operands[1])};
@@ -514,8 +516,7 @@ private:
     for (const auto &[from, result] : solved)
       if (from.same(entry))
         return result;
-    const bool unfenced = unfenced_, dry = dry_;
-    dry_ = true;
+    llvm::SaveAndRestore<bool> keepUnfenced(unfenced_), dryRun(dry_, true);
     Pending carried;
     bool settled = false;
     for (int i = 0; i < 16 && !settled; ++i) {
@@ -528,8 +529,6 @@ private:
       carried = std::move(next);
     }
     p_ = entry;
-    unfenced_ = unfenced;
-    dry_ = dry;
     solved.push_back({entry, settled ? carried : kinds});
     return solved.back().second;
   }

@@ -56,8 +56,7 @@ private:
     return ir::isElementwise(k) || k == OpKind::Constant || k == OpKind::Splat || k == OpKind::Arange ||
            k == OpKind::ExpandDims || k == OpKind::Broadcast || k == OpKind::ProgramId || k == OpKind::NumPrograms ||
            k == OpKind::AsyncCommitGroup || (k == OpKind::Load && classOf(op.result()) >= 0) ||
-           ((k == OpKind::ExtractTile || k == OpKind::InsertTile) && op.operands[0]->type.isTile() &&
-            !(k == OpKind::InsertTile && op.windowBuffer())); // a window form reads a buffer
+           ((k == OpKind::ExtractTile || k == OpKind::InsertTile) && ir::tileOpInRegisters(op));
   }
 
   static bool ctaBarrier(const ir::Op &op) { return op.kind == OpKind::Barrier && op.sync.barrierId < 0; }

@@ -1104,6 +1104,9 @@ struct TileWindow {
 /// The windows of `op` (an ExtractTile or InsertTile, tile or shared-memory form). Assumes a
 /// verified op.
 TileWindow tileWindow(const Op &op);
+/// Whether ExtractTile or InsertTile `op` works on registers only: its source is a tile and,
+/// for an insert, not a window form (which reads a buffer).
+bool tileOpInRegisters(const Op &op);
 /// Why windows of shape `tile` stepping by `strides` (empty: `tile`) do not fit a source of shape
 /// `source` ("" when they do): same rank, 1 <= tile[d] <= source[d], strides[d] >= 1 and
 /// (source[d] - tile[d]) a multiple of strides[d].
