@@ -19,18 +19,28 @@ std::optional<int64_t> constantOf(const ir::Value *v) {
   return std::nullopt;
 }
 
-/// Whether register `r` of layout `l` holds an element of the window at `origin` of shape
-/// `tile` in every thread (1), in none (0), or in some (-1), when the register's coordinate bits
-/// are disjoint from the lanes' and warps' (each coordinate is then the register's OR any
-/// subset of the thread bits); -1 for other layouts.
-int inWindowEverywhere(const ir::Layout &l, int r, const std::vector<int64_t> &origin, const std::vector<int64_t> &tile) {
+/// The coordinate bits any lane or warp basis of `l` sets, per dim, when no register basis sets
+/// any of them (ir::registerBitsDisjoint: each element's coordinate is then its register's OR a
+/// subset of these); nullopt for other layouts.
+std::optional<ir::Layout::Basis> threadBits(const ir::Layout &l) {
   if (!ir::registerBitsDisjoint(l))
-    return -1;
-  ir::Layout::Basis lo = l.regCoord(r), hi = lo;
+    return std::nullopt;
+  ir::Layout::Basis bits(l.shape.size(), 0);
   for (const auto *bases : {&l.lane, &l.warp})
     for (const ir::Layout::Basis &b : *bases)
-      for (size_t d = 0; d < hi.size(); ++d)
-        hi[d] |= b[d];
+      for (size_t d = 0; d < bits.size(); ++d)
+        bits[d] |= b[d];
+  return bits;
+}
+
+/// Whether a register whose coordinate is `lo` OR a subset of `bits` (threadBits) holds an
+/// element of the window at `origin` of shape `tile` in every thread (1), in none (0), or in
+/// some (-1).
+int inWindowEverywhere(const ir::Layout::Basis &lo, const ir::Layout::Basis &bits, const std::vector<int64_t> &origin,
+                       const std::vector<int64_t> &tile) {
+  ir::Layout::Basis hi = lo;
+  for (size_t d = 0; d < hi.size(); ++d)
+    hi[d] |= bits[d];
   bool all = true;
   for (size_t d = 0; d < lo.size(); ++d) {
     if (hi[d] < origin[d] || lo[d] >= origin[d] + tile[d])
@@ -74,6 +84,9 @@ void Emitter::emitWindowTileOp(const ir::Op &op) {
   const unsigned eb = ir::storageBytes(x->type.dtype());
   std::optional<int64_t> index = constantOf(op.operands.back());
   std::vector<llvm::Value *> origin = windowOrigin(op, w);
+  // With a constant origin, registers the layout keeps out of the window (or in it) are known here.
+  std::optional<ir::Layout::Basis> bits = index ? threadBits(l) : std::nullopt;
+  const std::vector<int64_t> constOrigin = bits ? w.origin(*index) : std::vector<int64_t>{};
   const int dupMask = ir::replicatedRegisterBits(l);
   const std::vector<llvm::Value *> &in = regs(x);
   std::vector<llvm::Value *> out = in;
@@ -81,7 +94,7 @@ void Emitter::emitWindowTileOp(const ir::Op &op) {
   for (int r = 0; r < l.numRegs(); ++r) {
     if (!merge && (r & dupMask))
       continue;
-    int where = index ? inWindowEverywhere(l, r, w.origin(*index), w.tile) : -1;
+    int where = bits ? inWindowEverywhere(l.regCoord(r), *bits, constOrigin, w.tile) : -1;
     if (where == 0)
       continue;
     std::vector<llvm::Value *> c = coord(l, r);
