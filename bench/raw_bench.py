@@ -4,8 +4,8 @@
   thread's fragment in registers (fragment=True);
 - row sums by inline-PTX warp shuffles, over a TLE-Struct buffer and over the tile's fragments,
   against tl.sum from registers and over the same buffer;
-- the kernel mixing Lite, Struct and Raw (a CUDA function's cp.async copies staging rows in a
-  buffer), against tile code loading them directly and staging them with tle.gpu.copy;
+- the kernel mixing Lite, Struct and Raw (a CUDA function staging rows in a buffer, by 16-byte
+  loads and stores or by cp.async copies), against tile code loading them directly and staging them with tle.gpu.copy;
 - the same rows through a CUDA function's two-slot cp.async pipeline driven by a tile loop,
   against the loop the compiler pipelines.
 Every cubin's output is checked (against torch, or the exact sums) before anything is timed; times
@@ -101,7 +101,7 @@ def main():
     m = 1 << 18
     xh = torch.randint(-100, 100, (m, 64), device="cuda").half()
     want = xh[:, :32].float() + xh[:, 32:].float()
-    for stem in ("raw_mixed", "tile_mixed", "tile_mixed_staged"):
+    for stem in ("raw_mixed", "raw_mixed_async", "tile_mixed", "tile_mixed_staged"):
         out = torch.empty(m, 32, device="cuda")
         k = kernel(stem, stem)
         vals = [ptr(xh), ptr(out), ctypes.c_int32(64)]
@@ -109,9 +109,13 @@ def main():
         timed[stem]()
         torch.cuda.synchronize()
         check(stem, out, want, 0, 0)
-    pairs.append(("cp.async staging (Lite + Struct + Raw) [2^18, 64] fp16, vs tl.load", "raw_mixed", "tile_mixed"))
-    pairs.append(("cp.async staging (Lite + Struct + Raw) [2^18, 64] fp16, vs tle.gpu.copy staging", "raw_mixed",
+    pairs.append(("staging (Lite + Struct + Raw) [2^18, 64] fp16, vs tl.load", "raw_mixed", "tile_mixed"))
+    pairs.append(("staging (Lite + Struct + Raw) [2^18, 64] fp16, vs tle.gpu.copy staging", "raw_mixed",
                   "tile_mixed_staged"))
+    pairs.append(("cp.async staging (Lite + Struct + Raw) [2^18, 64] fp16, vs tl.load", "raw_mixed_async",
+                  "tile_mixed"))
+    pairs.append(("cp.async staging (Lite + Struct + Raw) [2^18, 64] fp16, vs tle.gpu.copy staging",
+                  "raw_mixed_async", "tile_mixed_staged"))
     # The same rows through a CUDA function's two-slot cp.async pipeline (8 blocks of 32 rows per
     # program), against the tile-code loop the compiler pipelines.
     blocks = 8

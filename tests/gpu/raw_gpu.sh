@@ -7,7 +7,8 @@
 # product in CUDA (FlagTree's (outputs, inputs) form), exact on small integers; row sums by
 # inline-PTX warp shuffles over a TLE-Struct buffer and over the tile's fragments in registers;
 # and one kernel mixing Lite (extract_tile),
-# Struct (alloc, local_ptr) and Raw (a CUDA function filling the buffer with cp.async).
+# Struct (alloc, local_ptr) and Raw (a CUDA function filling the buffer with 16-byte loads and
+# stores, or with cp.async).
 # Exit 77 without a GPU, or without clang-19 when the kernels must be compiled here.
 # Usage: raw_gpu.sh TLE_RUN [SOURCE_DIR]
 #        raw_gpu.sh --emit-tir TLEC DIR [SOURCE_DIR]   write each specialisation as tile IR (the
@@ -50,6 +51,7 @@ run() {
 GELU='(lambda x: 0.5 * x * (1 + __import__("math").tanh(0.7978845608028654 * (x + 0.044715 * x ** 3))))'
 python3 "$SRC/tests/gpu/write_npy.py" "$TMP" "x:f4:5000:i % 1000" "y:f4:5000:(2 * i) % 7" "xy:f4:5000:i % 1000 + (2 * i) % 7" \
   "g:f4:64x128:(i % 97 - 48) / 16" "gy:f4:64x128:$GELU((i % 97 - 48) / 16)" \
+  "gn:f4:256x2:(i % 97 - 48) / 16" "gny:f4:256x2:$GELU((i % 97 - 48) / 16)" \
   "idx2:i4:64x32:2 * i" \
   "a:f2:64x96:(i * 7) % 5 - 2" "b:f2:96x64:(i * 3) % 7 - 3" \
   "c:f4:64x64:sum(((i // 64 * 96 + k) * 7 % 5 - 2) * ((k * 64 + i % 64) * 3 % 7 - 3) for k in range(96))" \
@@ -63,6 +65,10 @@ for k in raw_gelu raw_gelu_fragment tile_gelu; do
   run "$k" "$k" "*fp32:16, *fp32:16, i32:16, 16, 128" 4 --grid 4 \
     --arg x_ptr="$TMP/g.npy" --arg y_ptr=zeros:f32:64x128 --arg n_cols=128 --expect y_ptr="$TMP/gy.npy" --atol 1e-5 --rtol 1e-5
 done
+# Rows of 2 elements: gelu_tile's element-by-element path (rows of whole 16-byte vectors take
+# the vector path above).
+run gelu_narrow raw_gelu "*fp32:16, *fp32:16, i32, 64, 2" 4 --grid 4 \
+  --arg x_ptr="$TMP/gn.npy" --arg y_ptr=zeros:f32:256x2 --arg n_cols=2 --expect y_ptr="$TMP/gny.npy" --atol 1e-5 --rtol 1e-5
 for w in 4 8; do
   run "fragment_index_w$w" raw_fragment_index "*i32:16, 64, 32" "$w" --arg y_ptr=zeros:i32:64x32 --expect y_ptr="$TMP/idx2.npy"
 done
@@ -73,8 +79,10 @@ for k in raw_row_sums raw_row_sums_fragment tile_row_sums_staged; do
   run "$k" "$k" "*fp32:16, *fp32:16, 16" 4 --grid 4 \
     --arg x_ptr="$TMP/r.npy" --arg out_ptr=zeros:f32:64 --expect out_ptr="$TMP/rs.npy" --atol 0 --rtol 0
 done
-run mixed raw_mixed "*fp16:16, *fp32:16, i32:16, 32, 64" 4 --grid 2 \
-  --arg x_ptr="$TMP/h.npy" --arg out_ptr=zeros:f32:64x32 --arg n_cols=64 --expect out_ptr="$TMP/hs.npy" --atol 0 --rtol 0
+for k in raw_mixed raw_mixed_async; do
+  run "$k" "$k" "*fp16:16, *fp32:16, i32:16, 32, 64" 4 --grid 2 \
+    --arg x_ptr="$TMP/h.npy" --arg out_ptr=zeros:f32:64x32 --arg n_cols=64 --expect out_ptr="$TMP/hs.npy" --atol 0 --rtol 0
+done
 # The cp.async pipeline over 4 blocks of 32 rows per program (2 programs: 256 rows), and its
 # tile-code twin.
 for k in raw_pipeline tile_pipeline; do

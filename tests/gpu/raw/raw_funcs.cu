@@ -37,12 +37,30 @@ static __device__ float gelu(float x) {
   return 0.5f * x * (1.0f + (__fdividef(2.0f, 1.0f + __expf(-2.0f * u)) - 1.0f));
 }
 
-// GELU in place on a [rows, cols] fp32 tile; returns the tile.
+// Four floats as one 16-byte value (clang's vector type: CUDA's float4 has no shared-memory
+// (address space 3) copy).
+typedef float Float4 __attribute__((ext_vector_type(4)));
+
+// GELU in place on a [rows, cols] fp32 tile; returns the tile. A row-major tile whose rows are
+// whole 16-byte vectors (the compiler's staging buffer is one) is taken four elements at a time,
+// with the CTA-stride loop unrolled, so that each thread has several independent elements in
+// flight; any other tile element by element.
 extern "C" __device__ Memref2f gelu_tile(SHARED float *alloc, SHARED float *x, int64_t off, int64_t rows, int64_t cols,
                                          int64_t s0, int64_t s1) {
-  for (int64_t i = threadIdx.x; i < rows * cols; i += blockDim.x) {
-    int64_t r = i / cols, c = i % cols;
-    x[off + r * s0 + c * s1] = gelu(x[off + r * s0 + c * s1]);
+  SHARED float *base = x + off;
+  if (s1 == 1 && cols % 4 == 0 && s0 % 4 == 0 && reinterpret_cast<uintptr_t>(base) % 16 == 0) {
+    const int64_t vectors = rows * cols / 4, perRow = cols / 4;
+#pragma unroll 8
+    for (int64_t v = threadIdx.x; v < vectors; v += blockDim.x) {
+      SHARED Float4 *at = reinterpret_cast<SHARED Float4 *>(base + (v / perRow) * s0 + (v % perRow) * 4);
+      Float4 e = *at;
+      *at = Float4{gelu(e.x), gelu(e.y), gelu(e.z), gelu(e.w)};
+    }
+  } else {
+    for (int64_t i = threadIdx.x; i < rows * cols; i += blockDim.x) {
+      int64_t r = i / cols, c = i % cols;
+      base[r * s0 + c * s1] = gelu(base[r * s0 + c * s1]);
+    }
   }
   return {alloc, x, off, {rows, cols}, {s0, s1}};
 }
@@ -115,9 +133,6 @@ extern "C" __device__ void row_sums_fragment(float *alloc, float *frag, int64_t 
     out[row0 + threadIdx.x / lanes] = v;
 }
 
-// Fills a [rows, cols] fp16 buffer from global memory (row stride `ld` elements) with cp.async
-// 16-byte copies issued in inline PTX and waits for its own copies; returns the buffer. No
-// __syncthreads: the compiler puts a barrier after a call that is given buffers.
 struct Memref2h {
   SHARED uint16_t *allocated;
   SHARED uint16_t *aligned;
@@ -126,12 +141,22 @@ struct Memref2h {
   int64_t strides[2];
 };
 
+// Fills a [rows, cols] fp16 buffer from global memory (row stride `ld` elements) with cp.async
+// 16-byte copies issued in inline PTX and waits for its own copies; returns the buffer. No
+// __syncthreads: the compiler puts a barrier after a call that is given buffers. The loop counts
+// a thread's copies, a number that is constant once the call is inlined (blockDim.x is the
+// kernel's thread count there), so that it unrolls whole: a loop with inline PTX, convergent,
+// is never unrolled with a remainder.
 extern "C" __device__ Memref2h load_async(SHARED uint16_t *alloc, SHARED uint16_t *buf, int64_t off, int64_t rows,
                                           int64_t cols, int64_t s0, int64_t s1, GLOBAL const uint16_t *src,
                                           int ld) {
   const int chunks = static_cast<int>(rows * cols / 8), perRow = static_cast<int>(cols / 8); // 16-byte chunks
   const uint32_t base = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(buf + off));
-  for (int c = threadIdx.x; c < chunks; c += blockDim.x) {
+#pragma unroll
+  for (int k = 0; k < (chunks + blockDim.x - 1) / blockDim.x; ++k) {
+    const int c = k * blockDim.x + threadIdx.x;
+    if (c >= chunks)
+      break;
     const int r = c / perRow, col = (c % perRow) * 8;
     const uint32_t dst = base + 2u * static_cast<uint32_t>(r * s0 + col);
     const GLOBAL uint16_t *from = src + r * ld + col;
@@ -139,6 +164,36 @@ extern "C" __device__ Memref2h load_async(SHARED uint16_t *alloc, SHARED uint16_
   }
   asm volatile("cp.async.commit_group;" ::: "memory");
   asm volatile("cp.async.wait_group 0;" ::: "memory");
+  return {alloc, buf, off, {rows, cols}, {s0, s1}};
+}
+
+// Sixteen bytes as one value (clang's vector type, which loads and stores in any address space).
+typedef uint32_t U32x4 __attribute__((ext_vector_type(4)));
+
+// The same fill through registers: each thread loads up to 8 of its 16-byte chunks from global
+// memory, all of them before it stores any into the buffer, so that their latencies overlap (the
+// loops unroll whole once the call is inlined: blockDim.x is the kernel's thread count there).
+// For a buffer read at once this is what tle.gpu.copy from pointers does: a cp.async's trip
+// through the copy engine and its wait add latency that nothing overlaps here.
+extern "C" __device__ Memref2h load_rows(SHARED uint16_t *alloc, SHARED uint16_t *buf, int64_t off, int64_t rows,
+                                         int64_t cols, int64_t s0, int64_t s1, GLOBAL const uint16_t *src, int ld) {
+  const int chunks = static_cast<int>(rows * cols / 8), perRow = static_cast<int>(cols / 8); // 16-byte chunks
+  constexpr int kBatch = 8;
+  for (int first = 0; first < chunks; first += kBatch * blockDim.x) {
+    U32x4 v[kBatch];
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) {
+      const int c = first + k * blockDim.x + threadIdx.x;
+      if (c < chunks)
+        v[k] = *reinterpret_cast<const GLOBAL U32x4 *>(src + (c / perRow) * ld + (c % perRow) * 8);
+    }
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) {
+      const int c = first + k * blockDim.x + threadIdx.x;
+      if (c < chunks)
+        *reinterpret_cast<SHARED U32x4 *>(buf + off + (c / perRow) * s0 + (c % perRow) * 8) = v[k];
+    }
+  }
   return {alloc, buf, off, {rows, cols}, {s0, s1}};
 }
 
@@ -170,7 +225,11 @@ extern "C" __device__ void stage_rows(SHARED uint16_t *alloc, SHARED uint16_t *r
                                       GLOBAL const uint16_t *src, int ld, int slot) {
   const int chunks = static_cast<int>(rows * cols / 8), perRow = static_cast<int>(cols / 8); // 16-byte chunks
   const uint32_t base = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(ring + off + slot * s0));
-  for (int c = threadIdx.x; c < chunks; c += blockDim.x) {
+#pragma unroll
+  for (int k = 0; k < (chunks + blockDim.x - 1) / blockDim.x; ++k) {
+    const int c = k * blockDim.x + threadIdx.x;
+    if (c >= chunks)
+      break;
     const int r = c / perRow, col = (c % perRow) * 8;
     const uint32_t dst = base + 2u * static_cast<uint32_t>(r * s1 + col * s2);
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src + r * ld + col) : "memory");
