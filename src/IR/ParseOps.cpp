@@ -424,7 +424,8 @@ void Parser::op(Block &b) {
     break;
   }
   case OpKind::Dot: {
-    // [precision] [max_num_imprecise_acc=N] [async] (fp16/bf16/int dots print no precision)
+    // [precision] [max_num_imprecise_acc=N] [async] [stage_k=C] (fp16/bf16/int dots print no
+    // precision)
     while (tok_.kind == Tok::Ident) {
       std::string word = expectIdentAny();
       if (word == "async") {
@@ -432,6 +433,9 @@ void Parser::op(Block &b) {
       } else if (word == "max_num_imprecise_acc") {
         expect("=");
         op->setMaxNumImpreciseAcc(number());
+      } else if (word == "stage_k") {
+        expect("=");
+        op->setDotStageK(number());
       } else {
         op->setDotPrecision(word == "ieee"     ? DotPrecision::IEEE
                             : word == "tf32x3" ? DotPrecision::TF32x3

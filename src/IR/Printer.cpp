@@ -291,6 +291,8 @@ private:
         os_ << " max_num_imprecise_acc=" << op.maxNumImpreciseAcc();
       if (op.isAsyncWgmma())
         os_ << " async";
+      if (op.dotStageK() > 0)
+        os_ << " stage_k=" << op.dotStageK();
       break;
     case OpKind::Permute: {
       intList(" order=", op.permutation());

@@ -947,6 +947,9 @@ struct Verifier {
       if (c.dtype() != acc)
         return fail(op, std::string("the accumulator must be ") + name(acc) + " for " + name(in) + " operands, got " +
                             name(c.dtype()));
+      if (int64_t sk = op.dotStageK(); sk != -1 && (sk < 16 || sk % 16 || a.shape[1] % sk || sk == a.shape[1]))
+        return fail(op, "stage_k=" + std::to_string(sk) + " must be a multiple of 16 that divides K (" +
+                            std::to_string(a.shape[1]) + ") and is less than it");
       return true;
     }
     case OpKind::If: {

@@ -1,5 +1,6 @@
 // allocate-shared: offsets for the kernel's shared buffers from their live ranges (see AllocateShared.h).
 #include "tle/Transforms/AllocateShared.h"
+#include "tle/Transforms/DotLowering.h"
 #include "tle/Transforms/Pipeline.h"
 #include "tle/Transforms/Scratch.h"
 
@@ -265,10 +266,8 @@ LiveRange *backendAreas(ir::Function &f, const Positions &pos, std::vector<LiveR
   return pipelineRange == SIZE_MAX ? nullptr : &ranges[pipelineRange];
 }
 
-} // namespace
-
-SharedAllocation allocateShared(ir::Function &f, DiagnosticEngine *diags) {
-  const Positions pos(f);
+/// One placement of every buffer and backend area of `f` (the rule of allocateShared).
+SharedAllocation place(ir::Function &f, const Positions &pos, DiagnosticEngine *diags) {
   std::vector<LiveRange> ranges;
   ir::walk(f.body, [&](ir::Op &op) {
     if (op.kind == OpKind::LocalAlloc)
@@ -321,6 +320,42 @@ SharedAllocation allocateShared(ir::Function &f, DiagnosticEngine *diags) {
   out.bytes = end;
   f.sharedBytes = buffers > 0 ? alignUp(end, 1024) : end;
   return out;
+}
+
+/// After a placement past `limit`: halves the staging rounds (Op::dotStageK) of the mma.sync
+/// dot with the largest staging area among those whose area ends past the limit and can stage
+/// in smaller rounds (chunkableStaging). Whether it changed one.
+bool stageInRounds(ir::Function &f, int64_t limit) {
+  std::map<const ir::Op *, ScratchNeed> needs = scratchNeeds(f, pipelineValues(f));
+  ir::Op *pick = nullptr;
+  int64_t most = 0;
+  ir::walk(f.body, [&](ir::Op &op) {
+    auto it = needs.find(&op);
+    if (op.kind != OpKind::Dot || it == needs.end() || op.sharedOffset < 0 || op.sharedOffset + it->second.bytes <= limit)
+      return;
+    int64_t K = op.operands[0]->type.shape[1], now = op.dotStageK() > 0 ? op.dotStageK() : K;
+    if (it->second.bytes > most && chunkableStaging(op, now / 2, f.arch, f.numWarps)) {
+      pick = &op;
+      most = it->second.bytes;
+    }
+  });
+  if (!pick)
+    return false;
+  int64_t K = pick->operands[0]->type.shape[1];
+  pick->setDotStageK((pick->dotStageK() > 0 ? pick->dotStageK() : K) / 2);
+  return true;
+}
+
+} // namespace
+
+SharedAllocation allocateShared(ir::Function &f, DiagnosticEngine *diags) {
+  const Positions pos(f);
+  const int64_t limit = sharedMemoryLimit(f.arch);
+  // A kernel that would not fit stages its largest dot operands in rounds of K, halved until it
+  // fits or no dot can (each retry places everything again: offsets depend on the sizes).
+  while (place(f, pos, nullptr).bytes > limit && stageInRounds(f, limit)) {
+  }
+  return place(f, pos, diags);
 }
 
 } // namespace tle::transforms

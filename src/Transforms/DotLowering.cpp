@@ -56,6 +56,18 @@ bool wgmmaDot(const ir::Op &dot, const std::string &arch, int numWarps) {
          dot.result()->type.dtype() == acc;
 }
 
+bool chunkableStaging(const ir::Op &dot, int64_t chunk, const std::string &arch, int numWarps) {
+  if (wgmmaDot(dot, arch, numWarps))
+    return false;
+  DotPlan::Kind kind = planDot(dot, numWarps).kind;
+  if (kind != DotPlan::Kind::MmaF16 && kind != DotPlan::Kind::MmaI8)
+    return false;
+  int64_t K = dot.operands[0]->type.shape[1], kStep = kind == DotPlan::Kind::MmaF16 ? 16 : 32;
+  if (chunk < kStep || chunk >= K || K % chunk != 0 || (chunk & (chunk - 1)) != 0)
+    return false;
+  return dot.operands[0]->layout && dot.operands[1]->layout;
+}
+
 bool wgmmaNeedsKMajor(ir::DType t) { return ir::storageBytes(t) != 2; }
 
 bool mmaSyncSlotOperand(const ir::Op &dot, unsigned k, bool transposed, const std::string &arch, int numWarps) {

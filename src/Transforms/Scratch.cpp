@@ -43,14 +43,17 @@ int64_t wgmmaStagingBytes(const ir::Function &f, const ir::Op &dot, const std::m
 }
 
 /// An mma.sync tl.dot's staging area (A as [M][K + pad], B as [K][N + pad] for 16-bit inputs
-/// or [N][K + pad]), unless both operands arrive in pipeline slots.
+/// or [N][K + pad], K the columns of one staging round), unless both operands arrive in
+/// pipeline slots.
 int64_t mmaStagingBytes(const ir::Function &f, const ir::Op &dot, const std::map<const ir::Value *, int> &async) {
   DotPlan plan = planDot(dot, f.numWarps);
   if (plan.kind == DotPlan::Kind::Fma || (async.count(dot.operands[0]) && async.count(dot.operands[1])))
     return 0;
   bool f16 = plan.kind == DotPlan::Kind::MmaF16;
   unsigned eb = ir::storageBytes(dot.operands[0]->type.dtype());
-  int64_t M = dot.operands[0]->type.shape[0], K = dot.operands[0]->type.shape[1], N = dot.operands[1]->type.shape[1];
+  // K columns per staging round (Op::dotStageK): all of K unless allocate-shared chose rounds.
+  int64_t M = dot.operands[0]->type.shape[0], N = dot.operands[1]->type.shape[1];
+  int64_t K = dot.dotStageK() > 0 ? dot.dotStageK() : dot.operands[0]->type.shape[1];
   int64_t ldA = K + 16 / eb, ldB = f16 ? N + 16 / eb : K + 16 / eb;
   return M * ldA * eb + (f16 ? K : N) * ldB * eb;
 }

@@ -632,7 +632,7 @@ public:
     std::vector<int64_t> ints, ints2;
     std::string sym, constraints;
     int pipeline = -1;         ///< Load, Permute: see pipeline()
-    int64_t staging = -1;      ///< Store: see tmaStaging()
+    int64_t staging = -1;      ///< Store: see tmaStaging(); Dot: see dotStageK()
     int tmaMap = -1;           ///< Store: see storeTensorMap()
   };
   const Attributes &attributes() const { return a_; }
@@ -808,6 +808,12 @@ public:
   /// group before it completes.
   bool isAsyncWgmma() const { need(__func__, K::Dot); return a_.axis != 0; }
   void setAsyncWgmma(bool a) { need(__func__, K::Dot); a_.axis = a; }
+  /// Dot on mma.sync whose operands the backend stages in shared memory (`stage_k=C`, set by
+  /// allocate-shared when the whole staging would not fit, transforms::chunkableStaging): the
+  /// operands are staged C columns of K at a time (A [M][C + pad], B [C][N + pad]), each round
+  /// between two CTA barriers, instead of all K at once. -1: all K at once.
+  int64_t dotStageK() const { need(__func__, K::Dot); return a_.staging; }
+  void setDotStageK(int64_t c) { need(__func__, K::Dot); a_.staging = c; }
   // --- Print: the prefix (Triton's " name: " form), and whether numbers print as hex bits.
   const std::string &printPrefix() const { need(__func__, K::Print); return a_.sym; }
   void setPrintPrefix(std::string p) { need(__func__, K::Print); a_.sym = std::move(p); }

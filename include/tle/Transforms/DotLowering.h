@@ -47,6 +47,14 @@ bool wgmmaNeedsKMajor(ir::DType t);
 /// §9.7.14.5.7). int8/uint8 (m16n8k32): A as loaded, B only transposed, since ldmatrix has no
 /// transpose for bytes (§9.7.14.5.8); an int8 B given as [K, N] is staged from registers.
 bool mmaSyncSlotOperand(const ir::Op &dot, unsigned k, bool transposed, const std::string &arch, int numWarps);
+/// Whether a tl.dot on mma.sync whose operands the backend stages from registers (neither is
+/// in a pipeline slot; fp16/bf16 or int8/uint8, not wgmma) can stage them `chunk` columns of K
+/// at a time (Op::dotStageK): `chunk` a power of two of at least one k step (16, or 32 for
+/// int8) that divides K and is less than it, both operands' layouts assigned. A thread stages
+/// in each round the registers that hold that round's K columns (decided per register when its
+/// lanes' and warps' bases move K by less than `chunk`, else by a run-time test).
+bool chunkableStaging(const ir::Op &dot, int64_t chunk, const std::string &arch, int numWarps);
+
 /// Bytes of one shared-memory slot of a pipelined [rows, cols] dot operand (elemBytes each), as
 /// the NVPTX backend lays it out: for wgmma (`swizzled`) unpadded rows, the slot rounded up to
 /// 1024 bytes (the swizzle pattern's alignment); for mma.sync rows padded by 16 bytes against

@@ -72,10 +72,13 @@ void Emitter::emitDot(const ir::Op &op) {
   // operands with ldmatrix (B with .trans); tf32 and int8 store B transposed as [N][K + pad];
   // tf32 reads 32-bit fragments one by one, int8 with ldmatrix. The 16-byte row padding makes a warp's fragment reads (8 rows
   // of 16 bytes per ldmatrix phase, or 8 rows x 4 words) hit 32 distinct banks.
+  // Staged operands hold KC columns of K at a time: all of K, or a round of Op::dotStageK
+  // (allocate-shared's choice when the whole staging would not fit), rounds one after another.
   unsigned eb = ir::storageBytes(in);
-  int64_t ldA = K + 16 / eb;                  // A row length in elements
-  int64_t ldB = f16 ? N + 16 / eb : K + 16 / eb; // B row length ([K][N] or [N][K])
-  int64_t bytesA = M * ldA * eb, bytesB = (f16 ? K : N) * ldB * eb;
+  const int64_t KC = op.dotStageK() > 0 ? op.dotStageK() : K, rounds = K / KC;
+  int64_t ldA = KC + 16 / eb;                  // A row length in elements
+  int64_t ldB = f16 ? N + 16 / eb : KC + 16 / eb; // B row length ([K][N] or [N][K])
+  int64_t bytesA = M * ldA * eb, bytesB = (f16 ? KC : N) * ldB * eb;
   llvm::Type *ety = llvmType(op.operands[0]->type.elem);
   const ir::Layout &la = *op.operands[0]->layout, &lb = *op.operands[1]->layout;
   const auto &ra = regs(op.operands[0]), &rb = regs(op.operands[1]);
@@ -86,41 +89,101 @@ void Emitter::emitDot(const ir::Op &op) {
   bool asyncA = isAsync(op.operands[0]), asyncB = isAsync(op.operands[1]);
   bool slotBT = asyncB && asyncTransposed_.count(op.operands[1]) > 0; // B's slot holds [N][K]
   assert(!(f16 && slotBT) && !(i8 && asyncB && !slotBT));
+  if (rounds > 1 && (asyncA || asyncB || !(f16 || i8)))
+    diags.fatal(op.loc, "internal error: stage_k on a dot that does not stage both operands from registers");
   // The pipeline pass's async_wait_group and barrier precede the dot.
   bool staged = !(asyncA && asyncB);
   if (staged)
     assertScratchFits(bytesA + bytesB);
-  if (staged)
-    barrier();
   auto offsetIn = [&](int64_t ld, llvm::Value *row, llvm::Value *col, int64_t base) {
     llvm::Value *e = B.CreateAdd(B.CreateMul(row, B.getInt32(static_cast<uint32_t>(ld))), col);
     return B.CreateAdd(B.CreateMul(e, B.getInt32(eb)), B.getInt32(static_cast<uint32_t>(base)));
   };
-  // Stores a tile held in `l` (registers `r`) row-major with row length `ld`, turning registers
-  // contiguous along the last dim into one vector store.
-  auto stage = [&](const ir::Layout &l, const std::vector<llvm::Value *> &r, int64_t ld, int64_t base) {
+  // Round `round`'s registers of an operand in layout `l` (K along dim `kDim`), with rounds
+  // (Op::dotStageK): a register is staged in the round of its K column, at its K within the
+  // round. When the lanes and warps move K by less than KC, the register alone decides the round
+  // (others are skipped); otherwise a thread tests its K at run time (`guard`, else null).
+  auto roundMoves = [&](const ir::Layout &l, size_t kDim) {
+    bool byLane = false;
+    for (const auto *bases : {&l.lane, &l.warp})
+      for (const ir::Layout::Basis &b : *bases)
+        byLane |= b[kDim] >= KC;
+    return byLane;
+  };
+  struct RoundElem {
+    bool staged = true;
+    llvm::Value *guard = nullptr;
+    std::vector<llvm::Value *> c;
+  };
+  auto roundElem = [&](const ir::Layout &l, int i, size_t kDim, int64_t round) {
+    RoundElem e;
+    if (rounds == 1) {
+      e.c = coord(l, i);
+      return e;
+    }
+    bool dynamic = roundMoves(l, kDim);
+    if (!dynamic && l.regCoord(i)[kDim] / KC != round) {
+      e.staged = false;
+      return e;
+    }
+    e.c = coord(l, i);
+    if (dynamic)
+      e.guard = B.CreateICmpEQ(B.CreateAnd(e.c[kDim], B.getInt32(~static_cast<uint32_t>(KC - 1))),
+                               B.getInt32(static_cast<uint32_t>(round * KC)));
+    e.c[kDim] = B.CreateAnd(e.c[kDim], B.getInt32(static_cast<uint32_t>(KC - 1)));
+    return e;
+  };
+  // A store into the staging area, under `guard` when there is one.
+  auto stageStore = [&](llvm::Value *guard, llvm::Value *v, llvm::Value *ptr, llvm::Align align) {
+    if (!guard) {
+      B.CreateAlignedStore(v, ptr, align);
+      return;
+    }
+    auto *then = llvm::BasicBlock::Create(ctx, "dot.stage", B.GetInsertBlock()->getParent());
+    auto *cont = llvm::BasicBlock::Create(ctx, "dot.staged", B.GetInsertBlock()->getParent());
+    B.CreateCondBr(guard, then, cont);
+    B.SetInsertPoint(then);
+    B.CreateAlignedStore(v, ptr, align);
+    B.CreateBr(cont);
+    B.SetInsertPoint(cont);
+  };
+  // Stores round `round`'s registers of a tile held in `l` (registers `r`, K along `kDim`)
+  // row-major with row length `ld`, turning registers contiguous along the last dim into one
+  // vector store (at most 16 bytes: never across a round, KC being a multiple of 16).
+  auto stage = [&](const ir::Layout &l, const std::vector<llvm::Value *> &r, int64_t ld, int64_t base, size_t kDim,
+                   int64_t round) {
     int vec = std::min<int>(ir::contiguousRegisters(l, 1), std::max(1u, 16 / eb));
     for (int i = 0; i < l.numRegs(); i += vec) {
-      std::vector<llvm::Value *> c = coord(l, i);
+      RoundElem e = roundElem(l, i, kDim, round);
+      if (!e.staged)
+        continue;
       llvm::Value *v = llvm::UndefValue::get(llvm::FixedVectorType::get(ety, vec));
       for (int k = 0; k < vec; ++k)
         v = B.CreateInsertElement(v, r[i + k], uint64_t(k));
-      B.CreateAlignedStore(v, smemPtr(offsetIn(ld, c[0], c[1], base)), llvm::Align(vec * eb));
+      stageStore(e.guard, v, smemPtr(offsetIn(ld, e.c[0], e.c[1], base)), llvm::Align(vec * eb));
     }
   };
-  if (!asyncA)
-    stage(la, ra, ldA, 0);
-  if (f16) {
-    if (!asyncB)
-      stage(lb, rb, ldB, bytesA);
-  } else if (!asyncB) {
-    for (int r = 0; r < lb.numRegs(); ++r) {
-      std::vector<llvm::Value *> c = coord(lb, r); // (k, n)
-      B.CreateAlignedStore(rb[r], smemPtr(offsetIn(ldB, c[1], c[0], bytesA)), llvm::Align(eb));
-    }
-  }
-  if (staged)
+  // One round's staging between two CTA barriers (the first orders the area's earlier readers,
+  // the second makes the round visible to every warp).
+  auto stageRound = [&](int64_t round) {
+    if (!staged)
+      return;
     barrier();
+    if (!asyncA)
+      stage(la, ra, ldA, 0, 1, round);
+    if (f16) {
+      if (!asyncB)
+        stage(lb, rb, ldB, bytesA, 0, round);
+    } else if (!asyncB) {
+      for (int r = 0; r < lb.numRegs(); ++r) {
+        RoundElem e = roundElem(lb, r, 0, round); // (k, n)
+        if (e.staged)
+          stageStore(e.guard, rb[r], smemPtr(offsetIn(ldB, e.c[1], e.c[0], bytesA)), llvm::Align(eb));
+      }
+    }
+    barrier();
+  };
+  stageRound(0);
   auto smemAddr32 = [&](llvm::Value *byteOffset) { return B.CreatePtrToInt(smemPtr(byteOffset), B.getInt32Ty()); };
   // Byte address of element (row, col) of operand k's tile: its async slot, or the staging area.
   auto operandAddr32 = [&](unsigned k, int64_t ld, llvm::Value *row, llvm::Value *col, int64_t stagingBase) {
@@ -219,8 +282,13 @@ void Emitter::emitDot(const ir::Op &op) {
                                    /*hasSideEffects=*/false);
 
   // Fragments are read from shared memory as each k step needs them, so only one k step's
-  // operands are live next to the accumulators.
+  // operands are live next to the accumulators. With rounds, each round's k steps follow its
+  // staging and address the round's columns (kr: the k step within the round).
+  const int64_t stepsPerRound = repK / rounds;
   for (int64_t k = 0; k < repK; ++k) {
+    if (k > 0 && k % stepsPerRound == 0)
+      stageRound(k / stepsPerRound);
+    const int64_t kr = k % stepsPerRound;
     std::vector<std::array<llvm::Value *, 2>> bw(repN);
     if (f16) {
       for (int64_t n = 0; n < repN; n += 2) {
@@ -228,7 +296,7 @@ void Emitter::emitDot(const ir::Op &op) {
         // Lanes 16-31 address block n+1 (ignored by .x2).
         llvm::Value *blk = B.CreateAdd(B.getInt32(static_cast<uint32_t>(n)), count == 4 ? bColSel : B.getInt32(0));
         llvm::Value *col = B.CreateAdd(bOriginN, B.CreateMul(blk, B.getInt32(static_cast<uint32_t>(8 * wn))));
-        llvm::Value *rowK = B.CreateAdd(bRow, B.getInt32(static_cast<uint32_t>(k * 16)));
+        llvm::Value *rowK = B.CreateAdd(bRow, B.getInt32(static_cast<uint32_t>(kr * 16)));
         auto r = ldmatrix(count, true, operandAddr32(1, ldB, rowK, col, bytesA));
         bw[n] = {r[0], r[1]};
         if (count == 4)
@@ -241,7 +309,7 @@ void Emitter::emitDot(const ir::Op &op) {
         int count = n + 1 < repN ? 4 : 2;
         llvm::Value *blk = B.CreateAdd(B.getInt32(static_cast<uint32_t>(n)), count == 4 ? bColSel : B.getInt32(0));
         llvm::Value *rowN = B.CreateAdd(B.CreateAdd(bOriginN, row8), B.CreateMul(blk, B.getInt32(static_cast<uint32_t>(8 * wn))));
-        llvm::Value *colK = B.CreateAdd(B.CreateShl(B.CreateAnd(quad, 1), 4), B.getInt32(static_cast<uint32_t>(k * 32)));
+        llvm::Value *colK = B.CreateAdd(B.CreateShl(B.CreateAnd(quad, 1), 4), B.getInt32(static_cast<uint32_t>(kr * 32)));
         auto r = ldmatrix(count, false, operandAddr32(1, ldB, rowN, colK, bytesA));
         bw[n] = {r[0], r[1]};
         if (count == 4)
@@ -256,7 +324,7 @@ void Emitter::emitDot(const ir::Op &op) {
       std::array<llvm::Value *, 4> aw;
       if (f16 || i8) {
         llvm::Value *rowM = B.CreateAdd(aRow, B.getInt32(static_cast<uint32_t>(m * 16 * wm)));
-        llvm::Value *colK = B.CreateAdd(aCol, B.getInt32(static_cast<uint32_t>(k * kStep)));
+        llvm::Value *colK = B.CreateAdd(aCol, B.getInt32(static_cast<uint32_t>(kr * kStep)));
         auto r = ldmatrix(4, false, operandAddr32(0, ldA, rowM, colK, 0));
         aw = {r[0], r[1], r[2], r[3]};
       } else {

@@ -393,6 +393,24 @@ def t_cluster_swap():
     return bool(np.array_equal(o["out_ptr"], want)), f"{int(np.sum(o['out_ptr'] != want))} elements differ"
 
 
+def t_dot_from_buffers(dtype, k):
+    """A dot of operands read from NVMMA buffers live across a loop, staged in rounds of K
+    (allocate-shared's stage_k: the whole staging would not fit), exact on small integers."""
+    a = rng.integers(-3, 4, size=(64, k))
+    b = rng.integers(-3, 4, size=(64, k))
+    np_in, np_out, sig = ((np.float16, np.float32, "*fp16:16, *fp16:16, *fp32:16") if dtype == "fp16"
+                          else (np.int8, np.int32, "*i8:16, *i8:16, *i32:16"))
+    o = run("dot_from_buffers", f"{sig}, 64, 64, {k}, 2",
+            {"a_ptr": a.astype(np_in), "b_ptr": b.astype(np_in), "c_ptr": np.zeros((64, 64), np_out)}, ["c_ptr"], 8,
+            grid_override="1", src=SHARED)
+    want = (2 * a @ b.T).astype(np_out)
+    return bool(np.array_equal(o["c_ptr"], want)), f"{int(np.sum(o['c_ptr'] != want))} elements differ"
+
+
+case("dot of buffers live across a loop, staged in rounds of K (stage_k): fp16 64x64x512, 8 warps",
+     lambda: t_dot_from_buffers("fp16", 512))
+case("dot of buffers live across a loop, staged in rounds of K (stage_k): int8 64x64x1024, 8 warps",
+     lambda: t_dot_from_buffers("i8", 1024))
 case("shared buffer: store, then load another thread's element (reversal), 1024 fp32", t_reverse_smem)
 case("shared buffer: load then store in a runtime loop (37 rotations), 256 fp32, 8 warps", t_rotate_smem)
 case("shared buffer: zero fill, then shared atomics (64-bin histogram of 4096 int32), 3 programs",
