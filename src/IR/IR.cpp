@@ -71,6 +71,7 @@ const char *name(OpKind k) {
   case OpKind::Split: return "split";
   case OpKind::Flip: return "flip";
   case OpKind::Gather: return "gather";
+  case OpKind::Histogram: return "histogram";
   case OpKind::ExtractTile: return "extract_tile";
   case OpKind::InsertTile: return "insert_tile";
   case OpKind::Scan: return "scan";

@@ -131,6 +131,9 @@ struct Verifier {
     case OpKind::Select: case OpKind::Fma: case OpKind::Dot: case OpKind::AtomicCAS:
       lo = hi = 3;
       break;
+    case OpKind::Histogram:
+      lo = 1, hi = 2;
+      break;
     case OpKind::ExternCall:
       lo = 1, hi = SIZE_MAX;
       break;
@@ -930,6 +933,19 @@ struct Verifier {
       Type half(in.elem, std::vector<int64_t>(in.shape.begin(), in.shape.end() - 1));
       if (op.result(0)->type != half || op.result(1)->type != half)
         return fail(op, "results must be " + half.str());
+      return true;
+    }
+    case OpKind::Histogram: {
+      const Type &x = op.operands[0]->type, &r = op.result()->type;
+      if (!x.isTile() || x.rank() != 1 || !isInteger(x.dtype()) || x.dtype() == DType::I1)
+        return fail(op, "expects a 1-D integer tile, got " + x.str());
+      if (op.operands.size() == 2) {
+        const Type &m = op.operands[1]->type;
+        if (m.dtype() != DType::I1 || (m.isTile() && m.shape != x.shape))
+          return fail(op, "mask must be an i1 scalar or an i1 tile of the input's shape, got " + m.str());
+      }
+      if (!r.isTile() || r.rank() != 1 || r.dtype() != DType::I32 || (r.shape[0] & (r.shape[0] - 1)) != 0)
+        return fail(op, "result must be a 1-D i32 tile of a power-of-two size, got " + r.str());
       return true;
     }
     case OpKind::Dot: {

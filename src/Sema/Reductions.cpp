@@ -170,19 +170,6 @@ SVal softmax(Specializer &S, const BuiltinCall &c) {
   return call("tl.fdiv", {num, call("tl.sum", {num, dim}, true), ieee}, false);
 }
 
-/// The counts of the values binIds (a [bins] tile of x's dtype) in x (a [n] tile), where `m` (a
-/// boolean tile of x's shape, or a scalar, or null) holds: one [n, bins] comparison summed over n.
-ir::Value *countBins(Specializer &S, ir::Value *x, ir::Value *m, ir::Value *binIds, SourceLoc loc) {
-  std::vector<int64_t> shape = {x->type.shape[0], binIds->type.shape[0]};
-  ir::Value *hit = S.b->cmp(loc, ir::CmpPred::Eq, S.broadcastTo(S.expandDims(x, 1, loc), shape, loc),
-                            S.broadcastTo(S.expandDims(binIds, 0, loc), shape, loc));
-  if (m) {
-    ir::Value *mt = m->type.isTile() ? S.expandDims(m, 1, loc) : m;
-    hit = S.b->binary(ir::OpKind::And, loc, hit, mt->type.isTile() ? S.broadcastTo(mt, shape, loc) : S.b->splat(loc, mt, shape));
-  }
-  return S.reduce(S.castTo(hit, ir::ScalarType{DType::I32}, loc), 0, ir::ReduceKind::Sum, loc);
-}
-
 SVal histogram(Specializer &S, const BuiltinCall &c) {
   const Binder &p = c.p;
   SourceLoc loc = c.loc;
@@ -206,32 +193,16 @@ SVal histogram(Specializer &S, const BuiltinCall &c) {
     if (m->type.isTile() && m->type.shape != x->type.shape)
       S.fail(p.loc("mask"), "histogram() mask must have the input's shape " + x->type.str() + ", got " + m->type.str());
   }
-  // The bins are counted in groups small enough that each group's [n, group] comparison holds
-  // at most ir::kMaxElementsPerThread elements per thread of the CTA (the whole [n, bins] one at
-  // once when it fits),
-  // and the groups' counts are concatenated in order.
-  int64_t threads = 32 * int64_t(S.opts.numWarps);
-  int64_t group = bins;
-  while (group > 1 && (n * group > ir::kMaxElementsPerThread * threads || !ir::tileLimitError({n, group}).empty()))
-    group /= 2;
-  if (!ir::tileLimitError({n, group}).empty())
+  // A histogram op, which lower-histograms rewrites (transforms::lowerHistograms): comparisons
+  // of each value with each bin, or on the GPU for larger inputs shared-memory atomics. The
+  // comparisons take at most ir::kMaxElementsPerThread per thread at once, [n, 1] at least.
+  if (std::string why = ir::tileLimitError({n, 1}); !why.empty())
     S.fail(loc, "histogram() of " + std::to_string(n) + " values compares them with each bin at once ([" +
-                    std::to_string(n) + ", 1]), which has " + ir::tileLimitError({n, group}));
-  std::vector<ir::Value *> parts;
-  for (int64_t g = 0; g < bins; g += group) {
-    ir::Op *ar = S.b->create(ir::OpKind::Arange, loc, {}, {ir::Type(ir::ScalarType{DType::I32}, {group})});
-    ar->setArangeBounds(g, g + group);
-    parts.push_back(countBins(S, x, m, S.castTo(ar->result(), x->type.elem, loc), loc));
-  }
-  while (parts.size() > 1) { // pairwise, in order: [0..g) [g..2g) -> [0..2g), ...
-    std::vector<ir::Value *> next;
-    for (size_t i = 0; i < parts.size(); i += 2) {
-      std::vector<int64_t> shape = {2 * parts[i]->type.shape[0]};
-      next.push_back(S.b->create(ir::OpKind::Cat, loc, {parts[i], parts[i + 1]}, {ir::Type(parts[i]->type.elem, shape)})->result());
-    }
-    parts = std::move(next);
-  }
-  return SVal::tensor(parts[0]);
+                    std::to_string(n) + ", 1]), which has " + why);
+  std::vector<ir::Value *> ops = {x};
+  if (m)
+    ops.push_back(m);
+  return SVal::tensor(S.b->create(ir::OpKind::Histogram, loc, ops, {ir::Type(ir::ScalarType{DType::I32}, {bins})})->result());
 }
 
 SVal reduceWithCombine(Specializer &S, const BuiltinCall &c) {

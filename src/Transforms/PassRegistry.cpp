@@ -5,6 +5,7 @@
 #include "tle/Transforms/BoundMasks.h"
 #include "tle/Transforms/Canonicalize.h"
 #include "tle/Transforms/DotLowering.h"
+#include "tle/Transforms/Histograms.h"
 #include "tle/Transforms/HoistLoads.h"
 #include "tle/Transforms/InsertBarriers.h"
 #include "tle/Transforms/LayoutAssignment.h"
@@ -58,6 +59,7 @@ void runPipeline(ir::Function &f, PassContext &ctx) { pipeline(f, ctx.diags); }
 void runLowerAsyncLoads(ir::Function &f, PassContext &) { lowerAsyncLoads(f); }
 void runWgmmaWaits(ir::Function &f, PassContext &) { placeWgmmaWaits(f); }
 void runBatchReduces(ir::Function &f, PassContext &) { batchReduces(f); }
+void runLowerHistograms(ir::Function &f, PassContext &) { lowerHistograms(f); }
 void runBoundMasks(ir::Function &f, PassContext &) { markBoundMasks(f); }
 void runPipelineFills(ir::Function &f, PassContext &ctx) { lowerPipelineFills(f, ctx.diags); }
 
@@ -66,6 +68,10 @@ void runPipelineFills(ir::Function &f, PassContext &ctx) { lowerPipelineFills(f,
 const std::vector<PassInfo> &passRegistry() {
   static const std::vector<PassInfo> passes = {
       // The tile stage: target-independent rewrites, before layouts.
+      {"lower-histograms",
+       "tl.histogram as comparisons with each bin, or on the GPU (more than 64 comparisons per thread) as "
+       "shared-memory atomics",
+       runLowerHistograms, kInPipeline | kOnCpu},
       {"widen-fp8-dots", "fp8 tl.dot operands that no native instruction takes widened to fp16 (exact)",
        runWidenFp8Dots, kInPipeline | kOnCpu},
       {"mark-tma-stores",

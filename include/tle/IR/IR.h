@@ -394,6 +394,11 @@ enum class OpKind {
   Split,       ///< (x with last dim 2) -> (x[..., 0], x[..., 1]).
   Flip,        ///< (tile) -> same type with dim axis() reversed: result[..., i, ...] =
                ///< x[..., n - 1 - i, ...] for n = shape[axis()] (tl.flip).
+  Histogram,   ///< (x [n] of an integer type but i1, [mask: i1 scalar or [n]]) -> [bins] of i32:
+               ///< how many of x's elements (where mask holds) equal each of 0 .. bins - 1;
+               ///< values outside that range are not counted (tl.histogram, Triton 3.6; bins a
+               ///< power of two). Tile stage only: the pass lower-histograms rewrites it first
+               ///< thing (transforms::lowerHistograms), on both targets.
   Gather,      ///< (src tile, index tile of integers) -> tile of index's shape and src's element
                ///< type: result[.., i, ..] = src[.., index[.., i, ..], ..] along dim axis()
                ///< (tl.gather, Triton 3.6). src and index have one rank (>= 1) and equal sizes

@@ -233,6 +233,32 @@ def t_inline_asm(warps):
 
 case("libdevice fp32: sin, tanh, erf, pow, sigmoid, fma, floor", t_math32)
 case("libdevice fp64: exp, log, sqrt", t_math64)
+def t_histograms(dtype, n, bins, warps):
+    """tl.histogram with and without a mask, 3 programs, values from -7 to bins + 6 (outside
+    [0, bins) not counted), against np.bincount."""
+    x = rng.integers(-7, bins + 7, size=(3, n))
+    np_t = {"i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "u16": np.uint16}[dtype]
+    if dtype.startswith("u"):
+        x = np.abs(x)
+    limit = n - n // 5
+    o = run("histograms", f"*{dtype}:16, *i32:16, *i32:16, {n}, {bins}, {limit}",
+            {"x_ptr": x.astype(np_t), "h_ptr": np.full((3, bins), -1, np.int32),
+             "hm_ptr": np.full((3, bins), -1, np.int32)}, ["h_ptr", "hm_ptr"], warps, grid_override="3")
+
+    def count(v):
+        v = v[(v >= 0) & (v < bins)]
+        return np.bincount(v, minlength=bins).astype(np.int32)
+    want = np.stack([count(r) for r in x])
+    want_m = np.stack([count(r[:limit]) for r in x])
+    bad = int(np.sum(o["h_ptr"] != want)) + int(np.sum(o["hm_ptr"] != want_m))
+    return bad == 0, f"{bad} bins differ"
+
+
+# Shared-memory atomics (n * bins > 64 per thread) for all but the last, which compares.
+for dt, n, bins, w in (("i32", 8192, 256, 4), ("i8", 4096, 64, 8), ("i64", 2048, 512, 4), ("u16", 1024, 128, 1),
+                       ("i16", 256, 8, 4)):
+    case(f"tl.histogram {dt} {n} values, {bins} bins, with and without a mask, {w} warps",
+         lambda dt=dt, n=n, bins=bins, w=w: t_histograms(dt, n, bins, w))
 case("atomic_add histogram with duplicate indices, old values", t_hist)
 case("atomic_max/min fp32 (negative values), scalar atomic_add of a reduction", t_fminmax)
 case("atomic_cas elects one program, atomic_xchg", t_cas)
