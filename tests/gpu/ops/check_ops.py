@@ -259,6 +259,18 @@ for dt, n, bins, w in (("i32", 8192, 256, 4), ("i8", 4096, 64, 8), ("i64", 2048,
                        ("i16", 256, 8, 4)):
     case(f"tl.histogram {dt} {n} values, {bins} bins, with and without a mask, {w} warps",
          lambda dt=dt, n=n, bins=bins, w=w: t_histograms(dt, n, bins, w))
+def t_histogram_loop():
+    n, m, bins = 10000, 4096, 256
+    x = rng.integers(-5, 300, size=n).astype(np.int32)
+    o = run("histogram_loop", f"*i32:16, *i32:16, i32, {m}, {bins}",
+            {"x_ptr": x, "h_ptr": np.full(bins, -1, np.int32), "n": n}, ["h_ptr"], 4, grid_override="1")
+    v = x[(x >= 0) & (x < bins)]
+    want = (np.bincount(v, minlength=bins) + np.bincount(x[:m] & 15, minlength=bins)).astype(np.int32)
+    bad = int(np.sum(o["h_ptr"] != want))
+    return bad == 0, f"{bad} bins differ"
+
+
+case("tl.histogram in a loop (3 blocks of 4096, the last masked) and in a branch, 256 bins", t_histogram_loop)
 case("atomic_add histogram with duplicate indices, old values", t_hist)
 case("atomic_max/min fp32 (negative values), scalar atomic_add of a reduction", t_fminmax)
 case("atomic_cas elects one program, atomic_xchg", t_cas)
