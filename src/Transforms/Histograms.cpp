@@ -36,6 +36,12 @@ ir::Value *maskTile(ir::Builder &b, SourceLoc loc, const ir::Op &h) {
   return m->type.isTile() ? m : b.splat(loc, m, h.operands[0]->type.shape);
 }
 
+/// x's values in a type that also holds every bin number: x itself when it is 32 bits or wider,
+/// else x widened to i32 (by its signedness), so that no bin number wraps into x's range.
+ir::Value *widened(ir::Builder &b, SourceLoc loc, ir::Value *x) {
+  return ir::bitWidth(x->type.dtype()) >= 32 ? x : b.cast(loc, x, ScalarType{DType::I32});
+}
+
 /// Counts of the bins [g, g + group) in x where `m` holds: a [n, group] comparison summed over n.
 ir::Value *countGroup(ir::Builder &b, SourceLoc loc, ir::Value *x, ir::Value *m, int64_t g, int64_t group) {
   int64_t n = x->type.shape[0];
@@ -59,7 +65,7 @@ ir::Value *countGroup(ir::Builder &b, SourceLoc loc, ir::Value *x, ir::Value *m,
 /// The comparison form: groups of bins as large as ir::kMaxElementsPerThread allows, in order.
 ir::Value *byComparisons(ir::Builder &b, const ir::Op &h, int threads) {
   SourceLoc loc = h.loc;
-  ir::Value *x = h.operands[0], *m = maskTile(b, loc, h);
+  ir::Value *x = widened(b, loc, h.operands[0]), *m = maskTile(b, loc, h);
   int64_t n = x->type.shape[0], bins = h.result()->type.shape[0], group = bins;
   while (group > 1 && (n * group > ir::kMaxElementsPerThread * threads || !ir::tileLimitError({n, group}).empty()))
     group /= 2;
@@ -80,7 +86,7 @@ ir::Value *byComparisons(ir::Builder &b, const ir::Op &h, int threads) {
 /// The shared-memory form: zeros, one relaxed CTA-scope atomic add per counted value, read back.
 ir::Value *byAtomics(ir::Builder &b, const ir::Op &h) {
   SourceLoc loc = h.loc;
-  ir::Value *x = h.operands[0], *m = maskTile(b, loc, h);
+  ir::Value *x = widened(b, loc, h.operands[0]), *m = maskTile(b, loc, h);
   int64_t n = x->type.shape[0], bins = h.result()->type.shape[0];
   const ScalarType i32{DType::I32}, sharedPtr = ScalarType::ptrTo(DType::I32, ir::AddrSpace::Shared);
   ir::Op *alloc = b.create(OpKind::LocalAlloc, loc, {}, {Type(sharedPtr)});
@@ -91,7 +97,7 @@ ir::Value *byAtomics(ir::Builder &b, const ir::Op &h) {
   ar->setArangeBounds(0, bins);
   ir::Value *slots = b.create(OpKind::AddPtr, loc, {b.splat(loc, buf, {bins}), ar->result()}, {Type(sharedPtr, {bins})})->result();
   b.create(OpKind::Store, loc, {slots, b.splat(loc, b.constInt(loc, DType::I32, 0), {bins})}, {});
-  // Counted: 0 <= x < bins (in x's type and signedness), where the mask holds.
+  // Counted: 0 <= x < bins (in x's type and signedness, widened: `widened`), where the mask holds.
   ir::Value *zero = b.splat(loc, b.constInt(loc, x->type.dtype(), 0), {n});
   ir::Value *top = b.splat(loc, b.constInt(loc, x->type.dtype(), bins), {n});
   ir::Value *ge = b.cmp(loc, ir::CmpPred::Ge, x, zero);

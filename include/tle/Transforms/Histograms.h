@@ -21,7 +21,8 @@ namespace tle::transforms {
 ///   once when that fits), the groups' counts concatenated in order.
 ///
 /// Both count the same values: a value outside [0, bins), or where the mask is false, counts
-/// nowhere. The pass runs first in both targets' pipelines (`lower-histograms`). Returns the
+/// nowhere. Values narrower than 32 bits are compared as i32 (widened by their signedness), so
+/// that bin numbers past their type's range (256 bins of uint8, 128 of int8) do not wrap. The pass runs first in both targets' pipelines (`lower-histograms`). Returns the
 /// number of histograms rewritten.
 unsigned lowerHistograms(ir::Function &f);
 

@@ -271,6 +271,25 @@ def t_histogram_loop():
 
 
 case("tl.histogram in a loop (3 blocks of 4096, the last masked) and in a branch, 256 bins", t_histogram_loop)
+
+
+NARROW = os.path.join(HERE, "..", "..", "lit", "run", "histogram_narrow.tle")
+
+
+def t_histogram_narrow():
+    """uint8 / int8 values with 256 and 512 bins (bin numbers past the type's range)."""
+    o = run("hist8", "*i32:16, *i32:16, *i32:16, 512",
+            {"u_ptr": np.zeros(256, np.int32), "w_ptr": np.zeros(512, np.int32), "s_ptr": np.zeros(256, np.int32)},
+            ["u_ptr", "w_ptr", "s_ptr"], 4, grid_override="1", src=NARROW)
+    u = ((np.arange(512) * 7) % 256).astype(np.uint8)
+    s = u.view(np.int8).astype(np.int64)
+    want = {"u_ptr": np.bincount(u, minlength=256), "w_ptr": np.bincount(u, minlength=512),
+            "s_ptr": np.bincount(s[s >= 0], minlength=256)}
+    bad = sum(int(np.sum(o[k] != want[k].astype(np.int32))) for k in want)
+    return bad == 0, f"{bad} bins differ"
+
+
+case("tl.histogram of uint8 / int8 values, 256 and 512 bins (bins past the type's range)", t_histogram_narrow)
 case("atomic_add histogram with duplicate indices, old values", t_hist)
 case("atomic_max/min fp32 (negative values), scalar atomic_add of a reduction", t_fminmax)
 case("atomic_cas elects one program, atomic_xchg", t_cas)
