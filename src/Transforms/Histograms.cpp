@@ -1,7 +1,9 @@
 // lower-histograms: the contract is in include/tle/Transforms/Histograms.h.
 #include "tle/Transforms/Histograms.h"
+#include "tle/Transforms/AllocateShared.h"
 
 #include <iterator>
+#include <string>
 #include <vector>
 
 namespace tle::transforms {
@@ -117,27 +119,35 @@ ir::Value *byAtomics(ir::Builder &b, const ir::Op &h) {
 
 } // namespace
 
-unsigned lowerHistograms(ir::Function &f) {
+unsigned lowerHistograms(ir::Function &f, DiagnosticEngine *diags) {
   std::vector<ir::Op *> found;
   ir::walk(f.body, [&](ir::Op &op) {
     if (op.kind == OpKind::Histogram)
       found.push_back(&op);
   });
   const int threads = 32 * f.numWarps;
+  unsigned rewritten = 0;
   for (ir::Op *h : found) {
     ir::Block *block = h->parent;
     ir::Builder b(block);
     b.setInsertionPoint(block, block->find(h));
     int64_t n = h->operands[0]->type.shape[0], bins = h->result()->type.shape[0];
     bool atomics = !f.arch.empty() && n * bins > kComparesPerThread * threads;
+    if (atomics && diags && bins * 4 > sharedMemoryLimit(f.arch)) {
+      diags->error(h->loc, "tl.histogram of " + std::to_string(bins) + " bins counts into " + std::to_string(bins * 4) +
+                               " bytes of shared memory, more than the " + std::to_string(sharedMemoryLimit(f.arch)) +
+                               " bytes " + f.arch + " allows per block; use fewer bins");
+      continue;
+    }
     ir::Value *counts = atomics ? byAtomics(b, *h) : byComparisons(b, *h, threads);
     if (counts->nameHint.empty())
       counts->nameHint = h->result()->nameHint; // the source variable's name, for printing
     auto at = block->find(h);
     ir::replaceUsesFrom(*block, std::next(at), h->result(), counts);
     block->ops.erase(at);
+    ++rewritten;
   }
-  return static_cast<unsigned>(found.size());
+  return rewritten;
 }
 
 } // namespace tle::transforms

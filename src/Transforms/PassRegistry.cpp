@@ -59,7 +59,7 @@ void runPipeline(ir::Function &f, PassContext &ctx) { pipeline(f, ctx.diags); }
 void runLowerAsyncLoads(ir::Function &f, PassContext &) { lowerAsyncLoads(f); }
 void runWgmmaWaits(ir::Function &f, PassContext &) { placeWgmmaWaits(f); }
 void runBatchReduces(ir::Function &f, PassContext &) { batchReduces(f); }
-void runLowerHistograms(ir::Function &f, PassContext &) { lowerHistograms(f); }
+void runLowerHistograms(ir::Function &f, PassContext &ctx) { lowerHistograms(f, ctx.diags); }
 void runBoundMasks(ir::Function &f, PassContext &) { markBoundMasks(f); }
 void runPipelineFills(ir::Function &f, PassContext &ctx) { lowerPipelineFills(f, ctx.diags); }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "tle/IR/IR.h"
+#include "tle/Support/Diagnostics.h"
 
 namespace tle::transforms {
 
@@ -23,7 +24,9 @@ namespace tle::transforms {
 /// Both count the same values: a value outside [0, bins), or where the mask is false, counts
 /// nowhere. Values narrower than 32 bits are compared as i32 (widened by their signedness), so
 /// that bin numbers past their type's range (256 bins of uint8, 128 of int8) do not wrap. The pass runs first in both targets' pipelines (`lower-histograms`). Returns the
-/// number of histograms rewritten.
-unsigned lowerHistograms(ir::Function &f);
+/// number of histograms rewritten. A GPU histogram whose counts (4 bytes a bin) would take more
+/// shared memory than a block may have (sharedMemoryLimit) is a located error at its
+/// `tl.histogram` when `diags` is given, and stays unrewritten.
+unsigned lowerHistograms(ir::Function &f, DiagnosticEngine *diags = nullptr);
 
 } // namespace tle::transforms
