@@ -367,9 +367,12 @@ int compile(const CompileOptions &o, std::ostream &out, std::ostream &err) {
       ir::print(s, *fn, hasLayouts);
       return writeOutput(o, s.str(), out, diags) ? 0 : 1;
     }
+    // Layouts assigned only now (a --pass list without assign-layouts): the tile-stage op the
+    // backend has no lowering for is rewritten first (lower-histograms does nothing without one).
     if (!hasLayouts)
-      if (int rc = runPass(*transforms::findPass("assign-layouts")))
-        return rc;
+      for (const char *name : {"lower-histograms", "assign-layouts"})
+        if (int rc = runPass(*transforms::findPass(name)))
+          return rc;
     // The backend translates the GPU stage's ops: the passes that create them run before it
     // even when --pass names others (they add nothing where they already ran), and again after
     // layouts assigned only now (scratch and pipeline decisions read layouts).
