@@ -323,16 +323,20 @@ SharedAllocation place(ir::Function &f, const Positions &pos, DiagnosticEngine *
 }
 
 /// After a placement past `limit`: halves the staging rounds (Op::dotStageK) of the mma.sync
-/// dot with the largest staging area among those whose area ends past the limit and can stage
-/// in smaller rounds (chunkableStaging). Whether it changed one.
+/// dot with the largest staging area among those whose area ends past the limit, neither of
+/// whose operands is a pipeline value, and that can stage in smaller rounds (chunkableStaging).
+/// Whether it changed one.
 bool stageInRounds(ir::Function &f, int64_t limit) {
-  std::map<const ir::Op *, ScratchNeed> needs = scratchNeeds(f, pipelineValues(f));
+  const std::map<const ir::Value *, int> async = pipelineValues(f);
+  std::map<const ir::Op *, ScratchNeed> needs = scratchNeeds(f, async);
   ir::Op *pick = nullptr;
   int64_t most = 0;
   ir::walk(f.body, [&](ir::Op &op) {
     auto it = needs.find(&op);
     if (op.kind != OpKind::Dot || it == needs.end() || op.sharedOffset < 0 || op.sharedOffset + it->second.bytes <= limit)
       return;
+    if (async.count(op.operands[0]) || async.count(op.operands[1]))
+      return; // an operand read from a pipeline slot: only dots staging both from registers go in rounds
     int64_t K = op.operands[0]->type.shape[1], now = op.dotStageK() > 0 ? op.dotStageK() : K;
     if (it->second.bytes > most && chunkableStaging(op, now / 2, f.arch, f.numWarps)) {
       pick = &op;
