@@ -90,7 +90,8 @@ void Emitter::emitDot(const ir::Op &op) {
   bool slotBT = asyncB && asyncTransposed_.count(op.operands[1]) > 0; // B's slot holds [N][K]
   assert(!(f16 && slotBT) && !(i8 && asyncB && !slotBT));
   if (rounds > 1 && (asyncA || asyncB || !(f16 || i8)))
-    diags.fatal(op.loc, "internal error: stage_k on a dot that does not stage both operands from registers");
+    diags.fatal(op.loc, "stage_k=" + std::to_string(KC) + " applies only to an mma.sync dot of fp16/bf16 or int8 "
+                        "operands that stages both from registers (neither read from a pipeline slot)");
   // The pipeline pass's async_wait_group and barrier precede the dot.
   bool staged = !(asyncA && asyncB);
   if (staged)
