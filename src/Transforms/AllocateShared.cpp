@@ -330,24 +330,23 @@ bool stageInRounds(ir::Function &f, int64_t limit) {
   const std::map<const ir::Value *, int> async = pipelineValues(f);
   std::map<const ir::Op *, ScratchNeed> needs = scratchNeeds(f, async);
   ir::Op *pick = nullptr;
-  int64_t most = 0;
+  int64_t most = 0, half = 0;
   ir::walk(f.body, [&](ir::Op &op) {
     auto it = needs.find(&op);
     if (op.kind != OpKind::Dot || it == needs.end() || op.sharedOffset < 0 || op.sharedOffset + it->second.bytes <= limit)
       return;
     if (async.count(op.operands[0]) || async.count(op.operands[1]))
       return; // an operand read from a pipeline slot: only dots staging both from registers go in rounds
-    int64_t K = op.operands[0]->type.shape[1], now = op.dotStageK() > 0 ? op.dotStageK() : K;
+    int64_t now = op.dotStageK() > 0 ? op.dotStageK() : op.operands[0]->type.shape[1];
     if (it->second.bytes > most && chunkableStaging(op, now / 2, f.arch, f.numWarps)) {
       pick = &op;
       most = it->second.bytes;
+      half = now / 2;
     }
   });
-  if (!pick)
-    return false;
-  int64_t K = pick->operands[0]->type.shape[1];
-  pick->setDotStageK((pick->dotStageK() > 0 ? pick->dotStageK() : K) / 2);
-  return true;
+  if (pick)
+    pick->setDotStageK(half);
+  return pick != nullptr;
 }
 
 } // namespace

@@ -98,7 +98,8 @@ ir::Value *byAtomics(ir::Builder &b, const ir::Op &h) {
   ir::Op *ar = b.create(OpKind::Arange, loc, {}, {Type(i32, {bins})});
   ar->setArangeBounds(0, bins);
   ir::Value *slots = b.create(OpKind::AddPtr, loc, {b.splat(loc, buf, {bins}), ar->result()}, {Type(sharedPtr, {bins})})->result();
-  b.create(OpKind::Store, loc, {slots, b.splat(loc, b.constInt(loc, DType::I32, 0), {bins})}, {});
+  ir::Value *zero32 = b.constInt(loc, DType::I32, 0);
+  b.create(OpKind::Store, loc, {slots, b.splat(loc, zero32, {bins})}, {});
   // Counted: 0 <= x < bins (in x's type and signedness, widened: `widened`), where the mask holds.
   ir::Value *zero = b.splat(loc, b.constInt(loc, x->type.dtype(), 0), {n});
   ir::Value *top = b.splat(loc, b.constInt(loc, x->type.dtype(), bins), {n});
@@ -107,7 +108,7 @@ ir::Value *byAtomics(ir::Builder &b, const ir::Op &h) {
   if (m)
     ok = b.binary(OpKind::And, loc, ok, m);
   ir::Value *bin = x->type.elem == i32 ? x : b.cast(loc, x, i32);
-  bin = b.select(loc, ok, bin, b.splat(loc, b.constInt(loc, DType::I32, 0), {n}));
+  bin = b.select(loc, ok, bin, b.splat(loc, zero32, {n}));
   ir::Value *at = b.create(OpKind::AddPtr, loc, {b.splat(loc, buf, {n}), bin}, {Type(sharedPtr, {n})})->result();
   ir::Op *add = b.create(OpKind::AtomicRMW, loc, {at, b.splat(loc, b.constInt(loc, DType::I32, 1), {n}), ok},
                          {Type(i32, {n})});

@@ -116,13 +116,13 @@ void Emitter::emitDot(const ir::Op &op) {
     llvm::Value *guard = nullptr;
     std::vector<llvm::Value *> c;
   };
-  auto roundElem = [&](const ir::Layout &l, int i, size_t kDim, int64_t round) {
+  // `dynamic`: roundMoves(l, kDim), computed once per operand by the caller.
+  auto roundElem = [&](const ir::Layout &l, int i, size_t kDim, int64_t round, bool dynamic) {
     RoundElem e;
     if (rounds == 1) {
       e.c = coord(l, i);
       return e;
     }
-    bool dynamic = roundMoves(l, kDim);
     if (!dynamic && l.regCoord(i)[kDim] / KC != round) {
       e.staged = false;
       return e;
@@ -154,8 +154,9 @@ void Emitter::emitDot(const ir::Op &op) {
   auto stage = [&](const ir::Layout &l, const std::vector<llvm::Value *> &r, int64_t ld, int64_t base, size_t kDim,
                    int64_t round) {
     int vec = std::min<int>(ir::contiguousRegisters(l, 1), std::max(1u, 16 / eb));
+    const bool dynamic = roundMoves(l, kDim);
     for (int i = 0; i < l.numRegs(); i += vec) {
-      RoundElem e = roundElem(l, i, kDim, round);
+      RoundElem e = roundElem(l, i, kDim, round, dynamic);
       if (!e.staged)
         continue;
       llvm::Value *v = llvm::UndefValue::get(llvm::FixedVectorType::get(ety, vec));
@@ -176,8 +177,9 @@ void Emitter::emitDot(const ir::Op &op) {
       if (!asyncB)
         stage(lb, rb, ldB, bytesA, 0, round);
     } else if (!asyncB) {
+      const bool dynamic = roundMoves(lb, 0);
       for (int r = 0; r < lb.numRegs(); ++r) {
-        RoundElem e = roundElem(lb, r, 0, round); // (k, n)
+        RoundElem e = roundElem(lb, r, 0, round, dynamic); // (k, n)
         if (e.staged)
           stageStore(e.guard, rb[r], smemPtr(offsetIn(ldB, e.c[1], e.c[0], bytesA)), llvm::Align(eb));
       }
