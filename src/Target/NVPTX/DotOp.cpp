@@ -16,6 +16,15 @@ namespace tle::nvptx {
 using transforms::DotPlan;
 
 
+void Emitter::stageKUnsupported(const ir::Op &op) {
+  diags.fatal(op.loc, "stage_k=" + std::to_string(op.dotStageK()) +
+                          " applies only to an mma.sync dot of fp16/bf16 or int8 operands that stages both from "
+                          "registers (neither read from a pipeline slot); this dot runs on " +
+                          (useWgmma(op) ? "wgmma" : transforms::planDot(op, f.numWarps).kind == DotPlan::Kind::Fma
+                                                        ? "FMA"
+                                                        : "mma.sync with operands it cannot stage in rounds"));
+}
+
 void Emitter::emitDot(const ir::Op &op) {
   if (op.isAsyncWgmma() && !useWgmma(op))
     diags.fatal(op.loc, "'dot async' starts a wgmma group, but this dot does not run on wgmma (sm_90a, whole "
@@ -24,6 +33,8 @@ void Emitter::emitDot(const ir::Op &op) {
     diags.fatal(op.loc, "an fp8 tl.dot that no native instruction takes reached the NVPTX backend unwidened: the "
                         "pass widen-fp8-dots gives it fp16 operands (the default pipeline runs it; add it to --pass)");
   DotPlan plan = transforms::planDot(op, f.numWarps);
+  if (op.dotStageK() > 0 && (plan.kind == DotPlan::Kind::Fma || useWgmma(op)))
+    stageKUnsupported(op);
   std::vector<llvm::Value *> C = regsIn(op.operands[2], plan.acc);
   ir::DType in = op.operands[0]->type.dtype();
   ir::DType out = op.result()->type.dtype();
@@ -90,8 +101,7 @@ void Emitter::emitDot(const ir::Op &op) {
   bool slotBT = asyncB && asyncTransposed_.count(op.operands[1]) > 0; // B's slot holds [N][K]
   assert(!(f16 && slotBT) && !(i8 && asyncB && !slotBT));
   if (rounds > 1 && (asyncA || asyncB || !(f16 || i8)))
-    diags.fatal(op.loc, "stage_k=" + std::to_string(KC) + " applies only to an mma.sync dot of fp16/bf16 or int8 "
-                        "operands that stages both from registers (neither read from a pipeline slot)");
+    stageKUnsupported(op);
   // The pipeline pass's async_wait_group and barrier precede the dot.
   bool staged = !(asyncA && asyncB);
   if (staged)

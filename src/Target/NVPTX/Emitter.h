@@ -243,6 +243,9 @@ public:
   std::vector<llvm::Value *> shuffledAll(const std::vector<llvm::Value *> &v, int laneMask);
   void emitConvert(const ir::Op &op);
   void emitDot(const ir::Op &op);
+  /// Fatal located error for a `stage_k=C` dot (Op::dotStageK, hand-written tile IR) that the
+  /// backend cannot stage in rounds: wgmma, FMA, tf32, or an operand read from a pipeline slot.
+  [[noreturn]] void stageKUnsupported(const ir::Op &op);
   void emitShapeOp(const ir::Op &op);
   /// tl.gather (OpKind::Gather): src stored row-major to the scratch area between barriers,
   /// then each thread reads src[.., index, ..] for its own registers of index (the result's
