@@ -194,8 +194,8 @@ SVal histogram(Specializer &S, const BuiltinCall &c) {
       S.fail(p.loc("mask"), "histogram() mask must have the input's shape " + x->type.str() + ", got " + m->type.str());
   }
   // A histogram op, which lower-histograms rewrites (transforms::lowerHistograms): comparisons
-  // of each value with each bin, or on the GPU for larger inputs shared-memory atomics. The
-  // comparisons take at most ir::kMaxElementsPerThread per thread at once, [n, 1] at least.
+  // of each value with each bin for small inputs; larger ones shared-memory atomics on the GPU
+  // and a counting loop in the CPU backend.
   if (std::string why = ir::tileLimitError({n, 1}); !why.empty())
     S.fail(loc, "histogram() of " + std::to_string(n) + " values compares them with each bin at once ([" +
                     std::to_string(n) + ", 1]), which has " + why);

@@ -64,25 +64,11 @@ ir::Value *countGroup(ir::Builder &b, SourceLoc loc, ir::Value *x, ir::Value *m,
   return sum->result();
 }
 
-/// The comparison form: groups of bins as large as ir::kMaxElementsPerThread allows, in order.
-ir::Value *byComparisons(ir::Builder &b, const ir::Op &h, int threads) {
-  SourceLoc loc = h.loc;
-  ir::Value *x = widened(b, loc, h.operands[0]), *m = maskTile(b, loc, h);
-  int64_t n = x->type.shape[0], bins = h.result()->type.shape[0], group = bins;
-  while (group > 1 && (n * group > ir::kMaxElementsPerThread * threads || !ir::tileLimitError({n, group}).empty()))
-    group /= 2;
-  std::vector<ir::Value *> parts;
-  for (int64_t g = 0; g < bins; g += group)
-    parts.push_back(countGroup(b, loc, x, m, g, group));
-  while (parts.size() > 1) { // pairwise, in order: [0..g) [g..2g) -> [0..2g), ...
-    std::vector<ir::Value *> next;
-    for (size_t i = 0; i < parts.size(); i += 2) {
-      Type t(parts[i]->type.elem, {2 * parts[i]->type.shape[0]});
-      next.push_back(b.create(OpKind::Cat, loc, {parts[i], parts[i + 1]}, {t})->result());
-    }
-    parts = std::move(next);
-  }
-  return parts[0];
+/// The comparison form: an [n, bins] comparison summed over n (lowerHistograms takes it only
+/// while that is at most kComparesPerThread elements per thread).
+ir::Value *byComparisons(ir::Builder &b, const ir::Op &h) {
+  ir::Value *x = widened(b, h.loc, h.operands[0]);
+  return countGroup(b, h.loc, x, maskTile(b, h.loc, h), 0, h.result()->type.shape[0]);
 }
 
 /// The shared-memory form: zeros, one relaxed CTA-scope atomic add per counted value, read back.
@@ -133,14 +119,16 @@ unsigned lowerHistograms(ir::Function &f, DiagnosticEngine *diags) {
     ir::Builder b(block);
     b.setInsertionPoint(block, block->find(h));
     int64_t n = h->operands[0]->type.shape[0], bins = h->result()->type.shape[0];
-    bool atomics = !f.arch.empty() && n * bins > kComparesPerThread * threads;
+    bool large = n * bins > kComparesPerThread * threads, atomics = !f.arch.empty() && large;
+    if (large && f.arch.empty())
+      continue; // the CPU backend counts it in a loop
     if (atomics && diags && bins * 4 > sharedMemoryLimit(f.arch)) {
       diags->error(h->loc, "tl.histogram of " + std::to_string(bins) + " bins counts into " + std::to_string(bins * 4) +
                                " bytes of shared memory, more than the " + std::to_string(sharedMemoryLimit(f.arch)) +
                                " bytes " + f.arch + " allows per block; use fewer bins");
       continue;
     }
-    ir::Value *counts = atomics ? byAtomics(b, *h) : byComparisons(b, *h, threads);
+    ir::Value *counts = atomics ? byAtomics(b, *h) : byComparisons(b, *h);
     if (counts->nameHint.empty())
       counts->nameHint = h->result()->nameHint; // the source variable's name, for printing
     auto at = block->find(h);

@@ -16,15 +16,16 @@ namespace tle::transforms {
 ///   phases). Work per thread scales with n / threads (plus bins / threads), and so does the
 ///   code: 256 bins of 8192 values compile in well under a second, where the comparisons took
 ///   tens of seconds.
-/// - Otherwise (the CPU target, and small histograms): each value compared with each bin, the
-///   hits of a [n, group] comparison summed over n per group of bins, groups small enough that
-///   a comparison holds at most ir::kMaxElementsPerThread elements per thread (all bins at
-///   once when that fits), the groups' counts concatenated in order.
+/// - On the CPU target (`f.arch` empty), past the same size: left as it is, for the CPU backend
+///   to count in a loop over the values (O(n + bins); the comparisons' code grows with n * bins,
+///   and 16384 values x 16384 bins took minutes to compile).
+/// - Otherwise (small histograms on either target): each value compared with each bin, an
+///   [n, bins] comparison summed over n.
 ///
 /// Both count the same values: a value outside [0, bins), or where the mask is false, counts
 /// nowhere. Values narrower than 32 bits are compared as i32 (widened by their signedness), so
 /// that bin numbers past their type's range (256 bins of uint8, 128 of int8) do not wrap. The pass runs first in both targets' pipelines (`lower-histograms`). Returns the
-/// number of histograms rewritten. A GPU histogram whose counts (4 bytes a bin) would take more
+/// number of histograms rewritten (not those left for the CPU backend). A GPU histogram whose counts (4 bytes a bin) would take more
 /// shared memory than a block may have (sharedMemoryLimit) is a located error at its
 /// `tl.histogram` when `diags` is given, and stays unrewritten.
 unsigned lowerHistograms(ir::Function &f, DiagnosticEngine *diags = nullptr);

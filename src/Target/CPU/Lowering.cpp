@@ -446,6 +446,9 @@ bool Lowering::emitOp(const ir::Op &op) {
   case OpKind::Scan:
     emitScan(op);
     return !failed_;
+  case OpKind::Histogram:
+    emitHistogram(op);
+    return true;
   case OpKind::Dot:
     emitDot(op);
     return !failed_;
@@ -717,6 +720,25 @@ void Lowering::emitReduce(const ir::Op &op) {
       return;
     for (size_t k = 0; k < n; ++k)
       storeMem(dst[k], lin, c[k], op.operands[k]->type.elem);
+  });
+}
+
+void Lowering::emitHistogram(const ir::Op &op) {
+  // counts[b] = 0, then for each value in index order, where the mask holds and 0 <= v < bins:
+  // counts[v] += 1. v is compared widened to i64 by its signedness, so that no bin wraps.
+  const ir::Value *x = op.operands[0];
+  const ir::Value *mask = op.operands.size() > 1 ? op.operands[1] : nullptr;
+  const ir::ScalarType i32{DType::I32};
+  const int64_t bins = op.result()->type.shape[0];
+  llvm::Value *dst = buffer(op.result());
+  forEach({bins}, [&](const Index &i) { storeMem(dst, i[0], B.getInt32(0), i32); });
+  bool sig = ir::isSigned(x->type.dtype());
+  forEach(x->type.shape, [&](const Index &i) {
+    llvm::Value *v = B.CreateIntCast(elem(x, i), B.getInt64Ty(), sig);
+    llvm::Value *ok = B.CreateICmpULT(v, B.getInt64(static_cast<uint64_t>(bins))); // 0 <= v < bins
+    if (mask)
+      ok = B.CreateAnd(ok, elem(mask, i));
+    ifThen(ok, [&] { storeMem(dst, v, B.CreateAdd(loadMem(dst, v, i32), B.getInt32(1)), i32); });
   });
 }
 

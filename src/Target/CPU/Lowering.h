@@ -135,6 +135,9 @@ private:
                                            const std::vector<llvm::Value *> &b);
   void emitReduce(const ir::Op &op);
   void emitScan(const ir::Op &op);
+  /// tl.histogram (OpKind::Histogram, left by lower-histograms on the CPU target): a counting
+  /// loop over the values, O(n + bins).
+  void emitHistogram(const ir::Op &op);
   /// An exclusive Scan (tle.cumsum): the sums before each element, then the total.
   void emitExclusiveScan(const ir::Op &op);
   void emitDot(const ir::Op &op);
