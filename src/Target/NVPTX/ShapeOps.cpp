@@ -347,13 +347,28 @@ bool Emitter::emitScanByBits(const ir::Op &op) {
   const bool warpTotals = op.isExclusive() && in->type.rank() == 1 && nops == 1 && firstWarp < owners->size() &&
                           std::all_of(owners->begin() + long(firstWarp), owners->end(),
                                       [](const AxisBit &o) { return o.kind == 'w'; });
+  // Lane and warp rounds add the same partner totals to every register of a representative:
+  // they are gathered per representative, E[rep] (the partners' totals in scan order, valid
+  // where V[rep]), and combined into the registers once (`flush`) before a register round, the
+  // warps' totals or the end: E = pt (+) E each round, then P = E (+) P, by associativity.
+  std::map<int, Vals> E;
+  std::map<int, llvm::Value *> V;
+  auto flush = [&] {
+    for (int r = 0; r < n; ++r)
+      if (auto it = E.find(r & ~merged); it != E.end())
+        P[r] = select(V[it->first], combineValues(op, it->second, P[r]), P[r]);
+    E.clear();
+    V.clear();
+  };
   int warpRound = 0;
   for (const AxisBit &o : *owners) {
     if (o.kind == 'w' && warpTotals) {
+      flush();
       exchangeWarpTotals(op, *owners, firstWarp, reps()[0], P, T);
       break;
     }
     if (o.kind == 'r') {
+      flush();
       int bit = 1 << o.bit;
       for (int lo = 0; lo < n; ++lo) {
         if (lo & bit)
@@ -409,9 +424,15 @@ bool Emitter::emitScanByBits(const ir::Op &op) {
     // The partner block comes first in scan order when it holds lower indices (this thread is
     // in the upper half) for a forward scan, higher ones for a reverse scan.
     llvm::Value *partnerFirst = reverse ? B.CreateNot(upper) : upper;
-    for (int r = 0; r < n; ++r) {
-      const Vals &pt = partner[r & ~merged];
-      P[r] = select(partnerFirst, combineValues(op, pt, P[r]), P[r]);
+    for (int r : rs) {
+      const Vals &pt = partner[r];
+      if (auto it = E.find(r); it == E.end()) {
+        E[r] = pt;
+        V[r] = partnerFirst;
+      } else {
+        it->second = select(partnerFirst, select(V[r], combineValues(op, pt, it->second), pt), it->second);
+        V[r] = B.CreateOr(V[r], partnerFirst);
+      }
     }
     for (int r : rs) {
       Vals t = combineOrdered(op, partnerFirst, T[r], partner[r]);
@@ -420,6 +441,7 @@ bool Emitter::emitScanByBits(const ir::Op &op) {
           T[q] = t;
     }
   }
+  flush();
   for (size_t k = 0; k < nops; ++k) {
     std::vector<llvm::Value *> out;
     for (auto &p : P)
