@@ -2,7 +2,8 @@
 // direction follows the operands' kinds, as FlagTree's does.
 //
 //   pointers -> buffer      tl.load of the pointer tile, tl.store through the buffer's full view
-//   buffer -> pointers      the reverse (both: the pointer tile and `shape` must be the buffer's)
+//   buffer -> pointers      the reverse (both: the pointer tile must be the buffer's shape;
+//                           a smaller `shape` masks both to its leading elements)
 //   descriptor -> buffer    a TMA copy (PTX ISA §9.7.9.25.5.2) of the block at `offsets` into the
 //                           buffer, issued by thread 0: one box when the buffer is row-major (its
 //                           tensor map unswizzled), one per column block of the swizzle when it
@@ -61,7 +62,51 @@ void checkShape(Specializer &S, const Arg &shape, const std::vector<int64_t> &wa
     S.fail(shape.loc, "copy() shape " + shapeStr(got) + " is not " + what + " " + shapeStr(want));
 }
 
-/// A pointer tile <-> buffer copy: a load and a store, one of them through the buffer's view.
+/// `shape` (a list of compile-time ints, one per dim of `within`), each dim at least 1 and at
+/// most `within`'s (FlagTree's validate_copy_compatibility: a copy dim may not exceed the source
+/// or the destination).
+std::vector<int64_t> copyShapeWithin(Specializer &S, const Arg &shape, const std::vector<int64_t> &within) {
+  std::vector<int64_t> got;
+  const SVal &v = shape.val;
+  std::vector<SVal> dims = v.kind == SVal::Kind::Tuple ? v.elts : std::vector<SVal>{v};
+  for (const SVal &d : dims) {
+    if (d.kind != SVal::Kind::Int)
+      S.fail(shape.loc, "copy() shape must be a list of compile-time integers, got " + v.describe());
+    got.push_back(d.i);
+  }
+  bool ok = got.size() == within.size();
+  for (size_t i = 0; ok && i < got.size(); ++i)
+    ok = got[i] >= 1 && got[i] <= within[i];
+  if (!ok)
+    S.fail(shape.loc, "copy() shape " + shapeStr(got) + " must have one dim per buffer dim, each from 1 to the buffer's " +
+                          shapeStr(within));
+  return got;
+}
+
+/// The [within] mask of the elements inside the leading `shape` of every dim, or null when
+/// `shape` is all of `within`.
+ir::Value *leadingMask(Specializer &S, const std::vector<int64_t> &shape, const std::vector<int64_t> &within,
+                       SourceLoc loc) {
+  ir::Value *mask = nullptr;
+  for (size_t d = 0; d < within.size(); ++d) {
+    if (shape[d] == within[d])
+      continue;
+    ir::Op *ar = S.b->create(OpKind::Arange, loc, {}, {ir::Type(ir::ScalarType{DType::I32}, {within[d]})});
+    ar->setArangeBounds(0, within[d]);
+    ir::Value *in = S.b->cmp(loc, ir::CmpPred::Lt, ar->result(),
+                             S.b->splat(loc, S.b->constInt(loc, DType::I32, shape[d]), {within[d]}));
+    for (size_t e = 0; e < within.size(); ++e)
+      if (e != d)
+        in = S.expandDims(in, static_cast<int>(e), loc);
+    in = S.broadcastTo(in, within, loc);
+    mask = mask ? S.b->binary(OpKind::And, loc, mask, in) : in;
+  }
+  return mask;
+}
+
+/// A pointer tile <-> buffer copy: a load and a store, one of them through the buffer's view;
+/// a `shape` smaller than the buffer masks both to its leading elements (the buffer's others
+/// keep what they held; the pointers past it are neither read nor written).
 void plainCopy(Specializer &S, const BuiltinCall &c, const Arg &src, const Arg &dst, bool toBuffer) {
   const Arg &buf = toBuffer ? dst : src;
   const Arg &ptrs = toBuffer ? src : dst;
@@ -74,12 +119,17 @@ void plainCopy(Specializer &S, const BuiltinCall &c, const Arg &src, const Arg &
   if (ptrs.val.v->type.elem.pointee != buf.val.elts[0].v->type.elem.pointee)
     S.fail(ptrs.loc, "copy() pointers must point to the buffer's element type " + buf.val.describe() + ", got " +
                          ptrs.val.describe());
-  checkShape(S, c.p.get("shape"), buf.val.ints, "the buffer's shape");
+  std::vector<int64_t> shape = copyShapeWithin(S, c.p.get("shape"), buf.val.ints);
+  ir::Value *mask = leadingMask(S, shape, buf.val.ints, c.loc);
   CallArgs lp{c.loc, {buf}, {}};
   SVal view = S.callBuiltin("tle.gpu.local_ptr", lp);
   CallArgs ld{c.loc, {toBuffer ? ptrs : Arg{c.loc, view}}, {}};
+  if (mask)
+    ld.kw.push_back({"mask", Arg{c.loc, SVal::tensor(mask)}});
   SVal v = S.callBuiltin("tl.load", ld);
   CallArgs st{c.loc, {toBuffer ? Arg{c.loc, view} : ptrs, Arg{c.loc, v}}, {}};
+  if (mask)
+    st.kw.push_back({"mask", Arg{c.loc, SVal::tensor(mask)}});
   S.callBuiltin("tl.store", st);
 }
 
