@@ -167,8 +167,11 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
   }
   if (step.val.isConstexpr() && step.val.i == 0) // Python's ValueError, also with runtime bounds
     fail(step.loc, "range() step must not be zero");
-  if (step.val.isConstexpr() && step.val.i < 0)
-    fail(step.loc, "a negative range() step is not supported yet");
+  // A constexpr negative step counts down from lb while above ub (Python's range): a loop of
+  // trips = ceil((lb - ub) / -step) iterations j = 0, 1, ... (none when lb <= ub) whose
+  // variable is lb + j * step, so that the loop itself keeps a positive step (Triton rewrites
+  // such a loop the same way).
+  const bool down = step.val.isConstexpr() && step.val.i < 0;
   if (!isa<ast::NameExpr>(s->target))
     fail(s->target->loc(), "the loop variable must be a single name");
 
@@ -182,7 +185,7 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
   ir::Value *ubv = toTensorOfType(ub.val, ivType, ub.loc);
   ir::Value *stepv = toTensorOfType(step.val, ivType, step.loc);
   if (breaksOut(s->body) || returnsFrom(s->body)) {
-    ForBounds fb{lbv, ubv, stepv, dyn_cast<ast::NameExpr>(s->target)->name};
+    ForBounds fb{lbv, ubv, stepv, dyn_cast<ast::NameExpr>(s->target)->name, down};
     execLoopAsWhile(s, s->body, &fb, nullptr, env);
     return;
   }
@@ -196,6 +199,15 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
   // holding some) and assigned inside; each contributes its runtime leaves.
   std::vector<ir::Value *> inits;
   CarriedVars cv = collectCarried(assigned, env, inits);
+  ir::Value *first = lbv, *stride = stepv;
+  if (down) {
+    ir::Value *mag = b->constInt(s->loc(), ivType, -step.val.i);
+    ir::Value *span = b->binary(ir::OpKind::Add, s->loc(), b->binary(ir::OpKind::Sub, s->loc(), lbv, ubv),
+                                b->constInt(s->loc(), ivType, -step.val.i - 1));
+    ubv = b->binary(ir::OpKind::IDiv, s->loc(), span, mag); // <= 0 (no iteration) when lb <= ub
+    lbv = b->constInt(s->loc(), ivType, 0);
+    stepv = b->constInt(s->loc(), ivType, 1);
+  }
   std::vector<ir::Value *> operands = {lbv, ubv, stepv};
   operands.insert(operands.end(), inits.begin(), inits.end());
   std::vector<ir::Type> resultTypes;
@@ -219,6 +231,9 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
 
   BuilderScope scope(b);
   b = std::make_unique<ir::Builder>(body);
+  if (down) // the variable lb + j * step of iteration j
+    inner[ivName] = SVal::tensor(b->binary(ir::OpKind::Add, s->loc(), first,
+                                           b->binary(ir::OpKind::Mul, s->loc(), iv, stride)));
   ++loopDepth;
   ++runtimeLoopDepth;
   execBlock(s->body, inner);
@@ -480,7 +495,7 @@ void Specializer::execLoopAsWhile(const ast::Stmt *s, const ast::Block &bodyAst,
     stop = stop ? b->binary(ir::OpKind::Or, loc, stop, bargs[i]) : bargs[i];
   ir::Value *cond;
   if (forIv) {
-    cond = b->cmp(loc, ir::CmpPred::Lt, bargs[0], forIv->ub);
+    cond = b->cmp(loc, forIv->down ? ir::CmpPred::Gt : ir::CmpPred::Lt, bargs[0], forIv->ub);
     // A runtime step that is not positive runs no iteration (rather than never ending).
     if (!forIv->step->def || forIv->step->def->kind != ir::OpKind::Constant)
       cond = b->binary(ir::OpKind::And, loc, cond,

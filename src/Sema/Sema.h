@@ -259,11 +259,13 @@ public:
   void execFor(const ast::ForStmt *s, Env &env);
   void execWhile(const ast::WhileStmt *s, Env &env);
   /// A runtime loop whose body may break or return, as a `while` carrying the flags. `forIv`
-  /// is set for a `for` over range (the iv starts at lb and steps by step while below ub);
-  /// otherwise `cond` is the while condition.
+  /// is set for a `for` over range (the iv starts at lb and steps by step while below ub, or
+  /// with `down`, a constexpr negative step, while above it); otherwise `cond` is the while
+  /// condition.
   struct ForBounds {
     ir::Value *lb, *ub, *step;
     std::string ivName;
+    bool down = false;
   };
   void execLoopAsWhile(const ast::Stmt *s, const ast::Block &body, const ForBounds *forIv, const ast::Expr *cond,
                        Env &env);
