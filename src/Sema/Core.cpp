@@ -46,6 +46,19 @@ SVal toNumber(Specializer &S, const BuiltinCall &c) {
     }
     if (x.isNumber())
       return SVal::real(x.kind == SVal::Kind::Float ? x.f : double(x.i));
+  } else if (name == "int" && x.kind == SVal::Kind::Str) {
+    // Python's int(str): an optionally signed decimal integer, surrounding blanks allowed.
+    size_t b = x.s.find_first_not_of(" \t\n"), e = x.s.find_last_not_of(" \t\n");
+    std::string t = b == std::string::npos ? "" : x.s.substr(b, e - b + 1);
+    size_t digits = t.find_first_not_of("+-") == 1 ? 1 : 0;
+    bool ok = !t.empty() && t.size() > digits && t.find_first_not_of("0123456789", digits) == std::string::npos;
+    if (ok) {
+      try {
+        return SVal::integer(std::stoll(t));
+      } catch (...) {
+      }
+    }
+    S.fail(p.loc("x"), "invalid literal for int() with base 10 (or past int64): '" + x.s + "'");
   } else if (x.isNumber()) {
     if (name == "bool")
       return SVal::boolean(S.truthy(x, p.loc("x")));
@@ -143,6 +156,16 @@ SVal isinstance(Specializer &S, const BuiltinCall &c) {
                              "and tl.dtype, got " + cls.describe());
   };
   return SVal::boolean(is(p.get("classinfo").val));
+}
+
+SVal hasattr(Specializer &S, const BuiltinCall &c) {
+  // Python's hasattr on what the compiler knows: whether `obj.name` evaluates (a module's
+  // function, a dtype's property, ...), e.g. FLA's hasattr(triton.language, 'gather').
+  const Arg &name = c.p.get("name");
+  if (name.val.kind != SVal::Kind::Str)
+    S.fail(name.loc, "hasattr() name must be a string, got " + name.val.describe());
+  std::string why;
+  return SVal::boolean(S.quietAttribute(c.p.get("obj").val, name.val.s, c.loc, why).has_value());
 }
 
 SVal cdiv(Specializer &S, const BuiltinCall &c) {
@@ -385,6 +408,7 @@ std::vector<BuiltinSpec> coreBuiltins() {
       {"abs", "x", pyAbs},
       {"range", range, forIterable, kBindsOwnArguments},
       {"isinstance", "obj, classinfo", isinstance},
+      {"hasattr", "obj, name, /", hasattr},
       {"tuple", "", nullptr},
       {"list", "", nullptr},
       // triton's helpers and decorators

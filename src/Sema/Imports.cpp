@@ -199,6 +199,7 @@ void runModule(Specializer &importer, UserModule &m, SourceLoc at) {
   s.defineModuleBlock(m.ast->body, nullptr);
   m.globals = std::move(s.globals);
   m.unresolved = std::move(s.unresolvedGlobals_);
+  m.guessed = std::move(s.guessedGlobals_);
   m.jitFns = std::move(s.jitFns);
   m.kernelWrappers = std::move(s.kernelWrappers_);
   m.state = UserModule::State::Done;
@@ -249,6 +250,7 @@ void Specializer::runMainModule() {
     runModule(*this, m, {});
   globals = m.globals;
   unresolvedGlobals_ = m.unresolved;
+  guessedGlobals_ = m.guessed;
   jitFns = m.jitFns;
   kernelWrappers_ = m.kernelWrappers;
   self_ = &m;
@@ -367,6 +369,12 @@ void Specializer::importOne(UserModule &m, const std::string &attr, const std::s
   const Env &ns = m.names();
   if (auto it = ns.find(attr); it != ns.end()) {
     defineGlobal(name, it->second, "", bound);
+    if (auto g = m.guessed.find(attr); g != m.guessed.end()) {
+      Unresolved u = g->second;
+      u.why = "was imported from " + m.name + ", where '" + attr + "' " + u.why;
+      u.notes.push_back({loc, "imported here"});
+      guessedGlobals_[name] = u;
+    }
     return;
   }
   const auto &unresolved = m.unresolvedNames();

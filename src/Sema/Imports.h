@@ -23,6 +23,9 @@ struct UserModule {
   /// Its names once run (Done); while it runs, `running` holds them.
   Env globals;
   std::map<std::string, Specializer::Unresolved> unresolved;
+  /// Its names taken from the first branch of an `if` it could not evaluate
+  /// (Specializer::guessedGlobals_), warned about where a kernel reads them.
+  std::map<std::string, Specializer::Unresolved> guessed;
   std::map<std::string, const ast::FunctionDef *> jitFns;
   /// Its kernel names bound through the decorators' call form (Specializer::kernelWrappers_).
   std::map<std::string, std::vector<const ast::CallExpr *>> kernelWrappers;

@@ -206,6 +206,7 @@ void Specializer::defineGlobal(const std::string &name, std::optional<SVal> v, c
                                std::set<std::string> *bound) {
   if (bound)
     bound->insert(name);
+  guessedGlobals_.erase(name);
   if (v) {
     globals[name] = *v;
     unresolvedGlobals_.erase(name);
@@ -230,7 +231,10 @@ void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bo
   };
   // Runs `alternative` from state `from` and, into the current state, takes each name it binds
   // that `primary` (the names the current state's branch bound) did not bind or left unknown.
-  auto supplement = [&](const ast::Block &alternative, const ScopeState &from, const std::set<std::string> &primary) {
+  // A name both bind to different values keeps the current state's, and a kernel that reads it
+  // gets the warning `ambiguous` (Specializer::guessedGlobals_).
+  auto supplement = [&](const ast::Block &alternative, const ScopeState &from, const std::set<std::string> &primary,
+                        const Unresolved &ambiguous) {
     std::set<std::string> unknown;
     for (const std::string &n : primary)
       if (!knownGlobal(n))
@@ -242,8 +246,12 @@ void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bo
     ScopeState theirs = save();
     load(mine);
     for (const std::string &n : alt) {
-      if (primary.count(n) && !unknown.count(n))
+      if (primary.count(n) && !unknown.count(n)) {
+        auto mineIt = globals.find(n), theirIt = theirs.globals.find(n);
+        if (theirIt != theirs.globals.end() && mineIt != globals.end() && !sameValue(mineIt->second, theirIt->second))
+          guessedGlobals_[n] = ambiguous;
         continue;
+      }
       auto it = theirs.globals.find(n);
       if (it == theirs.globals.end())
         continue;
@@ -375,13 +383,19 @@ void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bo
       return;
     }
     // A condition only known at run time (`torch.cuda.is_available()`): the body's definitions,
-    // with the else branch's for the names the body leaves unknown.
+    // with the else branch's for the names the body leaves unknown; a kernel reading a name the
+    // branches bind to different values is warned that the first branch's was taken.
     ScopeState before = save();
     std::set<std::string> primary;
     defineModuleBlock(ifs->body, &primary);
     if (bound)
       bound->insert(primary.begin(), primary.end());
-    supplement(ifs->orelse, before, primary);
+    if (why.empty())
+      why = "it is not a compile-time value";
+    Unresolved ambiguous("is taken from the first branch of a module-level `if` whose condition is not known at "
+                         "compile time (" + why + "); the other branch binds it differently",
+                         {{ifs->cond->loc(), "the condition"}});
+    supplement(ifs->orelse, before, primary, ambiguous);
     return;
   }
   if (auto *t = dyn_cast<ast::TryStmt>(s)) {

@@ -106,8 +106,15 @@ std::optional<ir::ScalarType> tlDType(const std::string &n) {
 SVal Specializer::lookup(const std::string &name, SourceLoc loc, Env &env) {
   if (auto it = env.find(name); it != env.end())
     return it->second;
-  if (auto it = globals.find(name); it != globals.end())
+  if (auto it = globals.find(name); it != globals.end()) {
+    if (auto g = guessedGlobals_.find(name); g != guessedGlobals_.end()) {
+      diags.warning(loc, "'" + name + "' " + g->second.why);
+      for (const Note &n : g->second.notes)
+        diags.note(n.loc, n.msg);
+      guessedGlobals_.erase(g); // once
+    }
     return it->second;
+  }
   if (isModuleBuiltin("", name))
     return SVal::builtin(name);
   if (auto it = onlyOneBranch_.find(name); it != onlyOneBranch_.end())
@@ -125,6 +132,8 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
     if (m == "triton") {
       if (attr == "language")
         return SVal::module("triton.language");
+      if (attr == "__version__") // the Triton whose language this compiler implements
+        return SVal::str("3.6.0");
       if (attr == "constexpr")
         return SVal::builtin("tl.constexpr");
       if (isModuleBuiltin("triton", attr))
@@ -198,9 +207,13 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
       fail(loc, "tle.raw." + attr + " is not supported by tlec (TLE-Raw has " + joinNames(builtinNames("tle.raw")) + ")");
     }
     // pathlib.Path and os.path's helpers, which raw declarations use to find their source files.
+    if (m == "os.environ" && attr == "get")
+      return SVal::builtin("os.environ.get");
     if (m == "pathlib" || m == "os.path" || m == "os") {
       if (m == "os" && attr == "path")
         return SVal::module("os.path");
+      if (m == "os" && attr == "getenv")
+        return SVal::builtin("os.getenv");
       std::string fam = m == "pathlib" ? "pathlib" : "os.path";
       if (isModuleBuiltin(fam, attr))
         return SVal::builtin(fam + "." + attr);

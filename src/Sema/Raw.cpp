@@ -16,6 +16,8 @@
 #include "Registry.h"
 #include "Sema.h"
 
+#include <cstdlib>
+
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -500,8 +502,22 @@ std::vector<BuiltinSpec> rawBuiltins() {
   };
 }
 
+/// os.getenv(key, default=None) / os.environ.get(key, default=None): the compiler's environment
+/// at compile time, as Python reads it when the kernel's module is imported (FLA's
+/// `if os.environ.get('FLA_USE_FAST_OPS', '0') == '1':` picks its helpers so).
+SVal getenv(Specializer &S, const BuiltinCall &c) {
+  const Arg &key = c.p.get("key");
+  if (key.val.kind != SVal::Kind::Str)
+    S.fail(key.loc, c.name + "() key must be a string, got " + key.val.describe());
+  if (const char *v = std::getenv(key.val.s.c_str()))
+    return SVal::str(v);
+  return c.p.has("default") ? c.p.get("default").val : SVal::none();
+}
+
 std::vector<BuiltinSpec> pathBuiltins() {
   return {
+      {"os.getenv", "key, default=None", getenv},
+      {"os.environ.get", "key, default=None", getenv},
       {"pathlib.Path", "*args", pathlibPath},
       {"os.path.join", "*args", osPath},
       {"os.path.dirname", "*args", osPath},

@@ -673,6 +673,10 @@ public:
   /// Names bound on only one path of a runtime if, with the reason (for a precise "unknown
   /// name" message).
   std::map<std::string, std::string> onlyOneBranch_;
+  /// Module-level names taken from the first branch of an `if` whose condition the compiler
+  /// could not evaluate, where the other branch binds them differently: the warning (and its
+  /// note at the condition) given once, where a kernel first reads one.
+  std::map<std::string, Unresolved> guessedGlobals_;
   /// Module-level names whose definition could not be evaluated (an import of something TLE
   /// does not have), with the reason, for the error where a kernel reads one.
   std::map<std::string, Unresolved> unresolvedGlobals_;
