@@ -50,21 +50,26 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
     args.pos.push_back({startLoc(a), eval(a, env)});
   // tle.gpu.pipeline(start, end=None, step=None, num_stages=None, loop_unroll_factor=None) is
   // tl.range under FlagTree's names: its bounds may also come by keyword.
+  // tl.range / tl.static_range(arg1, arg2=None, step=None, ...) take theirs so too.
   const bool tlePipeline = kind == "tle.gpu.pipeline";
-  if (tlePipeline) {
-    const char *names[] = {"start", "end", "step"};
+  const bool tlRange = kind == "tl.range" || kind == "tl.static_range";
+  if (tlePipeline || tlRange) {
+    const char *pipelineNames[] = {"start", "end", "step"}, *rangeNames[] = {"arg1", "arg2", "step"};
+    const char **names = tlePipeline ? pipelineNames : rangeNames;
     for (size_t i = 0; i < 3; ++i)
       for (auto &k : callExpr->keywords)
         if (k.name == names[i]) {
           if (args.pos.size() != i)
-            fail(k.loc, std::string("tle.gpu.pipeline() argument '") + names[i] + "' given by keyword after " +
-                            std::to_string(args.pos.size()) + " positional ones (the bounds go in order: start, end, step)");
+            fail(k.loc, kind + "() argument '" + names[i] + "' given by keyword after " +
+                            std::to_string(args.pos.size()) + " positional ones (the bounds go in order: " + names[0] +
+                            ", " + names[1] + ", " + names[2] + ")");
           SVal v = eval(k.value, env);
           if (v.kind == SVal::Kind::None)
             break;
           args.pos.push_back({k.loc, v});
         }
   }
+
   int64_t loopStages = 0;
   bool warpSpecialize = false, flatten = false;
   for (auto &k : callExpr->keywords) {
@@ -72,6 +77,12 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
     static const std::vector<std::string> accepted = builtinKeywords("tl.range");
     if (tlePipeline && (k.name == "start" || k.name == "end" || k.name == "step"))
       continue; // bound above
+    if (tlRange && (k.name == "arg1" || k.name == "arg2" || k.name == "step"))
+      continue; // bound above
+    if (kind == "range") { // Python's range in a kernel takes no keywords: Triton ignores them
+      eval(k.value, env);
+      continue;
+    }
     if (tlePipeline && k.name == "loop_unroll_factor") { // accepted and ignored, as tl.range's
       eval(k.value, env);
       continue;

@@ -125,6 +125,11 @@ SVal Specializer::lookup(const std::string &name, SourceLoc loc, Env &env) {
 }
 
 SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc loc) {
+  // `.value` of a compile-time value is the value itself (Triton unwraps a constexpr's `.value`
+  // for compatibility: FlagGems' `dtype.value`, `BLOCK.value`).
+  if (attr == "value" && (base.isNumber() || base.kind == SVal::Kind::Str || base.kind == SVal::Kind::DType ||
+                          base.kind == SVal::Kind::None))
+    return base;
   if (base.kind == SVal::Kind::Module) {
     const std::string &m = base.s;
     if (UserModule *um = userModule(m)) // a module of the user's code (Imports.cpp)
