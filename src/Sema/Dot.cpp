@@ -131,9 +131,11 @@ SVal dot(Specializer &S, const BuiltinCall &c) {
   int64_t M = a->type.shape[0], K = a->type.shape[1], K2 = bm->type.shape[0], N = bm->type.shape[1];
   if (K != K2)
     S.fail(loc, "dot() inner dimensions differ: " + a->type.str() + " @ " + bm->type.str());
-  if (M < 16 || N < 16 || K < 16)
-    S.fail(loc, "dot() needs every dimension to be at least 16 (Triton's rule), got M=" + std::to_string(M) +
-                  ", N=" + std::to_string(N) + ", K=" + std::to_string(K));
+  if (K < 16)
+    S.fail(loc, "dot() needs K of at least 16, got M=" + std::to_string(M) + ", N=" + std::to_string(N) +
+                  ", K=" + std::to_string(K));
+  if (M < 16 || N < 16)
+    return S.paddedDot(a, bm, args);
   if (std::string why = ir::tileLimitError({M, N}); !why.empty())
     S.fail(loc, "dot() result of shape [" + std::to_string(M) + ", " + std::to_string(N) + "] has " + why);
   DType ta = a->type.dtype(), tb = bm->type.dtype();
@@ -254,6 +256,45 @@ SVal Specializer::batchedDot(ir::Value *a, ir::Value *bm, CallArgs &args) {
     rs.push_back(callBuiltin("tl.dot", one).v);
   }
   return SVal::tensor(stackBatches(*b, rs, loc));
+}
+
+SVal Specializer::paddedDot(ir::Value *a, ir::Value *bm, CallArgs &args) {
+  // Triton lets M and N be smaller than a tensor-core tile (its min_dot_size on NVIDIA: M, N >= 1),
+  // padding the operands: A [M, K] and B [K, N] go into zero tiles of at least 16 rows and
+  // columns (tle.insert_tile at [0, 0]), so does acc, and the [M, N] corner of the padded dot is
+  // the result (tle.extract_tile). The zeros add nothing to the sums it keeps.
+  SourceLoc loc = args.loc;
+  auto slot = [](CallArgs &c, size_t pos, const char *kw) -> Arg * {
+    if (c.pos.size() > pos)
+      return &c.pos[pos];
+    for (auto &[k, v] : c.kw)
+      if (k == kw)
+        return &v;
+    return nullptr;
+  };
+  auto index0 = SVal::tuple({SVal::integer(0), SVal::integer(0)});
+  auto pad = [&](ir::Value *x, int64_t rows, int64_t cols) {
+    if (x->type.shape == std::vector<int64_t>{rows, cols})
+      return x;
+    ir::Value *zero = b->splat(loc, toTensorOfType(SVal::integer(0), x->type.dtype(), loc), {rows, cols});
+    CallArgs ins{loc, {Arg{loc, SVal::tensor(zero)}, Arg{loc, SVal::tensor(x)}, Arg{loc, index0}}, {}};
+    return callBuiltin("tle.insert_tile", ins).v;
+  };
+  int64_t M = a->type.shape[0], K = a->type.shape[1], N = bm->type.shape[1];
+  int64_t Mp = std::max<int64_t>(M, 16), Np = std::max<int64_t>(N, 16);
+  CallArgs padded = args;
+  slot(padded, 0, "input")->val = SVal::tensor(pad(a, Mp, K));
+  slot(padded, 1, "other")->val = SVal::tensor(pad(bm, K, Np));
+  if (Arg *acc = slot(padded, 2, "acc"); acc && acc->val.kind != SVal::Kind::None) {
+    ir::Value *c = toTensor(acc->val, acc->loc);
+    if (c->type.shape != std::vector<int64_t>{M, N})
+      fail(acc->loc, "dot() acc must be a [" + std::to_string(M) + ", " + std::to_string(N) + "] tile, got " +
+                         c->type.str());
+    acc->val = SVal::tensor(pad(c, Mp, Np));
+  }
+  SVal r = callBuiltin("tl.dot", padded);
+  CallArgs ext{loc, {Arg{loc, r}, Arg{loc, index0}, Arg{loc, SVal::tuple({SVal::integer(M), SVal::integer(N)})}}, {}};
+  return callBuiltin("tle.extract_tile", ext);
 }
 
 ir::Value *Specializer::dotTF32x3(ir::Value *a, ir::Value *bm, ir::Value *acc, SourceLoc loc) {

@@ -609,6 +609,9 @@ public:
   /// errors naming both shapes: a 2-D operand with a 3-D one (or any other rank), different
   /// batch sizes or inner dimensions (with notes at the operands' definitions), an acc that is
   /// not [B, M, N], a result over the tile limit.
+  /// tl.dot of [M, K] @ [K, N] with M or N below 16: the operands (and acc) padded with zeros
+  /// to at least 16 rows and columns, the padded dot's [M, N] corner returned (Dot.cpp).
+  SVal paddedDot(ir::Value *a, ir::Value *bm, CallArgs &args);
   SVal batchedDot(ir::Value *a, ir::Value *bm, CallArgs &args);
   /// tl.dot(a, b, acc, input_precision="tf32x3") of fp32 [M, K] and [K, N] tiles: three TF32
   /// dots on the operands split into a TF32 part and the rest (Triton's 3xTF32), about fp32

@@ -312,9 +312,9 @@ void addBatched(Suite &s) {
   errorCase(s, "batched_acc_shape",
             a2 + "    c = tl.zeros((16, 16), tl.float32)\n    r = tl.dot(a, a, acc=c)\n",
             "dot() acc must be a [2, 16, 16] tile for tile<2x16x16xfp16> @ tile<2x16x16xfp16>, got tile<16x16xfp32>");
-  errorCase(s, "batched_small_m",
-            "    a = tl.zeros((2, 8, 16), tl.float16)\n    r = tl.dot(a, tl.zeros((2, 16, 16), tl.float16))\n",
-            "dot() needs every dimension to be at least 16");
+  errorCase(s, "batched_small_k",
+            "    a = tl.zeros((2, 16, 8), tl.float16)\n    r = tl.dot(a, tl.zeros((2, 8, 16), tl.float16))\n",
+            "dot() needs K of at least 16");
   errorCase(s, "batched_mixed_dtypes",
             a2 + "    b = tl.zeros((2, 16, 16), tl.float32)\n    r = tl.dot(a, b)\n", "same dtype");
 }

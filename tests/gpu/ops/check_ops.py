@@ -405,6 +405,23 @@ def t_mm_ieee():
 
 
 case("fp32 matmul in IEEE precision (FMA), 128x128x32 over 4 warps, ragged M, N, K", t_mm_ieee)
+
+
+def t_mm_small(dtype, m, n, k, warps):
+    # M or N below 16: the operands padded with zeros to a tensor-core tile, the corner kept.
+    npt = {"fp16": np.float16, "fp32": np.float32}[dtype]
+    a = rng.standard_normal((m, k)).astype(npt)
+    b = rng.standard_normal((k, n)).astype(npt)
+    c = rng.standard_normal((m, n)).astype(np.float32)
+    o = run("mm_small", f"*{dtype}:16, *{dtype}:16, *fp32:16, {m}, {n}, {k}", {"a_ptr": a, "b_ptr": b, "c_ptr": c},
+            ["c_ptr"], warps, src=DOT_KN)
+    want = a.astype(np.float64) @ b.astype(np.float64) + c
+    return close(o["c_ptr"], want, rtol=1e-2, atol=1e-2)
+
+
+for dt, m, n, k, w in (("fp16", 64, 1, 128, 4), ("fp16", 64, 8, 64, 8), ("fp32", 2, 32, 32, 4), ("fp16", 1, 1, 16, 1)):
+    case(f"dot with a small side: {dt} [{m}, {k}] @ [{k}, {n}], {w} warps",
+         lambda dt=dt, m=m, n=n, k=k, w=w: t_mm_small(dt, m, n, k, w))
 SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shared_buffers.tle")
 
 
