@@ -11,6 +11,7 @@
 namespace tle::sema {
 
 using llvm::dyn_cast;
+using llvm::dyn_cast_or_null;
 
 namespace {
 
@@ -88,23 +89,64 @@ std::string firstUnknownKey(const ast::Expr *e, const std::string &param, const 
 
 std::vector<Specializer::Heuristic> Specializer::kernelHeuristics(const ast::FunctionDef *kernel,
                                                                   const std::vector<const ast::CallExpr *> &wrappers) {
+  // Triton's heuristics(values): any mapping of parameter names to functions of the arguments'
+  // dict, given positionally or as values=. Evaluated here: a dict display whose values are
+  // lambdas or names of module-level functions whose body is one `return EXPR`, or a name or
+  // call giving such a dict of functions. A decorator in another form is not evaluated: its
+  // parameters then need values from -D or the signature, as any constexpr without one.
   std::vector<Heuristic> out;
   std::vector<const ast::Expr *> decorators(wrappers.begin(), wrappers.end());
   decorators.insert(decorators.end(), kernel->decorators.begin(), kernel->decorators.end());
+  // (arg, body) of a function value: a lambda, or a one-`return` Python function.
+  auto asFunction = [&](const ast::Expr *e, const SVal *v) -> std::optional<std::pair<std::string, const ast::Expr *>> {
+    if (auto *fn = e ? dyn_cast<ast::LambdaExpr>(e) : nullptr)
+      return fn->params.size() == 1 ? std::optional(std::make_pair(fn->params[0], (const ast::Expr *)fn->body))
+                                    : std::nullopt;
+    std::string why;
+    std::optional<SVal> got = v ? std::optional<SVal>(*v) : evalQuietly(e, why);
+    auto *fd = got && got->kind == SVal::Kind::PyFn ? dyn_cast_or_null<ast::FunctionDef>(got->fn) : nullptr;
+    if (!fd || fd->params.size() != 1 || fd->body.size() != 1)
+      return std::nullopt;
+    auto *ret = dyn_cast<ast::ReturnStmt>(fd->body[0]);
+    if (!ret || !ret->value)
+      return std::nullopt;
+    return std::make_pair(fd->params[0].name, (const ast::Expr *)ret->value);
+  };
   for (const ast::Expr *d : decorators) {
     if (!isHeuristicsDecorator(d))
       continue;
     auto *c = dyn_cast<ast::CallExpr>(d);
-    auto *dict = c->args.size() == 1 ? dyn_cast<ast::DictExpr>(c->args[0]) : nullptr;
-    if (!dict)
-      fail(d->loc(), "@triton.heuristics takes one dict literal {'NAME': lambda args: ...}");
-    for (size_t i = 0; i < dict->keys.size(); ++i) {
-      auto *key = dyn_cast<ast::StringLit>(dict->keys[i]);
-      auto *fn = dyn_cast<ast::LambdaExpr>(dict->values[i]);
-      if (!key || !fn || fn->params.size() != 1)
-        fail(dict->keys[i]->loc(), "@triton.heuristics entries are 'NAME': lambda args: EXPR");
-      out.push_back({key->value, fn});
+    const ast::Expr *values = c->args.size() == 1 ? c->args[0] : nullptr;
+    for (const ast::Keyword &k : c->keywords)
+      if (k.name == "values" && c->args.empty())
+        values = k.value;
+    if (!values)
+      fail(d->loc(), "@triton.heuristics takes one mapping of parameter names to functions (values=)");
+    std::vector<Heuristic> these;
+    bool usable = true;
+    if (auto *dict = dyn_cast<ast::DictExpr>(values)) {
+      for (size_t i = 0; i < dict->keys.size() && usable; ++i) {
+        auto *key = dyn_cast<ast::StringLit>(dict->keys[i]);
+        auto f = asFunction(dict->values[i], nullptr);
+        usable = key && f;
+        if (usable)
+          these.push_back({key->value, f->first, f->second, dict->values[i]->loc()});
+      }
+    } else {
+      // A module-level name bound to a dict of functions (not itself a compile-time value).
+      std::optional<SVal> m;
+      if (auto *n = dyn_cast<ast::NameExpr>(values); n && globals.count(n->name))
+        m = globals.at(n->name);
+      usable = m && m->kind == SVal::Kind::Dict;
+      for (size_t i = 0; usable && i + 1 < m->elts.size(); i += 2) {
+        auto f = asFunction(nullptr, &m->elts[i + 1]);
+        usable = m->elts[i].kind == SVal::Kind::Str && f;
+        if (usable)
+          these.push_back({m->elts[i].s, f->first, f->second, values->loc()});
+      }
     }
+    if (usable)
+      out.insert(out.end(), these.begin(), these.end());
   }
   return out;
 }
@@ -148,16 +190,16 @@ void Specializer::applyHeuristics(const std::vector<Heuristic> &heuristics, cons
       args.elts.push_back(it->second);
       known.insert(p.name);
     }
-    const std::string &arg = h.fn->params[0];
-    if (std::string key = firstUnknownKey(h.fn->body, arg, known); !key.empty())
-      fail(h.fn->loc(), "@triton.heuristics computes '" + h.param + "' from " + arg + "['" + key +
+    const std::string &arg = h.arg;
+    if (std::string key = firstUnknownKey(h.body, arg, known); !key.empty())
+      fail(h.loc, "@triton.heuristics computes '" + h.param + "' from " + arg + "['" + key +
                             "'], which is not known when compiling ahead of time (a runtime parameter); give '" +
                             h.param + "' with -D " + h.param + "=VALUE or in the signature");
     Env scope;
     scope[arg] = args;
-    SVal v = eval(h.fn->body, scope);
+    SVal v = eval(h.body, scope);
     if (!v.isConstexpr())
-      fail(h.fn->loc(), "@triton.heuristics value of '" + h.param + "' is not a compile-time value (got " +
+      fail(h.loc, "@triton.heuristics value of '" + h.param + "' is not a compile-time value (got " +
                             v.describe() + ")");
     env[h.param] = v;
     fn->constexprs.push_back({h.param, constexprText(v)});

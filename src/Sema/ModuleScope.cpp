@@ -70,7 +70,7 @@ std::string firstError(const std::string &text) {
 /// functions, modules and @jit functions, and tuples of them (not tiles, which belong to its IR).
 bool moduleValue(const SVal &v) {
   switch (v.kind) {
-  case SVal::Kind::Tuple:
+  case SVal::Kind::Tuple: case SVal::Kind::Dict: // a dict of functions: @triton.heuristics(VALUES)
     return std::all_of(v.elts.begin(), v.elts.end(), moduleValue);
   case SVal::Kind::Builtin: case SVal::Kind::Module: case SVal::Kind::JitFn: case SVal::Kind::PyFn:
     return true;

@@ -157,7 +157,9 @@ public:
   /// constexpr parameter it sets and the lambda computing it.
   struct Heuristic {
     std::string param;
-    const ast::LambdaExpr *fn = nullptr;
+    std::string arg;               ///< the function's parameter (the arguments' dict)
+    const ast::Expr *body = nullptr; ///< a lambda's body, or a function's single `return` value
+    SourceLoc loc;
   };
   /// The kernel's heuristics, in the decorator's order (Triton applies them in that order):
   /// those of `wrappers` (the decorators' call form the kernel's name was bound with, outermost
