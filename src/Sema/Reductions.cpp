@@ -441,6 +441,32 @@ std::vector<ir::Value *> Specializer::combineOp(ir::OpKind kind, const std::vect
                     inputs[i]->type.elem.str() + " (the combine must keep each input's dtype; cast inside it)");
     yields.push_back(o.v);
   }
+  // Values the combine computes but does not use go first (Inductor's promote_to_tensor builds
+  // `x + tl.zeros((1,), tl.int1)` only to read its dtype, as Triton's tracing allows).
+  {
+    std::map<const ir::Value *, unsigned> uses;
+    for (ir::Value *y : yields)
+      ++uses[y];
+    ir::walk(*region, [&](ir::Op &o) {
+      for (ir::Value *v : o.operands)
+        ++uses[v];
+    });
+    for (auto it = region->ops.end(); it != region->ops.begin();) {
+      --it;
+      ir::Op &o = **it;
+      bool dead = !o.results.empty() && o.regions.empty() &&
+                  (ir::isElementwise(o.kind) || o.kind == ir::OpKind::Splat || o.kind == ir::OpKind::Broadcast ||
+                   o.kind == ir::OpKind::Arange || o.kind == ir::OpKind::ExpandDims || o.kind == ir::OpKind::Reshape ||
+                   o.kind == ir::OpKind::Constant);
+      for (auto &r : o.results)
+        dead = dead && uses[r.get()] == 0;
+      if (!dead)
+        continue;
+      for (ir::Value *v : o.operands)
+        --uses[v];
+      it = region->ops.erase(it);
+    }
+  }
   // The combine runs on one pair of elements at a time: it cannot touch memory or make tiles.
   ir::walk(*region, [&](ir::Op &o) {
     const char *what = nullptr;
