@@ -814,9 +814,10 @@ private:
     default: break;
     }
     int64_t v = 0;
-    if (!parseIntLiteral(text, v))
-      error(loc(t), "integer literal '" + text + "' is too large (the limit is 2**63 - 1)");
-    return make<IntLit>(loc(t), v);
+    bool u64 = false;
+    if (!parseIntLiteral(text, v, &u64))
+      error(loc(t), "integer literal '" + text + "' is too large (the limit is 2**64 - 1)");
+    return make<IntLit>(loc(t), v, u64);
   }
 
   /// The message and location of the first error in quiet diagnostics of this file

@@ -170,7 +170,7 @@ std::string collapseBraces(const std::string &s) {
 
 } // namespace
 
-bool parseIntLiteral(std::string_view text, int64_t &value) {
+bool parseIntLiteral(std::string_view text, int64_t &value, bool *unsigned64) {
   std::string s = withoutUnderscores(text);
   int base = 10;
   size_t i = 0;
@@ -181,7 +181,8 @@ bool parseIntLiteral(std::string_view text, int64_t &value) {
     i = 2;
   }
   uint64_t v = 0;
-  const uint64_t limit = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  const uint64_t limit = unsigned64 ? std::numeric_limits<uint64_t>::max()
+                                    : static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
   for (; i < s.size(); ++i) {
     uint64_t d = static_cast<uint64_t>(digitValue(s[i]));
     if (d >= static_cast<uint64_t>(base))
@@ -191,6 +192,8 @@ bool parseIntLiteral(std::string_view text, int64_t &value) {
     v = v * static_cast<uint64_t>(base) + d;
   }
   value = static_cast<int64_t>(v);
+  if (unsigned64)
+    *unsigned64 = v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
   return true;
 }
 

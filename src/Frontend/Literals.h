@@ -9,8 +9,9 @@
 namespace tle::frontend {
 
 /// Parses the text of an integer token (decimal, 0x, 0o, 0b; underscores allowed). Returns
-/// false when the value does not fit in int64.
-bool parseIntLiteral(std::string_view text, int64_t &value);
+/// false when the value does not fit in int64, or with `unsigned64` in uint64 (then set when
+/// the value is past int64, `value` holding its bits).
+bool parseIntLiteral(std::string_view text, int64_t &value, bool *unsigned64 = nullptr);
 
 /// Parses the text of a float token (`1.`, `.5`, `1e-3`, underscores allowed). Values past the
 /// double range become infinity and tiny ones zero, as in Python.

@@ -612,8 +612,12 @@ SVal Specializer::eval(const ast::Expr *e, Env &env) {
   switch (e->kind()) {
   case ast::Node::Kind::Name:
     return lookup(dyn_cast<ast::NameExpr>(e)->name, e->loc(), env);
-  case ast::Node::Kind::IntLit:
-    return SVal::integer(dyn_cast<ast::IntLit>(e)->value);
+  case ast::Node::Kind::IntLit: {
+    auto *lit = dyn_cast<ast::IntLit>(e);
+    if (lit->unsigned64) // past int64: a uint64 constant, as Triton types it
+      return SVal::tensor(b->constInt(e->loc(), DType::U64, lit->value));
+    return SVal::integer(lit->value);
+  }
   case ast::Node::Kind::FloatLit:
     return SVal::real(dyn_cast<ast::FloatLit>(e)->value);
   case ast::Node::Kind::BoolLit:

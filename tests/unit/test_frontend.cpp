@@ -890,9 +890,9 @@ TEST_CASE("frontend: lexical errors", "[frontend][diagnostics]") {
 }
 
 TEST_CASE("frontend: AST construction errors", "[frontend][diagnostics]") {
-  CHECK(parseError("x = 9223372036854775808\n", "k.tle") ==
-        "k.tle:1:5: error: integer literal '9223372036854775808' is too large (the limit is 2**63 - 1)\n"
-        "  x = 9223372036854775808\n"
+  CHECK(parseError("x = 18446744073709551616\n", "k.tle") ==
+        "k.tle:1:5: error: integer literal '18446744073709551616' is too large (the limit is 2**64 - 1)\n"
+        "  x = 18446744073709551616\n"
         "      ^\n");
   CHECK(firstLine(parseError("f(x) = 1\n")) == "test.tle:1:1: error: cannot assign to function call");
   CHECK(firstLine(parseError("a + b = 1\n")) == "test.tle:1:3: error: cannot assign to expression");

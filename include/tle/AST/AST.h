@@ -64,7 +64,10 @@ struct NameExpr : Expr {
 /// fit in int64 are rejected by the frontend with a located error.
 struct IntLit : Expr {
   int64_t value;
-  IntLit(SourceLoc l, int64_t v) : Expr(Kind::IntLit, l), value(v) {}
+  /// A literal in [2**63, 2**64): `value` holds its bits; it is a uint64 constant (Triton's
+  /// to_tensor types such a literal uint64), not a compile-time int.
+  bool unsigned64 = false;
+  IntLit(SourceLoc l, int64_t v, bool u = false) : Expr(Kind::IntLit, l), value(v), unsigned64(u) {}
   TLE_AST_CLASSOF(IntLit)
 };
 
