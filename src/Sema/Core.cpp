@@ -149,7 +149,9 @@ SVal isinstance(Specializer &S, const BuiltinCall &c) {
     if (n == "bool") return x.kind == SVal::Kind::Bool;
     if (n == "str") return x.kind == SVal::Kind::Str;
     if (n == "tuple" || n == "list") return x.kind == SVal::Kind::Tuple;
-    if (n == "tl.constexpr") return x.isConstexpr();
+    // In @jit code a compile-time value is a tl.constexpr; Python code run at compile time (a
+    // constexpr function, a module-level helper) sees plain Python values, as Triton unwraps them.
+    if (n == "tl.constexpr") return x.isConstexpr() && S.pythonDepth == 0;
     if (n == "tl.tensor") return x.isTensor();
     if (n == "tl.dtype") return x.kind == SVal::Kind::DType;
     S.fail(p.loc("classinfo"), "isinstance() supports int, float, bool, str, tuple, list, tl.constexpr, tl.tensor "

@@ -785,7 +785,7 @@ SVal Specializer::call(const ast::CallExpr *e, Env &env) {
   case SVal::Kind::JitFn:
     return callJit(callee.fn, args);
   case SVal::Kind::PyFn:
-    if (callee.i || commandLine_)
+    if (callee.i || commandLine_ || moduleLevel_)
       return callConstexprFn(callee.fn, args, e->callee->loc());
   {
     std::string home = homeModuleName(callee.fn);

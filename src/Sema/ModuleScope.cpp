@@ -127,6 +127,7 @@ std::unique_ptr<Specializer> Specializer::moduleProbe(DiagnosticEngine &quiet) c
   // that is thrown away: they are not compile-time values.
   probe->fn = std::make_unique<ir::Function>();
   probe->b = std::make_unique<ir::Builder>(&probe->fn->body);
+  probe->moduleLevel_ = true;
   return probe;
 }
 
@@ -138,6 +139,7 @@ void Specializer::withModuleProbe(DiagnosticEngine &quiet, const std::function<v
   // that is thrown away: they are not compile-time values.
   probe.fn = std::make_unique<ir::Function>();
   probe.b = std::make_unique<ir::Builder>(&probe.fn->body);
+  probe.moduleLevel_ = true;
   // The globals are lent, not copied (a copy per module statement made module evaluation
   // quadratic in the number of globals), and given back however `f` ends.
   struct Lend {

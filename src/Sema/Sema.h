@@ -450,6 +450,9 @@ public:
   /// host code that launches a kernel, a plain Python function of the module may be called; its
   /// body runs at compile time as a @triton.constexpr_function's does.
   bool commandLine_ = false;
+  /// Set on the probes that evaluate module-level code: there, as Python runs a module, a plain
+  /// Python function may be called (its body runs at compile time, as a constexpr function's).
+  bool moduleLevel_ = false;
   bool truthy(const SVal &v, SourceLoc loc);
 
   // --- Tensors and types (Tensors.cpp; checkScalarOperand in Expressions.cpp, castWithRounding in Math.cpp)
