@@ -391,8 +391,16 @@ void Specializer::importOne(UserModule &m, const std::string &attr, const std::s
     defineGlobal(name, SVal::module(m.name + "." + attr), "", bound);
     return;
   }
-  if (m.state == UserModule::State::Running)
-    failCircular(m, attr, loc);
+  if (m.state == UserModule::State::Running) {
+    // Python's ImportError: inside a module-level `try` its handler runs (FlagGems' optional
+    // extension: the name is left unknown, which makes the `try` run it); otherwise an error.
+    Unresolved u = circularImport(m, attr);
+    if (moduleTryDepth_ == 0)
+      fail(loc, u.why.substr(std::string("could not be imported: ").size()), u.notes);
+    u.notes.insert(u.notes.begin(), {loc, "imported here"});
+    defineGlobal(name, std::nullopt, u, bound);
+    return;
+  }
   defineGlobal(name, std::nullopt,
                Unresolved("could not be imported: module '" + m.name + "'" + (m.path.empty() ? "" : " (" + m.path + ")") +
                               " has no name '" + attr + "'",
@@ -420,7 +428,7 @@ void Specializer::importStar(UserModule &m, std::set<std::string> *bound) {
     importOne(m, n, n, {}, bound);
 }
 
-void Specializer::failCircular(const UserModule &m, const std::string &attr, SourceLoc loc) {
+Specializer::Unresolved Specializer::circularImport(const UserModule &m, const std::string &attr) const {
   const auto &stack = modules_->stack;
   std::vector<std::string> chain;
   std::vector<Note> notes;
@@ -434,9 +442,9 @@ void Specializer::failCircular(const UserModule &m, const std::string &attr, Sou
       notes.push_back({at, "'" + mod->name + "' is imported here"});
   }
   chain.push_back(m.name);
-  fail(loc, "cannot import name '" + attr + "' from partially initialized module '" + m.name +
-                "' (an import cycle: " + join(chain, " -> ") + ")",
-       notes);
+  return Unresolved("could not be imported: cannot import name '" + attr + "' from partially initialized module '" +
+                        m.name + "' (an import cycle: " + join(chain, " -> ") + ")",
+                    notes);
 }
 
 SVal Specializer::moduleAttribute(const UserModule &m, const std::string &attr, SourceLoc loc) {

@@ -402,7 +402,14 @@ void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bo
   }
   if (auto *t = dyn_cast<ast::TryStmt>(s)) {
     std::set<std::string> primary;
-    defineModuleBlock(t->body, &primary);
+    ++moduleTryDepth_;
+    try {
+      defineModuleBlock(t->body, &primary);
+    } catch (...) {
+      --moduleTryDepth_;
+      throw;
+    }
+    --moduleTryDepth_;
     if (bound)
       bound->insert(primary.begin(), primary.end());
     bool failed = std::any_of(primary.begin(), primary.end(), [&](const std::string &n) { return !knownGlobal(n); });

@@ -390,8 +390,9 @@ public:
                  std::set<std::string> *bound);
   /// `from m import *`: the names of m's `__all__`, else its names that do not start with '_'.
   void importStar(UserModule &m, std::set<std::string> *bound);
-  /// The located error for a name missing from a module that is still running (a cycle).
-  [[noreturn]] void failCircular(const UserModule &m, const std::string &attr, SourceLoc loc);
+  /// Why `from m import attr` fails while `m` is still running (an import cycle, Python's
+  /// ImportError), with a note at each import of the cycle.
+  Unresolved circularImport(const UserModule &m, const std::string &attr) const;
   /// The language module `base`'s attribute `attr` without reporting errors: nullopt, with the
   /// first error's message in `why`, when TLE does not have it.
   std::optional<SVal> quietAttribute(const SVal &base, const std::string &attr, SourceLoc loc, std::string &why) const;
@@ -453,6 +454,9 @@ public:
   /// Set on the probes that evaluate module-level code: there, as Python runs a module, a plain
   /// Python function may be called (its body runs at compile time, as a constexpr function's).
   bool moduleLevel_ = false;
+  /// How many module-level `try` bodies are being defined: an import that fails there (a cycle)
+  /// leaves its name unknown for the handler to run, as Python's ImportError would.
+  int moduleTryDepth_ = 0;
   bool truthy(const SVal &v, SourceLoc loc);
 
   // --- Tensors and types (Tensors.cpp; checkScalarOperand in Expressions.cpp, castWithRounding in Math.cpp)
