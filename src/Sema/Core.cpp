@@ -5,6 +5,8 @@
 #include "Registry.h"
 #include "Sema.h"
 
+#include <llvm/Support/SaveAndRestore.h>
+
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -168,6 +170,16 @@ SVal hasattr(Specializer &S, const BuiltinCall &c) {
     S.fail(name.loc, "hasattr() name must be a string, got " + name.val.describe());
   std::string why;
   return SVal::boolean(S.quietAttribute(c.p.get("obj").val, name.val.s, c.loc, why).has_value());
+}
+
+SVal coreArith(Specializer &S, const BuiltinCall &c) {
+  // triton.language.core's add / sub / mul(x, y, sanitize_overflow=True): what + - * call. With
+  // sanitize_overflow=False a debug build does not check the operation for overflow.
+  const Binder &p = c.p;
+  ast::BinaryOp op = c.name == "tl.add" ? ast::BinaryOp::Add : c.name == "tl.sub" ? ast::BinaryOp::Sub : ast::BinaryOp::Mul;
+  bool sanitize = !p.has("sanitize_overflow") || S.truthy(p.get("sanitize_overflow").val, p.loc("sanitize_overflow"));
+  llvm::SaveAndRestore<bool> check(S.debug, S.debug && sanitize);
+  return S.binary(op, p.get("x").val, p.get("y").val, c.loc, p.loc("x"), p.loc("y"));
 }
 
 SVal cdiv(Specializer &S, const BuiltinCall &c) {
@@ -411,6 +423,9 @@ std::vector<BuiltinSpec> coreBuiltins() {
       {"range", range, forIterable, kBindsOwnArguments},
       {"isinstance", "obj, classinfo", isinstance},
       {"hasattr", "obj, name, /", hasattr},
+      {"tl.add", "x, y, sanitize_overflow=True", coreArith},
+      {"tl.sub", "x, y, sanitize_overflow=True", coreArith},
+      {"tl.mul", "x, y, sanitize_overflow=True", coreArith},
       {"tuple", "", nullptr},
       {"list", "", nullptr},
       // triton's helpers and decorators

@@ -48,7 +48,7 @@ TEST_CASE("builtin registry: the tl functions are the language's", "[sema][regis
       "randint", "randint4x", "rand", "rand4x", "randn", "randn4x", "uint_to_uniform_float",
       "pair_uniform_to_normal", "softmax", "tensor", "dtype", "reduce", "associative_scan", "xor_sum", "sort",
       "histogram", "inline_asm_elementwise", "gather", "topk", "bitonic_merge", "reduce_or", "max_constancy",
-      "broadcast", "constexpr_function", "get_int_dtype"};
+      "broadcast", "constexpr_function", "get_int_dtype", "add", "sub", "mul"};
   CHECK(asSet(builtinNames("tl")) == expected);
   CHECK(isModuleBuiltin("tl", "load"));
   CHECK_FALSE(isModuleBuiltin("tl", "foo"));
@@ -57,7 +57,7 @@ TEST_CASE("builtin registry: the tl functions are the language's", "[sema][regis
 
 TEST_CASE("builtin registry: Python builtins, triton, tl.extra.cuda and TLE names", "[sema][registry]") {
   CHECK(asSet(builtinNames("")) == std::set<std::string>{"range", "min", "max", "float", "int", "bool", "len", "abs",
-                                                          "print", "isinstance", "str", "repr", "tuple", "list"});
+                                                          "print", "isinstance", "hasattr", "str", "repr", "tuple", "list"});
   CHECK(asSet(builtinNames("triton")) == std::set<std::string>{"cdiv", "next_power_of_2", "jit", "constexpr_function",
                                                                "autotune", "heuristics", "Config"});
   CHECK(asSet(builtinNames("torch")) == std::set<std::string>{"finfo", "iinfo"});
