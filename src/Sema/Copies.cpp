@@ -48,8 +48,8 @@ std::string shapeStr(const std::vector<int64_t> &s) {
   return r + "]";
 }
 
-/// `shape` (a list of compile-time ints) checked against `want`.
-void checkShape(Specializer &S, const Arg &shape, const std::vector<int64_t> &want, const std::string &what) {
+/// copy()'s `shape` argument: a list of compile-time ints (an int alone is one dim).
+std::vector<int64_t> shapeInts(Specializer &S, const Arg &shape) {
   std::vector<int64_t> got;
   const SVal &v = shape.val;
   std::vector<SVal> dims = v.kind == SVal::Kind::Tuple ? v.elts : std::vector<SVal>{v};
@@ -58,6 +58,12 @@ void checkShape(Specializer &S, const Arg &shape, const std::vector<int64_t> &wa
       S.fail(shape.loc, "copy() shape must be a list of compile-time integers, got " + v.describe());
     got.push_back(d.i);
   }
+  return got;
+}
+
+/// `shape` (a list of compile-time ints) checked against `want`.
+void checkShape(Specializer &S, const Arg &shape, const std::vector<int64_t> &want, const std::string &what) {
+  std::vector<int64_t> got = shapeInts(S, shape);
   if (got != want)
     S.fail(shape.loc, "copy() shape " + shapeStr(got) + " is not " + what + " " + shapeStr(want));
 }
@@ -66,14 +72,7 @@ void checkShape(Specializer &S, const Arg &shape, const std::vector<int64_t> &wa
 /// most `within`'s (FlagTree's validate_copy_compatibility: a copy dim may not exceed the source
 /// or the destination).
 std::vector<int64_t> copyShapeWithin(Specializer &S, const Arg &shape, const std::vector<int64_t> &within) {
-  std::vector<int64_t> got;
-  const SVal &v = shape.val;
-  std::vector<SVal> dims = v.kind == SVal::Kind::Tuple ? v.elts : std::vector<SVal>{v};
-  for (const SVal &d : dims) {
-    if (d.kind != SVal::Kind::Int)
-      S.fail(shape.loc, "copy() shape must be a list of compile-time integers, got " + v.describe());
-    got.push_back(d.i);
-  }
+  std::vector<int64_t> got = shapeInts(S, shape);
   bool ok = got.size() == within.size();
   for (size_t i = 0; ok && i < got.size(); ++i)
     ok = got[i] >= 1 && got[i] <= within[i];

@@ -121,6 +121,17 @@ int64_t maxImpreciseAcc(Specializer &S, const Binder &p) {
   return maxImprecise;
 }
 
+/// The argument of `c` at position `pos`, or given as keyword `kw` (the call's arguments are
+/// already bound, so each is given once at most); null when absent.
+Arg *argSlot(CallArgs &c, size_t pos, const char *kw) {
+  if (c.pos.size() > pos)
+    return &c.pos[pos];
+  for (auto &[k, v] : c.kw)
+    if (k == kw)
+      return &v;
+  return nullptr;
+}
+
 SVal dot(Specializer &S, const BuiltinCall &c) {
   const Binder &p = c.p;
   CallArgs &args = c.args;
@@ -227,15 +238,7 @@ SVal Specializer::batchedDot(ir::Value *a, ir::Value *bm, CallArgs &args) {
                   "] has " + why);
   // The argument slots of input, other and acc: positions 0-2 of dot(input, other, acc, ...) or
   // the keywords (the call's arguments are already bound, so each is given once at most).
-  auto slot = [](CallArgs &c, size_t pos, const char *kw) -> Arg * {
-    if (c.pos.size() > pos)
-      return &c.pos[pos];
-    for (auto &[k, v] : c.kw)
-      if (k == kw)
-        return &v;
-    return nullptr;
-  };
-  Arg *accArg = slot(args, 2, "acc");
+  Arg *accArg = argSlot(args, 2, "acc");
   std::vector<ir::Value *> accs;
   if (accArg && accArg->val.kind != SVal::Kind::None) {
     ir::Value *acc = toTensor(accArg->val, accArg->loc);
@@ -249,10 +252,10 @@ SVal Specializer::batchedDot(ir::Value *a, ir::Value *bm, CallArgs &args) {
   std::vector<ir::Value *> as = batchSlices(*b, a, loc), bs = batchSlices(*b, bm, loc), rs;
   for (size_t i = 0; i < as.size(); ++i) {
     CallArgs one = args;
-    slot(one, 0, "input")->val = SVal::tensor(as[i]);
-    slot(one, 1, "other")->val = SVal::tensor(bs[i]);
+    argSlot(one, 0, "input")->val = SVal::tensor(as[i]);
+    argSlot(one, 1, "other")->val = SVal::tensor(bs[i]);
     if (!accs.empty())
-      slot(one, 2, "acc")->val = SVal::tensor(accs[i]);
+      argSlot(one, 2, "acc")->val = SVal::tensor(accs[i]);
     rs.push_back(callBuiltin("tl.dot", one).v);
   }
   return SVal::tensor(stackBatches(*b, rs, loc));
@@ -264,14 +267,6 @@ SVal Specializer::paddedDot(ir::Value *a, ir::Value *bm, CallArgs &args) {
   // columns (tle.insert_tile at [0, 0]), so does acc, and the [M, N] corner of the padded dot is
   // the result (tle.extract_tile). The zeros add nothing to the sums it keeps.
   SourceLoc loc = args.loc;
-  auto slot = [](CallArgs &c, size_t pos, const char *kw) -> Arg * {
-    if (c.pos.size() > pos)
-      return &c.pos[pos];
-    for (auto &[k, v] : c.kw)
-      if (k == kw)
-        return &v;
-    return nullptr;
-  };
   auto index0 = SVal::tuple({SVal::integer(0), SVal::integer(0)});
   auto pad = [&](ir::Value *x, int64_t rows, int64_t cols) {
     if (x->type.shape == std::vector<int64_t>{rows, cols})
@@ -283,9 +278,9 @@ SVal Specializer::paddedDot(ir::Value *a, ir::Value *bm, CallArgs &args) {
   int64_t M = a->type.shape[0], K = a->type.shape[1], N = bm->type.shape[1];
   int64_t Mp = std::max<int64_t>(M, 16), Np = std::max<int64_t>(N, 16);
   CallArgs padded = args;
-  slot(padded, 0, "input")->val = SVal::tensor(pad(a, Mp, K));
-  slot(padded, 1, "other")->val = SVal::tensor(pad(bm, K, Np));
-  if (Arg *acc = slot(padded, 2, "acc"); acc && acc->val.kind != SVal::Kind::None) {
+  argSlot(padded, 0, "input")->val = SVal::tensor(pad(a, Mp, K));
+  argSlot(padded, 1, "other")->val = SVal::tensor(pad(bm, K, Np));
+  if (Arg *acc = argSlot(padded, 2, "acc"); acc && acc->val.kind != SVal::Kind::None) {
     ir::Value *c = toTensor(acc->val, acc->loc);
     if (c->type.shape != std::vector<int64_t>{M, N})
       fail(acc->loc, "dot() acc must be a [" + std::to_string(M) + ", " + std::to_string(N) + "] tile, got " +
