@@ -245,8 +245,8 @@ SVal descLoad(Specializer &S, const BuiltinCall &c) {
   return SVal::tensor(ld->result());
 }
 
-/// tl.store(desc, offsets, value) / desc.store(offsets, value): out-of-range elements are not
-/// written.
+/// tl.store(desc, offsets, value) / desc.store(offsets, value): the value cast to the
+/// descriptor's dtype, as Triton does; out-of-range elements are not written.
 SVal descStore(Specializer &S, const BuiltinCall &c) {
   const Binder &p = c.p;
   const std::string &fname = c.fname;
@@ -261,10 +261,12 @@ SVal descStore(Specializer &S, const BuiltinCall &c) {
   if (!va.val.isTensor() || va.val.v->type.shape != ptrs->type.shape)
     S.fail(va.loc, fname + "() value must be a tile of the descriptor's block shape " +
                        ptrs->type.withElem(ir::ScalarType{et}).str() + ", got " + va.val.describe());
-  if (va.val.v->type.dtype() != et)
-    S.fail(va.loc, fname + "() value has dtype " + std::string(ir::name(va.val.v->type.dtype())) +
-                       " but the descriptor's is " + ir::name(et) + "; convert it with .to(" + ir::name(et) + ")");
-  std::vector<ir::Value *> ops = {ptrs, va.val.v, mask};
+  // Triton's descriptor_store casts the value to the descriptor's dtype (an fp32 accumulator
+  // stored through a bf16 descriptor: mamba3's backward kernels).
+  ir::Value *value = va.val.v;
+  if (value->type.dtype() != et)
+    value = S.castTo(value, ir::ScalarType{et}, va.loc);
+  std::vector<ir::Value *> ops = {ptrs, value, mask};
   appendDescriptor(td, offs, ops);
   ir::Op *st = S.b->create(ir::OpKind::Store, c.loc, ops, {});
   st->setBlockShape(td.ints);
