@@ -7,6 +7,7 @@
 #include <llvm/Support/Casting.h>
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 using llvm::dyn_cast;
@@ -183,6 +184,8 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
   // variable is lb + j * step, so that the loop itself keeps a positive step (Triton rewrites
   // such a loop the same way).
   const bool down = step.val.isConstexpr() && step.val.i < 0;
+  if (down && step.val.i == std::numeric_limits<int64_t>::min())
+    fail(step.loc, "range() step " + std::to_string(step.val.i) + " is out of range (its magnitude must fit int64)");
   if (!isa<ast::NameExpr>(s->target))
     fail(s->target->loc(), "the loop variable must be a single name");
 
