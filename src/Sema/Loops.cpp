@@ -215,10 +215,19 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
   CarriedVars cv = collectCarried(assigned, env, inits);
   ir::Value *first = lbv, *stride = stepv;
   if (down) {
-    ir::Value *mag = b->constInt(s->loc(), ivType, -step.val.i);
-    ir::Value *span = b->binary(ir::OpKind::Add, s->loc(), b->binary(ir::OpKind::Sub, s->loc(), lbv, ubv),
-                                b->constInt(s->loc(), ivType, -step.val.i - 1));
-    ubv = b->binary(ir::OpKind::IDiv, s->loc(), span, mag); // <= 0 (no iteration) when lb <= ub
+    // The trip count in 64 bits (the bounds widened by their signedness, so that lb - ub and
+    // the rounding cannot wrap), then in the loop's type: at most (lb - ub) iterations.
+    const ir::ScalarType wide{ir::bitWidth(ivType) < 64 ? ir::DType::I64 : ivType};
+    ir::Value *lb64 = castTo(lbv, wide, lb.loc), *ub64 = castTo(ubv, wide, ub.loc);
+    ir::Value *mag = b->constInt(s->loc(), wide.dtype, -step.val.i);
+    ir::Value *dist = b->binary(ir::OpKind::Sub, s->loc(), lb64, ub64);
+    ir::Value *zero = b->constInt(s->loc(), wide.dtype, 0);
+    if (ir::isUnsigned(wide.dtype)) // lb <= ub: no iteration (the unsigned difference would wrap)
+      dist = b->select(s->loc(), b->cmp(s->loc(), ir::CmpPred::Gt, lb64, ub64), dist, zero);
+    ir::Value *span = b->binary(ir::OpKind::Add, s->loc(), dist, b->constInt(s->loc(), wide.dtype, -step.val.i - 1));
+    ir::Value *trips = b->binary(ir::OpKind::IDiv, s->loc(), span, mag);
+    trips = b->select(s->loc(), b->cmp(s->loc(), ir::CmpPred::Gt, trips, zero), trips, zero); // lb <= ub: none
+    ubv = castTo(trips, ir::ScalarType{ivType}, s->loc());
     lbv = b->constInt(s->loc(), ivType, 0);
     stepv = b->constInt(s->loc(), ivType, 1);
   }

@@ -236,7 +236,7 @@ void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bo
   // A name both bind to different values keeps the current state's, and a kernel that reads it
   // gets the warning `ambiguous` (Specializer::guessedGlobals_).
   auto supplement = [&](const ast::Block &alternative, const ScopeState &from, const std::set<std::string> &primary,
-                        const Unresolved &ambiguous) {
+                        const Unresolved &ambiguous) -> std::set<std::string> {
     std::set<std::string> unknown;
     for (const std::string &n : primary)
       if (!knownGlobal(n))
@@ -262,7 +262,10 @@ void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bo
       if (auto w = theirs.wrappers.find(n); w != theirs.wrappers.end())
         kernelWrappers_[n] = w->second;
       defineGlobal(n, it->second, "", bound);
+      if (!primary.count(n)) // only the other branch binds it: a guess as well
+        guessedGlobals_[n] = ambiguous;
     }
+    return alt;
   };
 
   if (auto *imp = dyn_cast<ast::ImportStmt>(s)) {
@@ -394,10 +397,20 @@ void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bo
       bound->insert(primary.begin(), primary.end());
     if (why.empty())
       why = "it is not a compile-time value";
-    Unresolved ambiguous("is taken from the first branch of a module-level `if` whose condition is not known at "
-                         "compile time (" + why + "); the other branch binds it differently",
+    Unresolved ambiguous("is taken from one branch of a module-level `if` whose condition is not known at "
+                         "compile time (" + why + "); the other branch binds it differently, or not at all",
                          {{ifs->cond->loc(), "the condition"}});
-    supplement(ifs->orelse, before, primary, ambiguous);
+    std::set<std::string> alt = supplement(ifs->orelse, before, primary, ambiguous);
+    // A name only the body binds keeps, when the condition is false, its value from before the
+    // `if` (or stays unbound): the body's is a guess too.
+    for (const std::string &n : primary) {
+      if (alt.count(n))
+        continue; // both branches bind it: compared above
+      auto now = globals.find(n), was = before.globals.find(n);
+      if (now != globals.end() && !guessedGlobals_.count(n) &&
+          (was == before.globals.end() || !sameValue(was->second, now->second)))
+        guessedGlobals_[n] = ambiguous;
+    }
     return;
   }
   if (auto *t = dyn_cast<ast::TryStmt>(s)) {
@@ -426,7 +439,21 @@ void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bo
     defineModuleBlock(t->finalbody, bound);
     return;
   }
-  // Expression statements, classes, loops, `with` and the rest are host code.
+  // Module-level loops are not run: a name they bind is unknown (an error where a kernel reads
+  // it), not its value from before the loop.
+  if (isa<ast::ForStmt>(s) || isa<ast::WhileStmt>(s)) {
+    std::set<std::string> assigned;
+    ast::Block one{const_cast<ast::Stmt *>(s)};
+    collectAssigned(one, assigned);
+    for (const std::string &n : assigned)
+      defineGlobal(n, std::nullopt,
+                   Unresolved(std::string("is bound by a module-level `") + (isa<ast::ForStmt>(s) ? "for" : "while") +
+                                  "` loop, which the compiler does not run (bind it without a loop)",
+                              {{s->loc(), "the loop"}}),
+                   bound);
+    return;
+  }
+  // Expression statements, classes, `with` and the rest are host code.
 }
 
 } // namespace tle::sema
