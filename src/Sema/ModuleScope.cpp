@@ -415,14 +415,30 @@ void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bo
   }
   if (auto *t = dyn_cast<ast::TryStmt>(s)) {
     std::set<std::string> primary;
-    ++moduleTryDepth_;
+    // Whether a handler catches Python's ImportError (bare, or naming ImportError, Exception or
+    // BaseException, alone or in a tuple): only then does a failing import run it.
+    auto catchesImportError = [](const ast::ExceptHandler &h) {
+      if (!h.type)
+        return true;
+      std::vector<const ast::Expr *> types = {h.type};
+      if (auto *tu = dyn_cast<ast::TupleExpr>(h.type))
+        types.assign(tu->elts.begin(), tu->elts.end());
+      for (const ast::Expr *e : types) {
+        auto *n = dyn_cast<ast::NameExpr>(e);
+        if (n && (n->name == "ImportError" || n->name == "Exception" || n->name == "BaseException"))
+          return true;
+      }
+      return false;
+    };
+    const bool catches = std::any_of(t->handlers.begin(), t->handlers.end(), catchesImportError);
+    moduleTryDepth_ += catches;
     try {
       defineModuleBlock(t->body, &primary);
     } catch (...) {
-      --moduleTryDepth_;
+      moduleTryDepth_ -= catches;
       throw;
     }
-    --moduleTryDepth_;
+    moduleTryDepth_ -= catches;
     if (bound)
       bound->insert(primary.begin(), primary.end());
     bool failed = std::any_of(primary.begin(), primary.end(), [&](const std::string &n) { return !knownGlobal(n); });
