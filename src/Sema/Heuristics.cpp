@@ -11,7 +11,6 @@
 namespace tle::sema {
 
 using llvm::dyn_cast;
-using llvm::dyn_cast_or_null;
 
 namespace {
 
@@ -91,23 +90,16 @@ std::vector<Specializer::Heuristic> Specializer::kernelHeuristics(const ast::Fun
                                                                   const std::vector<const ast::CallExpr *> &wrappers) {
   // Triton's heuristics(values): any mapping of parameter names to functions of the arguments'
   // dict, given positionally or as values=. Evaluated here: a dict display whose values are
-  // lambdas or names of module-level functions whose body is one `return EXPR`, or a name or
-  // call giving such a dict of functions. A decorator in another form is not evaluated: its
+  // lambdas or names of module-level functions whose body is one `return EXPR`, or a
+  // module-level name bound to such a dict of functions. A decorator in another form is not evaluated: its
   // parameters then need values from -D or the signature, as any constexpr without one.
   std::vector<Heuristic> out;
   std::vector<const ast::Expr *> decorators(wrappers.begin(), wrappers.end());
   decorators.insert(decorators.end(), kernel->decorators.begin(), kernel->decorators.end());
-  // (arg, body) of a function value: a lambda, or a one-`return` Python function.
-  auto asFunction = [&](const ast::Expr *e, const SVal *v) -> std::optional<std::pair<std::string, const ast::Expr *>> {
-    if (auto *fn = e ? dyn_cast<ast::LambdaExpr>(e) : nullptr)
-      return fn->params.size() == 1 ? std::optional(std::make_pair(fn->params[0], (const ast::Expr *)fn->body))
-                                    : std::nullopt;
-    std::string why;
-    std::optional<SVal> got = v ? std::optional<SVal>(*v) : evalQuietly(e, why);
-    auto *fd = got && got->kind == SVal::Kind::PyFn ? dyn_cast_or_null<ast::FunctionDef>(got->fn) : nullptr;
-    if (!fd || fd->params.size() != 1 || fd->body.size() != 1)
-      return std::nullopt;
-    auto *ret = dyn_cast<ast::ReturnStmt>(fd->body[0]);
+  // (arg, body) of a function value: a one-`return` Python function of one parameter.
+  auto asFunction = [](const SVal &v) -> std::optional<std::pair<std::string, const ast::Expr *>> {
+    auto *fd = v.kind == SVal::Kind::PyFn ? v.fn : nullptr;
+    auto *ret = fd && fd->params.size() == 1 && fd->body.size() == 1 ? dyn_cast<ast::ReturnStmt>(fd->body[0]) : nullptr;
     if (!ret || !ret->value)
       return std::nullopt;
     return std::make_pair(fd->params[0].name, (const ast::Expr *)ret->value);
@@ -127,7 +119,12 @@ std::vector<Specializer::Heuristic> Specializer::kernelHeuristics(const ast::Fun
     if (auto *dict = dyn_cast<ast::DictExpr>(values)) {
       for (size_t i = 0; i < dict->keys.size() && usable; ++i) {
         auto *key = dyn_cast<ast::StringLit>(dict->keys[i]);
-        auto f = asFunction(dict->values[i], nullptr);
+        std::optional<std::pair<std::string, const ast::Expr *>> f;
+        std::string why;
+        if (auto *fn = dyn_cast<ast::LambdaExpr>(dict->values[i]); fn && fn->params.size() == 1)
+          f = std::make_pair(fn->params[0], (const ast::Expr *)fn->body);
+        else if (std::optional<SVal> v = evalQuietly(dict->values[i], why))
+          f = asFunction(*v);
         usable = key && f;
         if (usable)
           these.push_back({key->value, f->first, f->second, dict->values[i]->loc()});
@@ -139,7 +136,7 @@ std::vector<Specializer::Heuristic> Specializer::kernelHeuristics(const ast::Fun
         m = globals.at(n->name);
       usable = m && m->kind == SVal::Kind::Dict;
       for (size_t i = 0; usable && i + 1 < m->elts.size(); i += 2) {
-        auto f = asFunction(nullptr, &m->elts[i + 1]);
+        auto f = asFunction(m->elts[i + 1]);
         usable = m->elts[i].kind == SVal::Kind::Str && f;
         if (usable)
           these.push_back({m->elts[i].s, f->first, f->second, values->loc()});

@@ -396,7 +396,8 @@ void Specializer::importOne(UserModule &m, const std::string &attr, const std::s
     // extension: the name is left unknown, which makes the `try` run it); otherwise an error.
     Unresolved u = circularImport(m, attr);
     if (moduleTryDepth_ == 0)
-      fail(loc, u.why.substr(std::string("could not be imported: ").size()), u.notes);
+      fail(loc, u.why, u.notes);
+    u.why = "could not be imported: " + u.why;
     u.notes.insert(u.notes.begin(), {loc, "imported here"});
     defineGlobal(name, std::nullopt, u, bound);
     return;
@@ -442,8 +443,8 @@ Specializer::Unresolved Specializer::circularImport(const UserModule &m, const s
       notes.push_back({at, "'" + mod->name + "' is imported here"});
   }
   chain.push_back(m.name);
-  return Unresolved("could not be imported: cannot import name '" + attr + "' from partially initialized module '" +
-                        m.name + "' (an import cycle: " + join(chain, " -> ") + ")",
+  return Unresolved("cannot import name '" + attr + "' from partially initialized module '" + m.name +
+                        "' (an import cycle: " + join(chain, " -> ") + ")",
                     notes);
 }
 

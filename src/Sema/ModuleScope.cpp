@@ -5,6 +5,7 @@
 #include "Sema.h"
 
 #include <llvm/Support/Casting.h>
+#include <llvm/Support/SaveAndRestore.h>
 
 #include <algorithm>
 #include <sstream>
@@ -431,14 +432,10 @@ void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bo
       return false;
     };
     const bool catches = std::any_of(t->handlers.begin(), t->handlers.end(), catchesImportError);
-    moduleTryDepth_ += catches;
-    try {
+    {
+      llvm::SaveAndRestore<int> depth(moduleTryDepth_, moduleTryDepth_ + catches);
       defineModuleBlock(t->body, &primary);
-    } catch (...) {
-      moduleTryDepth_ -= catches;
-      throw;
     }
-    moduleTryDepth_ -= catches;
     if (bound)
       bound->insert(primary.begin(), primary.end());
     bool failed = std::any_of(primary.begin(), primary.end(), [&](const std::string &n) { return !knownGlobal(n); });
