@@ -3,9 +3,11 @@
 // staging areas, and the producer/consumer split of tl.range(warp_specialize=True); every
 // decision is recorded in the IR (Function::pipelines, `pipeline=k`, `map=k staging=N`).
 #include "tle/Transforms/Pipeline.h"
+#include "tle/Transforms/AllocateShared.h"
 #include "tle/Transforms/AxisInfo.h"
 #include "tle/Transforms/DotLowering.h"
 #include "tle/Transforms/RegisterEstimate.h"
+#include "tle/Transforms/Scratch.h"
 #include "tle/Transforms/TensorMaps.h"
 
 #include <algorithm>
@@ -109,7 +111,6 @@ public:
         diags->fatal(bare->def->loc, "pass 'pipeline' needs layouts: run assign-layouts before it");
       throw CompileAborted();
     }
-    clearMarks();
     // TMA reads global memory through the async proxy, which does not see the kernel's own
     // earlier generic writes without a proxy fence: TMA copies are used only by top-level ops
     // before the first one that writes global memory (a store or an atomic, in it or its regions).
@@ -119,9 +120,7 @@ public:
         firstWrite = idx;
       topIndex[top.get()] = idx++;
     }
-    for (const ir::Value *root : classes.roots)
-      if (!inPartition(root))
-        planDotOperands(root);
+    planDotOperandClasses();
     for (const ir::Value *root : classes.roots)
       if (!inPartition(root))
         planPrivate(root);
@@ -151,6 +150,7 @@ private:
   int64_t base = 0; ///< end of the pipeline area so far
   bool anySwizzled = false;
   std::set<const ir::Value *> planned; ///< roots of the classes given slots
+  std::vector<const ir::Value *> straightLine; ///< planned dot-operand classes no loop carries, in order
 
   static int64_t align(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 
@@ -209,6 +209,14 @@ private:
     planned.insert(root);
   }
 
+  /// planDotOperands for every class outside the kernel's own warp partitions. A class no loop
+  /// carries (straight-line code: a static_range's unrolled dots, an attention's Q) keeps its
+  /// slot for the whole kernel; such classes are declined, the last first, while the slots do
+  /// not fit (slotsFit), and their loads stay register loads.
+  void planDotOperandClasses();
+  /// Whether the slots planned so far fit: within pipelineSlotBudget, and with the kernel's
+  /// buffers and its largest scratch area within sharedMemoryLimit.
+  bool slotsFit() const;
   void planDotOperands(const ir::Value *root);
   bool planTma(const std::vector<const ir::Value *> &vs, int carried, const std::map<const ir::Block *, int> &carriedIn,
                ir::PipelineBuffer &buf);
@@ -217,6 +225,40 @@ private:
   void placeBarriers();
   void planTmaStores();
 };
+
+void Planner::planDotOperandClasses() {
+  std::set<const ir::Value *> declined;
+  for (;;) {
+    clearMarks();
+    base = 0;
+    anySwizzled = false;
+    planned.clear();
+    straightLine.clear();
+    for (const ir::Value *root : classes.roots)
+      if (!inPartition(root) && !declined.count(root))
+        planDotOperands(root);
+    if (straightLine.empty() || slotsFit())
+      return;
+    declined.insert(straightLine.back());
+  }
+}
+
+bool Planner::slotsFit() const {
+  if (base > pipelineSlotBudget(f.arch))
+    return false;
+  // What allocate-shared places beside the slots, counted as if live at once: the kernel's own
+  // buffers and the largest scratch area (the dots that stage operands from registers among them).
+  constexpr int64_t huge = int64_t(1) << 40;
+  int64_t others = 0, scratch = 0;
+  ir::walk(const_cast<ir::Block &>(f.body), [&](ir::Op &op) {
+    if (op.kind == OpKind::LocalAlloc)
+      others = std::min(huge, others + std::min(huge, ir::numElements(op.allocShape())) *
+                                           ir::storageBytes(op.result()->type.elem.pointee));
+  });
+  for (const auto &[op, need] : scratchNeeds(f, pipelineValues(f)))
+    scratch = std::max(scratch, need.bytes + need.align);
+  return base + others + scratch <= sharedMemoryLimit(f.arch);
+}
 
 void Planner::planDotOperands(const ir::Value *root) {
   const std::vector<const ir::Value *> &vs = classes.members.at(root);
@@ -324,6 +366,8 @@ void Planner::planDotOperands(const ir::Value *root) {
   buf.base = base;
   base += buf.slots * buf.slotBytes;
   mark(vs, transposedViews, buf, root);
+  if (carried == 0)
+    straightLine.push_back(root);
 }
 
 bool Planner::planTma(const std::vector<const ir::Value *> &vs, int carried,
@@ -604,6 +648,8 @@ void pipeline(ir::Function &f, DiagnosticEngine *diags) {
   if (!pipelineProtocolPlaced(f)) // else planned already: its slots are in use by the protocol's ops
     Planner(f, diags).run();
 }
+
+int64_t pipelineSlotBudget(const std::string &arch) { return (arch == "sm_80" ? 160 : 192) * 1024; }
 
 std::map<const ir::Value *, int> pipelineValues(const ir::Function &f, std::set<const ir::Value *> *transposed) {
   CarryClasses classes(f);

@@ -4,6 +4,7 @@
 #include "tle/Transforms/AxisInfo.h"
 #include "tle/Transforms/DotLowering.h"
 #include "tle/Transforms/HoistLoads.h"
+#include "tle/Transforms/Pipeline.h"
 #include "tle/Transforms/RegisterEstimate.h"
 #include "tle/Transforms/TensorMaps.h"
 
@@ -47,9 +48,7 @@ public:
   /// Pipeline stages when the kernel does not say (Triton's default num_stages).
   static constexpr int kDefaultStages = 3;
   /// Shared memory the slots of one loop may take (bytes); deeper pipelines are shortened.
-  /// sm_90a allows 227 KiB per block: 192 KiB for the slots leaves room for the scratch of
-  /// layout conversions inside the loop (the epilogue's reuses the slots). sm_80 allows 163 KiB.
-  int64_t pipelineBytes() const { return (f_.arch == "sm_80" ? 160 : 192) * 1024; }
+  int64_t pipelineBytes() const { return pipelineSlotBudget(f_.arch); }
   /// Bytes one slot of a prefetched [rows, cols] tile takes as the NVPTX backend lays it out:
   /// swizzled for wgmma except on sm_80 (mma.sync, padded rows); a restaged wgmma B's unpadded
   /// rows take the same.

@@ -20,7 +20,10 @@ namespace tle::transforms {
 ///   through loop carries, or through a tl.trans view of one operand) with 16-byte vectors and
 ///   a zero or no `other` gets `pipeline=k`; f.pipelines[k] holds its slots (carried values + 1),
 ///   in the layout the dot reads: swizzled for wgmma, padded rows for mma.sync (ldmatrix),
-///   unpadded for a restaged K-major wgmma B. On sm_90a a class whose every load can be a TMA
+///   unpadded for a restaged K-major wgmma B. A class no loop carries (straight-line dots) keeps
+///   its slot for the whole kernel: such classes are declined, the last first, while the slots
+///   exceed pipelineSlotBudget or, with the kernel's buffers and its largest scratch area, the
+///   shared-memory limit; their loads stay register loads. On sm_90a a class whose every load can be a TMA
 ///   fill (tensorMapFor; before the kernel's first global write; guarded fills in one top-level
 ///   loop, or in pipelined loops nested in it: `dynamic`) is copied with TMA; its descriptor is
 ///   appended to f.tensorMaps after the IR's declared ones.
@@ -40,6 +43,12 @@ namespace tle::transforms {
 /// shared memory. Last, the protocol of the slots' mbarriers and copies as ops
 /// (placePipelineProtocol). `diags` may be null only when no error or warning can arise.
 void pipeline(ir::Function &f, DiagnosticEngine *diags);
+
+/// The shared memory the pipeline slots of a kernel may take on `arch`, in bytes: 192 KiB of
+/// sm_90a's 227 (160 KiB of sm_80's 163), which leaves room for the scratch of layout conversions
+/// and of the dots that stage their operands from registers. `prefetch` shortens a loop's
+/// pipeline to fit it; `pipeline` declines straight-line dot-operand slots past it (see pipeline).
+int64_t pipelineSlotBudget(const std::string &arch);
 
 /// Every value that lives in pipeline slots, with its class (Function::pipelines index): the
 /// values linked by loop carries to a load marked `pipeline=k` or to a `pipeline_value
