@@ -403,11 +403,6 @@ void Parser::op(Block &b) {
       op->setAtomicKind(static_cast<AtomicKind>(pick({"add", "max", "min", "and", "or", "xor", "xchg"}, "operation")));
     op->setMemSem(static_cast<MemSem>(pick({"relaxed", "acquire", "release", "acq_rel"}, "ordering")));
     op->setMemScope(static_cast<MemScope>(pick({"gpu", "cta", "sys"}, "scope")));
-    if (op->kind == OpKind::AtomicRMW && tok_.kind == Tok::Ident && tok_.text == "warp_aggregate" &&
-        tok_.loc.line == op->loc.line) {
-      bump();
-      op->setWarpAggregate(true);
-    }
     break;
   }
   case OpKind::Scan: {

@@ -360,8 +360,7 @@ private:
       os_ << (op.launchDependents() ? " launch_dependents" : " wait");
       break;
     case OpKind::AtomicRMW:
-      os_ << " " << name(op.atomicKind()) << " " << name(op.memSem()) << " " << name(op.memScope())
-          << (op.warpAggregate() ? " warp_aggregate" : "");
+      os_ << " " << name(op.atomicKind()) << " " << name(op.memSem()) << " " << name(op.memScope());
       break;
     case OpKind::AtomicCAS:
       os_ << " " << name(op.memSem()) << " " << name(op.memScope());

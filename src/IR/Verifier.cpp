@@ -663,15 +663,6 @@ struct Verifier {
           op.memSem() < MemSem::Relaxed || op.memSem() > MemSem::AcqRel || op.memScope() < MemScope::Gpu ||
           op.memScope() > MemScope::Sys)
         return fail(op, "unknown operation, ordering or scope");
-      if (op.kind == OpKind::AtomicRMW && op.warpAggregate()) {
-        const Value *v = op.operands[1];
-        bool constant = v->def && v->def->kind == OpKind::Splat && v->def->operands[0]->def &&
-                        v->def->operands[0]->def->kind == OpKind::Constant;
-        if (op.atomicKind() != AtomicKind::Add || !isInteger(p.elem.pointee) || bitWidth(p.elem.pointee) < 32 ||
-            op.memSem() != MemSem::Relaxed || !p.isTile() || p.elem.space == AddrSpace::Global || !constant)
-          return fail(op, "warp_aggregate takes a relaxed add of a splatted integer constant (32 or 64 bits) "
-                          "through a tile of shared or cluster pointers");
-      }
       return true;
     }
     case OpKind::ExpandDims: {

@@ -1,6 +1,5 @@
 // The table of tile-IR passes: names, one-line summaries, entry points and pipeline places.
 #include "tle/Transforms/PassRegistry.h"
-#include "tle/Transforms/AggregateAtomics.h"
 #include "tle/Transforms/AllocateShared.h"
 #include "tle/Transforms/AsyncLoads.h"
 #include "tle/Transforms/BoundMasks.h"
@@ -60,7 +59,6 @@ void runPipeline(ir::Function &f, PassContext &ctx) { pipeline(f, ctx.diags); }
 void runLowerAsyncLoads(ir::Function &f, PassContext &) { lowerAsyncLoads(f); }
 void runWgmmaWaits(ir::Function &f, PassContext &) { placeWgmmaWaits(f); }
 void runBatchReduces(ir::Function &f, PassContext &) { batchReduces(f); }
-void runAggregateAtomics(ir::Function &f, PassContext &) { aggregateAtomics(f); }
 void runLowerHistograms(ir::Function &f, PassContext &ctx) { lowerHistograms(f, ctx.diags); }
 void runBoundMasks(ir::Function &f, PassContext &) { markBoundMasks(f); }
 void runPipelineFills(ir::Function &f, PassContext &ctx) { lowerPipelineFills(f, ctx.diags); }
@@ -109,10 +107,6 @@ const std::vector<PassInfo> &passRegistry() {
        "independent reduces of a block that combine across warps grouped after the first (batch=N): one "
        "exchange through shared memory, one pair of barriers",
        runBatchReduces, kInPipeline | kBeforeEmit},
-      {"aggregate-atomics",
-       "relaxed shared-memory atomic adds of a constant whose old values are unused marked warp_aggregate: one "
-       "atomic per distinct address of a warp (match.any.sync), adding the constant times the lanes",
-       runAggregateAtomics, kInPipeline},
       {"allocate-shared",
        "byte offsets for the kernel's shared buffers from their live ranges (buffers never live at once share "
        "bytes); the kernel's shared bytes",

@@ -637,7 +637,7 @@ public:
     std::vector<int64_t> ints, ints2;
     std::string sym, constraints;
     int pipeline = -1;         ///< Load, Permute: see pipeline()
-    int64_t staging = -1;      ///< Store: see tmaStaging(); Dot: see dotStageK(); AtomicRMW: warpAggregate()
+    int64_t staging = -1;      ///< Store: see tmaStaging(); Dot: see dotStageK()
     int tmaMap = -1;           ///< Store: see storeTensorMap()
   };
   const Attributes &attributes() const { return a_; }
@@ -755,11 +755,6 @@ public:
   void setMemSem(MemSem s) { need(__func__, K::AtomicRMW, K::AtomicCAS); a_.ival2 = static_cast<int64_t>(s); }
   MemScope memScope() const { need(__func__, K::AtomicRMW, K::AtomicCAS); return static_cast<MemScope>(a_.axis); }
   void setMemScope(MemScope s) { need(__func__, K::AtomicRMW, K::AtomicCAS); a_.axis = static_cast<int>(s); }
-  /// AtomicRMW: whether each warp's lanes that address one element combine into one atomic of
-  /// the constant value times their count (printed `warp_aggregate`; transforms::aggregateAtomics
-  /// lists when it may be set).
-  bool warpAggregate() const { need(__func__, K::AtomicRMW); return a_.staging == 1; }
-  void setWarpAggregate(bool w) { need(__func__, K::AtomicRMW); a_.staging = w ? 1 : -1; }
   // --- LocalAlloc: the buffer's shape (elements row-major; see also sharedOffset).
   // --- SubmeshBarrier: the cluster ranks of its members, the first the leader (printed
   // `members=[...]`).

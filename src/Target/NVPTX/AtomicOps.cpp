@@ -1,12 +1,9 @@
 // Atomics on the GPU: one `atom.global` per element (PTX ISA §9.7.13.5, atom), predicated by the
 // mask and by element ownership (replicated copies of an element do not repeat the atomic); the
-// old values reach the replicas through shared memory when the result is used. A warp_aggregate
-// add is one atomic per distinct address of a warp: the lanes grouped by match.any.sync, the
-// lowest of each group adding the value times the group's size.
+// old values reach the replicas through shared memory when the result is used.
 #include "Emitter.h"
 
 #include <llvm/IR/InlineAsm.h>
-#include <llvm/IR/IntrinsicsNVPTX.h>
 
 namespace tle::nvptx {
 
@@ -40,18 +37,6 @@ std::string opSuffix(AtomicKind k, DType t, bool cas) {
 }
 
 } // namespace
-
-std::pair<llvm::Value *, llvm::Value *> Emitter::addressPeers(llvm::Value *ptr, ir::AddrSpace space, llvm::Value *active) {
-  // Inactive lanes take an address no element has (shared addresses are 32-bit offsets far below
-  // 2^32 - 1, cluster ones 64-bit window addresses), so they group among themselves.
-  llvm::Value *addr = addressOperand(ptr, space).first;
-  llvm::Value *key = B.CreateSelect(active, addr, llvm::Constant::getAllOnesValue(addr->getType()));
-  auto id = addr->getType()->isIntegerTy(64) ? llvm::Intrinsic::nvvm_match_any_sync_i64
-                                             : llvm::Intrinsic::nvvm_match_any_sync_i32;
-  llvm::Value *peers = B.CreateIntrinsic(id, {}, {B.getInt32(0xFFFFFFFFu), key});
-  llvm::Value *first = B.CreateBinaryIntrinsic(llvm::Intrinsic::cttz, peers, B.getTrue());
-  return {peers, B.CreateICmpEQ(first, laneId())};
-}
 
 void Emitter::emitAtomic(const ir::Op &op) {
   bool cas = op.kind == ir::OpKind::AtomicCAS;
@@ -100,21 +85,6 @@ void Emitter::emitAtomic(const ir::Op &op) {
 
   int dupMask = tile ? ir::replicatedRegisterBits(*l) : 0;
   std::vector<llvm::Value *> out(n);
-  if (op.warpAggregate()) {
-    if (used_.count(op.result()))
-      diags.fatal(op.loc, "internal error: a warp_aggregate atomic's old values are read");
-    for (int r = 0; r < n; ++r) {
-      out[r] = llvm::Constant::getNullValue(ety);
-      if (r & dupMask)
-        continue;
-      llvm::Value *pred = M.empty() ? owner : B.CreateAnd(owner, M[r]);
-      auto [peers, leader] = addressPeers(P[r], ptr->type.elem.space, pred);
-      llvm::Value *count = B.CreateZExtOrTrunc(B.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, peers), ity);
-      atom(opSuffix(kind, et, false), B.CreateAnd(pred, leader), P[r], B.CreateMul(bitsOf(V[r]), count), nullptr);
-    }
-    vals_[op.result()] = out;
-    return;
-  }
   for (int r = 0; r < n; ++r) {
     if (r & dupMask) {
       out[r] = out[r & ~dupMask];

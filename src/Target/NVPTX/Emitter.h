@@ -162,10 +162,6 @@ public:
   /// 32 bits (PTX ISA §5.1.3's shared window; the module uses 32-bit pointers there), so they
   /// take one register ("r") instead of a pair; global and cluster addresses are 64 bits ("l").
   std::pair<llvm::Value *, const char *> addressOperand(llvm::Value *p, ir::AddrSpace s);
-  /// The lanes of this warp whose `active` pointer `ptr` (in `space`) is this lane's (an i32
-  /// lane mask from match.any.sync; the inactive lanes form one group of their own), and whether
-  /// this lane is the lowest of them. Every lane of the warp must execute it (converged).
-  std::pair<llvm::Value *, llvm::Value *> addressPeers(llvm::Value *ptr, ir::AddrSpace space, llvm::Value *active);
   /// A tensor-descriptor store written with TMA (transforms::tmaStore; tensor map `map`): the
   /// tile goes into a swizzled staging area in shared memory, then thread 0 issues one
   /// cp.async.bulk.tensor per swizzle span of columns (a box) in one bulk async-group (PTX ISA
