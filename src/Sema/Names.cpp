@@ -211,6 +211,15 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
         return SVal::builtin("tle.raw." + attr);
       fail(loc, "tle.raw." + attr + " is not supported by tlec (TLE-Raw has " + joinNames(builtinNames("tle.raw")) + ")");
     }
+    // Python's math module: its constants and functions on compile-time numbers (PyMath.cpp).
+    if (m == "math") {
+      if (auto c = pyMathConstant(attr))
+        return *c;
+      if (isModuleBuiltin("math", attr))
+        return SVal::builtin("math." + attr);
+      fail(loc, "math." + attr + " is not supported by tlec (Python's math module here has pi, e, tau, inf, nan, " +
+                    joinNames(builtinNames("math")) + ")");
+    }
     // pathlib.Path and os.path's helpers, which raw declarations use to find their source files.
     if (m == "os.environ" && attr == "get")
       return SVal::builtin("os.environ.get");

@@ -94,7 +94,7 @@ struct Registry {
 
   Registry() {
     for (auto family : {coreBuiltins, debugBuiltins, memoryBuiltins, atomicBuiltins, mathBuiltins, shapeBuiltins,
-                        reduceBuiltins, sortBuiltins, dotBuiltins, randomBuiltins, meshBuiltins, tleBuiltins, deviceBuiltins, pipeBuiltins, barrierBuiltins, copyBuiltins, partitionBuiltins, wgmmaBuiltins, rawBuiltins, pathBuiltins,
+                        reduceBuiltins, sortBuiltins, dotBuiltins, randomBuiltins, meshBuiltins, tleBuiltins, deviceBuiltins, pipeBuiltins, barrierBuiltins, copyBuiltins, partitionBuiltins, wgmmaBuiltins, rawBuiltins, pathBuiltins, pyMathBuiltins,
                         tileBuiltins, torchBuiltins,
                         stringBuiltins, standardBuiltins})
       for (const BuiltinSpec &spec : family()) {

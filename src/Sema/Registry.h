@@ -133,6 +133,9 @@ std::vector<BuiltinSpec> partitionBuiltins(); // Partitions.cpp: tle.gpu.warp_sp
 std::vector<BuiltinSpec> wgmmaBuiltins();   // Wgmma.cpp: tle.gpu.wgmma, wgmma_wait
 std::vector<BuiltinSpec> rawBuiltins();     // Raw.cpp: tle.raw.dialect, call, call_smem
 std::vector<BuiltinSpec> pathBuiltins();    // Raw.cpp: pathlib.Path, os.path helpers
+std::vector<BuiltinSpec> pyMathBuiltins();  // PyMath.cpp: Python's math module on compile-time numbers
+/// Python's math.pi, math.e, math.tau, math.inf and math.nan (PyMath.cpp); nullopt for other names.
+std::optional<SVal> pyMathConstant(const std::string &name);
 std::vector<BuiltinSpec> meshBuiltins();    // Meshes.cpp: device meshes
 std::vector<BuiltinSpec> tileBuiltins();    // Tiles.cpp: tle.extract_tile, tle.insert_tile, tle.cumsum
 std::vector<BuiltinSpec> torchBuiltins();   // Torch.cpp: torch.finfo / torch.iinfo, tl.dtype(name)
