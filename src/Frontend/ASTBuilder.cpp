@@ -300,8 +300,8 @@ private:
       return tryStmt(s);
     if (c->with_stmt())
       return otherStmt(c, "with statement");
-    if (c->classdef())
-      return otherStmt(c, "class definition");
+    if (auto *k = c->classdef())
+      return classdef(k);
     if (c->match_stmt())
       return otherStmt(c, "match statement");
     P::Async_stmtContext *a = c->async_stmt();
@@ -354,8 +354,15 @@ private:
     if (auto *f = c->funcdef())
       return funcdef(f, std::move(decorators));
     if (auto *k = c->classdef())
-      return otherStmt(k, "class definition");
+      return classdef(k);
     return otherStmt(c->async_funcdef(), "async function definition");
+  }
+
+  /// A class definition: not evaluated, but its name is bound (module-level code leaves it unknown).
+  Stmt *classdef(P::ClassdefContext *c) {
+    OtherStmt *o = otherStmt(c, "class definition");
+    o->name = c->NAME()->getText();
+    return o;
   }
 
   Stmt *funcdef(P::FuncdefContext *c, std::vector<Expr *> decorators) {

@@ -466,7 +466,14 @@ void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bo
                    bound);
     return;
   }
-  // Expression statements, classes, `with` and the rest are host code.
+  // A class is host code, but binds its name (other modules import it, even from a module
+  // still running an import cycle): unknown, an error only where a kernel reads it.
+  if (auto *o = dyn_cast<ast::OtherStmt>(s); o && !o->name.empty()) {
+    defineGlobal(o->name, std::nullopt,
+                 Unresolved("is a class, which the compiler does not evaluate", {{s->loc(), "the class"}}), bound);
+    return;
+  }
+  // Expression statements, `with` and the rest are host code.
 }
 
 } // namespace tle::sema

@@ -396,6 +396,7 @@ struct TryStmt : Stmt {
 /// del, raise, async, ...). `what` names it ("class definition", "with statement").
 struct OtherStmt : Stmt {
   std::string what;
+  std::string name; ///< a class definition's class name (module-level code binds it); else empty
   OtherStmt(SourceLoc l, std::string w) : Stmt(Kind::OtherStmt, l), what(std::move(w)) {}
   TLE_AST_CLASSOF(OtherStmt)
 };

@@ -1,0 +1,5 @@
+from .registry import Base
+
+
+class Plugin(Base):
+    pass
