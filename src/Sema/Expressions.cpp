@@ -581,12 +581,14 @@ SVal Specializer::subscript(const ast::SubscriptExpr *e, Env &env) {
   if (!base.isTensor())
     fail(e->loc(), base.describe() + " is not subscriptable");
   ir::Value *v = base.v;
-  // Each ':' keeps a dim; each None inserts one.
+  // Each ':' keeps a dim; each None inserts one. A scalar indexed with None becomes a [1] tile
+  // wherever the None stands (Triton's expand_dims splats a scalar; s[None, :] and s[:, None]
+  // both give [1], as vLLM's prefix_prefill writes `bn[None, :]` of a loaded block number).
   unsigned dim = 0;
   unsigned colons = 0;
   for (const ast::Expr *idx : e->indices) {
     if (isa<ast::NoneLit>(idx)) {
-      v = expandDims(v, static_cast<int>(dim), idx->loc());
+      v = v->type.isScalar() ? broadcastTo(v, {1}, idx->loc()) : expandDims(v, static_cast<int>(dim), idx->loc());
       ++dim;
       continue;
     }
@@ -599,7 +601,7 @@ SVal Specializer::subscript(const ast::SubscriptExpr *e, Env &env) {
     }
     fail(idx->loc(), "only ':' and None are supported as tile indices");
   }
-  if (colons > base.v->type.rank())
+  if (colons > base.v->type.rank() && base.v->type.isTile())
     fail(e->loc(), "too many indices for " + base.v->type.str() + ": " + std::to_string(colons) + " ':' for rank " +
                        std::to_string(base.v->type.rank()));
   return SVal::tensor(v);
@@ -667,15 +669,17 @@ SVal Specializer::eval(const ast::Expr *e, Env &env) {
   }
   case ast::Node::Kind::BoolOp: {
     auto *bo = dyn_cast<ast::BoolOpExpr>(e);
-    // Compile-time operands short-circuit as in Python. From the first runtime operand on, the
-    // rest are combined as booleans (x != 0) with & or |: Triton's deprecated `and` / `or`
-    // between tensors (logical_and / logical_or).
+    // Compile-time operands short-circuit wherever they stand, as Triton folds them: a false one
+    // in `and` (a true one in `or`) is the result, also after a runtime operand (`x < n and
+    // FLAG` with FLAG = False is a static False), and the others drop out. The runtime operands
+    // are combined as booleans (x != 0) with & or |: Triton's deprecated `and` / `or` between
+    // tensors (logical_and / logical_or).
     SVal cur;
     ir::Value *acc = nullptr;
     for (size_t k = 0; k < bo->values.size(); ++k) {
       SourceLoc at = bo->values[k]->loc();
       cur = eval(bo->values[k], env);
-      if (cur.isConstexpr() && !acc) {
+      if (cur.isConstexpr()) {
         bool t = truthy(cur, at);
         if (bo->isAnd ? !t : t)
           return cur;
