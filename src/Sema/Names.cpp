@@ -324,6 +324,11 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
       names += (k ? ", " : "") + base.elts[k].s;
     fail(loc, base.describe() + " has no attribute '" + attr + "' (it has " + names + ")");
   }
+  // A Python number assigned in a kernel is a scalar tensor in Triton (its code generator
+  // converts assigned numbers), so its tensor methods apply: `zero = 0.0; zero.to(x.dtype)`
+  // (flash-attention's activations).
+  if (base.isNumber() && base.kind != SVal::Kind::Bool && (attr == "to" || attr == "dtype") && b)
+    return attribute(SVal::tensor(toTensor(base, loc)), attr, loc);
   // Python's methods of compile-time ints and strings (constexpr functions use them).
   if ((base.kind == SVal::Kind::Int || base.kind == SVal::Kind::Bool) && isBuiltinMethod("int", attr))
     return SVal::method(base, attr);
@@ -331,8 +336,11 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
     return SVal::method(base, attr);
   if (base.kind == SVal::Kind::DType) {
     if (attr == "element_ty") {
+      // A tile's x.type is its element dtype here, where Triton's is a block type whose
+      // element_ty is that dtype (`acc.type.element_ty`, vLLM's attention): a non-pointer dtype's
+      // element_ty is itself.
       if (!base.dtype.isPointer())
-        fail(loc, "dtype " + base.dtype.str() + " is not a pointer type and has no element_ty");
+        return base;
       return SVal::dtypeOf(ir::ScalarType{base.dtype.pointee});
     }
     DType d = base.dtype.dtype;

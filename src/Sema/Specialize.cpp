@@ -889,8 +889,10 @@ ir::Value *Specializer::conditionValue(const SVal &c, SourceLoc loc) {
     while (v->type.isTile())
       v = reduce(v, 0, ir::ReduceKind::Max, loc);
   }
+  // A pointer is true when not null, as Triton casts it to int1 (vLLM's `if bias_ptr:` for an
+  // optional tensor passed as a null pointer).
   if (v->type.elem.isPointer())
-    fail(loc, "condition must be a boolean or integer scalar, got " + v->type.str());
+    v = castTo(v, ir::ScalarType{ir::DType::I64}, loc);
   if (v->type.dtype() != ir::DType::I1) {
     ir::Value *zero = toTensorOfType(SVal::integer(0), v->type.dtype(), loc);
     v = b->cmp(loc, ir::CmpPred::Ne, v, zero);
