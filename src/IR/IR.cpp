@@ -490,29 +490,58 @@ std::vector<std::string> splitInlineAsmConstraints(const std::string &constraint
   return toks;
 }
 
+int64_t inlineAsmElementsPerRegister(const Type &t, int64_t pack) {
+  int64_t bits = bitWidth(t.dtype());
+  return std::max<int64_t>(1, std::min<int64_t>(bits < 32 ? 32 / bits : 1, pack));
+}
+
+size_t inlineAsmRegisterCount(const std::vector<Type> &outs, const std::vector<Type> &ins, int64_t pack) {
+  size_t n = 0;
+  for (const std::vector<Type> *ts : {&outs, &ins})
+    for (const Type &t : *ts)
+      n += static_cast<size_t>(pack / inlineAsmElementsPerRegister(t, pack));
+  return n;
+}
+
 std::string inlineAsmConstraintError(const std::string &constraints, const std::vector<Type> &outs,
                                      const std::vector<Type> &ins, int64_t pack) {
   if (pack < 1 || pack > 16 || (pack & (pack - 1)))
     return "pack must be 1, 2, 4, 8 or 16, got " + std::to_string(pack);
-  std::vector<std::string> toks = splitInlineAsmConstraints(constraints);
-  if (toks.size() != outs.size() + ins.size())
-    return "the constraints \"" + constraints + "\" name " + std::to_string(toks.size()) + " operands; the asm has " +
-           std::to_string(outs.size()) + " outputs and " + std::to_string(ins.size()) + " inputs";
-  for (size_t i = 0; i < toks.size(); ++i) {
+  // One entry per register: (the value's type, output?, its index among outputs or inputs).
+  struct Reg {
+    const Type *t;
+    bool out;
+    size_t index;
+  };
+  std::vector<Reg> regs;
+  for (size_t i = 0; i < outs.size() + ins.size(); ++i) {
     bool out = i < outs.size();
     const Type &t = out ? outs[i] : ins[i - outs.size()];
+    for (int64_t r = 0; r < pack / inlineAsmElementsPerRegister(t, pack); ++r)
+      regs.push_back({&t, out, out ? i : i - outs.size()});
+  }
+  std::vector<std::string> toks = splitInlineAsmConstraints(constraints);
+  if (toks.size() != regs.size())
+    return "the constraints \"" + constraints + "\" name " + std::to_string(toks.size()) + " operands; the asm has " +
+           std::to_string(outs.size()) + " outputs and " + std::to_string(ins.size()) + " inputs in " +
+           std::to_string(regs.size()) + " registers with pack=" + std::to_string(pack) +
+           " (values narrower than 32 bits share 32-bit registers, others take one register per element)";
+  for (size_t i = 0; i < toks.size(); ++i) {
+    const Reg &g = regs[i];
     std::string tok = toks[i];
-    std::string what = out ? "output " + std::to_string(i) : "input " + std::to_string(i - outs.size());
-    if (out != (!tok.empty() && tok[0] == '='))
+    std::string what = (g.out ? "output " : "input ") + std::to_string(g.index);
+    if (g.out != (!tok.empty() && tok[0] == '='))
       return what + " has constraint \"" + tok + "\": outputs come first and start with '=', inputs do not";
-    std::string letter = out ? tok.substr(1) : tok;
+    std::string letter = g.out ? tok.substr(1) : tok;
     int bits = letter == "r" || letter == "f" ? 32 : letter == "l" || letter == "d" ? 64 : letter == "h" ? 16 : 0;
     if (!bits)
       return what + " has constraint \"" + tok + "\"; supported: r (32-bit), l (64-bit), h (16-bit), f (fp32), d (fp64)";
-    int64_t have = int64_t(bitWidth(t.dtype())) * pack;
+    int64_t per = inlineAsmElementsPerRegister(*g.t, pack);
+    int64_t have = int64_t(bitWidth(g.t->dtype())) * per;
     if (have != bits)
-      return what + " is " + std::to_string(have) + " bits (" + name(t.dtype()) + " x pack " + std::to_string(pack) +
-             ") but constraint \"" + tok + "\" takes " + std::to_string(bits);
+      return what + " is " + std::to_string(have) + " bits a register (" + name(g.t->dtype()) + " x " +
+             std::to_string(per) + " of pack " + std::to_string(pack) + ") but constraint \"" + tok + "\" takes " +
+             std::to_string(bits);
   }
   return "";
 }

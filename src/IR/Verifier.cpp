@@ -564,7 +564,7 @@ struct Verifier {
       }
       if (std::string why = inlineAsmConstraintError(op.asmConstraints(), outs, ins, op.asmPack()); !why.empty())
         return fail(op, why);
-      if (std::string why = inlineAsmOperandError(op.asmText(), outs.size() + ins.size()); !why.empty())
+      if (std::string why = inlineAsmOperandError(op.asmText(), inlineAsmRegisterCount(outs, ins, op.asmPack())); !why.empty())
         return fail(op, why);
       return true;
     }

@@ -336,7 +336,7 @@ SVal inlineAsm(Specializer &S, const BuiltinCall &c) {
   int64_t pack = p.constInt("pack", 1);
   if (std::string why = ir::inlineAsmConstraintError(p.get("constraints").val.s, outs, ins, pack); !why.empty())
     S.fail(p.loc("constraints"), "inline_asm_elementwise(): " + why);
-  if (std::string why = ir::inlineAsmOperandError(p.get("asm").val.s, outs.size() + ins.size()); !why.empty())
+  if (std::string why = ir::inlineAsmOperandError(p.get("asm").val.s, ir::inlineAsmRegisterCount(outs, ins, pack)); !why.empty())
     S.fail(p.loc("asm"), "inline_asm_elementwise(): " + why);
   ir::Op *op = S.b->create(ir::OpKind::InlineAsm, loc, xs, outs);
   op->setAsmText(p.get("asm").val.s);

@@ -1070,10 +1070,18 @@ uint64_t opsCreatedOnThisThread();
 
 /// The comma-separated constraints of an InlineAsm op, blanks removed ("=r, r" -> {"=r", "r"}).
 std::vector<std::string> splitInlineAsmConstraints(const std::string &constraints);
+/// The elements of `t` an InlineAsm operand register holds when `pack` elements go through one
+/// asm statement: values narrower than 32 bits share 32-bit registers (32 / bits of them, at most
+/// `pack`), wider ones take one register each (Triton's tl.inline_asm_elementwise packing).
+/// An operand or result of `t` takes pack / inlineAsmElementsPerRegister registers.
+int64_t inlineAsmElementsPerRegister(const Type &t, int64_t pack);
+/// The asm operands (registers) of outputs `outs` and inputs `ins` with `pack`.
+size_t inlineAsmRegisterCount(const std::vector<Type> &outs, const std::vector<Type> &ins, int64_t pack);
 /// Why the InlineAsm constraint string `constraints` does not fit outputs `outs` and inputs `ins`
 /// processed `pack` elements at a time (empty when it fits): one comma-separated constraint per
-/// output (`=r`, ...) then per input (`r`, ...), each register as wide as its value: r (32-bit
-/// integer), l (64-bit), h (16-bit), f (fp32), d (fp64) (PTX ISA inline assembly constraints).
+/// register (inlineAsmElementsPerRegister) of each output (`=r`, ...), then of each input (`r`,
+/// ...), each register as wide as the elements it holds: r (32-bit integer), l (64-bit), h
+/// (16-bit), f (fp32), d (fp64) (PTX ISA inline assembly constraints).
 std::string inlineAsmConstraintError(const std::string &constraints, const std::vector<Type> &outs,
                                      const std::vector<Type> &ins, int64_t pack);
 /// Why the operand references of the InlineAsm text `text` are malformed or name no operand of

@@ -246,9 +246,11 @@ llvm::Value *Emitter::elementwise(const ir::Op &op, const std::vector<llvm::Valu
 }
 
 void Emitter::emitInlineAsm(const ir::Op &op) {
-  // One asm statement per `pack` consecutive registers of the thread. Each operand and result
-  // travels in the register its constraint names (checked in Sema and by the verifier: r/f 32,
-  // l/d 64, h 16 bits): the pack's elements form a vector bitcast to that register's type.
+  // One asm statement per `pack` consecutive registers of the thread, as Triton packs them: each
+  // operand and result takes pack / per registers (ir::inlineAsmElementsPerRegister: values
+  // narrower than 32 bits share a 32-bit register), operands of one value consecutive, outputs
+  // first; each register is the constraint's type (checked in Sema and by the verifier: r/f 32,
+  // l/d 64, h 16 bits), its elements a vector bitcast to it.
   const int pack = static_cast<int>(op.asmPack());
   const ir::Value *r0 = op.result();
   const int n = r0->type.isTile() ? r0->layout->numRegs() : 1;
@@ -266,7 +268,7 @@ void Emitter::emitInlineAsm(const ir::Op &op) {
   std::vector<std::vector<llvm::Value *>> ins;
   for (const ir::Value *v : op.operands)
     ins.push_back(v->type.isScalar() ? std::vector<llvm::Value *>(size_t(n), scalar(v)) : regsIn(v, *r0->layout));
-  // value -> the constraint's register: a vector of `pack` elements, bitcast (same bit width).
+  // value -> the constraint's register: a vector of its elements, bitcast (same bit width).
   auto toReg = [&](const std::vector<llvm::Value *> &elems, llvm::Type *rt) -> llvm::Value * {
     llvm::Value *v = elems[0];
     if (elems.size() > 1) {
@@ -277,12 +279,16 @@ void Emitter::emitInlineAsm(const ir::Op &op) {
     }
     return v->getType() == rt ? v : B.CreateBitCast(v, rt);
   };
+  auto per = [&](const ir::Value *v) { return static_cast<int>(ir::inlineAsmElementsPerRegister(v->type, pack)); };
   std::vector<llvm::Type *> outTys, inTys;
+  size_t tok = 0;
   for (size_t i = 0; i < nout; ++i)
-    outTys.push_back(regType(toks[i]));
+    for (int r = 0; r < pack / per(op.result(unsigned(i))); ++r)
+      outTys.push_back(regType(toks[tok++]));
   for (size_t i = 0; i < op.operands.size(); ++i)
-    inTys.push_back(regType(toks[nout + i]));
-  llvm::Type *ret = nout == 1 ? outTys[0] : static_cast<llvm::Type *>(llvm::StructType::get(ctx, outTys));
+    for (int r = 0; r < pack / per(op.operands[i]); ++r)
+      inTys.push_back(regType(toks[tok++]));
+  llvm::Type *ret = outTys.size() == 1 ? outTys[0] : static_cast<llvm::Type *>(llvm::StructType::get(ctx, outTys));
   auto *fty = llvm::FunctionType::get(ret, inTys, false);
   std::string cons;
   for (size_t i = 0; i < toks.size(); ++i)
@@ -291,19 +297,28 @@ void Emitter::emitInlineAsm(const ir::Op &op) {
   std::vector<std::vector<llvm::Value *>> outs(nout, std::vector<llvm::Value *>(size_t(n)));
   for (int g = 0; g < n; g += pack) {
     std::vector<llvm::Value *> args;
-    for (size_t i = 0; i < ins.size(); ++i)
-      args.push_back(toReg(std::vector<llvm::Value *>(ins[i].begin() + g, ins[i].begin() + g + pack), inTys[i]));
+    for (size_t i = 0; i < ins.size(); ++i) {
+      const int e = per(op.operands[i]);
+      for (int r = 0; r < pack / e; ++r)
+        args.push_back(toReg(std::vector<llvm::Value *>(ins[i].begin() + g + r * e, ins[i].begin() + g + (r + 1) * e),
+                             inTys[args.size()]));
+    }
     llvm::Value *call = B.CreateCall(fty, asmv, args);
+    unsigned slot = 0;
     for (size_t i = 0; i < nout; ++i) {
-      llvm::Value *rv = nout == 1 ? call : B.CreateExtractValue(call, {unsigned(i)});
       llvm::Type *et = llvmType(op.result(unsigned(i))->type.elem);
-      if (pack == 1) {
-        outs[i][size_t(g)] = rv->getType() == et ? rv : B.CreateBitCast(rv, et);
-        continue;
+      const int e = per(op.result(unsigned(i)));
+      for (int r = 0; r < pack / e; ++r) {
+        llvm::Value *rv = outTys.size() == 1 ? call : B.CreateExtractValue(call, {slot});
+        ++slot;
+        if (e == 1) {
+          outs[i][size_t(g + r)] = rv->getType() == et ? rv : B.CreateBitCast(rv, et);
+          continue;
+        }
+        llvm::Value *vec = B.CreateBitCast(rv, llvm::FixedVectorType::get(et, unsigned(e)));
+        for (int k = 0; k < e; ++k)
+          outs[i][size_t(g + r * e + k)] = B.CreateExtractElement(vec, uint64_t(k));
       }
-      llvm::Value *vec = B.CreateBitCast(rv, llvm::FixedVectorType::get(et, unsigned(pack)));
-      for (int k = 0; k < pack; ++k)
-        outs[i][size_t(g + k)] = B.CreateExtractElement(vec, uint64_t(k));
     }
   }
   for (size_t i = 0; i < nout; ++i)
