@@ -117,6 +117,10 @@ SVal len(Specializer &S, const BuiltinCall &c) {
   const SVal &x = p.get("x").val;
   if (x.kind == SVal::Kind::Tuple)
     return SVal::integer(int64_t(x.elts.size()));
+  if (x.kind == SVal::Kind::Dict) // key, value pairs
+    return SVal::integer(int64_t(x.elts.size() / 2));
+  if (x.kind == SVal::Kind::Str)
+    return SVal::integer(int64_t(x.s.size()));
   if (x.isTensor() && x.v->type.isTile())
     return SVal::integer(x.v->type.shape[0]);
   S.fail(p.loc("x"), "len() of " + x.describe());

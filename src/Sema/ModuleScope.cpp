@@ -18,6 +18,35 @@ namespace tle::sema {
 
 namespace {
 
+/// The names import statements of `b` bind (in its `if`, `try` and loop bodies too): what a
+/// failed import leaves unknown.
+void collectImported(const ast::Block &b, std::set<std::string> &out) {
+  for (const ast::Stmt *s : b) {
+    if (auto *im = dyn_cast<ast::ImportStmt>(s)) {
+      for (const ast::ImportAlias &a : im->names)
+        out.insert(a.asname.empty() ? a.name.substr(0, a.name.find('.')) : a.asname);
+    } else if (auto *f = dyn_cast<ast::ImportFromStmt>(s)) {
+      for (const ast::ImportAlias &a : f->names)
+        if (a.name != "*")
+          out.insert(a.asname.empty() ? a.name : a.asname);
+    } else if (auto *i = dyn_cast<ast::IfStmt>(s)) {
+      collectImported(i->body, out);
+      collectImported(i->orelse, out);
+    } else if (auto *t = dyn_cast<ast::TryStmt>(s)) {
+      collectImported(t->body, out);
+      for (const ast::ExceptHandler &h : t->handlers)
+        collectImported(h.body, out);
+      collectImported(t->orelse, out);
+      collectImported(t->finalbody, out);
+    }
+  }
+}
+
+} // namespace
+
+
+namespace {
+
 /// Why a module-level name is unknown, from `why`, the error of evaluating its value. When that
 /// error quotes other names' reasons ("'A' is a module-level value that is not known at compile
 /// time: ..."), the first name and the last reason are kept: a chain of N assignments that each
@@ -438,7 +467,12 @@ void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bo
     }
     if (bound)
       bound->insert(primary.begin(), primary.end());
-    bool failed = std::any_of(primary.begin(), primary.end(), [&](const std::string &n) { return !knownGlobal(n); });
+    // The handler runs when an import of the body failed (Python's ImportError): a name an
+    // import statement binds is unknown. A value the compiler cannot compute (vLLM's check of
+    // Triton's active drivers) is no exception of Python's, and keeps the body's definitions.
+    std::set<std::string> imported;
+    collectImported(t->body, imported);
+    bool failed = std::any_of(imported.begin(), imported.end(), [&](const std::string &n) { return !knownGlobal(n); });
     if (failed && !t->handlers.empty()) {
       // As if the import of the unknown name had raised: the first handler runs after the body
       // and its definitions replace the body's.

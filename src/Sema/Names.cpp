@@ -211,6 +211,17 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
         return SVal::builtin("tle.raw." + attr);
       fail(loc, "tle.raw." + attr + " is not supported by tlec (TLE-Raw has " + joinNames(builtinNames("tle.raw")) + ")");
     }
+    // triton.backends.backends: the installed backends by name, here NVIDIA's alone, whose
+    // driver is the active one (vLLM's "is Triton usable?" check counts them).
+    if (m == "triton.backends" && attr == "backends") {
+      SVal nvidia = SVal::record("Backend", {{"name", SVal::str("nvidia")}});
+      SVal d;
+      d.kind = SVal::Kind::Dict;
+      d.elts = {SVal::str("nvidia"), nvidia};
+      return d;
+    }
+    if (m == "importlib.util" && attr == "find_spec")
+      return SVal::builtin("importlib.util.find_spec");
     // Python's math module: its constants and functions on compile-time numbers (PyMath.cpp).
     if (m == "math") {
       if (auto c = pyMathConstant(attr))

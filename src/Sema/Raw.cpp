@@ -514,8 +514,28 @@ SVal getenv(Specializer &S, const BuiltinCall &c) {
   return c.p.has("default") ? c.p.get("default").val : SVal::none();
 }
 
+/// importlib.util.find_spec(name, package=None): a spec (a record with `name`) when the module
+/// can be imported here, else None. Triton and its submodules, torch, math, os and importlib are
+/// the compiler's own (vLLM's `HAS_TRITON = find_spec("triton") is not None`); another module is
+/// found when it is on the import search path (importing it, as Python's find_spec imports the
+/// packages above it).
+SVal findSpec(Specializer &S, const BuiltinCall &c) {
+  const Arg &n = c.p.get("name");
+  if (n.val.kind != SVal::Kind::Str)
+    S.fail(n.loc, "find_spec() name must be a string, got " + n.val.describe());
+  const std::string &name = n.val.s;
+  std::string head = name.substr(0, name.find('.'));
+  bool own = head == "triton" || head == "torch" || name == "math" || name == "os" || name == "os.path" ||
+             name == "importlib" || name == "importlib.util" || name == "pathlib";
+  std::string why;
+  if (own || (!name.empty() && name[0] != '.' && S.importModule(name, c.loc, why)))
+    return SVal::record("ModuleSpec", {{"name", SVal::str(name)}});
+  return SVal::none();
+}
+
 std::vector<BuiltinSpec> pathBuiltins() {
   return {
+      {"importlib.util.find_spec", "name, package=None", findSpec},
       {"os.getenv", "key, default=None", getenv},
       {"os.environ.get", "key, default=None", getenv},
       {"pathlib.Path", "*args", pathlibPath},

@@ -208,6 +208,23 @@ def t_math64():
 ASM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "inline_asm.tle")
 
 
+def t_inline_asm_wide(warps):
+    n = 1024
+    f = rng.standard_normal(n).astype(np.float32)
+    h = rng.standard_normal(n).astype(np.float16)
+    o = run("asm_wide_pack", "*fp32:16, *fp16:16, *fp32:16, *fp16:16, 1024",
+            {"f_ptr": f, "h_ptr": h, "o_f": np.zeros(n, np.float32), "o_h": np.zeros(n, np.float16)},
+            ["o_f", "o_h"], warps, src=ASM)
+    # Element i of each group of 4 (the thread's consecutive registers): 2f, f + 3, 2f, f * f.
+    g = f.reshape(-1, 4)
+    want_f = np.stack([2 * g[:, 0], g[:, 1] + 3, 2 * g[:, 2], g[:, 3] * g[:, 3]], 1).reshape(-1)
+    hg = h.reshape(-1, 4)
+    want_h = np.stack([2 * hg[:, 0], 2 * hg[:, 1], hg[:, 2], hg[:, 3]], 1).reshape(-1)
+    ok_f, why_f = close(o["o_f"], want_f, rtol=1e-6, atol=1e-6)
+    ok_h, why_h = close(o["o_h"].astype(np.float32), want_h.astype(np.float32), rtol=1e-3, atol=1e-3)
+    return ok_f and ok_h, f"fp32 {why_f}, fp16 {why_h}"
+
+
 def t_inline_asm(warps):
     n = 1024
     x = rng.integers(-2**30, 2**30, n, dtype=np.int32)
@@ -306,6 +323,8 @@ for w in (1, 4):
 for w in (1, 4):
     case(f"inline_asm_elementwise: two results, f registers, packed u8 x 4 and fp16 x 2, a scalar operand ({w} warps)",
          lambda w=w: t_inline_asm(w))
+    case(f"inline_asm_elementwise pack=4: fp32 a register each, fp16 two to a register ({w} warps)",
+         lambda w=w: t_inline_asm_wide(w))
 DESC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "descriptors.tle")
 # fp8 e4m3 bytes of exactly representable values (NumPy has no fp8): 0, +-0.5, +-1, +-2.
 FP8_CODES = np.array([0x00, 0x30, 0xB0, 0x38, 0xB8, 0x40, 0xC0], np.uint8)
@@ -455,6 +474,32 @@ def t_cluster_sum():
     return close(o["out_ptr"], x.reshape(5, 4, 512).astype(np.float64).sum(1), rtol=1e-6, atol=1e-5)
 
 
+def t_cluster_histogram():
+    # Skewed values (most in a few bins, some past the last bin, masked off): 3 per value.
+    x = np.minimum(np.abs(rng.standard_normal((3 * 4, 2048)) * 3), 40).astype(np.int32)
+    o = run("cluster_histogram", "*i32:16, *i64:16, 2048, 32",
+            {"x_ptr": x, "out_ptr": np.full((3, 32), -1, np.int64)}, ["out_ptr"], 4, grid_override="12", src=SHARED)
+    want = np.stack([3 * np.bincount(r[r < 32], minlength=32) for r in x.reshape(3, 4 * 2048)]).astype(np.int64)
+    return bool(np.array_equal(o["out_ptr"], want)), f"{int(np.sum(o['out_ptr'] != want))} bins differ"
+
+
+STRAIGHT = os.path.join(HERE, "..", "..", "lit", "passes", "pipeline_straight_line_budget.tle")
+
+
+def t_straight_line_dots():
+    """Liger's fused matmul + RMS norm with K = 4096 in 16 unrolled dots: the first operands in
+    pipeline slots, the rest register loads once the slots would not fit."""
+    n, k, m = 64, 4096, 32
+    x = (rng.standard_normal((n, k)) * 0.5).astype(np.float16)
+    w = (rng.standard_normal((k, m)) * 0.05).astype(np.float16)
+    o = run("mm_norm", f"*fp16:16, *fp16:16, *fp32:16, {n}, {k}, {m}, 32, 256, 32",
+            {"x_ptr": x, "w_ptr": w, "out_ptr": np.zeros((n, m), np.float32)}, ["out_ptr"], 4, grid_override="2,1",
+            src=STRAIGHT)
+    xf = x.astype(np.float64)
+    want = (xf @ w.astype(np.float64)) / np.sqrt((xf * xf).mean(1, keepdims=True) + 1e-6)
+    return close(o["out_ptr"], want, rtol=2e-3, atol=2e-3)
+
+
 def t_cluster_swap():
     o = run("cluster_swap", "*i32:16, 128", {"out_ptr": np.full((12, 128), -1, np.int32)}, ["out_ptr"], 4,
             grid_override="12", src=SHARED)
@@ -490,6 +535,9 @@ case("shared buffer: load then store in a runtime loop (37 rotations), 256 fp32,
 case("shared buffer: zero fill, then shared atomics (64-bin histogram of 4096 int32), 3 programs",
      t_histogram_smem)
 case("cluster of 4: atomics into rank 0's buffer through distributed shared memory, 5 clusters", t_cluster_sum)
+case("16 unrolled dots (K = 4096) past the pipeline slot budget: slots, then register loads", t_straight_line_dots)
+case("cluster of 4: skewed i64 histogram into rank 0's bins (remote adds of a constant, masked), 3 clusters",
+     t_cluster_histogram)
 case("cluster of 2 x 2: stores and loads addressed by runtime (y, x) coordinates, 3 clusters", t_cluster_swap)
 
 
