@@ -338,6 +338,18 @@ private:
       expr(l->body, indent + 1);
       return;
     }
+    case K::Comp: {
+      auto *c = llvm::cast<CompExpr>(e);
+      head(indent, label, c->generator ? "GeneratorExp" : "ListComp", e) << '\n';
+      expr(c->elt, indent + 1, "elt");
+      for (const CompExpr::For &f : c->fors) {
+        expr(f.target, indent + 1, "for");
+        expr(f.iter, indent + 1, "in");
+        for (const Expr *x : f.ifs)
+          expr(x, indent + 1, "if");
+      }
+      return;
+    }
     case K::Starred:
       head(indent, label, "Starred", e) << '\n';
       expr(llvm::cast<StarredExpr>(e)->value, indent + 1);

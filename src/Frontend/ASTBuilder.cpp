@@ -199,6 +199,7 @@ private:
     case Node::Kind::List: return "list";
     case Node::Kind::Dict: return "dict";
     case Node::Kind::Lambda: return "lambda";
+    case Node::Kind::Comp: return llvm::cast<CompExpr>(e)->generator ? "generator expression" : "list comprehension";
     case Node::Kind::Starred: return "starred";
     case Node::Kind::OtherExpr: return llvm::cast<OtherExpr>(e)->what;
     default: return "expression";
@@ -668,7 +669,7 @@ private:
       if (a->comp_for()) {
         if (args.size() > 1)
           error(loc(a), "generator expression must be parenthesized");
-        call->args.push_back(other(a, "generator expression"));
+        call->args.push_back(comprehension(loc(a), test(tests[0]), a->comp_for(), true));
       } else if (a->WALRUS()) {
         if (!dynamic_cast<P::NameAtomContext *>(nameAtomOf(tests[0])))
           error(loc(a), "the target of an assignment expression must be a name");
@@ -743,6 +744,33 @@ private:
   Expr *testlist(P::TestlistContext *c) { return tupleOrSingle(c); }
   Expr *exprlist(P::ExprlistContext *c) { return tupleOrSingle(c); }
 
+  /// `elt for t in it [if c] [for ...]`: the clauses of a comprehension in order.
+  Expr *comprehension(SourceLoc at, Expr *elt, P::Comp_forContext *c, bool generator) {
+    auto *comp = make<CompExpr>(at);
+    comp->elt = elt;
+    comp->generator = generator;
+    while (c) {
+      if (c->ASYNC())
+        error(loc(c), "async comprehensions are not supported");
+      CompExpr::For f;
+      f.target = exprlist(c->exprlist());
+      f.iter = orTest(c->or_test());
+      P::Comp_forContext *next = nullptr;
+      for (P::Comp_iterContext *it = c->comp_iter(); it;) {
+        if (P::Comp_forContext *inner = it->comp_for()) {
+          next = inner;
+          break;
+        }
+        P::Comp_ifContext *ci = it->comp_if();
+        f.ifs.push_back(orTest(ci->or_test()));
+        it = ci->comp_iter();
+      }
+      comp->fors.push_back(f);
+      c = next;
+    }
+    return comp;
+  }
+
   Expr *atom(P::AtomContext *c) {
     if (auto *a = dynamic_cast<P::NameAtomContext *>(c))
       return make<NameExpr>(loc(a), a->NAME()->getText());
@@ -765,7 +793,7 @@ private:
       if (!tc)
         return make<TupleExpr>(loc(a));
       if (tc->comp_for())
-        return other(a, "generator expression");
+        return comprehension(loc(a), elements(tc)[0], tc->comp_for(), true);
       std::vector<Expr *> elts = elements(tc);
       if (elts.size() == 1 && tc->COMMA().empty()) {
         if (llvm::isa<StarredExpr>(elts[0]))
@@ -779,7 +807,7 @@ private:
     if (auto *a = dynamic_cast<P::ListAtomContext *>(c)) {
       P::Testlist_compContext *tc = a->testlist_comp();
       if (tc && tc->comp_for())
-        return other(a, "list comprehension");
+        return comprehension(loc(a), elements(tc)[0], tc->comp_for(), false);
       auto *l = make<ListExpr>(loc(a));
       if (tc)
         l->elts = elements(tc);

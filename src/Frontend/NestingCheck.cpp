@@ -75,6 +75,17 @@ void exprChildren(const Expr *e, std::vector<const Expr *> &out) {
     }
     break;
   case Node::Kind::Lambda: add(llvm::cast<LambdaExpr>(e)->body); break;
+  case Node::Kind::Comp: {
+    auto *c = llvm::cast<CompExpr>(e);
+    add(c->elt);
+    for (const CompExpr::For &f : c->fors) {
+      add(f.target);
+      add(f.iter);
+      for (const Expr *x : f.ifs)
+        add(x);
+    }
+    break;
+  }
   case Node::Kind::Starred: add(llvm::cast<StarredExpr>(e)->value); break;
   case Node::Kind::FString:
     for (const FStringPart &p : llvm::cast<FStringExpr>(e)->parts)

@@ -126,6 +126,30 @@ SVal len(Specializer &S, const BuiltinCall &c) {
   S.fail(p.loc("x"), "len() of " + x.describe());
 }
 
+/// all(iterable) / any(iterable) over a compile-time iterable (a comprehension's tuple).
+SVal pyAllAny(Specializer &S, const BuiltinCall &c) {
+  bool all = c.fname == "all";
+  for (const SVal &v : S.iterate(c.p.get("iterable").val, c.p.loc("iterable")))
+    if (S.truthy(v, c.p.loc("iterable")) != all)
+      return SVal::boolean(!all);
+  return SVal::boolean(all);
+}
+
+/// sum(iterable, start=0) of compile-time numbers: an int unless a float is among them.
+SVal pySum(Specializer &S, const BuiltinCall &c) {
+  SVal acc = c.p.has("start") ? c.p.get("start").val : SVal::integer(0);
+  for (const SVal &v : S.iterate(c.p.get("iterable").val, c.p.loc("iterable"))) {
+    if (!v.isNumber() || !acc.isNumber())
+      S.fail(c.p.loc("iterable"), "sum() takes compile-time numbers, got " + v.describe());
+    if (v.kind == SVal::Kind::Float || acc.kind == SVal::Kind::Float)
+      acc = SVal::real((acc.kind == SVal::Kind::Float ? acc.f : double(acc.i)) +
+                       (v.kind == SVal::Kind::Float ? v.f : double(v.i)));
+    else
+      acc = SVal::integer(acc.i + v.i);
+  }
+  return acc;
+}
+
 SVal pyAbs(Specializer &S, const BuiltinCall &c) {
   const Binder &p = c.p;
   SourceLoc loc = c.loc;
@@ -424,6 +448,9 @@ std::vector<BuiltinSpec> coreBuiltins() {
       {"max", "*args", pyMinMax},
       {"len", "x", len},
       {"abs", "x", pyAbs},
+      {"all", "iterable, /", pyAllAny},
+      {"any", "iterable, /", pyAllAny},
+      {"sum", "iterable, /, start=0", pySum},
       {"range", range, forIterable, kBindsOwnArguments},
       {"isinstance", "obj, classinfo", isinstance},
       {"hasattr", "obj, name, /", hasattr},

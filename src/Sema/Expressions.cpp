@@ -6,6 +6,7 @@
 #include <llvm/Support/Casting.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 
 using llvm::dyn_cast;
@@ -738,6 +739,8 @@ SVal Specializer::eval(const ast::Expr *e, Env &env) {
   }
   case ast::Node::Kind::Slice:
     fail(e->loc(), "a slice is only allowed inside a subscript");
+  case ast::Node::Kind::Comp:
+    return comprehension(dyn_cast<ast::CompExpr>(e), env);
   case ast::Node::Kind::Lambda:
     fail(e->loc(), "lambda is not supported in a kernel");
   case ast::Node::Kind::Starred:
@@ -747,6 +750,78 @@ SVal Specializer::eval(const ast::Expr *e, Env &env) {
   default:
     fail(e->loc(), "expression not supported in a kernel");
   }
+}
+
+std::vector<SVal> Specializer::iterate(const SVal &v, SourceLoc loc) {
+  if (v.kind == SVal::Kind::Tuple)
+    return v.elts;
+  std::vector<SVal> out;
+  if (v.kind == SVal::Kind::Dict) {
+    for (size_t i = 0; i < v.elts.size(); i += 2)
+      out.push_back(v.elts[i]);
+    return out;
+  }
+  if (v.kind == SVal::Kind::Str) {
+    for (char ch : v.s)
+      out.push_back(SVal::str(std::string(1, ch)));
+    return out;
+  }
+  fail(loc, "only compile-time tuples, lists, dicts, strings and range() can be iterated here, got " + v.describe());
+}
+
+SVal Specializer::comprehension(const ast::CompExpr *c, Env &env) {
+  constexpr size_t kMaxElements = 1 << 16;
+  Env local = env; // the comprehension's own scope: its targets do not leak
+  std::vector<SVal> out;
+  // The elements of clause k's iterable: range(...) of compile-time ints, else iterate().
+  auto elements = [&](const ast::Expr *it) -> std::vector<SVal> {
+    if (auto *call = dyn_cast<ast::CallExpr>(it)) {
+      SVal callee = eval(call->callee, local);
+      if (callee.kind == SVal::Kind::Builtin &&
+          (callee.s == "range" || callee.s == "tl.range" || callee.s == "tl.static_range")) {
+        std::vector<int64_t> a;
+        for (const ast::Expr *x : call->args) {
+          SVal v = eval(x, local);
+          if (v.kind != SVal::Kind::Int && v.kind != SVal::Kind::Bool)
+            fail(x->loc(), "range() in a comprehension takes compile-time ints, got " + v.describe());
+          a.push_back(v.i);
+        }
+        if (a.empty() || a.size() > 3)
+          fail(call->loc(), "range() takes 1 to 3 arguments");
+        int64_t lo = a.size() > 1 ? a[0] : 0, hi = a.size() > 1 ? a[1] : a[0], st = a.size() > 2 ? a[2] : 1;
+        if (st == 0)
+          fail(call->loc(), "range() step must not be zero");
+        std::vector<SVal> r;
+        for (int64_t i = lo; st > 0 ? i < hi : i > hi; i += st) {
+          if (r.size() >= kMaxElements)
+            fail(call->loc(), "range() in a comprehension has more than " + std::to_string(kMaxElements) + " values");
+          r.push_back(SVal::integer(i));
+        }
+        return r;
+      }
+    }
+    return iterate(eval(it, local), it->loc());
+  };
+  std::function<void(size_t)> clause = [&](size_t k) {
+    if (k == c->fors.size()) {
+      if (out.size() >= kMaxElements)
+        fail(c->loc(), "a comprehension with more than " + std::to_string(kMaxElements) + " elements");
+      out.push_back(eval(c->elt, local));
+      return;
+    }
+    const ast::CompExpr::For &f = c->fors[k];
+    for (const SVal &v : elements(f.iter)) {
+      assign(f.target, v, local, f.target->loc());
+      bool keep = true;
+      for (const ast::Expr *cond : f.ifs)
+        if (!(keep = truthy(eval(cond, local), cond->loc())))
+          break;
+      if (keep)
+        clause(k + 1);
+    }
+  };
+  clause(0);
+  return SVal::tuple(out);
 }
 
 SourceLoc startLoc(const ast::Expr *e) {

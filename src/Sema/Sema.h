@@ -430,6 +430,11 @@ public:
   SVal compare(ast::CompareOp op, const SVal &a, const SVal &b, SourceLoc loc);
   SVal unary(ast::UnaryOp op, const SVal &a, SourceLoc loc);
   SVal subscript(const ast::SubscriptExpr *e, Env &env);
+  /// A list comprehension or generator expression over compile-time iterables (tuples, lists,
+  /// dicts' keys, strings, range(...) of ints), as Python runs it: a compile-time tuple.
+  SVal comprehension(const ast::CompExpr *c, Env &env);
+  /// The elements of a compile-time iterable `v` (the comprehension's and all/any/sum's).
+  std::vector<SVal> iterate(const SVal &v, SourceLoc loc);
   SVal call(const ast::CallExpr *e, Env &env);
   SVal callJit(const ast::FunctionDef *fn, CallArgs &args);
   /// An f-string (Strings.cpp): its fields must be compile-time values; in a kernel they are

@@ -20,7 +20,7 @@ public:
   enum class Kind {
     // Expressions
     Name, IntLit, FloatLit, BoolLit, NoneLit, StringLit, Attribute, Call, Subscript, Slice,
-    Binary, Unary, Compare, BoolOp, IfExp, Tuple, List, Dict, Lambda, Starred, FString, OtherExpr,
+    Binary, Unary, Compare, BoolOp, IfExp, Tuple, List, Dict, Lambda, Comp, Starred, FString, OtherExpr,
     ExprFirst = Name, ExprLast = OtherExpr,
     // Statements
     ExprStmt, Assign, AugAssign, AnnAssign, Return, If, For, While, Pass, Break, Continue,
@@ -201,6 +201,21 @@ struct DictExpr : Expr {
   std::vector<Expr *> keys, values;
   explicit DictExpr(SourceLoc l) : Expr(Kind::Dict, l) {}
   TLE_AST_CLASSOF(Dict)
+};
+
+/// A list comprehension `[elt for target in iter if cond ...]` or a generator expression
+/// `(elt for ...)`: its `for` clauses in order (the first outermost), each with its conditions.
+struct CompExpr : Expr {
+  struct For {
+    Expr *target = nullptr;
+    Expr *iter = nullptr;
+    std::vector<Expr *> ifs;
+  };
+  Expr *elt = nullptr;
+  std::vector<For> fors;
+  bool generator = false;
+  explicit CompExpr(SourceLoc l) : Expr(Kind::Comp, l) {}
+  TLE_AST_CLASSOF(Comp)
 };
 
 /// `lambda params: body` (parameter names only).
