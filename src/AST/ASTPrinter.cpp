@@ -338,6 +338,12 @@ private:
       expr(l->body, indent + 1);
       return;
     }
+    case K::Named: {
+      auto *n = llvm::cast<NamedExpr>(e);
+      head(indent, label, "NamedExpr", e) << " name=" << n->name << '\n';
+      expr(n->value, indent + 1);
+      return;
+    }
     case K::Comp: {
       auto *c = llvm::cast<CompExpr>(e);
       head(indent, label, c->generator ? "GeneratorExp" : "ListComp", e) << '\n';

@@ -199,6 +199,7 @@ private:
     case Node::Kind::List: return "list";
     case Node::Kind::Dict: return "dict";
     case Node::Kind::Lambda: return "lambda";
+    case Node::Kind::Named: return "assignment expression";
     case Node::Kind::Comp: return llvm::cast<CompExpr>(e)->generator ? "generator expression" : "list comprehension";
     case Node::Kind::Starred: return "starred";
     case Node::Kind::OtherExpr: return llvm::cast<OtherExpr>(e)->what;
@@ -454,7 +455,7 @@ private:
 
   Expr *namedexprTest(P::Namedexpr_testContext *c) {
     if (c->WALRUS())
-      return other(c, "assignment expression");
+      return make<NamedExpr>(loc(c), c->NAME()->getText(), test(c->test()));
     return test(c->test());
   }
 
@@ -673,7 +674,7 @@ private:
       } else if (a->WALRUS()) {
         if (!dynamic_cast<P::NameAtomContext *>(nameAtomOf(tests[0])))
           error(loc(a), "the target of an assignment expression must be a name");
-        call->args.push_back(other(a, "assignment expression"));
+        call->args.push_back(make<NamedExpr>(loc(a), tests[0]->getText(), test(tests[1])));
       } else {
         call->args.push_back(test(tests[0]));
       }
@@ -746,12 +747,19 @@ private:
 
   /// `elt for t in it [if c] [for ...]`: the clauses of a comprehension in order.
   Expr *comprehension(SourceLoc at, Expr *elt, P::Comp_forContext *c, bool generator) {
+    // An async comprehension stays an unsupported expression.
+    for (P::Comp_forContext *f = c; f;) {
+      if (f->ASYNC())
+        return other(f, generator ? "generator expression" : "list comprehension");
+      P::Comp_iterContext *it = f->comp_iter();
+      while (it && !it->comp_for())
+        it = it->comp_if()->comp_iter();
+      f = it ? it->comp_for() : nullptr;
+    }
     auto *comp = make<CompExpr>(at);
     comp->elt = elt;
     comp->generator = generator;
     while (c) {
-      if (c->ASYNC())
-        error(loc(c), "async comprehensions are not supported");
       CompExpr::For f;
       f.target = exprlist(c->exprlist());
       f.iter = orTest(c->or_test());

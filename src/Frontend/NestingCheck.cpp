@@ -75,6 +75,7 @@ void exprChildren(const Expr *e, std::vector<const Expr *> &out) {
     }
     break;
   case Node::Kind::Lambda: add(llvm::cast<LambdaExpr>(e)->body); break;
+  case Node::Kind::Named: add(llvm::cast<NamedExpr>(e)->value); break;
   case Node::Kind::Comp: {
     auto *c = llvm::cast<CompExpr>(e);
     add(c->elt);

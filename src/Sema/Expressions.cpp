@@ -741,6 +741,14 @@ SVal Specializer::eval(const ast::Expr *e, Env &env) {
     fail(e->loc(), "a slice is only allowed inside a subscript");
   case ast::Node::Kind::Comp:
     return comprehension(dyn_cast<ast::CompExpr>(e), env);
+  case ast::Node::Kind::Named: { // name := value, in Python run at compile time (not in kernels, as Triton)
+    auto *n = dyn_cast<ast::NamedExpr>(e);
+    if (pythonDepth == 0 && !moduleLevel_ && !commandLine_)
+      fail(e->loc(), "assignment expression is not supported in a kernel (only in Python run at compile time)");
+    SVal v = eval(n->value, env);
+    env[n->name] = v;
+    return v;
+  }
   case ast::Node::Kind::Lambda:
     fail(e->loc(), "lambda is not supported in a kernel");
   case ast::Node::Kind::Starred:

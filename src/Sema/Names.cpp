@@ -220,6 +220,10 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
       d.elts = {SVal::str("nvidia"), nvidia};
       return d;
     }
+    // typing.TYPE_CHECKING is False when a module runs: `if TYPE_CHECKING:` imports (often
+    // cyclic ones, as vLLM's) are for type checkers only.
+    if (m == "typing" && attr == "TYPE_CHECKING")
+      return SVal::boolean(false);
     if (m == "importlib.util" && attr == "find_spec")
       return SVal::builtin("importlib.util.find_spec");
     // Python's math module: its constants and functions on compile-time numbers (PyMath.cpp).

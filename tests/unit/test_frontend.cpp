@@ -397,7 +397,11 @@ TEST_CASE("frontend: calls, attributes and keyword arguments", "[frontend]") {
   CHECK(cast<AttributeExpr>(a->base)->attr == "gpu");
 
   auto *gen = cast<CallExpr>(valueOf(p, "sum(x for x in y)"));
-  CHECK(cast<OtherExpr>(gen->args[0])->what == "generator expression");
+  auto *genExpr = cast<CompExpr>(gen->args[0]);
+  CHECK(genExpr->generator);
+  REQUIRE(genExpr->fors.size() == 1);
+  CHECK(isName(genExpr->fors[0].target, "x"));
+  CHECK(isName(genExpr->fors[0].iter, "y"));
   CHECK(cast<CallExpr>(valueOf(p, "f()"))->args.empty());
   CHECK(cast<CallExpr>(valueOf(p, "f(a,)"))->args.size() == 1);
 }
@@ -456,7 +460,13 @@ TEST_CASE("frontend: displays and unmodelled expressions", "[frontend]") {
   checkLoc(list->loc(), 1, 5);
   CHECK(cast<ListExpr>(valueOf(p, "[]"))->elts.empty());
 
-  CHECK(cast<OtherExpr>(valueOf(p, "[i * 2 for i in range(4) if i]"))->what == "list comprehension");
+  auto *lc = cast<CompExpr>(valueOf(p, "[i * 2 for i in range(4) if i for j in i if j if i]"));
+  CHECK(!lc->generator);
+  CHECK(isa<BinaryExpr>(lc->elt));
+  REQUIRE(lc->fors.size() == 2);
+  CHECK(lc->fors[0].ifs.size() == 1);
+  CHECK(lc->fors[1].ifs.size() == 2);
+  CHECK(isName(lc->fors[1].iter, "i"));
   CHECK(cast<OtherExpr>(valueOf(p, "{k: v for k, v in d.items()}"))->what == "dict comprehension");
   CHECK(cast<OtherExpr>(valueOf(p, "{x for x in s}"))->what == "set comprehension");
   CHECK(cast<OtherExpr>(valueOf(p, "(x async for x in s)"))->what == "generator expression");
@@ -468,7 +478,9 @@ TEST_CASE("frontend: displays and unmodelled expressions", "[frontend]") {
   CHECK(cast<ListExpr>(dict->values[1])->elts.size() == 2);
   checkLoc(dict->loc(), 1, 5);
   CHECK(cast<OtherExpr>(valueOf(p, "{1, 2, *s}"))->what == "set display");
-  CHECK(cast<OtherExpr>(valueOf(p, "(y := f(x))"))->what == "assignment expression");
+  auto *named = cast<NamedExpr>(valueOf(p, "(y := f(x))"));
+  CHECK(named->name == "y");
+  CHECK(isa<CallExpr>(named->value));
   CHECK(cast<OtherExpr>(valueOf(p, "await g()"))->what == "await expression");
 }
 
@@ -744,12 +756,12 @@ if __name__ == "__main__":
   REQUIRE(run->body.size() == 8);
   CHECK(cast<OtherStmt>(run->body[0])->what == "global statement");
   CHECK(isa<LambdaExpr>(cast<AssignStmt>(run->body[1])->value));
-  CHECK(cast<OtherExpr>(cast<AssignStmt>(run->body[2])->value)->what == "list comprehension");
+  CHECK(isa<CompExpr>(cast<AssignStmt>(run->body[2])->value));
   CHECK(cast<OtherExpr>(cast<AssignStmt>(run->body[3])->value)->what == "dict comprehension");
   CHECK(cast<OtherStmt>(run->body[4])->what == "with statement");
   CHECK(isa<TryStmt>(run->body[5]));
   auto *walrus = cast<IfStmt>(run->body[6]);
-  CHECK(cast<OtherExpr>(cast<CompareExpr>(walrus->cond)->operands[0])->what == "assignment expression");
+  CHECK(isa<NamedExpr>(cast<CompareExpr>(walrus->cond)->operands[0]));
   CHECK(dotted(run->params[0].annotation) == "torch.Tensor");
   CHECK(isa<SubscriptExpr>(run->returns));
 

@@ -20,7 +20,7 @@ public:
   enum class Kind {
     // Expressions
     Name, IntLit, FloatLit, BoolLit, NoneLit, StringLit, Attribute, Call, Subscript, Slice,
-    Binary, Unary, Compare, BoolOp, IfExp, Tuple, List, Dict, Lambda, Comp, Starred, FString, OtherExpr,
+    Binary, Unary, Compare, BoolOp, IfExp, Tuple, List, Dict, Lambda, Comp, Named, Starred, FString, OtherExpr,
     ExprFirst = Name, ExprLast = OtherExpr,
     // Statements
     ExprStmt, Assign, AugAssign, AnnAssign, Return, If, For, While, Pass, Break, Continue,
@@ -216,6 +216,14 @@ struct CompExpr : Expr {
   bool generator = false;
   explicit CompExpr(SourceLoc l) : Expr(Kind::Comp, l) {}
   TLE_AST_CLASSOF(Comp)
+};
+
+/// An assignment expression `name := value`: binds `name` and is the value.
+struct NamedExpr : Expr {
+  std::string name;
+  Expr *value;
+  NamedExpr(SourceLoc l, std::string n, Expr *v) : Expr(Kind::Named, l), name(std::move(n)), value(v) {}
+  TLE_AST_CLASSOF(Named)
 };
 
 /// `lambda params: body` (parameter names only).

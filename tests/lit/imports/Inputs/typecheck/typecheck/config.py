@@ -1,0 +1,4 @@
+# config -> helpers, whose type-only import points back here.
+from typecheck.helpers import SCALE
+
+OFFSET = 1
