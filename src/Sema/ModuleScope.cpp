@@ -42,11 +42,6 @@ void collectImported(const ast::Block &b, std::set<std::string> &out) {
   }
 }
 
-} // namespace
-
-
-namespace {
-
 /// Why a module-level name is unknown, from `why`, the error of evaluating its value. When that
 /// error quotes other names' reasons ("'A' is a module-level value that is not known at compile
 /// time: ..."), the first name and the last reason are kept: a chain of N assignments that each

@@ -57,7 +57,12 @@ TEST_CASE("builtin registry: the tl functions are the language's", "[sema][regis
 
 TEST_CASE("builtin registry: Python builtins, triton, tl.extra.cuda and TLE names", "[sema][registry]") {
   CHECK(asSet(builtinNames("")) == std::set<std::string>{"range", "min", "max", "float", "int", "bool", "len", "abs",
-                                                          "print", "isinstance", "hasattr", "str", "repr", "tuple", "list"});
+                                                          "all", "any", "sum", "print", "isinstance", "hasattr", "str",
+                                                          "repr", "tuple", "list"});
+  // Python's math module on compile-time numbers.
+  CHECK(isModuleBuiltin("math", "sqrt"));
+  CHECK(isModuleBuiltin("math", "log2"));
+  CHECK_FALSE(isModuleBuiltin("math", "pi")); // a constant, not a function
   CHECK(asSet(builtinNames("triton")) == std::set<std::string>{"cdiv", "next_power_of_2", "jit", "constexpr_function",
                                                                "autotune", "heuristics", "Config"});
   CHECK(asSet(builtinNames("torch")) == std::set<std::string>{"finfo", "iinfo"});
