@@ -366,6 +366,36 @@ SVal intBitLength(Specializer &S, const BuiltinCall &c) {
 
 /// Python's str methods that compile-time string building uses: upper, lower, startswith,
 /// endswith, replace.
+/// A compile-time dict's keys(), values(), items() (tuples, in insertion order) and
+/// get(key, default=None) (keys compared as describe() does for subscripts).
+SVal dictMethod(Specializer &S, const BuiltinCall &c) {
+  const SVal &d = *c.self;
+  std::vector<SVal> out;
+  if (c.fname == "get") {
+    const SVal &key = c.p.get("key").val;
+    for (size_t i = 0; i + 1 < d.elts.size(); i += 2)
+      if (d.elts[i].describe() == key.describe())
+        return d.elts[i + 1];
+    return c.p.has("default") ? c.p.get("default").val : SVal::none();
+  }
+  for (size_t i = 0; i + 1 < d.elts.size(); i += 2)
+    out.push_back(c.fname == "keys" ? d.elts[i]
+                  : c.fname == "values" ? d.elts[i + 1]
+                                        : SVal::tuple({d.elts[i], d.elts[i + 1]}));
+  (void)S;
+  return SVal::tuple(out);
+}
+
+/// tuple(iterable) / list(iterable) of a compile-time iterable (both are tuples here).
+SVal pySequence(Specializer &S, const BuiltinCall &c) {
+  if (!c.p.has("iterable"))
+    return SVal::tuple({});
+  return SVal::tuple(S.iterate(c.p.get("iterable").val, c.p.loc("iterable")));
+}
+
+/// The NVIDIA backend's driver: active (the compiler targets it).
+SVal driverIsActive(Specializer &, const BuiltinCall &) { return SVal::boolean(true); }
+
 SVal strMethod(Specializer &S, const BuiltinCall &c) {
   const std::string &x = c.self->s;
   const std::string &n = c.fname;
@@ -457,8 +487,8 @@ std::vector<BuiltinSpec> coreBuiltins() {
       {"tl.add", "x, y, sanitize_overflow=True", coreArith},
       {"tl.sub", "x, y, sanitize_overflow=True", coreArith},
       {"tl.mul", "x, y, sanitize_overflow=True", coreArith},
-      {"tuple", "", nullptr},
-      {"list", "", nullptr},
+      {"tuple", "iterable=(), /", pySequence},
+      {"list", "iterable=(), /", pySequence},
       // triton's helpers and decorators
       {"triton.cdiv", "x, div", cdiv},
       {"triton.next_power_of_2", "n", nextPowerOf2},
@@ -498,6 +528,11 @@ std::vector<BuiltinSpec> coreBuiltins() {
       {"cuda.num_threads", "", cudaWarps, kBindsOwnArguments},
       // Python's methods of compile-time values
       {"int.bit_length", "", intBitLength},
+      {"dict.keys", "", dictMethod},
+      {"dict.values", "", dictMethod},
+      {"dict.items", "", dictMethod},
+      {"dict.get", "key, default=None, /", dictMethod},
+      {"DriverBase.is_active", "", driverIsActive},
       {"str.upper", "", strMethod},
       {"str.lower", "", strMethod},
       {"str.startswith", "prefix, /", strMethod},

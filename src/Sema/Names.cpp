@@ -214,7 +214,7 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
     // triton.backends.backends: the installed backends by name, here NVIDIA's alone, whose
     // driver is the active one (vLLM's "is Triton usable?" check counts them).
     if (m == "triton.backends" && attr == "backends") {
-      SVal nvidia = SVal::record("Backend", {{"name", SVal::str("nvidia")}});
+      SVal nvidia = SVal::record("Backend", {{"name", SVal::str("nvidia")}, {"driver", SVal::record("DriverBase", {})}});
       SVal d;
       d.kind = SVal::Kind::Dict;
       d.elts = {SVal::str("nvidia"), nvidia};
@@ -348,6 +348,8 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
   if ((base.kind == SVal::Kind::Int || base.kind == SVal::Kind::Bool) && isBuiltinMethod("int", attr))
     return SVal::method(base, attr);
   if (base.kind == SVal::Kind::Str && isBuiltinMethod("str", attr))
+    return SVal::method(base, attr);
+  if (base.kind == SVal::Kind::Dict && isBuiltinMethod("dict", attr))
     return SVal::method(base, attr);
   if (base.kind == SVal::Kind::DType) {
     if (attr == "element_ty") {

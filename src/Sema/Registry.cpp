@@ -121,6 +121,7 @@ std::string receiverKind(const SVal &self) {
   case SVal::Kind::TensorDesc: return "tensor_descriptor";
   case SVal::Kind::Int: case SVal::Kind::Bool: return "int";
   case SVal::Kind::Str: return "str";
+  case SVal::Kind::Dict: return "dict";
   case SVal::Kind::Namespace: return self.s; // a record's type (pipe, pipe_writer, ...)
   default: return "tensor";
   }

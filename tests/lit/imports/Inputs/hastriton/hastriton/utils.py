@@ -1,6 +1,6 @@
 # Whether Triton is usable, as engines check before they import it: find_spec, the backends'
-# count, and a value the compiler cannot compute inside the same `try` (no ImportError: the
-# handler does not run).
+# count and their active drivers, and a value the compiler cannot compute inside the same `try`
+# (no ImportError: the handler does not run).
 import os
 from importlib.util import find_spec
 
@@ -12,7 +12,8 @@ if HAS_TRITON:
 
         NUM_BACKENDS = len(backends)
         HOSTNAME = os.uname()
-        if NUM_BACKENDS == 0:
+        active = [b.driver for b in backends.values() if b.driver and b.driver.is_active()]
+        if NUM_BACKENDS == 0 or len(active) != 1:
             HAS_TRITON = False
     except ImportError:
         HAS_TRITON = False
