@@ -144,8 +144,10 @@ SVal pySum(Specializer &S, const BuiltinCall &c) {
     if (v.kind == SVal::Kind::Float || acc.kind == SVal::Kind::Float)
       acc = SVal::real((acc.kind == SVal::Kind::Float ? acc.f : double(acc.i)) +
                        (v.kind == SVal::Kind::Float ? v.f : double(v.i)));
+    else if (int64_t r = 0; !__builtin_add_overflow(acc.i, v.i, &r))
+      acc = SVal::integer(r);
     else
-      acc = SVal::integer(acc.i + v.i);
+      S.fail(c.p.loc("iterable"), "sum() overflows int64");
   }
   return acc;
 }

@@ -5,6 +5,7 @@
 #include "Binder.h"
 #include "Registry.h"
 
+#include <climits>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -124,8 +125,17 @@ SVal gcdLcm(Specializer &S, const BuiltinCall &c, bool lcm) {
   for (const Arg &a : c.args.pos) {
     if (a.val.kind != SVal::Kind::Int && a.val.kind != SVal::Kind::Bool)
       S.fail(a.loc, "math." + c.fname + "() takes compile-time integers, got " + a.val.describe());
+    if (a.val.i == INT64_MIN)
+      S.fail(a.loc, "math." + c.fname + "() of -2**63 has no int64 value");
     int64_t v = a.val.i < 0 ? -a.val.i : a.val.i;
-    acc = lcm ? (acc == 0 || v == 0 ? 0 : acc / std::gcd(acc, v) * v) : std::gcd(acc, v);
+    if (!lcm) {
+      acc = std::gcd(acc, v);
+      continue;
+    }
+    if (acc != 0 && v != 0 && __builtin_mul_overflow(acc / std::gcd(acc, v), v, &acc))
+      S.fail(a.loc, "math.lcm() overflows int64");
+    if (v == 0)
+      acc = 0;
   }
   return SVal::integer(acc);
 }
@@ -151,11 +161,15 @@ SVal prod(Specializer &S, const BuiltinCall &c) {
   for (const SVal &e : it.val.elts) {
     if (!e.isNumber() || !acc.isNumber())
       S.fail(it.loc, "math.prod() takes compile-time numbers, got " + e.describe());
-    if (e.kind != SVal::Kind::Float && acc.kind != SVal::Kind::Float)
-      acc = SVal::integer(acc.i * e.i);
-    else
+    int64_t r = 0;
+    if (e.kind != SVal::Kind::Float && acc.kind != SVal::Kind::Float) {
+      if (__builtin_mul_overflow(acc.i, e.i, &r))
+        S.fail(it.loc, "math.prod() overflows int64");
+      acc = SVal::integer(r);
+    } else {
       acc = SVal::real((acc.kind == SVal::Kind::Float ? acc.f : double(acc.i)) *
                        (e.kind == SVal::Kind::Float ? e.f : double(e.i)));
+    }
   }
   return acc;
 }
