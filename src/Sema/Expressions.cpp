@@ -800,10 +800,12 @@ SVal Specializer::comprehension(const ast::CompExpr *c, Env &env) {
         if (st == 0)
           fail(call->loc(), "range() step must not be zero");
         std::vector<SVal> r;
-        for (int64_t i = lo; st > 0 ? i < hi : i > hi; i += st) {
+        for (int64_t i = lo; st > 0 ? i < hi : i > hi;) {
           if (r.size() >= kMaxElements)
             fail(call->loc(), "range() in a comprehension has more than " + std::to_string(kMaxElements) + " values");
           r.push_back(SVal::integer(i));
+          if (__builtin_add_overflow(i, st, &i))
+            break; // past int64: no further value lies in the range
         }
         return r;
       }
