@@ -1,6 +1,7 @@
 // The NVPTX target driver: module set-up (annotations, metadata), O3 + NVPTX codegen to PTX,
 // and ptxas for cubins.
 #include "tle/Target/NVPTX/NVPTXBackend.h"
+#include "tle/Support/ChildProcess.h"
 #include "tle/Target/NVPTX/KernelMetadata.h"
 #include "tle/Runtime/Metadata.h"
 #include "Emitter.h"
@@ -393,7 +394,7 @@ bool assembleCubin(const std::string &ptx, const std::string &arch, const std::s
   std::vector<llvm::StringRef> argv = {ptxas, archFlag, "-O3", "-o", out, in};
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log), llvm::StringRef(log)};
   std::string execErr;
-  int rc = llvm::sys::ExecuteAndWait(ptxas, argv, std::nullopt, redirects, 0, 0, &execErr);
+  int rc = runChildProcess(ptxas, argv, redirects, /*secondsToWait=*/0, execErr);
   auto logText = llvm::MemoryBuffer::getFile(log);
   std::string logStr = logText ? std::string((*logText)->getBuffer()) : "";
   bool ok = rc == 0;

@@ -9,6 +9,7 @@
 // CUDA 13 dropped with texture references (texture_fetch_functions.h), which an empty stand-in
 // replaces when the toolkit lacks it.
 #include "Emitter.h"
+#include "tle/Support/ChildProcess.h"
 #include "RawEffects.h"
 #include "tle/Target/NVPTX/NVPTXBackend.h"
 
@@ -155,7 +156,7 @@ ir::RawResult compileCuda(const ir::RawSource &src, std::string &llvmText, std::
   std::vector<llvm::StringRef> argv(args.begin(), args.end());
   std::optional<llvm::StringRef> redirects[] = {llvm::StringRef(""), llvm::StringRef(log), llvm::StringRef(log)};
   std::string execErr;
-  int rc = llvm::sys::ExecuteAndWait(clang, argv, std::nullopt, redirects, /*SecondsToWait=*/300, 0, &execErr);
+  int rc = runChildProcess(clang, argv, redirects, /*secondsToWait=*/300, execErr);
   std::string diag = readFile(log);
   if (rc != 0) {
     std::string what = rc < 0 ? "could not run clang (" + clang + "): " + execErr : "clang could not compile it";
