@@ -366,11 +366,9 @@ SVal intBitLength(Specializer &S, const BuiltinCall &c) {
   return SVal::integer(n);
 }
 
-/// Python's str methods that compile-time string building uses: upper, lower, startswith,
-/// endswith, replace.
 /// A compile-time dict's keys(), values(), items() (tuples, in insertion order) and
 /// get(key, default=None) (keys compared as describe() does for subscripts).
-SVal dictMethod(Specializer &S, const BuiltinCall &c) {
+SVal dictMethod(Specializer &, const BuiltinCall &c) {
   const SVal &d = *c.self;
   std::vector<SVal> out;
   if (c.fname == "get") {
@@ -384,7 +382,6 @@ SVal dictMethod(Specializer &S, const BuiltinCall &c) {
     out.push_back(c.fname == "keys" ? d.elts[i]
                   : c.fname == "values" ? d.elts[i + 1]
                                         : SVal::tuple({d.elts[i], d.elts[i + 1]}));
-  (void)S;
   return SVal::tuple(out);
 }
 
@@ -398,6 +395,8 @@ SVal pySequence(Specializer &S, const BuiltinCall &c) {
 /// The NVIDIA backend's driver: active (the compiler targets it).
 SVal driverIsActive(Specializer &, const BuiltinCall &) { return SVal::boolean(true); }
 
+/// Python's str methods that compile-time string building uses: upper, lower, startswith,
+/// endswith, replace.
 SVal strMethod(Specializer &S, const BuiltinCall &c) {
   const std::string &x = c.self->s;
   const std::string &n = c.fname;

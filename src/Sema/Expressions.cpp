@@ -777,38 +777,41 @@ std::vector<SVal> Specializer::iterate(const SVal &v, SourceLoc loc) {
   fail(loc, "only compile-time tuples, lists, dicts, strings and range() can be iterated here, got " + v.describe());
 }
 
+std::vector<SVal> Specializer::rangeValues(const ast::CallExpr *call, Env &env, size_t most) {
+  std::vector<int64_t> a;
+  for (const ast::Expr *x : call->args) {
+    SVal v = eval(x, env);
+    if (v.kind != SVal::Kind::Int && v.kind != SVal::Kind::Bool)
+      fail(x->loc(), "range() in a comprehension takes compile-time ints, got " + v.describe());
+    a.push_back(v.i);
+  }
+  if (a.empty() || a.size() > 3)
+    fail(call->loc(), "range() takes 1 to 3 arguments");
+  int64_t lo = a.size() > 1 ? a[0] : 0, hi = a.size() > 1 ? a[1] : a[0], st = a.size() > 2 ? a[2] : 1;
+  if (st == 0)
+    fail(call->loc(), "range() step must not be zero");
+  std::vector<SVal> r;
+  for (int64_t i = lo; st > 0 ? i < hi : i > hi;) {
+    if (r.size() >= most)
+      fail(call->loc(), "range() in a comprehension has more than " + std::to_string(most) + " values");
+    r.push_back(SVal::integer(i));
+    if (__builtin_add_overflow(i, st, &i))
+      break; // past int64: no further value lies in the range
+  }
+  return r;
+}
+
 SVal Specializer::comprehension(const ast::CompExpr *c, Env &env) {
   constexpr size_t kMaxElements = 1 << 16;
   Env local = env; // the comprehension's own scope: its targets do not leak
   std::vector<SVal> out;
-  // The elements of clause k's iterable: range(...) of compile-time ints, else iterate().
+  // The elements of a clause's iterable: range(...) of compile-time ints, else iterate().
   auto elements = [&](const ast::Expr *it) -> std::vector<SVal> {
     if (auto *call = dyn_cast<ast::CallExpr>(it)) {
       SVal callee = eval(call->callee, local);
       if (callee.kind == SVal::Kind::Builtin &&
-          (callee.s == "range" || callee.s == "tl.range" || callee.s == "tl.static_range")) {
-        std::vector<int64_t> a;
-        for (const ast::Expr *x : call->args) {
-          SVal v = eval(x, local);
-          if (v.kind != SVal::Kind::Int && v.kind != SVal::Kind::Bool)
-            fail(x->loc(), "range() in a comprehension takes compile-time ints, got " + v.describe());
-          a.push_back(v.i);
-        }
-        if (a.empty() || a.size() > 3)
-          fail(call->loc(), "range() takes 1 to 3 arguments");
-        int64_t lo = a.size() > 1 ? a[0] : 0, hi = a.size() > 1 ? a[1] : a[0], st = a.size() > 2 ? a[2] : 1;
-        if (st == 0)
-          fail(call->loc(), "range() step must not be zero");
-        std::vector<SVal> r;
-        for (int64_t i = lo; st > 0 ? i < hi : i > hi;) {
-          if (r.size() >= kMaxElements)
-            fail(call->loc(), "range() in a comprehension has more than " + std::to_string(kMaxElements) + " values");
-          r.push_back(SVal::integer(i));
-          if (__builtin_add_overflow(i, st, &i))
-            break; // past int64: no further value lies in the range
-        }
-        return r;
-      }
+          (callee.s == "range" || callee.s == "tl.range" || callee.s == "tl.static_range"))
+        return rangeValues(call, local, kMaxElements);
     }
     return iterate(eval(it, local), it->loc());
   };

@@ -433,6 +433,8 @@ public:
   /// A list comprehension or generator expression over compile-time iterables (tuples, lists,
   /// dicts' keys, strings, range(...) of ints), as Python runs it: a compile-time tuple.
   SVal comprehension(const ast::CompExpr *c, Env &env);
+  /// The ints of `range(...)` call `call` with compile-time arguments (at most `most` of them).
+  std::vector<SVal> rangeValues(const ast::CallExpr *call, Env &env, size_t most);
   /// The elements of a compile-time iterable `v` (the comprehension's and all/any/sum's).
   std::vector<SVal> iterate(const SVal &v, SourceLoc loc);
   SVal call(const ast::CallExpr *e, Env &env);
