@@ -104,7 +104,7 @@ const char *name(DType t) {
 
 std::optional<DType> parseDType(std::string_view s) {
   static const std::pair<const char *, DType> table[] = {
-      {"i1", DType::I1},   {"u1", DType::I1},   {"B", DType::I1},     {"i8", DType::I8},
+      {"i1", DType::I1},   {"u1", DType::I1},   {"i8", DType::I8},
       {"i16", DType::I16}, {"i32", DType::I32}, {"i64", DType::I64},  {"u8", DType::U8},
       {"u16", DType::U16}, {"u32", DType::U32}, {"u64", DType::U64},  {"fp16", DType::F16},
       {"bf16", DType::BF16}, {"fp32", DType::F32}, {"fp64", DType::F64},

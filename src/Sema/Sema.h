@@ -224,8 +224,17 @@ public:
   /// with the ids they select, '...' stands for the axes not indexed (Meshes.cpp).
   SVal meshSubscript(const SVal &mesh, const ast::SubscriptExpr *e, Env &env);
 
+  /// A -D value or a signature's constexpr entry, as a literal or an expression evaluated in the
+  /// kernel's module; `record` gets its text for the metadata (Signature.cpp).
   SVal commandLineConstexpr(const std::string &param, const std::string &text, const SignatureEntry *entry,
                             std::string &record);
+  /// Where a -D value (`entry` null) or a signature entry starts, in a pseudo-file "-D" or "-s"
+  /// showing the option as written.
+  SourceLoc commandLineLoc(const std::string &param, const std::string &text, const SignatureEntry *entry);
+  /// Whether the signature entry `B` (Triton's alias of i1) means the module-level name `B`: for a
+  /// parameter annotated tl.constexpr when the module defines it. Where the module defines `B`
+  /// but the parameter takes the runtime type, warns that the entry is read as i1.
+  bool signatureBMeansModuleName(const ast::Param &p, const SignatureEntry &e, bool annotatedConstexpr);
 
   // --- Statements (Specialize.cpp; loops in Loops.cpp)
   //

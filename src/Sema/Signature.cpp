@@ -152,6 +152,10 @@ std::optional<std::vector<SignatureEntry>> parseSignature(const std::string &tex
     if (ptr && !base.empty() && base[0] == 'k') // *kfp32: const pointer
       base = base.substr(1);
     auto dt = ir::parseDTypeName(base); // the command lines' vocabulary: fp16, f16, float16, ...
+    if (!dt && base == "B") { // Triton's signature alias of i1 (str_to_ty), for the signature only
+      dt = ir::DType::I1;
+      e.bareAliasB = !ptr && hint.empty();
+    }
     if (!dt && (base == "fp8e4b15" || base == "fp8e4b8" || base == "fp8e5b16")) {
       diags.error({}, "type '" + base + "' in signature entry '" + item +
                           "' is not supported: TLE targets NVIDIA GPUs, whose fp8 types are fp8e4nv and fp8e5");
@@ -241,16 +245,34 @@ bool constexprArgument(const SVal &v) {
 
 } // namespace
 
+SourceLoc Specializer::commandLineLoc(const std::string &param, const std::string &text, const SignatureEntry *entry) {
+  std::string shown = entry ? "-s \"" + opts.signature.value_or("") + "\"" : "-D " + param + "=" + text;
+  uint32_t file = diags.sources().addFile(entry ? "-s" : "-D", shown);
+  return SourceLoc{file, 1, static_cast<uint32_t>(entry ? 5 + entry->column : 5 + param.size())};
+}
+
+bool Specializer::signatureBMeansModuleName(const ast::Param &p, const SignatureEntry &e, bool annotatedConstexpr) {
+  if (!e.bareAliasB || (!globals.count("B") && !unresolvedGlobals_.count("B")))
+    return false;
+  if (annotatedConstexpr)
+    return true;
+  diags.warning(commandLineLoc(p.name, "B", &e),
+                "signature entry 'B' makes parameter '" + p.name + "' a runtime i1 (Triton's alias 'B' of i1), not "
+                "the module-level 'B'; annotate it tl.constexpr or write (B) to pass the module's value");
+  return false;
+}
+
 SVal Specializer::commandLineConstexpr(const std::string &param, const std::string &text, const SignatureEntry *entry,
                                        std::string &record) {
-  if (auto c = parseConstexprText(text)) {
+  // A literal, unless it is a name the module defines (a constexpr named like a dtype: `B`, `i1`).
+  bool moduleName = globals.count(text) || unresolvedGlobals_.count(text);
+  if (auto c = moduleName ? std::nullopt : parseConstexprText(text)) {
     record = text;
     return *c;
   }
   // A pseudo-file showing the option as written, so that errors point into it.
-  std::string shown = entry ? "-s \"" + opts.signature.value_or("") + "\"" : "-D " + param + "=" + text;
-  uint32_t file = diags.sources().addFile(entry ? "-s" : "-D", shown);
-  SourceLoc at{file, 1, static_cast<uint32_t>(entry ? 5 + entry->column : 5 + param.size())};
+  SourceLoc at = commandLineLoc(param, text, entry);
+  uint32_t file = at.file;
   std::string what = entry ? "signature entry '" + text + "'" : "-D " + param + "=" + text;
   if (text.empty())
     fail(at, what + " gives no value");

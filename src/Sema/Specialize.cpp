@@ -163,9 +163,14 @@ std::unique_ptr<ir::Function> Specializer::run() {
         bindConst(e.constexprText, &e);
         continue;
       }
+      if (signatureBMeansModuleName(p, e, annotatedConstexpr)) {
+        bindConst("B", &e);
+        continue;
+      }
       if (annotatedConstexpr)
         fail(p.loc, "parameter '" + p.name + "' is annotated tl.constexpr but the signature gives it the runtime type " +
-                        e.type.str());
+                        e.type.str() + (e.bareAliasB ? " ('B' is Triton's alias of i1; the kernel's module defines no 'B')"
+                                                     : ""));
       if (e.kind == SignatureEntry::Kind::TensorDesc) {
         env[p.name] = bindHostDescriptor(p, e);
         continue;

@@ -36,7 +36,8 @@ unsigned bitWidth(DType t); ///< bits of one element; pointers are 64.
 unsigned storageBytes(DType t);
 /// Triton's spelling ("fp32", "i32", "u8", "bf16"); "ptr" for a pointer.
 const char *name(DType t);
-/// Parses Triton's spelling (also the aliases "B" for i1 and "u1" for i1); nullopt if unknown.
+/// Parses Triton's spelling (also the alias "u1" for i1); nullopt if unknown. Triton's signature
+/// alias "B" for i1 is the signature parser's alone, since "B" is also a common constexpr name.
 std::optional<DType> parseDType(std::string_view s);
 /// The one dtype vocabulary of the command lines (tlec -s, tle-run's --arg generators, tle-bench):
 /// Triton's spelling or its short and NumPy / torch names: "fp32"/"f32"/"float32"/"float",

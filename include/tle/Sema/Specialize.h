@@ -25,6 +25,9 @@ struct SignatureEntry {
   std::vector<int64_t> blockShape; ///< TensorDesc: the block shape (1 to 5 dims)
   int64_t divisibility = 1;   ///< Runtime: the `:16` hint (bytes for pointers, value for ints)
   bool specializedToOne = false; ///< Runtime integer with `:1`: the value is the constant 1
+  /// Runtime: written as the bare `B`, Triton's signature alias of i1, which a module-level name
+  /// `B` overrides for a parameter annotated `tl.constexpr`.
+  bool bareAliasB = false;
   /// Constexpr: the value as written: a literal (int, float, True/False, None, a quoted string,
   /// a dtype name) or an expression evaluated in the kernel's module (a module-level name,
   /// `tl.bfloat16`, a tuple, a `tle.device_mesh(...)` call)
