@@ -48,6 +48,8 @@ SVal libdeviceCall(Specializer &S, const std::string &fn, CallArgs &a, SourceLoc
                              " (cast with .to(tl.float32) first)");
   bool predicate = fn == "isnan" || fn == "isinf" || fn == "signbit";
   std::string sym = "__nv_" + fn + (t == DType::F32 && !fast ? "f" : "");
+  if (fn == "fast_dividef") // libdevice's name for CUDA's __fdividef
+    sym = "__nv_fast_fdividef";
   if (predicate) // __nv_isnanf etc. return int
     sym = "__nv_" + fn + (t == DType::F32 ? "f" : "d");
   ir::Type rt = predicate ? xs[0]->type.withElem(ir::ScalarType{DType::I32}) : xs[0]->type;

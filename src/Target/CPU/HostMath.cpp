@@ -194,7 +194,7 @@ const std::map<std::string, HostMathFn> &table() {
     fast("fast_cosf", addr(static_cast<F1>(::cosf)), 1);
     fast("fast_tanf", addr(static_cast<F1>(::tanf)), 1);
     fast("fast_powf", addr(static_cast<F2>(::powf)), 2);
-    fast("fast_dividef", addr(fastDivide), 2);
+    fast("fast_fdividef", addr(fastDivide), 2);
     // Renamed so that the JIT symbol cannot clash with LLVM's own lgamma handling.
     m["lgammaf"].symbol = "__tle_cpu_lgammaf";
     m["lgamma"].symbol = "__tle_cpu_lgamma";
