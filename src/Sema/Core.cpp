@@ -332,7 +332,7 @@ SVal jitCall(Specializer &S, const BuiltinCall &c) {
   if (f.kind != SVal::Kind::PyFn && f.kind != SVal::Kind::JitFn)
     S.fail(p.loc("fn"), "triton.jit() takes a Python function, got " + f.describe());
   if (f.kind == SVal::Kind::PyFn && f.i)
-    S.fail(p.loc("fn"), "triton.jit() of constexpr function '" + f.fn->name + "'");
+    S.fail(p.loc("fn"), "triton.jit() of " + f.describe());
   SVal r;
   r.kind = SVal::Kind::JitFn;
   r.fn = f.fn;

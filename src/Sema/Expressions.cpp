@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <llvm/Support/Casting.h>
+#include <llvm/Support/SaveAndRestore.h>
 
 #include <cmath>
 #include <functional>
@@ -877,6 +878,10 @@ SVal Specializer::call(const ast::CallExpr *e, Env &env) {
   case SVal::Kind::JitFn:
     return callJit(callee.fn, args);
   case SVal::Kind::PyFn:
+    if (callee.i == kExternFn && !commandLine_ && !moduleLevel_) {
+      llvm::SaveAndRestore<SourceLoc> at(externCallLoc_, e->callee->loc());
+      return callJit(callee.fn, args);
+    }
     if (callee.i || commandLine_ || moduleLevel_)
       return callConstexprFn(callee.fn, args, e->callee->loc());
   {

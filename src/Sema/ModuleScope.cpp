@@ -323,11 +323,13 @@ void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bo
         return;
       }
       // A Python function: `triton.jit(f)` may make a @jit function of it later, and a
-      // @triton.constexpr_function is called by kernels at compile time.
+      // @triton.constexpr_function is called by kernels at compile time; a @core.extern
+      // function's body is inlined into the kernel as a @jit function's is.
       SVal f;
       f.kind = SVal::Kind::PyFn;
       f.fn = fd;
-      f.i = std::any_of(fd->decorators.begin(), fd->decorators.end(), isConstexprFnDecorator) ? 1 : 0;
+      auto marked = [&](bool (*is)(const ast::Expr *)) { return std::any_of(fd->decorators.begin(), fd->decorators.end(), is); };
+      f.i = marked(isExternDecorator) ? kExternFn : marked(isConstexprFnDecorator) ? 1 : 0;
       defineGlobal(fd->name, f, "", bound);
       return;
     }

@@ -48,7 +48,8 @@ std::string SVal::describe() const {
     return r + ir::name(elts[0].v->type.elem.pointee) + "]";
   }
   case Kind::Slice: return "slice";
-  case Kind::PyFn: return (i ? "constexpr function '" : "Python function '") + fn->name + "'";
+  case Kind::PyFn:
+    return (i == kExternFn ? "extern function '" : i ? "constexpr function '" : "Python function '") + fn->name + "'";
   case Kind::Namespace:
     if (s == "barrier") { // a tle.gpu.alloc_barriers array or one of its slots
       const SVal &at = attr("_index");

@@ -96,7 +96,7 @@ struct Registry {
     for (auto family : {coreBuiltins, debugBuiltins, memoryBuiltins, atomicBuiltins, mathBuiltins, shapeBuiltins,
                         reduceBuiltins, sortBuiltins, dotBuiltins, randomBuiltins, meshBuiltins, tleBuiltins, deviceBuiltins, pipeBuiltins, barrierBuiltins, copyBuiltins, partitionBuiltins, wgmmaBuiltins, rawBuiltins, pathBuiltins, pyMathBuiltins,
                         tileBuiltins, torchBuiltins,
-                        stringBuiltins, standardBuiltins})
+                        stringBuiltins, standardBuiltins, externBuiltins})
       for (const BuiltinSpec &spec : family()) {
         all.push_back(parse(spec));
         std::vector<const Builtin *> &lines = byName[all.back().name];

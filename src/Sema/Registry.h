@@ -112,6 +112,7 @@ std::vector<BuiltinSpec> debugBuiltins();   // Debug.cpp: printing, assertions, 
 std::vector<BuiltinSpec> memoryBuiltins();  // Memory.cpp: loads, stores, block pointers, descriptors
 std::vector<BuiltinSpec> atomicBuiltins();  // Atomics.cpp
 std::vector<BuiltinSpec> mathBuiltins();    // Math.cpp: elementwise math, casts, libdevice
+std::vector<BuiltinSpec> externBuiltins();  // Extern.cpp: extern_elementwise (@core.extern functions)
 std::vector<BuiltinSpec> shapeBuiltins();   // Shape.cpp: creation, broadcasting, reshaping, gather
 std::vector<BuiltinSpec> reduceBuiltins();  // Reductions.cpp: reductions and scans
 std::vector<BuiltinSpec> sortBuiltins();    // Sort.cpp: sort, topk, bitonic_merge

@@ -20,8 +20,12 @@ struct Builtin;
 struct ModuleTable;
 struct UserModule;
 
+/// SVal::i of a PyFn that is a @core.extern function.
+constexpr int64_t kExternFn = 2;
+
 /// A value during specialisation: a compile-time (constexpr) Python value, an IR value
 /// (a runtime scalar or tile), or a name of the language (module, builtin, @jit function).
+
 struct SVal {
   /// BlockPtr (tl.make_block_ptr) keeps elts = {base, shape, strides, offsets} (the last three
   /// tuples of i64 scalars) and `ints` = block_shape. TensorDesc (tl.make_tensor_descriptor)
@@ -35,7 +39,8 @@ struct SVal {
   ///
   /// PyFn is a Python function without @triton.jit (`fn`): not callable in a kernel, but
   /// `triton.jit(f)` makes a @jit function of it; `i` is 1 for a @triton.constexpr_function,
-  /// which kernels call on compile-time values (its body runs as Python at compile time).
+  /// which kernels call on compile-time values (its body runs as Python at compile time), and
+  /// kExternFn for a @core.extern function, whose body kernels inline (Extern.cpp).
   /// Namespace (torch.finfo(...), torch.iinfo(...)) keeps elts = name0, value0, name1, value1,
   /// ... (the attributes) and `s` = its type's name. A JitFn made by `triton.jit(f, debug=...)`
   /// keeps `i` = 1 + the debug flag (0 when not given); one bound through the call form of
@@ -470,6 +475,11 @@ public:
   /// Set on the probes that evaluate module-level code: there, as Python runs a module, a plain
   /// Python function may be called (its body runs at compile time, as a constexpr function's).
   bool moduleLevel_ = false;
+  /// Where the kernel calls the @core.extern function being inlined (invalid elsewhere): the
+  /// caret of extern_elementwise's errors about the call.
+  SourceLoc externCallLoc_;
+  /// The call of the @core.extern function being inlined, or an invalid location.
+  SourceLoc externCallLoc() const { return externCallLoc_; }
   /// How many module-level `try` bodies are being defined: an import that fails there (a cycle)
   /// leaves its name unknown for the handler to run, as Python's ImportError would.
   int moduleTryDepth_ = 0;
@@ -741,6 +751,8 @@ bool isJitDecorator(const ast::Expr *d);
 /// Whether a decorator is `@triton.constexpr_function` / `@tl.constexpr_function` /
 /// `@constexpr_function`.
 bool isConstexprFnDecorator(const ast::Expr *d);
+/// Whether a decorator is `@core.extern` / `@tl.core.extern` / `@extern` (Extern.cpp).
+bool isExternDecorator(const ast::Expr *d);
 /// pathlib.Path values (Raw.cpp): a `pathlib.Path` record of its text; `p.parent`, `.name`,
 /// `.stem`, `.suffix` (nullopt for other attributes); `p / "x"` and str(p) use the text.
 bool isPath(const SVal &v);

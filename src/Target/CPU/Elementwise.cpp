@@ -5,6 +5,7 @@
 #include "HostMath.h"
 #include "tle/Target/CPU/HostArray.h"
 #include "tle/Target/Fp8.h"
+#include "tle/Target/Intrinsics.h"
 
 #include <llvm/IR/Intrinsics.h>
 
@@ -328,9 +329,34 @@ llvm::Value *Lowering::bitFunction(const std::string &fn, llvm::Value *x) {
 }
 
 llvm::Value *Lowering::externCall(const ir::Op &op, const std::vector<llvm::Value *> &in) {
+  const std::string &symbol = op.callee();
+  llvm::Type *want = regType(op.result()->type.elem);
+  if (symbol.rfind("llvm.", 0) == 0) { // an LLVM intrinsic (a user's extern_elementwise)
+    bool small = isSmallFloat(op.result()->type.dtype());
+    for (const ir::Value *o : op.operands)
+      small = small || isSmallFloat(o->type.dtype());
+    std::string why = small ? "on the cpu target an LLVM intrinsic takes no fp16 or bf16 values" : "";
+    if (llvm::Value *r = small ? nullptr : target::callNamedIntrinsic(B, symbol, want, in, "", why))
+      return r;
+    unsupported(op, "extern_elementwise(): " + why);
+    return nullptr;
+  }
+  llvm::Value *r = libdeviceCall(op, in);
+  if (!r)
+    unsupported(op, "libdevice's '" + symbol + "' has no host implementation for these dtypes");
+  else if (r->getType() != want)
+    unsupported(op, "the call of libdevice's '" + symbol + "' declares the result " + op.result()->type.elem.str() +
+                        ", which the function does not return");
+  return r && r->getType() == want ? r : nullptr;
+}
+
+llvm::Value *Lowering::libdeviceCall(const ir::Op &op, const std::vector<llvm::Value *> &in) {
   // libdevice names: __nv_<fn>f on fp32, __nv_<fn> on fp64; predicates __nv_is...f/d -> i32.
   if (op.callee().rfind("__nv_", 0) != 0 || in.empty())
     return nullptr;
+  for (llvm::Value *x : in) // the host functions take operands of one type
+    if (x->getType() != in[0]->getType())
+      return nullptr;
   std::string fn = op.callee().substr(5);
   DType t = op.operands[0]->type.dtype();
   if (ir::isInteger(t))

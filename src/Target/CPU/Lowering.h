@@ -182,7 +182,12 @@ private:
   llvm::Value *fromF32TowardZero(llvm::Value *f, ir::DType t);
   llvm::Value *f64ToF32Odd(llvm::Value *d);
   llvm::Value *f64ToF32TowardZero(llvm::Value *d);
+  /// An ExternCall: an LLVM intrinsic (`llvm.*`) or a libdevice function; null after reporting
+  /// one that the host cannot run, or whose declared result type is not the function's.
   llvm::Value *externCall(const ir::Op &op, const std::vector<llvm::Value *> &in);
+  /// A libdevice `__nv_*` ExternCall on the host: inline code or a host math function; null
+  /// when there is none for these operands.
+  llvm::Value *libdeviceCall(const ir::Op &op, const std::vector<llvm::Value *> &in);
   /// libdevice's integer function `fn` (popc, clz, ffs, brev, each with its `ll` 64-bit name) of
   /// `x` through LLVM's bit intrinsics; nullptr for another name.
   llvm::Value *bitFunction(const std::string &fn, llvm::Value *x);

@@ -132,6 +132,30 @@ void linkLibdevice(llvm::Module &m, DiagnosticEngine &diags) {
   m.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(0));
 }
 
+/// After linking libdevice: every `__nv_*` function an ExternCall named (`callers`, with a
+/// call's location) is libdevice's, and is called with libdevice's parameter and result types
+/// (a user's extern_elementwise declares them). Located errors otherwise.
+void checkLibdeviceCalls(llvm::Module &m, const std::map<std::string, SourceLoc> &callers, DiagnosticEngine &diags) {
+  for (const auto &[symbol, loc] : callers) {
+    llvm::Function *fn = m.getFunction(symbol);
+    if (!fn)
+      continue;
+    if (fn->isDeclaration())
+      diags.fatal(loc, "extern_elementwise(): '" + symbol + "' is not a libdevice function");
+    for (llvm::User *u : fn->users()) {
+      auto *call = llvm::dyn_cast<llvm::CallInst>(u);
+      if (!call || call->getFunctionType() == fn->getFunctionType())
+        continue;
+      std::string want, got;
+      llvm::raw_string_ostream w(want), g(got);
+      fn->getFunctionType()->print(w);
+      call->getFunctionType()->print(g);
+      diags.fatal(loc, "extern_elementwise(): libdevice's '" + symbol + "' is " + w.str() + ", but the call's dtypes "
+                       "make it " + g.str());
+    }
+  }
+}
+
 } // namespace
 
 using ir::kMaxElementsPerThread;
@@ -280,8 +304,10 @@ std::unique_ptr<llvm::Module> emitLLVM(ir::Function &f, llvm::LLVMContext &ctx, 
   bool needsLibdevice = false;
   for (llvm::Function &fn : *m)
     needsLibdevice |= fn.isDeclaration() && fn.getName().starts_with("__nv_");
-  if (needsLibdevice)
+  if (needsLibdevice) {
     linkLibdevice(*m, diags);
+    checkLibdeviceCalls(*m, e.externCallers_, diags);
+  }
   // Resource checks that must be compile-time errors, not launch failures.
   checkParamSpace(f, *k, diags);
   constexpr int64_t kMaxShared = 227 * 1024; // sm_90 opt-in limit per block (sm_80: 163 KiB)

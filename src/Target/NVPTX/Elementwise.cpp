@@ -1,6 +1,7 @@
 // Per-register elementwise ops: arithmetic, casts (fp8 included) and tl.inline_asm_elementwise.
 #include "Emitter.h"
 #include "tle/Target/Fp8.h"
+#include "tle/Target/Intrinsics.h"
 
 #include <algorithm>
 
@@ -219,7 +220,15 @@ llvm::Value *Emitter::elementwise(const ir::Op &op, const std::vector<llvm::Valu
   case OpKind::Fma:
     return declareIntrinsicCall(llvm::Intrinsic::fma, {a->getType()}, {in[0], in[1], in[2]});
   case OpKind::ExternCall: {
+    if (op.callee().rfind("llvm.", 0) == 0) { // an LLVM intrinsic (a user's extern_elementwise)
+      std::string why;
+      if (llvm::Value *r = target::callNamedIntrinsic(B, op.callee(), llvmType(op.result()->type.elem), in,
+                                                      "llvm.nvvm.", why))
+        return r;
+      diags.fatal(op.loc, "extern_elementwise(): " + why);
+    }
     // A libdevice function, linked into the module before optimisation (Backend.cpp).
+    externCallers_.emplace(op.callee(), op.loc);
     std::vector<llvm::Type *> tys;
     for (llvm::Value *x : in)
       tys.push_back(x->getType());

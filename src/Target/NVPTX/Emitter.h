@@ -282,6 +282,8 @@ public:
   /// The raw functions' LLVM modules the kernel calls, in the kernel's context, not yet linked.
   std::vector<std::unique_ptr<llvm::Module>> rawModules_;
   std::map<std::string, SourceLoc> rawCallers_; ///< each raw callee's symbol: a call's location
+  /// Each libdevice function an ExternCall names: a call's location (for checkLibdeviceCalls).
+  std::map<std::string, SourceLoc> externCallers_;
   /// tl.device_print: one vprintf per element (once per element: replicated copies and, for
   /// scalars, every thread but the first are predicated off) (DebugOps.cpp).
   void emitPrint(const ir::Op &op);
