@@ -70,6 +70,10 @@ std::vector<LaunchFacts::EqualToOne> equalToOneParams(const CompileOptions &o, c
       index += 2 * e.blockShape.size();
       continue;
     }
+    if (e.kind == sema::SignatureEntry::Kind::Tuple) { // its runtime elements, flattened
+      index += sema::runtimeLeaves(e);
+      continue;
+    }
     if (e.kind == sema::SignatureEntry::Kind::Runtime && e.specializedToOne)
       out.push_back({n, e.type.str(), index++});
   }

@@ -210,6 +210,11 @@ public:
   /// signature): adds its runtime parameters (NAME_base, NAME_shape<d>, NAME_stride<d> but the
   /// last) and returns the descriptor built from them, as tl.make_tensor_descriptor does.
   SVal bindHostDescriptor(const ast::Param &p, const SignatureEntry &e);
+  /// A tuple parameter (`(i32, (i64, *fp32))` in the signature): each runtime element becomes a
+  /// kernel parameter `name_i` (nested: `name_i_j`), in order, depth first; the name is bound to
+  /// the compile-time tuple of their values.
+  SVal bindTupleParam(const ast::FunctionDef *kernel, const ast::Param &p, const SignatureEntry &e,
+                      const std::string &name);
   /// `sig` as one entry per parameter of `kernel`. A signature may leave out the parameters
   /// `givenElsewhere` names (-D, @triton.heuristics: an empty constexpr entry stands for each) and
   /// any trailing parameters with a default value (an entry marked fromDefault), as a Python call

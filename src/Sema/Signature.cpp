@@ -109,10 +109,13 @@ std::string parseTensorDesc(const std::string &item, SignatureEntry &e) {
 
 } // namespace
 
-std::optional<std::vector<SignatureEntry>> parseSignature(const std::string &text, DiagnosticEngine &diags) {
-  std::vector<SignatureEntry> out;
-  if (trim(text).empty()) // a kernel without parameters
-    return out;
+namespace {
+
+std::string parseItem(const std::string &item, SignatureEntry &e, bool inTuple);
+
+/// Splits `text` at its top-level commas (a trailing comma ends it); each part trimmed, with
+/// its column. False when a part other than a trailing one is empty.
+bool splitItems(const std::string &text, std::vector<std::pair<std::string, size_t>> &parts) {
   size_t start = 0;
   while (start <= text.size()) {
     size_t comma = nextSeparator(text, start);
@@ -121,80 +124,154 @@ std::optional<std::vector<SignatureEntry>> parseSignature(const std::string &tex
     size_t column = start + (item.empty() ? 0 : raw.find(item[0]));
     start = comma == std::string::npos ? text.size() + 1 : comma + 1;
     if (item.empty()) {
-      if (comma == std::string::npos && !out.empty())
+      if (comma == std::string::npos && !parts.empty())
         break; // trailing comma
-      diags.error({}, "empty entry in signature '" + text + "'");
-      return std::nullopt;
+      return false;
     }
+    parts.push_back({item, column});
+  }
+  return true;
+}
+
+/// `(T0, T1, ...)`: a tuple parameter when an element is a type (elements are types or tuples
+/// of types, with hints; Triton's tuple arguments), else a constexpr expression. "" or why not.
+std::string parseTuple(const std::string &item, SignatureEntry &e) {
+  std::vector<std::pair<std::string, size_t>> parts;
+  bool ok = splitItems(item.substr(1, item.size() - 2), parts);
+  std::vector<SignatureEntry> elements;
+  bool runtime = false;
+  std::string firstError;
+  for (auto &[text, column] : parts) {
+    SignatureEntry x;
+    std::string why = parseItem(text, x, true);
+    if (!why.empty() && firstError.empty())
+      firstError = why;
+    bool typed = x.kind == SignatureEntry::Kind::Runtime || x.kind == SignatureEntry::Kind::Tuple;
+    runtime = runtime || (why.empty() && typed);
+    elements.push_back(x);
+  }
+  if (!runtime) { // a tuple of compile-time values (the specializer evaluates it), or `(64)`
+    e.kind = SignatureEntry::Kind::Constexpr;
+    e.constexprText = item;
+    return "";
+  }
+  if (!firstError.empty())
+    return firstError;
+  if (!ok)
+    return "empty element in tuple '" + item + "'";
+  for (size_t i = 0; i < elements.size(); ++i) {
+    const SignatureEntry &x = elements[i];
+    if (x.specializedToOne)
+      return "tuple '" + item + "': element '" + parts[i].first + "': a ':1' hint is not supported in a tuple";
+    if (x.kind == SignatureEntry::Kind::Constexpr || x.kind == SignatureEntry::Kind::TensorDesc)
+      return "tuple '" + item + "': element '" + parts[i].first + "' is not a runtime type (a tuple parameter's "
+             "elements are types such as i32, *fp32:16, or tuples of them)";
+  }
+  e.kind = SignatureEntry::Kind::Tuple;
+  e.elements = std::move(elements);
+  return "";
+}
+
+/// One signature item into `e`; "" or why not. In a tuple, a bare `B` is not Triton's alias of
+/// i1 (a tuple parameter's elements are written as types).
+std::string parseItem(const std::string &item, SignatureEntry &e, bool inTuple) {
+  if (item.rfind("tensordesc<", 0) == 0) {
+    if (std::string why = parseTensorDesc(item, e); !why.empty())
+      return "signature entry '" + item + "': " + why;
+    return "";
+  }
+  if (item.size() >= 2 && item.front() == '(' && item.back() == ')')
+    return parseTuple(item, e);
+  if (item.find_first_of("([{") != std::string::npos) { // a call, list or dict: a constexpr
+    e.kind = SignatureEntry::Kind::Constexpr;
+    e.constexprText = item;
+    return "";
+  }
+  std::string ty = item, hint;
+  if (auto colon = item.find(':'); colon != std::string::npos) {
+    ty = trim(item.substr(0, colon));
+    hint = trim(item.substr(colon + 1));
+  }
+  bool ptr = !ty.empty() && ty[0] == '*';
+  std::string base = ptr ? ty.substr(1) : ty;
+  if (ptr && !base.empty() && base[0] == 'k') // *kfp32: const pointer
+    base = base.substr(1);
+  auto dt = ir::parseDTypeName(base); // the command lines' vocabulary: fp16, f16, float16, ...
+  if (!dt && base == "B" && (ptr || !hint.empty() || !inTuple)) { // Triton's signature alias of i1 (str_to_ty)
+    dt = ir::DType::I1;
+    e.bareAliasB = !ptr && hint.empty();
+  }
+  if (!dt && (base == "fp8e4b15" || base == "fp8e4b8" || base == "fp8e5b16"))
+    return "type '" + base + "' in signature entry '" + item +
+           "' is not supported: TLE targets NVIDIA GPUs, whose fp8 types are fp8e4nv and fp8e5";
+  if (!dt && !ptr && hint.empty()) {
+    // A literal, or an expression the specializer evaluates in the kernel's module (a name
+    // that is neither a type nor a module-level name is reported there).
+    e.kind = SignatureEntry::Kind::Constexpr;
+    e.constexprText = item;
+    return "";
+  }
+  if (!dt)
+    return "unknown type '" + base + "' in signature entry '" + item +
+           "' (expected one of i1 i8 i16 i32 i64 u8 u16 u32 u64 fp8e4nv fp8e5 fp16 bf16 fp32 fp64, or "
+           "f16 f32 f64, float16 float32 float64 bfloat16, int8..int64, uint8..uint64, bool)";
+  if (!ptr && ir::isFP8(*dt))
+    return "signature entry '" + item + "': an fp8 scalar parameter is not supported; pass fp8 data "
+           "through a pointer (*" + base + ") or the value as fp16/fp32";
+  e.type = ptr ? ir::ScalarType::ptrTo(*dt) : ir::ScalarType{*dt};
+  if (hint.empty())
+    return "";
+  if (hint == "16")
+    e.divisibility = 16;
+  else if (hint == "1" && !ptr && ir::isInteger(*dt))
+    e.specializedToOne = true;
+  else
+    return "unsupported hint ':" + hint + "' in signature entry '" + item +
+           "' (':16' for divisibility, ':1' for an integer equal to 1)";
+  return "";
+}
+
+} // namespace
+
+std::optional<std::vector<SignatureEntry>> parseSignature(const std::string &text, DiagnosticEngine &diags) {
+  std::vector<SignatureEntry> out;
+  if (trim(text).empty()) // a kernel without parameters
+    return out;
+  std::vector<std::pair<std::string, size_t>> parts;
+  if (!splitItems(text, parts)) {
+    diags.error({}, "empty entry in signature '" + text + "'");
+    return std::nullopt;
+  }
+  for (auto &[item, column] : parts) {
     SignatureEntry e;
     e.column = column;
-    if (item.rfind("tensordesc<", 0) == 0) {
-      if (std::string why = parseTensorDesc(item, e); !why.empty()) {
-        diags.error({}, "signature entry '" + item + "': " + why);
-        return std::nullopt;
-      }
-      out.push_back(e);
-      continue;
-    }
-    if (item.find_first_of("([{") != std::string::npos) { // a call, tuple, list or dict: a constexpr
-      e.kind = SignatureEntry::Kind::Constexpr;
-      e.constexprText = item;
-      out.push_back(e);
-      continue;
-    }
-    std::string ty = item, hint;
-    if (auto colon = item.find(':'); colon != std::string::npos) {
-      ty = trim(item.substr(0, colon));
-      hint = trim(item.substr(colon + 1));
-    }
-    bool ptr = !ty.empty() && ty[0] == '*';
-    std::string base = ptr ? ty.substr(1) : ty;
-    if (ptr && !base.empty() && base[0] == 'k') // *kfp32: const pointer
-      base = base.substr(1);
-    auto dt = ir::parseDTypeName(base); // the command lines' vocabulary: fp16, f16, float16, ...
-    if (!dt && base == "B") { // Triton's signature alias of i1 (str_to_ty), for the signature only
-      dt = ir::DType::I1;
-      e.bareAliasB = !ptr && hint.empty();
-    }
-    if (!dt && (base == "fp8e4b15" || base == "fp8e4b8" || base == "fp8e5b16")) {
-      diags.error({}, "type '" + base + "' in signature entry '" + item +
-                          "' is not supported: TLE targets NVIDIA GPUs, whose fp8 types are fp8e4nv and fp8e5");
+    if (std::string why = parseItem(item, e, false); !why.empty()) {
+      diags.error({}, why);
       return std::nullopt;
-    }
-    if (!dt && !ptr && hint.empty()) {
-      // A literal, or an expression the specializer evaluates in the kernel's module (a name
-      // that is neither a type nor a module-level name is reported there).
-      e.kind = SignatureEntry::Kind::Constexpr;
-      e.constexprText = item;
-      out.push_back(e);
-      continue;
-    }
-    if (!dt) {
-      diags.error({}, "unknown type '" + base + "' in signature entry '" + item +
-                          "' (expected one of i1 i8 i16 i32 i64 u8 u16 u32 u64 fp8e4nv fp8e5 fp16 bf16 fp32 fp64, or "
-                          "f16 f32 f64, float16 float32 float64 bfloat16, int8..int64, uint8..uint64, bool)");
-      return std::nullopt;
-    }
-    if (!ptr && ir::isFP8(*dt)) {
-      diags.error({}, "signature entry '" + item + "': an fp8 scalar parameter is not supported; pass fp8 data "
-                                                   "through a pointer (*" + base + ") or the value as fp16/fp32");
-      return std::nullopt;
-    }
-    e.type = ptr ? ir::ScalarType::ptrTo(*dt) : ir::ScalarType{*dt};
-    if (!hint.empty()) {
-      if (hint == "16") {
-        e.divisibility = 16;
-      } else if (hint == "1" && !ptr && ir::isInteger(*dt)) {
-        e.specializedToOne = true;
-      } else {
-        diags.error({}, "unsupported hint ':" + hint + "' in signature entry '" + item +
-                            "' (':16' for divisibility, ':1' for an integer equal to 1)");
-        return std::nullopt;
-      }
     }
     out.push_back(e);
   }
   return out;
+}
+
+std::string signatureText(const SignatureEntry &e) {
+  if (e.kind == SignatureEntry::Kind::Constexpr)
+    return e.constexprText;
+  if (e.kind != SignatureEntry::Kind::Tuple)
+    return e.type.str();
+  std::string r = "(";
+  for (size_t i = 0; i < e.elements.size(); ++i)
+    r += (i ? ", " : "") + signatureText(e.elements[i]);
+  return r + (e.elements.size() == 1 ? ",)" : ")");
+}
+
+size_t runtimeLeaves(const SignatureEntry &e) {
+  if (e.kind != SignatureEntry::Kind::Tuple)
+    return e.kind == SignatureEntry::Kind::Runtime && !e.specializedToOne ? 1 : 0;
+  size_t n = 0;
+  for (const SignatureEntry &x : e.elements)
+    n += runtimeLeaves(x);
+  return n;
 }
 
 std::string constexprRecord(const SVal &v) {

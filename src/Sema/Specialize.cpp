@@ -169,10 +169,14 @@ std::unique_ptr<ir::Function> Specializer::run() {
       }
       if (annotatedConstexpr)
         fail(p.loc, "parameter '" + p.name + "' is annotated tl.constexpr but the signature gives it the runtime type " +
-                        e.type.str() + (e.bareAliasB ? " ('B' is Triton's alias of i1; the kernel's module defines no 'B')"
+                        signatureText(e) + (e.bareAliasB ? " ('B' is Triton's alias of i1; the kernel's module defines no 'B')"
                                                      : ""));
       if (e.kind == SignatureEntry::Kind::TensorDesc) {
         env[p.name] = bindHostDescriptor(p, e);
+        continue;
+      }
+      if (e.kind == SignatureEntry::Kind::Tuple) {
+        env[p.name] = bindTupleParam(kernel, p, e, p.name);
         continue;
       }
       if (e.specializedToOne) {
@@ -251,6 +255,26 @@ std::unique_ptr<ir::Function> Specializer::run() {
   b->setInsertionPointToEnd(&fn->body);
   b->create(ir::OpKind::Return, kernel->loc(), {}, {});
   return std::move(fn);
+}
+
+SVal Specializer::bindTupleParam(const ast::FunctionDef *kernel, const ast::Param &p, const SignatureEntry &e,
+                                 const std::string &name) {
+  std::vector<SVal> elts;
+  for (size_t i = 0; i < e.elements.size(); ++i) {
+    const SignatureEntry &x = e.elements[i];
+    std::string flat = name + "_" + std::to_string(i);
+    if (x.kind == SignatureEntry::Kind::Tuple) {
+      elts.push_back(bindTupleParam(kernel, p, x, flat));
+      continue;
+    }
+    for (const ast::Param &q : kernel->params)
+      if (q.name == flat)
+        fail(p.loc, "tuple parameter '" + p.name + "' passes its element " + std::to_string(i) + " as the kernel "
+                    "parameter '" + flat + "', but the kernel has a parameter of that name");
+    fn->params.push_back({flat, x.type, x.divisibility, p.loc});
+    elts.push_back(SVal::tensor(fn->body.addArg(ir::Type(x.type), flat)));
+  }
+  return SVal::tuple(elts);
 }
 
 std::vector<SignatureEntry>

@@ -20,7 +20,9 @@ namespace tle::sema {
 struct SignatureEntry {
   /// TensorDesc: a host tensor descriptor, `tensordesc<fp16[64, 64]>` (Triton's AOT spelling of
   /// a `TensorDescriptor` argument): `type` is its element dtype, `blockShape` its block.
-  enum class Kind { Runtime, Constexpr, TensorDesc } kind = Kind::Runtime;
+  /// Tuple: a tuple of runtime values, `(i32, i32)` (Triton's tuple arguments): `elements` are
+  /// Runtime entries or Tuples; each runtime element is a kernel parameter of its own.
+  enum class Kind { Runtime, Constexpr, TensorDesc, Tuple } kind = Kind::Runtime;
   ir::ScalarType type;        ///< Runtime: the parameter type; TensorDesc: the element dtype
   std::vector<int64_t> blockShape; ///< TensorDesc: the block shape (1 to 5 dims)
   int64_t divisibility = 1;   ///< Runtime: the `:16` hint (bytes for pointers, value for ints)
@@ -35,7 +37,15 @@ struct SignatureEntry {
   size_t column = 0; ///< where the entry's text starts in the signature (0-based)
   /// Constexpr: the signature left this trailing parameter out; its default value applies.
   bool fromDefault = false;
+  std::vector<SignatureEntry> elements; ///< Tuple: its elements, in order
 };
+
+/// An entry as a type or value text: `*fp32`, `i32`, `(i32, (i64, *fp16))`, `1024`.
+std::string signatureText(const SignatureEntry &e);
+
+/// The kernel parameters an entry passes at launch: 1 for a runtime one, a tuple's runtime
+/// elements (flattened depth first), 0 for a constexpr or a `:1` one.
+size_t runtimeLeaves(const SignatureEntry &e);
 
 /// Parses a comma-separated signature ("*fp32:16, *fp32:16, i32, 1024"). Errors are reported
 /// as command-line errors naming the offending entry; returns nullopt after reporting.
