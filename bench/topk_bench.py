@@ -6,7 +6,7 @@ source run by Python Triton, and torch.topk, on the DeepSeek-V3.2 indexer's sele
 the radix top-k shapes (k 128 to 2048 over 8K to 256K values, batch 1 and 64).
 
 Usage: python3 bench/topk_bench.py --tlec build/src/tlec --out DIR [--lib LIBTLE_RT] [--rounds N]
-                                   [--quick] [--only selector|radix] [--cubins DIR]
+                                   [--quick] [--only selector|radix] [--cubins DIR] [--variants A,B]
        python3 bench/topk_bench.py --tlec build/src/tlec --out DIR --build-only [--emit ptx]
 
 Every variant's output is checked against torch.topk before anything is timed: per row, the
@@ -57,7 +57,12 @@ VARIANTS = {
     "tle_push16_8k": ("topk_radix_cluster_push", 8192, 10, 16, 16),
     # 16 CTAs merging 10-bit counts (the fastest at 1 x 131K on an H200).
     "tle_cluster16_8k_r10": ("topk_radix_cluster", 8192, 10, 16, 16),
+    # One cluster exchange: after the first pass rank 0 selects among the threshold bin's keys.
+    "tle_cand8_16k": ("topk_radix_cluster_cand", 16384, 11, 8, 16),
+    "tle_cand8_16k_r10": ("topk_radix_cluster_cand", 16384, 10, 8, 16),
+    "tle_cand16_8k_r10": ("topk_radix_cluster_cand", 8192, 10, 16, 16),
 }
+PLAIN_RADIX = VARIANTS["tle_plain"][2]  # the plain kernel's scratch also serves a run without it
 TRITON_CONFIG = ("topk_radix", 4096, 11, 16)  # Python Triton runs the plain kernel: BLOCK, RADIX, warps
 
 SELECTOR = [(b, n, 2048) for b in (1, 64) for n in (32768, 131072, 524288)]
@@ -66,7 +71,7 @@ RADIX = [(b, n, k) for b in (1, 64) for n in (8192, 32768, 131072, 262144) for k
 
 def hist_cols():
     """Columns of the plain kernel's scratch histogram (NPASS * 2^RADIX) for both its runs."""
-    return max(((32 + r - 1) // r) << r for r in (VARIANTS["tle_plain"][2], TRITON_CONFIG[2]))
+    return max(((32 + r - 1) // r) << r for r in (PLAIN_RADIX, TRITON_CONFIG[2]))
 
 
 def skip(why):
@@ -282,9 +287,17 @@ def main():
     ap.add_argument("--rep-ms", type=float, default=25)
     ap.add_argument("--only", choices=["selector", "radix"], default=None)
     ap.add_argument("--quick", action="store_true", help="a few shapes only (a smoke test)")
+    ap.add_argument("--variants", default="", help="comma-separated TLE variants to build and time (default: all)")
     ap.add_argument("--build-only", action="store_true", help="build every variant's cubin (no GPU, torch or triton)")
     ap.add_argument("--emit", choices=["cubin", "ptx"], default="cubin", help="with --build-only: PTX instead")
     args = ap.parse_args()
+    if args.variants:
+        keep = args.variants.split(",")
+        unknown = [v for v in keep if v not in VARIANTS]
+        if unknown:
+            sys.exit(f"unknown variants {unknown}; known: {', '.join(VARIANTS)}")
+        for v in [v for v in VARIANTS if v not in keep]:
+            del VARIANTS[v]
     if args.build_only:
         cubins = build_cubins(args.tlec, args.cubins or os.path.join(args.out, "cubins"),
                               sorted({c[2] for c in SELECTOR + RADIX} | {256}), args.emit)
