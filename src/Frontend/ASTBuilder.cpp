@@ -118,8 +118,12 @@ private:
       return make<ExprStmt>(loc(s), other(s, "yield expression"));
     if (c->del_stmt())
       return otherStmt(c, "del statement");
-    if (c->raise_stmt())
-      return otherStmt(c, "raise statement");
+    if (auto *r = c->raise_stmt()) {
+      OtherStmt *o = otherStmt(c, "raise statement");
+      if (!r->test().empty())
+        o->raised = test(r->test()[0]);
+      return o;
+    }
     if (c->global_stmt())
       return otherStmt(c, "global statement");
     return otherStmt(c, "nonlocal statement");

@@ -393,7 +393,7 @@ SVal Specializer::compare(ast::CompareOp op, const SVal &a, const SVal &bv, Sour
     return SVal::boolean(op == C::Is ? same : !same);
   }
   if (op == C::In || op == C::NotIn)
-    fail(loc, "'in' is not supported in a kernel");
+    fail(loc, unsupportedHere("'in'"));
   if (a.isConstexpr() && bv.isConstexpr()) {
     if (a.kind == SVal::Kind::DType && bv.kind == SVal::Kind::DType) {
       if (op != C::Eq && op != C::Ne)
@@ -751,11 +751,11 @@ SVal Specializer::eval(const ast::Expr *e, Env &env) {
     return v;
   }
   case ast::Node::Kind::Lambda:
-    fail(e->loc(), "lambda is not supported in a kernel");
+    fail(e->loc(), unsupportedHere("lambda"));
   case ast::Node::Kind::Starred:
-    fail(e->loc(), "'*' unpacking is not supported in a kernel");
+    fail(e->loc(), unsupportedHere("'*' unpacking"));
   case ast::Node::Kind::OtherExpr:
-    fail(e->loc(), dyn_cast<ast::OtherExpr>(e)->what + " is not supported in a kernel");
+    fail(e->loc(), unsupportedHere(dyn_cast<ast::OtherExpr>(e)->what));
   default:
     fail(e->loc(), "expression not supported in a kernel");
   }
@@ -862,12 +862,12 @@ SVal Specializer::call(const ast::CallExpr *e, Env &env) {
   args.loc = e->loc();
   for (auto *a : e->args) {
     if (isa<ast::StarredExpr>(a))
-      fail(a->loc(), "'*' unpacking in calls is not supported in a kernel");
+      fail(a->loc(), unsupportedHere("'*' unpacking in calls"));
     args.pos.push_back({startLoc(a), eval(a, env)});
   }
   for (auto &k : e->keywords) {
     if (k.name.empty())
-      fail(k.loc, "'**' unpacking in calls is not supported in a kernel");
+      fail(k.loc, unsupportedHere("'**' unpacking in calls"));
     args.kw.push_back({k.name, {startLoc(k.value), eval(k.value, env)}});
   }
   switch (callee.kind) {
@@ -907,18 +907,24 @@ void Specializer::fail(SourceLoc loc, const std::string &msg, const std::vector<
   diags.error(loc, msg);
   for (const Note &n : notes)
     diags.note(n.loc, n.msg);
-  // The call chain, innermost first; a long one keeps its innermost calls and its outermost.
+  for (const Note &n : callChainNotes())
+    diags.note(n.loc, n.msg);
+  throw CompileAborted();
+}
+
+std::vector<Specializer::Note> Specializer::callChainNotes() const {
   constexpr size_t kShownCalls = 16;
+  std::vector<Note> notes;
   size_t n = callSites.size();
   for (size_t i = 0; i < n; ++i) {
     const auto &[callee, at] = callSites[n - 1 - i];
     if (i < kShownCalls || i + 1 == n)
-      diags.note(at, "in '" + callee->name + "', called from here" +
-                         (i + 1 == n && n > kShownCalls + 1
-                              ? " (" + std::to_string(n - kShownCalls - 1) + " calls between not shown)"
-                              : std::string()));
+      notes.push_back({at, "in '" + callee->name + "', called from here" +
+                               (i + 1 == n && n > kShownCalls + 1
+                                    ? " (" + std::to_string(n - kShownCalls - 1) + " calls between not shown)"
+                                    : std::string())});
   }
-  throw CompileAborted();
+  return notes;
 }
 
 void Specializer::noteDefinition(std::vector<Note> &notes, const ir::Value *v, const std::string &what,

@@ -140,6 +140,22 @@ std::pair<std::vector<const ast::CallExpr *>, const ast::Expr *> peelKernelWrapp
   return {calls, e};
 }
 
+/// Whether an `except` handler catches Python's exception `type` (by name): a bare handler, or
+/// one naming it, Exception or BaseException, alone or in a tuple.
+bool handlerCatches(const ast::ExceptHandler &h, const std::string &type) {
+  if (!h.type)
+    return true;
+  std::vector<const ast::Expr *> types = {h.type};
+  if (auto *tu = dyn_cast<ast::TupleExpr>(h.type))
+    types.assign(tu->elts.begin(), tu->elts.end());
+  for (const ast::Expr *e : types) {
+    auto *n = dyn_cast<ast::NameExpr>(e);
+    if (n && (n->name == type || n->name == "Exception" || n->name == "BaseException"))
+      return true;
+  }
+  return false;
+}
+
 } // namespace
 
 std::unique_ptr<Specializer> Specializer::moduleProbe(DiagnosticEngine &quiet) const {
@@ -198,6 +214,8 @@ std::optional<SVal> Specializer::evalQuietly(const ast::Expr *e, std::string &wh
     return result;
   } catch (CompileAborted &) {
     why = firstError(sink.str());
+  } catch (PythonRaised &r) {
+    why = moduleRaised(r);
   }
   return std::nullopt;
 }
@@ -211,6 +229,8 @@ std::optional<SVal> Specializer::quietAttribute(const SVal &base, const std::str
     return moduleProbe(quiet)->attribute(base, attr, loc);
   } catch (CompileAborted &) {
     why = firstError(sink.str());
+  } catch (PythonRaised &r) {
+    why = moduleRaised(r);
   }
   return std::nullopt;
 }
@@ -419,6 +439,7 @@ void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bo
     // branches bind to different values is warned that the first branch's was taken.
     ScopeState before = save();
     std::set<std::string> primary;
+    llvm::SaveAndRestore<int> uncertain(moduleUncertain_, moduleUncertain_ + 1); // either branch may run
     defineModuleBlock(ifs->body, &primary);
     if (bound)
       bound->insert(primary.begin(), primary.end());
@@ -444,23 +465,25 @@ void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bo
     std::set<std::string> primary;
     // Whether a handler catches Python's ImportError (bare, or naming ImportError, Exception or
     // BaseException, alone or in a tuple): only then does a failing import run it.
-    auto catchesImportError = [](const ast::ExceptHandler &h) {
-      if (!h.type)
-        return true;
-      std::vector<const ast::Expr *> types = {h.type};
-      if (auto *tu = dyn_cast<ast::TupleExpr>(h.type))
-        types.assign(tu->elts.begin(), tu->elts.end());
-      for (const ast::Expr *e : types) {
-        auto *n = dyn_cast<ast::NameExpr>(e);
-        if (n && (n->name == "ImportError" || n->name == "Exception" || n->name == "BaseException"))
-          return true;
-      }
-      return false;
-    };
+    auto catchesImportError = [](const ast::ExceptHandler &h) { return handlerCatches(h, "ImportError"); };
     const bool catches = std::any_of(t->handlers.begin(), t->handlers.end(), catchesImportError);
+    const size_t raisedBefore = moduleRaises_.size();
     {
       llvm::SaveAndRestore<int> depth(moduleTryDepth_, moduleTryDepth_ + catches);
+      llvm::SaveAndRestore<int> uncertain(moduleUncertain_, moduleUncertain_ + !t->handlers.empty());
       defineModuleBlock(t->body, &primary);
+    }
+    // The body raised at compile time (a helper's `raise`): the first handler that catches the
+    // exception runs after it, and its definitions replace the body's, as in Python.
+    if (moduleRaises_.size() > raisedBefore) {
+      const std::string type = moduleRaises_[raisedBefore];
+      moduleRaises_.resize(raisedBefore);
+      for (const ast::ExceptHandler &h : t->handlers)
+        if (handlerCatches(h, type)) {
+          defineModuleBlock(h.body, bound);
+          defineModuleBlock(t->finalbody, bound);
+          return;
+        }
     }
     if (bound)
       bound->insert(primary.begin(), primary.end());
@@ -503,6 +526,20 @@ void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bo
     defineGlobal(o->name, std::nullopt,
                  Unresolved("is a class, which the compiler does not evaluate", {{s->loc(), "the class"}}), bound);
     return;
+  }
+  // A `raise` Python certainly runs stops the module's import: an error naming the exception.
+  if (auto *o = dyn_cast<ast::OtherStmt>(s); o && o->what == "raise statement" && moduleUncertain_ == 0) {
+    DiagnosticEngine quiet(diags.sources());
+    std::ostringstream sink;
+    quiet.setStream(sink);
+    try {
+      withModuleProbe(quiet, [&](Specializer &probe) {
+        Env env;
+        probe.raiseAtCompileTime(o, env);
+      });
+    } catch (PythonRaised &r) {
+      moduleRaised(r);
+    }
   }
   // Expression statements, `with` and the rest are host code.
 }

@@ -488,6 +488,39 @@ public:
   /// How many module-level `try` bodies are being defined: an import that fails there (a cycle)
   /// leaves its name unknown for the handler to run, as Python's ImportError would.
   int moduleTryDepth_ = 0;
+  /// How many module-level blocks being defined Python may not run, or runs under a `try` with
+  /// handlers (an `if` on a condition not known at compile time): a compile-time `raise` there
+  /// leaves values unknown instead of stopping the compilation.
+  int moduleUncertain_ = 0;
+  /// A `raise` executed by Python run at compile time, in a module probe (moduleLevel_): the
+  /// module statement being defined decides whether it stops the compilation (moduleRaised).
+  struct PythonRaised {
+    SourceLoc loc;
+    std::string type;      ///< the exception's name: `ValueError`
+    std::string exception; ///< as Python's repr shows it: `ValueError('no args')`
+    std::vector<Note> notes; ///< the call chain to the raise, innermost first
+  };
+  /// A `raise` statement executed by compile-time Python: a located error naming the exception,
+  /// or, in a module probe, a PythonRaised for the module statement to judge.
+  [[noreturn]] void raiseAtCompileTime(const ast::OtherStmt *s, Env &env);
+  /// A compile-time `raise` while defining a module statement: a located error where Python
+  /// certainly runs the statement (moduleUncertain_ is 0); else why the value is unknown.
+  std::string moduleRaised(const PythonRaised &r) const;
+  /// The exceptions (names) compile-time raises left unknown values for while defining module
+  /// statements, oldest first: a module-level `try` runs the handler that catches one.
+  mutable std::vector<std::string> moduleRaises_;
+  /// Whether the code being executed is Python the compiler runs at compile time (a module's
+  /// helper, a @triton.constexpr_function, a -D expression), not a kernel's code.
+  bool compileTimePython() const { return pythonDepth > 0 || moduleLevel_ || commandLine_; }
+  /// "`what` is not supported in a kernel", or, in compileTimePython(), in the Python the
+  /// compiler runs at compile time.
+  std::string unsupportedHere(const std::string &what) const {
+    return what + " is not supported " +
+           (compileTimePython() ? "in the Python the compiler runs at compile time" : "in a kernel");
+  }
+  /// The call-chain notes of a diagnostic (callSites, innermost first; a long chain keeps its
+  /// innermost calls and its outermost).
+  std::vector<Note> callChainNotes() const;
   bool truthy(const SVal &v, SourceLoc loc);
 
   // --- Tensors and types (Tensors.cpp; checkScalarOperand in Expressions.cpp, castWithRounding in Math.cpp)

@@ -674,7 +674,7 @@ void Specializer::assign(const ast::Expr *target, const SVal &v, Env &env, Sourc
   if (isa<ast::SubscriptExpr>(target))
     fail(target->loc(), "assignment to a subscript is not supported: tiles are immutable values");
   if (isa<ast::AttributeExpr>(target))
-    fail(target->loc(), "assignment to an attribute is not supported in a kernel");
+    fail(target->loc(), unsupportedHere("assignment to an attribute"));
   fail(target->loc(), "cannot assign to this expression");
 }
 
@@ -840,9 +840,13 @@ bool Specializer::execStmt(const ast::Stmt *s, Env &env) {
   case ast::Node::Kind::ImportFrom:
     fail(s->loc(), "imports must be at module level, not inside a kernel");
   case ast::Node::Kind::Try:
-    fail(s->loc(), "try statement is not supported in a kernel");
-  case ast::Node::Kind::OtherStmt:
-    fail(s->loc(), dyn_cast<ast::OtherStmt>(s)->what + " is not supported in a kernel");
+    fail(s->loc(), unsupportedHere("try statement"));
+  case ast::Node::Kind::OtherStmt: {
+    auto *o = dyn_cast<ast::OtherStmt>(s);
+    if (o->what == "raise statement" && compileTimePython())
+      raiseAtCompileTime(o, env);
+    fail(s->loc(), unsupportedHere(o->what));
+  }
   default:
     fail(s->loc(), "statement not supported in a kernel");
   }

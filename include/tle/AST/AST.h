@@ -420,6 +420,7 @@ struct TryStmt : Stmt {
 struct OtherStmt : Stmt {
   std::string what;
   std::string name; ///< a class definition's class name (module-level code binds it); else empty
+  const Expr *raised = nullptr; ///< a raise statement's exception (null for a bare `raise`)
   OtherStmt(SourceLoc l, std::string w) : Stmt(Kind::OtherStmt, l), what(std::move(w)) {}
   TLE_AST_CLASSOF(OtherStmt)
 };
