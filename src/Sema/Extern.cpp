@@ -77,6 +77,27 @@ std::string symbolError(const std::string &symbol) {
          "other libraries are not linked";
 }
 
+/// The entry of `dict` for the dtypes of `xs`; when there is none, `xs` are promoted as a
+/// binary operation's operands are and looked up again. A located error at `at` when neither
+/// has one.
+const SVal *selectEntry(Specializer &S, const SVal &dict, std::vector<ir::Value *> &xs, SourceLoc at,
+                        const std::vector<Specializer::Note> &notes) {
+  if (const SVal *entry = entryFor(dict, dtypesOf(xs)))
+    return entry;
+  DType t = xs[0]->type.dtype();
+  for (ir::Value *x : xs)
+    t = x->type.elem.isPointer() ? t : computationType(t, x->type.dtype());
+  std::vector<ir::Value *> promoted;
+  for (ir::Value *x : xs)
+    promoted.push_back(x->type.elem.isPointer() ? x : S.castTo(x, ir::ScalarType{t}, at));
+  const SVal *entry = entryFor(dict, dtypesOf(promoted));
+  if (!entry)
+    S.fail(at, "extern_elementwise(): no entry of arg_type_symbol_dict for the argument dtypes " +
+                   dtypeTuple(dtypesOf(xs)) + " (its keys: " + dictKeys(dict) + ")", notes);
+  xs = promoted;
+  return entry;
+}
+
 /// extern_elementwise(lib_name, lib_path, args, arg_type_symbol_dict, is_pure): the arguments
 /// made tensors and broadcast; the dict's entry for their dtypes, or, when there is none, for
 /// the dtypes after a binary operation's promotion, names the symbol and the result dtype.
@@ -105,20 +126,7 @@ SVal externElementwise(Specializer &S, const BuiltinCall &c) {
   }
   if (xs.empty())
     S.fail(at, "extern_elementwise() needs at least one argument", notes);
-  const SVal *entry = entryFor(dict, dtypesOf(xs));
-  if (!entry) { // no entry for the dtypes as given: promote them as a binary operation does
-    DType t = xs[0]->type.dtype();
-    for (ir::Value *x : xs)
-      t = x->type.elem.isPointer() ? t : computationType(t, x->type.dtype());
-    std::vector<ir::Value *> promoted;
-    for (ir::Value *x : xs)
-      promoted.push_back(x->type.elem.isPointer() ? x : S.castTo(x, ir::ScalarType{t}, at));
-    entry = entryFor(dict, dtypesOf(promoted));
-    if (!entry)
-      S.fail(at, "extern_elementwise(): no entry of arg_type_symbol_dict for the argument dtypes " +
-                     dtypeTuple(dtypesOf(xs)) + " (its keys: " + dictKeys(dict) + ")", notes);
-    xs = promoted;
-  }
+  const SVal *entry = selectEntry(S, dict, xs, at, notes);
   for (int round = 0; round < 2; ++round)
     for (size_t i = 1; i < xs.size(); ++i)
       S.broadcastPair(xs[0], xs[i], at);
