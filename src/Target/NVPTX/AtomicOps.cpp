@@ -46,9 +46,8 @@ void Emitter::emitAtomic(const ir::Op &op) {
   AtomicKind kind = cas ? AtomicKind::Add : op.atomicKind(); // unused by a compare-and-swap
   std::string prefix = std::string("atom.") + ir::name(op.memSem()) + "." + ir::name(op.memScope()) + "." +
                        stateSpace(ptr->type.elem.space) + ".";
-  if (et == ir::DType::BF16 && smVersion() < 90) // PTX ISA §9.7.13.5: atom.add.noftz.bf16 needs sm_90
-    diags.fatal(op.loc, "atomic_add on bf16 needs sm_90 or newer (PTX atom.add.noftz.bf16); here the target is " +
-                            arch + "; use fp32 or fp16");
+  // PTX ISA §9.7.13.5: atom.add.noftz.bf16 needs sm_90; below, a compare-and-swap loop adds.
+  bool bf16Loop = !cas && et == ir::DType::BF16 && kind == AtomicKind::Add && smVersion() < 90;
   bool tile = ptr->type.isTile();
   const ir::Layout *l = tile ? op.result()->layout : nullptr;
   int n = tile ? l->numRegs() : 1;
@@ -80,6 +79,26 @@ void Emitter::emitAtomic(const ir::Op &op) {
     auto *fty = llvm::FunctionType::get(ity, tys, false);
     return B.CreateCall(fty, llvm::InlineAsm::get(fty, text, cons, /*hasSideEffects=*/true), args);
   };
+  // bf16 add without atom.add.noftz.bf16 (sm_80 to sm_89), as CUDA's atomicAdd(__nv_bfloat16 *)
+  // there: read the 16 bits, add the value with one rounding (fma.rn.bf16 x * 1.0 + v, sm_80),
+  // and atom.cas.b16 (sm_70) the sum in while another thread changed the bits meanwhile. The
+  // result is the bits replaced, 0 where the predicate is false. Labels take the asm's uid.
+  auto casAddBF16 = [&](llvm::Value *pred, llvm::Value *addr, llvm::Value *v) {
+    std::string space = stateSpace(ptr->type.elem.space);
+    std::string loop = "Lbf16_add_loop_${:uid}", done = "Lbf16_add_done_${:uid}";
+    std::string text = "{\n\t.reg .pred %p;\n\t.reg .b16 %a, %o, %n, %one;\n\t"
+                       "mov.b16 %a, 0;\n\t@!$3 bra " + done + ";\n\t"
+                       "mov.b16 %one, 0x3F80;\n\tld." + space + ".b16 %a, [$1];\n" +
+                       loop + ":\n\tfma.rn.bf16 %n, %a, %one, $2;\n\t" +
+                       prefix + "cas.b16 %o, [$1], %a, %n;\n\tsetp.ne.b16 %p, %o, %a;\n\t"
+                       "mov.b16 %a, %o;\n\t@%p bra " + loop + ";\n" +
+                       done + ":\n\tmov.b16 $0, %a;\n\t}";
+    auto [address, addrCons] = addressOperand(addr, ptr->type.elem.space);
+    std::vector<llvm::Type *> tys = {address->getType(), ity, B.getInt1Ty()};
+    auto *fty = llvm::FunctionType::get(ity, tys, false);
+    return B.CreateCall(fty, llvm::InlineAsm::get(fty, text, std::string("=h,") + addrCons + ",h,b", /*hasSideEffects=*/true),
+                        {address, v, pred});
+  };
   auto bitsOf = [&](llvm::Value *v) { return v->getType() == ity ? v : B.CreateBitCast(v, ity); };
   auto fromBits = [&](llvm::Value *v) { return ety == ity ? v : B.CreateBitCast(v, ety); };
 
@@ -102,6 +121,8 @@ void Emitter::emitAtomic(const ir::Op &op) {
       llvm::Value *a = atom(posOp, B.CreateAnd(pred, nonneg), P[r], bitsOf(V[r]), nullptr);
       llvm::Value *bOld = atom(negOp, B.CreateAnd(pred, B.CreateNot(nonneg)), P[r], bitsOf(V[r]), nullptr);
       old = B.CreateSelect(nonneg, a, bOld);
+    } else if (bf16Loop) {
+      old = casAddBF16(pred, P[r], bitsOf(V[r]));
     } else {
       old = atom(opSuffix(kind, et, cas), pred, P[r], bitsOf(cas ? Cmp[r] : V[r]), cas ? bitsOf(V[r]) : nullptr);
     }
