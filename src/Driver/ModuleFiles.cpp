@@ -19,6 +19,12 @@ sema::LoadedModule ModuleFiles::load(const std::string &path) {
   return {&modules_.back(), ""};
 }
 
+sema::LoadedModule ModuleFiles::loadText(const std::string &path, const std::string &text) {
+  uint32_t file = diags_.sources().addFile(path, text);
+  modules_.push_back(frontend::parseModule(file, ctx_, diags_));
+  return {&modules_.back(), ""};
+}
+
 const ast::Module *ModuleFiles::moduleOfFile(uint32_t file) const {
   for (const ast::Module &m : modules_)
     if (m.file == file)
@@ -41,6 +47,7 @@ std::string ModuleFiles::sourceHash(uint32_t input) const {
 void ModuleFiles::attach(sema::SpecializeOptions &so, const std::vector<std::string> &importPath) {
   so.importPath = importPath;
   so.loadModule = [this](const std::string &path) { return load(path); };
+  so.loadText = [this](const std::string &path, const std::string &text) { return loadText(path, text); };
   so.parseExpression = [this](uint32_t file, SourceLoc at, const std::string &text) -> const ast::Expr * {
     return frontend::parseExpression(file, at, text, ctx_, diags_);
   };

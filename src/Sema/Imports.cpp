@@ -1,6 +1,7 @@
 // Imports: the import search path, the user modules found on it (each run once, with the
 // module-scope rules of ModuleScope.cpp), relative imports and the attributes of user modules.
 #include "Imports.h"
+#include "Bundled.h"
 
 #include <llvm/Support/Casting.h>
 
@@ -163,6 +164,34 @@ UserModule *newModule(Specializer &s, const std::string &name, const Location &l
   return m;
 }
 
+/// The built-in module `b` (Bundled.h), read from its text through
+/// SpecializeOptions::loadText and registered under its name; null with the reason in `why`
+/// when there is no such loader.
+UserModule *newBundledModule(Specializer &s, const BundledModule &b, std::string &why) {
+  if (!s.opts.loadText) {
+    why = "no module named '" + std::string(b.name) + "' (built-in modules need a module loader)";
+    return nullptr;
+  }
+  std::string path = std::string("<tle>/") + b.path;
+  LoadedModule loaded = s.opts.loadText(path, b.text);
+  if (!loaded.module) {
+    why = "cannot read the built-in module '" + std::string(b.name) + "': " + loaded.error;
+    return nullptr;
+  }
+  ModuleTable &t = *s.modules_;
+  auto owned = std::make_unique<UserModule>();
+  UserModule *m = owned.get();
+  t.owned.push_back(std::move(owned));
+  m->name = b.name;
+  m->package = parentName(b.name);
+  m->path = path;
+  m->ast = loaded.module;
+  t.byName[m->name] = m;
+  t.byPath[path] = m;
+  t.byFile[loaded.module->file] = m;
+  return m;
+}
+
 /// Runs module `m`'s statements with a specializer of its own (sharing `importer`'s module
 /// table) and keeps its names. While it runs, `m` is partially initialised: its names so far.
 void runModule(Specializer &importer, UserModule &m, SourceLoc at) {
@@ -267,6 +296,14 @@ UserModule *Specializer::importModule(const std::string &name, SourceLoc at, std
     t.failed[name] = Unresolved(why, at.valid() ? std::vector<Note>{{at, "imported here"}} : std::vector<Note>{});
     return nullptr;
   };
+  if (const BundledModule *b = bundledModule(name)) { // built in: not searched for, no packages
+    UserModule *m = userModule(name);
+    if (!m && !(m = newBundledModule(*this, *b, why)))
+      return failWith(why);
+    if (m->state == UserModule::State::NotStarted)
+      runModule(*this, *m, at);
+    return m;
+  }
   UserModule *parent = nullptr;
   for (size_t start = 0;;) {
     size_t dot = name.find('.', start);
@@ -306,7 +343,7 @@ void Specializer::importNames(const ast::ImportStmt *s, std::set<std::string> *b
   for (auto &a : s->names) {
     std::string head = a.name.substr(0, a.name.find('.'));
     std::string why;
-    if (!languageImport(a.name))
+    if (!languageImport(a.name) || bundledModule(a.name))
       importModule(a.name, a.loc, why);
     defineGlobal(a.asname.empty() ? head : a.asname, SVal::module(a.asname.empty() ? head : a.name), "", bound);
   }
@@ -327,7 +364,8 @@ void Specializer::importFrom(const ast::ImportFromStmt *s, std::set<std::string>
       base = s->module.empty() ? pkg : pkg + "." + s->module;
   }
   UserModule *m = nullptr;
-  if (why.empty() && !(s->level == 0 && languageImport(base)) && !(m = importModule(base, s->loc(), why)) &&
+  bool language = s->level == 0 && languageImport(base) && !bundledModule(base);
+  if (why.empty() && !language && !(m = importModule(base, s->loc(), why)) &&
       s->level == 0)
     why.clear(); // a module TLE does not know (numpy): its attributes, as for the language's modules
   std::string shown = std::string(size_t(s->level), '.') + s->module;

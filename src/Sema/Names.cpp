@@ -1,6 +1,7 @@
 // Names and attributes during specialisation: values' descriptions, name lookup, and the
 // attributes of modules (the language's functions, from the builtin table), tensors, meshes,
 // buffers, tensor descriptors and dtypes.
+#include "Bundled.h"
 #include "Registry.h"
 #include "Sema.h"
 
@@ -135,6 +136,11 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
     const std::string &m = base.s;
     if (UserModule *um = userModule(m)) // a module of the user's code (Imports.cpp)
       return moduleAttribute(*um, attr, loc);
+    if (modules_ && bundledModule(m + "." + attr)) { // a built-in submodule (torch's Inductor helpers)
+      std::string why;
+      if (importModule(m + "." + attr, loc, why))
+        return SVal::module(m + "." + attr);
+    }
     if (m == "triton") {
       if (attr == "language")
         return SVal::module("triton.language");

@@ -20,6 +20,9 @@ public:
   explicit ModuleFiles(DiagnosticEngine &diags) : diags_(diags) {}
   /// Reads and parses `path`; a null module with the reason when it cannot be read.
   sema::LoadedModule load(const std::string &path);
+  /// Parses `text` as the module at pseudo-path `path` (a module built into the compiler): it
+  /// enters the source hash, not the depfile.
+  sema::LoadedModule loadText(const std::string &path, const std::string &text);
   /// Gives `so` the import search path `importPath` (-I), this loader, and the parser of
   /// command-line constexpr expressions (-D, the signature's), whose ASTs it owns too.
   void attach(sema::SpecializeOptions &so, const std::vector<std::string> &importPath);

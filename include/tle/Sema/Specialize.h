@@ -78,6 +78,10 @@ struct SpecializeOptions {
   /// manager; syntax errors are reported there and end in CompileAborted). The module stays
   /// alive until specialisation ends. Without it, only the language's modules can be imported.
   std::function<LoadedModule(const std::string &path)> loadModule;
+  /// Parses a module the compiler has built in (src/Sema/Bundled): `text` registered with the
+  /// diagnostics' source manager under the pseudo-path `path`, as loadModule does for a file.
+  /// Without it, built-in modules are unknown modules.
+  std::function<LoadedModule(const std::string &path, const std::string &text)> loadText;
   /// Parses a -D value or a signature's constexpr entry that is not a literal as one Python
   /// expression: `text` starts at `at` in `file`, a command-line pseudo-file of the diagnostics'
   /// source manager; syntax errors are reported there and end in CompileAborted. The expression
