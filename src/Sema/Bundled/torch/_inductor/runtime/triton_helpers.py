@@ -90,9 +90,9 @@ def max2(a, dim):
 
 
 @triton.jit
-def minimum_with_index(a_value, a_index, b_value, b_index):
-    """The smaller (value, index) pair: NaN wins, ties go to the lower index (torch.argmin)."""
-    take_a = a_value < b_value
+def _pick_with_index(take_a, a_value, a_index, b_value, b_index):
+    """(a_value, a_index) where take_a (a is strictly better), a NaN a_value where b_value is not
+    NaN, or equal values (two NaNs too) with the lower index; else (b_value, b_index)."""
     same = a_value == b_value
     if is_floating(a_value):
         a_nan = a_value != a_value
@@ -104,17 +104,15 @@ def minimum_with_index(a_value, a_index, b_value, b_index):
 
 
 @triton.jit
+def minimum_with_index(a_value, a_index, b_value, b_index):
+    """The smaller (value, index) pair: NaN wins, ties go to the lower index (torch.argmin)."""
+    return _pick_with_index(a_value < b_value, a_value, a_index, b_value, b_index)
+
+
+@triton.jit
 def maximum_with_index(a_value, a_index, b_value, b_index):
     """The larger (value, index) pair: NaN wins, ties go to the lower index (torch.argmax)."""
-    take_a = a_value > b_value
-    same = a_value == b_value
-    if is_floating(a_value):
-        a_nan = a_value != a_value
-        b_nan = b_value != b_value
-        take_a = take_a | (a_nan & ~b_nan)
-        same = same | (a_nan & b_nan)
-    take_a = take_a | (same & (a_index < b_index))
-    return tl.where(take_a, a_value, b_value), tl.where(take_a, a_index, b_index)
+    return _pick_with_index(a_value > b_value, a_value, a_index, b_value, b_index)
 
 
 @triton.jit
