@@ -354,6 +354,17 @@ SVal inlineAsm(Specializer &S, const BuiltinCall &c) {
 }
 
 /// x.to(dtype, fp_downcast_rounding=None, bitcast=False).
+/// x.logical_and(y) / x.logical_or(y) (Triton's tensor methods): both as booleans (!= 0),
+/// broadcast, combined with & or |; an i1 tile.
+SVal tensorLogical(Specializer &S, const BuiltinCall &c) {
+  ir::ScalarType i1{ir::DType::I1};
+  ir::Value *a = S.castTo(c.self->v, i1, c.loc);
+  ir::Value *o = S.castTo(S.toTensor(c.p.get("other").val, c.p.loc("other")), i1, c.p.loc("other"));
+  S.broadcastPair(a, o, c.loc);
+  bool isAnd = c.name == "tensor.logical_and";
+  return SVal::tensor(S.b->binary(isAnd ? ir::OpKind::And : ir::OpKind::Or, c.loc, a, o));
+}
+
 SVal tensorTo(Specializer &S, const BuiltinCall &c) {
   const Binder &p = c.p;
   const SVal &self = *c.self;
@@ -407,6 +418,8 @@ std::vector<BuiltinSpec> mathBuiltins() {
       {"tl.umulhi", "x, y", umulhi, kTensorMethod},
       {"tl.cast", "input, dtype, fp_downcast_rounding=None, bitcast=False", castBuiltin, kTensorMethod},
       {"tensor.to", "dtype, fp_downcast_rounding=None, bitcast=False", tensorTo},
+      {"tensor.logical_and", "other", tensorLogical},
+      {"tensor.logical_or", "other", tensorLogical},
       {"tl.inline_asm_elementwise", "asm, constraints, args, dtype, is_pure, pack", inlineAsm},
   };
   // libdevice.NAME: the functions of libdeviceArities(), arguments checked by the handler.

@@ -179,6 +179,8 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
         return SVal::module("triton.language." + attr);
       if (isModuleBuiltin("tl", attr))
         return SVal::builtin("tl." + attr);
+      if (m == "triton.language.core" && (attr == "_unwrap_if_constexpr" || attr == "_constexpr_to_value"))
+        return SVal::builtin("standard._unwrap_if_constexpr"); // a constexpr is its value here
       if (attr == "float8e4b15" || attr == "float8e4b8" || attr == "float8e5b16")
         fail(loc, "tl." + attr + " is not supported: TLE targets NVIDIA GPUs, whose fp8 types are "
                   "tl.float8e4nv and tl.float8e5");
