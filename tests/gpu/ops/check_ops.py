@@ -1,6 +1,7 @@
 """Runs the kernels of shape_scan.tle (and atomics.tle, math.tle, inline_asm.tle, descriptors.tle, dot_kn.tle,
 shared_buffers.tle, store_masks.tle, and the tile IR of gpuops_copy.tir, gpuops_tma.tir, gpuops_wgmma.tir, gpuops_ws.tir and gpuops_pipeline.tir) on the GPU with tle-run and checks them against NumPy;
-the tl.gather kernels of tests/lit/cpu/run_gather.tle against the CPU target's results, bit for bit.
+the tl.gather kernels of tests/lit/cpu/run_gather.tle against the CPU target's results, bit for bit,
+and the Inductor-form kernels of tests/lit/imports/inductor_helpers.tle against the CPU target's.
 Usage: python3 check_ops.py TLE_RUN [WORKDIR]; prints one PASS/FAIL line per case and
 'N passed, M failed'; exits 1 on failure, 77 with 'SKIPPED: <reason>' when tle-run finds no GPU."""
 import os
@@ -777,6 +778,51 @@ GATHER_LOADS = [  # (signature dtype, NumPy dtype of its bits, index dtype, NumP
 for a in GATHER_LOADS:
     case(f"gather loaded [{a[4]}, {a[5]}] {a[0]} along axis {a[7]} by {a[2]} indices (K = {a[6]}), {a[8]} warps",
          lambda a=a: t_gather_load(*a))
+
+# Kernels in the form PyTorch's Inductor generates, with torch's triton_helpers built into the
+# compiler (tests/lit/imports/inductor_helpers.tle, whose CPU results that test checks): the GPU's
+# results against the CPU target's (NaN where it has NaN; libdevice's last-bit differences).
+INDUCTOR = os.path.join(HERE, "..", "..", "lit", "imports", "inductor_helpers.tle")
+INDUCTOR_CASES = [  # (kernel, signature, grid, {name: tle-run --arg spec}, saved outputs)
+    ("red_welford", "*fp32, *fp32, i32, i32, 2, 64", "2",
+     {"in_out_ptr0": "zeros:fp32:4", "out_ptr0": "zeros:fp32:4", "xnumel": "4", "r0_numel": "100"},
+     ["out_ptr0", "in_out_ptr0"]),
+    ("per_argmax", "*i64, *fp32, *fp32, i32, i32, 4", "1",
+     {"out_ptr0": "zeros:i64:4", "out_ptr1": "zeros:fp32:4", "out_ptr2": "zeros:fp32:4", "xnumel": "4",
+      "r0_numel": "100"}, ["out_ptr0", "out_ptr1", "out_ptr2"]),
+    ("poi_int", "*i64, i32, 16", "1", {"out_ptr0": "zeros:i64:16", "xnumel": "16"}, ["out_ptr0"]),
+    ("red_online_softmax", "*fp32, *fp32, 4", "1", {"out_ptr0": "zeros:fp32:4", "out_ptr1": "zeros:fp32:4"},
+     ["out_ptr0", "out_ptr1"]),
+    ("per_sort", "*fp32, *i16, *fp32, 4", "1",
+     {"out_ptr0": "zeros:fp32:32", "out_ptr1": "zeros:i16:32", "out_ptr2": "zeros:fp32:4"},
+     ["out_ptr0", "out_ptr1", "out_ptr2"]),
+    ("poi_bucketize", "*fp32, *i64, 8", "1", {"in_ptr1": "zeros:fp32:4", "out_ptr0": "zeros:i64:16"}, ["out_ptr0"]),
+    ("spl_prefix", "*fp32, *i64, *u8, *u8, 64", "4",
+     {"out_ptr0": "zeros:fp32:4", "out_ptr1": "zeros:i64:4", "ws_ptr": "zeros:u8:64", "ws64_ptr": "zeros:u8:128"},
+     ["out_ptr0", "out_ptr1"]),
+    ("poi_logical", "*i32, 8, tl.uint16", "1", {"out_ptr0": "zeros:i32:17"}, ["out_ptr0"]),
+]
+
+
+def t_inductor(kernel, sig, grid, args, saves):
+    outs = {}
+    for target in ("cpu", "gpu"):
+        cmd = [TLE_RUN, INDUCTOR, "-n", kernel, "-s", sig, "--grid", grid, "--target", target, "-q"]
+        for name, spec in args.items():
+            cmd += ["--arg", f"{name}={spec}"]
+        paths = {k: os.path.join(WORK, f"inductor_{kernel}_{k}_{target}.npy") for k in saves}
+        for k, path in paths.items():
+            cmd += ["--save", f"{k}={path}"]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            raise RuntimeError(p.stderr.strip() or p.stdout.strip())
+        outs[target] = {k: np.load(path) for k, path in paths.items()}
+    same = [bool(np.allclose(outs["gpu"][k], outs["cpu"][k], rtol=1e-5, atol=1e-6, equal_nan=True)) for k in saves]
+    return all(same), f"as the cpu target: {same}"
+
+
+for a in INDUCTOR_CASES:
+    case(f"Inductor-form kernel {a[0]} (built-in triton_helpers) against the cpu target", lambda a=a: t_inductor(*a))
 
 passed = sum(results)
 print(f"{passed} passed, {len(results) - passed} failed")
