@@ -801,6 +801,9 @@ INDUCTOR_CASES = [  # (kernel, signature, grid, {name: tle-run --arg spec}, save
      {"out_ptr0": "zeros:fp32:4", "out_ptr1": "zeros:i64:4", "ws_ptr": "zeros:u8:64", "ws64_ptr": "zeros:u8:128"},
      ["out_ptr0", "out_ptr1"]),
     ("poi_logical", "*i32, 8, tl.uint16", "1", {"out_ptr0": "zeros:i32:17"}, ["out_ptr0"]),
+    ("poi_frexp", "*fp32, *i32, *fp64, *i32, *i32, *i32", "2",
+     {"out_ptr0": "zeros:fp32:8", "out_ptr1": "zeros:i32:8", "out_ptr2": "zeros:fp64:8", "out_ptr3": "zeros:i32:8",
+      "sem_ptr": "zeros:i32:1", "flag_ptr": "zeros:i32:2"}, ["out_ptr0", "out_ptr1", "out_ptr2", "out_ptr3", "flag_ptr"]),
 ]
 
 

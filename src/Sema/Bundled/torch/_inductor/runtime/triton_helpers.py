@@ -413,3 +413,49 @@ def exclusive_scan_decoupled_lookback_64(scratch_base, block_value, index, combi
     tl.debug_barrier()
     tl.atomic_xchg(scratch_base + 3 * index, tl.full([], 2, tl.uint64), sem="release")
     return prefix
+
+
+@triton.jit
+def frexp(x):
+    """(mantissa, exponent) with x = mantissa * 2^exponent and |mantissa| in [0.5, 1), as
+    torch.frexp: the mantissa in x's dtype, the exponent int32; 0, inf and NaN give themselves
+    and exponent 0. Subnormals are scaled into the normal range first."""
+    if x.dtype == tl.float64:
+        TINY: tl.constexpr = 2.2250738585072014e-308  # the smallest normal fp64
+        sub = (tl.abs(x) < TINY) & (x != 0)
+        bits = tl.where(sub, x * 18014398509481984.0, x).to(tl.uint64, bitcast=True)  # * 2^54
+        field = ((bits >> 52) & 0x7FF).to(tl.int32)
+        exponent = field - 1022 - tl.where(sub, 54, 0)
+        keep = ~(tl.full([], 0x7FF, tl.uint64) << 52)  # sign and fraction
+        mantissa = ((bits & keep) | (tl.full([], 1022, tl.uint64) << 52)).to(tl.float64, bitcast=True)
+        special = (x == 0) | (field == 0x7FF)
+        return tl.where(special, x, mantissa), tl.where(special, 0, exponent)
+    else:
+        f = x.to(tl.float32)
+        TINY32: tl.constexpr = 1.1754943508222875e-38  # the smallest normal fp32
+        sub = (tl.abs(f) < TINY32) & (f != 0)
+        bits = tl.where(sub, f * 16777216.0, f).to(tl.uint32, bitcast=True)  # * 2^24
+        field = ((bits >> 23) & 0xFF).to(tl.int32)
+        exponent = field - 126 - tl.where(sub, 24, 0)
+        mantissa = ((bits & 0x807FFFFF) | 0x3F000000).to(tl.float32, bitcast=True)
+        special = (f == 0) | (field == 0xFF)
+        return tl.where(special, f, mantissa).to(x.dtype), tl.where(special, 0, exponent)
+
+
+@triton.jit
+def x_grid_barrier(sem):
+    """Waits until every program with this program's y and z ids has arrived (Inductor's
+    cooperative reductions; all of them must be resident). sem: a uint32 counter per (y, z), 0 or
+    0x80000000 before the first use; program 0 adds 0x80000000 - (num_programs(0) - 1) and the
+    others 1, so its top bit flips once all have arrived, and it is ready for the next use."""
+    tl.debug_barrier()
+    expected = tl.num_programs(0).to(tl.uint32)
+    if tl.program_id(0) == 0:
+        arrive = tl.full([], 0x80000000, tl.uint32) - (expected - 1)
+    else:
+        arrive = tl.full([], 1, tl.uint32)
+    old = tl.atomic_add(sem, arrive, sem="release")
+    now = tl.atomic_add(sem, 0, sem="acquire")
+    while ((old ^ now) & 0x80000000) == 0:
+        now = tl.atomic_add(sem, 0, sem="acquire")
+    tl.debug_barrier()
