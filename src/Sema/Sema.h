@@ -396,6 +396,9 @@ public:
   /// Sets up the module table for the kernel's file (its module name, package and search path),
   /// imports its packages and runs the file, then takes the file's names as the globals.
   void runMainModule();
+  /// Without -n, in a file of several @jit functions: the one that no other @jit function of
+  /// the file names (calls, or passes as a combine function); an error listing them otherwise.
+  const ast::FunctionDef *onlyUnnamedJitFn();
   /// `import a.b [as c]` (language modules bind as before; other names are user modules).
   void importNames(const ast::ImportStmt *s, std::set<std::string> *bound);
   /// `from [.]a.b import c [as d]` and `from a import *`.

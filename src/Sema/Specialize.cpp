@@ -34,6 +34,29 @@ bool isConstexprFnDecorator(const ast::Expr *d) {
 Specializer::Specializer(const ast::Module &m, const SpecializeOptions &o, DiagnosticEngine &d)
     : mod(m), opts(o), diags(d) {}
 
+const ast::FunctionDef *Specializer::onlyUnnamedJitFn() {
+  std::set<std::string> named; // the names other @jit functions read: helpers, combine functions
+  for (auto &[n, f] : jitFns)
+    ast::forEachNameUse(*f, [&, self = n](const std::string &use) {
+      if (use != self)
+        named.insert(use);
+    });
+  std::vector<const ast::FunctionDef *> roots;
+  std::string names, rootNames;
+  for (auto &[n, f] : jitFns) {
+    names += (names.empty() ? "" : ", ") + n;
+    if (!named.count(n)) {
+      roots.push_back(f);
+      rootNames += (rootNames.empty() ? "" : ", ") + n;
+    }
+  }
+  if (roots.size() == 1)
+    return roots.front();
+  fail({mod.file, 0, 0}, "several @jit functions (" + names + ")" +
+                             (roots.size() > 1 ? ", of which no other names " + rootNames : "") +
+                             "; choose the kernel with -n/--kernel");
+}
+
 std::unique_ptr<ir::Function> Specializer::run() {
   // Module scope: the file's imports (and the modules they run), @jit functions, module-level
   // constants (Imports.cpp, ModuleScope.cpp).
@@ -60,11 +83,7 @@ std::unique_ptr<ir::Function> Specializer::run() {
   } else if (jitFns.empty()) {
     fail({mod.file, 0, 0}, "no @triton.jit or @tle.jit kernel in this file");
   } else {
-    // Prefer the one function no other @jit function calls: pick the last defined.
-    std::string names;
-    for (auto &[n, f] : jitFns)
-      names += (names.empty() ? "" : ", ") + n;
-    fail({mod.file, 0, 0}, "several @jit functions (" + names + "); choose the kernel with -n/--kernel");
+    kernel = onlyUnnamedJitFn();
   }
 
   // The call-form wrappers of the name it was selected by, read before the kernel's home

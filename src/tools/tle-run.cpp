@@ -545,7 +545,7 @@ int runTool(int argc, char **argv) {
   app.add_option("input", o.input, "kernel source (.tle, Triton .py, or tile IR .tir)")->required();
   app.add_option("-I", o.compile.importPath,
                  "directory searched for imported modules (repeatable; after the input's package root, as tlec -I)");
-  app.add_option("-n,--kernel", o.compile.kernel, "kernel to run (default: the file's only @jit kernel)");
+  app.add_option("-n,--kernel", o.compile.kernel, "kernel to run (default: the file's only @jit kernel, or the only one no other @jit function names)");
   app.add_option("-s,--signature", o.compile.signature,
                  "Triton AOT signature, e.g. '*fp32:16, *fp32:16, i32, 1024' (default: the annotations, and for "
                  "parameters without one the --arg values' types: a .npy file's dtype, a generator's DTYPE, "

@@ -56,7 +56,7 @@ int main(int argc, char **argv) {
                  "package root: the parent of its outermost directory with an __init__.py)");
   app.add_option("--depfile", o.depfile, "-MF: also write a Make-style depfile: the output, depending on the input and "
                                          "every module file it imports");
-  app.add_option("-n,--kernel,--kernel-name", o.kernel, "kernel to compile (default: the file's only @jit kernel)");
+  app.add_option("-n,--kernel,--kernel-name", o.kernel, "kernel to compile (default: the file's only @jit kernel, or the only one no other @jit function names)");
   app.add_option("-s,--signature", o.signature,
                  "Triton AOT signature, one entry per parameter: '*fp32:16, *fp32:16, i32, 1024' "
                  "(types, ':16' divisibility hints, ':1' for an integer equal to 1, literals or expressions for "

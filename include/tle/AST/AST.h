@@ -8,6 +8,7 @@
 #include "tle/Support/Diagnostics.h"
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -446,6 +447,11 @@ public:
 private:
   std::vector<std::unique_ptr<Node>> nodes_;
 };
+
+/// Calls `fn` with the name of every NameExpr under statement `s` (its expressions, nested
+/// blocks and functions, decorators and annotations), in source order: the names it reads or
+/// binds, not attributes, keywords or strings.
+void forEachNameUse(const Stmt &s, const std::function<void(const std::string &)> &fn);
 
 /// Writes an indented, deterministic dump of `m` (for `tlec --emit=ast`): one node per line
 /// with its kind, its `line:col` and its scalar fields.
