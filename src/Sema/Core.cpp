@@ -7,6 +7,7 @@
 
 #include <llvm/Support/SaveAndRestore.h>
 
+#include <cstdlib>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -395,6 +396,14 @@ SVal pySequence(Specializer &S, const BuiltinCall &c) {
 /// The NVIDIA backend's driver: active (the compiler targets it).
 SVal driverIsActive(Specializer &, const BuiltinCall &) { return SVal::boolean(true); }
 
+/// driver.get_current_target(): Triton's GPUTarget of the architecture compiled for (--arch):
+/// backend "cuda", arch 80 or 90 (sm_90a), warp_size 32.
+SVal driverTarget(Specializer &S, const BuiltinCall &) {
+  int arch = S.opts.arch.rfind("sm_", 0) == 0 ? std::atoi(S.opts.arch.c_str() + 3) : 0;
+  return SVal::record("GPUTarget",
+                      {{"backend", SVal::str("cuda")}, {"arch", SVal::integer(arch)}, {"warp_size", SVal::integer(32)}});
+}
+
 /// Python's str methods that compile-time string building uses: upper, lower, startswith,
 /// endswith, replace.
 SVal strMethod(Specializer &S, const BuiltinCall &c) {
@@ -534,6 +543,7 @@ std::vector<BuiltinSpec> coreBuiltins() {
       {"dict.items", "", dictMethod},
       {"dict.get", "key, default=None, /", dictMethod},
       {"DriverBase.is_active", "", driverIsActive},
+      {"DriverBase.get_current_target", "", driverTarget},
       {"str.upper", "", strMethod},
       {"str.lower", "", strMethod},
       {"str.startswith", "prefix, /", strMethod},

@@ -140,9 +140,11 @@ std::pair<std::vector<const ast::CallExpr *>, const ast::Expr *> peelKernelWrapp
   return {calls, e};
 }
 
-/// Whether an `except` handler catches Python's exception `type` (by name): a bare handler, or
-/// one naming it, Exception or BaseException, alone or in a tuple.
-bool handlerCatches(const ast::ExceptHandler &h, const std::string &type) {
+} // namespace
+
+// Whether an `except` handler catches Python's exception `type` (by name): a bare handler, or
+// one naming it, Exception or BaseException, alone or in a tuple.
+bool exceptHandlerCatches(const ast::ExceptHandler &h, const std::string &type) {
   if (!h.type)
     return true;
   std::vector<const ast::Expr *> types = {h.type};
@@ -155,8 +157,6 @@ bool handlerCatches(const ast::ExceptHandler &h, const std::string &type) {
   }
   return false;
 }
-
-} // namespace
 
 std::unique_ptr<Specializer> Specializer::moduleProbe(DiagnosticEngine &quiet) const {
   auto probe = std::make_unique<Specializer>(mod, opts, quiet);
@@ -465,7 +465,7 @@ void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bo
     std::set<std::string> primary;
     // Whether a handler catches Python's ImportError (bare, or naming ImportError, Exception or
     // BaseException, alone or in a tuple): only then does a failing import run it.
-    auto catchesImportError = [](const ast::ExceptHandler &h) { return handlerCatches(h, "ImportError"); };
+    auto catchesImportError = [](const ast::ExceptHandler &h) { return exceptHandlerCatches(h, "ImportError"); };
     const bool catches = std::any_of(t->handlers.begin(), t->handlers.end(), catchesImportError);
     const size_t raisedBefore = moduleRaises_.size();
     {
@@ -479,7 +479,7 @@ void Specializer::defineModuleStmt(const ast::Stmt *s, std::set<std::string> *bo
       const std::string type = moduleRaises_[raisedBefore];
       moduleRaises_.resize(raisedBefore);
       for (const ast::ExceptHandler &h : t->handlers)
-        if (handlerCatches(h, type)) {
+        if (exceptHandlerCatches(h, type)) {
           defineModuleBlock(h.body, bound);
           defineModuleBlock(t->finalbody, bound);
           return;

@@ -22,7 +22,12 @@ std::string SVal::describe() const {
     return s.str();
   }
   case Kind::Bool: return i ? "True" : "False";
-  case Kind::Str: return "str '" + s + "'";
+  case Kind::Str: { // one line: control characters escaped, long text cut
+    std::string t;
+    for (char ch : s.substr(0, 80))
+      t += ch == '\n' ? "\\n" : ch == '\t' ? "\\t" : ch == '\r' ? "\\r" : std::string(1, ch);
+    return "str '" + t + (s.size() > 80 ? "'..." : "'");
+  }
   case Kind::DType: return "dtype " + dtype.str();
   case Kind::Tensor: return v->type.str();
   case Kind::Module: return "module '" + s + "'";
@@ -235,6 +240,12 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
       return SVal::boolean(false);
     if (m == "importlib.util" && attr == "find_spec")
       return SVal::builtin("importlib.util.find_spec");
+    // triton.runtime.driver.active: the NVIDIA driver of the target compiled for
+    // (get_current_target() below; fla's device checks).
+    if (m == "triton.runtime.driver" && attr == "active")
+      return SVal::record("DriverBase", {});
+    if (m == "importlib" && attr == "import_module")
+      return SVal::builtin("importlib.import_module");
     // Python's math module: its constants and functions on compile-time numbers (PyMath.cpp).
     if (m == "math") {
       if (auto c = pyMathConstant(attr))

@@ -4,6 +4,7 @@
 #include "Sema.h"
 
 #include <llvm/Support/Casting.h>
+#include <llvm/Support/SaveAndRestore.h>
 
 #include <sstream>
 
@@ -58,9 +59,33 @@ void Specializer::raiseAtCompileTime(const ast::OtherStmt *s, Env &env) {
   } else if (std::string name = exceptionName(s->raised); !name.empty()) {
     what = type = name;
   }
-  if (moduleLevel_)
+  if (moduleLevel_ || pyTryDepth_ > 0)
     throw PythonRaised{s->loc(), type, what, callChainNotes()};
   fail(s->loc(), "the Python run at compile time raised " + what);
+}
+
+bool Specializer::execTryCompileTime(const ast::TryStmt *t, Env &env) {
+  bool left = false;
+  try {
+    llvm::SaveAndRestore<int> depth(pyTryDepth_, pyTryDepth_ + 1);
+    left = execBlock(t->body, env);
+  } catch (PythonRaised &r) {
+    const ast::ExceptHandler *handler = nullptr;
+    for (const ast::ExceptHandler &h : t->handlers)
+      if (!handler && exceptHandlerCatches(h, r.type))
+        handler = &h;
+    if (!handler) {
+      execBlock(t->finalbody, env);
+      if (moduleLevel_ || pyTryDepth_ > 0)
+        throw;
+      fail(r.loc, "the Python run at compile time raised " + r.exception, r.notes);
+    }
+    left = execBlock(handler->body, env);
+    return execBlock(t->finalbody, env) || left;
+  }
+  if (!left)
+    left = execBlock(t->orelse, env);
+  return execBlock(t->finalbody, env) || left;
 }
 
 std::string Specializer::moduleRaised(const PythonRaised &r) const {

@@ -519,16 +519,49 @@ SVal getenv(Specializer &S, const BuiltinCall &c) {
 /// the compiler's own (vLLM's `HAS_TRITON = find_spec("triton") is not None`); another module is
 /// found when it is on the import search path (importing it, as Python's find_spec imports the
 /// packages above it).
+/// Whether `name` is a module the compiler has itself (find_spec and import_module do not look
+/// for it on the search path).
+bool ownModule(const std::string &name) {
+  std::string head = name.substr(0, name.find('.'));
+  return head == "triton" || head == "torch" || name == "math" || name == "os" || name == "os.path" ||
+         name == "importlib" || name == "importlib.util" || name == "pathlib";
+}
+
+/// importlib.import_module(name, package=None): the module, imported as `import name` imports it
+/// (a module on the search path runs once, now; one found nowhere is bound all the same, an
+/// error only where a kernel uses it); a relative name ('.x', '..x') starts from `package`.
+SVal importModuleFn(Specializer &S, const BuiltinCall &c) {
+  const Arg &n = c.p.get("name");
+  if (n.val.kind != SVal::Kind::Str || n.val.s.empty())
+    S.fail(n.loc, "import_module() name must be a non-empty string, got " + n.val.describe());
+  std::string name = n.val.s;
+  if (name[0] == '.') {
+    const SVal &pkg = c.p.has("package") ? c.p.get("package").val : SVal::none();
+    if (pkg.kind != SVal::Kind::Str)
+      S.fail(n.loc, "import_module() of the relative name '" + name + "' needs a package string");
+    size_t level = name.find_first_not_of('.');
+    std::string base = pkg.s;
+    for (size_t up = 1; up < level; ++up) {
+      size_t dot = base.rfind('.');
+      if (dot == std::string::npos)
+        S.fail(n.loc, "import_module(): '" + name + "' goes beyond the top-level package of '" + pkg.s + "'");
+      base.resize(dot);
+    }
+    name = level == std::string::npos ? base : base + "." + name.substr(level);
+  }
+  std::string why;
+  if (!ownModule(name))
+    S.importModule(name, c.loc, why);
+  return SVal::module(name);
+}
+
 SVal findSpec(Specializer &S, const BuiltinCall &c) {
   const Arg &n = c.p.get("name");
   if (n.val.kind != SVal::Kind::Str)
     S.fail(n.loc, "find_spec() name must be a string, got " + n.val.describe());
   const std::string &name = n.val.s;
-  std::string head = name.substr(0, name.find('.'));
-  bool own = head == "triton" || head == "torch" || name == "math" || name == "os" || name == "os.path" ||
-             name == "importlib" || name == "importlib.util" || name == "pathlib";
   std::string why;
-  if (own || (!name.empty() && name[0] != '.' && S.importModule(name, c.loc, why)))
+  if (ownModule(name) || (!name.empty() && name[0] != '.' && S.importModule(name, c.loc, why)))
     return SVal::record("ModuleSpec", {{"name", SVal::str(name)}});
   return SVal::none();
 }
@@ -536,6 +569,7 @@ SVal findSpec(Specializer &S, const BuiltinCall &c) {
 std::vector<BuiltinSpec> pathBuiltins() {
   return {
       {"importlib.util.find_spec", "name, package=None", findSpec},
+      {"importlib.import_module", "name, package=None", importModuleFn},
       {"os.getenv", "key, default=None", getenv},
       {"os.environ.get", "key, default=None", getenv},
       {"pathlib.Path", "*args", pathlibPath},

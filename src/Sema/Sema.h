@@ -135,6 +135,10 @@ struct CallArgs {
   std::vector<std::pair<std::string, Arg>> kw;
 };
 
+/// Whether an `except` handler catches Python's exception `type` (by name): a bare handler, or
+/// one naming it, Exception or BaseException, alone or in a tuple.
+bool exceptHandlerCatches(const ast::ExceptHandler &h, const std::string &type);
+
 /// Saves the current builder while a region is being built and puts it back when the scope ends
 /// (also when a user error unwinds through it).
 class BuilderScope {
@@ -506,6 +510,14 @@ public:
   /// A `raise` statement executed by compile-time Python: a located error naming the exception,
   /// or, in a module probe, a PythonRaised for the module statement to judge.
   [[noreturn]] void raiseAtCompileTime(const ast::OtherStmt *s, Env &env);
+  /// `try` in Python run at compile time (a helper's body): the body; when a `raise` in it (or
+  /// in what it calls) throws PythonRaised, the first handler that catches the exception by name
+  /// (its `as` name stays unbound), else the exception goes on (an error naming it outside
+  /// module probes and enclosing trys); `else` after a body that did not raise; `finally` after
+  /// both. Returns whether control left the block (a return).
+  bool execTryCompileTime(const ast::TryStmt *t, Env &env);
+  /// The compile-time `try` bodies running (raises inside them throw PythonRaised).
+  int pyTryDepth_ = 0;
   /// A compile-time `raise` while defining a module statement: a located error where Python
   /// certainly runs the statement (moduleUncertain_ is 0); else why the value is unknown.
   std::string moduleRaised(const PythonRaised &r) const;

@@ -859,6 +859,8 @@ bool Specializer::execStmt(const ast::Stmt *s, Env &env) {
   case ast::Node::Kind::ImportFrom:
     fail(s->loc(), "imports must be at module level, not inside a kernel");
   case ast::Node::Kind::Try:
+    if (compileTimePython())
+      return execTryCompileTime(dyn_cast<ast::TryStmt>(s), env);
     fail(s->loc(), unsupportedHere("try statement"));
   case ast::Node::Kind::OtherStmt: {
     auto *o = dyn_cast<ast::OtherStmt>(s);

@@ -6,6 +6,8 @@
 
 #include <llvm/Support/Casting.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -304,12 +306,148 @@ SVal strBuiltin(Specializer &S, const BuiltinCall &c) {
   return r;
 }
 
+/// The compile-time string `v` of argument `what`, else a located error.
+const std::string &textArg(Specializer &S, const BuiltinCall &c, const char *what) {
+  const SVal &v = c.p.get(what).val;
+  if (v.kind != SVal::Kind::Str)
+    S.fail(c.p.loc(what), "str." + c.fname + "() argument must be a str, got " + v.describe());
+  return v.s;
+}
+
+/// The receiver as a string of at most kMaxStringBytes, else a located error.
+SVal boundedStr(Specializer &S, std::string r, SourceLoc loc) {
+  if (r.size() > Specializer::kMaxStringBytes)
+    S.fail(loc, "compile-time work limit: a string of more than 1 MiB");
+  return SVal::str(std::move(r));
+}
+
+/// str.join(iterable): the strings of a compile-time iterable with the receiver between them.
+SVal strJoin(Specializer &S, const BuiltinCall &c) {
+  std::vector<SVal> items = S.iterate(c.p.get("iterable").val, c.p.loc("iterable"));
+  std::string r;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i].kind != SVal::Kind::Str)
+      S.fail(c.p.loc("iterable"), "str.join() item " + std::to_string(i) + " must be a str, got " + items[i].describe());
+    r += (i ? c.self->s : "") + items[i].s;
+    if (r.size() > Specializer::kMaxStringBytes)
+      break;
+  }
+  return boundedStr(S, std::move(r), c.loc);
+}
+
+/// str.split(sep=None, maxsplit=-1), as Python: without sep, on runs of whitespace with no empty
+/// parts; with sep, at each occurrence; at most maxsplit splits (-1: all). A list (a tuple here).
+SVal strSplit(Specializer &S, const BuiltinCall &c) {
+  const std::string &x = c.self->s;
+  int64_t maxsplit = -1;
+  if (c.p.has("maxsplit")) {
+    if (c.p.get("maxsplit").val.kind != SVal::Kind::Int)
+      S.fail(c.p.loc("maxsplit"), "str.split() maxsplit must be an int");
+    maxsplit = c.p.get("maxsplit").val.i;
+  }
+  bool ws = !c.p.has("sep") || c.p.get("sep").val.kind == SVal::Kind::None;
+  std::string sep = ws ? "" : textArg(S, c, "sep");
+  if (!ws && sep.empty())
+    S.fail(c.p.loc("sep"), "str.split(): empty separator");
+  auto space = [](char ch) { return std::isspace(static_cast<unsigned char>(ch)) != 0; };
+  std::vector<SVal> parts;
+  auto full = [&] { return maxsplit >= 0 && int64_t(parts.size()) >= maxsplit; };
+  for (size_t i = 0;;) {
+    if (ws) {
+      while (i < x.size() && space(x[i]))
+        ++i;
+      if (i == x.size())
+        break;
+    }
+    size_t end = full() ? std::string::npos : ws ? i : x.find(sep, i);
+    while (ws && end < x.size() && !space(x[end]))
+      ++end;
+    parts.push_back(SVal::str(x.substr(i, end == std::string::npos ? std::string::npos : end - i)));
+    if (end >= x.size())
+      break;
+    i = ws ? end : end + sep.size();
+  }
+  return SVal::tuple(parts);
+}
+
+/// One replacement field of str.format ("name!r:>8" without its braces) formatted.
+std::string formatField(Specializer &S, const BuiltinCall &c, std::string field, size_t &next) {
+  std::string spec;
+  if (size_t colon = field.find(':'); colon != std::string::npos)
+    spec = field.substr(colon + 1), field.resize(colon);
+  char conv = 0;
+  if (size_t bang = field.find('!'); bang != std::string::npos) {
+    std::string cv = field.substr(bang + 1);
+    if (cv != "r" && cv != "s" && cv != "a")
+      S.fail(c.loc, "str.format(): unknown conversion '!" + cv + "'");
+    conv = cv[0], field.resize(bang);
+  }
+  if (spec.find('{') != std::string::npos)
+    S.fail(c.loc, "str.format(): nested replacement fields in a format spec are not supported");
+  const Arg *a = nullptr;
+  bool digits = !field.empty() && std::all_of(field.begin(), field.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); });
+  if (field.empty() || digits) {
+    // next counts the automatic fields; kManual marks a numbered one (Python refuses a mix).
+    constexpr size_t kManual = size_t(1) << 40;
+    if (field.empty() ? next >= kManual : (next != 0 && next < kManual))
+      S.fail(c.loc, "str.format(): cannot switch between automatic field numbering and manual field specification");
+    size_t k = field.empty() ? next++ : std::stoul(field.substr(0, 9));
+    if (!field.empty())
+      next = kManual;
+    if (k >= c.args.pos.size())
+      S.fail(c.loc, "str.format(): replacement index " + std::to_string(k) + " out of range for " +
+                        std::to_string(c.args.pos.size()) + " positional arguments");
+    a = &c.args.pos[k];
+  } else {
+    for (auto &[n, kw] : c.args.kw)
+      if (n == field)
+        a = &kw;
+    if (!a)
+      S.fail(c.loc, "str.format(): no keyword argument '" + field + "' (attribute and index fields are not supported)");
+  }
+  if (!a->val.isConstexpr())
+    S.fail(a->loc, "str.format() of a runtime value (" + a->val.describe() + ")");
+  if (conv)
+    return S.pyFormat(SVal::str(S.pyStr(a->val, conv != 's', a->loc)), spec, a->loc);
+  return S.pyFormat(a->val, spec, a->loc);
+}
+
+/// str.format(*args, **kwargs) of compile-time values: {} (auto-numbered), {0}, {name}, each
+/// with !r / !s and a format spec as f-strings take; {{ and }} are braces.
+SVal strFormat(Specializer &S, const BuiltinCall &c) {
+  const std::string &t = c.self->s;
+  std::string r;
+  size_t next = 0;
+  for (size_t i = 0; i < t.size(); ++i) {
+    char ch = t[i];
+    if ((ch == '{' || ch == '}') && i + 1 < t.size() && t[i + 1] == ch) {
+      r += ch, ++i;
+    } else if (ch == '}') {
+      S.fail(c.loc, "str.format(): single '}' encountered in format string");
+    } else if (ch == '{') {
+      size_t end = t.find('}', i);
+      if (end == std::string::npos)
+        S.fail(c.loc, "str.format(): single '{' encountered in format string");
+      r += formatField(S, c, t.substr(i + 1, end - i - 1), next);
+      i = end;
+    } else {
+      r += ch;
+    }
+    if (r.size() > Specializer::kMaxStringBytes)
+      break;
+  }
+  return boundedStr(S, std::move(r), c.loc);
+}
+
 } // namespace
 
 std::vector<BuiltinSpec> stringBuiltins() {
   return {
       {"str", "object=None, /", strBuiltin},
       {"repr", "object, /", strBuiltin},
+      {"str.join", "iterable, /", strJoin},
+      {"str.split", "sep=None, maxsplit=-1", strSplit},
+      {"str.format", "", strFormat, kBindsOwnArguments},
   };
 }
 
