@@ -11,6 +11,7 @@
 namespace tle::sema {
 
 using llvm::dyn_cast;
+using llvm::isa;
 
 namespace {
 
@@ -43,9 +44,23 @@ std::string constexprText(const SVal &v) {
 }
 
 /// The first `args['KEY']` in `e` whose KEY `known` lacks, or empty.
-std::string firstUnknownKey(const ast::Expr *e, const std::string &param, const std::set<std::string> &known) {
+std::string firstUnknownKey(const ast::Expr *e, const std::string &param, const std::set<std::string> &known,
+                            const std::set<std::string> &runtime) {
   if (!e)
     return "";
+  // `args['p'] is None` / `is not None` of a runtime parameter: decided (a typed argument is
+  // never None; a None argument is the signature's constexpr None).
+  if (auto *c = dyn_cast<ast::CompareExpr>(e); c && c->ops.size() == 1 &&
+                                               (c->ops[0] == ast::CompareOp::Is || c->ops[0] == ast::CompareOp::IsNot)) {
+    const ast::Expr *l = c->operands[0], *r = c->operands[1];
+    if (isa<ast::NoneLit>(l))
+      std::swap(l, r);
+    auto *s = dyn_cast<ast::SubscriptExpr>(l);
+    auto *n = s ? dyn_cast<ast::NameExpr>(s->base) : nullptr;
+    auto *k = s && s->indices.size() == 1 ? dyn_cast<ast::StringLit>(s->indices[0]) : nullptr;
+    if (isa<ast::NoneLit>(r) && n && k && n->name == param && runtime.count(k->value))
+      return "";
+  }
   if (auto *s = dyn_cast<ast::SubscriptExpr>(e)) {
     auto *n = dyn_cast<ast::NameExpr>(s->base);
     auto *k = s->indices.size() == 1 ? dyn_cast<ast::StringLit>(s->indices[0]) : nullptr;
@@ -79,7 +94,7 @@ std::string firstUnknownKey(const ast::Expr *e, const std::string &param, const 
     sub.assign(l->elts.begin(), l->elts.end());
   }
   for (const ast::Expr *x : sub)
-    if (std::string k = firstUnknownKey(x, param, known); !k.empty())
+    if (std::string k = firstUnknownKey(x, param, known, runtime); !k.empty())
       return k;
   return "";
 }
@@ -178,17 +193,19 @@ void Specializer::applyHeuristics(const std::vector<Heuristic> &heuristics, cons
     // The arguments' dict: every parameter with a compile-time value so far, in order.
     SVal args;
     args.kind = SVal::Kind::Dict;
-    std::set<std::string> known;
+    // A runtime parameter enters as a record that is not None: only `is (not) None` reads it.
+    std::set<std::string> known, runtime;
     for (const ast::Param &p : kernel->params) {
       auto it = env.find(p.name);
-      if (it == env.end() || !it->second.isConstexpr())
+      if (it == env.end())
         continue;
+      bool constant = it->second.isConstexpr();
       args.elts.push_back(SVal::str(p.name));
-      args.elts.push_back(it->second);
-      known.insert(p.name);
+      args.elts.push_back(constant ? it->second : SVal::record("RuntimeArgument", {}));
+      (constant ? known : runtime).insert(p.name);
     }
     const std::string &arg = h.arg;
-    if (std::string key = firstUnknownKey(h.body, arg, known); !key.empty())
+    if (std::string key = firstUnknownKey(h.body, arg, known, runtime); !key.empty())
       fail(h.loc, "@triton.heuristics computes '" + h.param + "' from " + arg + "['" + key +
                             "'], which is not known when compiling ahead of time (a runtime parameter); give '" +
                             h.param + "' with -D " + h.param + "=VALUE or in the signature");
