@@ -378,6 +378,52 @@ SVal Specializer::binary(ast::BinaryOp op, const SVal &a, const SVal &bv, Source
   return SVal::tensor(b->binary(k, loc, x, y));
 }
 
+namespace {
+
+/// Python's == of two compile-time values where it is defined without an error: numbers,
+/// strings, dtypes, None and tuples of them; values of other kinds are unequal.
+bool pyEquals(const SVal &a, const SVal &b) {
+  if (a.isNumber() && b.isNumber())
+    return (a.kind == SVal::Kind::Float || b.kind == SVal::Kind::Float)
+               ? (a.kind == SVal::Kind::Float ? a.f : double(a.i)) == (b.kind == SVal::Kind::Float ? b.f : double(b.i))
+               : a.i == b.i;
+  if (a.kind != b.kind)
+    return false;
+  switch (a.kind) {
+  case SVal::Kind::Str: return a.s == b.s;
+  case SVal::Kind::DType: return a.dtype == b.dtype;
+  case SVal::Kind::None: return true;
+  case SVal::Kind::Tuple:
+    if (a.elts.size() != b.elts.size())
+      return false;
+    for (size_t k = 0; k < a.elts.size(); ++k)
+      if (!pyEquals(a.elts[k], b.elts[k]))
+        return false;
+    return true;
+  default: return false;
+  }
+}
+
+} // namespace
+
+bool Specializer::contains(const SVal &container, const SVal &x, SourceLoc loc) {
+  if (!container.isConstexpr() || !x.isConstexpr())
+    fail(loc, unsupportedHere("'in' of a runtime value"));
+  if (container.kind == SVal::Kind::Str) {
+    if (x.kind != SVal::Kind::Str)
+      fail(loc, "'in <string>' requires a string as left operand, not " + x.describe());
+    return container.s.find(x.s) != std::string::npos;
+  }
+  if (container.kind == SVal::Kind::Tuple || container.kind == SVal::Kind::Dict) {
+    size_t step = container.kind == SVal::Kind::Dict ? 2 : 1; // a dict's keys
+    for (size_t k = 0; k < container.elts.size(); k += step)
+      if (pyEquals(container.elts[k], x))
+        return true;
+    return false;
+  }
+  fail(loc, "'in' needs a compile-time str, tuple, list or dict on its right, got " + container.describe());
+}
+
 SVal Specializer::compare(ast::CompareOp op, const SVal &a, const SVal &bv, SourceLoc loc) {
   using C = ast::CompareOp;
   if (op == C::Is || op == C::IsNot) {
@@ -392,8 +438,10 @@ SVal Specializer::compare(ast::CompareOp op, const SVal &a, const SVal &bv, Sour
     bool same = a.kind == bv.kind && a.i == bv.i && a.f == bv.f && a.s == bv.s && a.dtype == bv.dtype;
     return SVal::boolean(op == C::Is ? same : !same);
   }
-  if (op == C::In || op == C::NotIn)
-    fail(loc, unsupportedHere("'in'"));
+  if (op == C::In || op == C::NotIn) {
+    bool found = contains(bv, a, loc);
+    return SVal::boolean(op == C::In ? found : !found);
+  }
   if (a.isConstexpr() && bv.isConstexpr()) {
     if (a.kind == SVal::Kind::DType && bv.kind == SVal::Kind::DType) {
       if (op != C::Eq && op != C::Ne)

@@ -242,6 +242,8 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
       return SVal::builtin("importlib.util.find_spec");
     // triton.runtime.driver.active: the NVIDIA driver of the target compiled for
     // (get_current_target() below; fla's device checks).
+    if (m == "torch.cuda" && attr == "get_device_capability")
+      return SVal::builtin("torch.cuda.get_device_capability");
     if (m == "triton.runtime.driver" && attr == "active")
       return SVal::record("DriverBase", {});
     if (m == "importlib" && attr == "import_module")

@@ -516,6 +516,9 @@ public:
   /// module probes and enclosing trys); `else` after a body that did not raise; `finally` after
   /// both. Returns whether control left the block (a return).
   bool execTryCompileTime(const ast::TryStmt *t, Env &env);
+  /// Python's `x in container` of compile-time values: a substring of a str, an element of a
+  /// tuple or list (by ==), a key of a dict; a located error for other operands.
+  bool contains(const SVal &container, const SVal &x, SourceLoc loc);
   /// The compile-time `try` bodies running (raises inside them throw PythonRaised).
   int pyTryDepth_ = 0;
   /// A compile-time `raise` while defining a module statement: a located error where Python

@@ -129,6 +129,13 @@ SVal intDTypeOf(Specializer &S, const BuiltinCall &c) {
                                   " (1, 8, 16, 32 or 64)");
 }
 
+/// torch.cuda.get_device_capability(device=None): the (major, minor) of the architecture
+/// compiled for (--arch: (9, 0) for sm_90a, (8, 0) for sm_80), as torch reports a GPU of it.
+SVal torchCapability(Specializer &S, const BuiltinCall &) {
+  int arch = S.opts.arch.rfind("sm_", 0) == 0 ? std::atoi(S.opts.arch.c_str() + 3) : 0;
+  return SVal::tuple({SVal::integer(arch / 10), SVal::integer(arch % 10)});
+}
+
 } // namespace
 
 std::optional<ir::ScalarType> torchDType(const std::string &n) {
@@ -148,6 +155,7 @@ std::optional<ir::ScalarType> torchDType(const std::string &n) {
 std::vector<BuiltinSpec> torchBuiltins() {
   return {
       {"torch.finfo", "type=None", torchFinfo},
+      {"torch.cuda.get_device_capability", "device=None", torchCapability},
       {"torch.iinfo", "type", torchIinfo},
       {"tl.dtype", "name", dtypeByName},
       {"tl.get_int_dtype", "bitwidth, signed", intDTypeOf},
