@@ -346,6 +346,31 @@ def unpack_flag(pack, DTYPE_FLAG: tl.constexpr):
 
 
 @triton.jit
+def _lookback_step(prefix, value, flag, target, index, combine_fn):
+    """One step of the look-back: block `target`'s value folded into the prefix (it is the
+    prefix when target is the block just before), and the next block to read (none after an
+    inclusive prefix, flag 2)."""
+    if target == index - 1:
+        prefix = value
+    else:
+        prefix = combine_fn(value, prefix)
+    if flag == 2:
+        target = -1
+    else:
+        target = target - 1
+    return prefix, target
+
+
+@triton.jit
+def _inclusive_prefix(prefix, block_value, index, combine_fn):
+    """The block's inclusive prefix: its value after the exclusive prefix of the blocks before."""
+    inclusive = block_value
+    if index > 0:
+        inclusive = combine_fn(prefix, block_value)
+    return inclusive
+
+
+@triton.jit
 def exclusive_scan_decoupled_lookback(scratch_base, block_value, index, combine_fn,
                                       DTYPE_VALUE_AS_UINT: tl.constexpr, DTYPE_PACK: tl.constexpr):
     """The exclusive scan by combine_fn of the scalar block_value over blocks 0..index-1
@@ -364,18 +389,8 @@ def exclusive_scan_decoupled_lookback(scratch_base, block_value, index, combine_
             pack = tl.atomic_add(scratch_base + target, 0, sem="relaxed")
             flag = unpack_flag(pack, DTYPE_VALUE_AS_UINT)
         value = unpack_value(pack, block_value.dtype, DTYPE_VALUE_AS_UINT)
-        if target == index - 1:
-            prefix = value
-        else:
-            prefix = combine_fn(value, prefix)
-        if flag == 2:
-            target = -1
-        else:
-            target = target - 1
-    if index > 0:
-        inclusive = combine_fn(prefix, block_value)
-    else:
-        inclusive = block_value
+        prefix, target = _lookback_step(prefix, value, flag, target, index, combine_fn)
+    inclusive = _inclusive_prefix(prefix, block_value, index, combine_fn)
     done = pack_value_flag(inclusive, tl.full([], 2, DTYPE_VALUE_AS_UINT), DTYPE_VALUE_AS_UINT, DTYPE_PACK)
     tl.atomic_xchg(scratch_base + index, done, sem="relaxed")
     return prefix
@@ -397,18 +412,8 @@ def exclusive_scan_decoupled_lookback_64(scratch_base, block_value, index, combi
         while flag == 0:
             flag = tl.atomic_add(scratch_base + 3 * target, 0, sem="acquire")
         value = tl.load(scratch_base + 3 * target + flag.to(tl.int32)).to(block_value.dtype, bitcast=True)
-        if target == index - 1:
-            prefix = value
-        else:
-            prefix = combine_fn(value, prefix)
-        if flag == 2:
-            target = -1
-        else:
-            target = target - 1
-    if index > 0:
-        inclusive = combine_fn(prefix, block_value)
-    else:
-        inclusive = block_value
+        prefix, target = _lookback_step(prefix, value, flag, target, index, combine_fn)
+    inclusive = _inclusive_prefix(prefix, block_value, index, combine_fn)
     tl.store(scratch_base + 3 * index + 2, inclusive.to(tl.uint64, bitcast=True))
     tl.debug_barrier()
     tl.atomic_xchg(scratch_base + 3 * index, tl.full([], 2, tl.uint64), sem="release")
