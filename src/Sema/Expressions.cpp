@@ -28,6 +28,16 @@ ir::DType integerPromote(DType a, DType b) {
   return ir::bitWidth(u) >= ir::bitWidth(s) ? u : s;
 }
 
+std::optional<ir::DType> tensorComputationType(DType x, DType y, bool divOrMod) {
+  if (x == DType::F64 || y == DType::F64) return DType::F64;
+  if (x == DType::F32 || y == DType::F32) return DType::F32;
+  if (x == DType::F16 || y == DType::F16) return divOrMod ? DType::F32 : DType::F16; // fp16 with bf16 too
+  if (x == DType::BF16 || y == DType::BF16) return (divOrMod || x != y) ? DType::F32 : DType::BF16;
+  if (ir::isFP8(x) && ir::isFP8(y)) return x == y ? x : DType::F16; // two fp8 types: fp16
+  if (ir::isFP8(x) || ir::isFP8(y)) return std::nullopt;
+  return integerPromote(x, y);
+}
+
 namespace {
 
 /// Kind order of Triton's scalar rule (dtype.kind()): bool < integer < float. Signed and unsigned
@@ -302,20 +312,17 @@ SVal Specializer::binary(ast::BinaryOp op, const SVal &a, const SVal &bv, Source
     return notes;
   };
   auto tensorOp = [&](DType x, DType y) -> DType {
-    if (x == DType::F64 || y == DType::F64) return DType::F64;
-    if (x == DType::F32 || y == DType::F32) return DType::F32;
-    if (x == DType::F16 || y == DType::F16) return divOrMod ? DType::F32 : DType::F16; // fp16 with bf16 too
-    if (x == DType::BF16 || y == DType::BF16) return (divOrMod || x != y) ? DType::F32 : DType::BF16;
-    if (ir::isFP8(x) && ir::isFP8(y)) return x == y ? x : DType::F16; // two fp8 types: fp16
-    if (ir::isFP8(x) || ir::isFP8(y))
+    std::optional<DType> r = tensorComputationType(x, y, divOrMod);
+    if (!r)
       fail(loc, std::string("'") + ast::spelling(op) + "' between " + ir::name(x) + " and " + ir::name(y) +
                     " is not supported (Triton promotes an fp8 value only with a float type); cast one operand first",
            operandNotes());
-    if ((op == O::Div || op == O::Mod || op == O::FloorDiv) && ir::isSigned(x) != ir::isSigned(y) && x != DType::I1 && y != DType::I1)
+    if (!ir::isFloat(*r) && (op == O::Div || op == O::Mod || op == O::FloorDiv) && ir::isSigned(x) != ir::isSigned(y) &&
+        x != DType::I1 && y != DType::I1)
       fail(loc, std::string("'") + ast::spelling(op) + "' between " + ir::name(x) + " and " + ir::name(y) +
                     " (mixed signedness) is not allowed; cast one operand first",
            operandNotes());
-    return integerPromote(x, y);
+    return *r;
   };
   if (a.isTensor() != bv.isTensor()) {
     DType tensorT = a.isTensor() ? ta : tb, scalarT = a.isTensor() ? tb : ta;

@@ -14,19 +14,6 @@ using ir::DType;
 
 namespace {
 
-/// The dtype a binary operation of two tensors of these dtypes computes in (Triton's
-/// computation_type_impl without scalar operands): the wider float, else integer promotion.
-DType computationType(DType a, DType b) {
-  if (!ir::isFloat(a) && !ir::isFloat(b))
-    return integerPromote(a, b);
-  for (DType t : {DType::F64, DType::F32, DType::F16})
-    if (a == t || b == t)
-      return t;
-  if (a == b)
-    return a;
-  return ir::isFP8(a) && ir::isFP8(b) ? DType::F16 : DType::F32;
-}
-
 /// "(fp32, i32)": a tuple of dtypes as the dict's keys are written.
 std::string dtypeTuple(const std::vector<ir::ScalarType> &ts) {
   std::string r = "(";
@@ -86,7 +73,7 @@ const SVal *selectEntry(Specializer &S, const SVal &dict, std::vector<ir::Value 
     return entry;
   DType t = xs[0]->type.dtype();
   for (ir::Value *x : xs)
-    t = x->type.elem.isPointer() ? t : computationType(t, x->type.dtype());
+    t = x->type.elem.isPointer() ? t : tensorComputationType(t, x->type.dtype(), false).value_or(DType::F32);
   std::vector<ir::Value *> promoted;
   for (ir::Value *x : xs)
     promoted.push_back(x->type.elem.isPointer() ? x : S.castTo(x, ir::ScalarType{t}, at));

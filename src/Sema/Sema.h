@@ -858,5 +858,10 @@ SourceLoc startLoc(const ast::Expr *e);
 
 /// Integer promotion of two integer dtypes (Triton's integer_promote_impl).
 ir::DType integerPromote(ir::DType a, ir::DType b);
+/// The dtype a binary operation of two tensors of dtypes x and y computes in (Triton's
+/// computation_type_impl without scalar operands): the wider float (fp16 with bf16: fp16; bf16
+/// with another: fp32; fp16 and bf16 become fp32 for / and % when divOrMod), two fp8 types fp16,
+/// else integer promotion; nullopt for fp8 with a non-float, which Triton refuses.
+std::optional<ir::DType> tensorComputationType(ir::DType x, ir::DType y, bool divOrMod);
 
 } // namespace tle::sema
