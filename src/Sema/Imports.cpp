@@ -26,6 +26,43 @@ const std::map<std::string, Specializer::Unresolved> &UserModule::unresolvedName
 
 namespace {
 
+bool sameLoc(SourceLoc a, SourceLoc b) { return a.file == b.file && a.line == b.line && a.col == b.col; }
+
+/// Whether module-level code of `b` binds `name`: an assignment, a `def`, a class or an import
+/// other than the one at `self` (also in its `if`, `try` and loop bodies), whether or not it
+/// has run yet.
+bool bindsAtModuleLevel(const ast::Block &b, const std::string &name, SourceLoc self) {
+  std::set<std::string> assigned;
+  collectAssigned(b, assigned);
+  if (assigned.count(name))
+    return true;
+  for (const ast::Stmt *s : b) {
+    if (auto *f = dyn_cast<ast::FunctionDef>(s); f && f->name == name)
+      return true;
+    if (auto *o = dyn_cast<ast::OtherStmt>(s); o && o->name == name)
+      return true;
+    if (auto *im = dyn_cast<ast::ImportStmt>(s))
+      for (const ast::ImportAlias &a : im->names)
+        if ((a.asname.empty() ? a.name.substr(0, a.name.find('.')) : a.asname) == name)
+          return true;
+    if (auto *im = dyn_cast<ast::ImportFromStmt>(s))
+      for (const ast::ImportAlias &a : im->names)
+        if (!sameLoc(a.loc, self) && (a.name == "*" || (a.asname.empty() ? a.name : a.asname) == name))
+          return true;
+    if (auto *i = dyn_cast<ast::IfStmt>(s); i && (bindsAtModuleLevel(i->body, name, self) || bindsAtModuleLevel(i->orelse, name, self)))
+      return true;
+    if (auto *t = dyn_cast<ast::TryStmt>(s)) {
+      bool any = bindsAtModuleLevel(t->body, name, self) || bindsAtModuleLevel(t->orelse, name, self) ||
+                 bindsAtModuleLevel(t->finalbody, name, self);
+      for (const ast::ExceptHandler &h : t->handlers)
+        any = any || bindsAtModuleLevel(h.body, name, self);
+      if (any)
+        return true;
+    }
+  }
+  return false;
+}
+
 bool isIdentifier(const std::string &s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])))
     return false;
@@ -431,8 +468,19 @@ void Specializer::importOne(UserModule &m, const std::string &attr, const std::s
   }
   if (m.state == UserModule::State::Running) {
     // Python's ImportError: inside a module-level `try` its handler runs (FlagGems' optional
-    // extension: the name is left unknown, which makes the `try` run it); otherwise an error.
+    // extension: the name is left unknown, which makes the `try` run it); otherwise an error
+    // when the package's own source binds the name later (an import cycle). A name it never
+    // binds, with no Python submodule, is a compiled extension (`from . import _C`): unknown,
+    // an error only where a kernel reads it, as `import pkg._C` is.
     Unresolved u = circularImport(m, attr);
+    if (moduleTryDepth_ == 0 && !m.dir.empty() && m.ast && !bindsAtModuleLevel(m.ast->body, attr, loc)) {
+      defineGlobal(name, std::nullopt,
+                   Unresolved("could not be imported: package '" + m.name + "' has no Python submodule '" + attr +
+                                  "' (a compiled extension module is not loaded at compile time)",
+                              {{loc, "imported here"}}),
+                   bound);
+      return;
+    }
     if (moduleTryDepth_ == 0)
       fail(loc, u.why, u.notes);
     u.why = "could not be imported: " + u.why;
