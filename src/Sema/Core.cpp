@@ -167,7 +167,8 @@ SVal pyAbs(Specializer &S, const BuiltinCall &c) {
 SVal isinstance(Specializer &S, const BuiltinCall &c) {
   const Binder &p = c.p;
   // On compile-time knowledge: the classes int, float, bool, str, tuple/list, tl.constexpr (any
-  // compile-time value), tl.tensor (a runtime value), tl.dtype, or a tuple of them.
+  // compile-time value), tl.tensor (a runtime value), tl.dtype, torch.Tensor (no compile-time
+  // value is one; a heuristic's pointer argument is), or a tuple of them.
   const SVal &x = p.get("obj").val;
   std::function<bool(const SVal &)> is = [&](const SVal &cls) -> bool {
     if (cls.kind == SVal::Kind::Tuple) {
@@ -177,6 +178,16 @@ SVal isinstance(Specializer &S, const BuiltinCall &c) {
       return false;
     }
     std::string n = cls.kind == SVal::Kind::Builtin ? cls.s : "";
+    // A heuristic's runtime argument (Heuristics.cpp): its Python type from the signature.
+    if (x.kind == SVal::Kind::Namespace && x.s == "RuntimeArgument") {
+      const std::string &t = x.elts.at(1).s;
+      if (cls.kind == SVal::Kind::Module && cls.s == "torch.Tensor") return t == "tensor";
+      if (n == "int") return t == "int" || t == "bool";
+      if (n == "float" || n == "bool") return t == n;
+      if (n == "str" || n == "tuple" || n == "list" || n == "tl.constexpr" || n == "tl.tensor" || n == "tl.dtype")
+        return false;
+    }
+    if (cls.kind == SVal::Kind::Module && cls.s == "torch.Tensor") return false; // a compile-time value
     if (n == "int") return x.kind == SVal::Kind::Int || x.kind == SVal::Kind::Bool; // bool is an int
     if (n == "float") return x.kind == SVal::Kind::Float;
     if (n == "bool") return x.kind == SVal::Kind::Bool;
@@ -187,8 +198,8 @@ SVal isinstance(Specializer &S, const BuiltinCall &c) {
     if (n == "tl.constexpr") return x.isConstexpr() && S.pythonDepth == 0;
     if (n == "tl.tensor") return x.isTensor();
     if (n == "tl.dtype") return x.kind == SVal::Kind::DType;
-    S.fail(p.loc("classinfo"), "isinstance() supports int, float, bool, str, tuple, list, tl.constexpr, tl.tensor "
-                             "and tl.dtype, got " + cls.describe());
+    S.fail(p.loc("classinfo"), "isinstance() supports int, float, bool, str, tuple, list, tl.constexpr, tl.tensor, "
+                             "tl.dtype and torch.Tensor, got " + cls.describe());
   };
   return SVal::boolean(is(p.get("classinfo").val));
 }

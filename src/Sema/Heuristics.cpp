@@ -10,6 +10,7 @@
 
 namespace tle::sema {
 
+using llvm::cast;
 using llvm::dyn_cast;
 using llvm::isa;
 
@@ -43,6 +44,30 @@ std::string constexprText(const SVal &v) {
   }
 }
 
+/// What a heuristic sees of a runtime parameter's argument: not None, and a torch.Tensor
+/// (a pointer parameter), an int (an integer one), a float or a bool, by its signature type.
+SVal runtimeArgument(const SVal &param) {
+  const ir::Type &t = param.v->type;
+  std::string kind = t.elem.isPointer()         ? "tensor"
+                     : t.dtype() == ir::DType::I1 ? "bool"
+                     : ir::isFloat(t.dtype())     ? "float"
+                                                  : "int";
+  return SVal::record("RuntimeArgument", {{"python_type", SVal::str(kind)}});
+}
+
+/// Whether `e` is `isinstance(PARAM['KEY'], CLASS)` of a runtime parameter KEY (decided by the
+/// parameter's type).
+bool isRuntimeIsinstance(const ast::Expr *e, const std::string &param, const std::set<std::string> &runtime) {
+  auto *c = dyn_cast<ast::CallExpr>(e);
+  auto *f = c ? dyn_cast<ast::NameExpr>(c->callee) : nullptr;
+  if (!f || f->name != "isinstance" || c->args.size() != 2)
+    return false;
+  auto *s = dyn_cast<ast::SubscriptExpr>(c->args[0]);
+  auto *n = s ? dyn_cast<ast::NameExpr>(s->base) : nullptr;
+  auto *k = s && s->indices.size() == 1 ? dyn_cast<ast::StringLit>(s->indices[0]) : nullptr;
+  return n && k && n->name == param && runtime.count(k->value);
+}
+
 /// The first `args['KEY']` in `e` whose KEY `known` lacks, or empty.
 std::string firstUnknownKey(const ast::Expr *e, const std::string &param, const std::set<std::string> &known,
                             const std::set<std::string> &runtime) {
@@ -61,6 +86,8 @@ std::string firstUnknownKey(const ast::Expr *e, const std::string &param, const 
     if (isa<ast::NoneLit>(r) && n && k && n->name == param && runtime.count(k->value))
       return "";
   }
+  if (isRuntimeIsinstance(e, param, runtime))
+    return firstUnknownKey(cast<ast::CallExpr>(e)->args[1], param, known, runtime);
   if (auto *s = dyn_cast<ast::SubscriptExpr>(e)) {
     auto *n = dyn_cast<ast::NameExpr>(s->base);
     auto *k = s->indices.size() == 1 ? dyn_cast<ast::StringLit>(s->indices[0]) : nullptr;
@@ -193,7 +220,8 @@ void Specializer::applyHeuristics(const std::vector<Heuristic> &heuristics, cons
     // The arguments' dict: every parameter with a compile-time value so far, in order.
     SVal args;
     args.kind = SVal::Kind::Dict;
-    // A runtime parameter enters as a record that is not None: only `is (not) None` reads it.
+    // A runtime parameter enters as a record that is not None: only `is (not) None` and
+    // isinstance() (a pointer is a torch.Tensor, an integer an int, ...) read it.
     std::set<std::string> known, runtime;
     for (const ast::Param &p : kernel->params) {
       auto it = env.find(p.name);
@@ -201,7 +229,7 @@ void Specializer::applyHeuristics(const std::vector<Heuristic> &heuristics, cons
         continue;
       bool constant = it->second.isConstexpr();
       args.elts.push_back(SVal::str(p.name));
-      args.elts.push_back(constant ? it->second : SVal::record("RuntimeArgument", {}));
+      args.elts.push_back(constant ? it->second : runtimeArgument(it->second));
       (constant ? known : runtime).insert(p.name);
     }
     const std::string &arg = h.arg;
