@@ -455,8 +455,12 @@ SVal Specializer::compare(ast::CompareOp op, const SVal &a, const SVal &bv, Sour
         fail(loc, "dtypes can only be compared with == and !=");
       return SVal::boolean((a.dtype == bv.dtype) == (op == C::Eq));
     }
-    if (a.kind == SVal::Kind::Str && bv.kind == SVal::Kind::Str && (op == C::Eq || op == C::Ne))
-      return SVal::boolean((a.s == bv.s) == (op == C::Eq));
+    if (a.kind == SVal::Kind::Str && bv.kind == SVal::Kind::Str) { // Python's: by code points
+      int c = a.s.compare(bv.s);
+      bool r = op == C::Lt ? c < 0 : op == C::Le ? c <= 0 : op == C::Gt ? c > 0 : op == C::Ge ? c >= 0
+               : op == C::Eq ? c == 0 : c != 0;
+      return SVal::boolean(r);
+    }
     if (a.kind == SVal::Kind::None || bv.kind == SVal::Kind::None) {
       if (op != C::Eq && op != C::Ne)
         fail(loc, "None can only be compared with == and !=");

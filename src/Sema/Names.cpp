@@ -164,6 +164,12 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
         return SVal::builtin("torch." + attr);
       return SVal::module(m + "." + attr);
     }
+    // torch.version of a CUDA build: hip is None, cuda a CUDA 12 release string (host code
+    // picks ROCm or CUDA configurations with it: FBGEMM's fp8 dtype, `torch.version.cuda < "12.4"`).
+    if (m == "torch.version" && attr == "hip")
+      return SVal::none();
+    if (m == "torch.version" && attr == "cuda")
+      return SVal::str("12.8");
     if (m == "triton.language.PropagateNan") { // Triton's enum values
       if (attr == "NONE")
         return SVal::integer(0);
