@@ -6,7 +6,9 @@
 #include "Registry.h"
 #include "Sema.h"
 
+#include <algorithm>
 #include <map>
+#include <tuple>
 
 namespace tle::sema {
 
@@ -81,6 +83,97 @@ SVal libdeviceBits(Specializer &S, const BuiltinCall &c) {
   ir::Type rt = fn == "brev" ? x->type : x->type.withElem(ir::ScalarType{DType::I32});
   ir::Op *op = S.b->create(ir::OpKind::ExternCall, c.loc, {x}, {rt});
   op->setCallee("__nv_" + fn + (wide ? "ll" : ""));
+  return SVal::tensor(op->result());
+}
+
+/// One typed overload of a libdevice function: its operand dtypes, symbol and result dtype.
+struct TypedOverload {
+  std::vector<DType> args;
+  std::string symbol;
+  DType result;
+};
+
+/// libdevice's functions whose operand and result types differ or are fixed (Triton's
+/// triton.language.extra.cuda.libdevice): bit reinterpretations, conversions with a rounding
+/// mode (rn, rz, rd, ru), saturatef and the integer intrinsics mulhi, mul24, hadd, rhadd,
+/// byte_perm (CUDA Math API, "Type Casting Intrinsics" and "Integer Intrinsics").
+const std::map<std::string, std::vector<TypedOverload>> &typedLibdevice() {
+  static const std::map<std::string, std::vector<TypedOverload>> table = [] {
+    using D = DType;
+    std::map<std::string, std::vector<TypedOverload>> t;
+    auto one = [&](const std::string &n, D a, D r) { t[n].push_back({{a}, "__nv_" + n, r}); };
+    one("float_as_int", D::F32, D::I32), one("int_as_float", D::I32, D::F32);
+    one("float_as_uint", D::F32, D::U32), one("uint_as_float", D::U32, D::F32);
+    one("double_as_longlong", D::F64, D::I64), one("longlong_as_double", D::I64, D::F64);
+    one("double2hiint", D::F64, D::I32), one("double2loint", D::F64, D::I32);
+    one("saturatef", D::F32, D::F32);
+    t["hiloint2double"].push_back({{D::I32, D::I32}, "__nv_hiloint2double", D::F64});
+    const std::pair<const char *, D> kinds[] = {{"float", D::F32}, {"double", D::F64}, {"int", D::I32},
+                                                {"uint", D::U32},  {"ll", D::I64},     {"ull", D::U64}};
+    for (const char *r : {"rn", "rz", "rd", "ru"})
+      for (auto [from, a] : kinds)
+        for (auto [to, b] : kinds) {
+          bool fa = a == D::F32 || a == D::F64, fb = b == D::F32 || b == D::F64;
+          if (fa == fb && !(a == D::F64 && b == D::F32)) // float <-> integer, and double2float
+            continue;
+          if (!fa && b == D::F64 && (a == D::I32 || a == D::U32) && std::string(r) != "rn")
+            continue; // a 32-bit integer is exact in fp64: int2double_rn only
+          one(std::string(from) + "2" + to + "_" + r, a, b);
+        }
+    for (auto [n, s, u] : {std::tuple{"mulhi", "__nv_mulhi", "__nv_umulhi"}, {"mul24", "__nv_mul24", "__nv_umul24"},
+                           {"hadd", "__nv_hadd", "__nv_uhadd"}, {"rhadd", "__nv_rhadd", "__nv_urhadd"}}) {
+      t[n].push_back({{D::I32, D::I32}, s, D::I32});
+      t[n].push_back({{D::U32, D::U32}, u, D::U32});
+    }
+    t["mulhi"].push_back({{D::I64, D::I64}, "__nv_mul64hi", D::I64});
+    t["mulhi"].push_back({{D::U64, D::U64}, "__nv_umul64hi", D::U64});
+    t["byte_perm"].push_back({{D::I32, D::I32, D::I32}, "__nv_byte_perm", D::I32});
+    return t;
+  }();
+  return table;
+}
+
+/// A typedLibdevice() function: the overload whose operand dtypes are the tiles' (a Python
+/// number takes the overload's dtype: an int any, a float a floating-point one), operands
+/// broadcast; no match is an error listing the overloads, as Triton's dispatch rejects it.
+SVal typedLibdeviceCall(Specializer &S, const BuiltinCall &c) {
+  const std::string fn = c.name.substr(std::string("libdevice.").size());
+  const std::vector<TypedOverload> &overloads = typedLibdevice().at(fn);
+  CallArgs &a = c.args;
+  size_t arity = overloads[0].args.size();
+  if (a.pos.size() != arity || !a.kw.empty())
+    S.fail(c.loc, fn + "() takes " + std::to_string(arity) + " positional argument" + (arity > 1 ? "s" : ""));
+  auto fits = [&](const TypedOverload &o) {
+    for (size_t i = 0; i < arity; ++i) {
+      const SVal &v = a.pos[i].val;
+      bool ok = v.isTensor() ? v.v->type.dtype() == o.args[i]
+                : v.kind == SVal::Kind::Float ? ir::isFloat(o.args[i])
+                                              : v.isNumber();
+      if (!ok)
+        return false;
+    }
+    return true;
+  };
+  auto it = std::find_if(overloads.begin(), overloads.end(), fits);
+  if (it == overloads.end()) {
+    std::string want;
+    for (const TypedOverload &o : overloads) {
+      std::string sig;
+      for (DType d : o.args)
+        sig += (sig.empty() ? "" : ", ") + std::string(ir::name(d));
+      want += (want.empty() ? "(" : " or (") + sig + ")";
+    }
+    S.fail(a.pos[0].loc, "libdevice." + fn + "() takes " + want + ", got " + a.pos[0].val.describe() +
+                             (arity > 1 ? ", ..." : ""));
+  }
+  std::vector<ir::Value *> xs;
+  for (size_t i = 0; i < arity; ++i)
+    xs.push_back(S.toTensorOfType(a.pos[i].val, it->args[i], a.pos[i].loc));
+  for (int round = 0; round < 2; ++round)
+    for (size_t i = 1; i < xs.size(); ++i)
+      S.broadcastPair(xs[0], xs[i], c.loc);
+  ir::Op *op = S.b->create(ir::OpKind::ExternCall, c.loc, xs, {xs[0]->type.withElem(ir::ScalarType{it->result})});
+  op->setCallee(it->symbol);
   return SVal::tensor(op->result());
 }
 
@@ -431,6 +524,14 @@ std::vector<BuiltinSpec> mathBuiltins() {
   }();
   for (const std::string &n : names)
     table.push_back({n.c_str(), libdeviceArities().at(n.substr(10)) == 1 ? "x" : "x, y", libdevice, kBindsOwnArguments});
+  static const std::vector<std::string> typed = [] {
+    std::vector<std::string> r;
+    for (auto &[n, overloads] : typedLibdevice())
+      r.push_back("libdevice." + n);
+    return r;
+  }();
+  for (const std::string &n : typed)
+    table.push_back({n.c_str(), "*args", typedLibdeviceCall, kBindsOwnArguments});
   return table;
 }
 

@@ -350,6 +350,75 @@ llvm::Value *Lowering::externCall(const ir::Op &op, const std::vector<llvm::Valu
   return r && r->getType() == want ? r : nullptr;
 }
 
+llvm::Value *Lowering::typedLibdevice(const ir::Op &op, const std::vector<llvm::Value *> &in) {
+  const std::string fn = op.callee().substr(5);
+  const DType from = op.operands[0]->type.dtype(), to = op.result()->type.dtype();
+  llvm::Type *rt = regType(op.result()->type.elem);
+  llvm::Value *a = in[0];
+  if (fn.find("_as_") != std::string::npos) // float_as_int, longlong_as_double, ...
+    return B.CreateBitCast(a, rt);
+  if (fn == "double2hiint" || fn == "double2loint") {
+    llvm::Value *bits = B.CreateBitCast(a, B.getInt64Ty());
+    return B.CreateTrunc(fn == "double2hiint" ? B.CreateLShr(bits, 32) : bits, B.getInt32Ty());
+  }
+  if (fn == "hiloint2double") {
+    llvm::Value *hi = B.CreateShl(B.CreateZExt(a, B.getInt64Ty()), 32), *lo = B.CreateZExt(in[1], B.getInt64Ty());
+    return B.CreateBitCast(B.CreateOr(hi, lo), rt);
+  }
+  if (fn == "saturatef") { // clamp to [0, 1], NaN to 0
+    llvm::Value *lo = intrinsic(llvm::Intrinsic::maxnum, {rt}, {a, llvm::ConstantFP::get(rt, 0.0)});
+    return intrinsic(llvm::Intrinsic::minnum, {rt}, {lo, llvm::ConstantFP::get(rt, 1.0)});
+  }
+  size_t two = fn.find('2');
+  if (from != to && two != std::string::npos && fn.size() > 3 && fn[fn.size() - 3] == '_') {
+    const std::string mode = fn.substr(fn.size() - 2);
+    if (ir::isFloat(from) && ir::isInteger(to)) { // the rounding, then C's conversion (in range)
+      static const std::map<std::string, unsigned> rounding = {{"rn", llvm::Intrinsic::roundeven},
+                                                               {"rz", llvm::Intrinsic::trunc},
+                                                               {"rd", llvm::Intrinsic::floor},
+                                                               {"ru", llvm::Intrinsic::ceil}};
+      llvm::Value *r = intrinsic(rounding.at(mode), {a->getType()}, {a});
+      return ir::isSigned(to) ? B.CreateFPToSI(r, rt) : B.CreateFPToUI(r, rt);
+    }
+    if (mode != "rn") // the host converts to nearest only
+      return nullptr;
+    if (ir::isInteger(from))
+      return ir::isSigned(from) ? B.CreateSIToFP(a, rt) : B.CreateUIToFP(a, rt);
+    return B.CreateFPTrunc(a, rt); // double2float_rn
+  }
+  if (fn == "mulhi" || fn == "umulhi" || fn == "mul64hi" || fn == "umul64hi") {
+    unsigned w = a->getType()->getIntegerBitWidth();
+    bool sg = ir::isSigned(from);
+    auto wide = [&](llvm::Value *v) { return sg ? B.CreateSExt(v, B.getIntNTy(2 * w)) : B.CreateZExt(v, B.getIntNTy(2 * w)); };
+    return B.CreateTrunc(B.CreateLShr(B.CreateMul(wide(a), wide(in[1])), 2 * w - w), a->getType());
+  }
+  if (fn == "mul24" || fn == "umul24") { // the low 32 bits of the product of the low 24 bits
+    auto low24 = [&](llvm::Value *v) {
+      return fn == "mul24" ? B.CreateAShr(B.CreateShl(v, 8), 8) : B.CreateAnd(v, B.getInt32(0xFFFFFF));
+    };
+    return B.CreateMul(low24(a), low24(in[1]));
+  }
+  if (fn == "hadd" || fn == "uhadd" || fn == "rhadd" || fn == "urhadd") { // (a + b [+ 1]) >> 1 without overflow
+    bool sg = fn[0] != 'u';
+    auto wide = [&](llvm::Value *v) { return sg ? B.CreateSExt(v, B.getInt64Ty()) : B.CreateZExt(v, B.getInt64Ty()); };
+    llvm::Value *sum = B.CreateAdd(wide(a), wide(in[1]));
+    if (fn.find("rhadd") != std::string::npos)
+      sum = B.CreateAdd(sum, B.getInt64(1));
+    return B.CreateTrunc(sg ? B.CreateAShr(sum, 1) : B.CreateLShr(sum, 1), B.getInt32Ty());
+  }
+  if (fn == "byte_perm") { // result byte i = byte (s >> 4i) & 7 of the 8 bytes {b, a}
+    llvm::Value *bytes = B.CreateOr(B.CreateShl(B.CreateZExt(in[1], B.getInt64Ty()), 32), B.CreateZExt(a, B.getInt64Ty()));
+    llvm::Value *r = B.getInt32(0);
+    for (unsigned i = 0; i < 4; ++i) {
+      llvm::Value *sel = B.CreateAnd(B.CreateLShr(in[2], 4 * i), 7);
+      llvm::Value *byte = B.CreateAnd(B.CreateLShr(bytes, B.CreateShl(B.CreateZExt(sel, B.getInt64Ty()), 3)), 0xFF);
+      r = B.CreateOr(r, B.CreateShl(B.CreateTrunc(byte, B.getInt32Ty()), 8 * i));
+    }
+    return r;
+  }
+  return nullptr;
+}
+
 llvm::Value *Lowering::libdeviceCall(const ir::Op &op, const std::vector<llvm::Value *> &in) {
   // libdevice names: __nv_<fn>f on fp32, __nv_<fn> on fp64; predicates __nv_is...f/d -> i32.
   if (op.callee().rfind("__nv_", 0) != 0 || in.empty())
@@ -357,6 +426,8 @@ llvm::Value *Lowering::libdeviceCall(const ir::Op &op, const std::vector<llvm::V
   for (llvm::Value *x : in) // the host functions take operands of one type
     if (x->getType() != in[0]->getType())
       return nullptr;
+  if (llvm::Value *r = typedLibdevice(op, in))
+    return r;
   std::string fn = op.callee().substr(5);
   DType t = op.operands[0]->type.dtype();
   if (ir::isInteger(t))

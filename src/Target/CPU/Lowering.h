@@ -191,6 +191,10 @@ private:
   /// libdevice's integer function `fn` (popc, clz, ffs, brev, each with its `ll` 64-bit name) of
   /// `x` through LLVM's bit intrinsics; nullptr for another name.
   llvm::Value *bitFunction(const std::string &fn, llvm::Value *x);
+  /// libdevice's typed functions (bit reinterpretations, conversions with a rounding mode,
+  /// saturatef, the integer intrinsics mulhi / mul24 / hadd / rhadd / byte_perm) on the host;
+  /// null for a function or rounding mode without a host form here.
+  llvm::Value *typedLibdevice(const ir::Op &op, const std::vector<llvm::Value *> &in);
   llvm::Value *fma(ir::DType t, llvm::Value *a, llvm::Value *b, llvm::Value *c);
   llvm::Value *intToSmallFloat(llvm::Value *v, bool isSigned, ir::DType to);
   llvm::Value *intDivRem(bool rem, bool isSigned, llvm::Value *a, llvm::Value *b);

@@ -807,10 +807,10 @@ INDUCTOR_CASES = [  # (kernel, signature, grid, {name: tle-run --arg spec}, save
 ]
 
 
-def t_inductor(kernel, sig, grid, args, saves):
+def t_inductor(kernel, sig, grid, args, saves, source=INDUCTOR):
     outs = {}
     for target in ("cpu", "gpu"):
-        cmd = [TLE_RUN, INDUCTOR, "-n", kernel, "-s", sig, "--grid", grid, "--target", target, "-q"]
+        cmd = [TLE_RUN, source, "-n", kernel, "-s", sig, "--grid", grid, "--target", target, "-q"]
         for name, spec in args.items():
             cmd += ["--arg", f"{name}={spec}"]
         paths = {k: os.path.join(WORK, f"inductor_{kernel}_{k}_{target}.npy") for k in saves}
@@ -826,6 +826,14 @@ def t_inductor(kernel, sig, grid, args, saves):
 
 for a in INDUCTOR_CASES:
     case(f"Inductor-form kernel {a[0]} (built-in triton_helpers) against the cpu target", lambda a=a: t_inductor(*a))
+
+# libdevice's typed functions (bit reinterpretations, conversions with a rounding mode, integer
+# intrinsics): the GPU's libdevice against the cpu target's host forms.
+TYPED = os.path.join(HERE, "..", "..", "lit", "cpu", "run_libdevice_typed.tle")
+for kernel, sig, args in (("k32", "*fp32, *i32", {"x_ptr": "full:-2.5:fp32:2", "out_ptr": "zeros:i32:16"}),
+                          ("k64", "*fp64, *i64", {"x_ptr": "full:1.5:fp64:2", "out_ptr": "zeros:i64:8"})):
+    case(f"libdevice typed functions ({kernel}) against the cpu target",
+         lambda k=kernel, s=sig, a=args: t_inductor(k, s, "1", a, ["out_ptr"], source=TYPED))
 
 passed = sum(results)
 print(f"{passed} passed, {len(results) - passed} failed")
