@@ -538,7 +538,10 @@ std::string inlineAsmConstraintError(const std::string &constraints, const std::
       return what + " has constraint \"" + tok + "\"; supported: r (32-bit), l (64-bit), h (16-bit), f (fp32), d (fp64)";
     int64_t per = inlineAsmElementsPerRegister(*g.t, pack);
     int64_t have = int64_t(bitWidth(g.t->dtype())) * per;
-    if (have != bits)
+    // One integer narrower than its register (a u8 in "=r" with pack=1) is widened into it and
+    // truncated out of it, as LLVM's NVPTX backend does for Triton's i8 asm operands.
+    bool widened = per == 1 && have < bits && isInteger(g.t->dtype()) && letter != "f" && letter != "d";
+    if (have != bits && !widened)
       return what + " is " + std::to_string(have) + " bits a register (" + name(g.t->dtype()) + " x " +
              std::to_string(per) + " of pack " + std::to_string(pack) + ") but constraint \"" + tok + "\" takes " +
              std::to_string(bits);

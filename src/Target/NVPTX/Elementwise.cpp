@@ -259,7 +259,8 @@ void Emitter::emitInlineAsm(const ir::Op &op) {
   // operand and result takes pack / per registers (ir::inlineAsmElementsPerRegister: values
   // narrower than 32 bits share a 32-bit register), operands of one value consecutive, outputs
   // first; each register is the constraint's type (checked in Sema and by the verifier: r/f 32,
-  // l/d 64, h 16 bits), its elements a vector bitcast to it.
+  // l/d 64, h 16 bits), its elements a vector bitcast to it, or one narrower integer extended
+  // into it (a result truncated out of it).
   const int pack = static_cast<int>(op.asmPack());
   const ir::Value *r0 = op.result();
   const int n = r0->type.isTile() ? r0->layout->numRegs() : 1;
@@ -277,9 +278,13 @@ void Emitter::emitInlineAsm(const ir::Op &op) {
   std::vector<std::vector<llvm::Value *>> ins;
   for (const ir::Value *v : op.operands)
     ins.push_back(v->type.isScalar() ? std::vector<llvm::Value *>(size_t(n), scalar(v)) : regsIn(v, *r0->layout));
-  // value -> the constraint's register: a vector of its elements, bitcast (same bit width).
-  auto toReg = [&](const std::vector<llvm::Value *> &elems, llvm::Type *rt) -> llvm::Value * {
+  // value -> the constraint's register: a vector of its elements, bitcast (same bit width); one
+  // narrower integer (a u8 in "r" with pack=1) extended by its signedness.
+  auto toReg = [&](const std::vector<llvm::Value *> &elems, llvm::Type *rt, bool isSigned) -> llvm::Value * {
     llvm::Value *v = elems[0];
+    if (elems.size() == 1 && v->getType()->isIntegerTy() && rt->isIntegerTy() &&
+        v->getType()->getIntegerBitWidth() < rt->getIntegerBitWidth())
+      return isSigned ? B.CreateSExt(v, rt) : B.CreateZExt(v, rt);
     if (elems.size() > 1) {
       llvm::Value *vec = llvm::UndefValue::get(llvm::FixedVectorType::get(elems[0]->getType(), elems.size()));
       for (size_t k = 0; k < elems.size(); ++k)
@@ -310,7 +315,7 @@ void Emitter::emitInlineAsm(const ir::Op &op) {
       const int e = per(op.operands[i]);
       for (int r = 0; r < pack / e; ++r)
         args.push_back(toReg(std::vector<llvm::Value *>(ins[i].begin() + g + r * e, ins[i].begin() + g + (r + 1) * e),
-                             inTys[args.size()]));
+                             inTys[args.size()], ir::isSigned(op.operands[i]->type.dtype())));
     }
     llvm::Value *call = B.CreateCall(fty, asmv, args);
     unsigned slot = 0;
@@ -321,7 +326,9 @@ void Emitter::emitInlineAsm(const ir::Op &op) {
         llvm::Value *rv = outTys.size() == 1 ? call : B.CreateExtractValue(call, {slot});
         ++slot;
         if (e == 1) {
-          outs[i][size_t(g + r)] = rv->getType() == et ? rv : B.CreateBitCast(rv, et);
+          bool narrower = et->isIntegerTy() && rv->getType()->isIntegerTy() &&
+                          et->getIntegerBitWidth() < rv->getType()->getIntegerBitWidth();
+          outs[i][size_t(g + r)] = rv->getType() == et ? rv : narrower ? B.CreateTrunc(rv, et) : B.CreateBitCast(rv, et);
           continue;
         }
         llvm::Value *vec = B.CreateBitCast(rv, llvm::FixedVectorType::get(et, unsigned(e)));

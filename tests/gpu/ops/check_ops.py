@@ -226,6 +226,18 @@ def t_inline_asm_wide(warps):
     return ok_f and ok_h, f"fp32 {why_f}, fp16 {why_h}"
 
 
+def t_inline_asm_narrow(warps):
+    n = 1024
+    x = rng.integers(-2**31, 2**31, n, dtype=np.int64).astype(np.int32)
+    s = rng.integers(-128, 128, n, dtype=np.int8)
+    o = run("asm_narrow_regs", "*i32:16, *i8:16, *u8:16, *i32:16, 1024",
+            {"x_ptr": x, "s_ptr": s, "o_b": np.zeros(4 * n, np.uint8), "o_w": np.zeros(n, np.int32)},
+            ["o_b", "o_w"], warps, src=ASM)
+    want_b = x.view(np.uint8)  # little-endian: byte k of x[i] at 4 i + k
+    bad = int(np.sum(o["o_b"] != want_b)) + int(np.sum(o["o_w"] != s.astype(np.int32) * 3))
+    return not bad, f"mismatches={bad}"
+
+
 def t_inline_asm(warps):
     n = 1024
     x = rng.integers(-2**30, 2**30, n, dtype=np.int32)
@@ -326,6 +338,8 @@ for w in (1, 4):
          lambda w=w: t_inline_asm(w))
     case(f"inline_asm_elementwise pack=4: fp32 a register each, fp16 two to a register ({w} warps)",
          lambda w=w: t_inline_asm_wide(w))
+    case(f"inline_asm_elementwise pack=1: uint8 results and an int8 operand in 32-bit registers ({w} warps)",
+         lambda w=w: t_inline_asm_narrow(w))
 DESC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "descriptors.tle")
 # fp8 e4m3 bytes of exactly representable values (NumPy has no fp8): 0, +-0.5, +-1, +-2.
 FP8_CODES = np.array([0x00, 0x30, 0xB0, 0x38, 0xB8, 0x40, 0xC0], np.uint8)
