@@ -190,6 +190,12 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
         return SVal::module("triton.language." + attr);
       if (isModuleBuiltin("tl", attr))
         return SVal::builtin("tl." + attr);
+      // tl.dot_scaled: a function of a built-in module (Bundled/triton/language/_tle_dot_scaled.py).
+      if (attr == "dot_scaled" && modules_) {
+        std::string why;
+        if (UserModule *um = importModule("triton.language._tle_dot_scaled", loc, why))
+          return moduleAttribute(*um, attr, loc);
+      }
       if (m == "triton.language.core" && (attr == "_unwrap_if_constexpr" || attr == "_constexpr_to_value"))
         return SVal::builtin("standard._unwrap_if_constexpr"); // a constexpr is its value here
       if (attr == "float8e4b15" || attr == "float8e4b8" || attr == "float8e5b16")

@@ -849,6 +849,30 @@ for kernel, sig, args in (("k32", "*fp32, *i32", {"x_ptr": "full:-2.5:fp32:2", "
     case(f"libdevice typed functions ({kernel}) against the cpu target",
          lambda k=kernel, s=sig, a=args: t_inductor(k, s, "1", a, ["out_ptr"], source=TYPED))
 
+# tl.dot_scaled (built-in emulation): the GPU's result against the float64 reference of
+# tests/lit/cpu/Inputs/dot_scaled (the lit test checks the cpu target against the same).
+SCALED = os.path.join(HERE, "..", "..", "lit", "cpu", "dot_scaled.tle")
+SCALED_IN = os.path.join(HERE, "..", "..", "lit", "cpu", "Inputs", "dot_scaled")
+
+
+def t_dot_scaled(sig, a_fmt, b_fmt, scale_a, acc, a, b, want):
+    path = os.path.join(WORK, f"dot_scaled_{a_fmt}_{b_fmt}.npy")
+    f = lambda n: os.path.join(SCALED_IN, n + ".npy")  # noqa: E731
+    cmd = [TLE_RUN, SCALED, "-n", "mx", "-s", sig, "-D", f"A_FMT='{a_fmt}'", "-D", f"B_FMT='{b_fmt}'",
+           "-D", f"SCALE_A={scale_a}", "-D", f"ACC={acc}", "--target", "gpu", "-q",
+           "--arg", f"a_ptr={f(a)}", "--arg", f"sa_ptr={f('f8_sa')}", "--arg", f"b_ptr={f(b)}",
+           "--arg", f"sb_ptr={f('f8_sb')}", "--arg", "c_ptr=zeros:fp32:16x16", "--save", f"c_ptr={path}"]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(p.stderr.strip() or p.stdout.strip())
+    return close(np.load(path), np.load(f(want)), rtol=1e-4, atol=1e-5)
+
+
+for a in (("*u8, *u8, *u8, *u8, *fp32", "e4m3", "e5m2", True, False, "f8_a", "f8_b", "f8_c"),
+          ("*u8, *u8, *u8, *u8, *fp32", "e2m1", "e4m3", True, False, "f4_a", "f4_b", "f4_c"),
+          ("*fp32, *u8, *u8, *u8, *fp32", "bf16", "e2m1", False, True, "bf_a", "bf_b", "bf_c")):
+    case(f"tl.dot_scaled {a[1]} x {a[2]} against the float64 reference", lambda a=a: t_dot_scaled(*a))
+
 passed = sum(results)
 print(f"{passed} passed, {len(results) - passed} failed")
 sys.exit(0 if passed == len(results) else 1)
