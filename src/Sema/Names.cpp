@@ -198,6 +198,11 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
       }
       if (m == "triton.language.core" && (attr == "_unwrap_if_constexpr" || attr == "_constexpr_to_value"))
         return SVal::builtin("standard._unwrap_if_constexpr"); // a constexpr is its value here
+      if (attr == "_experimental_descriptor_load" || attr == "_experimental_descriptor_store")
+        fail(loc, "tl." + attr + " (a TMA descriptor in global memory, built on the host) is not in Triton 3.6, "
+                  "whose language TLE implements: pass a triton.tools.tensor_descriptor.TensorDescriptor "
+                  "(a tensor-descriptor parameter) or build one with tl.make_tensor_descriptor, and use its "
+                  ".load / .store");
       if (attr == "float8e4b15" || attr == "float8e4b8" || attr == "float8e5b16")
         fail(loc, "tl." + attr + " is not supported: TLE targets NVIDIA GPUs, whose fp8 types are "
                   "tl.float8e4nv and tl.float8e5");
