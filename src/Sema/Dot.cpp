@@ -93,6 +93,10 @@ int64_t inputPrecision(Specializer &S, const Binder &p) {
     if (ip.val.kind != SVal::Kind::Str)
       S.fail(ip.loc, "dot() input_precision must be a string: \"tf32\", \"tf32x3\" or \"ieee\"");
     prec = ip.val.s;
+  } else if (p.has("allow_tf32") && p.get("allow_tf32").val.isTensor()) {
+    // Triton tests the argument's Python truthiness: a runtime value is a tensor object, true.
+    S.diags.warning(p.loc("allow_tf32"), "dot() allow_tf32 is a runtime value: Triton takes any tensor as true, "
+                                         "so tf32 is used whatever its value (give a constexpr)");
   } else if (p.has("allow_tf32") && !S.truthy(p.get("allow_tf32").val, p.loc("allow_tf32"))) {
     prec = "ieee";
   }
