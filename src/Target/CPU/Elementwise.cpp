@@ -372,13 +372,14 @@ llvm::Value *Lowering::typedLibdevice(const ir::Op &op, const std::vector<llvm::
   size_t two = fn.find('2');
   if (from != to && two != std::string::npos && fn.size() > 3 && fn[fn.size() - 3] == '_') {
     const std::string mode = fn.substr(fn.size() - 2);
-    if (ir::isFloat(from) && ir::isInteger(to)) { // the rounding, then C's conversion (in range)
+    if (ir::isFloat(from) && ir::isInteger(to)) { // the rounding, then PTX cvt's saturation (NaN 0)
       static const std::map<std::string, unsigned> rounding = {{"rn", llvm::Intrinsic::roundeven},
                                                                {"rz", llvm::Intrinsic::trunc},
                                                                {"rd", llvm::Intrinsic::floor},
                                                                {"ru", llvm::Intrinsic::ceil}};
       llvm::Value *r = intrinsic(rounding.at(mode), {a->getType()}, {a});
-      return ir::isSigned(to) ? B.CreateFPToSI(r, rt) : B.CreateFPToUI(r, rt);
+      return intrinsic(ir::isSigned(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat,
+                       {rt, a->getType()}, {r});
     }
     if (mode != "rn") // the host converts to nearest only
       return nullptr;
@@ -390,7 +391,7 @@ llvm::Value *Lowering::typedLibdevice(const ir::Op &op, const std::vector<llvm::
     unsigned w = a->getType()->getIntegerBitWidth();
     bool sg = ir::isSigned(from);
     auto wide = [&](llvm::Value *v) { return sg ? B.CreateSExt(v, B.getIntNTy(2 * w)) : B.CreateZExt(v, B.getIntNTy(2 * w)); };
-    return B.CreateTrunc(B.CreateLShr(B.CreateMul(wide(a), wide(in[1])), 2 * w - w), a->getType());
+    return B.CreateTrunc(B.CreateLShr(B.CreateMul(wide(a), wide(in[1])), w), a->getType());
   }
   if (fn == "mul24" || fn == "umul24") { // the low 32 bits of the product of the low 24 bits
     auto low24 = [&](llvm::Value *v) {
