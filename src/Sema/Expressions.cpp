@@ -6,6 +6,7 @@
 #include <llvm/Support/Casting.h>
 #include <llvm/Support/SaveAndRestore.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -610,8 +611,52 @@ SVal Specializer::unary(ast::UnaryOp op, const SVal &a, SourceLoc loc) {
 // ---------------------------------------------------------------------------------------------
 // Subscripts: x[None, :], x[:, None], tuple indexing with constants
 
+std::vector<int64_t> Specializer::sliceIndices(const ast::SliceExpr *sl, int64_t len, Env &env) {
+  // Python's slice.indices(len): bounds clamped, negatives from the end, step 1 by default.
+  auto bound = [&](const ast::Expr *x, const char *what) -> std::optional<int64_t> {
+    if (!x)
+      return std::nullopt;
+    SVal v = eval(x, env);
+    if (v.kind == SVal::Kind::None)
+      return std::nullopt;
+    if (v.kind != SVal::Kind::Int && v.kind != SVal::Kind::Bool)
+      fail(x->loc(), std::string("a slice's ") + what + " must be a compile-time integer or None, got " + v.describe());
+    return v.i;
+  };
+  int64_t step = bound(sl->step, "step").value_or(1);
+  if (step == 0)
+    fail(sl->step->loc(), "slice step cannot be zero");
+  auto clamp = [&](std::optional<int64_t> b, int64_t dflt) {
+    if (!b)
+      return dflt;
+    int64_t i = *b < 0 ? *b + len : *b;
+    return step > 0 ? std::clamp<int64_t>(i, 0, len) : std::clamp<int64_t>(i, -1, len - 1);
+  };
+  int64_t lo = clamp(bound(sl->lower, "start"), step > 0 ? 0 : len - 1);
+  int64_t hi = clamp(bound(sl->upper, "stop"), step > 0 ? len : -1);
+  std::vector<int64_t> out;
+  for (int64_t i = lo; step > 0 ? i < hi : i > hi; i += step)
+    out.push_back(i);
+  return out;
+}
+
 SVal Specializer::subscript(const ast::SubscriptExpr *e, Env &env) {
   SVal base = eval(e->base, env);
+  // A constant slice of a tuple or string (`x.shape[:-1]`, `desc.strides[1:]`), as Python's.
+  if ((base.kind == SVal::Kind::Tuple || base.kind == SVal::Kind::Str) && e->indices.size() == 1)
+    if (auto *sl = dyn_cast<ast::SliceExpr>(e->indices[0])) {
+      bool str = base.kind == SVal::Kind::Str;
+      SVal r = str ? SVal::str("") : base;
+      if (!str)
+        r.elts.clear();
+      for (int64_t i : sliceIndices(sl, int64_t(str ? base.s.size() : base.elts.size()), env)) {
+        if (str)
+          r.s += base.s[size_t(i)];
+        else
+          r.elts.push_back(base.elts[size_t(i)]);
+      }
+      return r;
+    }
   if (base.kind == SVal::Kind::Tuple) {
     if (e->indices.size() != 1)
       fail(e->loc(), "tuple index must be a single integer");

@@ -286,13 +286,28 @@ void Specializer::runMainModule() {
   fs::path file(diags.sources().path(mod.file));
   fs::path dir = file.parent_path().empty() ? fs::path(".") : file.parent_path();
   // The package root: the parent of the outermost directory above the file with an __init__.
+  // Directories without one directly below a package are its namespace subpackages (PEP 420:
+  // triton_kernels' matmul_details): the file's own directory and those above it up to the
+  // nearest package, when all are identifiers.
   std::vector<std::string> packages;
   fs::path root = absoluteDir(dir);
+  std::vector<std::string> portions;
+  for (fs::path d = root; d.has_parent_path() && d != d.parent_path() && isIdentifier(d.filename().string());
+       d = d.parent_path()) {
+    if (!packageInit(d).empty()) {
+      packages = portions;
+      root = d;
+      break;
+    }
+    portions.insert(portions.begin(), d.filename().string());
+  }
   while (!packageInit(root).empty() && isIdentifier(root.filename().string()) && root.has_parent_path()) {
     packages.insert(packages.begin(), root.filename().string());
     root = root.parent_path();
   }
   t.searchPath.push_back(packages.empty() ? dir.string() : root.string());
+  if (!packages.empty() && packageInit(absoluteDir(dir)).empty())
+    t.searchPath.push_back(dir.string()); // a namespace portion's modules, as a script's directory
   t.searchPath.insert(t.searchPath.end(), opts.importPath.begin(), opts.importPath.end());
 
   auto owned = std::make_unique<UserModule>();

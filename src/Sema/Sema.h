@@ -456,6 +456,9 @@ public:
   SVal compare(ast::CompareOp op, const SVal &a, const SVal &b, SourceLoc loc);
   SVal unary(ast::UnaryOp op, const SVal &a, SourceLoc loc);
   SVal subscript(const ast::SubscriptExpr *e, Env &env);
+  /// The indices Python's slice `sl` (start, stop and step compile-time integers or None)
+  /// selects from a sequence of `len` elements, in order.
+  std::vector<int64_t> sliceIndices(const ast::SliceExpr *sl, int64_t len, Env &env);
   /// A list comprehension or generator expression over compile-time iterables (tuples, lists,
   /// dicts' keys, strings, range(...) of ints), as Python runs it: a compile-time tuple.
   SVal comprehension(const ast::CompExpr *c, Env &env);
