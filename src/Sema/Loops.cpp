@@ -205,7 +205,7 @@ void Specializer::execFor(const ast::ForStmt *s, Env &env) {
   }
 
   std::set<std::string> assigned;
-  collectAssigned(s->body, assigned);
+  collectAssigned(s->body, assigned, false);
   // A Python number assigned in the body becomes a runtime value first (Triton does the same:
   // `count = 0` then `count += x` in the loop).
   materializeCarriedNumbers(assigned, env, s->loc());
@@ -407,7 +407,7 @@ void Specializer::execWhile(const ast::WhileStmt *s, Env &env) {
     return;
   }
   std::set<std::string> assigned;
-  collectAssigned(s->body, assigned);
+  collectAssigned(s->body, assigned, false);
   materializeCarriedNumbers(assigned, env, s->loc());
   std::vector<std::string> carried;
   std::vector<ir::Value *> inits;
@@ -477,7 +477,7 @@ void Specializer::execLoopAsWhile(const ast::Stmt *s, const ast::Block &bodyAst,
                                   const ast::Expr *condExpr, Env &env) {
   SourceLoc loc = s->loc();
   std::set<std::string> assigned;
-  collectAssigned(bodyAst, assigned);
+  collectAssigned(bodyAst, assigned, false);
   if (forIv)
     assigned.erase(forIv->ivName);
   materializeCarriedNumbers(assigned, env, loc);

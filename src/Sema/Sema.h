@@ -798,8 +798,10 @@ SVal flagOf(const Env &env, const char *name);
 /// Forgets the flags `names` (and kExited) of `env`.
 void clearFlags(Env &env, std::initializer_list<const char *> names);
 /// Adds to `out` the names assigned anywhere in `blk` (targets of assignments, augmented
-/// assignments and loops).
-void collectAssigned(const ast::Block &blk, std::set<std::string> &out);
+/// assignments and loops). Without `staticTargets`, the targets of tl.static_range loops are
+/// left out: Triton binds them as constexprs in the scope, never as values a runtime loop
+/// carries (a runtime loop's body may rebind an index an earlier static_range left behind).
+void collectAssigned(const ast::Block &blk, std::set<std::string> &out, bool staticTargets = true);
 /// Whether `blk` holds a `break` of the loop whose body it is (not one of a nested loop).
 bool breaksOut(const ast::Block &blk);
 /// Whether `blk` holds a `return` at any depth.

@@ -9,6 +9,7 @@
 #include <set>
 
 using llvm::dyn_cast;
+using llvm::dyn_cast_or_null;
 using llvm::isa;
 
 namespace tle::sema {
@@ -895,7 +896,21 @@ void collectTargets(const ast::Expr *t, std::set<std::string> &out) {
 
 } // namespace
 
-void collectAssigned(const ast::Block &blk, std::set<std::string> &out) {
+namespace {
+/// Whether `e` is a call of static_range (tl.static_range, triton.language.static_range, or the
+/// name imported alone).
+bool isStaticRangeCall(const ast::Expr *e) {
+  auto *c = dyn_cast_or_null<ast::CallExpr>(e);
+  if (!c)
+    return false;
+  if (auto *a = dyn_cast<ast::AttributeExpr>(c->callee))
+    return a->attr == "static_range";
+  auto *n = dyn_cast<ast::NameExpr>(c->callee);
+  return n && n->name == "static_range";
+}
+} // namespace
+
+void collectAssigned(const ast::Block &blk, std::set<std::string> &out, bool staticTargets) {
   for (const ast::Stmt *s : blk) {
     if (auto *a = dyn_cast<ast::AssignStmt>(s))
       for (auto *t : a->targets)
@@ -905,13 +920,14 @@ void collectAssigned(const ast::Block &blk, std::set<std::string> &out) {
     else if (auto *a = dyn_cast<ast::AnnAssignStmt>(s))
       collectTargets(a->target, out);
     else if (auto *f = dyn_cast<ast::ForStmt>(s)) {
-      collectTargets(f->target, out);
-      collectAssigned(f->body, out);
+      if (staticTargets || !isStaticRangeCall(f->iter))
+        collectTargets(f->target, out);
+      collectAssigned(f->body, out, staticTargets);
     } else if (auto *i = dyn_cast<ast::IfStmt>(s)) {
-      collectAssigned(i->body, out);
-      collectAssigned(i->orelse, out);
+      collectAssigned(i->body, out, staticTargets);
+      collectAssigned(i->orelse, out, staticTargets);
     } else if (auto *w = dyn_cast<ast::WhileStmt>(s))
-      collectAssigned(w->body, out);
+      collectAssigned(w->body, out, staticTargets);
   }
 }
 
