@@ -965,14 +965,31 @@ SVal Specializer::call(const ast::CallExpr *e, Env &env) {
   CallArgs args;
   args.loc = e->loc();
   for (auto *a : e->args) {
-    if (isa<ast::StarredExpr>(a))
-      fail(a->loc(), unsupportedHere("'*' unpacking in calls"));
+    // `f(*args)`: the elements of a tuple (compile-time, or of runtime values), in order.
+    if (auto *st = dyn_cast<ast::StarredExpr>(a)) {
+      SVal t = eval(st->value, env);
+      if (t.kind != SVal::Kind::Tuple)
+        fail(st->value->loc(), "'*' in a call unpacks a tuple, got " + t.describe());
+      for (const SVal &x : t.elts)
+        args.pos.push_back({startLoc(st->value), x});
+      continue;
+    }
     args.pos.push_back({startLoc(a), eval(a, env)});
   }
   for (auto &k : e->keywords) {
-    if (k.name.empty())
-      fail(k.loc, unsupportedHere("'**' unpacking in calls"));
-    args.kw.push_back({k.name, {startLoc(k.value), eval(k.value, env)}});
+    if (!k.name.empty()) {
+      args.kw.push_back({k.name, {startLoc(k.value), eval(k.value, env)}});
+      continue;
+    }
+    // `f(**kwargs)`: a dict of string keys.
+    SVal d = eval(k.value, env);
+    if (d.kind != SVal::Kind::Dict)
+      fail(k.value->loc(), "'**' in a call unpacks a dict, got " + d.describe());
+    for (size_t i = 0; i + 1 < d.elts.size(); i += 2) {
+      if (d.elts[i].kind != SVal::Kind::Str)
+        fail(k.value->loc(), "'**' unpacks a dict of string keys, got the key " + d.elts[i].describe());
+      args.kw.push_back({d.elts[i].s, {startLoc(k.value), d.elts[i + 1]}});
+    }
   }
   switch (callee.kind) {
   case SVal::Kind::Builtin:
