@@ -184,7 +184,8 @@ SVal isinstance(Specializer &S, const BuiltinCall &c) {
       if (cls.kind == SVal::Kind::Module && cls.s == "torch.Tensor") return t == "tensor";
       if (n == "int") return t == "int" || t == "bool";
       if (n == "float" || n == "bool") return t == n;
-      if (n == "str" || n == "tuple" || n == "list" || n == "tl.constexpr" || n == "tl.tensor" || n == "tl.dtype")
+      if (n == "str" || n == "tuple" || n == "list" || n == "tl.constexpr" || n == "tl.tensor" || n == "tl.dtype" ||
+          n == "tl.tensor_descriptor")
         return false;
     }
     if (cls.kind == SVal::Kind::Module && cls.s == "torch.Tensor") return false; // a compile-time value
@@ -197,9 +198,10 @@ SVal isinstance(Specializer &S, const BuiltinCall &c) {
     // constexpr function, a module-level helper) sees plain Python values, as Triton unwraps them.
     if (n == "tl.constexpr") return x.isConstexpr() && S.pythonDepth == 0;
     if (n == "tl.tensor") return x.isTensor();
+    if (n == "tl.tensor_descriptor") return x.kind == SVal::Kind::TensorDesc;
     if (n == "tl.dtype") return x.kind == SVal::Kind::DType;
     S.fail(p.loc("classinfo"), "isinstance() supports int, float, bool, str, tuple, list, tl.constexpr, tl.tensor, "
-                             "tl.dtype and torch.Tensor, got " + cls.describe());
+                             "tl.tensor_descriptor, tl.dtype and torch.Tensor, got " + cls.describe());
   };
   return SVal::boolean(is(p.get("classinfo").val));
 }
@@ -530,6 +532,7 @@ std::vector<BuiltinSpec> coreBuiltins() {
       {"tl.max_contiguous", "input, values", hint},
       {"tl.max_constancy", "input, values", hint},
       {"tl.tensor", "", nullptr},
+      {"tl.tensor_descriptor", "", nullptr},
       // loops (bound by the `for` statement)
       {"tl.range",
        "arg1, arg2=None, step=None, /, num_stages=None, loop_unroll_factor=None, warp_specialize=False, "

@@ -1066,16 +1066,8 @@ SVal Specializer::callConstexprFn(const ast::FunctionDef *f, CallArgs &args, Sou
     return v.isConstexpr() || v.kind == SVal::Kind::Module || v.kind == SVal::Kind::Builtin ||
            v.kind == SVal::Kind::JitFn || v.kind == SVal::Kind::PyFn;
   };
-  for (const Arg &a : args.pos)
-    if (!compileTime(a.val))
-      fail(a.loc, "constexpr function '" + f->name + "' is called with a runtime value (" + a.val.describe() +
-                      "); its arguments must be compile-time values",
-           {{f->loc(), "'" + f->name + "' is defined here"}});
-  for (auto &[name, a] : args.kw)
-    if (!compileTime(a.val))
-      fail(a.loc, "constexpr function '" + f->name + "' is called with a runtime value (" + a.val.describe() +
-                      ") for '" + name + "'; its arguments must be compile-time values",
-           {{f->loc(), "'" + f->name + "' is defined here"}});
+  // Runtime arguments (tiles, descriptors) pass through, as Triton's ConstexprFunction passes
+  // them: the body may read what is known of them (dtype, shape), and no more (below).
   uint64_t opsBefore = ir::opsCreatedOnThisThread();
   ++pythonDepth;
   SVal r;
@@ -1089,8 +1081,8 @@ SVal Specializer::callConstexprFn(const ast::FunctionDef *f, CallArgs &args, Sou
   if (ir::opsCreatedOnThisThread() != opsBefore || !(compileTime(r) || r.kind == SVal::Kind::None))
     fail(calleeLoc, "constexpr function '" + f->name + "' computes a runtime value" +
                         (compileTime(r) ? std::string() : " (" + r.describe() + ")") +
-                        "; it must compute a compile-time value from compile-time values (use @triton.jit for "
-                        "tile code)",
+                        "; it must compute a compile-time value, from compile-time values and what is known "
+                        "of runtime ones (their dtype, shape) (use @triton.jit for tile code)",
          {{f->loc(), "'" + f->name + "' is defined here"}});
   return r;
 }
