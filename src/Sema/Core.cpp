@@ -365,6 +365,8 @@ SVal jitCall(Specializer &S, const BuiltinCall &c) {
 SVal constexprFunctionCall(Specializer &S, const BuiltinCall &c) {
   const Binder &p = c.p;
   SVal f = p.get("fn").val;
+  if (f.kind == SVal::Kind::Builtin) // a function of the language (core.get_int_dtype): as it is
+    return f;
   if (f.kind != SVal::Kind::PyFn)
     S.fail(p.loc("fn"), "constexpr_function() takes a Python function, got " + f.describe());
   f.i = 1;

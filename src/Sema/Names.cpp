@@ -263,6 +263,10 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
       return SVal::builtin("torch.cuda.get_device_capability");
     if (m == "triton.runtime.driver" && attr == "active")
       return SVal::record("DriverBase", {});
+    // packaging.version's parse / Version: comparable release tuples (Strings.cpp), for host
+    // code choosing by triton.__version__ (Liger's, TransformerEngine's).
+    if (m == "packaging.version" && (attr == "parse" || attr == "Version"))
+      return SVal::builtin("packaging.version.parse");
     if (m == "importlib" && attr == "import_module")
       return SVal::builtin("importlib.import_module");
     // Python's math module: its constants and functions on compile-time numbers (PyMath.cpp).

@@ -439,6 +439,37 @@ SVal strFormat(Specializer &S, const BuiltinCall &c) {
   return boundedStr(S, std::move(r), c.loc);
 }
 
+/// packaging.version.parse(s) / Version(s): the release numbers of a version string as a tuple
+/// of ints without trailing zeros, so that versions compare as tuples ("3.5" == "3.5.0" <
+/// "3.6.0"); a local part ("+cu128") and a pre- or post-release suffix ("rc1", ".dev0") after
+/// the release numbers are dropped.
+SVal packagingVersion(Specializer &S, const BuiltinCall &c) {
+  const Arg &a = c.p.get("version");
+  if (a.val.kind != SVal::Kind::Str)
+    S.fail(a.loc, "packaging.version.parse() takes a version string, got " + a.val.describe());
+  std::string v = a.val.s;
+  if (!v.empty() && (v[0] == 'v' || v[0] == 'V'))
+    v.erase(0, 1);
+  SVal r;
+  r.kind = SVal::Kind::Tuple;
+  size_t i = 0;
+  while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) {
+    int64_t n = 0;
+    for (; i < v.size() && std::isdigit(static_cast<unsigned char>(v[i])); ++i)
+      n = n < (int64_t(1) << 50) ? n * 10 + (v[i] - '0') : n;
+    r.elts.push_back(SVal::integer(n));
+    if (i + 1 < v.size() && v[i] == '.' && std::isdigit(static_cast<unsigned char>(v[i + 1])))
+      ++i;
+    else
+      break;
+  }
+  if (r.elts.empty())
+    S.fail(a.loc, "packaging.version.parse(): '" + a.val.s + "' is not a version (release numbers first)");
+  while (r.elts.size() > 1 && r.elts.back().i == 0)
+    r.elts.pop_back();
+  return r;
+}
+
 } // namespace
 
 std::vector<BuiltinSpec> stringBuiltins() {
@@ -448,6 +479,7 @@ std::vector<BuiltinSpec> stringBuiltins() {
       {"str.join", "iterable, /", strJoin},
       {"str.split", "sep=None, maxsplit=-1", strSplit},
       {"str.format", "", strFormat, kBindsOwnArguments},
+      {"packaging.version.parse", "version", packagingVersion},
   };
 }
 
