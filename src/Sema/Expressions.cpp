@@ -646,6 +646,8 @@ SVal Specializer::subscript(const ast::SubscriptExpr *e, Env &env) {
   if ((base.kind == SVal::Kind::Tuple || base.kind == SVal::Kind::Str) && e->indices.size() == 1)
     if (auto *sl = dyn_cast<ast::SliceExpr>(e->indices[0])) {
       bool str = base.kind == SVal::Kind::Str;
+      if (str && std::any_of(base.s.begin(), base.s.end(), [](char ch) { return (ch & 0x80) != 0; }))
+        fail(e->loc(), "slicing a string with non-ASCII characters is not supported at compile time");
       SVal r = str ? SVal::str("") : base;
       if (!str)
         r.elts.clear();
