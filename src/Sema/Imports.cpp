@@ -24,6 +24,11 @@ const std::map<std::string, Specializer::Unresolved> &UserModule::unresolvedName
   return running ? running->unresolvedGlobals_ : unresolved;
 }
 
+bool languageImport(const std::string &name) {
+  std::string head = name.substr(0, name.find('.'));
+  return head == "triton" || head == "libdevice" || head == "torch" || head == "pathlib" || head == "os";
+}
+
 namespace {
 
 bool sameLoc(SourceLoc a, SourceLoc b) { return a.file == b.file && a.line == b.line && a.col == b.col; }
@@ -70,12 +75,6 @@ bool isIdentifier(const std::string &s) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
       return false;
   return true;
-}
-
-/// Whether `name` is a module of the language (triton..., libdevice): never searched for on disk.
-bool languageImport(const std::string &name) {
-  std::string head = name.substr(0, name.find('.'));
-  return head == "triton" || head == "libdevice" || head == "torch" || head == "pathlib" || head == "os";
 }
 
 bool isFile(const fs::path &p) {
@@ -286,24 +285,27 @@ void Specializer::runMainModule() {
   fs::path file(diags.sources().path(mod.file));
   fs::path dir = file.parent_path().empty() ? fs::path(".") : file.parent_path();
   // The package root: the parent of the outermost directory above the file with an __init__.
-  // Directories without one directly below a package are its namespace subpackages (PEP 420:
-  // triton_kernels' matmul_details): the file's own directory and those above it up to the
-  // nearest package, when all are identifiers.
+  // Directories without one between packages (or between the file and the nearest package above
+  // it) are namespace subpackages (PEP 420: triton_kernels' matmul_details, TransformerEngine's
+  // common): climbed through when all are identifiers and a package lies above them.
   std::vector<std::string> packages;
   fs::path root = absoluteDir(dir);
-  std::vector<std::string> portions;
-  for (fs::path d = root; d.has_parent_path() && d != d.parent_path() && isIdentifier(d.filename().string());
-       d = d.parent_path()) {
-    if (!packageInit(d).empty()) {
-      packages = portions;
-      root = d;
-      break;
+  for (;;) {
+    std::vector<std::string> gap;
+    fs::path p = root;
+    while (packageInit(p).empty() && p.has_parent_path() && p != p.parent_path() &&
+           isIdentifier(p.filename().string())) {
+      gap.insert(gap.begin(), p.filename().string());
+      p = p.parent_path();
     }
-    portions.insert(portions.begin(), d.filename().string());
-  }
-  while (!packageInit(root).empty() && isIdentifier(root.filename().string()) && root.has_parent_path()) {
-    packages.insert(packages.begin(), root.filename().string());
-    root = root.parent_path();
+    if (packageInit(p).empty() || !isIdentifier(p.filename().string()))
+      break; // no package above: the walk ends at `root`
+    packages.insert(packages.begin(), gap.begin(), gap.end());
+    while (!packageInit(p).empty() && isIdentifier(p.filename().string()) && p.has_parent_path()) {
+      packages.insert(packages.begin(), p.filename().string());
+      p = p.parent_path();
+    }
+    root = p;
   }
   t.searchPath.push_back(packages.empty() ? dir.string() : root.string());
   if (!packages.empty() && packageInit(absoluteDir(dir)).empty())

@@ -12,6 +12,11 @@
 namespace tle::sema {
 
 /// A module of the user's code: the kernel's file or a file it imports (directly or not).
+/// Whether `name` is a module of the language (triton..., libdevice, torch, pathlib, os): never
+/// searched for on disk, and never shadowed by a user package of that name (an installed triton
+/// comes first on Python's path, as it does for Triton's JIT).
+bool languageImport(const std::string &name);
+
 struct UserModule {
   enum class State { NotStarted, Running, Done };
   std::string name;    ///< absolute dotted name ("mylib.ops.norm")

@@ -2,6 +2,7 @@
 // attributes of modules (the language's functions, from the builtin table), tensors, meshes,
 // buffers, tensor descriptors and dtypes.
 #include "Bundled.h"
+#include "Imports.h"
 #include "Registry.h"
 #include "Sema.h"
 
@@ -139,7 +140,8 @@ SVal Specializer::attribute(const SVal &base, const std::string &attr, SourceLoc
     return base;
   if (base.kind == SVal::Kind::Module) {
     const std::string &m = base.s;
-    if (UserModule *um = userModule(m)) // a module of the user's code (Imports.cpp)
+    UserModule *um = userModule(m); // a module of the user's code (Imports.cpp), unless the language's
+    if (um && (!languageImport(m) || bundledModule(m)))
       return moduleAttribute(*um, attr, loc);
     if (modules_ && bundledModule(m + "." + attr)) { // a built-in submodule (torch's Inductor helpers)
       std::string why;

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -161,8 +162,12 @@ int main(int argc, char **argv) {
     o.emit = Emit::PTX;
   }
   // Triton's -o PREFIX: an output with no stage extension names the launcher pair instead.
-  // (--emit of another stage writes that stage to the file, whatever its name.)
-  if (!o.output.empty() && o.output != "-" && !emitForPath(o.output) &&
+  // (--emit of another stage writes that stage to the file, whatever its name; so does a path
+  // that is a device or a pipe, such as /dev/null, beside which no launcher is written.)
+  std::error_code ec;
+  const bool special = !o.output.empty() && o.output != "-" && std::filesystem::exists(o.output, ec) &&
+                       !std::filesystem::is_regular_file(o.output, ec) && !std::filesystem::is_directory(o.output, ec);
+  if (!o.output.empty() && o.output != "-" && !emitForPath(o.output) && !special &&
       (emit.empty() || o.emit == Emit::Cubin || o.emit == Emit::PTX)) {
     o.tritonPrefix = o.output;
     o.output.clear();

@@ -46,7 +46,7 @@ TEST_CASE("builtin registry: the tl functions are the language's", "[sema][regis
       "static_print", "make_tensor_descriptor", "load_tensor_descriptor", "store_tensor_descriptor", "argmax",
       "argmin", "clamp", "umulhi", "flip", "ravel", "interleave", "swizzle2d", "debug_barrier", "assume", "philox",
       "randint", "randint4x", "rand", "rand4x", "randn", "randn4x", "uint_to_uniform_float",
-      "pair_uniform_to_normal", "softmax", "tensor", "dtype", "reduce", "associative_scan", "xor_sum", "sort",
+      "pair_uniform_to_normal", "softmax", "tensor", "tensor_descriptor", "dtype", "reduce", "associative_scan", "xor_sum", "sort",
       "histogram", "inline_asm_elementwise", "extern_elementwise", "gather", "topk", "bitonic_merge", "reduce_or", "max_constancy",
       "broadcast", "constexpr_function", "get_int_dtype", "add", "sub", "mul"};
   CHECK(asSet(builtinNames("tl")) == expected);

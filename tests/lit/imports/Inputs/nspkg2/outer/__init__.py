@@ -1,0 +1,1 @@
+# A package above a namespace directory (tests/lit/imports/namespace_subpackage.tle).
