@@ -316,17 +316,6 @@ SVal Specializer::meshSubscript(const SVal &mesh, const ast::SubscriptExpr *e, E
   std::vector<std::vector<int64_t>> picked(ndim);
   std::vector<int64_t> shape;
   std::vector<SVal> axes;
-  // A slice bound: absent (nullopt) or a compile-time int.
-  auto bound = [&](const ast::Expr *b) -> std::optional<int64_t> {
-    if (!b)
-      return std::nullopt;
-    SVal v = eval(b, env);
-    if (v.kind == SVal::Kind::None)
-      return std::nullopt;
-    if (v.kind != SVal::Kind::Int)
-      fail(b->loc(), "a mesh slice bound must be a compile-time integer, got " + v.describe());
-    return v.i;
-  };
   for (size_t d = 0; d < ndim; ++d) {
     int64_t n = mesh.ints[d];
     auto *sl = idx[d] ? dyn_cast<ast::SliceExpr>(idx[d]) : nullptr;
@@ -341,20 +330,12 @@ SVal Specializer::meshSubscript(const SVal &mesh, const ast::SubscriptExpr *e, E
       picked[d] = {i};
       continue;
     }
-    int64_t step = sl ? bound(sl->step).value_or(1) : 1;
-    if (step == 0)
-      fail(sl->step->loc(), "a mesh slice step cannot be zero");
-    // Python's slice.indices(n).
-    auto clamp = [&](std::optional<int64_t> v, int64_t dflt) {
-      if (!v)
-        return dflt;
-      int64_t x = *v < 0 ? *v + n : *v;
-      return step > 0 ? std::min(std::max<int64_t>(x, 0), n) : std::min(std::max<int64_t>(x, -1), n - 1);
-    };
-    int64_t lo = clamp(sl ? bound(sl->lower) : std::nullopt, step > 0 ? 0 : n - 1);
-    int64_t hi = clamp(sl ? bound(sl->upper) : std::nullopt, step > 0 ? n : -1);
-    for (int64_t i = lo; step > 0 ? i < hi : i > hi; i += step)
-      picked[d].push_back(i);
+    if (sl) { // Python's slice.indices(n)
+      picked[d] = sliceIndices(sl, n, env);
+    } else { // an axis '...' or no index covers
+      for (int64_t i = 0; i < n; ++i)
+        picked[d].push_back(i);
+    }
     if (picked[d].empty())
       fail(idx[d] ? idx[d]->loc() : e->loc(), "the slice selects no index of axis '" + mesh.elts[d].s +
                                                   "': an empty sub-mesh is not supported");
