@@ -139,13 +139,7 @@ SVal externElementwise(Specializer &S, const BuiltinCall &c) {
 
 } // namespace
 
-bool isExternDecorator(const ast::Expr *d) {
-  if (auto *a = llvm::dyn_cast<ast::AttributeExpr>(d))
-    return a->attr == "extern";
-  if (auto *n = llvm::dyn_cast<ast::NameExpr>(d))
-    return n->name == "extern";
-  return false;
-}
+bool isExternDecorator(const ast::Expr *d) { return namesAttr(d, "extern"); }
 
 std::vector<BuiltinSpec> externBuiltins() {
   // Triton 3.6 passes `_semantic`, earlier releases `_builder`: both are accepted and unused.

@@ -19,13 +19,7 @@ namespace {
 /// True for `@triton.heuristics(...)` / `@heuristics(...)`.
 bool isHeuristicsDecorator(const ast::Expr *d) {
   auto *c = dyn_cast<ast::CallExpr>(d);
-  if (!c)
-    return false;
-  if (auto *a = dyn_cast<ast::AttributeExpr>(c->callee))
-    return a->attr == "heuristics";
-  if (auto *n = dyn_cast<ast::NameExpr>(c->callee))
-    return n->name == "heuristics";
-  return false;
+  return c && namesAttr(c->callee, "heuristics");
 }
 
 /// A compile-time value as constexpr text (the form -D and the signature take).

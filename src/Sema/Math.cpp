@@ -515,23 +515,23 @@ std::vector<BuiltinSpec> mathBuiltins() {
       {"tensor.logical_or", "other", tensorLogical},
       {"tl.inline_asm_elementwise", "asm, constraints, args, dtype, is_pure, pack", inlineAsm},
   };
-  // libdevice.NAME: the functions of libdeviceArities(), arguments checked by the handler.
+  // libdevice.NAME: the functions of libdeviceArities() (arguments checked by the handler),
+  // then the typed ones (typedLibdevice()); the names outlive the table (static storage).
   static const std::vector<std::string> names = [] {
     std::vector<std::string> r;
     for (auto &[n, arity] : libdeviceArities())
       r.push_back("libdevice." + n);
-    return r;
-  }();
-  for (const std::string &n : names)
-    table.push_back({n.c_str(), libdeviceArities().at(n.substr(10)) == 1 ? "x" : "x, y", libdevice, kBindsOwnArguments});
-  static const std::vector<std::string> typed = [] {
-    std::vector<std::string> r;
     for (auto &[n, overloads] : typedLibdevice())
       r.push_back("libdevice." + n);
     return r;
   }();
-  for (const std::string &n : typed)
-    table.push_back({n.c_str(), "*args", typedLibdeviceCall, kBindsOwnArguments});
+  for (const std::string &n : names) {
+    auto arity = libdeviceArities().find(n.substr(10));
+    if (arity == libdeviceArities().end())
+      table.push_back({n.c_str(), "*args", typedLibdeviceCall, kBindsOwnArguments});
+    else
+      table.push_back({n.c_str(), arity->second == 1 ? "x" : "x, y", libdevice, kBindsOwnArguments});
+  }
   return table;
 }
 

@@ -807,6 +807,9 @@ bool breaksOut(const ast::Block &blk);
 /// Whether `blk` holds a `return` at any depth.
 bool returnsFrom(const ast::Block &blk);
 
+/// Whether `e` is the name `name` alone or an attribute `X.name` (`static_range`,
+/// `tl.static_range`): how a callee or decorator is recognised without evaluating it.
+bool namesAttr(const ast::Expr *e, const std::string &name);
 /// Whether a decorator is `@triton.jit` / `@tle.jit` / `@jit`, with or without arguments.
 bool isJitDecorator(const ast::Expr *d);
 /// Whether a decorator is `@triton.constexpr_function` / `@tl.constexpr_function` /

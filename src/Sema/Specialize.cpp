@@ -14,23 +14,20 @@ using llvm::isa;
 
 namespace tle::sema {
 
+bool namesAttr(const ast::Expr *e, const std::string &name) {
+  if (auto *a = dyn_cast_or_null<ast::AttributeExpr>(e))
+    return a->attr == name;
+  auto *n = dyn_cast_or_null<ast::NameExpr>(e);
+  return n && n->name == name;
+}
+
 bool isJitDecorator(const ast::Expr *d) {
   if (auto *c = dyn_cast<ast::CallExpr>(d))
     d = c->callee;
-  if (auto *a = dyn_cast<ast::AttributeExpr>(d))
-    return a->attr == "jit";
-  if (auto *n = dyn_cast<ast::NameExpr>(d))
-    return n->name == "jit";
-  return false;
+  return namesAttr(d, "jit");
 }
 
-bool isConstexprFnDecorator(const ast::Expr *d) {
-  if (auto *a = dyn_cast<ast::AttributeExpr>(d))
-    return a->attr == "constexpr_function";
-  if (auto *n = dyn_cast<ast::NameExpr>(d))
-    return n->name == "constexpr_function";
-  return false;
-}
+bool isConstexprFnDecorator(const ast::Expr *d) { return namesAttr(d, "constexpr_function"); }
 
 Specializer::Specializer(const ast::Module &m, const SpecializeOptions &o, DiagnosticEngine &d)
     : mod(m), opts(o), diags(d) {}
@@ -896,20 +893,6 @@ void collectTargets(const ast::Expr *t, std::set<std::string> &out) {
 
 } // namespace
 
-namespace {
-/// Whether `e` is a call of static_range (tl.static_range, triton.language.static_range, or the
-/// name imported alone).
-bool isStaticRangeCall(const ast::Expr *e) {
-  auto *c = dyn_cast_or_null<ast::CallExpr>(e);
-  if (!c)
-    return false;
-  if (auto *a = dyn_cast<ast::AttributeExpr>(c->callee))
-    return a->attr == "static_range";
-  auto *n = dyn_cast<ast::NameExpr>(c->callee);
-  return n && n->name == "static_range";
-}
-} // namespace
-
 void collectAssigned(const ast::Block &blk, std::set<std::string> &out, bool staticTargets) {
   for (const ast::Stmt *s : blk) {
     if (auto *a = dyn_cast<ast::AssignStmt>(s))
@@ -920,7 +903,8 @@ void collectAssigned(const ast::Block &blk, std::set<std::string> &out, bool sta
     else if (auto *a = dyn_cast<ast::AnnAssignStmt>(s))
       collectTargets(a->target, out);
     else if (auto *f = dyn_cast<ast::ForStmt>(s)) {
-      if (staticTargets || !isStaticRangeCall(f->iter))
+      auto *call = dyn_cast<ast::CallExpr>(f->iter);
+      if (staticTargets || !call || !namesAttr(call->callee, "static_range"))
         collectTargets(f->target, out);
       collectAssigned(f->body, out, staticTargets);
     } else if (auto *i = dyn_cast<ast::IfStmt>(s)) {
